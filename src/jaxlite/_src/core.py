@@ -1,0 +1,550 @@
+"""The core: abstract values, primitives, stackless traces and tracers, and the jaxpr IR.
+
+One current trace lives in a thread-local slot with the eval trace at the bottom. Each trace
+knows its parent; a tracer belongs to the trace it was made by, anything else is a constant.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from jaxlite._src import dtypes
+from jaxlite._src import errors
+
+# --- abstract values ---------------------------------------------------------------------------
+
+
+class ShapedArray:
+  """The abstract value of an array: shape, dtype and whether its dtype is weak."""
+  __slots__ = ("shape", "dtype", "weak_type", "sharding", "vma")
+  array_abstraction_level = 1
+
+  def __init__(self, shape, dtype, weak_type: bool = False, sharding=None, vma=frozenset()):
+    self.shape = tuple(shape)
+    self.dtype = dtype
+    self.weak_type = bool(weak_type)
+    self.sharding = sharding
+    self.vma = vma
+
+  ndim = property(lambda self: len(self.shape))
+  size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+  def update(self, shape=None, dtype=None, weak_type=None, sharding=None, vma=None):
+    return ShapedArray(self.shape if shape is None else shape,
+                       self.dtype if dtype is None else dtype,
+                       self.weak_type if weak_type is None else weak_type,
+                       self.sharding if sharding is None else sharding,
+                       self.vma if vma is None else vma)
+
+  def strip_weak_type(self) -> "ShapedArray":
+    return self.update(weak_type=False) if self.weak_type else self
+
+  def __eq__(self, other):
+    return (type(other) is ShapedArray and self.shape == other.shape
+            and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+  def __hash__(self):
+    return hash((self.shape, self.dtype, self.weak_type))
+
+  def _shape_str(self, sep=","):
+    spec = getattr(self.sharding, "_dim_axes", None)
+    if spec is None:
+      return sep.join(str(d) for d in self.shape)
+    return sep.join(f"{d}@{a}" if a else str(d) for d, a in zip(self.shape, spec))
+
+  def str_short(self, short_dtypes: bool = True) -> str:
+    name = dtypes.short_dtype_name(self.dtype) if short_dtypes else dtypes.dtype_name(self.dtype)
+    vma = f"{{V:{','.join(sorted(self.vma))}}}" if self.vma else ""
+    if len(self.vma) > 1:
+      vma = "{V:(" + ",".join(sorted(self.vma)) + ")}"
+    return f"{name}[{self._shape_str()}]{vma}"
+
+  def __str__(self):
+    return ("~" if self.weak_type else "") + self.str_short(short_dtypes=False)
+
+  def __repr__(self):
+    weak = ", weak_type=True" if self.weak_type else ""
+    return f"ShapedArray({self.str_short(short_dtypes=False)}{weak})"
+
+
+class AbstractToken:
+  def str_short(self, short_dtypes=True):
+    return "Tok"
+
+
+def get_aval(x) -> ShapedArray:
+  """The abstract value of a tracer, array or scalar."""
+  aval = getattr(x, "aval", None)
+  if aval is not None:
+    return aval
+  t = type(x)
+  if t in dtypes.typed_scalar_types:
+    return ShapedArray((), x.dtype, True)
+  if t in (int, float, complex, bool):
+    return ShapedArray((), dtypes.python_scalar_dtype(x), t is not bool)
+  if isinstance(x, (np.ndarray, np.generic)):
+    return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), False)
+  if hasattr(x, "__jax_array__"):
+    return get_aval(x.__jax_array__())
+  raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
+
+
+def valid_jaxtype(x) -> bool:
+  try:
+    get_aval(x)
+  except TypeError:
+    return False
+  return True
+
+
+# --- primitives --------------------------------------------------------------------------------
+
+
+class Primitive:
+  """A named operation; interpreters keep their rules for it in tables keyed by it."""
+  multiple_results = False
+
+  def __init__(self, name: str):
+    self.name = name
+    self.impl = None
+    self.abstract_eval = None
+    # Eager fast path: a cheap weak-type rule lets the eval trace skip abstract evaluation.
+    self.eager_weak_type = None
+
+  def __repr__(self):
+    return self.name
+
+  def bind(self, *args, **params):
+    return _state.trace.process_primitive(self, args, params)
+
+  def def_impl(self, impl):
+    self.impl = impl
+    return impl
+
+  def def_abstract_eval(self, rule):
+    self.abstract_eval = rule
+    return rule
+
+
+# --- traces ------------------------------------------------------------------------------------
+
+
+class Trace:
+  """An interpreter of primitives. `parent` is the trace its rules bind on."""
+  __slots__ = ("parent", "alive", "__weakref__")
+
+  def __init__(self, parent):
+    self.parent = parent
+    self.alive = True
+
+  def process_primitive(self, primitive, args, params):
+    raise NotImplementedError(f"{type(self).__name__} must define process_primitive")
+
+  def invalidate(self):
+    self.alive = False
+
+  def __repr__(self):
+    return f"{type(self).__name__}"
+
+
+class _TraceState(threading.local):
+  def __init__(self):
+    self.trace = eval_trace
+
+
+class set_current_trace:
+  """Context manager making `trace` the current one (a class: cheaper than a generator)."""
+  __slots__ = ("trace", "prev")
+
+  def __init__(self, trace):
+    self.trace = trace
+
+  def __enter__(self):
+    self.prev = _state.trace
+    _state.trace = self.trace
+    return self.trace
+
+  def __exit__(self, *exc):
+    _state.trace = self.prev
+
+
+def current_trace() -> Trace:
+  return _state.trace
+
+
+class EvalTrace(Trace):
+  """The bottom trace: primitives run their NumPy impl right away."""
+  __slots__ = ()
+
+  def __init__(self):
+    super().__init__(None)
+
+  def process_primitive(self, primitive, args, params):
+    vals = []
+    for a in args:
+      t = type(a)
+      if t is array_type:
+        vals.append(a._value)
+      elif t in dtypes.typed_scalar_types:
+        vals.append(a.dtype.type(a))
+      elif isinstance(a, Tracer):
+        raise errors.unexpected_tracer_error(a)
+      else:
+        vals.append(a)
+    weak_rule = primitive.eager_weak_type
+    if weak_rule is None:
+      avals = [get_aval(a) for a in args]
+      out_avals = primitive.abstract_eval(*avals, **params)
+      out = primitive.impl(*vals, **params)
+      if primitive.multiple_results:
+        return [make_array(o, av) for o, av in zip(out, out_avals)]
+      return make_array(out, out_avals)
+    out = primitive.impl(*vals, **params)
+    weak = weak_rule(args, params)
+    if primitive.multiple_results:
+      return [array_from_numpy(o, w) for o, w in zip(out, weak)]
+    return array_from_numpy(out, weak)
+
+
+eval_trace = EvalTrace()
+_state = _TraceState()
+
+# Set by jaxlite._src.array: the concrete Array class and its constructors.
+array_type: type = type(None)
+array_from_numpy: Callable = None  # (np value, weak_type) -> Array
+make_array: Callable = None  # (np value, ShapedArray) -> Array
+
+
+def find_cur_trace():
+  return _state.trace
+
+
+class take_current_trace:
+  """Makes the current trace's parent current while a rule runs; yields the current trace."""
+  __slots__ = ("prev",)
+
+  def __enter__(self):
+    self.prev = _state.trace
+    _state.trace = self.prev.parent
+    return self.prev
+
+  def __exit__(self, *exc):
+    _state.trace = self.prev
+
+
+# --- tracers -----------------------------------------------------------------------------------
+
+
+class Tracer:
+  """An abstract stand-in for an array during a transformation."""
+  __slots__ = ("_trace", "__weakref__")
+  __array_priority__ = 1000
+  __hash__ = None  # unhashable like JAX (TypeError: unhashable type: '<class name>')
+
+  @property
+  def aval(self) -> ShapedArray:
+    raise NotImplementedError
+
+  shape = property(lambda self: self.aval.shape)
+  dtype = property(lambda self: self.aval.dtype)
+  ndim = property(lambda self: len(self.aval.shape))
+  size = property(lambda self: self.aval.size)
+  weak_type = property(lambda self: self.aval.weak_type)
+
+  def to_concrete_value(self):
+    """The concrete NumPy value behind this tracer, or None when it is abstract."""
+    return None
+
+  def _concrete(self, fun_name: str, error_cls):
+    val = self.to_concrete_value()
+    if val is None:
+      raise error_cls(self, fun_name)
+    return val
+
+  def __bool__(self):
+    if self.aval.size != 1:
+      raise ValueError("The truth value of an array with more than one element is ambiguous. "
+                       "Use a.any() or a.all()")
+    return bool(self._concrete("bool", errors.TracerBoolConversionError))
+
+  def __int__(self):
+    return int(self._concrete("int", errors.ConcretizationTypeError))
+
+  def __float__(self):
+    return float(self._concrete("float", errors.ConcretizationTypeError))
+
+  def __complex__(self):
+    return complex(self._concrete("complex", errors.ConcretizationTypeError))
+
+  def __index__(self):
+    val = self.to_concrete_value()
+    if val is None:
+      raise errors.TracerIntegerConversionError(self)
+    return int(val)
+
+  def __array__(self, dtype=None, copy=None):
+    raise errors.TracerArrayConversionError(self)
+
+  def __len__(self):
+    if not self.aval.shape:
+      raise TypeError("len() of unsized object")
+    return self.aval.shape[0]
+
+  def __iter__(self):
+    if not self.aval.shape:
+      raise TypeError("iteration over a 0-d array")
+    return (self[i] for i in range(self.aval.shape[0]))
+
+  def item(self, *args):
+    val = self._concrete("item", errors.ConcretizationTypeError)
+    return np.asarray(val).item(*args)
+
+  def tolist(self):
+    return np.asarray(self._concrete("tolist", errors.ConcretizationTypeError)).tolist()
+
+  def __reduce__(self):
+    raise errors.ConcretizationTypeError(self, "pickle")
+
+  def __copy__(self):
+    return self
+
+  def __deepcopy__(self, memo):
+    return self
+
+  def block_until_ready(self):
+    return self
+
+
+# --- the jaxpr IR ------------------------------------------------------------------------------
+
+_var_counter = itertools.count()
+
+
+class Var:
+  """A variable of a jaxpr; printed names are assigned by the printer, not stored."""
+  __slots__ = ("aval", "count")
+
+  def __init__(self, aval):
+    self.aval = aval
+    self.count = next(_var_counter)
+
+  def __repr__(self):
+    return f"Var(id={self.count}):{self.aval.str_short()}"
+
+
+class Literal:
+  """A scalar constant written inline in a jaxpr (`2.0:f32[]`)."""
+  __slots__ = ("val", "aval")
+
+  def __init__(self, val, aval):
+    self.val = val
+    self.aval = aval
+
+  def __repr__(self):
+    return f"Literal({self.val})"
+
+
+class JaxprEqn:
+  __slots__ = ("invars", "outvars", "primitive", "params", "effects", "source_info")
+
+  def __init__(self, invars, outvars, primitive, params, effects=frozenset(), source_info=None):
+    self.invars = list(invars)
+    self.outvars = list(outvars)
+    self.primitive = primitive
+    self.params = params
+    self.effects = effects
+    self.source_info = source_info
+
+  def replace(self, **kw):
+    new = JaxprEqn(self.invars, self.outvars, self.primitive, self.params, self.effects,
+                   self.source_info)
+    for k, v in kw.items():
+      setattr(new, k, v)
+    return new
+
+  def __repr__(self):
+    from jaxlite._src import pretty_print
+    return pretty_print.pp_eqn_standalone(self)
+
+
+class Jaxpr:
+  """A typed, first-order program: constvars and invars in, eqns, outvars out."""
+  __slots__ = ("constvars", "invars", "outvars", "eqns", "effects", "debug_info", "__weakref__")
+
+  def __init__(self, constvars, invars, outvars, eqns, effects=frozenset(), debug_info=None):
+    self.constvars = list(constvars)
+    self.invars = list(invars)
+    self.outvars = list(outvars)
+    self.eqns = list(eqns)
+    self.effects = effects
+    self.debug_info = debug_info
+
+  in_avals = property(lambda self: [v.aval for v in self.invars])
+  out_avals = property(lambda self: [v.aval for v in self.outvars])
+
+  def replace(self, **kw):
+    args = dict(constvars=self.constvars, invars=self.invars, outvars=self.outvars,
+                eqns=self.eqns, effects=self.effects, debug_info=self.debug_info)
+    args.update(kw)
+    return Jaxpr(**args)
+
+  def __str__(self):
+    from jaxlite._src import pretty_print
+    return pretty_print.pp_jaxpr(self)
+
+  __repr__ = __str__
+
+  def pretty_print(self, **kw):
+    from jaxlite._src import pretty_print
+    return pretty_print.pp_jaxpr(self, **kw)
+
+
+class ClosedJaxpr:
+  """A jaxpr with values for its constvars."""
+  __slots__ = ("jaxpr", "consts", "_compiled", "__weakref__")
+
+  def __init__(self, jaxpr: Jaxpr, consts: Sequence[Any]):
+    self.jaxpr = jaxpr
+    self.consts = list(consts)
+    self._compiled = None
+
+  in_avals = property(lambda self: self.jaxpr.in_avals)
+  out_avals = property(lambda self: self.jaxpr.out_avals)
+  eqns = property(lambda self: self.jaxpr.eqns)
+  literals = consts
+
+  def __str__(self):
+    from jaxlite._src import pretty_print
+    return pretty_print.pp_jaxpr(self.jaxpr)
+
+  __repr__ = __str__
+
+  def pretty_print(self, **kw):
+    from jaxlite._src import pretty_print
+    return pretty_print.pp_jaxpr(self.jaxpr, **kw)
+
+  def _repr_pretty_(self, p, cycle):
+    p.text(str(self))
+
+
+def eval_jaxpr(jaxpr: Jaxpr, consts, *args, propagate_source_info=True):
+  """Interprets a jaxpr by binding each eqn on the current trace."""
+  env = {}
+
+  def read(v):
+    return v.val if type(v) is Literal else env[v]
+
+  for v, x in zip(jaxpr.constvars, consts):
+    env[v] = x
+  if len(args) != len(jaxpr.invars):
+    raise TypeError(f"eval_jaxpr expected {len(jaxpr.invars)} arguments, got {len(args)}")
+  for v, x in zip(jaxpr.invars, args):
+    env[v] = x
+  for eqn in jaxpr.eqns:
+    ins = [read(v) for v in eqn.invars]
+    outs = eqn.primitive.bind(*ins, **eqn.params)
+    if not eqn.primitive.multiple_results:
+      outs = [outs]
+    for v, x in zip(eqn.outvars, outs):
+      env[v] = x
+  return [read(v) for v in jaxpr.outvars]
+
+
+def jaxpr_as_fun(closed: ClosedJaxpr):
+  def fun(*args):
+    return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+  return fun
+
+
+class JaxprTypeError(TypeError):
+  pass
+
+
+def check_jaxpr(jaxpr: Jaxpr) -> None:
+  """Type-checks a jaxpr: every var bound once before use, eqn types match abstract eval."""
+  env = set()
+
+  def write(v):
+    if v in env:
+      raise JaxprTypeError(f"Variable {v} defined twice")
+    env.add(v)
+
+  def read(v):
+    if type(v) is Literal:
+      return v.aval
+    if v not in env:
+      raise JaxprTypeError(f"Variable {v} used before definition")
+    return v.aval
+
+  for v in jaxpr.constvars:
+    write(v)
+  for v in jaxpr.invars:
+    write(v)
+  for eqn in jaxpr.eqns:
+    in_avals = [read(v) for v in eqn.invars]
+    rule = eqn.primitive.abstract_eval
+    if rule is not None:
+      out = rule(*in_avals, **eqn.params)
+      out = out if eqn.primitive.multiple_results else [out]
+      for v, a in zip(eqn.outvars, out):
+        if not typematch(v.aval, a):
+          raise JaxprTypeError(f"{eqn.primitive} output type {v.aval} does not match {a}")
+    for sub in jaxprs_in_params(eqn.params):
+      check_jaxpr(sub)
+    for v in eqn.outvars:
+      write(v)
+  for v in jaxpr.outvars:
+    read(v)
+
+
+def typematch(a, b) -> bool:
+  return a.shape == b.shape and a.dtype == b.dtype
+
+
+def jaxprs_in_params(params) -> list:
+  out = []
+  for v in params.values():
+    vs = v if isinstance(v, (tuple, list)) else (v,)
+    for x in vs:
+      if isinstance(x, ClosedJaxpr):
+        out.append(x.jaxpr)
+      elif isinstance(x, Jaxpr):
+        out.append(x)
+  return out
+
+
+# --- shape helpers shared by rule modules --------------------------------------------------------
+
+
+def canonicalize_shape(shape, context: str = "") -> tuple:
+  """A tuple of Python ints, with JAX's TypeError for tracers or non-integers."""
+  if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+    shape = (shape,)
+  try:
+    out = []
+    for d in shape:
+      if isinstance(d, Tracer):
+        raise TypeError
+      out.append(int(d) if not isinstance(d, bool) and d == int(d) else d)
+      if not isinstance(out[-1], int):
+        raise TypeError
+    return tuple(out)
+  except TypeError:
+    pass
+  items = ", ".join(str(d) for d in (shape if isinstance(shape, (tuple, list)) else [shape]))
+  trail = "," if isinstance(shape, (tuple, list)) and len(shape) == 1 else ""
+  raise TypeError("Shapes must be 1D sequences of concrete values of integer type, "
+                  f"got ({items}{trail}).{context}")
+
+
+def concrete_or_error(force, val, context=""):
+  """`val` as a concrete value, raising ConcretizationTypeError for abstract tracers."""
+  if isinstance(val, Tracer):
+    c = val.to_concrete_value()
+    if c is None:
+      raise errors.ConcretizationTypeError(val, context)
+    return force(c) if force is not None else c
+  return force(val) if force is not None else val

@@ -1,0 +1,467 @@
+"""The dtype lattice: canonicalization under x64, weak types and JAX's type promotion.
+
+Promotion is the least upper bound on JAX's lattice (Python scalar kinds i*, f*, c* as extra
+nodes); results are memoised per (dtype, weak) signature so eager dispatch pays a dict lookup.
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+
+import numpy as np
+
+from jaxlite._src.config import config
+
+try:  # bfloat16 and the float8 family come from ml_dtypes when it is installed (optional extra).
+  import ml_dtypes as _ml
+  bfloat16 = np.dtype(_ml.bfloat16)
+  _float8_names = ("float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz", "float8_e4m3fnuz",
+                   "float8_e5m2fnuz")
+  float8_dtypes = tuple(np.dtype(getattr(_ml, n)) for n in _float8_names if hasattr(_ml, n))
+  int4, uint4 = np.dtype(_ml.int4), np.dtype(_ml.uint4)
+except ImportError:  # pragma: no cover - exercised only without ml_dtypes
+  _ml = None
+  bfloat16 = None
+  float8_dtypes = ()
+  int4 = uint4 = None
+
+
+class TypePromotionError(ValueError):
+  pass
+
+
+bool_ = np.dtype(np.bool_)
+int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
+uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
+float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
+complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
+# float0 is the tangent dtype of integer primals: zero bytes per element.
+float0 = np.dtype([("float0", np.void, 0)])
+
+_SHORT = {
+    bool_: "bool", int8: "i8", int16: "i16", int32: "i32", int64: "i64", uint8: "u8",
+    uint16: "u16", uint32: "u32", uint64: "u64", float16: "f16", float32: "f32",
+    float64: "f64", complex64: "c64", complex128: "c128", float0: "float0",
+}
+if bfloat16 is not None:
+  _SHORT[bfloat16] = "bf16"
+  for _d in float8_dtypes:
+    _SHORT[_d] = _d.name.replace("float8", "f8")
+  _SHORT[int4], _SHORT[uint4] = "i4", "u4"
+
+
+def short_dtype_name(dtype) -> str:
+  if hasattr(dtype, "_short_name"):
+    return dtype._short_name
+  return _SHORT.get(np.dtype(dtype), np.dtype(dtype).name)
+
+
+def dtype_name(dtype) -> str:
+  if hasattr(dtype, "_short_name"):
+    return dtype.name
+  if dtype == float0:
+    return "float0"
+  return np.dtype(dtype).name
+
+
+# --- canonicalization --------------------------------------------------------------------------
+
+_TO_32 = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
+
+
+def canonicalize_dtype(dtype, allow_extended: bool = True):
+  """The dtype an array of `dtype` actually gets: 64-bit types shrink unless x64 is on."""
+  if hasattr(dtype, "_is_extended"):
+    return dtype
+  dtype = np.dtype(dtype)
+  if config.jax_enable_x64:
+    return dtype
+  return _TO_32.get(dtype, dtype)
+
+
+def check_user_dtype(dtype, fun_name: str | None = None):
+  """Canonicalizes an explicitly requested dtype, warning like JAX when x64 truncates it."""
+  if dtype is None:
+    return None
+  if hasattr(dtype, "_is_extended"):
+    return dtype
+  if isinstance(dtype, type) and hasattr(dtype, "dtype") and not issubclass(dtype, np.generic):
+    dtype = dtype.dtype
+  if dtype is int:
+    return default_int_dtype()
+  if dtype is float:
+    return default_float_dtype()
+  if dtype is complex:
+    return default_complex_dtype()
+  np_dtype = np.dtype(dtype)
+  out = canonicalize_dtype(np_dtype)
+  if out != np_dtype:
+    mode = config.jax_explicit_x64_dtypes
+    where = f" in {fun_name}" if fun_name else ""
+    msg = (f"Explicitly requested dtype {np_dtype.name} requested{where} is not available, and "
+           f"will be truncated to dtype {out.name}. To enable more dtypes, set the "
+           "jax_enable_x64 configuration option or the JAX_ENABLE_X64 shell environment "
+           "variable. See https://github.com/jax-ml/jax#current-gotchas for more.")
+    if str(mode).lower() == "error":
+      raise ValueError(msg)
+    if str(mode).lower() != "allow":
+      warnings.warn(msg, UserWarning, stacklevel=3)
+  return out
+
+
+def default_int_dtype():
+  return int64 if config.jax_enable_x64 else int32
+
+
+def default_uint_dtype():
+  return uint64 if config.jax_enable_x64 else uint32
+
+
+def default_float_dtype():
+  return float64 if config.jax_enable_x64 else float32
+
+
+def default_complex_dtype():
+  return complex128 if config.jax_enable_x64 else complex64
+
+
+_PY_SCALAR_KIND = {bool: None, int: "i", float: "f", complex: "c"}
+
+
+def python_scalar_dtype(x):
+  """The dtype a Python scalar gets (weak, except bool)."""
+  t = type(x)
+  if t is bool:
+    return bool_
+  if t is int or isinstance(x, int) and not isinstance(x, np.integer) and not hasattr(x, "dtype"):
+    return default_int_dtype()
+  if t is float or isinstance(x, float) and not hasattr(x, "dtype"):
+    return default_float_dtype()
+  if t is complex or isinstance(x, complex) and not hasattr(x, "dtype"):
+    return default_complex_dtype()
+  raise TypeError(f"{x!r} is not a Python scalar")
+
+
+def is_python_scalar(x) -> bool:
+  return type(x) in _PY_SCALAR_KIND
+
+
+# --- typed Python scalars ----------------------------------------------------------------------
+# A weak Python scalar promoted to the default dtype keeps its Python value: jaxprs print
+# `mul a 0.1:f32[]` for it, while a NumPy scalar would print 0.10000000149011612.
+
+class TypedInt(int):
+  __slots__ = ("dtype",)
+
+  def __new__(cls, value, dtype):
+    self = super().__new__(cls, value)
+    self.dtype = dtype
+    return self
+
+  def __repr__(self):
+    return int.__repr__(self)
+
+  def __getnewargs__(self):
+    return (int(self), self.dtype)
+
+
+class TypedFloat(float):
+  __slots__ = ("dtype",)
+
+  def __new__(cls, value, dtype):
+    self = super().__new__(cls, value)
+    self.dtype = dtype
+    return self
+
+  def __repr__(self):
+    return float.__repr__(self)
+
+  def __getnewargs__(self):
+    return (float(self), self.dtype)
+
+
+class TypedComplex(complex):
+  __slots__ = ("dtype",)
+
+  def __new__(cls, value, dtype):
+    self = super().__new__(cls, value)
+    self.dtype = dtype
+    return self
+
+  def __repr__(self):
+    return complex.__repr__(self)
+
+  def __getnewargs__(self):
+    return (complex(self), self.dtype)
+
+
+typed_scalar_types = (TypedInt, TypedFloat, TypedComplex)
+
+# --- the lattice -------------------------------------------------------------------------------
+
+_WEAK_I, _WEAK_F, _WEAK_C = "i*", "f*", "c*"
+_WEAK_NODES = (_WEAK_I, _WEAK_F, _WEAK_C)
+
+
+def _lattice_edges(x64: bool) -> dict:
+  edges = {
+      bool_: [_WEAK_I],
+      _WEAK_I: [uint8, int8],
+      uint8: [int16, uint16],
+      uint16: [int32, uint32],
+      uint32: [int64, uint64] if x64 else [int32, uint64],
+      uint64: [_WEAK_F],
+      int8: [int16],
+      int16: [int32],
+      int32: [int64],
+      int64: [_WEAK_F],
+      _WEAK_F: [float16, float32, _WEAK_C] + ([bfloat16] if bfloat16 is not None else [])
+               + list(float8_dtypes),
+      float16: [float32],
+      float32: [float64, complex64],
+      float64: [complex128],
+      _WEAK_C: [complex64],
+      complex64: [complex128],
+      complex128: [],
+  }
+  if bfloat16 is not None:
+    edges[bfloat16] = [float32]
+    for d in float8_dtypes:
+      edges[d] = []
+    edges[_WEAK_I] = [uint8, int8, int4, uint4]
+    edges[int4] = []
+    edges[uint4] = []
+  return edges
+
+
+@functools.lru_cache(maxsize=2)
+def _upper_bounds(x64: bool) -> dict:
+  edges = _lattice_edges(x64)
+  upper = {}
+
+  def visit(node):
+    if node in upper:
+      return upper[node]
+    out = {node}
+    for nxt in edges.get(node, ()):
+      out |= visit(nxt)
+    upper[node] = frozenset(out)
+    return upper[node]
+
+  for node in edges:
+    visit(node)
+  return upper
+
+
+def _least_upper_bound(nodes, x64: bool):
+  upper = _upper_bounds(x64)
+  nodes = set(nodes)
+  if len(nodes) == 1:
+    return next(iter(nodes))
+  common = frozenset.intersection(*(upper[n] for n in nodes))
+  for c in common:
+    if upper[c] == common:
+      return c
+  names = tuple(dtype_name(n) if not isinstance(n, str) else n for n in nodes)
+  if any(d in float8_dtypes for d in nodes if not isinstance(d, str)):
+    raise TypePromotionError(
+        f"Input dtypes {names} have no available implicit dtype promotion path. To avoid "
+        "unintended promotion, 8-bit floats do not support implicit promotion. If you'd like "
+        "your inputs to be promoted to another type, you can do so explicitly using e.g. "
+        "x.astype('float32')")
+  raise TypePromotionError(f"Input dtypes {names} have no available implicit dtype promotion "
+                           "path.")
+
+
+def _node(dtype, weak: bool):
+  if not weak:
+    return dtype
+  k = dtype.kind
+  if k in "iu":
+    return _WEAK_I
+  if k == "f" or dtype == bfloat16:
+    return _WEAK_F
+  if k == "c":
+    return _WEAK_C
+  return dtype
+
+
+def _default_for_node(node):
+  if node == _WEAK_I:
+    return default_int_dtype()
+  if node == _WEAK_F:
+    return default_float_dtype()
+  return default_complex_dtype()
+
+
+_promotion_cache: dict = {}
+
+
+def promote_signature(sig: tuple):
+  """(dtype, weak) pairs → (dtype, weak) of the result, memoised per config."""
+  key = (sig, config.jax_enable_x64, config.jax_numpy_dtype_promotion)
+  out = _promotion_cache.get(key)
+  if out is None:
+    out = _promotion_cache[key] = _promote_uncached(sig)
+  return out
+
+
+def _promote_uncached(sig):
+  x64 = config.jax_enable_x64
+  dts = [canonicalize_dtype(d) if not hasattr(d, "_is_extended") else d for d, _ in sig]
+  weaks = [w for _, w in sig]
+  if any(hasattr(d, "_is_extended") for d in dts):
+    if all(d == dts[0] for d in dts):
+      return dts[0], False
+    raise TypeError(f"Cannot promote extended dtypes {tuple(str(d) for d in dts)}")
+  if len(dts) == 1:
+    return dts[0], weaks[0]
+  if all(d == dts[0] for d in dts[1:]):
+    return dts[0], all(weaks)
+  nodes = {_node(d, w) for d, w in zip(dts, weaks)}
+  if config.jax_numpy_dtype_promotion == "strict":
+    strong = {n for n in nodes if n not in _WEAK_NODES}
+    if len(strong) > 1:
+      names = tuple(dtype_name(d) for d, w in zip(dts, weaks) if not w)
+      raise TypePromotionError(
+          f"Input dtypes {names} have no available implicit dtype promotion path when "
+          "jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired "
+          "output type, or set jax_numpy_dtype_promotion=standard.")
+  out = _least_upper_bound(nodes, x64)
+  if out in _WEAK_NODES:
+    return canonicalize_dtype(_default_for_node(out)), True
+  return canonicalize_dtype(out), False
+
+
+def dtype_and_weak(x):
+  """(dtype, weak_type) of any array-like: arrays, tracers, Python and NumPy scalars."""
+  t = type(x)
+  if t in _PY_SCALAR_KIND:
+    return python_scalar_dtype(x), t is not bool
+  aval = getattr(x, "aval", None)
+  if aval is not None:
+    return aval.dtype, aval.weak_type
+  if t in typed_scalar_types:
+    return x.dtype, True
+  if isinstance(x, (np.ndarray, np.generic)):
+    return x.dtype, False
+  if hasattr(x, "dtype"):
+    dt = x.dtype
+    if isinstance(dt, type):
+      dt = np.dtype(dt)
+    return dt, False
+  if isinstance(x, (list, tuple)):
+    return np.asarray(x).dtype, False
+  if isinstance(x, (int, float, complex)):
+    return python_scalar_dtype(x), not isinstance(x, bool)
+  raise TypeError(f"Cannot determine dtype of {x!r}")
+
+
+def _as_dtype_or_value(x):
+  if isinstance(x, str) or (isinstance(x, type) and not issubclass(x, (int, float, complex)))\
+      or isinstance(x, np.dtype):
+    try:
+      if hasattr(x, "_is_extended"):
+        return x, False
+      if isinstance(x, type) and hasattr(x, "dtype") and not issubclass(x, np.generic):
+        return np.dtype(x.dtype), False
+      return np.dtype(x), False
+    except TypeError:
+      pass
+  if x is int:
+    return default_int_dtype(), True
+  if x is float:
+    return default_float_dtype(), True
+  if x is complex:
+    return default_complex_dtype(), True
+  if hasattr(x, "_is_extended"):
+    return x, False
+  return dtype_and_weak(x)
+
+
+def result_type(*args, return_weak_type_flag: bool = False):
+  """jnp.result_type: promotion of arrays, scalars and dtypes (Python types count as weak)."""
+  if not args:
+    raise ValueError("at least one array or dtype is required")
+  sig = tuple(_as_dtype_or_value(a) for a in args)
+  dtype, weak = promote_signature(sig)
+  return (dtype, weak) if return_weak_type_flag else dtype
+
+
+def promote_types(a, b):
+  """jnp.promote_types: lattice join of two dtypes without canonicalization."""
+  da, db = _as_dtype_or_value(a)[0], _as_dtype_or_value(b)[0]
+  return np.dtype(_least_upper_bound({da, db}, True))
+
+
+def is_weakly_typed(x) -> bool:
+  return dtype_and_weak(x)[1]
+
+
+def issubdtype(a, b) -> bool:
+  if hasattr(a, "_is_extended") or hasattr(b, "_is_extended"):
+    from jaxlite._src import prng
+    return prng.issubdtype_extended(a, b)
+  if isinstance(b, type) and hasattr(b, "dtype") and not issubclass(b, np.generic):
+    b = b.dtype
+  if isinstance(a, type) and hasattr(a, "dtype") and not issubclass(a, np.generic):
+    a = a.dtype
+  if bfloat16 is not None:
+    if np.dtype(a) == bfloat16 or (isinstance(a, type) and a is _ml.bfloat16):
+      return b in (np.floating, np.inexact, np.number, np.generic) or np.dtype(b) == bfloat16 \
+          if isinstance(b, type) and issubclass(b, np.generic) and b in (
+              np.floating, np.inexact, np.number, np.generic) else _safe_eq(b, bfloat16)
+  return np.issubdtype(a, b)
+
+
+def _safe_eq(a, b) -> bool:
+  try:
+    return np.dtype(a) == b
+  except TypeError:
+    return False
+
+
+def is_inexact(dtype) -> bool:
+  dtype = np.dtype(dtype) if not hasattr(dtype, "_is_extended") else dtype
+  return dtype.kind in "fc" or dtype == bfloat16 or dtype in float8_dtypes
+
+
+def is_floating(dtype) -> bool:
+  return dtype.kind == "f" or dtype == bfloat16 or dtype in float8_dtypes
+
+
+def is_complex(dtype) -> bool:
+  return np.dtype(dtype).kind == "c"
+
+
+def is_integer(dtype) -> bool:
+  return np.dtype(dtype).kind in "iu"
+
+
+def to_inexact_dtype(dtype):
+  """The float dtype that an integer/bool input of a float-only function becomes."""
+  if is_inexact(dtype):
+    return dtype
+  return default_float_dtype()
+
+
+def finfo(dtype):
+  dtype = _as_dtype_or_value(dtype)[0]
+  if bfloat16 is not None and (dtype == bfloat16 or dtype in float8_dtypes):
+    return _ml.finfo(dtype)
+  return np.finfo(dtype)
+
+
+def iinfo(dtype):
+  dtype = _as_dtype_or_value(dtype)[0]
+  if int4 is not None and dtype in (int4, uint4):
+    return _ml.iinfo(dtype)
+  return np.iinfo(dtype)
+
+
+def coerce_to_array(x, dtype=None):
+  """A NumPy array of `x` in its canonical dtype (Python scalars to their default dtype)."""
+  if dtype is None:
+    dtype, _ = dtype_and_weak(x)
+    dtype = canonicalize_dtype(dtype)
+  return np.asarray(x, dtype=dtype)
