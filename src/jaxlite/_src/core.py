@@ -238,7 +238,12 @@ class take_current_trace:
 # --- tracers -----------------------------------------------------------------------------------
 
 
-class Tracer:
+class Array:
+  """`jax.Array`: the common base of concrete arrays and tracers (operators live here)."""
+  __slots__ = ()
+
+
+class Tracer(Array):
   """An abstract stand-in for an array during a transformation."""
   __slots__ = ("_trace", "__weakref__")
   __array_priority__ = 1000
@@ -414,7 +419,6 @@ class ClosedJaxpr:
   in_avals = property(lambda self: self.jaxpr.in_avals)
   out_avals = property(lambda self: self.jaxpr.out_avals)
   eqns = property(lambda self: self.jaxpr.eqns)
-  literals = consts
 
   def __str__(self):
     from jaxlite._src import pretty_print

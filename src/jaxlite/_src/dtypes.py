@@ -151,7 +151,7 @@ def is_python_scalar(x) -> bool:
 # `mul a 0.1:f32[]` for it, while a NumPy scalar would print 0.10000000149011612.
 
 class TypedInt(int):
-  __slots__ = ("dtype",)
+  weak_type = True
 
   def __new__(cls, value, dtype):
     self = super().__new__(cls, value)
@@ -166,7 +166,7 @@ class TypedInt(int):
 
 
 class TypedFloat(float):
-  __slots__ = ("dtype",)
+  weak_type = True
 
   def __new__(cls, value, dtype):
     self = super().__new__(cls, value)
@@ -181,7 +181,7 @@ class TypedFloat(float):
 
 
 class TypedComplex(complex):
-  __slots__ = ("dtype",)
+  weak_type = True
 
   def __new__(cls, value, dtype):
     self = super().__new__(cls, value)
@@ -465,3 +465,10 @@ def coerce_to_array(x, dtype=None):
     dtype, _ = dtype_and_weak(x)
     dtype = canonicalize_dtype(dtype)
   return np.asarray(x, dtype=dtype)
+
+
+def kind_of_dtype(dtype) -> str:
+  """NumPy's kind letter, with bfloat16 and float8 types counted as floating ('f')."""
+  if dtype == bfloat16 or dtype in float8_dtypes:
+    return "f"
+  return np.dtype(dtype).kind

@@ -10,7 +10,8 @@ import difflib
 import functools
 import operator
 import textwrap
-from typing import Any, Callable, Hashable, Iterable, Sequence, TypeVar
+from itertools import islice
+from typing import Any, Callable, Hashable, Iterable, Iterator, Sequence, TypeVar
 
 T = TypeVar("T")
 Leaf = Any
@@ -385,6 +386,7 @@ def _aux_equal(a, b) -> bool:
 
 _registered: dict[type, _Kind] = {}
 _kind_cache: dict[type, _Kind | None] = {}
+_leaf_types: set[type] = set()  # the None entries of _kind_cache, for whole-node checks in C
 _UNSEEN = object()
 
 
@@ -394,6 +396,8 @@ def _classify(typ: type) -> _Kind | None:
   if kind is None and issubclass(typ, tuple) and hasattr(typ, "_fields"):
     kind = _NamedTupleKind(typ)
   _kind_cache[typ] = kind
+  if kind is None:
+    _leaf_types.add(typ)
   return kind
 
 
@@ -414,6 +418,7 @@ def _register(kind: _Kind) -> None:
     raise ValueError(f"Duplicate custom PyTreeDef type registration for {kind.type}.")
   _registered[kind.type] = kind
   _kind_cache[kind.type] = kind
+  _leaf_types.discard(kind.type)
 
 
 for _kind in (_TupleKind(tuple), _ListKind(list), _DictKind(dict), _NoneKind(type(None))):
@@ -427,6 +432,9 @@ del _kind
 def _flatten_node(kind: _Kind, x, leaves: list) -> tuple:
   """The spec of node `x`; appends its leaves. Leaf children are handled inline (no call)."""
   children, aux = kind.children(x)
+  if _leaf_types.issuperset(map(type, children)):  # common case, one C-level scan
+    leaves.extend(children)
+    return (kind, aux, (None,) * len(children))
   specs = []
   for c in children:
     k = _kind_cache.get(type(c), _UNSEEN)
@@ -480,9 +488,11 @@ def _flatten(tree, is_leaf=None) -> tuple[list, PyTreeDef]:
 # --- unflattening ------------------------------------------------------------------------------
 
 
-def _build(spec: tuple, take: Callable[[], Any]):
+def _build(spec: tuple, it: Iterator):
   kind, aux, subs = spec
-  return kind.build(aux, [take() if s is None else _build(s, take) for s in subs])
+  if not any(subs):  # all children are leaves (a node's spec is a non-empty tuple)
+    return kind.build(aux, islice(it, len(subs)))
+  return kind.build(aux, [next(it) if s is None else _build(s, it) for s in subs])
 
 
 def _up_to(spec, x, out: list) -> None:
@@ -580,7 +590,7 @@ class PyTreeDef:
     spec = self._spec
     if spec is None:
       return leaves[0]
-    return _build(spec, iter(leaves).__next__)
+    return _build(spec, iter(leaves))
 
   def flatten_up_to(self, xs: Any, /) -> list:
     """The subtrees of `xs` sitting where this structure has leaves (this must be a prefix)."""

@@ -1,0 +1,165 @@
+"""User-facing transformations and utilities: make_jaxpr, eval_shape, device_put, typeof.
+
+jit lives in `jit.py`; autodiff and vmap register theirs from their own modules.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import devices
+from jaxlite._src import dtypes
+from jaxlite._src import tree_util
+from jaxlite._src.config import config
+from jaxlite._src.interpreters import partial_eval as pe
+from jaxlite._src.jit import (as_traceable_arg, fun_name, fun_src_info, jit,  # noqa: F401
+                              _check_output, _check_leaves)
+
+
+class ShapeDtypeStruct:
+  """A shape and dtype standing in for an array (`jax.ShapeDtypeStruct`)."""
+  __slots__ = ("shape", "dtype", "sharding", "weak_type")
+
+  def __init__(self, shape, dtype, *, sharding=None, weak_type=False):
+    self.shape = tuple(shape)
+    self.dtype = np.dtype(dtype) if not hasattr(dtype, "_is_extended") else dtype
+    self.sharding = sharding
+    self.weak_type = weak_type
+
+  ndim = property(lambda self: len(self.shape))
+  size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+  @property
+  def aval(self):
+    return core.ShapedArray(self.shape, dtypes.canonicalize_dtype(self.dtype), self.weak_type)
+
+  def __repr__(self):
+    weak = ", weak_type=True" if self.weak_type else ""
+    sh = f", sharding={self.sharding}" if self.sharding is not None else ""
+    return f"ShapeDtypeStruct(shape={self.shape}, dtype={dtypes.dtype_name(self.dtype)}{sh}{weak})"
+
+  def __eq__(self, other):
+    return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
+            and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+  def __hash__(self):
+    return hash((self.shape, self.dtype, self.weak_type))
+
+
+def _abstractify(x):
+  if isinstance(x, ShapeDtypeStruct):
+    return x.aval
+  return core.get_aval(as_traceable_arg(x))
+
+
+def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
+               abstracted_axes=None):
+  """A function returning the ClosedJaxpr of `fun` traced on its arguments' abstract values."""
+  static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+  @functools.wraps(fun)
+  def make_jaxpr_f(*args, **kwargs):
+    dyn_args = [a for i, a in enumerate(args) if i not in static_argnums]
+    flat, in_tree = tree_util.tree_flatten((tuple(dyn_args), kwargs))
+    _check_leaves(flat, fun, in_tree)
+    out_tree_box = []
+
+    def flat_fun(*flat_in):
+      d_args, kw = tree_util.tree_unflatten(in_tree, flat_in)
+      it = iter(d_args)
+      full = [args[i] if i in static_argnums else next(it) for i in range(len(args))]
+      out = fun(*full, **kw)
+      out_flat, out_tree = tree_util.tree_flatten(out)
+      out_tree_box.append(out_tree)
+      return [_check_output(o, fun) for o in out_flat]
+
+    in_avals = [_abstractify(x) for x in flat]
+    dbg = pe.TracingDebugInfo("make_jaxpr", fun_src_info(fun), None)
+    closed = pe.trace_to_jaxpr(flat_fun, in_avals, dbg)
+    closed, lifted = pe.convert_constvars_to_invars(closed)
+    if return_shape:
+      shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+                for a in closed.out_avals]
+      return closed, tree_util.tree_unflatten(out_tree_box[0], shapes)
+    return closed
+
+  make_jaxpr_f.__name__ = f"make_jaxpr({fun_name(fun)})"
+  return make_jaxpr_f
+
+
+def eval_shape(fun, *args, **kwargs):
+  """Output ShapeDtypeStructs of `fun` without computing anything."""
+  flat, in_tree = tree_util.tree_flatten((args, kwargs))
+  out_tree_box = []
+
+  def flat_fun(*flat_in):
+    a, kw = tree_util.tree_unflatten(in_tree, flat_in)
+    out_flat, out_tree = tree_util.tree_flatten(fun(*a, **kw))
+    out_tree_box.append(out_tree)
+    return [_check_output(o, fun) for o in out_flat]
+
+  in_avals = [_abstractify(x) for x in flat]
+  closed = pe.trace_to_jaxpr(flat_fun, in_avals,
+                             pe.TracingDebugInfo("eval_shape", fun_src_info(fun), None))
+  shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals]
+  return tree_util.tree_unflatten(out_tree_box[0], shapes)
+
+
+def typeof(x) -> core.ShapedArray:
+  return core.get_aval(as_traceable_arg(x))
+
+
+def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
+  """Places every leaf of `x` on `device` (a Device or a Sharding); committed if given."""
+  def put(leaf):
+    if isinstance(leaf, core.Tracer):
+      return leaf
+    from jaxlite._src.numpy.creation import asarray
+    arr = asarray(leaf)
+    if device is None:
+      return arr
+    dev = device
+    if hasattr(device, "_device_put"):
+      return device._device_put(arr)
+    if isinstance(device, devices.SingleDeviceSharding):
+      dev = device._device
+    out = core.array_type(arr._value, arr.weak_type, dev)
+    return out
+  return tree_util.tree_map(put, x)
+
+
+def device_get(x):
+  def get(leaf):
+    if type(leaf) is core.array_type:
+      return np.asarray(leaf._value)
+    return leaf
+  return tree_util.tree_map(get, x)
+
+
+def block_until_ready(x):
+  return x
+
+
+@contextlib.contextmanager
+def disable_jit(disable: bool = True):
+  old = config.jax_disable_jit
+  config.update("jax_disable_jit", disable)
+  try:
+    yield
+  finally:
+    config.update("jax_disable_jit", old)
+
+
+def ensure_compile_time_eval():
+  return contextlib.nullcontext()
+
+
+def named_call(fun, *, name=None):
+  return fun
+
+
+def named_scope(name):
+  return contextlib.nullcontext()

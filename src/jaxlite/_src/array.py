@@ -1,0 +1,203 @@
+"""`ArrayImpl`: an immutable array backed by one NumPy buffer on a CPU device.
+
+Construction is the hottest path in eager mode, so `_from_numpy` skips `__init__` checks and the
+abstract value is built only when something asks for it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import devices
+from jaxlite._src import dtypes
+
+
+class ArrayImpl(core.Array):
+  __slots__ = ("_value", "weak_type", "_device", "_aval", "__weakref__")
+  __array_priority__ = 100
+
+  def __init__(self, value, weak_type: bool = False, device=None):
+    value = np.asarray(value)
+    canon = dtypes.canonicalize_dtype(value.dtype)
+    if canon != value.dtype:
+      value = value.astype(canon)
+    self._value = value
+    self.weak_type = weak_type
+    self._device = device
+    self._aval = None
+
+  # -- abstract value and metadata -------------------------------------------------------------
+  @property
+  def aval(self) -> core.ShapedArray:
+    aval = self._aval
+    if aval is None:
+      aval = self._aval = core.ShapedArray(self._value.shape, self._value.dtype, self.weak_type)
+    return aval
+
+  shape = property(lambda self: self._value.shape)
+  dtype = property(lambda self: self._value.dtype)
+  ndim = property(lambda self: self._value.ndim)
+  size = property(lambda self: self._value.size)
+  itemsize = property(lambda self: self._value.dtype.itemsize)
+  nbytes = property(lambda self: self._value.nbytes)
+  committed = property(lambda self: self._device is not None)
+
+  @property
+  def sharding(self):
+    return devices.SingleDeviceSharding(self._device or devices.default_device())
+
+  def devices(self) -> set:
+    return {self._device or devices.default_device()}
+
+  @property
+  def device(self):
+    return self._device or devices.default_device()
+
+  is_fully_addressable = True
+  is_fully_replicated = True
+
+  @property
+  def addressable_shards(self):
+    index = (slice(None),) * self.ndim
+    return [devices.Shard(self.device, index, 0, ArrayImpl(self._value, self.weak_type,
+                                                           self._device))]
+
+  global_shards = addressable_shards
+
+  def addressable_data(self, index):
+    return self.addressable_shards[index].data
+
+  def block_until_ready(self):
+    return self
+
+  def is_deleted(self) -> bool:
+    return False
+
+  def delete(self):
+    pass
+
+  def copy_to_host_async(self):
+    pass
+
+  def unsafe_buffer_pointer(self):
+    return self._value.ctypes.data
+
+  # -- conversions -----------------------------------------------------------------------------
+  def __array__(self, dtype=None, copy=None):
+    v = np.asarray(self._value)
+    if dtype is not None and v.dtype != dtype:
+      return v.astype(dtype)
+    if copy:
+      return v.copy()
+    return v
+
+  def __bool__(self):
+    if self._value.size != 1:
+      raise ValueError("The truth value of an array with more than one element is ambiguous. "
+                       "Use a.any() or a.all()")
+    return bool(self._value)
+
+  def __int__(self):
+    return int(self._value)
+
+  def __float__(self):
+    return float(self._value)
+
+  def __complex__(self):
+    return complex(self._value)
+
+  def __index__(self):
+    if self._value.ndim or self._value.dtype.kind not in "iub":
+      raise TypeError("only integer scalar arrays can be converted to a scalar index")
+    return int(self._value)
+
+  def __len__(self):
+    if not self._value.ndim:
+      raise TypeError("len() of unsized object")
+    return self._value.shape[0]
+
+  def __iter__(self):
+    if not self._value.ndim:
+      raise TypeError("iteration over a 0-d array")
+    weak = self.weak_type
+    return (_from_numpy(v, weak) for v in self._value)
+
+  def __hash__(self):
+    raise TypeError("unhashable type: 'ArrayImpl'")
+
+  def __reduce__(self):
+    return (_reconstruct, (np.asarray(self._value), self.weak_type))
+
+  def __copy__(self):
+    return self
+
+  def __deepcopy__(self, memo):
+    return ArrayImpl(np.array(self._value), self.weak_type, self._device)
+
+  def __dlpack__(self, *args, **kw):
+    return np.asarray(self._value).__dlpack__(*args, **kw)
+
+  def __dlpack_device__(self):
+    return np.asarray(self._value).__dlpack_device__()
+
+  def item(self, *args):
+    return self._value.item(*args)
+
+  def tolist(self):
+    return self._value.tolist()
+
+  def to_py(self):
+    return np.asarray(self._value)
+
+  def __format__(self, spec):
+    v = self._value
+    if v.ndim == 0:
+      return format(v[()] if isinstance(v, np.ndarray) else v, spec)
+    return format(np.asarray(v), spec) if spec else str(self)
+
+  # -- printing --------------------------------------------------------------------------------
+  def __str__(self):
+    return str(self._value)
+
+  def __repr__(self):
+    prefix = "Array("
+    d = f"dtype={dtypes.dtype_name(self.dtype)}" + (", weak_type=True" if self.weak_type else "")
+    width = np.get_printoptions()["linewidth"]
+    if self._value.size == 0:
+      s = f"[], shape={self._value.shape}"
+    else:
+      s = np.array2string(np.asarray(self._value), prefix=prefix, suffix=",", separator=", ",
+                          max_line_width=width)
+    last_len = len(s) - s.rfind("\n") - 1
+    sep = " " if last_len + len(d) + 4 <= width else " " * len(prefix)
+    return f"{prefix}{s},{sep}{d})"
+
+
+def _reconstruct(value, weak_type):
+  return ArrayImpl(value, weak_type)
+
+
+def _from_numpy(value, weak_type=False):
+  """Wraps a NumPy result whose dtype is already canonical (the eager fast path)."""
+  a = object.__new__(ArrayImpl)
+  a._value = value
+  a.weak_type = weak_type
+  a._device = None
+  a._aval = None
+  return a
+
+
+def _from_numpy_aval(value, aval):
+  if value.dtype != aval.dtype:
+    value = np.asarray(value, aval.dtype) if aval.dtype != dtypes.float0 else \
+        np.zeros(value.shape, dtypes.float0)
+  return _from_numpy(value, aval.weak_type)
+
+
+core.array_type = ArrayImpl
+core.array_from_numpy = _from_numpy
+core.make_array = _from_numpy_aval
+
+
+def make_array_from_value(value, aval):
+  return _from_numpy_aval(value, aval)

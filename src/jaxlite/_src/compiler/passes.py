@@ -1,0 +1,68 @@
+"""Jaxpr-to-jaxpr passes run before code generation: inlining of nested calls and DCE.
+
+Passes build new jaxprs and never mutate their input: traced jaxprs are cached and printed.
+"""
+from __future__ import annotations
+
+from jaxlite._src import core
+from jaxlite._src.core import Jaxpr, JaxprEqn, Literal, Var
+
+# Primitives whose eqns are pure calls of a sub-jaxpr that execution may inline.
+inlinable_call_primitives: set = set()
+# Primitives with side effects that DCE must keep.
+effectful_primitives: set = set()
+
+
+def inline_calls(jaxpr: Jaxpr, consts: list) -> tuple[Jaxpr, list]:
+  """Replaces nested `jit` (and other call) eqns by their bodies, recursively."""
+  if not any(e.primitive in inlinable_call_primitives for e in jaxpr.eqns):
+    return jaxpr, consts
+  new_eqns, new_constvars, new_consts = [], list(jaxpr.constvars), list(consts)
+  rename = {}
+
+  def read(v):
+    return v if type(v) is Literal else rename.get(v, v)
+
+  for eqn in jaxpr.eqns:
+    if eqn.primitive not in inlinable_call_primitives:
+      new_eqns.append(eqn.replace(invars=[read(v) for v in eqn.invars]))
+      continue
+    closed = eqn.params["jaxpr"]
+    inner, inner_consts = inline_calls(closed.jaxpr, closed.consts)
+    sub = {}
+    for v, c in zip(inner.constvars, inner_consts):
+      nv = Var(v.aval)
+      new_constvars.append(nv)
+      new_consts.append(c)
+      sub[v] = nv
+    for v, a in zip(inner.invars, eqn.invars):
+      sub[v] = read(a)
+    for ie in inner.eqns:
+      outs = [Var(o.aval) for o in ie.outvars]
+      for o, n in zip(ie.outvars, outs):
+        sub[o] = n
+      new_eqns.append(ie.replace(invars=[v if type(v) is Literal else sub[v] for v in ie.invars],
+                                 outvars=outs))
+    for o, io in zip(eqn.outvars, inner.outvars):
+      rename[o] = io if type(io) is Literal else sub[io]
+  outvars = [read(v) for v in jaxpr.outvars]
+  return Jaxpr(new_constvars, jaxpr.invars, outvars, new_eqns), new_consts
+
+
+def dce(jaxpr: Jaxpr) -> Jaxpr:
+  """Drops eqns none of whose outputs is needed (keeping effectful ones)."""
+  live = {v for v in jaxpr.outvars if type(v) is Var}
+  kept = []
+  for eqn in reversed(jaxpr.eqns):
+    if eqn.primitive in effectful_primitives or any(v in live for v in eqn.outvars):
+      kept.append(eqn)
+      live.update(v for v in eqn.invars if type(v) is Var)
+  kept.reverse()
+  if len(kept) == len(jaxpr.eqns):
+    return jaxpr
+  return jaxpr.replace(eqns=kept)
+
+
+def optimize(closed: core.ClosedJaxpr) -> tuple[Jaxpr, list]:
+  jaxpr, consts = inline_calls(closed.jaxpr, closed.consts)
+  return dce(jaxpr), consts

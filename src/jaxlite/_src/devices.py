@@ -1,0 +1,178 @@
+"""CPU devices and the single-device sharding that every plain array carries.
+
+Device count comes from `jax_num_cpu_devices` or JAXLITE_NUM_CPU_DEVICES (or XLA_FLAGS'
+host-platform count) and is frozen once the first array is made, as in JAX.
+"""
+from __future__ import annotations
+
+import os
+import re
+
+from jaxlite._src.config import config
+
+_backend_initialized = False
+_devices_cache = None
+
+
+class CpuDevice:
+  __slots__ = ("id",)
+  platform = "cpu"
+  device_kind = "cpu"
+  process_index = 0
+  host_id = 0
+  client = None
+  local_hardware_id = None
+
+  def __init__(self, id: int):
+    self.id = id
+
+  def __repr__(self):
+    return f"CpuDevice(id={self.id})"
+
+  def __str__(self):
+    return f"cpu:{self.id}"
+
+  def __eq__(self, other):
+    return type(other) is CpuDevice and other.id == self.id
+
+  def __hash__(self):
+    return hash(("cpu", self.id))
+
+  @property
+  def coords(self):
+    return (self.id,)
+
+  def memory(self, kind=None):
+    return "device"
+
+  def addressable_memories(self):
+    return ["device"]
+
+
+def _requested_count() -> int:
+  n = config.jax_num_cpu_devices
+  if n is not None and int(n) > 0:
+    return int(n)
+  m = re.search(r"--xla_force_host_platform_device_count=(\d+)", os.environ.get("XLA_FLAGS", ""))
+  return int(m.group(1)) if m else 1
+
+
+def check_can_set_device_count():
+  if _backend_initialized:
+    raise RuntimeError(
+        "jax_num_cpu_devices config should be updated before backends are initialized i.e. "
+        "before any JAX operation is executed. You should initialize this config immediately "
+        "after `import jax`.")
+
+
+def _initialize():
+  global _backend_initialized, _devices_cache
+  _backend_initialized = True
+  _devices_cache = [CpuDevice(i) for i in range(_requested_count())]
+  return _devices_cache
+
+
+def devices(backend=None) -> list:
+  if backend not in (None, "cpu"):
+    raise RuntimeError(f"Unknown backend {backend}. Available backends are ['cpu']")
+  return list(_devices_cache or _initialize())
+
+
+def local_devices(process_index=None, backend=None) -> list:
+  return devices(backend)
+
+
+def device_count(backend=None) -> int:
+  return len(devices(backend))
+
+
+local_device_count = device_count
+
+
+def default_backend() -> str:
+  return "cpu"
+
+
+def process_count(backend=None) -> int:
+  return 1
+
+
+def process_index(backend=None) -> int:
+  return 0
+
+
+def default_device() -> CpuDevice:
+  return (_devices_cache or _initialize())[0]
+
+
+class Sharding:
+  """Base of shardings: how an array's elements are laid out across devices."""
+
+  @property
+  def device_set(self) -> set:
+    raise NotImplementedError
+
+  @property
+  def num_devices(self) -> int:
+    return len(self.device_set)
+
+  is_fully_addressable = True
+  memory_kind = "device"
+
+
+class SingleDeviceSharding(Sharding):
+  __slots__ = ("_device", "_memory_kind")
+
+  def __init__(self, device, *, memory_kind: str | None = None):
+    self._device = device
+    self._memory_kind = memory_kind or "device"
+
+  memory_kind = property(lambda self: self._memory_kind)
+  is_fully_replicated = True
+  is_fully_addressable = True
+
+  @property
+  def device_set(self) -> set:
+    return {self._device}
+
+  @property
+  def _device_assignment(self):
+    return (self._device,)
+
+  def shard_shape(self, global_shape):
+    return tuple(global_shape)
+
+  def devices_indices_map(self, global_shape):
+    return {self._device: (slice(None),) * len(global_shape)}
+
+  def addressable_devices_indices_map(self, global_shape):
+    return self.devices_indices_map(global_shape)
+
+  @property
+  def addressable_devices(self):
+    return {self._device}
+
+  def with_memory_kind(self, kind):
+    return SingleDeviceSharding(self._device, memory_kind=kind)
+
+  def __repr__(self):
+    return f"SingleDeviceSharding(device={self._device!r}, memory_kind={self._memory_kind})"
+
+  def __eq__(self, other):
+    return (isinstance(other, SingleDeviceSharding) and other._device == self._device
+            and other._memory_kind == self._memory_kind)
+
+  def __hash__(self):
+    return hash((SingleDeviceSharding, self._device, self._memory_kind))
+
+
+class Shard:
+  """One addressable piece of an array: its device, index into the global array, and data."""
+  __slots__ = ("device", "index", "replica_id", "data")
+
+  def __init__(self, device, index, replica_id, data):
+    self.device, self.index, self.replica_id, self.data = device, index, replica_id, data
+
+  def __repr__(self):
+    return (f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id}, "
+            f"data={self.data})")

@@ -1,0 +1,185 @@
+"""Staging out: `DynamicJaxprTrace` records every primitive applied to its tracers as a jaxpr eqn.
+
+Values of outer traces and concrete arrays seen while tracing become constvars; scalars become
+literals. `trace_to_jaxpr` runs a flat function under a fresh trace and returns a ClosedJaxpr.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import dtypes
+from jaxlite._src import errors
+from jaxlite._src.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArray, Var
+
+
+class DynamicJaxprTracer(core.Tracer):
+  __slots__ = ("_aval", "_var", "_debug")
+
+  def __init__(self, trace, aval, var):
+    self._trace = trace
+    self._aval = aval
+    self._var = var
+
+  aval = property(lambda self: self._aval)
+
+  def to_concrete_value(self):
+    return None
+
+  def _error_context(self):
+    dbg = self._trace.debug_info
+    if dbg is None:
+      return ""
+    return (f"\nThe error occurred while tracing the function {dbg.func_src_info} for "
+            f"{dbg.traced_for}. This concrete value was not available in Python because it "
+            f"depends on the value of {dbg.arg_desc(self)}.")
+
+  def __repr__(self):
+    return f"JitTracer({self._aval})"
+
+  __str__ = __repr__
+
+
+class TracingDebugInfo:
+  """Where a traced function came from, for error messages and jaxpr names."""
+  __slots__ = ("traced_for", "func_src_info", "arg_names", "_arg_vars")
+
+  def __init__(self, traced_for, func_src_info, arg_names):
+    self.traced_for = traced_for
+    self.func_src_info = func_src_info
+    self.arg_names = arg_names
+    self._arg_vars = {}
+
+  def arg_desc(self, tracer) -> str:
+    name = self._arg_vars.get(tracer._var)
+    if name is not None:
+      return f"the argument {name}"
+    names = [n for n in self._arg_vars.values() if n]
+    if names:
+      return "the argument" + ("s " if len(names) > 1 else " ") + ", ".join(names)
+    return "a traced argument"
+
+
+def _is_literalable(x) -> bool:
+  t = type(x)
+  if t in (int, float, complex, bool) or t in dtypes.typed_scalar_types:
+    return True
+  if isinstance(x, np.generic):
+    return True
+  if isinstance(x, np.ndarray) and x.ndim == 0:
+    return True
+  if t is core.array_type and x.ndim == 0:
+    return True
+  return False
+
+
+def _literal_value(x):
+  if type(x) is core.array_type:
+    x = x._value
+  if isinstance(x, np.ndarray):
+    x = x[()]
+  return x
+
+
+class DynamicJaxprTrace(core.Trace):
+  __slots__ = ("eqns", "invars", "constvar_of", "const_vals", "debug_info")
+
+  def __init__(self, parent, debug_info=None):
+    super().__init__(parent)
+    self.eqns = []
+    self.invars = []
+    self.constvar_of = {}  # id(value) -> Var; the value is kept alive in const_vals
+    self.const_vals = {}   # Var -> value
+    self.debug_info = debug_info
+
+  def new_arg(self, aval, name=None) -> DynamicJaxprTracer:
+    var = Var(aval)
+    self.invars.append(var)
+    if self.debug_info is not None:
+      self.debug_info._arg_vars[var] = name
+    return DynamicJaxprTracer(self, aval, var)
+
+  def to_atom(self, x):
+    if isinstance(x, core.Tracer):
+      if x._trace is self:
+        return x._var
+      if not x._trace.alive:
+        raise errors.unexpected_tracer_error(x)
+      return self._constvar(x, x.aval)
+    if _is_literalable(x):
+      val = _literal_value(x)
+      return Literal(val, core.get_aval(x))
+    return self._constvar(x, core.get_aval(x))
+
+  def _constvar(self, x, aval):
+    var = self.constvar_of.get(id(x))
+    if var is None:
+      if type(x) is np.ndarray or (isinstance(x, np.ndarray)):
+        canon = dtypes.canonicalize_dtype(x.dtype)
+        if canon != x.dtype:
+          x = x.astype(canon)
+        aval = ShapedArray(x.shape, canon, False)
+      var = Var(aval)
+      self.constvar_of[id(x)] = var
+      self.const_vals[var] = x
+    return var
+
+  def process_primitive(self, primitive, args, params):
+    atoms = [self.to_atom(a) for a in args]
+    avals = [a.aval for a in atoms]
+    out_avals = primitive.abstract_eval(*avals, **params)
+    if primitive.multiple_results:
+      outvars = [Var(a) for a in out_avals]
+      self.eqns.append(JaxprEqn(atoms, outvars, primitive, params))
+      return [DynamicJaxprTracer(self, v.aval, v) for v in outvars]
+    var = Var(out_avals)
+    self.eqns.append(JaxprEqn(atoms, [var], primitive, params))
+    return DynamicJaxprTracer(self, out_avals, var)
+
+  def add_eqn(self, primitive, atoms, out_avals, params):
+    """Records an eqn with precomputed output types (used by higher-order primitives)."""
+    outvars = [Var(a) for a in out_avals]
+    self.eqns.append(JaxprEqn(atoms, outvars, primitive, params))
+    return [DynamicJaxprTracer(self, v.aval, v) for v in outvars]
+
+  def to_closed_jaxpr(self, outs) -> tuple[ClosedJaxpr, list]:
+    """The recorded jaxpr; outer-trace tracers among the consts come back separately."""
+    outvars = [self.to_atom(o) for o in outs]
+    constvars, consts = [], []
+    for var, val in self.const_vals.items():
+      constvars.append(var)
+      consts.append(val)
+    jaxpr = Jaxpr(constvars, self.invars, outvars, self.eqns, debug_info=self.debug_info)
+    return ClosedJaxpr(jaxpr, consts)
+
+
+def trace_to_jaxpr(flat_fun, in_avals, debug_info=None, arg_names=None) -> tuple:
+  """Runs `flat_fun` on tracers of `in_avals`; returns (ClosedJaxpr, outputs' pytree aux)."""
+  parent = core.current_trace()
+  trace = DynamicJaxprTrace(parent, debug_info)
+  names = arg_names or [None] * len(in_avals)
+  tracers = [trace.new_arg(a, n) for a, n in zip(in_avals, names)]
+  try:
+    with core.set_current_trace(trace):
+      outs = flat_fun(*tracers)
+      closed = trace.to_closed_jaxpr(outs)
+  finally:
+    trace.invalidate()
+  return closed
+
+
+def convert_constvars_to_invars(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list]:
+  """Moves outer-trace tracers out of the consts: they become leading invars of the jaxpr."""
+  jaxpr = closed.jaxpr
+  keep_vars, keep_vals, lifted_vars, lifted_vals = [], [], [], []
+  for v, c in zip(jaxpr.constvars, closed.consts):
+    if isinstance(c, core.Tracer):
+      lifted_vars.append(v)
+      lifted_vals.append(c)
+    else:
+      keep_vars.append(v)
+      keep_vals.append(c)
+  if not lifted_vars:
+    return closed, []
+  new = jaxpr.replace(constvars=keep_vars, invars=lifted_vars + jaxpr.invars)
+  return ClosedJaxpr(new, keep_vals), lifted_vals

@@ -1,0 +1,471 @@
+"""`jit`: trace once per abstract signature, stage as a `jit` eqn, execute as generated NumPy.
+
+The `jit` primitive holds a ClosedJaxpr. Under the eval trace it runs that jaxpr's tier-0
+executable; under any other trace it is recorded or transformed like any primitive.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import weakref
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import dtypes
+from jaxlite._src import tree_util
+from jaxlite._src.compiler import numpy_codegen, passes
+from jaxlite._src.config import config
+from jaxlite._src.interpreters import partial_eval as pe
+from jaxlite._src.lax.lax import check_python_int
+
+# --- the jit primitive -------------------------------------------------------------------------
+
+jit_p = core.Primitive("jit")
+jit_p.multiple_results = True
+passes.inlinable_call_primitives.add(jit_p)
+
+
+def _jit_abstract_eval(*avals, jaxpr, **params):
+  return jaxpr.out_avals
+
+
+def _jit_impl(*args, jaxpr, **params):
+  return numpy_codegen.compile_jaxpr(jaxpr)(*args)
+
+
+jit_p.def_abstract_eval(_jit_abstract_eval)
+jit_p.def_impl(_jit_impl)
+
+
+def _jit_eager_weak(args, params):
+  return [a.weak_type for a in params["jaxpr"].out_avals]
+
+
+jit_p.eager_weak_type = _jit_eager_weak
+
+# Dropped from printouts when at these values (see pretty_print's param rules).
+DEFAULT_JIT_PARAMS = dict(inline=False, keep_unused=False, ctx_mesh=None,
+                          compiler_options_kvs=())
+
+
+def jit_params(closed, name, n_in, n_out, donated=None, keep_unused=False, inline=False):
+  return dict(
+      name=name, jaxpr=closed,
+      donated_invars=tuple(donated) if donated is not None else (False,) * n_in,
+      in_shardings=(None,) * n_in, out_shardings=(None,) * n_out,
+      in_layouts=(None,) * n_in, out_layouts=(None,) * n_out,
+      inline=inline, keep_unused=keep_unused, ctx_mesh=None, compiler_options_kvs=())
+
+
+# --- argument handling -------------------------------------------------------------------------
+
+_PY_SCALARS = (int, float, complex, bool)
+
+
+def leaf_signature(x):
+  """The part of a leaf that keys the trace cache: shape, dtype and weak type."""
+  t = type(x)
+  if t is core.array_type:
+    v = x._value
+    return (v.shape, v.dtype, x.weak_type)
+  if t in _PY_SCALARS:
+    return t
+  aval = core.get_aval(x)
+  return (aval.shape, aval.dtype, aval.weak_type)
+
+
+def as_traceable_arg(x):
+  """A flat argument made ready for tracing: Python scalars become weak typed scalars."""
+  t = type(x)
+  if t in _PY_SCALARS:
+    if t is int:
+      check_python_int(x, dtypes.default_int_dtype())
+    from jaxlite._src.lax.lax import weak_scalar
+    return weak_scalar(x)
+  if isinstance(x, np.ndarray):
+    canon = dtypes.canonicalize_dtype(x.dtype)
+    return x if canon == x.dtype else x.astype(canon)
+  return x
+
+
+def numpy_value(x):
+  """The NumPy value an executable receives for a flat argument."""
+  t = type(x)
+  if t is core.array_type:
+    return x._value
+  if t in _PY_SCALARS:
+    dt = dtypes.canonicalize_dtype(dtypes.python_scalar_dtype(x))
+    if t is int:
+      check_python_int(x, dt)
+    return np.asarray(x, dt)
+  if isinstance(x, np.ndarray) or isinstance(x, np.generic):
+    canon = dtypes.canonicalize_dtype(x.dtype)
+    return x if canon == x.dtype else np.asarray(x, canon)
+  if isinstance(x, core.Tracer):
+    from jaxlite._src import errors
+    raise errors.unexpected_tracer_error(x)
+  raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
+
+
+def _check_leaves(flat, fun, in_tree, path_prefix=None):
+  for i, x in enumerate(flat):
+    if not core.valid_jaxtype(x):
+      paths = tree_util.tree_flatten_with_path(tree_util.tree_unflatten(in_tree, flat))[0]
+      path = _arg_path_str(paths[i][0], fun)
+      raise TypeError(
+          f"Error interpreting argument to {fun} as an abstract array. The problematic value "
+          f"is of type {type(x)} and was passed to the function at path {path}.\n"
+          "This typically means that a jit-wrapped function was called with a non-array "
+          "argument, and this argument was not marked as static using the static_argnums or "
+          "static_argnames parameters of jax.jit.")
+
+
+def _arg_path_str(keypath, fun):
+  # keypath is ((args, kwargs) index, arg index, rest...): name the argument like JAX.
+  names = _arg_names(fun)
+  top, rest = keypath[0], keypath[1:]
+  if getattr(top, "idx", None) == 0 and rest:
+    idx = rest[0].idx
+    name = names[idx] if idx < len(names) else f"args[{idx}]"
+    return name + tree_util.keystr(rest[1:])
+  if rest:
+    return tree_util.keystr(rest[:1]).strip("[]'") + tree_util.keystr(rest[1:])
+  return tree_util.keystr(keypath)
+
+
+@functools.lru_cache(maxsize=4096)
+def _arg_names_cached(fun):
+  try:
+    sig = inspect.signature(fun)
+  except (TypeError, ValueError):
+    return ()
+  return tuple(p.name for p in sig.parameters.values()
+               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+
+
+def _arg_names(fun):
+  try:
+    return _arg_names_cached(fun)
+  except TypeError:
+    return ()
+
+
+def fun_name(fun) -> str:
+  name = getattr(fun, "__name__", None)
+  if name is None and isinstance(fun, functools.partial):
+    return fun_name(fun.func)
+  return name or type(fun).__name__
+
+
+def fun_src_info(fun) -> str:
+  try:
+    code = fun.__code__
+    return f"{fun_name(fun)} at {code.co_filename}:{code.co_firstlineno}"
+  except AttributeError:
+    return fun_name(fun)
+
+
+# --- the jit wrapper ---------------------------------------------------------------------------
+
+class _CacheEntry:
+  __slots__ = ("closed", "out_tree", "lifted", "executable", "out_avals")
+
+  def __init__(self, closed, out_tree, lifted):
+    self.closed = closed
+    self.out_tree = out_tree
+    self.lifted = lifted
+    self.executable = None
+    self.out_avals = closed.out_avals
+
+
+# Trace cache shared by every jit of the same function: same function and avals -> same jaxpr.
+_trace_caches: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_unweakrefable_caches: dict = {}
+
+
+def _cache_for(fun) -> dict:
+  try:
+    cache = _trace_caches.get(fun)
+    if cache is None:
+      cache = _trace_caches[fun] = {}
+    return cache
+  except TypeError:
+    return _unweakrefable_caches.setdefault(id(fun), {})
+
+
+class PjitFunction:
+  """The callable `jax.jit(f)` returns."""
+
+  def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
+               donate_argnames=(), keep_unused=False, inline=False, name=None, **options):
+    self._fun = fun
+    functools.update_wrapper(self, fun, updated=())
+    names = _arg_names(fun)
+    static_argnums = _as_tuple(static_argnums)
+    static_argnames = _as_tuple(static_argnames)
+    # Like JAX, a static name also makes its position static and vice versa.
+    static_argnums = tuple(sorted(set(static_argnums) | {names.index(n) for n in static_argnames
+                                                         if n in names}))
+    static_argnames = tuple(set(static_argnames) | {names[i] for i in static_argnums
+                                                    if 0 <= i < len(names)})
+    self._static_argnums = static_argnums
+    self._static_argnames = static_argnames
+    self._donate_argnums = _as_tuple(donate_argnums) + tuple(
+        names.index(n) for n in _as_tuple(donate_argnames) if n in names)
+    self._keep_unused = keep_unused
+    self._inline = inline
+    self._name = name or fun_name(fun)
+    self._cache = _cache_for(fun)
+    self._options = (static_argnums, static_argnames, self._donate_argnums, keep_unused, inline)
+    self._simple = not static_argnums and not static_argnames
+    # jnp's own wrappers run op by op when eager: same result, no compile on the hot path.
+    self._eager_direct = False
+
+  def __repr__(self):
+    return f"<PjitFunction of {self._fun!r}>"
+
+  def __get__(self, obj, objtype=None):
+    if obj is None:
+      return self
+    return functools.partial(self, obj)
+
+  # -- argument splitting ---------------------------------------------------------------------
+  def _split_args(self, args, kwargs):
+    static = []
+    dyn_args = []
+    for i, a in enumerate(args):
+      if i in self._static_argnums or (i - len(args)) in self._static_argnums:
+        static.append((i, _hashable_static(a)))
+      else:
+        dyn_args.append(a)
+    dyn_kwargs = {}
+    for k, v in kwargs.items():
+      if k in self._static_argnames:
+        static.append((k, _hashable_static(v)))
+      else:
+        dyn_kwargs[k] = v
+    return tuple(dyn_args), dyn_kwargs, tuple(static)
+
+  def _flat_fun(self, args, kwargs, static, in_tree):
+    fun = self._fun
+
+    def flat_fun(*flat):
+      dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, flat)
+      if static:
+        full, it = [], iter(dyn_args)
+        statics = dict(static)
+        n = len(dyn_args) + sum(1 for k, _ in static if isinstance(k, int))
+        for i in range(n):
+          full.append(statics[i].val if i in statics else next(it))
+        kw = dict(dyn_kwargs)
+        kw.update({k: v.val for k, v in static if isinstance(k, str)})
+        out = fun(*full, **kw)
+      else:
+        out = fun(*dyn_args, **dyn_kwargs)
+      out_flat, out_tree = tree_util.tree_flatten(out)
+      flat_fun.out_tree = out_tree
+      return [_check_output(o, fun) for o in out_flat]
+    return flat_fun
+
+  def _get_entry(self, args, kwargs):
+    if self._simple:
+      dyn_args, dyn_kwargs, static = args, kwargs, ()
+    else:
+      dyn_args, dyn_kwargs, static = self._split_args(args, kwargs)
+    flat, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+    try:
+      sig = tuple([leaf_signature(x) for x in flat])
+    except TypeError:
+      _check_leaves(flat, self._fun, in_tree)
+      raise
+    key = (in_tree, sig, static, self._options, config.trace_context())
+    entry = self._cache.get(key)
+    if entry is None:
+      entry = self._trace(flat, in_tree, dyn_args, dyn_kwargs, static, key)
+    return entry, flat
+
+  def _trace(self, flat, in_tree, dyn_args, dyn_kwargs, static, key):
+    _check_leaves(flat, self._fun, in_tree)
+    flat_fun = self._flat_fun(dyn_args, dyn_kwargs, static, in_tree)
+    in_avals = [core.get_aval(as_traceable_arg(x)) for x in flat]
+    names = _flat_arg_names(self._fun, dyn_args, dyn_kwargs, flat, in_tree)
+    dbg = pe.TracingDebugInfo("jit", fun_src_info(self._fun), names)
+    closed = pe.trace_to_jaxpr(flat_fun, in_avals, dbg, names)
+    closed, lifted = pe.convert_constvars_to_invars(closed)
+    entry = _CacheEntry(closed, flat_fun.out_tree, lifted)
+    if not lifted:
+      self._cache[key] = entry
+    return entry
+
+  def _donated(self, n_flat, n_lifted, args, kwargs):
+    if not self._donate_argnums:
+      return None
+    donated = [False] * n_lifted
+    for i, a in enumerate(args):
+      if i in self._static_argnums:
+        continue
+      leaves = tree_util.tree_leaves(a)
+      donated += [i in self._donate_argnums] * len(leaves)
+    donated += [False] * (n_lifted + n_flat - len(donated))
+    return donated
+
+  # -- calls ----------------------------------------------------------------------------------
+  def __call__(self, *args, **kwargs):
+    if config.jax_disable_jit:
+      return self._fun(*args, **kwargs)
+    trace = core._state.trace
+    if self._eager_direct and trace is core.eval_trace:
+      return self._fun(*args, **kwargs)
+    entry, flat = self._get_entry(args, kwargs)
+    if trace is core.eval_trace and not entry.lifted:
+      exe = entry.executable
+      if exe is None:
+        exe = entry.executable = numpy_codegen.compile_jaxpr(entry.closed)
+      outs = exe(*[numpy_value(x) for x in flat])
+      make = core.make_array
+      return entry.out_tree.unflatten([make(o, a) for o, a in zip(outs, entry.out_avals)])
+    args_in = list(entry.lifted) + [as_traceable_arg(x) for x in flat]
+    params = jit_params(entry.closed, self._name, len(args_in), len(entry.out_avals),
+                        self._donated(len(flat), len(entry.lifted), args, kwargs),
+                        self._keep_unused, self._inline)
+    outs = jit_p.bind(*args_in, **params)
+    return entry.out_tree.unflatten(outs)
+
+  # -- AOT stages -----------------------------------------------------------------------------
+  def trace(self, *args, **kwargs) -> "Traced":
+    entry, flat = self._get_entry(args, kwargs)
+    return Traced(self, entry)
+
+  def lower(self, *args, **kwargs) -> "Lowered":
+    return self.trace(*args, **kwargs).lower()
+
+  def eval_shape(self, *args, **kwargs):
+    entry, _ = self._get_entry(args, kwargs)
+    from jaxlite._src.api import ShapeDtypeStruct
+    return entry.out_tree.unflatten([ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+                                     for a in entry.out_avals])
+
+  def clear_cache(self):
+    self._cache.clear()
+
+
+class Traced:
+  def __init__(self, fn, entry):
+    self._fn, self._entry = fn, entry
+
+  @property
+  def jaxpr(self):
+    return self._entry.closed
+
+  out_info = property(lambda self: self._entry.out_tree.unflatten(self._entry.out_avals))
+
+  def lower(self):
+    return Lowered(self._fn, self._entry)
+
+
+class Lowered:
+  def __init__(self, fn, entry):
+    self._fn, self._entry = fn, entry
+
+  def as_text(self, dialect=None) -> str:
+    return str(self._entry.closed)
+
+  def compile(self):
+    return Compiled(self._fn, self._entry)
+
+
+class Compiled:
+  def __init__(self, fn, entry):
+    self._fn, self._entry = fn, entry
+    if entry.executable is None:
+      entry.executable = numpy_codegen.compile_jaxpr(entry.closed)
+
+  def as_text(self) -> str:
+    return self._entry.executable.__jaxlite_source__
+
+  def __call__(self, *args, **kwargs):
+    return self._fn(*args, **kwargs)
+
+
+def _flat_arg_names(fun, dyn_args, dyn_kwargs, flat, in_tree):
+  names = _arg_names(fun)
+  out = []
+  for i, a in enumerate(dyn_args):
+    base = names[i] if i < len(names) else f"args[{i}]"
+    n = len(tree_util.tree_leaves(a))
+    out += [base] * n
+  for k, v in dyn_kwargs.items():
+    out += [k] * len(tree_util.tree_leaves(v))
+  return out if len(out) == len(flat) else [None] * len(flat)
+
+
+class _Static:
+  __slots__ = ("val", "_hash")
+
+  def __init__(self, val):
+    self.val = val
+    self._hash = hash(val)
+
+  def __hash__(self):
+    return self._hash
+
+  def __eq__(self, other):
+    return type(other) is _Static and type(self.val) is type(other.val) and self.val == other.val
+
+  def __repr__(self):
+    return f"Static(val={self.val!r})"
+
+
+def _hashable_static(val):
+  try:
+    return _Static(val)
+  except TypeError as e:
+    raise ValueError(
+        "Non-hashable static arguments are not supported. An error occurred while trying to "
+        f"hash an object of type {type(val)}, {val!r}. The error was:\nTypeError: {e}") from None
+
+
+def _check_output(x, fun):
+  if isinstance(x, core.Tracer) or type(x) is core.array_type:
+    return x
+  if type(x) in _PY_SCALARS or isinstance(x, (np.ndarray, np.generic)) \
+      or type(x) in dtypes.typed_scalar_types:
+    return as_traceable_arg(x)
+  raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type (returned by "
+                  f"{fun_name(fun)})")
+
+
+def _as_tuple(x):
+  if x is None:
+    return ()
+  if isinstance(x, (int, str)):
+    return (x,)
+  return tuple(x)
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
+        donate_argnames=(), keep_unused=False, inline=False, in_shardings=None,
+        out_shardings=None, device=None, backend=None, abstracted_axes=None,
+        compiler_options=None):
+  """Compiles `fun` with tracing: one trace per abstract signature, NumPy codegen to run."""
+  if fun is None:
+    return functools.partial(jit, static_argnums=static_argnums,
+                             static_argnames=static_argnames, donate_argnums=donate_argnums,
+                             donate_argnames=donate_argnames, keep_unused=keep_unused,
+                             inline=inline, in_shardings=in_shardings,
+                             out_shardings=out_shardings)
+  if not callable(fun):
+    raise TypeError(f"Expected a callable value, got {fun}")
+  return PjitFunction(fun, static_argnums, static_argnames, donate_argnums, donate_argnames,
+                      keep_unused, inline)
+
+
+def internal_jit(fun=None, *, static_argnums=(), static_argnames=(), name=None):
+  """jit for jnp's own wrappers (`_where`, `clip`…): named eqns in jaxprs, cached forever."""
+  if fun is None:
+    return functools.partial(internal_jit, static_argnums=static_argnums,
+                             static_argnames=static_argnames, name=name)
+  wrapped = PjitFunction(fun, static_argnums, static_argnames, name=name)
+  wrapped._eager_direct = True
+  return wrapped

@@ -1,0 +1,485 @@
+"""Elementwise primitives: unary math, binary arithmetic, bitwise ops, comparisons and casts.
+
+Each is one row through the family helpers; NumPy computes them, with JAX's integer-division,
+shift, rounding and saturating-cast semantics where NumPy differs.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import dtypes
+from jaxlite._src.core import ShapedArray
+from jaxlite._src.lax.families import (binop, check_dtype_kinds, first_weak, kind_of,
+                                       numpy_templates, unop, broadcast_shapes_lax)
+
+def _err():
+  return np.errstate(all="ignore")
+
+
+def _quiet(fn):
+  def wrapped(*args):
+    with _err():
+      return fn(*args)
+  wrapped.__name__ = getattr(fn, "__name__", "fn")
+  return wrapped
+
+
+# --- unary -------------------------------------------------------------------------------------
+
+def _round_away(x):
+  return np.where(x >= 0, np.floor(x + 0.5), np.ceil(x - 0.5)).astype(x.dtype)
+
+
+def _rsqrt(x):
+  return 1 / np.sqrt(x)
+
+
+def _logistic(x):
+  return np.where(x >= 0, 1 / (1 + np.exp(-x)), np.exp(x) / (1 + np.exp(x))).astype(x.dtype)
+
+
+def _sign(x):
+  if x.dtype.kind == "c":
+    a = np.abs(x)
+    return np.where(a == 0, 0, x / np.where(a == 0, 1, a)).astype(x.dtype)
+  return np.sign(x)
+
+
+def _popcount(x):
+  bits = x.dtype.itemsize * 8
+  u = x.view(np.dtype(f"u{x.dtype.itemsize}")) if isinstance(x, np.ndarray) else \
+      np.asarray(x).view(np.dtype(f"u{x.dtype.itemsize}"))
+  return np.bitwise_count(u).astype(x.dtype) if bits else u
+
+
+def _clz(x):
+  width = x.dtype.itemsize * 8
+  u = np.asarray(x).view(np.dtype(f"u{x.dtype.itemsize}")).astype(np.uint64)
+  out = np.full(u.shape, width, dtype=np.int64)
+  nz = u != 0
+  out[nz] = width - (np.floor(np.log2(u[nz].astype(np.float64))).astype(np.int64) + 1)
+  # log2 of large 64-bit values can round up; fix by checking the top bit directly.
+  return out.astype(x.dtype)
+
+
+def _cbrt(x):
+  return np.cbrt(x)
+
+
+def _square(x):
+  return np.multiply(x, x)
+
+
+def _real_dtype(dt):
+  return np.dtype(np.float32) if dt == np.complex64 else np.dtype(np.float64)
+
+
+def _abs_dtype(dt):
+  return _real_dtype(dt) if dt.kind == "c" else dt
+
+
+FLOAT = "f"
+INEXACT = "fc"
+NUM = "fciu"
+SIGNED_NUM = "fci"
+INT = "iu"
+INT_BOOL = "iub"
+
+neg_p = unop("neg", np.negative, NUM, template="np.negative({0})")
+sign_p = unop("sign", _sign, NUM)
+floor_p = unop("floor", np.floor, FLOAT, template="np.floor({0})")
+ceil_p = unop("ceil", np.ceil, FLOAT, template="np.ceil({0})")
+is_finite_p = unop("is_finite", np.isfinite, FLOAT, out_dtype=lambda d: dtypes.bool_)
+exp_p = unop("exp", _quiet(np.exp), INEXACT)
+exp2_p = unop("exp2", _quiet(np.exp2), INEXACT)
+log_p = unop("log", _quiet(np.log), INEXACT)
+log1p_p = unop("log1p", _quiet(np.log1p), INEXACT)
+expm1_p = unop("expm1", _quiet(np.expm1), INEXACT)
+tanh_p = unop("tanh", np.tanh, INEXACT, template="np.tanh({0})")
+logistic_p = unop("logistic", _quiet(_logistic), INEXACT)
+sin_p = unop("sin", np.sin, INEXACT, template="np.sin({0})")
+cos_p = unop("cos", np.cos, INEXACT, template="np.cos({0})")
+tan_p = unop("tan", np.tan, INEXACT)
+asin_p = unop("asin", _quiet(np.arcsin), INEXACT)
+acos_p = unop("acos", _quiet(np.arccos), INEXACT)
+atan_p = unop("atan", np.arctan, INEXACT)
+sinh_p = unop("sinh", _quiet(np.sinh), INEXACT)
+cosh_p = unop("cosh", _quiet(np.cosh), INEXACT)
+asinh_p = unop("asinh", np.arcsinh, INEXACT)
+acosh_p = unop("acosh", _quiet(np.arccosh), INEXACT)
+atanh_p = unop("atanh", _quiet(np.arctanh), INEXACT)
+sqrt_p = unop("sqrt", _quiet(np.sqrt), INEXACT)
+rsqrt_p = unop("rsqrt", _quiet(_rsqrt), INEXACT)
+cbrt_p = unop("cbrt", _cbrt, FLOAT)
+abs_p = unop("abs", np.abs, SIGNED_NUM, out_dtype=_abs_dtype, template="np.abs({0})")
+not_p = unop("not", np.invert, INT_BOOL, template="np.invert({0})")
+population_count_p = unop("population_count", _popcount, INT)
+clz_p = unop("clz", _clz, INT)
+real_p = unop("real", np.real, "c", out_dtype=_real_dtype)
+imag_p = unop("imag", np.imag, "c", out_dtype=_real_dtype)
+conj_p = unop("conj", np.conjugate, "fc", out_dtype=lambda d: d if d.kind == "c" else
+              dtypes.complex128 if d == np.float64 else dtypes.complex64)
+square_p = unop("square", _quiet(_square), NUM, template="np.multiply({0}, {0})")
+
+
+# round carries a rounding_method param: 0 = away from zero, 1 = to nearest even.
+def _round_impl(x, rounding_method=0):
+  check_dtype_kinds("round", x.dtype, FLOAT)
+  if int(rounding_method) == 1:
+    return np.round(x)
+  with _err():
+    return _round_away(np.asarray(x))
+
+
+round_p = core.Primitive("round")
+round_p.def_impl(_round_impl)
+round_p.def_abstract_eval(lambda x, rounding_method=0: (
+    check_dtype_kinds("round", x.dtype, FLOAT), x)[1])
+round_p.eager_weak_type = first_weak
+
+
+class RoundingMethod(int):
+  """lax.RoundingMethod: AWAY_FROM_ZERO = 0, TO_NEAREST_EVEN = 1."""
+  def __repr__(self):
+    return f"{int(self)}"
+
+
+RoundingMethod.AWAY_FROM_ZERO = RoundingMethod(0)
+RoundingMethod.TO_NEAREST_EVEN = RoundingMethod(1)
+
+
+# --- binary ------------------------------------------------------------------------------------
+
+def _div(x, y):
+  if x.dtype.kind in "iu":
+    return _int_div(x, y)
+  with _err():
+    return np.true_divide(x, y)
+
+
+def _int_div(x, y):
+  """C-style truncating division; division by zero gives -1 like XLA on CPU."""
+  x, y = np.asarray(x), np.asarray(y)
+  zero = y == 0
+  safe = np.where(zero, 1, y).astype(x.dtype)
+  with _err():
+    q = np.floor_divide(x, safe)
+    r = np.remainder(x, safe)
+  fix = (r != 0) & ((r < 0) != (safe < 0))
+  q = np.where(fix, q + 1, q).astype(x.dtype)
+  if x.dtype.kind == "u":
+    return np.where(zero, np.array(-1).astype(x.dtype), q)
+  return np.where(zero, np.array(-1, x.dtype), q)
+
+
+def _rem(x, y):
+  """C-style remainder (sign of the dividend); x rem 0 is x for integers."""
+  x, y = np.asarray(x), np.asarray(y)
+  if x.dtype.kind in "iu":
+    zero = y == 0
+    safe = np.where(zero, 1, y).astype(x.dtype)
+    with _err():
+      r = np.fmod(x, safe)
+    return np.where(zero, x, r).astype(x.dtype)
+  with _err():
+    return np.fmod(x, y)
+
+
+def _max(x, y):
+  return np.maximum(x, y)
+
+
+def _min(x, y):
+  return np.minimum(x, y)
+
+
+def _pow(x, y):
+  with _err():
+    return np.power(x, y)
+
+
+def _shift_left(x, y):
+  width = x.dtype.itemsize * 8
+  ux = np.asarray(x)
+  big = (y < 0) | (y >= width)
+  with _err():
+    out = np.left_shift(ux, np.where(big, 0, y).astype(x.dtype))
+  return np.where(big, np.zeros((), x.dtype), out).astype(x.dtype)
+
+
+def _shift_right_arithmetic(x, y):
+  width = x.dtype.itemsize * 8
+  sx = np.asarray(x).view(np.dtype(f"i{x.dtype.itemsize}")) if x.dtype.kind == "u" else \
+      np.asarray(x)
+  big = (y < 0) | (y >= width)
+  yy = np.where(big, width - 1, y).astype(sx.dtype)
+  out = np.right_shift(sx, yy)
+  return np.asarray(out).view(x.dtype) if x.dtype.kind == "u" else out.astype(x.dtype)
+
+
+def _shift_right_logical(x, y):
+  width = x.dtype.itemsize * 8
+  ux = np.asarray(x).view(np.dtype(f"u{x.dtype.itemsize}"))
+  big = (y < 0) | (y >= width)
+  yy = np.where(big, 0, y).astype(ux.dtype)
+  out = np.where(big, np.zeros((), ux.dtype), np.right_shift(ux, yy)).astype(ux.dtype)
+  return out.view(x.dtype)
+
+
+def _nextafter(x, y):
+  return np.nextafter(x, y)
+
+
+def _complex(x, y):
+  return x + 1j * y
+
+
+def _mulhi(x, y):
+  bits = x.dtype.itemsize * 8
+  wide = np.int64 if x.dtype.kind == "i" else np.uint64
+  if bits == 32:
+    return ((np.asarray(x).astype(wide) * np.asarray(y).astype(wide)) >> 32).astype(x.dtype)
+  raise TypeError(f"mulhi of {x.dtype} is not supported")
+
+
+def _atan2(x, y):
+  return np.arctan2(x, y)
+
+
+add_p = binop("add", np.add, "fciu", template="np.add({0}, {1})")
+sub_p = binop("sub", np.subtract, "fciu", template="np.subtract({0}, {1})")
+mul_p = binop("mul", np.multiply, "fciub", template="np.multiply({0}, {1})")
+div_p = binop("div", _div, "fciu")
+rem_p = binop("rem", _rem, "fiu")
+pow_p = binop("pow", _pow, "fc")
+max_p = binop("max", _max, "fiub", template="np.maximum({0}, {1})")
+min_p = binop("min", _min, "fiub", template="np.minimum({0}, {1})")
+atan2_p = binop("atan2", _atan2, "f")
+nextafter_p = binop("nextafter", _nextafter, "f")
+and_p = binop("and", np.bitwise_and, "iub", template="np.bitwise_and({0}, {1})")
+or_p = binop("or", np.bitwise_or, "iub", template="np.bitwise_or({0}, {1})")
+xor_p = binop("xor", np.bitwise_xor, "iub", template="np.bitwise_xor({0}, {1})")
+shift_left_p = binop("shift_left", _shift_left, "iu")
+shift_right_arithmetic_p = binop("shift_right_arithmetic", _shift_right_arithmetic, "iu")
+shift_right_logical_p = binop("shift_right_logical", _shift_right_logical, "iu")
+mulhi_p = binop("mulhi", _mulhi, "iu")
+complex_p = binop("complex", _complex, "f",
+                  out_dtype=None)
+eq_p = binop("eq", np.equal, "fciub", out_dtype=dtypes.bool_, template="np.equal({0}, {1})")
+ne_p = binop("ne", np.not_equal, "fciub", out_dtype=dtypes.bool_,
+             template="np.not_equal({0}, {1})")
+lt_p = binop("lt", np.less, "fiub", out_dtype=dtypes.bool_, template="np.less({0}, {1})")
+le_p = binop("le", np.less_equal, "fiub", out_dtype=dtypes.bool_,
+             template="np.less_equal({0}, {1})")
+gt_p = binop("gt", np.greater, "fiub", out_dtype=dtypes.bool_, template="np.greater({0}, {1})")
+ge_p = binop("ge", np.greater_equal, "fiub", out_dtype=dtypes.bool_,
+             template="np.greater_equal({0}, {1})")
+
+
+# complex(x, y) makes a complex dtype out of two floats: its own abstract eval.
+def _complex_abstract(x, y):
+  check_dtype_kinds("complex", x.dtype, "f")
+  if x.dtype != y.dtype:
+    raise TypeError(f"lax.complex requires arguments to have the same dtypes, got "
+                    f"{x.dtype.name}, {y.dtype.name}.")
+  shape = broadcast_shapes_lax("complex", x.shape, y.shape)
+  dt = dtypes.complex128 if x.dtype == np.float64 else dtypes.complex64
+  return ShapedArray(shape, dt, x.weak_type and y.weak_type)
+
+
+def _complex_impl(x, y):
+  _complex_abstract(core.get_aval(x), core.get_aval(y))
+  dt = dtypes.complex128 if x.dtype == np.float64 else dtypes.complex64
+  return (np.asarray(x) + 1j * np.asarray(y)).astype(dt)
+
+
+complex_p.def_abstract_eval(_complex_abstract)
+complex_p.def_impl(_complex_impl)
+
+
+# --- integer_pow: x ** y for a static integer y ------------------------------------------------
+
+def _integer_pow_impl(x, y):
+  if y == 0:
+    return np.ones_like(x)
+  with _err():
+    if x.dtype.kind in "iu":
+      if y < 0:
+        raise TypeError("integer_pow with a negative exponent requires a float operand")
+      acc = np.ones_like(x)
+      base = np.asarray(x)
+      e = y
+      while e:
+        if e & 1:
+          acc = acc * base
+        base = base * base
+        e >>= 1
+      return acc
+    out = x
+    for _ in range(abs(y) - 1):
+      out = out * x
+    return (1 / out).astype(x.dtype) if y < 0 else out
+
+
+def _integer_pow_abstract(x, y):
+  check_dtype_kinds("integer_pow", x.dtype, "fciu")
+  return x
+
+
+integer_pow_p = core.Primitive("integer_pow")
+integer_pow_p.def_impl(_integer_pow_impl)
+integer_pow_p.def_abstract_eval(_integer_pow_abstract)
+integer_pow_p.eager_weak_type = first_weak
+
+
+def _integer_pow_template(y):
+  if y == 2:
+    return "np.multiply({0}, {0})"
+  return None
+
+
+numpy_templates[integer_pow_p] = _integer_pow_template
+
+
+# --- casts -------------------------------------------------------------------------------------
+
+def convert_value(x, new_dtype):
+  """NumPy cast with XLA semantics: float->int saturates and maps NaN to 0."""
+  x = np.asarray(x)
+  old = x.dtype
+  if old == new_dtype:
+    return x
+  if new_dtype == dtypes.float0:
+    return np.zeros(x.shape, dtypes.float0)
+  if new_dtype == np.bool_:
+    return x != 0
+  if old.kind == "c" and new_dtype.kind != "c":
+    x = x.real
+    old = x.dtype
+  if kind_of(old) == "f" and new_dtype.kind in "iu":
+    info = np.iinfo(new_dtype)
+    with _err():
+      xf = x.astype(np.float64)
+      out = np.where(np.isnan(xf), 0, np.clip(np.trunc(xf), info.min, info.max))
+      # float64 cannot hold int64's max exactly; build the extremes as integers.
+      res = out.astype(new_dtype)
+      if new_dtype.itemsize == 8:
+        res = np.where(xf >= float(info.max), info.max, res).astype(new_dtype)
+        res = np.where(xf <= float(info.min), info.min, res).astype(new_dtype)
+      return res
+  with _err():
+    return x.astype(new_dtype)
+
+
+def _convert_abstract(x, new_dtype, weak_type=False, sharding=None):
+  return ShapedArray(x.shape, new_dtype, weak_type)
+
+
+def _convert_impl(x, new_dtype, weak_type=False, sharding=None):
+  return convert_value(x, new_dtype)
+
+
+convert_element_type_p = core.Primitive("convert_element_type")
+convert_element_type_p.def_impl(_convert_impl)
+convert_element_type_p.def_abstract_eval(_convert_abstract)
+convert_element_type_p.eager_weak_type = lambda args, params: params["weak_type"]
+
+
+def _bitcast_abstract(x, new_dtype):
+  old, new = x.dtype.itemsize, np.dtype(new_dtype).itemsize
+  if old == new:
+    shape = x.shape
+  elif old > new:
+    shape = x.shape + (old // new,)
+  else:
+    if not x.shape or x.shape[-1] != new // old:
+      raise TypeError(f"Attempting to convert array of shape {x.shape} from "
+                      f"{x.dtype.name} to {np.dtype(new_dtype).name}: last dimension must be "
+                      f"{new // old}.")
+    shape = x.shape[:-1]
+  return ShapedArray(shape, np.dtype(new_dtype), False)
+
+
+def _bitcast_impl(x, new_dtype):
+  x = np.ascontiguousarray(x)
+  out_aval = _bitcast_abstract(core.get_aval(x), new_dtype)
+  return x.view(new_dtype).reshape(out_aval.shape)
+
+
+bitcast_convert_type_p = core.Primitive("bitcast_convert_type")
+bitcast_convert_type_p.def_impl(_bitcast_impl)
+bitcast_convert_type_p.def_abstract_eval(_bitcast_abstract)
+
+
+def _reduce_precision_impl(x, exponent_bits, mantissa_bits):
+  if (exponent_bits, mantissa_bits) == (8, 7) and dtypes.bfloat16 is not None:
+    return x.astype(dtypes.bfloat16).astype(x.dtype)
+  if (exponent_bits, mantissa_bits) == (5, 10):
+    return x.astype(np.float16).astype(x.dtype)
+  return x
+
+
+reduce_precision_p = core.Primitive("reduce_precision")
+reduce_precision_p.def_impl(_reduce_precision_impl)
+reduce_precision_p.def_abstract_eval(lambda x, **_: x)
+reduce_precision_p.eager_weak_type = first_weak
+
+
+# --- select_n and clamp ------------------------------------------------------------------------
+
+def _select_n_abstract(which, *cases):
+  if not cases:
+    raise TypeError("select_n() must have at least one case")
+  if any(c.dtype != cases[0].dtype for c in cases):
+    raise TypeError("select_n requires all cases to have the same dtype, got "
+                    f"{[c.dtype.name for c in cases]}.")
+  if any(c.shape != cases[0].shape for c in cases):
+    raise TypeError("select_n requires all cases to have the same shape, got "
+                    f"{[c.shape for c in cases]}.")
+  if which.shape and which.shape != cases[0].shape:
+    raise TypeError("select_n requires that which be a scalar or have the same shape as "
+                    f"cases, got which shape {which.shape} and case shape {cases[0].shape}.")
+  if which.dtype != np.bool_ and which.dtype.kind != "i" and which.dtype.kind != "u":
+    raise TypeError(f"select_n requires which to be a boolean or integer type, got "
+                    f"{which.dtype.name}")
+  if which.dtype == np.bool_ and len(cases) > 2:
+    raise TypeError("select_n with a boolean predicate supports at most two cases")
+  return ShapedArray(cases[0].shape, cases[0].dtype, all(c.weak_type for c in cases))
+
+
+def _select_n_impl(which, *cases):
+  if len(cases) == 1:
+    return cases[0]
+  if which.dtype == np.bool_:
+    return np.where(which, cases[1], cases[0])
+  return np.choose(np.asarray(which), [np.asarray(c) for c in cases])
+
+
+select_n_p = core.Primitive("select_n")
+select_n_p.def_impl(_select_n_impl)
+select_n_p.def_abstract_eval(_select_n_abstract)
+
+
+def _select_n_template(**params):
+  return None
+
+
+def _clamp_abstract(lo, x, hi):
+  for name, a in (("min", lo), ("max", hi)):
+    if a.dtype != x.dtype:
+      raise TypeError(f"lax.clamp requires arguments to have the same dtypes, got "
+                      f"{lo.dtype.name}, {x.dtype.name}, {hi.dtype.name}.")
+    if a.shape and a.shape != x.shape:
+      raise TypeError(f"Clamp with non-scalar {name} requires operand and {name} to have the "
+                      f"same shape, got {a.shape} and {x.shape}.")
+  return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+def _clamp_impl(lo, x, hi):
+  return np.minimum(np.maximum(x, lo), hi).astype(x.dtype)
+
+
+clamp_p = core.Primitive("clamp")
+clamp_p.def_impl(_clamp_impl)
+clamp_p.def_abstract_eval(_clamp_abstract)

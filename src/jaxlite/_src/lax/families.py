@@ -1,0 +1,157 @@
+"""Helpers that define whole families of primitives from one rule body each.
+
+A family helper makes the primitive, its NumPy impl, its abstract eval with JAX's TypeErrors,
+its eager weak-type rule and its tier-0 lowering template, all in one call.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import dtypes
+from jaxlite._src.core import ShapedArray
+
+# Tier-0 codegen templates: primitive -> function(params) -> format string over arg names,
+# e.g. "np.add({0}, {1})". Primitives without one are called through their impl.
+numpy_templates: dict = {}
+
+_KIND_NAMES = {
+    "f": "floating", "c": "complexfloating", "i": "signedinteger", "u": "unsignedinteger",
+    "b": "bool",
+}
+
+
+def _is_weak(x) -> bool:
+  return getattr(x, "weak_type", False)
+
+
+def all_weak(args, params) -> bool:
+  for a in args:
+    if not getattr(a, "weak_type", False):
+      return False
+  return True
+
+
+def first_weak(args, params) -> bool:
+  return getattr(args[0], "weak_type", False)
+
+
+def never_weak(args, params) -> bool:
+  return False
+
+
+def kind_of(dtype) -> str:
+  if dtype == dtypes.bfloat16 or dtype in dtypes.float8_dtypes:
+    return "f"
+  return dtype.kind
+
+
+def check_dtype_kinds(name: str, dtype, kinds: str) -> None:
+  if kind_of(dtype) not in kinds:
+    accepted = ", ".join(_KIND_NAMES[k] for k in "fciub" if k in kinds)
+    raise TypeError(f"{name} does not accept dtype {dtypes.dtype_name(dtype)}. Accepted dtypes "
+                    f"are subtypes of {accepted}.")
+
+
+def broadcast_shapes_lax(name: str, *shapes) -> tuple:
+  """lax's broadcasting: equal ranks (size-1 dims stretch) or rank-0 operands."""
+  nonscalar = [s for s in shapes if len(s)]
+  if not nonscalar:
+    return ()
+  rank = len(nonscalar[0])
+  if any(len(s) != rank for s in nonscalar):
+    raise _shape_error(name, shapes)
+  out = []
+  for dims in zip(*nonscalar):
+    big = {d for d in dims if d != 1}
+    if len(big) > 1:
+      raise _shape_error(name, shapes)
+    out.append(big.pop() if big else 1)
+  return tuple(out)
+
+
+def _shape_error(name, shapes):
+  return TypeError(f"{name} got incompatible shapes for broadcasting: "
+                   f"{', '.join(str(tuple(s)) for s in shapes)}.")
+
+
+def _same_dtypes(name, dts):
+  if any(d != dts[0] for d in dts[1:]):
+    names = ", ".join(dtypes.dtype_name(d) for d in dts)
+    raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got {names}. "
+                    f"(Tip: jnp.{_JNP_TIP.get(name, name)} is a similar function that does "
+                    "automatic type promotion on inputs).")
+
+
+_JNP_TIP = {"sub": "subtract", "mul": "multiply", "div": "divide", "max": "maximum",
+            "min": "minimum", "rem": "remainder", "pow": "power", "atan2": "arctan2",
+            "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor", "eq": "equal",
+            "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater",
+            "ge": "greater_equal", "shift_left": "left_shift",
+            "shift_right_arithmetic": "right_shift"}
+
+
+def unop(name: str, np_fn, kinds: str = "fc", out_dtype=None, template: str | None = None):
+  """An elementwise unary primitive computed by `np_fn`."""
+  prim = core.Primitive(name)
+
+  def abstract_eval(x, **params):
+    check_dtype_kinds(name, x.dtype, kinds)
+    dt = x.dtype if out_dtype is None else out_dtype(x.dtype)
+    return ShapedArray(x.shape, dt, x.weak_type)
+
+  if out_dtype is None:
+    def impl(x, **params):
+      if kind_of(x.dtype) not in kinds:
+        check_dtype_kinds(name, x.dtype, kinds)
+      out = np_fn(x)
+      return out if out.dtype == x.dtype else out.astype(x.dtype)
+  else:
+    def impl(x, **params):
+      check_dtype_kinds(name, x.dtype, kinds)
+      return np.asarray(np_fn(x), out_dtype(x.dtype))
+
+  prim.def_impl(impl)
+  prim.def_abstract_eval(abstract_eval)
+  prim.eager_weak_type = first_weak
+  if template is not None:
+    numpy_templates[prim] = lambda **params: template
+  return prim
+
+
+def binop(name: str, np_fn, kinds: str = "fciub", out_dtype=None, template: str | None = None):
+  """An elementwise binary primitive with lax broadcasting (rank-0 or equal-rank operands)."""
+  prim = core.Primitive(name)
+
+  def abstract_eval(x, y, **params):
+    check_dtype_kinds(name, x.dtype, kinds)
+    check_dtype_kinds(name, y.dtype, kinds)
+    _same_dtypes(name, (x.dtype, y.dtype))
+    shape = broadcast_shapes_lax(name, x.shape, y.shape)
+    dt = x.dtype if out_dtype is None else out_dtype
+    return ShapedArray(shape, dt, x.weak_type and y.weak_type)
+
+  def impl(x, y, **params):
+    if x.dtype != y.dtype or (x.ndim != y.ndim and x.ndim and y.ndim) \
+        or kind_of(x.dtype) not in kinds:
+      abstract_eval(core.get_aval(x), core.get_aval(y))
+    try:
+      out = np_fn(x, y)
+    except ValueError:
+      abstract_eval(core.get_aval(x), core.get_aval(y))
+      raise
+    if out_dtype is None and out.dtype != x.dtype:
+      out = out.astype(x.dtype)
+    return out
+
+  prim.def_impl(impl)
+  prim.def_abstract_eval(abstract_eval)
+  prim.eager_weak_type = all_weak
+  if template is not None:
+    numpy_templates[prim] = lambda **params: template
+  return prim
+
+
+def naryop_shape_dtype(name: str, avals, kinds_per_arg=None):
+  shape = broadcast_shapes_lax(name, *(a.shape for a in avals))
+  return shape

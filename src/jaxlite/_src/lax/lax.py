@@ -1,0 +1,220 @@
+"""The `jax.lax` functions over the elementwise primitives: strict dtypes, no promotion.
+
+Python scalars become weak typed scalars of the default dtype (`lax.add(1., 2.)` is weak f32);
+NumPy inputs are canonicalized for x64 mode; everything else is a bind.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import dtypes
+from jaxlite._src.config import config
+from jaxlite._src.lax import elementwise as ew
+
+_INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def check_python_int(x: int, dtype) -> None:
+  info = np.iinfo(dtype)
+  if not info.min <= x <= info.max:
+    raise OverflowError(f"Python int {x} too large to convert to {np.dtype(dtype).name}")
+
+
+def weak_scalar(x):
+  """A Python scalar as a weak typed scalar of its default dtype."""
+  t = type(x)
+  if t is int:
+    dt = dtypes.default_int_dtype()
+    check_python_int(x, dt)
+    return dtypes.TypedInt(x, dt)
+  if t is float:
+    return dtypes.TypedFloat(x, dtypes.default_float_dtype())
+  if t is complex:
+    return dtypes.TypedComplex(x, dtypes.default_complex_dtype())
+  if t is bool:
+    return np.bool_(x)
+  return x
+
+
+def asarg(x):
+  """Canonicalizes one argument of a lax function."""
+  t = type(x)
+  if t is core.array_type or isinstance(x, core.Tracer) or t in dtypes.typed_scalar_types:
+    return x
+  if t in (int, float, complex, bool):
+    return weak_scalar(x)
+  if isinstance(x, (np.ndarray, np.generic)):
+    canon = dtypes.canonicalize_dtype(x.dtype)
+    return x if canon == x.dtype else np.asarray(x, canon)
+  if hasattr(x, "__jax_array__"):
+    return asarg(x.__jax_array__())
+  if isinstance(x, (int, float, complex)):
+    return weak_scalar(type(x).__mro__[1](x)) if not isinstance(x, np.generic) else x
+  raise TypeError(f"Value {x!r} with type {type(x)} is not a valid JAX type")
+
+
+def _unary(prim):
+  def fn(x):
+    return prim.bind(asarg(x))
+  fn.__name__ = prim.name
+  return fn
+
+
+def _binary(prim):
+  def fn(x, y):
+    return prim.bind(asarg(x), asarg(y))
+  fn.__name__ = prim.name
+  return fn
+
+
+neg = _unary(ew.neg_p)
+sign = _unary(ew.sign_p)
+floor = _unary(ew.floor_p)
+ceil = _unary(ew.ceil_p)
+is_finite = _unary(ew.is_finite_p)
+exp2 = _unary(ew.exp2_p)
+log1p = _unary(ew.log1p_p)
+expm1 = _unary(ew.expm1_p)
+logistic = _unary(ew.logistic_p)
+tan = _unary(ew.tan_p)
+asin = _unary(ew.asin_p)
+acos = _unary(ew.acos_p)
+atan = _unary(ew.atan_p)
+sinh = _unary(ew.sinh_p)
+cosh = _unary(ew.cosh_p)
+asinh = _unary(ew.asinh_p)
+acosh = _unary(ew.acosh_p)
+atanh = _unary(ew.atanh_p)
+rsqrt = _unary(ew.rsqrt_p)
+cbrt = _unary(ew.cbrt_p)
+abs = _unary(ew.abs_p)  # noqa: A001 - lax's name
+bitwise_not = _unary(ew.not_p)
+population_count = _unary(ew.population_count_p)
+clz = _unary(ew.clz_p)
+real = _unary(ew.real_p)
+imag = _unary(ew.imag_p)
+conj = _unary(ew.conj_p)
+square = _unary(ew.square_p)
+sqrt = _unary(ew.sqrt_p)
+sin = _unary(ew.sin_p)
+cos = _unary(ew.cos_p)
+tanh = _unary(ew.tanh_p)
+
+
+def exp(x, accuracy=None):
+  return ew.exp_p.bind(asarg(x))
+
+
+def log(x, accuracy=None):
+  return ew.log_p.bind(asarg(x))
+
+
+add = _binary(ew.add_p)
+sub = _binary(ew.sub_p)
+mul = _binary(ew.mul_p)
+div = _binary(ew.div_p)
+rem = _binary(ew.rem_p)
+pow = _binary(ew.pow_p)  # noqa: A001
+max = _binary(ew.max_p)  # noqa: A001
+min = _binary(ew.min_p)  # noqa: A001
+atan2 = _binary(ew.atan2_p)
+nextafter = _binary(ew.nextafter_p)
+bitwise_and = _binary(ew.and_p)
+bitwise_or = _binary(ew.or_p)
+bitwise_xor = _binary(ew.xor_p)
+shift_left = _binary(ew.shift_left_p)
+shift_right_arithmetic = _binary(ew.shift_right_arithmetic_p)
+shift_right_logical = _binary(ew.shift_right_logical_p)
+eq = _binary(ew.eq_p)
+ne = _binary(ew.ne_p)
+lt = _binary(ew.lt_p)
+le = _binary(ew.le_p)
+gt = _binary(ew.gt_p)
+ge = _binary(ew.ge_p)
+complex = _binary(ew.complex_p)  # noqa: A001
+mulhi = _binary(ew.mulhi_p)
+
+RoundingMethod = ew.RoundingMethod
+
+
+def round(x, rounding_method=ew.RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001
+  return ew.round_p.bind(asarg(x), rounding_method=ew.RoundingMethod(int(rounding_method)))
+
+
+def integer_pow(x, y: int):
+  return ew.integer_pow_p.bind(asarg(x), y=int(y))
+
+
+def convert_element_type(operand, new_dtype):
+  """Casts to `new_dtype` (canonicalized); the result is strong."""
+  new_dtype = dtypes.check_user_dtype(new_dtype)
+  return _convert_element_type(operand, new_dtype, weak_type=False)
+
+
+def _convert_element_type(operand, new_dtype=None, weak_type=False):
+  """Casts, keeping the value unchanged when dtype and weak type already match."""
+  operand = asarg(operand)
+  old_dtype, old_weak = dtypes.dtype_and_weak(operand)
+  if new_dtype is None:
+    new_dtype = old_dtype
+  new_dtype = dtypes.canonicalize_dtype(new_dtype)
+  if old_dtype == new_dtype and old_weak == weak_type and not isinstance(operand, np.generic):
+    if type(operand) not in dtypes.typed_scalar_types:
+      return operand
+  if type(operand) in dtypes.typed_scalar_types or isinstance(operand, (np.generic,)) \
+      or (isinstance(operand, np.ndarray) and operand.ndim == 0):
+    # Scalar constants are converted in Python so they stay literals when traced.
+    if weak_type and new_dtype in (dtypes.default_int_dtype(), dtypes.default_float_dtype(),
+                                   dtypes.default_complex_dtype()) \
+        and type(operand) in dtypes.typed_scalar_types:
+      return _typed_like(operand, new_dtype)
+    val = ew.convert_value(np.asarray(operand), new_dtype)[()]
+    if weak_type:
+      return core.array_from_numpy(np.asarray(val), True) if core.current_trace() is \
+          core.eval_trace else _weak_literal(val)
+    return val
+  return ew.convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=bool(weak_type))
+
+
+def _typed_like(x, dtype):
+  k = dtype.kind
+  if k in "iu":
+    return dtypes.TypedInt(int(x.real if isinstance(x, complex) else x), dtype)
+  if k == "f":
+    return dtypes.TypedFloat(float(x.real if isinstance(x, complex) else x), dtype)
+  return dtypes.TypedComplex(complex(x), dtype)
+
+
+def _weak_literal(val):
+  """A 0-d weak array constant (prints as a NumPy-valued literal when traced)."""
+  return core.array_from_numpy(np.asarray(val), True)
+
+
+def bitcast_convert_type(operand, new_dtype):
+  return ew.bitcast_convert_type_p.bind(asarg(operand), new_dtype=np.dtype(new_dtype))
+
+
+def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
+  return ew.reduce_precision_p.bind(asarg(operand), exponent_bits=exponent_bits,
+                                    mantissa_bits=mantissa_bits)
+
+
+def select_n(which, *cases):
+  return ew.select_n_p.bind(asarg(which), *(asarg(c) for c in cases))
+
+
+def select(pred, on_true, on_false):
+  return ew.select_n_p.bind(asarg(pred), asarg(on_false), asarg(on_true))
+
+
+def clamp(min, x, max):  # noqa: A002
+  return ew.clamp_p.bind(asarg(min), asarg(x), asarg(max))
+
+
+def dtype(x, canonicalize: bool = False):
+  return dtypes.dtype_and_weak(x)[0]
+
+
+_ = config

@@ -1,0 +1,19 @@
+"""The names `jaxlite.lax` exports, gathered from the primitive modules."""
+from jaxlite._src.lax.lax import (  # noqa: F401
+    neg, sign, floor, ceil, is_finite, exp, exp2, log, log1p, expm1, tanh, logistic, sin, cos,
+    tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, sqrt, rsqrt, cbrt, abs, bitwise_not,
+    population_count, clz, real, imag, conj, square, round, RoundingMethod, integer_pow, add,
+    sub, mul, div, rem, pow, max, min, atan2, nextafter, bitwise_and, bitwise_or, bitwise_xor,
+    shift_left, shift_right_arithmetic, shift_right_logical, eq, ne, lt, le, gt, ge, complex,
+    mulhi, convert_element_type, bitcast_convert_type, reduce_precision, select_n, select,
+    clamp)
+from jaxlite._src.lax.lax import bitwise_not as not_  # noqa: F401
+from jaxlite._src.lax.lax import bitwise_and as and_, bitwise_or as or_  # noqa: F401
+from jaxlite._src.lax.lax import bitwise_xor as xor  # noqa: F401
+from jaxlite._src.lax.shape import (  # noqa: F401
+    broadcast_in_dim_p, reshape_p, squeeze_p, transpose_p)
+from jaxlite._src.lax.elementwise import (  # noqa: F401
+    add_p, sub_p, mul_p, div_p, neg_p, exp_p, log_p, sin_p, cos_p, select_n_p,
+    convert_element_type_p)
+
+__all__ = [n for n in dir() if not n.startswith("_")]

@@ -1,0 +1,194 @@
+"""Python operators and NumPy-style methods of `jax.Array`, shared by arrays and tracers.
+
+They are set on the common base class `core.Array`, so a tracer supports exactly what a
+concrete array does. Methods defer to jnp functions (imported lazily to keep import cheap).
+"""
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src.numpy import ufuncs as uf
+
+
+def _defer_to_unrecognized(fn):
+  # Returning NotImplemented for foreign types lets their reflected operator run.
+  def op(self, other):
+    if not _accepted(other):
+      return NotImplemented
+    return fn(self, other)
+  op.__name__ = fn.__name__
+  return op
+
+
+_SCALARS = (int, float, complex, bool, np.ndarray, np.generic)
+
+
+def _accepted(x) -> bool:
+  return isinstance(x, (core.Array,) + _SCALARS) or type(x) in (list, tuple) and False \
+      or hasattr(x, "__jax_array__")
+
+
+def _swap(fn):
+  def rop(self, other):
+    return fn(other, self)
+  return rop
+
+
+_BINARY = {
+    "add": uf.add, "sub": uf.subtract, "mul": uf.multiply, "truediv": uf.true_divide,
+    "floordiv": uf.floor_divide, "mod": uf.remainder, "pow": uf.power, "and": uf.bitwise_and,
+    "or": uf.bitwise_or, "xor": uf.bitwise_xor, "lshift": uf.left_shift,
+    "rshift": uf.right_shift,
+}
+_COMPARE = {"eq": uf.equal, "ne": uf.not_equal, "lt": uf.less, "le": uf.less_equal,
+            "gt": uf.greater, "ge": uf.greater_equal}
+
+
+def _matmul(a, b):
+  from jaxlite._src.numpy import linalg_basic
+  return linalg_basic.matmul(a, b)
+
+
+def _divmod(a, b):
+  return uf.floor_divide(a, b), uf.remainder(a, b)
+
+
+def _getitem(self, idx):
+  from jaxlite._src.numpy import indexing
+  return indexing.getitem(self, idx)
+
+
+def _setitem(self, idx, val):
+  raise TypeError("JAX arrays are immutable and do not support in-place item assignment. "
+                  "Instead of x[idx] = y, use x = x.at[idx].set(y) or another .at[] method: "
+                  "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")
+
+
+def _jnp():
+  return importlib.import_module("jaxlite.numpy")
+
+
+def _method(name):
+  def m(self, *args, **kwargs):
+    return getattr(_jnp(), name)(self, *args, **kwargs)
+  m.__name__ = name
+  return m
+
+
+_METHODS = ("all", "any", "argmax", "argmin", "argpartition", "argsort", "choose", "clip",
+            "compress", "conj", "conjugate", "cumprod", "cumsum", "diagonal", "dot", "max",
+            "mean", "min", "nonzero", "prod", "ptp", "repeat", "searchsorted", "sort",
+            "squeeze", "std", "sum", "swapaxes", "take", "trace", "var", "round")
+
+
+def _astype(self, dtype, copy=False, device=None):
+  from jaxlite._src.numpy.creation import array
+  from jaxlite._src import dtypes as dt
+  return array(self, dtype=dt.check_user_dtype(dtype, "astype"), copy=False) \
+      if _not_same(self, dtype) else _strong_copy(self)
+
+
+def _not_same(self, dtype):
+  from jaxlite._src import dtypes as dt
+  d = dt.check_user_dtype(dtype)
+  return d != self.dtype or not self.weak_type
+
+
+def _strong_copy(self):
+  from jaxlite._src.numpy.creation import array
+  return array(self, dtype=self.dtype)
+
+
+def _reshape(self, *args, order="C", **kw):
+  from jaxlite._src.numpy.lax_numpy import reshape
+  shape = args[0] if len(args) == 1 else args
+  if "shape" in kw:
+    shape = kw["shape"]
+  return reshape(self, shape, order)
+
+
+def _transpose(self, *args):
+  from jaxlite._src.numpy.lax_numpy import transpose
+  axes = args[0] if len(args) == 1 and not isinstance(args[0], int) else (args or None)
+  return transpose(self, axes)
+
+
+def _at(self):
+  from jaxlite._src.numpy import indexing
+  return indexing._IndexUpdateHelper(self)
+
+
+def _flatten(self, order="C"):
+  from jaxlite._src.numpy.lax_numpy import ravel
+  return ravel(self, order)
+
+
+def _T(self):
+  from jaxlite._src.numpy.lax_numpy import transpose
+  return transpose(self)
+
+
+def _mT(self):
+  from jaxlite._src.numpy.lax_numpy import matrix_transpose
+  return matrix_transpose(self)
+
+
+def _real(self):
+  return uf.real(self)
+
+
+def _imag(self):
+  return uf.imag(self)
+
+
+def _copy(self):
+  from jaxlite._src.numpy.creation import array
+  return array(self, copy=True)
+
+
+def _view(self, dtype=None, type=None):
+  from jaxlite._src.numpy import bitcast_view
+  return bitcast_view.view(self, dtype)
+
+
+def set_array_methods(cls) -> None:
+  for name, fn in _BINARY.items():
+    setattr(cls, f"__{name}__", _defer_to_unrecognized(fn))
+    setattr(cls, f"__r{name}__", _defer_to_unrecognized(_swap(fn)))
+  for name, fn in _COMPARE.items():
+    setattr(cls, f"__{name}__", _defer_to_unrecognized(fn))
+  cls.__matmul__ = _defer_to_unrecognized(_matmul)
+  cls.__rmatmul__ = _defer_to_unrecognized(_swap(_matmul))
+  cls.__divmod__ = _defer_to_unrecognized(_divmod)
+  cls.__rdivmod__ = _defer_to_unrecognized(_swap(_divmod))
+  cls.__neg__ = uf.negative
+  cls.__pos__ = uf.positive
+  cls.__abs__ = uf.absolute
+  cls.__invert__ = uf.invert
+  cls.__getitem__ = _getitem
+  cls.__setitem__ = _setitem
+  cls.__round__ = lambda self, ndigits=None: (
+      uf.round(self, ndigits or 0) if ndigits is not None else int(uf.round(self)))
+  for name in _METHODS:
+    setattr(cls, name, _method(name))
+  cls.astype = _astype
+  cls.reshape = _reshape
+  cls.transpose = _transpose
+  cls.at = property(_at)
+  cls.flatten = _flatten
+  cls.ravel = _flatten
+  cls.T = property(_T)
+  cls.mT = property(_mT)
+  cls.real = property(_real)
+  cls.imag = property(_imag)
+  cls.copy = _copy
+  cls.view = _view
+  cls.__array_namespace__ = lambda self, api_version=None: _jnp()
+
+
+set_array_methods(core.Array)
+# ArrayImpl and Tracer define their own __eq__-sensitive __hash__; keep them unhashable.
+core.Array.__hash__ = None

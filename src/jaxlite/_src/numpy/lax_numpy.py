@@ -1,0 +1,182 @@
+"""jnp functions that are compositions of lax primitives: where, reshapes, broadcasting.
+
+Names that JAX stages as nested jit eqns (`_where`…) are wrapped with `internal_jit` under the
+same names, so printed jaxprs match.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import dtypes
+from jaxlite._src.jit import internal_jit
+from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import shape as shape_prims
+from jaxlite._src.numpy.util import (canonicalize_axis, dtype_weak, promote_dtypes,
+                                     promote_shapes, shape_of, broadcast_shapes, ndim_of)
+
+
+def _broadcast_to_shape(x, shape):
+  """Broadcasts `x` (NumPy rules) to `shape` with one broadcast_in_dim eqn."""
+  xs = tuple(shape_of(x))
+  shape = tuple(shape)
+  if xs == shape:
+    return x
+  nlead = len(shape) - len(xs)
+  if nlead < 0 or any(a not in (1, b) for a, b in zip(xs, shape[nlead:])):
+    raise ValueError(f"Incompatible shapes for broadcasting: {xs} and requested shape {shape}")
+  keep = [i for i, (a, b) in enumerate(zip(xs, shape[nlead:])) if a == b]
+  if len(keep) != len(xs):
+    # Squeeze the stretched size-1 axes first, as JAX does.
+    x = shape_prims.squeeze_p.bind(x, dimensions=tuple(i for i in range(len(xs))
+                                                        if i not in keep))
+  return shape_prims.broadcast_in_dim_p.bind(x, shape=shape,
+                                             broadcast_dimensions=tuple(nlead + i for i in keep),
+                                             sharding=None)
+
+
+def broadcast_to(array, shape):
+  from jaxlite._src.numpy.creation import asarray
+  shape = core.canonicalize_shape(shape)
+  arr = array if isinstance(array, (core.Tracer, core.array_type)) else asarray(array)
+  return _broadcast_to_shape(arr, shape)
+
+
+def broadcast_arrays(*args):
+  shapes = [shape_of(a) for a in args]
+  out = broadcast_shapes(*shapes)
+  from jaxlite._src.numpy.creation import asarray
+  return [_broadcast_to_shape(asarray(a) if not isinstance(a, core.Tracer) else a, out)
+          for a in args]
+
+
+@internal_jit
+def _where(condition, x, y):
+  cond_b = condition if dtype_weak(condition)[0] == np.bool_ else \
+      ew.ne_p.bind(*promote_dtypes(condition, 0))
+  x, y = promote_dtypes(x, y)
+  shape = broadcast_shapes(shape_of(cond_b), shape_of(x), shape_of(y))
+  cond_b, x, y = (_broadcast_to_shape(a, shape) for a in (cond_b, x, y))
+  return ew.select_n_p.bind(cond_b, y, x)
+
+
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
+  if x is None and y is None:
+    from jaxlite._src.numpy import setops
+    return setops.nonzero(condition, size=size, fill_value=fill_value)
+  if x is None or y is None:
+    raise ValueError("Either both or neither of the x and y arguments should be provided to "
+                     "jax.numpy.where, got x=None or y=None.")
+  return _where(condition, x, y)
+
+
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+  if shape is None:
+    shape = newshape
+  from jaxlite._src.numpy.creation import asarray
+  a = a if isinstance(a, (core.Tracer, core.array_type)) else asarray(a)
+  if order != "C":
+    raise NotImplementedError("jnp.reshape supports only order='C'")
+  shape = _compute_newshape(a.shape, shape)
+  if tuple(shape) == tuple(a.shape):
+    return a
+  return shape_prims.reshape_p.bind(a, new_sizes=shape, dimensions=None, sharding=None)
+
+
+def _compute_newshape(old, new):
+  if isinstance(new, (int, np.integer)) or (isinstance(new, core.Tracer) and new.ndim == 0):
+    new = (new,)
+  new = [core.concrete_or_error(int, d, "The shape argument of reshape must be concrete.")
+         for d in new]
+  size = int(np.prod(old, dtype=np.int64))
+  if new.count(-1) > 1:
+    raise ValueError("can only specify one unknown dimension")
+  if -1 in new:
+    rest = int(np.prod([d for d in new if d != -1], dtype=np.int64))
+    if rest == 0 or size % rest:
+      raise TypeError(f"cannot reshape array of shape {tuple(old)} (size {size}) into shape "
+                      f"{tuple(new)}")
+    new[new.index(-1)] = size // rest
+  if int(np.prod(new, dtype=np.int64)) != size:
+    raise TypeError(f"cannot reshape array of shape {tuple(old)} (size {size}) into shape "
+                    f"{tuple(new)} (size {int(np.prod(new, dtype=np.int64))})")
+  return tuple(new)
+
+
+def ravel(a, order="C"):
+  return reshape(a, (-1,), order)
+
+
+def transpose(a, axes=None):
+  from jaxlite._src.numpy.creation import asarray
+  a = a if isinstance(a, (core.Tracer, core.array_type)) else asarray(a)
+  nd = a.ndim
+  axes = tuple(range(nd))[::-1] if axes is None else tuple(canonicalize_axis(i, nd)
+                                                            for i in axes)
+  if axes == tuple(range(nd)):
+    return a
+  return shape_prims.transpose_p.bind(a, permutation=axes)
+
+
+def permute_dims(a, /, axes):
+  return transpose(a, axes)
+
+
+def matrix_transpose(x, /):
+  nd = x.ndim
+  if nd < 2:
+    raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got ndim={nd}")
+  return transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+def squeeze(a, axis=None):
+  from jaxlite._src.numpy.creation import asarray
+  a = a if isinstance(a, (core.Tracer, core.array_type)) else asarray(a)
+  if axis is None:
+    dims = tuple(i for i, d in enumerate(a.shape) if d == 1)
+  else:
+    axis = (axis,) if isinstance(axis, (int, np.integer)) else axis
+    dims = tuple(sorted(canonicalize_axis(i, a.ndim) for i in axis))
+    for d in dims:
+      if a.shape[d] != 1:
+        raise ValueError("cannot select an axis to squeeze out which has size not equal to "
+                         f"one, got shape={a.shape} and dimensions={dims}")
+  if not dims:
+    return a
+  return shape_prims.squeeze_p.bind(a, dimensions=dims)
+
+
+def expand_dims(a, axis):
+  from jaxlite._src.numpy.creation import asarray
+  a = a if isinstance(a, (core.Tracer, core.array_type)) else asarray(a)
+  axis = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+  out_nd = a.ndim + len(axis)
+  axes = sorted(canonicalize_axis(i, out_nd) for i in axis)
+  if len(set(axes)) != len(axes):
+    raise ValueError(f"repeated axis in expand_dims: {axis}")
+  shape = list(a.shape)
+  for ax in axes:
+    shape.insert(ax, 1)
+  bdims = tuple(i for i in range(out_nd) if i not in axes)
+  return shape_prims.broadcast_in_dim_p.bind(a, shape=tuple(shape), broadcast_dimensions=bdims,
+                                             sharding=None)
+
+
+def shape(a):
+  return tuple(shape_of(a))
+
+
+def ndim(a):
+  return ndim_of(a)
+
+
+def size(a, axis=None):
+  s = shape_of(a)
+  return int(np.prod(s, dtype=np.int64)) if axis is None else s[axis]
+
+
+def result_type(*args):
+  return dtypes.result_type(*args)
+
+
+_ = promote_shapes

@@ -1,0 +1,36 @@
+"""The names `jaxlite.numpy` exports, gathered from the jnp modules."""
+import numpy as _np
+
+from jaxlite._src import dtypes as _dtypes
+from jaxlite._src.numpy import array_methods as _array_methods  # noqa: F401 - sets operators
+from jaxlite._src.numpy.creation import (  # noqa: F401
+    array, asarray, zeros, ones, full, empty, zeros_like, ones_like, full_like, empty_like)
+from jaxlite._src.numpy.lax_numpy import (  # noqa: F401
+    where, reshape, ravel, transpose, permute_dims, matrix_transpose, squeeze, expand_dims,
+    broadcast_to, broadcast_arrays, shape, ndim, size, result_type)
+from jaxlite._src.numpy.ufuncs import (  # noqa: F401
+    negative, positive, floor, ceil, exp, exp2, log, log1p, expm1, tanh, sin, cos, tan, arcsin,
+    arccos, arctan, sinh, cosh, arcsinh, arccosh, arctanh, sqrt, cbrt, conjugate, conj, add,
+    subtract, multiply, true_divide, divide, floor_divide, remainder, mod, fmod, divmod, power,
+    pow, float_power, maximum, minimum, arctan2, nextafter, equal, not_equal, less, less_equal,
+    greater, greater_equal, bitwise_and, bitwise_or, bitwise_xor, bitwise_not, bitwise_invert,
+    invert, left_shift, right_shift, bitwise_left_shift, bitwise_right_shift, logical_and,
+    logical_or, logical_xor, logical_not, absolute, abs, sign, square, reciprocal, isfinite,
+    isnan, isinf, isposinf, isneginf, log2, log10, logaddexp, deg2rad, rad2deg, radians,
+    degrees, round, around, rint, trunc, fix, real, imag, signbit, copysign, hypot, heaviside,
+    fmax, fmin, sinc)
+from jaxlite._src.numpy.scalar_types import (  # noqa: F401
+    bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64,
+    complex64, complex128, bfloat16, int_, uint, float_, complex_, generic, number, integer,
+    signedinteger, unsignedinteger, inexact, floating, complexfloating, dtype, finfo, iinfo,
+    issubdtype, promote_types, can_cast, isdtype)
+
+pi = _np.pi
+e = _np.e
+inf = _np.inf
+nan = _np.nan
+euler_gamma = _np.euler_gamma
+newaxis = None
+ndarray = __import__("jaxlite._src.core", fromlist=["Array"]).Array
+
+__all__ = [n for n in dir() if not n.startswith("_")]

@@ -1,0 +1,94 @@
+"""jnp's scalar types (`jnp.float32(1)` makes an Array) and dtype utilities."""
+from __future__ import annotations
+
+import numpy as np
+
+from jaxlite._src import dtypes
+
+
+class _ScalarMeta(type):
+  """A scalar type usable as a dtype (`np.dtype(jnp.float32)`) and callable like JAX's."""
+
+  def __hash__(cls):
+    return hash(cls.dtype.type)
+
+  def __eq__(cls, other):
+    return id(cls) == id(other) or cls.dtype.type == other
+
+  def __ne__(cls, other):
+    return not cls == other
+
+  def __call__(cls, x):
+    from jaxlite._src.numpy.creation import array
+    return array(x, dtype=cls.dtype)
+
+  def __instancecheck__(cls, instance):
+    return isinstance(instance, cls.dtype.type)
+
+
+def _make_scalar_type(np_type, name=None):
+  name = name or np.dtype(np_type).name
+  return _ScalarMeta(name, (object,), {"dtype": np.dtype(np_type)})
+
+
+bool_ = _make_scalar_type(np.bool_, "bool")
+int8 = _make_scalar_type(np.int8)
+int16 = _make_scalar_type(np.int16)
+int32 = _make_scalar_type(np.int32)
+int64 = _make_scalar_type(np.int64)
+uint8 = _make_scalar_type(np.uint8)
+uint16 = _make_scalar_type(np.uint16)
+uint32 = _make_scalar_type(np.uint32)
+uint64 = _make_scalar_type(np.uint64)
+float16 = _make_scalar_type(np.float16)
+float32 = _make_scalar_type(np.float32)
+float64 = _make_scalar_type(np.float64)
+complex64 = _make_scalar_type(np.complex64)
+complex128 = _make_scalar_type(np.complex128)
+bfloat16 = _make_scalar_type(dtypes.bfloat16, "bfloat16") if dtypes.bfloat16 is not None \
+    else None
+int_ = int64
+uint = uint64
+float_ = float64
+complex_ = complex128
+
+generic, number, integer = np.generic, np.number, np.integer
+signedinteger, unsignedinteger = np.signedinteger, np.unsignedinteger
+inexact, floating, complexfloating = np.inexact, np.floating, np.complexfloating
+
+finfo = dtypes.finfo
+iinfo = dtypes.iinfo
+issubdtype = dtypes.issubdtype
+promote_types = dtypes.promote_types
+
+
+def dtype(obj, align=False, copy=False):
+  if isinstance(obj, _ScalarMeta):
+    return obj.dtype
+  if obj is int:
+    return dtypes.default_int_dtype()
+  if obj is float:
+    return dtypes.default_float_dtype()
+  if obj is complex:
+    return dtypes.default_complex_dtype()
+  if hasattr(obj, "dtype") and not isinstance(obj, (type, np.dtype, str)):
+    return obj.dtype
+  return np.dtype(obj)
+
+
+def can_cast(from_, to, casting="safe"):
+  return np.can_cast(dtype(from_), dtype(to), casting)
+
+
+def isdtype(dt, kind) -> bool:
+  dt = dtype(dt)
+  kinds = kind if isinstance(kind, tuple) else (kind,)
+  table = {"bool": "b", "signed integer": "i", "unsigned integer": "u", "integral": "iu",
+           "real floating": "f", "complex floating": "c", "numeric": "iufc"}
+  for k in kinds:
+    if isinstance(k, str):
+      if dtypes.kind_of_dtype(dt) in table[k]:
+        return True
+    elif dtype(k) == dt:
+      return True
+  return False

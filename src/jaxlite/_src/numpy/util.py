@@ -1,0 +1,219 @@
+"""jnp's argument handling: dtype promotion with weak types, rank promotion, validation.
+
+`promote_args` is on the path of every eager binary op, so the common cases (same dtype, a
+Python scalar next to an array) are settled with a few type checks and one cached lookup.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import dtypes
+from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import shape as shape_prims
+from jaxlite._src.lax.lax import check_python_int
+
+_ArrayImpl = None
+_PY = (int, float, complex, bool)
+_typed = dtypes.typed_scalar_types
+
+
+def _array_type():
+  return core.array_type
+
+
+def dtype_weak(x):
+  """(dtype, weak_type) of a jnp argument; lists and tuples count as strong arrays."""
+  t = type(x)
+  if t is core.array_type:
+    return x._value.dtype, x.weak_type
+  if t is float:
+    return dtypes.default_float_dtype(), True
+  if t is int:
+    return dtypes.default_int_dtype(), True
+  if t is bool:
+    return dtypes.bool_, False
+  if t is complex:
+    return dtypes.default_complex_dtype(), True
+  if isinstance(x, core.Tracer):
+    a = x.aval
+    return a.dtype, a.weak_type
+  if t in _typed:
+    return x.dtype, True
+  if isinstance(x, (np.ndarray, np.generic)):
+    return dtypes.canonicalize_dtype(x.dtype), False
+  if isinstance(x, (list, tuple)):
+    from jaxlite._src.numpy.creation import array
+    a = array(x)
+    return a.dtype, a.weak_type
+  if hasattr(x, "__jax_array__"):
+    return dtype_weak(x.__jax_array__())
+  raise TypeError(f"Value {x!r} with type {type(x)} is not a valid JAX type")
+
+
+def check_arraylike(fun_name: str, *args) -> None:
+  for i, a in enumerate(args):
+    t = type(a)
+    if t is core.array_type or t in _PY or t in _typed or isinstance(
+        a, (core.Tracer, np.ndarray, np.generic)) or hasattr(a, "__jax_array__"):
+      continue
+    msg = f"{fun_name} requires ndarray or scalar arguments, got {t} at position {i}."
+    raise TypeError(msg)
+
+
+def scalar_to_dtype(x, dtype, weak: bool):
+  """A Python scalar converted for an op computing in `dtype` (stays a literal when traced)."""
+  t = type(x)
+  if t is int:
+    check_python_int(x, dtypes.default_int_dtype() if dtype.kind in "iu" else np.int64)
+  if weak and t is not bool:
+    if dtype == dtypes.default_float_dtype():
+      return dtypes.TypedFloat(x, dtype) if t is not complex else x
+    if dtype == dtypes.default_int_dtype() and t is int:
+      return dtypes.TypedInt(x, dtype)
+    if dtype == dtypes.default_complex_dtype():
+      return dtypes.TypedComplex(x, dtype)
+  return ew.convert_value(np.asarray(x), dtype)[()]
+
+
+def convert(x, dtype, weak: bool):
+  """`x` as (dtype, weak): Python scalars in Python, arrays and tracers through a cast eqn."""
+  t = type(x)
+  if t in _PY:
+    return scalar_to_dtype(x, dtype, weak)
+  xd, xw = dtype_weak(x)
+  if xd == dtype and xw == weak:
+    if t is core.array_type or isinstance(x, core.Tracer) or t in _typed:
+      return x
+  if t in _typed:
+    py = int(x) if t is dtypes.TypedInt else float(x) if t is dtypes.TypedFloat else complex(x)
+    return scalar_to_dtype(py, dtype, weak)
+  if isinstance(x, (np.ndarray, np.generic)):
+    v = ew.convert_value(np.asarray(x), dtype)
+    if v.ndim == 0:
+      v = v[()]
+    if weak:
+      return core.array_from_numpy(np.asarray(v), True)
+    return v
+  if isinstance(x, (list, tuple)):
+    from jaxlite._src.numpy.creation import array
+    x = array(x)
+  return ew.convert_element_type_p.bind(x, new_dtype=dtype, weak_type=bool(weak))
+
+
+def promote_dtypes(*args):
+  """Converts args to their common (dtype, weak type)."""
+  if len(args) == 1:
+    x = args[0]
+    d, w = dtype_weak(x)
+    return [convert(x, d, w)]
+  sigs = tuple(dtype_weak(a) for a in args)
+  first = sigs[0]
+  if all(s == first for s in sigs[1:]):
+    dtype, weak = first
+  else:
+    dtype, weak = dtypes.promote_signature(sigs)
+  return [convert(a, dtype, weak) for a, s in zip(args, sigs)]
+
+
+def promote_dtypes_inexact(*args):
+  """Promotes, then moves integer and bool results to the default float (sin of an int)."""
+  sigs = tuple(dtype_weak(a) for a in args)
+  dtype, weak = dtypes.promote_signature(sigs) if len(sigs) > 1 else sigs[0]
+  if not dtypes.is_inexact(dtype):
+    dtype = dtypes.default_float_dtype()
+  return [convert(a, dtype, weak) for a in args]
+
+
+def promote_dtypes_numeric(*args):
+  sigs = tuple(dtype_weak(a) for a in args)
+  dtype, weak = dtypes.promote_signature(sigs) if len(sigs) > 1 else sigs[0]
+  if dtype == np.bool_:
+    dtype = dtypes.default_int_dtype()
+  return [convert(a, dtype, weak) for a in args]
+
+
+def promote_dtypes_complex(*args):
+  sigs = tuple(dtype_weak(a) for a in args)
+  dtype, weak = dtypes.promote_signature(sigs) if len(sigs) > 1 else sigs[0]
+  if dtype.kind != "c":
+    dtype = dtypes.complex128 if dtype == np.float64 else dtypes.default_complex_dtype()
+  return [convert(a, dtype, weak) for a in args]
+
+
+def ndim_of(x) -> int:
+  t = type(x)
+  if t is core.array_type:
+    return x._value.ndim
+  if t in _PY or t in _typed:
+    return 0
+  return len(np.shape(x)) if not isinstance(x, core.Tracer) else x.ndim
+
+
+def shape_of(x) -> tuple:
+  t = type(x)
+  if t is core.array_type:
+    return x._value.shape
+  if t in _PY or t in _typed:
+    return ()
+  if isinstance(x, core.Tracer):
+    return x.aval.shape
+  return np.shape(x)
+
+
+def promote_shapes(fun_name: str, *args):
+  """Rank promotion: lower-rank non-scalar operands get leading size-1 axes."""
+  if len(args) < 2:
+    return list(args)
+  ranks = [ndim_of(a) for a in args]
+  top = max(ranks)
+  if all(r == top or r == 0 for r in ranks):
+    return list(args)
+  out = []
+  for a, r in zip(args, ranks):
+    if r == top or r == 0:
+      out.append(a)
+    else:
+      shp = shape_of(a)
+      new = (1,) * (top - r) + tuple(shp)
+      out.append(shape_prims.broadcast_in_dim_p.bind(
+          a, shape=new, broadcast_dimensions=tuple(range(top - r, top)), sharding=None))
+  _check_broadcastable(fun_name, [shape_of(a) for a in out])
+  return out
+
+
+def _check_broadcastable(fun_name, shapes):
+  nonscalar = [s for s in shapes if len(s)]
+  for dims in zip(*nonscalar):
+    big = {d for d in dims if d != 1}
+    if len(big) > 1:
+      raise ValueError(f"Incompatible shapes for broadcasting: shapes="
+                       f"{[tuple(s) for s in shapes]}")
+
+
+def promote_args(fun_name: str, *args):
+  """Dtype then rank promotion of jnp arguments (the common path of every binary ufunc)."""
+  return promote_shapes(fun_name, *promote_dtypes(*args))
+
+
+def promote_args_inexact(fun_name: str, *args):
+  return promote_shapes(fun_name, *promote_dtypes_inexact(*args))
+
+
+def promote_args_numeric(fun_name: str, *args):
+  return promote_shapes(fun_name, *promote_dtypes_numeric(*args))
+
+
+def canonicalize_axis(axis: int, ndim: int) -> int:
+  axis = int(axis)
+  if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
+    raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+  return axis + ndim if axis < 0 else axis
+
+
+def broadcast_shapes(*shapes) -> tuple:
+  """NumPy broadcasting of shapes, with jnp's error text."""
+  try:
+    return tuple(np.broadcast_shapes(*shapes))
+  except ValueError:
+    raise ValueError(f"Incompatible shapes for broadcasting: shapes={[tuple(s) for s in shapes]}")
