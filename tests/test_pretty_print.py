@@ -333,3 +333,412 @@ let g = { lambda ; c:f32[]. let d:f32[] = sin c in (d,) } in
     f:f32[] = jit[name=h jaxpr=h] e
     i:f32[] = jit[name=h jaxpr=h] f
   in (i,) }"""
+
+
+# --- edge forms and wrapping -------------------------------------------------------------------
+
+
+def test_eqn_without_args_ends_in_a_space():
+  b = Builder()
+  y = b("iota", out=f32(3), dimension=0, dtype=F32, shape=(3,), sharding=None)
+  assert pp.pp_jaxpr(b.jaxpr([], [y])) == """\
+{ lambda ; . let
+    a:f32[3] = iota[dimension=0 dtype=float32 shape=(3,) sharding=None] 
+  in (a,) }"""
+
+
+@pytest.mark.parametrize("build,expected", [
+    (lambda x: ([], [x], [x]), "{ lambda ; a:f32[]. let  in (a,) }"),
+    (lambda x: ([x], [], [x]), "{ lambda a:f32[]; . let  in (a,) }"),
+    (lambda x: ([], [x], []), "{ lambda ; a:f32[]. let  in () }"),
+    (lambda x: ([], [x], [x, lit(2, i32())]), "{ lambda ; a:f32[]. let  in (a, 2:i32[]) }"),
+])
+def test_jaxprs_without_eqns(build, expected):
+  consts, ins, outs = build(var(f32()))
+  assert pp.pp_jaxpr(core.Jaxpr(consts, ins, outs, [])) == expected
+
+
+def test_constvars_come_before_the_semicolon():
+  b = Builder()
+  c, x = var(f32(3)), var(f32(3))
+  jaxpr = b.jaxpr([x], [b("add", x, c, out=f32(3))], constvars=[c])
+  assert pp.pp_jaxpr(jaxpr) == "{ lambda a:f32[3]; b:f32[3]. let c:f32[3] = add b a in (c,) }"
+
+
+@pytest.mark.parametrize("n,broken", [(77, False), (80, False), (81, True)])
+def test_the_closing_brace_counts_toward_a_jaxpr_fitting(n, broken):
+  # Flat text of `lambda *a: sin(a[0])` on f32[100] f32[100] f32[100,X]: 80 chars fit.
+  shapes = {77: (10, 10, (10, 1, 1)), 80: (100, 100, (100, 11)), 81: (100, 100, (100, 1, 1))}[n]
+  ins = [var(f32(*(s if isinstance(s, tuple) else (s,)))) for s in shapes]
+  b = Builder()
+  jaxpr = b.jaxpr(ins, [b("sin", ins[0], out=ins[0].aval, accuracy=None)])
+  out = pp.pp_jaxpr(jaxpr)
+  assert ("\n" in out) == broken
+  assert len(out.replace("\n    ", " ").replace("\n  ", " ")) == n
+
+
+def many(n, a):
+  return [var(a) for _ in range(n)]
+
+
+LONG_BINDERS = """\
+{ lambda ; a:f32[3,4] b:f32[3,4] c:f32[3,4] d:f32[3,4] e:f32[3,4] f:f32[3,4] g:f32[3,4]
+    h:f32[3,4] i:f32[3,4] j:f32[3,4] k:f32[3,4] l:f32[3,4] m:f32[3,4] n:f32[3,4]
+    o:f32[3,4] p:f32[3,4] q:f32[3,4] r:f32[3,4] s:f32[3,4] t:f32[3,4] u:f32[3,4]
+    v:f32[3,4] w:f32[3,4] x:f32[3,4] y:f32[3,4] z:f32[3,4] ba:f32[3,4] bb:f32[3,4]
+    bc:f32[3,4] bd:f32[3,4] be:f32[3,4] bf:f32[3,4] bg:f32[3,4] bh:f32[3,4] bi:f32[3,4]
+    bj:f32[3,4] bk:f32[3,4] bl:f32[3,4] bm:f32[3,4] bn:f32[3,4]. let
+    
+  in (bn, bm, bl, bk, bj, bi, bh, bg, bf, be, bd, bc, bb, ba, z, y, x, w, v, u, t,
+    s, r, q, p, o, n, m, l, k, j, i, h, g, f, e, d, c, b, a) }"""
+
+
+def test_long_binder_and_output_lists_wrap_only_past_column_80():
+  xs = many(40, f32(3, 4))
+  assert pp.pp_jaxpr(core.Jaxpr([], xs, xs[::-1], [])) == LONG_BINDERS
+
+
+HOISTED_LAMBDA = """\
+let lambda = { lambda ; a:f32[3,4] b:f32[3,4] c:f32[3,4] d:f32[3,4] e:f32[3,4] f:f32[3,4]
+    g:f32[3,4] h:f32[3,4] i:f32[3,4] j:f32[3,4] k:f32[3,4] l:f32[3,4] m:f32[3,4]
+    n:f32[3,4]. let
+    o:f32[3,4] = mul a 2.0:f32[]
+    p:f32[3,4] = mul b 2.0:f32[]
+    q:f32[3,4] = mul c 2.0:f32[]
+    r:f32[3,4] = mul d 2.0:f32[]
+    s:f32[3,4] = mul e 2.0:f32[]
+    t:f32[3,4] = mul f 2.0:f32[]
+    u:f32[3,4] = mul g 2.0:f32[]
+    v:f32[3,4] = mul h 2.0:f32[]
+    w:f32[3,4] = mul i 2.0:f32[]
+    x:f32[3,4] = mul j 2.0:f32[]
+    y:f32[3,4] = mul k 2.0:f32[]
+    z:f32[3,4] = mul l 2.0:f32[]
+    ba:f32[3,4] = mul m 2.0:f32[]
+    bb:f32[3,4] = mul n 2.0:f32[]
+  in (o, p, q, r, s, t, u, v, w, x, y, z, ba, bb) } in
+{ lambda ; bc:f32[3,4] bd:f32[3,4] be:f32[3,4] bf:f32[3,4] bg:f32[3,4] bh:f32[3,4]
+    bi:f32[3,4] bj:f32[3,4] bk:f32[3,4] bl:f32[3,4] bm:f32[3,4] bn:f32[3,4] bo:f32[3,4]
+    bp:f32[3,4]. let
+    bq:f32[3,4] br:f32[3,4] bs:f32[3,4] bt:f32[3,4] bu:f32[3,4] bv:f32[3,4] bw:f32[3,4]
+      bx:f32[3,4] by:f32[3,4] bz:f32[3,4] ca:f32[3,4] cb:f32[3,4] cc:f32[3,4] cd:f32[3,4] = jit[
+      name=<lambda>
+      jaxpr=lambda
+    ] bc bd be bf bg bh bi bj bk bl bm bn bo bp
+  in (bq, br, bs, bt, bu, bv, bw, bx, by, bz, ca, cb, cc, cd) }"""
+
+
+def test_a_jit_of_14_eqns_is_hoisted_with_wrapped_output_binders_and_broken_params():
+  ib = Builder()
+  ins = many(14, f32(3, 4))
+  callee = ib.jaxpr(ins, [ib("mul", v, weak(2.0), out=f32(3, 4)) for v in ins])
+  b = Builder()
+  xs = many(14, f32(3, 4))
+  ys = b("jit", *xs, out=[f32(3, 4)] * 14, **jit_params("<lambda>", callee))
+  assert pp.pp_jaxpr(b.jaxpr(xs, ys)) == HOISTED_LAMBDA
+
+
+def test_long_argument_lists_wrap_at_eqn_indent_plus_2():
+  xs = many(40, f32(3, 4))
+  callee = core.Jaxpr([], many(40, f32(3, 4)), [], [])
+  callee.outvars = callee.invars[:1]
+  b = Builder()
+  y = b("jit", *xs, out=f32(3, 4), **jit_params("<lambda>", callee))
+  lines = pp.pp_jaxpr(b.jaxpr(xs, [y])).split("\n")
+  assert lines[6:11] == [
+      "    bo:f32[3,4] = jit[",
+      "      name=<lambda>",
+      "      jaxpr={ lambda ; a:f32[3,4] b:f32[3,4] c:f32[3,4] d:f32[3,4] e:f32[3,4] f:f32[3,4]",
+      "          g:f32[3,4] h:f32[3,4] i:f32[3,4] j:f32[3,4] k:f32[3,4] l:f32[3,4] m:f32[3,4]",
+      "          n:f32[3,4] o:f32[3,4] p:f32[3,4] q:f32[3,4] r:f32[3,4] s:f32[3,4] t:f32[3,4]"]
+  assert lines[-5:] == [
+      "          ",
+      "        in (a,) }",
+      "    ] a b c d e f g h i j k l m n o p q r s t u v w x y z ba bb bc bd be bf bg bh",
+      "      bi bj bk bl bm bn",
+      "  in (bo,) }"]
+
+
+# --- `_` and jit name sharing ------------------------------------------------------------------
+
+
+def test_unused_top_level_outputs_print_underscore_without_taking_a_name():
+  # grad(jnp.sin)(1.0): the primal sin is dead.
+  b = Builder()
+  x = var(f32())
+  b("sin", x, out=f32(), accuracy=None)
+  c = b("cos", x, out=f32(), accuracy=None)
+  y = b("mul", weak(1.0), c, out=f32())
+  assert pp.pp_jaxpr(b.jaxpr([x], [y])) == """\
+{ lambda ; a:f32[]. let
+    _:f32[] = sin a
+    b:f32[] = cos a
+    c:f32[] = mul 1.0:f32[] b
+  in (c,) }"""
+
+
+def test_underscore_only_at_top_level():
+  dead = Builder()
+  x = var(f32())
+  dead("sin", x, out=f32(), accuracy=None)
+  dead_jaxpr = dead.jaxpr([x], [dead("mul", x, weak(2.0), out=f32())])
+  b = Builder()
+  p, y = var(b1()), var(f32())
+  ident = core.Jaxpr([], [z := var(f32())], [z], [])
+  out = b("cond", p, y, out=f32(), branches=(closed(ident), closed(dead_jaxpr)))
+  assert pp.pp_jaxpr(b.jaxpr([p, y], [out])) == """\
+{ lambda ; a:bool[] b:f32[]. let
+    c:f32[] = cond[
+      branches=(
+        { lambda ; d:f32[]. let  in (d,) }
+        { lambda ; e:f32[]. let
+            f:f32[] = sin e
+            g:f32[] = mul e 2.0:f32[]
+          in (g,) }
+      )
+    ] a b
+  in (c,) }"""
+
+
+def sin_cos_jaxpr():
+  b = Builder()
+  x = var(f32())
+  return b.jaxpr([x], [b("sin", x, out=f32(), accuracy=None), b("cos", x, out=f32(), accuracy=None)])
+
+
+def test_an_outer_underscore_names_the_inner_outvar():
+  # grad(jax.jit(jnp.sin))(1.0): the primal and the linear jit of one name.
+  lin = Builder()
+  r, t = var(f32()), var(f32())
+  lin_jaxpr = lin.jaxpr([r, t], [lin("mul", t, r, out=f32())])
+  b = Builder()
+  x = var(f32())
+  _, cos = b("jit", x, out=[f32(), f32()], **jit_params("sin", sin_cos_jaxpr()))
+  y = b("jit", cos, weak(1.0), out=f32(), **jit_params("sin", lin_jaxpr))
+  assert pp.pp_jaxpr(b.jaxpr([x], [y])) == """\
+{ lambda ; a:f32[]. let
+    _:f32[] b:f32[] = jit[
+      name=sin
+      jaxpr={ lambda ; a:f32[]. let _:f32[] = sin a; b:f32[] = cos a in (_, b) }
+    ] a
+    c:f32[] = jit[
+      name=sin
+      jaxpr={ lambda ; b:f32[] d:f32[]. let c:f32[] = mul d b in (c,) }
+    ] b 1.0:f32[]
+  in (c,) }"""
+
+
+def jit_of(callee, *args, n_out=None, name="<lambda>", **extra):
+  """A one-eqn jaxpr calling `callee` through jit on `args` (vars or literals)."""
+  b = Builder()
+  outs = b("jit", *args, out=[v.aval for v in callee.outvars], **jit_params(name, callee, **extra))
+  return b, outs
+
+
+def test_a_var_passed_twice_names_only_the_first_inner_invar():
+  ib = Builder()
+  p, q = var(f32()), var(f32())
+  callee = ib.jaxpr([p, q], [ib("add", p, q, out=f32())])
+  x = var(f32())
+  b, outs = jit_of(callee, x, x)
+  assert pp.pp_jaxpr(b.jaxpr([x], outs)) == """\
+{ lambda ; a:f32[]. let
+    b:f32[] = jit[
+      name=<lambda>
+      jaxpr={ lambda ; a:f32[] c:f32[]. let b:f32[] = add a c in (b,) }
+    ] a a
+  in (b,) }"""
+
+
+@pytest.mark.parametrize("second", ["var", "literal"])
+def test_identity_outvars_keep_their_names_and_literal_args_are_skipped(second):
+  p, q = var(f32()), var(f32())
+  callee = core.Jaxpr([], [p, q], [q, p, p], [])
+  x = var(f32())
+  b, outs = jit_of(callee, x, x if second == "var" else weak(2.0))
+  arg2 = "a" if second == "var" else "2.0:f32[]"
+  assert pp.pp_jaxpr(b.jaxpr([x], outs)) == f"""\
+{{ lambda ; a:f32[]. let
+    b:f32[] c:f32[] d:f32[] = jit[
+      name=<lambda>
+      jaxpr={{ lambda ; a:f32[] b:f32[]. let  in (b, a, a) }}
+    ] a {arg2}
+  in (b, c, d) }}"""
+
+
+def test_shared_outputs_are_named_before_the_other_outputs():
+  # jit(lambda a, b: (a, b*2, a, b*3)): the outputs tied to inner eqns take c and d first.
+  ib = Builder()
+  p, q = var(f32()), var(f32())
+  c2, c3 = ib("mul", q, weak(2.0), out=f32()), ib("mul", q, weak(3.0), out=f32())
+  callee = ib.jaxpr([p, q], [p, c2, p, c3])
+  x, y = var(f32()), var(f32())
+  b, outs = jit_of(callee, x, y)
+  assert pp.pp_jaxpr(b.jaxpr([x, y], outs)) == """\
+{ lambda ; a:f32[] b:f32[]. let
+    e:f32[] c:f32[] f:f32[] d:f32[] = jit[
+      name=<lambda>
+      jaxpr={ lambda ; a:f32[] b:f32[]. let
+          c:f32[] = mul b 2.0:f32[]
+          d:f32[] = mul b 3.0:f32[]
+        in (a, c, a, d) }
+    ] a b
+  in (e, c, f, d) }"""
+
+
+def test_dead_shared_outputs_make_inner_eqns_underscore():
+  ib = Builder()
+  p, q = var(f32()), var(f32())
+  c2, c3 = ib("mul", q, weak(2.0), out=f32()), ib("mul", q, weak(3.0), out=f32())
+  callee = ib.jaxpr([p, q], [p, c2, p, c3])
+  x, y = var(f32()), var(f32())
+  b, outs = jit_of(callee, x, y)
+  assert pp.pp_jaxpr(b.jaxpr([x, y], outs[1:3])) == """\
+{ lambda ; a:f32[] b:f32[]. let
+    _:f32[] c:f32[] d:f32[] _:f32[] = jit[
+      name=<lambda>
+      jaxpr={ lambda ; a:f32[] b:f32[]. let
+          c:f32[] = mul b 2.0:f32[]
+          _:f32[] = mul b 3.0:f32[]
+        in (a, c, a, _) }
+    ] a b
+  in (c, d) }"""
+
+
+def test_nested_jit_identity_shares_through_both_levels():
+  p = var(f32())
+  innermost = core.Jaxpr([], [p], [p, p], [])
+  q = var(f32())
+  mb, mouts = jit_of(innermost, q)
+  middle = mb.jaxpr([q], mouts)
+  x = var(f32())
+  b, outs = jit_of(middle, x)
+  assert pp.pp_jaxpr(b.jaxpr([x], outs)) == """\
+{ lambda ; a:f32[]. let
+    b:f32[] c:f32[] = jit[
+      name=<lambda>
+      jaxpr={ lambda ; a:f32[]. let
+          b:f32[] c:f32[] = jit[
+            name=<lambda>
+            jaxpr={ lambda ; a:f32[]. let  in (a, a) }
+          ] a
+        in (b, c) }
+    ] a
+  in (b, c) }"""
+
+
+def test_inner_constvars_get_fresh_names_after_shared_ones():
+  ib = Builder()
+  c, p = var(f32(2)), var(f32(2))
+  callee = ib.jaxpr([p], [ib("add", p, c, out=f32(2))], constvars=[c])
+  x = var(f32(2))
+  b, outs = jit_of(callee, x)
+  assert pp.pp_jaxpr(b.jaxpr([x], outs)) == """\
+{ lambda ; a:f32[2]. let
+    b:f32[2] = jit[
+      name=<lambda>
+      jaxpr={ lambda c:f32[2]; a:f32[2]. let b:f32[2] = add a c in (b,) }
+    ] a
+  in (b,) }"""
+
+
+def test_custom_jvp_call_gets_fresh_names_while_its_inner_jit_shares():
+  # jax.nn.relu
+  jb = Builder()
+  p = var(f32())
+  relu = jb.jaxpr([p], [jb("max", p, lit(np.float32(0.0)), out=f32())])
+  cb = Builder()
+  q = var(f32())
+  call = cb.jaxpr([q], [cb("jit", q, out=f32(), **jit_params("relu", relu))])
+
+  def jvp(primals, tangents):
+    return primals, tangents
+
+  b = Builder()
+  x = var(f32())
+  y = b("custom_jvp_call", x, out=f32(), name="relu", call_jaxpr=closed(call), jvp=jvp,
+        num_consts=0, symbolic_zeros=False, jvp_jaxpr_thunk=lambda: None)
+  assert pp.pp_jaxpr(b.jaxpr([x], [y])) == """\
+{ lambda ; a:f32[]. let
+    b:f32[] = custom_jvp_call[
+      name=relu
+      call_jaxpr={ lambda ; c:f32[]. let
+          d:f32[] = jit[
+            name=relu
+            jaxpr={ lambda ; c:f32[]. let d:f32[] = max c 0.0:f32[] in (d,) }
+          ] c
+        in (d,) }
+      jvp=jvp
+      symbolic_zeros=False
+    ] a
+  in (b,) }"""
+
+
+def test_a_hoisted_jit_shares_no_names():
+  callee = closed(chain("sin", 1))
+  b = Builder()
+  x = var(f32())
+  y = b("jit", x, out=f32(), **jit_params("g", callee))
+  z = b("jit", y, out=f32(), **jit_params("g", callee))
+  assert pp.pp_jaxpr(b.jaxpr([x], [z])) == """\
+let g = { lambda ; a:f32[]. let b:f32[] = sin a in (b,) } in
+{ lambda ; c:f32[]. let
+    d:f32[] = jit[name=g jaxpr=g] c
+    e:f32[] = jit[name=g jaxpr=g] d
+  in (e,) }"""
+
+
+# --- scan and while ----------------------------------------------------------------------------
+
+
+def fori_body(a0, a1, a2=None):
+  b = Builder()
+  ins = [var(i32()) for _ in range(3 if a2 else 2)]
+  i, c = ins[0], ins[-1]
+  outs = [b("add", i, lit(1, i32()), out=i32())] + ins[1:-1] + [b("add", c, i, out=i32())]
+  return b.jaxpr(ins, outs)
+
+
+def test_scan_params():
+  b = Builder()
+  x = var(i32())
+  _, y = b("scan", lit(0, i32()), x, out=[i32(), i32()], jaxpr=closed(fori_body(0, 1)),
+           length=5, reverse=False, num_consts=0, num_carry=2, unroll=1)
+  assert pp.pp_jaxpr(b.jaxpr([x], [y])) == """\
+{ lambda ; a:i32[]. let
+    _:i32[] b:i32[] = scan[
+      jaxpr={ lambda ; c:i32[] d:i32[]. let
+          e:i32[] = add c 1:i32[]
+          f:i32[] = add d c
+        in (e, f) }
+      length=5
+      num_carry=2
+      num_consts=0
+      reverse=False
+      unroll=1
+    ] 0:i32[] a
+  in (b,) }"""
+
+
+def test_while_params():
+  cb = Builder()
+  ins = [var(i32()) for _ in range(3)]
+  cond = cb.jaxpr(ins, [cb("lt", ins[0], ins[1], out=b1())])
+  b = Builder()
+  x, n = var(i32()), var(i32())
+  *_, y = b("while", lit(0, i32()), n, x, out=[i32()] * 3, cond_nconsts=0,
+            cond_jaxpr=closed(cond), body_nconsts=0, body_jaxpr=closed(fori_body(0, 1, 2)))
+  assert pp.pp_jaxpr(b.jaxpr([x, n], [y])) == """\
+{ lambda ; a:i32[] b:i32[]. let
+    _:i32[] _:i32[] c:i32[] = while[
+      body_jaxpr={ lambda ; d:i32[] e:i32[] f:i32[]. let
+          g:i32[] = add d 1:i32[]
+          h:i32[] = add f d
+        in (g, e, h) }
+      body_nconsts=0
+      cond_jaxpr={ lambda ; i:i32[] j:i32[] k:i32[]. let
+          l:bool[] = lt i j
+        in (l,) }
+      cond_nconsts=0
+    ] 0:i32[] b a
+  in (c,) }"""
