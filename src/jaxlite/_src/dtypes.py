@@ -12,18 +12,36 @@ import numpy as np
 
 from jaxlite._src.config import config
 
-try:  # bfloat16 and the float8 family come from ml_dtypes when it is installed (optional extra).
-  import ml_dtypes as _ml
-  bfloat16 = np.dtype(_ml.bfloat16)
-  _float8_names = ("float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz", "float8_e4m3fnuz",
-                   "float8_e5m2fnuz")
-  float8_dtypes = tuple(np.dtype(getattr(_ml, n)) for n in _float8_names if hasattr(_ml, n))
-  int4, uint4 = np.dtype(_ml.int4), np.dtype(_ml.uint4)
-except ImportError:  # pragma: no cover - exercised only without ml_dtypes
-  _ml = None
-  bfloat16 = None
-  float8_dtypes = ()
-  int4 = uint4 = None
+# bfloat16, float8 and int4 come from ml_dtypes (an optional extra). Importing it costs most of
+# a second, so it is loaded only when asked for (jnp.bfloat16) or when the user already has it.
+_ml = None
+bfloat16 = None
+float8_dtypes = ()
+int4 = uint4 = None
+
+
+def load_ml_dtypes() -> bool:
+  """Makes bfloat16 & co. known to the lattice; True if ml_dtypes is installed."""
+  global _ml, bfloat16, float8_dtypes, int4, uint4
+  if _ml is not None:
+    return True
+  try:
+    import ml_dtypes
+  except ImportError:
+    return False
+  _ml = ml_dtypes
+  bfloat16 = np.dtype(ml_dtypes.bfloat16)
+  names = ("float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz", "float8_e4m3fnuz",
+           "float8_e5m2fnuz")
+  float8_dtypes = tuple(np.dtype(getattr(ml_dtypes, n)) for n in names if hasattr(ml_dtypes, n))
+  int4, uint4 = np.dtype(ml_dtypes.int4), np.dtype(ml_dtypes.uint4)
+  _SHORT[bfloat16] = "bf16"
+  for d in float8_dtypes:
+    _SHORT[d] = d.name.replace("float8", "f8")
+  _SHORT[int4], _SHORT[uint4] = "i4", "u4"
+  _upper_bounds.cache_clear()
+  _promotion_cache.clear()
+  return True
 
 
 class TypePromotionError(ValueError):
@@ -43,11 +61,6 @@ _SHORT = {
     uint16: "u16", uint32: "u32", uint64: "u64", float16: "f16", float32: "f32",
     float64: "f64", complex64: "c64", complex128: "c128", float0: "float0",
 }
-if bfloat16 is not None:
-  _SHORT[bfloat16] = "bf16"
-  for _d in float8_dtypes:
-    _SHORT[_d] = _d.name.replace("float8", "f8")
-  _SHORT[int4], _SHORT[uint4] = "i4", "u4"
 
 
 def short_dtype_name(dtype) -> str:
@@ -204,6 +217,8 @@ _WEAK_NODES = (_WEAK_I, _WEAK_F, _WEAK_C)
 
 
 def _lattice_edges(x64: bool) -> dict:
+  if _ml is None and "ml_dtypes" in __import__("sys").modules:
+    load_ml_dtypes()
   edges = {
       bool_: [_WEAK_I],
       _WEAK_I: [uint8, int8],
@@ -472,3 +487,7 @@ def kind_of_dtype(dtype) -> str:
   if dtype == bfloat16 or dtype in float8_dtypes:
     return "f"
   return np.dtype(dtype).kind
+
+
+if "ml_dtypes" in __import__("sys").modules:
+  load_ml_dtypes()

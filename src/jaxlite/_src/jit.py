@@ -61,6 +61,7 @@ def jit_params(closed, name, n_in, n_out, donated=None, keep_unused=False, inlin
 # --- argument handling -------------------------------------------------------------------------
 
 _PY_SCALARS = (int, float, complex, bool)
+_MISS = object()
 
 
 def leaf_signature(x):
@@ -221,6 +222,7 @@ class PjitFunction:
     self._simple = not static_argnums and not static_argnames
     # jnp's own wrappers run op by op when eager: same result, no compile on the hot path.
     self._eager_direct = False
+    self._fast_cache = {}
 
   def __repr__(self):
     return f"<PjitFunction of {self._fun!r}>"
@@ -315,8 +317,13 @@ class PjitFunction:
     if config.jax_disable_jit:
       return self._fun(*args, **kwargs)
     trace = core._state.trace
-    if self._eager_direct and trace is core.eval_trace:
-      return self._fun(*args, **kwargs)
+    if trace is core.eval_trace:
+      if self._eager_direct:
+        return self._fun(*args, **kwargs)
+      if not kwargs and self._simple:
+        out = self._call_arrays_fast(args)
+        if out is not _MISS:
+          return out
     entry, flat = self._get_entry(args, kwargs)
     if trace is core.eval_trace and not entry.lifted:
       exe = entry.executable
@@ -331,6 +338,29 @@ class PjitFunction:
                         self._keep_unused, self._inline)
     outs = jit_p.bind(*args_in, **params)
     return entry.out_tree.unflatten(outs)
+
+  def _call_arrays_fast(self, args):
+    """Eager call with only Array arguments: skips pytree flattening on a cache hit."""
+    at = core.array_type
+    sig = []
+    for a in args:
+      if type(a) is not at:
+        return _MISS
+      v = a._value
+      sig.append((v.shape, v.dtype, a.weak_type))
+    key = (tuple(sig), config.trace_context())
+    entry = self._fast_cache.get(key)
+    if entry is None:
+      entry, _ = self._get_entry(args, {})
+      if entry.lifted:
+        return _MISS
+      self._fast_cache[key] = entry
+    exe = entry.executable
+    if exe is None:
+      exe = entry.executable = numpy_codegen.compile_jaxpr(entry.closed)
+    outs = exe(*[a._value for a in args])
+    make = core.make_array
+    return entry.out_tree.unflatten([make(o, av) for o, av in zip(outs, entry.out_avals)])
 
   # -- AOT stages -----------------------------------------------------------------------------
   def trace(self, *args, **kwargs) -> "Traced":
@@ -348,6 +378,7 @@ class PjitFunction:
 
   def clear_cache(self):
     self._cache.clear()
+    self._fast_cache.clear()
 
 
 class Traced:

@@ -13,10 +13,13 @@ from jaxlite._src import core
 from jaxlite._src.numpy import ufuncs as uf
 
 
+_FAST_TYPES = {int, float, complex, bool}
+
+
 def _defer_to_unrecognized(fn):
   # Returning NotImplemented for foreign types lets their reflected operator run.
   def op(self, other):
-    if not _accepted(other):
+    if type(other) not in _FAST_TYPES and not _accepted(other):
       return NotImplemented
     return fn(self, other)
   op.__name__ = fn.__name__

@@ -45,8 +45,21 @@ float32 = _make_scalar_type(np.float32)
 float64 = _make_scalar_type(np.float64)
 complex64 = _make_scalar_type(np.complex64)
 complex128 = _make_scalar_type(np.complex128)
-bfloat16 = _make_scalar_type(dtypes.bfloat16, "bfloat16") if dtypes.bfloat16 is not None \
-    else None
+_lazy_types = {}
+
+
+def lazy_scalar_type(name: str):
+  """jnp.bfloat16 and the float8 types: loads ml_dtypes on first use."""
+  if name not in _lazy_types:
+    if not dtypes.load_ml_dtypes():
+      raise AttributeError(f"jax.numpy.{name} requires the ml_dtypes package")
+    import ml_dtypes
+    _lazy_types[name] = _make_scalar_type(getattr(ml_dtypes, name), name)
+  return _lazy_types[name]
+
+
+LAZY_SCALAR_NAMES = ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz",
+                     "float8_e4m3fnuz", "float8_e5m2fnuz", "int4", "uint4")
 int_ = int64
 uint = uint64
 float_ = float64

@@ -20,10 +20,16 @@ _PROMOTERS = {"same": promote_args, "inexact": promote_args_inexact,
               "numeric": promote_args_numeric}
 
 
+_FAST_KINDS = {"same": "biufc", "inexact": "fc", "numeric": "iufc"}
+
+
 def _unary_ufunc(name, prim, promote="same", kinds=None):
   promoter = _PROMOTERS[promote]
+  fast_kinds = _FAST_KINDS[promote]
 
   def fn(x, /):
+    if type(x) is core.array_type and x._value.dtype.kind in fast_kinds:
+      return prim.bind(x)  # already of an accepted dtype: nothing to promote
     check_arraylike(name, x)
     (x,) = promoter(name, x)
     if kinds is not None:

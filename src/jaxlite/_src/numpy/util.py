@@ -191,8 +191,60 @@ def _check_broadcastable(fun_name, shapes):
                        f"{[tuple(s) for s in shapes]}")
 
 
+_PY_NUM = (int, float)
+# (Python scalar type, array dtype, array weak) -> scalar converter, or None when the array
+# itself must be cast (then the general path runs).
+_scalar_partner_cache: dict = {}
+
+
+def _scalar_partner(scalar_type, dt, weak):
+  key = (scalar_type, dt, weak, dtypes.config.jax_enable_x64)
+  conv = _scalar_partner_cache.get(key, False)
+  if conv is False:
+    sdt = dtypes.python_scalar_dtype(scalar_type(0))
+    out_dt, out_weak = dtypes.promote_signature(((dt, weak), (sdt, True)))
+    if out_dt != dt or out_weak != weak:
+      conv = None
+    elif weak:
+      conv = None  # weak partners keep Python values: rare, handled by the general path
+    elif scalar_type is float or dt.kind not in "iu":
+      conv = dt.type
+    else:
+      conv = _int_converter(dt)
+    _scalar_partner_cache[key] = conv
+  return conv
+
+
+def _int_converter(dt):
+  lo, hi = np.iinfo(dt).min, np.iinfo(dt).max
+
+  def conv(x):
+    if lo <= x <= hi:
+      return dt.type(x)
+    return scalar_to_dtype(x, dt, False)
+  return conv
+
+
 def promote_args(fun_name: str, *args):
   """Dtype then rank promotion of jnp arguments (the common path of every binary ufunc)."""
+  if len(args) == 2:
+    # Fast paths for eager code: two equal arrays, or an array and a Python number.
+    x, y = args
+    tx, ty = type(x), type(y)
+    at = core.array_type
+    if tx is at:
+      if ty is at:
+        xv, yv = x._value, y._value
+        if xv.dtype == yv.dtype and x.weak_type == y.weak_type and xv.ndim == yv.ndim:
+          return args
+      elif ty in _PY_NUM:
+        conv = _scalar_partner(ty, x._value.dtype, x.weak_type)
+        if conv is not None:
+          return x, conv(y)
+    elif ty is at and tx in _PY_NUM:
+      conv = _scalar_partner(tx, y._value.dtype, y.weak_type)
+      if conv is not None:
+        return conv(x), y
   return promote_shapes(fun_name, *promote_dtypes(*args))
 
 
