@@ -1,7 +1,7 @@
-"""Tests of the jaxpr printer: the document layer, then hand-built jaxprs printed as JAX 0.10.2 does.
+"""Tests of the jaxpr printer: the document layer, then hand-built jaxprs printed as JAX does.
 
-Expected strings are JAX's own printouts; where JAX is installed, jaxprs it traces are also converted
-to jaxlite IR and printed by both sides.
+Expected strings are JAX 0.10.2's own printouts; where JAX is installed, jaxprs it traces are
+also converted to jaxlite IR and printed by both sides.
 """
 import functools
 
@@ -97,8 +97,10 @@ def chain(prim_name, n, a=None):
 
 
 def test_group_is_flat_iff_its_width_fits_what_is_left_of_the_line():
-  doc = lambda w: pp.concat(pp.text("x" * 70), pp.group(pp.concat(pp.text("a" * w), pp.brk(),
-                                                                    pp.text("b"))))
+  def doc(w):
+    return pp.concat(pp.text("x" * 70), pp.group(pp.concat(pp.text("a" * w), pp.brk(),
+                                                           pp.text("b"))))
+
   assert pp.render(doc(8)) == "x" * 70 + "a" * 8 + " b"   # 70 + 10 == 80 fits
   assert pp.render(doc(9)) == "x" * 70 + "a" * 9 + "\nb"  # 81 does not
 
@@ -343,7 +345,7 @@ def test_eqn_without_args_ends_in_a_space():
   y = b("iota", out=f32(3), dimension=0, dtype=F32, shape=(3,), sharding=None)
   assert pp.pp_jaxpr(b.jaxpr([], [y])) == """\
 { lambda ; . let
-    a:f32[3] = iota[dimension=0 dtype=float32 shape=(3,) sharding=None] 
+    a:f32[3] = iota[dimension=0 dtype=float32 shape=(3,) sharding=None]\x20
   in (a,) }"""
 
 
@@ -388,7 +390,7 @@ LONG_BINDERS = """\
     v:f32[3,4] w:f32[3,4] x:f32[3,4] y:f32[3,4] z:f32[3,4] ba:f32[3,4] bb:f32[3,4]
     bc:f32[3,4] bd:f32[3,4] be:f32[3,4] bf:f32[3,4] bg:f32[3,4] bh:f32[3,4] bi:f32[3,4]
     bj:f32[3,4] bk:f32[3,4] bl:f32[3,4] bm:f32[3,4] bn:f32[3,4]. let
-    
+\x20\x20\x20\x20
   in (bn, bm, bl, bk, bj, bi, bh, bg, bf, be, bd, bc, bb, ba, z, y, x, w, v, u, t,
     s, r, q, p, o, n, m, l, k, j, i, h, g, f, e, d, c, b, a) }"""
 
@@ -503,7 +505,8 @@ def test_underscore_only_at_top_level():
 def sin_cos_jaxpr():
   b = Builder()
   x = var(f32())
-  return b.jaxpr([x], [b("sin", x, out=f32(), accuracy=None), b("cos", x, out=f32(), accuracy=None)])
+  outs = [b(name, x, out=f32(), accuracy=None) for name in ("sin", "cos")]
+  return b.jaxpr([x], outs)
 
 
 def test_an_outer_underscore_names_the_inner_outvar():
@@ -742,3 +745,180 @@ def test_while_params():
       cond_nconsts=0
     ] 0:i32[] b a
   in (c,) }"""
+
+
+# --- literals ----------------------------------------------------------------------------------
+
+C64, U32, U8, F16 = (np.dtype(t) for t in ("complex64", "uint32", "uint8", "float16"))
+
+
+@pytest.mark.parametrize("val,a,expected", [
+    (np.float32(0.1), f32(), "0.10000000149011612:f32[]"),
+    (dtypes.TypedFloat(0.1, F32), f32(), "0.1:f32[]"),
+    (dtypes.TypedFloat(1.67, F32), f32(), "1.67:f32[]"),
+    (0.1, f32(), "0.1:f32[]"),
+    (np.array(2.0, F32), f32(), "2.0:f32[]"),
+    (np.int32(1), i32(), "1:i32[]"),
+    (dtypes.TypedInt(-3, I32), i32(), "-3:i32[]"),
+    (True, b1(), "True:bool[]"),
+    (np.bool_(True), b1(), "True:bool[]"),
+    (np.uint8(3), aval(U8), "3:u8[]"),
+    (np.uint32(4294967295), aval(U32), "4294967295:u32[]"),
+    (np.float32(np.nan), f32(), "nan:f32[]"),
+    (np.float32(-np.inf), f32(), "-inf:f32[]"),
+    (dtypes.TypedFloat(1e20, F32), f32(), "1e+20:f32[]"),
+    (dtypes.TypedComplex(1 + 2j, C64), aval(C64), "(1+2j):c64[]"),
+    (np.complex64(1 + 2j), aval(C64), "(1+2j):c64[]"),
+    (np.float16(0.1), aval(F16), "0.0999755859375:f16[]"),
+    (np.array([1.0, 2.0, 3.0], F32), f32(3), "[...]:f32[3]"),
+])
+def test_literal_text(val, a, expected):
+  b = Builder()
+  x = var(a)
+  jaxpr = b.jaxpr([x], [b("add", x, core.Literal(val, a), out=a)])
+  t = a.str_short()
+  assert pp.pp_jaxpr(jaxpr) == f"{{ lambda ; a:{t}. let b:{t} = add a {expected} in (b,) }}"
+
+
+def test_bfloat16_literal():
+  ml_dtypes = pytest.importorskip("ml_dtypes")
+  assert dtypes.load_ml_dtypes()
+  bf16 = np.dtype(ml_dtypes.bfloat16)
+  lt = core.Literal(np.array(0.1, bf16)[()], aval(bf16))
+  assert pp._literal_str(lt) == "0.10009765625:bf16[]"
+
+
+# --- params ------------------------------------------------------------------------------------
+
+
+def one_eqn(prim_name, **params):
+  """`prim[params]` as printed for an eqn `OUT = prim[params] ARG`, on one line."""
+  b = Builder()
+  b(prim_name, var(f32()), out=f32(), **params)
+  text = pp.pp_eqn_standalone(b.eqns[0], width=1000)
+  return text.split(" = ", 1)[1].rsplit(" ", 1)[0]
+
+
+def fun_at_address():
+  pass
+
+
+@pytest.mark.parametrize("params,expected", [
+    (dict(b=1, a=2), "p[a=2 b=1]"),
+    (dict(axes=(np.int64(0),), out_sharding=None), "p[axes=(np.int64(0),) out_sharding=None]"),
+    (dict(axis_name="x", flag=True), "p[axis_name=x flag=True]"),
+    (dict(axes=frozenset({"y", "x", "z"})), "p[axes=frozenset({'x', 'y', 'z'})]"),
+    (dict(axes=frozenset()), "p[axes=frozenset()]"),
+    (dict(new_dtype=F32), "p[new_dtype=float32]"),
+    (dict(dtype=np.int8), "p[dtype=int8]"),
+    (dict(names=("a", "b")), "p[names=('a', 'b')]"),
+    (dict(sizes=[np.int64(1), 2]), "p[sizes=[np.int64(1), 2]]"),
+    (dict(padding_config=((1, np.int64(0), 0),)), "p[padding_config=((1, np.int64(0), 0),)]"),
+])
+def test_param_values(params, expected):
+  assert one_eqn("p", **params) == expected
+
+
+def test_addresses_are_masked_with_the_same_digit_count():
+  s = pp.param_str(fun_at_address)
+  digits = hex(id(fun_at_address))[2:]
+  assert s == f"<function fun_at_address at 0x{'X' * len(digits)}>"
+  assert pp.param_str("<object at 0x7f00aa>") == "<object at 0xXXXXXX>"
+
+
+@pytest.mark.parametrize("extra,expected", [
+    ({}, "jit[name=f jaxpr={J}]"),
+    (dict(donated_invars=(True,)), "jit[name=f donated_invars=(True,) jaxpr={J}]"),
+    (dict(keep_unused=True), "jit[name=f jaxpr={J} keep_unused=True]"),
+    (dict(in_shardings=(None,), out_shardings=(None,)), "jit[name=f jaxpr={J}]"),
+    (dict(in_shardings=("S",)), "jit[name=f in_shardings=('S',) jaxpr={J}]"),
+    (dict(out_layouts=("L",)), "jit[name=f jaxpr={J} out_layouts=('L',)]"),
+    (dict(compiler_options_kvs=(("k", 1),)),
+     "jit[name=f compiler_options_kvs=(('k', 1),) jaxpr={J}]"),
+    (dict(ctx_mesh="Mesh('x': 2)"), "jit[name=f ctx_mesh=Mesh('x': 2) jaxpr={J}]"),
+])
+def test_jit_params(extra, expected):
+  inner = "{ lambda ; a:f32[]. let b:f32[] = neg a in (b,) }"
+  params = jit_params("f", chain("neg", 1), **extra)
+  assert one_eqn("jit", **params) == expected.replace("{J}", inner)
+
+
+class _EmptyMesh:
+  axis_names = ()
+
+  def __str__(self):
+    return "Mesh(axis_sizes=(), axis_names=())"
+
+
+def test_jit_drops_an_empty_mesh_object():
+  b = Builder()
+  x = var(f32())
+  b("jit", x, out=f32(), **jit_params("f", chain("neg", 1), ctx_mesh=_EmptyMesh()))
+  assert "ctx_mesh" not in pp.pp_eqn_standalone(b.eqns[0])
+
+
+@pytest.mark.parametrize("prim_name,params,expected", [
+    ("exp", dict(accuracy=None), "exp"),
+    ("tanh", dict(accuracy="HIGH"), "tanh[accuracy=HIGH]"),
+    ("neg", dict(accuracy=None), "neg[accuracy=None]"),
+    ("mul", dict(out_dtype=None), "mul"),
+    ("convert_element_type", dict(new_dtype=F32, weak_type=False, sharding=None),
+     "convert_element_type[new_dtype=float32 weak_type=False]"),
+    ("broadcast_in_dim", dict(shape=(3,), broadcast_dimensions=(), sharding=None),
+     "broadcast_in_dim"),
+    ("broadcast_in_dim", dict(shape=(3, 1), broadcast_dimensions=(0, np.int64(2)), sharding=None),
+     "broadcast_in_dim[broadcast_dimensions=(0, np.int64(2))]"),
+    ("dot_general", dict(dimension_numbers=(((1,), (0,)), ((), ())), precision=None,
+                         preferred_element_type=F32, out_sharding=None),
+     "dot_general[dimension_numbers=(([1], [0]), ([], [])) preferred_element_type=float32]"),
+    ("custom_vjp_call", dict(call_jaxpr="J", fwd=fun_at_address, bwd=functools.partial(
+        fun_at_address), num_consts=1, symbolic_zeros=False, out_trees=lambda: None, name="g"),
+     "custom_vjp_call[name=g bwd=fun_at_address call_jaxpr=J fwd=fun_at_address num_consts=1 "
+     "symbolic_zeros=False]"),
+    ("custom_jvp_call", dict(call_jaxpr="J", jvp=lambda: 0, num_consts=0, symbolic_zeros=False,
+                             name="f"),
+     "custom_jvp_call[name=f call_jaxpr=J jvp=<lambda> symbolic_zeros=False]"),
+])
+def test_per_primitive_param_rules(prim_name, params, expected):
+  assert one_eqn(prim_name, **params) == expected
+
+
+def test_param_rules_are_a_table():
+  pp.param_rules["my_prim"] = pp.ParamRule(first=("z",), drop={"hidden": lambda v: True})
+  try:
+    assert one_eqn("my_prim", a=1, z=2, hidden=3) == "my_prim[z=2 a=1]"
+  finally:
+    del pp.param_rules["my_prim"]
+
+
+def test_long_params_break_one_per_line():
+  b = Builder()
+  b("scatter-add", var(f32()), out=f32(), dimension_numbers="D" * 60, mode="M", update_jaxpr=None)
+  assert pp.pp_eqn_standalone(b.eqns[0]) == (
+      "a:f32[] = scatter-add[\n  dimension_numbers=" + "D" * 60 +
+      "\n  mode=M\n  update_jaxpr=None\n] b")
+
+
+def test_eqn_without_outputs_has_no_equals_sign():
+  b = Builder()
+  x = var(f32())
+  b("debug_callback", x)
+  assert pp.pp_jaxpr(b.jaxpr([x], [])) == "{ lambda ; a:f32[]. let debug_callback a in () }"
+
+
+def test_eqn_repr():
+  b = Builder()
+  x = var(f32(3))
+  b("add", x, weak(1.0), out=f32(3))
+  assert repr(b.eqns[0]) == "a:f32[3] = add b 1.0:f32[]"
+  assert pp.pp_eqn_standalone(b.eqns[0]) == "a:f32[3] = add b 1.0:f32[]"
+
+
+def test_jit_eqn_repr_names_the_shared_argument_first():
+  b = Builder()
+  b("jit", var(f32()), out=f32(), **jit_params("<lambda>", chain("neg", 1)))
+  assert repr(b.eqns[0]) == """\
+b:f32[] = jit[
+  name=<lambda>
+  jaxpr={ lambda ; a:f32[]. let b:f32[] = neg a in (b,) }
+] a"""
