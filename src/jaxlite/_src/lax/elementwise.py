@@ -164,10 +164,8 @@ def _int_div(x, y):
   zero = y == 0
   safe = np.where(zero, 1, y).astype(x.dtype)
   with _err():
-    q = np.floor_divide(x, safe)
-    r = np.remainder(x, safe)
-  fix = (r != 0) & ((r < 0) != (safe < 0))
-  q = np.where(fix, q + 1, q).astype(x.dtype)
+    # x - fmod(x, y) is an exact multiple of y, so floor division of it truncates.
+    q = np.floor_divide(x - np.fmod(x, safe), safe).astype(x.dtype)
   if x.dtype.kind == "u":
     return np.where(zero, np.array(-1).astype(x.dtype), q)
   return np.where(zero, np.array(-1, x.dtype), q)

@@ -31,7 +31,7 @@ def _make_scalar_type(np_type, name=None):
   return _ScalarMeta(name, (object,), {"dtype": np.dtype(np_type)})
 
 
-bool_ = _make_scalar_type(np.bool_, "bool")
+bool_ = bool = _make_scalar_type(np.bool_, "bool")  # noqa: A001
 int8 = _make_scalar_type(np.int8)
 int16 = _make_scalar_type(np.int16)
 int32 = _make_scalar_type(np.int32)

@@ -75,7 +75,16 @@ cbrt = _unary_ufunc("cbrt", ew.cbrt_p, "inexact")
 conjugate = conj = _unary_ufunc("conjugate", ew.conj_p)
 real_prim = ew.real_p
 
-add = _binary_ufunc("add", ew.add_p)
+_add = _binary_ufunc("add", ew.add_p)
+
+
+def add(x, y, /):
+  x, y = promote_args("add", x, y)
+  if type(x) is not core.array_type and dtype_weak(x)[0] == np.bool_:
+    return ew.or_p.bind(x, y)
+  if type(x) is core.array_type and x._value.dtype == np.bool_:
+    return ew.or_p.bind(x, y)
+  return ew.add_p.bind(x, y)
 subtract = _binary_ufunc("subtract", ew.sub_p)
 maximum = _binary_ufunc("maximum", ew.max_p)
 minimum = _binary_ufunc("minimum", ew.min_p)
@@ -240,8 +249,9 @@ def floor_divide(x1, x2, /):
       return q
     r = ew.rem_p.bind(x1, x2)
     zero = _zero_like(x1)
+    # Round toward -inf where the remainder's sign differs from the divisor's (x // 0 too).
     fix = logical_and(ew.ne_p.bind(r, zero),
-                      ew.ne_p.bind(ew.lt_p.bind(r, zero), ew.lt_p.bind(x2, zero)))
+                      ew.ne_p.bind(ew.sign_p.bind(r), ew.sign_p.bind(x2)))
     return ew.select_n_p.bind(fix, q, ew.sub_p.bind(q, _one_like(q)))
   if d.kind == "c":
     raise TypeError("floor_divide does not support complex-valued inputs")

@@ -1,0 +1,127 @@
+"""jax.Array: reprs character-identical to JAX, metadata, conversions and immutability."""
+import pickle
+
+import numpy as np
+import pytest
+
+import jaxlite as jax
+import jaxlite.numpy as jnp
+from jaxlite._src import dtypes
+
+from conftest import oracle
+
+
+@pytest.mark.parametrize("make,want", [
+    (lambda: jnp.array(np.arange(5, dtype=np.int32)), "Array([0, 1, 2, 3, 4], dtype=int32)"),
+    (lambda: jnp.array(1.0), "Array(1., dtype=float32, weak_type=True)"),
+    (lambda: jnp.array(np.arange(16, dtype=np.int32)),
+     "Array([ 0,  1,  2,  3,  4,  5,  6,  7,  8,  9, 10, 11, 12, 13, 14, 15],      dtype=int32)"),
+    (lambda: jnp.array(np.arange(30, dtype=np.float32)),
+     "Array([ 0.,  1.,  2.,  3.,  4.,  5.,  6.,  7.,  8.,  9., 10., 11., 12.,\n"
+     "       13., 14., 15., 16., 17., 18., 19., 20., 21., 22., 23., 24., 25.,\n"
+     "       26., 27., 28., 29.], dtype=float32)"),
+    (lambda: jnp.ones((2, 3)) * 1.0 + jnp.array(0.0) * 0 if False else
+     jnp.full((2, 3), 1.0), "Array([[1., 1., 1.],\n       [1., 1., 1.]], dtype=float32, "
+                            "weak_type=True)"),
+    (lambda: jnp.array(np.arange(2000, dtype=np.int32)),
+     "Array([   0,    1,    2, ..., 1997, 1998, 1999], dtype=int32)"),
+    (lambda: jnp.zeros((0,)), "Array([], shape=(0,), dtype=float32)"),
+    (lambda: jnp.zeros((2, 0)), "Array([], shape=(2, 0), dtype=float32)"),
+    (lambda: jnp.array([True, False]), "Array([ True, False], dtype=bool)"),
+    (lambda: jnp.array([1 + 2j, 3j]), "Array([1.+2.j, 0.+3.j], dtype=complex64)"),
+    (lambda: jnp.array([np.nan, np.inf, -np.inf]), "Array([ nan,  inf, -inf], dtype=float32)"),
+    (lambda: jnp.array([0, 1, 2], dtype=jnp.bfloat16), "Array([0, 1, 2], dtype=bfloat16)"),
+])
+def test_repr(make, want):
+  assert repr(make()) == want
+
+
+def test_str_and_format():
+  x = jnp.array(np.float32(0.07520543038845062))
+  assert str(x) == "0.07520543"
+  assert f"{x}" == "0.07520543038845062"
+  assert str(jnp.ones(3)) == "[1. 1. 1.]"
+  assert format(jnp.array(2.5), ".2f") == "2.50"
+
+
+def test_metadata():
+  x = jnp.ones((2, 3), jnp.int32)
+  assert (x.shape, x.dtype, x.ndim, x.size, x.itemsize, x.nbytes) == ((2, 3), np.int32, 2, 6,
+                                                                      4, 24)
+  assert isinstance(x, jax.Array)
+  assert repr(x.devices()) == "{CpuDevice(id=0)}"
+  assert repr(x.sharding) == "SingleDeviceSharding(device=CpuDevice(id=0), memory_kind=device)"
+  assert x.is_fully_addressable and x.is_fully_replicated and not x.committed
+  assert x.block_until_ready() is x
+  shard = jnp.ones(3).addressable_shards[0]
+  assert repr(shard) == ("Shard(device=CpuDevice(id=0), index=(slice(None, None, None),), "
+                         "replica_id=0, data=[1. 1. 1.])")
+
+
+def test_conversions():
+  x = jnp.array([1.5, 2.5])
+  np.testing.assert_array_equal(np.asarray(x), np.array([1.5, 2.5], np.float32))
+  assert float(jnp.array(2.5)) == 2.5 and int(jnp.array(3)) == 3
+  assert bool(jnp.array(True)) and complex(jnp.array(1j)) == 1j
+  assert [1, 2, 3][jnp.array(1)] == 2
+  assert len(x) == 2 and [float(v) for v in x] == [1.5, 2.5]
+  assert x.tolist() == [1.5, 2.5] and jnp.array(4).item() == 4
+  with pytest.raises(ValueError, match="truth value of an array with more than one element"):
+    bool(x)
+  with pytest.raises(TypeError, match="unhashable"):
+    hash(x)
+  with pytest.raises(TypeError, match="len\\(\\) of unsized object"):
+    len(jnp.array(1.0))
+  with pytest.raises(TypeError, match="immutable"):
+    x[0] = 1.0
+  y = pickle.loads(pickle.dumps(jnp.array(1.0)))
+  assert repr(y) == "Array(1., dtype=float32, weak_type=True)"
+
+
+def test_operators_match_numpy():
+  a = np.array([[1.5, -2.0], [3.0, 0.5]], np.float32)
+  b = np.array([[2.0, 4.0], [-1.0, 3.0]], np.float32)
+  x, y = jnp.array(a), jnp.array(b)
+  for op in ("__add__", "__sub__", "__mul__", "__truediv__", "__pow__", "__lt__", "__ge__",
+             "__eq__", "__ne__", "__radd__", "__rsub__", "__rmul__", "__rtruediv__"):
+    np.testing.assert_allclose(np.asarray(getattr(x, op)(y)), getattr(a, op)(b), rtol=1e-6)
+  np.testing.assert_array_equal(np.asarray(-x), -a)
+  np.testing.assert_array_equal(np.asarray(abs(x)), abs(a))
+  ia, ib = np.array([7, -7, 5]), np.array([2, 2, -3])
+  i, j = jnp.array(ia), jnp.array(ib)
+  np.testing.assert_array_equal(np.asarray(i // j), ia // ib)
+  np.testing.assert_array_equal(np.asarray(i % j), ia % ib)
+  np.testing.assert_array_equal(np.asarray(i & j), ia & ib)
+  np.testing.assert_array_equal(np.asarray(i << 2), ia << 2)
+  np.testing.assert_array_equal(np.asarray(~i), ~ia)
+
+
+def test_integer_division_by_zero_like_jax():
+  x = jnp.array([5, -5, 0])
+  assert (x // 0).tolist() == [-2, -2, -1]
+  assert (x % 0).tolist() == [0, 0, 0]
+  assert jax.lax.div(x, jnp.zeros(3, jnp.int32)).tolist() == [-1, -1, -1]
+
+
+def test_saturating_casts():
+  x = jnp.array([1e10, -1e10, np.nan, 2.7, -2.7])
+  assert x.astype(jnp.int32).tolist() == [2147483647, -2147483648, 0, 2, -2]
+  assert jnp.array([300., -1.]).astype(jnp.uint8).tolist() == [255, 0]
+
+
+def test_rounding_modes():
+  x = jnp.array([0.5, 1.5, 2.5, -0.5])
+  assert jax.lax.round(x).tolist() == [1., 2., 3., -1.]
+  assert jnp.round(x).tolist() == [0., 2., 2., -0.]
+
+
+def test_reprs_match_real_jax():
+  rjax = oracle()
+  cases = [np.arange(16, dtype=np.int32), np.arange(30, dtype=np.float32), np.zeros((2, 0)),
+           np.array([1.5, -2.25e-8, 3e9]), np.ones((3, 4, 2)), np.array(3.5),
+           np.linspace(0, 1, 77).reshape(7, 11)]
+  for c in cases:
+    assert repr(jnp.array(c)) == repr(rjax.numpy.array(c))
+    assert str(jnp.array(c)) == str(rjax.numpy.array(c))
+  for v in (1.0, 2, 1j, True):
+    assert repr(jnp.array(v)) == repr(rjax.numpy.array(v))
