@@ -1,23 +1,23 @@
 """Public `jax.tree`: the short names for the pytree utilities (`jax.tree.map`, ...).
 
-Thin re-exports of jaxlite._src.tree_util under JAX's `jax.tree` names.
+Thin aliases of jaxlite._src.tree_util; JAX's names shadow builtins inside this module only.
 """
-from jaxlite._src.tree_util import (
-    static as static,
-    tree_all as all,  # noqa: A004 -- JAX's name, shadowing the builtin only in this module
-    tree_broadcast as broadcast,
-    tree_flatten as flatten,
-    tree_flatten_with_path as flatten_with_path,
-    tree_leaves as leaves,
-    tree_leaves_with_path as leaves_with_path,
-    tree_map as map,  # noqa: A004
-    tree_map_with_path as map_with_path,
-    tree_reduce as reduce,
-    tree_reduce_associative as reduce_associative,
-    tree_structure as structure,
-    tree_transpose as transpose,
-    tree_unflatten as unflatten,
-)
+from jaxlite._src import tree_util as _tu
+
+all = _tu.tree_all
+broadcast = _tu.tree_broadcast
+flatten = _tu.tree_flatten
+flatten_with_path = _tu.tree_flatten_with_path
+leaves = _tu.tree_leaves
+leaves_with_path = _tu.tree_leaves_with_path
+map = _tu.tree_map
+map_with_path = _tu.tree_map_with_path
+reduce = _tu.tree_reduce
+reduce_associative = _tu.tree_reduce_associative
+static = _tu.static
+structure = _tu.tree_structure
+transpose = _tu.tree_transpose
+unflatten = _tu.tree_unflatten
 
 __all__ = [
     "all", "broadcast", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map",

@@ -10,8 +10,9 @@ import difflib
 import functools
 import operator
 import textwrap
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from itertools import islice
-from typing import Any, Callable, Hashable, Iterable, Iterator, Sequence, TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 Leaf = Any
@@ -125,7 +126,7 @@ def keystr(keys: KeyPath, *, simple: bool = False, separator: str = "") -> str:
 
 class _Kind:
   """How values of one node type split into (children, aux) and are rebuilt from them."""
-  __slots__ = ("type", "__weakref__")
+  __slots__ = ("__weakref__", "type")
 
   def __init__(self, typ: type):
     self.type = typ
@@ -292,7 +293,7 @@ class _NamedTupleKind(_Kind):
 
 class _CustomKind(_Kind):
   """A type registered with user flatten/unflatten functions."""
-  __slots__ = ("flatten", "unflatten", "flatten_with_keys")
+  __slots__ = ("flatten", "flatten_with_keys", "unflatten")
   _what = "custom node"
 
   def __init__(self, typ, flatten, unflatten, flatten_with_keys=None):
@@ -495,13 +496,16 @@ def _build(spec: tuple, it: Iterator):
   return kind.build(aux, [next(it) if s is None else _build(s, it) for s in subs])
 
 
-def _up_to(spec, x, out: list) -> None:
+def _up_to_reversed(spec, x, out: list) -> None:
+  """Appends the subtrees of `x` at `spec`'s leaves, last first. jaxlib visits children right
+  to left, so when several places mismatch, this reports the same one JAX does."""
   if spec is None:
     out.append(x)
     return
   kind, aux, subs = spec
-  for s, c in zip(subs, kind.up_to(x, aux, len(subs))):
-    _up_to(s, c, out)
+  children = kind.up_to(x, aux, len(subs))
+  for s, c in zip(reversed(subs), reversed(children)):
+    _up_to_reversed(s, c, out)
 
 
 # --- PyTreeDef ---------------------------------------------------------------------------------
@@ -557,7 +561,7 @@ def _from_iterable(spec, x):
 
 class PyTreeDef:
   """The structure of a pytree: node types, their aux data and arities; never its leaves."""
-  __slots__ = ("_spec", "_num_leaves", "_num_nodes", "_hash")
+  __slots__ = ("_hash", "_num_leaves", "_num_nodes", "_spec")
 
   def __init__(self, *args, **kwargs):
     raise TypeError("PyTreeDef has no public constructor; use jax.tree.structure(tree) or "
@@ -595,7 +599,8 @@ class PyTreeDef:
   def flatten_up_to(self, xs: Any, /) -> list:
     """The subtrees of `xs` sitting where this structure has leaves (this must be a prefix)."""
     out = []
-    _up_to(self._spec, xs, out)
+    _up_to_reversed(self._spec, xs, out)
+    out.reverse()
     return out
 
   def children(self) -> list[PyTreeDef]:
@@ -646,7 +651,7 @@ class PyTreeDef:
       return False
     try:
       return self._spec == other._spec
-    except Exception:
+    except Exception:  # noqa: BLE001 -- some aux `==` raised; find it and say so
       return _aux_equal_tree(self._spec, other._spec)
 
   def __hash__(self):
@@ -771,7 +776,7 @@ def _map_with_prefix_errors(name: str, treedef: PyTreeDef, tree, rest, is_leaf) 
   for r in rest:
     try:
       out.append(treedef.flatten_up_to(r))
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 -- as JAX: any failure gets the structural diagnosis
       err = next(_prefix_error((), tree, r, is_leaf), None)
       raise (err(name) if err is not None else e) from None
   return out
@@ -936,7 +941,7 @@ def _length_error(ty: str, where: str, n_prefix: int, n_full: int):
 def _child_count_error(ty: type, where: str, p_keys: tuple, f_keys: tuple):
   try:
     diff = set(p_keys).symmetric_difference(f_keys)
-  except Exception:
+  except Exception:  # noqa: BLE001 -- unhashable keys: print no difference, as JAX
     diff = None
   names = lambda keys: " ".join(str(k.key) for k in keys)
   tail = "" if diff is None else f"so the symmetric difference on key sets is\n    {names(diff)}"
@@ -992,7 +997,7 @@ def _equality_errors(path, t1, t2, is_leaf):
   if len(c1) != len(c2):
     try:
       diff = " ".join(repr(k.key) for k in set(k1).symmetric_difference(k2))
-    except Exception:
+    except Exception:  # noqa: BLE001 -- unhashable keys: print no difference, as JAX
       diff = ""
     yield (path, f"{type(t1)} with {_children_word(len(c1))}",
            f"{type(t2)} with {_children_word(len(c2))}",
