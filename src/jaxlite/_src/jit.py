@@ -71,7 +71,8 @@ def leaf_signature(x):
     v = x._value
     return (v.shape, v.dtype, x.weak_type)
   if t in _PY_SCALARS:
-    return t
+    # Same key as a weak 0-d array of the default dtype: both trace to the same aval.
+    return ((), dtypes.canonicalize_dtype(dtypes.python_scalar_dtype(x)), t is not bool)
   aval = core.get_aval(x)
   return (aval.shape, aval.dtype, aval.weak_type)
 
