@@ -1163,3 +1163,33 @@ def test_prints_like_jax(oracle, name):
 
 def test_oracle_names_cover_every_case(oracle):
   assert sorted(oracle[1]) == sorted(ORACLE_NAMES)
+
+
+# --- end to end: jaxlite's own make_jaxpr against JAX's ----------------------------------------
+
+
+def _end_to_end_cases(lib):
+  jnp = lib.numpy
+
+  def selu(x, alpha=1.67, lmbda=1.05):
+    return lmbda * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)
+
+  inner = lib.jit(lambda x: jnp.sin(x) * 2)
+  x5 = np.arange(5.0, dtype=np.float32)
+  return {
+      "selu": (selu, (x5,)),
+      "jit_selu": (lib.jit(selu), (x5,)),
+      "hoisted": (lambda x: inner(inner(x)), (1.0,)),
+      "sharing": (lambda x: lib.jit(lambda a, b: (a, b * 2, a, b * 3))(x, x), (1.0,)),
+  }
+
+
+@pytest.mark.parametrize("name", ["selu", "jit_selu", "hoisted", "sharing"])
+def test_jaxlite_make_jaxpr_prints_like_jax(name):
+  jax = pytest.importorskip("jax")
+  import jaxlite
+  if not hasattr(jaxlite, "make_jaxpr"):
+    pytest.skip("jaxlite.make_jaxpr is not there yet")
+  fun, args = _end_to_end_cases(jaxlite)[name]
+  jax_fun, jax_args = _end_to_end_cases(jax)[name]
+  assert str(jaxlite.make_jaxpr(fun)(*args)) == str(jax.make_jaxpr(jax_fun)(*jax_args))
