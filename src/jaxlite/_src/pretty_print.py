@@ -297,7 +297,8 @@ def _share_invar_names(outer, inner, names: _Names) -> None:
 
 
 def _share_outvar_names(outer, inner, names: _Names) -> None:
-  # Naming the caller's output here (not at its binder) is what makes JAX print `e c f d`.
+  # Caller outputs tied to callee outvars are named here, before any binder prints: that is
+  # why `jit(lambda a, b: (a, b * 2, a, b * 3))(x, y)` has outputs `e c f d`.
   for o, i in zip(outer, inner):
     if type(i) is not core.Literal and i not in names:
       names.of[i] = names(o)
@@ -534,8 +535,8 @@ def _unique_name(base: str, taken: set) -> str:
 
 def _unused_outvars(jaxpr) -> list:
   """Eqn outputs that no eqn reads and the jaxpr does not return (printed `_`)."""
-  used = {v for e in jaxpr.eqns for v in e.invars if type(v) is core.Var}
-  used.update(v for v in jaxpr.outvars if type(v) is core.Var)
+  used = {v for e in jaxpr.eqns for v in e.invars if type(v) is not core.Literal}
+  used.update(v for v in jaxpr.outvars if type(v) is not core.Literal)
   return [v for e in jaxpr.eqns for v in e.outvars if v not in used]
 
 
