@@ -496,16 +496,19 @@ def _build(spec: tuple, it: Iterator):
   return kind.build(aux, [next(it) if s is None else _build(s, it) for s in subs])
 
 
-def _up_to_reversed(spec, x, out: list) -> None:
+def _up_to_reversed(spec: tuple, x, out: list) -> None:
   """Appends the subtrees of `x` at `spec`'s leaves, last first. jaxlib visits children right
   to left, so when several places mismatch, this reports the same one JAX does."""
-  if spec is None:
-    out.append(x)
-    return
   kind, aux, subs = spec
   children = kind.up_to(x, aux, len(subs))
+  if not any(subs):
+    out.extend(reversed(children))
+    return
   for s, c in zip(reversed(subs), reversed(children)):
-    _up_to_reversed(s, c, out)
+    if s is None:
+      out.append(c)
+    else:
+      _up_to_reversed(s, c, out)
 
 
 # --- PyTreeDef ---------------------------------------------------------------------------------
@@ -598,6 +601,8 @@ class PyTreeDef:
 
   def flatten_up_to(self, xs: Any, /) -> list:
     """The subtrees of `xs` sitting where this structure has leaves (this must be a prefix)."""
+    if self._spec is None:
+      return [xs]
     out = []
     _up_to_reversed(self._spec, xs, out)
     out.reverse()

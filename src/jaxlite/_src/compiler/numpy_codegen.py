@@ -14,7 +14,7 @@ from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.compiler import passes
 from jaxlite._src.core import Literal
-from jaxlite._src.lax.families import numpy_templates
+from jaxlite._src.lax.families import numpy_quiet_primitives, numpy_templates, ufunc_primitives
 
 _fn_counter = itertools.count()
 
@@ -60,13 +60,50 @@ def jaxpr_to_source(jaxpr: core.Jaxpr, consts: list, fn_name: str = "_jaxpr_fn")
 
   args = [namer(v) for v in jaxpr.invars]
   lines = [f"def {fn_name}({', '.join(args)}):"]
-  for eqn in jaxpr.eqns:
+  last_use = _last_uses(jaxpr)
+  owned = set()  # vars holding a fresh ufunc result that no one else references
+  for i, eqn in enumerate(jaxpr.eqns):
     ins = [atom(v) for v in eqn.invars]
     outs = [namer(v) for v in eqn.outvars]
-    lines.append("  " + _eqn_line(eqn, ins, outs, glob, counter))
+    line = _eqn_line(eqn, ins, outs, glob, counter)
+    if eqn.primitive in ufunc_primitives and eqn.outvars[0].aval.ndim:
+      donor = _dying_owned_input(eqn, i, owned, last_use)
+      if donor is not None and line.endswith(")"):
+        line = f"{line[:-1]}, out={namer(donor)})"
+      owned.add(eqn.outvars[0])
+    else:
+      # Other ops may return views of (or the very object of) their inputs: never reuse those.
+      owned.difference_update(eqn.invars)
+    lines.append("  " + line)
   rets = [atom(v) for v in jaxpr.outvars]
   lines.append(f"  return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
+  if any(e.primitive in numpy_quiet_primitives for e in jaxpr.eqns):
+    lines = [lines[0], "  with np.errstate(all='ignore'):"] + ["  " + ln for ln in lines[1:]]
   return "\n".join(lines), glob
+
+
+def _last_uses(jaxpr) -> dict:
+  """Index of the last eqn reading each var (outputs of the jaxpr are never dead)."""
+  last = {}
+  for i, eqn in enumerate(jaxpr.eqns):
+    for v in eqn.invars:
+      if type(v) is not Literal:
+        last[v] = i
+  for v in jaxpr.outvars:
+    if type(v) is not Literal:
+      last[v] = len(jaxpr.eqns)
+  return last
+
+
+def _dying_owned_input(eqn, i, owned, last_use):
+  """An input buffer the ufunc may overwrite: fresh, same type as the output, dead after it."""
+  out = eqn.outvars[0].aval
+  for v in eqn.invars:
+    if type(v) is not Literal and v in owned and last_use.get(v) == i \
+        and v.aval.shape == out.shape and v.aval.dtype == out.dtype:
+      owned.discard(v)
+      return v
+  return None
 
 
 def _eqn_line(eqn, ins, outs, glob, counter) -> str:

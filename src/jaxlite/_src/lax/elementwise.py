@@ -11,7 +11,8 @@ from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.lax.families import (binop, check_dtype_kinds, first_weak, kind_of,
-                                       numpy_templates, unop, broadcast_shapes_lax)
+                                       numpy_templates, numpy_quiet_primitives, unop,
+                                       broadcast_shapes_lax)
 
 def _err():
   return np.errstate(all="ignore")
@@ -91,11 +92,11 @@ sign_p = unop("sign", _sign, NUM)
 floor_p = unop("floor", np.floor, FLOAT, template="np.floor({0})")
 ceil_p = unop("ceil", np.ceil, FLOAT, template="np.ceil({0})")
 is_finite_p = unop("is_finite", np.isfinite, FLOAT, out_dtype=lambda d: dtypes.bool_)
-exp_p = unop("exp", _quiet(np.exp), INEXACT)
-exp2_p = unop("exp2", _quiet(np.exp2), INEXACT)
-log_p = unop("log", _quiet(np.log), INEXACT)
-log1p_p = unop("log1p", _quiet(np.log1p), INEXACT)
-expm1_p = unop("expm1", _quiet(np.expm1), INEXACT)
+exp_p = unop("exp", _quiet(np.exp), INEXACT, template="np.exp({0})")
+exp2_p = unop("exp2", _quiet(np.exp2), INEXACT, template="np.exp2({0})")
+log_p = unop("log", _quiet(np.log), INEXACT, template="np.log({0})")
+log1p_p = unop("log1p", _quiet(np.log1p), INEXACT, template="np.log1p({0})")
+expm1_p = unop("expm1", _quiet(np.expm1), INEXACT, template="np.expm1({0})")
 tanh_p = unop("tanh", np.tanh, INEXACT, template="np.tanh({0})")
 logistic_p = unop("logistic", _quiet(_logistic), INEXACT)
 sin_p = unop("sin", np.sin, INEXACT, template="np.sin({0})")
@@ -109,7 +110,7 @@ cosh_p = unop("cosh", _quiet(np.cosh), INEXACT)
 asinh_p = unop("asinh", np.arcsinh, INEXACT)
 acosh_p = unop("acosh", _quiet(np.arccosh), INEXACT)
 atanh_p = unop("atanh", _quiet(np.arctanh), INEXACT)
-sqrt_p = unop("sqrt", _quiet(np.sqrt), INEXACT)
+sqrt_p = unop("sqrt", _quiet(np.sqrt), INEXACT, template="np.sqrt({0})")
 rsqrt_p = unop("rsqrt", _quiet(_rsqrt), INEXACT)
 cbrt_p = unop("cbrt", _cbrt, FLOAT)
 abs_p = unop("abs", np.abs, SIGNED_NUM, out_dtype=_abs_dtype, template="np.abs({0})")
@@ -121,6 +122,11 @@ imag_p = unop("imag", np.imag, "c", out_dtype=_real_dtype)
 conj_p = unop("conj", np.conjugate, "fc", out_dtype=lambda d: d if d.kind == "c" else
               dtypes.complex128 if d == np.float64 else dtypes.complex64)
 square_p = unop("square", _quiet(_square), NUM, template="np.multiply({0}, {0})")
+
+
+# Their templates may warn on overflow or domain errors: generated code silences NumPy there,
+# since JAX returns inf/nan without warnings.
+numpy_quiet_primitives.update({exp_p, exp2_p, log_p, log1p_p, expm1_p, sqrt_p})
 
 
 # round carries a rounding_method param: 0 = away from zero, 1 = to nearest even.

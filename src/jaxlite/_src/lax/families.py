@@ -14,6 +14,11 @@ from jaxlite._src.core import ShapedArray
 # Tier-0 codegen templates: primitive -> function(params) -> format string over arg names,
 # e.g. "np.add({0}, {1})". Primitives without one are called through their impl.
 numpy_templates: dict = {}
+# Primitives whose template is one NumPy ufunc call: the executor may pass `out=` to reuse a
+# dead intermediate buffer.
+ufunc_primitives: set = set()
+# Primitives whose template can raise NumPy floating-point warnings that JAX never shows.
+numpy_quiet_primitives: set = set()
 
 _KIND_NAMES = {
     "f": "floating", "c": "complexfloating", "i": "signedinteger", "u": "unsignedinteger",
@@ -116,6 +121,8 @@ def unop(name: str, np_fn, kinds: str = "fc", out_dtype=None, template: str | No
   prim.eager_weak_type = first_weak
   if template is not None:
     numpy_templates[prim] = lambda **params: template
+    if out_dtype is None:
+      ufunc_primitives.add(prim)
   return prim
 
 
@@ -149,6 +156,7 @@ def binop(name: str, np_fn, kinds: str = "fciub", out_dtype=None, template: str 
   prim.eager_weak_type = all_weak
   if template is not None:
     numpy_templates[prim] = lambda **params: template
+    ufunc_primitives.add(prim)
   return prim
 
 
