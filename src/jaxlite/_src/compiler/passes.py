@@ -63,6 +63,46 @@ def dce(jaxpr: Jaxpr) -> Jaxpr:
   return jaxpr.replace(eqns=kept)
 
 
+def _atom_key(v):
+  if type(v) is Literal:
+    return ("lit", type(v.val), repr(v.val), v.aval.dtype, v.aval.weak_type)
+  return v
+
+
+def _params_key(params):
+  try:
+    key = tuple(sorted(params.items()))
+    hash(key)
+    return key
+  except TypeError:
+    return None
+
+
+def cse(jaxpr: Jaxpr) -> Jaxpr:
+  """Common subexpression elimination: an eqn equal to an earlier one reuses its outputs."""
+  seen, rename, eqns = {}, {}, []
+
+  def read(v):
+    return v if type(v) is Literal else rename.get(v, v)
+
+  for eqn in jaxpr.eqns:
+    invars = [read(v) for v in eqn.invars]
+    pkey = None if eqn.primitive in effectful_primitives else _params_key(eqn.params)
+    key = None if pkey is None else (eqn.primitive, tuple(_atom_key(v) for v in invars), pkey)
+    prev = seen.get(key) if key is not None else None
+    if prev is not None and all(a.aval == b.aval for a, b in zip(prev.outvars, eqn.outvars)):
+      rename.update(zip(eqn.outvars, prev.outvars))
+      continue
+    new = eqn.replace(invars=invars) if invars != eqn.invars else eqn
+    if key is not None:
+      seen[key] = new
+    eqns.append(new)
+  if not rename:
+    return jaxpr
+  return jaxpr.replace(eqns=eqns, outvars=[read(v) for v in jaxpr.outvars])
+
+
 def optimize(closed: core.ClosedJaxpr) -> tuple[Jaxpr, list]:
+  """The pass pipeline run before code generation."""
   jaxpr, consts = inline_calls(closed.jaxpr, closed.consts)
-  return dce(jaxpr), consts
+  return dce(cse(jaxpr)), consts
