@@ -20,9 +20,9 @@ from jaxlite import errors  # noqa: F401
 
 __version__ = "0.1.0"
 
-_LAZY = {"random", "nn", "scipy", "sharding", "test_util", "dtypes", "debug", "typing",
-         "experimental", "profiler", "image", "ops", "stages", "distributed", "export", "core",
-         "custom_derivatives", "flatten_util", "extend"}
+# Submodules imported on first use, keeping `import jaxlite` cheap.
+_LAZY = {"random", "nn", "scipy", "sharding", "test_util", "dtypes", "typing",
+         "custom_derivatives"}
 
 
 def __getattr__(name):

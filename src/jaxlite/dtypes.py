@@ -1,0 +1,15 @@
+"""`jaxlite.dtypes`: dtype canonicalization, promotion and the float0 tangent dtype."""
+from jaxlite._src.dtypes import (  # noqa: F401
+    canonicalize_dtype, float0, issubdtype, result_type, finfo, iinfo, TypePromotionError,
+    is_weakly_typed, promote_types)
+
+__all__ = ["canonicalize_dtype", "float0", "issubdtype", "result_type", "finfo", "iinfo",
+           "TypePromotionError", "is_weakly_typed", "promote_types"]
+
+
+def __getattr__(name):
+  if name == "bfloat16":
+    from jaxlite._src import dtypes
+    dtypes.load_ml_dtypes()
+    return dtypes.bfloat16
+  raise AttributeError(f"module 'jaxlite.dtypes' has no attribute {name!r}")
