@@ -10,8 +10,7 @@ import difflib
 import functools
 import operator
 import textwrap
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from itertools import islice
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -27,7 +26,7 @@ KeyPath = tuple[KeyEntry, ...]
 
 
 class _KeyEntry:
-  """Base of the four key types: immutable, hashable, comparable, matchable by field name."""
+  """Base of the four key types: immutable, hashable, equal by value, matchable by field."""
   __slots__ = ("_v",)
 
   def __init__(self, v):
@@ -367,6 +366,10 @@ class _DataclassKind(_CustomKind):
   def keyed(self, x):
     return list(map(GetAttrKey, self.data_fields)), *self._flatten(x)
 
+  def one_level(self, x):
+    data, meta = self._flatten(x)
+    return list(data), meta
+
   def _type_mismatch(self, x) -> str:
     return f"Custom dataclass node type mismatch: expected type: {self.type!r}, value: {x!r}."
 
@@ -489,11 +492,21 @@ def _flatten(tree, is_leaf=None) -> tuple[list, PyTreeDef]:
 # --- unflattening ------------------------------------------------------------------------------
 
 
-def _build(spec: tuple, it: Iterator):
+def _build(spec: tuple, leaves: Sequence, pos: int) -> tuple[Any, int]:
+  """The node rebuilt from `leaves[pos:]`, and the position after its last leaf."""
   kind, aux, subs = spec
-  if not any(subs):  # all children are leaves (a node's spec is a non-empty tuple)
-    return kind.build(aux, islice(it, len(subs)))
-  return kind.build(aux, [next(it) if s is None else _build(s, it) for s in subs])
+  if not any(subs):  # all children are leaves (a node's spec is a non-empty tuple): one slice
+    end = pos + len(subs)
+    return kind.build(aux, leaves[pos:end]), end
+  xs = []
+  for s in subs:
+    if s is None:
+      xs.append(leaves[pos])
+      pos += 1
+    else:
+      x, pos = _build(s, leaves, pos)
+      xs.append(x)
+  return kind.build(aux, xs), pos
 
 
 def _up_to_reversed(spec: tuple, x, out: list) -> None:
@@ -597,7 +610,7 @@ class PyTreeDef:
     spec = self._spec
     if spec is None:
       return leaves[0]
-    return _build(spec, iter(leaves))
+    return _build(spec, leaves, 0)[0]
 
   def flatten_up_to(self, xs: Any, /) -> list:
     """The subtrees of `xs` sitting where this structure has leaves (this must be a prefix)."""
@@ -700,8 +713,8 @@ def _raise_leaf_count(expected: int, got: int):
 
 
 PyTreeDef.__module__ = "jaxlite.tree_util"
-_LEAF_TREEDEF = PyTreeDef._make(None, 1)
-_LEAF_TREEDEF.num_nodes  # noqa: B018 -- precompute, the singleton is shared by every leaf
+_LEAF_TREEDEF = PyTreeDef._make(None, 1)  # shared by every leaf tree
+_LEAF_TREEDEF._num_nodes = 1
 
 
 # --- tree_* functions --------------------------------------------------------------------------
@@ -945,7 +958,7 @@ def _length_error(ty: str, where: str, n_prefix: int, n_full: int):
 
 def _child_count_error(ty: type, where: str, p_keys: tuple, f_keys: tuple):
   try:
-    diff = set(p_keys).symmetric_difference(f_keys)
+    diff = set(p_keys).symmetric_difference(set(f_keys))
   except Exception:  # noqa: BLE001 -- unhashable keys: print no difference, as JAX
     diff = None
   names = lambda keys: " ".join(str(k.key) for k in keys)
@@ -1001,7 +1014,7 @@ def _equality_errors(path, t1, t2, is_leaf):
   k1, k2 = _child_keys(t1), _child_keys(t2)
   if len(c1) != len(c2):
     try:
-      diff = " ".join(repr(k.key) for k in set(k1).symmetric_difference(k2))
+      diff = " ".join(repr(k.key) for k in set(k1).symmetric_difference(set(k2)))
     except Exception:  # noqa: BLE001 -- unhashable keys: print no difference, as JAX
       diff = ""
     yield (path, f"{type(t1)} with {_children_word(len(c1))}",
@@ -1102,8 +1115,7 @@ def register_static(cls: type[T]) -> type[T]:
 
 def static(**kwargs) -> Any:
   """`dataclasses.field(...)` marked `static=True` for register_dataclass."""
-  metadata = dict(kwargs.pop("metadata", None) or {})
-  metadata["static"] = True
+  metadata = {"static": True, **(kwargs.pop("metadata", None) or {})}
   return dataclasses.field(metadata=metadata, **kwargs)
 
 
@@ -1154,7 +1166,7 @@ class Partial(functools.partial):
       return super().__new__(cls, func, *args, **kw)
     shim = _HashableCallableShim(func)
     out = super().__new__(cls, shim, *args, **kw)
-    # Set only now: partial.__new__ merges any `func` that looks like a partial.
+    # Set only after construction: some Pythons' partial.__new__ merges any func with `.func`.
     shim.func, shim.args, shim.keywords = func.func, func.args, func.keywords
     return out
 
