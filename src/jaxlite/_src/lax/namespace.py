@@ -15,5 +15,7 @@ from jaxlite._src.lax.shape import (  # noqa: F401
 from jaxlite._src.lax.elementwise import (  # noqa: F401
     add_p, sub_p, mul_p, div_p, neg_p, exp_p, log_p, sin_p, cos_p, select_n_p,
     convert_element_type_p)
+from jaxlite._src.lax.control_flow import (  # noqa: F401
+    cond, switch, while_loop, fori_loop, scan, map, associative_scan, cond_p, while_p, scan_p)
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -1,0 +1,162 @@
+"""`cond_p`: run one of several closed jaxprs chosen by an int32 index; `lax.cond` and
+`lax.switch` trace their Python branches into it (branches in (false, true) order for cond).
+
+Each branch runs as tier-0 generated code (`numpy_codegen.compile_jaxpr`), cached on its jaxpr.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import dtypes
+from jaxlite._src import tree_util
+from jaxlite._src.compiler import numpy_codegen
+from jaxlite._src.config import config
+from jaxlite._src.jit import as_traceable_arg
+from jaxlite._src.lax import lax
+from jaxlite._src.lax.control_flow import common
+
+_NO_OPERAND = object()
+
+# --- the primitive -------------------------------------------------------------------------------
+
+cond_p = core.Primitive("cond")
+cond_p.multiple_results = True
+
+
+def _cond_abstract_eval(index, *avals, branches):
+  if index.shape != () or index.dtype != np.int32:
+    raise TypeError(f"cond index must be an int32 scalar, got {index.str_short()}")
+  n_in = len(branches[0].in_avals)
+  if len(avals) != n_in:
+    raise TypeError(f"cond branches take {n_in} operands, got {len(avals)}")
+  return branches[0].out_avals
+
+
+def _cond_impl(index, *args, branches):
+  # Out-of-range indices run the nearest branch, like XLA's conditional.
+  i = min(max(int(index), 0), len(branches) - 1)
+  return numpy_codegen.compile_jaxpr(branches[i])(*args)
+
+
+cond_p.def_abstract_eval(_cond_abstract_eval)
+cond_p.def_impl(_cond_impl)
+
+
+# --- lax.cond ------------------------------------------------------------------------------------
+
+
+def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
+  """`true_fun(*operands)` if `pred` else `false_fun(*operands)`, staged as one `cond` eqn."""
+  if not (callable(true_fun) and callable(false_fun)):
+    # JAX still accepts the deprecated form cond(pred, x_true, f_true, x_false, f_false).
+    if callable(false_fun) and len(operands) == 2 and callable(operands[1]):
+      x_true, f_true, x_false, f_false = true_fun, false_fun, *operands
+      return cond(pred, lambda x, _: f_true(x), lambda _, x: f_false(x), x_true, x_false)
+    raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
+  operands = _operands(operands, operand)
+  pred = _check_pred(pred)
+  if config.jax_disable_jit and _is_concrete(pred):
+    return true_fun(*operands) if pred else false_fun(*operands)
+  index = lax.convert_element_type(pred, np.int32)
+  return _bind_branches(index, (false_fun, true_fun), operands, "cond",
+                        (("true_fun", 1), ("false_fun", 0)))
+
+
+def _operands(operands, operand):
+  if operand is _NO_OPERAND:
+    return operands
+  if operands:
+    raise TypeError("if 'operand' keyword is passed then no positional operands can be passed, "
+                    f"got operand={operand!r} and positional operands {operands!r}")
+  return (operand,)
+
+
+def _check_pred(pred):
+  """The predicate as a boolean scalar (numbers compare with 0), with JAX's TypeErrors."""
+  if pred is None:
+    raise TypeError("cond predicate is None")
+  if isinstance(pred, Sequence) or np.ndim(pred) != 0:
+    what = f"type {type(pred)}" if isinstance(pred, Sequence) else f"shape {np.shape(pred)}."
+    raise TypeError(f"Pred must be a scalar, got {pred} of {what}")
+  try:
+    dtype = dtypes.result_type(pred)
+  except TypeError:
+    raise TypeError(f"Pred type must be either boolean or number, got {pred}.") from None
+  if dtype.kind == "b":
+    return pred
+  if dtype.kind in "iuf":
+    return pred != 0
+  raise TypeError(f"Pred type must be either boolean or number, got {dtype}.")
+
+
+def _is_concrete(x) -> bool:
+  return not isinstance(x, core.Tracer) or x.to_concrete_value() is not None
+
+
+# --- lax.switch ----------------------------------------------------------------------------------
+
+
+def switch(index, branches, *operands, operand=_NO_OPERAND):
+  """`branches[clamp(0, index, len(branches) - 1)](*operands)`, staged as one `cond` eqn."""
+  if not all(callable(b) for b in branches):
+    raise TypeError("lax.switch: branches argument should be a sequence of callables.")
+  operands = _operands(operands, operand)
+  if len(np.shape(index)) != 0:
+    raise TypeError(f"Branch index must be scalar, got {index} of shape {np.shape(index)}.")
+  try:
+    index_dtype = dtypes.result_type(index)
+  except TypeError:
+    raise TypeError(f"Index type must be an integer, got {index}.") from None
+  if index_dtype.kind not in "iu":
+    raise TypeError(f"Index type must be an integer, got {index} as {index_dtype}")
+  branches = tuple(branches)
+  if not branches:
+    raise ValueError("Empty branch sequence")
+  if len(branches) == 1:
+    return branches[0](*operands)
+  index = lax.convert_element_type(index, np.int32)
+  index = lax.clamp(np.array(0, np.int32), index, np.array(len(branches) - 1, np.int32))
+  if config.jax_disable_jit and _is_concrete(index):
+    return branches[int(index)](*operands)
+  named = [("branch 0", 0)] + [(f"branch{i}", i) for i in range(1, len(branches))]
+  return _bind_branches(index, branches, operands, "switch", named)
+
+
+# --- shared by cond and switch -------------------------------------------------------------------
+
+
+def _bind_branches(index, funs, operands, api_name, named):
+  """Traces `funs` (in index order) on the operands and binds `cond_p`.
+
+  `named` lists (name, index) in the user's order, which is the order of tracing, of the
+  output checks and of the merged consts (true_fun before false_fun for cond). Outputs that
+  every branch forwards from an input skip the eqn, like JAX.
+  """
+  args, in_tree = tree_util.tree_flatten(operands)
+  args = [as_traceable_arg(a) for a in args]
+  in_avals = tuple(core.get_aval(a) for a in args)
+  branches, consts, in_fwd, out_tree = common.cached_trace(
+      tuple(funs), (in_tree, in_avals, api_name),
+      lambda: _trace_branches(funs, in_tree, in_avals, api_name, named))
+  outs = iter(cond_p.bind(index, *consts, *args, branches=branches))
+  all_inputs = [*consts, *args]
+  flat = [next(outs) if f is None else common.as_array(all_inputs[f]) for f in in_fwd]
+  return tree_util.tree_unflatten(out_tree, flat)
+
+
+def _trace_branches(funs, in_tree, in_avals, api_name, named):
+  traced = {i: common.trace_body(funs[i], in_tree, in_avals, api_name) for _, i in named}
+  (name0, i0), first = named[0], traced[named[0][1]]
+  for name, i in named[1:]:
+    common.check_branch_outputs(api_name, name0, name, funs[i0], funs[i], first.out_tree,
+                                first.out_avals, traced[i].out_tree, traced[i].out_avals)
+  jaxprs, consts = common.merge_common_consts([traced[i] for _, i in named])
+  by_index = dict(zip((i for _, i in named), jaxprs))
+  branches = [by_index[i] for i in range(len(funs))]
+  fwds = [common.forwarding(b.jaxpr) for b in branches]
+  in_fwd = [f[0] if len(set(f)) == 1 else None for f in zip(*fwds)]
+  keep = [f is None for f in in_fwd]
+  return tuple(common.prune_outputs(b, keep) for b in branches), consts, in_fwd, first.out_tree

@@ -1,0 +1,509 @@
+"""`while_p` and `scan_p`: loops over closed jaxprs, and the lax functions that trace Python
+bodies into them (while_loop, fori_loop, scan, map, associative_scan).
+
+Loop bodies run as tier-0 generated code (`numpy_codegen.compile_jaxpr`): the loop itself is a
+short Python loop calling one compiled function per iteration, never a jaxpr interpreter.
+"""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import dtypes
+from jaxlite._src import tree_util
+from jaxlite._src.compiler import numpy_codegen
+from jaxlite._src.config import config
+from jaxlite._src.core import ShapedArray
+from jaxlite._src.jit import as_traceable_arg
+from jaxlite._src.lax import lax
+from jaxlite._src.lax.control_flow import common
+from jaxlite._src.lax.control_flow.common import merge_lists, split_list
+
+# --- while ---------------------------------------------------------------------------------------
+
+while_p = core.Primitive("while")
+while_p.multiple_results = True
+
+
+def _while_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+  n_carry = len(avals) - cond_nconsts - body_nconsts
+  if len(cond_jaxpr.in_avals) != cond_nconsts + n_carry:
+    raise TypeError(f"while_loop cond_jaxpr takes {len(cond_jaxpr.in_avals)} inputs but "
+                    f"{cond_nconsts + n_carry} were given")
+  if len(body_jaxpr.in_avals) != body_nconsts + n_carry:
+    raise TypeError(f"while_loop body_jaxpr takes {len(body_jaxpr.in_avals)} inputs but "
+                    f"{body_nconsts + n_carry} were given")
+  return body_jaxpr.out_avals
+
+
+def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+  cconsts, bconsts, carry = split_list(args, [cond_nconsts, body_nconsts])
+  cond_fn = numpy_codegen.compile_jaxpr(cond_jaxpr)
+  body_fn = numpy_codegen.compile_jaxpr(body_jaxpr)
+  while cond_fn(*cconsts, *carry)[0]:
+    carry = body_fn(*bconsts, *carry)
+  return carry
+
+
+while_p.def_abstract_eval(_while_abstract_eval)
+while_p.def_impl(_while_impl)
+
+
+def while_loop(cond_fun, body_fun, init_val):
+  """`while cond_fun(val): val = body_fun(val)`, staged as one `while` eqn."""
+  if not (callable(body_fun) and callable(cond_fun)):
+    raise TypeError("lax.while_loop: body_fun and cond_fun arguments should be callable.")
+  if config.jax_disable_jit:
+    try:
+      return _python_while(cond_fun, body_fun, init_val)
+    except core_errors().ConcretizationTypeError:
+      pass  # a transformation made the predicate abstract: stage the loop after all
+  init_flat, in_tree = tree_util.tree_flatten(init_val)
+  init_flat = [as_traceable_arg(x) for x in init_flat]
+  avals = tuple(core.get_aval(x) for x in init_flat)
+  new_dtypes, plan = common.cached_trace(
+      (cond_fun, body_fun), (in_tree, avals, "while"),
+      lambda: _trace_while(cond_fun, body_fun, in_tree, avals))
+  init_flat = _promoted(init_flat, new_dtypes)
+  cond_jaxpr, cond_consts, body_jaxpr, body_consts, move_to_const, out_tree = plan
+  carry, moved = _partition(move_to_const, init_flat)
+  outs = while_p.bind(*cond_consts, *moved, *body_consts, *carry,
+                      cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr,
+                      cond_nconsts=len(cond_consts), body_nconsts=len(moved) + len(body_consts))
+  return tree_util.tree_unflatten(out_tree, merge_lists(move_to_const, outs, moved))
+
+
+def core_errors():
+  from jaxlite._src import errors
+  return errors
+
+
+def _python_while(cond_fun, body_fun, init_val):
+  val = tree_util.tree_map(common.as_array, init_val)
+  while cond_fun(val):
+    val = tree_util.tree_map(common.as_array, body_fun(val))
+  return val
+
+
+def _trace_while(cond_fun, body_fun, in_tree, avals):
+  """Both bodies traced (twice when a weak init must take the body's dtype), checked, and
+  carries the body passes through unchanged (and the cond ignores) turned into body consts."""
+  cond_body, body = _trace_while_bodies(cond_fun, body_fun, in_tree, avals)
+  if len(body.out_avals) != len(avals):
+    common.check_carry_type("while_loop body", body_fun, in_tree, list(avals), body.out_tree,
+                            body.out_avals)
+  new_dtypes = _weak_promotions(avals, body.out_avals)
+  if any(d is not None for d in new_dtypes):
+    avals = tuple(a if d is None else ShapedArray(a.shape, d) for a, d in zip(avals, new_dtypes))
+    cond_body, body = _trace_while_bodies(cond_fun, body_fun, in_tree, avals)
+  common.check_carry_type("while_loop body", body_fun, in_tree, list(avals), body.out_tree,
+                          body.out_avals)
+  n_cc, n_bc = len(cond_body.consts), len(body.consts)
+  body_fwd = common.forwarding(body.jaxpr.jaxpr)
+  cond_uses = _used_invars(cond_body.jaxpr.jaxpr)[n_cc:]
+  move_to_const = [f == n_bc + i and not used
+                   for i, (f, used) in enumerate(zip(body_fwd, cond_uses))]
+  cond_jaxpr, body_jaxpr = cond_body.jaxpr, body.jaxpr
+  if any(move_to_const):
+    cond_jaxpr = _drop_invars(cond_jaxpr, [False] * n_cc + move_to_const)
+    body_jaxpr = common.prune_outputs(body_jaxpr, [not m for m in move_to_const])
+    body_jaxpr = common.move_invars_to_front(body_jaxpr, [False] * n_bc + move_to_const)
+  plan = (cond_jaxpr, cond_body.consts, body_jaxpr, body.consts, move_to_const, body.out_tree)
+  return new_dtypes, plan
+
+
+def _trace_while_bodies(cond_fun, body_fun, in_tree, avals):
+  tree = tree_util.treedef_tuple([in_tree])
+  cond_body = common.trace_body(cond_fun, tree, avals, "while_cond")
+  body = common.trace_body(body_fun, tree, avals, "while_body")
+  if not tree_util.treedef_is_leaf(cond_body.out_tree) or len(cond_body.out_avals) != 1:
+    raise TypeError("cond_fun must return a boolean scalar, but got pytree "
+                    f"{cond_body.out_tree}.")
+  pred = cond_body.out_avals[0]
+  if pred.shape != () or pred.dtype != np.bool_:
+    raise TypeError("cond_fun must return a boolean scalar, but got output type(s) "
+                    f"{cond_body.out_avals}.")
+  return cond_body, body
+
+
+def _used_invars(jaxpr) -> list:
+  used = {v for e in jaxpr.eqns for v in e.invars if type(v) is core.Var}
+  used.update(v for v in jaxpr.outvars if type(v) is core.Var)
+  return [v in used for v in jaxpr.invars]
+
+
+def _drop_invars(closed, drop) -> core.ClosedJaxpr:
+  invars = [v for v, d in zip(closed.jaxpr.invars, drop) if not d]
+  return core.ClosedJaxpr(closed.jaxpr.replace(invars=invars), closed.consts)
+
+
+def _partition(which, xs):
+  return [x for x, w in zip(xs, which) if not w], [x for x, w in zip(xs, which) if w]
+
+
+def _weak_promotions(in_avals, out_avals) -> list:
+  """Per carry, the dtype a weak-typed init must take to match the body's output, or None."""
+  out = []
+  for a, b in zip(in_avals, out_avals):
+    if a.weak_type and not common.typematch(a, b):
+      out.append(dtypes.promote_signature(((a.dtype, True), (b.dtype, b.weak_type)))[0])
+    else:
+      out.append(None)
+  return out
+
+
+def _promoted(values, new_dtypes) -> list:
+  if not any(d is not None for d in new_dtypes):
+    return values
+  return [v if d is None else common.as_array(lax.convert_element_type(v, d))
+          for v, d in zip(values, new_dtypes)]
+
+
+# --- fori_loop -----------------------------------------------------------------------------------
+
+
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
+  """`for i in range(lower, upper): val = body_fun(i, val)`: a scan when the bounds are
+  concrete (so reverse mode works), a while loop otherwise."""
+  if not callable(body_fun):
+    raise TypeError("lax.fori_loop: body_fun argument should be callable.")
+  dtype = _fori_index_dtype(lower, upper)
+  if _is_concrete(lower) and _is_concrete(upper):
+    lower_, upper_ = int(lower), int(upper)
+    length = max(upper_ - lower_, 0)
+    if config.jax_disable_jit and length == 0:
+      return init_val
+    (_, result), _ = scan(_fori_scan_body(body_fun), (lower_, init_val), None, length=length,
+                          unroll=False if unroll is None else unroll)
+    return result
+  if unroll is not None and unroll is not False and unroll != 1:
+    raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are statically "
+                     "known.")
+  if dtypes.dtype_and_weak(lower)[0] != dtype:
+    lower = lax.convert_element_type(lower, dtype)
+  if dtypes.dtype_and_weak(upper)[0] != dtype:
+    upper = lax.convert_element_type(upper, dtype)
+  _, _, result = while_loop(_fori_cond, _fori_while_body(body_fun), (lower, upper, init_val))
+  return result
+
+
+def _fori_index_dtype(lower, upper):
+  (ld, lw), (ud, uw) = dtypes.dtype_and_weak(lower), dtypes.dtype_and_weak(upper)
+  if ld == ud:
+    return ld
+  # A weak (Python) bound takes the other bound's signed integer type.
+  if ld.kind == "i" and ud.kind == "i" and lw != uw:
+    return ud if lw else ld
+  raise TypeError("lower and upper arguments to fori_loop must have equal types, got "
+                  f"{ld.name} and {ud.name}")
+
+
+def _is_concrete(x) -> bool:
+  if isinstance(x, core.Tracer):
+    return x.to_concrete_value() is not None
+  return True
+
+
+def _fori_cond(carry):
+  i, upper, _ = carry
+  return lax.lt(i, upper)
+
+
+# Wrappers are memoized per body function so repeated loops reuse their traced jaxprs; they
+# hold the body weakly so the memo does not keep it alive.
+_wrappers: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _memo_wrapper(kind, fun, make):
+  """`make(fun_ref)` once per (kind, fun); `fun_ref()` gives `fun` back."""
+  try:
+    per_fun = _wrappers.setdefault(fun, {})
+  except TypeError:
+    return make(lambda: fun)
+  wrapper = per_fun.get(kind)
+  if wrapper is None:
+    wrapper = per_fun[kind] = make(weakref.ref(fun))
+  return wrapper
+
+
+def _fori_while_body(body_fun):
+  def make(fun_ref):
+    def while_body(carry):
+      i, upper, x = carry
+      return lax.add(i, np.array(1, dtypes.dtype_and_weak(i)[0])), upper, fun_ref()(i, x)
+    return while_body
+  return _memo_wrapper("fori_while", body_fun, make)
+
+
+def _fori_scan_body(body_fun):
+  def make(fun_ref):
+    def scan_body(carry, _):
+      i, x = carry
+      return (i + 1, fun_ref()(i, x)), None
+    return scan_body
+  return _memo_wrapper("fori_scan", body_fun, make)
+
+
+# --- scan ----------------------------------------------------------------------------------------
+
+scan_p = core.Primitive("scan")
+scan_p.multiple_results = True
+
+
+def _scan_abstract_eval(*avals, reverse, length, jaxpr, num_consts, num_carry, unroll):
+  if len(avals) != len(jaxpr.in_avals):
+    raise ValueError("scan number of arguments doesn't match the number of jaxpr arguments: "
+                     f"{len(avals)} vs {len(jaxpr.in_avals)}")
+  carry_avals, y_avals = split_list(jaxpr.out_avals, [num_carry])
+  return carry_avals + [a.update(shape=(length, *a.shape)) for a in y_avals]
+
+
+def _scan_impl(*args, reverse, length, jaxpr, num_consts, num_carry, unroll):
+  consts, carry, xs = split_list(args, [num_consts, num_carry])
+  body = numpy_codegen.compile_jaxpr(jaxpr)
+  ys = [np.empty((length, *a.shape), a.dtype) for a in jaxpr.out_avals[num_carry:]]
+  for i in (range(length - 1, -1, -1) if reverse else range(length)):
+    out = body(*consts, *carry, *[x[i] for x in xs])
+    carry = out[:num_carry]
+    for y, o in zip(ys, out[num_carry:]):
+      y[i] = o
+  return [*carry, *ys]
+
+
+scan_p.def_abstract_eval(_scan_abstract_eval)
+scan_p.def_impl(_scan_impl)
+
+
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
+  """Loops `f(carry, x) -> (carry, y)` over the leading axis of `xs`; returns (carry, ys)."""
+  if not callable(f):
+    raise TypeError("lax.scan: f argument should be a callable.")
+  init_flat, init_tree = tree_util.tree_flatten(init)
+  xs_flat, xs_tree = tree_util.tree_flatten(xs)
+  length = _infer_scan_length(xs_flat, length)
+  if config.jax_disable_jit:
+    return _python_scan(f, init, xs_flat, xs_tree, length, reverse)
+  init_flat = [as_traceable_arg(x) for x in init_flat]
+  xs_flat = [as_traceable_arg(x) for x in xs_flat]
+  init_avals = tuple(core.get_aval(x) for x in init_flat)
+  x_avals = tuple(core.get_aval(x).update(shape=np.shape(x)[1:]) for x in xs_flat)
+  unroll = _check_unroll(unroll, length)
+  new_dtypes, plan = common.cached_trace(
+      (f,), (init_tree, xs_tree, init_avals, x_avals, "scan"),
+      lambda: _trace_scan(f, init_tree, xs_tree, init_avals, x_avals))
+  init_flat = _promoted(init_flat, new_dtypes)
+  jaxpr, consts, move_to_const, ext_fwd, out_tree, num_ys = plan
+  carry, moved = _partition(move_to_const, init_flat)
+  args = [*carry, *xs_flat]
+  outs = scan_p.bind(*moved, *consts, *args, reverse=bool(reverse), length=length, jaxpr=jaxpr,
+                     num_consts=len(moved) + len(consts), num_carry=len(carry), unroll=unroll)
+  carry_out, ys = split_list(outs, [len(carry)])
+  ys = iter(ys)
+  ys = [next(ys) if f_ is None else common.as_array(args[f_]) for f_ in ext_fwd]
+  outs = merge_lists(move_to_const + [False] * num_ys, carry_out + ys, moved)
+  return tree_util.tree_unflatten(out_tree, outs)
+
+
+def _infer_scan_length(xs_flat, length) -> int:
+  try:
+    lengths = [x.shape[0] for x in xs_flat]
+  except AttributeError:
+    bad = ", ".join(str(x) for x in xs_flat if not hasattr(x, "shape"))
+    raise ValueError(f"scan got value with no leading axis to scan over: {bad}.") from None
+  if length is not None:
+    try:
+      length = int(length)
+    except core_errors().ConcretizationTypeError:
+      raise core_errors().ConcretizationTypeError(
+          length, "The `length` argument to `scan` expects a concrete `int` value. For "
+          "scan-like iteration with a dynamic length, use `while_loop` or `fori_loop`.") from None
+    if not all(length == n for n in lengths):
+      raise ValueError(f"scan got `length` argument of {length} which disagrees with leading "
+                       f"axis sizes {lengths}.")
+    return length
+  if len(set(lengths)) > 1:
+    raise ValueError("scan got values with different leading axis sizes: "
+                     f"{', '.join(str(n) for n in lengths)}.")
+  if not lengths:
+    raise ValueError("scan got no values to scan over and `length` not provided.")
+  return lengths[0]
+
+
+def _check_unroll(unroll, length) -> int:
+  unroll = core.concrete_or_error(
+      None, unroll, "The `unroll` argument to `scan` expects a concrete `int` or `bool` value.")
+  if isinstance(unroll, (bool, np.bool_)):
+    return max(length, 1) if unroll else 1
+  if unroll < 0:
+    raise ValueError("`unroll` must be a `bool` or a non-negative `int`.")
+  return int(unroll)
+
+
+def _trace_scan(f, init_tree, xs_tree, init_avals, x_avals):
+  """The body traced (twice when a weak init must take the body's dtype) and checked; carries
+  passed through unchanged become consts and ys that are just xs are returned directly."""
+  body, carry_tree, carry_avals = _trace_scan_body(f, init_tree, xs_tree, init_avals, x_avals)
+  if len(carry_avals) != len(init_avals):
+    common.check_carry_type("scan body", f, init_tree, list(init_avals), carry_tree, carry_avals)
+  new_dtypes = _weak_promotions(init_avals, carry_avals)
+  if any(d is not None for d in new_dtypes):
+    init_avals = tuple(a if d is None else ShapedArray(a.shape, d)
+                       for a, d in zip(init_avals, new_dtypes))
+    body, carry_tree, carry_avals = _trace_scan_body(f, init_tree, xs_tree, init_avals, x_avals)
+  common.check_carry_type("scan body", f, init_tree, list(init_avals), carry_tree, carry_avals)
+  jaxpr, consts = body.jaxpr, body.consts
+  n_consts, n_carry, n_xs = len(consts), len(init_avals), len(x_avals)
+  fwd = common.forwarding(jaxpr.jaxpr)
+  carry_fwd, ys_fwd = fwd[:n_carry], fwd[n_carry:]
+  move_to_const = [f_ == n_consts + i for i, f_ in enumerate(carry_fwd)]
+  num_ys = len(ys_fwd)
+  if any(move_to_const):
+    jaxpr = common.prune_outputs(jaxpr, [not m for m in move_to_const] + [True] * num_ys)
+    jaxpr = common.move_invars_to_front(
+        jaxpr, [False] * n_consts + move_to_const + [False] * n_xs)
+  # A y that is an x unchanged is returned without passing through the loop; indices count
+  # from the first carry operand (the total of consts and carries does not change above).
+  ext_fwd = [i - n_consts if i is not None and i >= n_consts + n_carry else None
+             for i in ys_fwd]
+  ext_fwd = [None if i is None else i - sum(move_to_const) for i in ext_fwd]
+  jaxpr = common.prune_outputs(jaxpr, [True] * (n_carry - sum(move_to_const))
+                               + [i is None for i in ext_fwd])
+  return new_dtypes, (jaxpr, consts, move_to_const, ext_fwd, body.out_tree, num_ys)
+
+
+def _trace_scan_body(f, init_tree, xs_tree, init_avals, x_avals):
+  tree = tree_util.treedef_tuple([init_tree, xs_tree])
+  body = common.trace_body(f, tree, (*init_avals, *x_avals), "scan")
+  children = [] if tree_util.treedef_is_leaf(body.out_tree) else \
+      tree_util.treedef_children(body.out_tree)
+  if len(children) != 2:
+    shown = tree_util.tree_unflatten(body.out_tree, body.out_avals)
+    raise TypeError(f"scan body output must be a pair, got {shown}.")
+  carry_tree = children[0]
+  return body, carry_tree, list(body.out_avals[:carry_tree.num_leaves])
+
+
+def _python_scan(f, init, xs_flat, xs_tree, length, reverse):
+  """disable_jit: a plain Python loop of `f`, ys stacked at the end."""
+  if length == 0:
+    raise ValueError("zero-length scan is not supported in disable_jit() mode because the "
+                     "output type is unknown.")
+  from jaxlite import numpy as jnp
+  carry, ys = init, []
+  for i in (range(length - 1, -1, -1) if reverse else range(length)):
+    x = tree_util.tree_unflatten(xs_tree, [xf[i] for xf in xs_flat])
+    carry, y = f(carry, x)
+    ys.append(y)
+  if reverse:
+    ys.reverse()
+  return carry, tree_util.tree_map(lambda *y: jnp.stack(y), *ys)
+
+
+# --- map -----------------------------------------------------------------------------------------
+
+
+def map(f, xs, *, batch_size=None):  # noqa: A001 - lax's name
+  """`stack([f(x) for x in xs])` as a scan; with `batch_size`, a scan over vmapped batches."""
+  if batch_size is None:
+    _, ys = scan(_map_body(f), (), xs)
+    return ys
+  import jaxlite
+  leaves, treedef = tree_util.tree_flatten(xs)
+  if not leaves:
+    return xs
+  n = leaves[0].shape[0]
+  num_batches, rem = (0, n) if batch_size == 0 else divmod(n, batch_size)
+  vf = jaxlite.vmap(f)
+  if num_batches == 0:
+    return vf(xs)
+  head = treedef.unflatten([x[:num_batches * batch_size].reshape(
+      (num_batches, batch_size, *x.shape[1:])) for x in leaves])
+  _, ys = scan(lambda _, x: ((), vf(x)), (), head)
+  ys = tree_util.tree_map(lambda y: y.reshape((-1, *y.shape[2:])), ys)
+  if not rem:
+    return ys
+  tail = vf(treedef.unflatten([x[num_batches * batch_size:] for x in leaves]))
+  return tree_util.tree_map(lambda a, b: jaxlite.lax.concatenate([a, b], 0), ys, tail)
+
+
+def _map_body(f):
+  def make(fun_ref):
+    def body(_, x):
+      return (), fun_ref()(x)
+    return body
+  return _memo_wrapper("map", f, make)
+
+
+# --- associative_scan ----------------------------------------------------------------------------
+
+
+def associative_scan(fn, elems, reverse=False, axis=0):
+  """All prefix combinations of `elems` along `axis` under the associative `fn`, in
+  O(log n) rounds of elementwise `fn` calls (odd/even recursion)."""
+  ops = _slicing_ops()
+  if not callable(fn):
+    raise TypeError("lax.associative_scan: fn argument should be callable.")
+  flat, tree = tree_util.tree_flatten(elems)
+  if not flat:
+    return elems
+  axis = _normalize_axis(axis, np.ndim(flat[0]))
+  if reverse:
+    flat = [ops.rev(x, (axis,)) for x in flat]
+  sizes = {int(np.shape(x)[axis]) for x in flat}
+  if len(sizes) != 1:
+    raise ValueError("Array inputs to associative_scan must have the same first dimension. "
+                     f"(saw: {[np.shape(x) for x in flat]})")
+
+  def combine(a, b):
+    out = fn(tree_util.tree_unflatten(tree, a), tree_util.tree_unflatten(tree, b))
+    out_flat, out_tree = tree_util.tree_flatten(out)
+    if out_tree != tree:
+      raise ValueError("The pytree structure of the output of fn must match the structure of "
+                       f"its inputs, got {out_tree} and {tree}.")
+    return out_flat
+
+  scanned = _prefix_scan(combine, flat, axis, ops)
+  if reverse:
+    scanned = [ops.rev(x, (axis,)) for x in scanned]
+  return tree_util.tree_unflatten(tree, scanned)
+
+
+def _prefix_scan(combine, xs, axis, ops):
+  """Prefix combination: pairs combine into half as many, recurse, then fill in the evens."""
+  n = np.shape(xs[0])[axis]
+  if n < 2:
+    return xs
+  sl = ops.slice_in_dim
+  pairs = combine([sl(x, 0, -1, stride=2, axis=axis) for x in xs],
+                  [sl(x, 1, None, stride=2, axis=axis) for x in xs])
+  odd = _prefix_scan(combine, pairs, axis, ops)
+  # Element 2k (k >= 1) is the prefix up to 2k-1 combined with element 2k.
+  prev = odd if n % 2 else [sl(o, 0, -1, axis=axis) for o in odd]
+  even = combine(prev, [sl(x, 2, None, stride=2, axis=axis) for x in xs])
+  even = [ops.concatenate([sl(x, 0, 1, axis=axis), e], axis) for x, e in zip(xs, even)]
+  return [_interleave(e, o, axis, ops) for e, o in zip(even, odd)]
+
+
+def _interleave(even, odd, axis, ops):
+  """e0 o0 e1 o1 ...: both padded with holes where the other goes, then added (or or-ed)."""
+  ne, no = np.shape(even)[axis], np.shape(odd)[axis]
+  zero_pad = [(0, 0, 0)] * np.ndim(even)
+  even_pad, odd_pad = list(zero_pad), list(zero_pad)
+  even_pad[axis] = (0, 1 if ne == no else 0, 1)
+  odd_pad[axis] = (1, 0 if ne == no else 1, 1)
+  combine = ops.bitwise_or if dtypes.dtype_and_weak(even)[0] == np.bool_ else ops.add
+  zero = np.zeros((), dtypes.dtype_and_weak(even)[0])
+  return combine(ops.pad(even, zero, even_pad), ops.pad(odd, zero, odd_pad))
+
+
+def _normalize_axis(axis, ndim) -> int:
+  if not -ndim <= axis < ndim:
+    raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+  return axis % ndim
+
+
+def _slicing_ops():
+  import jaxlite.lax as ops  # slicing lives beside control flow, imported when first needed
+  return ops
