@@ -844,3 +844,38 @@ def test_oracle_key_entries(jax_tu):
                        (tu.GetAttrKey("x"), jax_tu.GetAttrKey("x")),
                        (tu.FlattenedIndexKey(2), jax_tu.FlattenedIndexKey(2))):
     assert (repr(ours), str(ours), hash(ours)) == (repr(theirs), str(theirs), hash(theirs))
+
+
+def _is_tuple(x) -> bool:
+  return type(x) is tuple
+
+
+@_settings
+@given(st.one_of(st.tuples(trees, trees), near_misses()))
+def test_oracle_treedef_equality_and_is_leaf(jax_tu, pair_of_trees):
+  a, b = pair_of_trees
+  assert (jt.structure(a) == jt.structure(b)) == (jax_tu.tree_structure(a) == jax_tu.tree_structure(b))
+  for tree in (a, b):
+    ours = jt.flatten_with_path(tree, is_leaf=_is_tuple)
+    theirs = jax_tu.tree_flatten_with_path(tree, is_leaf=_is_tuple)
+    assert [(tu.keystr(p), x) for p, x in ours[0]] == [(jax_tu.keystr(p), x) for p, x in theirs[0]]
+    assert repr(ours[1]) == repr(theirs[1]) == repr(jt.structure(tree, is_leaf=_is_tuple))
+
+
+def _seed_snippet_output(lib, lnp) -> list[str]:
+  """What the key-concepts pytree snippet prints, run with `lib` as jax and `lnp` as jnp."""
+  out = []
+  for params in ([1, 2, (lnp.arange(3), lnp.ones(2))],
+                 {"n": 5, "W": lnp.ones((2, 2)), "b": lnp.zeros(2)}, Params(1, 5.0)):
+    out += [str(lib.tree.structure(params)), str(lib.tree.leaves(params))]
+  out.append(str(lib.tree.map(lambda x: x * 2, {"a": lnp.arange(2), "b": None})))
+  return out
+
+
+def test_oracle_seed_snippet_prints_what_jax_prints():
+  jax = pytest.importorskip("jax")
+  import jaxlite
+  import jaxlite.numpy as jnp
+  if not all(hasattr(jnp, name) for name in ("arange", "ones", "zeros")):
+    pytest.skip("jaxlite.numpy has no arange/ones/zeros yet")
+  assert _seed_snippet_output(jaxlite, jnp) == _seed_snippet_output(jax, jax.numpy)
