@@ -17,5 +17,17 @@ from jaxlite._src.lax.elementwise import (  # noqa: F401
     convert_element_type_p)
 from jaxlite._src.lax.control_flow import (  # noqa: F401
     cond, switch, while_loop, fori_loop, scan, map, associative_scan, cond_p, while_p, scan_p)
+from jaxlite._src.lax.reductions import (  # noqa: F401
+    reduce, reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or, reduce_xor,
+    argmax, argmin, cumsum, cumprod, cummax, cummin, cumlogsumexp, reduce_p, reduce_sum_p,
+    reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p, reduce_xor_p,
+    argmax_p, argmin_p, cumsum_p, cumprod_p, cummax_p, cummin_p, cumlogsumexp_p)
+from jaxlite._src.lax.dot import (  # noqa: F401
+    Precision, dot, dot_general, batch_matmul, dot_general_p)
+from jaxlite._src.lax.sort import sort, sort_key_val, top_k, sort_p, top_k_p  # noqa: F401
+from jaxlite._src.lax.creation import iota, broadcasted_iota, iota_p  # noqa: F401
+from jaxlite._src.lax.special import (  # noqa: F401
+    erf, erfc, erf_inv, lgamma, digamma, igamma, igammac, bessel_i0e, bessel_i1e, erf_p,
+    erfc_p, erf_inv_p, lgamma_p, digamma_p, igamma_p, igammac_p, bessel_i0e_p, bessel_i1e_p)
 
 __all__ = [n for n in dir() if not n.startswith("_")]

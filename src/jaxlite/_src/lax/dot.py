@@ -1,0 +1,213 @@
+"""Contraction: the dot_general primitive and the lax functions dot, dot_general, batch_matmul.
+
+Every dot_general runs as one BLAS matmul: operands are transposed to (batch, free, contract)
+and (batch, contract, free) and reshaped to 3-D, so NumPy never falls back to a slow einsum.
+"""
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import dtypes
+from jaxlite._src.core import ShapedArray
+from jaxlite._src.lax.families import kind_of
+from jaxlite._src.lax.lax import asarg
+
+
+class Precision(enum.Enum):
+  """lax.Precision: a hint for the accuracy of a matrix product (NumPy is always exact f32)."""
+  DEFAULT = 0
+  HIGH = 1
+  HIGHEST = 2
+
+  @classmethod
+  def _missing_(cls, value):
+    names = {"default": cls.DEFAULT, "bfloat16": cls.DEFAULT, "fastest": cls.DEFAULT,
+             "high": cls.HIGH, "bfloat16_3x": cls.HIGH, "tensorfloat32": cls.HIGH,
+             "highest": cls.HIGHEST, "float32": cls.HIGHEST}
+    if isinstance(value, str) and value.lower() in names:
+      return names[value.lower()]
+    return None
+
+  def __repr__(self):
+    return f"Precision.{self.name}"
+
+  def __str__(self):
+    return self.name
+
+
+def canonicalize_precision(precision):
+  """None, or a pair of Precision values, from what users pass (a name, one value, a pair)."""
+  if precision is None:
+    return None
+  if isinstance(precision, (str, Precision, int)):
+    p = Precision(precision)
+    return (p, p)
+  if isinstance(precision, (tuple, list)) and len(precision) == 2:
+    return tuple(Precision(p) if p is not None else Precision.DEFAULT for p in precision)
+  raise ValueError(f"Precision argument must be one of {list(Precision)}, a pair of them or "
+                   f"None; got {precision}")
+
+
+# --- dot_general -------------------------------------------------------------------------------
+
+dot_general_p = core.Primitive("dot_general")
+
+
+def _check_dims(side, dims, ndim, batch, contract):
+  if any(not 0 <= d < ndim for d in dims):
+    raise TypeError(f"dot_general requires {side} dimension numbers to be nonnegative and less "
+                    f"than the number of axes of the {side} value, got {side}_batch of "
+                    f"{batch} and {side}_contracting of {contract} for {side} of rank {ndim}")
+  if len(set(contract)) != len(contract):
+    raise TypeError(f"dot_general requires {side} contracting dimensions to be distinct, got "
+                    f"{side}_contracting {contract}.")
+  if len(set(batch)) != len(batch):
+    raise TypeError(f"dot_general requires {side} batch dimensions to be distinct, got "
+                    f"{side}_batch {batch}.")
+  if set(batch) & set(contract):
+    raise TypeError(f"dot_general requires {side} batch dimensions to be disjoint from "
+                    f"contracting dimensions, got {side}_batch {batch} and {side}_contracting "
+                    f"{contract}.")
+
+
+def _dot_general_shape(lhs, rhs, dimension_numbers):
+  (lc, rc), (lb, rb) = dimension_numbers
+  if len(lb) != len(rb):
+    raise TypeError("dot_general requires equal numbers of lhs_batch and rhs_batch dimensions, "
+                    f"got lhs_batch {lb} and rhs_batch {rb}.")
+  _check_dims("lhs", lb + lc, lhs.ndim, lb, lc)
+  _check_dims("rhs", rb + rc, rhs.ndim, rb, rc)
+  lbs, rbs = tuple(lhs.shape[d] for d in lb), tuple(rhs.shape[d] for d in rb)
+  if lbs != rbs:
+    raise TypeError("dot_general requires lhs batch dimensions and rhs batch dimensions to have "
+                    f"the same shape, got {lbs} and {rbs}.")
+  lcs, rcs = tuple(lhs.shape[d] for d in lc), tuple(rhs.shape[d] for d in rc)
+  if lcs != rcs:
+    raise TypeError("dot_general requires contracting dimensions to have the same shape, got "
+                    f"{lcs} and {rcs}.")
+  lfree = tuple(s for i, s in enumerate(lhs.shape) if i not in lb and i not in lc)
+  rfree = tuple(s for i, s in enumerate(rhs.shape) if i not in rb and i not in rc)
+  return lbs + lfree + rfree
+
+
+def _dot_general_dtype(lhs_dtype, rhs_dtype, preferred_element_type):
+  if preferred_element_type is not None:
+    return preferred_element_type
+  if lhs_dtype == rhs_dtype:
+    return lhs_dtype
+  return dtypes.promote_signature(((lhs_dtype, False), (rhs_dtype, False)))[0]
+
+
+def _dot_general_abstract(lhs, rhs, *, dimension_numbers, precision=None,
+                          preferred_element_type=None, out_sharding=None):
+  shape = _dot_general_shape(lhs, rhs, dimension_numbers)
+  dtype = _dot_general_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
+  weak = lhs.weak_type and rhs.weak_type and preferred_element_type is None
+  return ShapedArray(shape, dtype, weak)
+
+
+def _compute_dtype(out_dtype):
+  # Half-precision products accumulate in float32 (as XLA does on CPU); NumPy has no BLAS
+  # for them anyway.
+  if out_dtype == np.float16 or kind_of(out_dtype) == "f" and out_dtype.itemsize < 4:
+    return np.dtype(np.float32)
+  return out_dtype
+
+
+def _as_3d(x, batch, free, contract, contract_last):
+  """x transposed to (batch, free, contract) [or (batch, contract, free)], reshaped to 3-D."""
+  shape = x.shape
+  perm = batch + (free + contract if contract_last else contract + free)
+  if perm != tuple(range(x.ndim)):
+    x = np.transpose(x, perm)
+  nb = int(np.prod([shape[d] for d in batch], dtype=np.int64))
+  nf = int(np.prod([shape[d] for d in free], dtype=np.int64))
+  nc = int(np.prod([shape[d] for d in contract], dtype=np.int64))
+  return x.reshape((nb, nf, nc) if contract_last else (nb, nc, nf))
+
+
+def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision=None,
+                      preferred_element_type=None, out_sharding=None):
+  lhs, rhs = np.asarray(lhs), np.asarray(rhs)
+  (lc, rc), (lb, rb) = dimension_numbers
+  out_dtype = _dot_general_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
+  compute = _compute_dtype(out_dtype)
+  if lhs.dtype != compute:
+    lhs = lhs.astype(compute)
+  if rhs.dtype != compute:
+    rhs = rhs.astype(compute)
+  if not lb and lc == (lhs.ndim - 1,) and rc == (0,) and lhs.ndim and rhs.ndim <= 2:
+    out = np.matmul(lhs, rhs) if lhs.ndim <= 2 else np.tensordot(lhs, rhs, 1)
+  else:
+    out = _dot_general_3d(lhs, rhs, lc, rc, lb, rb)
+  return out if out.dtype == out_dtype else out.astype(out_dtype)
+
+
+def _dot_general_3d(lhs, rhs, lc, rc, lb, rb):
+  lfree = tuple(i for i in range(lhs.ndim) if i not in lb and i not in lc)
+  rfree = tuple(i for i in range(rhs.ndim) if i not in rb and i not in rc)
+  out_shape = (tuple(lhs.shape[d] for d in lb) + tuple(lhs.shape[d] for d in lfree)
+               + tuple(rhs.shape[d] for d in rfree))
+  a = _as_3d(lhs, tuple(lb), lfree, tuple(lc), True)
+  b = _as_3d(rhs, tuple(rb), rfree, tuple(rc), False)
+  with np.errstate(over="ignore", invalid="ignore"):
+    return np.matmul(a, b).reshape(out_shape)
+
+
+dot_general_p.def_impl(_dot_general_impl)
+dot_general_p.def_abstract_eval(_dot_general_abstract)
+dot_general_p.eager_weak_type = lambda args, params: (
+    params["preferred_element_type"] is None and all(getattr(a, "weak_type", False)
+                                                     for a in args))
+
+
+# --- the lax functions -------------------------------------------------------------------------
+
+def _canonical_dims(dimension_numbers):
+  (lc, rc), (lb, rb) = dimension_numbers
+  return ((tuple(int(d) for d in lc), tuple(int(d) for d in rc)),
+          (tuple(int(d) for d in lb), tuple(int(d) for d in rb)))
+
+
+def _preferred(preferred_element_type):
+  if preferred_element_type is None:
+    return None
+  return dtypes.check_user_dtype(preferred_element_type, "dot")
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None,
+                *, out_sharding=None):
+  """The general tensor contraction: `dimension_numbers` = ((lhs_contract, rhs_contract),
+  (lhs_batch, rhs_batch)); the result holds batch dims, then lhs free, then rhs free dims."""
+  return dot_general_p.bind(asarg(lhs), asarg(rhs),
+                            dimension_numbers=_canonical_dims(dimension_numbers),
+                            precision=canonicalize_precision(precision),
+                            preferred_element_type=_preferred(preferred_element_type),
+                            out_sharding=out_sharding)
+
+
+def dot(lhs, rhs, precision=None, preferred_element_type=None, *, out_sharding=None):
+  """Vector/matrix products of rank-1 and rank-2 operands."""
+  lhs, rhs = asarg(lhs), asarg(rhs)
+  ls, rs = core.get_aval(lhs).shape, core.get_aval(rhs).shape
+  if 1 <= len(ls) <= 2 and 1 <= len(rs) <= 2 and ls[-1] == rs[0]:
+    return dot_general(lhs, rhs, (((len(ls) - 1,), (0,)), ((), ())), precision,
+                       preferred_element_type, out_sharding=out_sharding)
+  raise ValueError("jax.lax.dot: dimension_numbers must be specified when not performing "
+                   "simple un-batched matrix-matrix, matrix-vector, or vector-vector products; "
+                   f"got lhs_shape={ls} rhs_shape={rs}")
+
+
+def batch_matmul(lhs, rhs, precision=None):
+  """Batched matrix product over all leading dims: (..., m, k) @ (..., k, n)."""
+  lhs, rhs = asarg(lhs), asarg(rhs)
+  ls, rs = core.get_aval(lhs).shape, core.get_aval(rhs).shape
+  if len(ls) != len(rs) or len(ls) < 2:
+    raise ValueError("Arguments to batch_matmul must be at least 2D and have the same rank, "
+                     f"got {ls} and {rs}.")
+  nb = len(ls) - 2
+  batch = tuple(range(nb))
+  return dot_general(lhs, rhs, (((nb + 1,), (nb,)), (batch, batch)), precision)

@@ -1,0 +1,377 @@
+"""Reduction primitives: reduce_sum/prod/max/min/and/or/xor, argmax/argmin, the cumulative ops
+and the general `reduce` with a user computation, plus the `lax` functions that bind them.
+
+Each family is defined by one helper, so one rule body serves every member of the family.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import dtypes
+from jaxlite._src.core import ShapedArray
+from jaxlite._src.lax.families import first_weak, kind_of, never_weak
+from jaxlite._src.lax.lax import asarg
+
+_KIND_WORDS = {"fciu": "number", "fciub": "number or bool", "fiub": "number or bool",
+               "fc": "inexact", "f": "floating"}
+
+
+def _check_kinds(name, dtype, kinds):
+  if kind_of(dtype) not in kinds:
+    raise TypeError(f"{name} does not accept dtype {dtypes.dtype_name(dtype)}. Accepted dtypes "
+                    f"are subtypes of {_KIND_WORDS[kinds]}.")
+
+
+def _check_axes(x, axes):
+  if any(not 0 <= a < x.ndim for a in axes):
+    raise ValueError(f"reduction axes {axes} contains out-of-bounds indices for "
+                     f"{x.str_short(short_dtypes=False)}.")
+  if len(set(axes)) != len(axes):
+    raise ValueError(f"duplicate value in 'axes' of reduction: {axes}")
+
+
+def _reduced_shape(shape, axes):
+  return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def _half_precision(dtype) -> bool:
+  return dtype == np.float16 or dtype == dtypes.bfloat16
+
+
+# --- reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or, reduce_xor ----------
+
+def _reduction(name, np_reduce, kinds, check=_check_kinds, sharding_param=False):
+  """A reduction primitive over static `axes` that keeps the operand's dtype and weak type.
+
+  `np_reduce(x, axes)` computes it; `sharding_param` adds the `out_sharding` param that
+  JAX's reduce_sum carries (and prints).
+  """
+  prim = core.Primitive(name)
+
+  def abstract_eval(x, *, axes, out_sharding=None):
+    check(name, x.dtype, kinds)
+    _check_axes(x, axes)
+    return ShapedArray(_reduced_shape(x.shape, axes), x.dtype, x.weak_type)
+
+  def impl(x, *, axes, out_sharding=None):
+    if kind_of(x.dtype) not in kinds:
+      check(name, x.dtype, kinds)
+    if not axes:
+      return x
+    return np_reduce(x, axes)
+
+  prim.def_impl(impl)
+  prim.def_abstract_eval(abstract_eval)
+  prim.eager_weak_type = first_weak
+  prim.params_of = (lambda axes: dict(axes=axes, out_sharding=None)) if sharding_param else \
+      (lambda axes: dict(axes=axes))
+  return prim
+
+
+def _sum(x, axes):
+  if _half_precision(x.dtype):
+    return np.add.reduce(x, axis=axes, dtype=np.float32).astype(x.dtype)
+  return np.add.reduce(x, axis=axes, dtype=x.dtype)
+
+
+def _prod(x, axes):
+  if _half_precision(x.dtype):
+    return np.multiply.reduce(x, axis=axes, dtype=np.float32).astype(x.dtype)
+  with np.errstate(over="ignore", invalid="ignore"):
+    return np.multiply.reduce(x, axis=axes, dtype=x.dtype)
+
+
+def _lowest(dtype):
+  if dtype == np.bool_:
+    return False
+  if kind_of(dtype) == "f":
+    return -np.inf
+  return np.iinfo(dtype).min
+
+
+def _highest(dtype):
+  if dtype == np.bool_:
+    return True
+  if kind_of(dtype) == "f":
+    return np.inf
+  return np.iinfo(dtype).max
+
+
+def _max(x, axes):
+  # An empty reduction gives the identity, like XLA; NumPy would raise.
+  initial = _lowest(x.dtype) if x.size == 0 else np._NoValue
+  return np.maximum.reduce(x, axis=axes, initial=initial)
+
+
+def _min(x, axes):
+  initial = _highest(x.dtype) if x.size == 0 else np._NoValue
+  return np.minimum.reduce(x, axis=axes, initial=initial)
+
+
+def _bitwise(ufunc, bool_fn, identity):
+  def reduce(x, axes):
+    if x.dtype == np.bool_:
+      return bool_fn(x, axis=axes)
+    if x.size == 0:
+      return np.full(_reduced_shape(x.shape, axes), identity).astype(x.dtype)
+    return ufunc.reduce(x, axis=axes)
+  return reduce
+
+
+def _check_logical(name, dtype, kinds):
+  if kind_of(dtype) not in kinds:
+    raise TypeError(f"logical reduction requires operand dtype bool or int, got "
+                    f"{dtypes.dtype_name(dtype)}.")
+
+
+def _xor_bool(x, axis):
+  return np.logical_xor.reduce(x, axis=axis) if x.size else \
+      np.zeros(_reduced_shape(x.shape, axis), np.bool_)
+
+
+reduce_sum_p = _reduction("reduce_sum", _sum, "fciu", sharding_param=True)
+reduce_prod_p = _reduction("reduce_prod", _prod, "fciu")
+reduce_max_p = _reduction("reduce_max", _max, "fciub")
+reduce_min_p = _reduction("reduce_min", _min, "fciub")
+reduce_and_p = _reduction("reduce_and", _bitwise(np.bitwise_and, np.all, -1), "iub",
+                          check=_check_logical)
+reduce_or_p = _reduction("reduce_or", _bitwise(np.bitwise_or, np.any, 0), "iub",
+                         check=_check_logical)
+reduce_xor_p = _reduction("reduce_xor", _bitwise(np.bitwise_xor, _xor_bool, 0), "iub",
+                          check=_check_logical)
+
+
+def _axes_tuple(axes) -> tuple:
+  return tuple(int(a) for a in axes)
+
+
+def _reducer(prim):
+  def fn(operand, axes):
+    return prim.bind(asarg(operand), **prim.params_of(_axes_tuple(axes)))
+  fn.__name__ = fn.__qualname__ = prim.name
+  return fn
+
+
+reduce_sum = _reducer(reduce_sum_p)
+reduce_prod = _reducer(reduce_prod_p)
+reduce_max = _reducer(reduce_max_p)
+reduce_min = _reducer(reduce_min_p)
+reduce_and = _reducer(reduce_and_p)
+reduce_or = _reducer(reduce_or_p)
+reduce_xor = _reducer(reduce_xor_p)
+
+
+# --- argmax, argmin ----------------------------------------------------------------------------
+
+def _arg_reduction(name, np_arg):
+  """argmax/argmin over one axis: the first extremum wins, and the first NaN beats all."""
+  prim = core.Primitive(name)
+
+  def abstract_eval(x, *, axes, index_dtype):
+    (axis,) = axes
+    if not 0 <= axis < x.ndim:
+      raise ValueError(f"Invalid axis {axis} for operand shape {x.shape}")
+    if not dtypes.issubdtype(index_dtype, np.integer):
+      raise TypeError(f"index_dtype must be an integer type, but got "
+                      f"{dtypes.dtype_name(index_dtype)}")
+    if x.shape[axis] == 0:
+      raise ValueError("argmin and argmax require non-empty reduced dimension. "
+                       f"operand.shape={x.shape} axis={axis}")
+    _check_kinds(name, x.dtype, "fiub")
+    return ShapedArray(_reduced_shape(x.shape, axes), index_dtype, False)
+
+  def impl(x, *, axes, index_dtype):
+    if x.ndim == 0 or x.shape[axes[0]] == 0 or x.dtype.kind == "c":
+      abstract_eval(core.get_aval(x), axes=axes, index_dtype=index_dtype)
+    # NumPy's argmax/argmin already return the first NaN when there is one.
+    return np_arg(x, axis=axes[0]).astype(index_dtype)
+
+  prim.def_impl(impl)
+  prim.def_abstract_eval(abstract_eval)
+  prim.eager_weak_type = never_weak
+  return prim
+
+
+argmax_p = _arg_reduction("argmax", np.argmax)
+argmin_p = _arg_reduction("argmin", np.argmin)
+
+
+def argmax(operand, axis: int, index_dtype):
+  """Index of the largest element along `axis` (the first one on ties; NaN counts as largest)."""
+  return argmax_p.bind(asarg(operand), axes=(int(axis),),
+                       index_dtype=dtypes.canonicalize_dtype(index_dtype))
+
+
+def argmin(operand, axis: int, index_dtype):
+  """Index of the smallest element along `axis` (the first one on ties; NaN wins)."""
+  return argmin_p.bind(asarg(operand), axes=(int(axis),),
+                       index_dtype=dtypes.canonicalize_dtype(index_dtype))
+
+
+# --- cumulative ops ----------------------------------------------------------------------------
+
+def _cumulative(name, np_accumulate, kinds):
+  """A scan along `axis` (from the end when `reverse`) keeping dtype, shape and weak type."""
+  prim = core.Primitive(name)
+
+  def abstract_eval(x, *, axis, reverse):
+    if not 0 <= axis < max(x.ndim, 1) or x.ndim == 0:
+      raise ValueError(f"axis {axis} is out of bounds for array of shape {x.shape}")
+    _check_kinds(name, x.dtype, kinds)
+    return x
+
+  def impl(x, *, axis, reverse):
+    if kind_of(x.dtype) not in kinds or not 0 <= axis < x.ndim:
+      abstract_eval(core.get_aval(x), axis=axis, reverse=reverse)
+    if reverse:
+      return np.flip(np_accumulate(np.flip(x, axis), axis), axis)
+    return np_accumulate(x, axis)
+
+  prim.def_impl(impl)
+  prim.def_abstract_eval(abstract_eval)
+  prim.eager_weak_type = first_weak
+  return prim
+
+
+def _accumulate(ufunc):
+  def acc(x, axis):
+    if _half_precision(x.dtype) and ufunc in (np.add, np.multiply):
+      return ufunc.accumulate(x, axis=axis, dtype=np.float32).astype(x.dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+      return ufunc.accumulate(x, axis=axis, dtype=x.dtype)
+  return acc
+
+
+cumsum_p = _cumulative("cumsum", _accumulate(np.add), "fciu")
+cumprod_p = _cumulative("cumprod", _accumulate(np.multiply), "fciu")
+cummax_p = _cumulative("cummax", _accumulate(np.maximum), "fciu")
+cummin_p = _cumulative("cummin", _accumulate(np.minimum), "fciu")
+cumlogsumexp_p = _cumulative("cumlogsumexp", _accumulate(np.logaddexp), "f")
+
+
+def _cumulative_fn(prim):
+  def fn(operand, axis: int = 0, reverse: bool = False):
+    operand = asarg(operand)
+    nd = core.get_aval(operand).ndim
+    axis = int(axis)
+    if not -nd <= axis < nd:
+      shape = core.get_aval(operand).shape
+      raise ValueError(f"axis {axis} is out of bounds for array of shape {shape}")
+    return prim.bind(operand, axis=axis % nd, reverse=bool(reverse))
+  fn.__name__ = fn.__qualname__ = prim.name
+  fn.__doc__ = f"The {prim.name} of `operand` along `axis` (from the end when `reverse`)."
+  return fn
+
+
+cumsum = _cumulative_fn(cumsum_p)
+cumprod = _cumulative_fn(cumprod_p)
+cummax = _cumulative_fn(cummax_p)
+cummin = _cumulative_fn(cummin_p)
+cumlogsumexp = _cumulative_fn(cumlogsumexp_p)
+
+
+# --- reduce: a user computation folded over `dimensions` --------------------------------------
+
+reduce_p = core.Primitive("reduce")
+reduce_p.multiple_results = True
+
+
+def _reduce_abstract(*avals, computation, jaxpr, dimensions):
+  n = len(avals) // 2
+  operands, inits = avals[:n], avals[n:]
+  for x in operands[1:]:
+    if x.shape != operands[0].shape:
+      raise ValueError("reduce operands must have the same shape, got "
+                       f"{[o.shape for o in operands]}")
+  for x in operands:
+    _check_axes(x, dimensions)
+  shape = _reduced_shape(operands[0].shape, dimensions)
+  return [ShapedArray(shape, x.dtype, x.weak_type and i.weak_type)
+          for x, i in zip(operands, inits)]
+
+
+def _reduce_impl(*args, computation, jaxpr, dimensions):
+  from jaxlite._src.compiler import numpy_codegen
+  fn = numpy_codegen.compile_jaxpr(jaxpr)
+  n = len(args) // 2
+  operands, inits = [np.asarray(a) for a in args[:n]], args[n:]
+  kept = [i for i in range(operands[0].ndim) if i not in dimensions]
+  out_shape = tuple(operands[0].shape[i] for i in kept)
+  # Reduced axes go in front and are folded one slice at a time, vectorized over the rest.
+  folded = [np.moveaxis(x, list(dimensions), list(range(len(dimensions))))
+            .reshape((-1,) + out_shape) for x in operands]
+  accs = [np.broadcast_to(np.asarray(i, x.dtype), out_shape) for i, x in zip(inits, operands)]
+  for k in range(folded[0].shape[0]):
+    accs = fn(*accs, *(f[k] for f in folded))
+  return [np.asarray(a, x.dtype).reshape(out_shape) for a, x in zip(accs, operands)]
+
+
+reduce_p.def_impl(_reduce_impl)
+reduce_p.def_abstract_eval(_reduce_abstract)
+
+
+def _monoid_reducer(computation, init):
+  """The reduce_* primitive that `computation` with identity `init` amounts to, if any."""
+  from jaxlite._src.lax import lax
+  try:
+    val = core.concrete_or_error(np.asarray, init)
+  except Exception:  # noqa: BLE001 - a traced init value is simply not a known monoid
+    return None
+  if type(val) is not np.ndarray or val.ndim:
+    return None
+  v = val.item()
+  kind = kind_of(val.dtype)
+  if computation is lax.add and v == 0:
+    return reduce_sum_p
+  if computation is lax.mul and v == 1:
+    return reduce_prod_p
+  if computation is lax.max and v == _lowest(val.dtype):
+    return reduce_max_p
+  if computation is lax.min and v == _highest(val.dtype):
+    return reduce_min_p
+  if kind in "iub":
+    if computation is lax.bitwise_and and v in (-1, True) or \
+        (computation is lax.bitwise_and and kind == "u" and v == np.iinfo(val.dtype).max):
+      return reduce_and_p
+    if computation is lax.bitwise_or and v in (0, False):
+      return reduce_or_p
+    if computation is lax.bitwise_xor and v in (0, False):
+      return reduce_xor_p
+  return None
+
+
+def reduce(operands, init_values, computation, dimensions):  # noqa: A001 - lax's name
+  """Folds `computation` over `dimensions` of each operand, starting from `init_values`."""
+  from jaxlite._src import tree_util
+  flat_ops, tree = tree_util.tree_flatten(operands)
+  flat_inits, init_tree = tree_util.tree_flatten(init_values)
+  if tree != init_tree:
+    raise ValueError("Operands must have the same tree structure as init_values: "
+                     f"{tree} vs. {init_tree}")
+  dims = _axes_tuple(dimensions)
+  flat_ops = [asarg(x) for x in flat_ops]
+  flat_inits = [asarg(x) for x in flat_inits]
+  if len(flat_ops) == 1:
+    prim = _monoid_reducer(computation, flat_inits[0])
+    if prim is not None:
+      return tree_util.tree_unflatten(tree, [prim.bind(flat_ops[0],
+                                                       **prim.params_of(dims))])
+  closed = _trace_computation(computation, tree, flat_inits)
+  outs = reduce_p.bind(*flat_ops, *flat_inits, computation=computation, jaxpr=closed,
+                       dimensions=dims)
+  return tree_util.tree_unflatten(tree, outs)
+
+
+def _trace_computation(computation, tree, flat_inits):
+  from jaxlite._src import tree_util
+  from jaxlite._src.interpreters import partial_eval as pe
+  avals = [ShapedArray((), core.get_aval(x).dtype) for x in flat_inits]
+  n = len(avals)
+
+  def flat_fun(*args):
+    a = tree_util.tree_unflatten(tree, list(args[:n]))
+    b = tree_util.tree_unflatten(tree, list(args[n:]))
+    return tree_util.tree_leaves(computation(a, b))
+
+  return pe.trace_to_jaxpr(flat_fun, avals + avals)

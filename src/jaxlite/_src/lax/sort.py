@@ -1,0 +1,129 @@
+"""Sorting primitives: sort (several operands ordered by the first `num_keys`) and top_k.
+
+NumPy's stable sorts already order like XLA's: NaNs last (of either sign), -0.0 equal to 0.0,
+complex numbers lexicographically; so one stable argsort serves every dtype.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import dtypes
+from jaxlite._src.core import ShapedArray
+from jaxlite._src.lax.families import first_weak
+from jaxlite._src.lax.lax import asarg
+
+# --- sort --------------------------------------------------------------------------------------
+
+sort_p = core.Primitive("sort")
+sort_p.multiple_results = True
+
+
+def _sort_abstract(*operands, dimension, is_stable, num_keys):
+  shape = operands[0].shape
+  if any(o.shape != shape for o in operands[1:]):
+    raise TypeError("Arguments to sort must have equal shapes, got: "
+                    + " ".join(str(o.shape) for o in operands))
+  if not 0 <= dimension < len(shape):
+    raise ValueError(f"dimension {dimension} out of bounds for sort of shape {shape}")
+  if not 1 <= num_keys <= len(operands):
+    raise ValueError(f"num_keys={num_keys} must be between 1 and len(operand)="
+                     f"{len(operands)}")
+  return list(operands)
+
+
+def sort_permutation(keys, axis):
+  """Indices that stably sort `keys` (primary first) along `axis`."""
+  if len(keys) == 1:
+    return np.argsort(keys[0], axis=axis, kind="stable")
+  return np.lexsort(keys[::-1], axis=axis)
+
+
+def _sort_impl(*operands, dimension, is_stable, num_keys):
+  if len(operands) == 1:
+    return [np.sort(operands[0], axis=dimension, kind="stable")]
+  perm = sort_permutation(operands[:num_keys], dimension)
+  return [np.take_along_axis(np.asarray(o), perm, axis=dimension) for o in operands]
+
+
+sort_p.def_impl(_sort_impl)
+sort_p.def_abstract_eval(_sort_abstract)
+sort_p.eager_weak_type = lambda args, params: [getattr(a, "weak_type", False) for a in args]
+
+
+def _canonical_dimension(dimension, ndim):
+  dimension = int(dimension)
+  if not -ndim <= dimension < ndim:
+    raise ValueError(f"axis {dimension} is out of bounds for array of dimension {ndim}")
+  return dimension % ndim
+
+
+def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
+  """Sorts `operand` (an array or a sequence of arrays ordered by the first `num_keys`)."""
+  single = not isinstance(operand, (tuple, list))
+  operands = [asarg(operand)] if single else [asarg(o) for o in operand]
+  if single and num_keys != 1:
+    raise ValueError(f"num_keys={num_keys} must equal 1 for a single operand.")
+  if not 1 <= num_keys <= len(operands):
+    raise ValueError(f"num_keys={num_keys} must be between 1 and len(operand)={len(operands)}")
+  dim = _canonical_dimension(dimension, core.get_aval(operands[0]).ndim)
+  outs = sort_p.bind(*operands, dimension=dim, is_stable=bool(is_stable),
+                     num_keys=int(num_keys))
+  return outs[0] if single else tuple(outs)
+
+
+def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True):
+  """Sorts `keys` along `dimension` and reorders `values` the same way."""
+  k, v = sort((keys, values), dimension, is_stable, 1)
+  return k, v
+
+
+# --- top_k -------------------------------------------------------------------------------------
+
+top_k_p = core.Primitive("top_k")
+top_k_p.multiple_results = True
+
+
+def _top_k_abstract(x, *, k, axis):
+  if k < 0:
+    raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
+  if not 0 <= axis < x.ndim:
+    raise ValueError(f"axis {axis} is out of bounds for array of dimension {x.ndim}")
+  if x.shape[axis] < k:
+    raise ValueError("k argument to top_k must be no larger than size along axis; got "
+                     f"k={k} with shape={list(x.shape)} and axis={axis}")
+  shape = x.shape[:axis] + (k,) + x.shape[axis + 1:]
+  return [ShapedArray(shape, x.dtype, x.weak_type),
+          ShapedArray(shape, dtypes.canonicalize_dtype(np.int32), False)]
+
+
+def descending_permutation(x, axis):
+  """Indices that sort `x` in decreasing order along `axis`: NaNs first, ties in index order.
+
+  A stable ascending sort of the reversed array, read backwards, gives exactly that.
+  """
+  n = x.shape[axis]
+  asc = np.argsort(np.flip(x, axis), axis=axis, kind="stable")
+  return (n - 1) - np.flip(asc, axis)
+
+
+def _top_k_impl(x, *, k, axis):
+  x = np.asarray(x)
+  perm = np.take(descending_permutation(x, axis), np.arange(k), axis=axis)
+  return [np.take_along_axis(x, perm, axis=axis), perm.astype(np.int32)]
+
+
+top_k_p.def_impl(_top_k_impl)
+top_k_p.def_abstract_eval(_top_k_abstract)
+top_k_p.eager_weak_type = lambda args, params: [first_weak(args, params), False]
+
+
+def top_k(operand, k: int, *, axis: int = -1):
+  """The `k` largest entries along `axis` (NaN counts as largest) and their indices."""
+  operand = asarg(operand)
+  ndim = core.get_aval(operand).ndim
+  k = int(core.concrete_or_error(int, k, "The k argument of top_k"))
+  axis = _canonical_dimension(axis, ndim)
+  values, indices = top_k_p.bind(operand, k=k, axis=axis)
+  return [values, indices]
+
