@@ -14,8 +14,10 @@ from jaxlite._src import dtypes
 from jaxlite._src import tree_util
 from jaxlite._src.compiler import numpy_codegen
 from jaxlite._src.config import config
+from jaxlite._src.interpreters import batching
 from jaxlite._src.jit import as_traceable_arg
 from jaxlite._src.lax import lax
+from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.control_flow import common
 
 _NO_OPERAND = object()
@@ -43,6 +45,58 @@ def _cond_impl(index, *args, branches):
 
 cond_p.def_abstract_eval(_cond_abstract_eval)
 cond_p.def_impl(_cond_impl)
+
+
+def _cond_batch_rule(axis_data, args, dims, *, branches):
+  if all(d is None for d in dims):
+    return cond_p.bind(*args, branches=branches), [None] * len(branches[0].out_avals)
+  if dims[0] is not None:
+    return _cond_as_select(axis_data, args, dims, branches)
+  index, ops, op_batched = args[0], args[1:], [d is not None for d in dims[1:]]
+  out_batched = [False] * len(branches[0].out_avals)
+  for b in branches:  # an output batched in any branch is batched in all
+    _, batched = common.batch_body(b, axis_data, op_batched, out_batched)
+    out_batched = [x or y for x, y in zip(out_batched, batched)]
+  new_branches = tuple(common.batch_body(b, axis_data, op_batched, out_batched)[0]
+                       for b in branches)
+  ops = common.moved_to_front(ops, dims[1:], op_batched, axis_data.size)
+  outs = cond_p.bind(index, *ops, branches=new_branches)
+  return outs, [0 if b else None for b in out_batched]
+
+
+def _cond_as_select(axis_data, args, dims, branches):
+  """A batched index runs every branch on every example and selects, like JAX.
+
+  Each branch sees its operands through a select against `stop_gradient`, so reverse mode
+  never differentiates a branch where it was not taken.
+  """
+  index, *ops = common.moved_to_front(args, dims, [True] * len(args), axis_data.size)
+  n_out = len(branches[0].out_avals)
+  branch_outs = []
+  for i, branch in enumerate(branches):
+    batched, _ = common.batch_body(branch, axis_data, [True] * len(ops), [True] * n_out)
+    taken = lax.eq(index, np.array(i, np.int32))
+    ops_i = [_bcast_select_n(taken, _stop_gradient(x), x) for x in ops]
+    branch_outs.append(core.eval_jaxpr(batched.jaxpr, batched.consts, *ops_i))
+  outs = [_bcast_select_n(index, *cases) for cases in zip(*branch_outs)]
+  return outs, [0] * n_out
+
+
+def _bcast_select_n(which, *cases):
+  if np.ndim(which) != np.ndim(cases[0]):
+    which = shape_prims.broadcast_in_dim_p.bind(
+        which, shape=tuple(np.shape(cases[0])),
+        broadcast_dimensions=tuple(range(np.ndim(which))), sharding=None)
+  return lax.select_n(which, *cases)
+
+
+def _stop_gradient(x):
+  import jaxlite.lax as public_lax
+  stop = getattr(public_lax, "stop_gradient", None)
+  return x if stop is None else stop(x)
+
+
+batching.axis_primitive_batchers[cond_p] = _cond_batch_rule
 
 
 # --- lax.cond ------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from jaxlite._src import dtypes
 from jaxlite._src import tree_util
 from jaxlite._src.compiler import numpy_codegen
 from jaxlite._src.config import config
+from jaxlite._src.interpreters import batching
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.jit import as_traceable_arg
 from jaxlite._src.lax import lax
@@ -42,13 +43,54 @@ def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
   cconsts, bconsts, carry = split_list(args, [cond_nconsts, body_nconsts])
   cond_fn = numpy_codegen.compile_jaxpr(cond_jaxpr)
   body_fn = numpy_codegen.compile_jaxpr(body_jaxpr)
+  if cond_jaxpr.out_avals[0].shape:
+    return _batched_while(cond_fn, body_fn, cconsts, bconsts, carry)
   while cond_fn(*cconsts, *carry)[0]:
     carry = body_fn(*bconsts, *carry)
   return carry
 
 
+def _batched_while(cond_fn, body_fn, cconsts, bconsts, carry):
+  """A vmapped predicate: loop while any example goes on; the others keep their carry."""
+  pred = cond_fn(*cconsts, *carry)[0]
+  while pred.any():
+    new = body_fn(*bconsts, *carry)
+    carry = [np.where(pred.reshape(pred.shape + (1,) * (np.ndim(c) - pred.ndim)), n, c)
+             for n, c in zip(new, carry)]
+    pred = cond_fn(*cconsts, *carry)[0]
+  return carry
+
+
 while_p.def_abstract_eval(_while_abstract_eval)
 while_p.def_impl(_while_impl)
+
+
+def _while_batch_rule(axis_data, args, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts,
+                      body_nconsts):
+  """Carries batched until a fixed point; a batched predicate batches every carry (the
+  examples then stop at different iterations, see `_batched_while`)."""
+  params = dict(cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts,
+                body_nconsts=body_nconsts)
+  if all(d is None for d in dims):
+    return while_p.bind(*args, **params), [None] * len(body_jaxpr.out_avals)
+  batched = [d is not None for d in dims]
+  cconst_b, bconst_b, carry_b = split_list(batched, [cond_nconsts, body_nconsts])
+  while True:
+    _, pred_b = common.batch_body(cond_jaxpr, axis_data, cconst_b + carry_b, [False])
+    _, out_b = common.batch_body(body_jaxpr, axis_data, bconst_b + carry_b, carry_b)
+    new_b = [True] * len(carry_b) if pred_b[0] else [a or b for a, b in zip(carry_b, out_b)]
+    if new_b == carry_b:
+      break
+    carry_b = new_b
+  new_cond, _ = common.batch_body(cond_jaxpr, axis_data, cconst_b + carry_b, [False])
+  new_body, _ = common.batch_body(body_jaxpr, axis_data, bconst_b + carry_b, carry_b)
+  args = common.moved_to_front(args, dims, cconst_b + bconst_b + carry_b, axis_data.size)
+  outs = while_p.bind(*args, cond_jaxpr=new_cond, body_jaxpr=new_body,
+                      cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
+  return outs, [0 if b else None for b in carry_b]
+
+
+batching.axis_primitive_batchers[while_p] = _while_batch_rule
 
 
 def while_loop(cond_fun, body_fun, init_val):
@@ -274,6 +316,40 @@ def _scan_impl(*args, reverse, length, jaxpr, num_consts, num_carry, unroll):
 
 scan_p.def_abstract_eval(_scan_abstract_eval)
 scan_p.def_impl(_scan_impl)
+
+
+def _scan_batch_rule(axis_data, args, dims, *, reverse, length, jaxpr, num_consts, num_carry,
+                     unroll):
+  """Consts and carries batched at axis 0, xs at axis 1 (axis 0 is the scanned one); carries
+  batched until a fixed point; ys come out batched at axis 1."""
+  params = dict(reverse=reverse, length=length, num_consts=num_consts, num_carry=num_carry,
+                unroll=unroll)
+  num_ys = len(jaxpr.out_avals) - num_carry
+  if all(d is None for d in dims):
+    return scan_p.bind(*args, jaxpr=jaxpr, **params), [None] * len(jaxpr.out_avals)
+  batched = [d is not None for d in dims]
+  const_b, carry_b, xs_b = split_list(batched, [num_consts, num_carry])
+  while True:
+    _, out_b = common.batch_body(jaxpr, axis_data, const_b + carry_b + xs_b,
+                                 carry_b + [False] * num_ys)
+    new_b = [a or b for a, b in zip(carry_b, out_b[:num_carry])]
+    if new_b == carry_b:
+      break
+    carry_b = new_b
+  new_jaxpr, out_b = common.batch_body(jaxpr, axis_data, const_b + carry_b + xs_b,
+                                       carry_b + [False] * num_ys)
+  consts, carry, xs = split_list(args, [num_consts, num_carry])
+  const_d, carry_d, xs_d = split_list(dims, [num_consts, num_carry])
+  size = axis_data.size
+  consts = common.moved_to_front(consts, const_d, const_b, size)
+  carry = common.moved_to_front(carry, carry_d, carry_b, size)
+  xs = [x if d is None else batching.moveaxis(x, d, 1) for x, d in zip(xs, xs_d)]
+  outs = scan_p.bind(*consts, *carry, *xs, jaxpr=new_jaxpr, **params)
+  out_dims = [0 if b else None for b in carry_b] + [1 if b else None for b in out_b[num_carry:]]
+  return outs, out_dims
+
+
+batching.axis_primitive_batchers[scan_p] = _scan_batch_rule
 
 
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
