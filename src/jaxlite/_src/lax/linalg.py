@@ -1,0 +1,965 @@
+"""Linear algebra primitives (cholesky, eigh, eig, lu, qr, svd, triangular_solve, …) and
+`jax.lax.linalg`: NumPy LAPACK calls batched over leading dims, with their AD and vmap rules.
+"""
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import dtypes
+from jaxlite._src.core import ShapedArray
+from jaxlite._src.lax import creation
+from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import shape as shape_prims
+from jaxlite._src.lax.dot import dot_general_p
+from jaxlite._src.lax.families import kind_of
+from jaxlite._src.lax.lax import asarg
+
+_LAPACK_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex64),
+                  np.dtype(np.complex128))
+
+
+class EigImplementation(enum.Enum):
+  """lax.linalg.EigImplementation (every choice computes with LAPACK here)."""
+  LAPACK = "lapack"
+  MAGMA = "magma"
+  CUSOLVER = "cusolver"
+
+
+class EighImplementation(enum.Enum):
+  """lax.linalg.EighImplementation (every choice computes with LAPACK here)."""
+  QR = "qr"
+  JACOBI = "jacobi"
+  QDWH = "qdwh"
+
+
+class SvdAlgorithm(enum.Enum):
+  """lax.linalg.SvdAlgorithm (every choice computes with LAPACK here)."""
+  DEFAULT = "default"
+  QR = "QR"
+  JACOBI = "Jacobi"
+  POLAR = "polar"
+
+
+# --- shared checks and NumPy helpers ----------------------------------------------------------
+
+def _check_inexact(name: str, aval, position: int = 0) -> None:
+  if kind_of(aval.dtype) not in "fc":
+    raise TypeError(f"{name} does not accept dtype {dtypes.dtype_name(aval.dtype)} at position "
+                    f"{position}. Accepted dtypes at position {position} are subtypes of "
+                    "floating, complexfloating.")
+
+
+def _check_rank2(name: str, aval, position: int = 0) -> None:
+  if aval.ndim < 2:
+    raise TypeError(f"Input {position} to {name} must have rank at least 2, but got "
+                    f"shape={aval.shape}")
+
+
+def _check_square(name: str, aval) -> None:
+  if aval.ndim < 2 or aval.shape[-1] != aval.shape[-2]:
+    raise ValueError(f"The input to {name} must be a square matrix. Got shape {aval.shape}.")
+
+
+def _real_dtype(dtype):
+  return np.finfo(dtype).dtype if dtype.kind == "c" else dtype
+
+
+def _complex_dtype(dtype):
+  return dtype if dtype.kind == "c" else np.dtype(np.complex128 if dtype == np.float64
+                                                   else np.complex64)
+
+
+def _lapack(x):
+  """`x` as an ndarray of a dtype LAPACK computes in (half floats go through float32)."""
+  x = np.asarray(x)
+  return x if x.dtype in _LAPACK_DTYPES else x.astype(np.float32)
+
+
+def _per_matrix(fn, x, fill_shapes):
+  """Applies `fn` to each matrix of a batch, filling NaNs where LAPACK reports a failure."""
+  batch = x.shape[:-2]
+  flat = x.reshape((-1,) + x.shape[-2:])
+  results = []
+  for m in flat:
+    try:
+      out = fn(m)
+    except np.linalg.LinAlgError:
+      out = tuple(np.full(s, np.nan, dt) for s, dt in fill_shapes)
+    results.append(out if isinstance(out, tuple) else (out,))
+  return tuple(np.stack(parts).reshape(batch + parts[0].shape) if parts else
+               np.empty(batch + s, dt) for parts, (s, dt) in zip(zip(*results), fill_shapes))
+
+
+def _linalg_primitive(name: str, impl, abstract_eval, multiple_results: bool = True):
+  p = core.Primitive(name)
+  p.multiple_results = multiple_results
+  p.def_impl(impl)
+  p.def_abstract_eval(abstract_eval)
+  return p
+
+
+# --- lax-level matrix helpers used by the rules and the public functions ------------------------
+
+def _mT(x):
+  nd = x.ndim
+  return shape_prims.transpose_p.bind(x, permutation=tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+def _H(x):
+  return _conj(_mT(x))
+
+
+def _conj(x):
+  return ew.conj_p.bind(x) if x.dtype.kind == "c" else x
+
+
+def _real(x):
+  return ew.real_p.bind(x) if x.dtype.kind == "c" else x
+
+
+def _scalar(x, value):
+  return np.asarray(value, x.dtype)[()]
+
+
+def _full_like(x, value, shape=None):
+  shape = x.shape if shape is None else shape
+  return shape_prims.broadcast_in_dim_p.bind(_scalar(x, value), shape=tuple(shape),
+                                             broadcast_dimensions=(), sharding=None)
+
+
+def _matmul(a, b):
+  """(..., m, k) @ (..., k, n) with equal batch dims, as one dot_general."""
+  nb = a.ndim - 2
+  batch = tuple(range(nb))
+  return dot_general_p.bind(a, b, dimension_numbers=(((nb + 1,), (nb,)), (batch, batch)),
+                            precision=None, preferred_element_type=None, out_sharding=None)
+
+
+def _tri_mask(shape, k: int, lower: bool):
+  """A boolean (rows >= cols - k) mask (or its upper counterpart) built from iotas like JAX."""
+  rows = creation.iota_p.bind(dtype=np.dtype(np.int32), shape=shape, dimension=len(shape) - 2,
+                              sharding=None)
+  rows = ew.add_p.bind(rows, np.int32(k))
+  cols = creation.iota_p.bind(dtype=np.dtype(np.int32), shape=shape, dimension=len(shape) - 1,
+                              sharding=None)
+  return ew.ge_p.bind(rows, cols) if lower else ew.le_p.bind(rows, cols)
+
+
+def tril(x, k: int = 0):
+  return ew.select_n_p.bind(_tri_mask(x.shape, k, True), _full_like(x, 0), x)
+
+
+def triu(x, k: int = 0):
+  return ew.select_n_p.bind(_tri_mask(x.shape, k, False), _full_like(x, 0), x)
+
+
+def _eye_like(x, shape=None):
+  shape = x.shape if shape is None else tuple(shape)
+  return np.broadcast_to(np.eye(shape[-2], shape[-1], dtype=x.dtype), shape)
+
+
+def _diag(x):
+  """The diagonals of a batch of matrices, (..., n, n) -> (..., n)."""
+  n = min(x.shape[-2:])
+  mask = _eye_like(x, x.shape[:-2] + (x.shape[-2], x.shape[-1]))
+  from jaxlite._src.lax.reductions import reduce_sum_p
+  picked = ew.mul_p.bind(x, np.asarray(mask, x.dtype))
+  if x.shape[-2] > n:
+    picked = _mT(picked)
+  return reduce_sum_p.bind(picked, axes=(x.ndim - 2,), out_sharding=None)
+
+
+def _diag_embed(v, n_rows=None, n_cols=None):
+  """(..., n) -> (..., n, n) with `v` on the diagonal."""
+  n = v.shape[-1]
+  shape = v.shape[:-1] + (n, n)
+  bcast = shape_prims.broadcast_in_dim_p.bind(
+      v, shape=shape, broadcast_dimensions=tuple(range(v.ndim - 1)) + (v.ndim,), sharding=None)
+  return ew.mul_p.bind(bcast, np.asarray(_eye_like(v, shape), v.dtype))
+
+
+def _col_scale(x, v):
+  """x * v[..., None, :]: scales the columns of x."""
+  shape = x.shape
+  bv = shape_prims.broadcast_in_dim_p.bind(
+      v, shape=shape, broadcast_dimensions=tuple(range(v.ndim - 1)) + (v.ndim,), sharding=None)
+  return ew.mul_p.bind(x, bv)
+
+
+def _row_scale(x, v):
+  """x * v[..., :, None]: scales the rows of x."""
+  shape = x.shape
+  bv = shape_prims.broadcast_in_dim_p.bind(
+      v, shape=shape, broadcast_dimensions=tuple(range(v.ndim)), sharding=None)
+  return ew.mul_p.bind(x, bv)
+
+
+def _as_dtype(x, dtype):
+  if x.dtype == dtype:
+    return x
+  return ew.convert_element_type_p.bind(x, new_dtype=np.dtype(dtype), weak_type=False)
+
+
+# --- cholesky ---------------------------------------------------------------------------------
+
+def _cholesky_np(x):
+  x = _lapack(x)
+  try:
+    return np.linalg.cholesky(x)
+  except np.linalg.LinAlgError:
+    n = x.shape[-1]
+    return _per_matrix(np.linalg.cholesky, x, [((n, n), x.dtype)])[0]
+
+
+def _cholesky_impl(x):
+  out = _cholesky_np(x)
+  return out.astype(x.dtype, copy=False)
+
+
+def _cholesky_abstract(x):
+  _check_inexact("cholesky", x)
+  _check_square("cholesky", x)
+  return ShapedArray(x.shape, x.dtype)
+
+
+cholesky_p = _linalg_primitive("cholesky", _cholesky_impl, _cholesky_abstract, False)
+
+
+def _cholesky_jvp(primals, tangents):
+  """dL = L Φ(L⁻¹ dA L⁻ᴴ), Φ keeping the strict lower triangle and half the diagonal."""
+  (x,), (dx,) = primals, tangents
+  L = cholesky_p.bind(x)
+  dx = _instantiate(dx, x)
+  tmp = triangular_solve(L, dx, left_side=False, lower=True, transpose_a=True,
+                         conjugate_a=True)
+  tmp = triangular_solve(L, tmp, left_side=True, lower=True)
+  half = ew.mul_p.bind(tmp, np.asarray(0.5 * np.eye(x.shape[-1]) + np.tril(
+      np.ones(x.shape[-2:]), -1), x.dtype))
+  return L, _matmul(L, half)
+
+
+def cholesky(x, *, symmetrize_input: bool = True):
+  """The lower Cholesky factor of Hermitian positive definite matrices (NaNs if not PD)."""
+  x = asarg(x)
+  if symmetrize_input:
+    x = symmetrize(x)
+  return tril(cholesky_p.bind(x))
+
+
+def symmetrize(x):
+  """(x + xᴴ) / 2."""
+  return ew.div_p.bind(ew.add_p.bind(x, _H(x)), _scalar(x, 2))
+
+
+# --- eigh -------------------------------------------------------------------------------------
+
+def _eigh_impl(x, *, lower=True, sort_eigenvalues=True, subset_by_index=None, algorithm=None):
+  a = _lapack(x)
+  w, v = np.linalg.eigh(a, UPLO="L" if lower else "U")
+  if subset_by_index is not None:
+    lo, hi = subset_by_index
+    w, v = w[..., lo:hi], v[..., lo:hi]
+  return [v.astype(x.dtype, copy=False), w.astype(_real_dtype(x.dtype), copy=False)]
+
+
+def _eigh_abstract(x, *, lower=True, sort_eigenvalues=True, subset_by_index=None,
+                   algorithm=None):
+  _check_inexact("eigh", x)
+  if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+    raise ValueError("Argument to symmetric eigendecomposition must have shape [..., n, n], "
+                     f"got shape {x.shape}")
+  n = x.shape[-1]
+  k = n if subset_by_index is None else subset_by_index[1] - subset_by_index[0]
+  return [ShapedArray(x.shape[:-1] + (k,), x.dtype),
+          ShapedArray(x.shape[:-2] + (k,), _real_dtype(x.dtype))]
+
+
+eigh_p = _linalg_primitive("eigh", _eigh_impl, _eigh_abstract)
+
+
+def _eigh_jvp(primals, tangents, **params):
+  """dw = Re diag(Vᴴ dA V); dV = V (F ∘ Vᴴ dA V), F_ij = 1 / (w_j - w_i) off the diagonal."""
+  (x,), (dx,) = primals, tangents
+  if params.get("subset_by_index") not in (None, (0, x.shape[-1])):
+    raise NotImplementedError("Derivatives not defined for partial eigen decomposition.")
+  v, w = eigh_p.bind(x, **params)
+  dx = _instantiate(dx, x)
+  vdv = _matmul(_H(v), _matmul(dx, v))
+  w_c = _as_dtype(w, x.dtype)
+  diffs = ew.sub_p.bind(_bcast_row(w_c, x.shape), _bcast_col(w_c, x.shape))
+  eye = np.asarray(_eye_like(x), x.dtype)
+  safe = ew.add_p.bind(diffs, eye)
+  inv = ew.sub_p.bind(ew.div_p.bind(_full_like(x, 1), safe), eye)
+  dv = _matmul(v, ew.mul_p.bind(inv, vdv))
+  dw = _real(_diag(vdv))
+  return [v, w], [dv, dw]
+
+
+def _bcast_row(v, shape):
+  """v[..., None, :] broadcast to `shape`."""
+  return shape_prims.broadcast_in_dim_p.bind(
+      v, shape=tuple(shape), broadcast_dimensions=tuple(range(v.ndim - 1)) + (v.ndim,),
+      sharding=None)
+
+
+def _bcast_col(v, shape):
+  """v[..., :, None] broadcast to `shape`."""
+  return shape_prims.broadcast_in_dim_p.bind(
+      v, shape=tuple(shape), broadcast_dimensions=tuple(range(v.ndim)), sharding=None)
+
+
+def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
+         sort_eigenvalues: bool = True, subset_by_index=None, implementation=None):
+  """(eigenvectors, eigenvalues) of Hermitian matrices, eigenvalues ascending."""
+  x = asarg(x)
+  if symmetrize_input:
+    x = symmetrize(x)
+  v, w = eigh_p.bind(x, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues),
+                     subset_by_index=None if subset_by_index is None else
+                     tuple(int(i) for i in subset_by_index), algorithm=implementation)
+  return v, w
+
+
+# --- eig (general, CPU) -----------------------------------------------------------------------
+
+def _normalize_vectors(v):
+  """Unit 2-norm columns whose largest component is real, as LAPACK's geev returns them."""
+  v = v / np.linalg.norm(v, axis=-2, keepdims=True)
+  idx = np.argmax(np.abs(v), axis=-2)[..., None, :]
+  big = np.take_along_axis(v, idx, axis=-2)
+  return v * (np.conj(big) / np.abs(big))
+
+
+def _eig_impl(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
+              enable_eigvec_derivs=False, implementation=None):
+  a = _lapack(x)
+  cdt = _complex_dtype(x.dtype)
+  w, vr = np.linalg.eig(a)
+  w, vr = w.astype(cdt), vr.astype(cdt)
+  out = [w]
+  if compute_left_eigenvectors:
+    with np.errstate(all="ignore"):
+      vl = _normalize_vectors(np.conj(np.swapaxes(np.linalg.inv(vr), -1, -2)))
+    out.append(vl.astype(cdt))
+  if compute_right_eigenvectors:
+    out.append(vr)
+  return out
+
+
+def _eig_abstract(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
+                  enable_eigvec_derivs=False, implementation=None):
+  _check_inexact("eig", x)
+  _check_square("eig", x)
+  cdt = _complex_dtype(x.dtype)
+  out = [ShapedArray(x.shape[:-1], cdt)]
+  out += [ShapedArray(x.shape, cdt)] * (int(compute_left_eigenvectors)
+                                        + int(compute_right_eigenvectors))
+  return out
+
+
+eig_p = _linalg_primitive("eig", _eig_impl, _eig_abstract)
+
+
+def _eig_jvp(primals, tangents, **params):
+  """Eigenvalue derivatives dw_i = (vlᴴ dA vr)_ii / (vlᴴ vr)_ii; vectors have none here."""
+  (x,), (dx,) = primals, tangents
+  if params["compute_left_eigenvectors"] or params["compute_right_eigenvectors"]:
+    raise NotImplementedError(
+        "The derivatives of eigenvectors are not implemented, only eigenvalues. See "
+        "https://github.com/jax-ml/jax/issues/2748 for discussion.")
+  w, vl, vr = eig_p.bind(x, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
+                         enable_eigvec_derivs=False, implementation=params["implementation"])
+  dx = _as_dtype(_instantiate(dx, x), w.dtype)
+  num = _diag(_matmul(_H(vl), _matmul(dx, vr)))
+  den = _diag(_matmul(_H(vl), vr))
+  return [w], [ew.div_p.bind(num, den)]
+
+
+def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True,
+        enable_eigvec_derivs: bool = False, implementation=None, use_magma=None):
+  """[eigenvalues, left eigenvectors?, right eigenvectors?] of square matrices (complex)."""
+  return eig_p.bind(asarg(x), compute_left_eigenvectors=bool(compute_left_eigenvectors),
+                    compute_right_eigenvectors=bool(compute_right_eigenvectors),
+                    enable_eigvec_derivs=bool(enable_eigvec_derivs),
+                    implementation=implementation)
+
+
+# --- lu: partial pivoting, recursive on columns so most flops run in BLAS ----------------------
+
+def _lu_unblocked(a):
+  """In-place LU of a (B, m, n) batch view; returns the pivots (B, min(m, n))."""
+  nb, m, n = a.shape
+  k = min(m, n)
+  rows = np.arange(nb)
+  pivots = np.zeros((nb, k), np.int32)
+  for j in range(k):
+    p = j + np.argmax(np.abs(a[:, j:, j]), axis=1)
+    pivots[:, j] = p
+    row_j = a[rows, j].copy()
+    a[rows, j] = a[rows, p]
+    a[rows, p] = row_j
+    piv = a[:, j, j]
+    safe = np.where(piv == 0, 1, piv)
+    a[:, j + 1:, j] /= safe[:, None]
+    a[:, j + 1:, j + 1:] -= a[:, j + 1:, j, None] * a[:, j, None, j + 1:]
+  return pivots
+
+
+def _apply_swaps(a, pivots):
+  """Applies LAPACK-style sequential row swaps to a (B, m, n) view in place."""
+  rows = np.arange(a.shape[0])
+  for j in range(pivots.shape[1]):
+    p = pivots[:, j]
+    if np.all(p == j):
+      continue
+    row_j = a[rows, j].copy()
+    a[rows, j] = a[rows, p]
+    a[rows, p] = row_j
+
+
+def _unit_lower_solve(l, b):
+  """L⁻¹ b for unit lower triangular L (always invertible)."""
+  eye = np.eye(l.shape[-1], dtype=l.dtype)
+  return np.linalg.solve(np.tril(l, -1) + eye, b)
+
+
+def _lu_recursive(a):
+  m, n = a.shape[1:]
+  k = min(m, n)
+  if k <= 16:
+    return _lu_unblocked(a)
+  k1 = k // 2
+  p1 = _lu_recursive(a[:, :, :k1])
+  _apply_swaps(a[:, :, k1:], p1)
+  a[:, :k1, k1:] = _unit_lower_solve(a[:, :k1, :k1], a[:, :k1, k1:])
+  a[:, k1:, k1:] -= np.matmul(a[:, k1:, :k1], a[:, :k1, k1:])
+  p2 = _lu_recursive(a[:, k1:, k1:])
+  _apply_swaps(a[:, k1:, :k1], p2)
+  return np.concatenate([p1, p2 + k1], axis=1).astype(np.int32)
+
+
+def _pivots_to_permutation_np(pivots, size):
+  batch = pivots.shape[:-1]
+  piv = pivots.reshape(-1, pivots.shape[-1])
+  perm = np.tile(np.arange(size, dtype=np.int32), (piv.shape[0], 1))
+  rows = np.arange(piv.shape[0])
+  for j in range(piv.shape[1]):
+    p = piv[:, j]
+    pj = perm[:, j].copy()
+    perm[:, j] = perm[rows, p]
+    perm[rows, p] = pj
+  return perm.reshape(batch + (size,))
+
+
+def _lu_impl(x):
+  a = np.array(_lapack(x), copy=True)
+  batch, (m, n) = a.shape[:-2], a.shape[-2:]
+  flat = a.reshape((-1, m, n))
+  with np.errstate(all="ignore"):
+    pivots = _lu_recursive(flat) if flat.size else np.zeros((flat.shape[0], min(m, n)),
+                                                            np.int32)
+  perm = _pivots_to_permutation_np(pivots, m)
+  return [flat.reshape(a.shape).astype(x.dtype, copy=False),
+          pivots.reshape(batch + (min(m, n),)), perm.reshape(batch + (m,))]
+
+
+def _lu_abstract(x):
+  _check_inexact("lu", x)
+  _check_rank2("lu", x)
+  m, n = x.shape[-2:]
+  batch = x.shape[:-2]
+  i32 = np.dtype(np.int32)
+  return [ShapedArray(x.shape, x.dtype), ShapedArray(batch + (min(m, n),), i32),
+          ShapedArray(batch + (m,), i32)]
+
+
+lu_p = _linalg_primitive("lu", _lu_impl, _lu_abstract)
+
+
+def _lu_jvp(primals, tangents):
+  """With P A = L U: dLU = L tril(X, -1) + triu(X) U, X = L⁻¹ P dA U⁻¹ (padded square)."""
+  (x,), (dx,) = primals, tangents
+  lu_, pivots, perm = lu_p.bind(x)
+  dx = _instantiate(dx, x)
+  m, n = x.shape[-2:]
+  k = min(m, n)
+  l_sq = _square_l(lu_, m, n, k)
+  u_sq = _square_u(lu_, m, n, k)
+  pdx = _permute_rows(dx, perm)
+  la = triangular_solve(l_sq, pdx, left_side=True, lower=True, unit_diagonal=True)
+  lau = triangular_solve(u_sq, la, left_side=False, lower=False)
+  dlu = ew.add_p.bind(_matmul(l_sq, tril(lau, -1)), _matmul(triu(lau), u_sq))
+  return [lu_, pivots, perm], [dlu, None, None]
+
+
+def _square_l(lu_, m, n, k):
+  """The m×m unit lower factor: the first k columns of lu's strict lower part, then I."""
+  sel = np.zeros((n, m), lu_.dtype)
+  sel[np.arange(k), np.arange(k)] = 1
+  picked = _matmul(lu_, np.broadcast_to(sel, lu_.shape[:-2] + (n, m)))
+  return ew.add_p.bind(tril(picked, -1), np.asarray(_eye_like(picked), lu_.dtype))
+
+
+def _square_u(lu_, m, n, k):
+  """The n×n upper factor: lu's first k rows' upper part, identity below them."""
+  sel = np.zeros((n, m), lu_.dtype)
+  sel[np.arange(k), np.arange(k)] = 1
+  picked = _matmul(np.broadcast_to(sel, lu_.shape[:-2] + (n, m)), lu_)
+  pad = np.zeros(picked.shape, lu_.dtype)
+  pad[..., np.arange(k, n), np.arange(k, n)] = 1
+  return ew.add_p.bind(triu(picked), pad)
+
+
+def _permute_rows(x, perm):
+  """x[..., perm, :] as a matmul with the permutation matrix (iota == perm, one-hot)."""
+  m = x.shape[-2]
+  shape = perm.shape + (m,)
+  cols = creation.iota_p.bind(dtype=np.dtype(np.int32), shape=shape, dimension=len(shape) - 1,
+                              sharding=None)
+  onehot = ew.eq_p.bind(_bcast_col(perm, shape), cols)
+  pmat = ew.convert_element_type_p.bind(onehot, new_dtype=x.dtype, weak_type=False)
+  return _matmul(pmat, x)
+
+
+def lu(x):
+  """(lu, pivots, permutation) of the partial-pivoting LU decomposition P A = L U."""
+  lu_, pivots, perm = lu_p.bind(asarg(x))
+  return lu_, pivots, perm
+
+
+def _lu_pivots_impl(pivots, *, permutation_size):
+  return _pivots_to_permutation_np(np.asarray(pivots), permutation_size).astype(pivots.dtype)
+
+
+def _lu_pivots_abstract(pivots, *, permutation_size):
+  if pivots.dtype.kind not in "iu":
+    raise TypeError(f"lu_pivots_to_permutation requires integer pivots, got {pivots.dtype}")
+  if pivots.ndim < 1:
+    raise ValueError("Argument to lu_pivots_to_permutation must have rank >= 1, got shape "
+                     f"{pivots.shape}")
+  if pivots.shape[-1] > permutation_size:
+    raise ValueError("Output permutation size {permutation_size} has to exceed the trailing "
+                     f"dimension of the pivots. Got pivots size {pivots.shape[-1]}")
+  return ShapedArray(pivots.shape[:-1] + (permutation_size,), pivots.dtype)
+
+
+lu_pivots_to_permutation_p = _linalg_primitive(
+    "lu_pivots_to_permutation", _lu_pivots_impl, _lu_pivots_abstract, False)
+
+
+def lu_pivots_to_permutation(pivots, permutation_size: int):
+  """The row permutation that LAPACK-style sequential pivots (swaps) describe."""
+  return lu_pivots_to_permutation_p.bind(asarg(pivots), permutation_size=int(permutation_size))
+
+
+# --- qr ---------------------------------------------------------------------------------------
+
+def _qr_impl(x, *, pivoting=False, full_matrices=True, use_magma=None):
+  if pivoting:
+    raise NotImplementedError("QR with column pivoting is not implemented in jaxlite")
+  a = _lapack(x)
+  m, n = a.shape[-2:]
+  if a.size == 0:
+    k = m if full_matrices else min(m, n)
+    return [_eye_like(a, a.shape[:-2] + (m, k)).astype(x.dtype),
+            np.zeros(a.shape[:-2] + (k, n), x.dtype)]
+  q, r = np.linalg.qr(a, mode="complete" if full_matrices else "reduced")
+  return [q.astype(x.dtype, copy=False), r.astype(x.dtype, copy=False)]
+
+
+def _qr_abstract(x, *, pivoting=False, full_matrices=True, use_magma=None):
+  _check_inexact("qr", x)
+  _check_rank2("qr", x)
+  m, n = x.shape[-2:]
+  k = m if full_matrices else min(m, n)
+  batch = x.shape[:-2]
+  out = [ShapedArray(batch + (m, k), x.dtype), ShapedArray(batch + (k, n), x.dtype)]
+  if pivoting:
+    out.append(ShapedArray(batch + (n,), np.dtype(np.int32)))
+  return out
+
+
+qr_p = _linalg_primitive("qr", _qr_impl, _qr_abstract)
+
+
+def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
+  """For m >= n: with C = Qᴴ dA R⁻¹ and Ω its skew-Hermitian part built from the strict lower
+  triangle, dQ = Q (Ω - C) + dA R⁻¹ and dR = (C - Ω) R."""
+  (x,), (dx,) = primals, tangents
+  q, r = qr_p.bind(x, pivoting=pivoting, full_matrices=full_matrices, use_magma=use_magma)
+  m, n = x.shape[-2:]
+  if m < n or (full_matrices and m != n):
+    raise NotImplementedError(
+        "Unimplemented case of QR decomposition derivative")
+  dx = _instantiate(dx, x)
+  dx_rinv = triangular_solve(r, dx)
+  qt_dx_rinv = _matmul(_H(q), dx_rinv)
+  lower = tril(qt_dx_rinv, -1)
+  omega = ew.sub_p.bind(lower, _H(lower))
+  if x.dtype.kind == "c":
+    imag_diag = ew.sub_p.bind(qt_dx_rinv, _as_dtype(_real(qt_dx_rinv), x.dtype))
+    omega = ew.add_p.bind(omega, ew.mul_p.bind(imag_diag, np.asarray(_eye_like(omega),
+                                                                     x.dtype)))
+  dq = ew.add_p.bind(_matmul(q, ew.sub_p.bind(omega, qt_dx_rinv)), dx_rinv)
+  dr = _matmul(ew.sub_p.bind(qt_dx_rinv, omega), r)
+  return [q, r], [dq, dr]
+
+
+def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None):
+  """(q, r) of the QR decomposition (and the column permutation when pivoting)."""
+  out = qr_p.bind(asarg(x), pivoting=bool(pivoting), full_matrices=bool(full_matrices),
+                  use_magma=use_magma)
+  return tuple(out)
+
+
+# --- svd --------------------------------------------------------------------------------------
+
+def _svd_impl(x, *, full_matrices=True, compute_uv=True, subset_by_index=None, algorithm=None):
+  a = _lapack(x)
+  rdt = _real_dtype(x.dtype)
+  if a.size == 0:
+    return _svd_empty(a, x.dtype, full_matrices, compute_uv)
+  if not compute_uv:
+    s = np.linalg.svd(a, compute_uv=False)
+    return [_svd_subset(s, subset_by_index, -1).astype(rdt)]
+  u, s, vt = np.linalg.svd(a, full_matrices=full_matrices)
+  if subset_by_index is not None:
+    s = _svd_subset(s, subset_by_index, -1)
+    u = _svd_subset(u, subset_by_index, -1)
+    vt = _svd_subset(vt, subset_by_index, -2)
+  return [s.astype(rdt), u.astype(x.dtype, copy=False), vt.astype(x.dtype, copy=False)]
+
+
+def _svd_subset(v, subset_by_index, axis):
+  if subset_by_index is None:
+    return v
+  lo, hi = subset_by_index
+  return v[..., lo:hi] if axis == -1 else v[..., lo:hi, :]
+
+
+def _svd_empty(a, dtype, full_matrices, compute_uv):
+  m, n = a.shape[-2:]
+  k = min(m, n)
+  batch = a.shape[:-2]
+  s = np.zeros(batch + (k,), _real_dtype(dtype))
+  if not compute_uv:
+    return [s]
+  u = _eye_like(a, batch + (m, m if full_matrices else k)).astype(dtype)
+  vt = _eye_like(a, batch + (n if full_matrices else k, n)).astype(dtype)
+  return [s, u, vt]
+
+
+def _svd_abstract(x, *, full_matrices=True, compute_uv=True, subset_by_index=None,
+                  algorithm=None):
+  _check_inexact("svd", x)
+  _check_rank2("svd", x)
+  m, n = x.shape[-2:]
+  batch = x.shape[:-2]
+  k = min(m, n)
+  if subset_by_index is not None:
+    k = subset_by_index[1] - subset_by_index[0]
+  s = ShapedArray(batch + (k,), _real_dtype(x.dtype))
+  if not compute_uv:
+    return [s]
+  ucols = m if full_matrices and subset_by_index is None else k
+  vrows = n if full_matrices and subset_by_index is None else k
+  return [s, ShapedArray(batch + (m, ucols), x.dtype), ShapedArray(batch + (vrows, n), x.dtype)]
+
+
+svd_p = _linalg_primitive("svd", _svd_impl, _svd_abstract)
+
+
+def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, algorithm):
+  """ds = Re diag(Uᴴ dA V); dU and dV by the F-matrix formula of the reduced SVD."""
+  (x,), (dx,) = primals, tangents
+  if subset_by_index is not None:
+    raise NotImplementedError("Derivatives not defined for partial SVD")
+  s, u, vt = svd_p.bind(x, full_matrices=False, compute_uv=True, subset_by_index=None,
+                        algorithm=algorithm)
+  if compute_uv and full_matrices and x.shape[-2] != x.shape[-1]:
+    raise NotImplementedError(
+        "Singular value decomposition JVP not implemented for full matrices")
+  dx = _instantiate(dx, x)
+  v = _H(vt)
+  ds_mat = _matmul(_H(u), _matmul(dx, v))
+  ds = _real(_diag(ds_mat))
+  if not compute_uv:
+    return [s], [ds]
+  du, dv = _svd_vector_tangents(x, s, u, v, dx, ds_mat)
+  return [s, u, vt], [ds, du, _H(dv)]
+
+
+def _svd_vector_tangents(x, s, u, v, dx, ds_mat):
+  m, n = x.shape[-2:]
+  k = s.shape[-1]
+  kshape = s.shape + (k,)
+  s2 = ew.mul_p.bind(s, s)
+  diffs = ew.sub_p.bind(_bcast_row(s2, kshape), _bcast_col(s2, kshape))
+  eye = np.asarray(_eye_like(s, kshape), s.dtype)
+  f = ew.sub_p.bind(ew.div_p.bind(_full_like(s, 1, kshape), ew.add_p.bind(diffs, eye)), eye)
+  f = _as_dtype(f, x.dtype)
+  s_c = _as_dtype(s, x.dtype)
+  dss = _col_scale(ds_mat, s_c)
+  sds = _row_scale(ds_mat, s_c)
+  du = _matmul(u, ew.mul_p.bind(f, ew.add_p.bind(dss, _H(dss))))
+  dv = _matmul(v, ew.mul_p.bind(f, ew.add_p.bind(sds, _H(sds))))
+  if x.dtype.kind == "c":
+    inv_2s = ew.div_p.bind(_full_like(s, 0.5), s)
+    imag = ew.sub_p.bind(ds_mat, _as_dtype(_real(ds_mat), x.dtype))
+    du = ew.add_p.bind(du, _matmul(u, _col_scale(
+        ew.mul_p.bind(imag, np.asarray(eye, x.dtype)), _as_dtype(inv_2s, x.dtype))))
+  s_inv = _as_dtype(_safe_reciprocal(s), x.dtype)
+  if m > n:
+    proj = ew.sub_p.bind(dx, _matmul(u, _matmul(_H(u), dx)))
+    du = ew.add_p.bind(du, _col_scale(_matmul(proj, v), s_inv))
+  if n > m:
+    proj = ew.sub_p.bind(_H(dx), _matmul(v, _matmul(_H(v), _H(dx))))
+    dv = ew.add_p.bind(dv, _col_scale(_matmul(proj, u), s_inv))
+  return du, dv
+
+
+def _safe_reciprocal(s):
+  zero = ew.eq_p.bind(s, _scalar(s, 0))
+  safe = ew.select_n_p.bind(zero, s, _full_like(s, 1))
+  return ew.select_n_p.bind(zero, ew.div_p.bind(_full_like(s, 1), safe), _full_like(s, 0))
+
+
+def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None,
+        algorithm=None):
+  """(u, s, vh) of the singular value decomposition, or s alone when not compute_uv."""
+  out = svd_p.bind(asarg(x), full_matrices=bool(full_matrices), compute_uv=bool(compute_uv),
+                   subset_by_index=None if subset_by_index is None else
+                   tuple(int(i) for i in subset_by_index), algorithm=algorithm)
+  if compute_uv:
+    s, u, vt = out
+    return u, s, vt
+  return out[0]
+
+
+# --- triangular_solve -------------------------------------------------------------------------
+
+def _effective_triangle(a, lower, transpose_a, conjugate_a, unit_diagonal):
+  t = np.tril(a) if lower else np.triu(a)
+  if unit_diagonal:
+    n = a.shape[-1]
+    t = t.copy()
+    t[..., np.arange(n), np.arange(n)] = 1
+  if conjugate_a:
+    t = np.conj(t)
+  if transpose_a:
+    t = np.swapaxes(t, -1, -2)
+  return t
+
+
+def _substitute(t, b):
+  """t⁻¹ b by substitution (for singular t: infs and NaNs like LAPACK's trsm)."""
+  n = t.shape[-1]
+  lower = bool(np.all(np.triu(t, 1) == 0))
+  x = np.zeros(np.broadcast_shapes(t.shape[:-2], b.shape[:-2]) + b.shape[-2:],
+               np.result_type(t, b))
+  order = range(n) if lower else range(n - 1, -1, -1)
+  for i in order:
+    acc = b[..., i, :] - np.einsum("...j,...jk->...k", t[..., i, :], x)
+    x[..., i, :] = acc / t[..., i, i, None]
+  return x
+
+
+def _triangular_solve_impl(a, b, *, left_side=False, lower=False, transpose_a=False,
+                           conjugate_a=False, unit_diagonal=False):
+  t = _effective_triangle(_lapack(a), lower, transpose_a, conjugate_a, unit_diagonal)
+  rhs = _lapack(b)
+  if not left_side:
+    t, rhs = np.swapaxes(t, -1, -2), np.swapaxes(rhs, -1, -2)
+  with np.errstate(all="ignore"):
+    try:
+      out = np.linalg.solve(t, rhs)
+    except np.linalg.LinAlgError:
+      out = _substitute(t, rhs)
+  if not left_side:
+    out = np.swapaxes(out, -1, -2)
+  return out.astype(b.dtype, copy=False)
+
+
+def _triangular_solve_abstract(a, b, *, left_side=False, lower=False, transpose_a=False,
+                               conjugate_a=False, unit_diagonal=False):
+  _check_inexact("triangular_solve", a, 0)
+  _check_inexact("triangular_solve", b, 1)
+  if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+    raise TypeError("triangular_solve requires a to be a batch of square matrices, got "
+                    f"shape {a.shape}")
+  if a.ndim != b.ndim:
+    raise TypeError("triangular_solve requires a and b to have the same number of "
+                    f"dimensions, got {a.shape} and {b.shape}")
+  if a.shape[:-2] != b.shape[:-2]:
+    raise TypeError("triangular_solve requires both arguments to have the same batch "
+                    f"dimensions, got {a.shape[:-2]} and {b.shape[:-2]}")
+  common = b.shape[-2] if left_side else b.shape[-1]
+  if common != a.shape[-1]:
+    raise TypeError(f"Incompatible shapes for arguments to triangular_solve: {a.shape} and "
+                    f"{b.shape}.")
+  if a.dtype != b.dtype:
+    raise TypeError("triangular_solve requires a and b to have the same dtype, got "
+                    f"{a.dtype.name} and {b.dtype.name}")
+  return ShapedArray(b.shape, b.dtype)
+
+
+triangular_solve_p = _linalg_primitive("triangular_solve", _triangular_solve_impl,
+                                       _triangular_solve_abstract, False)
+
+
+def _triangular_solve_jvp_a(g_a, ans, a, b, *, left_side, lower, transpose_a, conjugate_a,
+                            unit_diagonal):
+  """d x = -op(A)⁻¹ op(dA) x (left side) or -x op(dA) op(A)⁻¹ (right side)."""
+  params = dict(left_side=left_side, lower=lower, transpose_a=transpose_a,
+                conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
+  g_a = tril(g_a) if lower else triu(g_a)
+  if unit_diagonal:
+    g_a = tril(g_a, -1) if lower else triu(g_a, 1)
+  g_a = ew.neg_p.bind(g_a)
+  if conjugate_a:
+    g_a = _conj(g_a)
+  if transpose_a:
+    g_a = _mT(g_a)
+  # The cheaper association: solve first when it shrinks the work.
+  m, n = b.shape[-2:]
+  if left_side:
+    if n > m:
+      return triangular_solve_p.bind(a, _matmul(g_a, ans), **params)
+    return _matmul(triangular_solve_p.bind(a, g_a, **params), ans)
+  if m > n:
+    return triangular_solve_p.bind(a, _matmul(ans, g_a), **params)
+  return _matmul(ans, triangular_solve_p.bind(a, g_a, **params))
+
+
+def _triangular_solve_transpose_b(ct, a, b, *, left_side, lower, transpose_a, conjugate_a,
+                                  unit_diagonal):
+  """The map b ↦ op(A)⁻¹ b transposes to ct ↦ op(A)⁻ᵀ ct."""
+  return triangular_solve_p.bind(a, ct, left_side=left_side, lower=lower,
+                                 transpose_a=not transpose_a, conjugate_a=conjugate_a,
+                                 unit_diagonal=unit_diagonal)
+
+
+def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
+                     transpose_a: bool = False, conjugate_a: bool = False,
+                     unit_diagonal: bool = False):
+  """Solves op(a) x = b (left_side) or x op(a) = b for triangular a; a 1-D b is a vector."""
+  a, b = asarg(a), asarg(b)
+  a_aval, b_aval = core.get_aval(a), core.get_aval(b)
+  singleton = b_aval.ndim == a_aval.ndim - 1
+  if singleton:
+    nd = b_aval.ndim
+    shape = b_aval.shape + (1,) if left_side else b_aval.shape[:-1] + (1, b_aval.shape[-1])
+    dims = tuple(range(nd)) if left_side else tuple(range(nd - 1)) + (nd,)
+    b = shape_prims.broadcast_in_dim_p.bind(b, shape=shape, broadcast_dimensions=dims,
+                                            sharding=None)
+  out = triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
+                                transpose_a=bool(transpose_a), conjugate_a=bool(conjugate_a),
+                                unit_diagonal=bool(unit_diagonal))
+  if singleton:
+    out = shape_prims.squeeze_p.bind(out, dimensions=(out.ndim - 1 if left_side
+                                                      else out.ndim - 2,))
+  return out
+
+
+# --- tridiagonal_solve ------------------------------------------------------------------------
+
+def _tridiagonal_solve_impl(dl, d, du, b, *, perturb_singular=False):
+  """The Thomas algorithm over the leading batch dims; b is (..., m, n)."""
+  dl, d, du, b = (np.asarray(v) for v in (dl, d, du, b))
+  m = d.shape[-1]
+  cp = np.zeros(d.shape, d.dtype)
+  dp = np.zeros(b.shape, b.dtype)
+  with np.errstate(all="ignore"):
+    denom = d[..., 0]
+    cp[..., 0] = du[..., 0] / denom
+    dp[..., 0, :] = b[..., 0, :] / denom[..., None]
+    for i in range(1, m):
+      denom = d[..., i] - dl[..., i] * cp[..., i - 1]
+      cp[..., i] = du[..., i] / denom
+      dp[..., i, :] = (b[..., i, :] - dl[..., i, None] * dp[..., i - 1, :]) / denom[..., None]
+    x = dp
+    for i in range(m - 2, -1, -1):
+      x[..., i, :] = dp[..., i, :] - cp[..., i, None] * x[..., i + 1, :]
+  return x.astype(b.dtype, copy=False)
+
+
+def _tridiagonal_solve_abstract(dl, d, du, b, *, perturb_singular=False):
+  for i, v in enumerate((dl, d, du, b)):
+    _check_inexact("tridiagonal_solve", v, i)
+  if b.ndim < 2:
+    raise ValueError(f"tridiagonal_solve requires b of rank >= 2, got shape {b.shape}")
+  m = b.shape[-2]
+  for name, v in (("dl", dl), ("d", d), ("du", du)):
+    if v.shape != b.shape[:-2] + (m,):
+      raise ValueError(f"tridiagonal_solve requires {name} to have shape {b.shape[:-2] + (m,)},"
+                       f" got {v.shape}")
+  if not dl.dtype == d.dtype == du.dtype == b.dtype:
+    raise ValueError("tridiagonal_solve requires that all arguments have the same dtype")
+  return ShapedArray(b.shape, b.dtype)
+
+
+tridiagonal_solve_p = _linalg_primitive("tridiagonal_solve", _tridiagonal_solve_impl,
+                                        _tridiagonal_solve_abstract, False)
+
+
+def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
+  """Solves the tridiagonal systems (dl below, d on, du above the diagonal) for b."""
+  return tridiagonal_solve_p.bind(asarg(dl), asarg(d), asarg(du), asarg(b),
+                                  perturb_singular=bool(perturb_singular))
+
+
+def _shift(v, offset: int):
+  """w[..., i] = v[..., i - offset] (zeros shifted in), as a product with a constant matrix."""
+  m = v.shape[-1]
+  s = np.eye(m, k=offset, dtype=v.dtype)
+  return dot_general_p.bind(v, s, dimension_numbers=(((v.ndim - 1,), (0,)), ((), ())),
+                            precision=None, preferred_element_type=None, out_sharding=None)
+
+
+def _tridiagonal_matvec(dl, d, du, x):
+  """T x for the tridiagonal T given by its three diagonals; x is (..., m, n)."""
+  def rows_scaled(diag, y):
+    return _row_scale(y, diag)
+  below = _mT(_shift(_mT(x), 1))  # x[i - 1]
+  above = _mT(_shift(_mT(x), -1))  # x[i + 1]
+  return ew.add_p.bind(ew.add_p.bind(rows_scaled(dl, below), rows_scaled(d, x)),
+                       rows_scaled(du, above))
+
+
+def _tridiagonal_solve_transpose_b(ct, dl, d, du, b, *, perturb_singular):
+  """Tᵀ has du shifted down one as its subdiagonal and dl shifted up one as its superdiagonal."""
+  return tridiagonal_solve_p.bind(_shift(du, 1), d, _shift(dl, -1), ct,
+                                  perturb_singular=perturb_singular)
+
+
+def _tridiagonal_solve_jvp(primals, tangents, *, perturb_singular):
+  """dx = T⁻¹ (db - dT x)."""
+  dl, d, du, b = primals
+  x = tridiagonal_solve_p.bind(dl, d, du, b, perturb_singular=perturb_singular)
+  tdl, td, tdu, tb = (_instantiate(t, p) for t, p in zip(tangents, primals))
+  rhs = ew.sub_p.bind(tb, _tridiagonal_matvec(tdl, td, tdu, x))
+  return x, tridiagonal_solve_p.bind(dl, d, du, rhs, perturb_singular=perturb_singular)
+
+
+def _instantiate(t, like):
+  """A tangent that may be a symbolic zero, as an array of `like`'s shape."""
+  if t is None or _is_symbolic_zero(t):
+    return _full_like(like, 0)
+  return t
+
+
+def _is_symbolic_zero(t):
+  ad = _ad_module()
+  zero_type = getattr(ad, "Zero", None) if ad is not None else None
+  return zero_type is not None and isinstance(t, zero_type)
+
+
+def _ad_module():
+  try:
+    from jaxlite._src.interpreters import ad
+  except ImportError:
+    return None
+  return ad
