@@ -189,6 +189,8 @@ def _from_numpy(value, weak_type=False):
 
 def _from_numpy_aval(value, aval):
   if value.dtype != aval.dtype:
+    if hasattr(aval.dtype, "_is_extended"):  # typed PRNG keys: see prng.PRNGKeyArray
+      return aval.dtype._make_array(value, aval)
     value = np.asarray(value, aval.dtype) if aval.dtype != dtypes.float0 else \
         np.zeros(value.shape, dtypes.float0)
   return _from_numpy(value, aval.weak_type)

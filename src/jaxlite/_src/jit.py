@@ -107,6 +107,8 @@ def numpy_value(x):
   if isinstance(x, core.Tracer):
     from jaxlite._src import errors
     raise errors.unexpected_tracer_error(x)
+  if isinstance(x, core.Array):  # other concrete arrays (typed PRNG keys) hold `_value` too
+    return x._value
   raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
 
 
@@ -459,7 +461,7 @@ def _hashable_static(val):
 
 
 def _check_output(x, fun):
-  if isinstance(x, core.Tracer) or type(x) is core.array_type:
+  if isinstance(x, core.Array):  # tracers, ArrayImpl and typed PRNG key arrays
     return x
   if type(x) in _PY_SCALARS or isinstance(x, (np.ndarray, np.generic)) \
       or type(x) in dtypes.typed_scalar_types:

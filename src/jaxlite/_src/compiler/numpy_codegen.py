@@ -27,6 +27,8 @@ def _const_value(x):
     return x.dtype.type(x)
   if type(x) in (int, float, complex, bool):
     return np.asarray(x, dtypes.canonicalize_dtype(dtypes.python_scalar_dtype(x)))[()]
+  if isinstance(x, core.Array) and not isinstance(x, core.Tracer):  # typed PRNG key arrays
+    return x._value
   return x
 
 
