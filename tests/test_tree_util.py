@@ -330,6 +330,21 @@ def test_treedef_is_immutable_and_not_constructible():
     tu.PyTreeDef()
 
 
+@pytest.mark.parametrize("wrap,times", [(lambda t: [t], 800), (lambda t: {"k": (t,)}, 400)],
+                         ids=["list", "dict-of-tuple"])
+def test_deep_trees_work_as_deep_as_jaxlib(wrap, times):
+  tree = 7
+  for _ in range(times):  # 800 nested nodes; jaxlib manages about 990 before failing
+    tree = wrap(tree)
+  leaves, td = jt.flatten(tree)
+  assert leaves == [7] and td.unflatten([8]) != tree and td.unflatten([7]) == tree
+  assert td == jt.structure(tree) and td != jt.structure(wrap(tree))
+  assert pickle.loads(pickle.dumps(td)) == td and copy.deepcopy(td) == td
+  assert repr(td).count("*") == 1 and td.num_nodes == 801
+  assert td.flatten_up_to(tree) == [7] and jt.leaves_with_path(tree)[0][1] == 7
+  assert jt.map(lambda x, y: x + y, tree, tree) == td.unflatten([14])
+
+
 # --- treedef helpers ---------------------------------------------------------------------------
 
 

@@ -461,7 +461,10 @@ def _flatten_is_leaf(x, leaves: list, is_leaf: Callable[[Any], bool]):
     leaves.append(x)
     return None
   children, aux = kind.children(x)
-  return (kind, aux, tuple([_flatten_is_leaf(c, leaves, is_leaf) for c in children]))
+  specs = []
+  for c in children:  # a loop, not a comprehension: one Python frame per tree level
+    specs.append(_flatten_is_leaf(c, leaves, is_leaf))
+  return (kind, aux, tuple(specs))
 
 
 def _flatten_keyed(x, path: tuple, out: list, is_leaf):
@@ -471,8 +474,10 @@ def _flatten_keyed(x, path: tuple, out: list, is_leaf):
     out.append((path, x))
     return None
   keys, children, aux = kind.keyed(x)
-  return (kind, aux, tuple([_flatten_keyed(c, (*path, k), out, is_leaf)
-                            for k, c in zip(keys, children)]))
+  specs = []
+  for k, c in zip(keys, children):
+    specs.append(_flatten_keyed(c, (*path, k), out, is_leaf))
+  return (kind, aux, tuple(specs))
 
 
 def _flatten(tree, is_leaf=None) -> tuple[list, PyTreeDef]:
@@ -539,7 +544,7 @@ def _fmt(spec) -> str:
   if spec is None:
     return "*"
   kind, aux, subs = spec
-  return kind.fmt(aux, [_fmt(s) for s in subs])
+  return kind.fmt(aux, list(map(_fmt, subs)))
 
 
 def _shape_hash(spec) -> int:
@@ -555,14 +560,17 @@ def _walk(spec, f_node, f_leaf, take):
     x = take()
     return x if f_leaf is None else f_leaf(x)
   kind, aux, subs = spec
-  return f_node(tuple(_walk(s, f_node, f_leaf, take) for s in subs), kind.node_data(aux)[1])
+  results = []
+  for s in subs:
+    results.append(_walk(s, f_node, f_leaf, take))
+  return f_node(tuple(results), kind.node_data(aux)[1])
 
 
 def _compose(spec, inner):
   if spec is None:
     return inner
   kind, aux, subs = spec
-  return (kind, aux, tuple(_compose(s, inner) for s in subs))
+  return (kind, aux, tuple(map(_compose, subs, [inner] * len(subs))))
 
 
 def _from_iterable(spec, x):
@@ -572,7 +580,7 @@ def _from_iterable(spec, x):
   xs = list(x)
   if len(xs) != len(subs):
     raise ValueError("Arity mismatch between trees")
-  return kind.build(aux, [_from_iterable(s, c) for s, c in zip(subs, xs)])
+  return kind.build(aux, list(map(_from_iterable, subs, xs)))
 
 
 class PyTreeDef:
@@ -669,7 +677,7 @@ class PyTreeDef:
       return False
     try:
       return self._spec == other._spec
-    except Exception:  # noqa: BLE001 -- some aux `==` raised; find it and say so
+    except Exception:  # noqa: BLE001 -- an aux `==` raised, or C recursion ran out (deep tree)
       return _aux_equal_tree(self._spec, other._spec)
 
   def __hash__(self):
@@ -686,16 +694,47 @@ class PyTreeDef:
     return f"PyTreeDef({_fmt(self._spec)})"
 
   def __reduce__(self):
-    return PyTreeDef._make, (self._spec, self._num_leaves)
+    return _from_postorder, (_postorder(self._spec, []),)
 
 
 def _aux_equal_tree(a, b) -> bool:
-  """Slow structural equality, reached only when some aux `==` raised: re-raise JAX's error."""
+  """Structural equality node by node: raises JAX's error for a failing aux `==`, and needs
+  half the recursion depth of comparing the nested spec tuples in C."""
   if a is None or b is None:
     return a is b
   (ka, xa, sa), (kb, xb, sb) = a, b
-  return (ka is kb and len(sa) == len(sb) and _aux_equal(xa, xb)
-          and all(map(_aux_equal_tree, sa, sb)))
+  if ka is not kb or len(sa) != len(sb) or not _aux_equal(xa, xb):
+    return False
+  for s, t in zip(sa, sb):
+    if not _aux_equal_tree(s, t):
+      return False
+  return True
+
+
+def _postorder(spec, out: list) -> list:
+  """The nodes as a flat list, children before parents: `None` per leaf, else
+  `(kind, aux, arity)`. Pickles and copies this, since deeply nested tuples would exhaust
+  their recursion limits long before flattening does."""
+  if spec is not None:
+    kind, aux, subs = spec
+    for s in subs:
+      _postorder(s, out)
+    spec = (kind, aux, len(subs))
+  out.append(spec)
+  return out
+
+
+def _from_postorder(nodes: list) -> PyTreeDef:
+  stack = []
+  for node in nodes:
+    if node is not None:
+      kind, aux, arity = node
+      subs = tuple(stack[len(stack) - arity:])
+      del stack[len(stack) - arity:]
+      node = (kind, aux, subs)
+    stack.append(node)
+  (spec,) = stack
+  return PyTreeDef._make(spec)
 
 
 def _as_list(leaves) -> list:
