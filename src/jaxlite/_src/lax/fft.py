@@ -138,6 +138,22 @@ def _fft_batcher(vals, dims, *, fft_type, fft_lengths):
   return fft_p.bind(x, fft_type=fft_type, fft_lengths=fft_lengths), 0
 
 
+def _register_rules():
+  try:
+    from jaxlite._src.interpreters import ad
+    ad.deflinear(fft_p, lambda ct, x, **params: [_fft_transpose(ct, x, **params)])
+  except ImportError:  # autodiff not installed yet
+    pass
+  try:
+    from jaxlite._src.interpreters import batching
+    batching.primitive_batchers[fft_p] = _fft_batcher
+  except ImportError:  # vmap not installed yet
+    pass
+
+
+_register_rules()
+
+
 @internal_jit(static_argnums=(1, 2), name="fft")
 def _fft_jit(x, fft_type, fft_lengths):
   x = _as_input_dtype(x, fft_type)

@@ -492,7 +492,7 @@ def _lu_jvp(primals, tangents):
   la = triangular_solve(l_sq, pdx, left_side=True, lower=True, unit_diagonal=True)
   lau = triangular_solve(u_sq, la, left_side=False, lower=False)
   dlu = ew.add_p.bind(_matmul(l_sq, tril(lau, -1)), _matmul(triu(lau), u_sq))
-  return [lu_, pivots, perm], [dlu, None, None]
+  return [lu_, pivots, perm], [dlu, _int_zero(pivots), _int_zero(perm)]
 
 
 def _square_l(lu_, m, n, k):
@@ -946,20 +946,77 @@ def _tridiagonal_solve_jvp(primals, tangents, *, perturb_singular):
 
 def _instantiate(t, like):
   """A tangent that may be a symbolic zero, as an array of `like`'s shape."""
-  if t is None or _is_symbolic_zero(t):
+  ad = _ad_module()
+  if t is None or (ad is not None and type(t) is ad.Zero):
     return _full_like(like, 0)
   return t
-
-
-def _is_symbolic_zero(t):
-  ad = _ad_module()
-  zero_type = getattr(ad, "Zero", None) if ad is not None else None
-  return zero_type is not None and isinstance(t, zero_type)
 
 
 def _ad_module():
   try:
     from jaxlite._src.interpreters import ad
-  except ImportError:
+  except ImportError:  # autodiff not installed yet: the rules stay unregistered
     return None
   return ad
+
+
+def _int_zero(x):
+  ad = _ad_module()
+  return ad.Zero.from_primal_value(x)
+
+
+# --- rule registration ------------------------------------------------------------------------
+
+def _leading_batcher(prim):
+  """Every operand's batch axis goes first: these primitives map over leading dims already."""
+  def rule(vals, dims, **params):
+    from jaxlite._src.interpreters import batching
+    size = batching.mapped_size(vals, dims)
+    out = prim.bind(*batching.all_at_front(vals, dims, size), **params)
+    return out, ([0] * len(out) if prim.multiple_results else 0)
+  return rule
+
+
+def _triangular_solve_transpose(ct, a, b, **params):
+  ad = _ad_module()
+  if ad.is_undefined_primal(a):
+    raise NotImplementedError("triangular_solve is not linear in its matrix argument")
+  if type(ct) is ad.Zero:
+    return [None, ad.Zero(b.aval)]
+  return [None, _triangular_solve_transpose_b(ct, a, b, **params)]
+
+
+def _tridiagonal_solve_transpose(ct, dl, d, du, b, **params):
+  ad = _ad_module()
+  if any(ad.is_undefined_primal(v) for v in (dl, d, du)):
+    raise NotImplementedError("tridiagonal_solve is linear only in its right-hand side")
+  if type(ct) is ad.Zero:
+    return [None, None, None, ad.Zero(b.aval)]
+  return [None, None, None, _tridiagonal_solve_transpose_b(ct, dl, d, du, b, **params)]
+
+
+def _register_rules():
+  ad = _ad_module()
+  if ad is not None:
+    ad.jvp_rules[cholesky_p] = _cholesky_jvp
+    ad.jvp_rules[eigh_p] = _eigh_jvp
+    ad.jvp_rules[eig_p] = _eig_jvp
+    ad.jvp_rules[lu_p] = _lu_jvp
+    ad.jvp_rules[qr_p] = _qr_jvp
+    ad.jvp_rules[svd_p] = _svd_jvp
+    ad.jvp_rules[tridiagonal_solve_p] = _tridiagonal_solve_jvp
+    ad.defjvp_zero(lu_pivots_to_permutation_p)
+    ad.defjvp2(triangular_solve_p, _triangular_solve_jvp_a,
+               lambda t, ans, a, b, **params: triangular_solve_p.bind(a, t, **params))
+    ad.primitive_transposes[triangular_solve_p] = _triangular_solve_transpose
+    ad.primitive_transposes[tridiagonal_solve_p] = _tridiagonal_solve_transpose
+  try:
+    from jaxlite._src.interpreters import batching
+  except ImportError:  # vmap not installed yet
+    return
+  for prim in (cholesky_p, eigh_p, eig_p, lu_p, qr_p, svd_p, triangular_solve_p,
+               tridiagonal_solve_p, lu_pivots_to_permutation_p):
+    batching.primitive_batchers[prim] = _leading_batcher(prim)
+
+
+_register_rules()
