@@ -466,15 +466,16 @@ def _python_scan(f, init, xs_flat, xs_tree, length, reverse):
   if length == 0:
     raise ValueError("zero-length scan is not supported in disable_jit() mode because the "
                      "output type is unknown.")
-  from jaxlite import numpy as jnp
+  ops = _slicing_ops()
   carry, ys = init, []
   for i in (range(length - 1, -1, -1) if reverse else range(length)):
-    x = tree_util.tree_unflatten(xs_tree, [xf[i] for xf in xs_flat])
-    carry, y = f(carry, x)
+    x = [ops.index_in_dim(xf, i, keepdims=False) for xf in xs_flat]
+    carry, y = f(carry, tree_util.tree_unflatten(xs_tree, x))
     ys.append(y)
   if reverse:
     ys.reverse()
-  return carry, tree_util.tree_map(lambda *y: jnp.stack(y), *ys)
+  stack = lambda *y: ops.concatenate([ops.expand_dims(v, (0,)) for v in y], 0)  # noqa: E731
+  return carry, tree_util.tree_map(stack, *ys)
 
 
 # --- map -----------------------------------------------------------------------------------------
