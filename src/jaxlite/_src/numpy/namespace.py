@@ -24,6 +24,14 @@ from jaxlite._src.numpy.scalar_types import (  # noqa: F401
     complex64, complex128, int_, uint, float_, complex_, generic, number, integer,
     signedinteger, unsignedinteger, inexact, floating, complexfloating, dtype, finfo, iinfo,
     issubdtype, promote_types, can_cast, isdtype)
+from jaxlite._src.numpy.reductions import (  # noqa: F401
+    sum, prod, max, min, amax, amin, all, any, mean, var, std, argmax, argmin, cumsum, cumprod,
+    cumulative_sum, cumulative_prod, nansum, nanprod, nanmax, nanmin, nanmean, nanvar, nanstd,
+    nanargmax, nanargmin, count_nonzero, ptp, average, quantile, percentile, nanquantile,
+    nanpercentile, median, nanmedian)
+from jaxlite._src.numpy.linalg_basic import (  # noqa: F401
+    matmul, dot, vdot, vecdot, inner, outer, tensordot, einsum, matvec, vecmat, kron, trace,
+    diagonal, diag)
 
 pi = _np.pi
 e = _np.e

@@ -1,0 +1,442 @@
+"""jnp products on dot_general: matmul (and `@`), dot, vdot, inner, outer, tensordot, einsum,
+matvec/vecmat, kron, plus trace, diagonal and diag.
+
+Operands keep their dtypes and dot_general gets the promoted dtype as preferred_element_type,
+as JAX does; einsum parses its subscripts and contracts pairwise with dot_general.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import dtypes
+from jaxlite._src.jit import internal_jit
+from jaxlite._src.lax import dot as lax_dot
+from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import reductions as red
+from jaxlite._src.lax import shape as shape_prims
+from jaxlite._src.lax.creation import iota_p
+from jaxlite._src.numpy.lax_numpy import _where, reshape, transpose
+from jaxlite._src.numpy.util import (canonicalize_axis, check_arraylike, convert, dtype_weak,
+                                     promote_dtypes, shape_of)
+
+
+def _arrays(name, *args):
+  check_arraylike(name, *args)
+  from jaxlite._src.numpy.creation import asarray
+  return [a if isinstance(a, (core.Tracer, core.array_type)) else asarray(a) for a in args]
+
+
+def _result_dtype(*args):
+  dtype, _ = dtypes.promote_signature(tuple(dtype_weak(a) for a in args))
+  return dtype
+
+
+def _dot_general(a, b, contract, batch, precision, preferred):
+  return lax_dot.dot_general_p.bind(
+      a, b, dimension_numbers=(contract, batch),
+      precision=lax_dot.canonicalize_precision(precision), preferred_element_type=preferred,
+      out_sharding=None)
+
+
+def _preferred(preferred_element_type, *args):
+  if preferred_element_type is not None:
+    return dtypes.check_user_dtype(preferred_element_type)
+  return _result_dtype(*args)
+
+
+# --- matmul, dot and friends -------------------------------------------------------------------
+
+def matmul(a, b, *, precision=None, preferred_element_type=None):
+  """jnp.matmul / `@`: matrix products broadcast over leading batch dimensions."""
+  a, b = _arrays("matmul", a, b)
+  for x in (a, b):
+    if not shape_of(x):
+      raise ValueError("matmul operand must have at least one dimension, got shape "
+                       f"{tuple(shape_of(x))}.")
+  preferred = _preferred(preferred_element_type, a, b)
+  a_shape, b_shape = tuple(shape_of(a)), tuple(shape_of(b))
+  a_vec, b_vec = len(a_shape) == 1, len(b_shape) == 1
+  a_batch = a_shape[:-2] if not a_vec else ()
+  b_batch = b_shape[:-2] if not b_vec else ()
+  k_a = a_shape[-1]
+  k_b = b_shape[0] if b_vec else b_shape[-2]
+  if k_a != k_b:
+    raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0, with "
+                     f"gufunc signature (n?,k),(k,m?)->(n?,m?) (size {k_b} is different from "
+                     f"{k_a})")
+  out_batch = np.broadcast_shapes(a_batch, b_batch)
+  nb = len(out_batch)
+  a_off, b_off = nb - len(a_batch), nb - len(b_batch)
+  a_squeeze, b_squeeze, pairs, a_free, b_free = [], [], [], [], []
+  for i in range(nb):
+    da = a_batch[i - a_off] if i >= a_off else None
+    db = b_batch[i - b_off] if i >= b_off else None
+    if da is not None and db is not None and da == db:
+      pairs.append(i)
+    elif da == 1 and db is not None:
+      a_squeeze.append(i - a_off)
+      b_free.append(i)
+    elif db == 1 and da is not None:
+      b_squeeze.append(i - b_off)
+      a_free.append(i)
+    elif da is not None:
+      a_free.append(i)
+    else:
+      b_free.append(i)
+  if a_squeeze:
+    a = shape_prims.squeeze_p.bind(a, dimensions=tuple(a_squeeze))
+  if b_squeeze:
+    b = shape_prims.squeeze_p.bind(b, dimensions=tuple(b_squeeze))
+  a_pos = _positions(range(a_off, nb), a_squeeze)
+  b_pos = _positions(range(b_off, nb), b_squeeze)
+  a_nd, b_nd = len(shape_of(a)), len(shape_of(b))
+  contract = ((a_nd - 1,), (0,) if b_vec else (b_nd - 2,))
+  batch = (tuple(a_pos[i] for i in pairs), tuple(b_pos[i] for i in pairs))
+  out = _dot_general(a, b, contract, batch, precision, preferred)
+  # dot_general orders dims as: batch pairs, a's free dims, b's free dims.
+  order = pairs + a_free + (["n"] if not a_vec else []) + b_free + (["m"] if not b_vec else [])
+  target = list(range(nb)) + (["n"] if not a_vec else []) + (["m"] if not b_vec else [])
+  perm = tuple(order.index(t) for t in target)
+  return transpose(out, perm) if perm != tuple(range(len(perm))) else out
+
+
+def _positions(batch_positions, squeezed):
+  """Out-batch position -> the operand's axis, after squeezing `squeezed` operand axes."""
+  out, axis = {}, 0
+  for operand_axis, i in enumerate(batch_positions):
+    if operand_axis in squeezed:
+      continue
+    out[i] = axis
+    axis += 1
+  return out
+
+
+def dot(a, b, *, precision=None, preferred_element_type=None):
+  """jnp.dot: a sum product over a's last axis and b's second-to-last (last if 1-D)."""
+  a, b = _arrays("dot", a, b)
+  preferred = _preferred(preferred_element_type, a, b)
+  a_nd, b_nd = len(shape_of(a)), len(shape_of(b))
+  if a_nd == 0 or b_nd == 0:
+    contract = ((), ())
+  else:
+    contract = ((a_nd - 1,), (0,) if b_nd == 1 else (b_nd - 2,))
+  return _dot_general(a, b, contract, ((), ()), precision, preferred)
+
+
+def vdot(a, b, *, precision=None, preferred_element_type=None):
+  """jnp.vdot: the dot product of the flattened arrays, conjugating `a`."""
+  a, b = _arrays("vdot", a, b)
+  if dtype_weak(a)[0].kind == "c":
+    a = ew.conj_p.bind(a)
+  return dot(reshape(a, (-1,)), reshape(b, (-1,)), precision=precision,
+             preferred_element_type=preferred_element_type)
+
+
+def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
+  """jnp.vecdot: conj(x1) . x2 along `axis`, broadcasting the rest."""
+  x1, x2 = _arrays("vecdot", x1, x2)
+  if dtype_weak(x1)[0].kind == "c":
+    x1 = ew.conj_p.bind(x1)
+  from jaxlite._src.numpy.lax_numpy import broadcast_arrays
+  x1, x2 = broadcast_arrays(x1, x2)
+  nd = len(shape_of(x1))
+  ax = canonicalize_axis(axis, nd)
+  batch = tuple(i for i in range(nd) if i != ax)
+  return _dot_general(x1, x2, ((ax,), (ax,)), (batch, batch), precision,
+                      _preferred(preferred_element_type, x1, x2))
+
+
+def inner(a, b, *, precision=None, preferred_element_type=None):
+  """jnp.inner: a sum product over the last axes of both."""
+  a, b = _arrays("inner", a, b)
+  a_nd, b_nd = len(shape_of(a)), len(shape_of(b))
+  contract = ((), ()) if a_nd == 0 or b_nd == 0 else ((a_nd - 1,), (b_nd - 1,))
+  return _dot_general(a, b, contract, ((), ()), precision,
+                      _preferred(preferred_element_type, a, b))
+
+
+def outer(a, b, out=None):
+  """jnp.outer: every product a[i] * b[j] of the flattened inputs."""
+  a, b = _arrays("outer", a, b)
+  a, b = promote_dtypes(reshape(a, (-1,)), reshape(b, (-1,)))
+  n, m = shape_of(a)[0], shape_of(b)[0]
+  col = shape_prims.broadcast_in_dim_p.bind(a, shape=(n, 1), broadcast_dimensions=(0,),
+                                            sharding=None)
+  row = shape_prims.broadcast_in_dim_p.bind(b, shape=(1, m), broadcast_dimensions=(1,),
+                                            sharding=None)
+  return ew.mul_p.bind(col, row)
+
+
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
+  """jnp.tensordot: contracts a's `axes` with b's (the last N of a with the first N of b)."""
+  a, b = _arrays("tensordot", a, b)
+  a_nd, b_nd = len(shape_of(a)), len(shape_of(b))
+  if isinstance(axes, (int, np.integer)):
+    n = operator.index(axes)
+    if n < 0 or n > min(a_nd, b_nd):
+      raise TypeError(f"Number of tensordot axes (axes {n}) exceeds input ranks "
+                      f"(lhs_ndim {a_nd} and rhs_ndim {b_nd})")
+    contract = (tuple(range(a_nd - n, a_nd)), tuple(range(n)))
+  elif isinstance(axes, (list, tuple)) and len(axes) == 2:
+    ax_a, ax_b = axes
+    ax_a = (ax_a,) if isinstance(ax_a, (int, np.integer)) else tuple(ax_a)
+    ax_b = (ax_b,) if isinstance(ax_b, (int, np.integer)) else tuple(ax_b)
+    if len(ax_a) != len(ax_b):
+      raise TypeError("tensordot requires axes lists to have equal length, got "
+                      f"{ax_a} and {ax_b}.")
+    contract = (tuple(canonicalize_axis(i, a_nd) for i in ax_a),
+                tuple(canonicalize_axis(i, b_nd) for i in ax_b))
+  else:
+    raise TypeError("tensordot axes argument must be an int, a pair of ints, or a pair of "
+                    f"lists/tuples of ints; got {axes!r}.")
+  return _dot_general(a, b, contract, ((), ()), precision,
+                      _preferred(preferred_element_type, a, b))
+
+
+@internal_jit(static_argnames=("precision", "preferred_element_type"), name="matvec")
+def _matvec(x1, x2, precision=None, preferred_element_type=None):
+  return matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
+
+
+def matvec(x1, x2, /, *, precision=None, preferred_element_type=None):
+  """jnp.matvec: matrix (..., m, n) times vector (..., n)."""
+  x1, x2 = _arrays("matvec", x1, x2)
+  return _matvec(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
+
+
+@internal_jit(static_argnames=("precision", "preferred_element_type"), name="vecmat")
+def _vecmat(x1, x2, precision=None, preferred_element_type=None):
+  if dtype_weak(x1)[0].kind == "c":
+    x1 = ew.conj_p.bind(x1)
+  return matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
+
+
+def vecmat(x1, x2, /, *, precision=None, preferred_element_type=None):
+  """jnp.vecmat: conj(vector (..., m)) times matrix (..., m, n)."""
+  x1, x2 = _arrays("vecmat", x1, x2)
+  return _vecmat(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
+
+
+@internal_jit(name="kron")
+def _kron(a, b):
+  a, b = promote_dtypes(a, b)
+  a_shape, b_shape = tuple(shape_of(a)), tuple(shape_of(b))
+  nd = max(len(a_shape), len(b_shape))
+  a_shape = (1,) * (nd - len(a_shape)) + a_shape
+  b_shape = (1,) * (nd - len(b_shape)) + b_shape
+  # a's axes go to even positions and b's to odd ones; their product then merges pairwise.
+  wide = tuple(d for pair in zip(a_shape, b_shape) for d in pair)
+  a_wide = shape_prims.broadcast_in_dim_p.bind(
+      reshape(a, a_shape), shape=tuple(d if i % 2 == 0 else 1 for i, d in enumerate(wide)),
+      broadcast_dimensions=tuple(range(0, 2 * nd, 2)), sharding=None)
+  b_wide = shape_prims.broadcast_in_dim_p.bind(
+      reshape(b, b_shape), shape=tuple(d if i % 2 == 1 else 1 for i, d in enumerate(wide)),
+      broadcast_dimensions=tuple(range(1, 2 * nd, 2)), sharding=None)
+  return reshape(ew.mul_p.bind(a_wide, b_wide), tuple(x * y for x, y in zip(a_shape, b_shape)))
+
+
+def kron(a, b):
+  """jnp.kron: the Kronecker product."""
+  a, b = _arrays("kron", a, b)
+  return _kron(a, b)
+
+
+# --- trace, diagonal, diag ---------------------------------------------------------------------
+
+def _diagonal_mask(shape, offset, axis1, axis2):
+  """eq(iota(axis1) + offset, iota(axis2)) over `shape`."""
+  rows = iota_p.bind(dtype=dtypes.default_int_dtype(), shape=shape, dimension=axis1,
+                     sharding=None)
+  cols = iota_p.bind(dtype=dtypes.default_int_dtype(), shape=shape, dimension=axis2,
+                     sharding=None)
+  return ew.eq_p.bind(ew.add_p.bind(rows, dtypes.TypedInt(offset, dtypes.default_int_dtype())),
+                      cols)
+
+
+@internal_jit(static_argnames=("offset", "axis1", "axis2", "dtype"), name="trace")
+def _trace(a, offset=0, axis1=0, axis2=1, dtype=None):
+  from jaxlite._src.numpy.creation import zeros_like
+  from jaxlite._src.numpy.reductions import sum as jnp_sum
+  shape = tuple(shape_of(a))
+  masked = _where(_diagonal_mask(shape, offset, axis1, axis2), a, zeros_like(a))
+  return jnp_sum(masked, axis=(axis1, axis2), dtype=dtype)
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+  """jnp.trace: the sum along a diagonal of the (axis1, axis2) planes."""
+  (a,) = _arrays("trace", a)
+  nd = len(shape_of(a))
+  if nd < 2:
+    raise ValueError(f"Incompatible shapes for broadcasting: diag requires an array of at least "
+                     f"two dimensions, got {nd}")
+  return _trace(a, offset=operator.index(offset), axis1=canonicalize_axis(axis1, nd),
+                axis2=canonicalize_axis(axis2, nd),
+                dtype=None if dtype is None else dtypes.check_user_dtype(dtype, "trace"))
+
+
+@internal_jit(static_argnames=("offset", "axis1", "axis2"), name="diagonal")
+def _diagonal(a, offset=0, axis1=0, axis2=1):
+  from jaxlite._src.lax import slicing
+  nd = len(shape_of(a))
+  rest = tuple(i for i in range(nd) if i not in (axis1, axis2))
+  a = transpose(a, rest + (axis1, axis2))
+  shape = tuple(shape_of(a))
+  n, m = shape[-2], shape[-1]
+  length = max(0, min(n, m - offset) if offset >= 0 else min(n + offset, m))
+  # In the row-major flattening of an (n, m) plane the diagonal is a stride-(m + 1) slice.
+  flat = reshape(a, shape[:-2] + (n * m,))
+  start = offset if offset >= 0 else -offset * m
+  if length == 0:
+    from jaxlite._src.numpy.creation import zeros
+    return zeros(shape[:-2] + (0,), dtype_weak(a)[0])
+  lead = len(shape) - 2
+  return slicing.slice_p.bind(flat, start_indices=(0,) * lead + (start,),
+                              limit_indices=shape[:-2] + (start + (length - 1) * (m + 1) + 1,),
+                              strides=(1,) * lead + (m + 1,))
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+  """jnp.diagonal: the diagonal of the (axis1, axis2) planes, as the last axis."""
+  (a,) = _arrays("diagonal", a)
+  nd = len(shape_of(a))
+  if nd < 2:
+    raise ValueError("diagonal requires an array of at least two dimensions.")
+  ax1, ax2 = canonicalize_axis(axis1, nd), canonicalize_axis(axis2, nd)
+  if ax1 == ax2:
+    raise ValueError("axis1 and axis2 must not be equal")
+  return _diagonal(a, offset=operator.index(offset), axis1=ax1, axis2=ax2)
+
+
+@internal_jit(static_argnames=("k",), name="_diag")
+def _diag(v, k=0):
+  shape = tuple(shape_of(v))
+  if len(shape) == 2:
+    return diagonal(v, offset=k)
+  n = shape[0] + abs(k)
+  padded = v
+  if k:
+    from jaxlite._src.numpy.creation import zeros
+    from jaxlite._src.lax import shape as lax_shape
+    pad = zeros((abs(k),), dtype_weak(v)[0])
+    padded = lax_shape.concatenate([v, pad] if k > 0 else [pad, v], 0)
+  column = shape_prims.broadcast_in_dim_p.bind(padded, shape=(n, 1), broadcast_dimensions=(0,),
+                                               sharding=None)
+  return _where(_diagonal_mask((n, n), k, 0, 1), column, np.zeros((), dtype_weak(v)[0])[()])
+
+
+def diag(v, k=0):
+  """jnp.diag: the k-th diagonal of a matrix, or a matrix with `v` on its k-th diagonal."""
+  (v,) = _arrays("diag", v)
+  if len(shape_of(v)) not in (1, 2):
+    raise ValueError("diag input must be 1d or 2d")
+  return _diag(v, k=operator.index(k))
+
+
+# --- einsum ------------------------------------------------------------------------------------
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _parse_einsum(subscripts, shapes):
+  """(input index strings, output index string) with '...' expanded to fresh letters."""
+  spec = subscripts.replace(" ", "")
+  if "->" in spec:
+    lhs, out = spec.split("->")
+  else:
+    lhs, out = spec, None
+  inputs = lhs.split(",")
+  if len(inputs) != len(shapes):
+    raise ValueError(f"einsum: {len(inputs)} operand subscripts given for {len(shapes)} "
+                     "operands")
+  used = set(spec) - set(".,->")
+  spare = [c for c in _LETTERS if c not in used]
+  ell_rank = 0
+  for term, shape in zip(inputs, shapes):
+    if "..." in term:
+      ell_rank = max(ell_rank, len(shape) - (len(term) - 3))
+  ell = "".join(spare[:ell_rank])
+  expanded = []
+  for term, shape in zip(inputs, shapes):
+    if "..." in term:
+      n = len(shape) - (len(term) - 3)
+      term = term.replace("...", ell[ell_rank - n:])
+    if len(term) != len(shape):
+      raise ValueError(f"einsum: operand with subscripts {term!r} has rank {len(shape)}")
+    expanded.append(term)
+  if out is None:
+    counts = {}
+    for term in expanded:
+      for c in term:
+        counts[c] = counts.get(c, 0) + 1
+    out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+  else:
+    out = out.replace("...", ell)
+  return expanded, out
+
+
+def _einsum_diagonal(x, term):
+  """Collapses repeated letters of one operand onto their diagonal."""
+  while len(set(term)) != len(term):
+    c = next(ch for ch in term if term.count(ch) > 1)
+    i = term.index(c)
+    j = term.index(c, i + 1)
+    shape = tuple(shape_of(x))
+    mask = _diagonal_mask(shape, 0, i, j)
+    from jaxlite._src.numpy.creation import zeros_like
+    x = ew.select_n_p.bind(mask, zeros_like(x), x)
+    x = red.reduce_sum_p.bind(x, axes=(j,), out_sharding=None)
+    term = term[:j] + term[j + 1:]
+  return x, term
+
+
+def _sum_out(x, term, keep):
+  """Sums away letters of `term` that are not in `keep`."""
+  axes = tuple(i for i, c in enumerate(term) if c not in keep)
+  if not axes:
+    return x, term
+  x = red.reduce_sum_p.bind(x, axes=axes, out_sharding=None)
+  return x, "".join(c for c in term if c in keep)
+
+
+def _einsum_pair(a, ta, b, tb, keep, precision, preferred):
+  """Contracts two operands; letters in `keep` survive (as batch dims when in both)."""
+  shared = [c for c in ta if c in tb]
+  batch = [c for c in shared if c in keep]
+  contract = [c for c in shared if c not in keep]
+  dims = ((tuple(ta.index(c) for c in contract), tuple(tb.index(c) for c in contract)),
+          (tuple(ta.index(c) for c in batch), tuple(tb.index(c) for c in batch)))
+  out = lax_dot.dot_general_p.bind(a, b, dimension_numbers=dims, precision=precision,
+                                   preferred_element_type=preferred, out_sharding=None)
+  term = "".join(batch) + "".join(c for c in ta if c not in shared) + \
+      "".join(c for c in tb if c not in shared)
+  return out, term
+
+
+def einsum(subscripts, *operands, out=None, optimize="auto", precision=None,
+           preferred_element_type=None, _dot_general=None):
+  """jnp.einsum: Einstein summation, lowered to transposes, reductions and dot_generals."""
+  if not isinstance(subscripts, str):
+    raise NotImplementedError("jnp.einsum supports only string subscripts")
+  ops = _arrays("einsum", *operands)
+  preferred = _preferred(preferred_element_type, *ops)
+  ops = promote_dtypes(*ops)
+  terms, out_term = _parse_einsum(subscripts, [tuple(shape_of(o)) for o in ops])
+  precision = lax_dot.canonicalize_precision(precision)
+  work = []
+  for k, (x, term) in enumerate(zip(ops, terms)):
+    x, term = _einsum_diagonal(x, term)
+    others = "".join(t for i, t in enumerate(terms) if i != k)
+    x, term = _sum_out(x, term, out_term + others)
+    work.append((x, term))
+  x, term = work[0]
+  for k in range(1, len(work)):
+    y, ty = work[k]
+    rest = "".join(t for _, t in work[k + 1:])
+    x, term = _einsum_pair(x, term, y, ty, out_term + rest, precision, preferred)
+  x, term = _sum_out(x, term, out_term)
+  if term != out_term:
+    x = transpose(x, tuple(term.index(c) for c in out_term))
+  return convert(x, preferred, False) if dtype_weak(x)[0] != preferred else x

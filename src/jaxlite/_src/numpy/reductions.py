@@ -1,0 +1,765 @@
+"""jnp reductions: sum, prod, max, min, all, any, mean, var, std, argmax/argmin, cumulative ops,
+quantiles, the nan-ignoring variants and logsumexp, composed from the lax reduction primitives.
+
+Result dtypes follow JAX: bool and small integers sum in the default integer, means of integers
+are floats, half-precision sums accumulate in float32, and every result is strongly typed.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import dtypes
+from jaxlite._src.jit import internal_jit
+from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import reductions as red
+from jaxlite._src.lax import shape as shape_prims
+from jaxlite._src.numpy.lax_numpy import _where, expand_dims, reshape
+from jaxlite._src.numpy.util import check_arraylike, convert, dtype_weak, promote_dtypes, shape_of
+
+_HALF = ("float16", "bfloat16")
+
+
+# --- argument handling -------------------------------------------------------------------------
+
+def _as_array(name, a):
+  check_arraylike(name, a)
+  if isinstance(a, (core.Tracer, core.array_type)):
+    return a
+  from jaxlite._src.numpy.creation import asarray
+  return asarray(a)
+
+
+def reduction_axes(axis, ndim) -> tuple:
+  """`axis` (None, an int or a sequence) as a sorted tuple of non-negative axes."""
+  if axis is None:
+    return tuple(range(ndim))
+  if isinstance(axis, (tuple, list)):
+    axes = tuple(_canonical_axis(a, ndim) for a in axis)
+    if len(set(axes)) != len(axes):
+      raise ValueError(f"duplicate value in 'axis': {tuple(axis)}")
+    return tuple(sorted(axes))
+  return (_canonical_axis(axis, ndim),)
+
+
+def _canonical_axis(axis, ndim) -> int:
+  axis = operator.index(axis)
+  if not -ndim <= axis < ndim and not (ndim == 0 and axis in (0, -1)):
+    raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+  return axis % ndim if ndim else 0
+
+
+def _keep_dims(out, axes):
+  return expand_dims(out, axes) if axes else out
+
+
+def _user_dtype(dtype, name):
+  return None if dtype is None else dtypes.check_user_dtype(dtype, name)
+
+
+def _sum_dtype(dtype, promote_integers: bool):
+  """The accumulation dtype of sum/prod: bool and narrow integers widen like JAX."""
+  if dtype == np.bool_:
+    return dtypes.default_int_dtype()
+  if promote_integers and dtype.kind in "iu" and dtype.itemsize < 4:
+    return dtypes.default_int_dtype() if dtype.kind == "i" else dtypes.default_uint_dtype()
+  return dtype
+
+
+def _strong(x, dtype):
+  return convert(x, dtype, False)
+
+
+def _literal(value, dtype):
+  """A strongly typed NumPy scalar (a jaxpr literal) of `value` in `dtype`."""
+  return np.asarray(value).astype(dtype)[()]
+
+
+def _check_no_out(out, name):
+  if out is not None:
+    raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
+
+
+# --- the monoid reductions ---------------------------------------------------------------------
+
+def _reduce(name, prim, a, axis, keepdims, initial, where, identity, combine):
+  """Reduces an already-converted `a` with `prim`; `identity` (None when there is none) fills
+  masked-out elements, and `initial` is folded in with `combine` afterwards."""
+  nd = len(shape_of(a))
+  axes = reduction_axes(axis, nd)
+  dtype = dtype_weak(a)[0]
+  if where is not None:
+    if identity is None and initial is None:
+      raise ValueError(f"reduction operation {name} does not have an identity, so to use a "
+                       "where mask one has to specify 'initial'")
+    fill = identity if identity is not None else initial
+    a = _where(where, a, _literal(fill, dtype))
+  if identity is None and initial is None and 0 in [shape_of(a)[i] for i in axes]:
+    raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+  out = prim.bind(a, **prim.params_of(axes))
+  if initial is not None:
+    out = combine(_literal_or_array(initial, dtype), out)
+  return _keep_dims(out, axes) if keepdims else out
+
+
+def _literal_or_array(x, dtype):
+  if isinstance(x, (core.Tracer, core.array_type)):
+    return _strong(x, dtype)
+  return _literal(x, dtype)
+
+
+def _add(x, y):
+  return ew.add_p.bind(x, y)
+
+
+def _mul(x, y):
+  return ew.mul_p.bind(x, y)
+
+
+def _max(x, y):
+  return ew.max_p.bind(x, y)
+
+
+def _min(x, y):
+  return ew.min_p.bind(x, y)
+
+
+def _and(x, y):
+  return ew.and_p.bind(x, y)
+
+
+def _or(x, y):
+  return ew.or_p.bind(x, y)
+
+
+def _sum_like(name, prim, unit, combine):
+  def reduce(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
+             promote_integers=True):
+    _check_no_out(out, name)
+    a = _as_array(name, a)
+    in_dtype = dtype_weak(a)[0]
+    target = _user_dtype(dtype, name) or _sum_dtype(in_dtype, promote_integers)
+    compute = dtypes.float32 if target.name in _HALF else target
+    result = _reduce(name, prim, _strong(a, compute), axis, keepdims, initial, where, unit,
+                     combine)
+    return _strong(result, target)
+  reduce.__name__ = reduce.__qualname__ = name
+  reduce.__doc__ = f"jnp.{name}: the {name} over `axis` (all axes when None)."
+  return reduce
+
+
+sum = _sum_like("sum", red.reduce_sum_p, 0, _add)  # noqa: A001 - jnp's name
+prod = _sum_like("prod", red.reduce_prod_p, 1, _mul)
+
+
+def _extremum(name, prim, combine):
+  def reduce(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    _check_no_out(out, name)
+    a = _as_array(name, a)
+    a = _strong(a, dtype_weak(a)[0])
+    return _reduce(name, prim, a, axis, keepdims, initial, where, None, combine)
+  reduce.__name__ = reduce.__qualname__ = name
+  reduce.__doc__ = f"jnp.{name}: the {name}imum over `axis`; NaN propagates."
+  return reduce
+
+
+max = _extremum("max", red.reduce_max_p, _max)  # noqa: A001
+min = _extremum("min", red.reduce_min_p, _min)  # noqa: A001
+amax = max
+amin = min
+
+
+def _logical(name, prim, unit, combine):
+  def reduce(a, axis=None, out=None, keepdims=False, *, where=None):
+    _check_no_out(out, name)
+    a = _strong(_as_array(name, a), dtypes.bool_)
+    return _reduce(name, prim, a, axis, keepdims, None, where, unit, combine)
+  reduce.__name__ = reduce.__qualname__ = name
+  reduce.__doc__ = f"jnp.{name}: whether {name} elements along `axis` are true."
+  return reduce
+
+
+all = _logical("all", red.reduce_and_p, True, _and)  # noqa: A001
+any = _logical("any", red.reduce_or_p, False, _or)  # noqa: A001
+
+
+# --- mean, var, std ----------------------------------------------------------------------------
+
+def _inexact(dtype):
+  return dtypes.to_inexact_dtype(dtype)
+
+
+def _count(a, axes, where, dtype):
+  """How many elements each reduction sees: a Python number, or a traced sum under `where`."""
+  shape = shape_of(a)
+  if where is None:
+    return float(np.prod([shape[i] for i in axes], dtype=np.int64))
+  from jaxlite._src.numpy.lax_numpy import broadcast_to
+  mask = broadcast_to(where, shape) if tuple(shape_of(where)) != tuple(shape) else where
+  ones = _strong(_strong(mask, dtypes.default_int_dtype()), dtype)
+  return red.reduce_sum_p.bind(ones, axes=axes, out_sharding=None)
+
+
+def _divide(total, count, dtype):
+  if isinstance(count, float):
+    count = _literal(count, dtype)
+  return ew.div_p.bind(total, count)
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None, upcast_f16=True):
+  """jnp.mean: integers average as the default float; half floats accumulate in float32."""
+  _check_no_out(out, "mean")
+  a = _as_array("mean", a)
+  target = _user_dtype(dtype, "mean") or _inexact(dtype_weak(a)[0])
+  compute = dtypes.float32 if target.name in _HALF else target
+  axes = reduction_axes(axis, len(shape_of(a)))
+  a = _strong(a, compute)
+  count = _count(a, axes, where, compute)
+  total = _reduce("mean", red.reduce_sum_p, a, axis, keepdims, None, where, 0, _add)
+  return _strong(_divide(total, count, compute), target)
+
+
+@internal_jit(static_argnames=("axis", "dtype", "keepdims"))
+def _var(a, ddof, axis=None, dtype=None, keepdims=False, where=None):
+  in_dtype = dtype_weak(a)[0]
+  compute = _inexact(in_dtype) if dtype is None else dtype
+  out_dtype = compute
+  if in_dtype.kind == "c" and dtype is None:
+    out_dtype = np.dtype(np.float64 if in_dtype == np.complex128 else np.float32)
+  a = _strong(a, compute if compute.kind == "c" or in_dtype.kind != "c" else in_dtype)
+  axes = reduction_axes(axis, len(shape_of(a)))
+  count = _count(a, axes, where, out_dtype)
+  centered = ew.sub_p.bind(a, _mean_keepdims(a, axes, where, count))
+  squared = _abs_square(centered)
+  normalizer = ew.sub_p.bind(_literal_or_array(count, out_dtype)
+                             if not isinstance(count, float) else _literal(count, out_dtype),
+                             _strong(ddof, out_dtype))
+  total = _reduce("var", red.reduce_sum_p, squared, axis, keepdims, None, where, 0, _add)
+  result = ew.div_p.bind(total, normalizer)
+  positive = ew.gt_p.bind(normalizer, _literal(0, out_dtype))
+  return _where(positive, result, np.nan)
+
+
+def _mean_keepdims(a, axes, where, count):
+  dtype = dtype_weak(a)[0]
+  total = _reduce("mean", red.reduce_sum_p, a, axes, True, None, where, 0, _add)
+  return _divide(total, _literal(count, dtype) if isinstance(count, float) else
+                 _strong(_keep_dims(count, axes), dtype), dtype)
+
+
+def _abs_square(x):
+  if dtype_weak(x)[0].kind == "c":
+    return ew.real_p.bind(ew.mul_p.bind(x, ew.conj_p.bind(x)))
+  return ew.square_p.bind(x)
+
+
+def _ddof(ddof, correction):
+  if correction is None:
+    return ddof
+  if ddof != 0:
+    raise ValueError("ddof and correction can't be provided simultaneously.")
+  return correction
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+        correction=None):
+  """jnp.var: the mean squared deviation, divided by (count - ddof); nan when that is <= 0."""
+  _check_no_out(out, "var")
+  a = _as_array("var", a)
+  axis = None if axis is None else reduction_axes(axis, len(shape_of(a)))
+  return _var(a, _ddof(ddof, correction), axis=axis, dtype=_user_dtype(dtype, "var"),
+              keepdims=bool(keepdims), where=where)
+
+
+@internal_jit(static_argnames=("axis", "dtype", "keepdims"))
+def _std(a, ddof, axis=None, dtype=None, keepdims=False, where=None):
+  return ew.sqrt_p.bind(_var(a, ddof, axis=axis, dtype=dtype, keepdims=keepdims, where=where))
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+        correction=None):
+  """jnp.std: the square root of var."""
+  _check_no_out(out, "std")
+  a = _as_array("std", a)
+  axis = None if axis is None else reduction_axes(axis, len(shape_of(a)))
+  return _std(a, _ddof(ddof, correction), axis=axis, dtype=_user_dtype(dtype, "std"),
+              keepdims=bool(keepdims), where=where)
+
+
+# --- argmax, argmin ----------------------------------------------------------------------------
+
+def _arg_extremum(name, prim):
+  def fn(a, axis=None, out=None, keepdims=None):
+    _check_no_out(out, name)
+    a = _as_array(name, a)
+    shape = shape_of(a)
+    if axis is None:
+      if int(np.prod(shape, dtype=np.int64)) == 0:
+        raise ValueError(f"attempt to get {name} of an empty sequence")
+      flat = reshape(a, (-1,))
+      out = prim.bind(flat, axes=(0,), index_dtype=dtypes.default_int_dtype())
+      return expand_dims(out, tuple(range(len(shape)))) if keepdims and shape else out
+    ax = _canonical_axis(axis, len(shape))
+    out = prim.bind(a, axes=(ax,), index_dtype=dtypes.default_int_dtype())
+    return expand_dims(out, (ax,)) if keepdims else out
+  fn.__name__ = fn.__qualname__ = name
+  fn.__doc__ = f"jnp.{name}: indices of the first {name[3:]}imum along `axis` (NaN wins)."
+  return fn
+
+
+argmax = _arg_extremum("argmax", red.argmax_p)
+argmin = _arg_extremum("argmin", red.argmin_p)
+
+
+# --- cumulative reductions ---------------------------------------------------------------------
+
+def _cumulative(name, prim, promote_bool):
+  @internal_jit(static_argnames=("axis", "dtype"), name=name)
+  def jitted(a, axis=None, dtype=None):
+    if axis is None:
+      a = reshape(a, (-1,))
+      axis = 0
+    in_dtype = dtype_weak(a)[0]
+    target = dtype or (dtypes.default_int_dtype() if promote_bool and in_dtype == np.bool_
+                       else in_dtype)
+    a = _strong(a, target)
+    nd = len(shape_of(a))
+    return prim.bind(a, axis=_canonical_axis(axis, nd), reverse=False)
+
+  def fn(a, axis=None, dtype=None, out=None):
+    _check_no_out(out, name)
+    a = _as_array(name, a)
+    if axis is not None:
+      _canonical_axis(axis, len(shape_of(a)))
+    return jitted(a, axis=None if axis is None else operator.index(axis),
+                  dtype=_user_dtype(dtype, name))
+  fn.__name__ = fn.__qualname__ = name
+  fn.__doc__ = f"jnp.{name}: the running {name[3:]} along `axis` (flattened when None)."
+  return fn
+
+
+cumsum = _cumulative("cumsum", red.cumsum_p, True)
+cumprod = _cumulative("cumprod", red.cumprod_p, True)
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+  """Array-API cumulative_sum: like cumsum, optionally starting with a zero."""
+  return _cumulative_with_initial(cumsum, x, axis, dtype, include_initial, 0)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+  """Array-API cumulative_prod: like cumprod, optionally starting with a one."""
+  return _cumulative_with_initial(cumprod, x, axis, dtype, include_initial, 1)
+
+
+def _cumulative_with_initial(fn, x, axis, dtype, include_initial, unit):
+  x = _as_array(fn.__name__, x)
+  nd = len(shape_of(x))
+  if axis is None:
+    if nd > 1:
+      raise ValueError("The input array has rank 2, however, axis=None is only supported for "
+                       "1-D arrays.".replace("rank 2", f"rank {nd}"))
+    axis = 0
+  out = fn(x, axis=axis, dtype=dtype)
+  if not include_initial:
+    return out
+  from jaxlite._src.lax import shape as lax_shape
+  ax = _canonical_axis(axis, nd)
+  pad_shape = list(shape_of(out))
+  pad_shape[ax] = 1
+  from jaxlite._src.numpy.creation import full
+  first = full(pad_shape, unit, dtype_weak(out)[0])
+  return lax_shape.concatenate([first, out], ax)
+
+
+# --- nan-ignoring variants ---------------------------------------------------------------------
+
+def _isnan(a):
+  return ew.ne_p.bind(a, a)
+
+
+def _nan_to(a, value):
+  """`a` with NaNs replaced by `value` (a no-op for non-float inputs)."""
+  if not dtypes.is_inexact(dtype_weak(a)[0]):
+    return a
+  return _where(_isnan(a), value, a)
+
+
+def _nan_reduction(name, reduce_fn, fill):
+  @internal_jit(static_argnames=("axis", "dtype", "keepdims"), name=name)
+  def jitted(a, axis=None, dtype=None, keepdims=False, initial=None, where=None):
+    kwargs = {} if dtype is None else {"dtype": dtype}
+    return reduce_fn(_nan_to(a, fill(dtype_weak(a)[0])), axis=axis, keepdims=keepdims,
+                     initial=initial, where=where, **kwargs)
+
+  def fn(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    _check_no_out(out, name)
+    a = _as_array(name, a)
+    axis = None if axis is None else reduction_axes(axis, len(shape_of(a)))
+    return jitted(a, axis=axis, dtype=_user_dtype(dtype, name), keepdims=bool(keepdims),
+                  initial=initial, where=where)
+  fn.__name__ = fn.__qualname__ = name
+  fn.__doc__ = f"jnp.{name}: {name[3:]} treating NaNs as absent."
+  return fn
+
+
+def _zero(dtype):
+  return 0.0
+
+
+def _one(dtype):
+  return 1.0
+
+
+def _neg_inf(dtype):
+  return -np.inf
+
+
+def _pos_inf(dtype):
+  return np.inf
+
+
+nansum = _nan_reduction("nansum", sum, _zero)
+nanprod = _nan_reduction("nanprod", prod, _one)
+
+
+def _nan_extremum(name, reduce_fn, fill):
+  @internal_jit(static_argnames=("axis", "keepdims"), name=name)
+  def jitted(a, axis=None, keepdims=False, initial=None, where=None):
+    out = reduce_fn(_nan_to(a, fill(None)), axis=axis, keepdims=keepdims, initial=initial,
+                    where=where)
+    if not dtypes.is_inexact(dtype_weak(a)[0]):
+      return out
+    all_nan = all(_isnan(a), axis=axis, keepdims=keepdims, where=where)
+    return _where(all_nan, np.nan, out)
+
+  def fn(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    _check_no_out(out, name)
+    a = _as_array(name, a)
+    axis = None if axis is None else reduction_axes(axis, len(shape_of(a)))
+    return jitted(a, axis=axis, keepdims=bool(keepdims), initial=initial, where=where)
+  fn.__name__ = fn.__qualname__ = name
+  fn.__doc__ = f"jnp.{name}: {name[3:]} ignoring NaNs (NaN where a slice is all NaN)."
+  return fn
+
+
+nanmax = _nan_extremum("nanmax", max, _neg_inf)
+nanmin = _nan_extremum("nanmin", min, _pos_inf)
+
+
+@internal_jit(static_argnames=("axis", "dtype", "keepdims"), name="nanmean")
+def _nanmean(a, axis=None, dtype=None, keepdims=False, where=None):
+  in_dtype = dtype_weak(a)[0]
+  if not dtypes.is_inexact(in_dtype):
+    return mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+  target = dtype or in_dtype
+  valid = ew.not_p.bind(_isnan(a))
+  if where is not None:
+    valid = ew.and_p.bind(*promote_dtypes(valid, where))
+  count = sum(valid, axis=axis, dtype=target, keepdims=keepdims)
+  total = sum(_nan_to(a, 0.0), axis=axis, dtype=target, keepdims=keepdims, where=where)
+  return ew.div_p.bind(total, count)
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
+  """jnp.nanmean: the mean of the non-NaN elements."""
+  _check_no_out(out, "nanmean")
+  a = _as_array("nanmean", a)
+  axis = None if axis is None else reduction_axes(axis, len(shape_of(a)))
+  return _nanmean(a, axis=axis, dtype=_user_dtype(dtype, "nanmean"), keepdims=bool(keepdims),
+                  where=where)
+
+
+@internal_jit(static_argnames=("axis", "dtype", "keepdims"), name="nanvar")
+def _nanvar(a, ddof, axis=None, dtype=None, keepdims=False, where=None):
+  in_dtype = dtype_weak(a)[0]
+  compute = dtype or _inexact(in_dtype)
+  a = _strong(a, compute)
+  valid = ew.not_p.bind(_isnan(a))
+  if where is not None:
+    valid = ew.and_p.bind(*promote_dtypes(valid, where))
+  count = sum(valid, axis=axis, dtype=compute, keepdims=True)
+  centered = ew.sub_p.bind(a, ew.div_p.bind(sum(_nan_to(a, 0.0), axis=axis, keepdims=True,
+                                                where=valid), count))
+  squared = _nan_to(_abs_square(centered), 0.0)
+  total = sum(squared, axis=axis, keepdims=keepdims, where=valid)
+  normalizer = ew.sub_p.bind(sum(valid, axis=axis, dtype=compute, keepdims=keepdims),
+                             _strong(ddof, compute))
+  result = ew.div_p.bind(total, normalizer)
+  return _where(ew.gt_p.bind(normalizer, _literal(0, compute)), result, np.nan)
+
+
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+  """jnp.nanvar: the variance of the non-NaN elements."""
+  _check_no_out(out, "nanvar")
+  a = _as_array("nanvar", a)
+  axis = None if axis is None else reduction_axes(axis, len(shape_of(a)))
+  return _nanvar(a, ddof, axis=axis, dtype=_user_dtype(dtype, "nanvar"),
+                 keepdims=bool(keepdims), where=where)
+
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+  """jnp.nanstd: the square root of nanvar."""
+  _check_no_out(out, "nanstd")
+  return _nanstd(_as_array("nanstd", a), ddof, axis=None if axis is None else reduction_axes(
+      axis, len(shape_of(a))), dtype=_user_dtype(dtype, "nanstd"), keepdims=bool(keepdims),
+      where=where)
+
+
+@internal_jit(static_argnames=("axis", "dtype", "keepdims"), name="nanstd")
+def _nanstd(a, ddof, axis=None, dtype=None, keepdims=False, where=None):
+  return ew.sqrt_p.bind(_nanvar(a, ddof, axis=axis, dtype=dtype, keepdims=keepdims,
+                                where=where))
+
+
+def _nan_arg_extremum(name, arg_fn, fill):
+  @internal_jit(static_argnames=("axis", "keepdims"), name=f"_{name}")
+  def jitted(a, axis=None, keepdims=None):
+    if not dtypes.is_inexact(dtype_weak(a)[0]):
+      return arg_fn(a, axis=axis, keepdims=keepdims)
+    nan_mask = _isnan(a)
+    out = arg_fn(_where(nan_mask, fill, a), axis=axis, keepdims=keepdims)
+    return _where(all(nan_mask, axis=axis, keepdims=bool(keepdims)), -1, out)
+
+  def fn(a, axis=None, out=None, keepdims=None):
+    _check_no_out(out, name)
+    a = _as_array(name, a)
+    return jitted(a, axis=None if axis is None else operator.index(axis), keepdims=keepdims)
+  fn.__name__ = fn.__qualname__ = name
+  fn.__doc__ = f"jnp.{name}: {name[3:]} ignoring NaNs (-1 where a slice is all NaN)."
+  return fn
+
+
+nanargmax = _nan_arg_extremum("nanargmax", argmax, -np.inf)
+nanargmin = _nan_arg_extremum("nanargmin", argmin, np.inf)
+
+
+# --- count_nonzero, ptp, average ---------------------------------------------------------------
+
+@internal_jit(static_argnames=("axis", "keepdims"), name="count_nonzero")
+def _count_nonzero(a, axis=None, keepdims=False):
+  nonzero = ew.ne_p.bind(a, _literal(0, dtype_weak(a)[0]))
+  return sum(nonzero, axis=axis, keepdims=keepdims)
+
+
+def count_nonzero(a, axis=None, keepdims=False):
+  """jnp.count_nonzero: how many elements along `axis` are not zero."""
+  a = _as_array("count_nonzero", a)
+  axis = None if axis is None else reduction_axes(axis, len(shape_of(a)))
+  return _count_nonzero(a, axis=axis, keepdims=bool(keepdims))
+
+
+@internal_jit(static_argnames=("axis", "keepdims"), name="_ptp")
+def _ptp(a, axis=None, keepdims=False):
+  return ew.sub_p.bind(max(a, axis=axis, keepdims=keepdims),
+                       min(a, axis=axis, keepdims=keepdims))
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+  """jnp.ptp: max minus min along `axis`."""
+  _check_no_out(out, "ptp")
+  a = _as_array("ptp", a)
+  if dtype_weak(a)[0] == np.bool_:
+    raise TypeError("sub does not accept dtype bool at position 0. Accepted dtypes at position "
+                    "0 are subtypes of integer, floating, complexfloating.")
+  axis = None if axis is None else reduction_axes(axis, len(shape_of(a)))
+  return _ptp(a, axis=axis, keepdims=bool(keepdims))
+
+
+def average(a, axis=None, weights=None, returned=False, keepdims=False):
+  """jnp.average: the (weighted) mean; with `returned`, also the sum of weights."""
+  a = _as_array("average", a)
+  if weights is None:
+    avg = mean(a, axis=axis, keepdims=keepdims)
+    if not returned:
+      return avg
+    shape = shape_of(a)
+    axes = reduction_axes(axis, len(shape))
+    count = float(np.prod([shape[i] for i in axes], dtype=np.int64))
+    from jaxlite._src.numpy.creation import full_like
+    return avg, full_like(avg, count)
+  weights = _as_array("average", weights)
+  a, weights = promote_dtypes(a, weights)
+  dtype = _inexact(dtype_weak(a)[0])
+  a, weights = _strong(a, dtype), _strong(weights, dtype)
+  a_shape, w_shape = shape_of(a), shape_of(weights)
+  if tuple(a_shape) != tuple(w_shape):
+    weights = _weights_along_axis(weights, a_shape, axis)
+  total_w = sum(weights, axis=axis, keepdims=keepdims)
+  avg = ew.div_p.bind(sum(ew.mul_p.bind(a, weights), axis=axis, keepdims=keepdims), total_w)
+  return (avg, total_w) if returned else avg
+
+
+def _weights_along_axis(weights, shape, axis):
+  if axis is None:
+    raise ValueError("Axis must be specified when shapes of a and weights differ.")
+  if len(shape_of(weights)) != 1:
+    raise TypeError("1D weights expected when shapes of a and weights differ.")
+  ax = _canonical_axis(axis, len(shape))
+  if shape_of(weights)[0] != shape[ax]:
+    raise ValueError("Length of weights not compatible with specified axis.")
+  return shape_prims.broadcast_in_dim_p.bind(weights, shape=tuple(shape),
+                                             broadcast_dimensions=(ax,), sharding=None)
+
+
+# --- quantiles ---------------------------------------------------------------------------------
+
+_QUANTILE_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+@internal_jit(static_argnames=("axis", "method", "keepdims", "ignore_nan"), name="quantile")
+def _quantile(a, q, axis=None, method="linear", keepdims=False, ignore_nan=False):
+  from jaxlite._src.lax import sort as lax_sort
+  from jaxlite._src.numpy.lax_numpy import transpose
+  dtype = _inexact(dtype_weak(a)[0])
+  a, q = _strong(a, dtype), _strong(q, dtype)
+  shape = tuple(shape_of(a))
+  axes = reduction_axes(axis, len(shape))
+  kept = tuple(i for i in range(len(shape)) if i not in axes)
+  kept_shape = tuple(shape[i] for i in kept)
+  # The reduced axes move to the end and merge into one sorted axis of length n.
+  rows = reshape(transpose(a, kept + axes), kept_shape + (-1,))
+  n = shape_of(rows)[-1]
+  rows = lax_sort.sort(rows, dimension=len(kept_shape))
+  if ignore_nan:
+    last = ew.sub_p.bind(sum(ew.not_p.bind(_isnan(rows)), axis=-1, dtype=dtype, keepdims=True),
+                         _literal(1, dtype))
+  else:
+    last = _literal(n - 1, dtype)
+  q_flat = reshape(q, (-1,))
+  pos_shape = kept_shape + tuple(shape_of(q_flat))
+  pos = ew.mul_p.bind(_bcast_like(q_flat, pos_shape), _bcast_like(last, pos_shape))
+  values = _interpolate(rows, pos, last, method, dtype)
+  if ignore_nan:
+    values = _where(ew.lt_p.bind(last, _literal(0, dtype)), np.nan, values)
+  else:
+    values = _where(any(_isnan(rows), axis=-1, keepdims=True), np.nan, values)
+  values = transpose(values, (len(kept_shape),) + tuple(range(len(kept_shape))))
+  out_kept = tuple(1 if i in axes else shape[i] for i in range(len(shape))) if keepdims \
+      else kept_shape
+  return reshape(values, tuple(shape_of(q)) + out_kept)
+
+
+def _take_last(rows, index):
+  """rows[..., index] for float indices (R..., k) into rows (R..., n): a one-hot masked sum."""
+  from jaxlite._src.lax.creation import iota_p
+  lead = tuple(shape_of(rows)[:-1])
+  full_shape = tuple(shape_of(index)) + (shape_of(rows)[-1],)
+  nd = len(full_shape)
+  positions = iota_p.bind(dtype=dtypes.default_int_dtype(), shape=full_shape, dimension=nd - 1,
+                          sharding=None)
+  idx = shape_prims.broadcast_in_dim_p.bind(_strong(index, dtypes.default_int_dtype()),
+                                            shape=full_shape,
+                                            broadcast_dimensions=tuple(range(nd - 1)),
+                                            sharding=None)
+  vals = shape_prims.broadcast_in_dim_p.bind(
+      rows, shape=full_shape, broadcast_dimensions=tuple(range(len(lead))) + (nd - 1,),
+      sharding=None)
+  picked = _where(ew.eq_p.bind(positions, idx), vals, _literal(0, dtype_weak(rows)[0]))
+  return red.reduce_sum_p.bind(picked, axes=(nd - 1,), out_sharding=None)
+
+
+def _interpolate(rows, pos, last, method, dtype):
+  """Values at fractional positions `pos` (R..., k) of sorted `rows`, clamped to [0, last]."""
+  zero = _bcast_like(_literal(0, dtype), pos)
+  top = _bcast_like(last, pos)
+  lo, hi = ew.floor_p.bind(pos), ew.ceil_p.bind(pos)
+  lo_c = ew.min_p.bind(ew.max_p.bind(lo, zero), top)
+  hi_c = ew.min_p.bind(ew.max_p.bind(hi, zero), top)
+  if method == "lower":
+    return _take_last(rows, lo_c)
+  if method == "higher":
+    return _take_last(rows, hi_c)
+  if method == "nearest":
+    return _take_last(rows, ew.round_p.bind(pos, rounding_method=1))
+  v_lo, v_hi = _take_last(rows, lo_c), _take_last(rows, hi_c)
+  if method == "midpoint":
+    return ew.mul_p.bind(ew.add_p.bind(v_lo, v_hi), _literal(0.5, dtype))
+  frac = ew.sub_p.bind(pos, lo)
+  return ew.add_p.bind(ew.mul_p.bind(v_lo, ew.sub_p.bind(_literal(1, dtype), frac)),
+                       ew.mul_p.bind(v_hi, frac))
+
+
+def _quantile_front(name, scale, ignore_nan):
+  @internal_jit(static_argnames=("axis", "method", "keepdims"), name=name)
+  def jitted(a, q, axis=None, method="linear", keepdims=False):
+    if scale != 1:
+      q = ew.div_p.bind(*promote_dtypes(_strong(q, _inexact(dtype_weak(q)[0])), scale))
+    return _quantile(a, q, axis=axis, method=method, keepdims=keepdims, ignore_nan=ignore_nan)
+
+  def fn(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+         *, interpolation=None):
+    _check_no_out(out, name)
+    method = interpolation or method
+    if method not in _QUANTILE_METHODS:
+      raise ValueError(f"{name} method must be one of {_QUANTILE_METHODS}, got {method!r}")
+    a = _as_array(name, a)
+    axis = None if axis is None else reduction_axes(axis, len(shape_of(a)))
+    q = q if isinstance(q, (core.Tracer, core.array_type)) else _as_array(name, q)
+    return jitted(a, q, axis=axis, method=method, keepdims=bool(keepdims))
+  fn.__name__ = fn.__qualname__ = name
+  nan_note = "ignoring NaNs, " if ignore_nan else ""
+  fn.__doc__ = f"jnp.{name}: order statistics along `axis` ({nan_note}linear by default)."
+  return fn
+
+
+quantile = _quantile_front("quantile", 1, False)
+percentile = _quantile_front("percentile", 100.0, False)
+nanquantile = _quantile_front("nanquantile", 1, True)
+nanpercentile = _quantile_front("nanpercentile", 100.0, True)
+
+
+def _median_front(name, quantile_fn):
+  @internal_jit(static_argnames=("axis", "keepdims"), name=name)
+  def jitted(a, axis=None, keepdims=False):
+    return quantile_fn(a, 0.5, axis=axis, keepdims=keepdims)
+
+  def fn(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    _check_no_out(out, name)
+    a = _as_array(name, a)
+    axis = None if axis is None else reduction_axes(axis, len(shape_of(a)))
+    return jitted(a, axis=axis, keepdims=bool(keepdims))
+  fn.__name__ = fn.__qualname__ = name
+  fn.__doc__ = f"jnp.{name}: the middle value along `axis`."
+  return fn
+
+
+median = _median_front("median", quantile)
+nanmedian = _median_front("nanmedian", nanquantile)
+
+
+# --- logsumexp ---------------------------------------------------------------------------------
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
+  """log(sum(b * exp(a))) along `axis`, shifted by the max so that it cannot overflow."""
+  a = _as_array("logsumexp", a)
+  if b is not None:
+    a, b = promote_dtypes(a, _as_array("logsumexp", b))
+  dtype = _inexact(dtype_weak(a)[0])
+  a = _strong(a, dtype)
+  axes = reduction_axes(axis, len(shape_of(a)))
+  shift = max(a, axis=axes, keepdims=True, initial=-np.inf, where=where)
+  shift = _where(ew.is_finite_p.bind(shift), shift, _literal(0, dtype))
+  exp = ew.exp_p.bind(ew.sub_p.bind(a, _bcast_like(shift, a)))
+  if b is not None:
+    exp = ew.mul_p.bind(exp, _strong(b, dtype))
+  total = sum(exp, axis=axes, keepdims=True, where=where)
+  sign = ew.sign_p.bind(total)
+  out = ew.add_p.bind(ew.log_p.bind(ew.abs_p.bind(total)), shift)
+  if not keepdims:
+    out = shape_prims.squeeze_p.bind(out, dimensions=axes) if axes else out
+    sign = shape_prims.squeeze_p.bind(sign, dimensions=axes) if axes else sign
+  if return_sign:
+    return out, sign
+  if b is not None:
+    out = _where(ew.lt_p.bind(sign, _literal(0, dtype)), np.nan, out)
+  return out
+
+
+def _bcast_like(x, like):
+  """`x` broadcast to the shape of `like` (or to `like` itself when it is a shape tuple)."""
+  from jaxlite._src.numpy.lax_numpy import broadcast_to
+  shape = like if isinstance(like, tuple) else tuple(shape_of(like))
+  return broadcast_to(x, shape) if tuple(shape_of(x)) != shape else x
