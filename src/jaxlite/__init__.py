@@ -5,6 +5,7 @@ from jaxlite._src import array as _array  # noqa: F401 - installs the concrete A
 from jaxlite._src.config import config  # noqa: F401
 from jaxlite._src.core import Array  # noqa: F401
 from jaxlite._src.jit import jit  # noqa: F401
+from jaxlite._src.vmap_api import vmap  # noqa: F401
 from jaxlite._src.api import (  # noqa: F401
     make_jaxpr, eval_shape, device_put, device_get, typeof, ShapeDtypeStruct, disable_jit,
     block_until_ready, ensure_compile_time_eval, named_call, named_scope)

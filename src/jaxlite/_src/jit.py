@@ -16,6 +16,7 @@ from jaxlite._src import dtypes
 from jaxlite._src import tree_util
 from jaxlite._src.compiler import numpy_codegen, passes
 from jaxlite._src.config import config
+from jaxlite._src.interpreters import batching
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.lax.lax import check_python_int
 
@@ -43,6 +44,17 @@ def _jit_eager_weak(args, params):
 
 
 jit_p.eager_weak_type = _jit_eager_weak
+
+
+def _jit_batcher(axis_data, vals, dims, *, jaxpr, **params):
+  # One jit eqn over the batched jaxpr; an eqn with nothing batched in or out stays as it was.
+  batched, out_dims = batching.batch_jaxpr(jaxpr, axis_data, dims)
+  if all(d is None for d in dims) and all(d is None for d in out_dims):
+    batched = jaxpr
+  return jit_p.bind(*vals, jaxpr=batched, **params), out_dims
+
+
+batching.axis_primitive_batchers[jit_p] = _jit_batcher
 
 # Dropped from printouts when at these values (see pretty_print's param rules).
 DEFAULT_JIT_PARAMS = dict(inline=False, keep_unused=False, ctx_mesh=None,
@@ -284,7 +296,8 @@ class PjitFunction:
     except TypeError:
       _check_leaves(flat, self._fun, in_tree)
       raise
-    key = (in_tree, sig, static, self._options, config.trace_context())
+    key = (in_tree, sig, static, self._options, config.trace_context(),
+           batching.axis_env_key())
     entry = self._cache.get(key)
     if entry is None:
       entry = self._trace(flat, in_tree, dyn_args, dyn_kwargs, static, key)

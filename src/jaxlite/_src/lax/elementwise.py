@@ -10,6 +10,8 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.core import ShapedArray
+from jaxlite._src.interpreters import batching
+from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.families import (binop, check_dtype_kinds, first_weak, kind_of,
                                        numpy_templates, numpy_quiet_primitives, unop,
                                        broadcast_shapes_lax)
@@ -143,6 +145,7 @@ round_p.def_impl(_round_impl)
 round_p.def_abstract_eval(lambda x, rounding_method=0: (
     check_dtype_kinds("round", x.dtype, FLOAT), x)[1])
 round_p.eager_weak_type = first_weak
+batching.defvectorized(round_p)
 
 
 class RoundingMethod(int):
@@ -335,6 +338,7 @@ integer_pow_p = core.Primitive("integer_pow")
 integer_pow_p.def_impl(_integer_pow_impl)
 integer_pow_p.def_abstract_eval(_integer_pow_abstract)
 integer_pow_p.eager_weak_type = first_weak
+batching.defvectorized(integer_pow_p)
 
 
 def _integer_pow_template(y):
@@ -388,6 +392,7 @@ convert_element_type_p = core.Primitive("convert_element_type")
 convert_element_type_p.def_impl(_convert_impl)
 convert_element_type_p.def_abstract_eval(_convert_abstract)
 convert_element_type_p.eager_weak_type = lambda args, params: params["weak_type"]
+batching.defvectorized(convert_element_type_p)
 
 
 def _bitcast_abstract(x, new_dtype):
@@ -416,6 +421,17 @@ bitcast_convert_type_p.def_impl(_bitcast_impl)
 bitcast_convert_type_p.def_abstract_eval(_bitcast_abstract)
 
 
+def _bitcast_batcher(vals, dims, *, new_dtype):
+  # A narrowing cast eats the last axis: keep the batch axis out of its way.
+  (x,), (bdim,) = vals, dims
+  if bdim == len(x.shape) - 1 and np.dtype(new_dtype).itemsize > x.dtype.itemsize:
+    x, bdim = batching.moveaxis(x, bdim, 0), 0
+  return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), bdim
+
+
+batching.primitive_batchers[bitcast_convert_type_p] = _bitcast_batcher
+
+
 def _reduce_precision_impl(x, exponent_bits, mantissa_bits):
   if (exponent_bits, mantissa_bits) == (8, 7) and dtypes.bfloat16 is not None:
     return x.astype(dtypes.bfloat16).astype(x.dtype)
@@ -428,6 +444,7 @@ reduce_precision_p = core.Primitive("reduce_precision")
 reduce_precision_p.def_impl(_reduce_precision_impl)
 reduce_precision_p.def_abstract_eval(lambda x, **_: x)
 reduce_precision_p.eager_weak_type = first_weak
+batching.defvectorized(reduce_precision_p)
 
 
 # --- select_n and clamp ------------------------------------------------------------------------
@@ -469,6 +486,31 @@ def _select_n_template(**params):
   return None
 
 
+def _select_n_batcher(vals, dims):
+  which, cases, wdim, cdims = vals[0], vals[1:], dims[0], dims[1:]
+  shape_of, size = batching.shape_of, batching.mapped_size(vals, dims)
+  cshape = shape_of(cases[0])
+  cases_agree = cdims[0] is not None and all(
+      d == cdims[0] and shape_of(c) == cshape for c, d in zip(cases, cdims))
+  scalar_which = wdim is None and not shape_of(which)
+  if cases_agree and (scalar_which or (wdim == cdims[0] and shape_of(which) == cshape)):
+    return select_n_p.bind(which, *cases), cdims[0]
+  if scalar_which:
+    return select_n_p.bind(which, *batching.all_at_front(cases, cdims, size)), 0
+  if wdim is not None and not batching.example_ndim(which, wdim) \
+      and batching.example_ndim(cases[0], cdims[0]):
+    # A per-example scalar predicate: align the cases, then spread it over their shape.
+    cases = batching.all_at_front(cases, cdims, size)
+    which = shape_prims.broadcast_in_dim_p.bind(which, shape=shape_of(cases[0]),
+                                                broadcast_dimensions=(0,), sharding=None)
+    return select_n_p.bind(which, *cases), 0
+  which = batching.bdim_at_front(which, wdim, size)
+  return select_n_p.bind(which, *batching.all_at_front(cases, cdims, size)), 0
+
+
+batching.primitive_batchers[select_n_p] = _select_n_batcher
+
+
 def _clamp_abstract(lo, x, hi):
   for name, a in (("min", lo), ("max", hi)):
     if a.dtype != x.dtype:
@@ -487,3 +529,24 @@ def _clamp_impl(lo, x, hi):
 clamp_p = core.Primitive("clamp")
 clamp_p.def_impl(_clamp_impl)
 clamp_p.def_abstract_eval(_clamp_abstract)
+
+
+def _clamp_batcher(vals, dims):
+  if batching.dims_agree(vals, dims):
+    return clamp_p.bind(*vals), next(d for d in dims if d is not None)
+  size = batching.mapped_size(vals, dims)
+  (lo, x, hi), (lo_d, x_d, hi_d) = vals, dims
+  x = batching.bdim_at_front(x, x_d, size)
+  hi, lo = (_clamp_bound(v, d, x, size) for v, d in ((hi, hi_d), (lo, lo_d)))
+  return clamp_p.bind(lo, x, hi), 0
+
+
+def _clamp_bound(v, d, x, size):
+  # A scalar bound is spread over the whole batched operand; others just align with it.
+  if batching.example_ndim(v, d):
+    return batching.bdim_at_front(v, d, size)
+  return shape_prims.broadcast_in_dim_p.bind(
+      v, shape=batching.shape_of(x), broadcast_dimensions=() if d is None else (0,), sharding=None)
+
+
+batching.primitive_batchers[clamp_p] = _clamp_batcher

@@ -10,6 +10,7 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.core import ShapedArray
+from jaxlite._src.interpreters import batching
 
 # Tier-0 codegen templates: primitive -> function(params) -> format string over arg names,
 # e.g. "np.add({0}, {1})". Primitives without one are called through their impl.
@@ -119,6 +120,7 @@ def unop(name: str, np_fn, kinds: str = "fc", out_dtype=None, template: str | No
   prim.def_impl(impl)
   prim.def_abstract_eval(abstract_eval)
   prim.eager_weak_type = first_weak
+  batching.defvectorized(prim)
   if template is not None:
     numpy_templates[prim] = lambda **params: template
     if out_dtype is None:
@@ -154,6 +156,7 @@ def binop(name: str, np_fn, kinds: str = "fciub", out_dtype=None, template: str 
   prim.def_impl(impl)
   prim.def_abstract_eval(abstract_eval)
   prim.eager_weak_type = all_weak
+  batching.defbroadcasting(prim)
   if template is not None:
     numpy_templates[prim] = lambda **params: template
     ufunc_primitives.add(prim)

@@ -10,6 +10,7 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.core import ShapedArray
+from jaxlite._src.interpreters import batching
 from jaxlite._src.lax.families import first_weak, kind_of, never_weak
 from jaxlite._src.lax.lax import asarg
 
@@ -64,6 +65,7 @@ def _reduction(name, np_reduce, kinds, check=_check_kinds, sharding_param=False)
   prim.def_impl(impl)
   prim.def_abstract_eval(abstract_eval)
   prim.eager_weak_type = first_weak
+  batching.defreducer(prim)
   prim.params_of = (lambda axes: dict(axes=axes, out_sharding=None)) if sharding_param else \
       (lambda axes: dict(axes=axes))
   return prim
@@ -190,6 +192,7 @@ def _arg_reduction(name, np_arg):
   prim.def_impl(impl)
   prim.def_abstract_eval(abstract_eval)
   prim.eager_weak_type = never_weak
+  batching.defreducer(prim)
   return prim
 
 
@@ -231,6 +234,8 @@ def _cumulative(name, np_accumulate, kinds):
   prim.def_impl(impl)
   prim.def_abstract_eval(abstract_eval)
   prim.eager_weak_type = first_weak
+  batching.primitive_batchers[prim] = lambda vals, dims, *, axis, reverse: (
+      prim.bind(vals[0], axis=axis + (axis >= dims[0]), reverse=reverse), dims[0])
   return prim
 
 
@@ -309,6 +314,20 @@ def _reduce_impl(*args, computation, jaxpr, dimensions):
 
 reduce_p.def_impl(_reduce_impl)
 reduce_p.def_abstract_eval(_reduce_abstract)
+
+
+def _reduce_batcher(vals, dims, *, computation, jaxpr, dimensions):
+  n = len(vals) // 2
+  if any(d is not None for d in dims[n:]):
+    raise NotImplementedError("reduce with batched init values")  # as in JAX
+  size = batching.mapped_size(vals, dims)
+  operands = batching.all_at_front(vals[:n], dims[:n], size)
+  outs = reduce_p.bind(*operands, *vals[n:], computation=computation, jaxpr=jaxpr,
+                       dimensions=tuple(d + 1 for d in dimensions))
+  return outs, [0] * n
+
+
+batching.primitive_batchers[reduce_p] = _reduce_batcher
 
 
 def _monoid_reducer(computation, init):

@@ -1,0 +1,264 @@
+"""Collectives over named axes: psum, pmax, pmin, pmean, all_gather and axis_index.
+
+Under `vmap(axis_name=...)` a collective over that axis is a reduction, gather or iota along the
+batch axis (its batching rule); shard_map reuses the same primitives with its own rules.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import dtypes
+from jaxlite._src import tree_util
+from jaxlite._src.core import ShapedArray
+from jaxlite._src.interpreters import batching
+from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import shape as shape_prims
+from jaxlite._src.lax.creation import iota_p
+from jaxlite._src.lax.lax import asarg, weak_scalar
+from jaxlite._src.lax.reductions import _check_axes
+
+
+def _axes_tuple(axis_name) -> tuple:
+  return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+
+
+def _split_axes(axes) -> tuple[tuple, tuple]:
+  """(named axes, positional axes) of a collective's `axes` param."""
+  named = tuple(a for a in axes if not isinstance(a, (int, np.integer)))
+  return named, tuple(int(a) for a in axes if isinstance(a, (int, np.integer)))
+
+
+def _check_bound(axes, fun_name: str) -> None:
+  for name in _split_axes(axes)[0]:
+    if not batching.axis_is_bound(name):
+      raise NameError(f"Found an unbound axis name: {name}. To fix this, please call "
+                      f"{fun_name} under `jax.shard_map`.")
+
+
+# --- psum, pmax, pmin --------------------------------------------------------------------------
+
+def _reduction_collective(name, np_reduce, replicated):
+  """A reduction over named and positional axes. `replicated(x, n)` is its value for an operand
+  that is the same on each of the n members of a named axis (psum: n * x; pmax/pmin: x)."""
+  prim = core.Primitive(name)
+
+  def abstract_eval(x, *, axes, axis_index_groups):
+    _check_bound(axes, "psum")
+    positional = _split_axes(axes)[1]
+    _check_axes(x, positional)
+    shape = tuple(d for i, d in enumerate(x.shape) if i not in positional)
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+  def impl(x, *, axes, axis_index_groups):
+    _check_bound(axes, "psum")
+    positional = _split_axes(axes)[1]
+    return np_reduce(x, axis=positional) if positional else x
+
+  def batcher(axis_data, vals, dims, *, axes, axis_index_groups):
+    (x,), (bdim,) = vals, dims
+    if axis_data.name is None or axis_data.name not in axes:
+      if bdim is None:
+        return prim.bind(x, axes=axes, axis_index_groups=axis_index_groups), None
+      x, axes = batching.moveaxis(x, bdim, 0), _shift_positional(axes)
+      return prim.bind(x, axes=axes, axis_index_groups=axis_index_groups), 0
+    others = tuple(a for a in axes if a != axis_data.name)
+    if bdim is None:
+      out = replicated(x, axis_data.size)
+      return (prim.bind(out, axes=others, axis_index_groups=None) if others else out), None
+    # Reducing over the batch axis: the result is the same for every example (unbatched).
+    x = batching.moveaxis(x, bdim, 0)
+    return prim.bind(x, axes=(0,) + _shift_positional(others), axis_index_groups=None), None
+
+  prim.def_impl(impl)
+  prim.def_abstract_eval(abstract_eval)
+  batching.axis_primitive_batchers[prim] = batcher
+  return prim
+
+
+def _shift_positional(axes) -> tuple:
+  return tuple(a + 1 if isinstance(a, (int, np.integer)) else a for a in axes)
+
+
+def _times_size(x, n):
+  return ew.mul_p.bind(_scalar_like(n, x), x)
+
+
+def _scalar_like(n, x):
+  """`n` as a weak scalar of `x`'s dtype: it prints as a literal (`mul 4.0:f32[] a`)."""
+  dt = core.get_aval(x).dtype
+  kind = dt.kind
+  cls = dtypes.TypedInt if kind in "iu" else dtypes.TypedComplex if kind == "c" else \
+      dtypes.TypedFloat
+  return cls(n, dt)
+
+
+psum_p = _reduction_collective("psum", np.sum, _times_size)
+pmax_p = _reduction_collective("pmax", np.max, lambda x, n: x)
+pmin_p = _reduction_collective("pmin", np.min, lambda x, n: x)
+
+
+def _named_size(axes) -> int:
+  return math.prod(batching.axis_size(a) for a in _split_axes(axes)[0])
+
+
+def _bool_to_int(x):
+  if dtypes.dtype_and_weak(x)[0] == np.bool_:
+    return ew.convert_element_type_p.bind(x, new_dtype=np.dtype(np.int32), weak_type=False)
+  return x
+
+
+def _collective(prim, replicated, x, axis_name, axis_index_groups):
+  axes = _axes_tuple(axis_name)
+  leaves, tree = tree_util.tree_flatten(x)
+  leaves = [_bool_to_int(asarg(leaf)) for leaf in leaves]
+  if any(isinstance(leaf, core.Tracer) for leaf in leaves):
+    outs = [prim.bind(leaf, axes=axes, axis_index_groups=axis_index_groups) for leaf in leaves]
+    return tree_util.tree_unflatten(tree, outs)
+  # Values known in Python are the same on every member of the named axes.
+  n = _named_size(axes)
+  positional = _split_axes(axes)[1]
+  if positional:
+    leaves = [prim.bind(leaf, axes=positional, axis_index_groups=None) for leaf in leaves]
+  return tree_util.tree_unflatten(tree, [replicated(leaf, n) for leaf in leaves])
+
+
+def _const_times(x, n):
+  """n * x for a value known in Python; a Python scalar stays one (psum(1, 'i') is the size)."""
+  if type(x) in dtypes.typed_scalar_types:
+    return type(x)(x * n, x.dtype)
+  return _times_size(x, n)
+
+
+def psum(x, axis_name, *, axis_index_groups=None):
+  """The sum of `x` over the members of the named axis (or axes) `axis_name`."""
+  return _collective(psum_p, _const_times, x, axis_name, axis_index_groups)
+
+
+def pmax(x, axis_name, *, axis_index_groups=None):
+  """The maximum of `x` over the members of the named axis `axis_name`."""
+  return _collective(pmax_p, lambda v, n: v, x, axis_name, axis_index_groups)
+
+
+def pmin(x, axis_name, *, axis_index_groups=None):
+  """The minimum of `x` over the members of the named axis `axis_name`."""
+  return _collective(pmin_p, lambda v, n: v, x, axis_name, axis_index_groups)
+
+
+def pmean(x, axis_name, *, axis_index_groups=None):
+  """The mean of `x` over the members of the named axis `axis_name`."""
+  from jaxlite._src.numpy.ufuncs import true_divide
+  n = psum(1, axis_name, axis_index_groups=axis_index_groups)
+  total = psum(x, axis_name, axis_index_groups=axis_index_groups)
+  return tree_util.tree_map(lambda v: true_divide(v, n), total)
+
+
+# --- axis_index --------------------------------------------------------------------------------
+
+axis_index_p = core.Primitive("axis_index")
+
+
+def _axis_index_abstract(*, axis_name):
+  _check_bound((axis_name,), "axis_index")
+  return ShapedArray((), np.dtype(np.int32), False)
+
+
+def _axis_index_impl(*, axis_name):
+  _check_bound((axis_name,), "axis_index")
+  raise NameError(f"unbound axis name: {axis_name}")
+
+
+def _axis_index_batcher(axis_data, vals, dims, *, axis_name):
+  if axis_name != axis_data.name:
+    return axis_index_p.bind(axis_name=axis_name), None
+  return iota_p.bind(dtype=np.dtype(np.int32), shape=(axis_data.size,), dimension=0,
+                     sharding=None), 0
+
+
+axis_index_p.def_impl(_axis_index_impl)
+axis_index_p.def_abstract_eval(_axis_index_abstract)
+batching.axis_primitive_batchers[axis_index_p] = _axis_index_batcher
+
+
+def axis_index(axis_name):
+  """The index of this member along the named axis (row-major over a tuple of names)."""
+  names = _axes_tuple(axis_name)
+  index = axis_index_p.bind(axis_name=names[-1])
+  stride = 1
+  for inner, outer in zip(names[::-1], names[-2::-1]):
+    stride *= batching.axis_size(inner)
+    term = ew.mul_p.bind(axis_index_p.bind(axis_name=outer), weak_scalar(stride))
+    index = ew.add_p.bind(term, index)
+  return index
+
+
+# --- all_gather --------------------------------------------------------------------------------
+
+all_gather_p = core.Primitive("all_gather")
+
+
+def _gathered_shape(shape, dim, size, tiled) -> tuple:
+  if tiled:
+    return shape[:dim] + (shape[dim] * size,) + shape[dim + 1:]
+  return shape[:dim] + (size,) + shape[dim:]
+
+
+def _all_gather_abstract(x, *, all_gather_dimension, axis_name, axis_index_groups, axis_size,
+                         tiled):
+  _check_bound(_axes_tuple(axis_name), "all_gather")
+  shape = _gathered_shape(x.shape, all_gather_dimension, axis_size, tiled)
+  return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+def _all_gather_impl(x, *, axis_name, **params):
+  raise NameError(f"unbound axis name: {axis_name}")
+
+
+def _all_gather_batcher(axis_data, vals, dims, *, all_gather_dimension, axis_name,
+                        axis_index_groups, axis_size, tiled):
+  (x,), (bdim,) = vals, dims
+  dim = all_gather_dimension
+  if axis_name != axis_data.name:
+    params = dict(axis_name=axis_name, axis_index_groups=axis_index_groups,
+                  axis_size=axis_size, tiled=tiled)
+    if bdim is None:
+      return all_gather_p.bind(x, all_gather_dimension=dim, **params), None
+    x = batching.moveaxis(x, bdim, 0)
+    return all_gather_p.bind(x, all_gather_dimension=dim + 1, **params), 0
+  # Gathering along the batch axis: every example sees the whole batch (unbatched).
+  if bdim is None:
+    shape = batching.shape_of(x)
+    out = shape_prims.broadcast_in_dim_p.bind(
+        x, shape=shape[:dim] + (axis_data.size,) + shape[dim:],
+        broadcast_dimensions=tuple(i for i in range(len(shape) + 1) if i != dim), sharding=None)
+  else:
+    out = batching.moveaxis(x, bdim, dim)
+  if tiled:
+    shape = batching.shape_of(out)
+    out = shape_prims.reshape_p.bind(
+        out, new_sizes=shape[:dim] + (shape[dim] * shape[dim + 1],) + shape[dim + 2:],
+        dimensions=None, sharding=None)
+  return out, None
+
+
+all_gather_p.def_impl(_all_gather_impl)
+all_gather_p.def_abstract_eval(_all_gather_abstract)
+batching.axis_primitive_batchers[all_gather_p] = _all_gather_batcher
+
+
+def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
+  """Every member's `x`, stacked (or concatenated when `tiled`) along `axis`."""
+  size = _named_size(_axes_tuple(axis_name))
+
+  def gather(leaf):
+    leaf = asarg(leaf)
+    nd = len(core.get_aval(leaf).shape)
+    dim = axis + nd + (not tiled) if axis < 0 else axis
+    if not 0 <= dim < nd + (not tiled):
+      raise ValueError(f"axis {axis} is out of bounds for array of dimension {nd}")
+    return all_gather_p.bind(leaf, all_gather_dimension=dim, axis_name=axis_name,
+                             axis_index_groups=axis_index_groups, axis_size=size,
+                             tiled=bool(tiled))
+  return tree_util.tree_map(gather, x)
