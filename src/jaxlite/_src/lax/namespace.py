@@ -30,4 +30,7 @@ from jaxlite._src.lax.special import (  # noqa: F401
     erf, erfc, erf_inv, lgamma, digamma, igamma, igammac, bessel_i0e, bessel_i1e, erf_p,
     erfc_p, erf_inv_p, lgamma_p, digamma_p, igamma_p, igammac_p, bessel_i0e_p, bessel_i1e_p)
 
+from jaxlite._src.lax.parallel import (  # noqa: F401
+    psum, pmax, pmin, pmean, all_gather, axis_index, psum_p, pmax_p, pmin_p, all_gather_p,
+    axis_index_p)
 __all__ = [n for n in dir() if not n.startswith("_")]
