@@ -8,6 +8,7 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src.core import ShapedArray
+from jaxlite._src.interpreters import batching
 from jaxlite._src.lax.families import first_weak, numpy_templates
 
 
@@ -55,6 +56,17 @@ broadcast_in_dim_p = _prim("broadcast_in_dim", _broadcast_in_dim_impl,
                            _broadcast_in_dim_abstract)
 
 
+def _broadcast_in_dim_batcher(vals, dims, *, shape, broadcast_dimensions, sharding=None):
+  (x,), (bdim,) = vals, dims
+  x = batching.moveaxis(x, bdim, 0)
+  new_dims = (0,) + tuple(np.add(1, broadcast_dimensions))
+  return broadcast_in_dim_p.bind(x, shape=(x.shape[0],) + tuple(shape),
+                                 broadcast_dimensions=new_dims, sharding=sharding), 0
+
+
+batching.primitive_batchers[broadcast_in_dim_p] = _broadcast_in_dim_batcher
+
+
 # --- reshape -----------------------------------------------------------------------------------
 
 def _reshape_abstract(x, new_sizes, dimensions=None, sharding=None):
@@ -81,6 +93,18 @@ numpy_templates[reshape_p] = lambda new_sizes, dimensions=None, sharding=None: (
     f"np.reshape({{0}}, {tuple(new_sizes)})" if dimensions is None else None)
 
 
+def _reshape_batcher(vals, dims, *, new_sizes, dimensions=None, sharding=None):
+  (x,), (bdim,) = vals, dims
+  x = batching.moveaxis(x, bdim, 0)
+  if dimensions is not None:
+    dimensions = (0,) + tuple(d + 1 for d in dimensions)
+  return reshape_p.bind(x, new_sizes=(x.shape[0],) + tuple(new_sizes), dimensions=dimensions,
+                        sharding=sharding), 0
+
+
+batching.primitive_batchers[reshape_p] = _reshape_batcher
+
+
 # --- squeeze -----------------------------------------------------------------------------------
 
 def _squeeze_abstract(x, dimensions):
@@ -102,6 +126,15 @@ def _squeeze_impl(x, dimensions):
 squeeze_p = _prim("squeeze", _squeeze_impl, _squeeze_abstract)
 
 
+def _squeeze_batcher(vals, dims, *, dimensions):
+  (x,), (bdim,) = vals, dims
+  x = batching.moveaxis(x, bdim, 0)
+  return squeeze_p.bind(x, dimensions=tuple(d + 1 for d in dimensions)), 0
+
+
+batching.primitive_batchers[squeeze_p] = _squeeze_batcher
+
+
 # --- transpose ---------------------------------------------------------------------------------
 
 def _transpose_abstract(x, permutation):
@@ -118,3 +151,13 @@ def _transpose_impl(x, permutation):
 
 transpose_p = _prim("transpose", _transpose_impl, _transpose_abstract)
 numpy_templates[transpose_p] = lambda permutation: f"np.transpose({{0}}, {tuple(permutation)})"
+
+
+def _transpose_batcher(vals, dims, *, permutation):
+  # The batch axis leads the result; the example's axes keep their order behind it.
+  (x,), (bdim,) = vals, dims
+  perm = (bdim,) + tuple(p if p < bdim else p + 1 for p in permutation)
+  return transpose_p.bind(x, permutation=perm), 0
+
+
+batching.primitive_batchers[transpose_p] = _transpose_batcher
