@@ -140,9 +140,7 @@ def _unstack_keys(keys) -> list:
   """The keys along axis 0, as JAX's unpacking prints them under jit (slice + squeeze)."""
   if type(keys) is PRNGKeyArray:
     return list(keys)
-  lax = _lax_ns()
-  return [lax.squeeze(lax.slice(keys, (i,), (i + 1,), (1,)), (0,))
-          for i in range(keys.shape[0])]
+  return _unstack_values(keys)
 
 
 def _split2(key, num: int = 2) -> list:
@@ -224,6 +222,8 @@ def _broadcast_shapes(name: str, shape, *args):
 
 
 def _user_dtype(name: str, dtype, default, kind, kind_name: str):
+  if isinstance(dtype, str) and dtype == "bfloat16":  # NumPy does not know ml_dtypes' names
+    dtype = dtypes.bfloat16
   dtype = dtypes.check_user_dtype(default if dtype is None else dtype, name)
   if not dtypes.issubdtype(dtype, kind):
     raise ValueError(f"dtype argument to `{name}` must be {kind_name} dtype, got {dtype}")
@@ -522,7 +522,7 @@ def _randint(key, minval, maxval, shape, dtype):
   uint = prng._UINT[nbits]
   span = _lax.convert_element_type(_lax.sub(maxval, minval), uint)
   span = _select(_lax.le(maxval, minval), _full_like(span, 1), span)
-  span = _select(_lax.bitwise_and(maxval_out_of_range, _lax.gt(maxval, minval)),
+  span = _select(maxval_out_of_range & _lax.gt(maxval, minval),
                  _lax.add(span, _const(uint, 1)), span)
   multiplier = _lax.rem(_const(uint, 2 ** (nbits // 2)), span)
   multiplier = _lax.rem(_lax.mul(multiplier, multiplier), span)
@@ -586,7 +586,12 @@ def _bernoulli(key, p, shape, mode):
 
 
 def _unstack_values(x) -> list:
-  return [x[i] for i in range(x.shape[0])]
+  """x[0], x[1], ... as slice + squeeze eqns."""
+  lax = _lax_ns()
+  rest = tuple(x.shape[1:])
+  zeros, ones = (0,) * len(rest), (1,) * (len(rest) + 1)
+  return [lax.squeeze(lax.slice(x, (i, *zeros), (i + 1, *rest), ones), (0,))
+          for i in range(x.shape[0])]
 
 
 def permutation(key, x, axis: int = 0, independent: bool = False):

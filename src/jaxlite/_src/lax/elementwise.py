@@ -411,7 +411,7 @@ def _bitcast_abstract(x, new_dtype):
 
 
 def _bitcast_impl(x, new_dtype):
-  x = np.ascontiguousarray(x)
+  x = np.asarray(x, order="C")  # ascontiguousarray would make a 0-d value 1-d
   out_aval = _bitcast_abstract(core.get_aval(x), new_dtype)
   return x.view(new_dtype).reshape(out_aval.shape)
 
