@@ -12,6 +12,7 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.core import ShapedArray
+from jaxlite._src.interpreters import batching
 from jaxlite._src.lax.families import kind_of
 from jaxlite._src.lax.lax import asarg
 
@@ -162,6 +163,34 @@ dot_general_p.def_abstract_eval(_dot_general_abstract)
 dot_general_p.eager_weak_type = lambda args, params: (
     params["preferred_element_type"] is None and all(getattr(a, "weak_type", False)
                                                      for a in args))
+
+
+def _dot_general_batcher(vals, dims, *, dimension_numbers, **params):
+  # The vmapped axis becomes a dot_general batch dim when both sides carry it, else a free dim
+  # of its side: one contraction over the whole batch either way.
+  (lhs, rhs), (lbd, rbd) = vals, dims
+  (lc, rc), (lb, rb) = dimension_numbers
+  lc, lb, rc, rb = (_around(ds, bd) for ds, bd in ((lc, lbd), (lb, lbd), (rc, rbd), (rb, rbd)))
+  if lbd is not None and rbd is not None:
+    dn, out_dim = ((lc, rc), ((lbd,) + lb, (rbd,) + rb)), 0
+  elif lbd is not None:
+    dn, out_dim = ((lc, rc), (lb, rb)), len(lb) + _free_before(lbd, lc, lb)
+  else:
+    lhs_free = len(batching.shape_of(lhs)) - len(lc) - len(lb)
+    dn, out_dim = ((lc, rc), (lb, rb)), len(lb) + lhs_free + _free_before(rbd, rc, rb)
+  return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, **params), out_dim
+
+
+def _around(dims, bdim) -> tuple:
+  """Per-example dims renumbered for an operand whose batch axis sits at `bdim`."""
+  return tuple(dims) if bdim is None else tuple(d + (d >= bdim) for d in dims)
+
+
+def _free_before(bdim, contract, batch) -> int:
+  return sum(1 for d in range(bdim) if d not in contract and d not in batch)
+
+
+batching.primitive_batchers[dot_general_p] = _dot_general_batcher
 
 
 # --- the lax functions -------------------------------------------------------------------------

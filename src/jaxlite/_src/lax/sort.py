@@ -10,6 +10,7 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.core import ShapedArray
+from jaxlite._src.interpreters import batching
 from jaxlite._src.lax.families import first_weak
 from jaxlite._src.lax.lax import asarg
 
@@ -49,6 +50,19 @@ def _sort_impl(*operands, dimension, is_stable, num_keys):
 sort_p.def_impl(_sort_impl)
 sort_p.def_abstract_eval(_sort_abstract)
 sort_p.eager_weak_type = lambda args, params: [getattr(a, "weak_type", False) for a in args]
+
+
+def _sort_batcher(vals, dims, *, dimension, **params):
+  # Every operand joins the first batched one's batch axis; the sorted axis shifts past it.
+  bdim = next(d for d in dims if d is not None)
+  size = batching.shape_of(vals[dims.index(bdim)])[bdim]
+  vals = [batching.moveaxis(batching.broadcast_front(v, size), 0, bdim) if d is None
+          else batching.moveaxis(v, d, bdim) for v, d in zip(vals, dims)]
+  outs = sort_p.bind(*vals, dimension=dimension + (dimension >= bdim), **params)
+  return outs, [bdim] * len(outs)
+
+
+batching.primitive_batchers[sort_p] = _sort_batcher
 
 
 def _canonical_dimension(dimension, ndim):
@@ -116,6 +130,14 @@ def _top_k_impl(x, *, k, axis):
 top_k_p.def_impl(_top_k_impl)
 top_k_p.def_abstract_eval(_top_k_abstract)
 top_k_p.eager_weak_type = lambda args, params: [first_weak(args, params), False]
+
+
+def _top_k_batcher(vals, dims, *, k, axis):
+  (x,), (bdim,) = vals, dims
+  return top_k_p.bind(x, k=k, axis=axis + (axis >= bdim)), [bdim, bdim]
+
+
+batching.primitive_batchers[top_k_p] = _top_k_batcher
 
 
 def top_k(operand, k: int, *, axis: int = -1):
