@@ -227,3 +227,265 @@ def _scalar(v, dtype, weak):
   if weak:
     return scalar_to_dtype(v, dtype, True)
   return np.asarray(v).astype(dtype)[()]
+
+
+# --- ranges, grids and triangular masks --------------------------------------------------------
+# Concrete arguments build NumPy values; under a trace, counting is an `iota` eqn like in JAX.
+
+
+def _concrete_bound(x, name):
+  if x is None:
+    return None
+  return core.concrete_or_error(None, x, f"It arose in the jnp.arange argument '{name}'")
+
+
+def _as_python_scalar(x):
+  if type(x) is core.array_type:
+    return x._value.item()
+  if isinstance(x, (np.ndarray, np.generic)):
+    return np.asarray(x).item()
+  return x
+
+
+def arange(start, stop=None, step=None, dtype=None, *, device=None):
+  """jnp.arange: int32 for integer bounds, float32 otherwise (x64 off)."""
+  from jaxlite._src.lax.creation import iota_p
+  if dtype is not None:
+    dtype = dtypes.check_user_dtype(dtype, "arange")
+  bounds = [_as_python_scalar(_concrete_bound(v, n))
+            for v, n in ((start, "start"), (stop, "stop"), (step, "step"))]
+  if bounds[1] is None:
+    bounds = [0, bounds[0], bounds[2]]
+  first, last, stride = bounds[0], bounds[1], 1 if bounds[2] is None else bounds[2]
+  if dtype is None:
+    dtype = dtypes.result_type(*(b for b in (start, stop, step) if b is not None))
+    dtype = dtypes.canonicalize_dtype(dtype)
+  if stride == 0:
+    raise ValueError("arange: step cannot be zero.")
+  values = np.arange(first, last, stride).astype(dtype)
+  if core.current_trace() is core.eval_trace or not _is_integer_range(first, stride):
+    return core.array_from_numpy(values, False)
+  count = iota_p.bind(dtype=dtype, shape=values.shape, dimension=0, sharding=None)
+  if stride != 1:
+    count = ew.mul_p.bind(np.asarray(stride, dtype)[()], count)
+  if first != 0:
+    count = ew.add_p.bind(np.asarray(first, dtype)[()], count)
+  return count
+
+
+def _is_integer_range(first, stride) -> bool:
+  return float(first).is_integer() and float(stride).is_integer()
+
+
+def _linspace_impl(start, stop, num, endpoint, dtype, axis):
+  from jaxlite._src.lax.creation import iota_p
+  from jaxlite._src.numpy.lax_numpy import broadcast_to, reshape
+  from jaxlite._src.numpy.util import convert, promote_dtypes, shape_of
+  start, stop = promote_dtypes(start, stop)
+  compute = dtypes.to_inexact_dtype(dtype_weak(start)[0])
+  start, stop = convert(start, compute, False), convert(stop, compute, False)
+  bshape = tuple(np.broadcast_shapes(shape_of(start), shape_of(stop)))
+  start, stop = broadcast_to(start, bshape), broadcast_to(stop, bshape)
+  div = (num - 1) if endpoint else num
+  n_iota = num - 1 if endpoint and num > 0 else num
+  delta = ew.sub_p.bind(stop, start)
+  step = ew.div_p.bind(delta, np.asarray(div, compute)[()]) if div > 0 else \
+      ew.mul_p.bind(delta, np.asarray(np.nan, compute)[()])
+  out_shape = (n_iota,) + bshape
+  frac = iota_p.bind(dtype=compute, shape=out_shape, dimension=0, sharding=None)
+  if div > 0:
+    frac = ew.div_p.bind(frac, np.asarray(div, compute)[()])
+  lead = tuple(range(1, len(out_shape)))
+  start_b = shape_prims.broadcast_in_dim_p.bind(start, shape=out_shape,
+                                                broadcast_dimensions=lead, sharding=None)
+  stop_b = shape_prims.broadcast_in_dim_p.bind(stop, shape=out_shape,
+                                               broadcast_dimensions=lead, sharding=None)
+  one = np.asarray(1, compute)[()]
+  out = ew.add_p.bind(ew.mul_p.bind(start_b, ew.sub_p.bind(one, frac)),
+                      ew.mul_p.bind(stop_b, frac))
+  if endpoint and num > 0:
+    from jaxlite._src.lax import shape as lax_shape
+    last = shape_prims.broadcast_in_dim_p.bind(stop, shape=(1,) + bshape,
+                                               broadcast_dimensions=lead, sharding=None)
+    out = lax_shape.concatenate([out, last], 0)
+  if axis != 0:
+    from jaxlite._src.numpy.lax_numpy import transpose
+    nd = len(out_shape)
+    ax = axis % nd
+    out = transpose(out, tuple(range(1, ax + 1)) + (0,) + tuple(range(ax + 1, nd)))
+  out = convert(out, dtype, False)
+  return out, convert(step, dtype, False)
+
+
+def _linspace_jitted():
+  from jaxlite._src.jit import internal_jit
+
+  @internal_jit(static_argnames=("num", "endpoint", "dtype", "axis"), name="_linspace")
+  def _linspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    return _linspace_impl(start, stop, num, endpoint, dtype, axis)[0]
+  return _linspace
+
+
+_LINSPACE = []
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+             device=None):
+  """jnp.linspace: `num` evenly spaced values from start to stop."""
+  num = core.concrete_or_error(int, num, "'num' argument of jnp.linspace")
+  if num < 0:
+    raise ValueError(f"Number of samples, {num}, must be non-negative.")
+  if dtype is not None:
+    dtype = dtypes.check_user_dtype(dtype, "linspace")
+  else:
+    dtype = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
+  if retstep:
+    return _linspace_impl(start, stop, num, bool(endpoint), dtype, axis)
+  if not _LINSPACE:
+    _LINSPACE.append(_linspace_jitted())
+  return _LINSPACE[0](start, stop, num=num, endpoint=bool(endpoint), dtype=dtype, axis=axis)
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+  """jnp.logspace: base ** linspace(start, stop)."""
+  if dtype is not None:
+    dtype = dtypes.check_user_dtype(dtype, "logspace")
+  else:
+    dtype = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
+  exponents = linspace(start, stop, num, endpoint, dtype=dtype, axis=axis)
+  from jaxlite._src.numpy.ufuncs import power
+  return _cast(power(_fill_value(base, dtype, False), exponents), dtype)
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+  """jnp.geomspace: a geometric progression from start to stop."""
+  from jaxlite._src.numpy.ufuncs import exp, log, sign
+  if dtype is None:
+    dtype = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
+  sgn = sign(asarray(start, dtype))
+  logs = linspace(log(ew.mul_p.bind(asarray(start, dtype), sgn)),
+                  log(ew.mul_p.bind(asarray(stop, dtype), sgn)), num, endpoint, dtype=dtype,
+                  axis=axis)
+  return _cast(ew.mul_p.bind(exp(logs), sgn), dtype)
+
+
+def _triangle_mask(n, m, k, lower=True):
+  """(n, m) boolean mask of j <= i + k (lower) or j >= i + k (upper), built from iotas."""
+  from jaxlite._src.lax.creation import iota_p
+  int_t = dtypes.default_int_dtype()
+  rows = iota_p.bind(dtype=int_t, shape=(n, m), dimension=0, sharding=None)
+  rows = ew.add_p.bind(rows, dtypes.TypedInt(k, int_t))
+  cols = iota_p.bind(dtype=int_t, shape=(n, m), dimension=1, sharding=None)
+  return ew.ge_p.bind(rows, cols) if lower else ew.le_p.bind(rows, cols)
+
+
+def _eye_mask(n, m, k):
+  from jaxlite._src.lax.creation import iota_p
+  int_t = dtypes.default_int_dtype()
+  rows = iota_p.bind(dtype=int_t, shape=(n, m), dimension=0, sharding=None)
+  cols = iota_p.bind(dtype=int_t, shape=(n, m), dimension=1, sharding=None)
+  return ew.eq_p.bind(ew.add_p.bind(rows, dtypes.TypedInt(k, int_t)), cols)
+
+
+def _dims(N, M):
+  n = core.concrete_or_error(int, N, "'N' argument of jnp.eye()")
+  m = n if M is None else core.concrete_or_error(int, M, "'M' argument of jnp.eye()")
+  if n < 0 or m < 0:
+    raise ValueError(f"negative dimensions are not allowed, got {n} and {m}")
+  return n, m
+
+
+def eye(N, M=None, k=0, dtype=None, *, device=None):
+  """jnp.eye: ones on the k-th diagonal."""
+  n, m = _dims(N, M)
+  k = core.concrete_or_error(int, k, "'k' argument of jnp.eye()")
+  dtype = dtypes.check_user_dtype(dtype, "eye") if dtype is not None else \
+      dtypes.default_float_dtype()
+  if core.current_trace() is core.eval_trace:
+    return core.array_from_numpy(np.eye(n, m, k, dtype=dtype), False)
+  return ew.convert_element_type_p.bind(_eye_mask(n, m, k), new_dtype=dtype, weak_type=False)
+
+
+def identity(n, dtype=None):
+  """jnp.identity: the n x n identity matrix."""
+  return eye(n, dtype=dtype)
+
+
+def tri(N, M=None, k=0, dtype=None):
+  """jnp.tri: ones at and below the k-th diagonal."""
+  n, m = _dims(N, M)
+  dtype = dtypes.check_user_dtype(dtype, "tri") if dtype is not None else \
+      dtypes.default_float_dtype()
+  if core.current_trace() is core.eval_trace:
+    return core.array_from_numpy(np.tri(n, m, k, dtype=dtype), False)
+  return ew.convert_element_type_p.bind(_triangle_mask(n, m, k), new_dtype=dtype,
+                                        weak_type=False)
+
+
+def _triangular(name, lower):
+  from jaxlite._src.jit import internal_jit
+
+  @internal_jit(static_argnames=("k",), name=name)
+  def jitted(m, k=0):
+    from jaxlite._src.numpy.util import shape_of
+    shape = tuple(shape_of(m))
+    mask = _triangle_mask(shape[-2], shape[-1], k, lower=lower)
+    if len(shape) > 2:
+      mask = shape_prims.broadcast_in_dim_p.bind(
+          mask, shape=shape, broadcast_dimensions=(len(shape) - 2, len(shape) - 1),
+          sharding=None)
+    zeros_ = _broadcast_scalar(np.zeros((), dtype_weak(m)[0])[()], shape)
+    return ew.select_n_p.bind(mask, zeros_, m)
+
+  def fn(m, k=0):
+    m = asarray(m) if not isinstance(m, (core.Tracer, core.array_type)) else m
+    if m.ndim < 2:
+      raise ValueError(f"{name} requires an array of at least two dimensions")
+    return jitted(m, k=int(k))
+  fn.__name__ = fn.__qualname__ = name
+  fn.__doc__ = f"jnp.{name}: the {'lower' if lower else 'upper'} triangle, zeros elsewhere."
+  return fn
+
+
+tril = _triangular("tril", True)
+triu = _triangular("triu", False)
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+  """jnp.meshgrid: coordinate arrays from 1-D coordinate vectors."""
+  if indexing not in ("xy", "ij"):
+    raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing}")
+  from jaxlite._src.numpy.lax_numpy import broadcast_to, reshape
+  arrays = [reshape(asarray(x) if not isinstance(x, (core.Tracer, core.array_type)) else x,
+                    (-1,)) for x in xi]
+  shape = [a.shape[0] for a in arrays]
+  if indexing == "xy" and len(arrays) > 1:
+    shape[0], shape[1] = shape[1], shape[0]
+  out = []
+  for i, a in enumerate(arrays):
+    axis = i
+    if indexing == "xy" and len(arrays) > 1 and i < 2:
+      axis = 1 - i
+    s = [1] * len(arrays)
+    s[axis] = a.shape[0]
+    a = reshape(a, tuple(s))
+    out.append(a if sparse else broadcast_to(a, tuple(shape)))
+  return out
+
+
+def indices(dimensions, dtype=None, sparse=False):
+  """jnp.indices: the index grid of an array of shape `dimensions`."""
+  from jaxlite._src.lax.creation import iota_p
+  dims = core.canonicalize_shape(dimensions)
+  dtype = dtypes.check_user_dtype(dtype, "indices") if dtype is not None else \
+      dtypes.default_int_dtype()
+  out = []
+  for i, d in enumerate(dims):
+    shape = tuple(d if j == i else (1 if sparse else dims[j]) for j in range(len(dims)))
+    out.append(iota_p.bind(dtype=dtype, shape=shape, dimension=i, sharding=None))
+  if sparse:
+    return tuple(out)
+  if not out:
+    return zeros((0,), dtype)
+  from jaxlite._src.lax import shape as lax_shape
+  return lax_shape.stack(out, 0)

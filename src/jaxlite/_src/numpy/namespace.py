@@ -29,6 +29,8 @@ from jaxlite._src.numpy.reductions import (  # noqa: F401
     cumulative_sum, cumulative_prod, nansum, nanprod, nanmax, nanmin, nanmean, nanvar, nanstd,
     nanargmax, nanargmin, count_nonzero, ptp, average, quantile, percentile, nanquantile,
     nanpercentile, median, nanmedian)
+from jaxlite._src.numpy.creation import (  # noqa: F401
+    arange, linspace, logspace, geomspace, eye, identity, tri, tril, triu, meshgrid, indices)
 from jaxlite._src.numpy.linalg_basic import (  # noqa: F401
     matmul, dot, vdot, vecdot, inner, outer, tensordot, einsum, matvec, vecmat, kron, trace,
     diagonal, diag)
