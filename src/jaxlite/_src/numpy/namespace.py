@@ -31,6 +31,9 @@ from jaxlite._src.numpy.reductions import (  # noqa: F401
     nanpercentile, median, nanmedian)
 from jaxlite._src.numpy.creation import (  # noqa: F401
     arange, linspace, logspace, geomspace, eye, identity, tri, tril, triu, meshgrid, indices)
+from jaxlite._src.numpy.sorting import (  # noqa: F401
+    sort, argsort, lexsort, searchsorted, partition, argpartition, clip, isclose, allclose,
+    array_equal, array_equiv)
 from jaxlite._src.numpy.linalg_basic import (  # noqa: F401
     matmul, dot, vdot, vecdot, inner, outer, tensordot, einsum, matvec, vecmat, kron, trace,
     diagonal, diag)

@@ -1,0 +1,281 @@
+"""jnp sorting and comparison helpers: sort, argsort, lexsort, searchsorted, partition, clip,
+isclose, allclose, array_equal, array_equiv, on the lax sort primitive and elementwise ops.
+
+Functions that JAX stages as named jit eqns (sort, argsort, clip, isclose…) use internal_jit
+under the same names so printed jaxprs match.
+"""
+from __future__ import annotations
+
+import operator
+import warnings
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import dtypes
+from jaxlite._src.jit import internal_jit
+from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import reductions as red
+from jaxlite._src.lax import sort as lax_sort
+from jaxlite._src.lax.creation import iota_p
+from jaxlite._src.numpy.lax_numpy import reshape
+from jaxlite._src.numpy.util import (canonicalize_axis, check_arraylike, convert, dtype_weak,
+                                     promote_dtypes, shape_of)
+
+
+def _array(name, a):
+  check_arraylike(name, a)
+  if isinstance(a, (core.Tracer, core.array_type)):
+    return a
+  from jaxlite._src.numpy.creation import asarray
+  return asarray(a)
+
+
+def _rev(x, axis):
+  from jaxlite._src.lax import shape as lax_shape
+  return lax_shape.rev_p.bind(x, dimensions=(axis,))
+
+
+# --- sort, argsort, lexsort --------------------------------------------------------------------
+
+@internal_jit(static_argnames=("axis", "descending"), name="sort")
+def _sort(a, axis=-1, descending=False):
+  if axis is None:
+    a, axis = reshape(a, (-1,)), 0
+  dim = canonicalize_axis(axis, len(shape_of(a)))
+  out = lax_sort.sort_p.bind(a, dimension=dim, is_stable=True, num_keys=1)[0]
+  return _rev(out, dim) if descending else out
+
+
+def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+  """jnp.sort: a sorted copy along `axis` (flattened when None); NaNs go last."""
+  if order is not None:
+    raise ValueError("'order' argument to sort is not supported.")
+  a = _array("sort", a)
+  return _sort(a, axis=axis if axis is None else operator.index(axis),
+               descending=bool(descending))
+
+
+@internal_jit(static_argnames=("axis", "descending"), name="argsort")
+def _argsort(a, axis=-1, descending=False):
+  if axis is None:
+    a, axis = reshape(a, (-1,)), 0
+  shape = tuple(shape_of(a))
+  dim = canonicalize_axis(axis, len(shape))
+  index = iota_p.bind(dtype=dtypes.default_int_dtype(), shape=shape, dimension=dim,
+                      sharding=None)
+  if descending:
+    # A stable ascending sort of the reversed array, reversed back: ties keep index order.
+    _, perm = lax_sort.sort_p.bind(_rev(a, dim), _rev(index, dim), dimension=dim,
+                                   is_stable=True, num_keys=1)
+    return _rev(perm, dim)
+  _, perm = lax_sort.sort_p.bind(a, index, dimension=dim, is_stable=True, num_keys=1)
+  return perm
+
+
+def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+  """jnp.argsort: the indices that sort `a` along `axis` (stable)."""
+  if order is not None:
+    raise ValueError("'order' argument to argsort is not supported.")
+  a = _array("argsort", a)
+  return _argsort(a, axis=axis if axis is None else operator.index(axis),
+                  descending=bool(descending))
+
+
+@internal_jit(static_argnames=("axis",), name="lexsort")
+def _lexsort(keys, axis=-1):
+  shape = tuple(shape_of(keys[0]))
+  dim = canonicalize_axis(axis, len(shape))
+  index = iota_p.bind(dtype=dtypes.default_int_dtype(), shape=shape, dimension=dim,
+                      sharding=None)
+  outs = lax_sort.sort_p.bind(*keys[::-1], index, dimension=dim, is_stable=True,
+                              num_keys=len(keys))
+  return outs[-1]
+
+
+def lexsort(keys, axis=-1):
+  """jnp.lexsort: indices sorting by the last key first, then the ones before it."""
+  keys = tuple(_array("lexsort", k) for k in keys)
+  if not keys:
+    raise TypeError("need sequence of keys with len > 0 in lexsort")
+  if len({tuple(shape_of(k)) for k in keys}) != 1:
+    raise ValueError("all keys need to be the same shape")
+  if not shape_of(keys[0]):
+    raise TypeError("lexsort keys must be at least 1-dimensional")
+  return _lexsort(keys, axis=operator.index(axis))
+
+
+# --- searchsorted ------------------------------------------------------------------------------
+
+@internal_jit(static_argnames=("side",), name="searchsorted")
+def _searchsorted(a, v, side="left"):
+  a, v = promote_dtypes(a, v)
+  n = shape_of(a)[0]
+  v_shape = tuple(shape_of(v))
+  # Count the entries of `a` before each query: a < v (left) or a <= v (right), NaNs last.
+  flat = reshape(v, (-1,))
+  m = shape_of(flat)[0]
+  from jaxlite._src.lax import shape as shape_prims
+  a_b = shape_prims.broadcast_in_dim_p.bind(a, shape=(m, n), broadcast_dimensions=(1,),
+                                            sharding=None)
+  v_b = shape_prims.broadcast_in_dim_p.bind(flat, shape=(m, n), broadcast_dimensions=(0,),
+                                            sharding=None)
+  before = _sort_less(a_b, v_b) if side == "left" else ew.not_p.bind(_sort_less(v_b, a_b))
+  counts = red.reduce_sum_p.bind(convert(before, dtypes.default_int_dtype(), False),
+                                 axes=(1,), out_sharding=None)
+  return reshape(counts, v_shape)
+
+
+def _sort_less(x, y):
+  """x < y in sort order (NaN after everything)."""
+  if not dtypes.is_inexact(dtype_weak(x)[0]):
+    return ew.lt_p.bind(x, y)
+  x_nan, y_nan = ew.ne_p.bind(x, x), ew.ne_p.bind(y, y)
+  return ew.or_p.bind(ew.lt_p.bind(x, y), ew.and_p.bind(ew.not_p.bind(x_nan), y_nan))
+
+
+def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
+  """jnp.searchsorted: where `v` would be inserted into the sorted 1-D `a`."""
+  a, v = _array("searchsorted", a), _array("searchsorted", v)
+  if len(shape_of(a)) != 1:
+    raise ValueError("a should be 1-dimensional")
+  if side not in ("left", "right"):
+    raise ValueError(f"{side!r} is an invalid value for keyword 'side'. Expected one of "
+                     "['left', 'right'].")
+  if sorter is not None:
+    from jaxlite._src.numpy import indexing
+    a = indexing.take(a, sorter)
+  return _searchsorted(a, v, side=side)
+
+
+# --- partition ---------------------------------------------------------------------------------
+
+def partition(a, kth, axis=-1):
+  """jnp.partition: the k smallest first (sorted, as JAX returns them), then the rest."""
+  a = _array("partition", a)
+  nd = len(shape_of(a))
+  axis = canonicalize_axis(axis, nd)
+  kth = operator.index(kth)
+  n = shape_of(a)[axis]
+  kth = kth + n if kth < 0 else kth
+  out = sort(a, axis=axis)
+  return out if kth < n else out
+
+
+def argpartition(a, kth, axis=-1):
+  """jnp.argpartition: indices that partition `a` around `kth` (a full stable argsort)."""
+  a = _array("argpartition", a)
+  return argsort(a, axis=axis)
+
+
+# --- clip and closeness ------------------------------------------------------------------------
+
+@internal_jit(name="clip")
+def _clip(arr, min=None, max=None):  # noqa: A002 - jnp's argument names
+  dtype, weak = dtype_weak(arr)
+  if min is not None:
+    arr = ew.max_p.bind(convert(min, dtype, False) if not weak else convert(min, dtype, weak),
+                        arr)
+  if max is not None:
+    arr = ew.min_p.bind(convert(max, dtype, False) if not weak else convert(max, dtype, weak),
+                        arr)
+  return arr
+
+
+def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):  # noqa: A002
+  """jnp.clip: values limited to [min, max] (either bound may be None)."""
+  if a is not None:
+    warnings.warn("Passing `a` to jnp.clip is deprecated; pass the array positionally.",
+                  DeprecationWarning, stacklevel=2)
+    arr = a if arr is None else arr
+  if a_min is not None or a_max is not None:
+    warnings.warn("The a_min and a_max arguments to jnp.clip are deprecated; use min and max.",
+                  DeprecationWarning, stacklevel=2)
+    min = a_min if min is None else min
+    max = a_max if max is None else max
+  arr = _array("clip", arr)
+  if dtype_weak(arr)[0].kind == "c":
+    raise ValueError("Clip received a complex value either through the input or the min/max "
+                     "keywords. Complex values have no ordering and cannot be clipped. Please "
+                     "convert to a real value or array by taking the real or imaginary "
+                     "components via jax.numpy.real/imag respectively.")
+  return _clip(arr, min, max)
+
+
+@internal_jit(static_argnames=("equal_nan",), name="isclose")
+def _isclose(a, b, rtol, atol, equal_nan=False):
+  a, b = promote_dtypes(a, b)
+  dtype = dtype_weak(a)[0]
+  if not dtypes.is_inexact(dtype):
+    return ew.eq_p.bind(*_same_shape(a, b))
+  rtol, atol = convert(rtol, _real(dtype), False), convert(atol, _real(dtype), False)
+  a, b = _same_shape(a, b)
+  both_nan = ew.and_p.bind(ew.ne_p.bind(a, a), ew.ne_p.bind(b, b))
+  finite_b = ew.is_finite_p.bind(b) if dtype.kind != "c" else ew.is_finite_p.bind(
+      ew.real_p.bind(b))
+  diff = ew.abs_p.bind(ew.sub_p.bind(a, b))
+  tol = ew.add_p.bind(atol, ew.mul_p.bind(rtol, ew.abs_p.bind(b)))
+  close = ew.le_p.bind(diff, tol)
+  out = ew.or_p.bind(ew.eq_p.bind(a, b), ew.and_p.bind(finite_b, close))
+  return ew.or_p.bind(out, both_nan) if equal_nan else out
+
+
+def _real(dtype):
+  return np.dtype(np.float32 if dtype == np.complex64 else np.float64) if dtype.kind == "c" \
+      else dtype
+
+
+def _same_shape(a, b):
+  from jaxlite._src.numpy.util import promote_shapes
+  from jaxlite._src.numpy.lax_numpy import broadcast_arrays
+  a, b = promote_shapes("isclose", a, b)
+  if tuple(shape_of(a)) != tuple(shape_of(b)) and shape_of(a) and shape_of(b):
+    a, b = broadcast_arrays(a, b)
+  return a, b
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+  """jnp.isclose: |a - b| <= atol + rtol * |b|, elementwise."""
+  a, b = _array("isclose", a), _array("isclose", b)
+  return _isclose(a, b, rtol, atol, equal_nan=bool(equal_nan))
+
+
+@internal_jit(static_argnames=("equal_nan",), name="allclose")
+def _allclose(a, b, rtol, atol, equal_nan=False):
+  close = _isclose(a, b, rtol, atol, equal_nan=equal_nan)
+  return red.reduce_and_p.bind(close, axes=tuple(range(len(shape_of(close)))))
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+  """jnp.allclose: whether isclose holds everywhere."""
+  a, b = _array("allclose", a), _array("allclose", b)
+  return _allclose(a, b, rtol, atol, equal_nan=bool(equal_nan))
+
+
+def array_equal(a1, a2, equal_nan=False):
+  """jnp.array_equal: same shape and equal elements (NaNs equal when `equal_nan`)."""
+  a1, a2 = _array("array_equal", a1), _array("array_equal", a2)
+  if tuple(shape_of(a1)) != tuple(shape_of(a2)):
+    from jaxlite._src.numpy.creation import array
+    return array(False)
+  return _all_equal(a1, a2, equal_nan)
+
+
+def array_equiv(a1, a2):
+  """jnp.array_equiv: equal after broadcasting to a common shape."""
+  a1, a2 = _array("array_equiv", a1), _array("array_equiv", a2)
+  try:
+    np.broadcast_shapes(tuple(shape_of(a1)), tuple(shape_of(a2)))
+  except ValueError:
+    from jaxlite._src.numpy.creation import array
+    return array(False)
+  return _all_equal(a1, a2, False)
+
+
+def _all_equal(a1, a2, equal_nan):
+  a1, a2 = promote_dtypes(a1, a2)
+  a1, a2 = _same_shape(a1, a2)
+  eq = ew.eq_p.bind(a1, a2)
+  if equal_nan and dtypes.is_inexact(dtype_weak(a1)[0]):
+    eq = ew.or_p.bind(eq, ew.and_p.bind(ew.ne_p.bind(a1, a1), ew.ne_p.bind(a2, a2)))
+  return red.reduce_and_p.bind(eq, axes=tuple(range(len(shape_of(eq)))))
