@@ -184,6 +184,7 @@ class EvalTrace(Trace):
 
   def process_primitive(self, primitive, args, params):
     vals = []
+    extended = False
     for a in args:
       t = type(a)
       if t is array_type:
@@ -192,10 +193,13 @@ class EvalTrace(Trace):
         vals.append(a.dtype.type(a))
       elif isinstance(a, Tracer):
         raise errors.unexpected_tracer_error(a)
+      elif t is key_array_type:  # typed PRNG keys: results come back through their avals
+        vals.append(a._value)
+        extended = True
       else:
         vals.append(a)
     weak_rule = primitive.eager_weak_type
-    if weak_rule is None:
+    if weak_rule is None or extended:
       avals = [get_aval(a) for a in args]
       out_avals = primitive.abstract_eval(*avals, **params)
       out = primitive.impl(*vals, **params)
@@ -214,6 +218,8 @@ _state = _TraceState()
 
 # Set by jaxlite._src.array: the concrete Array class and its constructors.
 array_type: type = type(None)
+# Set by jaxlite._src.prng: the concrete class of typed PRNG key arrays.
+key_array_type: type = type(None)
 array_from_numpy: Callable = None  # (np value, weak_type) -> Array
 make_array: Callable = None  # (np value, ShapedArray) -> Array
 

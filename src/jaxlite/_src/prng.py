@@ -649,3 +649,35 @@ def make_key_array(value: np.ndarray, aval: ShapedArray) -> PRNGKeyArray:
 
 
 KeyTy._make_array = staticmethod(make_key_array)
+core.key_array_type = PRNGKeyArray
+
+
+# --- batching rules: keys are elements, so a batch axis of keys is one more key axis ------------
+
+def _register_batching_rules():
+  from jaxlite._src.interpreters import batching as bt
+
+  def leading(prim):  # ops whose keys/data axes lead: batch axis first, output batched at 0
+    def rule(vals, dims, **params):
+      size = bt.mapped_size(vals, dims)
+      return prim.bind(*bt.all_at_front(vals, dims, size), **params), 0
+    bt.primitive_batchers[prim] = rule
+
+  for prim in (random_bits_p, random_split_p, random_wrap_p):
+    leading(prim)
+  for prim in (random_seed_p, random_unwrap_p):
+    bt.defvectorized(prim)
+  bt.defbroadcasting(threefry2x32_p)
+
+  def fold_in_rule(vals, dims):
+    keys, msgs = bt.all_at_front(vals, dims, bt.mapped_size(vals, dims))
+    extra = len(keys.shape) - len(msgs.shape)
+    if extra > 0:  # per-example msgs broadcast against per-example keys from the right
+      msgs = bt._prims().broadcast_in_dim_p.bind(
+          msgs, shape=msgs.shape[:1] + (1,) * extra + msgs.shape[1:],
+          broadcast_dimensions=(0,) + tuple(range(1 + extra, len(keys.shape))), sharding=None)
+    return random_fold_in_p.bind(keys, msgs), 0
+  bt.primitive_batchers[random_fold_in_p] = fold_in_rule
+
+
+_register_batching_rules()

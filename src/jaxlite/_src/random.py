@@ -1275,3 +1275,17 @@ class _Fallbacks(dict):
 
 
 _fallback_special = _Fallbacks()
+
+
+def _gamma_batcher(vals, dims, log_space):
+  from jaxlite._src.interpreters import batching as bt
+  keys, a = bt.all_at_front(vals, dims, bt.mapped_size(vals, dims))
+  return random_gamma_p.bind(keys, a, log_space=log_space), 0
+
+
+def _register_gamma_batching():
+  from jaxlite._src.interpreters import batching as bt
+  bt.primitive_batchers[random_gamma_p] = _gamma_batcher
+
+
+_register_gamma_batching()
