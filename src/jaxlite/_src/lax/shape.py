@@ -4,9 +4,12 @@ Params are hashable tuples of Python ints; abstract evals raise JAX's TypeErrors
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import dtypes
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax.families import first_weak, numpy_templates
@@ -161,3 +164,417 @@ def _transpose_batcher(vals, dims, *, permutation):
 
 
 batching.primitive_batchers[transpose_p] = _transpose_batcher
+
+
+def _all_weak(args, params) -> bool:
+  return all(getattr(a, "weak_type", False) for a in args)
+
+
+def _each_first_weak(args, params) -> list:
+  return [getattr(args[0], "weak_type", False)] * _num_pieces(args, params)
+
+
+def _num_pieces(args, params) -> int:
+  if "sizes" in params:
+    return len(params["sizes"])
+  return np.shape(args[0])[params["axis"]]
+
+
+def _same_dtypes(name, avals, tip=None):
+  dts = [a.dtype for a in avals]
+  if any(d != dts[0] for d in dts[1:]):
+    names = ", ".join(dtypes.dtype_name(d) for d in dts)
+    tip = "" if tip is None else (f" (Tip: jnp.{tip} is a similar function that does automatic "
+                                  "type promotion on inputs).")
+    raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got {names}.{tip}")
+
+
+# --- rev ---------------------------------------------------------------------------------------
+
+def _rev_abstract(x, dimensions):
+  dims = tuple(dimensions)
+  if len(set(dims)) != len(dims):
+    raise TypeError(f"rev dimensions must be unique, got {dims}.")
+  if dims and not all(0 <= d < x.ndim for d in dims):
+    raise TypeError(f"rev dimensions must all be less than operand ndim, got dimensions {dims} "
+                    f"for operand ndim {x.ndim}.")
+  return x
+
+
+def _rev_impl(x, dimensions):
+  return np.flip(x, dimensions) if dimensions else x
+
+
+rev_p = _prim("rev", _rev_impl, _rev_abstract)
+numpy_templates[rev_p] = lambda dimensions: (
+    f"np.flip({{0}}, {tuple(dimensions)})" if dimensions else "{0}")
+
+
+def _rev_batcher(vals, dims, *, dimensions):
+  (x,), (bdim,) = vals, dims
+  return rev_p.bind(x, dimensions=tuple(d + (d >= bdim) for d in dimensions)), bdim
+
+
+batching.primitive_batchers[rev_p] = _rev_batcher
+
+
+# --- pad ---------------------------------------------------------------------------------------
+
+def _pad_abstract(x, padding_value, padding_config):
+  if x.dtype != padding_value.dtype:
+    raise TypeError("pad operand and padding_value must be same dtype: got "
+                    f"{dtypes.dtype_name(x.dtype)} and {dtypes.dtype_name(padding_value.dtype)}.")
+  if padding_value.ndim:
+    raise ValueError(f"padding_value must be a scalar; got np.shape(padding_value)="
+                     f"{padding_value.shape}")
+  config = tuple(tuple(c) for c in padding_config)
+  if len(config) != x.ndim:
+    raise ValueError("length of padding_config must equal the number of axes of operand, got "
+                     f"padding_config {config} for operand shape {x.shape}")
+  if any(interior < 0 for _, _, interior in config):
+    raise ValueError("interior padding in padding_config must be nonnegative, got "
+                     f"padding_config {config}")
+  shape = tuple(_padded_size(d, *c) for d, c in zip(x.shape, config))
+  if any(d < 0 for d in shape):
+    raise ValueError(f"Dimension size after padding is not at least 0, got result shape {shape}, "
+                     f"for padding_config {config} and operand shape {x.shape}")
+  return ShapedArray(shape, x.dtype, x.weak_type and padding_value.weak_type)
+
+
+def _padded_size(d, lo, hi, interior):
+  return lo + hi + d + max(0, d - 1) * interior
+
+
+def _pad_dim_slices(d, lo, hi, interior):
+  """(destination slice, source slice) placing `d` elements spaced by `interior` after `lo`."""
+  step = interior + 1
+  out = _padded_size(d, lo, hi, interior)
+  first = 0 if lo >= 0 else (-lo + step - 1) // step
+  last = min(d - 1, (out - 1 - lo) // step)
+  if last < first:
+    return slice(0, 0), slice(0, 0)
+  return slice(lo + first * step, lo + last * step + 1, step), slice(first, last + 1)
+
+
+def _pad_impl(x, padding_value, padding_config):
+  x = np.asarray(x)
+  shape = tuple(_padded_size(d, *c) for d, c in zip(x.shape, padding_config))
+  out = np.full(shape, padding_value, dtype=x.dtype)
+  pairs = [_pad_dim_slices(d, *c) for d, c in zip(x.shape, padding_config)]
+  out[tuple(p[0] for p in pairs)] = x[tuple(p[1] for p in pairs)]
+  return out
+
+
+pad_p = _prim("pad", _pad_impl, _pad_abstract, weak=_all_weak)
+
+
+def _pad_batcher(vals, dims, *, padding_config):
+  (x, padding_value), (bdim, pv_dim) = vals, dims
+  if bdim is None:
+    x, bdim = batching.broadcast_front(x, batching.shape_of(padding_value)[0]), 0
+  config = list(padding_config)
+  config.insert(bdim, (0, 0, 0))
+  if pv_dim is None:
+    return pad_p.bind(x, padding_value, padding_config=tuple(config)), bdim
+  # A batched padding value: pad with zeros, then select the value where the mask says padding.
+  padded = pad_p.bind(x, np.zeros((), core.get_aval(x).dtype)[()], padding_config=tuple(config))
+  inside = broadcast_in_dim_p.bind(np.True_, shape=batching.shape_of(x), broadcast_dimensions=(),
+                                   sharding=None)
+  mask = pad_p.bind(inside, np.False_, padding_config=tuple(config))
+  fill = broadcast_in_dim_p.bind(padding_value, shape=batching.shape_of(padded),
+                                 broadcast_dimensions=(bdim,), sharding=None)
+  from jaxlite._src.lax.elementwise import select_n_p  # elementwise imports this module
+  return select_n_p.bind(mask, fill, padded), bdim
+
+
+batching.primitive_batchers[pad_p] = _pad_batcher
+
+
+# --- concatenate -------------------------------------------------------------------------------
+
+def _concatenate_abstract(*xs, dimension):
+  shapes = ", ".join(str(x.shape) for x in xs)
+  if len({x.ndim for x in xs}) != 1:
+    raise TypeError(f"Cannot concatenate arrays with different numbers of dimensions: got "
+                    f"{shapes}.")
+  if not 0 <= dimension < xs[0].ndim:
+    raise TypeError(f"concatenate dimension out of bounds: dimension {dimension} for shapes "
+                    f"{shapes}.")
+  rest = [x.shape[:dimension] + x.shape[dimension + 1:] for x in xs]
+  if any(r != rest[0] for r in rest[1:]):
+    raise TypeError("Cannot concatenate arrays with shapes that differ in dimensions other than "
+                    f"the one being concatenated: concatenating along dimension {dimension} for "
+                    f"shapes {shapes}.")
+  _same_dtypes("concatenate", xs, "concatenate")
+  shape = list(xs[0].shape)
+  shape[dimension] = sum(x.shape[dimension] for x in xs)
+  return ShapedArray(shape, xs[0].dtype, all(x.weak_type for x in xs))
+
+
+def _concatenate_impl(*xs, dimension):
+  return np.concatenate(xs, axis=dimension)
+
+
+concatenate_p = _prim("concatenate", _concatenate_impl, _concatenate_abstract, weak=_all_weak)
+
+
+def _concatenate_batcher(vals, dims, *, dimension):
+  size = batching.mapped_size(vals, dims)
+  vals = [batching.broadcast_front(v, size) if d is None else batching.moveaxis(v, d, 0)
+          for v, d in zip(vals, dims)]
+  return concatenate_p.bind(*vals, dimension=dimension + 1), 0
+
+
+batching.primitive_batchers[concatenate_p] = _concatenate_batcher
+
+
+# --- split -------------------------------------------------------------------------------------
+
+def _split_abstract(x, sizes, axis):
+  if not 0 <= axis < x.ndim:
+    raise ValueError(f"axis {axis} is out of bounds for array of dimension {x.ndim}")
+  if any(s < 0 for s in sizes):
+    raise ValueError(f"Sizes passed to split must be nonnegative, got {list(sizes)}")
+  if sum(sizes) != x.shape[axis]:
+    raise ValueError(f"Sum of sizes {sum(sizes)} must be equal to dimension {axis} of the "
+                     f"operand shape {list(x.shape)}")
+  return [x.update(shape=x.shape[:axis] + (int(s),) + x.shape[axis + 1:]) for s in sizes]
+
+
+def _split_impl(x, sizes, axis):
+  cuts = np.cumsum(sizes[:-1]) if len(sizes) > 1 else []
+  return np.split(x, cuts, axis=axis)
+
+
+split_p = _prim("split", _split_impl, _split_abstract, weak=_each_first_weak)
+split_p.multiple_results = True
+
+
+def _split_batcher(vals, dims, *, sizes, axis):
+  (x,), (bdim,) = vals, dims
+  outs = split_p.bind(x, sizes=sizes, axis=axis + (axis >= bdim))
+  return outs, [bdim] * len(outs)
+
+
+batching.primitive_batchers[split_p] = _split_batcher
+
+
+# --- stack, unstack, tile ----------------------------------------------------------------------
+
+def _stack_abstract(*xs, axis):
+  shapes = ", ".join(str(x.shape) for x in xs)
+  if len({x.ndim for x in xs}) != 1:
+    raise ValueError(f"Cannot stack arrays with different numbers of dimensions: got {shapes}.")
+  if len({x.shape for x in xs}) != 1:
+    raise ValueError(f"Cannot stack arrays with different shapes: got {shapes}.")
+  if not 0 <= axis <= xs[0].ndim:
+    raise ValueError(f"axis {axis} is out of bounds for array of dimension {xs[0].ndim + 1}")
+  _same_dtypes("stack", xs)
+  shape = xs[0].shape[:axis] + (len(xs),) + xs[0].shape[axis:]
+  return ShapedArray(shape, xs[0].dtype, all(x.weak_type for x in xs))
+
+
+def _stack_impl(*xs, axis):
+  return np.stack(xs, axis=axis)
+
+
+stack_p = _prim("stack", _stack_impl, _stack_abstract, weak=_all_weak)
+
+
+def _stack_batcher(vals, dims, *, axis):
+  d = dims[0]
+  if d is not None and all(e == d for e in dims):
+    # Every operand batched alike: stack around the batch axis, which may shift right.
+    return stack_p.bind(*vals, axis=axis if axis <= d else axis + 1), d + (axis <= d)
+  size = batching.mapped_size(vals, dims)
+  return stack_p.bind(*batching.all_at_front(vals, dims, size), axis=axis + 1), 0
+
+
+batching.primitive_batchers[stack_p] = _stack_batcher
+
+
+def _unstack_abstract(x, axis):
+  if not 0 <= axis < x.ndim:
+    raise ValueError(f"axis {axis} is out of bounds for array of dimension {x.ndim}")
+  return [x.update(shape=x.shape[:axis] + x.shape[axis + 1:])] * x.shape[axis]
+
+
+def _unstack_impl(x, axis):
+  return [np.take(x, i, axis=axis) for i in range(x.shape[axis])]
+
+
+unstack_p = _prim("unstack", _unstack_impl, _unstack_abstract, weak=_each_first_weak)
+unstack_p.multiple_results = True
+
+
+def _unstack_batcher(vals, dims, *, axis):
+  (x,), (bdim,) = vals, dims
+  outs = unstack_p.bind(x, axis=axis + (axis >= bdim))
+  return outs, [bdim - (axis < bdim)] * len(outs)
+
+
+batching.primitive_batchers[unstack_p] = _unstack_batcher
+
+
+def _tile_abstract(x, reps):
+  if len(reps) != x.ndim:
+    raise TypeError(f"reps length must be equal to the ndim of x, got len(reps)={len(reps)} and "
+                    f"x.ndim={x.ndim}.")
+  if any(r < 0 for r in reps):
+    raise ValueError(f"reps must be nonnegative, got reps={tuple(reps)}")
+  return x.update(shape=tuple(d * r for d, r in zip(x.shape, reps)))
+
+
+def _tile_impl(x, reps):
+  return np.tile(x, reps)
+
+
+tile_p = _prim("tile", _tile_impl, _tile_abstract)
+numpy_templates[tile_p] = lambda reps: f"np.tile({{0}}, {tuple(reps)})"
+
+
+def _tile_batcher(vals, dims, *, reps):
+  (x,), (bdim,) = vals, dims
+  reps = list(reps)
+  reps.insert(bdim, 1)
+  return tile_p.bind(x, reps=tuple(reps)), bdim
+
+
+batching.primitive_batchers[tile_p] = _tile_batcher
+
+
+# --- public lax functions ----------------------------------------------------------------------
+
+def _asarg(x):
+  from jaxlite._src.lax.lax import asarg
+  return asarg(x)
+
+
+def _ndim(x) -> int:
+  return len(np.shape(x)) if not isinstance(x, core.Array) else x.ndim
+
+
+def _canonical_axis(axis: int, ndim: int) -> int:
+  axis = operator.index(axis)
+  if not -ndim <= axis < ndim:
+    raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+  return axis + ndim if axis < 0 else axis
+
+
+def _is_array(x) -> bool:
+  return isinstance(x, core.Array)
+
+
+def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None):
+  operand = _asarg(operand)
+  shape = core.canonicalize_shape(shape)
+  bdims = tuple(operator.index(d) for d in broadcast_dimensions)
+  if _is_array(operand) and tuple(operand.shape) == shape \
+      and bdims == tuple(range(len(shape))):
+    return operand
+  return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=bdims,
+                                 sharding=out_sharding)
+
+
+def broadcast(operand, sizes, *, out_sharding=None):
+  operand = _asarg(operand)
+  sizes = core.canonicalize_shape(sizes)
+  nd = _ndim(operand)
+  return broadcast_in_dim(operand, sizes + tuple(np.shape(operand) if not _is_array(operand)
+                                                 else operand.shape),
+                          tuple(range(len(sizes), len(sizes) + nd)), out_sharding=out_sharding)
+
+
+def expand_dims(array, dimensions):
+  array = _asarg(array)
+  nd_out = _ndim(array) + len(dimensions)
+  dims = [_canonical_axis(d, nd_out) for d in dimensions]
+  if len(set(dims)) != len(dims):
+    raise ValueError(f"repeated axis in lax.expand_dims: {dims}")
+  shape = list(np.shape(array) if not _is_array(array) else array.shape)
+  for d in sorted(dims):
+    shape.insert(d, 1)
+  kept = tuple(i for i in range(nd_out) if i not in dims)
+  return broadcast_in_dim(array, tuple(shape), kept)
+
+
+def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
+  operand = _asarg(operand)
+  new_sizes = core.canonicalize_shape(new_sizes)
+  nd = _ndim(operand)
+  dims = None if dimensions is None else tuple(_canonical_axis(d, nd) for d in dimensions)
+  same_dims = dims is None or dims == tuple(range(nd))
+  if _is_array(operand) and nd and tuple(operand.shape) == new_sizes and same_dims:
+    return operand
+  return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=None if same_dims else dims,
+                        sharding=out_sharding)
+
+
+def squeeze(array, dimensions):
+  array = _asarg(array)
+  nd = _ndim(array)
+  dims = tuple(sorted(_canonical_axis(d, nd) for d in dimensions))
+  if not dims and _is_array(array):
+    return array
+  return squeeze_p.bind(array, dimensions=dims)
+
+
+def transpose(operand, permutation):
+  operand = _asarg(operand)
+  perm = tuple(operator.index(d) for d in permutation)
+  if perm == tuple(range(_ndim(operand))) and _is_array(operand):
+    return operand
+  return transpose_p.bind(operand, permutation=perm)
+
+
+def collapse(operand, start_dimension, stop_dimension=None):
+  operand = _asarg(operand)
+  shape = tuple(operand.shape) if _is_array(operand) else np.shape(operand)
+  lo, hi, _ = slice(start_dimension, stop_dimension).indices(len(shape))
+  if hi < lo:
+    raise ValueError(f"Invalid dimension range passed to collapse: {shape}"
+                     f"[{start_dimension}:{stop_dimension}]")
+  size = int(np.prod(shape[lo:hi], dtype=np.int64))
+  return reshape(operand, shape[:lo] + (size,) + shape[hi:])
+
+
+def rev(operand, dimensions):
+  return rev_p.bind(_asarg(operand), dimensions=tuple(operator.index(d) for d in dimensions))
+
+
+def pad(operand, padding_value, padding_config):
+  config = tuple(tuple(operator.index(v) for v in c) for c in padding_config)
+  return pad_p.bind(_asarg(operand), _asarg(padding_value), padding_config=config)
+
+
+def concatenate(operands, dimension):
+  operands = list(operands) if not _is_array(operands) else list(operands)
+  if not operands:
+    raise ValueError("concatenate requires a non-empty sequences of arrays")
+  if len(operands) == 1:
+    op = operands[0]
+    op = op.__jax_array__() if hasattr(op, "__jax_array__") else op
+    if _is_array(op):
+      return op
+  return concatenate_p.bind(*(_asarg(o) for o in operands), dimension=operator.index(dimension))
+
+
+def split(operand, sizes, axis: int = 0):
+  operand = _asarg(operand)
+  return split_p.bind(operand, sizes=tuple(sizes), axis=_canonical_axis(axis, _ndim(operand)))
+
+
+def stack(operands, axis: int = 0):
+  operands = [_asarg(o) for o in operands]
+  if not operands:
+    raise ValueError("Need at least one array to stack.")
+  return stack_p.bind(*operands, axis=_canonical_axis(axis, _ndim(operands[0]) + 1))
+
+
+def unstack(x, axis: int = 0):
+  x = _asarg(x)
+  return tuple(unstack_p.bind(x, axis=_canonical_axis(axis, _ndim(x))))
+
+
+def tile(operand, reps):
+  return tile_p.bind(_asarg(operand), reps=tuple(operator.index(r) for r in reps))

@@ -1,0 +1,721 @@
+"""Slicing primitives: slice, dynamic_slice, dynamic_update_slice, gather and the scatters.
+
+Gather and scatter follow XLA's general semantics (dimension numbers, out-of-bounds modes) in
+NumPy with vectorised index arithmetic, plus fast paths for the shapes jnp indexing produces.
+"""
+from __future__ import annotations
+
+import builtins
+import enum
+import operator
+import weakref
+from typing import NamedTuple
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import dtypes
+from jaxlite._src.core import ShapedArray
+from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import shape as shape_prims
+from jaxlite._src.lax.families import first_weak, numpy_templates
+from jaxlite._src.lax.lax import asarg
+
+_slice = builtins.slice
+
+
+def _prim(name, impl, abstract_eval, weak=first_weak):
+  p = core.Primitive(name)
+  p.def_impl(impl)
+  p.def_abstract_eval(abstract_eval)
+  p.eager_weak_type = weak
+  return p
+
+
+def _all_weak(args, params) -> bool:
+  return all(getattr(a, "weak_type", False) for a in args)
+
+
+def _is_int(dtype) -> bool:
+  return dtype.kind in "iu"
+
+
+# --- slice -------------------------------------------------------------------------------------
+
+def _slice_abstract(x, start_indices, limit_indices, strides):
+  _check_slice_args(x.shape, start_indices, limit_indices, strides)
+  if strides is None:
+    shape = tuple(int(hi - lo) for lo, hi in zip(start_indices, limit_indices))
+  else:
+    shape = tuple(int((hi - lo + st - 1) // st) if hi > lo else 0
+                  for lo, hi, st in zip(start_indices, limit_indices, strides))
+  return x.update(shape=shape)
+
+
+def _check_slice_args(shape, start, limit, strides):
+  for name, v in (("start_indices", start), ("limit_indices", limit)):
+    if len(v) != len(shape):
+      raise TypeError(f"slice {name} must have length equal to the number of dimensions of the "
+                      f"operand, got indices {tuple(v)} for operand shape {shape}.")
+  if strides is not None and len(strides) != len(shape):
+    raise TypeError("slice strides must have length equal to the number of dimensions of the "
+                    f"operand, got strides {tuple(strides)} for operand shape {shape}.")
+  sizes = tuple(np.int64(hi - lo) for lo, hi in zip(start, limit))
+  if any(s > d for s, d in zip(sizes, shape)):
+    raise TypeError("slice slice_sizes must be less than or equal to operand shape, got "
+                    f"slice_sizes {sizes} for operand shape {shape}.")
+  if any(hi > d for hi, d in zip(limit, shape)):
+    raise TypeError("slice limit_indices must be less than or equal to operand shape, got "
+                    f"limit_indices {tuple(limit)} for operand shape {shape}.")
+  if any(s < 0 for s in sizes):
+    raise TypeError("slice slice_sizes must be greater than or equal to zero, got slice_sizes "
+                    f"of {tuple(int(s) for s in sizes)}.")
+  if any(lo < 0 for lo in start):
+    raise TypeError("slice start_indices must be greater than or equal to zero, got "
+                    f"start_indices {tuple(start)}.")
+  if strides is not None:
+    if any(s < 0 for s in strides):
+      raise TypeError(f"slice strides must have every element be nonnegative, got "
+                      f"{tuple(strides)}.")
+    if any(s == 0 for s in strides):
+      raise ZeroDivisionError("integer division or modulo by zero")
+
+
+def _slice_index(start_indices, limit_indices, strides):
+  steps = strides if strides is not None else (None,) * len(start_indices)
+  return tuple(_slice(lo, hi, st) for lo, hi, st in zip(start_indices, limit_indices, steps))
+
+
+def _slice_impl(x, start_indices, limit_indices, strides):
+  return x[_slice_index(start_indices, limit_indices, strides)]
+
+
+def _slice_template(start_indices, limit_indices, strides):
+  def part(s):
+    step = "" if s.step in (None, 1) else f":{s.step}"
+    return f"{s.start}:{s.stop}{step}"
+  parts = [part(s) for s in _slice_index(start_indices, limit_indices, strides)]
+  return "{0}[" + ", ".join(parts) + ("," if len(parts) == 1 else "") + "]" if parts else "{0}"
+
+
+slice_p = _prim("slice", _slice_impl, _slice_abstract)
+numpy_templates[slice_p] = _slice_template
+
+
+# --- dynamic_slice -----------------------------------------------------------------------------
+
+def _check_index_avals(name, idx_avals, sep=":"):
+  if any(a.ndim for a in idx_avals):
+    raise TypeError(f"start_indices arguments to {name} must be scalars,  got indices "
+                    f"({', '.join(repr(a) for a in idx_avals)})")
+  dts = [a.dtype for a in idx_avals]
+  if any(not _is_int(d) for d in dts) or len(set(dts)) > 1:
+    raise TypeError(f"index arguments to {name} must be integers of the same type, got{sep} "
+                    + ", ".join(dtypes.dtype_name(d) for d in dts))
+
+
+def _dynamic_slice_abstract(x, *starts, slice_sizes):
+  if len(starts) != x.ndim:
+    raise TypeError(f"dynamic_slice start_indices must have length equal to the number of "
+                    f"dimensions of the operand, got {len(starts)} for operand shape {x.shape}.")
+  if len(slice_sizes) != x.ndim:
+    raise TypeError("dynamic_slice slice_sizes must have the same length as the operand "
+                    f"dimensions, got slice_sizes {tuple(slice_sizes)} for operand shape "
+                    f"{x.shape}.")
+  _check_index_avals("dynamic_slice", starts)
+  if any(s > d for s, d in zip(slice_sizes, x.shape)):
+    raise TypeError("slice slice_sizes must be less than or equal to operand shape, got "
+                    f"slice_sizes {tuple(np.int64(s) for s in slice_sizes)} for operand shape "
+                    f"{x.shape}.")
+  if any(s < 0 for s in slice_sizes):
+    raise TypeError("slice slice_sizes must be greater than or equal to zero, got slice_sizes "
+                    f"of {tuple(slice_sizes)}.")
+  return x.update(shape=tuple(slice_sizes))
+
+
+def clamped_starts(starts, shape, sizes) -> list:
+  """XLA's rule: each start index is clamped so that the whole window is in bounds."""
+  return [min(max(int(s), 0), d - n) for s, d, n in zip(starts, shape, sizes)]
+
+
+def _dynamic_slice_impl(x, *starts, slice_sizes):
+  lo = clamped_starts(starts, x.shape, slice_sizes)
+  return x[tuple(_slice(s, s + n) for s, n in zip(lo, slice_sizes))]
+
+
+dynamic_slice_p = _prim("dynamic_slice", _dynamic_slice_impl, _dynamic_slice_abstract)
+
+
+# --- dynamic_update_slice ----------------------------------------------------------------------
+
+def _dynamic_update_slice_abstract(x, update, *starts):
+  if update.ndim != x.ndim:
+    raise TypeError("dynamic_update_slice update must have the same rank as operand, got update "
+                    f"shape {update.shape} for operand shape {x.shape}.")
+  if any(u > d for u, d in zip(update.shape, x.shape)):
+    raise TypeError("dynamic_update_slice update shape must be smaller than operand shape, got "
+                    f"update shape {update.shape} for operand shape {x.shape}.")
+  if x.dtype != update.dtype:
+    raise TypeError("lax.dynamic_update_slice requires arguments to have the same dtypes, got "
+                    f"{dtypes.dtype_name(x.dtype)}, {dtypes.dtype_name(update.dtype)}.")
+  if len(starts) != x.ndim:
+    raise TypeError("dynamic_update_slice start_indices must have length equal to the rank of "
+                    f"operand, got {len(starts)} for operand shape {x.shape}.")
+  _check_index_avals("dynamic_update_slice", starts, sep="")
+  return x.update(weak_type=x.weak_type and update.weak_type
+                  and all(s.weak_type for s in starts))
+
+
+def _dynamic_update_slice_impl(x, update, *starts):
+  lo = clamped_starts(starts, x.shape, update.shape)
+  out = np.array(x, copy=True)
+  out[tuple(_slice(s, s + n) for s, n in zip(lo, update.shape))] = update
+  return out
+
+
+dynamic_update_slice_p = _prim("dynamic_update_slice", _dynamic_update_slice_impl,
+                               _dynamic_update_slice_abstract, weak=_all_weak)
+
+
+# --- dimension numbers and modes -----------------------------------------------------------------
+
+class GatherDimensionNumbers(NamedTuple):
+  """How a gather maps index vectors to operand windows (XLA's GatherDimensionNumbers)."""
+  offset_dims: tuple
+  collapsed_slice_dims: tuple
+  start_index_map: tuple
+  operand_batching_dims: tuple = ()
+  start_indices_batching_dims: tuple = ()
+
+
+class ScatterDimensionNumbers(NamedTuple):
+  """How a scatter maps index vectors and update windows to the operand."""
+  update_window_dims: tuple
+  inserted_window_dims: tuple
+  scatter_dims_to_operand_dims: tuple
+  operand_batching_dims: tuple = ()
+  scatter_indices_batching_dims: tuple = ()
+
+
+def _int_tuples(dn):
+  return type(dn)(*(tuple(operator.index(i) for i in f) for f in dn))
+
+
+class GatherScatterMode(enum.Enum):
+  """What gathers and scatters do with out-of-bounds indices."""
+  CLIP = 1
+  FILL_OR_DROP = 2
+  PROMISE_IN_BOUNDS = 3
+  ONE_HOT = 4
+
+  @staticmethod
+  def from_any(s) -> "GatherScatterMode":
+    if isinstance(s, GatherScatterMode):
+      return s
+    if s is None or s in ("fill", "drop"):
+      return GatherScatterMode.FILL_OR_DROP
+    named = {"clip": GatherScatterMode.CLIP,
+             "promise_in_bounds": GatherScatterMode.PROMISE_IN_BOUNDS,
+             "one_hot": GatherScatterMode.ONE_HOT}
+    if s in named:
+      return named[s]
+    raise ValueError(f'Unknown gather mode "{s}"')
+
+
+# --- index arithmetic shared by gather and scatter -------------------------------------------------
+
+def _window_starts(indices, operand_shape, index_map, operand_bdims, index_bdims):
+  """(batch_shape, starts): one operand start vector per index vector, shape (n, rank)."""
+  indices = np.asarray(indices)
+  batch_shape = indices.shape[:-1]
+  n = int(np.prod(batch_shape, dtype=np.int64))
+  starts = np.zeros((n, len(operand_shape)), np.int64)
+  if index_map:
+    starts[:, list(index_map)] = indices.reshape(n, len(index_map))
+  if operand_bdims:
+    coords = np.indices(batch_shape).reshape(len(batch_shape), n)
+    for od, idim in zip(operand_bdims, index_bdims):
+      starts[:, od] = coords[idim]
+  return batch_shape, starts
+
+
+def _in_bounds(starts, upper, dims):
+  """Rows whose whole window fits in the operand along `dims`."""
+  dims = list(dims)
+  if not dims:
+    return np.ones(len(starts), bool)
+  s = starts[:, dims]
+  return np.all((s >= 0) & (s <= np.asarray(upper)[dims]), axis=1)
+
+
+def _window_grids(starts, window):
+  """Broadcastable operand index arrays of shape (n, *window) for windows at `starts`."""
+  rank = len(window)
+  n = starts.shape[0]
+  grids = []
+  for d, w in enumerate(window):
+    shape = [1] * rank
+    shape[d] = w
+    grids.append(starts[:, d].reshape((n,) + (1,) * rank) + np.arange(w).reshape([1] + shape))
+  return tuple(grids)
+
+
+def _output_perm(n_batch, offset_dims):
+  """Permutation from (batch dims, offset dims) layout to gather output dims."""
+  rank = n_batch + len(offset_dims)
+  batch_pos = [i for i in range(rank) if i not in offset_dims]
+  src = [0] * rank
+  for j, p in enumerate(batch_pos):
+    src[p] = j
+  for j, p in enumerate(offset_dims):
+    src[p] = n_batch + j
+  return src
+
+
+def _default_fill(dtype):
+  if dtypes.is_inexact(dtype):
+    return float("nan") if dtype.kind != "c" else complex("nan")
+  if dtype == np.bool_:
+    return True
+  info = np.iinfo(dtype)
+  return int(info.min if dtype.kind == "i" else info.max)
+
+
+# --- gather ------------------------------------------------------------------------------------
+
+def _gather_abstract(operand, indices, *, dimension_numbers, slice_sizes, indices_are_sorted,
+                     unique_indices, mode, fill_value):
+  dn = dimension_numbers
+  if not _is_int(indices.dtype):
+    raise TypeError(f"indices must have an integer type, got {dtypes.dtype_name(indices.dtype)}")
+  if indices.ndim < 1:
+    raise TypeError(f"Gather indices must have rank >= 1, got shape {indices.shape}")
+  if len(slice_sizes) != operand.ndim:
+    raise TypeError("Gather op must have one slice size for every input dimension; got: "
+                    f"len(slice_sizes)={len(slice_sizes)}, input_shape.rank={operand.ndim}")
+  if indices.shape[-1] != len(dn.start_index_map):
+    raise TypeError("Gather op has start_index_map of size "
+                    f"{len(dn.start_index_map)} but the index vector dimension of indices "
+                    f"has size {indices.shape[-1]}.")
+  for d, (s, n) in enumerate(zip(slice_sizes, operand.shape)):
+    if not 0 <= s <= n:
+      raise TypeError(f"Slice size at index {d} in gather op is out of range, must be within "
+                      f"[0, {n} + 1), got {s}.")
+  for d in dn.collapsed_slice_dims + dn.operand_batching_dims:
+    if slice_sizes[d] > 1:
+      raise TypeError(f"Gather op can only collapse slice dims with bound 1, but bound is "
+                      f"{slice_sizes[d]} for index {d} at position "
+                      f"{list(dn.collapsed_slice_dims).index(d) if d in dn.collapsed_slice_dims else 0}.")
+  offsets = _offset_sizes(operand.ndim, slice_sizes, dn)
+  if len(offsets) != len(dn.offset_dims):
+    raise TypeError(f"All components of the offset index in a gather op must either be a offset "
+                    f"dimension or explicitly collapsed/batching; got len(slice_sizes)="
+                    f"{len(slice_sizes)}, output_slice_sizes={tuple(offsets)}, "
+                    f"collapsed_slice_dims={dn.collapsed_slice_dims}, operand_batching_dims="
+                    f"{dn.operand_batching_dims}.")
+  batch = list(indices.shape[:-1])
+  rank = len(batch) + len(offsets)
+  shape, it_b, it_o = [], iter(batch), iter(offsets)
+  for i in range(rank):
+    shape.append(next(it_o) if i in dn.offset_dims else next(it_b))
+  return operand.update(shape=tuple(shape))
+
+
+def _offset_sizes(rank, slice_sizes, dn):
+  skip = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
+  return [slice_sizes[d] for d in range(rank) if d not in skip]
+
+
+def _gather_impl(operand, indices, *, dimension_numbers, slice_sizes, indices_are_sorted,
+                 unique_indices, mode, fill_value):
+  dn = dimension_numbers
+  operand = np.asarray(operand)
+  indices = np.asarray(indices)
+  fill = _default_fill(operand.dtype) if fill_value is None else fill_value
+  drop = mode == GatherScatterMode.FILL_OR_DROP
+  if _is_point_gather(operand.shape, dn, slice_sizes):
+    out = _point_gather(operand, indices, dn.start_index_map, drop, fill)
+  else:
+    out = _general_gather(operand, indices, dn, slice_sizes, drop, fill)
+  perm = _output_perm(indices.ndim - 1, dn.offset_dims)
+  return out if perm == sorted(perm) else out.transpose(perm)
+
+
+def _is_point_gather(shape, dn, slice_sizes) -> bool:
+  """Each index vector picks single elements along its dims and whole extents elsewhere."""
+  mapped = set(dn.start_index_map)
+  return (not dn.operand_batching_dims and mapped == set(dn.collapsed_slice_dims)
+          and len(mapped) == len(dn.start_index_map)
+          and all(slice_sizes[d] == (1 if d in mapped else shape[d]) for d in range(len(shape)))
+          and all(shape[d] > 0 for d in mapped))
+
+
+def _point_gather(operand, indices, index_map, drop, fill):
+  k = len(index_map)
+  moved = np.moveaxis(operand, index_map, range(k)) if list(index_map) != list(range(k)) \
+      else operand
+  cols = [indices[..., j] for j in range(k)]
+  if k == 1 and not drop:
+    return np.take(moved, cols[0], axis=0, mode="clip")
+  clipped = tuple(np.clip(c, 0, moved.shape[j] - 1) for j, c in enumerate(cols))
+  out = moved[clipped]
+  if drop:
+    bad = np.zeros(indices.shape[:-1], bool)
+    for j, c in enumerate(cols):
+      bad |= (c < 0) | (c >= moved.shape[j])
+    if bad.any():
+      out[bad] = fill
+  return out
+
+
+def _general_gather(operand, indices, dn, slice_sizes, drop, fill):
+  batch_shape, starts = _window_starts(indices, operand.shape, dn.start_index_map,
+                                       dn.operand_batching_dims, dn.start_indices_batching_dims)
+  upper = [d - s for d, s in zip(operand.shape, slice_sizes)]
+  valid = _in_bounds(starts, upper, dn.start_index_map) if drop else None
+  starts = np.clip(starts, 0, np.maximum(upper, 0))
+  offsets = _offset_sizes(operand.ndim, slice_sizes, dn)
+  if operand.size == 0 or starts.shape[0] == 0:
+    return np.full(tuple(batch_shape) + tuple(offsets), fill if drop else 0, operand.dtype)
+  out = operand[_window_grids(starts, slice_sizes)]
+  out = out.reshape((starts.shape[0],) + tuple(offsets))
+  if drop and not valid.all():
+    out[~valid] = fill
+  return out.reshape(tuple(batch_shape) + tuple(offsets))
+
+
+gather_p = _prim("gather", _gather_impl, _gather_abstract)
+
+
+# --- scatter family ----------------------------------------------------------------------------
+
+def _scatter_abstract(operand, indices, updates, *, dimension_numbers, indices_are_sorted,
+                      unique_indices, mode, update_jaxpr, update_consts, _name="scatter"):
+  dn = dimension_numbers
+  if not _is_int(indices.dtype):
+    raise TypeError(f"{_name} indices must have an integer type, got "
+                    f"{dtypes.dtype_name(indices.dtype)}")
+  if operand.dtype != updates.dtype:
+    raise TypeError(f"lax.{_name} requires arguments to have the same dtypes, got "
+                    f"{dtypes.dtype_name(operand.dtype)}, {dtypes.dtype_name(updates.dtype)}.")
+  expected = indices.ndim - 1 + len(dn.update_window_dims)
+  if updates.ndim != expected:
+    raise TypeError(f"Updates tensor must be of rank {expected}; got {updates.ndim}.")
+  if indices.shape[-1:] != (len(dn.scatter_dims_to_operand_dims),):
+    raise TypeError("Scatter op has scatter_dims_to_operand_dims of size "
+                    f"{len(dn.scatter_dims_to_operand_dims)} but the index vector dimension of "
+                    f"indices has size {indices.shape[-1:]}.")
+  return operand
+
+
+def _scatter_window(operand_shape, updates_shape, dn):
+  """The operand-shaped window each update index writes (1 on inserted and batching dims)."""
+  sizes = iter(updates_shape[d] for d in dn.update_window_dims)
+  skip = set(dn.inserted_window_dims) | set(dn.operand_batching_dims)
+  return tuple(1 if d in skip else next(sizes) for d in range(len(operand_shape)))
+
+
+def _scatter_targets(operand, indices, updates, dn, mode):
+  """(operand index grids, updates laid out like the grids), out-of-bounds windows handled."""
+  updates = np.asarray(updates)
+  window = _scatter_window(operand.shape, updates.shape, dn)
+  _, starts = _window_starts(indices, operand.shape, dn.scatter_dims_to_operand_dims,
+                             dn.operand_batching_dims, dn.scatter_indices_batching_dims)
+  scatter_dims = [d for d in range(updates.ndim) if d not in dn.update_window_dims]
+  upd = updates.transpose(scatter_dims + list(dn.update_window_dims))
+  upd = upd.reshape((starts.shape[0],) + window)
+  upper = [d - w for d, w in zip(operand.shape, window)]
+  if mode == GatherScatterMode.CLIP:
+    starts = np.clip(starts, 0, np.maximum(upper, 0))
+  else:
+    valid = _in_bounds(starts, upper, dn.scatter_dims_to_operand_dims)
+    if not valid.all():
+      starts, upd = starts[valid], upd[valid]
+  return _window_grids(starts, window), upd
+
+
+def _scatter_impl_for(ufunc):
+  def impl(operand, indices, updates, *, dimension_numbers, indices_are_sorted, unique_indices,
+           mode, update_jaxpr, update_consts):
+    out = np.array(operand, copy=True)
+    if out.size == 0 or np.size(updates) == 0:
+      return out
+    grids, upd = _scatter_targets(out, indices, updates, dimension_numbers, mode)
+    if ufunc is None and update_jaxpr is not None:
+      _apply_in_rounds(out, grids, upd, _update_fn(update_jaxpr, update_consts))
+    elif ufunc is None:
+      out[grids] = upd
+    elif unique_indices:
+      out[grids] = ufunc(out[grids], upd)
+    else:
+      ufunc.at(out, grids, upd)
+    return out
+  return impl
+
+
+_update_fns: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _update_fn(jaxpr, consts):
+  """A NumPy function of (old, update) computing the scatter's update jaxpr elementwise."""
+  fn = _update_fns.get(jaxpr)
+  if fn is None:
+    from jaxlite._src.compiler import numpy_codegen
+    fn = numpy_codegen.compile_jaxpr(core.ClosedJaxpr(jaxpr, list(consts)))
+    _update_fns[jaxpr] = fn
+  return fn
+
+
+def _apply_in_rounds(out, grids, upd, fn):
+  """Applies `fn` once per update, so an index hit k times is updated k times (like XLA)."""
+  flat = np.ravel_multi_index(np.broadcast_arrays(*grids), out.shape).ravel()
+  vals = np.broadcast_to(upd, np.broadcast_shapes(*(g.shape for g in grids))).ravel()
+  order = np.argsort(flat, kind="stable")
+  sorted_pos = flat[order]
+  first = np.r_[True, sorted_pos[1:] != sorted_pos[:-1]]
+  run_start = np.maximum.accumulate(np.where(first, np.arange(len(order)), 0))
+  rank = np.empty(len(order), np.int64)
+  rank[order] = np.arange(len(order)) - run_start
+  view = out.reshape(-1)
+  for r in range(int(rank.max(initial=-1)) + 1):
+    sel = rank == r
+    pos = flat[sel]
+    view[pos] = np.asarray(fn(view[pos], vals[sel])[0], out.dtype)
+
+
+def _scatter_prim(name, ufunc):
+  p = _prim(name, _scatter_impl_for(ufunc),
+            lambda *a, **k: _scatter_abstract(*a, _name=name, **k))
+  return p
+
+
+scatter_p = _scatter_prim("scatter", None)
+scatter_add_p = _scatter_prim("scatter-add", np.add)
+scatter_mul_p = _scatter_prim("scatter-mul", np.multiply)
+scatter_min_p = _scatter_prim("scatter-min", np.minimum)
+scatter_max_p = _scatter_prim("scatter-max", np.maximum)
+scatter_sub_p = _scatter_prim("scatter-sub", np.subtract)
+
+
+# --- update jaxprs -----------------------------------------------------------------------------
+
+_reduction_jaxprs: dict = {}
+
+
+def reduction_jaxpr(prim, dtype):
+  """The jaxpr `{ lambda ; a b. let c = prim a b in (c,) }` on scalars, one object per key."""
+  key = (prim, dtype)
+  jaxpr = _reduction_jaxprs.get(key)
+  if jaxpr is None:
+    jaxpr = _reduction_jaxprs[key] = _trace_scalar_fn(lambda a, b: prim.bind(a, b), dtype)
+  return jaxpr
+
+
+def _trace_scalar_fn(fn, dtype):
+  from jaxlite._src.interpreters import partial_eval as pe
+  aval = ShapedArray((), dtype)
+  closed = pe.trace_to_jaxpr(lambda a, b: [fn(a, b)], [aval, aval])
+  return closed.jaxpr
+
+
+# --- public functions --------------------------------------------------------------------------
+
+def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - lax's name
+  """`operand[start:limit:stride]` per dimension, with static bounds."""
+  start = tuple(operator.index(i) for i in start_indices)
+  limit = tuple(operator.index(i) for i in limit_indices)
+  strides = None if strides is None else tuple(operator.index(i) for i in strides)
+  return slice_p.bind(asarg(operand), start_indices=start, limit_indices=limit, strides=strides)
+
+
+def _shape(x) -> tuple:
+  return tuple(x.shape) if isinstance(x, core.Array) else np.shape(x)
+
+
+def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
+  shape = _shape(operand)
+  axis = operator.index(axis)
+  size = shape[axis]
+  start = 0 if start_index is None else operator.index(start_index)
+  limit = size if limit_index is None else operator.index(limit_index)
+  start, limit = start + size if start < 0 else start, limit + size if limit < 0 else limit
+  starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+  starts[axis], limits[axis], strides[axis] = start, limit, operator.index(stride)
+  return slice(operand, starts, limits, strides)
+
+
+def index_in_dim(operand, index, axis=0, keepdims=True):
+  index = core.concrete_or_error(int, index, "The index argument of index_in_dim.")
+  axis = operator.index(axis)
+  size = _shape(operand)[axis]
+  wrapped = index + size if index < 0 else index
+  if not 0 <= wrapped < size:
+    raise IndexError(f"index {index} is out of bounds for axis {axis} with size {size}")
+  out = slice_in_dim(operand, wrapped, wrapped + 1, 1, axis)
+  return out if keepdims else shape_prims.squeeze(out, (axis,))
+
+
+def _is_static_int(i) -> bool:
+  return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
+
+
+def _static_index(i, size, allow_negative):
+  i_val = int(i) + size if allow_negative and int(i) < 0 else int(i)
+  if type(i) is int or type(i) in dtypes.typed_scalar_types:
+    return asarg(i_val)
+  return np.asarray(i_val, dtypes.canonicalize_dtype(np.asarray(i).dtype))[()]
+
+
+def _normalized_index(i, size, allow_negative):
+  """`i + size` where `i < 0`, staged as lt/add/select_n for non-static indices (as JAX)."""
+  if _is_static_int(i):
+    return _static_index(i, size, allow_negative)
+  i = asarg(i)
+  if not allow_negative:
+    return i
+  size = np.asarray(size, dtypes.dtype_and_weak(i)[0])[()]
+  # Operators promote like jnp: a weak index is cast before the add, as in JAX's printouts.
+  return ew.select_n_p.bind(asarg(i < 0), i, asarg(i + size))
+
+
+def _start_indices(operand, start_indices, allow_negative_indices):
+  if isinstance(start_indices, (np.ndarray, core.Array)):
+    if np.ndim(start_indices) != 1:
+      raise ValueError(f"Slice indices must be a 1D sequence, got {_shape(start_indices)}")
+    start_indices = list(start_indices)
+  shape = _shape(operand)
+  if len(start_indices) != len(shape):
+    raise ValueError("Length of slice indices must match number of operand dimensions "
+                     f"({len(start_indices)} vs {shape})")
+  allow = allow_negative_indices
+  allow = [allow] * len(shape) if isinstance(allow, (bool, np.bool_)) else list(allow)
+  return [_normalized_index(i, d, a) for i, d, a in zip(start_indices, shape, allow)]
+
+
+def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
+  """A window of `slice_sizes` at traced `start_indices` (clamped to stay in bounds)."""
+  operand = asarg(operand)
+  starts = _start_indices(operand, start_indices, allow_negative_indices)
+  sizes = core.canonicalize_shape(slice_sizes)
+  return dynamic_slice_p.bind(operand, *starts, slice_sizes=sizes)
+
+
+def _zero_like_index(i):
+  """A static zero index of `i`'s dtype, for the dimensions an *_in_dim function leaves at 0."""
+  dtype = dtypes.default_int_dtype() if type(i) is int else dtypes.dtype_and_weak(asarg(i))[0]
+  return np.zeros((), dtype)[()]
+
+
+def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *,
+                         allow_negative_indices=True):
+  shape = _shape(operand)
+  axis = operator.index(axis)
+  starts = [_zero_like_index(start_index)] * len(shape)
+  sizes = list(shape)
+  starts[axis], sizes[axis] = start_index, operator.index(slice_size)
+  return dynamic_slice(operand, starts, sizes, allow_negative_indices=allow_negative_indices)
+
+
+def _dynamic_index_in_dim(operand, index, axis=0, keepdims=True, allow_negative_indices=True):
+  out = dynamic_slice_in_dim(operand, index, 1, axis,
+                             allow_negative_indices=allow_negative_indices)
+  return out if keepdims else shape_prims.squeeze(out, (axis,))
+
+
+def dynamic_index_in_dim(operand, index, axis=0, keepdims=True, *, allow_negative_indices=True):
+  return _dynamic_index_in_dim_jit(operand, index, operator.index(axis), bool(keepdims),
+                                   allow_negative_indices)
+
+
+def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
+  operand, update = asarg(operand), asarg(update)
+  starts = _start_indices(operand, start_indices, allow_negative_indices)
+  return dynamic_update_slice_p.bind(operand, update, *starts)
+
+
+def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
+                                allow_negative_indices=True):
+  axis = operator.index(axis)
+  starts = [_zero_like_index(start_index)] * len(_shape(operand))
+  starts[axis] = start_index
+  return dynamic_update_slice(operand, update, starts,
+                              allow_negative_indices=allow_negative_indices)
+
+
+def dynamic_update_index_in_dim(operand, update, index, axis, *, allow_negative_indices=True):
+  axis = operator.index(axis)
+  if len(_shape(update)) != len(_shape(operand)):
+    update = shape_prims.expand_dims(update, (axis,))
+  return dynamic_update_slice_in_dim(operand, update, index, axis,
+                                     allow_negative_indices=allow_negative_indices)
+
+
+def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_indices=False,
+           indices_are_sorted=False, mode=None, fill_value=None):
+  """XLA's gather: one window of `slice_sizes` per index vector (the last axis of indices)."""
+  operand = asarg(operand)
+  parsed = GatherScatterMode.PROMISE_IN_BOUNDS if mode is None else \
+      GatherScatterMode.from_any(mode)
+  dtype = dtypes.dtype_and_weak(operand)[0]
+  if parsed == GatherScatterMode.FILL_OR_DROP:
+    fill_value = _default_fill(dtype) if fill_value is None else \
+        np.asarray(fill_value).astype(dtype).item()
+  else:
+    fill_value = None
+  return gather_p.bind(operand, asarg(start_indices),
+                       dimension_numbers=_int_tuples(dimension_numbers),
+                       slice_sizes=core.canonicalize_shape(slice_sizes),
+                       indices_are_sorted=bool(indices_are_sorted),
+                       unique_indices=bool(unique_indices), mode=parsed, fill_value=fill_value)
+
+
+def _scatter_with(prim, combiner):
+  def fn(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
+         unique_indices=False, mode=None):
+    operand = asarg(operand)
+    jaxpr = None if combiner is None else \
+        reduction_jaxpr(combiner, dtypes.dtype_and_weak(operand)[0])
+    return prim.bind(operand, asarg(scatter_indices), asarg(updates),
+                     dimension_numbers=_int_tuples(dimension_numbers),
+                     indices_are_sorted=bool(indices_are_sorted),
+                     unique_indices=bool(unique_indices),
+                     mode=GatherScatterMode.from_any(mode), update_jaxpr=jaxpr, update_consts=())
+  fn.__name__ = prim.name.replace("-", "_")
+  return fn
+
+
+scatter = _scatter_with(scatter_p, None)
+scatter_add = _scatter_with(scatter_add_p, ew.add_p)
+scatter_mul = _scatter_with(scatter_mul_p, ew.mul_p)
+scatter_min = _scatter_with(scatter_min_p, ew.min_p)
+scatter_max = _scatter_with(scatter_max_p, ew.max_p)
+scatter_sub = _scatter_with(scatter_sub_p, ew.sub_p)
+
+
+def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_shape=(),
+                  indices_are_sorted=False, unique_indices=False, mode=None):
+  """Applies `func` to the operand elements the scatter windows cover."""
+  operand = asarg(operand)
+  dtype = dtypes.dtype_and_weak(operand)[0]
+  update_shape = core.canonicalize_shape(update_shape)
+  unused = np.zeros((), dtype)[()]
+  if update_shape:
+    unused = shape_prims.broadcast_in_dim_p.bind(unused, shape=update_shape,
+                                                 broadcast_dimensions=(), sharding=None)
+  jaxpr = _trace_scalar_fn(lambda x, _: func(x), dtype)
+  return scatter_p.bind(operand, asarg(scatter_indices), unused,
+                        dimension_numbers=_int_tuples(dimension_numbers),
+                        indices_are_sorted=bool(indices_are_sorted),
+                        unique_indices=bool(unique_indices),
+                        mode=GatherScatterMode.from_any(mode), update_jaxpr=jaxpr,
+                        update_consts=())
+
+
+def _make_dynamic_index_in_dim_jit():
+  # JAX stages dynamic_index_in_dim as a named nested jit; internal_jit runs it directly eagerly.
+  from jaxlite._src.jit import internal_jit
+  return internal_jit(_dynamic_index_in_dim, static_argnums=(2, 3, 4),
+                      name="dynamic_index_in_dim")
+
+
+_dynamic_index_in_dim_jit = _make_dynamic_index_in_dim_jit()
