@@ -16,6 +16,7 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.core import ShapedArray
+from jaxlite._src.interpreters import batching
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.families import first_weak, numpy_templates
@@ -102,6 +103,22 @@ slice_p = _prim("slice", _slice_impl, _slice_abstract)
 numpy_templates[slice_p] = _slice_template
 
 
+def _slice_batcher(vals, dims, *, start_indices, limit_indices, strides):
+  (x,), (bdim,) = vals, dims
+  starts, limits = list(start_indices), list(limit_indices)
+  starts.insert(bdim, 0)
+  limits.insert(bdim, batching.shape_of(x)[bdim])
+  if strides is not None:
+    strides = list(strides)
+    strides.insert(bdim, 1)
+    strides = tuple(strides)
+  return slice_p.bind(x, start_indices=tuple(starts), limit_indices=tuple(limits),
+                      strides=strides), bdim
+
+
+batching.primitive_batchers[slice_p] = _slice_batcher
+
+
 # --- dynamic_slice -----------------------------------------------------------------------------
 
 def _check_index_avals(name, idx_avals, sep=":"):
@@ -146,6 +163,33 @@ def _dynamic_slice_impl(x, *starts, slice_sizes):
 dynamic_slice_p = _prim("dynamic_slice", _dynamic_slice_impl, _dynamic_slice_abstract)
 
 
+def _dynamic_slice_batcher(vals, dims, *, slice_sizes):
+  # As JAX does: a gather of one window per example, indexed by the stacked start indices.
+  (x, *starts), (x_dim, *start_dims) = vals, dims
+  nd = len(slice_sizes)
+  index, index_dim = _stacked_starts(starts, start_dims, batching.mapped_size(vals, dims))
+  dn = GatherDimensionNumbers(offset_dims=tuple(range(nd)), collapsed_slice_dims=(),
+                              start_index_map=tuple(range(nd)))
+  return _gather_batcher((x, index), (x_dim, index_dim), dimension_numbers=dn,
+                         slice_sizes=tuple(slice_sizes), indices_are_sorted=True,
+                         unique_indices=True, mode=GatherScatterMode.CLIP, fill_value=None)
+
+
+def _stacked_starts(starts, dims, size):
+  """The scalar start indices as one index vector, with a leading batch axis if any is batched."""
+  batched = any(d is not None for d in dims)
+  shape = (size, 1) if batched else (1,)
+  cols = [shape_prims.broadcast_in_dim_p.bind(
+      s, shape=shape, broadcast_dimensions=() if d is None else (0,), sharding=None)
+      for s, d in zip(starts, dims)]
+  index = cols[0] if len(cols) == 1 else shape_prims.concatenate_p.bind(
+      *cols, dimension=len(shape) - 1)
+  return index, 0 if batched else None
+
+
+batching.primitive_batchers[dynamic_slice_p] = _dynamic_slice_batcher
+
+
 # --- dynamic_update_slice ----------------------------------------------------------------------
 
 def _dynamic_update_slice_abstract(x, update, *starts):
@@ -175,6 +219,21 @@ def _dynamic_update_slice_impl(x, update, *starts):
 
 dynamic_update_slice_p = _prim("dynamic_update_slice", _dynamic_update_slice_impl,
                                _dynamic_update_slice_abstract, weak=_all_weak)
+
+
+def _dynamic_update_slice_batcher(vals, dims):
+  # As JAX does: a scatter of one window per example at the stacked start indices.
+  (x, update, *starts), (x_dim, u_dim, *start_dims) = vals, dims
+  nd = len(starts)
+  index, index_dim = _stacked_starts(starts, start_dims, batching.mapped_size(vals, dims))
+  dn = ScatterDimensionNumbers(update_window_dims=tuple(range(nd)), inserted_window_dims=(),
+                               scatter_dims_to_operand_dims=tuple(range(nd)))
+  return _scatter_batcher(scatter_p, (x, index, update), (x_dim, index_dim, u_dim),
+                          dimension_numbers=dn, indices_are_sorted=True, unique_indices=True,
+                          mode=GatherScatterMode.CLIP, update_jaxpr=None, update_consts=())
+
+
+batching.primitive_batchers[dynamic_update_slice_p] = _dynamic_update_slice_batcher
 
 
 # --- dimension numbers and modes -----------------------------------------------------------------
@@ -387,6 +446,48 @@ def _general_gather(operand, indices, dn, slice_sizes, drop, fill):
 gather_p = _prim("gather", _gather_impl, _gather_abstract)
 
 
+def _gather_batcher(vals, dims, *, dimension_numbers, slice_sizes, **params):
+  (x, idx), (x_dim, idx_dim) = vals, dims
+  dn, size = dimension_numbers, batching.mapped_size(vals, dims)
+  if idx_dim is None:
+    # Only the operand is batched: its batch axis is one more window dim, taken whole.
+    x = batching.moveaxis(x, x_dim, 0)
+    dn = GatherDimensionNumbers(
+        offset_dims=(0,) + _plus1(dn.offset_dims),
+        collapsed_slice_dims=_plus1(dn.collapsed_slice_dims),
+        start_index_map=_plus1(dn.start_index_map),
+        operand_batching_dims=_plus1(dn.operand_batching_dims),
+        start_indices_batching_dims=dn.start_indices_batching_dims)
+    return gather_p.bind(x, idx, dimension_numbers=dn, slice_sizes=(size,) + tuple(slice_sizes),
+                         **params), 0
+  idx = batching.moveaxis(idx, idx_dim, 0)
+  if x_dim is None:
+    # Only the indices are batched: one more batch dim of indices, in front of the output.
+    dn = dn._replace(offset_dims=tuple(d + 1 for d in dn.offset_dims),
+                     start_indices_batching_dims=tuple(
+                         d + 1 for d in dn.start_indices_batching_dims))
+    params.update(indices_are_sorted=False, unique_indices=False)
+    return gather_p.bind(x, idx, dimension_numbers=dn, slice_sizes=tuple(slice_sizes),
+                         **params), 0
+  # Both batched: the vmapped axis is a batching dim of the operand and of the indices.
+  x = batching.moveaxis(x, x_dim, 0)
+  dn = GatherDimensionNumbers(
+      offset_dims=_plus1(dn.offset_dims), collapsed_slice_dims=_plus1(dn.collapsed_slice_dims),
+      start_index_map=_plus1(dn.start_index_map),
+      operand_batching_dims=(0,) + _plus1(dn.operand_batching_dims),
+      start_indices_batching_dims=(0,) + _plus1(dn.start_indices_batching_dims))
+  return gather_p.bind(x, idx, dimension_numbers=dn, slice_sizes=(1,) + tuple(slice_sizes),
+                       **params), 0
+
+
+def _plus1(dims) -> tuple:
+  """Dims shifted past a leading batch axis (JAX leaves them NumPy ints, and so prints them)."""
+  return tuple(np.add(1, np.asarray(dims, dtype=np.int64)))
+
+
+batching.primitive_batchers[gather_p] = _gather_batcher
+
+
 # --- scatter family ----------------------------------------------------------------------------
 
 def _scatter_abstract(operand, indices, updates, *, dimension_numbers, indices_are_sorted,
@@ -486,6 +587,8 @@ def _apply_in_rounds(out, grids, upd, fn):
 def _scatter_prim(name, ufunc):
   p = _prim(name, _scatter_impl_for(ufunc),
             lambda *a, **k: _scatter_abstract(*a, _name=name, **k))
+  batching.primitive_batchers[p] = lambda vals, dims, **params: _scatter_batcher(
+      p, vals, dims, **params)
   return p
 
 
@@ -495,6 +598,32 @@ scatter_mul_p = _scatter_prim("scatter-mul", np.multiply)
 scatter_min_p = _scatter_prim("scatter-min", np.minimum)
 scatter_max_p = _scatter_prim("scatter-max", np.maximum)
 scatter_sub_p = _scatter_prim("scatter-sub", np.subtract)
+
+
+def _scatter_batcher(prim, vals, dims, *, dimension_numbers, **params):
+  (x, idx, upd), (x_dim, idx_dim, u_dim) = vals, dims
+  dn, size = dimension_numbers, batching.mapped_size(vals, dims)
+  x = batching.bdim_at_front(x, x_dim, size)
+  if idx_dim is None:
+    # The batch axis is one more update window dim, covering the operand's whole batch axis.
+    upd = batching.bdim_at_front(upd, u_dim, size)
+    dn = ScatterDimensionNumbers(
+        update_window_dims=(0,) + _plus1(dn.update_window_dims),
+        inserted_window_dims=_plus1(dn.inserted_window_dims),
+        scatter_dims_to_operand_dims=_plus1(dn.scatter_dims_to_operand_dims),
+        operand_batching_dims=_plus1(dn.operand_batching_dims),
+        scatter_indices_batching_dims=dn.scatter_indices_batching_dims)
+    return prim.bind(x, idx, upd, dimension_numbers=dn, **params), 0
+  # Batched indices: the vmapped axis is a batching dim of operand, indices and updates.
+  idx = batching.moveaxis(idx, idx_dim, 0)
+  upd = batching.bdim_at_front(upd, u_dim, size)
+  dn = ScatterDimensionNumbers(
+      update_window_dims=_plus1(dn.update_window_dims),
+      inserted_window_dims=_plus1(dn.inserted_window_dims),
+      scatter_dims_to_operand_dims=_plus1(dn.scatter_dims_to_operand_dims),
+      operand_batching_dims=(0,) + _plus1(dn.operand_batching_dims),
+      scatter_indices_batching_dims=(0,) + _plus1(dn.scatter_indices_batching_dims))
+  return prim.bind(x, idx, upd, dimension_numbers=dn, **params), 0
 
 
 # --- update jaxprs -----------------------------------------------------------------------------
