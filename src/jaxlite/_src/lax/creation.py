@@ -24,6 +24,7 @@ def _iota_abstract(*, dtype, shape, dimension, sharding=None):
 
 
 def _iota_impl(*, dtype, shape, dimension, sharding=None):
+  _iota_abstract(dtype=dtype, shape=shape, dimension=dimension)
   count = np.arange(shape[dimension]).astype(dtype)
   if len(shape) == 1:
     return count

@@ -133,6 +133,7 @@ def _as_3d(x, batch, free, contract, contract_last):
 def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision=None,
                       preferred_element_type=None, out_sharding=None):
   lhs, rhs = np.asarray(lhs), np.asarray(rhs)
+  _dot_general_shape(lhs, rhs, dimension_numbers)  # JAX's errors on the eager path too
   (lc, rc), (lb, rb) = dimension_numbers
   out_dtype = _dot_general_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
   compute = _compute_dtype(out_dtype)

@@ -60,7 +60,11 @@ def _reduction(name, np_reduce, kinds, check=_check_kinds, sharding_param=False)
       check(name, x.dtype, kinds)
     if not axes:
       return x
-    return np_reduce(x, axes)
+    try:
+      return np_reduce(x, axes)
+    except (ValueError, TypeError, IndexError):
+      abstract_eval(core.get_aval(x), axes=axes)  # raises JAX's error for bad axes
+      raise
 
   prim.def_impl(impl)
   prim.def_abstract_eval(abstract_eval)
@@ -184,7 +188,8 @@ def _arg_reduction(name, np_arg):
     return ShapedArray(_reduced_shape(x.shape, axes), index_dtype, False)
 
   def impl(x, *, axes, index_dtype):
-    if x.ndim == 0 or x.shape[axes[0]] == 0 or x.dtype.kind == "c":
+    if not 0 <= axes[0] < x.ndim or x.shape[axes[0]] == 0 or x.dtype.kind not in "fiub" \
+        or np.dtype(index_dtype).kind not in "iu":
       abstract_eval(core.get_aval(x), axes=axes, index_dtype=index_dtype)
     # NumPy's argmax/argmin already return the first NaN when there is one.
     return np_arg(x, axis=axes[0]).astype(index_dtype)

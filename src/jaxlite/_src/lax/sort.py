@@ -41,6 +41,8 @@ def sort_permutation(keys, axis):
 
 
 def _sort_impl(*operands, dimension, is_stable, num_keys):
+  _sort_abstract(*(core.get_aval(o) for o in operands), dimension=dimension,
+                 is_stable=is_stable, num_keys=num_keys)
   if len(operands) == 1:
     return [np.sort(operands[0], axis=dimension, kind="stable")]
   perm = sort_permutation(operands[:num_keys], dimension)
@@ -123,6 +125,7 @@ def descending_permutation(x, axis):
 
 def _top_k_impl(x, *, k, axis):
   x = np.asarray(x)
+  _top_k_abstract(core.get_aval(x), k=k, axis=axis)
   perm = np.take(descending_permutation(x, axis), np.arange(k), axis=axis)
   return [np.take_along_axis(x, perm, axis=axis), perm.astype(np.int32)]
 
