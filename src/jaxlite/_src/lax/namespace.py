@@ -44,4 +44,6 @@ from jaxlite._src.lax.slicing import (  # noqa: F401
 from jaxlite._src.lax.parallel import (  # noqa: F401
     psum, pmax, pmin, pmean, all_gather, axis_index, psum_p, pmax_p, pmin_p, all_gather_p,
     axis_index_p)
+from jaxlite._src.lax.fft import fft, fft_p, FftType  # noqa: F401
+from jaxlite.lax import linalg  # noqa: F401,E402 - the jax.lax.linalg submodule
 __all__ = [n for n in dir() if not n.startswith("_")]

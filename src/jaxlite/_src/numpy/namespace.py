@@ -38,6 +38,8 @@ from jaxlite._src.numpy.linalg_basic import (  # noqa: F401
     matmul, dot, vdot, vecdot, inner, outer, tensordot, einsum, matvec, vecmat, kron, trace,
     diagonal, diag)
 
+from jaxlite.numpy import fft, linalg  # noqa: F401,E402 - submodules, as jax.numpy has them
+
 pi = _np.pi
 e = _np.e
 inf = _np.inf
