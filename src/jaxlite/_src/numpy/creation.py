@@ -252,8 +252,9 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
   from jaxlite._src.lax.creation import iota_p
   if dtype is not None:
     dtype = dtypes.check_user_dtype(dtype, "arange")
+  names = ("start", "stop", "step") if stop is not None else ("stop", "start", "step")
   bounds = [_as_python_scalar(_concrete_bound(v, n))
-            for v, n in ((start, "start"), (stop, "stop"), (step, "step"))]
+            for v, n in zip((start, stop, step), names)]
   if bounds[1] is None:
     bounds = [0, bounds[0], bounds[2]]
   first, last, stride = bounds[0], bounds[1], 1 if bounds[2] is None else bounds[2]
