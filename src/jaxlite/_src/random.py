@@ -206,7 +206,11 @@ def clone(key):
 
 def _check_shape(name: str, shape, *param_shapes) -> None:
   if param_shapes:
-    full = np.broadcast_shapes(tuple(shape), *(tuple(s) for s in param_shapes))
+    shapes = [tuple(shape), *(tuple(s) for s in param_shapes)]
+    try:
+      full = np.broadcast_shapes(*shapes)
+    except ValueError:
+      raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}") from None
     if full != tuple(shape):
       raise ValueError(f"{name} parameter shapes must be broadcast-compatible with shape "
                        "argument, and the result of broadcasting the shapes must equal the "
@@ -222,8 +226,8 @@ def _broadcast_shapes(name: str, shape, *args):
 
 
 def _user_dtype(name: str, dtype, default, kind, kind_name: str):
-  if isinstance(dtype, str) and dtype == "bfloat16":  # NumPy does not know ml_dtypes' names
-    dtype = dtypes.bfloat16
+  if isinstance(dtype, str) and dtype == "bfloat16" and dtypes.load_ml_dtypes():
+    dtype = dtypes.bfloat16  # NumPy does not know ml_dtypes' names
   dtype = dtypes.check_user_dtype(default if dtype is None else dtype, name)
   if not dtypes.issubdtype(dtype, kind):
     raise ValueError(f"dtype argument to `{name}` must be {kind_name} dtype, got {dtype}")
@@ -270,8 +274,10 @@ def _uniform(key, minval, maxval, shape, dtype):
   _check_shape("uniform", shape)
   finfo = dtypes.finfo(dtype)
   nbits, nmant = finfo.bits, finfo.nmant
-  minval = _broadcast_to_rank(_lax.convert_element_type(minval, dtype), len(shape))
-  maxval = _broadcast_to_rank(_lax.convert_element_type(maxval, dtype), len(shape))
+  minval = _lax.convert_element_type(minval, dtype)
+  maxval = _lax.convert_element_type(maxval, dtype)
+  minval = _broadcast_to_rank(minval, len(shape))
+  maxval = _broadcast_to_rank(maxval, len(shape))
   rng_bits = 8 if nmant < 8 else nbits
   uint = prng._UINT[nbits]
   raw = prng.random_bits(key, rng_bits, shape)
@@ -282,9 +288,14 @@ def _uniform(key, minval, maxval, shape, dtype):
   floats = _lax.sub(_lax.bitcast_convert_type(_lax.bitwise_or(mantissa, one_bits), dtype),
                     _const(dtype, 1.0))
   scaled = _scale_shift(floats, _lax.sub(maxval, minval), minval)
-  if np.shape(scaled) != tuple(shape):
-    scaled = _shape.reshape(scaled, shape)
-  return _lax.max(minval, scaled)
+  return _lax.max(minval, _reshape(scaled, shape))
+
+
+def _reshape(x, shape):
+  """lax.reshape as JAX stages it: skipped for an unchanged non-scalar shape only."""
+  if np.shape(x) and np.shape(x) == tuple(shape):
+    return x
+  return _shape.reshape_p.bind(x, new_sizes=tuple(shape), dimensions=None, sharding=None)
 
 
 def _scale_shift(x, span, shift):
@@ -513,8 +524,10 @@ def _randint(key, minval, maxval, shape, dtype):
   dtype_max = _convert_and_clip_integer(_jnp().array(dtypes.iinfo(dtype).max, dtype),
                                         maxval.dtype)
   maxval_out_of_range = _lax.gt(maxval, dtype_max)
-  minval = _broadcast_to_rank(_convert_and_clip_integer(minval, dtype), len(shape))
-  maxval = _broadcast_to_rank(_convert_and_clip_integer(maxval, dtype), len(shape))
+  minval = _convert_and_clip_integer(minval, dtype)
+  maxval = _convert_and_clip_integer(maxval, dtype)
+  minval = _broadcast_to_rank(minval, len(shape))
+  maxval = _broadcast_to_rank(maxval, len(shape))
   nbits = dtypes.iinfo(dtype).bits
   k1, k2 = _split2(key)
   higher_bits = prng.random_bits(k1, nbits, shape)
