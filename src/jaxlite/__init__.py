@@ -6,6 +6,8 @@ from jaxlite._src.config import config  # noqa: F401
 from jaxlite._src.core import Array  # noqa: F401
 from jaxlite._src.jit import jit  # noqa: F401
 from jaxlite._src.vmap_api import vmap  # noqa: F401
+from jaxlite._src.ad_api import (  # noqa: F401
+    grad, value_and_grad, jvp, vjp, linearize, jacfwd, jacrev, jacobian, hessian, stop_gradient)
 from jaxlite._src.api import (  # noqa: F401
     make_jaxpr, eval_shape, device_put, device_get, typeof, ShapeDtypeStruct, disable_jit,
     block_until_ready, ensure_compile_time_eval, named_call, named_scope)

@@ -16,7 +16,9 @@ from jaxlite._src import dtypes
 from jaxlite._src import tree_util
 from jaxlite._src.compiler import numpy_codegen, passes
 from jaxlite._src.config import config
+from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
+from jaxlite._src.interpreters import linearize
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.lax.lax import check_python_int
 
@@ -44,6 +46,56 @@ def _jit_eager_weak(args, params):
 
 
 jit_p.eager_weak_type = _jit_eager_weak
+
+
+# Autodiff: forward mode is one jit of the JVP'd body; linearizing splits it into a primal jit
+# (outputs + residuals) and a linear jit of the same name, which transposes to a jit again.
+def _jit_jvp(primals, tangents, *, jaxpr, name, **params):
+  nonzeros = [type(t) is not ad.Zero for t in tangents]
+  jvp_closed, nz_out = ad.jvp_jaxpr(jaxpr, nonzeros)
+  nz_tangents = [t for t in tangents if type(t) is not ad.Zero]
+  donated = list(params["donated_invars"]) + [d for d, nz in
+                                              zip(params["donated_invars"], nonzeros) if nz]
+  outs = jit_p.bind(*primals, *nz_tangents, **_derived_params(jvp_closed, name, params, donated))
+  n = len(jaxpr.out_avals)
+  return outs[:n], _with_zeros(outs[n:], nz_out, jaxpr.out_avals)
+
+
+def _jit_linearize(primals, tangents, *, jaxpr, name, **params):
+  lin = linearize.linearize_jaxpr(jaxpr, [type(t) is not ad.Zero for t in tangents])
+  call_outs = jit_p.bind(*primals, **_derived_params(lin.primal, name, params,
+                                                     params["donated_invars"]))
+  primal_outs, residuals = lin.assemble(primals, call_outs)
+  nz_tangents = [t for t in tangents if type(t) is not ad.Zero]
+  tangent_outs = []
+  if any(lin.nz_out):
+    tangent_outs = jit_p.bind(*residuals, *nz_tangents,
+                              **_derived_params(lin.tangent, name, params))
+  return primal_outs, _with_zeros(tangent_outs, lin.nz_out, jaxpr.out_avals)
+
+
+def _jit_transpose(cts, *args, jaxpr, name, **params):
+  undefined = [ad.is_undefined_primal(a) for a in args]
+  trans, nonzero = ad.transpose_jaxpr(jaxpr, undefined, [type(c) is not ad.Zero for c in cts])
+  ins = [a for a in args if not ad.is_undefined_primal(a)]
+  ins += [c for c in cts if type(c) is not ad.Zero]
+  outs = jit_p.bind(*ins, **_derived_params(trans, name, params)) if any(nonzero) else []
+  return ad.spread_transposed(args, nonzero, outs)
+
+
+def _derived_params(closed, name, params, donated=None):
+  return jit_params(closed, name, len(closed.in_avals), len(closed.out_avals), donated,
+                    params.get("keep_unused", False), params.get("inline", False))
+
+
+def _with_zeros(nonzero_vals, nonzero, avals):
+  it = iter(nonzero_vals)
+  return [next(it) if nz else ad.Zero(ad.tangent_aval(a)) for nz, a in zip(nonzero, avals)]
+
+
+ad.jvp_rules[jit_p] = _jit_jvp
+ad.linearize_rules[jit_p] = _jit_linearize
+ad.primitive_transposes[jit_p] = _jit_transpose
 
 
 def _jit_batcher(axis_data, vals, dims, *, jaxpr, **params):

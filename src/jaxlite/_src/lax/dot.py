@@ -12,7 +12,10 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.core import ShapedArray
+from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
+from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.families import kind_of
 from jaxlite._src.lax.lax import asarg
 
@@ -192,6 +195,36 @@ def _free_before(bdim, contract, batch) -> int:
 
 
 batching.primitive_batchers[dot_general_p] = _dot_general_batcher
+
+
+def _dot_transpose_lhs(ct, x, y, *, dimension_numbers, swap_ans=False, **params):
+  """The cotangent of dot_general's lhs: `ct` contracted with `y` over y's free dims, then
+  transposed into x's layout (x's contracting dims come out in the order of y's)."""
+  (xc, yc), (xb, yb) = dimension_numbers
+  x_aval, y_aval = ad.aval_of(x), ad.aval_of(y)
+  x_free = [i for i in range(x_aval.ndim) if i not in xc and i not in xb]
+  y_free = [i for i in range(y_aval.ndim) if i not in yc and i not in yb]
+  nb = len(xb)
+  first = nb if swap_ans else nb + len(x_free)
+  dims = ((tuple(range(first, first + len(y_free))), tuple(y_free)),
+          (tuple(range(nb)), tuple(yb)))
+  out = dot_general_p.bind(ct, y, dimension_numbers=dims, **params)
+  x_contract_by_y = [xc[k] for k in np.argsort(yc)]
+  perm = tuple(int(i) for i in np.argsort(list(xb) + x_free + x_contract_by_y))
+  if perm != tuple(range(len(perm))):
+    out = shape_prims.transpose_p.bind(out, permutation=perm)
+  if core.get_aval(out).dtype != x_aval.dtype:
+    out = ew.convert_element_type_p.bind(out, new_dtype=x_aval.dtype, weak_type=x_aval.weak_type)
+  return out
+
+
+def _dot_transpose_rhs(ct, x, y, *, dimension_numbers, **params):
+  (xc, yc), (xb, yb) = dimension_numbers
+  return _dot_transpose_lhs(ct, y, x, dimension_numbers=((yc, xc), (yb, xb)), swap_ans=True,
+                            **params)
+
+
+ad.defbilinear(dot_general_p, _dot_transpose_lhs, _dot_transpose_rhs)
 
 
 # --- the lax functions -------------------------------------------------------------------------

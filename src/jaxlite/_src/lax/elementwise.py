@@ -10,6 +10,7 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.core import ShapedArray
+from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.families import (binop, check_dtype_kinds, first_weak, kind_of,
@@ -305,6 +306,209 @@ complex_p.def_abstract_eval(_complex_abstract)
 complex_p.def_impl(_complex_impl)
 
 
+# --- autodiff rules of the unary and binary primitives: one line each ---------------------------
+# t: tangent, y: primal output, x (and z): primal inputs. The forms follow JAX's rules so that
+# differentiated jaxprs print the same eqns.
+
+def _const(x, v):
+  """`v` in `x`'s dtype: a literal in jaxprs (JAX's `_const`)."""
+  return np.array(v, core.get_aval(x).dtype)[()]
+
+
+def _full_like(x, v):
+  """`v` spread over `x`'s shape: a literal for scalars, else one broadcast_in_dim eqn."""
+  aval = core.get_aval(x)
+  scalar = core.array_from_numpy(np.array(v, aval.dtype), aval.weak_type)
+  if not aval.shape:
+    return scalar
+  return shape_prims.broadcast_in_dim_p.bind(scalar, shape=aval.shape, broadcast_dimensions=(),
+                                             sharding=None)
+
+
+def _maybe_broadcast(shape, x):
+  """`x` broadcast to `shape` with lax's rules (rank-0, or size-1 dims stretching)."""
+  xs = core.get_aval(x).shape
+  if xs == tuple(shape):
+    return x
+  keep = tuple(i for i, (a, b) in enumerate(zip(xs, shape)) if a == b) if xs else ()
+  if len(keep) != len(xs):
+    x = shape_prims.reshape_p.bind(x, new_sizes=tuple(xs[i] for i in keep), dimensions=None,
+                                   sharding=None)
+  return shape_prims.broadcast_in_dim_p.bind(x, shape=tuple(shape), broadcast_dimensions=keep,
+                                             sharding=None)
+
+
+def _unbroadcast(aval, x):
+  """The cotangent `x` summed back down to an operand of type `aval` that lax broadcast."""
+  from jaxlite._src.lax.reductions import reduce_sum_p
+  xs = core.get_aval(x).shape
+  if xs == aval.shape:
+    return x
+  if not aval.shape:
+    return reduce_sum_p.bind(x, axes=tuple(range(len(xs))), out_sharding=None)
+  dims = tuple(i for i, (a, b) in enumerate(zip(xs, aval.shape)) if a != b)
+  summed = reduce_sum_p.bind(x, axes=dims, out_sharding=None)
+  return shape_prims.reshape_p.bind(summed, new_sizes=aval.shape, dimensions=None, sharding=None)
+
+
+def _select(pred, on_true, on_false):
+  return select_n_p.bind(pred, on_false, on_true)
+
+
+def _replace_zero(x):
+  return _select(_op.eq(x, _const(x, 0)), _full_like(x, 1), x)
+
+
+def _balanced_eq(x, z, y):
+  """1 where x alone attains the extremum z, 1/2 where x and y tie, else 0 (max/min JVPs)."""
+  return _op.div(_select(_op.eq(x, z), _full_like(z, 1), _full_like(z, 0)),
+                 _select(_op.eq(y, z), _full_like(z, 2), _full_like(z, 1)))
+
+
+def _is_complex(x) -> bool:
+  return core.get_aval(x).dtype.kind == "c"
+
+
+def _abs_jvp(t, y, x):
+  if _is_complex(x):
+    ans = convert_element_type_p.bind(y, new_dtype=core.get_aval(x).dtype, weak_type=False)
+    return _op.real(_op.mul(t, _op.div(_op.conj(x), _replace_zero(ans))))
+  return _select(_op.ge(x, _const(x, 0)), t, _op.neg(t))
+
+
+def _pow_jvp_lhs(t, y, x, z):
+  return _op.mul(t, _op.mul(z, _op.pow(x, _op.sub(z, _full_like(z, 1)))))
+
+
+def _pow_jvp_rhs(t, y, x, z):
+  return _op.mul(t, _op.mul(_op.log(_replace_zero(x)), y))
+
+
+def _add_jvp(primals, tangents):
+  out = add_p.bind(*primals)
+  tx, ty = tangents
+  return out, _linear_sum(out, tx, ty, lambda: add_p.bind(tx, ty), lambda: ty)
+
+
+def _sub_jvp(primals, tangents):
+  out = sub_p.bind(*primals)
+  tx, ty = tangents
+  return out, _linear_sum(out, tx, ty, lambda: sub_p.bind(tx, ty), lambda: _op.neg(ty))
+
+
+def _linear_sum(out, tx, ty, both, y_only):
+  if type(tx) is ad.Zero and type(ty) is ad.Zero:
+    return ad.Zero.from_primal_value(out)
+  shape = core.get_aval(out).shape
+  if type(tx) is ad.Zero:
+    return _maybe_broadcast(shape, y_only())
+  if type(ty) is ad.Zero:
+    return _maybe_broadcast(shape, tx)
+  return both()
+
+
+def _transpose_each(*rules):
+  """A transpose giving cotangent `rule_i(ct)` to each linear operand i."""
+  def transpose(ct, *args, **params):
+    return [_unbroadcast(a.aval, rule(ct)) if ad.is_undefined_primal(a) else None
+            for a, rule in zip(args, rules)]
+  return transpose
+
+
+def _conj_transpose(ct, x):
+  return [_op.conj(ct) if x.aval.dtype.kind == "c" else _op.real(ct)]
+
+
+def _div_transpose(ct, x, y):
+  if ad.is_undefined_primal(y):
+    raise NotImplementedError("div is not linear in its divisor and cannot be transposed")
+  return [_unbroadcast(x.aval, _op.div(ct, y)), None]
+
+
+def _rem_jvp_x(t, x, y):
+  shape = broadcast_shapes_lax("rem", core.get_aval(x).shape, core.get_aval(y).shape)
+  return _maybe_broadcast(shape, t)
+
+
+def _rem_jvp_y(t, x, y):
+  q = _op.div(x, y)
+  return _op.mul(_op.neg(t), _op.mul(_op.sign(q), _op.floor(_op.abs(q))))
+
+
+def _atan2_jvp(num):
+  return lambda t, x, y: _op.mul(t, _op.div(num(x, y), _op.add(_op.square(x), _op.square(y))))
+
+
+class _Ops:
+  """Short names for binding the primitives inside rule bodies."""
+  neg, exp, log, sin, cos, sinh, cosh = (p.bind for p in (neg_p, exp_p, log_p, sin_p, cos_p,
+                                                          sinh_p, cosh_p))
+  add, sub, mul, div, pow, eq, ge = (p.bind for p in (add_p, sub_p, mul_p, div_p, pow_p, eq_p,
+                                                      ge_p))
+  square, rsqrt, real, conj, abs, sign, floor = (p.bind for p in (square_p, rsqrt_p, real_p,
+                                                                  conj_p, abs_p, sign_p, floor_p))
+  complex, imag, gt, lt, bitand = complex_p.bind, imag_p.bind, gt_p.bind, lt_p.bind, and_p.bind
+
+  @staticmethod
+  def ipow(x, y):
+    return integer_pow_p.bind(x, y=y)
+
+
+_op = _Ops
+
+
+ad.deflinear(neg_p, lambda ct, x: [_op.neg(ct)])
+ad.defjvp2(exp_p, lambda t, y, x: _op.mul(t, y))
+ad.defjvp2(exp2_p, lambda t, y, x: _op.mul(_op.log(_const(x, 2)), _op.mul(t, y)))
+ad.defjvp(log_p, lambda t, x: _op.div(t, x))
+ad.defjvp(log1p_p, lambda t, x: _op.div(t, _op.add(x, _const(x, 1))))
+ad.defjvp2(expm1_p, lambda t, y, x: _op.mul(t, _op.add(y, _const(y, 1))))
+ad.defjvp2(tanh_p, lambda t, y, x: _op.mul(_op.add(t, _op.mul(t, y)), _op.sub(_const(x, 1), y)))
+ad.defjvp2(logistic_p, lambda t, y, x: _op.mul(t, _op.mul(y, _op.sub(_const(y, 1), y))))
+ad.defjvp(sin_p, lambda t, x: _op.mul(t, _op.cos(x)))
+ad.defjvp(cos_p, lambda t, x: _op.neg(_op.mul(t, _op.sin(x))))
+ad.defjvp2(tan_p, lambda t, y, x: _op.mul(t, _op.add(_const(x, 1), _op.square(y))))
+ad.defjvp(asin_p, lambda t, x: _op.mul(t, _op.rsqrt(_op.sub(_const(x, 1), _op.square(x)))))
+ad.defjvp(acos_p,
+          lambda t, x: _op.mul(t, _op.neg(_op.rsqrt(_op.sub(_const(x, 1), _op.square(x))))))
+ad.defjvp(atan_p, lambda t, x: _op.div(t, _op.add(_const(x, 1), _op.square(x))))
+ad.defjvp(sinh_p, lambda t, x: _op.mul(t, _op.cosh(x)))
+ad.defjvp(cosh_p, lambda t, x: _op.mul(t, _op.sinh(x)))
+ad.defjvp(asinh_p, lambda t, x: _op.mul(t, _op.rsqrt(_op.add(_op.square(x), _const(x, 1)))))
+ad.defjvp(acosh_p, lambda t, x: _op.mul(t, _op.rsqrt(_op.sub(_op.square(x), _const(x, 1)))))
+ad.defjvp(atanh_p, lambda t, x: _op.mul(_op.ipow(_op.add(_const(x, 1), x), -1),
+                                        _op.div(t, _op.sub(_const(x, 1), x))))
+ad.defjvp2(sqrt_p, lambda t, y, x: _op.mul(t, _op.div(_const(x, 0.5), y)))
+ad.defjvp2(rsqrt_p, lambda t, y, x: _op.mul(t, _op.mul(_const(x, -0.5), _op.div(y, x))))
+ad.defjvp2(cbrt_p, lambda t, y, x: _op.mul(t, _op.mul(_const(x, 1 / 3), _op.ipow(y, -2))))
+ad.defjvp2(square_p, lambda t, y, x: _op.mul(t, _op.mul(_const(x, 2), x)))
+ad.defjvp2(abs_p, _abs_jvp)
+ad.deflinear(real_p, lambda ct, x: [_op.complex(ct, _const(ct, 0))])
+ad.deflinear(imag_p, lambda ct, x: [_op.complex(_const(ct, 0), _op.neg(ct))])
+ad.deflinear(conj_p, _conj_transpose)
+ad.deflinear(complex_p, _transpose_each(_op.real, lambda ct: _op.imag(_op.neg(ct))))
+ad.jvp_rules[add_p] = _add_jvp
+ad.primitive_transposes[add_p] = _transpose_each(lambda ct: ct, lambda ct: ct)
+ad.jvp_rules[sub_p] = _sub_jvp
+ad.primitive_transposes[sub_p] = _transpose_each(lambda ct: ct, _op.neg)
+ad.defbilinear(mul_p, lambda ct, x, y: _unbroadcast(x.aval, _op.mul(ct, y)),
+               lambda ct, x, y: _unbroadcast(y.aval, _op.mul(x, ct)))
+ad.defjvp(div_p, lambda t, x, y: _op.div(t, y),
+          lambda t, x, y: _op.mul(_op.mul(_op.neg(t), x), _op.ipow(y, -2)))
+ad.primitive_transposes[div_p] = _div_transpose
+ad.defjvp(rem_p, _rem_jvp_x, _rem_jvp_y)
+ad.defjvp2(pow_p, _pow_jvp_lhs, _pow_jvp_rhs)
+ad.defjvp2(max_p, lambda t, y, a, b: _op.mul(t, _balanced_eq(a, y, b)),
+           lambda t, y, a, b: _op.mul(t, _balanced_eq(b, y, a)))
+ad.defjvp2(min_p, lambda t, y, a, b: _op.mul(t, _balanced_eq(a, y, b)),
+           lambda t, y, a, b: _op.mul(t, _balanced_eq(b, y, a)))
+ad.defjvp(atan2_p, _atan2_jvp(lambda x, y: y), _atan2_jvp(lambda x, y: _op.neg(x)))
+for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, not_p, population_count_p, clz_p,
+           and_p, or_p, xor_p, shift_left_p, shift_right_arithmetic_p, shift_right_logical_p,
+           mulhi_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
+  ad.defjvp_zero(_p)
+
+
 # --- integer_pow: x ** y for a static integer y ------------------------------------------------
 
 def _integer_pow_impl(x, y):
@@ -348,6 +552,18 @@ def _integer_pow_template(y):
 
 
 numpy_templates[integer_pow_p] = _integer_pow_template
+
+
+def _integer_pow_jvp(t, x, *, y):
+  if y == 0:
+    return ad.Zero.from_primal_value(t)
+  if y == 1:
+    return t
+  power = x if y == 2 else _op.ipow(x, y - 1)
+  return _op.mul(t, _op.mul(_const(x, y), power))
+
+
+ad.defjvp(integer_pow_p, _integer_pow_jvp)
 
 
 # --- casts -------------------------------------------------------------------------------------
@@ -395,6 +611,23 @@ convert_element_type_p.eager_weak_type = lambda args, params: params["weak_type"
 batching.defvectorized(convert_element_type_p)
 
 
+def _convert_jvp(t, y, x, **params):
+  if ad.tangent_dtype(params["new_dtype"]) == dtypes.float0:
+    return ad.Zero.from_primal_value(y)
+  return convert_element_type_p.bind(t, **params)
+
+
+def _convert_transpose(ct, x, **params):
+  old = x.aval
+  if ad.tangent_dtype(old.dtype) == dtypes.float0:
+    return [ad.Zero(ad.tangent_aval(old))]
+  return [convert_element_type_p.bind(ct, new_dtype=old.dtype, weak_type=old.weak_type)]
+
+
+ad.defjvp2(convert_element_type_p, _convert_jvp)
+ad.primitive_transposes[convert_element_type_p] = _convert_transpose
+
+
 def _bitcast_abstract(x, new_dtype):
   old, new = x.dtype.itemsize, np.dtype(new_dtype).itemsize
   if old == new:
@@ -430,6 +663,7 @@ def _bitcast_batcher(vals, dims, *, new_dtype):
 
 
 batching.primitive_batchers[bitcast_convert_type_p] = _bitcast_batcher
+ad.defjvp_zero(bitcast_convert_type_p)
 
 
 def _reduce_precision_impl(x, exponent_bits, mantissa_bits):
@@ -445,6 +679,7 @@ reduce_precision_p.def_impl(_reduce_precision_impl)
 reduce_precision_p.def_abstract_eval(lambda x, **_: x)
 reduce_precision_p.eager_weak_type = first_weak
 batching.defvectorized(reduce_precision_p)
+ad.deflinear(reduce_precision_p, lambda ct, x, **params: [reduce_precision_p.bind(ct, **params)])
 
 
 # --- select_n and clamp ------------------------------------------------------------------------
@@ -511,6 +746,30 @@ def _select_n_batcher(vals, dims):
 batching.primitive_batchers[select_n_p] = _select_n_batcher
 
 
+def _select_n_jvp(primals, tangents):
+  which, cases = primals[0], primals[1:]
+  out = select_n_p.bind(which, *cases)
+  case_tangents = tangents[1:]
+  nonzero = [t for t in case_tangents if type(t) is not ad.Zero]
+  if not nonzero:
+    return out, ad.Zero.from_primal_value(out)
+  zero = _full_like(nonzero[0], 0)
+  return out, select_n_p.bind(which, *[zero if type(t) is ad.Zero else t for t in case_tangents])
+
+
+def _select_n_transpose(ct, which, *cases):
+  if ad.is_undefined_primal(which):
+    raise NotImplementedError("select_n is not linear in its predicate")
+  zero = _full_like(ct, 0)
+  n = len(cases)
+  return [None] + [select_n_p.bind(which, *([zero] * i + [ct] + [zero] * (n - i - 1)))
+                   if ad.is_undefined_primal(c) else None for i, c in enumerate(cases)]
+
+
+ad.deflinear(select_n_p, _select_n_transpose)  # linear in the cases, given the predicate
+ad.jvp_rules[select_n_p] = _select_n_jvp
+
+
 def _clamp_abstract(lo, x, hi):
   for name, a in (("min", lo), ("max", hi)):
     if a.dtype != x.dtype:
@@ -550,3 +809,16 @@ def _clamp_bound(v, d, x, size):
 
 
 batching.primitive_batchers[clamp_p] = _clamp_batcher
+
+
+def _clamp_jvp_rule(pred):
+  def rule(t, lo, x, hi):
+    shape = core.get_aval(x).shape
+    return _select(pred(lo, x, hi), _maybe_broadcast(shape, t), _full_like(x, 0))
+  return rule
+
+
+ad.defjvp(clamp_p,
+          _clamp_jvp_rule(lambda lo, x, hi: _op.bitand(_op.gt(lo, x), _op.lt(lo, hi))),
+          _clamp_jvp_rule(lambda lo, x, hi: _op.bitand(_op.gt(x, lo), _op.lt(x, hi))),
+          _clamp_jvp_rule(lambda lo, x, hi: _op.lt(hi, x)))

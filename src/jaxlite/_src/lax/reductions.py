@@ -10,8 +10,11 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.core import ShapedArray
+from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax.families import first_weak, kind_of, never_weak
+from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.lax import asarg
 
 _KIND_WORDS = {"fciu": "number", "fciub": "number or bool", "fiub": "number or bool",
@@ -168,6 +171,43 @@ reduce_or = _reducer(reduce_or_p)
 reduce_xor = _reducer(reduce_xor_p)
 
 
+def _reduce_sum_transpose(ct, x, *, axes, out_sharding=None):
+  shape = x.aval.shape
+  kept = tuple(np.delete(np.arange(len(shape)), axes))  # NumPy ints, printed as JAX does
+  return [shape_prims.broadcast_in_dim_p.bind(ct, shape=shape, broadcast_dimensions=kept,
+                                              sharding=None)]
+
+
+def _chooser_jvp(t, y, x, *, axes):
+  # The tangent is averaged over the positions that attain the extremum.
+  shape = tuple(1 if i in axes else d for i, d in enumerate(core.get_aval(x).shape))
+  where = ew.eq_p.bind(x, shape_prims.reshape_p.bind(y, new_sizes=shape, dimensions=None,
+                                                     sharding=None))
+  indicators = ew.convert_element_type_p.bind(where, new_dtype=core.get_aval(t).dtype,
+                                              weak_type=False)
+  counts = reduce_sum_p.bind(indicators, axes=axes, out_sharding=None)
+  picked = reduce_sum_p.bind(ew.mul_p.bind(t, indicators), axes=axes, out_sharding=None)
+  return ew.div_p.bind(picked, counts)
+
+
+def _reduce_prod_jvp(primals, tangents, *, axes):
+  # Differentiated as a tree of pairwise products, so zeros in the operand are handled.
+  one = np.ones((), core.get_aval(primals[0]).dtype)
+
+  def prod(x):
+    return tree_reduce(lambda a, b: [ew.mul_p.bind(a[0], b[0])], [x], [one], axes)
+  (out,), (t_out,) = ad.jvp_flat(prod, primals, tangents, instantiate=False)
+  return out, t_out
+
+
+ad.deflinear(reduce_sum_p, _reduce_sum_transpose)
+ad.jvp_rules[reduce_prod_p] = _reduce_prod_jvp
+ad.defjvp2(reduce_max_p, _chooser_jvp)
+ad.defjvp2(reduce_min_p, _chooser_jvp)
+for _p in (reduce_and_p, reduce_or_p, reduce_xor_p):
+  ad.defjvp_zero(_p)
+
+
 # --- argmax, argmin ----------------------------------------------------------------------------
 
 def _arg_reduction(name, np_arg):
@@ -203,6 +243,8 @@ def _arg_reduction(name, np_arg):
 
 argmax_p = _arg_reduction("argmax", np.argmax)
 argmin_p = _arg_reduction("argmin", np.argmin)
+ad.defjvp_zero(argmax_p)
+ad.defjvp_zero(argmin_p)
 
 
 def argmax(operand, axis: int, index_dtype):
@@ -281,6 +323,51 @@ cummin = _cumulative_fn(cummin_p)
 cumlogsumexp = _cumulative_fn(cumlogsumexp_p)
 
 
+def prefix_scan(combine, x, axis: int, reverse: bool):
+  """The inclusive scan of `combine` along `axis` by recursive doubling, built of primitives
+  that have derivatives: the JVP of the cumulative ops other than cumsum is this one's."""
+  from jaxlite._src.lax.slicing import slice_p
+  if reverse:
+    x = shape_prims.rev_p.bind(x, dimensions=(axis,))
+  aval = core.get_aval(x)
+  n, shift = aval.shape[axis], 1
+  position = np.arange(n).reshape([-1 if i == axis else 1 for i in range(aval.ndim)])
+  while shift < n:
+    limit = tuple(n - shift if i == axis else d for i, d in enumerate(aval.shape))
+    head = slice_p.bind(x, start_indices=(0,) * aval.ndim, limit_indices=limit, strides=None)
+    config = tuple((shift, 0, 0) if i == axis else (0, 0, 0) for i in range(aval.ndim))
+    shifted = shape_prims.pad_p.bind(head, np.zeros((), aval.dtype)[()], padding_config=config)
+    has_prev = np.broadcast_to(position >= shift, aval.shape)
+    x = ew.select_n_p.bind(has_prev, x, combine(shifted, x))
+    shift *= 2
+  if reverse:
+    x = shape_prims.rev_p.bind(x, dimensions=(axis,))
+  return x
+
+
+def _logaddexp(a, b):
+  # m + log(e^(a-m) + e^(b-m)): exact derivatives even where a == b.
+  m = ew.max_p.bind(a, b)
+  total = ew.add_p.bind(ew.exp_p.bind(ew.sub_p.bind(a, m)), ew.exp_p.bind(ew.sub_p.bind(b, m)))
+  return ew.add_p.bind(m, ew.log_p.bind(total))
+
+
+def _scan_jvp(combine):
+  def jvp(primals, tangents, *, axis, reverse):
+    (out,), (t_out,) = ad.jvp_flat(lambda x: [prefix_scan(combine, x, axis, reverse)],
+                                   primals, tangents, instantiate=False)
+    return out, t_out
+  return jvp
+
+
+ad.deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [
+    cumsum_p.bind(ct, axis=axis, reverse=not reverse)])
+ad.jvp_rules[cumprod_p] = _scan_jvp(ew.mul_p.bind)
+ad.jvp_rules[cummax_p] = _scan_jvp(ew.max_p.bind)
+ad.jvp_rules[cummin_p] = _scan_jvp(ew.min_p.bind)
+ad.jvp_rules[cumlogsumexp_p] = _scan_jvp(_logaddexp)
+
+
 # --- reduce: a user computation folded over `dimensions` --------------------------------------
 
 reduce_p = core.Primitive("reduce")
@@ -333,6 +420,55 @@ def _reduce_batcher(vals, dims, *, computation, jaxpr, dimensions):
 
 
 batching.primitive_batchers[reduce_p] = _reduce_batcher
+
+
+def tree_reduce(combine, operands, inits, axes):
+  """`operands` folded over `axes` by `combine` (two lists of arrays -> list) in pairwise
+  halving steps; `inits` pad odd lengths. A composite of differentiable primitives."""
+  from jaxlite._src.lax.slicing import slice_p
+  shape = core.get_aval(operands[0]).shape
+  kept = [i for i in range(len(shape)) if i not in axes]
+  rest = tuple(shape[i] for i in kept)
+  n = int(np.prod([shape[i] for i in axes], dtype=np.int64))
+  xs = [_rows_first(x, list(axes) + kept, (n,) + rest) for x in operands]
+
+  def rows(x, lo, hi):
+    return slice_p.bind(x, start_indices=(lo,) + (0,) * len(rest), limit_indices=(hi,) + rest,
+                        strides=None)
+  while n > 1:
+    if n % 2:
+      xs = [shape_prims.concatenate_p.bind(x, _filled(i, (1,) + rest), dimension=0)
+            for x, i in zip(xs, inits)]
+      n += 1
+    xs = combine([rows(x, 0, n // 2) for x in xs], [rows(x, n // 2, n) for x in xs])
+    n //= 2
+  if n == 0:
+    return [_filled(i, rest) for i in inits]
+  return [shape_prims.reshape_p.bind(x, new_sizes=rest, dimensions=None, sharding=None)
+          for x in xs]
+
+
+def _rows_first(x, perm, shape):
+  if perm != sorted(perm):
+    x = shape_prims.transpose_p.bind(x, permutation=tuple(perm))
+  return shape_prims.reshape_p.bind(x, new_sizes=shape, dimensions=None, sharding=None)
+
+
+def _filled(init, shape):
+  return shape_prims.broadcast_in_dim_p.bind(init, shape=shape, broadcast_dimensions=(),
+                                             sharding=None)
+
+
+def _reduce_jvp(primals, tangents, *, computation, jaxpr, dimensions):
+  n = len(primals) // 2
+
+  def fold(*args):
+    return tree_reduce(lambda a, b: core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *a, *b),
+                       list(args[:n]), list(args[n:]), dimensions)
+  return ad.jvp_flat(fold, primals, tangents, instantiate=False)
+
+
+ad.jvp_rules[reduce_p] = _reduce_jvp
 
 
 def _monoid_reducer(computation, init):

@@ -11,6 +11,7 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.core import ShapedArray
+from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax.families import first_weak, numpy_templates
 
@@ -70,6 +71,30 @@ def _broadcast_in_dim_batcher(vals, dims, *, shape, broadcast_dimensions, shardi
 batching.primitive_batchers[broadcast_in_dim_p] = _broadcast_in_dim_batcher
 
 
+def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding=None):
+  # Sum over the new dims and the stretched size-1 dims, then restore the size-1 dims.
+  from jaxlite._src.lax.reductions import reduce_sum_p
+  unit = [i for i, d in enumerate(x.aval.shape) if d == 1]
+  kept = tuple(d for i, d in enumerate(broadcast_dimensions) if i not in unit)
+  axes = tuple(i for i in range(len(shape)) if i not in kept)
+  summed = reduce_sum_p.bind(ct, axes=axes, out_sharding=None) if axes else ct
+  return [_expand_dims(summed, unit)]
+
+
+def _expand_dims(x, dims):
+  """`x` with size-1 axes inserted at `dims` (one broadcast_in_dim, like lax.expand_dims)."""
+  if not dims:
+    return x
+  shape = list(core.get_aval(x).shape)
+  for d in sorted(dims):
+    shape.insert(d, 1)
+  bdims = tuple(i for i in range(len(shape)) if i not in dims)
+  return broadcast_in_dim_p.bind(x, shape=tuple(shape), broadcast_dimensions=bdims, sharding=None)
+
+
+ad.deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
+
+
 # --- reshape -----------------------------------------------------------------------------------
 
 def _reshape_abstract(x, new_sizes, dimensions=None, sharding=None):
@@ -108,6 +133,17 @@ def _reshape_batcher(vals, dims, *, new_sizes, dimensions=None, sharding=None):
 batching.primitive_batchers[reshape_p] = _reshape_batcher
 
 
+def _reshape_transpose(ct, x, *, new_sizes, dimensions=None, sharding=None):
+  if dimensions is None:
+    return [reshape_p.bind(ct, new_sizes=x.aval.shape, dimensions=None, sharding=None)]
+  permuted = tuple(x.aval.shape[d] for d in dimensions)
+  out = reshape_p.bind(ct, new_sizes=permuted, dimensions=None, sharding=None)
+  return [transpose_p.bind(out, permutation=tuple(int(i) for i in np.argsort(dimensions)))]
+
+
+ad.deflinear(reshape_p, _reshape_transpose)
+
+
 # --- squeeze -----------------------------------------------------------------------------------
 
 def _squeeze_abstract(x, dimensions):
@@ -137,6 +173,8 @@ def _squeeze_batcher(vals, dims, *, dimensions):
 
 batching.primitive_batchers[squeeze_p] = _squeeze_batcher
 
+ad.deflinear(squeeze_p, lambda ct, x, *, dimensions: [_expand_dims(ct, tuple(dimensions))])
+
 
 # --- transpose ---------------------------------------------------------------------------------
 
@@ -164,6 +202,9 @@ def _transpose_batcher(vals, dims, *, permutation):
 
 
 batching.primitive_batchers[transpose_p] = _transpose_batcher
+
+ad.deflinear(transpose_p, lambda ct, x, *, permutation: [transpose_p.bind(
+    ct, permutation=tuple(int(i) for i in np.argsort(permutation)))])
 
 
 def _all_weak(args, params) -> bool:
@@ -216,6 +257,8 @@ def _rev_batcher(vals, dims, *, dimensions):
 
 
 batching.primitive_batchers[rev_p] = _rev_batcher
+
+ad.deflinear(rev_p, lambda ct, x, *, dimensions: [rev_p.bind(ct, dimensions=dimensions)])
 
 
 # --- pad ---------------------------------------------------------------------------------------
@@ -290,6 +333,32 @@ def _pad_batcher(vals, dims, *, padding_config):
 batching.primitive_batchers[pad_p] = _pad_batcher
 
 
+def _pad_transpose(ct, x, padding_value, *, padding_config):
+  # The operand's cotangent is `ct` un-padded (negative edge padding, then a strided slice);
+  # the padding value's is everything else.
+  from jaxlite._src.lax.reductions import reduce_sum_p
+  from jaxlite._src.lax.slicing import slice_p
+  lo, hi, interior = (np.array(c) for c in zip(*padding_config)) if padding_config else \
+      (np.zeros(0, int),) * 3
+  dt = core.get_aval(ct).dtype
+  unpad = tuple(zip(np.negative(lo), np.negative(hi), np.zeros_like(interior)))
+  unpadded = pad_p.bind(ct, np.zeros((), dt)[()], padding_config=unpad)
+  shape = core.get_aval(unpadded).shape
+  t_x = slice_p.bind(unpadded, start_indices=tuple(np.zeros_like(lo)), limit_indices=shape,
+                     strides=tuple(np.add(interior, 1)))
+  t_pad = None
+  if ad.is_undefined_primal(padding_value):
+    def total(v):
+      return reduce_sum_p.bind(v, axes=tuple(range(len(core.get_aval(v).shape))),
+                               out_sharding=None)
+    from jaxlite._src.lax.elementwise import sub_p  # elementwise imports this module
+    t_pad = sub_p.bind(total(ct), total(t_x))
+  return [t_x if ad.is_undefined_primal(x) else None, t_pad]
+
+
+ad.deflinear(pad_p, _pad_transpose)
+
+
 # --- concatenate -------------------------------------------------------------------------------
 
 def _concatenate_abstract(*xs, dimension):
@@ -328,6 +397,15 @@ def _concatenate_batcher(vals, dims, *, dimension):
 batching.primitive_batchers[concatenate_p] = _concatenate_batcher
 
 
+def _concatenate_transpose(ct, *xs, dimension):
+  sizes = tuple(ad.aval_of(x).shape[dimension] for x in xs)
+  pieces = split_p.bind(ct, sizes=sizes, axis=dimension)
+  return [p if ad.is_undefined_primal(x) else None for p, x in zip(pieces, xs)]
+
+
+ad.deflinear(concatenate_p, _concatenate_transpose)
+
+
 # --- split -------------------------------------------------------------------------------------
 
 def _split_abstract(x, sizes, axis):
@@ -357,6 +435,9 @@ def _split_batcher(vals, dims, *, sizes, axis):
 
 
 batching.primitive_batchers[split_p] = _split_batcher
+
+ad.deflinear(split_p, lambda cts, x, *, sizes, axis: [concatenate_p.bind(
+    *[ad.instantiate_zeros(c) for c in cts], dimension=axis)])
 
 
 # --- stack, unstack, tile ----------------------------------------------------------------------
@@ -393,6 +474,14 @@ def _stack_batcher(vals, dims, *, axis):
 batching.primitive_batchers[stack_p] = _stack_batcher
 
 
+def _stack_transpose(ct, *xs, axis):
+  pieces = unstack_p.bind(ct, axis=axis)
+  return [p if ad.is_undefined_primal(x) else None for p, x in zip(pieces, xs)]
+
+
+ad.deflinear(stack_p, _stack_transpose)
+
+
 def _unstack_abstract(x, axis):
   if not 0 <= axis < x.ndim:
     raise ValueError(f"axis {axis} is out of bounds for array of dimension {x.ndim}")
@@ -414,6 +503,9 @@ def _unstack_batcher(vals, dims, *, axis):
 
 
 batching.primitive_batchers[unstack_p] = _unstack_batcher
+
+ad.deflinear(unstack_p, lambda cts, x, *, axis: [stack_p.bind(
+    *[ad.instantiate_zeros(c) for c in cts], axis=axis)])
 
 
 def _tile_abstract(x, reps):
@@ -441,6 +533,17 @@ def _tile_batcher(vals, dims, *, reps):
 
 
 batching.primitive_batchers[tile_p] = _tile_batcher
+
+
+def _tile_transpose(ct, x, *, reps):
+  # Each output dim is reps[i] copies of operand dim i: fold them apart and sum the copies.
+  from jaxlite._src.lax.reductions import reduce_sum_p
+  pairs = tuple(n for r, d in zip(reps, x.aval.shape) for n in (r, d))
+  folded = reshape_p.bind(ct, new_sizes=pairs, dimensions=None, sharding=None)
+  return [reduce_sum_p.bind(folded, axes=tuple(range(0, len(pairs), 2)), out_sharding=None)]
+
+
+ad.deflinear(tile_p, _tile_transpose)
 
 
 # --- public lax functions ----------------------------------------------------------------------

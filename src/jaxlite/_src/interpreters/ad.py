@@ -1,0 +1,470 @@
+"""Autodiff core: symbolic zeros, the forward-mode (JVP) trace, the rule tables and the backward
+pass that transposes linear jaxprs. Reverse mode = `linearize.py` (JVP + partial eval) + this.
+
+Rule tables, keyed by Primitive, filled right below each primitive's definition:
+  jvp_rules[p](primals, tangents, **params) -> (primal_out, tangent_out)
+      Tangents are arrays or `Zero(aval)` (a symbolic zero); a rule may return Zero too.
+      Rules only bind primitives: in forward mode they run on the parent trace; when
+      linearizing they run under a partial-evaluation trace that sends work on primals to the
+      parent and stages work on tangents into the linear jaxpr. So a rule never inspects
+      which mode it is in.
+  linearize_rules[p]: same signature, preferred over jvp_rules when linearizing. Call-like
+      primitives (jit, remat2, custom_vjp_call, control flow) use it to emit one primal call
+      (all arguments known) and one linear call (residuals + tangents) instead of one
+      mixed call that could not be transposed.
+  primitive_transposes[p](ct, *args, **params) -> one cotangent per arg (None or Zero where
+      there is none). Linear inputs arrive as `UndefinedPrimal(aval)`, the others as values;
+      `ct` is a list for multiple-result primitives (entries may be Zero).
+Helpers: defjvp (rule(t, *primals)), defjvp2 (rule(t, ans, *primals)), defjvp_zero,
+deflinear (transpose(ct, *args)), defbilinear (lhs(ct, x, y), rhs(ct, x, y)); Zero,
+instantiate_zeros, zeros_like_aval, add_tangents, add_any_p, tangent_aval, is_undefined_primal,
+backward_pass, jvp_jaxpr, transpose_jaxpr. `primitive_jvps` and `transpose_rules` are aliases.
+"""
+from __future__ import annotations
+
+import functools
+import weakref
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import dtypes
+from jaxlite._src.core import Literal, ShapedArray, Var
+from jaxlite._src.interpreters import batching
+from jaxlite._src.lax.families import first_weak, kind_of, numpy_templates
+
+jvp_rules: dict = {}
+linearize_rules: dict = {}
+primitive_transposes: dict = {}
+primitive_jvps = jvp_rules
+transpose_rules = primitive_transposes
+
+# --- tangent types and symbolic zeros ----------------------------------------------------------
+
+
+def tangent_dtype(dtype):
+  """The dtype of tangents of `dtype` values: float0 for integers, booleans and keys."""
+  if not isinstance(dtype, np.dtype) or dtype == dtypes.float0 or kind_of(dtype) in "iub":
+    return dtypes.float0
+  return dtype
+
+
+def tangent_aval(aval: ShapedArray) -> ShapedArray:
+  dt = tangent_dtype(aval.dtype)
+  if dt is aval.dtype:
+    return aval
+  return ShapedArray(aval.shape, dt, False)
+
+
+class Zero:
+  """A symbolic zero tangent or cotangent of type `aval`: no array is ever built for it."""
+  __slots__ = ("aval",)
+
+  def __init__(self, aval):
+    self.aval = aval
+
+  def __repr__(self):
+    return f"Zero({self.aval})"
+
+  @staticmethod
+  def from_primal_value(x) -> "Zero":
+    return Zero(tangent_aval(core.get_aval(x)))
+
+
+def zeros_like_aval(aval):
+  """A zero array of type `aval`: a scalar constant broadcast (one eqn when traced)."""
+  if aval.dtype == dtypes.float0:
+    return np.zeros(aval.shape, dtypes.float0)
+  scalar = core.array_from_numpy(np.zeros((), aval.dtype), aval.weak_type)
+  if not aval.shape:
+    return scalar
+  from jaxlite._src.lax.shape import broadcast_in_dim_p
+  return broadcast_in_dim_p.bind(scalar, shape=tuple(aval.shape), broadcast_dimensions=(),
+                                 sharding=None)
+
+
+def instantiate_zeros(t):
+  return zeros_like_aval(t.aval) if type(t) is Zero else t
+
+
+def add_tangents(x, y):
+  if type(x) is Zero:
+    return y
+  if type(y) is Zero:
+    return x
+  return add_any_p.bind(x, y)
+
+
+# `add_any` adds tangents of equal types; reverse mode accumulates cotangents with it.
+add_any_p = core.Primitive("add_any")
+add_any_p.def_impl(lambda x, y: np.add(x, y) if x.dtype != dtypes.float0 else x)
+add_any_p.def_abstract_eval(lambda x, y: x)
+add_any_p.eager_weak_type = first_weak
+numpy_templates[add_any_p] = lambda: "np.add({0}, {1})"
+
+
+def _add_any_jvp(primals, tangents):
+  return add_any_p.bind(*primals), add_tangents(*tangents)
+
+
+jvp_rules[add_any_p] = _add_any_jvp
+primitive_transposes[add_any_p] = lambda ct, x, y: [ct, ct]
+batching.defbroadcasting(add_any_p)
+
+
+# `stop_gradient`: identity on values, zero derivative.
+stop_gradient_p = core.Primitive("stop_gradient")
+stop_gradient_p.def_impl(lambda x: x)
+stop_gradient_p.def_abstract_eval(lambda x: x)
+stop_gradient_p.eager_weak_type = first_weak
+numpy_templates[stop_gradient_p] = lambda: "{0}"
+
+
+def _stop_gradient_jvp(primals, tangents):
+  (x,) = primals
+  out = stop_gradient_p.bind(x)
+  return out, Zero.from_primal_value(out)
+
+
+jvp_rules[stop_gradient_p] = _stop_gradient_jvp
+batching.defvectorized(stop_gradient_p)
+
+
+class UndefinedPrimal:
+  """A linear input of an eqn being transposed: only its type is known."""
+  __slots__ = ("aval",)
+
+  def __init__(self, aval):
+    self.aval = aval
+
+  def __repr__(self):
+    return f"UndefinedPrimal({self.aval})"
+
+
+def is_undefined_primal(x) -> bool:
+  return type(x) is UndefinedPrimal
+
+
+def aval_of(x):
+  """The type of a primal argument of a transpose rule, defined or not."""
+  return x.aval if type(x) in (UndefinedPrimal, Zero) else core.get_aval(x)
+
+
+# --- rule helpers ------------------------------------------------------------------------------
+
+
+def _sum_tangents(out, contributions):
+  acc = Zero.from_primal_value(out)
+  for c in contributions:
+    acc = add_tangents(acc, c)
+  return acc
+
+
+def defjvp(prim, *rules):
+  """JVP from one rule per argument: `rule(t, *primals, **params)` (None: not differentiable)."""
+  def jvp(primals, tangents, **params):
+    out = prim.bind(*primals, **params)
+    contributions = [rule(t, *primals, **params) for rule, t in zip(rules, tangents)
+                     if rule is not None and type(t) is not Zero]
+    return out, _sum_tangents(out, contributions)
+  jvp_rules[prim] = jvp
+
+
+def defjvp2(prim, *rules):
+  """Like defjvp, with the primal output too: `rule(t, ans, *primals, **params)`."""
+  def jvp(primals, tangents, **params):
+    out = prim.bind(*primals, **params)
+    contributions = [rule(t, out, *primals, **params) for rule, t in zip(rules, tangents)
+                     if rule is not None and type(t) is not Zero]
+    return out, _sum_tangents(out, contributions)
+  jvp_rules[prim] = jvp
+
+
+def defjvp_zero(prim):
+  """A piecewise-constant (or integer-valued) primitive: its tangent is a symbolic zero."""
+  def jvp(primals, tangents, **params):
+    out = prim.bind(*primals, **params)
+    if prim.multiple_results:
+      return out, [Zero.from_primal_value(o) for o in out]
+    return out, Zero.from_primal_value(out)
+  jvp_rules[prim] = jvp
+
+
+def linear_jvp(prim, primals, tangents, **params):
+  out = prim.bind(*primals, **params)
+  if all(type(t) is Zero for t in tangents):
+    if prim.multiple_results:
+      return out, [Zero.from_primal_value(o) for o in out]
+    return out, Zero.from_primal_value(out)
+  return out, prim.bind(*[instantiate_zeros(t) for t in tangents], **params)
+
+
+def deflinear(prim, transpose_rule):
+  """A primitive linear in all its arguments; `transpose_rule(ct, *args, **params)`."""
+  jvp_rules[prim] = functools.partial(linear_jvp, prim)
+
+  def transpose(ct, *args, **params):
+    if type(ct) is Zero:
+      return [Zero(a.aval) if type(a) is UndefinedPrimal else None for a in args]
+    return transpose_rule(ct, *args, **params)
+  primitive_transposes[prim] = transpose
+
+
+deflinear2 = deflinear
+
+
+def defbilinear(prim, lhs_rule, rhs_rule):
+  """A primitive linear in each of its two arguments separately (mul, dot_general)."""
+  defjvp(prim, lambda t, x, y, **params: prim.bind(t, y, **params),
+         lambda t, x, y, **params: prim.bind(x, t, **params))
+
+  def transpose(ct, x, y, **params):
+    if is_undefined_primal(x) and is_undefined_primal(y):
+      raise NotImplementedError(f"{prim} is not linear in both arguments at once and cannot "
+                                "be transposed")
+    if is_undefined_primal(x):
+      return [Zero(x.aval) if type(ct) is Zero else lhs_rule(ct, x, y, **params), None]
+    return [None, Zero(y.aval) if type(ct) is Zero else rhs_rule(ct, x, y, **params)]
+  primitive_transposes[prim] = transpose
+
+
+# --- forward mode: the JVP trace ---------------------------------------------------------------
+
+
+def _short(x) -> str:
+  return repr(x) if isinstance(x, core.Tracer) else str(x)
+
+
+def primal_concrete_value(p):
+  """The NumPy value behind a primal (None when it is abstract)."""
+  if isinstance(p, core.Tracer):
+    return p.to_concrete_value()
+  if type(p) is core.array_type:
+    return p._value
+  return np.asarray(p)
+
+
+class JVPTracer(core.Tracer):
+  """A primal value paired with its tangent (both values of the parent trace)."""
+  __slots__ = ("primal", "tangent")
+
+  def __init__(self, trace, primal, tangent):
+    self._trace = trace
+    self.primal = primal
+    self.tangent = tangent
+
+  aval = property(lambda self: core.get_aval(self.primal))
+
+  def to_concrete_value(self):
+    return primal_concrete_value(self.primal)
+
+  def __repr__(self):
+    return f"JVPTracer(primal={_short(self.primal)}, tangent={_short(self.tangent)})"
+
+  __str__ = __repr__
+
+
+class JVPTrace(core.Trace):
+  __slots__ = ()
+
+  def to_primal_tangent_pair(self, x):
+    if type(x) is JVPTracer and x._trace is self:
+      return x.primal, x.tangent
+    return x, Zero.from_primal_value(x)
+
+  def process_primitive(self, primitive, args, params):
+    primals, tangents = _split_tracers(self, JVPTracer, args)
+    if tangents is None:
+      with core.set_current_trace(self.parent):
+        return primitive.bind(*primals, **params)
+    rule = jvp_rules.get(primitive)
+    if rule is None:
+      raise NotImplementedError(f"Differentiation rule for '{primitive}' not implemented")
+    with core.set_current_trace(self.parent):
+      out, tangent_out = rule(primals, tangents, **params)
+    if primitive.multiple_results:
+      return [_maybe_tracer(self, JVPTracer, o, t) for o, t in zip(out, tangent_out)]
+    return _maybe_tracer(self, JVPTracer, out, tangent_out)
+
+
+def _split_tracers(trace, tracer_type, args):
+  """(primals, tangents) of `args`; tangents is None when every tangent is a symbolic zero."""
+  primals = []
+  found = False
+  for a in args:
+    if type(a) is tracer_type and a._trace is trace:
+      primals.append(a.primal)
+      found = True
+    else:
+      primals.append(a)
+  if not found:
+    return primals, None
+  tangents = [a.tangent if type(a) is tracer_type and a._trace is trace
+              else Zero.from_primal_value(a) for a in args]
+  return primals, tangents
+
+
+def _maybe_tracer(trace, tracer_type, primal, tangent):
+  if type(tangent) is Zero:
+    return primal
+  return tracer_type(trace, primal, tangent)
+
+
+def jvp_flat(fun, primals, tangents, instantiate=True):
+  """Runs `fun` on (primal, tangent) pairs; returns its outputs' primals and tangents.
+
+  `tangents` may hold Zero; with `instantiate`, Zero output tangents become arrays.
+  """
+  trace = JVPTrace(core.current_trace())
+  tracers = [_maybe_tracer(trace, JVPTracer, p, t) for p, t in zip(primals, tangents)]
+  try:
+    with core.set_current_trace(trace):
+      outs = fun(*tracers)
+    pairs = [trace.to_primal_tangent_pair(o) for o in outs]
+  finally:
+    trace.invalidate()
+  out_primals = [p for p, _ in pairs]
+  out_tangents = [instantiate_zeros(t) if instantiate else t for _, t in pairs]
+  return out_primals, out_tangents
+
+
+_jvp_jaxpr_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def jvp_jaxpr(closed: core.ClosedJaxpr, nonzeros, instantiate=False):
+  """The JVP of a closed jaxpr: (primals, nonzero tangents) -> (primal outs, nonzero tangent
+  outs). Returns (ClosedJaxpr, which output tangents are nonzero). Cached per jaxpr."""
+  nonzeros = tuple(bool(n) for n in nonzeros)
+  key = (nonzeros, instantiate)
+  per_jaxpr = _jvp_jaxpr_cache.setdefault(closed, {})
+  hit = per_jaxpr.get(key)
+  if hit is None:
+    hit = per_jaxpr[key] = _jvp_jaxpr(closed, nonzeros, instantiate)
+  return hit
+
+
+def _jvp_jaxpr(closed, nonzeros, instantiate):
+  from jaxlite._src.interpreters import partial_eval as pe
+  in_avals = closed.in_avals
+  tan_avals = [tangent_aval(a) for a, nz in zip(in_avals, nonzeros) if nz]
+  n = len(in_avals)
+  nz_out = []
+
+  def fun(*args):
+    primals, nz_tangents = args[:n], iter(args[n:])
+    tangents = [next(nz_tangents) if nz else Zero(tangent_aval(a))
+                for a, nz in zip(in_avals, nonzeros)]
+    outs, touts = jvp_flat(lambda *xs: core.eval_jaxpr(closed.jaxpr, closed.consts, *xs),
+                           primals, tangents, instantiate=instantiate)
+    nz_out.extend(type(t) is not Zero for t in touts)
+    return list(outs) + [t for t in touts if type(t) is not Zero]
+
+  out = pe.trace_to_jaxpr(fun, list(in_avals) + tan_avals)
+  return out, tuple(nz_out)
+
+
+# --- reverse mode: transposing linear jaxprs ---------------------------------------------------
+
+
+def backward_pass(jaxpr: core.Jaxpr, consts, args, cts_out) -> list:
+  """Cotangents of `jaxpr`'s inputs, given cotangents of its outputs.
+
+  `args` holds UndefinedPrimal for the inputs the jaxpr is linear in and values for the rest;
+  eqns that read no linear value run forward first, then linear eqns are transposed in reverse
+  order, cotangents adding up with `add_any`. Entries for defined inputs come back None,
+  those that received no cotangent as Zero.
+  """
+  env = dict(zip(jaxpr.constvars, consts))
+  linear = set()
+  for v, a in zip(jaxpr.invars, args):
+    if type(a) is UndefinedPrimal:
+      linear.add(v)
+    else:
+      env[v] = a
+
+  def read(v):
+    return v.val if type(v) is Literal else env[v]
+
+  def is_linear(v):
+    return type(v) is Var and v in linear
+
+  lin_eqns = []
+  for eqn in jaxpr.eqns:
+    if any(is_linear(v) for v in eqn.invars):
+      linear.update(eqn.outvars)
+      lin_eqns.append(eqn)
+      continue
+    outs = eqn.primitive.bind(*[read(v) for v in eqn.invars], **eqn.params)
+    env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
+
+  ct_env = {}
+
+  def accumulate(v, ct):
+    if is_linear(v) and ct is not None and type(ct) is not Zero:
+      prev = ct_env.get(v)
+      ct_env[v] = ct if prev is None else add_any_p.bind(prev, ct)
+
+  for v, ct in zip(jaxpr.outvars, cts_out):
+    accumulate(v, ct)
+  for eqn in reversed(lin_eqns):
+    cts = [ct_env.pop(v, None) for v in eqn.outvars]
+    if all(ct is None for ct in cts):
+      continue
+    cts = [Zero(tangent_aval(v.aval)) if ct is None else ct for v, ct in zip(eqn.outvars, cts)]
+    rule = primitive_transposes.get(eqn.primitive)
+    if rule is None:
+      raise NotImplementedError("Transpose rule (for reverse-mode differentiation) for "
+                                f"'{eqn.primitive}' not implemented")
+    invals = [UndefinedPrimal(v.aval) if is_linear(v) else read(v) for v in eqn.invars]
+    cts_in = rule(cts if eqn.primitive.multiple_results else cts[0], *invals, **eqn.params)
+    for v, ct in zip(eqn.invars, cts_in):
+      accumulate(v, ct)
+  return [None if v not in linear else ct_env[v] if v in ct_env else Zero(tangent_aval(v.aval))
+          for v in jaxpr.invars]
+
+
+_transpose_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def transpose_jaxpr(closed: core.ClosedJaxpr, undefined, ct_nonzero):
+  """A jaxpr computing the cotangents of `closed`'s linear (`undefined`) inputs.
+
+  It takes the defined inputs then the nonzero output cotangents and returns the nonzero input
+  cotangents; also returns which of the linear inputs got a (nonzero) cotangent. Cached.
+  """
+  key = (tuple(undefined), tuple(ct_nonzero))
+  per_jaxpr = _transpose_cache.setdefault(closed, {})
+  hit = per_jaxpr.get(key)
+  if hit is None:
+    hit = per_jaxpr[key] = _transpose_jaxpr(closed, key[0], key[1])
+  return hit
+
+
+def _transpose_jaxpr(closed, undefined, ct_nonzero):
+  from jaxlite._src.interpreters import partial_eval as pe
+  in_avals = closed.in_avals
+  out_avals = closed.out_avals
+  defined_avals = [a for a, u in zip(in_avals, undefined) if not u]
+  ct_avals = [tangent_aval(a) for a, nz in zip(out_avals, ct_nonzero) if nz]
+  n_def = len(defined_avals)
+  nonzero_out = []
+
+  def fun(*args):
+    defined, cts = iter(args[:n_def]), iter(args[n_def:])
+    full_args = [UndefinedPrimal(a) if u else next(defined) for a, u in zip(in_avals, undefined)]
+    full_cts = [next(cts) if nz else Zero(tangent_aval(a)) for a, nz in zip(out_avals, ct_nonzero)]
+    res = backward_pass(closed.jaxpr, closed.consts, full_args, full_cts)
+    lin_cts = [r for r, u in zip(res, undefined) if u]
+    nonzero_out.extend(type(c) is not Zero for c in lin_cts)
+    return [c for c in lin_cts if type(c) is not Zero]
+
+  out = pe.trace_to_jaxpr(fun, defined_avals + ct_avals)
+  return out, tuple(nonzero_out)
+
+
+def spread_transposed(args, nonzero, outs) -> list:
+  """A transposed call's outputs spread over the call's arguments: None for defined ones,
+  Zero for linear ones that got no cotangent (`nonzero` is from `transpose_jaxpr`)."""
+  it, nz = iter(outs), iter(nonzero)
+  return [None if type(a) is not UndefinedPrimal else (next(it) if next(nz) else Zero(a.aval))
+          for a in args]
