@@ -1,0 +1,365 @@
+"""`jax.nn`'s activation and normalization functions, composed from jnp and lax; those JAX
+stages as named jit eqns (silu, softplus, log_softmax, elu, …) are internal_jit-wrapped alike.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import dtypes
+from jaxlite._src.jit import internal_jit
+from jaxlite._src.lax import creation
+from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import slicing
+from jaxlite._src.lax import special
+from jaxlite._src.numpy import reductions
+from jaxlite._src.numpy.util import check_arraylike
+
+
+def _jnp():
+  import jaxlite.numpy as jnp
+  return jnp
+
+
+def _stop_gradient(x):
+  try:
+    from jaxlite._src.interpreters.ad import stop_gradient_p
+  except ImportError:  # autodiff not installed: nothing to stop
+    return x
+  return stop_gradient_p.bind(x)
+
+
+def _inexact(name, x):
+  """`x` as an array, integers and bools promoted to the default float like jnp's ufuncs."""
+  check_arraylike(name, x)
+  jnp = _jnp()
+  x = jnp.asarray(x)
+  if not jnp.issubdtype(x.dtype, jnp.inexact):
+    x = x.astype(dtypes.default_float_dtype())
+  return x
+
+
+def _custom_jvp():
+  """jaxlite.custom_jvp when autodiff has it (relu's derivative at 0 is 0, as JAX), else None."""
+  try:
+    from jaxlite._src.custom_derivatives import custom_jvp
+  except ImportError:
+    return None
+  return custom_jvp
+
+
+# --- rectifiers -------------------------------------------------------------------------------
+
+@internal_jit(name="relu")
+def _relu(x):
+  return _jnp().maximum(x, 0)
+
+
+@internal_jit(name="relu6")
+def _relu6(x):
+  jnp = _jnp()
+  return jnp.minimum(jnp.maximum(x, 0), 6.)
+
+
+def _with_zero_kink_jvp(name, fn, slope):
+  """fn as a custom_jvp whose derivative is `slope(x)` (0 at the kinks, as JAX chooses)."""
+  custom_jvp = _custom_jvp()
+  if custom_jvp is None:
+    return fn
+
+  def call(x):
+    return fn(x)
+  call.__name__ = call.__qualname__ = name
+  wrapped = custom_jvp(call)
+
+  def jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return wrapped(x), _jnp().where(slope(x), t, 0.)
+  wrapped.defjvp(jvp)
+  return wrapped
+
+
+relu = _with_zero_kink_jvp("relu", _relu, lambda x: x > 0)
+relu6 = _with_zero_kink_jvp("relu6", _relu6, lambda x: (x > 0) & (x < 6))
+
+
+@internal_jit
+def leaky_relu(x, negative_slope=1e-2):
+  jnp = _jnp()
+  return jnp.where(x >= 0, x, negative_slope * x)
+
+
+@internal_jit
+def elu(x, alpha=1.0):
+  jnp = _jnp()
+  safe_x = jnp.where(x > 0, 0., x)
+  return jnp.where(x > 0, x, alpha * jnp.expm1(safe_x))
+
+
+@internal_jit
+def celu(x, alpha=1.0):
+  jnp = _jnp()
+  return jnp.maximum(x, 0.0) + alpha * jnp.expm1(jnp.minimum(x, 0.0) / alpha)
+
+
+@internal_jit
+def selu(x):
+  alpha = 1.6732632423543772848170429916717
+  scale = 1.0507009873554804934193349852946
+  return scale * elu(x, alpha)
+
+
+@internal_jit
+def hard_tanh(x):
+  jnp = _jnp()
+  return jnp.where(x > 1, 1, jnp.where(x < -1, -1, x))
+
+
+@internal_jit
+def hard_sigmoid(x):
+  return relu6(x + 3.) / 6.
+
+
+@internal_jit
+def hard_silu(x):
+  return x * hard_sigmoid(x)
+
+
+hard_swish = hard_silu
+
+
+# --- smooth activations -----------------------------------------------------------------------
+
+def sigmoid(x):
+  """The logistic function 1 / (1 + exp(-x))."""
+  return ew.logistic_p.bind(_inexact("sigmoid", x))
+
+
+@internal_jit
+def silu(x):
+  return x * sigmoid(x)
+
+
+swish = silu
+
+
+@internal_jit
+def softplus(x):
+  return _jnp().logaddexp(x, 0)
+
+
+@internal_jit
+def log_sigmoid(x):
+  return -softplus(-x)
+
+
+@internal_jit
+def soft_sign(x):
+  return x / (_jnp().abs(x) + 1)
+
+
+@internal_jit
+def mish(x):
+  return x * _jnp().tanh(softplus(x))
+
+
+@internal_jit
+def squareplus(x, b=4):
+  jnp = _jnp()
+  return (x + jnp.sqrt(jnp.square(x) + b)) / 2
+
+
+@internal_jit
+def sparse_plus(x):
+  jnp = _jnp()
+  return jnp.where(x <= -1.0, 0.0, jnp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
+
+
+@internal_jit
+def sparse_sigmoid(x):
+  return 0.5 * _jnp().clip(x + 1.0, 0.0, 2.0)
+
+
+def gelu(x, approximate: bool = True):
+  """The Gaussian error linear unit: tanh approximation, or exact through erfc."""
+  x = _inexact("gelu", x)
+  if approximate:
+    sqrt_2_over_pi = np.sqrt(2 / np.pi).astype(x.dtype)
+    cdf = 0.5 * (1.0 + _jnp().tanh(sqrt_2_over_pi * (x + 0.044715 * (x ** 3))))
+    return x * cdf
+  sqrt_half = np.sqrt(0.5).astype(x.dtype)
+  return 0.5 * x * special.erfc_p.bind(-x * sqrt_half)
+
+
+@internal_jit
+def glu(x, axis: int = -1):
+  size = x.shape[axis]
+  if size % 2:
+    raise AssertionError("axis size must be divisible by 2")
+  axis = operator.index(axis) % x.ndim
+  x1 = slicing.slice_in_dim(x, 0, size // 2, axis=axis)
+  x2 = slicing.slice_in_dim(x, size // 2, size, axis=axis)
+  return x1 * sigmoid(x2)
+
+
+def tanh(x, /):
+  return _jnp().tanh(x)
+
+
+@internal_jit
+def identity(x):
+  return x
+
+
+def log1mexp(x):
+  """log(1 - exp(-x)) for x > 0, switching between its two stable forms at log 2."""
+  jnp = _jnp()
+  x = _inexact("log1mexp", x)
+  c = np.log(2.0)
+  return jnp.where(x < c, jnp.log(-jnp.expm1(-x)), jnp.log1p(-jnp.exp(-x)))
+
+
+# --- normalizations over an axis --------------------------------------------------------------
+
+def softmax(x, axis=-1, where=None):
+  """exp(x) / sum(exp(x)) along `axis`, shifted by the (gradient-stopped) max."""
+  jnp = _jnp()
+  x = _inexact("softmax", x)
+  x_max = jnp.max(x, axis, where=where, initial=-jnp.inf, keepdims=True)
+  x_safe = x if where is None else jnp.where(where, x, -jnp.inf)
+  unnormalized = jnp.exp(x_safe - _stop_gradient(x_max))
+  result = unnormalized / jnp.sum(unnormalized, axis, where=where, keepdims=True)
+  if where is not None:
+    result = jnp.where(where, result, 0)
+  return result
+
+
+@internal_jit(static_argnames=("axis",))
+def log_softmax(x, axis=-1, where=None):
+  jnp = _jnp()
+  x = _inexact("log_softmax", x)
+  x_max = jnp.max(x, axis, where=where, initial=-jnp.inf, keepdims=True)
+  x_safe = x if where is None else jnp.where(where, x, -jnp.inf)
+  shifted = x_safe - _stop_gradient(x_max)
+  shifted_logsumexp = jnp.log(jnp.sum(jnp.exp(shifted), axis, where=where, keepdims=True))
+  result = shifted - shifted_logsumexp
+  if where is not None:
+    return jnp.where(where, result, -jnp.inf)
+  return result
+
+
+def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False,
+              where=None):
+  return reductions.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign,
+                              where=where)
+
+
+@internal_jit(static_argnames=("axis", "keepdims"))
+def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
+  jnp = _jnp()
+  x = _inexact("logmeanexp", x)
+  lse = reductions.logsumexp(x, axis=axis, keepdims=keepdims, where=where)
+  count = jnp.sum(jnp.ones_like(x) if where is None else jnp.asarray(where, x.dtype),
+                  axis=axis, keepdims=keepdims)
+  return lse - jnp.log(count)
+
+
+@internal_jit(static_argnames=("axis", "algorithm"))
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, *,
+                algorithm: str = "fast"):
+  """(x - mean) / sqrt(variance + epsilon) along `axis`."""
+  jnp = _jnp()
+  x = _inexact("standardize", x)
+  if mean is None:
+    mean = jnp.mean(x, axis, keepdims=True, where=where)
+  if variance is None:
+    if algorithm == "fast":
+      variance = jnp.clip(jnp.mean(jnp.square(x), axis, keepdims=True, where=where)
+                          - jnp.square(mean), 0)
+    else:
+      variance = jnp.var(x, axis, keepdims=True, where=where)
+  return jnp.subtract(x, jnp.asarray(mean)) * special_rsqrt(jnp.asarray(variance) + epsilon)
+
+
+def special_rsqrt(x):
+  return ew.rsqrt_p.bind(x)
+
+
+def normalize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
+  """The old name of standardize."""
+  return standardize(x, axis, mean, variance, epsilon, where)
+
+
+# --- one_hot ----------------------------------------------------------------------------------
+
+@internal_jit(static_argnames=("num_classes", "dtype", "axis"), name="_one_hot")
+def _one_hot(x, num_classes, *, dtype, axis):
+  jnp = _jnp()
+  axis = operator.index(axis) % (x.ndim + 1)
+  lhs = jnp.expand_dims(x, (axis,))
+  rhs_shape = [1] * x.ndim
+  rhs_shape.insert(axis, num_classes)
+  rhs = creation.iota_p.bind(dtype=x.dtype, shape=tuple(rhs_shape), dimension=axis,
+                             sharding=None)
+  return (lhs == rhs).astype(dtype)
+
+
+def one_hot(x, num_classes: int, *, dtype=None, axis=-1):
+  """x encoded as one-hot vectors of length num_classes along `axis` (out of range: zeros)."""
+  check_arraylike("one_hot", x)
+  num_classes = core.concrete_or_error(
+      operator.index, num_classes,
+      "The error arose in jax.nn.one_hot argument `num_classes`.")
+  dtype = dtypes.default_float_dtype() if dtype is None else \
+      dtypes.check_user_dtype(dtype, "one_hot")
+  x = _jnp().asarray(x)
+  return _one_hot(x, num_classes, dtype=np.dtype(dtype), axis=axis)
+
+
+# --- attention --------------------------------------------------------------------------------
+
+def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None,
+                          is_causal: bool = False, query_seq_lengths=None,
+                          key_value_seq_lengths=None, local_window_size=None,
+                          implementation=None, return_residual: bool = False):
+  """softmax(q kᵀ · scale + bias, masked) v over (batch, seq, heads, head_dim) inputs."""
+  jnp = _jnp()
+  if implementation not in (None, "xla"):
+    raise ValueError(f"Unsupported implementation option: {implementation}")
+  if query_seq_lengths is not None or key_value_seq_lengths is not None \
+      or local_window_size is not None:
+    raise NotImplementedError("dot_product_attention: sequence lengths and local windows are "
+                              "not implemented in jaxlite")
+  q, k, v = (jnp.asarray(a) for a in (query, key, value))
+  squeeze = q.ndim == 3
+  if squeeze:
+    q, k, v = q[None], k[None], v[None]
+  heads, kv_heads = q.shape[-2], k.shape[-2]
+  if heads != kv_heads:
+    # Grouped-query attention: each key/value head serves heads // kv_heads query heads.
+    k = jnp.repeat(k, heads // kv_heads, axis=-2)
+    v = jnp.repeat(v, heads // kv_heads, axis=-2)
+  scale = 1.0 / np.sqrt(q.shape[-1]) if scale is None else scale
+  logits = jnp.einsum("BTNH,BSNH->BNTS", q, k) * jnp.asarray(scale, q.dtype)
+  if bias is not None:
+    logits = logits + jnp.asarray(bias).astype(logits.dtype)
+  keep = None
+  if mask is not None:
+    keep = jnp.asarray(mask).astype(bool)
+  if is_causal:
+    t, s = logits.shape[-2:]
+    causal = np.tril(np.ones((t, s), bool))
+    keep = causal if keep is None else keep & causal
+  if keep is not None:
+    big_neg = jnp.asarray(np.finfo(logits.dtype).min, logits.dtype)
+    logits = jnp.where(keep, logits, big_neg)
+  probs = softmax(logits.astype(np.float32), axis=-1).astype(q.dtype)
+  out = jnp.einsum("BNTS,BSNH->BTNH", probs, v)
+  if squeeze:
+    out = out[0]
+  if return_residual:
+    lse = logsumexp(logits, axis=-1)
+    return out, lse
+  return out
