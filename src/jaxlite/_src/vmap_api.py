@@ -49,8 +49,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
       raise ValueError(f"{_IN_AXES_TOP} len(in_axes)={len(in_axes)}, len(args)={len(args)}")
     flat, in_tree = tree_util.tree_flatten((args, kwargs))
     flat_axes = _flat_in_axes(in_axes, args, kwargs)
-    size = _mapped_axis_size(fun, flat, flat_axes, args, kwargs, axis_size)
     vals = [_mapped_arg(x) if ax is not None else x for x, ax in zip(flat, flat_axes)]
+    size = _mapped_axis_size(fun, flat, flat_axes, args, kwargs, axis_size)
     dims = [None if ax is None else ax % np.ndim(v) for v, ax in zip(vals, flat_axes)]
     out_tree_box = []
 

@@ -288,13 +288,16 @@ def defvectorized(prim) -> None:
 def broadcast_batcher(prim, vals, dims, **params):
   """Elementwise n-ary rule: agreeing operands bind as they are; others meet at the front."""
   if dims_agree(vals, dims):
-    return prim.bind(*vals, **params), next(d for d in dims if d is not not_mapped)
-  # Unbatched operands get a size-1 leading axis and rely on the primitive's own broadcasting.
-  vals = [bdim_at_front(v, d, 1) if shape_of(v) else v for v, d in zip(vals, dims)]
-  nd = max(len(shape_of(v)) for v in vals)
-  vals = [v if d is not_mapped or len(shape_of(v)) == nd else _expand_trailing(v, nd)
-          for v, d in zip(vals, dims)]
-  return prim.bind(*vals, **params), 0
+    out_dim = next(d for d in dims if d is not not_mapped)
+  else:
+    # Unbatched operands get a size-1 leading axis and rely on the primitive's broadcasting.
+    vals = [bdim_at_front(v, d, 1) if shape_of(v) else v for v, d in zip(vals, dims)]
+    nd = max(len(shape_of(v)) for v in vals)
+    vals = [v if d is not_mapped or len(shape_of(v)) == nd else _expand_trailing(v, nd)
+            for v, d in zip(vals, dims)]
+    out_dim = 0
+  out = prim.bind(*vals, **params)
+  return (out, [out_dim] * len(out)) if prim.multiple_results else (out, out_dim)
 
 
 def _expand_trailing(x, nd: int):
