@@ -9,8 +9,7 @@ import math
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
+from jaxlite._src import core, dtypes
 from jaxlite._src.config import config
 from jaxlite._src.core import ShapedArray
 
@@ -20,17 +19,17 @@ from jaxlite._src.core import ShapedArray
 KEY_STORAGE = np.dtype([("k0", np.uint32), ("k1", np.uint32)])
 
 
-class extended(np.generic):  # noqa: N801 - JAX's name for the abstract extended dtype
+class extended(np.generic):
   """Abstract parent of extended dtypes (`jax.dtypes.extended`)."""
 
 
-class prng_key(extended):  # noqa: N801 - JAX's name
+class prng_key(extended):
   """Abstract dtype of all PRNG key arrays (`jax.dtypes.prng_key`)."""
 
 
 class PRNGImpl:
   """A PRNG implementation: its name, its short tag (`fry`) and the shape of its key data."""
-  __slots__ = ("name", "tag", "key_shape")
+  __slots__ = ("key_shape", "name", "tag")
 
   def __init__(self, name: str, tag: str, key_shape: tuple):
     self.name, self.tag, self.key_shape = name, tag, key_shape
@@ -459,7 +458,7 @@ def threefry_2x32(keypair, count):
 
 class PRNGKeyArray(core.Array):
   """A concrete array of typed PRNG keys (`dtype=key<fry>`); its value is structured NumPy."""
-  __slots__ = ("_value", "_dtype", "_aval", "__weakref__")
+  __slots__ = ("__weakref__", "_aval", "_dtype", "_value")
   __array_priority__ = 100
 
   def __init__(self, value: np.ndarray, dtype: KeyTy = key_dtype):
@@ -485,7 +484,7 @@ class PRNGKeyArray(core.Array):
   is_fully_addressable = True
   is_fully_replicated = True
 
-  def _wrap(self, value) -> "PRNGKeyArray":
+  def _wrap(self, value) -> PRNGKeyArray:
     return PRNGKeyArray(np.asarray(value), self._dtype)
 
   # -- devices -----------------------------------------------------------------------------------

@@ -12,9 +12,7 @@ from functools import partial
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
-from jaxlite._src import prng
+from jaxlite._src import core, dtypes, prng
 from jaxlite._src.config import config
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.jit import internal_jit
@@ -36,10 +34,9 @@ def _jnp():
 
 
 def _special(name: str):
-  """lax's special function `name` (erf, erf_inv, lgamma), or this module's stand-in."""
-  from jaxlite._src.lax import namespace
-  fn = getattr(namespace, name, None)
-  return fn if fn is not None else _fallback_special[name]
+  """lax's special function `name` (erf, erf_inv, lgamma)."""
+  from jaxlite._src.lax import special
+  return getattr(special, name)
 
 
 # --- keys --------------------------------------------------------------------------------------
@@ -117,7 +114,7 @@ def key(seed, *, impl=None, dtype=None):
   return _make_key("key", seed, impl)
 
 
-def PRNGKey(seed, *, impl=None):  # noqa: N802 - JAX's name
+def PRNGKey(seed, *, impl=None):
   """A legacy raw key: uint32[2] key data."""
   return prng.random_unwrap(_make_key("PRNGKey", seed, impl))
 
@@ -314,9 +311,9 @@ def fused_multiply_add(a, b, c):
   Unfused arithmetic already is exact when b is a power of two (the [0, 1) and normal ranges);
   otherwise f16/f32 use float64 with a round-to-odd fix, f64 the Boldo-Melquiond emulation.
   """
-  a, b, c = np.broadcast_arrays(a, b, c)
   if _powers_of_two(b):
     return a * b + c
+  a, b, c = np.broadcast_arrays(a, b, c)
   if a.dtype == np.float64:
     return _fma64(a, b, c)
   wide = _round_to_odd_sum(a.astype(np.float64) * b.astype(np.float64), c.astype(np.float64))
@@ -379,7 +376,6 @@ def _normal(key, shape, dtype):
     key_re, key_im = _split2(key)
     re = _lax.convert_element_type(_normal_real(key_re, shape, real_dtype), dtype)
     im = _lax.convert_element_type(_normal_real(key_im, shape, real_dtype), dtype)
-    jnp = _jnp()
     return (re + 1j * im) / np.array(np.sqrt(2), dtype)
   return _normal_real(key, shape, dtype)
 
@@ -570,7 +566,7 @@ def _rademacher(key, shape, dtype):
 
 # --- bernoulli, permutation, choice, categorical -----------------------------------------------
 
-def bernoulli(key, p=np.float32(0.5), shape=None, mode: str = "low"):
+def bernoulli(key, p=0.5, shape=None, mode: str = "low"):
   """Booleans that are True with probability p."""
   if shape is not None:
     shape = core.canonicalize_shape(shape)
@@ -855,16 +851,30 @@ random_gamma_p.def_impl(_gamma_impl)
 random_gamma_p.def_abstract_eval(_gamma_abstract)
 
 
+def _gamma_batcher(vals, dims, log_space):
+  from jaxlite._src.interpreters import batching as bt
+  keys, a = bt.all_at_front(vals, dims, bt.mapped_size(vals, dims))
+  return random_gamma_p.bind(keys, a, log_space=log_space), 0
+
+
+def _register_gamma_batching():
+  from jaxlite._src.interpreters import batching as bt
+  bt.primitive_batchers[random_gamma_p] = _gamma_batcher
+
+
+_register_gamma_batching()
+
+
 class _KeyBatch:
   """Per-element threefry keys (two uint32 words) and the scalar draws JAX makes from each."""
 
   def __init__(self, k0, k1):
     self.k0, self.k1 = k0, k1
 
-  def take(self, mask) -> "_KeyBatch":
+  def take(self, mask) -> _KeyBatch:
     return _KeyBatch(self.k0[mask], self.k1[mask])
 
-  def put(self, mask, other: "_KeyBatch") -> None:
+  def put(self, mask, other: _KeyBatch) -> None:
     self.k0[mask], self.k1[mask] = other.k0, other.k1
 
   def split(self, n: int) -> list:
@@ -906,7 +916,8 @@ class _KeyBatch:
   def normal(self, dtype):
     lo = np.nextafter(np.array(-1., dtype), np.array(0., dtype), dtype=dtype)
     u = self.uniform(dtype, lo, 1.)
-    return (np.array(np.sqrt(2), dtype) * erf_inv_numpy(u)).astype(dtype)
+    from jaxlite._src.lax.special import erf_inv_p
+    return (np.array(np.sqrt(2), dtype) * erf_inv_p.impl(u)).astype(dtype)
 
 
 def _gamma_numpy(k0, k1, alpha, log_space: bool):
@@ -935,7 +946,7 @@ def _gamma_numpy(k0, k1, alpha, log_space: bool):
       U[active] = u_key.uniform(dtype)
       keys.put(active, keys_a)
     if log_space:
-      log_samples = -(-np.log1p(-subkeys.uniform(dtype)))
+      log_samples = np.log1p(-subkeys.uniform(dtype))  # -exponential(subkey)
       log_boost = np.where(boost_mask | (log_samples == 0), c_(0),
                            log_samples * (c_(1) / alpha))
       return (np.log(d) + np.log(V)) + log_boost
@@ -1093,7 +1104,6 @@ def generalized_normal(key, p, shape=(), dtype=None):
 
 @internal_jit(static_argnums=(2, 3))
 def _generalized_normal(key, p, shape, dtype):
-  jnp = _jnp()
   k1, k2 = _unstack_keys(split(key))
   g = gamma(k1, 1 / p, shape, dtype)
   r = rademacher(k2, shape, dtype)
@@ -1216,89 +1226,3 @@ def _poisson(key, lam, shape, dtype):
                    _poisson_rejection(key, lam_rejection, shape, dtype, max_iters))
   return _select(lam == 0, _jnp().zeros_like(result), result)
 
-
-# --- special functions this module needs (stand-ins until lax provides them) -------------------
-
-_ERF_INV_SMALL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
-                  0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
-_ERF_INV_LARGE = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
-                  0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
-
-
-def _erf_inv32(x):
-  """Giles' single-precision erf_inv with fused Horner steps, as XLA evaluates it."""
-  x = np.asarray(x, np.float32)
-  with np.errstate(divide="ignore", invalid="ignore"):
-    w = -np.log1p(-x * x)
-    small = w < np.float32(5)
-    w = np.where(small, w - np.float32(2.5), np.sqrt(w) - np.float32(3)).astype(np.float64)
-    p = np.where(small, _ERF_INV_SMALL[0], _ERF_INV_LARGE[0]).astype(np.float32)
-    for cs, cl in zip(_ERF_INV_SMALL[1:], _ERF_INV_LARGE[1:]):
-      coef = np.where(small, np.float32(cs), np.float32(cl)).astype(np.float64)
-      p = (p.astype(np.float64) * w + coef).astype(np.float32)
-    out = p * x
-    return np.where(np.abs(x) == 1, x * np.float32(np.inf), out)
-
-
-_erf_vec = np.frompyfunc(math.erf, 1, 1)
-
-
-def erf_inv_numpy(x):
-  """erf_inv: lax's impl when it exists, else Giles (f32) refined by Newton steps (f64)."""
-  from jaxlite._src.lax import namespace
-  prim = getattr(namespace, "erf_inv_p", None)
-  if prim is not None:
-    return prim.impl(x)
-  x = np.asarray(x)
-  if x.dtype != np.float64:
-    return _erf_inv32(x).astype(x.dtype)
-  y = _erf_inv32(x).astype(np.float64)
-  with np.errstate(invalid="ignore", over="ignore"):
-    for _ in range(2):
-      finite = np.isfinite(y)
-      err = _erf_vec(np.where(finite, y, 0)).astype(np.float64) - x
-      y = np.where(finite, y - err / (2 / np.sqrt(np.pi) * np.exp(-y * y)), y)
-  return y
-
-
-def _numpy_erf(x):
-  x = np.asarray(x)
-  return _erf_vec(x.astype(np.float64)).astype(np.float64).astype(x.dtype)
-
-
-def _numpy_lgamma(x):
-  x = np.asarray(x)
-  return np.frompyfunc(math.lgamma, 1, 1)(x.astype(np.float64)).astype(np.float64) \
-      .astype(x.dtype)
-
-
-def _make_fallback(name, fn):
-  from jaxlite._src.lax.families import unop
-  prim = unop(name, fn, "f")
-  return lambda x: prim.bind(_lax.asarg(x))
-
-
-class _Fallbacks(dict):
-  """Special functions made on first use, only when lax does not define them."""
-  _fns = {"erf_inv": erf_inv_numpy, "erf": _numpy_erf, "lgamma": _numpy_lgamma}
-
-  def __missing__(self, name):
-    fn = self[name] = _make_fallback(name, self._fns[name])
-    return fn
-
-
-_fallback_special = _Fallbacks()
-
-
-def _gamma_batcher(vals, dims, log_space):
-  from jaxlite._src.interpreters import batching as bt
-  keys, a = bt.all_at_front(vals, dims, bt.mapped_size(vals, dims))
-  return random_gamma_p.bind(keys, a, log_space=log_space), 0
-
-
-def _register_gamma_batching():
-  from jaxlite._src.interpreters import batching as bt
-  bt.primitive_batchers[random_gamma_p] = _gamma_batcher
-
-
-_register_gamma_batching()
