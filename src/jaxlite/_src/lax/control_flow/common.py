@@ -11,9 +11,7 @@ import weakref
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
-from jaxlite._src import tree_util
+from jaxlite._src import core, dtypes, tree_util
 from jaxlite._src.config import config
 from jaxlite._src.core import ClosedJaxpr, Var
 from jaxlite._src.interpreters import partial_eval as pe
@@ -24,7 +22,7 @@ from jaxlite._src.jit import _check_output, fun_src_info
 
 class TracedBody:
   """A body traced on flat avals: a const-free jaxpr whose leading invars take `consts`."""
-  __slots__ = ("jaxpr", "consts", "out_tree")
+  __slots__ = ("consts", "jaxpr", "out_tree")
 
   def __init__(self, jaxpr: ClosedJaxpr, consts: list, out_tree):
     self.jaxpr = jaxpr
@@ -73,7 +71,7 @@ def separate_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list]:
 
 
 # Traced-body cache: first function (weakly) -> {(other functions, trees, avals, ...): result}.
-_body_caches: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_body_caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def cached_trace(funs: tuple, key: tuple, build):
@@ -252,8 +250,8 @@ def _treedef_differences(tree1, tree2):
 def check_carry_type(name, body_fun, in_tree, in_avals, out_tree, out_avals):
   """JAX's TypeError when a loop body's carry output differs from its carry input."""
   try:
-    carry_name = list(inspect.signature(body_fun).parameters)[0]
-  except (TypeError, ValueError, IndexError):
+    carry_name = next(iter(inspect.signature(body_fun).parameters))
+  except (TypeError, ValueError, StopIteration):
     carry_name = None
 
   def component(path):
@@ -297,7 +295,7 @@ def check_callable(fun, message: str) -> None:
 
 # --- batching bodies -----------------------------------------------------------------------------
 
-_batched_bodies: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_batched_bodies: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def batch_body(closed: ClosedJaxpr, axis_data, in_batched, force_out) -> tuple:
@@ -339,3 +337,80 @@ def moved_to_front(vals, dims, batched, size) -> list:
   from jaxlite._src.interpreters import batching
   return [batching.bdim_at_front(v, d, size) if b else v
           for v, d, b in zip(vals, dims, batched)]
+
+
+# --- autodiff of bodies --------------------------------------------------------------------------
+
+_derived_bodies: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def memo(anchor, key, build):
+  """`build()` cached on the jaxpr `anchor` (weakly) and a hashable `key`."""
+  per_anchor = _derived_bodies.setdefault(anchor, {})
+  hit = per_anchor.get(key)
+  if hit is None:
+    hit = per_anchor[key] = build()
+  return hit
+
+
+def retrace(fun, in_avals) -> ClosedJaxpr:
+  """The jaxpr of `fun` (which binds on its arguments) over `in_avals`."""
+  return pe.trace_to_jaxpr(fun, list(in_avals))
+
+
+def jvp_body(closed: ClosedJaxpr, nonzeros, instantiate) -> ClosedJaxpr:
+  """(primals, nonzero tangents) -> (primal outs, tangent outs where `instantiate`).
+
+  Output tangents the body leaves zero but `instantiate` asks for are materialized, so all
+  branches (or all iterations) agree on which tangents flow.
+  """
+  from jaxlite._src.interpreters import ad
+  nonzeros, instantiate = tuple(nonzeros), tuple(instantiate)
+
+  def build():
+    jvp, nz_out = ad.jvp_jaxpr(closed, nonzeros)
+    if nz_out == instantiate:
+      return jvp
+    n_out = len(closed.out_avals)
+
+    def fun(*args):
+      outs = core.eval_jaxpr(jvp.jaxpr, jvp.consts, *args)
+      return outs[:n_out] + instantiate_outputs(outs[n_out:], nz_out, instantiate,
+                                                closed.out_avals)
+    return retrace(fun, jvp.in_avals)
+  return memo(closed, ("jvp", nonzeros, instantiate), build)
+
+
+def instantiate_outputs(present, have, want, primal_avals) -> list:
+  """Tangents for the outputs `want` asks for: those in `present` (one per `have`), or zeros."""
+  from jaxlite._src.interpreters import ad
+  it = iter(present)
+  out = []
+  for h, w, aval in zip(have, want, primal_avals):
+    t = next(it) if h else None
+    if w:
+      out.append(t if t is not None else ad.zeros_like_aval(ad.tangent_aval(aval)))
+  return out
+
+
+def transpose_body(closed: ClosedJaxpr, undefined, ct_nonzero) -> ClosedJaxpr:
+  """(defined inputs, nonzero output cotangents) -> a cotangent for every linear input."""
+  from jaxlite._src.interpreters import ad
+  undefined, ct_nonzero = tuple(undefined), tuple(ct_nonzero)
+
+  def build():
+    tr, nz_in = ad.transpose_jaxpr(closed, undefined, ct_nonzero)
+    if all(nz_in):
+      return tr
+    lin_avals = [a for a, u in zip(closed.in_avals, undefined) if u]
+
+    def fun(*args):
+      outs = core.eval_jaxpr(tr.jaxpr, tr.consts, *args)
+      return instantiate_outputs(outs, nz_in, [True] * len(lin_avals), lin_avals)
+    return retrace(fun, tr.in_avals)
+  return memo(closed, ("transpose", undefined, ct_nonzero), build)
+
+
+def is_zero(t) -> bool:
+  from jaxlite._src.interpreters import ad
+  return type(t) is ad.Zero

@@ -9,12 +9,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
-from jaxlite._src import tree_util
+from jaxlite._src import core, dtypes, tree_util
 from jaxlite._src.compiler import numpy_codegen
 from jaxlite._src.config import config
-from jaxlite._src.interpreters import batching
+from jaxlite._src.interpreters import ad, batching, linearize
 from jaxlite._src.jit import as_traceable_arg
 from jaxlite._src.lax import lax
 from jaxlite._src.lax import shape as shape_prims
@@ -91,12 +89,102 @@ def _bcast_select_n(which, *cases):
 
 
 def _stop_gradient(x):
-  import jaxlite.lax as public_lax
-  stop = getattr(public_lax, "stop_gradient", None)
-  return x if stop is None else stop(x)
+  # Only inexact values carry gradients (like lax.stop_gradient).
+  if dtypes.dtype_and_weak(x)[0].kind in "fc":
+    return ad.stop_gradient_p.bind(x)
+  return x
 
 
 batching.axis_primitive_batchers[cond_p] = _cond_batch_rule
+
+
+def _cond_jvp(primals, tangents, *, branches):
+  """One cond over (operands, nonzero tangents) running each branch's JVP."""
+  index, ops, op_t = primals[0], primals[1:], tangents[1:]
+  nonzeros = [not common.is_zero(t) for t in op_t]
+  out_nz = _union_out_nonzeros(branches, nonzeros)
+  jvp_branches = tuple(common.jvp_body(b, nonzeros, out_nz) for b in branches)
+  nz_t = [t for t in op_t if not common.is_zero(t)]
+  outs = cond_p.bind(index, *ops, *nz_t, branches=jvp_branches)
+  n_out = len(branches[0].out_avals)
+  return outs[:n_out], _spread_tangents(outs[n_out:], out_nz, branches[0].out_avals)
+
+
+def _union_out_nonzeros(branches, nonzeros) -> tuple:
+  out = [False] * len(branches[0].out_avals)
+  for b in branches:
+    _, nz = ad.jvp_jaxpr(b, tuple(nonzeros))
+    out = [x or y for x, y in zip(out, nz)]
+  return tuple(out)
+
+
+def _spread_tangents(present, nonzeros, avals) -> list:
+  it = iter(present)
+  return [next(it) if nz else ad.Zero(ad.tangent_aval(a)) for nz, a in zip(nonzeros, avals)]
+
+
+def _cond_linearize(primals, tangents, *, branches):
+  """Reverse mode: a primal cond that also returns every branch's residuals (zeros for the
+  branches not taken), then a linear cond of the tangents that reads them."""
+  index, ops, op_t = primals[0], primals[1:], tangents[1:]
+  nonzeros = tuple(not common.is_zero(t) for t in op_t)
+  primal_branches, tangent_branches, out_nz = common.memo(
+      branches[0], ("cond_linearize", branches, nonzeros),
+      lambda: _linearized_branches(branches, nonzeros))
+  n_out = len(branches[0].out_avals)
+  outs = cond_p.bind(index, *ops, branches=primal_branches)
+  primal_out, residuals = outs[:n_out], outs[n_out:]
+  nz_t = [t for t in op_t if not common.is_zero(t)]
+  t_out = cond_p.bind(index, *residuals, *nz_t, branches=tangent_branches) if any(out_nz) else []
+  return primal_out, _spread_tangents(t_out, out_nz, branches[0].out_avals)
+
+
+def _linearized_branches(branches, nonzeros):
+  lins = [linearize.linearize_jaxpr(b, nonzeros) for b in branches]
+  out_nz = tuple(any(nz) for nz in zip(*(lin.nz_out for lin in lins)))
+  res_avals = [[v.aval for v in lin.tangent.jaxpr.invars[:len(lin.res_src)]] for lin in lins]
+  op_avals = branches[0].in_avals
+
+  def primal_branch(i, lin):
+    def fun(*ops):
+      outs = core.eval_jaxpr(lin.primal.jaxpr, lin.primal.consts, *ops)
+      primal_out, res = lin.assemble(list(ops), outs)
+      slots = [res if j == i else [ad.zeros_like_aval(a) for a in avals]
+               for j, avals in enumerate(res_avals)]
+      return primal_out + [r for slot in slots for r in slot]
+    return common.retrace(fun, op_avals)
+
+  all_res = [a for avals in res_avals for a in avals]
+  starts = np.cumsum([0] + [len(a) for a in res_avals])
+  t_avals = [ad.tangent_aval(a) for a, nz in zip(op_avals, nonzeros) if nz]
+
+  def tangent_branch(i, lin):
+    def fun(*args):
+      res, tangents = args[starts[i]:starts[i + 1]], args[len(all_res):]
+      outs = core.eval_jaxpr(lin.tangent.jaxpr, lin.tangent.consts, *res, *tangents)
+      return common.instantiate_outputs(outs, lin.nz_out, out_nz, branches[0].out_avals)
+    return common.retrace(fun, all_res + t_avals)
+
+  return (tuple(primal_branch(i, lin) for i, lin in enumerate(lins)),
+          tuple(tangent_branch(i, lin) for i, lin in enumerate(lins)), out_nz)
+
+
+def _cond_transpose(cts, index, *args, branches):
+  """Each branch transposed; one cond picks the taken branch's cotangents."""
+  undefined = tuple(ad.is_undefined_primal(a) for a in args)
+  ct_nz = tuple(not common.is_zero(c) for c in cts)
+  if not any(ct_nz):
+    return [None] + [ad.Zero(a.aval) if u else None for a, u in zip(args, undefined)]
+  t_branches = tuple(common.transpose_body(b, undefined, ct_nz) for b in branches)
+  defined = [a for a, u in zip(args, undefined) if not u]
+  outs = iter(cond_p.bind(index, *defined, *[c for c in cts if not common.is_zero(c)],
+                          branches=t_branches))
+  return [None] + [next(outs) if u else None for u in undefined]
+
+
+ad.jvp_rules[cond_p] = _cond_jvp
+ad.linearize_rules[cond_p] = _cond_linearize
+ad.primitive_transposes[cond_p] = _cond_transpose
 
 
 # --- lax.cond ------------------------------------------------------------------------------------

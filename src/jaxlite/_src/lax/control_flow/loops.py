@@ -10,13 +10,11 @@ import weakref
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
-from jaxlite._src import tree_util
+from jaxlite._src import core, dtypes, tree_util
 from jaxlite._src.compiler import numpy_codegen
 from jaxlite._src.config import config
-from jaxlite._src.interpreters import batching
 from jaxlite._src.core import ShapedArray
+from jaxlite._src.interpreters import ad, batching, linearize
 from jaxlite._src.jit import as_traceable_arg
 from jaxlite._src.lax import lax
 from jaxlite._src.lax.control_flow import common
@@ -69,8 +67,8 @@ def _while_batch_rule(axis_data, args, dims, *, cond_jaxpr, body_jaxpr, cond_nco
                       body_nconsts):
   """Carries batched until a fixed point; a batched predicate batches every carry (the
   examples then stop at different iterations, see `_batched_while`)."""
-  params = dict(cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts,
-                body_nconsts=body_nconsts)
+  params = {"cond_jaxpr": cond_jaxpr, "body_jaxpr": body_jaxpr, "cond_nconsts": cond_nconsts,
+            "body_nconsts": body_nconsts}
   if all(d is None for d in dims):
     return while_p.bind(*args, **params), [None] * len(body_jaxpr.out_avals)
   batched = [d is not None for d in dims]
@@ -91,6 +89,83 @@ def _while_batch_rule(axis_data, args, dims, *, cond_jaxpr, body_jaxpr, cond_nco
 
 
 batching.axis_primitive_batchers[while_p] = _while_batch_rule
+
+
+def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+  """The body's JVP carries tangents beside the primal carry; the cond ignores them."""
+  nz = [not common.is_zero(t) for t in tangents]
+  cconsts, bconsts, init = split_list(primals, [cond_nconsts, body_nconsts])
+  _, bconst_nz, carry_nz = split_list(nz, [cond_nconsts, body_nconsts])
+  _, bconst_t, init_t = split_list(tangents, [cond_nconsts, body_nconsts])
+  carry_nz = _carry_fixed_point(body_jaxpr, bconst_nz, carry_nz, len(init), 0)
+  n_bc, n_carry = len(bconsts), len(init)
+  body = common.memo(body_jaxpr, ("while_jvp", tuple(bconst_nz), tuple(carry_nz)),
+                     lambda: _jvp_loop_body(body_jaxpr, n_bc, bconst_nz, carry_nz, []))
+  cond = common.memo(cond_jaxpr, ("while_jvp_cond", sum(carry_nz)),
+                     lambda: _ignore_extra_invars(cond_jaxpr, [
+                         ad.tangent_aval(a) for a, nz in zip(body_jaxpr.out_avals, carry_nz)
+                         if nz]))
+  bt = [t for t in bconst_t if not common.is_zero(t)]
+  it = _instantiated(init_t, carry_nz, init)
+  outs = while_p.bind(*cconsts, *bconsts, *bt, *init, *it, cond_jaxpr=cond, body_jaxpr=body,
+                      cond_nconsts=cond_nconsts, body_nconsts=n_bc + len(bt))
+  return outs[:n_carry], _spread(outs[n_carry:], carry_nz, body_jaxpr.out_avals)
+
+
+def _while_transpose_error(*args, **params):
+  raise ValueError("Reverse-mode differentiation does not work for lax.while_loop or "
+                   "lax.fori_loop with dynamic start/stop values. Try using lax.scan, or using "
+                   "fori_loop with static start/stop.")
+
+
+ad.jvp_rules[while_p] = _while_jvp
+ad.primitive_transposes[while_p] = _while_transpose_error
+
+
+def _carry_fixed_point(body, const_nz, carry_nz, n_carry, n_xs_nz, xs_nz=()) -> list:
+  """Which carries have nonzero tangents: those that start so or become so in an iteration."""
+  carry_nz = list(carry_nz)
+  while True:
+    _, out_nz = ad.jvp_jaxpr(body, tuple(const_nz) + tuple(carry_nz) + tuple(xs_nz))
+    new = [a or b for a, b in zip(carry_nz, out_nz[:n_carry])]
+    if new == carry_nz:
+      return carry_nz
+    carry_nz = new
+
+
+def _jvp_loop_body(body, n_consts, const_nz, carry_nz, xs_nz, ys_nz=None):
+  """The body's JVP with binders in loop order: consts, const tangents, carry, carry tangents,
+  xs, xs tangents -> carry, carry tangents, ys, ys tangents."""
+  n_carry = len(carry_nz)
+  nonzeros = list(const_nz) + list(carry_nz) + list(xs_nz)
+  if ys_nz is None:
+    ys_nz = list(ad.jvp_jaxpr(body, tuple(nonzeros))[1][n_carry:])
+  jvp = common.jvp_body(body, nonzeros, list(carry_nz) + list(ys_nz))
+  n_in = len(body.in_avals)
+  primals, tangents = jvp.jaxpr.invars[:n_in], jvp.jaxpr.invars[n_in:]
+  p_consts, p_carry, p_xs = split_list(primals, [n_consts, n_carry])
+  t_consts, t_carry, t_xs = split_list(tangents, [sum(const_nz), sum(carry_nz)])
+  n_out = len(body.out_avals)
+  p_out, t_out = jvp.jaxpr.outvars[:n_out], jvp.jaxpr.outvars[n_out:]
+  nct = sum(carry_nz)
+  outvars = p_out[:n_carry] + t_out[:nct] + p_out[n_carry:] + t_out[nct:]
+  invars = p_consts + t_consts + p_carry + t_carry + p_xs + t_xs
+  return core.ClosedJaxpr(jvp.jaxpr.replace(invars=invars, outvars=outvars), jvp.consts)
+
+
+def _ignore_extra_invars(closed, extra_avals):
+  extra = [core.Var(a) for a in extra_avals]
+  return core.ClosedJaxpr(closed.jaxpr.replace(invars=closed.jaxpr.invars + extra), closed.consts)
+
+
+def _instantiated(tangents, nonzeros, primals) -> list:
+  return [ad.instantiate_zeros(t) if common.is_zero(t) else t
+          for t, nz, p in zip(tangents, nonzeros, primals) if nz]
+
+
+def _spread(present, nonzeros, avals) -> list:
+  it = iter(present)
+  return [next(it) if nz else ad.Zero(ad.tangent_aval(a)) for nz, a in zip(nonzeros, avals)]
 
 
 def while_loop(cond_fun, body_fun, init_val):
@@ -255,7 +330,7 @@ def _fori_cond(carry):
 
 # Wrappers are memoized per body function so repeated loops reuse their traced jaxprs; they
 # hold the body weakly so the memo does not keep it alive.
-_wrappers: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_wrappers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _memo_wrapper(kind, fun, make):
@@ -322,8 +397,8 @@ def _scan_batch_rule(axis_data, args, dims, *, reverse, length, jaxpr, num_const
                      unroll):
   """Consts and carries batched at axis 0, xs at axis 1 (axis 0 is the scanned one); carries
   batched until a fixed point; ys come out batched at axis 1."""
-  params = dict(reverse=reverse, length=length, num_consts=num_consts, num_carry=num_carry,
-                unroll=unroll)
+  params = {"reverse": reverse, "length": length, "num_consts": num_consts,
+            "num_carry": num_carry, "unroll": unroll}
   num_ys = len(jaxpr.out_avals) - num_carry
   if all(d is None for d in dims):
     return scan_p.bind(*args, jaxpr=jaxpr, **params), [None] * len(jaxpr.out_avals)
@@ -350,6 +425,178 @@ def _scan_batch_rule(axis_data, args, dims, *, reverse, length, jaxpr, num_const
 
 
 batching.axis_primitive_batchers[scan_p] = _scan_batch_rule
+
+
+def _scan_jvp(primals, tangents, *, reverse, length, jaxpr, num_consts, num_carry, unroll):
+  """A scan of the body's JVP: tangents of consts are consts, of carries carries, of xs xs."""
+  nz = [not common.is_zero(t) for t in tangents]
+  const_nz, init_nz, xs_nz = split_list(nz, [num_consts, num_carry])
+  carry_nz = _carry_fixed_point(jaxpr, const_nz, init_nz, num_carry, 0, xs_nz)
+  body = common.memo(jaxpr, ("scan_jvp", tuple(const_nz), tuple(carry_nz), tuple(xs_nz)),
+                     lambda: _jvp_loop_body(jaxpr, num_consts, const_nz, carry_nz, xs_nz))
+  ys_nz = list(ad.jvp_jaxpr(jaxpr, tuple(const_nz + carry_nz + xs_nz))[1][num_carry:])
+  consts, init, xs = split_list(primals, [num_consts, num_carry])
+  const_t, init_t, xs_t = split_list(tangents, [num_consts, num_carry])
+  ct = [t for t in const_t if not common.is_zero(t)]
+  it = _instantiated(init_t, carry_nz, init)
+  xt = [t for t in xs_t if not common.is_zero(t)]
+  outs = scan_p.bind(*consts, *ct, *init, *it, *xs, *xt, reverse=reverse, length=length,
+                     jaxpr=body, num_consts=num_consts + len(ct), num_carry=num_carry + len(it),
+                     unroll=unroll)
+  carry, carry_t, ys, ys_t = split_list(outs, [num_carry, len(it), len(ys_nz)])
+  out_avals = _scan_abstract_eval(*[core.get_aval(p) for p in primals], reverse=reverse,
+                                  length=length, jaxpr=jaxpr, num_consts=num_consts,
+                                  num_carry=num_carry, unroll=unroll)
+  return carry + ys, _spread(carry_t + ys_t, carry_nz + ys_nz, out_avals)
+
+
+def _scan_linearize(primals, tangents, *, reverse, length, jaxpr, num_consts, num_carry,
+                    unroll):
+  """Reverse mode: a primal scan that also emits the residuals of each iteration (stacked),
+  then a linear scan of the tangents reading them as xs."""
+  params = {"reverse": reverse, "length": length, "unroll": unroll}
+  nz = tuple(not common.is_zero(t) for t in tangents)
+  const_nz, init_nz, xs_nz = split_list(nz, [num_consts, num_carry])
+  carry_nz = tuple(_carry_fixed_point(jaxpr, const_nz, init_nz, num_carry, 0, xs_nz))
+  plan = common.memo(jaxpr, ("scan_linearize", tuple(const_nz), carry_nz, tuple(xs_nz)),
+                     lambda: _ScanLinearization(jaxpr, num_consts, num_carry, const_nz,
+                                                carry_nz, xs_nz))
+  init = primals[num_consts:num_consts + num_carry]
+  outs = scan_p.bind(*primals, jaxpr=plan.primal, num_consts=num_consts, num_carry=num_carry,
+                     **params)
+  n_out = len(jaxpr.out_avals)
+  primal_out, stacked = outs[:n_out], outs[n_out:]
+  invariant = [primals[i] for i in plan.invariant_src]
+  x_res = [primals[i] for i in plan.xs_src]
+  const_t, init_t, xs_t = split_list(tangents, [num_consts, num_carry])
+  ct = [t for t in const_t if not common.is_zero(t)]
+  it = _instantiated(init_t, carry_nz, init)
+  xt = [t for t in xs_t if not common.is_zero(t)]
+  if not any(plan.out_nz):
+    return primal_out, _spread([], plan.out_nz, _out_avals(jaxpr, num_carry, length))
+  t_out = scan_p.bind(*invariant, *ct, *it, *stacked, *x_res, *xt, jaxpr=plan.tangent,
+                      num_consts=len(invariant) + len(ct), num_carry=len(it), **params)
+  return primal_out, _spread(t_out, plan.out_nz, _out_avals(jaxpr, num_carry, length))
+
+
+def _scan_transpose(cts, *args, reverse, length, jaxpr, num_consts, num_carry, unroll):
+  """A linear scan run backwards: carry = (const cotangent sums, carry cotangents), xs =
+  (defined xs, y cotangents), ys = cotangents of the linear xs."""
+  consts, init, xs = split_list(args, [num_consts, num_carry])
+  const_lin = tuple(ad.is_undefined_primal(c) for c in consts)
+  xs_lin = tuple(ad.is_undefined_primal(x) for x in xs)
+  # Carries are linear in a tangent scan; one given as a value is a materialized zero tangent,
+  # transposed like the others, its cotangent dropped.
+  init_lin = [ad.is_undefined_primal(c) for c in init]
+  cts = [ad.instantiate_zeros(c) for c in cts]
+  ct_carry, ct_ys = split_list(cts, [num_carry])
+  body = common.memo(jaxpr, ("scan_transpose", const_lin, xs_lin),
+                     lambda: _transposed_scan_body(jaxpr, num_consts, num_carry, const_lin,
+                                                   xs_lin))
+  def_consts = [c for c, lin in zip(consts, const_lin) if not lin]
+  def_xs = [x for x, lin in zip(xs, xs_lin) if not lin]
+  acc = [ad.zeros_like_aval(c.aval) for c, lin in zip(consts, const_lin) if lin]
+  outs = scan_p.bind(*def_consts, *acc, *ct_carry, *def_xs, *ct_ys, reverse=not reverse,
+                     length=length, jaxpr=body, num_consts=len(def_consts),
+                     num_carry=len(acc) + num_carry, unroll=unroll)
+  ct_consts, ct_init, ct_xs = split_list(outs, [len(acc), num_carry])
+  ct_consts, ct_xs = iter(ct_consts), iter(ct_xs)
+  return ([next(ct_consts) if lin else None for lin in const_lin]
+          + [c if lin else None for c, lin in zip(ct_init, init_lin)]
+          + [next(ct_xs) if lin else None for lin in xs_lin])
+
+
+def _transposed_scan_body(jaxpr, num_consts, num_carry, const_lin, xs_lin):
+  consts_avals, carry_avals, xs_avals = split_list(jaxpr.in_avals, [num_consts, num_carry])
+  def_consts = [a for a, lin in zip(consts_avals, const_lin) if not lin]
+  acc = [ad.tangent_aval(a) for a, lin in zip(consts_avals, const_lin) if lin]
+  ct_carry = [ad.tangent_aval(a) for a in jaxpr.out_avals[:num_carry]]
+  def_xs = [a for a, lin in zip(xs_avals, xs_lin) if not lin]
+  ct_ys = [ad.tangent_aval(a) for a in jaxpr.out_avals[num_carry:]]
+  counts = [len(def_consts), len(acc), len(ct_carry), len(def_xs)]
+
+  def fun(*args):
+    d_consts, accs, c_carry, d_xs, c_ys = split_list(args, counts)
+    dc, dx = iter(d_consts), iter(d_xs)
+    full = ([ad.UndefinedPrimal(a) if lin else next(dc) for a, lin in zip(consts_avals,
+                                                                            const_lin)]
+            + [ad.UndefinedPrimal(a) for a in carry_avals]
+            + [ad.UndefinedPrimal(a) if lin else next(dx) for a, lin in zip(xs_avals, xs_lin)])
+    res = ad.backward_pass(jaxpr.jaxpr, jaxpr.consts, full, list(c_carry) + list(c_ys))
+    res = [ad.instantiate_zeros(r) if r is not None else None for r in res]
+    r_consts, r_carry, r_xs = split_list(res, [num_consts, num_carry])
+    new_acc = [ad.add_tangents(a, r) for a, r in zip(accs, [r for r in r_consts
+                                                             if r is not None])]
+    return new_acc + r_carry + [r for r in r_xs if r is not None]
+  return common.retrace(fun, def_consts + acc + ct_carry + def_xs + ct_ys)
+
+
+ad.jvp_rules[scan_p] = _scan_jvp
+ad.linearize_rules[scan_p] = _scan_linearize
+ad.primitive_transposes[scan_p] = _scan_transpose
+
+
+def _out_avals(jaxpr, num_carry, length):
+  carry, ys = split_list(jaxpr.out_avals, [num_carry])
+  return carry + [a.update(shape=(length, *a.shape)) for a in ys]
+
+
+class _ScanLinearization:
+  """The scan body split for reverse mode.
+
+  `primal`: (consts, carry, x) -> (carry, y, residuals computed this iteration).
+  `tangent`: (invariant residuals, const tangents, carry tangents, stacked residuals,
+  x residuals, x tangents) -> (carry tangents, nonzero y tangents). Residuals that are consts
+  are passed once; residuals that are xs are the xs themselves.
+  """
+
+  def __init__(self, jaxpr, num_consts, num_carry, const_nz, carry_nz, xs_nz):
+    nonzeros = tuple(const_nz) + tuple(carry_nz) + tuple(xs_nz)
+    lin = linearize.linearize_jaxpr(jaxpr, nonzeros)
+    self.out_nz = tuple(carry_nz) + tuple(lin.nz_out[num_carry:])
+    kinds = [_residual_kind(kind, i, num_consts, num_carry) for kind, i in lin.res_src]
+    self.invariant_src = [i for (_, i), k in zip(lin.res_src, kinds) if k == "const"]
+    self.xs_src = [i for (_, i), k in zip(lin.res_src, kinds) if k == "x"]
+    self.primal = _scan_primal_body(jaxpr, lin, [r for r, k in enumerate(kinds)
+                                                 if k == "stacked"])
+    tangent_counts = [sum(const_nz), sum(carry_nz), sum(xs_nz)]
+    self.tangent = _scan_tangent_body(jaxpr, lin, kinds, nonzeros, tangent_counts,
+                                      self.out_nz)
+
+
+def _scan_primal_body(jaxpr, lin, stacked_pos):
+  def fun(*ins):
+    outs = core.eval_jaxpr(lin.primal.jaxpr, lin.primal.consts, *ins)
+    primal_out, res = lin.assemble(list(ins), outs)
+    return primal_out + [res[r] for r in stacked_pos]
+  return common.retrace(fun, jaxpr.in_avals)
+
+
+def _scan_tangent_body(jaxpr, lin, kinds, nonzeros, tangent_counts, out_nz):
+  res_avals = [v.aval for v in lin.tangent.jaxpr.invars[:len(kinds)]]
+  by_kind = {k: [a for a, kk in zip(res_avals, kinds) if kk == k]
+             for k in ("const", "stacked", "x")}
+  t_avals = [ad.tangent_aval(a) for a, nz in zip(jaxpr.in_avals, nonzeros) if nz]
+  const_t, carry_t, xs_t = split_list(t_avals, tangent_counts[:2])
+  in_avals = by_kind["const"] + const_t + carry_t + by_kind["stacked"] + by_kind["x"] + xs_t
+  counts = [len(by_kind["const"]), len(const_t), len(carry_t), len(by_kind["stacked"]),
+            len(by_kind["x"])]
+
+  def fun(*args):
+    inv, c_t, k_t, stacked, xres, x_t = split_list(args, counts)
+    pools = {"const": iter(inv), "stacked": iter(stacked), "x": iter(xres)}
+    res = [next(pools[k]) for k in kinds]
+    outs = core.eval_jaxpr(lin.tangent.jaxpr, lin.tangent.consts, *res, *c_t, *k_t, *x_t)
+    return common.instantiate_outputs(outs, lin.nz_out, out_nz, jaxpr.out_avals)
+  return common.retrace(fun, in_avals)
+
+
+def _residual_kind(kind, i, num_consts, num_carry) -> str:
+  if kind == "in" and i < num_consts:
+    return "const"
+  if kind == "in" and i >= num_consts + num_carry:
+    return "x"
+  return "stacked"
 
 
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
@@ -474,14 +721,14 @@ def _python_scan(f, init, xs_flat, xs_tree, length, reverse):
     ys.append(y)
   if reverse:
     ys.reverse()
-  stack = lambda *y: ops.concatenate([ops.expand_dims(v, (0,)) for v in y], 0)  # noqa: E731
+  stack = lambda *y: ops.concatenate([ops.expand_dims(v, (0,)) for v in y], 0)
   return carry, tree_util.tree_map(stack, *ys)
 
 
 # --- map -----------------------------------------------------------------------------------------
 
 
-def map(f, xs, *, batch_size=None):  # noqa: A001 - lax's name
+def map(f, xs, *, batch_size=None):
   """`stack([f(x) for x in xs])` as a scan; with `batch_size`, a scan over vmapped batches."""
   if batch_size is None:
     _, ys = scan(_map_body(f), (), xs)
