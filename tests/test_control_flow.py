@@ -636,6 +636,32 @@ def test_printed_vmap_jaxpr_matches_jax(name, builder, in_axes, args):
   assert str(mine) == str(theirs)
 
 
+JVP_PRINT_CASES = [
+    ("scan", lambda L, N: lambda c, xs: L.scan(lambda c, x: (c * x, N.sin(c)), c, xs),
+     (F32(1), np.ones(3, F32))),
+    ("while", lambda L, N: lambda x: L.while_loop(lambda c: c[0] < 3,
+                                                  lambda c: (c[0] + 1, c[1] * 2.0), (0, x)),
+     (F32(1),)),
+    ("fori_static", lambda L, N: lambda x: L.fori_loop(0, 3, lambda i, c: c * 2.0, x), (F32(1),)),
+    ("cond", lambda L, N: lambda p, x: L.cond(p > 0, N.sin, N.cos, x), (F32(1), F32(2))),
+]
+
+
+@pytest.mark.parametrize("name,builder,args", JVP_PRINT_CASES,
+                         ids=[c[0] for c in JVP_PRINT_CASES])
+def test_printed_jvp_jaxpr_matches_jax(name, builder, args):
+  jax_ = oracle()
+  jvp = _needs("jvp")
+  n = len(args)
+
+  def of(jvp_fn, f):
+    return lambda *a: jvp_fn(f, a[:n], a[n:])
+  with skip_missing_rules():
+    mine = jax.make_jaxpr(of(jvp, builder(lax, jnp)))(*args, *args)
+  theirs = jax_.make_jaxpr(of(jax_.jvp, builder(jax_.lax, jax_.numpy)))(*args, *args)
+  assert str(mine) == str(theirs)
+
+
 def test_cond_example_from_compat_doc():
   text = str(jax.make_jaxpr(lambda p, x: lax.cond(p, lambda x: x + 1.0, lambda x: x * 2.0, x))(
       True, 1.0))
