@@ -159,7 +159,8 @@ def _dot_general_3d(lhs, rhs, lc, rc, lb, rb):
   a = _as_3d(lhs, tuple(lb), lfree, tuple(lc), True)
   b = _as_3d(rhs, tuple(rb), rfree, tuple(rc), False)
   with np.errstate(over="ignore", invalid="ignore"):
-    return np.matmul(a, b).reshape(out_shape)
+    # Nothing contracted (vmapped outer products): broadcasting beats a matmul over size-1 dims.
+    return (np.matmul(a, b) if lc else a * b).reshape(out_shape)
 
 
 dot_general_p.def_impl(_dot_general_impl)
