@@ -149,6 +149,28 @@ def _hash_block(ks, inject, x0, x1):
   return x0, x1
 
 
+# Below this many elements the hash runs on Python ints: 110 NumPy calls cost more than that.
+_PYTHON_MAX = 16
+
+
+def _hash_python(k0: int, k1: int, x0: int, x1: int):
+  """One threefry2x32 block on Python ints (the fast path for a key or a handful of draws)."""
+  ks = (k0, k1, k0 ^ k1 ^ 0x1BD11BDA)
+  x0, x1 = (x0 + k0) & _MASK32, (x1 + k1) & _MASK32
+  for i in range(5):
+    for r in _ROTATIONS[i % 2]:
+      x0 = (x0 + x1) & _MASK32
+      x1 = (((x1 << r) & _MASK32) | (x1 >> (32 - r))) ^ x0
+    x0 = (x0 + ks[(i + 1) % 3]) & _MASK32
+    x1 = (x1 + ks[(i + 2) % 3] + i + 1) & _MASK32
+  return x0, x1
+
+
+def _hash_python_arrays(flat, size):
+  ys = [_hash_python(*(int(a[0] if a.size == 1 else a[i]) for a in flat)) for i in range(size)]
+  return np.array([y[0] for y in ys], np.uint32), np.array([y[1] for y in ys], np.uint32)
+
+
 def threefry2x32(k0, k1, x0, x1):
   """(y0, y1) = threefry2x32 block function, elementwise with broadcasting, as uint32 arrays."""
   arrays = [np.asarray(a, np.uint32) for a in (k0, k1, x0, x1)]
@@ -156,6 +178,9 @@ def threefry2x32(k0, k1, x0, x1):
   size = math.prod(shape)
   flat = [a.reshape(-1) if a.size == 1 else np.broadcast_to(a, shape).reshape(-1)
           for a in arrays]
+  if size <= _PYTHON_MAX:
+    y0, y1 = _hash_python_arrays(flat, size)
+    return y0.reshape(shape), y1.reshape(shape)
   y0 = np.empty(size, np.uint32)
   y1 = np.empty(size, np.uint32)
   scalar_key = flat[0].size == 1 and flat[1].size == 1
@@ -177,6 +202,11 @@ def _counter_hash(k0: int, k1: int, n: int, combine):
   `combine(block, y0, y1)` stores a block's outputs; counters are made per block so that a 10M
   draw never materialises its counter arrays.
   """
+  if n <= _PYTHON_MAX:
+    ys = [_hash_python(k0, k1, 0, i) for i in range(n)]
+    combine(slice(0, n), np.array([y[0] for y in ys], np.uint32),
+            np.array([y[1] for y in ys], np.uint32))
+    return
   ks, inject = _key_schedule(k0, k1)
   for start in range(0, n, _CHUNK):
     stop = min(start + _CHUNK, n)
