@@ -11,9 +11,7 @@ import inspect
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
-from jaxlite._src import tree_util
+from jaxlite._src import core, dtypes, tree_util
 from jaxlite._src.interpreters import batching
 from jaxlite._src.jit import as_traceable_arg
 

@@ -78,7 +78,7 @@ def _site_str(site) -> str:
 
 class BatchTracer(core.Tracer):
   """A value of one example, standing for `val` mapped along its axis `batch_dim`."""
-  __slots__ = ("val", "batch_dim", "_aval", "_site")
+  __slots__ = ("_aval", "_site", "batch_dim", "val")
 
   def __init__(self, trace, val, batch_dim: int):
     self._trace = trace
@@ -342,7 +342,7 @@ def batch_flat(flat_fun, axis_data: AxisData, in_vals, in_dims):
   return [v for v, _ in pairs], [d for _, d in pairs]
 
 
-_jaxpr_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_jaxpr_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def batch_jaxpr(closed: core.ClosedJaxpr, axis_data: AxisData, in_dims):

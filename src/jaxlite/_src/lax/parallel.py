@@ -9,9 +9,7 @@ import math
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
-from jaxlite._src import tree_util
+from jaxlite._src import core, dtypes, tree_util
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax import elementwise as ew
@@ -221,8 +219,8 @@ def _all_gather_batcher(axis_data, vals, dims, *, all_gather_dimension, axis_nam
   (x,), (bdim,) = vals, dims
   dim = all_gather_dimension
   if axis_name != axis_data.name:
-    params = dict(axis_name=axis_name, axis_index_groups=axis_index_groups,
-                  axis_size=axis_size, tiled=tiled)
+    params = {"axis_name": axis_name, "axis_index_groups": axis_index_groups,
+              "axis_size": axis_size, "tiled": tiled}
     if bdim is None:
       return all_gather_p.bind(x, all_gather_dimension=dim, **params), None
     x = batching.moveaxis(x, bdim, 0)
