@@ -309,7 +309,19 @@ def _random_cases():
   ]
 
 
-CASES += _linalg_cases() + _random_cases()
+def _optional_cases():
+  """Cases for primitives of modules that may not be present in every checkout."""
+  try:
+    from jaxlite._src.scipy import special as sp
+  except ImportError:
+    return []
+  betainc = lambda a, b, x: sp.regularized_incomplete_beta_p.bind(a, b, x)
+  return [Case("regularized_incomplete_beta", betainc,
+               args(f32(3, lo=0.5, hi=3), f32(3, lo=0.5, hi=3), f32(3, lo=0.05, hi=0.95)),
+               [(0, 0, 0), (None, 0, 1), (1, None, None)], tol=1e-5)]
+
+
+CASES += _linalg_cases() + _random_cases() + _optional_cases()
 CASE_PARAMS = [p for c in CASES for p in c.params()]
 
 
