@@ -420,10 +420,10 @@ def _apply_swaps(a, pivots):
     a[rows, p] = row_j
 
 
-def _unit_lower_solve(l, b):
+def _unit_lower_solve(lower_factor, b):
   """L⁻¹ b for unit lower triangular L (always invertible)."""
-  eye = np.eye(l.shape[-1], dtype=l.dtype)
-  return np.linalg.solve(np.tril(l, -1) + eye, b)
+  eye = np.eye(lower_factor.shape[-1], dtype=lower_factor.dtype)
+  return np.linalg.solve(np.tril(lower_factor, -1) + eye, b)
 
 
 def _lu_recursive(a):

@@ -1,0 +1,261 @@
+"""`jax.scipy.linalg`: SciPy's linear algebra names (Cholesky and LU factor/solve pairs,
+triangular solves, expm by Padé scaling and squaring, block_diag) over lax.linalg and jnp.linalg.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src.lax import linalg as lax_linalg
+from jaxlite._src.numpy import linalg as jnp_linalg
+from jaxlite._src.numpy.util import check_arraylike, promote_dtypes_inexact
+
+
+def _jnp():
+  import jaxlite.numpy as jnp
+  return jnp
+
+
+def _inexact(name, *args):
+  check_arraylike(name, *args)
+  jnp = _jnp()
+  return [jnp.asarray(a) for a in promote_dtypes_inexact(*[jnp.asarray(a) for a in args])]
+
+
+# --- Cholesky ---------------------------------------------------------------------------------
+
+def cholesky(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
+  """The Cholesky factor: upper (Uᴴ U = a) by default, as SciPy."""
+  (a,) = _inexact("cholesky", a)
+  L = lax_linalg.cholesky(a)
+  return L if lower else lax_linalg._H(L)
+
+
+def cho_factor(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
+  """(c, lower) for cho_solve."""
+  return cholesky(a, lower=lower), lower
+
+
+def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = True):
+  """Solves a x = b from cho_factor's (c, lower)."""
+  c, lower = c_and_lower
+  c, b = _inexact("cho_solve", c, b)
+  vector = b.ndim == c.ndim - 1
+  if vector:
+    b = b[..., None]
+  if c.shape[-1] != b.shape[-2]:
+    raise ValueError(f"Incompatible shapes for cho_solve: {c.shape} and {b.shape}.")
+  c, b = jnp_linalg._broadcast_batch(c, b, 2, 2)
+  # a = L Lᴴ (lower) or Uᴴ U (upper): two triangular solves.
+  y = lax_linalg.triangular_solve(c, b, left_side=True, lower=lower, transpose_a=not lower,
+                                  conjugate_a=not lower)
+  x = lax_linalg.triangular_solve(c, y, left_side=True, lower=lower, transpose_a=lower,
+                                  conjugate_a=lower)
+  return x[..., 0] if vector else x
+
+
+# --- triangular and general solves ------------------------------------------------------------
+
+_TRANS = {0: 0, 1: 1, 2: 2, "N": 0, "T": 1, "C": 2}
+
+
+def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = False,
+                     overwrite_b: bool = False, debug=None, check_finite: bool = True):
+  """Solves op(a) x = b for triangular a; trans 0/'N', 1/'T' or 2/'C'."""
+  if trans not in _TRANS:
+    raise ValueError(f"Invalid 'trans' value {trans}")
+  t = _TRANS[trans]
+  a, b = _inexact("solve_triangular", a, b)
+  vector = b.ndim == a.ndim - 1
+  if vector:
+    b = b[..., None]
+  a, b = jnp_linalg._broadcast_batch(a, b, 2, 2)
+  out = lax_linalg.triangular_solve(a, b, left_side=True, lower=lower, transpose_a=t > 0,
+                                    conjugate_a=t == 2, unit_diagonal=unit_diagonal)
+  return out[..., 0] if vector else out
+
+
+def solve(a, b, lower: bool = False, overwrite_a: bool = False, overwrite_b: bool = False,
+          debug: bool = False, check_finite: bool = True, assume_a: str = "gen"):
+  """Solves a x = b; assume_a 'pos' uses Cholesky, others LU."""
+  if assume_a not in ("gen", "sym", "her", "pos"):
+    raise ValueError(f"Expected assume_a to be one of {{'gen', 'sym', 'her', 'pos'}}, got "
+                     f"{assume_a}.")
+  a, b = _inexact("solve", a, b)
+  if assume_a == "pos":
+    return cho_solve(cho_factor(a, lower=lower), b)
+  vector = b.ndim == a.ndim - 1
+  out = jnp_linalg.solve(a, b[..., None] if vector else b)
+  return out[..., 0] if vector else out
+
+
+def inv(a, overwrite_a: bool = False, check_finite: bool = True):
+  return jnp_linalg.inv(a)
+
+
+def det(a, overwrite_a: bool = False, check_finite: bool = True):
+  return jnp_linalg.det(a)
+
+
+# --- LU ---------------------------------------------------------------------------------------
+
+def lu_factor(a, overwrite_a: bool = False, check_finite: bool = True):
+  """(lu, piv): the packed factors and LAPACK's swap-style pivots."""
+  (a,) = _inexact("lu_factor", a)
+  lu_, pivots, _ = lax_linalg.lu(a)
+  return lu_, pivots
+
+
+def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False,
+             check_finite: bool = True):
+  """Solves a x = b (trans 0), aᵀ x = b (1) or aᴴ x = b (2) from lu_factor's result."""
+  lu_, piv = lu_and_piv
+  lu_, b = _inexact("lu_solve", lu_, b)
+  if trans not in (0, 1, 2):
+    raise ValueError(f"Invalid 'trans' value {trans}")
+  m = lu_.shape[-1]
+  perm = lax_linalg.lu_pivots_to_permutation(piv, m)
+  vector = b.ndim == 1
+  if vector:
+    b = b[:, None]
+  if b.shape[-2] != m:
+    raise ValueError(f"Incompatible shapes in lu_solve: {lu_.shape} and {b.shape}.")
+  lu_b, b = jnp_linalg._broadcast_batch(lu_, b, 2, 2)
+  perm_b = _jnp().broadcast_to(perm, lu_b.shape[:-1])
+  if trans == 2:
+    lu_b = lax_linalg._conj(lu_b)
+  x = jnp_linalg._lu_solve(lu_b, perm_b, b, trans=0 if trans == 0 else 1)
+  return x[..., 0] if vector else x
+
+
+def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True):
+  """(p, l, u) with a = p l u, or (p l, u) when permute_l."""
+  jnp = _jnp()
+  (a,) = _inexact("lu", a)
+  lu_, _, perm = lax_linalg.lu(a)
+  m, n = a.shape[-2:]
+  k = min(m, n)
+  l_ = jnp.tril(lu_[..., :, :k], -1) + jnp.eye(m, k, dtype=a.dtype)
+  u = jnp.triu(lu_[..., :k, :])
+  # p is the transpose of the row permutation: a = p l u.
+  p = (perm[..., None, :] == jnp.arange(m, dtype=perm.dtype)[:, None]).astype(a.dtype)
+  if permute_l:
+    return jnp.matmul(p, l_), u
+  return p, l_, u
+
+
+# --- decompositions with SciPy's conventions --------------------------------------------------
+
+def qr(a, overwrite_a: bool = False, lwork=None, mode: str = "full", pivoting: bool = False,
+       check_finite: bool = True):
+  """mode 'full' (complete Q), 'economic' (reduced), 'r' ((r,)) or 'raw'."""
+  if pivoting:
+    raise NotImplementedError("qr with pivoting=True is not implemented in jaxlite")
+  if mode not in ("full", "economic", "r", "raw"):
+    raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
+  if mode == "raw":
+    raise NotImplementedError("qr mode='raw'")
+  (a,) = _inexact("qr", a)
+  q, r = lax_linalg.qr(a, full_matrices=(mode in ("full", "r")))
+  return (r,) if mode == "r" else (q, r)
+
+
+def svd(a, full_matrices: bool = True, compute_uv: bool = True, overwrite_a: bool = False,
+        check_finite: bool = True, lapack_driver: str = "gesdd"):
+  if lapack_driver not in ("gesdd", "gesvd"):
+    raise ValueError(f"Unsupported lapack_driver '{lapack_driver}'")
+  out = jnp_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+  return tuple(out) if compute_uv else out
+
+
+def eigh(a, b=None, lower: bool = True, eigvals_only: bool = False, overwrite_a: bool = False,
+         overwrite_b: bool = False, turbo: bool = True, eigvals=None, type: int = 1,  # noqa: A002
+         check_finite: bool = True):
+  """(w, v) of a Hermitian matrix (b, the generalized problem, is not supported)."""
+  if b is not None:
+    raise NotImplementedError("Only the b=None case of eigh is implemented")
+  if eigvals is not None:
+    raise NotImplementedError("Only the eigvals=None case of eigh is implemented.")
+  (a,) = _inexact("eigh", a)
+  v, w = lax_linalg.eigh(a, lower=lower)
+  return w if eigvals_only else (w, v)
+
+
+# --- matrix functions and constructors --------------------------------------------------------
+
+# Padé [13/13] coefficients of exp and its scaling threshold (Higham 2005).
+_PADE13 = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
+           129060195264000., 10559470521600., 670442572800., 33522128640., 1323241920.,
+           40840800., 960960., 16380., 182., 1.)
+_THETA13 = 5.371920351148152
+
+
+def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
+  """exp(A) by the [13/13] Padé approximant of A / 2^s and s squarings."""
+  jnp = _jnp()
+  from jaxlite._src.lax.control_flow import fori_loop
+  (A,) = _inexact("expm", A)
+  if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+    raise ValueError(f"expected A to be a square matrix, got shape {A.shape}")
+  norm1 = jnp.max(jnp.sum(jnp.abs(A), axis=-2), axis=-1)
+  real = norm1.dtype
+  s = jnp.maximum(0, jnp.ceil(jnp.log2(norm1 / np.asarray(_THETA13, real))))
+  s = jnp.where(jnp.isfinite(s), s, 0).astype(np.int32)
+  # One squaring count for a whole batch: the largest, so no member is under-scaled.
+  s_all = jnp.max(s) if s.ndim else s
+  scaled = A / jnp.power(jnp.asarray(2.0, real), s_all.astype(real)).astype(A.dtype)
+  r = _pade13(scaled)
+  r = fori_loop(0, jnp.minimum(s_all, max_squarings), lambda i, m: jnp.matmul(m, m), r)
+  return jnp.where(s_all > max_squarings, jnp.nan, r)
+
+
+def _pade13(A):
+  jnp = _jnp()
+  b = _PADE13
+  n = A.shape[-1]
+  eye = jnp.broadcast_to(jnp.eye(n, dtype=A.dtype), A.shape)
+  A2 = jnp.matmul(A, A)
+  A4 = jnp.matmul(A2, A2)
+  A6 = jnp.matmul(A4, A2)
+  U = jnp.matmul(A, jnp.matmul(A6, b[13] * A6 + b[11] * A4 + b[9] * A2)
+                 + b[7] * A6 + b[5] * A4 + b[3] * A2 + b[1] * eye)
+  V = (jnp.matmul(A6, b[12] * A6 + b[10] * A4 + b[8] * A2)
+       + b[6] * A6 + b[4] * A4 + b[2] * A2 + b[0] * eye)
+  return jnp_linalg.solve(V - U, V + U)
+
+
+def block_diag(*arrs):
+  """A block-diagonal matrix from scalars, vectors (one row each) and matrices."""
+  jnp = _jnp()
+  if not arrs:
+    return jnp.zeros((1, 0))
+  check_arraylike("block_diag", *arrs)
+  mats = [jnp.atleast_2d(jnp.asarray(a)) for a in arrs]
+  if any(m.ndim != 2 for m in mats):
+    raise ValueError("Arguments to jax.scipy.linalg.block_diag must have at most 2 dimensions,"
+                     f" got {arrs} at argument {[m.ndim for m in mats].index(3)}.")
+  dtype = jnp.result_type(*mats)
+  cols = sum(m.shape[1] for m in mats)
+  rows = []
+  start = 0
+  for m in mats:
+    pad = ((0, 0), (start, cols - start - m.shape[1]))
+    rows.append(jnp.pad(m.astype(dtype), pad))
+    start += m.shape[1]
+  return jnp.concatenate(rows, axis=0)
+
+
+def toeplitz(c, r=None):
+  """The Toeplitz matrix with first column c and first row r (r defaults to conj(c))."""
+  jnp = _jnp()
+  c = jnp.ravel(jnp.asarray(c))
+  r = jnp.conj(c) if r is None else jnp.ravel(jnp.asarray(r))
+  c, r = promote_dtypes_inexact(c, r) if c.dtype != r.dtype else (c, r)
+  i = np.arange(c.shape[0])[:, None]
+  j = np.arange(r.shape[0])[None, :]
+  from_c = jnp.take(c, np.clip(i - j, 0, c.shape[0] - 1))
+  from_r = jnp.take(r, np.clip(j - i, 0, r.shape[0] - 1))
+  return jnp.where(i >= j, from_c, from_r)
+
+
+_ = core

@@ -1,0 +1,1 @@
+"""`jax.scipy.stats` distributions, one module each, composed from jnp and scipy.special."""

@@ -1,0 +1,3 @@
+"""`jaxlite.scipy.stats.cauchy` (`jax.scipy.stats.cauchy`)."""
+from jaxlite._src.scipy.stats.cauchy import (  # noqa: F401
+    cdf, isf, logcdf, logpdf, logsf, pdf, ppf, sf)

@@ -1,0 +1,2 @@
+"""`jaxlite.scipy.stats.laplace` (`jax.scipy.stats.laplace`)."""
+from jaxlite._src.scipy.stats.laplace import cdf, logpdf, pdf  # noqa: F401
