@@ -236,8 +236,8 @@ def _cholesky_jvp(primals, tangents):
   tmp = triangular_solve(L, dx, left_side=False, lower=True, transpose_a=True,
                          conjugate_a=True)
   tmp = triangular_solve(L, tmp, left_side=True, lower=True)
-  half = ew.mul_p.bind(tmp, np.asarray(0.5 * np.eye(x.shape[-1]) + np.tril(
-      np.ones(x.shape[-2:]), -1), x.dtype))
+  phi = 0.5 * np.eye(x.shape[-1]) + np.tril(np.ones(x.shape[-2:]), -1)
+  half = ew.mul_p.bind(tmp, np.broadcast_to(np.asarray(phi, x.dtype), x.shape))
   return L, _matmul(L, half)
 
 
