@@ -14,7 +14,8 @@ from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.compiler import passes
 from jaxlite._src.core import Literal
-from jaxlite._src.lax.families import numpy_quiet_primitives, numpy_templates, ufunc_primitives
+from jaxlite._src.lax.families import (numpy_eqn_templates, numpy_quiet_primitives,
+                                       numpy_templates, ufunc_primitives)
 
 _fn_counter = itertools.count()
 
@@ -110,8 +111,11 @@ def _dying_owned_input(eqn, i, owned, last_use):
 
 def _eqn_line(eqn, ins, outs, glob, counter) -> str:
   prim = eqn.primitive
-  template_rule = numpy_templates.get(prim)
-  template = template_rule(**eqn.params) if template_rule is not None else None
+  eqn_rule = numpy_eqn_templates.get(prim)
+  template = eqn_rule(eqn) if eqn_rule is not None else None
+  if template is None:
+    template_rule = numpy_templates.get(prim)
+    template = template_rule(**eqn.params) if template_rule is not None else None
   if template is not None:
     expr = template.format(*ins)
   else:

@@ -15,6 +15,9 @@ from jaxlite._src.interpreters import batching
 # Tier-0 codegen templates: primitive -> function(params) -> format string over arg names,
 # e.g. "np.add({0}, {1})". Primitives without one are called through their impl.
 numpy_templates: dict = {}
+# Templates that need the operand types too: primitive -> function(eqn) -> format string or
+# None (None falls back to `numpy_templates`, then to the impl).
+numpy_eqn_templates: dict = {}
 # Primitives whose template is one NumPy ufunc call: the executor may pass `out=` to reuse a
 # dead intermediate buffer.
 ufunc_primitives: set = set()
