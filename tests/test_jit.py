@@ -196,3 +196,25 @@ def test_printed_jaxprs_match_real_jax():
     assert str(jax.make_jaxpr(f_of(jnp))(*args)) == want
     want = str(rjax.make_jaxpr(rjax.jit(f_of(rjnp)))(*args))
     assert str(jax.make_jaxpr(jax.jit(f_of(jnp)))(*args)) == want
+
+
+def test_explain_cache_misses(caplog):
+  jax.config.update("jax_explain_cache_misses", True)
+  try:
+    def f(x, y):
+      return x
+    jf = jax.jit(f)
+    with caplog.at_level("WARNING"):
+      jf(1, 2.0)
+      jf(jnp.int32(1), 2.0)
+      jf(jnp.ones(3), 2.0)
+    msgs = [r.getMessage() for r in caplog.records]
+    assert "never seen function:\n    f id=" in msgs[0]
+    assert msgs[1].endswith(
+        "all previously seen cache keys differ. For the closest previous key:\n"
+        "  different input types:\n"
+        "  * at x, now i32[]{weak_type=False} and before i32[]{weak_type=True}"
+        "https://docs.jax.dev/en/latest/type_promotion.html#weak-types")
+    assert "  * at x, now f32[3]({}) and before i32[]({})" in msgs[2]
+  finally:
+    jax.config.update("jax_explain_cache_misses", False)
