@@ -360,6 +360,9 @@ class PjitFunction:
     flat_fun = self._flat_fun(dyn_args, dyn_kwargs, static, in_tree)
     in_avals = [core.get_aval(as_traceable_arg(x)) for x in flat]
     names = _flat_arg_names(self._fun, dyn_args, dyn_kwargs, flat, in_tree)
+    if config.jax_explain_cache_misses:
+      from jaxlite._src import cache_miss
+      cache_miss.explain(self._fun, self._name, key, list(self._cache), names)
     dbg = pe.TracingDebugInfo("jit", fun_src_info(self._fun), names)
     closed = pe.trace_to_jaxpr(flat_fun, in_avals, dbg, names)
     closed, lifted = pe.convert_constvars_to_invars(closed)
