@@ -49,7 +49,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     flat_axes = _flat_in_axes(in_axes, args, kwargs)
     vals = [_mapped_arg(x) if ax is not None else x for x, ax in zip(flat, flat_axes)]
     size = _mapped_axis_size(fun, flat, flat_axes, args, kwargs, axis_size)
-    dims = [None if ax is None else ax % np.ndim(v) for v, ax in zip(vals, flat_axes)]
+    dims = [None if ax is None else ax % len(batching.shape_of(v))
+            for v, ax in zip(vals, flat_axes)]
     out_tree_box = []
 
     def flat_fun(*flat_in):
@@ -169,7 +170,7 @@ def _arg_desc(path, names) -> str:
 # --- outputs -----------------------------------------------------------------------------------
 
 def _check_output(x):
-  if isinstance(x, core.Tracer) or type(x) is core.array_type:
+  if isinstance(x, core.Array):  # tracers, ArrayImpl and typed PRNG key arrays
     return x
   if type(x) in (int, float, complex, bool) or isinstance(x, (np.ndarray, np.generic)) \
       or type(x) in dtypes.typed_scalar_types:
@@ -186,8 +187,7 @@ class PytreeLeaf:
 
 
 def _flat_out_axes(out_axes, out_tree) -> list:
-  if not isinstance(out_axes, (tuple, list, dict)) and not tree_util.is_tree_node(type(out_axes)) \
-      or out_axes is None:
+  if out_axes is None or type(out_axes) is int:
     return [out_axes] * out_tree.num_leaves
   skeleton = tree_util.tree_unflatten(out_tree, [PytreeLeaf() for _ in range(out_tree.num_leaves)])
   return _broadcast_prefix("vmap out_axes", out_axes, skeleton)

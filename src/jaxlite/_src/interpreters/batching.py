@@ -15,8 +15,12 @@ For rule writers (register a rule right below its primitive, or through a family
   defvectorized(p)            unary elementwise: the batch dim passes through.
   defbroadcasting(p)          n-ary elementwise with lax broadcasting of unbatched operands.
   defreducer(p)               reductions over an `axes` param (reduce_sum, argmax, ...).
-  moveaxis(x, src, dst), bdim_at_front(x, bdim, size), bdim_to(x, bdim, dst, size),
-  broadcast(x, size, axis)    move or insert the batch axis (unbatched -> broadcast to `size`).
+  moveaxis(x, src, dst), bdim_at_front(x, bdim, size), all_at_front(vals, dims, size),
+  bdim_to(x, bdim, dst, size), broadcast(x, size, axis), broadcast_front(x, size)
+                              move or insert the batch axis (unbatched -> broadcast to `size`).
+  shape_of(v), example_ndim(v, dim), mapped_size(vals, dims), dims_agree(vals, dims)
+                              small questions rules ask about their operands.
+  batch_flat(fun, axis_data, vals, dims) -> (out vals, out dims): run a flat function batched.
   batch_jaxpr(closed, axis_data, in_dims) -> (ClosedJaxpr, out_dims): a jaxpr over batched
                               inputs, cached per (jaxpr, dims, axis); for call and loop rules.
   axis_size(name)             the size of a named axis of an enclosing vmap (NameError if none).
@@ -30,6 +34,7 @@ import weakref
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src.config import config
 from jaxlite._src.core import ShapedArray
 
 not_mapped = None
@@ -347,7 +352,6 @@ _jaxpr_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def batch_jaxpr(closed: core.ClosedJaxpr, axis_data: AxisData, in_dims):
   """`closed` turned into a jaxpr over batched inputs, with the batch dims of its outputs."""
-  from jaxlite._src.config import config
   key = (tuple(in_dims), axis_data.key(), config.trace_context(), axis_env_key())
   per_jaxpr = _jaxpr_cache.get(closed)
   if per_jaxpr is None:
