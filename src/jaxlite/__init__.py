@@ -8,6 +8,8 @@ from jaxlite._src.jit import jit  # noqa: F401
 from jaxlite._src.vmap_api import vmap  # noqa: F401
 from jaxlite._src.ad_api import (  # noqa: F401
     grad, value_and_grad, jvp, vjp, linearize, jacfwd, jacrev, jacobian, hessian, stop_gradient)
+from jaxlite._src.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
+from jaxlite._src.ad_checkpoint import checkpoint, remat, checkpoint_policies  # noqa: F401
 from jaxlite._src.api import (  # noqa: F401
     make_jaxpr, eval_shape, device_put, device_get, typeof, ShapeDtypeStruct, disable_jit,
     block_until_ready, ensure_compile_time_eval, named_call, named_scope)
@@ -25,7 +27,7 @@ __version__ = "0.1.0"
 
 # Submodules imported on first use, keeping `import jaxlite` cheap.
 _LAZY = {"random", "nn", "scipy", "sharding", "test_util", "dtypes", "typing",
-         "custom_derivatives"}
+         "custom_derivatives", "ad_checkpoint"}
 
 
 def __getattr__(name):

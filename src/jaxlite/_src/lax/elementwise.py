@@ -310,9 +310,31 @@ complex_p.def_impl(_complex_impl)
 # t: tangent, y: primal output, x (and z): primal inputs. The forms follow JAX's rules so that
 # differentiated jaxprs print the same eqns.
 
+_PY_TYPE_OF_KIND = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
+
+
 def _const(x, v):
-  """`v` in `x`'s dtype: a literal in jaxprs (JAX's `_const`)."""
-  return np.array(v, core.get_aval(x).dtype)[()]
+  """`v` in `x`'s dtype, a literal in jaxprs (JAX's `_const`): weak like `x` when `x` is a
+  weak scalar whose dtype is the default one for `v`'s Python type."""
+  aval = core.get_aval(x)
+  if aval.weak_type and not aval.shape:
+    from jaxlite._src.lax.lax import weak_scalar  # lax imports this module
+    val = weak_scalar(_PY_TYPE_OF_KIND[kind_of(aval.dtype)](v))
+    if getattr(val, "dtype", None) == aval.dtype:
+      return val
+  return np.array(v, aval.dtype)[()]
+
+
+def _convert(x, dtype, weak_type=False):
+  """`x` cast to `dtype`; a concrete operand is cast right away (JAX folds such casts)."""
+  aval = core.get_aval(x)
+  if aval.dtype == dtype and aval.weak_type == weak_type:
+    return x
+  if type(x) is core.array_type:
+    return core.array_from_numpy(np.asarray(convert_value(x._value, dtype)), weak_type)
+  if type(x) in dtypes.typed_scalar_types or isinstance(x, np.generic):
+    return convert_value(np.asarray(x, aval.dtype), dtype)[()]
+  return convert_element_type_p.bind(x, new_dtype=dtype, weak_type=weak_type)
 
 
 def _full_like(x, v):
@@ -371,12 +393,15 @@ def _is_complex(x) -> bool:
 
 def _abs_jvp(t, y, x):
   if _is_complex(x):
+    conj = _op.conj(x)
     ans = convert_element_type_p.bind(y, new_dtype=core.get_aval(x).dtype, weak_type=False)
-    return _op.real(_op.mul(t, _op.div(_op.conj(x), _replace_zero(ans))))
+    return _op.real(_op.mul(t, _op.div(conj, _replace_zero(ans))))
   return _select(_op.ge(x, _const(x, 0)), t, _op.neg(t))
 
 
 def _pow_jvp_lhs(t, y, x, z):
+  dt = core.get_aval(y).dtype
+  x, z = _convert(x, dt), _convert(z, dt)
   return _op.mul(t, _op.mul(z, _op.pow(x, _op.sub(z, _full_like(z, 1)))))
 
 
@@ -621,7 +646,7 @@ def _convert_transpose(ct, x, **params):
   old = x.aval
   if ad.tangent_dtype(old.dtype) == dtypes.float0:
     return [ad.Zero(ad.tangent_aval(old))]
-  return [convert_element_type_p.bind(ct, new_dtype=old.dtype, weak_type=old.weak_type)]
+  return [_convert(ct, old.dtype, old.weak_type)]
 
 
 ad.defjvp2(convert_element_type_p, _convert_jvp)

@@ -46,4 +46,5 @@ from jaxlite._src.lax.parallel import (  # noqa: F401
     axis_index_p)
 from jaxlite._src.lax.fft import fft, fft_p, FftType  # noqa: F401
 from jaxlite.lax import linalg  # noqa: F401,E402 - the jax.lax.linalg submodule
+from jaxlite._src.ad_api import stop_gradient  # noqa: F401,E402
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -343,7 +343,7 @@ def _pad_transpose(ct, x, padding_value, *, padding_config):
   dt = core.get_aval(ct).dtype
   unpad = tuple(zip(np.negative(lo), np.negative(hi), np.zeros_like(interior)))
   unpadded = pad_p.bind(ct, np.zeros((), dt)[()], padding_config=unpad)
-  shape = core.get_aval(unpadded).shape
+  shape = tuple(int(d) for d in core.get_aval(unpadded).shape)
   t_x = slice_p.bind(unpadded, start_indices=tuple(np.zeros_like(lo)), limit_indices=shape,
                      strides=tuple(np.add(interior, 1)))
   t_pad = None

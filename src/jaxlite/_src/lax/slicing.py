@@ -452,12 +452,8 @@ def _gather_batcher(vals, dims, *, dimension_numbers, slice_sizes, **params):
   if idx_dim is None:
     # Only the operand is batched: its batch axis is one more window dim, taken whole.
     x = batching.moveaxis(x, x_dim, 0)
-    dn = GatherDimensionNumbers(
-        offset_dims=(0,) + _plus1(dn.offset_dims),
-        collapsed_slice_dims=_plus1(dn.collapsed_slice_dims),
-        start_index_map=_plus1(dn.start_index_map),
-        operand_batching_dims=_plus1(dn.operand_batching_dims),
-        start_indices_batching_dims=dn.start_indices_batching_dims)
+    dn = _past_batch_axis(dn, keep="start_indices_batching_dims")
+    dn = dn._replace(offset_dims=(0,) + dn.offset_dims)
     return gather_p.bind(x, idx, dimension_numbers=dn, slice_sizes=(size,) + tuple(slice_sizes),
                          **params), 0
   idx = batching.moveaxis(idx, idx_dim, 0)
@@ -471,18 +467,21 @@ def _gather_batcher(vals, dims, *, dimension_numbers, slice_sizes, **params):
                          **params), 0
   # Both batched: the vmapped axis is a batching dim of the operand and of the indices.
   x = batching.moveaxis(x, x_dim, 0)
-  dn = GatherDimensionNumbers(
-      offset_dims=_plus1(dn.offset_dims), collapsed_slice_dims=_plus1(dn.collapsed_slice_dims),
-      start_index_map=_plus1(dn.start_index_map),
-      operand_batching_dims=(0,) + _plus1(dn.operand_batching_dims),
-      start_indices_batching_dims=(0,) + _plus1(dn.start_indices_batching_dims))
+  dn = _batching_dim_in_front(_past_batch_axis(dn), "operand_batching_dims",
+                              "start_indices_batching_dims")
   return gather_p.bind(x, idx, dimension_numbers=dn, slice_sizes=(1,) + tuple(slice_sizes),
                        **params), 0
 
 
-def _plus1(dims) -> tuple:
-  """Dims shifted past a leading batch axis (JAX leaves them NumPy ints, and so prints them)."""
-  return tuple(np.add(1, np.asarray(dims, dtype=np.int64)))
+def _past_batch_axis(dn, keep=None):
+  """Every field of gather/scatter dimension numbers (but `keep`) shifted past a leading batch
+  axis; JAX leaves the shifted dims NumPy ints, and so prints them."""
+  return dn._replace(**{f: tuple(np.add(1, np.asarray(getattr(dn, f), dtype=np.int64)))
+                        for f in dn._fields if f != keep})
+
+
+def _batching_dim_in_front(dn, *fields):
+  return dn._replace(**{f: (0,) + getattr(dn, f) for f in fields})
 
 
 batching.primitive_batchers[gather_p] = _gather_batcher
@@ -607,22 +606,14 @@ def _scatter_batcher(prim, vals, dims, *, dimension_numbers, **params):
   if idx_dim is None:
     # The batch axis is one more update window dim, covering the operand's whole batch axis.
     upd = batching.bdim_at_front(upd, u_dim, size)
-    dn = ScatterDimensionNumbers(
-        update_window_dims=(0,) + _plus1(dn.update_window_dims),
-        inserted_window_dims=_plus1(dn.inserted_window_dims),
-        scatter_dims_to_operand_dims=_plus1(dn.scatter_dims_to_operand_dims),
-        operand_batching_dims=_plus1(dn.operand_batching_dims),
-        scatter_indices_batching_dims=dn.scatter_indices_batching_dims)
+    dn = _past_batch_axis(dn, keep="scatter_indices_batching_dims")
+    dn = dn._replace(update_window_dims=(0,) + dn.update_window_dims)
     return prim.bind(x, idx, upd, dimension_numbers=dn, **params), 0
   # Batched indices: the vmapped axis is a batching dim of operand, indices and updates.
   idx = batching.moveaxis(idx, idx_dim, 0)
   upd = batching.bdim_at_front(upd, u_dim, size)
-  dn = ScatterDimensionNumbers(
-      update_window_dims=_plus1(dn.update_window_dims),
-      inserted_window_dims=_plus1(dn.inserted_window_dims),
-      scatter_dims_to_operand_dims=_plus1(dn.scatter_dims_to_operand_dims),
-      operand_batching_dims=(0,) + _plus1(dn.operand_batching_dims),
-      scatter_indices_batching_dims=(0,) + _plus1(dn.scatter_indices_batching_dims))
+  dn = _batching_dim_in_front(_past_batch_axis(dn), "operand_batching_dims",
+                              "scatter_indices_batching_dims")
   return prim.bind(x, idx, upd, dimension_numbers=dn, **params), 0
 
 

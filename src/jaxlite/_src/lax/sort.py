@@ -10,6 +10,7 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.core import ShapedArray
+from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax.families import first_weak
 from jaxlite._src.lax.lax import asarg
@@ -141,6 +142,52 @@ def _top_k_batcher(vals, dims, *, k, axis):
 
 
 batching.primitive_batchers[top_k_p] = _top_k_batcher
+
+
+# --- autodiff: tangents follow the values to their sorted places ---------------------------------
+
+def take_along(t, perm, axis):
+  """`t` reordered along `axis` by the index array `perm` (one gather; differentiable in `t`)."""
+  from jaxlite._src.lax import slicing
+  from jaxlite._src.lax.creation import iota_p
+  from jaxlite._src.lax.shape import broadcast_in_dim_p, concatenate_p
+  shape = core.get_aval(perm).shape
+  dt = core.get_aval(perm).dtype
+  cols = []
+  for d in range(len(shape)):
+    idx = perm if d == axis else iota_p.bind(dtype=dt, shape=shape, dimension=d, sharding=None)
+    cols.append(broadcast_in_dim_p.bind(idx, shape=shape + (1,),
+                                        broadcast_dimensions=tuple(range(len(shape))),
+                                        sharding=None))
+  indices = cols[0] if len(cols) == 1 else concatenate_p.bind(*cols, dimension=len(shape))
+  dn = slicing.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=tuple(range(len(shape))),
+                                      start_index_map=tuple(range(len(shape))))
+  return slicing.gather_p.bind(t, indices, dimension_numbers=dn, slice_sizes=(1,) * len(shape),
+                               indices_are_sorted=False, unique_indices=False,
+                               mode=slicing.GatherScatterMode.PROMISE_IN_BOUNDS, fill_value=None)
+
+
+def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
+  from jaxlite._src.lax.creation import iota_p
+  shape = core.get_aval(primals[0]).shape
+  positions = iota_p.bind(dtype=dtypes.canonicalize_dtype(np.int32), shape=shape,
+                          dimension=dimension, sharding=None)
+  outs = sort_p.bind(*primals, positions, dimension=dimension, is_stable=is_stable,
+                     num_keys=num_keys)
+  perm = outs[-1]
+  t_outs = [t if type(t) is ad.Zero else take_along(t, perm, dimension) for t in tangents]
+  return outs[:-1], t_outs
+
+
+def _top_k_jvp(primals, tangents, *, k, axis):
+  values, indices = top_k_p.bind(*primals, k=k, axis=axis)
+  (t,) = tangents
+  t_values = take_along(t, indices, axis)
+  return [values, indices], [t_values, ad.Zero.from_primal_value(indices)]
+
+
+ad.jvp_rules[sort_p] = _sort_jvp
+ad.jvp_rules[top_k_p] = _top_k_jvp
 
 
 def top_k(operand, k: int, *, axis: int = -1):

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxlite._src import core
+from jaxlite._src.interpreters import ad
+from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax.families import binop, unop
 from jaxlite._src.lax.lax import asarg
 
@@ -467,6 +470,75 @@ def _bessel_i1e64(x):
 
 bessel_i0e_p = unop("bessel_i0e", _in_f64(_bessel_i0e64), "f")
 bessel_i1e_p = unop("bessel_i1e", _in_f64(_bessel_i1e64), "f")
+
+
+# --- autodiff rules: one line per primitive (t: tangent, y: output, x, a: inputs) ----------------
+
+def _trigamma(x):
+  """polygamma(1, x) for x > 0 as a composite of differentiable primitives: six recurrence
+  steps then the asymptotic series, so digamma has derivatives of every order."""
+  acc = _c(x, 0)
+  for _ in range(6):
+    acc = ew.add_p.bind(acc, ew.integer_pow_p.bind(x, y=-2))
+    x = ew.add_p.bind(x, _c(x, 1))
+  r = ew.integer_pow_p.bind(x, y=-1)
+  r2 = ew.mul_p.bind(r, r)
+  series = _c(x, 0)
+  for coef in (-1 / 30, 1 / 42, -1 / 30, 1 / 6):
+    series = ew.mul_p.bind(ew.add_p.bind(series, _c(x, coef)), r2)
+  tail = ew.mul_p.bind(r, ew.add_p.bind(ew.add_p.bind(_c(x, 1), ew.mul_p.bind(_c(x, 0.5), r)),
+                                        series))
+  return ew.add_p.bind(acc, tail)
+
+
+def _c(x, v):
+  return np.array(v, core.get_aval(x).dtype)[()]
+
+
+def _exp_neg_square(x):
+  return ew.exp_p.bind(ew.neg_p.bind(ew.square_p.bind(x)))
+
+
+def _igamma_dx(t, a, x):
+  # d/dx P(a, x) = exp(-x + (a - 1) log x - lgamma(a))
+  log_density = ew.sub_p.bind(
+      ew.sub_p.bind(ew.mul_p.bind(ew.sub_p.bind(a, _c(a, 1)), ew.log_p.bind(x)), x),
+      lgamma_p.bind(a))
+  return ew.mul_p.bind(t, ew.exp_p.bind(log_density))
+
+
+def _igamma_da(t, a, x):
+  raise NotImplementedError("Differentiation of igamma/igammac with respect to `a` is not "
+                            "implemented (JAX uses igamma_grad_a)")
+
+
+def _bessel_i1e_jvp(t, y, x):
+  eps = np.finfo(core.get_aval(x).dtype).eps
+  big = ew.gt_p.bind(ew.abs_p.bind(x), _c(x, eps))
+  safe_x = ew.select_n_p.bind(big, _full(x, eps), x)
+  dy = ew.sub_p.bind(bessel_i0e_p.bind(safe_x),
+                     ew.mul_p.bind(y, ew.add_p.bind(ew.sign_p.bind(safe_x),
+                                                    ew.integer_pow_p.bind(safe_x, y=-1))))
+  return ew.mul_p.bind(t, ew.select_n_p.bind(big, _full(x, 0.5), dy))
+
+
+def _full(x, v):
+  return ew._full_like(x, v)
+
+
+ad.defjvp(erf_p, lambda t, x: ew.mul_p.bind(_c(x, 2 / np.sqrt(np.pi)),
+                                             ew.mul_p.bind(t, _exp_neg_square(x))))
+ad.defjvp(erfc_p, lambda t, x: ew.mul_p.bind(_c(x, -2 / np.sqrt(np.pi)),
+                                              ew.mul_p.bind(t, _exp_neg_square(x))))
+ad.defjvp2(erf_inv_p, lambda t, y, x: ew.mul_p.bind(t, ew.mul_p.bind(
+    _c(x, np.sqrt(np.pi) / 2), ew.exp_p.bind(ew.square_p.bind(y)))))
+ad.defjvp(lgamma_p, lambda t, x: ew.mul_p.bind(t, digamma_p.bind(x)))
+ad.defjvp(digamma_p, lambda t, x: ew.mul_p.bind(t, _trigamma(x)))
+ad.defjvp(igamma_p, _igamma_da, _igamma_dx)
+ad.defjvp(igammac_p, _igamma_da, lambda t, a, x: ew.neg_p.bind(_igamma_dx(t, a, x)))
+ad.defjvp2(bessel_i0e_p, lambda t, y, x: ew.mul_p.bind(t, ew.sub_p.bind(
+    bessel_i1e_p.bind(x), ew.mul_p.bind(ew.sign_p.bind(x), y))))
+ad.defjvp2(bessel_i1e_p, _bessel_i1e_jvp)
 
 
 # --- the lax functions -------------------------------------------------------------------------

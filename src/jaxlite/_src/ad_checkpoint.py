@@ -1,0 +1,252 @@
+"""`checkpoint` (`remat`): trade compute for memory in reverse mode.
+
+A checkpointed function stages as one `remat2` eqn. When it is linearized, its primal outputs
+are computed inline and the linear side is another `remat2` that recomputes, from the inputs,
+every residual the policy does not allow saving; its transpose recomputes them again.
+"""
+from __future__ import annotations
+
+import functools
+import types
+from typing import Callable
+
+from jaxlite._src import core
+from jaxlite._src import tree_util
+from jaxlite._src.compiler import numpy_codegen, passes
+from jaxlite._src.core import ClosedJaxpr, Literal, Var
+from jaxlite._src.interpreters import ad
+from jaxlite._src.interpreters import batching
+from jaxlite._src.interpreters import partial_eval as pe
+from jaxlite._src.interpreters.ad import Zero
+
+# --- policies: (primitive, *input avals, **params) -> whether its output may be saved -----------
+
+
+def nothing_saveable(prim, *avals, **params) -> bool:
+  return False
+
+
+def everything_saveable(prim, *avals, **params) -> bool:
+  return True
+
+
+def dots_saveable(prim, *avals, **params) -> bool:
+  return prim.name == "dot_general"
+
+
+def dots_with_no_batch_dims_saveable(prim, *avals, **params) -> bool:
+  if prim.name != "dot_general":
+    return False
+  (_, _), (lhs_batch, _) = params["dimension_numbers"]
+  return not lhs_batch
+
+
+def save_any_names_but_these(*names):
+  return lambda prim, *avals, **params: prim.name == "name" and params["name"] not in names
+
+
+def save_only_these_names(*names):
+  return lambda prim, *avals, **params: prim.name == "name" and params["name"] in names
+
+
+def save_from_both_policies(policy_1, policy_2):
+  return lambda *args, **params: policy_1(*args, **params) or policy_2(*args, **params)
+
+
+checkpoint_policies = types.SimpleNamespace(
+    nothing_saveable=nothing_saveable, everything_saveable=everything_saveable,
+    dots_saveable=dots_saveable, checkpoint_dots=dots_saveable,
+    dots_with_no_batch_dims_saveable=dots_with_no_batch_dims_saveable,
+    checkpoint_dots_with_no_batch_dims=dots_with_no_batch_dims_saveable,
+    save_any_names_but_these=save_any_names_but_these,
+    save_only_these_names=save_only_these_names,
+    save_from_both_policies=save_from_both_policies)
+
+
+# `name`: an identity that tags a value for the name-based policies.
+name_p = core.Primitive("name")
+name_p.def_impl(lambda x, *, name: x)
+name_p.def_abstract_eval(lambda x, *, name: x)
+ad.deflinear(name_p, lambda ct, x, *, name: [ct])
+batching.primitive_batchers[name_p] = lambda vals, dims, *, name: (
+    name_p.bind(vals[0], name=name), dims[0])
+
+
+def checkpoint_name(x, name: str):
+  return tree_util.tree_map(lambda v: name_p.bind(v, name=name), x)
+
+
+# --- the remat2 primitive ----------------------------------------------------------------------
+
+remat_p = core.Primitive("remat2")
+remat_p.multiple_results = True
+remat_p.def_impl(lambda *args, jaxpr, **params: numpy_codegen.compile_jaxpr(jaxpr)(*args))
+remat_p.def_abstract_eval(lambda *avals, jaxpr, **params: jaxpr.out_avals)
+passes.inlinable_call_primitives.add(remat_p)
+
+
+def _remat_jvp(primals, tangents, *, jaxpr, prevent_cse, differentiated, policy):
+  nonzeros = [type(t) is not Zero for t in tangents]
+  jvp_closed, nz_out = ad.jvp_jaxpr(jaxpr, nonzeros)
+  outs = remat_p.bind(*primals, *[t for t in tangents if type(t) is not Zero], jaxpr=jvp_closed,
+                      prevent_cse=prevent_cse, differentiated=True, policy=policy)
+  n = len(jaxpr.out_avals)
+  return outs[:n], _with_zeros(outs[n:], nz_out, jaxpr.out_avals)
+
+
+def _remat_linearize(primals, tangents, *, jaxpr, prevent_cse, differentiated, policy):
+  nonzeros = [type(t) is not Zero for t in tangents]
+  split = remat_partial_eval(jaxpr, tuple(nonzeros), policy)
+  outs = core.eval_jaxpr(split.known.jaxpr, split.known.consts, *primals)
+  n = len(jaxpr.out_avals)
+  primal_outs, saved = outs[:n], outs[n:]
+  residuals = [primals[i] for i in split.input_residuals] + list(saved)
+  t_outs = []
+  if any(split.nz_out):
+    t_outs = remat_p.bind(*residuals, *[t for t in tangents if type(t) is not Zero],
+                          jaxpr=split.unknown, prevent_cse=prevent_cse, differentiated=True,
+                          policy=policy)
+  return primal_outs, _with_zeros(t_outs, split.nz_out, jaxpr.out_avals)
+
+
+def _remat_transpose(cts, *args, jaxpr, prevent_cse, differentiated, policy):
+  undefined = [ad.is_undefined_primal(a) for a in args]
+  trans, nonzero = ad.transpose_jaxpr(jaxpr, undefined, [type(c) is not Zero for c in cts])
+  ins = [a for a in args if not ad.is_undefined_primal(a)]
+  ins += [c for c in cts if type(c) is not Zero]
+  outs = remat_p.bind(*ins, jaxpr=trans, prevent_cse=prevent_cse, differentiated=True,
+                      policy=policy) if any(nonzero) else []
+  return ad.spread_transposed(args, nonzero, outs)
+
+
+def _remat_batcher(axis_data, vals, dims, *, jaxpr, **params):
+  batched, out_dims = batching.batch_jaxpr(jaxpr, axis_data, dims)
+  return remat_p.bind(*vals, jaxpr=batched, **params), out_dims
+
+
+def _with_zeros(vals, nonzero, avals):
+  it = iter(vals)
+  return [next(it) if nz else Zero(ad.tangent_aval(a)) for nz, a in zip(nonzero, avals)]
+
+
+ad.jvp_rules[remat_p] = _remat_jvp
+ad.linearize_rules[remat_p] = _remat_linearize
+ad.primitive_transposes[remat_p] = _remat_transpose
+batching.axis_primitive_batchers[remat_p] = _remat_batcher
+
+
+class RematSplit:
+  """A checkpointed jaxpr split for reverse mode.
+
+  `known`: primals -> (primal outputs, saved residuals). `unknown`: (the primal inputs listed
+  in `input_residuals`, saved residuals, nonzero tangents) -> nonzero output tangents; it
+  recomputes whatever else it needs from those inputs.
+  """
+  __slots__ = ("known", "unknown", "input_residuals", "nz_out")
+
+  def __init__(self, known, unknown, input_residuals, nz_out):
+    self.known, self.unknown = known, unknown
+    self.input_residuals, self.nz_out = input_residuals, nz_out
+
+
+@functools.lru_cache(maxsize=512)
+def _remat_split_cached(jaxpr, nonzeros, policy):
+  return _remat_partial_eval(jaxpr, nonzeros, policy)
+
+
+def remat_partial_eval(jaxpr: ClosedJaxpr, nonzeros, policy) -> RematSplit:
+  try:
+    return _remat_split_cached(jaxpr, tuple(nonzeros), policy)
+  except TypeError:  # an unhashable policy
+    return _remat_partial_eval(jaxpr, tuple(nonzeros), policy)
+
+
+def _remat_partial_eval(closed, nonzeros, policy) -> RematSplit:
+  jvp_closed, nz_out = ad.jvp_jaxpr(closed, nonzeros)
+  jvp = jvp_closed.jaxpr
+  n_in, n_out = len(closed.in_avals), len(closed.out_avals)
+  primal_in, tangent_in = jvp.invars[:n_in], jvp.invars[n_in:]
+  tangent_out = jvp.outvars[n_out:]
+  unknown = set(tangent_in)
+  known_eqns = []
+  for eqn in jvp.eqns:
+    if any(type(v) is Var and v in unknown for v in eqn.invars):
+      unknown.update(eqn.outvars)
+    else:
+      known_eqns.append(eqn)
+  # Walk back from the output tangents: a known value they need is saved when the policy
+  # allows it, else the eqn producing it is recomputed on the linear side.
+  needed = {v for v in tangent_out if type(v) is Var}
+  saved, lin_eqns = [], []
+  for eqn in reversed(jvp.eqns):
+    if not any(v in needed for v in eqn.outvars):
+      continue
+    is_known = not any(v in unknown for v in eqn.outvars)
+    if is_known and policy is not None and \
+        policy(eqn.primitive, *[x.aval for x in eqn.invars], **eqn.params):
+      saved.extend(v for v in eqn.outvars if v in needed and v not in saved)
+      continue
+    lin_eqns.append(eqn)
+    needed.update(v for v in eqn.invars if type(v) is Var)
+  lin_eqns.reverse()
+  saved.reverse()
+  input_res = [i for i, v in enumerate(primal_in) if v in needed]
+  lin = core.Jaxpr(jvp.constvars, [primal_in[i] for i in input_res] + saved + list(tangent_in),
+                   tangent_out, lin_eqns)
+  known = core.Jaxpr(jvp.constvars, primal_in, list(jvp.outvars[:n_out]) + saved, known_eqns)
+  return RematSplit(_dce(ClosedJaxpr(known, jvp_closed.consts)),
+                    _dce(ClosedJaxpr(lin, jvp_closed.consts)), input_res, nz_out)
+
+
+def _dce(closed):
+  from jaxlite._src.interpreters.linearize import dce_closed
+  return dce_closed(closed)
+
+
+def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | None = None,
+               static_argnums: int | tuple = ()) -> Callable:
+  """`fun`, whose intermediate values are recomputed in the backward pass unless `policy`
+  allows saving them."""
+  static_argnums = (static_argnums,) if isinstance(static_argnums, int) else \
+      tuple(static_argnums)
+
+  @functools.wraps(fun)
+  def fun_remat(*args, **kwargs):
+    if core.current_trace() is core.eval_trace:
+      return fun(*args, **kwargs)
+    static = {i: args[i] for i in static_argnums}
+    dyn = [a for i, a in enumerate(args) if i not in static]
+    flat, in_tree = tree_util.tree_flatten((dyn, kwargs))
+    from jaxlite._src.ad_api import _as_array
+    flat = [_as_array(x) for x in flat]
+    store = {}
+
+    def flat_fun(*xs):
+      d, kw = tree_util.tree_unflatten(in_tree, xs)
+      it = iter(d)
+      full = [static[i] if i in static else next(it) for i in range(len(args))]
+      out = fun(*full, **kw)
+      leaves, store["out_tree"] = tree_util.tree_flatten(out)
+      return [_as_array(o) for o in leaves]
+    closed = pe.trace_to_jaxpr(flat_fun, [core.get_aval(x) for x in flat])
+    consts_in, consts = _consts_as_args(closed)
+    outs = remat_p.bind(*consts, *flat, jaxpr=consts_in, prevent_cse=prevent_cse,
+                        differentiated=False, policy=policy)
+    return tree_util.tree_unflatten(store["out_tree"], outs)
+
+  return fun_remat
+
+
+remat = checkpoint
+
+
+def _consts_as_args(closed):
+  """The jaxpr with every constant moved in front of its arguments (JAX's remat2 form)."""
+  jaxpr = closed.jaxpr
+  if not jaxpr.constvars:
+    return closed, []
+  new = jaxpr.replace(constvars=[], invars=list(jaxpr.constvars) + list(jaxpr.invars))
+  return ClosedJaxpr(new, []), list(closed.consts)
+
+
+_ = Literal

@@ -1,0 +1,568 @@
+"""`custom_jvp` and `custom_vjp`: functions with user-supplied derivative rules.
+
+Each stages as one primitive (`custom_jvp_call`, `custom_vjp_call`) holding the function's
+jaxpr and flat wrappers of the rules; their AD and batching rules live right below them.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import dtypes
+from jaxlite._src import tree_util
+from jaxlite._src.compiler import numpy_codegen
+from jaxlite._src.interpreters import ad
+from jaxlite._src.interpreters import batching
+from jaxlite._src.interpreters import partial_eval as pe
+from jaxlite._src.interpreters.ad import Zero
+
+
+class SymbolicZero:
+  """A zero tangent or cotangent handed to rules defined with `symbolic_zeros=True`."""
+
+  def __init__(self, aval):
+    self.aval = aval
+
+  shape = property(lambda self: self.aval.shape)
+  dtype = property(lambda self: self.aval.dtype)
+
+  def __repr__(self):
+    return f"SymbolicZero({self.aval.str_short()})"
+
+  def instantiate(self):
+    return ad.zeros_like_aval(self.aval)
+
+
+class CustomVJPPrimal:
+  """A primal argument of a `symbolic_zeros=True` fwd rule and whether it is perturbed."""
+
+  def __init__(self, value, perturbed: bool):
+    self.value, self.perturbed = value, perturbed
+
+  def __repr__(self):
+    return f"CustomVJPPrimal(value={self.value!r}, perturbed={self.perturbed})"
+
+
+def zero_from_primal(val, symbolic_zeros: bool = False):
+  def zero(x):
+    aval = ad.tangent_aval(core.get_aval(x))
+    return SymbolicZero(aval) if symbolic_zeros else ad.zeros_like_aval(aval)
+  return tree_util.tree_map(zero, val)
+
+
+# --- shared plumbing ---------------------------------------------------------------------------
+
+
+def _fun_name(f) -> str:
+  while isinstance(f, functools.partial):
+    f = f.func
+  return getattr(f, "__name__", type(f).__name__)
+
+
+def _resolve_args(fun, args, kwargs):
+  """Keyword arguments moved into their positions, as JAX does for custom functions."""
+  if not kwargs:
+    return tuple(args)
+  try:
+    bound = inspect.signature(fun).bind(*args, **kwargs)
+  except (TypeError, ValueError) as e:
+    raise TypeError(f"The function {_fun_name(fun)} was called with arguments that do not "
+                    f"match its signature: {e}") from None
+  bound.apply_defaults()
+  if bound.kwargs:
+    raise TypeError("keyword arguments could not be resolved to positions")
+  return tuple(bound.args)
+
+
+def _split_nondiff(args, nondiff_argnums):
+  nondiff = tuple(args[i] for i in nondiff_argnums)
+  diff = tuple(a for i, a in enumerate(args) if i not in nondiff_argnums)
+  return nondiff, diff
+
+
+def _merge_nondiff(nondiff_argnums, nondiff, diff):
+  out, it_n, it_d = [], iter(nondiff), iter(diff)
+  for i in range(len(nondiff) + len(diff)):
+    out.append(next(it_n) if i in nondiff_argnums else next(it_d))
+  return out
+
+
+def _as_arg(x):
+  from jaxlite._src.ad_api import _as_array
+  return _as_array(x)
+
+
+def _trace_call(fun, flat_args, in_tree):
+  """(ClosedJaxpr of `fun` over the args' types, lifted outer-trace consts, out tree)."""
+  store = {}
+
+  def flat_fun(*xs):
+    out = fun(*tree_util.tree_unflatten(in_tree, xs))
+    leaves, store["out_tree"] = tree_util.tree_flatten(out)
+    return [_as_arg(o) for o in leaves]
+  closed = pe.trace_to_jaxpr(flat_fun, [core.get_aval(a) for a in flat_args])
+  closed, lifted = pe.convert_constvars_to_invars(closed)
+  return closed, lifted, store["out_tree"]
+
+
+def _run_jaxpr(*args, call_jaxpr, **params):
+  return numpy_codegen.compile_jaxpr(call_jaxpr)(*args)
+
+
+def _tree_str(tree, avals) -> str:
+  return str(tree_util.tree_unflatten(tree, [a.str_short() for a in avals])).replace("'", "")
+
+
+def _check_tangents(primals, tangents):
+  avals = [core.get_aval(p).strip_weak_type() for p in primals]
+  want = [ad.tangent_aval(a) for a in avals]
+  got = [t.aval if type(t) in (SymbolicZero, Zero) else core.get_aval(t).strip_weak_type()
+         for t in tangents]
+  bad = [(p, w, g) for p, w, g in zip(avals, want, got)
+         if w.shape != g.shape or w.dtype != g.dtype]
+  if not bad:
+    return
+  if len(avals) == 1:
+    (p, w, g), = bad
+    raise TypeError("Custom JVP rule must produce primal and tangent outputs with corresponding "
+                    f"shapes and dtypes. Expected {w.str_short()} (tangent type of "
+                    f"{p.str_short()}) but got {g.str_short()}.")
+  lines = "\n".join(f"  primal {p.str_short()} with tangent {g.str_short()}, expecting tangent "
+                    f"{w}" for p, w, g in bad)
+  raise TypeError("Custom JVP rule must produce primal and tangent outputs with corresponding "
+                  f"shapes and dtypes, but got:\n{lines}")
+
+
+# --- custom_jvp --------------------------------------------------------------------------------
+
+custom_jvp_call_p = core.Primitive("custom_jvp_call")
+custom_jvp_call_p.multiple_results = True
+custom_jvp_call_p.def_impl(_run_jaxpr)
+custom_jvp_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **params: call_jaxpr.out_avals)
+
+
+def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, symbolic_zeros,
+                         name):
+  if any(type(t) is not Zero for t in tangents[:num_consts]):
+    raise NotImplementedError(
+        f"custom_jvp function {name} closes over a value that is being differentiated; "
+        "pass it as an argument instead (or use jax.closure_convert)")
+  args, t_args = primals[num_consts:], tangents[num_consts:]
+  if not symbolic_zeros:
+    t_args = [ad.instantiate_zeros(t) for t in t_args]
+  outs, t_outs = jvp(list(args), list(t_args))
+  return outs, [Zero(t.aval) if type(t) is SymbolicZero else t for t in t_outs]
+
+
+ad.jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
+
+
+def _batched_call(call_jaxpr, axis_data, vals, dims):
+  """`call_jaxpr` over batched values, every output batched at axis 0."""
+  size = axis_data.size
+
+  def fun(*xs):
+    outs, out_dims = batching.batch_flat(core.jaxpr_as_fun(call_jaxpr), axis_data, xs, dims)
+    return [batching.bdim_at_front(o, d, size) for o, d in zip(outs, out_dims)]
+  closed = pe.trace_to_jaxpr(fun, [core.get_aval(v) for v in vals])
+  return pe.convert_constvars_to_invars(closed)[0]
+
+
+def _batched_fn(fn, axis_data, in_dims, n_first):
+  """`fn(first, rest) -> (outs, outs2)` over batched values; outputs batched at axis 0."""
+  size = axis_data.size
+
+  def batched(first, rest):
+    n = len(first)
+    counts = []
+
+    def flat(*xs):
+      a, b = fn(list(xs[:n]), list(xs[n:]))
+      counts.append(len(a))
+      return list(a) + list(b)
+    outs, dims = batching.batch_flat(flat, axis_data, list(first) + list(rest), in_dims)
+    outs = [batching.bdim_at_front(o, d, size) for o, d in zip(outs, dims)]
+    return outs[:counts[0]], outs[counts[0]:]
+  batched.__name__ = _fun_name(fn)
+  return batched
+
+
+def _custom_jvp_call_batcher(axis_data, vals, dims, *, call_jaxpr, jvp, num_consts,
+                             symbolic_zeros, name):
+  params = dict(num_consts=num_consts, symbolic_zeros=symbolic_zeros, name=name)
+  if all(d is None for d in dims):
+    return custom_jvp_call_p.bind(*vals, call_jaxpr=call_jaxpr, jvp=jvp, **params), \
+        [None] * len(call_jaxpr.out_avals)
+  arg_dims = list(dims[num_consts:])
+  batched_jvp = _batched_fn(jvp, axis_data, arg_dims + arg_dims, len(arg_dims))
+  outs = custom_jvp_call_p.bind(*vals, call_jaxpr=_batched_call(call_jaxpr, axis_data, vals,
+                                                                dims),
+                                jvp=batched_jvp, **params)
+  return outs, [0] * len(outs)
+
+
+batching.axis_primitive_batchers[custom_jvp_call_p] = _custom_jvp_call_batcher
+
+
+class custom_jvp:
+  """A function with a custom JVP rule: `f = custom_jvp(fun)`, then `f.defjvp(rule)`."""
+
+  def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+    functools.update_wrapper(self, fun)
+    self.fun = fun
+    self.nondiff_argnums = tuple(nondiff_argnums)
+    self.jvp = None
+    self.symbolic_zeros = False
+
+  def __get__(self, instance, owner=None):
+    return self if instance is None else functools.partial(self, instance)
+
+  def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
+    """Sets the rule `jvp(primals, tangents) -> (primal_out, tangent_out)`."""
+    self.jvp = jvp
+    self.symbolic_zeros = symbolic_zeros
+    return jvp
+
+  def defjvps(self, *jvps: Callable | None) -> None:
+    """One rule per argument, `jvp_i(t_i, primal_out, *primals)`; the results are summed."""
+    if self.nondiff_argnums:
+      raise TypeError("Can't use ``defjvps`` with ``nondiff_argnums``.")
+
+    def jvp(primals, tangents):
+      primal_out = self(*primals)
+      terms = [rule(t, primal_out, *primals) for rule, t in zip(jvps, tangents)
+               if rule is not None]
+      if not terms:
+        return primal_out, zero_from_primal(primal_out)
+      return primal_out, tree_util.tree_map(lambda *ts: functools.reduce(_add, ts), *terms)
+    jvp.__name__ = "jvp"
+    self.defjvp(jvp)
+
+  def __call__(self, *args, **kwargs):
+    name = _fun_name(self.fun)
+    if self.jvp is None:
+      raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
+    args = _resolve_args(self.fun, args, kwargs)
+    if core.current_trace() is core.eval_trace:
+      return self.fun(*args)
+    nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
+    flat, in_tree = tree_util.tree_flatten(diff)
+    flat = [_as_arg(x) for x in flat]
+    fun = lambda *d: self.fun(*_merge_nondiff(self.nondiff_argnums, nondiff, d))
+    closed, lifted, out_tree = _trace_call(fun, flat, in_tree)
+    flat_jvp = _flat_jvp(self.jvp, nondiff, in_tree, out_tree, closed.out_avals, name,
+                         self.symbolic_zeros)
+    outs = custom_jvp_call_p.bind(*lifted, *flat, call_jaxpr=closed, jvp=flat_jvp,
+                                  num_consts=len(lifted), symbolic_zeros=self.symbolic_zeros,
+                                  name=name)
+    return tree_util.tree_unflatten(out_tree, outs)
+
+
+def _add(x, y):
+  return x + y
+
+
+def _flat_jvp(rule, nondiff, in_tree, out_tree, out_avals, primal_name, symbolic_zeros):
+  """The user's rule over flat primals and tangents, with JAX's checks on what it returns."""
+  rule_name = _fun_name(rule)
+
+  def flat_jvp(primals, tangents):
+    if symbolic_zeros:
+      tangents = [SymbolicZero(t.aval) if type(t) is Zero else t for t in tangents]
+    py_primals = tree_util.tree_unflatten(in_tree, primals)
+    py_tangents = tree_util.tree_unflatten(in_tree, tangents)
+    pair = rule(*nondiff, py_primals, py_tangents)
+    if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+      raise TypeError(f"Custom JVP rule {rule_name} for function {primal_name} must produce a "
+                      "pair (list or tuple of length two) representing primal and tangent "
+                      f"outputs, but got {pair}.")
+    outs, tree = tree_util.tree_flatten(pair[0])
+    t_outs, t_tree = tree_util.tree_flatten(pair[1], is_leaf=lambda x: type(x) is SymbolicZero)
+    if tree != t_tree:
+      raise TypeError(f"Custom JVP rule {rule_name} for function {primal_name} must produce "
+                      "primal and tangent outputs with equal container (pytree) structures, but "
+                      f"got {tree} and {t_tree} respectively.")
+    outs = [_as_arg(o) for o in outs]
+    _check_primal_outs(rule_name, primal_name, tree, outs, out_tree, out_avals)
+    t_outs = [t if type(t) is SymbolicZero else _as_arg(t) for t in t_outs]
+    _check_tangents(outs, t_outs)
+    return outs, t_outs
+  flat_jvp.__name__ = rule_name
+  return flat_jvp
+
+
+def _check_primal_outs(rule_name, primal_name, tree, outs, out_tree, out_avals, kind="JVP"):
+  avals = [core.get_aval(o) for o in outs]
+  what = ("pair (list or tuple of length two) where the first element represents the primal "
+          f"output (equal in value to the output of the custom_jvp-decorated function "
+          f"{primal_name}, ") if kind == "JVP" else (
+          "pair (list or tuple of length two) where the first element represents the primal "
+          f"output (equal to the output of the custom_vjp-decorated function {primal_name}) "
+          "and the second element represents residuals (i.e. values stored from the forward "
+          "pass for use on the backward pass), but ")
+  deco = "custom_jvp" if kind == "JVP" else "custom_vjp"
+  rule_kind = "JVP rule" if kind == "JVP" else "VJP fwd rule"
+  out_word = "JVP rule output's" if kind == "JVP" else "fwd rule output's"
+  if tree != out_tree:
+    raise TypeError(
+        f"Custom {rule_kind} {rule_name} for function {primal_name} must produce a {what}"
+        + ("and in particular of the same container/pytree structure), but " if kind == "JVP"
+           else "") + f"instead the {out_word} first element had container/pytree structure:\n"
+        f"    {_tree_str(tree, avals)}\nwhile the {deco}-decorated function {primal_name} had "
+        f"output container/pytree structure:\n    {_tree_str(out_tree, out_avals)}.")
+  if any(a.shape != b.shape or a.dtype != b.dtype for a, b in zip(avals, out_avals)):
+    raise TypeError(
+        f"Custom {rule_kind} {rule_name} for function {primal_name} must produce a {what}"
+        + ("and in particular with leaves of the same shape/dtype), but " if kind == "JVP"
+           else "") + f"instead the {out_word} first element had shapes/dtypes of:\n"
+        f"    {_tree_str(tree, avals)}\nwhile the {deco}-decorated function {primal_name} had "
+        f"output shapes/dtypes of:\n    {_tree_str(out_tree, out_avals)}")
+
+
+# --- custom_vjp --------------------------------------------------------------------------------
+
+custom_vjp_call_p = core.Primitive("custom_vjp_call")
+custom_vjp_call_p.multiple_results = True
+custom_vjp_call_p.def_impl(_run_jaxpr)
+custom_vjp_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **params: call_jaxpr.out_avals)
+
+
+def _custom_vjp_call_jvp(primals, tangents, **params):
+  raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+
+
+def _custom_vjp_call_linearize(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts,
+                               symbolic_zeros, name):
+  # Primal outputs and residuals come from the fwd rule (run on the parent); the tangent side
+  # is one `custom_lin` eqn whose transpose calls the bwd rule.
+  if any(type(t) is not Zero for t in tangents[:num_consts]):
+    raise NotImplementedError(
+        f"custom_vjp function {name} closes over a value that is being differentiated; pass "
+        "it as an argument instead (or use jax.closure_convert)")
+  args, t_args = primals[num_consts:], tangents[num_consts:]
+  nonzero = tuple(type(t) is not Zero for t in t_args)
+  outs, res = fwd(list(args), nonzero)
+  out_avals = tuple(ad.tangent_aval(core.get_aval(o)) for o in outs)
+  t_outs = custom_lin_p.bind(*res, *[t for t in t_args if type(t) is not Zero],
+                             num_res=len(res), bwd=bwd, out_avals=out_avals,
+                             in_avals=tuple(ad.tangent_aval(core.get_aval(a)) for a in args),
+                             nonzero=nonzero, symbolic_zeros=symbolic_zeros)
+  return outs, t_outs
+
+
+ad.jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
+ad.linearize_rules[custom_vjp_call_p] = _custom_vjp_call_linearize
+
+
+def _custom_vjp_call_batcher(axis_data, vals, dims, *, call_jaxpr, fwd, bwd, num_consts,
+                             symbolic_zeros, name):
+  params = dict(num_consts=num_consts, symbolic_zeros=symbolic_zeros, name=name)
+  if all(d is None for d in dims):
+    return custom_vjp_call_p.bind(*vals, call_jaxpr=call_jaxpr, fwd=fwd, bwd=bwd, **params), \
+        [None] * len(call_jaxpr.out_avals)
+  size = axis_data.size
+  arg_dims = list(dims[num_consts:])
+
+  def fwd_b(args, nonzero):
+    outs, dims_out = batching.batch_flat(lambda *xs: _concat(fwd(list(xs), nonzero)),
+                                         axis_data, args, arg_dims)
+    outs = [batching.bdim_at_front(o, d, size) for o, d in zip(outs, dims_out)]
+    n_out = len(call_jaxpr.out_avals)
+    return outs[:n_out], outs[n_out:]
+  fwd_b.__name__ = _fun_name(fwd)
+
+  def bwd_b(res, cts):
+    mask = []
+
+    def flat(*xs):
+      outs = bwd(list(xs[:len(res)]), list(xs[len(res):]))
+      mask.extend(type(o) is not Zero for o in outs)
+      return [o for o in outs if type(o) is not Zero]
+    nz_cts = [c for c in cts if type(c) is not Zero]
+    ct_mask = [type(c) is not Zero for c in cts]
+    flat_in = list(res) + nz_cts
+    inner = lambda *xs: flat(*xs[:len(res)], *_refill(xs[len(res):], ct_mask, cts))
+    outs, dims_out = batching.batch_flat(inner, axis_data, flat_in, [0] * len(flat_in))
+    outs = iter([batching.bdim_at_front(o, d, size) for o, d in zip(outs, dims_out)])
+    return [_unbatch_ct(next(outs), d) if m else Zero(a)
+            for m, d, a in zip(mask, arg_dims, _in_ct_avals(vals[num_consts:], arg_dims))]
+  bwd_b.__name__ = _fun_name(bwd)
+  outs = custom_vjp_call_p.bind(*vals, call_jaxpr=_batched_call(call_jaxpr, axis_data, vals,
+                                                                dims),
+                                fwd=fwd_b, bwd=bwd_b, **params)
+  return outs, [0] * len(outs)
+
+
+def _concat(pair):
+  return list(pair[0]) + list(pair[1])
+
+
+def _refill(nonzero_vals, mask, originals):
+  it = iter(nonzero_vals)
+  return [next(it) if m else o for m, o in zip(mask, originals)]
+
+
+def _unbatch_ct(ct, dim):
+  """A cotangent batched at axis 0 brought to its argument's batch dim; summed if unbatched."""
+  if dim is None:
+    from jaxlite._src.lax.reductions import reduce_sum_p
+    return reduce_sum_p.bind(ct, axes=(0,), out_sharding=None)
+  return batching.moveaxis(ct, 0, dim)
+
+
+def _in_ct_avals(vals, dims):
+  return [ad.tangent_aval(core.get_aval(v)) for v in vals]
+
+
+batching.axis_primitive_batchers[custom_vjp_call_p] = _custom_vjp_call_batcher
+
+
+# `custom_lin`: the linear stand-in for a custom_vjp function on the tangent side.
+custom_lin_p = core.Primitive("custom_lin")
+custom_lin_p.multiple_results = True
+custom_lin_p.def_abstract_eval(lambda *avals, out_avals, **params: list(out_avals))
+
+
+def _custom_lin_impl(*args, **params):
+  raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+
+
+def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, in_avals, nonzero,
+                          symbolic_zeros):
+  res = args[:num_res]
+  if not symbolic_zeros:
+    cts = [ad.instantiate_zeros(c) for c in cts]
+  arg_cts = bwd(list(res), list(cts))
+  nz_cts = [ct for ct, nz in zip(arg_cts, nonzero) if nz]
+  return [None] * num_res + nz_cts
+
+
+custom_lin_p.def_impl(_custom_lin_impl)
+ad.primitive_transposes[custom_lin_p] = _custom_lin_transpose
+
+
+class custom_vjp:
+  """A function with a custom VJP: `f = custom_vjp(fun)`, then `f.defvjp(fwd, bwd)`."""
+
+  def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+    functools.update_wrapper(self, fun)
+    self.fun = fun
+    self.nondiff_argnums = tuple(nondiff_argnums)
+    self.fwd = None
+    self.bwd = None
+    self.symbolic_zeros = False
+
+  def __get__(self, instance, owner=None):
+    return self if instance is None else functools.partial(self, instance)
+
+  def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False,
+             optimize_remat: bool = False) -> None:
+    """Sets `fwd(*args) -> (out, residuals)` and `bwd(residuals, ct_out) -> ct_args`."""
+    self.fwd, self.bwd, self.symbolic_zeros = fwd, bwd, symbolic_zeros
+
+  def __call__(self, *args, **kwargs):
+    name = _fun_name(self.fun)
+    if self.fwd is None:
+      raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
+    args = _resolve_args(self.fun, args, kwargs)
+    if core.current_trace() is core.eval_trace:
+      return self.fun(*args)
+    nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
+    flat, in_tree = tree_util.tree_flatten(diff)
+    flat = [_as_arg(x) for x in flat]
+    fun = lambda *d: self.fun(*_merge_nondiff(self.nondiff_argnums, nondiff, d))
+    closed, lifted, out_tree = _trace_call(fun, flat, in_tree)
+    in_avals = [ad.tangent_aval(core.get_aval(x)) for x in flat]
+    res_tree = []
+    flat_fwd = _flat_fwd(self.fwd, self.nondiff_argnums, nondiff, in_tree, out_tree,
+                         closed.out_avals, name, self.symbolic_zeros, res_tree)
+    flat_bwd = _flat_bwd(self.bwd, nondiff, in_tree, out_tree, in_avals, res_tree, name,
+                         self.symbolic_zeros)
+    outs = custom_vjp_call_p.bind(*lifted, *flat, call_jaxpr=closed, fwd=flat_fwd,
+                                  bwd=flat_bwd, num_consts=len(lifted),
+                                  symbolic_zeros=self.symbolic_zeros, name=name)
+    return tree_util.tree_unflatten(out_tree, outs)
+
+
+def _flat_fwd(fwd, nondiff_argnums, nondiff, in_tree, out_tree, out_avals, primal_name,
+              symbolic_zeros, res_tree_box):
+  fwd_name = _fun_name(fwd)
+
+  def flat_fwd(args, nonzero):
+    if symbolic_zeros:
+      args = [CustomVJPPrimal(a, nz) for a, nz in zip(args, nonzero)]
+    py_args = tree_util.tree_unflatten(in_tree, args)
+    pair = fwd(*_merge_nondiff(nondiff_argnums, nondiff, py_args))
+    if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+      raise TypeError(f"Custom VJP fwd rule {fwd_name} for function {primal_name} must produce "
+                      "a pair (list or tuple of length two) where the first element represents "
+                      "the primal output (equal to those of the custom_vjp-decorated function "
+                      f"{primal_name}) and the second element represents residuals (i.e. "
+                      "values stored from the forward pass for use on the backward pass), but "
+                      f"instead of a pair the fwd rule {fwd_name} produced {pair}.")
+    outs, tree = tree_util.tree_flatten(pair[0])
+    outs = [_as_arg(o) for o in outs]
+    _check_primal_outs(fwd_name, primal_name, tree, outs, out_tree, out_avals, kind="VJP")
+    res, res_tree = tree_util.tree_flatten(pair[1])
+    res_tree_box[:] = [res_tree]
+    return outs, [_as_arg(r) for r in res]
+  flat_fwd.__name__ = fwd_name
+  return flat_fwd
+
+
+def _flat_bwd(bwd, nondiff, in_tree, out_tree, in_avals, res_tree_box, primal_name,
+              symbolic_zeros):
+  def flat_bwd(res, cts):
+    py_res = tree_util.tree_unflatten(res_tree_box[0], res)
+    cts = [SymbolicZero(c.aval) if type(c) is Zero else c for c in cts]
+    py_cts = tree_util.tree_unflatten(out_tree, cts)
+    py_cts_in = bwd(*nondiff, py_res, py_cts)
+    return _flatten_bwd_output(py_cts_in, in_tree, in_avals)
+  flat_bwd.__name__ = _fun_name(bwd)
+  return flat_bwd
+
+
+def _flatten_bwd_output(py_cts_in, in_tree, in_avals) -> list:
+  """The bwd rule's output as one cotangent (or Zero) per flat argument, checked like JAX."""
+  n_args = len(tree_util.treedef_children(in_tree))
+  if isinstance(py_cts_in, list) and len(py_cts_in) == n_args:
+    py_cts_in = tuple(py_cts_in)
+  dummy = tree_util.tree_unflatten(in_tree, [object()] * in_tree.num_leaves)
+  flat = []
+
+  def collect(ct, d):
+    count = len(tree_util.tree_leaves(d))
+    flat.extend([None] * count if ct is None else [ct] * count)
+    return ct
+  try:
+    if not isinstance(py_cts_in, tuple):
+      raise ValueError
+    tree_util.tree_map(collect, py_cts_in, dummy, is_leaf=lambda x: x is None)
+  except ValueError:
+    tree2 = tree_util.tree_structure(py_cts_in)
+    raise TypeError("Custom VJP bwd rule must produce an output with the same container "
+                    "(pytree) structure as the args tuple of the primal function, and in "
+                    "particular must produce a tuple of length equal to the number of arguments "
+                    f"to the primal function, but got bwd output structure {tree2} for primal "
+                    f"input structure {in_tree}.") from None
+  out = []
+  for ct, aval in zip(flat, in_avals):
+    if ct is None or type(ct) is SymbolicZero or aval.dtype == dtypes.float0:
+      out.append(Zero(aval))
+      continue
+    ct = _as_arg(ct)
+    got = core.get_aval(ct)
+    if got.shape != aval.shape or got.dtype != aval.dtype:
+      raise ValueError("Custom VJP bwd rule must produce an output with the same type as the "
+                       "args tuple of the primal function, but the bwd rule produced an output "
+                       f"of type {got.str_short()} corresponding to an input of type "
+                       f"{aval.str_short()}")
+    out.append(ct)
+  return out
+
+
+_ = (Any, np)
