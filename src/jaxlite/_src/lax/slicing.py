@@ -16,6 +16,7 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.core import ShapedArray
+from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
@@ -119,6 +120,23 @@ def _slice_batcher(vals, dims, *, start_indices, limit_indices, strides):
 batching.primitive_batchers[slice_p] = _slice_batcher
 
 
+def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
+  # The cotangent is padded back out with zeros; NumPy ints stay in the config as in JAX.
+  shape = x.aval.shape
+  if strides is None or all(st == 1 for st in strides):
+    config = zip(start_indices, np.subtract(shape, limit_indices), (0,) * len(shape))
+  else:
+    ct_shape = np.array(core.get_aval(ct).shape)
+    real_limits = np.add(start_indices, np.where(ct_shape == 0, 0,
+                                                 np.add(1, np.multiply(ct_shape - 1, strides))))
+    config = zip(start_indices, np.subtract(shape, real_limits), np.subtract(strides, 1))
+  zero = np.zeros((), x.aval.dtype)[()]
+  return [shape_prims.pad_p.bind(ct, zero, padding_config=tuple(config))]
+
+
+ad.deflinear(slice_p, _slice_transpose)
+
+
 # --- dynamic_slice -----------------------------------------------------------------------------
 
 def _check_index_avals(name, idx_avals, sep=":"):
@@ -190,6 +208,25 @@ def _stacked_starts(starts, dims, size):
 batching.primitive_batchers[dynamic_slice_p] = _dynamic_slice_batcher
 
 
+def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
+  x, *starts = primals
+  out = dynamic_slice_p.bind(x, *starts, slice_sizes=slice_sizes)
+  if type(tangents[0]) is ad.Zero:
+    return out, ad.Zero.from_primal_value(out)
+  return out, dynamic_slice_p.bind(tangents[0], *starts, slice_sizes=slice_sizes)
+
+
+def _dynamic_slice_transpose(ct, x, *starts, slice_sizes):
+  if any(ad.is_undefined_primal(i) for i in starts):
+    raise NotImplementedError("dynamic_slice is not linear in its start indices")
+  zeros = ad.zeros_like_aval(x.aval)
+  return [dynamic_update_slice_p.bind(zeros, ct, *starts)] + [None] * len(starts)
+
+
+ad.jvp_rules[dynamic_slice_p] = _dynamic_slice_jvp
+ad.primitive_transposes[dynamic_slice_p] = _dynamic_slice_transpose
+
+
 # --- dynamic_update_slice ----------------------------------------------------------------------
 
 def _dynamic_update_slice_abstract(x, update, *starts):
@@ -234,6 +271,31 @@ def _dynamic_update_slice_batcher(vals, dims):
 
 
 batching.primitive_batchers[dynamic_update_slice_p] = _dynamic_update_slice_batcher
+
+
+def _dynamic_update_slice_jvp(primals, tangents):
+  x, update, *starts = primals
+  out = dynamic_update_slice_p.bind(x, update, *starts)
+  t_x, t_u = tangents[:2]
+  if type(t_x) is ad.Zero and type(t_u) is ad.Zero:
+    return out, ad.Zero.from_primal_value(out)
+  return out, dynamic_update_slice_p.bind(ad.instantiate_zeros(t_x), ad.instantiate_zeros(t_u),
+                                          *starts)
+
+
+def _dynamic_update_slice_transpose(ct, x, update, *starts):
+  if any(ad.is_undefined_primal(i) for i in starts):
+    raise NotImplementedError("dynamic_update_slice is not linear in its start indices")
+  u_aval = ad.aval_of(update)
+  t_x = dynamic_update_slice_p.bind(ct, ad.zeros_like_aval(u_aval), *starts) \
+      if ad.is_undefined_primal(x) else None
+  t_u = dynamic_slice_p.bind(ct, *starts, slice_sizes=u_aval.shape) \
+      if ad.is_undefined_primal(update) else None
+  return [t_x, t_u] + [None] * len(starts)
+
+
+ad.deflinear(dynamic_update_slice_p, _dynamic_update_slice_transpose)  # linear in the operand(s)
+ad.jvp_rules[dynamic_update_slice_p] = _dynamic_update_slice_jvp
 
 
 # --- dimension numbers and modes -----------------------------------------------------------------
@@ -487,6 +549,55 @@ def _batching_dim_in_front(dn, *fields):
 batching.primitive_batchers[gather_p] = _gather_batcher
 
 
+
+def _scatter_dnums_of(dn: GatherDimensionNumbers) -> ScatterDimensionNumbers:
+  """The scatter that puts back what the gather `dn` took out."""
+  return ScatterDimensionNumbers(
+      update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
+      scatter_dims_to_operand_dims=dn.start_index_map,
+      operand_batching_dims=dn.operand_batching_dims,
+      scatter_indices_batching_dims=dn.start_indices_batching_dims)
+
+
+def _gather_dnums_of(dn: ScatterDimensionNumbers) -> GatherDimensionNumbers:
+  """The gather that reads what the scatter `dn` writes."""
+  return GatherDimensionNumbers(
+      offset_dims=dn.update_window_dims, collapsed_slice_dims=dn.inserted_window_dims,
+      start_index_map=dn.scatter_dims_to_operand_dims,
+      operand_batching_dims=dn.operand_batching_dims,
+      start_indices_batching_dims=dn.scatter_indices_batching_dims)
+
+
+def _gather_jvp(primals, tangents, **params):
+  x, idx = primals
+  out = gather_p.bind(x, idx, **params)
+  if type(tangents[0]) is ad.Zero:
+    return out, ad.Zero.from_primal_value(out)
+  return out, gather_p.bind(tangents[0], idx, **params)
+
+
+def _gather_transpose(ct, x, idx, *, dimension_numbers, slice_sizes, indices_are_sorted,
+                      unique_indices, mode, fill_value):
+  if ad.is_undefined_primal(idx):
+    raise NotImplementedError("gather is not linear in its indices")
+  zeros = ad.zeros_like_aval(x.aval)
+  out = _scatter_add_bind(zeros, idx, ct, _scatter_dnums_of(dimension_numbers),
+                          indices_are_sorted, unique_indices, mode)
+  return [out, None]
+
+
+def _scatter_add_bind(x, idx, upd, dn, indices_are_sorted, unique_indices, mode):
+  dtype = core.get_aval(x).dtype
+  return scatter_add_p.bind(x, idx, upd, dimension_numbers=dn,
+                            indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                            mode=mode, update_jaxpr=reduction_jaxpr(ew.add_p, dtype),
+                            update_consts=())
+
+
+ad.deflinear(gather_p, _gather_transpose)  # linear in the operand(s)
+ad.jvp_rules[gather_p] = _gather_jvp
+
+
 # --- scatter family ----------------------------------------------------------------------------
 
 def _scatter_abstract(operand, indices, updates, *, dimension_numbers, indices_are_sorted,
@@ -597,6 +708,143 @@ scatter_mul_p = _scatter_prim("scatter-mul", np.multiply)
 scatter_min_p = _scatter_prim("scatter-min", np.minimum)
 scatter_max_p = _scatter_prim("scatter-max", np.maximum)
 scatter_sub_p = _scatter_prim("scatter-sub", np.subtract)
+
+
+def _scatter_gather(ct, idx, updates_aval, dn, mode, **params):
+  """`ct` read back at the scattered positions: the cotangent of the updates."""
+  sizes = _scatter_window(core.get_aval(ct).shape, updates_aval.shape, dn)
+  return gather_p.bind(ct, idx, dimension_numbers=_gather_dnums_of(dn), slice_sizes=sizes,
+                       indices_are_sorted=params["indices_are_sorted"],
+                       unique_indices=params["unique_indices"], mode=mode, fill_value=0)
+
+
+def _scatter_add_jvp(prim):
+  def jvp(primals, tangents, **params):
+    x, idx, upd = primals
+    out = prim.bind(x, idx, upd, **params)
+    t_x, _, t_u = tangents
+    if type(t_x) is ad.Zero and type(t_u) is ad.Zero:
+      return out, ad.Zero.from_primal_value(out)
+    return out, prim.bind(ad.instantiate_zeros(t_x), idx, ad.instantiate_zeros(t_u), **params)
+  return jvp
+
+
+def _scatter_add_transpose(negate):
+  def transpose(ct, x, idx, upd, *, dimension_numbers, mode, **params):
+    if ad.is_undefined_primal(idx):
+      raise NotImplementedError("scatter is not linear in its indices")
+    t_u = None
+    if ad.is_undefined_primal(upd):
+      t_u = _scatter_gather(ct, idx, upd.aval, dimension_numbers, mode, **params)
+      t_u = ew.neg_p.bind(t_u) if negate else t_u
+    return [ct if ad.is_undefined_primal(x) else None, None, t_u]
+  return transpose
+
+
+def _scatter_jvp(primals, tangents, *, dimension_numbers, indices_are_sorted, unique_indices,
+                 mode, update_jaxpr, update_consts):
+  # Overwriting scatter: where indices repeat, one update wins; find which by scattering ids,
+  # then the result is a scatter-add of the winning updates into the untouched operand.
+  x, idx, upd = primals
+  params = dict(dimension_numbers=dimension_numbers, indices_are_sorted=indices_are_sorted,
+                unique_indices=unique_indices, mode=mode, update_jaxpr=update_jaxpr,
+                update_consts=update_consts)
+  out = scatter_p.bind(x, idx, upd, **params)
+  t_x, _, t_u = tangents
+  if type(t_x) is ad.Zero and type(t_u) is ad.Zero:
+    return out, ad.Zero.from_primal_value(out)
+  t_x, t_u = ad.instantiate_zeros(t_x), ad.instantiate_zeros(t_u)
+  if unique_indices:
+    return out, scatter_p.bind(t_x, idx, t_u, **params)
+  dn = dimension_numbers
+  x_aval, u_aval = core.get_aval(x), core.get_aval(upd)
+  ids = np.arange(1, u_aval.size + 1, dtype=np.int32).reshape(u_aval.shape)
+  slots = scatter_p.bind(np.zeros(x_aval.shape, np.int32), idx, ids, **dict(
+      params, update_jaxpr=None))
+  won = ew.eq_p.bind(ids, _scatter_gather(slots, idx, u_aval, dn, mode,
+                                          indices_are_sorted=indices_are_sorted,
+                                          unique_indices=unique_indices))
+  kept = ew.eq_p.bind(slots, np.zeros((), np.int32))
+  t_kept = ew.select_n_p.bind(kept, ad.zeros_like_aval(ad.tangent_aval(x_aval)), t_x)
+  t_won = ew.select_n_p.bind(won, ad.zeros_like_aval(ad.tangent_aval(u_aval)), t_u)
+  return out, _scatter_add_bind(t_kept, idx, t_won, dn, indices_are_sorted, unique_indices,
+                                mode)
+
+
+def _scatter_transpose(ct, x, idx, upd, *, dimension_numbers, mode, **params):
+  if not params["unique_indices"]:
+    raise NotImplementedError("scatter transpose is only implemented where unique_indices=True")
+  u_aval = ad.aval_of(upd)
+  t_x = scatter_p.bind(ct, idx, ad.zeros_like_aval(u_aval), dimension_numbers=dimension_numbers,
+                       mode=mode, **params) if ad.is_undefined_primal(x) else None
+  t_u = _scatter_gather(ct, idx, u_aval, dimension_numbers, mode, **params) \
+      if ad.is_undefined_primal(upd) else None
+  return [t_x, None, t_u]
+
+
+def _scatter_mul_jvp(primals, tangents, **params):
+  x, idx, upd = primals
+  out = scatter_mul_p.bind(x, idx, upd, **params)
+  t_x, _, t_u = tangents
+  t_out = ad.Zero.from_primal_value(out)
+  if type(t_x) is not ad.Zero:
+    t_out = scatter_mul_p.bind(t_x, idx, upd, **params)
+  if type(t_u) is not ad.Zero:
+    if not params["unique_indices"]:
+      raise NotImplementedError("scatter_mul gradients are only implemented if "
+                                "`unique_indices=True`")
+    zeros = ad.zeros_like_aval(ad.tangent_aval(core.get_aval(x)))
+    t_upd = ew.mul_p.bind(x, _scatter_add_bind(zeros, idx, t_u, params["dimension_numbers"],
+                                               params["indices_are_sorted"], True,
+                                               params["mode"]))
+    t_out = ad.add_tangents(t_out, t_upd)
+  return out, t_out
+
+
+def _scatter_mul_transpose(ct, x, idx, upd, **params):
+  if ad.is_undefined_primal(upd) or ad.is_undefined_primal(idx):
+    raise NotImplementedError("scatter_mul is linear only in its operand")
+  return [scatter_mul_p.bind(ct, idx, upd, **params), None, None]
+
+
+def _scatter_extremum_jvp(prim):
+  # Tangents of all the values that attain the extremum at a position are averaged.
+  def jvp(primals, tangents, **params):
+    x, idx, upd = primals
+    out = prim.bind(x, idx, upd, **params)
+    t_x, _, t_u = tangents
+    if type(t_x) is ad.Zero and type(t_u) is ad.Zero:
+      return out, ad.Zero.from_primal_value(out)
+    t_x, t_u = ad.instantiate_zeros(t_x), ad.instantiate_zeros(t_u)
+    dn, mode = params["dimension_numbers"], params["mode"]
+    u_aval = core.get_aval(upd)
+    flags = dict(indices_are_sorted=params["indices_are_sorted"],
+                 unique_indices=params["unique_indices"])
+    upd_won = ew.eq_p.bind(upd, _scatter_gather(out, idx, u_aval, dn, mode, **flags))
+    x_won = ew.eq_p.bind(x, out)
+    dt = core.get_aval(out).dtype
+    as_float = lambda b: ew.convert_element_type_p.bind(b, new_dtype=dt, weak_type=False)
+    count = _scatter_add_bind(as_float(x_won), idx, as_float(upd_won), dn,
+                              params["indices_are_sorted"], False, mode)
+    zeros_x = ad.zeros_like_aval(ad.tangent_aval(core.get_aval(x)))
+    total = _scatter_add_bind(ew.select_n_p.bind(x_won, zeros_x, t_x), idx,
+                              ew.select_n_p.bind(upd_won, ad.zeros_like_aval(u_aval), t_u), dn,
+                              params["indices_are_sorted"], False, mode)
+    return out, ew.div_p.bind(total, count)
+  return jvp
+
+
+ad.jvp_rules[scatter_add_p] = _scatter_add_jvp(scatter_add_p)
+ad.primitive_transposes[scatter_add_p] = _scatter_add_transpose(negate=False)
+ad.jvp_rules[scatter_sub_p] = _scatter_add_jvp(scatter_sub_p)
+ad.primitive_transposes[scatter_sub_p] = _scatter_add_transpose(negate=True)
+ad.jvp_rules[scatter_p] = _scatter_jvp
+ad.primitive_transposes[scatter_p] = _scatter_transpose
+ad.jvp_rules[scatter_mul_p] = _scatter_mul_jvp
+ad.deflinear(scatter_mul_p, _scatter_mul_transpose)
+ad.jvp_rules[scatter_mul_p] = _scatter_mul_jvp  # linear in the operand only
+ad.jvp_rules[scatter_min_p] = _scatter_extremum_jvp(scatter_min_p)
+ad.jvp_rules[scatter_max_p] = _scatter_extremum_jvp(scatter_max_p)
 
 
 def _scatter_batcher(prim, vals, dims, *, dimension_numbers, **params):
