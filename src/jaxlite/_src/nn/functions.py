@@ -94,8 +94,8 @@ def leaky_relu(x, negative_slope=1e-2):
 @internal_jit
 def elu(x, alpha=1.0):
   jnp = _jnp()
-  safe_x = jnp.where(x > 0, 0., x)
-  return jnp.where(x > 0, x, alpha * jnp.expm1(safe_x))
+  # JAX's evaluation order: the outer comparison first, then the safe input of expm1.
+  return jnp.where(x > 0, x, alpha * jnp.expm1(jnp.where(x > 0, 0., x)))
 
 
 @internal_jit
