@@ -824,15 +824,38 @@ def _oracle_cases():
       ("psum_unbatched", lambda N, X: lambda a, b: X.psum(a, "i"), [x2, x2[0]],
        {"in_axes": (None, 0), "axis_name": "i"}),
       ("nested_psum", lambda N, X: lambda a: X.psum(a, "i"), [x2], {"axis_name": "i"}),
+      ("rev", lambda N, X: lambda a: X.rev(a, (0,)), [x3], {"in_axes": 1}),
+      ("split", lambda N, X: lambda a: X.split(a, (1, 2), 1), [x3], {"in_axes": 1}),
+      ("stack", lambda N, X: lambda a, b: N.stack([a, b], 1), [x3, x3], {"in_axes": (2, 2)}),
+      ("unstack", lambda N, X: lambda a: N.unstack(a, axis=1), [x3], {"in_axes": 1}),
+      ("tile", lambda N, X: lambda a: N.tile(a, (2, 1)), [x3], {"in_axes": 1}),
+      ("squeeze", lambda N, X: lambda a: X.squeeze(a, (0,)), [x3[:1]], {"in_axes": 2}),
+      ("reshape", lambda N, X: lambda a: X.reshape(a, (6,)), [x3], {"in_axes": 0}),
+      ("top_k", lambda N, X: lambda a: X.top_k(a, 2), [x3], {"in_axes": 0}),
+      ("reduce", lambda N, X: lambda a: X.reduce(a, 0.0, lambda u, w: u * w + 1.0, (0,)), [x3],
+       {"in_axes": 1}),
+      ("slice_strided", lambda N, X: lambda a: a[1:4:2], [v5], {}),
+      ("dynamic_slice_2d", lambda N, X: lambda a, j: X.dynamic_slice(a, (j, 1), (2, 2)),
+       [r.randn(4, 5, 6).astype(np.float32), idx], {}),
+      ("at_set_batched_operand", lambda N, X: lambda a: a.at[1].set(2.0), [v5], {}),
+      ("at_add_batched_update", lambda N, X: lambda a, u: N.asarray(a).at[1].add(u),
+       [v5[0], v5[:, 0]], {"in_axes": (None, 0)}),
+      ("vmap_of_grad", lambda N, X: _oracle_module(N).grad(lambda a: N.sin(a) * a),
+       [x3[:, 0, 0]], {}),
+      ("nested_vmap", lambda N, X: _oracle_module(N).vmap(lambda a, b: a * b, (None, 0)),
+       [x2[0], x2[0]], {"in_axes": (0, None)}),
+      ("cond", lambda N, X: lambda a: X.cond(a > 1, N.sin, N.cos, a), [x2[0]], {}),
+      ("scan", lambda N, X: lambda a: X.scan(lambda c, y: (c + y, c * y), a, N.arange(3.0)),
+       [x2[0]], {}),
   ]
 
 
-def _oracle_jit(N):
-  from jaxlite._src.jit import jit as lite_jit
-  is_lite = N is jnp
-  jit = lite_jit if is_lite else __import__("jax").jit
+def _oracle_module(N):
+  return jaxlite if N is jnp else __import__("jax")
 
-  @jit
+
+def _oracle_jit(N):
+  @_oracle_module(N).jit
   def f(a, b):
     return N.sin(a) * b, b + 1.0
   return f
