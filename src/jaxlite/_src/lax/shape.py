@@ -13,15 +13,11 @@ from jaxlite._src import dtypes
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
+from jaxlite._src.lax import families
 from jaxlite._src.lax.families import first_weak, numpy_templates
 
 
-def _prim(name, impl, abstract_eval, weak=first_weak):
-  p = core.Primitive(name)
-  p.def_impl(impl)
-  p.def_abstract_eval(abstract_eval)
-  p.eager_weak_type = weak
-  return p
+_prim = families.primitive
 
 
 # --- broadcast_in_dim --------------------------------------------------------------------------
@@ -209,6 +205,12 @@ ad.deflinear(transpose_p, lambda ct, x, *, permutation: [transpose_p.bind(
 
 def _all_weak(args, params) -> bool:
   return all(getattr(a, "weak_type", False) for a in args)
+
+
+def checked_by_abstract_eval(*prims):
+  """Eager binds of these run their abstract eval first, so bad arguments raise JAX's errors."""
+  for p in prims:
+    p.eager_weak_type = None
 
 
 def _each_first_weak(args, params) -> list:
@@ -646,7 +648,7 @@ def rev(operand, dimensions):
 
 
 def pad(operand, padding_value, padding_config):
-  config = tuple(tuple(operator.index(v) for v in c) for c in padding_config)
+  config = tuple(tuple(c) for c in padding_config)  # kept as given: JAX prints np.int64s
   return pad_p.bind(_asarg(operand), _asarg(padding_value), padding_config=config)
 
 
@@ -681,3 +683,6 @@ def unstack(x, axis: int = 0):
 
 def tile(operand, reps):
   return tile_p.bind(_asarg(operand), reps=tuple(operator.index(r) for r in reps))
+
+
+checked_by_abstract_eval(rev_p, pad_p, concatenate_p, split_p, stack_p, unstack_p, tile_p)

@@ -20,18 +20,14 @@ from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
+from jaxlite._src.lax import families
 from jaxlite._src.lax.families import first_weak, numpy_templates
 from jaxlite._src.lax.lax import asarg
 
 _slice = builtins.slice
 
 
-def _prim(name, impl, abstract_eval, weak=first_weak):
-  p = core.Primitive(name)
-  p.def_impl(impl)
-  p.def_abstract_eval(abstract_eval)
-  p.eager_weak_type = weak
-  return p
+_prim = families.primitive
 
 
 def _all_weak(args, params) -> bool:
@@ -485,7 +481,8 @@ def _point_gather(operand, indices, index_map, drop, fill):
     for j, c in enumerate(cols):
       bad |= (c < 0) | (c >= moved.shape[j])
     if bad.any():
-      out[bad] = fill
+      bad = bad.reshape(bad.shape + (1,) * (np.ndim(out) - bad.ndim))
+      out = np.where(bad, np.asarray(fill, operand.dtype), out)
   return out
 
 
@@ -865,6 +862,11 @@ def _scatter_batcher(prim, vals, dims, *, dimension_numbers, **params):
   return prim.bind(x, idx, upd, dimension_numbers=dn, **params), 0
 
 
+shape_prims.checked_by_abstract_eval(
+    slice_p, dynamic_slice_p, dynamic_update_slice_p, gather_p, scatter_p, scatter_add_p,
+    scatter_mul_p, scatter_min_p, scatter_max_p, scatter_sub_p)
+
+
 # --- update jaxprs -----------------------------------------------------------------------------
 
 _reduction_jaxprs: dict = {}
@@ -1010,12 +1012,16 @@ def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
                               allow_negative_indices=allow_negative_indices)
 
 
-def dynamic_update_index_in_dim(operand, update, index, axis, *, allow_negative_indices=True):
-  axis = operator.index(axis)
+def _dynamic_update_index_in_dim(operand, update, index, axis, allow_negative_indices=True):
   if len(_shape(update)) != len(_shape(operand)):
     update = shape_prims.expand_dims(update, (axis,))
   return dynamic_update_slice_in_dim(operand, update, index, axis,
                                      allow_negative_indices=allow_negative_indices)
+
+
+def dynamic_update_index_in_dim(operand, update, index, axis, *, allow_negative_indices=True):
+  return _dynamic_update_index_in_dim_jit(operand, update, index, operator.index(axis),
+                                          allow_negative_indices)
 
 
 def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_indices=False,
@@ -1080,10 +1086,12 @@ def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_s
 
 
 def _make_dynamic_index_in_dim_jit():
-  # JAX stages dynamic_index_in_dim as a named nested jit; internal_jit runs it directly eagerly.
+  # JAX stages these two as named nested jits; internal_jit runs them directly when eager.
   from jaxlite._src.jit import internal_jit
-  return internal_jit(_dynamic_index_in_dim, static_argnums=(2, 3, 4),
-                      name="dynamic_index_in_dim")
+  return (internal_jit(_dynamic_index_in_dim, static_argnums=(2, 3, 4),
+                       name="dynamic_index_in_dim"),
+          internal_jit(_dynamic_update_index_in_dim, static_argnums=(3, 4),
+                       name="dynamic_update_index_in_dim"))
 
 
-_dynamic_index_in_dim_jit = _make_dynamic_index_in_dim_jit()
+_dynamic_index_in_dim_jit, _dynamic_update_index_in_dim_jit = _make_dynamic_index_in_dim_jit()

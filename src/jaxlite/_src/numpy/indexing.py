@@ -202,6 +202,11 @@ def getitem(x, idx, *, indices_are_sorted=False, unique_indices=False, mode=None
   """`x[idx]` with NumPy semantics; out-of-bounds integer indices are clamped (as in JAX)."""
   if idx is Ellipsis or (type(idx) is tuple and not idx):
     return x
+  if type(x) is core.array_type and mode is None and fill_value is None \
+      and core._state.trace is core.eval_trace:
+    np_idx = _eager_numpy_index(x._value.shape, idx)
+    if np_idx is not None:
+      return core.array_from_numpy(x._value[np_idx], x.weak_type)
   x, idx = _canonical_index(x, idx)
   if mode is None and fill_value is None:
     out = _slice_path(x, idx)
@@ -209,6 +214,75 @@ def getitem(x, idx, *, indices_are_sorted=False, unique_indices=False, mode=None
       return out
   indexer = _index_to_gather(x.shape, idx)
   return _gather(x, indexer, indices_are_sorted, unique_indices, mode, fill_value)
+
+
+def _eager_numpy_index(shape, idx):
+  """A NumPy index equal to `idx` under JAX's rules (integers clamped), or None if unsure.
+
+  Eager indexing of a concrete array runs NumPy's own indexing on it: its semantics (axis
+  placement, masks) are JAX's once out-of-bounds integers are clamped like JAX clamps them.
+  """
+  entries = idx if type(idx) is tuple else (idx,)
+  kinds = [_eager_kind(e) for e in entries]
+  if None in kinds or kinds.count("...") > 1:
+    return None
+  used = sum(k if type(k) is int else k[1] if type(k) is tuple else 0 for k in kinds)
+  if used > len(shape):
+    return None
+  out, dim = [], 0
+  for e, k in zip(entries, kinds):
+    if k == "...":
+      dim += len(shape) - used
+      out.append(e)
+    elif k == 0:
+      out.append(e)
+    elif k == 1:
+      out.append(_clamped_np_index(e, shape[dim]))
+      dim += 1
+    else:
+      mask, k = e._value if type(e) is core.array_type else e, k[1]
+      if mask.shape != shape[dim:dim + k]:
+        return None
+      out.append(mask)
+      dim += k
+  return tuple(out)
+
+
+def _eager_kind(e):
+  """Dims an entry consumes (0 for None; a mask's rank), "..." or None when not eager-safe."""
+  t = type(e)
+  if t is int or t is slice:
+    return 1 if t is int or _static_slice(e) else None
+  if e is None:
+    return 0
+  if e is Ellipsis:
+    return "..."
+  if t is core.array_type:
+    e = e._value
+  elif t in (list, tuple) or not isinstance(e, (np.ndarray, np.integer, np.bool_)):
+    return None
+  kind = e.dtype.kind
+  if kind == "b":
+    return ("mask", e.ndim) if e.ndim else None
+  return 1 if kind in "iu" else None
+
+
+def _static_slice(s) -> bool:
+  return all(v is None or type(v) is int for v in (s.start, s.stop, s.step))
+
+
+def _clamped_np_index(e, size):
+  if type(e) is slice:
+    return e
+  if type(e) is core.array_type:
+    e = e._value
+  if size == 0:
+    raise IndexError("index is out of bounds for axis 0 with size 0")
+  if type(e) is int:
+    return min(max(e + size if e < 0 else e, 0), size - 1)
+  if e.dtype.kind == "i":
+    e = np.where(e < 0, e + size, e)
+  return np.clip(e, 0, size - 1)
 
 
 def _slice_path(x, idx):
@@ -495,6 +569,11 @@ def _zeros(dtype_and_weak, shape):
 def _scatter_update(x, idx, y, scatter_fn, indices_are_sorted, unique_indices, mode):
   """`x` with `x[idx]` combined with `y` by `scatter_fn` (a lax.scatter* function)."""
   x_dtype, x_weak = dtype_weak(x)
+  if type(x) is core.array_type and core._state.trace is core.eval_trace \
+      and scatter_fn in _EAGER_UFUNCS:
+    out = _eager_scatter(x, idx, y, _EAGER_UFUNCS[scatter_fn], mode)
+    if out is not None:
+      return out
   x, idx = _canonical_index(x, idx)
   indexer = _index_to_gather(x.shape, idx)
   if 0 in indexer.slice_shape:
@@ -517,6 +596,120 @@ def _scatter_update(x, idx, y, scatter_fn, indices_are_sorted, unique_indices, m
   return _convert_element_type(out, x_dtype, weak_type=x_weak)
 
 
+_EAGER_UFUNCS = {slicing.scatter: None, slicing.scatter_add: np.add,
+                 slicing.scatter_sub: np.subtract, slicing.scatter_mul: np.multiply,
+                 slicing.scatter_min: np.minimum, slicing.scatter_max: np.maximum}
+
+
+def _eager_scatter(x, idx, y, ufunc, mode):
+  """The update of a concrete array computed by NumPy directly, for the common index forms.
+
+  Handles static ints/slices/None/Ellipsis, or one integer array among slices; returns None
+  for anything else. Out-of-bounds windows are dropped (or clamped with mode='clip').
+  """
+  clip = mode == "clip" or mode == slicing.GatherScatterMode.CLIP
+  plan = _eager_scatter_plan(x._value.shape, idx, clip)
+  if plan is None:
+    return None
+  y = _as_update(y)
+  x_dtype, x_weak = x._value.dtype, x.weak_type
+  dtype = dtypes.promote_signature(((x_dtype, x_weak), dtype_weak(y)))[0]
+  if dtype != x_dtype:
+    _warn_unsafe_cast(x_dtype, x_weak, y, stacklevel=6)
+  if plan is _DROP_ALL:
+    return x
+  index, adv = plan
+  out = x._value.astype(dtype, copy=True)
+  y_val = np.asarray(y._value if type(y) is core.array_type else y)
+  y_val = y_val.astype(dtype) if y_val.dtype != dtype else y_val
+  target = out[index] if adv is None else None
+  try:
+    y_b = np.broadcast_to(y_val, target.shape if adv is None else
+                          _adv_target_shape(out.shape, index, adv[0], adv[1].shape))
+  except ValueError:
+    return None  # the general path raises JAX's error
+  if adv is not None:
+    pos, arr, valid = adv
+    if valid is not None:  # out-of-bounds updates are dropped
+      flat = y_b.reshape(y_b.shape[:pos] + (-1,) + y_b.shape[pos + arr.ndim:])
+      y_b = np.compress(valid.reshape(-1), flat, axis=pos)
+      arr = arr.reshape(-1)[valid.reshape(-1)]
+    index = index[:pos] + (arr,) + index[pos + 1:]
+  if ufunc is None:
+    out[index] = y_b
+  elif adv is None:
+    out[index] = ufunc(target, y_b)
+  else:
+    ufunc.at(out, index, y_b)
+  if dtype != x_dtype:
+    out = ew.convert_value(out, x_dtype)
+  return core.array_from_numpy(out, x_weak)
+
+
+_DROP_ALL = object()
+
+
+def _adv_target_shape(shape, index, pos, arr_shape):
+  """Shape of `x[index]` with one index array at `pos` among slices (NumPy keeps it in place)."""
+  def lengths(slices, dims):
+    return tuple(len(range(*s.indices(d))) for s, d in zip(slices, dims))
+  return lengths(index[:pos], shape[:pos]) + tuple(arr_shape) + \
+      lengths(index[pos + 1:], shape[pos + 1:])
+
+
+def _eager_scatter_plan(shape, idx, clip):
+  """(NumPy index, None or (position, index array, valid mask)), _DROP_ALL, or None."""
+  if type(idx) is list:
+    return None
+  entries = idx if type(idx) is tuple else (idx,)
+  arrays = [i for i, e in enumerate(entries) if _is_int_array(e)]
+  simple = all(type(e) is slice and _static_slice(e) or e is Ellipsis or
+               (not arrays and (type(e) is int or e is None)) or i in arrays
+               for i, e in enumerate(entries))
+  used = sum(1 for e in entries if e is not None and e is not Ellipsis)
+  if not simple or len(arrays) > 1 or used > len(shape) \
+      or sum(e is Ellipsis for e in entries) > 1:
+    return None
+  out, dim, adv = [], 0, None
+  for e in entries:
+    if e is Ellipsis:
+      out += [slice(None)] * (len(shape) - used)
+      dim += len(shape) - used
+    elif e is None or type(e) is slice:
+      out.append(e)
+      dim += e is not None
+    elif type(e) is int:
+      size = shape[dim]
+      e = e + size if e < 0 else e
+      if not 0 <= e < size:
+        if not clip or size == 0:
+          return _DROP_ALL
+        e = min(max(e, 0), size - 1)
+      out.append(e)
+      dim += 1
+    else:
+      adv = _eager_index_array(e, shape[dim], len(out), clip)
+      out.append(adv[1])
+      dim += 1
+  return tuple(out) + (slice(None),) * (len(shape) - dim), adv
+
+
+def _eager_index_array(e, size, pos, clip):
+  arr = e._value if type(e) is core.array_type else e
+  if arr.dtype.kind == "i":
+    arr = np.where(arr < 0, arr + size, arr)
+  if clip:
+    return pos, np.clip(arr, 0, max(size - 1, 0)), None
+  valid = (arr >= 0) & (arr < size)
+  return pos, arr, None if valid.all() else valid
+
+
+def _is_int_array(e) -> bool:
+  if type(e) is core.array_type:
+    return e._value.ndim > 0 and e._value.dtype.kind in "iu"
+  return isinstance(e, np.ndarray) and e.ndim > 0 and e.dtype.kind in "iu"
+
+
 def _as_update(y):
   if isinstance(y, (list, tuple)) or (isinstance(y, np.ndarray) and y.ndim):
     from jaxlite._src.numpy.creation import asarray
@@ -524,14 +717,14 @@ def _as_update(y):
   return y
 
 
-def _warn_unsafe_cast(x_dtype, x_weak, y):
+def _warn_unsafe_cast(x_dtype, x_weak, y, stacklevel=5):
   y_dtype, y_weak = dtype_weak(y)
   if dtypes.promote_signature(((x_dtype, x_weak), (y_dtype, y_weak)))[0] != x_dtype:
     warnings.warn(
         "scatter inputs have incompatible types: cannot safely cast value from dtype="
         f"{dtypes.dtype_name(y_dtype)} to dtype={dtypes.dtype_name(x_dtype)} with "
         "jax_numpy_dtype_promotion=standard. In future JAX releases this will result in an "
-        "error.", FutureWarning, stacklevel=5)
+        "error.", FutureWarning, stacklevel=stacklevel)
 
 
 def _apply_scatter(func):

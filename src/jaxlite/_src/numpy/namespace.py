@@ -38,6 +38,17 @@ from jaxlite._src.numpy.linalg_basic import (  # noqa: F401
     matmul, dot, vdot, vecdot, inner, outer, tensordot, einsum, matvec, vecmat, kron, trace,
     diagonal, diag)
 
+from jaxlite._src.numpy.indexing import take, take_along_axis  # noqa: F401
+from jaxlite._src.numpy.shape_ops import (  # noqa: F401
+    concatenate, concat, stack, hstack, vstack, dstack, column_stack, split, array_split,
+    hsplit, vsplit, dsplit, unstack, tile, repeat, flip, fliplr, flipud, roll, rot90, pad,
+    moveaxis, swapaxes, rollaxis, atleast_1d, atleast_2d, atleast_3d, append, insert, delete,
+    diag_indices, diag_indices_from, tril_indices, triu_indices, tril_indices_from,
+    triu_indices_from, unravel_index, ravel_multi_index, resize, block, select, piecewise,
+    choose, compress, extract, put, put_along_axis, place, ix_, r_, c_)
+from jaxlite._src.numpy.setops import (  # noqa: F401
+    nonzero, flatnonzero, argwhere, unique, unique_values, unique_counts, unique_inverse,
+    unique_all, union1d, intersect1d, setdiff1d, setxor1d, isin)
 from jaxlite.numpy import fft, linalg  # noqa: F401,E402 - submodules, as jax.numpy has them
 
 pi = _np.pi
