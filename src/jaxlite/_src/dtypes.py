@@ -163,51 +163,25 @@ def is_python_scalar(x) -> bool:
 # A weak Python scalar promoted to the default dtype keeps its Python value: jaxprs print
 # `mul a 0.1:f32[]` for it, while a NumPy scalar would print 0.10000000149011612.
 
-class TypedInt(int):
-  weak_type = True
+def _typed_scalar_class(base: type) -> type:
+  """A subclass of a Python scalar type that also carries a NumPy dtype (and is weak)."""
 
   def __new__(cls, value, dtype):
-    self = super().__new__(cls, value)
+    self = base.__new__(cls, value)
     self.dtype = dtype
     return self
 
-  def __repr__(self):
-    return int.__repr__(self)
-
   def __getnewargs__(self):
-    return (int(self), self.dtype)
+    return (base(self), self.dtype)
+
+  name = f"Typed{base.__name__.capitalize()}"
+  return type(name, (base,), {"weak_type": True, "__new__": __new__, "__repr__": base.__repr__,
+                              "__getnewargs__": __getnewargs__, "__module__": __name__})
 
 
-class TypedFloat(float):
-  weak_type = True
-
-  def __new__(cls, value, dtype):
-    self = super().__new__(cls, value)
-    self.dtype = dtype
-    return self
-
-  def __repr__(self):
-    return float.__repr__(self)
-
-  def __getnewargs__(self):
-    return (float(self), self.dtype)
-
-
-class TypedComplex(complex):
-  weak_type = True
-
-  def __new__(cls, value, dtype):
-    self = super().__new__(cls, value)
-    self.dtype = dtype
-    return self
-
-  def __repr__(self):
-    return complex.__repr__(self)
-
-  def __getnewargs__(self):
-    return (complex(self), self.dtype)
-
-
+TypedInt = _typed_scalar_class(int)
+TypedFloat = _typed_scalar_class(float)
+TypedComplex = _typed_scalar_class(complex)
 typed_scalar_types = (TypedInt, TypedFloat, TypedComplex)
 
 # --- the lattice -------------------------------------------------------------------------------

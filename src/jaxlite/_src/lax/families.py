@@ -100,6 +100,19 @@ _JNP_TIP = {"sub": "subtract", "mul": "multiply", "div": "divide", "max": "maxim
             "shift_right_arithmetic": "right_shift"}
 
 
+def primitive(name: str, impl, abstract_eval, weak=None):
+  """A primitive with its impl and abstract eval.
+
+  Without a `weak` rule the eval trace runs the abstract eval before the impl, so eager calls
+  get the same TypeErrors as traced ones; pass a rule only where the impl validates itself.
+  """
+  p = core.Primitive(name)
+  p.def_impl(impl)
+  p.def_abstract_eval(abstract_eval)
+  p.eager_weak_type = weak
+  return p
+
+
 def unop(name: str, np_fn, kinds: str = "fc", out_dtype=None, template: str | None = None):
   """An elementwise unary primitive computed by `np_fn`."""
   prim = core.Primitive(name)
