@@ -205,7 +205,10 @@ def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
   s_all = jnp.max(s) if s.ndim else s
   scaled = A / jnp.power(jnp.asarray(2.0, real), s_all.astype(real)).astype(A.dtype)
   r = _pade13(scaled)
-  r = fori_loop(0, jnp.minimum(s_all, max_squarings), lambda i, m: jnp.matmul(m, m), r)
+  # A static trip count (a scan, so reverse mode works); steps past s_all leave r alone.
+  from jaxlite._src.lax.control_flow import cond
+  r = fori_loop(0, max_squarings,
+                lambda i, m: cond(i < s_all, lambda m: jnp.matmul(m, m), lambda m: m, m), r)
   return jnp.where(s_all > max_squarings, jnp.nan, r)
 
 

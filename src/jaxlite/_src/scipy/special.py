@@ -81,9 +81,10 @@ def log_ndtr(x, series_order: int = 3):
   if not 0 <= series_order <= 30:
     raise ValueError(f"series_order must be in [0, 30], got {series_order}")
   lower, upper = _log_ndtr_bounds(x.dtype)
-  direct = jnp.log(ndtr(jnp.maximum(x, lower)))
-  upper_tail = jnp.log1p(-ndtr(-jnp.maximum(x, upper)))
-  x_low = jnp.minimum(x, lower)
+  # Clamps by where, not max/min: at a tie those split the gradient between the two sides.
+  direct = jnp.log(ndtr(jnp.where(x > lower, x, lower)))
+  upper_tail = jnp.log1p(-ndtr(-jnp.where(x > upper, x, upper)))
+  x_low = jnp.where(x <= lower, x, lower)
   lower_tail = (-0.5 * x_low * x_low - jnp.log(-x_low) - 0.5 * np.log(2 * np.pi)
                 + jnp.log(_ndtr_asymptotic_series(x_low, series_order)))
   return jnp.where(x > upper, upper_tail, jnp.where(x > lower, direct, lower_tail))

@@ -1,0 +1,299 @@
+"""jaxlite.scipy: special functions, distributions, linalg, minimize and trapezoid against SciPy
+(skipped without it) and real JAX, with gradients against central differences."""
+import numpy as np
+import pytest
+
+import jaxlite as jax
+import jaxlite.numpy as jnp
+import jaxlite.scipy as jsp
+
+from conftest import oracle, x64
+
+scipy = pytest.importorskip("scipy")
+import scipy.integrate as si  # noqa: E402
+import scipy.linalg as sl  # noqa: E402
+import scipy.special as ss  # noqa: E402
+import scipy.stats as st  # noqa: E402
+
+RNG = np.random.default_rng(0)
+X = np.concatenate([RNG.standard_normal(30) * 4,
+                    [0., -1, 1, 0.5, -0.5, 2.5, -2.5, 10, -10, 30, -30, 1e-8]]).astype(np.float32)
+POS = (np.abs(X) + 0.1).astype(np.float32)
+P = np.concatenate([RNG.uniform(size=20), [0, 1, 0.5, 1e-8, 1e-30, 1 - 1e-7]]).astype(np.float32)
+
+
+def _close(got, want, rtol=2e-5, atol=1e-6):
+  got, want = np.asarray(got), np.asarray(want, np.float64)
+  assert got.shape == want.shape, (got.shape, want.shape)
+  with np.errstate(all="ignore"):
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+
+
+# --- special ----------------------------------------------------------------------------------
+
+SPECIAL_CASES = [
+    ("erf", (X,), 2e-5), ("erfc", (X,), 2e-5), ("erfinv", (P * 2 - 1,), 1e-4),
+    ("ndtr", (X,), 2e-5), ("log_ndtr", (X,), 1e-4), ("ndtri", (P,), 1e-4),
+    ("gammaln", (X,), 1e-4), ("gamma", (X / 4,), 1e-4), ("digamma", (POS,), 1e-4),
+    ("betaln", (POS, POS[::-1]), 1e-4), ("gammainc", (POS, POS[::-1]), 1e-4),
+    ("gammaincc", (POS, POS[::-1]), 1e-4), ("xlogy", (X, POS), 2e-5),
+    ("xlog1py", (X, POS), 2e-5), ("entr", (X,), 2e-5), ("i0e", (X,), 2e-5),
+    ("i1e", (X,), 2e-5), ("i0", (X / 4,), 1e-4), ("i1", (X / 4,), 1e-4),
+    ("zeta", (POS + 1.1, POS), 1e-4), ("expit", (X,), 2e-5), ("logit", (P,), 1e-4),
+    ("kl_div", (P, P[::-1]), 1e-4), ("rel_entr", (P, P[::-1]), 1e-4),
+    ("betainc", (POS, POS[::-1], np.resize(P, POS.shape)), 1e-4),
+    ("poch", (POS, np.float32(2.5)), 1e-4), ("boxcox", (POS, np.float32(0.5)), 1e-4),
+    ("boxcox1p", (POS, np.float32(0.)), 1e-4), ("gammasgn", (X / 4,), 0),
+]
+
+
+@pytest.mark.parametrize("name, args, rtol", SPECIAL_CASES, ids=[c[0] for c in SPECIAL_CASES])
+def test_special_matches_scipy(name, args, rtol):
+  got = getattr(jsp.special, name)(*args)
+  want = getattr(ss, name)(*[np.asarray(a, np.float64) for a in args])
+  assert got.dtype == np.float32
+  _close(got, want, rtol=rtol, atol=1e-6 if rtol else 0)
+
+
+def test_special_edge_values():
+  assert float(jsp.special.xlogy(0., 0.)) == 0 and float(jsp.special.xlog1py(0., -1.)) == 0
+  np.testing.assert_array_equal(np.asarray(jsp.special.ndtri(np.float32([0, 1, 0.5]))),
+                                [-np.inf, np.inf, 0])
+  assert np.isnan(float(jsp.special.ndtri(np.float32(1.5))))
+  _close(jsp.special.polygamma(np.float32([0, 1, 2, 3]), np.float32([0.5, 1.5, 2.5, 3.5])),
+         ss.polygamma([0, 1, 2, 3], [0.5, 1.5, 2.5, 3.5]), rtol=1e-4)
+  _close(jsp.special.zeta(np.float32([2., 3., 1.5])), ss.zeta([2., 3., 1.5]), rtol=1e-4)
+  _close(jsp.special.multigammaln(POS + 2, 3), ss.multigammaln(POS + 2, 3), rtol=1e-4)
+  _close(jsp.special.logsumexp(X), ss.logsumexp(X.astype(np.float64)))
+  y = X.reshape(6, 7)
+  _close(jsp.special.softmax(y, axis=0), ss.softmax(y.astype(np.float64), axis=0), rtol=1e-5)
+  _close(jsp.special.log_softmax(y, axis=1), ss.log_softmax(y.astype(np.float64), axis=1),
+         rtol=1e-5, atol=1e-5)
+
+
+def test_special_dtypes_match_jax():
+  jax_ = oracle()
+  # A sample of the table: every real-JAX call compiles, which costs seconds in all.
+  for name, args, _ in SPECIAL_CASES[::4]:
+    ints = [np.arange(1, 4) for _ in args]
+    assert getattr(jsp.special, name)(*args).dtype == getattr(jax_.scipy.special, name)(
+        *args).dtype, name
+    try:
+      want = getattr(jax_.scipy.special, name)(*ints).dtype
+    except TypeError:  # JAX rejects integer inputs for this one
+      continue
+    assert getattr(jsp.special, name)(*ints).dtype == want, name
+
+
+@pytest.mark.parametrize("name, x", [
+    ("log_ndtr", np.array([-30., -12., -3., 0.5, 4., 7., 12.])),
+    ("ndtri", np.array([1e-3, 0.02, 0.3, 0.7, 0.99])),
+    ("xlogy", np.array([0.5, 1.5, 3.])), ("entr", np.array([0.2, 1.0, 3.0])),
+    ("zeta", np.array([2.5, 3.0, 4.5])), ("betaln", np.array([0.5, 2.0, 7.0])),
+    ("ndtr", np.array([-5., -0.3, 0.2, 6.])),
+])
+def test_special_gradients_against_finite_differences(name, x):
+  fn = getattr(jsp.special, name)
+  unary = name in ("log_ndtr", "ndtri", "entr", "ndtr")
+  f = (lambda v: fn(v)) if unary else (lambda v: fn(v, v[::-1] + 0.5))
+  with x64():
+    g = np.asarray(jax.vmap(jax.grad(lambda v: jnp.sum(f(v[None]))))(x))
+    fd = (np.asarray(f(x + 1e-6)) - np.asarray(f(x - 1e-6))) / 2e-6 if unary else None
+    if fd is not None:
+      np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-9)
+    else:
+      t = np.ones_like(x)
+      _, tout = jax.jvp(f, (x,), (t,))
+      fd = (np.asarray(f(x + 1e-6)) - np.asarray(f(x - 1e-6))) / 2e-6
+      np.testing.assert_allclose(np.asarray(tout), fd, rtol=1e-5, atol=1e-9)
+
+
+def test_betainc_gradient_in_x():
+  with x64():
+    a, b, x = 2.5, 1.5, np.array([0.1, 0.4, 0.9])
+    g = np.asarray(jax.vmap(jax.grad(lambda v: jsp.special.betainc(a, b, v)))(x))
+    np.testing.assert_allclose(g, st.beta.pdf(x, a, b), rtol=1e-8)
+
+
+# --- stats ------------------------------------------------------------------------------------
+
+Q = np.concatenate([RNG.uniform(size=10), [0.01, 0.5, 0.99]]).astype(np.float32)
+
+STATS_CASES = [
+    ("norm", ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"], X, (1., 2.)),
+    ("norm", ["ppf", "isf"], Q, (1., 2.)),
+    ("cauchy", ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"], X, (1., 2.)),
+    ("cauchy", ["ppf", "isf"], Q, (1., 2.)),
+    ("expon", ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"], X, (-1., 2.)),
+    ("expon", ["ppf"], Q, (-1., 2.)),
+    ("gamma", ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"], POS, (2.5, 0., 1.5)),
+    ("chi2", ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"], POS, (3.,)),
+    ("beta", ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"], Q, (2., 3.5)),
+    ("logistic", ["logpdf", "pdf", "cdf", "sf"], X, (0.5, 2.)),
+    ("logistic", ["ppf", "isf"], Q, (0.5, 2.)),
+    ("laplace", ["logpdf", "pdf", "cdf"], X, (0.5, 2.)),
+    ("uniform", ["logpdf", "pdf", "cdf"], X, (-1., 3.)),
+    ("uniform", ["ppf"], Q, (-1., 3.)),
+    ("t", ["logpdf", "pdf"], X, (3.5, 1., 2.)),
+]
+
+
+@pytest.mark.parametrize("dist, fns, x, params", STATS_CASES,
+                         ids=[f"{c[0]}-{c[1][0]}" for c in STATS_CASES])
+def test_distributions_match_scipy(dist, fns, x, params):
+  for fn in fns:
+    got = getattr(getattr(jsp.stats, dist), fn)(x, *params)
+    want = getattr(getattr(st, dist), fn)(x.astype(np.float64), *params)
+    assert got.dtype == np.float32
+    _close(got, want, rtol=2e-4, atol=1e-5)
+
+
+def test_discrete_and_multivariate_distributions():
+  k = np.array([0, 1, 2, 5, -1, 2.5, 10], np.float32)
+  _close(jsp.stats.poisson.logpmf(k, 3.), st.poisson.logpmf(k, 3.), rtol=1e-5)
+  _close(jsp.stats.poisson.pmf(k, 3., 1), st.poisson.pmf(k, 3., 1), rtol=1e-5)
+  _close(jsp.stats.poisson.cdf(k, 3.), st.poisson.cdf(k, 3.), rtol=1e-5)
+  _close(jsp.stats.poisson.entropy(np.float32([0.5, 3., 20.])),
+         st.poisson.entropy([0.5, 3., 20.]), rtol=1e-4)
+  kb = np.array([0, 1, 2, -1, 0.5], np.float32)
+  _close(jsp.stats.bernoulli.logpmf(kb, .3), st.bernoulli.logpmf(kb, .3), rtol=1e-5)
+  _close(jsp.stats.bernoulli.cdf(kb, .3), st.bernoulli.cdf(kb, .3))
+  _close(jsp.stats.bernoulli.ppf(Q, .3), st.bernoulli.ppf(Q, .3))
+  mean = np.float32([0.5, -1, 2])
+  a = RNG.standard_normal((3, 3)).astype(np.float32)
+  cov = a @ a.T + np.eye(3, dtype=np.float32)
+  xs = RNG.standard_normal((5, 3)).astype(np.float32)
+  _close(jsp.stats.multivariate_normal.logpdf(xs, mean, cov),
+         st.multivariate_normal.logpdf(xs, mean, cov), rtol=1e-4)
+  _close(jsp.stats.multivariate_normal.pdf(xs[0], mean, cov),
+         st.multivariate_normal.pdf(xs[0], mean, cov), rtol=1e-4)
+  alpha = np.float32([1.5, 2., 3.])
+  xd = RNG.dirichlet(alpha, 4).T
+  _close(jsp.stats.dirichlet.logpdf(xd.astype(np.float32), alpha),
+         st.dirichlet.logpdf(xd, alpha), rtol=1e-4)
+  assert float(jsp.stats.dirichlet.logpdf(np.float32([0.2, 0.3, 0.6]), alpha)) == -np.inf
+
+
+def test_distribution_grads_match_jax():
+  jax_ = oracle()
+  cases = [("norm", "logpdf", (X, 0.5, 2.)), ("norm", "logcdf", (X,)), ("gamma", "logpdf",
+           (POS, 2.5)), ("t", "logpdf", (X, 3.)), ("beta", "logpdf", (Q, 2., 3.)),
+           ("logistic", "logpdf", (X,)), ("cauchy", "logpdf", (X,)), ("expon", "logpdf", (POS,))]
+  for dist, fn, args in cases:
+    ours = jax.grad(lambda v: jnp.sum(getattr(getattr(jsp.stats, dist), fn)(v, *args[1:])))(
+        args[0])
+    theirs = jax_.grad(lambda v: jax_.numpy.sum(getattr(getattr(jax_.scipy.stats, dist), fn)(
+        v, *args[1:])))(args[0])
+    _close(ours, theirs, rtol=1e-4, atol=1e-5)
+
+
+# --- linalg -----------------------------------------------------------------------------------
+
+A = RNG.standard_normal((4, 4)).astype(np.float32)
+SPD = (A @ A.T + 4 * np.eye(4)).astype(np.float32)
+B = RNG.standard_normal((4, 2)).astype(np.float32)
+
+
+@pytest.mark.parametrize("lower", [False, True])
+def test_cholesky_family(lower):
+  _close(jsp.linalg.cholesky(SPD, lower=lower), sl.cholesky(SPD, lower=lower), rtol=1e-5)
+  c = jsp.linalg.cho_factor(SPD, lower=lower)
+  assert c[1] == lower
+  want = sl.cho_solve(sl.cho_factor(SPD, lower=lower), B)
+  _close(jsp.linalg.cho_solve(c, B), want, rtol=1e-4)
+  _close(jsp.linalg.cho_solve(c, B[:, 0]), want[:, 0], rtol=1e-4)
+  for trans in [0, 1, 2, "T", "C"]:
+    _close(jsp.linalg.solve_triangular(SPD, B, trans=trans, lower=lower),
+           sl.solve_triangular(SPD, B, trans=trans, lower=lower), rtol=1e-4)
+
+
+def test_lu_family():
+  p, lo, up = jsp.linalg.lu(A)
+  sp, slo, sup = sl.lu(A)
+  _close(p, sp)
+  _close(lo, slo, rtol=1e-5)
+  _close(up, sup, rtol=1e-5)
+  for shape in [(5, 3), (3, 5)]:
+    x = RNG.standard_normal(shape).astype(np.float32)
+    p, lo, up = jsp.linalg.lu(x)
+    _close(np.asarray(p) @ np.asarray(lo) @ np.asarray(up), x, rtol=1e-5)
+    pl, up2 = jsp.linalg.lu(x, permute_l=True)
+    _close(np.asarray(pl) @ np.asarray(up2), x, rtol=1e-5)
+  lu_, piv = jsp.linalg.lu_factor(A)
+  slu, spiv = sl.lu_factor(A)
+  _close(lu_, slu, rtol=1e-5)
+  np.testing.assert_array_equal(np.asarray(piv), spiv)
+  for trans in [0, 1, 2]:
+    _close(jsp.linalg.lu_solve((lu_, piv), B, trans), sl.lu_solve((slu, spiv), B, trans),
+           rtol=1e-4)
+
+
+@pytest.mark.parametrize("scale", [0.01, 1., 10., 25.])
+def test_expm(scale):
+  _close(jsp.linalg.expm(A * scale), sl.expm(A.astype(np.float64) * scale), rtol=2e-4,
+         atol=2e-4 * np.abs(sl.expm(A.astype(np.float64) * scale)).max())
+  batch = np.stack([A, -A]) * scale
+  _close(jsp.linalg.expm(batch), np.stack([sl.expm(m.astype(np.float64)) for m in batch]),
+         rtol=2e-4, atol=2e-4 * np.abs(sl.expm(batch.astype(np.float64))).max())
+
+
+def test_expm_gradient_and_jit():
+  jax_ = oracle()
+  f = jax.jit(lambda m: jnp.sum(jsp.linalg.expm(m)))
+  g = jax.grad(f)(A * 0.3)
+  rg = jax_.grad(lambda m: jax_.numpy.sum(jax_.scipy.linalg.expm(m)))(A * 0.3)
+  _close(g, rg, rtol=1e-4, atol=1e-5)
+
+
+def test_other_linalg():
+  _close(jsp.linalg.block_diag(np.ones((2, 2)), 3., np.arange(3.)),
+         sl.block_diag(np.ones((2, 2)), 3., np.arange(3.)))
+  _close(jsp.linalg.solve(SPD, B, assume_a="pos"), sl.solve(SPD, B), rtol=1e-4)
+  _close(jsp.linalg.solve(A, B[:, 0]), sl.solve(A, B[:, 0]), rtol=1e-4)
+  _close(jsp.linalg.inv(A), sl.inv(A), rtol=1e-4, atol=1e-4)
+  _close(jsp.linalg.det(A), sl.det(A), rtol=1e-4)
+  q, r = jsp.linalg.qr(B)
+  assert q.shape == (4, 4) and r.shape == (4, 2)
+  assert [x.shape for x in jsp.linalg.qr(B, mode="economic")] == [(4, 2), (2, 2)]
+  assert jsp.linalg.qr(B, mode="r")[0].shape == (4, 2)
+  w, v = jsp.linalg.eigh(SPD)
+  _close(w, sl.eigh(SPD)[0], rtol=1e-4)
+  _close(jsp.linalg.eigh(SPD, eigvals_only=True), sl.eigh(SPD, eigvals_only=True), rtol=1e-4)
+  u, s, vh = jsp.linalg.svd(B)
+  _close(s, sl.svd(B)[1], rtol=1e-5)
+  _close(jsp.linalg.toeplitz(np.arange(3.), np.arange(4.) + 5),
+         sl.toeplitz(np.arange(3.), np.arange(4.) + 5))
+
+
+# --- optimize and integrate -------------------------------------------------------------------
+
+def _rosen(x):
+  return jnp.sum(100.0 * (x[1:] - x[:-1] ** 2.0) ** 2.0 + (1 - x[:-1]) ** 2.0)
+
+
+def test_minimize_bfgs():
+  x0 = jnp.array([-1.2, 1., 0.5, 0.])
+  res = jsp.optimize.minimize(_rosen, x0, method="BFGS")
+  assert bool(res.success) and int(res.status) == 0
+  _close(res.x, np.ones(4), rtol=1e-3, atol=1e-3)
+  jitted = jax.jit(lambda x0: jsp.optimize.minimize(_rosen, x0, method="BFGS"))(x0)
+  _close(jitted.x, res.x, rtol=1e-5)
+  quad = jsp.optimize.minimize(lambda x, c: jnp.sum((x - c) ** 2), jnp.zeros(3),
+                               args=(jnp.array([1., 2., 3.]),), method="BFGS")
+  _close(quad.x, [1, 2, 3], rtol=1e-5)
+  assert int(quad.nit) <= 3
+  batched = jax.vmap(lambda c: jsp.optimize.minimize(lambda x: jnp.sum((x - c) ** 2),
+                                                     jnp.zeros(2), method="BFGS").x)(
+      jnp.array([[1., 2.], [3., 4.]]))
+  _close(batched, [[1, 2], [3, 4]], rtol=1e-5)
+  with pytest.raises(ValueError, match="Method Nelder-Mead not recognized"):
+    jsp.optimize.minimize(_rosen, x0, method="Nelder-Mead")
+
+
+def test_trapezoid():
+  x = np.linspace(0, 3, 20).astype(np.float32)
+  y = np.sin(x)
+  _close(jsp.integrate.trapezoid(y, x), si.trapezoid(y, x), rtol=1e-5)
+  _close(jsp.integrate.trapezoid(A, dx=0.5, axis=0), si.trapezoid(A, dx=0.5, axis=0))
+  _close(jsp.integrate.trapezoid(A, A, axis=1), si.trapezoid(A, A, axis=1), rtol=1e-5)
+  assert jsp.integrate.trapezoid(np.arange(4)).dtype == np.float32
