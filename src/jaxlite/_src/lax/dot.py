@@ -6,6 +6,8 @@ and (batch, contract, free) and reshaped to 3-D, so NumPy never falls back to a 
 from __future__ import annotations
 
 import enum
+import functools
+import math
 
 import numpy as np
 
@@ -17,6 +19,7 @@ from jaxlite._src.interpreters import batching
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.families import kind_of
+from jaxlite._src.lax.families import numpy_eqn_templates
 from jaxlite._src.lax.lax import asarg
 
 
@@ -77,23 +80,23 @@ def _check_dims(side, dims, ndim, batch, contract):
                     f"{contract}.")
 
 
-def _dot_general_shape(lhs, rhs, dimension_numbers):
+def _dot_general_shape(lhs_shape, rhs_shape, dimension_numbers) -> tuple:
   (lc, rc), (lb, rb) = dimension_numbers
   if len(lb) != len(rb):
     raise TypeError("dot_general requires equal numbers of lhs_batch and rhs_batch dimensions, "
                     f"got lhs_batch {lb} and rhs_batch {rb}.")
-  _check_dims("lhs", lb + lc, lhs.ndim, lb, lc)
-  _check_dims("rhs", rb + rc, rhs.ndim, rb, rc)
-  lbs, rbs = tuple(lhs.shape[d] for d in lb), tuple(rhs.shape[d] for d in rb)
+  _check_dims("lhs", lb + lc, len(lhs_shape), lb, lc)
+  _check_dims("rhs", rb + rc, len(rhs_shape), rb, rc)
+  lbs, rbs = tuple(lhs_shape[d] for d in lb), tuple(rhs_shape[d] for d in rb)
   if lbs != rbs:
     raise TypeError("dot_general requires lhs batch dimensions and rhs batch dimensions to have "
                     f"the same shape, got {lbs} and {rbs}.")
-  lcs, rcs = tuple(lhs.shape[d] for d in lc), tuple(rhs.shape[d] for d in rc)
+  lcs, rcs = tuple(lhs_shape[d] for d in lc), tuple(rhs_shape[d] for d in rc)
   if lcs != rcs:
     raise TypeError("dot_general requires contracting dimensions to have the same shape, got "
                     f"{lcs} and {rcs}.")
-  lfree = tuple(s for i, s in enumerate(lhs.shape) if i not in lb and i not in lc)
-  rfree = tuple(s for i, s in enumerate(rhs.shape) if i not in rb and i not in rc)
+  lfree = tuple(s for i, s in enumerate(lhs_shape) if i not in lb and i not in lc)
+  rfree = tuple(s for i, s in enumerate(rhs_shape) if i not in rb and i not in rc)
   return lbs + lfree + rfree
 
 
@@ -107,7 +110,7 @@ def _dot_general_dtype(lhs_dtype, rhs_dtype, preferred_element_type):
 
 def _dot_general_abstract(lhs, rhs, *, dimension_numbers, precision=None,
                           preferred_element_type=None, out_sharding=None):
-  shape = _dot_general_shape(lhs, rhs, dimension_numbers)
+  shape = _dot_general_shape(lhs.shape, rhs.shape, dimension_numbers)
   dtype = _dot_general_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
   weak = lhs.weak_type and rhs.weak_type and preferred_element_type is None
   return ShapedArray(shape, dtype, weak)
@@ -121,50 +124,123 @@ def _compute_dtype(out_dtype):
   return out_dtype
 
 
-def _as_3d(x, batch, free, contract, contract_last):
-  """x transposed to (batch, free, contract) [or (batch, contract, free)], reshaped to 3-D."""
-  shape = x.shape
+@functools.lru_cache(maxsize=None)
+def _dtype_plan(lhs_dtype, rhs_dtype, preferred_element_type) -> tuple:
+  """(compute dtype, output dtype) of a product: resolved once per dtype combination."""
+  out_dtype = _dot_general_dtype(lhs_dtype, rhs_dtype, preferred_element_type)
+  return _compute_dtype(out_dtype), out_dtype
+
+
+def _is_plain_matmul(dimension_numbers, lhs_ndim, rhs_ndim) -> bool:
+  """Whether np.matmul computes this dot_general as is: (batch..., m, k) @ (batch..., k, n)
+  with batch dims leading in order, or matrix/vector products without batch dims."""
+  (lc, rc), (lb, rb) = dimension_numbers
+  nb = len(lb)
+  if lb != tuple(range(nb)) or rb != lb or lc != (lhs_ndim - 1,):
+    return False
+  if nb:
+    return lhs_ndim == rhs_ndim == nb + 2 and rc == (nb,)
+  return 1 <= lhs_ndim <= 2 and 1 <= rhs_ndim <= 2 and rc == (0,)
+
+
+def _matrix_transposes(dimension_numbers, lhs_ndim, rhs_ndim):
+  """(transpose lhs?, transpose rhs?) when a product of matrices over one dim is a matmul of
+  transposed views (as in reverse-mode products like `ct @ w.T`), else None."""
+  (lc, rc), (lb, _) = dimension_numbers
+  if lb or lhs_ndim != 2 or rhs_ndim != 2 or len(lc) != 1:
+    return None
+  return lc == (0,), rc == (1,)
+
+
+def _is_flat_matmul(dimension_numbers, lhs_ndim, rhs_ndim) -> bool:
+  """(..., k) @ (k[, n]) without batch dims: one matmul over lhs flattened to 2-D."""
+  (lc, rc), (lb, rb) = dimension_numbers
+  return not lb and lhs_ndim > 2 and lc == (lhs_ndim - 1,) and rc == (0,) and 1 <= rhs_ndim <= 2
+
+
+@functools.lru_cache(maxsize=4096)
+def _layout_plan(dimension_numbers, lhs_shape, rhs_shape) -> tuple:
+  """How one dot_general runs on NumPy, validated once per (dims, shapes) (JAX's errors on the
+  eager path too): ("matmul",), ("flat", lhs 2-D shape, out shape) or ("3d", ...)."""
+  out_shape = _dot_general_shape(lhs_shape, rhs_shape, dimension_numbers)
+  nl, nr = len(lhs_shape), len(rhs_shape)
+  if _is_plain_matmul(dimension_numbers, nl, nr):
+    return ("matmul",)
+  transposes = _matrix_transposes(dimension_numbers, nl, nr)
+  if transposes is not None:
+    return ("matmul_t",) + transposes
+  if _is_flat_matmul(dimension_numbers, nl, nr):
+    return ("flat", (math.prod(lhs_shape[:-1]), lhs_shape[-1]), out_shape)
+  (lc, rc), (lb, rb) = dimension_numbers
+  lfree = tuple(i for i in range(nl) if i not in lb and i not in lc)
+  rfree = tuple(i for i in range(nr) if i not in rb and i not in rc)
+  lperm, lshape3 = _as_3d_plan(lhs_shape, lb, lfree, lc, True)
+  rperm, rshape3 = _as_3d_plan(rhs_shape, rb, rfree, rc, False)
+  return ("3d", lperm, lshape3, rperm, rshape3, out_shape, bool(lc))
+
+
+def _as_3d_plan(shape, batch, free, contract, contract_last) -> tuple:
+  """(permutation or None, 3-D shape) taking x to (batch, free, contract) [or (batch,
+  contract, free)]."""
   perm = batch + (free + contract if contract_last else contract + free)
-  if perm != tuple(range(x.ndim)):
-    x = np.transpose(x, perm)
-  nb = int(np.prod([shape[d] for d in batch], dtype=np.int64))
-  nf = int(np.prod([shape[d] for d in free], dtype=np.int64))
-  nc = int(np.prod([shape[d] for d in contract], dtype=np.int64))
-  return x.reshape((nb, nf, nc) if contract_last else (nb, nc, nf))
+  nb, nf, nc = (math.prod(shape[d] for d in dims) for dims in (batch, free, contract))
+  return (None if perm == tuple(range(len(shape))) else perm,
+          (nb, nf, nc) if contract_last else (nb, nc, nf))
 
 
 def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision=None,
                       preferred_element_type=None, out_sharding=None):
   lhs, rhs = np.asarray(lhs), np.asarray(rhs)
-  _dot_general_shape(lhs, rhs, dimension_numbers)  # JAX's errors on the eager path too
-  (lc, rc), (lb, rb) = dimension_numbers
-  out_dtype = _dot_general_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
-  compute = _compute_dtype(out_dtype)
+  plan = _layout_plan(dimension_numbers, lhs.shape, rhs.shape)
+  compute, out_dtype = _dtype_plan(lhs.dtype, rhs.dtype, preferred_element_type)
   if lhs.dtype != compute:
     lhs = lhs.astype(compute)
   if rhs.dtype != compute:
     rhs = rhs.astype(compute)
-  if not lb and lc == (lhs.ndim - 1,) and rc == (0,) and lhs.ndim and rhs.ndim <= 2:
-    out = np.matmul(lhs, rhs) if lhs.ndim <= 2 else np.tensordot(lhs, rhs, 1)
+  kind = plan[0]
+  if kind == "matmul":
+    out = np.matmul(lhs, rhs)
+  elif kind == "matmul_t":
+    out = np.matmul(lhs.T if plan[1] else lhs, rhs.T if plan[2] else rhs)
+  elif kind == "flat":
+    out = np.matmul(lhs.reshape(plan[1]), rhs).reshape(plan[2])
   else:
-    out = _dot_general_3d(lhs, rhs, lc, rc, lb, rb)
+    out = _dot_general_3d(lhs, rhs, plan)
   return out if out.dtype == out_dtype else out.astype(out_dtype)
 
 
-def _dot_general_3d(lhs, rhs, lc, rc, lb, rb):
-  lfree = tuple(i for i in range(lhs.ndim) if i not in lb and i not in lc)
-  rfree = tuple(i for i in range(rhs.ndim) if i not in rb and i not in rc)
-  out_shape = (tuple(lhs.shape[d] for d in lb) + tuple(lhs.shape[d] for d in lfree)
-               + tuple(rhs.shape[d] for d in rfree))
-  a = _as_3d(lhs, tuple(lb), lfree, tuple(lc), True)
-  b = _as_3d(rhs, tuple(rb), rfree, tuple(rc), False)
+def _dot_general_3d(lhs, rhs, plan):
+  _, lperm, lshape3, rperm, rshape3, out_shape, contracts = plan
+  a = (lhs if lperm is None else np.transpose(lhs, lperm)).reshape(lshape3)
+  b = (rhs if rperm is None else np.transpose(rhs, rperm)).reshape(rshape3)
   with np.errstate(over="ignore", invalid="ignore"):
     # Nothing contracted (vmapped outer products): broadcasting beats a matmul over size-1 dims.
-    return (np.matmul(a, b) if lc else a * b).reshape(out_shape)
+    return (np.matmul(a, b) if contracts else a * b).reshape(out_shape)
+
+
+def _dot_general_template(eqn):
+  """Tier-0 lowering of the products np.matmul computes as is, between equal dtypes that need
+  no float32 accumulation; anything else runs through the impl."""
+  lhs, rhs = (v.aval for v in eqn.invars)
+  preferred = eqn.params.get("preferred_element_type")
+  if lhs.dtype != rhs.dtype or (preferred is not None and preferred != lhs.dtype) \
+      or _compute_dtype(lhs.dtype) != lhs.dtype:
+    return None
+  dims = eqn.params["dimension_numbers"]
+  if _is_plain_matmul(dims, lhs.ndim, rhs.ndim):
+    return "np.matmul({0}, {1})"
+  transposes = _matrix_transposes(dims, lhs.ndim, rhs.ndim)
+  if transposes is not None:
+    return f"np.matmul({{0}}{'.T' * transposes[0]}, {{1}}{'.T' * transposes[1]})"
+  if _is_flat_matmul(dims, lhs.ndim, rhs.ndim):
+    _, lhs_2d, out_shape = _layout_plan(dims, lhs.shape, rhs.shape)
+    return f"np.matmul({{0}}.reshape({lhs_2d}), {{1}}).reshape({out_shape})"
+  return None
 
 
 dot_general_p.def_impl(_dot_general_impl)
 dot_general_p.def_abstract_eval(_dot_general_abstract)
+numpy_eqn_templates[dot_general_p] = _dot_general_template
 dot_general_p.eager_weak_type = lambda args, params: (
     params["preferred_element_type"] is None and all(getattr(a, "weak_type", False)
                                                      for a in args))
