@@ -89,7 +89,7 @@ def _scale(out, norm, lengths, inverse: bool):
                           lax_fft._real_of(out.dtype)).astype(out.dtype)
 
 
-def _fft_core(name, fft_type, a, s, axes, norm):
+def _fft_core(name, fft_type, a, s, axes, norm, return_lengths=False):
   a = _as_inexact(name, a)
   if s is not None:
     s = tuple(operator.index(n) for n in s)
@@ -114,6 +114,8 @@ def _fft_core(name, fft_type, a, s, axes, norm):
   moved, perm = _move_last(a, axes)
   out = lax_fft.fft(moved, fft_type, tuple(lengths))
   out = _move_back(out, perm)
+  if return_lengths:
+    return out, lengths
   return _scale(out, norm, lengths, fft_type in (FftType.IFFT, FftType.IRFFT))
 
 
@@ -154,18 +156,24 @@ def irfft(a, n=None, axis: int = -1, norm=None):
   return _fft_core("irfft", FftType.IRFFT, a, s, axes, norm)
 
 
+def _conj(x):
+  return _jnp().conj(x) if x.dtype.kind == "c" else x
+
+
 def hfft(a, n=None, axis: int = -1, norm=None):
   """The FFT of a Hermitian-symmetric signal given by its first half: a real spectrum."""
   a = _as_inexact("hfft", a)
   nn = 2 * (a.shape[axis] - 1) if n is None else n
-  return irfft(_jnp().conj(a), nn, axis, _SWAPPED_NORM[norm] if norm in _NORMS else norm)
+  return irfft(_conj(a), nn, axis, _SWAPPED_NORM[norm] if norm in _NORMS else norm)
 
 
 def ihfft(a, n=None, axis: int = -1, norm=None):
   """The inverse of hfft: the first half of a Hermitian spectrum from a real signal."""
   a = _as_inexact("ihfft", a)
-  out = rfft(a, n, axis, _SWAPPED_NORM[norm] if norm in _NORMS else norm)
-  return _jnp().conj(out)
+  s, axes = _one_axis(n, axis)
+  out, lengths = _fft_core("ihfft", FftType.RFFT, a, s, axes, "backward", return_lengths=True)
+  swapped = _SWAPPED_NORM[norm] if norm in _NORMS else norm
+  return _scale(_conj(out), swapped, lengths, inverse=False)
 
 
 def fft2(a, s=None, axes=(-2, -1), norm=None):
@@ -218,23 +226,18 @@ def _check_n(name, n):
 
 def fftfreq(n, d=1.0, *, dtype=None, device=None):
   """The sample frequencies [0, 1, …, -(n//2), …, -1] / (d n)."""
+  jnp = _jnp()
   n = _check_n("fftfreq", n)
-  k = np.concatenate([np.arange(0, (n - 1) // 2 + 1), np.arange(-(n // 2), 0)])
-  return _frequencies(k, n, d, dtype)
+  k = jnp.arange(n, dtype=_freq_dtype(dtype))
+  # Counting up from n // 2 modulo n, shifted back: the negative half wraps to the end.
+  k = jnp.remainder(k + n // 2, n) - n // 2
+  return k / (d * n)
 
 
 def rfftfreq(n, d=1.0, *, dtype=None, device=None):
   """The non-negative sample frequencies [0, 1, …, n//2] / (d n) of rfft."""
   n = _check_n("rfftfreq", n)
-  return _frequencies(np.arange(0, n // 2 + 1), n, d, dtype)
-
-
-def _frequencies(k, n, d, dtype):
-  jnp = _jnp()
-  dt = _freq_dtype(dtype)
-  if isinstance(d, (int, float)):
-    return jnp.asarray((k / (d * n)).astype(dt))
-  return (jnp.asarray(k.astype(dt)) / (d * n)).astype(dt)
+  return _jnp().arange(n // 2 + 1, dtype=_freq_dtype(dtype)) / (d * n)
 
 
 @internal_jit(static_argnums=(1, 2), name="_roll_static")

@@ -3,6 +3,7 @@ lax.linalg primitives (so grad, jit and vmap go through their rules); names JAX 
 """
 from __future__ import annotations
 
+import functools
 import operator
 from typing import NamedTuple
 
@@ -10,11 +11,12 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src import dtypes
+from jaxlite._src.custom_derivatives import custom_jvp
 from jaxlite._src.jit import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import linalg as lax_linalg
 from jaxlite._src.lax import shape as shape_prims
-from jaxlite._src.numpy.util import check_arraylike, promote_dtypes_inexact
+from jaxlite._src.numpy.util import check_arraylike, promote_dtypes, promote_dtypes_inexact
 
 
 class EighResult(NamedTuple):
@@ -245,7 +247,7 @@ def slogdet(a, *, method: str | None = None) -> SlogdetResult:
   return _slogdet(a)
 
 
-@internal_jit
+@internal_jit(name="slogdet")
 def _slogdet(a):
   jnp = _jnp()
   lu_, pivots, _ = lax_linalg.lu(a)
@@ -261,12 +263,17 @@ def _slogdet(a):
   return SlogdetResult(sign, logdet)
 
 
-# --- decompositions ---------------------------------------------------------------------------
+# --- decompositions (jitted under JAX's names) ------------------------------------------------
 
 def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
   """The Cholesky factor (lower, or upper = its conjugate transpose)."""
   (a,) = _inexact("cholesky", a)
   _check_square("cholesky", a)
+  return _cholesky(a, upper=bool(upper), symmetrize_input=bool(symmetrize_input))
+
+
+@internal_jit(static_argnames=("upper", "symmetrize_input"), name="cholesky")
+def _cholesky(a, *, upper, symmetrize_input):
   L = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
   return _H(L) if upper else L
 
@@ -279,6 +286,11 @@ def qr(a, mode: str = "reduced"):
     raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
   if mode == "raw":
     raise NotImplementedError("qr mode='raw' is not implemented")
+  return _qr(a, mode=mode)
+
+
+@internal_jit(static_argnames=("mode",), name="qr")
+def _qr(a, *, mode):
   q, r = lax_linalg.qr(a, full_matrices=(mode == "complete"))
   return r if mode == "r" else QRResult(q, r)
 
@@ -288,6 +300,13 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
   """SVDResult(U, S, Vh), or S alone; singular values descend."""
   (a,) = _inexact("svd", a)
   _check_matrix("svd", a)
+  subset = None if subset_by_index is None else tuple(int(i) for i in subset_by_index)
+  return _svd(a, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv),
+              subset_by_index=subset)
+
+
+@internal_jit(static_argnames=("full_matrices", "compute_uv", "subset_by_index"), name="svd")
+def _svd(a, *, full_matrices, compute_uv, subset_by_index):
   out = lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv,
                        subset_by_index=subset_by_index)
   return SVDResult(*out) if compute_uv else out
@@ -306,6 +325,11 @@ def eig(a) -> EigResult:
 
 def eigvals(a):
   (a,) = _inexact("eigvals", a)
+  return _eigvals(a)
+
+
+@internal_jit(name="eigvals")
+def _eigvals(a):
   return lax_linalg.eig(a, compute_left_eigenvectors=False,
                         compute_right_eigenvectors=False)[0]
 
@@ -313,7 +337,11 @@ def eigvals(a):
 def eigh(a, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResult:
   """Eigenvalues (ascending) and eigenvectors of Hermitian matrices."""
   (a,) = _inexact("eigh", a)
-  lower = _uplo(UPLO)
+  return _eigh(a, lower=_uplo(UPLO), symmetrize_input=bool(symmetrize_input))
+
+
+@internal_jit(static_argnames=("lower", "symmetrize_input"), name="eigh")
+def _eigh(a, *, lower, symmetrize_input):
   v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input)
   return EighResult(w, v)
 
@@ -327,7 +355,13 @@ def _uplo(UPLO):
 
 
 def eigvalsh(a, UPLO: str | None = "L", *, symmetrize_input: bool = True):
-  return eigh(a, UPLO, symmetrize_input).eigenvalues
+  (a,) = _inexact("eigvalsh", a)
+  return _eigvalsh(a, lower=_uplo(UPLO), symmetrize_input=bool(symmetrize_input))
+
+
+@internal_jit(static_argnames=("lower", "symmetrize_input"), name="eigvalsh")
+def _eigvalsh(a, *, lower, symmetrize_input):
+  return lax_linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input)[1]
 
 
 # --- built on the decompositions --------------------------------------------------------------
@@ -340,13 +374,17 @@ def pinv(a, rtol=None, hermitian: bool = False, *, rcond=None):
   """The Moore-Penrose pseudo-inverse from the SVD, cutting singular values below rtol·max."""
   (a,) = _inexact("pinv", a)
   _check_matrix("pinv", a)
-  jnp = _jnp()
   if rcond is not None:
     rtol = rcond
   m, n = a.shape[-2:]
   if m == 0 or n == 0:
-    return jnp.zeros(a.shape[:-2] + (n, m), a.dtype)
-  rtol = 10.0 * _default_rtol(a) if rtol is None else rtol
+    return _jnp().zeros(a.shape[:-2] + (n, m), a.dtype)
+  return _pinv(a, 10.0 * _default_rtol(a) if rtol is None else rtol, bool(hermitian))
+
+
+@functools.partial(custom_jvp, nondiff_argnums=(1, 2))
+def _pinv(a, rtol, hermitian):
+  jnp = _jnp()
   u, s, vh = lax_linalg.svd(a, full_matrices=False)
   cutoff = jnp.asarray(rtol)[..., None] * jnp.max(s, axis=-1, keepdims=True)
   keep = s > cutoff.astype(s.dtype)
@@ -354,36 +392,63 @@ def pinv(a, rtol=None, hermitian: bool = False, *, rcond=None):
   return _matmul(_H(vh), s_inv[..., :, None] * _H(u))
 
 
+
+
+def _pinv_jvp(rtol, hermitian, primals, tangents):
+  """dA⁺ = -A⁺ dA A⁺ + A⁺A⁺ᴴ dAᴴ (I - A A⁺) + (I - A⁺A) dAᴴ A⁺ᴴA⁺ (Golub & Pereyra): the
+  derivative at fixed rank, finite even where a singular value sits at the cutoff."""
+  (a,), (a_dot,) = primals, tangents
+  p = _pinv(a, rtol, hermitian)
+  m, n = a.shape[-2:]
+  p_h, a_dot_h = _H(p), _H(a_dot)
+  eye_m = _eye(m, a.dtype, a.shape[:-2])
+  eye_n = _eye(n, a.dtype, a.shape[:-2])
+  term1 = -_matmul(p, _matmul(a_dot, p))
+  term2 = _matmul(_matmul(p, p_h), _matmul(a_dot_h, eye_m - _matmul(a, p)))
+  term3 = _matmul(eye_n - _matmul(p, a), _matmul(a_dot_h, _matmul(p_h, p)))
+  return p, term1 + term2 + term3
+
+
+_pinv.defjvp(_pinv_jvp)
+
+
 def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
-  """(x, residuals, rank, s) of the least-squares solution of a x = b, through the SVD."""
+  """(x, residuals, rank, s) of the least-squares solution of a x = b, through the SVD.
+  With numpy_resid the residuals are empty, as NumPy's, unless a has full column rank m > n
+  (a concrete check: not under jit)."""
   a, b = _inexact("lstsq", a, b)
-  jnp = _jnp()
   if a.ndim != 2:
     raise TypeError(f"{a.ndim}-dimensional array given. Array must be two-dimensional")
   if b.ndim not in (1, 2):
     raise TypeError(f"{b.ndim}-dimensional array given. Array must be one or "
                     "two-dimensional")
+  if b.shape[0] != a.shape[0]:
+    raise TypeError(f"Incompatible shapes {a.shape} and {b.shape}")
+  x, resid, rank, s = _lstsq(a, b, rcond)
+  if numpy_resid:
+    m, n = a.shape
+    if m <= n or int(rank) < n:
+      resid = _jnp().asarray([], resid.dtype)
+  return x, resid, rank, s
+
+
+@internal_jit(name="_lstsq")
+def _lstsq(a, b, rcond):
+  jnp = _jnp()
   vector = b.ndim == 1
   if vector:
     b = b[:, None]
   m, n = a.shape
-  if b.shape[0] != m:
-    raise TypeError(f"Incompatible shapes {a.shape} and {b.shape}")
-  rcond = _eps(a.dtype) * max(m, n) if rcond is None or rcond < 0 else rcond
+  eps = _eps(a.dtype)
+  rcond = eps * max(m, n) if rcond is None else jnp.where(rcond < 0, eps, rcond)
   u, s, vh = lax_linalg.svd(a, full_matrices=False)
   mask = s >= jnp.asarray(rcond, s.dtype) * (s[0] if s.shape[0] else 0)
   rank = jnp.sum(mask).astype(dtypes.default_int_dtype())
   s_inv = jnp.where(mask, 1 / jnp.where(mask, s, 1), 0).astype(a.dtype)
-  uTb = _matmul(_H(u), b)
-  x = _matmul(_H(vh), s_inv[:, None] * uTb)
+  x = _matmul(_H(vh), s_inv[:, None] * _matmul(_H(u), b))
   resid = jnp.sum(_abs_square(b - _matmul(a, x)), axis=0)
-  if numpy_resid and (m <= n or int(rank) < n):
-    resid = jnp.asarray([], resid.dtype)
   if vector:
     x = x[:, 0]
-    resid = resid[..., 0] if resid.ndim and resid.shape[0] else resid
-    if resid.ndim == 0:
-      resid = resid[None]
   return x, resid, rank, s
 
 
@@ -396,11 +461,16 @@ def matrix_power(a, n: int):
     n = operator.index(n)
   except TypeError as err:
     raise TypeError(f"exponent must be an integer, got {n}") from err
+  return _matrix_power(a, n)
+
+
+@internal_jit(static_argnums=(1,), name="matrix_power")
+def _matrix_power(a, n):
   jnp = _jnp()
   if n == 0:
     return jnp.broadcast_to(jnp.eye(a.shape[-1], dtype=a.dtype), a.shape)
   if n < 0:
-    a = inv(a)
+    a = _inv(a)
     n = -n
   result = None
   while n:
@@ -415,12 +485,15 @@ def matrix_power(a, n: int):
 def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
   """The number of singular values above tol (default: largest · max(m, n) · eps)."""
   (M,) = _inexact("matrix_rank", M)
+  return _matrix_rank(M, rtol if tol is None else tol)
+
+
+@internal_jit(name="matrix_rank")
+def _matrix_rank(M, rtol):
   jnp = _jnp()
-  if tol is not None:
-    rtol = tol
   if M.ndim < 2:
     return jnp.any(M != 0).astype(np.int32)
-  s = svd(M, full_matrices=False, compute_uv=False)
+  s = lax_linalg.svd(M, full_matrices=False, compute_uv=False)
   if rtol is None:
     cutoff = jnp.max(s, axis=-1, keepdims=True) * _default_rtol(M)
   else:
@@ -511,16 +584,19 @@ def cond(x, p=None):
   """The condition number of x in the norm p (singular-value ratio for None, 2 and -2)."""
   (x,) = _inexact("cond", x)
   _check_matrix("cond", x)
+  if p not in (None, 2, -2):
+    _check_square("cond", x)
+  return _cond(x, p=p)
+
+
+@internal_jit(static_argnames=("p",), name="cond")
+def _cond(x, *, p):
   jnp = _jnp()
   if p is None or p in (2, -2):
-    s = svd(x, compute_uv=False)
-    if p == -2:
-      r = s[..., -1] / s[..., 0]
-    else:
-      r = s[..., 0] / s[..., -1]
+    s = lax_linalg.svd(x, compute_uv=False)
+    r = s[..., -1] / s[..., 0] if p == -2 else s[..., 0] / s[..., -1]
   else:
-    _check_square("cond", x)
-    r = norm(x, ord=p, axis=(-2, -1)) * norm(inv(x), ord=p, axis=(-2, -1))
+    r = norm(x, ord=p, axis=(-2, -1)) * norm(_inv(x), ord=p, axis=(-2, -1))
   # Singular inputs give inf, not NaN, unless x itself holds NaNs (as NumPy).
   nan_in_x = jnp.any(jnp.isnan(x), axis=(-2, -1))
   return jnp.where(jnp.isnan(r) & ~nan_in_x, jnp.inf, r)
@@ -543,8 +619,7 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 - NumPy'
   axes = _norm_axes(x, axis)
   if axes is None:
     if x.ndim == 1 or (ord is None and x.ndim != 2):
-      out = _vector_norm(_jnp().ravel(x), ord, (0,), False)
-      return _keep_all(out, x.ndim) if keepdims else out
+      return _vector_norm(x, ord, tuple(range(x.ndim)), keepdims)
     if x.ndim == 2:
       return _matrix_norm(x, ord, (0, 1), keepdims)
     raise ValueError(f"Improper number of axes for norm: axis={tuple(range(x.ndim))}. Pass "
@@ -556,10 +631,6 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 - NumPy'
     return _matrix_norm(x, ord, axes, keepdims)
   raise ValueError(f"Improper number of axes for norm: axis={axis}. Pass one axis to compute "
                    "a vector-norm, or two axes to compute a matrix-norm.")
-
-
-def _keep_all(out, ndim):
-  return out.reshape((1,) * ndim)
 
 
 def _vector_norm(x, ord, axes, keepdims):  # noqa: A002
@@ -608,10 +679,7 @@ def _matrix_norm(x, ord, axes, keepdims):  # noqa: A002
 def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):  # noqa: A002
   """The Array API vector norm: over all elements when axis is None."""
   (x,) = _inexact("vector_norm", x)
-  if axis is None:
-    out = _vector_norm(_jnp().ravel(x), ord, (0,), False)
-    return _keep_all(out, x.ndim) if keepdims else out
-  axes = _norm_axes(x, axis)
+  axes = tuple(range(x.ndim)) if axis is None else _norm_axes(x, axis)
   return _vector_norm(x, ord, axes, keepdims)
 
 
@@ -631,24 +699,44 @@ def outer(x1, x2, /):
 
 
 def cross(x1, x2, /, *, axis=-1):
-  x1, x2 = _asarray(x1), _asarray(x2)
+  """The cross product of 3-vectors along `axis` (the Array API's linalg.cross)."""
+  check_arraylike("cross", x1, x2)
+  x1, x2 = (_asarray(a) for a in promote_dtypes(_asarray(x1), _asarray(x2)))
   if x1.shape[axis] != 3 or x2.shape[axis] != 3:
     raise ValueError("Both input arrays must be (arrays of) 3-dimensional vectors, but they "
                      f"have x1.shape[axis]={x1.shape[axis]} and "
                      f"x2.shape[axis]={x2.shape[axis]}")
-  return _jnp().cross(x1, x2, axis=axis)
+  return _cross(x1, x2, axis=operator.index(axis))
+
+
+@internal_jit(static_argnames=("axis",), name="cross")
+def _cross(x1, x2, *, axis):
+  jnp = _jnp()
+  a = _moveaxis(x1, (axis,), (-1,))
+  b = _moveaxis(x2, (axis,), (-1,))
+  a, b = jnp.broadcast_arrays(a, b)
+  a0, a1, a2 = (a[..., i] for i in range(3))
+  b0, b1, b2 = (b[..., i] for i in range(3))
+  out = jnp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+  return _moveaxis(out, (-1,), (axis,))
 
 
 def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=None):
-  """Σ conj(x1) x2 along `axis`, batch dims broadcast."""
+  """Σ conj(x1) x2 along `axis`, batch dims broadcast: one dot_general."""
+  from jaxlite._src.lax.dot import dot_general
   jnp = _jnp()
-  x1, x2 = _asarray(x1), _asarray(x2)
   check_arraylike("vecdot", x1, x2)
+  x1, x2 = (_asarray(a) for a in promote_dtypes(_asarray(x1), _asarray(x2)))
   if x1.shape[axis] != x2.shape[axis]:
     raise ValueError("x1 and x2 must have the same size along the specified axis; got "
                      f"x1.shape={x1.shape}, x2.shape={x2.shape}, axis={axis}")
   x1, x2 = jnp.broadcast_arrays(_moveaxis(x1, (axis,), (-1,)), _moveaxis(x2, (axis,), (-1,)))
-  return jnp.sum(jnp.conj(x1) * x2, axis=-1, dtype=preferred_element_type)
+  if x1.dtype.kind == "c":
+    x1 = ew.conj_p.bind(x1)
+  nb = x1.ndim - 1
+  batch = tuple(range(nb))
+  return dot_general(x1, x2, (((nb,), (nb,)), (batch, batch)), precision=precision,
+                     preferred_element_type=preferred_element_type)
 
 
 def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
