@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import oracle
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -11,10 +12,8 @@ import jaxlite as jax
 import jaxlite.numpy as jnp
 from jaxlite import errors, lax
 
-from conftest import oracle
-
 X_NP = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
-I = lambda *v: np.array(v, np.int32)  # noqa: E731
+I = lambda *v: np.array(v, np.int32)
 
 
 def _assert_same(got, want):
@@ -45,6 +44,7 @@ INDEX_CASES = {
     "mask_full": np.s_[X_NP > 30], "mask_ellipsis": np.s_[..., np.array([1, 0, 1, 1, 0], bool)],
     "mask_and_int": np.s_[np.array([True, False, True]), 2], "true": np.s_[True],
     "false": np.s_[False], "list_in_tuple": np.s_[[0, 2], [1, 1]],
+    "ellipsis_splits_advanced": np.s_[:, I(0, 0), ..., 0],  # zero-width `...` still separates
 }
 
 
@@ -97,7 +97,7 @@ def test_getitem_keeps_weak_type_and_dtype():
   weak = lax.broadcast(2.0, (3,))
   for idx in (0, np.s_[1:], np.s_[I(0, 2)], np.s_[None]):
     assert weak[idx].weak_type and weak[idx].dtype == np.float32
-    assert jax.jit(lambda x: x[idx])(weak).weak_type
+    assert jax.jit(lambda x, idx=idx: x[idx])(weak).weak_type
   ints = jnp.array(np.arange(6, dtype=np.int32))
   assert ints[I(1, 2)].dtype == np.int32
 
@@ -367,8 +367,8 @@ def test_scatter_window_modes(mode):
 
 
 @pytest.mark.parametrize("fn,msg", [
-    (lambda x: lax.slice(x, (0, 0), (4, 1)), r"slice slice_sizes must be less than or equal to "
-     r"operand shape, got slice_sizes \(np.int64\(4\), np.int64\(1\)\) for operand shape"),
+    (lambda x: lax.slice(x, (0, 0), (4, 1)), (r"slice slice_sizes must be less than or equal to "
+     r"operand shape, got slice_sizes \(np.int64\(4\), np.int64\(1\)\) for operand shape")),
     (lambda x: lax.slice(x, (2, 0), (1, 1)), "slice slice_sizes must be greater than or equal"),
     (lambda x: lax.slice(x, (0, 0), (1, 1), (1,)), "slice strides must have length equal"),
     (lambda x: lax.slice(x, (0, 0), (2, 1), (-1, 1)), "slice strides must have every element"),
@@ -405,8 +405,8 @@ def test_lax_type_errors(fn, msg):
     (lambda x: lax.pad(x, 0., ((1, 1, 0),)), "length of padding_config must equal"),
     (lambda x: lax.pad(x, 0., ((1, 1, -1), (0, 0, 0))), "interior padding in padding_config"),
     (lambda x: lax.pad(x, 0., ((-5, 1, 0), (0, 0, 0))), "Dimension size after padding is not"),
-    (lambda x: lax.split(x, (1, 1), 0), r"Sum of sizes 2 must be equal to dimension 0 of the "
-     r"operand shape \[3, 4\]"),
+    (lambda x: lax.split(x, (1, 1), 0), (r"Sum of sizes 2 must be equal to dimension 0 of the "
+     r"operand shape \[3, 4\]")),
     (lambda x: lax.split(x, (-1, 4), 0), r"Sizes passed to split must be nonnegative"),
     (lambda x: lax.collapse(x, 1, 0), r"Invalid dimension range passed to collapse: \(3, 4\)"),
     (lambda x: lax.squeeze(x, (3,)), "axis 3 is out of bounds for array of dimension 2"),

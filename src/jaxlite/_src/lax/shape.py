@@ -14,8 +14,7 @@ from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax import families
-from jaxlite._src.lax.families import first_weak, numpy_templates
-
+from jaxlite._src.lax.families import numpy_templates
 
 _prim = families.primitive
 
@@ -653,7 +652,7 @@ def pad(operand, padding_value, padding_config):
 
 
 def concatenate(operands, dimension):
-  operands = list(operands) if not _is_array(operands) else list(operands)
+  operands = list(operands)
   if not operands:
     raise ValueError("concatenate requires a non-empty sequences of arrays")
   if len(operands) == 1:

@@ -19,9 +19,9 @@ from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax import elementwise as ew
-from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax import families
-from jaxlite._src.lax.families import first_weak, numpy_templates
+from jaxlite._src.lax import shape as shape_prims
+from jaxlite._src.lax.families import numpy_templates
 from jaxlite._src.lax.lax import asarg
 
 _slice = builtins.slice
@@ -326,7 +326,7 @@ class GatherScatterMode(enum.Enum):
   ONE_HOT = 4
 
   @staticmethod
-  def from_any(s) -> "GatherScatterMode":
+  def from_any(s) -> GatherScatterMode:
     if isinstance(s, GatherScatterMode):
       return s
     if s is None or s in ("fill", "drop"):
@@ -661,7 +661,7 @@ def _scatter_impl_for(ufunc):
   return impl
 
 
-_update_fns: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_update_fns: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _update_fn(jaxpr, consts):
@@ -890,7 +890,7 @@ def _trace_scalar_fn(fn, dtype):
 
 # --- public functions --------------------------------------------------------------------------
 
-def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - lax's name
+def slice(operand, start_indices, limit_indices, strides=None):  # lax's name
   """`operand[start:limit:stride]` per dimension, with static bounds."""
   start = tuple(operator.index(i) for i in start_indices)
   limit = tuple(operator.index(i) for i in limit_indices)

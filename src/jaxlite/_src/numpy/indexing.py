@@ -5,22 +5,21 @@ dynamic_slice, everything else to one gather (or scatter) built from the index, 
 """
 from __future__ import annotations
 
+import itertools
 import operator
 import warnings
 from typing import NamedTuple
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
-from jaxlite._src import errors
+from jaxlite._src import core, dtypes, errors
 from jaxlite._src.jit import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as lax_shape
 from jaxlite._src.lax import slicing
 from jaxlite._src.lax.lax import _convert_element_type, asarg
 from jaxlite._src.numpy import lax_numpy
-from jaxlite._src.numpy.util import (canonicalize_axis, dtype_weak, promote_dtypes, shape_of)
+from jaxlite._src.numpy.util import canonicalize_axis, dtype_weak, promote_dtypes, shape_of
 
 _INDEX_DTYPE = np.dtype(np.int32)
 _NON_TUPLE_MSG = (
@@ -176,14 +175,20 @@ def _expand_ellipsis(ndim, idx):
 
 
 def _canonical_index(x, idx):
-  """(array, index tuple with no Ellipsis, no masks and one entry per array dim or None)."""
+  """(array, index tuple with no Ellipsis, no masks and one entry per array dim or None, and
+  whether an Ellipsis separates advanced entries: NumPy then puts their dims first)."""
   idx = tuple(_as_index_entry(e, i) for i, e in enumerate(_index_tuple(idx)))
   if any(isinstance(e, np.ndarray) and e.ndim == 0 and e.dtype == np.bool_ for e in idx):
     x, idx = _expand_bool_scalars(x, idx)
   if any(_is_mask(e) for e in idx):
     idx = _expand_masks(x.shape, _expand_ellipsis_for_masks(x.ndim, idx))
   idx = tuple(int(e) if isinstance(e, np.ndarray) and e.ndim == 0 else e for e in idx)
-  return x, _expand_ellipsis(x.ndim, idx)
+  return x, _expand_ellipsis(x.ndim, idx), _advanced_split(idx)
+
+
+def _advanced_split(idx) -> bool:
+  positions = [pos for _, pos, _ in _advanced_entries(idx)]
+  return any(b - a != 1 for a, b in itertools.pairwise(positions))
 
 
 def _expand_ellipsis_for_masks(ndim, idx):
@@ -207,12 +212,12 @@ def getitem(x, idx, *, indices_are_sorted=False, unique_indices=False, mode=None
     np_idx = _eager_numpy_index(x._value.shape, idx)
     if np_idx is not None:
       return core.array_from_numpy(x._value[np_idx], x.weak_type)
-  x, idx = _canonical_index(x, idx)
+  x, idx, split = _canonical_index(x, idx)
   if mode is None and fill_value is None:
     out = _slice_path(x, idx)
     if out is not None:
       return out
-  indexer = _index_to_gather(x.shape, idx)
+  indexer = _index_to_gather(x.shape, idx, split)
   return _gather(x, indexer, indices_are_sorted, unique_indices, mode, fill_value)
 
 
@@ -500,7 +505,7 @@ def _advanced_entries(idx):
     return []
   out, x_axis = [], 0
   for pos, e in enumerate(idx):
-    if e is None:
+    if e is None or e is Ellipsis:
       continue
     if not isinstance(e, slice):
       out.append((e, pos, x_axis))
@@ -508,7 +513,7 @@ def _advanced_entries(idx):
   return out
 
 
-def _index_to_gather(x_shape, idx) -> _Indexer:
+def _index_to_gather(x_shape, idx, split=False) -> _Indexer:
   """The gather computing `x[idx]` for a canonical index tuple (NumPy's axis placement)."""
   advanced = _advanced_entries(idx)
   advanced = [(_normalize_index(e, x_shape[ax]), pos, ax) for e, pos, ax in advanced]
@@ -516,7 +521,7 @@ def _index_to_gather(x_shape, idx) -> _Indexer:
           for pos, e in enumerate(idx) if not advanced and e is not None
           and not isinstance(e, slice)}
   adv_positions = [pos for _, pos, _ in advanced]
-  contiguous = all(b - a == 1 for a, b in zip(adv_positions, adv_positions[1:]))
+  contiguous = not split and all(b - a == 1 for a, b in itertools.pairwise(adv_positions))
   insert_at = (adv_positions[0] if contiguous else 0) if advanced else None
   b = _GatherBuilder(x_shape)
   for pos, e in enumerate(idx):
@@ -574,8 +579,8 @@ def _scatter_update(x, idx, y, scatter_fn, indices_are_sorted, unique_indices, m
     out = _eager_scatter(x, idx, y, _EAGER_UFUNCS[scatter_fn], mode)
     if out is not None:
       return out
-  x, idx = _canonical_index(x, idx)
-  indexer = _index_to_gather(x.shape, idx)
+  x, idx, split = _canonical_index(x, idx)
+  indexer = _index_to_gather(x.shape, idx, split)
   if 0 in indexer.slice_shape:
     return x
   y = _as_update(y)

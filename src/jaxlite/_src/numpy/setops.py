@@ -9,13 +9,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
+from jaxlite._src import core, dtypes
 from jaxlite._src.jit import internal_jit
 from jaxlite._src.lax import elementwise as ew
-from jaxlite._src.numpy import indexing
-from jaxlite._src.numpy import lax_numpy
-from jaxlite._src.numpy import shape_ops
+from jaxlite._src.numpy import indexing, lax_numpy, shape_ops
 from jaxlite._src.numpy.util import dtype_weak
 
 _INT = np.dtype(np.int32)
@@ -47,7 +44,8 @@ def _arange(n):
 def nonzero(a, *, size=None, fill_value=None):
   """Indices of the nonzero elements, one array per dimension (padded to `size`)."""
   from jaxlite._src.numpy import ufuncs
-  from jaxlite._src.numpy.reductions import cumsum, sum as _sum
+  from jaxlite._src.numpy.reductions import cumsum
+  from jaxlite._src.numpy.reductions import sum as _sum
   arr = _asarray(a)
   if arr.ndim == 0:
     raise ValueError("Calling nonzero on 0d arrays is not allowed. Use "
@@ -144,10 +142,11 @@ def _sorted_rows_with_mask(arr):
 
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
-           equal_nan=True, size=None, fill_value=None, sorted=True):  # noqa: A002
+           equal_nan=True, size=None, fill_value=None, sorted=True):
   """Sorted unique elements (or slices along `axis`), with NumPy's optional outputs."""
   from jaxlite._src.numpy import ufuncs
-  from jaxlite._src.numpy.reductions import cumsum, sum as _sum
+  from jaxlite._src.numpy.reductions import cumsum
+  from jaxlite._src.numpy.reductions import sum as _sum
   arr = _asarray(ar)
   if arr.size == 0:
     return _empty_unique(arr, axis, return_index, return_inverse, return_counts, size,
@@ -233,7 +232,8 @@ def unique_all(x, /, *, size=None, fill_value=None):
 
 def _in1d_impl(ar1, ar2, invert, method):
   from jaxlite._src.numpy import ufuncs
-  from jaxlite._src.numpy.reductions import all as _all, any as _any
+  from jaxlite._src.numpy.reductions import all as _all
+  from jaxlite._src.numpy.reductions import any as _any
   a = lax_numpy.ravel(ar1)
   b = lax_numpy.ravel(ar2)
   if method == "compare_all" or (method == "auto" and a.size * b.size <= (1 << 16)):
@@ -341,10 +341,10 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=Non
   n1, n2 = a.shape[0], b.shape[0]
   a_idx = b_idx = None
   if not assume_unique:
-    if return_indices and n1 and n2:
+    if return_indices:
       a, a_idx = unique(a, return_index=True)
       b, b_idx = unique(b, return_index=True)
-    elif n1 and n2:
+    else:
       a, b = unique(a), unique(b)
   aux = shape_ops.concatenate([a, b])
   if aux.shape[0] < 2:

@@ -5,21 +5,20 @@ Functions JAX stages as named nested jits (`_flip`, `_roll_static`, `_pad`, `atl
 """
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
+from jaxlite._src import core, dtypes
 from jaxlite._src.jit import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as lax_shape
 from jaxlite._src.lax import slicing
 from jaxlite._src.lax.lax import _convert_element_type
-from jaxlite._src.numpy import indexing
-from jaxlite._src.numpy import lax_numpy
-from jaxlite._src.numpy.util import (canonicalize_axis, dtype_weak, promote_dtypes, shape_of)
+from jaxlite._src.numpy import indexing, lax_numpy
+from jaxlite._src.numpy.util import canonicalize_axis, dtype_weak, promote_dtypes, shape_of
 
 _INT = np.dtype(np.int32)
 
@@ -149,7 +148,7 @@ def append(arr, values, axis: int | None = None):
 def _block(xs):
   """(array, list depth) of a nested-list block, concatenating innermost lists last-axis first."""
   if isinstance(xs, tuple):
-    raise ValueError(f"jax.numpy.block does not allow tuples, got {xs}")
+    raise ValueError(f"jax.numpy.block does not allow tuples, got {xs}")  # noqa: TRY004
   if not isinstance(xs, list):
     return _asarray(xs), 1
   if not xs:
@@ -192,10 +191,10 @@ def _split(name, ary, indices_or_sections, axis):
     bounds = _section_bounds(name, size, int(_concrete_ints(indices_or_sections,
                                                             "indices_or_sections")))
   if np.all(np.diff(bounds) >= 0):
-    sizes = tuple(np.int64(b - a) for a, b in zip(bounds[:-1], bounds[1:]))
+    sizes = tuple(np.int64(b - a) for a, b in itertools.pairwise(bounds))
     return list(lax_shape.split_p.bind(ary, sizes=sizes, axis=axis))
   return [slicing.slice_in_dim(ary, int(a), max(int(a), int(b)), 1, axis)
-          for a, b in zip(bounds[:-1], bounds[1:])]
+          for a, b in itertools.pairwise(bounds)]
 
 
 def _section_bounds(name, size, sections):
@@ -290,8 +289,8 @@ def _repeat_scalar(a, n, axis):
 
 
 def _repeat_array(a, repeats, axis, total):
-  from jaxlite._src.numpy.reductions import cumsum
   from jaxlite._src.numpy.creation import zeros
+  from jaxlite._src.numpy.reductions import cumsum
   repeats = _asarray(repeats)
   n = a.shape[axis]
   if repeats.shape != (n,):
@@ -349,7 +348,8 @@ def _roll_static_impl(a, shift, axis):
 
 def _roll_dynamic_impl(a, shift, axis):
   from jaxlite._src.numpy import ufuncs
-  for s, ax in zip(shift, axis):
+  for i, ax in enumerate(axis):
+    s = shift[i]
     size = a.shape[ax]
     if size == 0:
       continue
@@ -372,23 +372,18 @@ def roll(a, shift, axis=None):
   if isinstance(shift, core.Tracer) or (isinstance(shift, (list, tuple)) and any(
       isinstance(s, core.Tracer) for s in shift)):
     shifts = _asarray(shift)
-    shifts, axes = _broadcast_shift(shifts, axis, dynamic=True)
-    return _roll_dynamic(a, shifts, tuple(canonicalize_axis(int(x), a.ndim) for x in axes))
-  shifts, axes = _broadcast_shift(_concrete_ints(shift, "shift"), axis)
-  return _roll_static(a, tuple(int(s) for s in shifts),
-                      tuple(canonicalize_axis(int(x), a.ndim) for x in axes))
-
-
-def _broadcast_shift(shift, axis, dynamic=False):
-  if not dynamic:
-    if np.ndim(shift) > 1 or axis.ndim > 1:
+    if shifts.ndim > 1 or axis.ndim > 1:
       raise ValueError("'shift' and 'axis' arguments to roll must be scalars or 1D arrays")
-    shift, axis = np.broadcast_arrays(shift, axis)
-    return shift, axis
-  n = max(shift.size, axis.size)
-  shifts = lax_numpy.broadcast_to(shift, (n,)) if shift.ndim else lax_numpy.broadcast_to(
-      shift, (n,))
-  return [shifts[i] for i in range(n)], np.broadcast_to(axis, (n,))
+    n = max(shifts.size, axis.size)
+    axes = np.broadcast_to(axis, (n,))
+    return _roll_dynamic(a, lax_numpy.broadcast_to(shifts, (n,)),
+                         tuple(canonicalize_axis(int(x), a.ndim) for x in axes))
+  shifts = _concrete_ints(shift, "shift")
+  if shifts.ndim > 1 or axis.ndim > 1:
+    raise ValueError("'shift' and 'axis' arguments to roll must be scalars or 1D arrays")
+  shifts, axes = np.broadcast_arrays(shifts, axis)
+  return _roll_static(a, tuple(int(s) for s in shifts.reshape(-1)),
+                      tuple(canonicalize_axis(int(x), a.ndim) for x in axes.reshape(-1)))
 
 
 def _rot90_impl(m, k, axes):
@@ -427,7 +422,7 @@ def moveaxis(a, source, destination):
   src = _axes_tuple(source, a.ndim)
   dst = _axes_tuple(destination, a.ndim)
   if len(src) != len(dst):
-    raise ValueError("Inconsistent number of elements: {} vs {}".format(len(src), len(dst)))
+    raise ValueError(f"Inconsistent number of elements: {len(src)} vs {len(dst)}")
   perm = [i for i in range(a.ndim) if i not in src]
   for d, s in sorted(zip(dst, src)):
     perm.insert(d, s)
@@ -1069,14 +1064,14 @@ class _AxisConcatenator:
     key = key if isinstance(key, tuple) else (key,)
     axis, ndmin, trans1d = self.axis, self.ndmin, self.trans1d
     if key and isinstance(key[0], str):
-      axis, ndmin, trans1d, matrix = self._directive(key[0], axis, ndmin, trans1d)
+      axis, ndmin, trans1d = self._directive(key[0], axis, ndmin, trans1d)
       key = key[1:]
     parts = []
     for item in key:
       if isinstance(item, slice):
         part = self._range(item)
       elif isinstance(item, str):
-        raise ValueError("string directive must be placed at the beginning")
+        raise ValueError("string directive must be placed at the beginning")  # noqa: TRY004
       else:
         part = _asarray(item) if isinstance(item, (core.Array, np.ndarray)) else array(item)
       parts.append(self._ndmin(part, ndmin, trans1d))
@@ -1092,7 +1087,7 @@ class _AxisConcatenator:
     axis = vals[0]
     ndmin = vals[1] if len(vals) > 1 else ndmin
     trans1d = vals[2] if len(vals) > 2 else trans1d
-    return axis, ndmin, trans1d, False
+    return axis, ndmin, trans1d
 
   @staticmethod
   def _range(s):
@@ -1107,14 +1102,13 @@ class _AxisConcatenator:
   def _ndmin(x, ndmin, trans1d):
     if x.ndim >= ndmin:
       return x
-    orig = x.ndim
-    x = lax_shape.expand_dims(x, tuple(range(ndmin - orig)))
-    if trans1d != -1 and orig:
-      k = trans1d % ndmin
-      perm = list(range(ndmin - orig, ndmin))
-      rest = list(range(ndmin - orig))
-      perm = rest[:k] + perm + rest[k:]
-      x = lax_shape.transpose(x, [perm.index(i) for i in range(ndmin)])
+    # NumPy's rule: prepend axes, then move the original axes to start at `trans1d`.
+    k2 = ndmin - x.ndim
+    x = lax_shape.expand_dims(x, tuple(range(k2)))
+    if trans1d != -1:
+      k1 = trans1d + k2 + 1 if trans1d < 0 else trans1d
+      axes = list(range(ndmin))
+      x = lax_shape.transpose(x, axes[:k1] + axes[k2:] + axes[k1:k2])
     return x
 
   def __len__(self):
