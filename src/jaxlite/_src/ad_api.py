@@ -176,8 +176,7 @@ class VJPFunction:
       raise TypeError(_VJP_TOO_MANY_ARGS.format(self._name, len(extra) + 1))
     flat_ct, tree = tree_util.tree_flatten(ct, is_leaf=lambda x: type(x) is Zero)
     if tree != self._out_tree:
-      raise ValueError("unexpected tree structure of argument to vjp function: got "
-                       f"{tree}, but expected to match {self._out_tree}")
+      raise ValueError(_ct_tree_error(self._name, self._out_tree, tree))
     cts = [self._checked_ct(c, a) for c, a, nz in zip(flat_ct, self._out_avals, self._out_nz)
            if nz]
     undefined = [ad.UndefinedPrimal(v.aval) for v in self._jaxpr.invars]
@@ -193,10 +192,29 @@ class VJPFunction:
     got, want = core.get_aval(ct), ad.tangent_aval(primal_aval)
     if want.dtype != dtypes.float0 and (got.shape != want.shape or got.dtype != want.dtype):
       raise ValueError("unexpected JAX type (e.g. shape/dtype) for argument to VJP function: "
-                       f"got {got.str_short()}, but expected {want.str_short()} because the "
-                       "corresponding output of the differentiated function had JAX type "
-                       f"{primal_aval.str_short()}")
+                       f"got {_long(got)}, but expected {_long(want)} because the corresponding "
+                       f"output of the differentiated function had JAX type {_long(primal_aval)}")
     return ct
+
+
+def _long(aval) -> str:
+  return aval.str_short(short_dtypes=False)
+
+
+def _ct_tree_error(name, want, got) -> str:
+  if got.num_leaves == 1 and want.num_leaves != 1 or not tree_util.treedef_children(got):
+    diff = (f"  * out was a {_node_type(want)} in the original output, but a pytree leaf here, "
+            "so their Python types differ.")
+  else:
+    diff = f"  * out has tree structure {got} here, but {want} in the original output."
+  return ("unexpected tree structure.\n\nThe argument to a VJP function returned by `jax.vjp` "
+          "must match the pytree\nstructure of the differentiated function "
+          f"{name}.\n\nBut the tree structures differ:\n{diff}")
+
+
+def _node_type(tree) -> str:
+  example = tree_util.tree_unflatten(tree, [0] * tree.num_leaves)
+  return str(type(example))
 
 
 tree_util.register_pytree_node(

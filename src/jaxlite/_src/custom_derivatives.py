@@ -31,7 +31,7 @@ class SymbolicZero:
   dtype = property(lambda self: self.aval.dtype)
 
   def __repr__(self):
-    return f"SymbolicZero({self.aval.str_short()})"
+    return f"SymbolicZero({self.aval.str_short(short_dtypes=False)})"
 
   def instantiate(self):
     return ad.zeros_like_aval(self.aval)
@@ -114,7 +114,7 @@ def _run_jaxpr(*args, call_jaxpr, **params):
 
 
 def _tree_str(tree, avals) -> str:
-  return str(tree_util.tree_unflatten(tree, [a.str_short() for a in avals])).replace("'", "")
+  return str(tree_util.tree_unflatten(tree, [a.str_short(short_dtypes=False) for a in avals])).replace("'", "")
 
 
 def _check_tangents(primals, tangents):
@@ -129,9 +129,9 @@ def _check_tangents(primals, tangents):
   if len(avals) == 1:
     (p, w, g), = bad
     raise TypeError("Custom JVP rule must produce primal and tangent outputs with corresponding "
-                    f"shapes and dtypes. Expected {w.str_short()} (tangent type of "
-                    f"{p.str_short()}) but got {g.str_short()}.")
-  lines = "\n".join(f"  primal {p.str_short()} with tangent {g.str_short()}, expecting tangent "
+                    f"shapes and dtypes. Expected {w.str_short(short_dtypes=False)} (tangent type of "
+                    f"{p.str_short(short_dtypes=False)}) but got {g.str_short(short_dtypes=False)}.")
+  lines = "\n".join(f"  primal {p.str_short(short_dtypes=False)} with tangent {g.str_short(short_dtypes=False)}, expecting tangent "
                     f"{w}" for p, w, g in bad)
   raise TypeError("Custom JVP rule must produce primal and tangent outputs with corresponding "
                   f"shapes and dtypes, but got:\n{lines}")
@@ -559,8 +559,8 @@ def _flatten_bwd_output(py_cts_in, in_tree, in_avals) -> list:
     if got.shape != aval.shape or got.dtype != aval.dtype:
       raise ValueError("Custom VJP bwd rule must produce an output with the same type as the "
                        "args tuple of the primal function, but the bwd rule produced an output "
-                       f"of type {got.str_short()} corresponding to an input of type "
-                       f"{aval.str_short()}")
+                       f"of type {got.str_short(short_dtypes=False)} corresponding to an input of type "
+                       f"{aval.str_short(short_dtypes=False)}")
     out.append(ct)
   return out
 

@@ -383,7 +383,7 @@ def backward_pass(jaxpr: core.Jaxpr, consts, args, cts_out) -> list:
       env[v] = a
 
   def read(v):
-    return v.val if type(v) is Literal else env[v]
+    return literal_value(v) if type(v) is Literal else env[v]
 
   def is_linear(v):
     return type(v) is Var and v in linear
@@ -421,6 +421,14 @@ def backward_pass(jaxpr: core.Jaxpr, consts, args, cts_out) -> list:
       accumulate(v, ct)
   return [None if v not in linear else ct_env[v] if v in ct_env else Zero(tangent_aval(v.aval))
           for v in jaxpr.invars]
+
+
+def literal_value(lit: Literal):
+  """A literal's value, still weakly typed if the literal was (NumPy scalars are not)."""
+  val = lit.val
+  if lit.aval.weak_type and isinstance(val, np.generic):
+    return core.array_from_numpy(np.asarray(val), True)
+  return val
 
 
 _transpose_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()

@@ -11,6 +11,7 @@ import numpy as np
 
 from jaxlite._src import core, dtypes, tree_util
 from jaxlite._src.core import ShapedArray
+from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
@@ -96,6 +97,23 @@ def _scalar_like(n, x):
 psum_p = _reduction_collective("psum", np.sum, _times_size)
 pmax_p = _reduction_collective("pmax", np.max, lambda x, n: x)
 pmin_p = _reduction_collective("pmin", np.min, lambda x, n: x)
+
+
+def _psum_transpose(ct, x, *, axes, axis_index_groups):
+  # Every member's output reads every member's input: the cotangent is summed back the same
+  # way; positional axes that were summed away are broadcast back.
+  named, positional = _split_axes(axes)
+  if named:
+    ct = psum_p.bind(ct, axes=named, axis_index_groups=axis_index_groups)
+  if positional:
+    shape = ad.aval_of(x).shape
+    kept = tuple(i for i in range(len(shape)) if i not in positional)
+    ct = shape_prims.broadcast_in_dim_p.bind(ct, shape=shape, broadcast_dimensions=kept,
+                                             sharding=None)
+  return [ct]
+
+
+ad.deflinear(psum_p, _psum_transpose)
 
 
 def _named_size(axes) -> int:
@@ -244,6 +262,28 @@ def _all_gather_batcher(axis_data, vals, dims, *, all_gather_dimension, axis_nam
 all_gather_p.def_impl(_all_gather_impl)
 all_gather_p.def_abstract_eval(_all_gather_abstract)
 batching.axis_primitive_batchers[all_gather_p] = _all_gather_batcher
+
+
+def _all_gather_transpose(ct, x, *, all_gather_dimension, axis_name, axis_index_groups,
+                          axis_size, tiled):
+  # Each member's piece went to every member: sum the cotangents, keep this member's piece.
+  from jaxlite._src.lax import slicing
+  dim = all_gather_dimension
+  total = psum_p.bind(ct, axes=_axes_tuple(axis_name), axis_index_groups=axis_index_groups)
+  shape = ad.aval_of(x).shape
+  index = axis_index(axis_name)
+  width = shape[dim] if tiled else 1
+  start = ew.mul_p.bind(index, np.int32(width))
+  zero = np.zeros((), np.int32)
+  sizes = tuple(width if i == dim else d for i, d in enumerate(core.get_aval(total).shape))
+  starts = [start if i == dim else zero for i in range(len(sizes))]
+  piece = slicing.dynamic_slice_p.bind(total, *starts, slice_sizes=sizes)
+  if not tiled:
+    piece = shape_prims.squeeze_p.bind(piece, dimensions=(dim,))
+  return [piece]
+
+
+ad.deflinear(all_gather_p, _all_gather_transpose)
 
 
 def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
