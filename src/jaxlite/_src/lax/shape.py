@@ -1,4 +1,5 @@
-"""Shape primitives: broadcast_in_dim, reshape, squeeze, transpose (more join them here).
+"""Shape primitives (broadcast_in_dim, reshape, squeeze, transpose, rev, pad, concatenate, split,
+stack, unstack, tile) and their lax functions.
 
 Params are hashable tuples of Python ints; abstract evals raise JAX's TypeErrors.
 """

@@ -642,21 +642,59 @@ def _scatter_targets(operand, indices, updates, dn, mode):
   return _window_grids(starts, window), upd
 
 
+def _is_point_scatter(shape, updates_shape, dn) -> bool:
+  """Each index vector names single elements along its dims and whole extents elsewhere."""
+  mapped = set(dn.scatter_dims_to_operand_dims)
+  rest = [d for d in range(len(shape)) if d not in mapped]
+  return (not dn.operand_batching_dims and mapped == set(dn.inserted_window_dims)
+          and len(mapped) == len(dn.scatter_dims_to_operand_dims)
+          and [updates_shape[d] for d in dn.update_window_dims] == [shape[d] for d in rest]
+          and all(shape[d] > 0 for d in mapped))
+
+
+def _point_scatter_targets(out, indices, updates, dn, mode):
+  """(view of out with the indexed dims first, flat index columns, updates row per index)."""
+  index_map = list(dn.scatter_dims_to_operand_dims)
+  k = len(index_map)
+  target = np.moveaxis(out, index_map, range(k)) if index_map != list(range(k)) else out
+  indices = np.asarray(indices)
+  cols = [indices[..., j].reshape(-1) for j in range(k)]
+  updates = np.asarray(updates)
+  scatter_dims = [d for d in range(updates.ndim) if d not in dn.update_window_dims]
+  upd = updates.transpose(scatter_dims + list(dn.update_window_dims))
+  upd = upd.reshape((-1,) + target.shape[k:])
+  if mode == GatherScatterMode.CLIP:
+    cols = [np.clip(c, 0, target.shape[j] - 1) for j, c in enumerate(cols)]
+  else:
+    valid = np.ones(len(upd), bool)
+    for j, c in enumerate(cols):
+      valid &= (c >= 0) & (c < target.shape[j])
+    if not valid.all():
+      cols, upd = [c[valid] for c in cols], upd[valid]
+  return target, tuple(cols), upd
+
+
 def _scatter_impl_for(ufunc):
   def impl(operand, indices, updates, *, dimension_numbers, indices_are_sorted, unique_indices,
            mode, update_jaxpr, update_consts):
     out = np.array(operand, copy=True)
     if out.size == 0 or np.size(updates) == 0:
       return out
-    grids, upd = _scatter_targets(out, indices, updates, dimension_numbers, mode)
-    if ufunc is None and update_jaxpr is not None:
-      _apply_in_rounds(out, grids, upd, _update_fn(update_jaxpr, update_consts))
-    elif ufunc is None:
-      out[grids] = upd
-    elif unique_indices:
-      out[grids] = ufunc(out[grids], upd)
+    apply = ufunc is None and update_jaxpr is not None
+    if not apply and _is_point_scatter(out.shape, np.shape(updates), dimension_numbers):
+      target, index, upd = _point_scatter_targets(out, indices, updates, dimension_numbers,
+                                                  mode)
     else:
-      ufunc.at(out, grids, upd)
+      target = out
+      index, upd = _scatter_targets(out, indices, updates, dimension_numbers, mode)
+    if apply:
+      _apply_in_rounds(out, index, upd, _update_fn(update_jaxpr, update_consts))
+    elif ufunc is None:
+      target[index] = upd
+    elif unique_indices:
+      target[index] = ufunc(target[index], upd)
+    else:
+      ufunc.at(target, index, upd)
     return out
   return impl
 
