@@ -63,8 +63,26 @@ def concatenate(arrays, axis: int | None = 0, dtype=None):
   if axis is None:
     return concatenate([lax_numpy.ravel(a) for a in arrays], 0, dtype)
   axis = canonicalize_axis(axis, arrays[0].ndim)
+  if dtype is None and core._state.trace is core.eval_trace:
+    out = _eager_join(np.concatenate, arrays, axis)
+    if out is not None:
+      return out
   arrays = _promote_to(arrays, dtype)
   return lax_shape.concatenate(arrays, axis)
+
+
+def _eager_join(np_fn, arrays, axis):
+  """NumPy's join of concrete arrays of one dtype (None when promotion or checks are needed)."""
+  t = core.array_type
+  first = arrays[0]
+  if type(first) is not t or any(type(a) is not t or a._value.dtype != first._value.dtype
+                                 or a.weak_type != first.weak_type for a in arrays):
+    return None
+  try:
+    return core.array_from_numpy(np_fn([a._value for a in arrays], axis=axis),
+                                 first.weak_type)
+  except ValueError:
+    return None  # the primitive's abstract eval raises JAX's error
 
 
 def _promote_to(arrays, dtype):
@@ -88,6 +106,10 @@ def stack(arrays, axis: int = 0, out=None, dtype=None):
   if not arrays:
     raise ValueError("Need at least one array to stack.")
   axis = canonicalize_axis(axis, arrays[0].ndim + 1)
+  if dtype is None and core._state.trace is core.eval_trace:
+    out = _eager_join(np.stack, arrays, axis)
+    if out is not None:
+      return out
   return lax_shape.stack_p.bind(*_promote_to(arrays, dtype), axis=axis)
 
 
