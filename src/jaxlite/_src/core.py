@@ -6,6 +6,7 @@ knows its parent; a tracer belongs to the trace it was made by, anything else is
 from __future__ import annotations
 
 import itertools
+import math
 import threading
 from typing import Any, Callable, Sequence
 
@@ -30,7 +31,7 @@ class ShapedArray:
     self.vma = vma
 
   ndim = property(lambda self: len(self.shape))
-  size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+  size = property(lambda self: int(math.prod(self.shape)))
 
   def update(self, shape=None, dtype=None, weak_type=None, sharding=None, vma=None):
     return ShapedArray(self.shape if shape is None else shape,

@@ -710,6 +710,11 @@ ad.deflinear(reduce_precision_p, lambda ct, x, **params: [reduce_precision_p.bin
 # --- select_n and clamp ------------------------------------------------------------------------
 
 def _select_n_abstract(which, *cases):
+  if len(cases) == 2:  # the common case, settled without the error checks' generators
+    x, y = cases
+    if which.dtype == np.bool_ and x.dtype == y.dtype and x.shape == y.shape \
+        and (not which.shape or which.shape == x.shape):
+      return ShapedArray(x.shape, x.dtype, x.weak_type and y.weak_type)
   if not cases:
     raise TypeError("select_n() must have at least one case")
   if any(c.dtype != cases[0].dtype for c in cases):

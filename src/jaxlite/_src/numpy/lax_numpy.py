@@ -5,6 +5,8 @@ same names, so printed jaxprs match.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from jaxlite._src import core
@@ -50,8 +52,21 @@ def broadcast_arrays(*args):
           for a in args]
 
 
+def _plain_select(condition, x, y) -> bool:
+  """Eager arrays that need no promotion or broadcasting: a bool mask and two cases of one
+  dtype, weak type and shape (the general path would bind the same select_n)."""
+  at = core.array_type
+  if type(condition) is not at or type(x) is not at or type(y) is not at:
+    return False
+  c, xv, yv = condition._value, x._value, y._value
+  return (c.dtype == np.bool_ and xv.dtype == yv.dtype and x.weak_type == y.weak_type
+          and c.shape == xv.shape == yv.shape)
+
+
 @internal_jit
 def _where(condition, x, y):
+  if _plain_select(condition, x, y):
+    return ew.select_n_p.bind(condition, y, x)
   cond_b = condition if dtype_weak(condition)[0] == np.bool_ else \
       ew.ne_p.bind(*promote_dtypes(condition, 0))
   x, y = promote_dtypes(x, y)
@@ -88,18 +103,18 @@ def _compute_newshape(old, new):
     new = (new,)
   new = [core.concrete_or_error(int, d, "The shape argument of reshape must be concrete.")
          for d in new]
-  size = int(np.prod(old, dtype=np.int64))
+  size = math.prod(old)
   if new.count(-1) > 1:
     raise ValueError("can only specify one unknown dimension")
   if -1 in new:
-    rest = int(np.prod([d for d in new if d != -1], dtype=np.int64))
+    rest = math.prod(d for d in new if d != -1)
     if rest == 0 or size % rest:
       raise TypeError(f"cannot reshape array of shape {tuple(old)} (size {size}) into shape "
                       f"{tuple(new)}")
     new[new.index(-1)] = size // rest
-  if int(np.prod(new, dtype=np.int64)) != size:
+  if math.prod(new) != size:
     raise TypeError(f"cannot reshape array of shape {tuple(old)} (size {size}) into shape "
-                    f"{tuple(new)} (size {int(np.prod(new, dtype=np.int64))})")
+                    f"{tuple(new)} (size {math.prod(new)})")
   return tuple(new)
 
 
@@ -172,7 +187,7 @@ def ndim(a):
 
 def size(a, axis=None):
   s = shape_of(a)
-  return int(np.prod(s, dtype=np.int64)) if axis is None else s[axis]
+  return math.prod(s) if axis is None else s[axis]
 
 
 def result_type(*args):

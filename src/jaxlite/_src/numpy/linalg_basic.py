@@ -51,6 +51,11 @@ def _preferred(preferred_element_type, *args):
 
 def matmul(a, b, *, precision=None, preferred_element_type=None):
   """jnp.matmul / `@`: matrix products broadcast over leading batch dimensions."""
+  if type(a) is core.array_type and type(b) is core.array_type \
+      and preferred_element_type is None:
+    dims = _plain_matmul_dims(a, b)
+    if dims is not None:
+      return _dot_general(a, b, dims[0], dims[1], precision, a._value.dtype)
   a, b = _arrays("matmul", a, b)
   for x in (a, b):
     if not shape_of(x):
@@ -101,6 +106,25 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
   target = list(range(nb)) + (["n"] if not a_vec else []) + (["m"] if not b_vec else [])
   perm = tuple(order.index(t) for t in target)
   return transpose(out, perm) if perm != tuple(range(len(perm))) else out
+
+
+def _plain_matmul_dims(a, b):
+  """(contract, batch) dims of `a @ b` for two eager arrays of one dtype and weak type whose
+  shapes need no broadcasting, squeezing or transposing (the common `x @ w`), else None."""
+  av, bv = a._value, b._value
+  if av.dtype != bv.dtype or a.weak_type != b.weak_type:
+    return None
+  sa, sb = av.shape, bv.shape
+  na, nb = len(sa), len(sb)
+  if 1 <= na <= 2 and 1 <= nb <= 2:
+    k_b, batch = sb[-2] if nb == 2 else sb[0], ((), ())
+  elif na == nb > 2 and sa[:-2] == sb[:-2]:
+    k_b, batch = sb[-2], (tuple(range(na - 2)),) * 2
+  else:
+    return None
+  if sa[-1] != k_b:
+    return None
+  return ((na - 1,), (nb - 2 if nb >= 2 else 0,)), batch
 
 
 def _positions(batch_positions, squeezed):

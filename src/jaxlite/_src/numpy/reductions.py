@@ -6,6 +6,7 @@ are floats, half-precision sums accumulate in float32, and every result is stron
 """
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -19,7 +20,10 @@ from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.numpy.lax_numpy import _where, expand_dims, reshape
 from jaxlite._src.numpy.util import check_arraylike, convert, dtype_weak, promote_dtypes, shape_of
 
-_HALF = ("float16", "bfloat16")
+
+def _is_half(dtype) -> bool:
+  # Not `dtype.name in (...)`: the name property costs microseconds on every eager call.
+  return dtype.itemsize == 2 and (dtype.kind == "f" or dtype == dtypes.bfloat16)
 
 
 # --- argument handling -------------------------------------------------------------------------
@@ -82,6 +86,24 @@ def _check_no_out(out, name):
     raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
 
 
+# --- eager fast paths --------------------------------------------------------------------------
+# A strongly typed concrete array needs no argument handling: the general path would convert
+# nothing and bind the same primitives, so these shortcuts give identical results.
+
+def _plain_array(a) -> bool:
+  return type(a) is core.array_type and not a.weak_type
+
+
+def _keeps_dtype(dtype) -> bool:
+  """Whether sum/prod/mean compute and return in `dtype` itself (no widening)."""
+  return dtype.itemsize >= 4 and dtype.kind in "fciu"
+
+
+def _bind_reduction(prim, a, axes, keepdims):
+  out = prim.bind(a, **prim.params_of(axes))
+  return _keep_dims(out, axes) if keepdims else out
+
+
 # --- the monoid reductions ---------------------------------------------------------------------
 
 def _reduce(name, prim, a, axis, keepdims, initial, where, identity, combine):
@@ -137,11 +159,14 @@ def _or(x, y):
 def _sum_like(name, prim, unit, combine):
   def reduce(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
              promote_integers=True):
+    if _plain_array(a) and dtype is None and out is None and initial is None \
+        and where is None and _keeps_dtype(a._value.dtype):
+      return _bind_reduction(prim, a, reduction_axes(axis, a._value.ndim), keepdims)
     _check_no_out(out, name)
     a = _as_array(name, a)
     in_dtype = dtype_weak(a)[0]
     target = _user_dtype(dtype, name) or _sum_dtype(in_dtype, promote_integers)
-    compute = dtypes.float32 if target.name in _HALF else target
+    compute = dtypes.float32 if _is_half(target) else target
     result = _reduce(name, prim, _strong(a, compute), axis, keepdims, initial, where, unit,
                      combine)
     return _strong(result, target)
@@ -156,6 +181,9 @@ prod = _sum_like("prod", red.reduce_prod_p, 1, _mul)
 
 def _extremum(name, prim, combine):
   def reduce(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    if _plain_array(a) and out is None and initial is None and where is None \
+        and a._value.size:
+      return _bind_reduction(prim, a, reduction_axes(axis, a._value.ndim), keepdims)
     _check_no_out(out, name)
     a = _as_array(name, a)
     a = _strong(a, dtype_weak(a)[0])
@@ -173,6 +201,8 @@ amin = min
 
 def _logical(name, prim, unit, combine):
   def reduce(a, axis=None, out=None, keepdims=False, *, where=None):
+    if _plain_array(a) and out is None and where is None and a._value.dtype == np.bool_:
+      return _bind_reduction(prim, a, reduction_axes(axis, a._value.ndim), keepdims)
     _check_no_out(out, name)
     a = _strong(_as_array(name, a), dtypes.bool_)
     return _reduce(name, prim, a, axis, keepdims, None, where, unit, combine)
@@ -195,7 +225,7 @@ def _count(a, axes, where, dtype):
   """How many elements each reduction sees: a Python number, or a traced sum under `where`."""
   shape = shape_of(a)
   if where is None:
-    return float(np.prod([shape[i] for i in axes], dtype=np.int64))
+    return float(math.prod(shape[i] for i in axes))
   from jaxlite._src.numpy.lax_numpy import broadcast_to
   mask = broadcast_to(where, shape) if tuple(shape_of(where)) != tuple(shape) else where
   ones = _strong(_strong(mask, dtypes.default_int_dtype()), dtype)
@@ -210,10 +240,16 @@ def _divide(total, count, dtype):
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None, upcast_f16=True):
   """jnp.mean: integers average as the default float; half floats accumulate in float32."""
+  if _plain_array(a) and dtype is None and out is None and where is None:
+    in_dtype = a._value.dtype
+    if in_dtype.kind in "fc" and in_dtype.itemsize >= 4:
+      axes = reduction_axes(axis, a._value.ndim)
+      total = _bind_reduction(red.reduce_sum_p, a, axes, keepdims)
+      return _divide(total, _count(a, axes, None, in_dtype), in_dtype)
   _check_no_out(out, "mean")
   a = _as_array("mean", a)
   target = _user_dtype(dtype, "mean") or _inexact(dtype_weak(a)[0])
-  compute = dtypes.float32 if target.name in _HALF else target
+  compute = dtypes.float32 if _is_half(target) else target
   axes = reduction_axes(axis, len(shape_of(a)))
   a = _strong(a, compute)
   count = _count(a, axes, where, compute)
@@ -296,9 +332,11 @@ def _arg_extremum(name, prim):
     a = _as_array(name, a)
     shape = shape_of(a)
     if axis is None:
-      if int(np.prod(shape, dtype=np.int64)) == 0:
+      size = math.prod(shape)
+      if size == 0:
         raise ValueError(f"attempt to get {name} of an empty sequence")
-      flat = reshape(a, (-1,))
+      flat = a if len(shape) == 1 else shape_prims.reshape_p.bind(
+          a, new_sizes=(size,), dimensions=None, sharding=None)
       out = prim.bind(flat, axes=(0,), index_dtype=dtypes.default_int_dtype())
       return expand_dims(out, tuple(range(len(shape)))) if keepdims and shape else out
     ax = _canonical_axis(axis, len(shape))
