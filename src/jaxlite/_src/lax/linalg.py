@@ -409,21 +409,45 @@ def _lu_unblocked(a):
 
 
 def _apply_swaps(a, pivots):
-  """Applies LAPACK-style sequential row swaps to a (B, m, n) view in place."""
-  rows = np.arange(a.shape[0])
-  for j in range(pivots.shape[1]):
-    p = pivots[:, j]
-    if np.all(p == j):
-      continue
-    row_j = a[rows, j].copy()
-    a[rows, j] = a[rows, p]
-    a[rows, p] = row_j
+  """Applies LAPACK-style sequential row swaps to a (B, m, n) view in place, as one gather."""
+  perm = _pivots_to_permutation_np(pivots, a.shape[1])
+  # A panel's swaps move at most twice its width of rows: copy only those.
+  moved = np.nonzero(np.any(perm != np.arange(a.shape[1]), axis=0))[0]
+  if moved.size:
+    a[:, moved] = np.take_along_axis(a, perm[:, moved, None], axis=1)
 
 
 def _unit_lower_solve(lower_factor, b):
-  """L⁻¹ b for unit lower triangular L (always invertible)."""
-  eye = np.eye(lower_factor.shape[-1], dtype=lower_factor.dtype)
-  return np.linalg.solve(np.tril(lower_factor, -1) + eye, b)
+  """L⁻¹ b for the unit lower triangle of `lower_factor`."""
+  return _solve_triangular_np(lower_factor, b, lower=True, unit=True)
+
+
+def _solve_triangular_np(t, b, lower: bool, unit: bool = False):
+  """t⁻¹ b for triangular t, recursively halved so that the work is matrix products; only the
+  `lower` (or upper) triangle of t is read. Zero pivots give infs and NaNs, as LAPACK's trsm."""
+  n = t.shape[-1]
+  if n <= 16:
+    return _substitute(t, b, lower, unit)
+  h = n // 2
+  if lower:
+    x1 = _solve_triangular_np(t[..., :h, :h], b[..., :h, :], lower, unit)
+    x2 = _solve_triangular_np(t[..., h:, h:], b[..., h:, :] - t[..., h:, :h] @ x1, lower, unit)
+  else:
+    x2 = _solve_triangular_np(t[..., h:, h:], b[..., h:, :], lower, unit)
+    x1 = _solve_triangular_np(t[..., :h, :h], b[..., :h, :] - t[..., :h, h:] @ x2, lower, unit)
+  return np.concatenate([x1, x2], axis=-2)
+
+
+def _substitute(t, b, lower, unit):
+  """Forward (lower) or back (upper) substitution over the rows of a small triangle."""
+  n = t.shape[-1]
+  x = np.zeros(np.broadcast_shapes(t.shape[:-2], b.shape[:-2]) + b.shape[-2:],
+               np.result_type(t, b))
+  for i in (range(n) if lower else range(n - 1, -1, -1)):
+    done = slice(0, i) if lower else slice(i + 1, n)
+    acc = b[..., i, :] - (t[..., i:i + 1, done] @ x[..., done, :])[..., 0, :]
+    x[..., i, :] = acc if unit else acc / t[..., i, i, None]
+  return x
 
 
 def _lu_recursive(a):
@@ -444,6 +468,11 @@ def _lu_recursive(a):
 def _pivots_to_permutation_np(pivots, size):
   batch = pivots.shape[:-1]
   piv = pivots.reshape(-1, pivots.shape[-1])
+  if piv.shape[0] == 1:  # one matrix: swap Python ints, far cheaper than array ops per step
+    perm = list(range(size))
+    for j, p in enumerate(piv[0].tolist()):
+      perm[j], perm[p] = perm[p], perm[j]
+    return np.asarray(perm, np.int32).reshape(batch + (size,))
   perm = np.tile(np.arange(size, dtype=np.int32), (piv.shape[0], 1))
   rows = np.arange(piv.shape[0])
   for j in range(piv.shape[1]):
@@ -514,14 +543,18 @@ def _square_u(lu_, m, n, k):
 
 
 def _permute_rows(x, perm):
-  """x[..., perm, :] as a matmul with the permutation matrix (iota == perm, one-hot)."""
-  m = x.shape[-2]
-  shape = perm.shape + (m,)
-  cols = creation.iota_p.bind(dtype=np.dtype(np.int32), shape=shape, dimension=len(shape) - 1,
-                              sharding=None)
-  onehot = ew.eq_p.bind(_bcast_col(perm, shape), cols)
-  pmat = ew.convert_element_type_p.bind(onehot, new_dtype=x.dtype, weak_type=False)
-  return _matmul(pmat, x)
+  """x[..., perm, :]: one gather, batched over the leading dims of x and perm alike."""
+  from jaxlite._src.lax import slicing
+  nb = x.ndim - 2
+  n = x.shape[-1]
+  indices = shape_prims.broadcast_in_dim_p.bind(
+      perm, shape=perm.shape + (1,), broadcast_dimensions=tuple(range(perm.ndim)),
+      sharding=None)
+  dnums = slicing.GatherDimensionNumbers(
+      offset_dims=(nb + 1,), collapsed_slice_dims=(nb,), start_index_map=(nb,),
+      operand_batching_dims=tuple(range(nb)), start_indices_batching_dims=tuple(range(nb)))
+  return slicing.gather(x, indices, dnums, (1,) * (nb + 1) + (n,),
+                        mode=slicing.GatherScatterMode.PROMISE_IN_BOUNDS)
 
 
 def lu(x):
@@ -741,43 +774,21 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
 
 # --- triangular_solve -------------------------------------------------------------------------
 
-def _effective_triangle(a, lower, transpose_a, conjugate_a, unit_diagonal):
-  t = np.tril(a) if lower else np.triu(a)
-  if unit_diagonal:
-    n = a.shape[-1]
-    t = t.copy()
-    t[..., np.arange(n), np.arange(n)] = 1
-  if conjugate_a:
-    t = np.conj(t)
-  if transpose_a:
-    t = np.swapaxes(t, -1, -2)
-  return t
-
-
-def _substitute(t, b):
-  """t⁻¹ b by substitution (for singular t: infs and NaNs like LAPACK's trsm)."""
-  n = t.shape[-1]
-  lower = bool(np.all(np.triu(t, 1) == 0))
-  x = np.zeros(np.broadcast_shapes(t.shape[:-2], b.shape[:-2]) + b.shape[-2:],
-               np.result_type(t, b))
-  order = range(n) if lower else range(n - 1, -1, -1)
-  for i in order:
-    acc = b[..., i, :] - np.einsum("...j,...jk->...k", t[..., i, :], x)
-    x[..., i, :] = acc / t[..., i, i, None]
-  return x
-
-
 def _triangular_solve_impl(a, b, *, left_side=False, lower=False, transpose_a=False,
                            conjugate_a=False, unit_diagonal=False):
-  t = _effective_triangle(_lapack(a), lower, transpose_a, conjugate_a, unit_diagonal)
+  t = _lapack(a)
+  if conjugate_a:
+    t = np.conj(t)
+  reads_lower = lower
+  if transpose_a:
+    t = np.swapaxes(t, -1, -2)
+    reads_lower = not reads_lower
   rhs = _lapack(b)
-  if not left_side:
+  if not left_side:  # x op(a) = b  <=>  op(a)ᵀ xᵀ = bᵀ
     t, rhs = np.swapaxes(t, -1, -2), np.swapaxes(rhs, -1, -2)
+    reads_lower = not reads_lower
   with np.errstate(all="ignore"):
-    try:
-      out = np.linalg.solve(t, rhs)
-    except np.linalg.LinAlgError:
-      out = _substitute(t, rhs)
+    out = _solve_triangular_np(t, rhs, reads_lower, unit_diagonal)
   if not left_side:
     out = np.swapaxes(out, -1, -2)
   return out.astype(b.dtype, copy=False)
