@@ -6,6 +6,7 @@ autograd in PyTorch where installed.
 """
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +19,7 @@ SIZES, BATCH, LR = (784, 512, 512, 10), 128, 0.01
 def _data():
   rng = np.random.default_rng(0)
   params = [((rng.standard_normal((m, n)) / np.sqrt(m)).astype(np.float32),
-             np.zeros(n, np.float32)) for m, n in zip(SIZES[:-1], SIZES[1:])]
+             np.zeros(n, np.float32)) for m, n in itertools.pairwise(SIZES)]
   x = rng.standard_normal((BATCH, SIZES[0])).astype(np.float32)
   labels = np.eye(SIZES[-1], dtype=np.float32)[rng.integers(0, SIZES[-1], BATCH)]
   return params, x, labels

@@ -1,17 +1,18 @@
 """Autodiff: every differentiable primitive against central differences (both modes, second
 order), compositions (grad of jit, nested derivatives, closures, vmap), float0 and symbolic
 zeros, JAX's errors and tracer reprs, and the oracle: values and printed jaxprs of real JAX."""
+
 import functools
+import itertools
 
 import numpy as np
 import pytest
+from conftest import oracle
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
 from jaxlite import lax
 from jaxlite.test_util import check_grads
-
-from conftest import oracle
 
 RNG = np.random.default_rng(0)
 
@@ -263,8 +264,8 @@ COVERED_ELSEWHERE = {"add_any", "custom_lin", "custom_jvp_call", "custom_vjp_cal
 
 
 def test_table_covers_every_differentiable_primitive():
-  import jaxlite.nn  # noqa: F401 - every module that defines primitives registers its rules
-  import jaxlite.random  # noqa: F401
+  import jaxlite.nn
+  import jaxlite.random
   import jaxlite.scipy.special  # noqa: F401
   from jaxlite._src.interpreters import ad
   reached = set()
@@ -365,7 +366,7 @@ def test_grad_of_pytree_arguments():
 def test_integer_inputs_get_float0_cotangents_and_tangents():
   gx, gn = jax.grad(lambda x, n: x * n, argnums=(0, 1), allow_int=True)(2.0, 3)
   assert float(gx) == 3.0 and gn.dtype == jax.dtypes.float0 and gn.shape == ()
-  out, f_vjp = jax.vjp(lambda x, n: x * n, 2.0, jnp.arange(3))
+  _, f_vjp = jax.vjp(lambda x, n: x * n, 2.0, jnp.arange(3))
   _, ct_n = f_vjp(jnp.ones(3))
   assert ct_n.dtype == jax.dtypes.float0 and ct_n.shape == (3,)
   y, t = jax.jvp(lambda x: x.astype(jnp.int32), (2.5,), (1.0,))
@@ -396,7 +397,7 @@ def test_linearize_and_vjp():
   y, f_jvp = jax.linearize(f, 0.5)
   np.testing.assert_allclose(y, np.sin(0.5) * 0.5, rtol=1e-6)
   np.testing.assert_allclose(f_jvp(2.0), 2 * (np.cos(0.5) * 0.5 + np.sin(0.5)), rtol=1e-6)
-  out, f_vjp, aux = jax.vjp(lambda x: (f(x), x * 3), 0.5, has_aux=True)
+  _, f_vjp, aux = jax.vjp(lambda x: (f(x), x * 3), 0.5, has_aux=True)
   (ct,) = f_vjp(1.0)
   np.testing.assert_allclose(ct, np.cos(0.5) * 0.5 + np.sin(0.5), rtol=1e-6)
   assert float(aux) == 1.5
@@ -443,11 +444,11 @@ def test_checkpoint_policies_save_or_recompute():
   for policy in (None, jax.checkpoint_policies.nothing_saveable,
                  jax.checkpoint_policies.everything_saveable,
                  jax.checkpoint_policies.dots_saveable):
-    f = jax.checkpoint(block, policy=policy)
-    g = jax.grad(lambda w: jnp.sum(f(x, w)))
+    remat_block = jax.checkpoint(block, policy=policy)
+    g = jax.grad(functools.partial(lambda f, w: jnp.sum(f(x, w)), remat_block))
     np.testing.assert_allclose(g(w), expected, rtol=1e-6)
     jaxpr = jax.make_jaxpr(g)(w)
-    linear = [e for e in jaxpr.eqns if e.primitive.name == "remat2"][0]
+    linear = next(e for e in jaxpr.eqns if e.primitive.name == "remat2")
     names[policy] = [e.primitive.name for e in linear.params["jaxpr"].eqns]
   # dots_saveable keeps the matmul out of the recomputation; nothing_saveable recomputes it.
   assert "dot_general" in names[jax.checkpoint_policies.nothing_saveable]
@@ -474,47 +475,47 @@ def test_eager_grad_of_jnp_wrappers_and_where():
 
 ERRORS = [
     (lambda: jax.grad(lambda x: x)(1), TypeError,
-     "grad requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
-     "np.inexact), but got int32. If you want to use Boolean- or integer-valued inputs, use vjp "
-     "or set allow_int to True."),
+     ("grad requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
+      "np.inexact), but got int32. If you want to use Boolean- or integer-valued inputs, use vjp "
+      "or set allow_int to True.")),
     (lambda: jax.grad(lambda x: x)(jnp.ones(2)), TypeError,
      "Gradient only defined for scalar-output functions. Output had shape: (2,)."),
     (lambda: jax.grad(lambda x: x.astype(int))(1.), TypeError,
-     "grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but "
-     "got int32. For differentiation of functions with integer outputs, use jax.vjp directly."),
+     ("grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but "
+      "got int32. For differentiation of functions with integer outputs, use jax.vjp directly.")),
     (lambda: jax.grad(lambda x: x * 1j)(1.), TypeError,
-     "grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but "
-     "got complex64. For holomorphic differentiation, pass holomorphic=True."),
+     ("grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but "
+      "got complex64. For holomorphic differentiation, pass holomorphic=True.")),
     (lambda: jax.grad(lambda x: x, holomorphic=True)(1.), TypeError,
      "grad with holomorphic=True requires inputs with complex dtype, but got float32."),
     (lambda: jax.jvp(jnp.sin, 1., 1.), TypeError,
      "primal and tangent arguments to jax.jvp must be tuples or lists; found float and float."),
     (lambda: jax.jvp(jnp.sin, (1.,), (1,)), TypeError,
-     "primal and tangent arguments to jax.jvp do not match; dtypes must be equal, or in case of "
-     "int/bool primal dtype the tangent dtype must be float0.Got primal dtype float32 and so "
-     "expected tangent dtype float32, but got tangent dtype int32 instead."),
+     ("primal and tangent arguments to jax.jvp do not match; dtypes must be equal, or in case of "
+      "int/bool primal dtype the tangent dtype must be float0.Got primal dtype float32 and so "
+      "expected tangent dtype float32, but got tangent dtype int32 instead.")),
     (lambda: jax.jvp(jnp.sin, (jnp.ones(2),), (jnp.ones(3),)), ValueError,
-     "jvp called with different primal and tangent shapes;Got primal shape (2,) and tangent "
-     "shape as (3,)"),
+     ("jvp called with different primal and tangent shapes;Got primal shape (2,) and tangent "
+      "shape as (3,)")),
     (lambda: jax.jvp(lambda x, y: x, (1., 2.), (1.,)), TypeError,
-     "primal and tangent arguments to jax.jvp must have the same tree structure; primals have "
-     "tree structure PyTreeDef((*, *)) whereas tangents have tree structure PyTreeDef((*,))."),
+     ("primal and tangent arguments to jax.jvp must have the same tree structure; primals have "
+      "tree structure PyTreeDef((*, *)) whereas tangents have tree structure PyTreeDef((*,)).")),
     (lambda: jax.vjp(jnp.sin, 1.)[1](1., 2.), TypeError,
      "The function returned by `jax.vjp` applied to sin was called with 2 arguments,"),
     (lambda: jax.vjp(jnp.sin, 1.)[1](jnp.ones(2)), ValueError,
-     "unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got float32[2], but "
-     "expected float32[] because the corresponding output of the differentiated function had "
-     "JAX type float32[]"),
+     ("unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got float32[2], but "
+      "expected float32[] because the corresponding output of the differentiated function had "
+      "JAX type float32[]")),
     (lambda: jax.vjp(lambda x: (x, x), 1.)[1](1.), ValueError, "unexpected tree structure."),
     (lambda: jax.grad(lambda x, y: x, argnums=2)(1., 2.), TypeError,
-     "differentiating with respect to argnums=2 requires at least 3 positional arguments to be "
-     "passed by the caller, but got only 2 positional arguments."),
+     ("differentiating with respect to argnums=2 requires at least 3 positional arguments to be "
+      "passed by the caller, but got only 2 positional arguments.")),
     (lambda: jax.grad(1), TypeError, "Expected a callable value, got 1"),
     (lambda: jax.grad(lambda x: lax.nextafter(x, 2.))(1.), NotImplementedError,
      "Differentiation rule for 'nextafter' not implemented"),
     (lambda: jax.jacfwd(lambda x: x)(1), TypeError,
-     "jacfwd requires real-valued inputs (input dtype that is a sub-dtype of np.floating), but "
-     "got int32."),
+     ("jacfwd requires real-valued inputs (input dtype that is a sub-dtype of np.floating), but "
+      "got int32.")),
     (lambda: jax.grad(lambda x: x, has_aux=True)(1.), TypeError,
      "expected function with aux output to return a two-element tuple, but got type"),
 ]
@@ -706,7 +707,7 @@ def test_jacobian_values_match_jax(name, transform):
 def _mlp_problem(sizes=(20, 32, 32, 5), batch=16, seed=0):
   rng = np.random.default_rng(seed)
   params = [(rng.normal(0, 1 / np.sqrt(m), (m, n)).astype(np.float32),
-             np.zeros(n, np.float32)) for m, n in zip(sizes[:-1], sizes[1:])]
+             np.zeros(n, np.float32)) for m, n in itertools.pairwise(sizes)]
   x = rng.normal(size=(batch, sizes[0])).astype(np.float32)
   y = rng.integers(0, sizes[-1], batch)
   labels = np.eye(sizes[-1], dtype=np.float32)[y]

@@ -5,12 +5,11 @@ import functools
 
 import numpy as np
 import pytest
+from conftest import oracle
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
 from jaxlite.test_util import check_grads
-
-from conftest import oracle
 
 
 def _make_f(J, N):
@@ -102,7 +101,7 @@ def test_custom_jvp_symbolic_zeros():
   @functools.partial(h.defjvp, symbolic_zeros=True)
   def h_jvp(primals, tangents):
     seen.append(tuple(type(t).__name__ for t in tangents))
-    (x, y), (tx, ty) = primals, tangents
+    (x, y), (tx, _) = primals, tangents
     return h(x, y), tx * y
   assert float(jax.grad(h)(3.0, 4.0)) == 4.0
   assert seen[-1][1] == "SymbolicZero"
@@ -138,8 +137,8 @@ def test_custom_vjp_values_and_rule_use():
   assert float(g(X, 2.0)) == pytest.approx(np.sin(X) * 2)
   gx, gy = jax.grad(g, argnums=(0, 1))(X, 2.0)
   assert float(gx) == pytest.approx(3 * np.cos(X) * 2) and float(gy) == 1.0
-  y, f_vjp = jax.vjp(g, X, 2.0)
-  ct_x, ct_y = f_vjp(2.0)
+  _, f_vjp = jax.vjp(g, X, 2.0)
+  ct_x, _ = f_vjp(2.0)
   assert float(ct_x) == pytest.approx(2 * 3 * np.cos(X) * 2)
 
 

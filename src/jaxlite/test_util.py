@@ -7,15 +7,13 @@ order by differentiating the derivative function itself.
 from __future__ import annotations
 
 import functools
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from jaxlite._src import ad_api
-from jaxlite._src import dtypes
-from jaxlite._src import tree_util
+from jaxlite._src import ad_api, dtypes, tree_util
 
-__all__ = ["check_grads", "check_jvp", "check_vjp", "numerical_jvp", "check_close"]
+__all__ = ["check_close", "check_grads", "check_jvp", "check_vjp", "numerical_jvp"]
 
 EPS = 1e-4
 
@@ -55,7 +53,7 @@ def _rand_like(rng, x):
   shape, dt = np.shape(x), _dtype(x)
   if not dtypes.issubdtype(dt, np.inexact):
     return np.zeros(shape, dtypes.float0)
-  draw = lambda: np.asarray(rng.randn(*shape), dtype=dt)  # noqa: E731
+  draw = lambda: np.asarray(rng.randn(*shape), dtype=dt)
   if dtypes.issubdtype(dt, np.complexfloating):
     return draw() + dt.type(1j) * draw()
   return draw()

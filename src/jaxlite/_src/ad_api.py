@@ -6,13 +6,12 @@ transposes the linear jaxpr with `ad.backward_pass`, as JAX does.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
-from jaxlite._src import tree_util
+from jaxlite._src import core, dtypes, tree_util
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import linearize as lin
 from jaxlite._src.interpreters.ad import Zero
@@ -127,7 +126,7 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
 
 class _LinearSpec:
   """The static part of a linearized function: its jaxpr, pytrees and types."""
-  __slots__ = ("jaxpr", "in_tree", "out_tree", "in_avals", "out_avals", "out_nz", "n_res")
+  __slots__ = ("in_avals", "in_tree", "jaxpr", "n_res", "out_avals", "out_nz", "out_tree")
 
   def __init__(self, jaxpr, in_tree, out_tree, in_avals, out_avals, out_nz, n_res):
     self.jaxpr, self.in_tree, self.out_tree = jaxpr, in_tree, out_tree
@@ -162,8 +161,17 @@ def _apply_linearized(spec, *args):
 
 class VJPFunction:
   """The function `vjp` returns: output cotangents -> input cotangents (a pytree of residuals)."""
-  __slots__ = ("_jaxpr", "_residuals", "_in_tree", "_out_tree", "_in_avals", "_out_avals",
-               "_out_nz", "_name", "__weakref__")
+  __slots__ = (
+    "__weakref__",
+    "_in_avals",
+    "_in_tree",
+    "_jaxpr",
+    "_name",
+    "_out_avals",
+    "_out_nz",
+    "_out_tree",
+    "_residuals",
+  )
 
   def __init__(self, jaxpr, residuals, in_tree, out_tree, in_avals, out_avals, out_nz, name):
     self._jaxpr, self._residuals = jaxpr, list(residuals)

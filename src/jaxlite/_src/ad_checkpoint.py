@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import functools
 import types
-from typing import Callable
+from collections.abc import Callable
 
-from jaxlite._src import core
-from jaxlite._src import tree_util
+from jaxlite._src import core, tree_util
 from jaxlite._src.compiler import numpy_codegen, passes
-from jaxlite._src.core import ClosedJaxpr, Literal, Var
-from jaxlite._src.interpreters import ad
-from jaxlite._src.interpreters import batching
+from jaxlite._src.core import ClosedJaxpr, Var
+from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.interpreters.ad import Zero
 
@@ -142,7 +140,7 @@ class RematSplit:
   in `input_residuals`, saved residuals, nonzero tangents) -> nonzero output tangents; it
   recomputes whatever else it needs from those inputs.
   """
-  __slots__ = ("known", "unknown", "input_residuals", "nz_out")
+  __slots__ = ("input_residuals", "known", "nz_out", "unknown")
 
   def __init__(self, known, unknown, input_residuals, nz_out):
     self.known, self.unknown = known, unknown
@@ -248,5 +246,3 @@ def _consts_as_args(closed):
   new = jaxpr.replace(constvars=[], invars=list(jaxpr.constvars) + list(jaxpr.invars))
   return ClosedJaxpr(new, []), list(closed.consts)
 
-
-_ = Literal

@@ -7,16 +7,11 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
 
-import numpy as np
-
-from jaxlite._src import core
-from jaxlite._src import dtypes
-from jaxlite._src import tree_util
+from jaxlite._src import core, dtypes, tree_util
 from jaxlite._src.compiler import numpy_codegen
-from jaxlite._src.interpreters import ad
-from jaxlite._src.interpreters import batching
+from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.interpreters.ad import Zero
 
@@ -193,7 +188,7 @@ def _batched_fn(fn, axis_data, in_dims, n_first):
 
 def _custom_jvp_call_batcher(axis_data, vals, dims, *, call_jaxpr, jvp, num_consts,
                              symbolic_zeros, name):
-  params = dict(num_consts=num_consts, symbolic_zeros=symbolic_zeros, name=name)
+  params = {"num_consts": num_consts, "symbolic_zeros": symbolic_zeros, "name": name}
   if all(d is None for d in dims):
     return custom_jvp_call_p.bind(*vals, call_jaxpr=call_jaxpr, jvp=jvp, **params), \
         [None] * len(call_jaxpr.out_avals)
@@ -360,7 +355,7 @@ ad.linearize_rules[custom_vjp_call_p] = _custom_vjp_call_linearize
 
 def _custom_vjp_call_batcher(axis_data, vals, dims, *, call_jaxpr, fwd, bwd, num_consts,
                              symbolic_zeros, name):
-  params = dict(num_consts=num_consts, symbolic_zeros=symbolic_zeros, name=name)
+  params = {"num_consts": num_consts, "symbolic_zeros": symbolic_zeros, "name": name}
   if all(d is None for d in dims):
     return custom_vjp_call_p.bind(*vals, call_jaxpr=call_jaxpr, fwd=fwd, bwd=bwd, **params), \
         [None] * len(call_jaxpr.out_avals)
@@ -540,7 +535,7 @@ def _flatten_bwd_output(py_cts_in, in_tree, in_avals) -> list:
     return ct
   try:
     if not isinstance(py_cts_in, tuple):
-      raise ValueError
+      raise ValueError  # noqa: TRY004 - the same error as a structure mismatch below
     tree_util.tree_map(collect, py_cts_in, dummy, is_leaf=lambda x: x is None)
   except ValueError:
     tree2 = tree_util.tree_structure(py_cts_in)
@@ -564,5 +559,3 @@ def _flatten_bwd_output(py_cts_in, in_tree, in_avals) -> list:
     out.append(ct)
   return out
 
-
-_ = (Any, np)

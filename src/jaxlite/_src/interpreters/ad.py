@@ -27,8 +27,7 @@ import weakref
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
+from jaxlite._src import core, dtypes
 from jaxlite._src.core import Literal, ShapedArray, Var
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax.families import first_weak, kind_of, numpy_templates
@@ -67,7 +66,7 @@ class Zero:
     return f"Zero({self.aval})"
 
   @staticmethod
-  def from_primal_value(x) -> "Zero":
+  def from_primal_value(x) -> Zero:
     return Zero(tangent_aval(core.get_aval(x)))
 
 
@@ -328,7 +327,7 @@ def jvp_flat(fun, primals, tangents, instantiate=True):
   return out_primals, out_tangents
 
 
-_jvp_jaxpr_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_jvp_jaxpr_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def jvp_jaxpr(closed: core.ClosedJaxpr, nonzeros, instantiate=False):
@@ -431,7 +430,7 @@ def literal_value(lit: Literal):
   return val
 
 
-_transpose_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_transpose_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def transpose_jaxpr(closed: core.ClosedJaxpr, undefined, ct_nonzero):

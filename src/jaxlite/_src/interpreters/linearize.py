@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import weakref
 
-from jaxlite._src import core
-from jaxlite._src import errors
+from jaxlite._src import core, errors
 from jaxlite._src.compiler import passes
-from jaxlite._src.core import ClosedJaxpr, Literal, Var
+from jaxlite._src.core import ClosedJaxpr, Var
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.interpreters.ad import Zero
@@ -41,7 +40,7 @@ class LinearizeTracer(core.Tracer):
 class _PartialEvalTrace(core.Trace):
   """Where JVP rules run while linearizing: an eqn reading a tangent is staged into the linear
   jaxpr (the primals it reads become residuals); any other eqn runs on the parent."""
-  __slots__ = ("tangent_trace", "owner")
+  __slots__ = ("owner", "tangent_trace")
 
   def __init__(self, parent, tangent_trace, owner):
     super().__init__(parent)
@@ -61,7 +60,7 @@ class _PartialEvalTrace(core.Trace):
 
 
 class LinearizeTrace(core.Trace):
-  __slots__ = ("tangent_trace", "rule_trace")
+  __slots__ = ("rule_trace", "tangent_trace")
 
   def __init__(self, parent, tangent_trace):
     super().__init__(parent)
@@ -158,7 +157,7 @@ class LinearizedJaxpr:
   `out_fwd[i]`: the input index that primal output i is, or None; `res_src[k]`: where residual
   k comes from, ("in", input index) or ("out", index into the primal jaxpr's outputs).
   """
-  __slots__ = ("primal", "tangent", "nz_out", "out_fwd", "res_src")
+  __slots__ = ("nz_out", "out_fwd", "primal", "res_src", "tangent")
 
   def __init__(self, primal, tangent, nz_out, out_fwd, res_src):
     self.primal, self.tangent, self.nz_out = primal, tangent, nz_out
@@ -173,7 +172,7 @@ class LinearizedJaxpr:
     return primal_outs, residuals
 
 
-_linearize_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_linearize_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def linearize_jaxpr(closed: ClosedJaxpr, nonzeros) -> LinearizedJaxpr:
@@ -226,5 +225,3 @@ def _split_primal(primal_trace, primals, primal_outs, residuals, tangent, nz_out
     primal_trace.invalidate()
   return LinearizedJaxpr(primal, tangent, nz_out, out_fwd, res_src)
 
-
-_ = Literal
