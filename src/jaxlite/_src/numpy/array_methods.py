@@ -84,9 +84,14 @@ def _method(name):
 
 
 _METHODS = ("all", "any", "argmax", "argmin", "argpartition", "argsort", "choose", "clip",
-            "compress", "conj", "conjugate", "cumprod", "cumsum", "diagonal", "dot", "max",
+            "conj", "conjugate", "cumprod", "cumsum", "diagonal", "dot", "max",
             "mean", "min", "nonzero", "prod", "ptp", "repeat", "searchsorted", "sort",
             "squeeze", "std", "sum", "swapaxes", "take", "trace", "var", "round")
+
+
+def _compress(self, condition, axis=None, *, size=None, fill_value=0):
+  # x.compress(c) is jnp.compress(c, x): the condition comes first in the function.
+  return _jnp().compress(condition, self, axis, size=size, fill_value=fill_value)
 
 
 def _astype(self, dtype, copy=False, device=None):
@@ -180,6 +185,7 @@ def set_array_methods(cls) -> None:
   for name in _METHODS:
     setattr(cls, name, _method(name))
   cls.astype = _astype
+  cls.compress = _compress
   cls.reshape = _reshape
   cls.transpose = _transpose
   cls.at = property(_at)

@@ -54,7 +54,7 @@ def array(object, dtype=None, copy: bool = True, order=None, ndmin: int = 0, *, 
     if dtype is None and t is core.array_type and copy:
       out = core.array_from_numpy(object._value, object.weak_type)
   elif isinstance(object, (list, tuple)) and _contains_tracer(object):
-    from jaxlite._src.numpy.lax_numpy import stack
+    from jaxlite._src.numpy.shape_ops import stack
     out = stack([array(e) for e in object])
     if dtype is not None:
       out = _cast(out, dtype)
