@@ -48,7 +48,7 @@ REFERENCE = {
     "sparse_plus": lambda x: np.where(x <= -1, 0, np.where(x >= 1, x, (x + 1) ** 2 / 4)),
     "sparse_sigmoid": lambda x: 0.5 * np.clip(x + 1, 0, 2),
     # In float32 like the library: the large negative inputs cancel to 0 there.
-    "squareplus": lambda x: (lambda y: (y + np.sqrt(y * y + 4)) / 2)(x.astype(np.float32)),
+    "squareplus": lambda x: (x.astype(np.float32) + np.sqrt(x.astype(np.float32) ** 2 + 4)) / 2,
     "mish": lambda x: x * np.tanh(_softplus(x)),
     "tanh": np.tanh,
     "identity": lambda x: x,
@@ -123,8 +123,9 @@ def test_matches_jax_values_dtypes_and_grads():
     if name in ("log1mexp",):
       continue
     weights = np.arange(float(want.shape[-1])) if want.ndim else 1.0
-    g = jax.grad(lambda v: jnp.sum(getattr(jax.nn, name)(v) * weights))(y)
-    rg = jax_.grad(lambda v: jax_.numpy.sum(getattr(jax_.nn, name)(v) * weights))(y)
+    ours_fn, theirs_fn = getattr(jax.nn, name), getattr(jax_.nn, name)
+    g = jax.grad(lambda v, f=ours_fn, w=weights: jnp.sum(f(v) * w))(y)
+    rg = jax_.grad(lambda v, f=theirs_fn, w=weights: jax_.numpy.sum(f(v) * w))(y)
     np.testing.assert_allclose(np.asarray(g), np.asarray(rg), rtol=1e-4, atol=1e-5,
                                err_msg=name)
 

@@ -180,10 +180,11 @@ def test_distribution_grads_match_jax():
            (POS, 2.5)), ("t", "logpdf", (X, 3.)), ("beta", "logpdf", (Q, 2., 3.)),
            ("logistic", "logpdf", (X,)), ("cauchy", "logpdf", (X,)), ("expon", "logpdf", (POS,))]
   for dist, fn, args in cases:
-    ours = jax.grad(lambda v: jnp.sum(getattr(getattr(jsp.stats, dist), fn)(v, *args[1:])))(
-        args[0])
-    theirs = jax_.grad(lambda v: jax_.numpy.sum(getattr(getattr(jax_.scipy.stats, dist), fn)(
-        v, *args[1:])))(args[0])
+    ours_fn = getattr(getattr(jsp.stats, dist), fn)
+    theirs_fn = getattr(getattr(jax_.scipy.stats, dist), fn)
+    rest = args[1:]
+    ours = jax.grad(lambda v, f=ours_fn, r=rest: jnp.sum(f(v, *r)))(args[0])
+    theirs = jax_.grad(lambda v, f=theirs_fn, r=rest: jax_.numpy.sum(f(v, *r)))(args[0])
     _close(ours, theirs, rtol=1e-4, atol=1e-5)
 
 

@@ -1,4 +1,4 @@
 """`jaxlite.scipy.optimize` (`jax.scipy.optimize`): minimize with BFGS."""
-from jaxlite._src.scipy.optimize import OptimizeResults, minimize  # noqa: F401
+from jaxlite._src.scipy.optimize import OptimizeResults, minimize
 
 __all__ = ["OptimizeResults", "minimize"]

@@ -824,8 +824,8 @@ triangular_solve_p = _linalg_primitive("triangular_solve", _triangular_solve_imp
 def _triangular_solve_jvp_a(g_a, ans, a, b, *, left_side, lower, transpose_a, conjugate_a,
                             unit_diagonal):
   """d x = -op(A)⁻¹ op(dA) x (left side) or -x op(dA) op(A)⁻¹ (right side)."""
-  params = dict(left_side=left_side, lower=lower, transpose_a=transpose_a,
-                conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
+  params = {"left_side": left_side, "lower": lower, "transpose_a": transpose_a,
+            "conjugate_a": conjugate_a, "unit_diagonal": unit_diagonal}
   g_a = tril(g_a) if lower else triu(g_a)
   if unit_diagonal:
     g_a = tril(g_a, -1) if lower else triu(g_a, 1)

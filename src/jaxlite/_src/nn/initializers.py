@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any, Callable, Sequence
+from typing import Any
+from collections.abc import Callable, Sequence
 
 import numpy as np
 

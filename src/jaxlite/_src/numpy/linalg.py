@@ -552,7 +552,6 @@ def _chain_product(arrays, split, i, j, jnp, precision):
 def tensorsolve(a, b, axes=None):
   """Solves tensordot(a, x, x.ndim) = b for x."""
   a, b = _inexact("tensorsolve", a, b)
-  jnp = _jnp()
   if axes is not None:
     axes = [operator.index(ax) % a.ndim for ax in axes]
     rest = [i for i in range(a.ndim) if i not in axes]
@@ -613,7 +612,7 @@ def _norm_axes(x, axis):
 
 
 @internal_jit(static_argnames=("ord", "axis", "keepdims"), name="norm")
-def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 - NumPy's name
+def norm(x, ord=None, axis=None, keepdims: bool = False):
   """Vector norms (one axis) and matrix norms (two axes) of every order NumPy has."""
   (x,) = _inexact("norm", x)
   axes = _norm_axes(x, axis)
@@ -633,7 +632,7 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 - NumPy'
                    "a vector-norm, or two axes to compute a matrix-norm.")
 
 
-def _vector_norm(x, ord, axes, keepdims):  # noqa: A002
+def _vector_norm(x, ord, axes, keepdims):
   jnp = _jnp()
   if ord is None or ord == 2:
     return jnp.sqrt(jnp.sum(_abs_square(x), axis=axes, keepdims=keepdims))
@@ -652,7 +651,7 @@ def _vector_norm(x, ord, axes, keepdims):  # noqa: A002
   return jnp.power(jnp.sum(jnp.power(ax, p), axis=axes, keepdims=keepdims), 1 / p)
 
 
-def _matrix_norm(x, ord, axes, keepdims):  # noqa: A002
+def _matrix_norm(x, ord, axes, keepdims):
   jnp = _jnp()
   row, col = axes
   if row == col:
@@ -676,14 +675,14 @@ def _matrix_norm(x, ord, axes, keepdims):  # noqa: A002
   raise ValueError(f"Invalid order '{ord}' for matrix norm.")
 
 
-def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):  # noqa: A002
+def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):
   """The Array API vector norm: over all elements when axis is None."""
   (x,) = _inexact("vector_norm", x)
   axes = tuple(range(x.ndim)) if axis is None else _norm_axes(x, axis)
   return _vector_norm(x, ord, axes, keepdims)
 
 
-def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):  # noqa: A002
+def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):
   """The Array API matrix norm over the last two axes."""
   return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
 

@@ -169,7 +169,7 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, overwrite_a: boo
 
 
 def eigh(a, b=None, lower: bool = True, eigvals_only: bool = False, overwrite_a: bool = False,
-         overwrite_b: bool = False, turbo: bool = True, eigvals=None, type: int = 1,  # noqa: A002
+         overwrite_b: bool = False, turbo: bool = True, eigvals=None, type: int = 1,
          check_finite: bool = True):
   """(w, v) of a Hermitian matrix (b, the generalized problem, is not supported)."""
   if b is not None:

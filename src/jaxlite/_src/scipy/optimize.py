@@ -3,7 +3,8 @@ backtracking line search, so it runs eagerly, under jit and under vmap alike.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, NamedTuple
+from typing import Any, NamedTuple
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
