@@ -537,3 +537,19 @@ def test_check_grads_second_order(name, fn, kind):
   with x64():
     x = _rand((4, 4) if kind == "square" else (5, 3), np.float64)
     check_grads(fn, (x,), order=2, modes=("fwd", "rev"))
+
+
+def test_float64_under_x64():
+  with x64():
+    a = _rand((5, 5), np.float64)
+    b = _rand((5, 2), np.float64)
+    for got, want in [(jnp.linalg.inv(a), np.linalg.inv(a)), (jnp.linalg.solve(a, b), np.linalg.solve(a, b)),
+                      (jnp.linalg.svd(a, compute_uv=False), np.linalg.svd(a, compute_uv=False)),
+                      (L.lu(a)[0], L.lu(a)[0]), (jnp.linalg.pinv(b), np.linalg.pinv(b))]:
+      assert got.dtype == np.float64
+      _close(got, want, np.float64)
+    assert jnp.linalg.eigvals(a).dtype == np.complex128
+    assert L.lu(a)[1].dtype == np.int32
+    assert jnp.linalg.det(a).dtype == np.float64
+    if _float64_reductions_exact():  # det's product of pivots is a reduce_prod
+      _close(jnp.linalg.det(a), np.linalg.det(a), np.float64)
