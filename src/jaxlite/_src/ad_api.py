@@ -21,7 +21,7 @@ from jaxlite._src.interpreters.ad import Zero
 
 def _as_array(x, what: str = "Argument"):
   """A flat argument or output as something primitives accept: tracers and Arrays pass."""
-  if isinstance(x, core.Tracer) or type(x) is core.array_type:
+  if isinstance(x, core.Array):  # concrete arrays, key arrays and tracers
     return x
   if type(x) in (int, float, complex, bool) or isinstance(x, (np.ndarray, np.generic)) \
       or type(x) in dtypes.typed_scalar_types:
