@@ -656,6 +656,7 @@ def _transform_cases(J, N):
       "value_and_grad": (J.value_and_grad(f), (1.0,)),
       "grad_argnums": (J.grad(lambda x, y: x * N.sin(y), argnums=(0, 1)), (1.0, 2.0)),
       "vmap_of_grad": (J.vmap(J.grad(f)), (v,)),
+      "jvp_of_checkpoint": (lambda x: J.jvp(J.checkpoint(N.sin), (x,), (1.0,)), (0.5,)),
   }
 
 

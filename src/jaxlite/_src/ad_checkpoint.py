@@ -87,7 +87,7 @@ def _remat_jvp(primals, tangents, *, jaxpr, prevent_cse, differentiated, policy)
   nonzeros = [type(t) is not Zero for t in tangents]
   jvp_closed, nz_out = ad.jvp_jaxpr(jaxpr, nonzeros)
   outs = remat_p.bind(*primals, *[t for t in tangents if type(t) is not Zero], jaxpr=jvp_closed,
-                      prevent_cse=prevent_cse, differentiated=True, policy=policy)
+                      prevent_cse=prevent_cse, differentiated=differentiated, policy=policy)
   n = len(jaxpr.out_avals)
   return outs[:n], _with_zeros(outs[n:], nz_out, jaxpr.out_avals)
 
