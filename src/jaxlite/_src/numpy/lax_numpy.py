@@ -27,14 +27,9 @@ def _broadcast_to_shape(x, shape):
   nlead = len(shape) - len(xs)
   if nlead < 0 or any(a not in (1, b) for a, b in zip(xs, shape[nlead:])):
     raise ValueError(f"Incompatible shapes for broadcasting: {xs} and requested shape {shape}")
-  keep = [i for i, (a, b) in enumerate(zip(xs, shape[nlead:])) if a == b]
-  if len(keep) != len(xs):
-    # Squeeze the stretched size-1 axes first, as JAX does.
-    x = shape_prims.squeeze_p.bind(x, dimensions=tuple(i for i in range(len(xs))
-                                                        if i not in keep))
-  return shape_prims.broadcast_in_dim_p.bind(x, shape=shape,
-                                             broadcast_dimensions=tuple(nlead + i for i in keep),
-                                             sharding=None)
+  # Stretched size-1 axes stay in the operand: broadcast_in_dim maps them, as in JAX.
+  return shape_prims.broadcast_in_dim_p.bind(
+      x, shape=shape, broadcast_dimensions=tuple(range(nlead, len(shape))), sharding=None)
 
 
 def broadcast_to(array, shape):
@@ -70,8 +65,14 @@ def _where(condition, x, y):
   cond_b = condition if dtype_weak(condition)[0] == np.bool_ else \
       ew.ne_p.bind(*promote_dtypes(condition, 0))
   x, y = promote_dtypes(x, y)
-  shape = broadcast_shapes(shape_of(cond_b), shape_of(x), shape_of(y))
-  cond_b, x, y = (_broadcast_to_shape(a, shape) for a in (cond_b, x, y))
+  # select_n takes a scalar predicate as is, so JAX broadcasts only the cases then.
+  operands = (x, y) if not shape_of(cond_b) else (cond_b, x, y)
+  shape = broadcast_shapes(*(shape_of(a) for a in operands))
+  if shape_of(cond_b):
+    cond_b = _broadcast_to_shape(cond_b, shape)
+  x, y = (_broadcast_to_shape(a, shape) for a in (x, y))
+  if 0 in shape:
+    return x  # nothing to select: JAX stages no select_n
   return ew.select_n_p.bind(cond_b, y, x)
 
 
