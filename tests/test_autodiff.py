@@ -568,6 +568,8 @@ def test_tracer_reprs():
       "GradTracer(primal=JitTracer(~float32[]), typeof(tangent)=f32[])"
   assert _seen(lambda f, x: jax.jit(lambda y: jax.jvp(f, (y,), (y,)))(x), (2.0,)) == \
       "JVPTracer(primal=JitTracer(~float32[]), tangent=JitTracer(~float32[]))"
+  assert _seen(lambda f, x: jax.vmap(jax.grad(f))(x), (jnp.ones(3),)) == \
+      "GradTracer(primal=VmapTracer(aval=float32[], batched=float32[3]), typeof(tangent)=f32[])"
   with pytest.raises(TypeError, match="unhashable"):
     jax.grad(lambda x: hash(x))(1.0)
 
