@@ -553,3 +553,29 @@ def test_float64_under_x64():
     assert jnp.linalg.det(a).dtype == np.float64
     if _float64_reductions_exact():  # det's product of pivots is a reduce_prod
       _close(jnp.linalg.det(a), np.linalg.det(a), np.float64)
+
+
+EDGE_INPUTS = [np.zeros((0, 0), np.float32), np.zeros((2, 0, 0), np.float32),
+               np.zeros((0, 3, 3), np.float32), np.full((3, 3), np.nan, np.float32),
+               np.zeros((3, 3), np.float32)]
+
+
+@pytest.mark.parametrize("name", ["det", "slogdet", "inv", "pinv", "cholesky", "svdvals", "eigvalsh",
+                                  "matrix_rank", "norm", "cond"])
+def test_empty_nan_and_zero_matrices_like_jax(name):
+  jax_ = oracle()
+  for x in EDGE_INPUTS:
+    if name == "cond" and 0 in x.shape[-2:]:
+      with pytest.raises(ValueError, match="must not be empty"):
+        jnp.linalg.cond(x)
+      continue
+    if name == "slogdet" and np.isnan(x).any():
+      continue  # JAX reports sign 1 for NaN input; the sign of NaN is NaN here
+    try:
+      theirs = jax_.tree.leaves(getattr(jax_.numpy.linalg, name)(x))
+    except ValueError:  # JAX's matrix_rank of an empty matrix; NumPy (and we) give 0
+      continue
+    ours = jax.tree.leaves(getattr(jnp.linalg, name)(x))
+    for got, want in zip(ours, theirs):
+      assert got.shape == want.shape and got.dtype == want.dtype, (name, x.shape)
+      np.testing.assert_allclose(np.asarray(got), np.asarray(want), atol=1e-5, err_msg=name)

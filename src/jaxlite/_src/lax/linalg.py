@@ -81,7 +81,7 @@ def _lapack(x):
 def _per_matrix(fn, x, fill_shapes):
   """Applies `fn` to each matrix of a batch, filling NaNs where LAPACK reports a failure."""
   batch = x.shape[:-2]
-  flat = x.reshape((-1,) + x.shape[-2:])
+  flat = x.reshape((int(np.prod(batch, dtype=np.int64)),) + x.shape[-2:])
   results = []
   for m in flat:
     try:
@@ -91,6 +91,14 @@ def _per_matrix(fn, x, fill_shapes):
     results.append(out if isinstance(out, tuple) else (out,))
   return tuple(np.stack(parts).reshape(batch + parts[0].shape) if parts else
                np.empty(batch + s, dt) for parts, (s, dt) in zip(zip(*results), fill_shapes))
+
+
+def _nan_on_failure(fn, x, fill_shapes):
+  """fn(x) over the whole batch; where LAPACK fails (NaN inputs), NaNs for those matrices."""
+  try:
+    return fn(x)
+  except np.linalg.LinAlgError:
+    return _per_matrix(fn, x, fill_shapes)
 
 
 def _linalg_primitive(name: str, impl, abstract_eval, multiple_results: bool = True):
@@ -258,7 +266,9 @@ def symmetrize(x):
 
 def _eigh_impl(x, *, lower=True, sort_eigenvalues=True, subset_by_index=None, algorithm=None):
   a = _lapack(x)
-  w, v = np.linalg.eigh(a, UPLO="L" if lower else "U")
+  n = a.shape[-1]
+  w, v = _nan_on_failure(lambda m: np.linalg.eigh(m, UPLO="L" if lower else "U"), a,
+                         [((n,), _real_dtype(a.dtype)), ((n, n), a.dtype)])
   if subset_by_index is not None:
     lo, hi = subset_by_index
     w, v = w[..., lo:hi], v[..., lo:hi]
@@ -337,7 +347,8 @@ def _eig_impl(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=T
               enable_eigvec_derivs=False, implementation=None):
   a = _lapack(x)
   cdt = _complex_dtype(x.dtype)
-  w, vr = np.linalg.eig(a)
+  n = a.shape[-1]
+  w, vr = _nan_on_failure(np.linalg.eig, a, [((n,), cdt), ((n, n), cdt)])
   w, vr = w.astype(cdt), vr.astype(cdt)
   out = [w]
   if compute_left_eigenvectors:
@@ -467,7 +478,7 @@ def _lu_recursive(a):
 
 def _pivots_to_permutation_np(pivots, size):
   batch = pivots.shape[:-1]
-  piv = pivots.reshape(-1, pivots.shape[-1])
+  piv = pivots.reshape(int(np.prod(batch, dtype=np.int64)), pivots.shape[-1])
   if piv.shape[0] == 1:  # one matrix: swap Python ints, far cheaper than array ops per step
     perm = list(range(size))
     for j, p in enumerate(piv[0].tolist()):
@@ -486,7 +497,7 @@ def _pivots_to_permutation_np(pivots, size):
 def _lu_impl(x):
   a = np.array(_lapack(x), copy=True)
   batch, (m, n) = a.shape[:-2], a.shape[-2:]
-  flat = a.reshape((-1, m, n))
+  flat = a.reshape((int(np.prod(batch, dtype=np.int64)), m, n))
   with np.errstate(all="ignore"):
     pivots = _lu_recursive(flat) if flat.size else np.zeros((flat.shape[0], min(m, n)),
                                                             np.int32)
@@ -545,6 +556,8 @@ def _square_u(lu_, m, n, k):
 def _permute_rows(x, perm):
   """x[..., perm, :]: one gather, batched over the leading dims of x and perm alike."""
   from jaxlite._src.lax import slicing
+  if 0 in x.shape:
+    return x  # nothing to move (and XLA's gather wants a window inside each batch dim)
   nb = x.ndim - 2
   n = x.shape[-1]
   indices = shape_prims.broadcast_in_dim_p.bind(
@@ -656,9 +669,16 @@ def _svd_impl(x, *, full_matrices=True, compute_uv=True, subset_by_index=None, a
   if a.size == 0:
     return _svd_empty(a, x.dtype, full_matrices, compute_uv)
   if not compute_uv:
-    s = np.linalg.svd(a, compute_uv=False)
+    k = min(a.shape[-2:])
+    (s,) = _nan_on_failure(lambda m: (np.linalg.svd(m, compute_uv=False),), a,
+                           [((k,), _real_dtype(a.dtype))])
     return [_svd_subset(s, subset_by_index, -1).astype(rdt)]
-  u, s, vt = np.linalg.svd(a, full_matrices=full_matrices)
+  m, n = a.shape[-2:]
+  k = min(m, n)
+  u, s, vt = _nan_on_failure(
+      lambda x: np.linalg.svd(x, full_matrices=full_matrices), a,
+      [((m, m if full_matrices else k), a.dtype), ((k,), _real_dtype(a.dtype)),
+       ((n if full_matrices else k, n), a.dtype)])
   if subset_by_index is not None:
     s = _svd_subset(s, subset_by_index, -1)
     u = _svd_subset(u, subset_by_index, -1)

@@ -494,6 +494,8 @@ def _matrix_rank(M, rtol):
   if M.ndim < 2:
     return jnp.any(M != 0).astype(np.int32)
   s = lax_linalg.svd(M, full_matrices=False, compute_uv=False)
+  if s.shape[-1] == 0:
+    return jnp.zeros(s.shape[:-1], np.int32)
   if rtol is None:
     cutoff = jnp.max(s, axis=-1, keepdims=True) * _default_rtol(M)
   else:
@@ -583,6 +585,8 @@ def cond(x, p=None):
   """The condition number of x in the norm p (singular-value ratio for None, 2 and -2)."""
   (x,) = _inexact("cond", x)
   _check_matrix("cond", x)
+  if 0 in x.shape[-2:]:
+    raise ValueError(f"jnp.linalg.cond: input array must not be empty; got arr.shape={x.shape}")
   if p not in (None, 2, -2):
     _check_square("cond", x)
   return _cond(x, p=p)
@@ -596,7 +600,9 @@ def _cond(x, *, p):
     r = s[..., -1] / s[..., 0] if p == -2 else s[..., 0] / s[..., -1]
   else:
     r = norm(x, ord=p, axis=(-2, -1)) * norm(_inv(x), ord=p, axis=(-2, -1))
-  # Singular inputs give inf, not NaN, unless x itself holds NaNs (as NumPy).
+  if p is None or p == 2:
+    return r  # 0 / 0 stays NaN here, as JAX has it
+  # Singular inputs give inf, not NaN, unless x itself holds NaNs.
   nan_in_x = jnp.any(jnp.isnan(x), axis=(-2, -1))
   return jnp.where(jnp.isnan(r) & ~nan_in_x, jnp.inf, r)
 
