@@ -2,6 +2,7 @@
 give exactly what the general path gives (values bit for bit, dtypes, weak types, errors)."""
 import numpy as np
 import pytest
+from conftest import x64
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
@@ -209,3 +210,106 @@ def test_where_fast_path_matches_general_path(case):
   assert [e.primitive.name for e in jaxpr.eqns] == ["jit"]  # still staged as `_where`
   with pytest.raises(TypeError, match="select_n requires all cases to have the same dtype"):
     lax.select_n(c, x, y.astype(np.int32))
+
+
+# --- erf_inv float32: blocked, in place, bit for bit the plain vectorized formula --------------
+
+def _erf_inv_f32_reference(x):
+  """Giles' float32 erf_inv written plainly: every step fused in float64, both branches."""
+  from jaxlite._src.lax.special import _GILES_CENTRAL, _GILES_TAIL
+
+  def horner(coefs, w):
+    w64, p = w.astype(np.float64), np.full(w.shape, np.float32(coefs[0]))
+    for c in coefs[1:]:
+      p = (p.astype(np.float64) * w64 + np.float64(np.float32(c))).astype(np.float32)
+    return p
+  x = np.asarray(x, np.float32)
+  with np.errstate(all="ignore"):
+    w = -np.log1p(-x * x)
+    central = horner(_GILES_CENTRAL, w - np.float32(2.5))
+    tail = horner(_GILES_TAIL, np.sqrt(w) - np.float32(3))
+    out = np.where(w < np.float32(5), central, tail) * x
+    return np.where(np.abs(x) == 1, x * np.float32(np.inf), out)
+
+
+def _erf_inv_inputs():
+  specials = np.array([0, -0.0, 1, -1, np.nan, np.inf, -np.inf, 1.0000001, -1.5, 1e-45, -1e-45,
+                       0.5, 0.9966, -0.9967, np.nextafter(np.float32(1), np.float32(0))],
+                      np.float32)
+  pattern = np.arange(0, 2**32, 2**32 // 40_000, dtype=np.uint64).astype(np.uint32)
+  near_one = np.float32(1) - np.arange(1, 3000, dtype=np.float32) * np.float32(6e-8)
+  return np.concatenate([specials, pattern.view(np.float32), RNG.uniform(-1, 1, 50_000)
+                         .astype(np.float32), near_one, -near_one])
+
+
+def test_erf_inv_f32_bit_identical_to_plain_formula():
+  from jaxlite._src.lax import special
+  x = _erf_inv_inputs()
+  want = _erf_inv_f32_reference(x)
+  assert x.size > 3 * special._ERF_INV_BLOCK  # several blocks, tails in most of them
+  got = np.asarray(lax.erf_inv(x))
+  np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+  for n in (1, 2, 3, 4, 5, 9):  # the Python-float Horner below 5 elements, arrays above
+    for start in range(0, 400, 7):
+      part = x[start:start + n]
+      np.testing.assert_array_equal(np.asarray(lax.erf_inv(part)).view(np.uint32),
+                                    _erf_inv_f32_reference(part).view(np.uint32))
+  grid = x[:24].reshape(2, 3, 4)
+  np.testing.assert_array_equal(np.asarray(lax.erf_inv(grid)).view(np.uint32),
+                                _erf_inv_f32_reference(grid).view(np.uint32))
+  scalar = lax.erf_inv(np.float32(0.25))
+  assert scalar.shape == () and scalar.dtype == np.float32
+  assert float(scalar) == float(_erf_inv_f32_reference(np.float32(0.25)))
+  half = x[:500].astype(np.float16)
+  np.testing.assert_array_equal(np.asarray(lax.erf_inv(half)),
+                                _erf_inv_f32_reference(half).astype(np.float16))
+  np.testing.assert_array_equal(np.asarray(jax.jit(lax.erf_inv)(x[:1000])).view(np.uint32),
+                                want[:1000].view(np.uint32))
+
+
+# --- shifts: a scalar amount in range skips the masking ----------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64])
+@pytest.mark.parametrize("op", [lax.shift_left, lax.shift_right_logical,
+                                lax.shift_right_arithmetic], ids=lambda f: f.__name__)
+def test_scalar_shifts_match_elementwise_shifts(dtype, op):
+  info, width = np.iinfo(dtype), np.dtype(dtype).itemsize * 8
+  x = RNG.integers(info.min, info.max, 64, dtype=dtype, endpoint=True)
+  amounts = [0, 1, width // 2, width - 1, width] + ([-1] if info.min < 0 else [])
+  with x64(width == 64):
+    for y in amounts:
+      scalar = op(x, np.asarray(y, dtype))  # the shortcut for amounts in [0, width)
+      general = op(x, np.full(x.shape, y, dtype))  # per-element amounts: the masked path
+      assert scalar.dtype == general.dtype == np.dtype(dtype)
+      np.testing.assert_array_equal(np.asarray(scalar), np.asarray(general))
+
+
+# --- random.normal: eager calls run the cached executable, with the same bits ------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.complex64])
+@pytest.mark.parametrize("shape", [(), (3,), (2, 5), (40_000,)])
+def test_normal_eager_executable_matches_op_by_op(dtype, shape):
+  from jaxlite import random
+  key = random.key(7)
+  eager = random.normal(key, shape, dtype)
+  with jax.disable_jit():
+    op_by_op = random.normal(key, shape, dtype)
+  jitted = jax.jit(lambda k: random.normal(k, shape, dtype))(key)
+  for other in (op_by_op, jitted):
+    assert other.dtype == eager.dtype and other.shape == eager.shape
+    np.testing.assert_array_equal(np.asarray(other), np.asarray(eager))
+  legacy = random.normal(random.PRNGKey(3), shape, dtype)
+  with jax.disable_jit():
+    np.testing.assert_array_equal(np.asarray(random.normal(random.PRNGKey(3), shape, dtype)),
+                                  np.asarray(legacy))
+
+
+def test_normal_float64_eager_executable_matches_op_by_op():
+  from jaxlite import random
+  with x64():
+    key = random.key(11)
+    eager = random.normal(key, (1000,), np.float64)
+    with jax.disable_jit():
+      op_by_op = random.normal(key, (1000,), np.float64)
+    assert eager.dtype == np.float64
+    np.testing.assert_array_equal(np.asarray(eager), np.asarray(op_by_op))

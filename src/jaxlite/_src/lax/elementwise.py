@@ -207,9 +207,16 @@ def _pow(x, y):
     return np.power(x, y)
 
 
+def _in_range_shift(y, width) -> bool:
+  """A scalar shift amount within [0, width): NumPy shifts need no masking then."""
+  return np.ndim(y) == 0 and 0 <= y < width
+
+
 def _shift_left(x, y):
   width = x.dtype.itemsize * 8
   ux = np.asarray(x)
+  if _in_range_shift(y, width):
+    return np.left_shift(ux, np.asarray(y).astype(x.dtype))
   big = (y < 0) | (y >= width)
   with _err():
     out = np.left_shift(ux, np.where(big, 0, y).astype(x.dtype))
@@ -220,6 +227,9 @@ def _shift_right_arithmetic(x, y):
   width = x.dtype.itemsize * 8
   sx = np.asarray(x).view(np.dtype(f"i{x.dtype.itemsize}")) if x.dtype.kind == "u" else \
       np.asarray(x)
+  if _in_range_shift(y, width):
+    out = np.right_shift(sx, np.asarray(y).astype(sx.dtype))
+    return np.asarray(out).view(x.dtype) if x.dtype.kind == "u" else out
   big = (y < 0) | (y >= width)
   yy = np.where(big, width - 1, y).astype(sx.dtype)
   out = np.right_shift(sx, yy)
@@ -229,6 +239,8 @@ def _shift_right_arithmetic(x, y):
 def _shift_right_logical(x, y):
   width = x.dtype.itemsize * 8
   ux = np.asarray(x).view(np.dtype(f"u{x.dtype.itemsize}"))
+  if _in_range_shift(y, width):
+    return np.asarray(np.right_shift(ux, np.asarray(y).astype(ux.dtype))).view(x.dtype)
   big = (y < 0) | (y >= width)
   yy = np.where(big, 0, y).astype(ux.dtype)
   out = np.where(big, np.zeros((), ux.dtype), np.right_shift(ux, yy)).astype(ux.dtype)

@@ -175,26 +175,71 @@ _GILES_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0
                -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
 
 
-def _fma_horner_f32(coefs, w):
-  """Horner in float32 with each step fused (p*w + c rounded once), as XLA's CPU code does.
+def _fma_horner_f32(coefs, w, out):
+  """Horner in float32 with each step fused (p*w + c rounded once), as XLA's CPU code does,
+  written into `out`.
 
   A float32 product is exact in float64, so one float64 add and one rounding emulate the fma.
+  The steps run in place on two buffers: the float64 accumulator and the float32 result.
   """
+  if w.size <= _HORNER_PYTHON_MAX:
+    return _fma_horner_f32_python(coefs, w, out)
   w64 = w.astype(np.float64)
-  p = np.full(w.shape, np.float32(coefs[0]))
-  for c in coefs[1:]:
-    p = (p.astype(np.float64) * w64 + np.float64(np.float32(c))).astype(np.float32)
-  return p
+  acc = np.multiply(w64, np.float64(np.float32(coefs[0])))
+  for i, c in enumerate(coefs[1:]):
+    if i:
+      np.multiply(out, w64, out=acc)  # float32 `out` widens exactly
+    np.add(acc, np.float64(np.float32(c)), out=acc)
+    np.copyto(out, acc, casting="same_kind")  # the one rounding to float32
+  return out
+
+
+# Up to this many elements the Horner steps run on Python floats (IEEE doubles, rounded to
+# float32 by np.float32 like the array path): cheaper than two dozen tiny NumPy calls.
+_HORNER_PYTHON_MAX = 4
+
+
+def _fma_horner_f32_python(coefs, w, out):
+  cs = [float(np.float32(c)) for c in coefs]
+  for i, wi in enumerate(w.tolist()):
+    p = cs[0]
+    for c in cs[1:]:
+      p = float(np.float32(p * wi + c))
+    out[i] = p
+  return out
+
+
+# Elements per block of erf_inv's float32 path: its float64 temporaries stay in the L2 cache.
+_ERF_INV_BLOCK = 1 << 14
 
 
 def _erf_inv_f32(x):
   x = np.asarray(x, np.float32)
+  out = np.empty(x.shape, np.float32)
+  flat_x, flat_out = x.reshape(-1), out.reshape(-1)
   with np.errstate(all="ignore"):
-    w = -np.log1p(-x * x)
-    central = _fma_horner_f32(_GILES_CENTRAL, w - np.float32(2.5))
-    tail = _fma_horner_f32(_GILES_TAIL, np.sqrt(w) - np.float32(3))
-    out = np.where(w < np.float32(5), central, tail) * x
-    return np.where(np.abs(x) == 1, x * np.float32(np.inf), out)
+    for i in range(0, flat_x.size, _ERF_INV_BLOCK):
+      _erf_inv_f32_block(flat_x[i:i + _ERF_INV_BLOCK], flat_out[i:i + _ERF_INV_BLOCK])
+  return out
+
+
+def _erf_inv_f32_block(x, out):
+  """Giles' float32 erf_inv of a 1-D block into `out`: the central polynomial everywhere,
+  the tail one only where w = -log1p(-x^2) is 5 or more (|x| > 0.9966, or NaN)."""
+  w = np.multiply(x, x)
+  np.negative(w, out=w)
+  np.log1p(w, out=w)
+  np.negative(w, out=w)
+  _fma_horner_f32(_GILES_CENTRAL, np.subtract(w, np.float32(2.5)), out)
+  tail = np.flatnonzero(~(w < np.float32(5)))
+  if tail.size:
+    s = np.sqrt(w[tail])
+    out[tail] = _fma_horner_f32(_GILES_TAIL, np.subtract(s, np.float32(3), out=s),
+                                np.empty_like(s))
+  np.multiply(out, x, out=out)
+  edge = np.flatnonzero(np.abs(x) == 1)
+  if edge.size:
+    out[edge] = x[edge] * np.float32(np.inf)
 
 
 def _erf_inv64(x):
@@ -230,7 +275,7 @@ def _newton_log_erfc(y, a):
 
 
 def _erf_inv(x):
-  if x.dtype.name in _F32_LIKE:
+  if x.dtype == np.float32 or x.dtype.name in _F32_LIKE:
     return _erf_inv_f32(x).astype(x.dtype)
   with np.errstate(all="ignore"):
     return _erf_inv64(np.asarray(x, np.float64))
