@@ -268,7 +268,7 @@ def _node(dtype, weak: bool):
   k = dtype.kind
   if k in "iu":
     return _WEAK_I
-  if k == "f" or dtype == bfloat16:
+  if k == "f" or is_bfloat16(dtype):
     return _WEAK_F
   if k == "c":
     return _WEAK_C
@@ -389,6 +389,18 @@ def is_weakly_typed(x) -> bool:
   return dtype_and_weak(x)[1]
 
 
+def is_ml_float(dtype) -> bool:
+  """bfloat16 or a float8 type. (Compare with care: `np.dtype('float64') == None` is True.)"""
+  return _ml is not None and (dtype == bfloat16 or dtype in float8_dtypes)
+
+
+def is_bfloat16(dtype) -> bool:
+  return _ml is not None and dtype == bfloat16
+
+
+_ABSTRACT_FLOATS = (np.floating, np.inexact, np.number, np.generic)
+
+
 def issubdtype(a, b) -> bool:
   if hasattr(a, "_is_extended") or hasattr(b, "_is_extended"):
     from jaxlite._src import prng
@@ -397,12 +409,19 @@ def issubdtype(a, b) -> bool:
     b = b.dtype
   if isinstance(a, type) and hasattr(a, "dtype") and not issubclass(a, np.generic):
     a = a.dtype
-  if bfloat16 is not None:
-    if np.dtype(a) == bfloat16 or (isinstance(a, type) and a is _ml.bfloat16):
-      return b in (np.floating, np.inexact, np.number, np.generic) or np.dtype(b) == bfloat16 \
-          if isinstance(b, type) and issubclass(b, np.generic) and b in (
-              np.floating, np.inexact, np.number, np.generic) else _safe_eq(b, bfloat16)
+  if _ml is not None and _safe_is_ml_float(a):
+    # ml_dtypes' scalar types do not subclass np.floating; JAX still counts them as floats.
+    if isinstance(b, type) and b in _ABSTRACT_FLOATS:
+      return True
+    return _safe_eq(b, np.dtype(a))
   return np.issubdtype(a, b)
+
+
+def _safe_is_ml_float(a) -> bool:
+  try:
+    return is_ml_float(np.dtype(a))
+  except TypeError:
+    return False
 
 
 def _safe_eq(a, b) -> bool:
@@ -414,11 +433,11 @@ def _safe_eq(a, b) -> bool:
 
 def is_inexact(dtype) -> bool:
   dtype = np.dtype(dtype) if not hasattr(dtype, "_is_extended") else dtype
-  return dtype.kind in "fc" or dtype == bfloat16 or dtype in float8_dtypes
+  return dtype.kind in "fc" or is_ml_float(dtype)
 
 
 def is_floating(dtype) -> bool:
-  return dtype.kind == "f" or dtype == bfloat16 or dtype in float8_dtypes
+  return dtype.kind == "f" or is_ml_float(dtype)
 
 
 def is_complex(dtype) -> bool:
@@ -438,7 +457,7 @@ def to_inexact_dtype(dtype):
 
 def finfo(dtype):
   dtype = _as_dtype_or_value(dtype)[0]
-  if bfloat16 is not None and (dtype == bfloat16 or dtype in float8_dtypes):
+  if is_ml_float(dtype):
     return _ml.finfo(dtype)
   return np.finfo(dtype)
 
@@ -460,7 +479,7 @@ def coerce_to_array(x, dtype=None):
 
 def kind_of_dtype(dtype) -> str:
   """NumPy's kind letter, with bfloat16 and float8 types counted as floating ('f')."""
-  if dtype == bfloat16 or dtype in float8_dtypes:
+  if is_ml_float(dtype):
     return "f"
   return np.dtype(dtype).kind
 

@@ -50,7 +50,7 @@ def never_weak(args, params) -> bool:
 
 
 def kind_of(dtype) -> str:
-  if dtype == dtypes.bfloat16 or dtype in dtypes.float8_dtypes:
+  if dtypes.is_ml_float(dtype):
     return "f"
   return dtype.kind
 

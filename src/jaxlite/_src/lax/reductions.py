@@ -40,7 +40,7 @@ def _reduced_shape(shape, axes):
 
 
 def _half_precision(dtype) -> bool:
-  return dtype == np.float16 or dtype == dtypes.bfloat16
+  return dtype == np.float16 or dtypes.is_bfloat16(dtype)
 
 
 # --- reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or, reduce_xor ----------

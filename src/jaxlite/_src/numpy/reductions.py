@@ -23,7 +23,7 @@ from jaxlite._src.numpy.util import check_arraylike, convert, dtype_weak, promot
 
 def _is_half(dtype) -> bool:
   # Not `dtype.name in (...)`: the name property costs microseconds on every eager call.
-  return dtype.itemsize == 2 and (dtype.kind == "f" or dtype == dtypes.bfloat16)
+  return dtype.itemsize == 2 and (dtype.kind == "f" or dtypes.is_bfloat16(dtype))
 
 
 # --- argument handling -------------------------------------------------------------------------
