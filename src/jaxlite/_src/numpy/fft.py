@@ -103,6 +103,9 @@ def _fft_core(name, fft_type, a, s, axes, norm, return_lengths=False):
   if fft_type == FftType.RFFT and a.dtype.kind == "c":
     raise ValueError("only real valued inputs supported for rfft")
   lengths = list(s) if s is not None else [a.shape[ax] for ax in axes]
+  if fft_type == FftType.RFFT and 0 in lengths:
+    raise ValueError(f"jax.numpy.fft.{name}: real transforms need non-empty axes, got "
+                     f"lengths {tuple(lengths)}")
   if fft_type == FftType.IRFFT:
     if s is None:
       lengths[-1] = 2 * (a.shape[axes[-1]] - 1)
