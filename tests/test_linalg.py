@@ -579,3 +579,22 @@ def test_empty_nan_and_zero_matrices_like_jax(name):
     for got, want in zip(ours, theirs):
       assert got.shape == want.shape and got.dtype == want.dtype, (name, x.shape)
       np.testing.assert_allclose(np.asarray(got), np.asarray(want), atol=1e-5, err_msg=name)
+
+
+@pytest.mark.parametrize("shape", [(5, 4), (4, 6), (6, 6), (2, 5, 3)])
+def test_qr_with_column_pivoting(shape):
+  a = _rand(shape)
+  q, r, p = L.qr(a, pivoting=True)
+  assert p.dtype == np.int32 and p.shape == shape[:-2] + (shape[-1],)
+  permuted = np.take_along_axis(a, np.asarray(p)[..., None, :], axis=-1)
+  _close(np.asarray(q) @ np.asarray(r), permuted)
+  diag = np.abs(np.diagonal(np.asarray(r), axis1=-2, axis2=-1))
+  assert np.all(diag[..., :-1] >= diag[..., 1:] * (1 - 1e-5))  # pivoting sorts |r_kk|
+  jax_ = oracle()
+  np.testing.assert_array_equal(np.asarray(p), np.asarray(jax_.lax.linalg.qr(a, pivoting=True)[2]))
+
+
+def test_qr_with_pivoting_jvp():
+  with x64():
+    a = _rand((5, 3), np.float64)
+    assert _jvp_error(lambda x: L.qr(x, pivoting=True, full_matrices=False)[:2], a) < 1e-6

@@ -298,3 +298,23 @@ def test_trapezoid():
   _close(jsp.integrate.trapezoid(A, dx=0.5, axis=0), si.trapezoid(A, dx=0.5, axis=0))
   _close(jsp.integrate.trapezoid(A, A, axis=1), si.trapezoid(A, A, axis=1), rtol=1e-5)
   assert jsp.integrate.trapezoid(np.arange(4)).dtype == np.float32
+
+
+def test_qr_pivoting_and_named_jits_match_jax():
+  jax_ = oracle()
+  a = RNG.standard_normal((5, 3)).astype(np.float32)
+  q, r, p = jsp.linalg.qr(a, pivoting=True)
+  np.testing.assert_array_equal(np.asarray(p), sl.qr(a, pivoting=True)[2])
+  _close(np.asarray(q) @ np.asarray(r), a[:, np.asarray(p)], rtol=1e-5, atol=1e-5)
+  x = np.eye(3, dtype=np.float32) * 2
+  v = np.ones(3, np.float32)
+  calls = [lambda m: m.cholesky(x), lambda m: m.cho_solve((x, False), v),
+           lambda m: m.solve_triangular(x, v), lambda m: m.solve(x, v), lambda m: m.lu(x),
+           lambda m: m.lu_factor(x), lambda m: m.lu_solve((x, np.arange(3, dtype=np.int32)), v),
+           lambda m: m.qr(x), lambda m: m.svd(x), lambda m: m.eigh(x), lambda m: m.expm(x),
+           lambda m: m.block_diag(x, x)]
+  for call in calls:
+    ours = jax.make_jaxpr(lambda c=call: c(jsp.linalg))().jaxpr.eqns
+    theirs = jax_.make_jaxpr(lambda c=call: c(jax_.scipy.linalg))().jaxpr.eqns
+    assert [(e.primitive.name, e.params.get("name")) for e in ours] == \
+        [(e.primitive.name, e.params.get("name")) for e in theirs]

@@ -604,16 +604,55 @@ def lu_pivots_to_permutation(pivots, permutation_size: int):
 # --- qr ---------------------------------------------------------------------------------------
 
 def _qr_impl(x, *, pivoting=False, full_matrices=True, use_magma=None):
-  if pivoting:
-    raise NotImplementedError("QR with column pivoting is not implemented in jaxlite")
   a = _lapack(x)
   m, n = a.shape[-2:]
   if a.size == 0:
     k = m if full_matrices else min(m, n)
-    return [_eye_like(a, a.shape[:-2] + (m, k)).astype(x.dtype),
-            np.zeros(a.shape[:-2] + (k, n), x.dtype)]
+    out = [_eye_like(a, a.shape[:-2] + (m, k)).astype(x.dtype),
+           np.zeros(a.shape[:-2] + (k, n), x.dtype)]
+    return out + ([np.broadcast_to(np.arange(n, dtype=np.int32), a.shape[:-2] + (n,))]
+                  if pivoting else [])
+  perm = None
+  if pivoting:
+    perm = _pivot_columns(a)
+    a = np.take_along_axis(a, perm[..., None, :], axis=-1)
   q, r = np.linalg.qr(a, mode="complete" if full_matrices else "reduced")
-  return [q.astype(x.dtype, copy=False), r.astype(x.dtype, copy=False)]
+  out = [q.astype(x.dtype, copy=False), r.astype(x.dtype, copy=False)]
+  return out + ([perm] if pivoting else [])
+
+
+def _pivot_columns(a):
+  """The column order of QR with column pivoting (Businger–Golub, as LAPACK's geqp3): at each
+  step the remaining column of largest norm, with norms downdated by each Householder step."""
+  batch, (m, n) = a.shape[:-2], a.shape[-2:]
+  flat = a.reshape((int(np.prod(batch, dtype=np.int64)), m, n))
+  perms = np.stack([_pivot_columns_one(mat) for mat in flat]) if flat.shape[0] else \
+      np.zeros((0, n), np.int32)
+  return perms.reshape(batch + (n,)).astype(np.int32)
+
+
+def _pivot_columns_one(mat):
+  work = np.array(mat, dtype=np.complex128 if mat.dtype.kind == "c" else np.float64)
+  m, n = work.shape
+  perm = np.arange(n)
+  norms = np.sum(np.abs(work) ** 2, axis=0)
+  for k in range(min(m, n)):
+    j = k + int(np.argmax(norms[k:]))
+    if j != k:
+      work[:, [k, j]] = work[:, [j, k]]
+      perm[[k, j]] = perm[[j, k]]
+      norms[[k, j]] = norms[[j, k]]
+    col = work[k:, k]
+    alpha = np.linalg.norm(col)
+    if alpha == 0:
+      continue
+    v = col.copy()
+    phase = v[0] / abs(v[0]) if v[0] != 0 else 1.0
+    v[0] += phase * alpha
+    v /= np.linalg.norm(v)
+    work[k:, k:] -= 2 * np.outer(v, np.conj(v) @ work[k:, k:])
+    norms[k + 1:] = np.maximum(norms[k + 1:] - np.abs(work[k, k + 1:]) ** 2, 0)
+  return perm
 
 
 def _qr_abstract(x, *, pivoting=False, full_matrices=True, use_magma=None):
@@ -633,14 +672,18 @@ qr_p = _linalg_primitive("qr", _qr_impl, _qr_abstract)
 
 def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
   """For m >= n: with C = Qᴴ dA R⁻¹ and Ω its skew-Hermitian part built from the strict lower
-  triangle, dQ = Q (Ω - C) + dA R⁻¹ and dR = (C - Ω) R."""
+  triangle, dQ = Q (Ω - C) + dA R⁻¹ and dR = (C - Ω) R. Pivoting permutes dA's columns like
+  A's (the permutation is piecewise constant)."""
   (x,), (dx,) = primals, tangents
-  q, r = qr_p.bind(x, pivoting=pivoting, full_matrices=full_matrices, use_magma=use_magma)
+  outs = qr_p.bind(x, pivoting=pivoting, full_matrices=full_matrices, use_magma=use_magma)
+  q, r = outs[0], outs[1]
   m, n = x.shape[-2:]
   if m < n or (full_matrices and m != n):
     raise NotImplementedError(
         "Unimplemented case of QR decomposition derivative")
   dx = _instantiate(dx, x)
+  if pivoting:
+    dx = _mT(_permute_rows(_mT(dx), outs[2]))
   dx_rinv = triangular_solve(r, dx)
   qt_dx_rinv = _matmul(_H(q), dx_rinv)
   lower = tril(qt_dx_rinv, -1)
@@ -651,7 +694,8 @@ def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
                                                                      x.dtype)))
   dq = ew.add_p.bind(_matmul(q, ew.sub_p.bind(omega, qt_dx_rinv)), dx_rinv)
   dr = _matmul(ew.sub_p.bind(qt_dx_rinv, omega), r)
-  return [q, r], [dq, dr]
+  tangents_out = [dq, dr] + ([_int_zero(outs[2])] if pivoting else [])
+  return list(outs), tangents_out
 
 
 def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None):

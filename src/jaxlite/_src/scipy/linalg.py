@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src.jit import internal_jit
 from jaxlite._src.lax import linalg as lax_linalg
 from jaxlite._src.numpy import linalg as jnp_linalg
 from jaxlite._src.numpy.util import check_arraylike, promote_dtypes_inexact
@@ -27,6 +28,11 @@ def _inexact(name, *args):
 def cholesky(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
   """The Cholesky factor: upper (Uᴴ U = a) by default, as SciPy."""
   (a,) = _inexact("cholesky", a)
+  return _cholesky(a, lower=bool(lower))
+
+
+@internal_jit(static_argnames=("lower",), name="_cholesky")
+def _cholesky(a, *, lower):
   L = lax_linalg.cholesky(a)
   return L if lower else lax_linalg._H(L)
 
@@ -40,6 +46,11 @@ def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = Tr
   """Solves a x = b from cho_factor's (c, lower)."""
   c, lower = c_and_lower
   c, b = _inexact("cho_solve", c, b)
+  return _cho_solve(c, b, lower=bool(lower))
+
+
+@internal_jit(static_argnames=("lower",), name="_cho_solve")
+def _cho_solve(c, b, *, lower):
   vector = b.ndim == c.ndim - 1
   if vector:
     b = b[..., None]
@@ -64,8 +75,14 @@ def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = F
   """Solves op(a) x = b for triangular a; trans 0/'N', 1/'T' or 2/'C'."""
   if trans not in _TRANS:
     raise ValueError(f"Invalid 'trans' value {trans}")
-  t = _TRANS[trans]
   a, b = _inexact("solve_triangular", a, b)
+  return _solve_triangular(a, b, trans=_TRANS[trans], lower=bool(lower),
+                           unit_diagonal=bool(unit_diagonal))
+
+
+@internal_jit(static_argnames=("trans", "lower", "unit_diagonal"), name="_solve_triangular")
+def _solve_triangular(a, b, *, trans, lower, unit_diagonal):
+  t = trans
   vector = b.ndim == a.ndim - 1
   if vector:
     b = b[..., None]
@@ -82,8 +99,13 @@ def solve(a, b, lower: bool = False, overwrite_a: bool = False, overwrite_b: boo
     raise ValueError(f"Expected assume_a to be one of {{'gen', 'sym', 'her', 'pos'}}, got "
                      f"{assume_a}.")
   a, b = _inexact("solve", a, b)
+  return _solve(a, b, assume_a=assume_a, lower=bool(lower))
+
+
+@internal_jit(static_argnames=("assume_a", "lower"), name="_solve")
+def _solve(a, b, *, assume_a, lower):
   if assume_a == "pos":
-    return cho_solve(cho_factor(a, lower=lower), b)
+    return _cho_solve(_cholesky(a, lower=lower), b, lower=lower)
   vector = b.ndim == a.ndim - 1
   out = jnp_linalg.solve(a, b[..., None] if vector else b)
   return out[..., 0] if vector else out
@@ -102,6 +124,11 @@ def det(a, overwrite_a: bool = False, check_finite: bool = True):
 def lu_factor(a, overwrite_a: bool = False, check_finite: bool = True):
   """(lu, piv): the packed factors and LAPACK's swap-style pivots."""
   (a,) = _inexact("lu_factor", a)
+  return _lu_factor(a)
+
+
+@internal_jit(name="lu_factor")
+def _lu_factor(a):
   lu_, pivots, _ = lax_linalg.lu(a)
   return lu_, pivots
 
@@ -113,6 +140,11 @@ def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False,
   lu_, b = _inexact("lu_solve", lu_, b)
   if trans not in (0, 1, 2):
     raise ValueError(f"Invalid 'trans' value {trans}")
+  return _lu_solve(lu_, _jnp().asarray(piv), b, trans=trans)
+
+
+@internal_jit(static_argnames=("trans",), name="lu_solve")
+def _lu_solve(lu_, piv, b, *, trans):
   m = lu_.shape[-1]
   perm = lax_linalg.lu_pivots_to_permutation(piv, m)
   vector = b.ndim == 1
@@ -130,8 +162,13 @@ def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False,
 
 def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True):
   """(p, l, u) with a = p l u, or (p l, u) when permute_l."""
-  jnp = _jnp()
   (a,) = _inexact("lu", a)
+  return _lu(a, permute_l=bool(permute_l))
+
+
+@internal_jit(static_argnames=("permute_l",), name="lu")
+def _lu(a, *, permute_l):
+  jnp = _jnp()
   lu_, _, perm = lax_linalg.lu(a)
   m, n = a.shape[-2:]
   k = min(m, n)
@@ -148,23 +185,35 @@ def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool
 
 def qr(a, overwrite_a: bool = False, lwork=None, mode: str = "full", pivoting: bool = False,
        check_finite: bool = True):
-  """mode 'full' (complete Q), 'economic' (reduced), 'r' ((r,)) or 'raw'."""
-  if pivoting:
-    raise NotImplementedError("qr with pivoting=True is not implemented in jaxlite")
+  """mode 'full' (complete Q), 'economic' (reduced) or 'r' ((r,)); with pivoting also the
+  column permutation p (a[:, p] = q r)."""
   if mode not in ("full", "economic", "r", "raw"):
     raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
   if mode == "raw":
     raise NotImplementedError("qr mode='raw'")
   (a,) = _inexact("qr", a)
-  q, r = lax_linalg.qr(a, full_matrices=(mode in ("full", "r")))
-  return (r,) if mode == "r" else (q, r)
+  return _qr(a, mode=mode, pivoting=bool(pivoting))
+
+
+@internal_jit(static_argnames=("mode", "pivoting"), name="_qr")
+def _qr(a, *, mode, pivoting):
+  out = lax_linalg.qr(a, pivoting=pivoting, full_matrices=(mode in ("full", "r")))
+  q, r = out[0], out[1]
+  rest = tuple(out[2:])
+  return ((r,) if mode == "r" else (q, r)) + rest
 
 
 def svd(a, full_matrices: bool = True, compute_uv: bool = True, overwrite_a: bool = False,
         check_finite: bool = True, lapack_driver: str = "gesdd"):
   if lapack_driver not in ("gesdd", "gesvd"):
     raise ValueError(f"Unsupported lapack_driver '{lapack_driver}'")
-  out = jnp_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+  (a,) = _inexact("svd", a)
+  return _svd(a, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
+
+
+@internal_jit(static_argnames=("full_matrices", "compute_uv"), name="_svd")
+def _svd(a, *, full_matrices, compute_uv):
+  out = lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
   return tuple(out) if compute_uv else out
 
 
@@ -177,6 +226,11 @@ def eigh(a, b=None, lower: bool = True, eigvals_only: bool = False, overwrite_a:
   if eigvals is not None:
     raise NotImplementedError("Only the eigvals=None case of eigh is implemented.")
   (a,) = _inexact("eigh", a)
+  return _eigh(a, lower=bool(lower), eigvals_only=bool(eigvals_only))
+
+
+@internal_jit(static_argnames=("lower", "eigvals_only"), name="_eigh")
+def _eigh(a, *, lower, eigvals_only):
   v, w = lax_linalg.eigh(a, lower=lower)
   return w if eigvals_only else (w, v)
 
@@ -192,11 +246,16 @@ _THETA13 = 5.371920351148152
 
 def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
   """exp(A) by the [13/13] Padé approximant of A / 2^s and s squarings."""
-  jnp = _jnp()
-  from jaxlite._src.lax.control_flow import fori_loop
   (A,) = _inexact("expm", A)
   if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
     raise ValueError(f"expected A to be a square matrix, got shape {A.shape}")
+  return _expm(A, max_squarings=int(max_squarings))
+
+
+@internal_jit(static_argnames=("max_squarings",), name="expm")
+def _expm(A, *, max_squarings):
+  jnp = _jnp()
+  from jaxlite._src.lax.control_flow import fori_loop
   norm1 = jnp.max(jnp.sum(jnp.abs(A), axis=-2), axis=-1)
   real = norm1.dtype
   s = jnp.maximum(0, jnp.ceil(jnp.log2(norm1 / np.asarray(_THETA13, real))))
@@ -233,7 +292,13 @@ def block_diag(*arrs):
   if not arrs:
     return jnp.zeros((1, 0))
   check_arraylike("block_diag", *arrs)
-  mats = [jnp.atleast_2d(jnp.asarray(a)) for a in arrs]
+  return _block_diag(*(jnp.asarray(a) for a in arrs))
+
+
+@internal_jit(name="block_diag")
+def _block_diag(*arrs):
+  jnp = _jnp()
+  mats = [jnp.atleast_2d(a) for a in arrs]
   if any(m.ndim != 2 for m in mats):
     raise ValueError("Arguments to jax.scipy.linalg.block_diag must have at most 2 dimensions,"
                      f" got {arrs} at argument {[m.ndim for m in mats].index(3)}.")
