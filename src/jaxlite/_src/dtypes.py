@@ -110,15 +110,18 @@ def check_user_dtype(dtype, fun_name: str | None = None):
   out = canonicalize_dtype(np_dtype)
   if out != np_dtype:
     mode = config.jax_explicit_x64_dtypes
-    where = f" in {fun_name}" if fun_name else ""
-    msg = (f"Explicitly requested dtype {np_dtype.name} requested{where} is not available, and "
-           f"will be truncated to dtype {out.name}. To enable more dtypes, set the "
-           "jax_enable_x64 configuration option or the JAX_ENABLE_X64 shell environment "
-           "variable. See https://github.com/jax-ml/jax#current-gotchas for more.")
-    if str(mode).lower() == "error":
-      raise ValueError(msg)
+    where = f" requested in {fun_name}" if fun_name else ""
+    if str(mode).lower() == "error":  # JAX's own wording here (no space after "options.")
+      raise ValueError(f"Explicitly requested dtype {np_dtype.name}{where} is not available. To "
+                       "enable more dtypes, set the jax_enable_x64 or allow_explicit_x64_dtypes "
+                       "configuration options.See https://github.com/jax-ml/jax#current-gotchas "
+                       "for more.")
     if str(mode).lower() != "allow":
-      warnings.warn(msg, UserWarning, stacklevel=3)
+      warnings.warn(f"Explicitly requested dtype {np_dtype.name}{where} is not available, and "
+                    f"will be truncated to dtype {out.name}. To enable more dtypes, set the "
+                    "jax_enable_x64 configuration option or the JAX_ENABLE_X64 shell environment "
+                    "variable. See https://github.com/jax-ml/jax#current-gotchas for more.",
+                    UserWarning, stacklevel=3)
   return out
 
 
