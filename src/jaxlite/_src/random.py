@@ -225,7 +225,7 @@ def _broadcast_shapes(name: str, shape, *args):
 def _user_dtype(name: str, dtype, default, kind, kind_name: str):
   if isinstance(dtype, str) and dtype == "bfloat16" and dtypes.load_ml_dtypes():
     dtype = dtypes.bfloat16  # NumPy does not know ml_dtypes' names
-  dtype = dtypes.check_user_dtype(default if dtype is None else dtype, name)
+  dtype = dtypes.check_user_dtype(default if dtype is None else dtype)  # JAX names no sampler
   if not dtypes.issubdtype(dtype, kind):
     raise ValueError(f"dtype argument to `{name}` must be {kind_name} dtype, got {dtype}")
   return dtype
