@@ -97,8 +97,8 @@ def _compress(self, condition, axis=None, *, size=None, fill_value=0):
 def _astype(self, dtype, copy=False, device=None):
   from jaxlite._src.numpy.creation import array
   from jaxlite._src import dtypes as dt
-  return array(self, dtype=dt.check_user_dtype(dtype, "astype"), copy=False) \
-      if _not_same(self, dtype) else _strong_copy(self)
+  dtype = dt.check_user_dtype(dtype, "astype")  # once: `_not_same` then sees a canonical dtype
+  return array(self, dtype=dtype, copy=False) if _not_same(self, dtype) else _strong_copy(self)
 
 
 def _not_same(self, dtype):
