@@ -313,3 +313,86 @@ def test_normal_float64_eager_executable_matches_op_by_op():
       op_by_op = random.normal(key, (1000,), np.float64)
     assert eager.dtype == np.float64
     np.testing.assert_array_equal(np.asarray(eager), np.asarray(op_by_op))
+
+
+# --- scan: the whole loop as generated code, invariants hoisted --------------------------------
+
+def _python_scan(f, init, xs, length=None, reverse=False):
+  """lax.scan's meaning as a plain eager loop (the reference)."""
+  n = length if xs is None else len(xs)
+  carry, ys = init, [None] * n
+  for i in (range(n - 1, -1, -1) if reverse else range(n)):
+    carry, ys[i] = f(carry, None if xs is None else xs[i])
+  return carry, ys
+
+
+def _assert_tree_equal(a, b):
+  la, lb = jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
+  assert len(la) == len(lb)
+  for x, y in zip(la, lb):
+    assert jnp.asarray(x).dtype == jnp.asarray(y).dtype
+    np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+W = RNG.normal(size=(4, 4)).astype(np.float32)
+B = RNG.normal(size=(4,)).astype(np.float32)
+SCANS = {  # name -> (body, init, xs, length)
+    "rnn": (lambda h, x: (jnp.tanh(h @ W + x + B),) * 2, np.zeros((3, 4), np.float32),
+            RNG.normal(size=(6, 3, 4)).astype(np.float32), None),
+    "swap_carries": (lambda c, x: ((c[1], c[0] + x), c[0]), (np.float32(1), np.float32(2)),
+                     np.arange(5, dtype=np.float32), None),
+    "old_carry_as_y": (lambda c, x: (c * 2 + x, c), np.ones(3, np.int32),
+                       np.arange(12, dtype=np.int32).reshape(4, 3), None),
+    "const_and_literal_ys": (lambda c, x: (c + 1.0, (B * 2, 3.0)), np.float32(0), None, 4),
+    "no_ys": (lambda c, x: (c * x, None), np.ones(2, np.float32),
+              RNG.normal(size=(5, 2)).astype(np.float32), None),
+    "no_carry": (lambda c, x: (c, jnp.sin(x) * W[0, 0]), (),
+                 RNG.normal(size=(5, 2)).astype(np.float32), None),
+    "empty": (lambda c, x: (c, None), np.float32(1), None, 3),
+    "zero_length": (lambda c, x: (c + x, x * 2), np.zeros(2, np.float32),
+                    np.zeros((0, 2), np.float32), None),
+}
+
+
+@pytest.mark.parametrize("name", list(SCANS))
+@pytest.mark.parametrize("reverse", [False, True])
+def test_scan_loop_matches_python_loop(name, reverse):
+  body, init, xs, length = SCANS[name]
+  want = _python_scan(body, init, xs, length, reverse)
+  want = (want[0], jax.tree_util.tree_map(lambda *y: jnp.stack(y), *want[1])
+          if want[1] and want[1][0] is not None else None)
+  run = lambda i, x: lax.scan(body, i, x, length=length, reverse=reverse)  # noqa: E731
+  for got in (run(init, xs), jax.jit(run)(init, xs)):
+    _assert_tree_equal(got[0], want[0])
+    if want[1] is not None:
+      _assert_tree_equal(got[1], want[1])
+
+
+def test_scan_loop_hoists_invariants_and_reuses_buffers():
+  from jaxlite._src.compiler import numpy_codegen as cg
+  xs = RNG.normal(size=(6, 3, 4)).astype(np.float32)
+  body = lambda h, x: (jnp.tanh(h @ W + x + B),) * 2  # noqa: E731
+  closed = jax.make_jaxpr(lambda h, x: lax.scan(body, h, x))(np.zeros((3, 4), np.float32), xs)
+  (eqn,) = closed.eqns
+  loop = cg.compile_scan(eqn.params["jaxpr"], eqn.params["num_consts"],
+                         eqn.params["num_carry"], False)
+  src = loop.__jaxlite_source__
+  head, _, body_src = src.partition("for _i in range(_length):")
+  assert "broadcast_in_dim" in head and "broadcast_in_dim" not in body_src  # B's broadcast
+  assert body_src.count("np.matmul(") == 1 and "out=" in body_src
+  assert loop is cg.compile_scan(eqn.params["jaxpr"], eqn.params["num_consts"],
+                                 eqn.params["num_carry"], False)  # cached on the jaxpr
+
+
+def test_scan_loop_keeps_hoisted_values_intact():
+  # The hoisted `B * 2` is read every iteration: no ufunc in the loop may write into it.
+  def body(carry, x):
+    k = jnp.asarray(B) * 2.0
+    return carry + k, k + x
+  xs = RNG.normal(size=(4, 4)).astype(np.float32)
+  carry, ys = jax.jit(lambda c, x: lax.scan(body, c, x))(np.zeros(4, np.float32), xs)
+  np.testing.assert_array_equal(np.asarray(ys), B * 2 + xs)
+  want = np.zeros(4, np.float32)
+  for _ in range(4):
+    want = want + B * np.float32(2)
+  np.testing.assert_array_equal(np.asarray(carry), want)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import weakref
 
 import numpy as np
 
@@ -14,8 +15,9 @@ from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.compiler import passes
 from jaxlite._src.core import Literal
-from jaxlite._src.lax.families import (numpy_eqn_templates, numpy_quiet_primitives,
-                                       numpy_templates, ufunc_primitives)
+from jaxlite._src.lax.families import (fresh_output_primitives, numpy_eqn_templates,
+                                       numpy_quiet_primitives, numpy_templates,
+                                       ufunc_primitives)
 
 _fn_counter = itertools.count()
 
@@ -63,9 +65,19 @@ def jaxpr_to_source(jaxpr: core.Jaxpr, consts: list, fn_name: str = "_jaxpr_fn")
 
   args = [namer(v) for v in jaxpr.invars]
   lines = [f"def {fn_name}({', '.join(args)}):"]
-  last_use = _last_uses(jaxpr)
+  last_use = _last_uses(jaxpr.eqns, jaxpr.outvars)
+  lines += _eqn_lines(jaxpr.eqns, 0, last_use, namer, atom, glob, counter, "  ")
+  rets = [atom(v) for v in jaxpr.outvars]
+  lines.append(f"  return {_tuple_source(rets)}")
+  return "\n".join(_quiet(lines, jaxpr.eqns)), glob
+
+
+def _eqn_lines(eqns, first, last_use, namer, atom, glob, counter, indent) -> list:
+  """One source line per eqn (eqn k has index first + k in `last_use`), with `out=` reuse of
+  dying buffers that an earlier eqn of `eqns` made fresh."""
+  lines = []
   owned = set()  # vars holding a fresh ufunc result that no one else references
-  for i, eqn in enumerate(jaxpr.eqns):
+  for i, eqn in enumerate(eqns, first):
     ins = [atom(v) for v in eqn.invars]
     outs = [namer(v) for v in eqn.outvars]
     line = _eqn_line(eqn, ins, outs, glob, counter)
@@ -74,27 +86,36 @@ def jaxpr_to_source(jaxpr: core.Jaxpr, consts: list, fn_name: str = "_jaxpr_fn")
       if donor is not None and line.endswith(")"):
         line = f"{line[:-1]}, out={namer(donor)})"
       owned.add(eqn.outvars[0])
+    elif eqn.primitive in fresh_output_primitives:
+      owned.add(eqn.outvars[0])
     else:
       # Other ops may return views of (or the very object of) their inputs: never reuse those.
       owned.difference_update(eqn.invars)
-    lines.append("  " + line)
-  rets = [atom(v) for v in jaxpr.outvars]
-  lines.append(f"  return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
-  if any(e.primitive in numpy_quiet_primitives for e in jaxpr.eqns):
-    lines = [lines[0], "  with np.errstate(all='ignore'):"] + ["  " + ln for ln in lines[1:]]
-  return "\n".join(lines), glob
+    lines.append(indent + line)
+  return lines
 
 
-def _last_uses(jaxpr) -> dict:
+def _tuple_source(names) -> str:
+  return f"({', '.join(names)}{',' if len(names) == 1 else ''})"
+
+
+def _quiet(lines, eqns) -> list:
+  """The function's body under np.errstate(all='ignore') when an eqn may warn."""
+  if not any(e.primitive in numpy_quiet_primitives for e in eqns):
+    return lines
+  return [lines[0], "  with np.errstate(all='ignore'):"] + ["  " + ln for ln in lines[1:]]
+
+
+def _last_uses(eqns, outvars) -> dict:
   """Index of the last eqn reading each var (outputs of the jaxpr are never dead)."""
   last = {}
-  for i, eqn in enumerate(jaxpr.eqns):
+  for i, eqn in enumerate(eqns):
     for v in eqn.invars:
       if type(v) is not Literal:
         last[v] = i
-  for v in jaxpr.outvars:
+  for v in outvars:
     if type(v) is not Literal:
-      last[v] = len(jaxpr.eqns)
+      last[v] = len(eqns)
   return last
 
 
@@ -127,6 +148,80 @@ def _eqn_line(eqn, ins, outs, glob, counter) -> str:
       return expr
     return f"{', '.join(outs)}{',' if len(outs) == 1 else ''} = {expr}"
   return f"{outs[0]} = {expr}"
+
+
+# --- scan loops ----------------------------------------------------------------------------------
+
+def _split_invariant(jaxpr, invariant_vars) -> tuple[list, list]:
+  """(eqns computable from `invariant_vars` and literals alone, the others), in order."""
+  known, hoisted, loop = set(invariant_vars), [], []
+  for eqn in jaxpr.eqns:
+    pure = not eqn.effects and eqn.primitive not in passes.effectful_primitives
+    if pure and all(type(v) is Literal or v in known for v in eqn.invars):
+      hoisted.append(eqn)
+      known.update(eqn.outvars)
+    else:
+      loop.append(eqn)
+  return hoisted, loop
+
+
+def scan_to_source(jaxpr, consts, num_consts, num_carry, reverse, fn_name="_scan_fn"):
+  """(source, globals) of `fn(*consts, *carry, *xs, *ys, length) -> carry`: the whole scan as
+  one Python loop, body eqns inlined, loop-invariant eqns hoisted above it, ys written in
+  place into the preallocated `ys` buffers."""
+  namer = _Namer()
+  glob = {"np": np}
+  for v, c in zip(jaxpr.constvars, consts):
+    glob[namer(v)] = _const_value(c)
+  counter = itertools.count()
+
+  def atom(v):
+    if type(v) is Literal:
+      name = f"_lit{next(counter)}"
+      glob[name] = np.asarray(v.val, v.aval.dtype)[()]
+      return name
+    return namer(v)
+
+  const_in = jaxpr.invars[:num_consts]
+  carry_in = jaxpr.invars[num_consts:num_consts + num_carry]
+  x_in = jaxpr.invars[num_consts + num_carry:]
+  carry_out, y_out = jaxpr.outvars[:num_carry], jaxpr.outvars[num_carry:]
+  hoisted, loop = _split_invariant(jaxpr, list(jaxpr.constvars) + list(const_in))
+  xs = [f"_xs{k}" for k in range(len(x_in))]
+  ys = [f"_ys{k}" for k in range(len(y_out))]
+  args = [namer(v) for v in const_in + carry_in] + xs + ys + ["_length"]
+  lines = [f"def {fn_name}({', '.join(args)}):"]
+  last_use = _last_uses(hoisted + loop, jaxpr.outvars)
+  lines += _eqn_lines(hoisted, 0, last_use, namer, atom, glob, counter, "  ")
+  steps = "range(_length - 1, -1, -1)" if reverse else "range(_length)"
+  lines.append(f"  for _i in {steps}:")
+  body = [f"    {namer(v)} = {x}[_i]" for v, x in zip(x_in, xs) if v in last_use]
+  body += _eqn_lines(loop, len(hoisted), last_use, namer, atom, glob, counter, "    ")
+  body += [f"    {y}[_i] = {atom(v)}" for y, v in zip(ys, y_out)]
+  carry = [namer(v) for v in carry_in]
+  if carry:
+    body.append(f"    {', '.join(carry)}, = {_tuple_source([atom(v) for v in carry_out])}")
+  lines += body or ["    pass"]
+  lines.append(f"  return {_tuple_source(carry)}")
+  return "\n".join(_quiet(lines, jaxpr.eqns)), glob
+
+
+_scan_loops: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def compile_scan(closed: core.ClosedJaxpr, num_consts: int, num_carry: int, reverse: bool):
+  """The scan loop function of `scan_to_source` for a body jaxpr (cached on the jaxpr)."""
+  per_jaxpr = _scan_loops.setdefault(closed, {})
+  key = (num_consts, num_carry, reverse)
+  fn = per_jaxpr.get(key)
+  if fn is None:
+    jaxpr, consts = passes.optimize(closed)
+    name = f"_scan_fn{next(_fn_counter)}"
+    src, glob = scan_to_source(jaxpr, consts, num_consts, num_carry, reverse, name)
+    exec(compile(src, f"<jaxlite tier0 {name}>", "exec"), glob)
+    fn = per_jaxpr[key] = glob[name]
+    fn.__jaxlite_source__ = src
+  return fn
 
 
 def compile_jaxpr(closed: core.ClosedJaxpr):

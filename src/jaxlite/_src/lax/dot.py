@@ -19,7 +19,7 @@ from jaxlite._src.interpreters import batching
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.families import kind_of
-from jaxlite._src.lax.families import numpy_eqn_templates
+from jaxlite._src.lax.families import fresh_output_primitives, numpy_eqn_templates
 from jaxlite._src.lax.lax import asarg
 
 
@@ -241,6 +241,7 @@ def _dot_general_template(eqn):
 dot_general_p.def_impl(_dot_general_impl)
 dot_general_p.def_abstract_eval(_dot_general_abstract)
 numpy_eqn_templates[dot_general_p] = _dot_general_template
+fresh_output_primitives.add(dot_general_p)
 dot_general_p.eager_weak_type = lambda args, params: (
     params["preferred_element_type"] is None and all(getattr(a, "weak_type", False)
                                                      for a in args))

@@ -23,6 +23,9 @@ numpy_eqn_templates: dict = {}
 ufunc_primitives: set = set()
 # Primitives whose template can raise NumPy floating-point warnings that JAX never shows.
 numpy_quiet_primitives: set = set()
+# Primitives whose NumPy result is always a new array that aliases no input (a matmul): a later
+# ufunc may write into its buffer once it is dead.
+fresh_output_primitives: set = set()
 
 _KIND_NAMES = {
     "f": "floating", "c": "complexfloating", "i": "signedinteger", "u": "unsignedinteger",

@@ -1,8 +1,9 @@
 """`while_p` and `scan_p`: loops over closed jaxprs, and the lax functions that trace Python
 bodies into them (while_loop, fori_loop, scan, map, associative_scan).
 
-Loop bodies run as tier-0 generated code (`numpy_codegen.compile_jaxpr`): the loop itself is a
-short Python loop calling one compiled function per iteration, never a jaxpr interpreter.
+Loop bodies run as tier-0 generated code, never a jaxpr interpreter: a while loop calls its
+compiled cond and body; a scan is one generated function (`numpy_codegen.compile_scan`) with the
+body inlined in its loop and loop-invariant eqns hoisted out.
 """
 from __future__ import annotations
 
@@ -379,13 +380,10 @@ def _scan_abstract_eval(*avals, reverse, length, jaxpr, num_consts, num_carry, u
 
 def _scan_impl(*args, reverse, length, jaxpr, num_consts, num_carry, unroll):
   consts, carry, xs = split_list(args, [num_consts, num_carry])
-  body = numpy_codegen.compile_jaxpr(jaxpr)
   ys = [np.empty((length, *a.shape), a.dtype) for a in jaxpr.out_avals[num_carry:]]
-  for i in (range(length - 1, -1, -1) if reverse else range(length)):
-    out = body(*consts, *carry, *[x[i] for x in xs])
-    carry = out[:num_carry]
-    for y, o in zip(ys, out[num_carry:]):
-      y[i] = o
+  if length:
+    loop = numpy_codegen.compile_scan(jaxpr, num_consts, num_carry, reverse)
+    carry = loop(*consts, *carry, *xs, *ys, length)
   return [*carry, *ys]
 
 
