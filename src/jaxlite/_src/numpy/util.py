@@ -66,7 +66,9 @@ def scalar_to_dtype(x, dtype, weak: bool):
   t = type(x)
   if t is int:
     check_python_int(x, dtypes.default_int_dtype() if dtype.kind in "iu" else np.int64)
-  if weak and t is not bool:
+  if weak and t is bool:
+    x, t = int(x), int  # True entering a weak result (weak f32 * True) is the weak number 1
+  if weak:
     if dtype == dtypes.default_float_dtype():
       return dtypes.TypedFloat(x, dtype) if t is not complex else x
     if dtype == dtypes.default_int_dtype() and t is int:
