@@ -156,10 +156,12 @@ def full(shape, fill_value, dtype=None, *, device=None):
 
 
 def _broadcast_scalar(x, shape):
-  if core.current_trace() is core.eval_trace:
+  if core.current_trace() is core.eval_trace or (shape == () and not isinstance(x, core.Tracer)):
     d, w = dtype_weak(x)
     v = x._value if type(x) is core.array_type else x
     return core.array_from_numpy(np.full(shape, v, dtype=d), w)
+  if shape == ():
+    return x  # broadcasting to a scalar is no eqn in JAX
   return shape_prims.broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=(),
                                              sharding=None)
 
