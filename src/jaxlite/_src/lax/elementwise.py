@@ -32,7 +32,9 @@ def _quiet(fn):
 # --- unary -------------------------------------------------------------------------------------
 
 def _round_away(x):
-  return np.where(x >= 0, np.floor(x + 0.5), np.ceil(x - 0.5)).astype(x.dtype)
+  # From the truncation, so that 0.49999997 stays 0 and -0.3 rounds to -0.0 as in XLA.
+  whole = np.trunc(x)
+  return np.copysign(np.abs(whole) + (np.abs(x - whole) >= 0.5), x).astype(x.dtype)
 
 
 def _rsqrt(x):
