@@ -23,7 +23,8 @@ _PROMOTERS = {"same": promote_args, "inexact": promote_args_inexact,
 _FAST_KINDS = {"same": "biufc", "inexact": "fc", "numeric": "iufc"}
 
 
-def _unary_ufunc(name, prim, promote="same", kinds=None):
+def _unary_ufunc(name, prim, promote="same", kinds=None, identity_kinds=""):
+  """`identity_kinds`: dtype kinds returned as they are (floor of an integer is itself)."""
   promoter = _PROMOTERS[promote]
   fast_kinds = _FAST_KINDS[promote]
 
@@ -31,6 +32,8 @@ def _unary_ufunc(name, prim, promote="same", kinds=None):
     if type(x) is core.array_type and x._value.dtype.kind in fast_kinds:
       return prim.bind(x)  # already of an accepted dtype: nothing to promote
     check_arraylike(name, x)
+    if identity_kinds and dtype_weak(x)[0].kind in identity_kinds:
+      return promote_args(name, x)[0]
     (x,) = promoter(name, x)
     if kinds is not None:
       d = dtype_weak(x)[0]
@@ -52,8 +55,8 @@ def _binary_ufunc(name, prim, promote="same"):
 
 
 negative = _unary_ufunc("negative", ew.neg_p)
-floor = _unary_ufunc("floor", ew.floor_p, "inexact")
-ceil = _unary_ufunc("ceil", ew.ceil_p, "inexact")
+floor = _unary_ufunc("floor", ew.floor_p, "inexact", identity_kinds="iub")
+ceil = _unary_ufunc("ceil", ew.ceil_p, "inexact", identity_kinds="iub")
 exp = _unary_ufunc("exp", ew.exp_p, "inexact")
 exp2 = _unary_ufunc("exp2", ew.exp2_p, "inexact")
 log = _unary_ufunc("log", ew.log_p, "inexact")
@@ -72,7 +75,14 @@ arcsinh = _unary_ufunc("arcsinh", ew.asinh_p, "inexact")
 arctanh = _unary_ufunc("arctanh", ew.atanh_p, "inexact")
 sqrt = _unary_ufunc("sqrt", ew.sqrt_p, "inexact")
 cbrt = _unary_ufunc("cbrt", ew.cbrt_p, "inexact")
-conjugate = conj = _unary_ufunc("conjugate", ew.conj_p)
+
+
+def conjugate(x, /):
+  (x,) = promote_args("conjugate", x)
+  return ew.conj_p.bind(x) if dtype_weak(x)[0].kind == "c" else x
+
+
+conj = conjugate
 real_prim = ew.real_p
 
 _add = _binary_ufunc("add", ew.add_p)
@@ -119,15 +129,15 @@ divide = true_divide
 
 
 def logical_and(x, y, /):
-  return ew.and_p.bind(*_as_bool(x, y))
+  return ew.and_p.bind(*_as_strong_bool(*_as_bool(x, y)))
 
 
 def logical_or(x, y, /):
-  return ew.or_p.bind(*_as_bool(x, y))
+  return ew.or_p.bind(*_as_strong_bool(*_as_bool(x, y)))
 
 
 def logical_xor(x, y, /):
-  return ew.xor_p.bind(*_as_bool(x, y))
+  return ew.xor_p.bind(*_as_strong_bool(*_as_bool(x, y)))
 
 
 def logical_not(x, /):
@@ -135,8 +145,21 @@ def logical_not(x, /):
 
 
 def _as_bool(*args):
+  # Compared with a strong zero, so non-boolean operands give strong booleans (as in JAX).
   args = promote_args("logical", *args)
-  return [a if dtype_weak(a)[0] == np.bool_ else ew.ne_p.bind(a, _zero_like(a)) for a in args]
+  return [a if dtype_weak(a)[0] == np.bool_ else ew.ne_p.bind(a, _strong_scalar(0, a))
+          for a in args]
+
+
+def _as_strong_bool(*args):
+  """Binary logical ops drop the weak type of weak boolean operands (a cast eqn in JAX)."""
+  return [ew.convert_element_type_p.bind(a, new_dtype=np.dtype(np.bool_), weak_type=False)
+          if dtype_weak(a)[1] else a for a in args]
+
+
+def _strong_scalar(value, like):
+  """`value` as a strong scalar of `like`'s dtype (a literal when traced)."""
+  return np.asarray(value, dtype_weak(like)[0])[()]
 
 
 def _zero_like(x):
@@ -207,10 +230,7 @@ def isfinite(x, /):
 
 def isnan(x, /):
   (x,) = promote_args("isnan", x)
-  d = dtype_weak(x)[0]
-  if not dtypes.is_inexact(d):
-    return _full_bool(x, False)
-  return ew.ne_p.bind(x, x)
+  return ew.ne_p.bind(x, x)  # integers too: JAX stages `ne x x` (weak inputs stay weak)
 
 
 @internal_jit
@@ -220,8 +240,13 @@ def isinf(x, /):
   if not dtypes.is_inexact(d):
     return _full_bool(x, False)
   if d.kind == "c":
-    return logical_or(isinf(ew.real_p.bind(x)), isinf(ew.imag_p.bind(x)))
-  return ew.eq_p.bind(ew.abs_p.bind(x), np.asarray(np.inf, d)[()])
+    re, im = ew.real_p.bind(x), ew.imag_p.bind(x)
+    return ew.or_p.bind(_abs_is_inf(re), _abs_is_inf(im))
+  return _abs_is_inf(x)
+
+
+def _abs_is_inf(x):
+  return ew.eq_p.bind(ew.abs_p.bind(x), _strong_scalar(np.inf, x))
 
 
 def isposinf(x, /):
@@ -243,19 +268,35 @@ def _full_bool(x, value):
 def floor_divide(x1, x2, /):
   x1, x2 = promote_args_numeric("floor_divide", x1, x2)
   d = dtype_weak(x1)[0]
-  if d.kind in "iu":
+  if d.kind == "u":
+    return ew.div_p.bind(x1, x2)
+  if d.kind == "i":
+    # Truncated quotient, one less where the signs differ and the division is inexact.
     q = ew.div_p.bind(x1, x2)
-    if d.kind == "u":
-      return q
-    r = ew.rem_p.bind(x1, x2)
-    zero = _zero_like(x1)
-    # Round toward -inf where the remainder's sign differs from the divisor's (x // 0 too).
-    fix = logical_and(ew.ne_p.bind(r, zero),
-                      ew.ne_p.bind(ew.sign_p.bind(r), ew.sign_p.bind(x2)))
-    return ew.select_n_p.bind(fix, q, ew.sub_p.bind(q, _one_like(q)))
+    signs_differ = ew.ne_p.bind(ew.sign_p.bind(x1), ew.sign_p.bind(x2))
+    inexact = ew.ne_p.bind(ew.rem_p.bind(x1, x2), _zero_like(x1))
+    return _where()(logical_and(signs_differ, inexact), ew.sub_p.bind(q, _one_like(q)), q)
   if d.kind == "c":
     raise TypeError("floor_divide does not support complex-valued inputs")
-  return ew.floor_p.bind(ew.div_p.bind(x1, x2))
+  return _float_divmod(x1, x2)[0]
+
+
+def _float_divmod(x1, x2):
+  """Python's float divmod: the quotient of x1 - mod, rounded, so 1 // 0.1 is 9 and inf // 1
+  is nan (floor(x1 / x2) is not). JAX computes the adjusted mod too; its eqns print."""
+  mod = ew.rem_p.bind(x1, x2)
+  div = ew.div_p.bind(_where()(ew.eq_p.bind(x2, _zero_like(x2)), x1, ew.sub_p.bind(x1, mod)),
+                      x2)
+  fix = ew.and_p.bind(ew.ne_p.bind(mod, _zero_like(mod)),
+                      ew.ne_p.bind(ew.sign_p.bind(x2), ew.sign_p.bind(mod)))
+  mod = ew.select_n_p.bind(fix, mod, ew.add_p.bind(mod, x2))
+  div = ew.select_n_p.bind(fix, div, ew.sub_p.bind(div, _one_like(div)))
+  return ew.round_p.bind(div, rounding_method=ew.RoundingMethod.AWAY_FROM_ZERO), mod
+
+
+def _where():
+  from jaxlite._src.numpy.lax_numpy import where
+  return where
 
 
 def _one_like(x):
@@ -267,25 +308,32 @@ def _one_like(x):
 @internal_jit
 def remainder(x1, x2, /):
   x1, x2 = promote_args_numeric("remainder", x1, x2)
-  zero = _zero_like(x1)
-  r = ew.rem_p.bind(x1, x2)
-  d = dtype_weak(x1)[0]
-  if d.kind == "u":
-    return r
-  fix = logical_and(ew.ne_p.bind(r, zero), ew.ne_p.bind(ew.lt_p.bind(r, zero),
-                                                        ew.lt_p.bind(x2, zero)))
-  out = ew.select_n_p.bind(fix, r, ew.add_p.bind(r, x2))
-  if d.kind in "iu":
-    # x % 0 is 0 in JAX (XLA's rem gives x; the sign fix-up then cancels).
-    out = ew.select_n_p.bind(ew.eq_p.bind(x2, zero), out, ew.mul_p.bind(out, zero))
-  return out
+  if dtype_weak(x1)[0].kind in "iu":
+    x2 = _nonzero_divisor(x2)
+  trunc_mod = ew.rem_p.bind(x1, x2)
+  zero = _zero_like(trunc_mod)
+  nonzero = ew.ne_p.bind(trunc_mod, zero)
+  signs_differ = ew.ne_p.bind(ew.lt_p.bind(trunc_mod, zero), ew.lt_p.bind(x2, _zero_like(x2)))
+  return ew.select_n_p.bind(ew.and_p.bind(signs_differ, nonzero), trunc_mod,
+                            ew.add_p.bind(trunc_mod, x2))
 
 
 mod = remainder
 
 
+def _nonzero_divisor(x2):
+  """x2 with zeros replaced by ones: integer x % 0 and fmod(x, 0) are 0 in JAX."""
+  if type(x2) in (int, bool):
+    return x2 or 1
+  from jaxlite._src.numpy.creation import full_like
+  return _where()(ew.eq_p.bind(x2, _zero_like(x2)), full_like(x2, 1), x2)
+
+
 @internal_jit
 def fmod(x1, x2, /):
+  check_arraylike("fmod", x1, x2)
+  if np.dtype(dtypes.result_type(x1, x2)).kind in "iu":
+    x2 = _nonzero_divisor(x2)  # before promotion, as JAX stages it
   x1, x2 = promote_args_numeric("fmod", x1, x2)
   return ew.rem_p.bind(x1, x2)
 
@@ -336,14 +384,23 @@ def float_power(x1, x2, /):
 
 def log2(x, /):
   (x,) = promote_args_inexact("log2", x)
-  d = dtype_weak(x)[0]
-  return ew.div_p.bind(ew.log_p.bind(x), np.asarray(np.log(2), d)[()])
+  # JAX stages log(2) as an eqn of the real dtype and divides each part of a complex log.
+  return _per_part(ew.log_p.bind(x), lambda *parts: [
+      ew.div_p.bind(p, log_2) for log_2 in [ew.log_p.bind(_strong_scalar(2, parts[0]))]
+      for p in parts])
 
 
 def log10(x, /):
   (x,) = promote_args_inexact("log10", x)
-  d = dtype_weak(x)[0]
-  return ew.div_p.bind(ew.log_p.bind(x), np.asarray(np.log(10), d)[()])
+  return _per_part(ew.log_p.bind(x), lambda *parts: [
+      ew.mul_p.bind(p, _strong_scalar(1 / np.log(10), p)) for p in parts])
+
+
+def _per_part(z, fn):
+  """fn(*parts) -> parts, on a real array or the real and imaginary parts of a complex one."""
+  if dtype_weak(z)[0].kind != "c":
+    return fn(z)[0]
+  return ew.complex_p.bind(*fn(ew.real_p.bind(z), ew.imag_p.bind(z)))
 
 
 def logaddexp(x1, x2, /):
@@ -356,23 +413,35 @@ def logaddexp(x1, x2, /):
 
 def deg2rad(x, /):
   (x,) = promote_args_inexact("deg2rad", x)
-  return multiply(x, np.pi / 180)
+  return ew.mul_p.bind(x, _strong_scalar(np.pi / 180, x))  # a strong constant: strong result
 
 
 def rad2deg(x, /):
   (x,) = promote_args_inexact("rad2deg", x)
-  return multiply(x, 180 / np.pi)
+  return ew.mul_p.bind(x, _strong_scalar(180 / np.pi, x))
 
 
 radians, degrees = deg2rad, rad2deg
 
 
-@internal_jit
+@internal_jit(static_argnames=("decimals",))
 def round(a, decimals: int = 0, out=None):  # noqa: A001
   (a,) = promote_args("round", a)
   d = dtype_weak(a)[0]
-  if d.kind in "iub":
+  if d.kind == "b":  # JAX's own check on booleans
+    raise ValueError(f"data type {np.bool_} not inexact")
+  if d.kind in "iu":
+    if decimals < 0:
+      raise NotImplementedError("integer np.round not implemented for decimals < 0")
     return a
+  if d.kind == "c":  # real and imaginary parts separately
+    return ew.complex_p.bind(_round_real(ew.real_p.bind(a), decimals),
+                             _round_real(ew.imag_p.bind(a), decimals))
+  return _round_real(a, decimals)
+
+
+def _round_real(a, decimals):
+  d = dtype_weak(a)[0]
   if decimals == 0:
     return ew.round_p.bind(a, rounding_method=ew.RoundingMethod.TO_NEAREST_EVEN)
   factor = np.asarray(10.0 ** decimals, d)[()]
@@ -387,7 +456,13 @@ round.__wrapped_name__ = "round"
 
 @internal_jit
 def rint(x, /):
-  (x,) = promote_args_inexact("rint", x)
+  (x,) = promote_args("rint", x)
+  d = dtype_weak(x)[0]
+  if d.kind in "iub":  # already whole: only the float conversion, to a strong default float
+    return ew.convert_element_type_p.bind(x, new_dtype=dtypes.default_float_dtype(),
+                                          weak_type=False)
+  if d.kind == "c":
+    return ew.complex_p.bind(rint(ew.real_p.bind(x)), rint(ew.imag_p.bind(x)))
   return ew.round_p.bind(x, rounding_method=ew.RoundingMethod.TO_NEAREST_EVEN)
 
 
@@ -397,8 +472,8 @@ def trunc(x, /):
   d = dtype_weak(x)[0]
   if d.kind in "iub":
     return x
-  return ew.select_n_p.bind(ew.lt_p.bind(x, _zero_like(x)), ew.floor_p.bind(x),
-                            ew.ceil_p.bind(x))
+  from jaxlite._src.numpy.lax_numpy import where
+  return where(ew.lt_p.bind(x, _zero_like(x)), ew.ceil_p.bind(x), ew.floor_p.bind(x))
 
 
 fix = trunc
@@ -413,41 +488,62 @@ def imag(x, /):
   (x,) = promote_args("imag", x)
   if dtype_weak(x)[0].kind == "c":
     return ew.imag_p.bind(x)
-  return multiply(x, 0)
+  from jaxlite._src.numpy.creation import full_like
+  return full_like(x, 0)
 
 
 @internal_jit
 def signbit(x, /):
   (x,) = promote_args("signbit", x)
   d = dtype_weak(x)[0]
-  if d.kind == "i":
-    return ew.lt_p.bind(x, _zero_like(x))
-  if d.kind in "ub":
+  if d.kind in "iu":
+    return ew.lt_p.bind(x, _strong_scalar(0, x))
+  if d.kind == "b":
     return _full_bool(x, False)
-  bits = {2: np.int16, 4: np.int32, 8: np.int64}[d.itemsize]
-  return ew.lt_p.bind(ew.bitcast_convert_type_p.bind(x, new_dtype=np.dtype(bits)),
-                      np.asarray(0, bits)[()])
+  if d.kind == "c":
+    raise ValueError(f"jax.numpy.signbit is not well defined for {d.name}")
+  # The sign bit, spread by an arithmetic shift of the same-width integer, as a boolean.
+  bits = np.dtype({2: np.int16, 4: np.int32, 8: np.int64}[d.itemsize])
+  spread = ew.shift_right_arithmetic_p.bind(ew.bitcast_convert_type_p.bind(x, new_dtype=bits),
+                                            np.asarray(bits.itemsize * 8 - 1, bits)[()])
+  return ew.convert_element_type_p.bind(spread, new_dtype=np.dtype(np.bool_), weak_type=False)
 
 
 @internal_jit
 def copysign(x1, x2, /):
   x1, x2 = promote_args_inexact("copysign", x1, x2)
-  return ew.select_n_p.bind(signbit(x2), absolute(x1), negative(absolute(x1)))
+  if dtype_weak(x1)[0].kind == "c":
+    raise TypeError("copysign does not support complex-valued inputs")
+  return _where()(signbit(x2), negative(absolute(x1)), absolute(x1))
 
 
 @internal_jit
 def hypot(x1, x2, /):
   x1, x2 = promote_args_inexact("hypot", x1, x2)
-  return sqrt(add(multiply(x1, x1), multiply(x2, x2)))
+  if dtype_weak(x1)[0].kind == "c":
+    raise ValueError("jnp.hypot is not well defined for complex-valued inputs. Please convert "
+                     "to real values first, such as by using abs(x)")
+  # Scaled by the larger magnitude so that squares neither overflow nor underflow.
+  x1, x2 = ew.abs_p.bind(x1), ew.abs_p.bind(x2)
+  any_inf = ew.or_p.bind(*(ew.eq_p.bind(v, _strong_scalar(np.inf, v)) for v in (x1, x2)))
+  big, small = ew.max_p.bind(x1, x2), ew.min_p.bind(x1, x2)
+  where = _where()
+  from jaxlite._src.numpy.creation import ones_like
+  is_zero = ew.eq_p.bind(big, _zero_like(big))
+  ratio = ew.div_p.bind(small, where(ew.eq_p.bind(big, _zero_like(big)), ones_like(big), big))
+  scaled = ew.mul_p.bind(big, ew.sqrt_p.bind(ew.add_p.bind(
+      _one_like(ratio), ew.square_p.bind(ratio))))
+  return where(any_inf, _strong_scalar(np.inf, big), where(is_zero, big, scaled))
 
 
 @internal_jit
 def heaviside(x1, x2, /):
   x1, x2 = promote_args_inexact("heaviside", x1, x2)
-  zero = _zero_like(x1)
-  return ew.select_n_p.bind(ew.lt_p.bind(x1, zero),
-                            ew.select_n_p.bind(ew.eq_p.bind(x1, zero), _one_like_full(x1), x2),
-                            ew.mul_p.bind(x1, zero))
+  where = _where()
+  negative_, positive_ = (ew.lt_p.bind(x1, _zero_like(x1)), ew.gt_p.bind(x1, _zero_like(x1)))
+  at_zero = where(isnan(x1), x1, x2)  # NaN stays NaN, 0 takes x2
+  return where(negative_, _strong_scalar(0, x1),
+               where(positive_, _strong_scalar(1, x1), at_zero))
 
 
 def _one_like_full(x):
@@ -456,16 +552,13 @@ def _one_like_full(x):
 
 @internal_jit
 def fmax(x1, x2):
-  x1, x2 = promote_args("fmax", x1, x2)
-  return ew.select_n_p.bind(isnan(x2), ew.select_n_p.bind(isnan(x1), ew.max_p.bind(x1, x2), x2),
-                            x1)
+  # x1 where it is larger or x2 is NaN: a NaN loses to a number (NaN only if both are).
+  return _where()(logical_or(greater(x1, x2), isnan(x2)), x1, x2)
 
 
 @internal_jit
 def fmin(x1, x2):
-  x1, x2 = promote_args("fmin", x1, x2)
-  return ew.select_n_p.bind(isnan(x2), ew.select_n_p.bind(isnan(x1), ew.min_p.bind(x1, x2), x2),
-                            x1)
+  return _where()(logical_or(less(x1, x2), isnan(x2)), x1, x2)
 
 
 def sinc(x, /):
