@@ -247,9 +247,9 @@ def _upper_bounds(x64: bool) -> dict:
 
 def _least_upper_bound(nodes, x64: bool):
   upper = _upper_bounds(x64)
-  nodes = set(nodes)
+  nodes = list(dict.fromkeys(nodes))  # distinct, in input order: error texts name them so
   if len(nodes) == 1:
-    return next(iter(nodes))
+    return nodes[0]
   common = frozenset.intersection(*(upper[n] for n in nodes))
   for c in common:
     if upper[c] == common:
@@ -310,7 +310,7 @@ def _promote_uncached(sig):
     return dts[0], weaks[0]
   if all(d == dts[0] for d in dts[1:]):
     return dts[0], all(weaks)
-  nodes = {_node(d, w) for d, w in zip(dts, weaks)}
+  nodes = dict.fromkeys(_node(d, w) for d, w in zip(dts, weaks))
   if config.jax_numpy_dtype_promotion == "strict":
     strong = {n for n in nodes if n not in _WEAK_NODES}
     if len(strong) > 1:
@@ -383,7 +383,7 @@ def result_type(*args, return_weak_type_flag: bool = False):
 def promote_types(a, b):
   """jnp.promote_types: lattice join of two dtypes without canonicalization."""
   da, db = _as_dtype_or_value(a)[0], _as_dtype_or_value(b)[0]
-  out = _least_upper_bound({da, db}, True)
+  out = _least_upper_bound((da, db), True)
   return {_WEAK_I: int64, _WEAK_F: float64, _WEAK_C: complex128}.get(out, out) \
       if isinstance(out, str) else np.dtype(out)
 
