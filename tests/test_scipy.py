@@ -135,6 +135,14 @@ STATS_CASES = [
     ("uniform", ["logpdf", "pdf", "cdf"], X, (-1., 3.)),
     ("uniform", ["ppf"], Q, (-1., 3.)),
     ("t", ["logpdf", "pdf"], X, (3.5, 1., 2.)),
+    ("pareto", ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"], POS + 1, (2.5, 0., 1.2)),
+    ("pareto", ["ppf"], Q, (2.5,)),
+    ("gumbel_r", ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"], X, (0.5, 2.)),
+    ("gumbel_l", ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"], X, (0.5, 2.)),
+    ("gumbel_r", ["ppf"], Q, (0.5, 2.)), ("gumbel_l", ["ppf"], Q, (0.5, 2.)),
+    ("truncnorm", ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"], X, (-1., 2., 0.5, 1.5)),
+    ("truncnorm", ["logpdf", "cdf", "logsf"], X, (3., 6.)),
+    ("gennorm", ["logpdf", "pdf", "cdf"], X, (1.5,)),
 ]
 
 
@@ -155,7 +163,7 @@ def test_discrete_and_multivariate_distributions():
   _close(jsp.stats.poisson.cdf(k, 3.), st.poisson.cdf(k, 3.), rtol=1e-5)
   _close(jsp.stats.poisson.entropy(np.float32([0.5, 3., 20.])),
          st.poisson.entropy([0.5, 3., 20.]), rtol=1e-4)
-  kb = np.array([0, 1, 2, -1, 0.5], np.float32)
+  kb = np.array([0, 1, 2, -1], np.float32)
   _close(jsp.stats.bernoulli.logpmf(kb, .3), st.bernoulli.logpmf(kb, .3), rtol=1e-5)
   _close(jsp.stats.bernoulli.cdf(kb, .3), st.bernoulli.cdf(kb, .3))
   _close(jsp.stats.bernoulli.ppf(Q, .3), st.bernoulli.ppf(Q, .3))
@@ -318,3 +326,31 @@ def test_qr_pivoting_and_named_jits_match_jax():
     theirs = jax_.make_jaxpr(lambda c=call: c(jax_.scipy.linalg))().jaxpr.eqns
     assert [(e.primitive.name, e.params.get("name")) for e in ours] == \
         [(e.primitive.name, e.params.get("name")) for e in theirs]
+
+
+def test_more_discrete_and_circular_distributions():
+  k = np.float32([0, 1, 2, 3, 5, 10, -1])
+  _close(jsp.stats.geom.logpmf(k, .3), st.geom.logpmf(k, .3), rtol=1e-5)
+  _close(jsp.stats.binom.logpmf(k, 10., .3), st.binom.logpmf(k, 10, .3), rtol=1e-5)
+  _close(jsp.stats.nbinom.logpmf(k, 4., .3), st.nbinom.logpmf(k, 4, .3), rtol=1e-5)
+  _close(jsp.stats.betabinom.pmf(k, 10., 2., 3.), st.betabinom.pmf(k, 10, 2., 3.), rtol=1e-4)
+  xm = np.int32([[1, 2, 3], [0, 0, 6], [2, 2, 1]])
+  pm = np.float32([0.2, 0.3, 0.5])
+  _close(jsp.stats.multinomial.logpmf(xm, 6, pm), st.multinomial.logpmf(xm, 6, pm), rtol=1e-5)
+  with pytest.raises(ValueError, match="must be of integer type"):
+    jsp.stats.multinomial.logpmf(xm.astype(np.float32), 6, pm)
+  ang = np.linspace(0, 2 * np.pi, 9)[:-1].astype(np.float32)
+  _close(jsp.stats.vonmises.logpdf(ang, 2.5), st.vonmises.logpdf(ang, 2.5), rtol=1e-5)
+  _close(jsp.stats.vonmises.logpdf(ang, 300.), st.vonmises.logpdf(ang, 300.), rtol=1e-3)
+  _close(jsp.stats.wrapcauchy.logpdf(ang, .4), st.wrapcauchy.logpdf(ang, .4), rtol=1e-5)
+
+
+def test_non_integer_counts_follow_jax():
+  jax_ = oracle()
+  k = np.float32([2.5, -1, 11, 0.5])
+  for dist, fn, args in [("poisson", "logpmf", (3.,)), ("bernoulli", "logpmf", (.3,)),
+                         ("geom", "logpmf", (.3,)), ("binom", "logpmf", (10., .3)),
+                         ("nbinom", "logpmf", (4., .3)), ("betabinom", "pmf", (10., 2., 3.))]:
+    ours = getattr(getattr(jsp.stats, dist), fn)(k, *args)
+    theirs = getattr(getattr(jax_.scipy.stats, dist), fn)(k, *args)
+    _close(ours, theirs, rtol=1e-5)

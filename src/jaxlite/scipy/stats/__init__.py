@@ -1,4 +1,5 @@
 """`jaxlite.scipy.stats` (`jax.scipy.stats`): probability distributions, one module each."""
 from jaxlite.scipy.stats import (  # noqa: F401
-    bernoulli, beta, cauchy, chi2, dirichlet, expon, gamma, laplace, logistic,
-    multivariate_normal, norm, poisson, t, uniform)
+    bernoulli, beta, betabinom, binom, cauchy, chi2, dirichlet, expon, gamma, gennorm, geom,
+    gumbel_l, gumbel_r, laplace, logistic, multinomial, multivariate_normal, nbinom, norm,
+    pareto, poisson, t, truncnorm, uniform, vonmises, wrapcauchy)

@@ -1,2 +1,2 @@
 """`jaxlite.scipy.stats.bernoulli` (`jax.scipy.stats.bernoulli`)."""
-from jaxlite._src.scipy.stats.bernoulli import cdf, logpmf, pmf, ppf  # noqa: F401
+from jaxlite._src.scipy.stats.bernoulli import cdf, logpmf, pmf, ppf

@@ -1,2 +1,2 @@
 """`jaxlite.scipy.stats.beta` (`jax.scipy.stats.beta`)."""
-from jaxlite._src.scipy.stats.beta import cdf, logcdf, logpdf, logsf, pdf, sf  # noqa: F401
+from jaxlite._src.scipy.stats.beta import cdf, logcdf, logpdf, logsf, pdf, sf

@@ -1,3 +1,3 @@
 """`jaxlite.scipy.stats.cauchy` (`jax.scipy.stats.cauchy`)."""
-from jaxlite._src.scipy.stats.cauchy import (  # noqa: F401
+from jaxlite._src.scipy.stats.cauchy import (
     cdf, isf, logcdf, logpdf, logsf, pdf, ppf, sf)

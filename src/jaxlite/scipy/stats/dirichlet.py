@@ -1,2 +1,2 @@
 """`jaxlite.scipy.stats.dirichlet` (`jax.scipy.stats.dirichlet`)."""
-from jaxlite._src.scipy.stats.dirichlet import logpdf, pdf  # noqa: F401
+from jaxlite._src.scipy.stats.dirichlet import logpdf, pdf

@@ -1,2 +1,2 @@
 """`jaxlite.scipy.stats.gamma` (`jax.scipy.stats.gamma`)."""
-from jaxlite._src.scipy.stats.gamma import cdf, logcdf, logpdf, logsf, pdf, sf  # noqa: F401
+from jaxlite._src.scipy.stats.gamma import cdf, logcdf, logpdf, logsf, pdf, sf

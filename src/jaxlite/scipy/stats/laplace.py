@@ -1,2 +1,2 @@
 """`jaxlite.scipy.stats.laplace` (`jax.scipy.stats.laplace`)."""
-from jaxlite._src.scipy.stats.laplace import cdf, logpdf, pdf  # noqa: F401
+from jaxlite._src.scipy.stats.laplace import cdf, logpdf, pdf

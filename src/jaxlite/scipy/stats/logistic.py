@@ -1,2 +1,2 @@
 """`jaxlite.scipy.stats.logistic` (`jax.scipy.stats.logistic`)."""
-from jaxlite._src.scipy.stats.logistic import cdf, isf, logpdf, pdf, ppf, sf  # noqa: F401
+from jaxlite._src.scipy.stats.logistic import cdf, isf, logpdf, pdf, ppf, sf

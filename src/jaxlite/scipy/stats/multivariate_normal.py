@@ -1,2 +1,2 @@
 """`jaxlite.scipy.stats.multivariate_normal` (`jax.scipy.stats.multivariate_normal`)."""
-from jaxlite._src.scipy.stats.multivariate_normal import logpdf, pdf  # noqa: F401
+from jaxlite._src.scipy.stats.multivariate_normal import logpdf, pdf

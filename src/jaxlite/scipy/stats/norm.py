@@ -1,3 +1,3 @@
 """`jaxlite.scipy.stats.norm` (`jax.scipy.stats.norm`)."""
-from jaxlite._src.scipy.stats.norm import (  # noqa: F401
+from jaxlite._src.scipy.stats.norm import (
     cdf, isf, logcdf, logpdf, logsf, pdf, ppf, sf)

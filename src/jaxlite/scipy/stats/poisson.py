@@ -1,2 +1,2 @@
 """`jaxlite.scipy.stats.poisson` (`jax.scipy.stats.poisson`)."""
-from jaxlite._src.scipy.stats.poisson import cdf, entropy, logpmf, pmf  # noqa: F401
+from jaxlite._src.scipy.stats.poisson import cdf, entropy, logpmf, pmf

@@ -1,2 +1,2 @@
 """`jaxlite.scipy.stats.t` (`jax.scipy.stats.t`)."""
-from jaxlite._src.scipy.stats.t import logpdf, pdf  # noqa: F401
+from jaxlite._src.scipy.stats.t import logpdf, pdf

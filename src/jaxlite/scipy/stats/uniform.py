@@ -1,2 +1,2 @@
 """`jaxlite.scipy.stats.uniform` (`jax.scipy.stats.uniform`)."""
-from jaxlite._src.scipy.stats.uniform import cdf, logpdf, pdf, ppf  # noqa: F401
+from jaxlite._src.scipy.stats.uniform import cdf, logpdf, pdf, ppf

@@ -1,0 +1,3 @@
+"""`jaxlite.scipy.stats.nbinom` (`jax.scipy.stats.nbinom`)."""
+from jaxlite._src.scipy.stats.nbinom import (  # noqa: F401
+    logpmf, pmf)
