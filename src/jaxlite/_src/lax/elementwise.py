@@ -275,8 +275,31 @@ mul_p = binop("mul", np.multiply, "fciub", template="np.multiply({0}, {1})")
 div_p = binop("div", _div, "fciu")
 rem_p = binop("rem", _rem, "fiu")
 pow_p = binop("pow", _pow, "fc")
-max_p = binop("max", _max, "fiub", template="np.maximum({0}, {1})")
-min_p = binop("min", _min, "fiub", template="np.minimum({0}, {1})")
+# Complex max/min order by real part, then imaginary part (as NumPy's maximum/minimum do).
+max_p = binop("max", _max, "fciub", template="np.maximum({0}, {1})")
+min_p = binop("min", _min, "fciub", template="np.minimum({0}, {1})")
+
+
+def _pow_abstract(x, y, **params):
+  """pow takes an integer exponent too (x ** 3 for float x keeps x's dtype)."""
+  check_dtype_kinds("pow", x.dtype, "fc")
+  if kind_of(y.dtype) not in "iu" and y.dtype != x.dtype:
+    raise TypeError(
+        "the first argument to pow must have an inexact dtype (float or complex), and the "
+        "second argument must have an inexact or integer dtype, and two inexact dtypes must "
+        f"match, but got {dtypes.dtype_name(x.dtype)} and {dtypes.dtype_name(y.dtype)} "
+        "respectively.")
+  shape = broadcast_shapes_lax("pow", x.shape, y.shape)
+  return core.ShapedArray(shape, x.dtype, x.weak_type and y.weak_type)
+
+
+def _pow_impl(x, y):
+  _pow_abstract(core.get_aval(x), core.get_aval(y))
+  return np.asarray(_pow(x, y)).astype(x.dtype, copy=False)
+
+
+pow_p.def_abstract_eval(_pow_abstract)
+pow_p.def_impl(_pow_impl)
 atan2_p = binop("atan2", _atan2, "f")
 nextafter_p = binop("nextafter", _nextafter, "f")
 and_p = binop("and", np.bitwise_and, "iub", template="np.bitwise_and({0}, {1})")
@@ -574,6 +597,8 @@ def _integer_pow_impl(x, y):
 
 def _integer_pow_abstract(x, y):
   check_dtype_kinds("integer_pow", x.dtype, "fciu")
+  if y < 0 and kind_of(x.dtype) in "iu":
+    raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({x}, {y})")
   return x
 
 
