@@ -102,10 +102,26 @@ arctan2 = _binary_ufunc("arctan2", ew.atan2_p, "inexact")
 nextafter = _binary_ufunc("nextafter", ew.nextafter_p, "inexact")
 equal = _binary_ufunc("equal", ew.eq_p)
 not_equal = _binary_ufunc("not_equal", ew.ne_p)
-less = _binary_ufunc("less", ew.lt_p)
-less_equal = _binary_ufunc("less_equal", ew.le_p)
-greater = _binary_ufunc("greater", ew.gt_p)
-greater_equal = _binary_ufunc("greater_equal", ew.ge_p)
+
+
+def _ordering(name, prim):
+  """An order comparison; complex numbers compare by real part, then imaginary part."""
+  def fn(x, y, /):
+    x, y = promote_args(name, x, y)
+    if dtype_weak(x)[0].kind != "c":
+      return prim.bind(x, y)
+    same_real = ew.eq_p.bind(ew.real_p.bind(x), ew.real_p.bind(y))
+    by_imag = prim.bind(ew.imag_p.bind(x), ew.imag_p.bind(y))
+    return ew.select_n_p.bind(same_real, prim.bind(ew.real_p.bind(x), ew.real_p.bind(y)),
+                              by_imag)
+  fn.__name__ = fn.__qualname__ = name
+  return fn
+
+
+less = _ordering("less", ew.lt_p)
+less_equal = _ordering("less_equal", ew.le_p)
+greater = _ordering("greater", ew.gt_p)
+greater_equal = _ordering("greater_equal", ew.ge_p)
 bitwise_and = _binary_ufunc("bitwise_and", ew.and_p)
 bitwise_or = _binary_ufunc("bitwise_or", ew.or_p)
 bitwise_xor = _binary_ufunc("bitwise_xor", ew.xor_p)
@@ -347,10 +363,7 @@ def power(x1, x2, /):
   t2 = type(x2)
   if t2 is int or (isinstance(x2, (np.integer,)) and not isinstance(x1, (int, float))):
     (x1,) = promote_args_numeric("power", x1)
-    d = dtype_weak(x1)[0]
-    if d.kind in "iu" and x2 < 0:
-      raise ValueError("Integers cannot be raised to negative powers.")
-    return ew.integer_pow_p.bind(x1, y=int(x2))
+    return ew.integer_pow_p.bind(x1, y=int(x2))  # its abstract eval rejects int ** -n
   x1, x2 = promote_args_numeric("power", x1, x2)
   d = dtype_weak(x1)[0]
   if d.kind in "iub":
