@@ -3,6 +3,8 @@ stages as named jit eqns (silu, softplus, log_softmax, elu, …) are internal_ji
 """
 from __future__ import annotations
 
+import math
+import functools
 import operator
 
 import numpy as np
@@ -50,14 +52,26 @@ def _custom_jvp():
   return custom_jvp
 
 
+def _nn_jit(fun=None, *, static_argnames=(), name=None):
+  """internal_jit whose first argument becomes a jaxlite array first: eagerly, internal_jit
+  runs the Python as is, and NumPy inputs would otherwise compute in NumPy's own dtypes."""
+  if fun is None:
+    return functools.partial(_nn_jit, static_argnames=static_argnames, name=name)
+
+  @functools.wraps(fun)
+  def on_array(x, *args, **kwargs):
+    return fun(_jnp().asarray(x), *args, **kwargs)
+  return internal_jit(on_array, static_argnames=static_argnames, name=name or fun.__name__)
+
+
 # --- rectifiers -------------------------------------------------------------------------------
 
-@internal_jit(name="relu")
+@_nn_jit(name="relu")
 def _relu(x):
   return _jnp().maximum(x, 0)
 
 
-@internal_jit(name="relu6")
+@_nn_jit(name="relu6")
 def _relu6(x):
   jnp = _jnp()
   return jnp.minimum(jnp.maximum(x, 0), 6.)
@@ -85,44 +99,44 @@ relu = _with_zero_kink_jvp("relu", _relu, lambda x: x > 0)
 relu6 = _with_zero_kink_jvp("relu6", _relu6, lambda x: (x > 0) & (x < 6))
 
 
-@internal_jit
+@_nn_jit
 def leaky_relu(x, negative_slope=1e-2):
   jnp = _jnp()
   return jnp.where(x >= 0, x, negative_slope * x)
 
 
-@internal_jit
+@_nn_jit
 def elu(x, alpha=1.0):
   jnp = _jnp()
   # JAX's evaluation order: the outer comparison first, then the safe input of expm1.
   return jnp.where(x > 0, x, alpha * jnp.expm1(jnp.where(x > 0, 0., x)))
 
 
-@internal_jit
+@_nn_jit
 def celu(x, alpha=1.0):
   jnp = _jnp()
   return jnp.maximum(x, 0.0) + alpha * jnp.expm1(jnp.minimum(x, 0.0) / alpha)
 
 
-@internal_jit
+@_nn_jit
 def selu(x):
   alpha = 1.6732632423543772848170429916717
   scale = 1.0507009873554804934193349852946
   return scale * elu(x, alpha)
 
 
-@internal_jit
+@_nn_jit
 def hard_tanh(x):
   jnp = _jnp()
   return jnp.where(x > 1, 1, jnp.where(x < -1, -1, x))
 
 
-@internal_jit
+@_nn_jit
 def hard_sigmoid(x):
   return relu6(x + 3.) / 6.
 
 
-@internal_jit
+@_nn_jit
 def hard_silu(x):
   return x * hard_sigmoid(x)
 
@@ -137,7 +151,7 @@ def sigmoid(x):
   return ew.logistic_p.bind(_inexact("sigmoid", x))
 
 
-@internal_jit
+@_nn_jit
 def silu(x):
   return x * sigmoid(x)
 
@@ -145,39 +159,39 @@ def silu(x):
 swish = silu
 
 
-@internal_jit
+@_nn_jit
 def softplus(x):
   return _jnp().logaddexp(x, 0)
 
 
-@internal_jit
+@_nn_jit
 def log_sigmoid(x):
   return -softplus(-x)
 
 
-@internal_jit
+@_nn_jit
 def soft_sign(x):
   return x / (_jnp().abs(x) + 1)
 
 
-@internal_jit
+@_nn_jit
 def mish(x):
   return x * _jnp().tanh(softplus(x))
 
 
-@internal_jit
+@_nn_jit
 def squareplus(x, b=4):
   jnp = _jnp()
   return (x + jnp.sqrt(jnp.square(x) + b)) / 2
 
 
-@internal_jit
+@_nn_jit
 def sparse_plus(x):
   jnp = _jnp()
   return jnp.where(x <= -1.0, 0.0, jnp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
 
 
-@internal_jit
+@_nn_jit
 def sparse_sigmoid(x):
   return 0.5 * _jnp().clip(x + 1.0, 0.0, 2.0)
 
@@ -193,7 +207,7 @@ def gelu(x, approximate: bool = True):
   return 0.5 * x * special.erfc_p.bind(-x * sqrt_half)
 
 
-@internal_jit
+@_nn_jit
 def glu(x, axis: int = -1):
   size = x.shape[axis]
   if size % 2:
@@ -208,16 +222,16 @@ def tanh(x, /):
   return _jnp().tanh(x)
 
 
-@internal_jit
+@_nn_jit
 def identity(x):
-  return x
+  return x  # already an array (see _nn_jit)
 
 
 def log1mexp(x):
   """log(1 - exp(-x)) for x > 0, switching between its two stable forms at log 2."""
   jnp = _jnp()
   x = _inexact("log1mexp", x)
-  c = np.log(2.0)
+  c = math.log(2.0)
   return jnp.where(x < c, jnp.log(-jnp.expm1(-x)), jnp.log1p(-jnp.exp(-x)))
 
 
@@ -236,7 +250,7 @@ def softmax(x, axis=-1, where=None):
   return result
 
 
-@internal_jit(static_argnames=("axis",))
+@_nn_jit(static_argnames=("axis",))
 def log_softmax(x, axis=-1, where=None):
   jnp = _jnp()
   x = _inexact("log_softmax", x)
@@ -256,7 +270,7 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
                               where=where)
 
 
-@internal_jit(static_argnames=("axis", "keepdims"))
+@_nn_jit(static_argnames=("axis", "keepdims"))
 def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
   jnp = _jnp()
   x = _inexact("logmeanexp", x)
@@ -266,7 +280,7 @@ def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
   return lse - jnp.log(count)
 
 
-@internal_jit(static_argnames=("axis", "algorithm"))
+@_nn_jit(static_argnames=("axis", "algorithm"))
 def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, *,
                 algorithm: str = "fast"):
   """(x - mean) / sqrt(variance + epsilon) along `axis`."""

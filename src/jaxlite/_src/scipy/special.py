@@ -85,7 +85,7 @@ def log_ndtr(x, series_order: int = 3):
   direct = jnp.log(ndtr(jnp.where(x > lower, x, lower)))
   upper_tail = jnp.log1p(-ndtr(-jnp.where(x > upper, x, upper)))
   x_low = jnp.where(x <= lower, x, lower)
-  lower_tail = (-0.5 * x_low * x_low - jnp.log(-x_low) - 0.5 * np.log(2 * np.pi)
+  lower_tail = (-0.5 * x_low * x_low - jnp.log(-x_low) - 0.5 * math.log(2 * math.pi)
                 + jnp.log(_ndtr_asymptotic_series(x_low, series_order)))
   return jnp.where(x > upper, upper_tail, jnp.where(x > lower, direct, lower_tail))
 
@@ -116,7 +116,7 @@ def ndtri(p):
   x = guess
   for _ in range(3):
     log_cdf = log_ndtr(x)
-    log_pdf = -0.5 * x * x - 0.5 * np.log(2 * np.pi)
+    log_pdf = -0.5 * x * x - 0.5 * math.log(2 * math.pi)
     x = x - (log_cdf - log_q) * jnp.exp(log_cdf - log_pdf)
   x = jnp.where(p > 0.5, -x, x)
   x = jnp.where(q == 0.5, 0.0, x)
@@ -192,7 +192,7 @@ def multigammaln(a, d: int):
   jnp = _jnp()
   d = core.concrete_or_error(operator.index, d, "d argument of multigammaln")
   (a,) = _real_float("multigammaln", a)
-  constant = 0.25 * d * (d - 1) * np.log(np.pi)
+  constant = 0.25 * d * (d - 1) * math.log(math.pi)
   terms = [gammaln(a - 0.5 * j) for j in range(d)]
   total = terms[0]
   for t in terms[1:]:

@@ -1,6 +1,7 @@
 """The Cauchy distribution."""
 from __future__ import annotations
 
+import math
 import numpy as np
 
 from jaxlite._src.scipy.stats._util import jnp, promote, standardize
@@ -9,7 +10,7 @@ from jaxlite._src.scipy.stats._util import jnp, promote, standardize
 def logpdf(x, loc=0, scale=1):
   np_ = jnp()
   z, scale, _ = standardize("cauchy.logpdf", x, loc, scale)
-  return -np.log(np.pi) - np_.log(scale) - np_.log1p(z * z)
+  return -math.log(math.pi) - np_.log(scale) - np_.log1p(z * z)
 
 
 def pdf(x, loc=0, scale=1):

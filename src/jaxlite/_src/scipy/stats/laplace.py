@@ -1,7 +1,7 @@
 """The Laplace (double exponential) distribution."""
 from __future__ import annotations
 
-import numpy as np
+import math
 
 from jaxlite._src.scipy.stats._util import jnp, standardize
 
@@ -9,7 +9,7 @@ from jaxlite._src.scipy.stats._util import jnp, standardize
 def logpdf(x, loc=0, scale=1):
   np_ = jnp()
   z, scale, _ = standardize("laplace.logpdf", x, loc, scale)
-  return -np.log(2.0) - np_.log(scale) - np_.abs(z)
+  return -math.log(2.0) - np_.log(scale) - np_.abs(z)
 
 
 def pdf(x, loc=0, scale=1):

@@ -1,7 +1,7 @@
 """The normal distribution N(loc, scale²)."""
 from __future__ import annotations
 
-import numpy as np
+import math
 
 from jaxlite._src.scipy import special
 from jaxlite._src.scipy.stats._util import jnp, promote, standardize
@@ -9,7 +9,7 @@ from jaxlite._src.scipy.stats._util import jnp, promote, standardize
 
 def logpdf(x, loc=0, scale=1):
   z, scale, _ = standardize("norm.logpdf", x, loc, scale)
-  return -0.5 * z * z - jnp().log(scale) - 0.5 * np.log(2 * np.pi)
+  return -0.5 * z * z - jnp().log(scale) - 0.5 * math.log(2 * math.pi)
 
 
 def pdf(x, loc=0, scale=1):

@@ -1,7 +1,7 @@
 """The normal distribution truncated to [a, b] (in standard units: (x - loc) / scale)."""
 from __future__ import annotations
 
-import numpy as np
+import math
 
 from jaxlite._src.scipy import special
 from jaxlite._src.scipy.stats._util import jnp, promote
@@ -21,7 +21,7 @@ def logpdf(x, a, b, loc=0, scale=1):
   np_ = jnp()
   x, a, b, loc, scale = promote("truncnorm.logpdf", x, a, b, loc, scale)
   z = (x - loc) / scale
-  out = -0.5 * z * z - 0.5 * np.log(2 * np.pi) - np_.log(scale) - _log_mass(a, b)
+  out = -0.5 * z * z - 0.5 * math.log(2 * math.pi) - np_.log(scale) - _log_mass(a, b)
   return np_.where((z < a) | (z > b), -np_.inf, out)
 
 
