@@ -598,3 +598,17 @@ def test_qr_with_pivoting_jvp():
   with x64():
     a = _rand((5, 3), np.float64)
     assert _jvp_error(lambda x: L.qr(x, pivoting=True, full_matrices=False)[:2], a) < 1e-6
+
+
+@pytest.mark.parametrize("shape, dtype", [((4, 4), np.float32), ((2, 5, 5), np.float32),
+                                          ((3, 3), np.complex64)])
+def test_schur(shape, dtype):
+  from jaxlite._src.lax.linalg import schur
+  a = _rand(shape, dtype)
+  t, z = (np.asarray(o) for o in schur(a))
+  zh = np.conj(np.swapaxes(z, -1, -2))
+  _close(z @ t @ zh, a, dtype)
+  _close(zh @ z, np.broadcast_to(np.eye(shape[-1]), a.shape), dtype)
+  assert np.all(np.tril(t, -2 if dtype == np.float32 else -1) == 0)
+  _close(np.sort_complex(np.linalg.eigvals(t).ravel()), np.sort_complex(np.linalg.eigvals(a).ravel()),
+         np.complex64)

@@ -939,6 +939,80 @@ def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
   return out
 
 
+# --- schur ------------------------------------------------------------------------------------
+# NumPy has no Schur decomposition, so it is built from the eigendecomposition: QR-factor the
+# eigenvector basis (real and imaginary parts of each complex pair side by side for real input)
+# and T = Zᴴ A Z is (quasi-)upper-triangular. Valid for diagonalizable matrices; the order of
+# the eigenvalues along T's diagonal is eig's, not LAPACK's.
+
+def _schur_one(a, complex_output):
+  n = a.shape[-1]
+  w, v = np.linalg.eig(a)
+  if complex_output or a.dtype.kind == "c":
+    basis = v.astype(np.result_type(v, np.complex64))
+  else:
+    basis = np.empty((n, n), a.dtype)
+    j = 0
+    while j < n:
+      if abs(w[j].imag) > 0 and j + 1 < n:
+        basis[:, j], basis[:, j + 1] = v[:, j].real, v[:, j].imag
+        j += 2
+      else:
+        basis[:, j] = v[:, j].real
+        j += 1
+  z, _ = np.linalg.qr(basis)
+  t = np.conj(z.T) @ a @ z
+  # Exact zeros below the (block) diagonal, as a Schur form has.
+  below = np.tril(np.ones((n, n), bool), -1)
+  if not (complex_output or a.dtype.kind == "c"):
+    pairs = np.zeros(n, bool)
+    j = 0
+    while j < n - 1:
+      if abs(w[j].imag) > 0:
+        pairs[j] = True
+        j += 2
+      else:
+        j += 1
+    below[np.arange(1, n)[pairs[:-1]], np.arange(n - 1)[pairs[:-1]]] = False
+  t[below] = 0
+  return t, z
+
+
+def _schur_impl(x, *, compute_schur_vectors=True, sort_eig_vals=False, select_callable=None):
+  if sort_eig_vals or select_callable is not None:
+    raise NotImplementedError("schur with eigenvalue sorting is not implemented in jaxlite")
+  a = _lapack(x)
+  batch, n = a.shape[:-2], a.shape[-1]
+  flat = a.reshape((int(np.prod(batch, dtype=np.int64)), n, n))
+  ts, zs = [], []
+  for m in flat:
+    t, z = _schur_one(m, False)
+    ts.append(t)
+    zs.append(z)
+  t = np.stack(ts).reshape(a.shape) if ts else np.zeros(a.shape, a.dtype)
+  z = np.stack(zs).reshape(a.shape) if zs else np.zeros(a.shape, a.dtype)
+  out = [t.astype(x.dtype)]
+  return out + ([z.astype(x.dtype)] if compute_schur_vectors else [])
+
+
+def _schur_abstract(x, *, compute_schur_vectors=True, sort_eig_vals=False,
+                    select_callable=None):
+  _check_inexact("schur", x)
+  _check_square("schur", x)
+  return [ShapedArray(x.shape, x.dtype)] * (2 if compute_schur_vectors else 1)
+
+
+schur_p = _linalg_primitive("schur", _schur_impl, _schur_abstract)
+
+
+def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
+          select_callable=None):
+  """(T, Z) with x = Z T Zᴴ, T upper triangular (complex) or quasi-triangular (real, 2×2
+  blocks for complex pairs), Z unitary."""
+  return tuple(schur_p.bind(asarg(x), compute_schur_vectors=bool(compute_schur_vectors),
+                            sort_eig_vals=bool(sort_eig_vals), select_callable=select_callable))
+
+
 # --- tridiagonal_solve ------------------------------------------------------------------------
 
 def _tridiagonal_solve_impl(dl, d, du, b, *, perturb_singular=False):
@@ -1090,7 +1164,7 @@ def _register_rules():
   except ImportError:  # vmap not installed yet
     return
   for prim in (cholesky_p, eigh_p, eig_p, lu_p, qr_p, svd_p, triangular_solve_p,
-               tridiagonal_solve_p, lu_pivots_to_permutation_p):
+               tridiagonal_solve_p, lu_pivots_to_permutation_p, schur_p):
     batching.primitive_batchers[prim] = _leading_batcher(prim)
 
 

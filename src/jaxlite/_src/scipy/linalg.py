@@ -235,6 +235,21 @@ def _eigh(a, *, lower, eigvals_only):
   return w if eigvals_only else (w, v)
 
 
+def schur(a, output: str = "real"):
+  """(T, Z) with a = Z T Zᴴ: quasi-triangular real T (output 'real') or triangular complex T."""
+  if output not in ("real", "complex"):
+    raise ValueError(f"Expected 'output' to be either 'real' or 'complex', got output={output}.")
+  (a,) = _inexact("schur", a)
+  if output == "complex" and a.dtype.kind != "c":
+    a = a.astype(lax_linalg._complex_dtype(a.dtype))
+  return _schur(a)
+
+
+@internal_jit(name="_schur")
+def _schur(a):
+  return lax_linalg.schur(a)
+
+
 # --- matrix functions and constructors --------------------------------------------------------
 
 # Padé [13/13] coefficients of exp and its scaling threshold (Higham 2005).
