@@ -354,3 +354,28 @@ def test_non_integer_counts_follow_jax():
     ours = getattr(getattr(jsp.stats, dist), fn)(k, *args)
     theirs = getattr(getattr(jax_.scipy.stats, dist), fn)(k, *args)
     _close(ours, theirs, rtol=1e-5)
+
+
+def test_matrix_functions_and_reductions():
+  from jaxlite._src.scipy import linalg as jl  # the public module may not list them yet
+  r = jl.sqrtm(SPD)
+  assert r.dtype == np.complex64
+  _close(np.asarray(r), sl.sqrtm(SPD.astype(np.float64)), rtol=1e-4, atol=1e-4)
+  _close(np.asarray(jl.funm(A, jnp.exp)).real, sl.expm(A.astype(np.float64)), rtol=1e-4,
+         atol=1e-4)
+  for side in ["right", "left"]:
+    u, p = jl.polar(A, side)
+    su, sp = sl.polar(A, side)
+    _close(u, su, rtol=1e-4, atol=1e-5)
+    _close(p, sp, rtol=1e-4, atol=1e-5)
+  d, e = np.float32([1, 2, 3, 4]), np.float32([.5, .5, .2])
+  w, v = jl.eigh_tridiagonal(d, e)
+  _close(w, sl.eigh_tridiagonal(d, e)[0], rtol=1e-5)
+  h, q = jl.hessenberg(A, calc_q=True)
+  _close(np.asarray(q) @ np.asarray(h) @ np.asarray(q).T, A, rtol=1e-5, atol=1e-5)
+  _close(np.abs(np.asarray(h)), np.abs(sl.hessenberg(A)), rtol=1e-4, atol=1e-5)
+  assert np.all(np.tril(np.asarray(h), -2) == 0)
+  t, z = jl.schur(A)
+  _close(np.asarray(z) @ np.asarray(t) @ np.asarray(z).T, A, rtol=1e-5, atol=1e-5)
+  t, z = jl.schur(A, output="complex")
+  assert t.dtype == np.complex64 and np.all(np.tril(np.asarray(t), -1) == 0)

@@ -250,6 +250,97 @@ def _schur(a):
   return lax_linalg.schur(a)
 
 
+def _eig_function(A, fn):
+  """V fn(w) V⁻¹ from the eigendecomposition (complex; for diagonalizable A)."""
+  jnp = _jnp()
+  w, v = lax_linalg.eig(A, compute_left_eigenvectors=False)
+  return jnp_linalg.solve(jnp.swapaxes(v, -1, -2),
+                          jnp.swapaxes(v * fn(w)[..., None, :], -1, -2)).swapaxes(-1, -2)
+
+
+def sqrtm(A, blocksize: int = 1):
+  """The principal square root of A (complex), through the eigendecomposition."""
+  if blocksize > 1:
+    raise NotImplementedError("Blocked version is not implemented yet.")
+  (A,) = _inexact("sqrtm", A)
+  return _eig_function(A, _jnp().sqrt)
+
+
+def funm(A, func, disp: bool = True):
+  """func applied to the eigenvalues of A (complex result)."""
+  (A,) = _inexact("funm", A)
+  if A.ndim != 2 or A.shape[0] != A.shape[1]:
+    raise ValueError("expected square array_like input")
+  out = _eig_function(A, func)
+  return out if disp else (out, None)
+
+
+def polar(a, side: str = "right", *, method: str = "svd", eps=None, max_iterations=None):
+  """(u, p) with a = u p (side 'right') or a = p u (side 'left'): u unitary, p Hermitian PSD;
+  every method computes through the SVD here."""
+  if side not in ("right", "left"):
+    raise ValueError(f"side={side} was invalid.")
+  if method not in ("svd", "qdwh"):
+    raise ValueError(f"Unknown polar decomposition method {method}.")
+  (a,) = _inexact("polar", a)
+  jnp = _jnp()
+  u, s, vh = lax_linalg.svd(a, full_matrices=False)
+  unitary = jnp.matmul(u, vh)
+  s = s.astype(a.dtype)
+  if side == "right":
+    posdef = jnp.matmul(lax_linalg._H(vh) * s[..., None, :], vh)
+  else:
+    posdef = jnp.matmul(u * s[..., None, :], lax_linalg._H(u))
+  return unitary, posdef
+
+
+def eigh_tridiagonal(d, e, *, eigvals_only: bool = False, select: str = "a",
+                     select_range=None, tol=None, key=None):
+  """Eigenvalues (and vectors) of the symmetric tridiagonal matrix with diagonal d and
+  off-diagonal e."""
+  if select != "a" or select_range is not None:
+    raise NotImplementedError("eigh_tridiagonal: only select='a' is implemented")
+  jnp = _jnp()
+  d, e = _inexact("eigh_tridiagonal", d, e)
+  n = d.shape[-1]
+  full = jnp.diag(d)
+  if n > 1:
+    full = full + jnp.diag(e[:n - 1], 1) + jnp.diag(jnp.conj(e[:n - 1]), -1)
+  v, w = lax_linalg.eigh(full, symmetrize_input=False)
+  return w if eigvals_only else (w, v)
+
+
+def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False, check_finite: bool = True):
+  """The upper Hessenberg form H = Qᴴ a Q by Householder reflections (and Q when calc_q)."""
+  (a,) = _inexact("hessenberg", a)
+  if a.ndim != 2 or a.shape[0] != a.shape[1]:
+    raise ValueError(f"expected a square matrix, got shape {a.shape}")
+  return _hessenberg(a, calc_q=bool(calc_q))
+
+
+@internal_jit(static_argnames=("calc_q",), name="hessenberg")
+def _hessenberg(a, *, calc_q):
+  jnp = _jnp()
+  n = a.shape[0]
+  q = jnp.eye(n, dtype=a.dtype)
+  h = a
+  rows = np.arange(n)
+  for k in range(n - 2):
+    below = rows > k  # the entries the reflector acts on: rows k+1 .. n-1 of column k
+    x = jnp.where(below, h[:, k], 0)
+    alpha = jnp.sqrt(jnp.sum(jnp.abs(x) ** 2))
+    pivot = x[k + 1]
+    phase = jnp.where(pivot == 0, 1, pivot / jnp.where(pivot == 0, 1, jnp.abs(pivot)))
+    v = x + jnp.where(rows == k + 1, phase * alpha, 0)
+    norm = jnp.sqrt(jnp.sum(jnp.abs(v) ** 2))
+    v = v / jnp.where(norm == 0, 1, norm)
+    reflector = jnp.eye(n, dtype=a.dtype) - 2 * jnp.outer(v, jnp.conj(v))
+    h = jnp.matmul(reflector, jnp.matmul(h, reflector))
+    q = jnp.matmul(q, reflector)
+  h = jnp.where(rows[:, None] > rows[None, :] + 1, 0, h)  # exact zeros below the subdiagonal
+  return (h, q) if calc_q else h
+
+
 # --- matrix functions and constructors --------------------------------------------------------
 
 # Padé [13/13] coefficients of exp and its scaling threshold (Higham 2005).
