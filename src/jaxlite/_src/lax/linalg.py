@@ -180,15 +180,6 @@ def _diag(x):
   return reduce_sum_p.bind(picked, axes=(x.ndim - 2,), out_sharding=None)
 
 
-def _diag_embed(v, n_rows=None, n_cols=None):
-  """(..., n) -> (..., n, n) with `v` on the diagonal."""
-  n = v.shape[-1]
-  shape = v.shape[:-1] + (n, n)
-  bcast = shape_prims.broadcast_in_dim_p.bind(
-      v, shape=shape, broadcast_dimensions=tuple(range(v.ndim - 1)) + (v.ndim,), sharding=None)
-  return ew.mul_p.bind(bcast, np.asarray(_eye_like(v, shape), v.dtype))
-
-
 def _col_scale(x, v):
   """x * v[..., None, :]: scales the columns of x."""
   shape = x.shape
