@@ -359,34 +359,41 @@ def divmod(x1, x2, /):  # noqa: A001
 
 
 def power(x1, x2, /):
-  """x1 ** x2; a static integer exponent lowers to integer_pow like JAX."""
-  t2 = type(x2)
-  if t2 is int or (isinstance(x2, (np.integer,)) and not isinstance(x1, (int, float))):
+  """x1 ** x2. A concrete integer scalar exponent is integer_pow of x1 alone (x1's dtype, even
+  eagerly: jnp.power(int8, int32 scalar) is int8); integer bases otherwise square and multiply."""
+  if _concrete_int_scalar(x2):
     (x1,) = promote_args_numeric("power", x1)
     return ew.integer_pow_p.bind(x1, y=int(x2))  # its abstract eval rejects int ** -n
-  x1, x2 = promote_args_numeric("power", x1, x2)
+  original_x2 = x2
+  x1, x2 = promote_args_numeric("power", x1, x2)  # JAX stages the exponent's cast even unused
   d = dtype_weak(x1)[0]
   if d.kind in "iub":
     return _integer_power(x1, x2)
+  if dtype_weak(original_x2)[0].kind in "iu" and not isinstance(original_x2, (int, np.integer)):
+    return ew.pow_p.bind(x1, original_x2)  # pow takes integer exponents as they are
   return ew.pow_p.bind(x1, x2)
 
 
 pow = power  # noqa: A001
 
 
-@internal_jit
+def _concrete_int_scalar(x) -> bool:
+  if isinstance(x, (bool, np.bool_)):
+    return False
+  if isinstance(x, (int, np.integer)):
+    return True
+  return type(x) is core.array_type and x._value.ndim == 0 and x._value.dtype.kind in "iu"
+
+
 def _integer_power(x1, x2):
-  # Exponentiation by squaring over the bits of a traced integer exponent.
-  d = dtype_weak(x1)[0]
-  acc = ew.mul_p.bind(_one_like(x1), ew.convert_element_type_p.bind(
-      ew.ge_p.bind(x2, _zero_like(x2)), new_dtype=d, weak_type=False))
-  base = x1
-  e = x2
-  for _ in range(d.itemsize * 8):
-    bit = ew.ne_p.bind(ew.and_p.bind(e, _one_like(e)), _zero_like(e))
-    acc = ew.select_n_p.bind(bit, acc, ew.mul_p.bind(acc, base))
-    base = ew.mul_p.bind(base, base)
-    e = ew.shift_right_logical_p.bind(e, _one_like(e))
+  # Six squarings, as in JAX: more would overflow for any base beyond -1, 0 and 1.
+  where = _where()
+  zero, one = _strong_scalar(0, x2), _strong_scalar(1, x2)
+  acc = where(ew.and_p.bind(ew.eq_p.bind(x1, zero), ew.ne_p.bind(x2, zero)), zero, one)
+  for _ in range(6):
+    acc = where(ew.and_p.bind(x2, one), ew.mul_p.bind(acc, x1), acc)
+    x1 = ew.mul_p.bind(x1, x1)
+    x2 = ew.shift_right_logical_p.bind(x2, one)
   return acc
 
 
