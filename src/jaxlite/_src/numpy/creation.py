@@ -299,13 +299,10 @@ def _linspace_impl(start, stop, num, endpoint, dtype, axis):
   if div > 0:
     frac = ew.div_p.bind(frac, np.asarray(div, compute)[()])
   lead = tuple(range(1, len(out_shape)))
-  start_b = shape_prims.broadcast_in_dim_p.bind(start, shape=out_shape,
-                                                broadcast_dimensions=lead, sharding=None)
-  stop_b = shape_prims.broadcast_in_dim_p.bind(stop, shape=out_shape,
-                                               broadcast_dimensions=lead, sharding=None)
-  one = np.asarray(1, compute)[()]
-  out = ew.add_p.bind(ew.mul_p.bind(start_b, ew.sub_p.bind(one, frac)),
-                      ew.mul_p.bind(stop_b, frac))
+  one, bounds = np.asarray(1, compute)[()], (1,) + bshape
+  # As JAX: bounds reshaped to a leading 1, which lax ops broadcast against the iota's length.
+  out = ew.add_p.bind(ew.mul_p.bind(reshape(start, bounds), ew.sub_p.bind(one, frac)),
+                      ew.mul_p.bind(reshape(stop, bounds), frac))
   if endpoint and num > 0:
     from jaxlite._src.lax import shape as lax_shape
     last = shape_prims.broadcast_in_dim_p.bind(stop, shape=(1,) + bshape,
@@ -350,26 +347,56 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 
 
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
-  """jnp.logspace: base ** linspace(start, stop)."""
+  """jnp.logspace: base ** linspace(start, stop), staged as JAX's `_logspace` (base traced)."""
+  num = core.concrete_or_error(int, num, "'num' argument of jnp.logspace")
+  axis = core.concrete_or_error(int, axis, "'axis' argument of jnp.logspace")
   if dtype is not None:
     dtype = dtypes.check_user_dtype(dtype, "logspace")
-  else:
-    dtype = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
-  exponents = linspace(start, stop, num, endpoint, dtype=dtype, axis=axis)
-  from jaxlite._src.numpy.ufuncs import power
-  return _cast(power(_fill_value(base, dtype, False), exponents), dtype)
+  return _spaced("_logspace")(start, stop, num=num, endpoint=bool(endpoint), base=base,
+                              dtype=dtype, axis=axis)
 
 
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
-  """jnp.geomspace: a geometric progression from start to stop."""
-  from jaxlite._src.numpy.ufuncs import exp, log, sign
-  if dtype is None:
-    dtype = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
-  sgn = sign(asarray(start, dtype))
-  logs = linspace(log(ew.mul_p.bind(asarray(start, dtype), sgn)),
-                  log(ew.mul_p.bind(asarray(stop, dtype), sgn)), num, endpoint, dtype=dtype,
-                  axis=axis)
-  return _cast(ew.mul_p.bind(exp(logs), sgn), dtype)
+  """jnp.geomspace: sign(start) * logspace(log10 |start|, log10 |stop|), as JAX's `_geomspace`."""
+  num = core.concrete_or_error(int, num, "'num' argument of jnp.geomspace")
+  axis = core.concrete_or_error(int, axis, "'axis' argument of jnp.geomspace")
+  if dtype is not None:
+    dtype = dtypes.check_user_dtype(dtype, "geomspace")
+  return _spaced("_geomspace")(start, stop, num=num, endpoint=bool(endpoint), dtype=dtype,
+                               axis=axis)
+
+
+def _logspace(start, stop, num, endpoint, base, dtype, axis):
+  from jaxlite._src.numpy.ufuncs import power
+  dtype = dtype or dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
+  compute = dtypes.to_inexact_dtype(dtype)
+  lin = linspace(asarray(start, compute), asarray(stop, compute), num, endpoint, axis=axis)
+  return _cast(power(base, lin), dtype)
+
+
+def _geomspace(start, stop, num, endpoint, dtype, axis):
+  from jaxlite._src.numpy.ufuncs import log10, multiply, sign, true_divide
+  from jaxlite._src.numpy.shape_ops import moveaxis
+  dtype = dtype or dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
+  compute = dtypes.to_inexact_dtype(dtype)
+  start, stop = asarray(start, compute), asarray(stop, compute)
+  sgn = sign(start)
+  res = multiply(sgn, logspace(log10(true_divide(start, sgn)), log10(true_divide(stop, sgn)),
+                               num, endpoint, base=10.0, dtype=compute))
+  return _cast(res if axis == 0 else moveaxis(res, 0, axis), dtype)
+
+
+_SPACED = {"_logspace": _logspace, "_geomspace": _geomspace}
+
+
+def _spaced(name):
+  """The jitted `_logspace`/`_geomspace` (made on first use: jit imports this module)."""
+  fun = _SPACED[name]
+  if not hasattr(fun, "jitted"):
+    from jaxlite._src.jit import internal_jit
+    fun.jitted = internal_jit(fun, static_argnames=("num", "endpoint", "dtype", "axis"),
+                              name=name)
+  return fun.jitted
 
 
 def _triangle_mask(n, m, k, lower=True):
