@@ -612,3 +612,32 @@ def test_schur(shape, dtype):
   assert np.all(np.tril(t, -2 if dtype == np.float32 else -1) == 0)
   _close(np.sort_complex(np.linalg.eigvals(t).ravel()), np.sort_complex(np.linalg.eigvals(a).ravel()),
          np.complex64)
+
+
+def _cofactors(m):
+  m = np.asarray(m, np.float64)
+  n = m.shape[-1]
+  out = np.zeros_like(m)
+  for i in range(n):
+    for j in range(n):
+      minor = np.delete(np.delete(m, i, -2), j, -1)
+      out[..., i, j] = (-1) ** (i + j) * np.linalg.det(minor)
+  return out
+
+
+@pytest.mark.parametrize("a", [
+    np.ones((4, 4), np.float32),
+    np.array([[1, 2, 3, 0], [2, 4, 6, 0], [1, 0, 1, 0], [0, 0, 0, 2]], np.float32),
+    np.diag(np.float32([1, 2, 0, 3])), np.diag(np.float32([1, 0, 0, 3])),
+    np.array([[1, 2, 3], [2, 4, 6], [1, 0, 1]], np.float32), np.zeros((2, 2), np.float32),
+    RNG.standard_normal((2, 5, 5)).astype(np.float32)], ids=range(7))
+def test_det_gradient_is_the_cofactor_matrix_even_when_singular(a):
+  g = jax.grad(lambda x: jnp.sum(jnp.linalg.det(x)))(a)
+  _close(g, _cofactors(a))
+
+
+def test_small_det_prints_as_jax():
+  jax_ = oracle()
+  for n in [2, 3]:
+    x = np.eye(n, dtype=np.float32)
+    assert str(jax.make_jaxpr(jnp.linalg.det)(x)) == str(jax_.make_jaxpr(jax_.numpy.linalg.det)(x))

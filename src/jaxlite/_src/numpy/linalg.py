@@ -226,9 +226,67 @@ def _pivot_sign(pivots, dtype):
 @internal_jit(name="det")
 def _det(a):
   _check_square("_det()", a)
+  n = a.shape[-1]
+  if n == 2:
+    return _det_2x2(a)
+  if n == 3:
+    return _det_3x3(a)
+  return _det_lu(a)
+
+
+def _det_2x2(a):
+  return a[..., 0, 0] * a[..., 1, 1] - a[..., 0, 1] * a[..., 1, 0]
+
+
+def _det_3x3(a):
+  """The rule of Sarrus, in JAX's order of operations (a polynomial: exact gradients)."""
+  return (a[..., 0, 0] * a[..., 1, 1] * a[..., 2, 2]
+          + a[..., 0, 1] * a[..., 1, 2] * a[..., 2, 0]
+          + a[..., 0, 2] * a[..., 1, 0] * a[..., 2, 1]
+          - a[..., 0, 2] * a[..., 1, 1] * a[..., 2, 0]
+          - a[..., 0, 0] * a[..., 1, 2] * a[..., 2, 1]
+          - a[..., 0, 1] * a[..., 1, 0] * a[..., 2, 2])
+
+
+@custom_jvp
+def _det_lu(a):
   jnp = _jnp()
   lu_, pivots, _ = lax_linalg.lu(a)
   return _pivot_sign(pivots, a.dtype) * jnp.prod(_diagonal(lu_), axis=-1)
+
+
+@_det_lu.defjvp
+def _det_lu_jvp(primals, tangents):
+  """d det = tr(adj(A) dA), with adj(A) = ±adj(U) L⁻¹ P from P A = L U. adj(U) is built from
+  U' (U with zero pivots replaced by 1) so it stays finite: c U'⁻¹ with no zero pivot, the
+  rank-one c U'⁻¹e_k e_kᵀU'⁻¹ with one at k, and 0 with more (c = the product of the nonzero
+  pivots). So singular matrices of rank n - 1 get their exact (cofactor) gradient."""
+  jnp = _jnp()
+  (a,), (a_dot,) = primals, tangents
+  lu_, pivots, perm = lax_linalg.lu(a)
+  u = _diagonal(lu_)
+  zero = u == 0
+  n_zero = jnp.sum(zero, axis=-1)
+  u_safe = jnp.where(zero, jnp.ones((), u.dtype), u)
+  c = jnp.prod(u_safe, axis=-1)
+  sign = _pivot_sign(pivots, a.dtype)
+  upper = lax_linalg.triu(lu_) + _diag_matrix(u_safe - u)
+  m = lax_linalg.triangular_solve(lu_, lax_linalg._permute_rows(a_dot, perm), left_side=True,
+                                  lower=True, unit_diagonal=True)
+  x = lax_linalg.triangular_solve(upper, m, left_side=True, lower=False)
+  y = lax_linalg.triangular_solve(upper, x, left_side=False, lower=False)
+  full_rank = jnp.sum(_diagonal(x), axis=-1)
+  rank_one = jnp.sum(jnp.where(zero, _diagonal(y), jnp.zeros((), y.dtype)), axis=-1)
+  trace = jnp.where(n_zero == 0, full_rank, jnp.where(n_zero == 1, rank_one, 0))
+  det = sign * jnp.where(n_zero == 0, c, jnp.zeros((), c.dtype))
+  return det, sign * c * trace
+
+
+def _diag_matrix(v):
+  """(..., n) -> (..., n, n) with v on the diagonal."""
+  jnp = _jnp()
+  n = v.shape[-1]
+  return jnp.where(np.eye(n, dtype=bool), v[..., None, :], jnp.zeros((), v.dtype))
 
 
 def det(a):
