@@ -396,3 +396,30 @@ def test_scan_loop_keeps_hoisted_values_intact():
   for _ in range(4):
     want = want + B * np.float32(2)
   np.testing.assert_array_equal(np.asarray(carry), want)
+
+
+# --- import: optional modules load on first use ------------------------------------------------
+
+def test_import_leaves_optional_modules_unloaded_until_used():
+  import subprocess
+  import sys
+  code = """
+import sys, jaxlite
+lazy = ("jaxlite._src.lax.control_flow", "jaxlite._src.lax.linalg", "jaxlite._src.lax.fft",
+        "jaxlite._src.numpy.linalg", "jaxlite._src.numpy.fft", "jaxlite.random", "jaxlite.nn",
+        "jaxlite.scipy")
+print(sorted(m for m in lazy if m in sys.modules))
+from jaxlite import lax
+import jaxlite.numpy as jnp
+print(lax.scan.__name__, lax.cond_p.name, lax.FftType.__name__, lax.linalg.__name__,
+      jnp.linalg.__name__, jnp.fft.__name__)
+print(all(n in lax.__all__ for n in ("scan", "fori_loop", "fft", "linalg")),
+      all(n in jnp.__all__ for n in ("fft", "linalg")), "scan" in dir(lax))
+"""
+  out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       check=True, env={**__import__("os").environ,
+                                        "PYTHONPATH": jax.__path__[0].rsplit("/", 1)[0]})
+  lines = out.stdout.splitlines()
+  assert lines == ["[]", "scan cond FftType jaxlite.lax.linalg jaxlite.numpy.linalg "
+                   "jaxlite.numpy.fft", "True True True"]
+  from jaxlite.lax import scan, fori_loop  # noqa: F401 - `from` imports see lazy names too

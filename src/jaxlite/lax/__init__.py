@@ -1,3 +1,22 @@
 """`jaxlite.lax`: the primitive operations, with strict dtypes and no implicit promotion."""
+import importlib as _importlib
+
 from jaxlite._src.lax.namespace import *  # noqa: F401,F403
-from jaxlite._src.lax.namespace import __all__  # noqa: F401
+from jaxlite._src.lax.namespace import __all__ as _eager_names
+from jaxlite._src.lax.namespace import LAZY_NAMES as _LAZY_NAMES
+
+__all__ = [*_eager_names, *_LAZY_NAMES]
+
+
+def __getattr__(name):
+  if name not in _LAZY_NAMES:
+    raise AttributeError(f"module 'jaxlite.lax' has no attribute {name!r}")
+  module = _LAZY_NAMES[name]
+  if module is None:  # a submodule: importing it sets the attribute
+    return _importlib.import_module(f"{__name__}.{name}")
+  value = globals()[name] = getattr(_importlib.import_module(module), name)
+  return value
+
+
+def __dir__():
+  return sorted(set(globals()) | set(_LAZY_NAMES))

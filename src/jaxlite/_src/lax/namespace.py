@@ -15,8 +15,6 @@ from jaxlite._src.lax.shape import (  # noqa: F401
 from jaxlite._src.lax.elementwise import (  # noqa: F401
     add_p, sub_p, mul_p, div_p, neg_p, exp_p, log_p, sin_p, cos_p, select_n_p,
     convert_element_type_p)
-from jaxlite._src.lax.control_flow import (  # noqa: F401
-    cond, switch, while_loop, fori_loop, scan, map, associative_scan, cond_p, while_p, scan_p)
 from jaxlite._src.lax.reductions import (  # noqa: F401
     reduce, reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or, reduce_xor,
     argmax, argmin, cumsum, cumprod, cummax, cummin, cumlogsumexp, reduce_p, reduce_sum_p,
@@ -44,7 +42,14 @@ from jaxlite._src.lax.slicing import (  # noqa: F401
 from jaxlite._src.lax.parallel import (  # noqa: F401
     psum, pmax, pmin, pmean, all_gather, axis_index, psum_p, pmax_p, pmin_p, all_gather_p,
     axis_index_p)
-from jaxlite._src.lax.fft import fft, fft_p, FftType  # noqa: F401
-from jaxlite.lax import linalg  # noqa: F401,E402 - the jax.lax.linalg submodule
 from jaxlite._src.ad_api import stop_gradient  # noqa: F401,E402
-__all__ = [n for n in dir() if not n.startswith("_")]
+
+# Names whose modules load on first use (`jaxlite.lax.__getattr__`), keeping import cheap.
+LAZY_NAMES = {
+    **dict.fromkeys(("cond", "switch", "while_loop", "fori_loop", "scan", "map",
+                     "associative_scan", "cond_p", "while_p", "scan_p"),
+                    "jaxlite._src.lax.control_flow"),
+    **dict.fromkeys(("fft", "fft_p", "FftType"), "jaxlite._src.lax.fft"),
+    "linalg": None,  # the jax.lax.linalg submodule
+}
+__all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_NAMES"]

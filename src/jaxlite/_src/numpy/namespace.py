@@ -49,7 +49,6 @@ from jaxlite._src.numpy.shape_ops import (  # noqa: F401
 from jaxlite._src.numpy.setops import (  # noqa: F401
     nonzero, flatnonzero, argwhere, unique, unique_values, unique_counts, unique_inverse,
     unique_all, union1d, intersect1d, setdiff1d, setxor1d, isin)
-from jaxlite.numpy import fft, linalg  # noqa: F401,E402 - submodules, as jax.numpy has them
 
 pi = _np.pi
 e = _np.e
@@ -59,4 +58,6 @@ euler_gamma = _np.euler_gamma
 newaxis = None
 ndarray = __import__("jaxlite._src.core", fromlist=["Array"]).Array
 
-__all__ = [n for n in dir() if not n.startswith("_")]
+# The jnp.fft and jnp.linalg submodules load on first use (`jaxlite.numpy.__getattr__`).
+LAZY_SUBMODULES = ("fft", "linalg")
+__all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_SUBMODULES"]
