@@ -641,3 +641,21 @@ def test_small_det_prints_as_jax():
   for n in [2, 3]:
     x = np.eye(n, dtype=np.float32)
     assert str(jax.make_jaxpr(jnp.linalg.det)(x)) == str(jax_.make_jaxpr(jax_.numpy.linalg.det)(x))
+
+
+def test_eig_eigenvector_jvp_matches_jax():
+  jax_ = oracle()
+  with x64():
+    a = _rand((4, 4), np.float64)
+    t = _rand((4, 4), np.float64)
+    f = lambda x: L.eig(x, compute_left_eigenvectors=False, enable_eigvec_derivs=True)  # noqa: E731
+    (_, _), (dw, dv) = jax.jvp(f, (a,), (t,))
+    jax_.config.update("jax_enable_x64", True)
+    try:
+      (_, _), (rdw, rdv) = jax_.jvp(
+          lambda x: jax_.lax.linalg.eig(x, compute_left_eigenvectors=False,
+                                        enable_eigvec_derivs=True), (a,), (t,))
+    finally:
+      jax_.config.update("jax_enable_x64", False)
+    np.testing.assert_allclose(np.asarray(dw), np.asarray(rdw), atol=1e-10)
+    np.testing.assert_allclose(np.asarray(dv), np.asarray(rdv), atol=1e-10)

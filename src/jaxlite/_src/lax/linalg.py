@@ -366,18 +366,57 @@ eig_p = _linalg_primitive("eig", _eig_impl, _eig_abstract)
 
 
 def _eig_jvp(primals, tangents, **params):
-  """Eigenvalue derivatives dw_i = (vlᴴ dA vr)_ii / (vlᴴ vr)_ii; vectors have none here."""
+  """dw = diag(V⁻¹ dA V); with enable_eigvec_derivs also dV = V (F ∘ V⁻¹ dA V), F_ij =
+  1 / (w_j - w_i) off the diagonal, less the part along each v that would change its norm."""
   (x,), (dx,) = primals, tangents
-  if params["compute_left_eigenvectors"] or params["compute_right_eigenvectors"]:
+  if params["compute_left_eigenvectors"] or (params["compute_right_eigenvectors"]
+                                             and not params["enable_eigvec_derivs"]):
     raise NotImplementedError(
         "The derivatives of eigenvectors are not implemented, only eigenvalues. See "
         "https://github.com/jax-ml/jax/issues/2748 for discussion.")
-  w, vl, vr = eig_p.bind(x, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
-                         enable_eigvec_derivs=False, implementation=params["implementation"])
+  w, vr = eig_p.bind(x, compute_left_eigenvectors=False, compute_right_eigenvectors=True,
+                     enable_eigvec_derivs=False, implementation=params["implementation"])
   dx = _as_dtype(_instantiate(dx, x), w.dtype)
-  num = _diag(_matmul(_H(vl), _matmul(dx, vr)))
-  den = _diag(_matmul(_H(vl), vr))
-  return [w], [ew.div_p.bind(num, den)]
+  n = x.shape[-1]
+  eye = np.broadcast_to(np.eye(n, dtype=w.dtype), vr.shape)
+  vinv_dx_v = _matmul(_solve_general(vr, eye), _matmul(dx, vr))
+  dw = _diag(vinv_dx_v)
+  if not params["compute_right_eigenvectors"]:
+    return [w], [dw]
+  diffs = ew.sub_p.bind(_bcast_row(w, vr.shape), _bcast_col(w, vr.shape))
+  safe = ew.add_p.bind(diffs, np.asarray(eye))
+  f = ew.sub_p.bind(ew.div_p.bind(_full_like(vr, 1), safe), np.asarray(eye))
+  dv = _matmul(vr, ew.mul_p.bind(f, vinv_dx_v))
+  along = _real(_diag(_matmul(_H(vr), dv)))  # Re(vᴴ dv) per column
+  dv = ew.sub_p.bind(dv, _col_scale(vr, _as_dtype(along, vr.dtype)))
+  if vr.dtype.kind == "c":
+    dv = _keep_largest_component_real(vr, dv)
+  return [w, vr], [dw, dv]
+
+
+def _keep_largest_component_real(v, dv):
+  """LAPACK's eigenvectors have their largest component real: rotate each tangent column by
+  the imaginary phase that would move it off the real axis."""
+  mags = ew.abs_p.bind(v)
+  rows = creation.iota_p.bind(dtype=np.dtype(np.int32), shape=v.shape, dimension=v.ndim - 2,
+                              sharding=None)
+  from jaxlite._src.lax.reductions import argmax_p, reduce_sum_p
+  k = argmax_p.bind(mags, axes=(v.ndim - 2,), index_dtype=np.dtype(np.int32))
+  onehot = ew.convert_element_type_p.bind(ew.eq_p.bind(rows, _bcast_row(k, v.shape)),
+                                          new_dtype=v.dtype, weak_type=False)
+  v_k = reduce_sum_p.bind(ew.mul_p.bind(v, onehot), axes=(v.ndim - 2,), out_sharding=None)
+  dv_k = reduce_sum_p.bind(ew.mul_p.bind(dv, onehot), axes=(v.ndim - 2,), out_sharding=None)
+  phase = ew.imag_p.bind(ew.div_p.bind(dv_k, v_k))
+  rotation = ew.mul_p.bind(_as_dtype(phase, v.dtype), np.asarray(1j, v.dtype))
+  return ew.sub_p.bind(dv, _col_scale(v, rotation))
+
+
+def _solve_general(a, b):
+  """a⁻¹ b through the LU primitive (so that it stays differentiable)."""
+  lu_, _, perm = lu_p.bind(a)
+  pb = _permute_rows(b, perm)
+  y = triangular_solve(lu_, pb, left_side=True, lower=True, unit_diagonal=True)
+  return triangular_solve(lu_, y, left_side=True, lower=False)
 
 
 def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True,
