@@ -1,6 +1,7 @@
 """`jaxlite.scipy.linalg` (`jax.scipy.linalg`): SciPy's linear algebra API."""
-from jaxlite._src.scipy.linalg import (  # noqa: F401
-    block_diag, cho_factor, cho_solve, cholesky, det, eigh, expm, inv, lu, lu_factor, lu_solve,
-    qr, solve, solve_triangular, svd, toeplitz)
+from jaxlite._src.scipy.linalg import (
+    block_diag, cho_factor, cho_solve, cholesky, det, eigh, eigh_tridiagonal, expm, funm,
+    hessenberg, inv, lu, lu_factor, lu_solve, polar, qr, schur, solve, solve_triangular, sqrtm,
+    svd, toeplitz)
 
 __all__ = [n for n in dir() if not n.startswith("_")]
