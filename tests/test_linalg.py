@@ -658,3 +658,20 @@ def test_eig_eigenvector_jvp_matches_jax():
       jax_.config.update("jax_enable_x64", False)
     np.testing.assert_allclose(np.asarray(dw), np.asarray(rdw), atol=1e-10)
     np.testing.assert_allclose(np.asarray(dv), np.asarray(rdv), atol=1e-10)
+
+
+def test_cholesky_update_symmetric_product_householder_product():
+  jax_ = oracle()
+  spd = _spd((4, 4))
+  r = np.linalg.cholesky(spd).T
+  w = _rand((4,))
+  _close(L.cholesky_update(r, w), jax_.lax.linalg.cholesky_update(r, w))
+  a = _rand((2, 3, 4))
+  c = _rand((2, 3, 3))
+  _close(L.symmetric_product(a, c, alpha=2., beta=.5),
+         jax_.lax.linalg.symmetric_product(a, c, alpha=2., beta=.5))
+  sl = pytest.importorskip("scipy.linalg")
+  x = _rand((5, 3))
+  packed, taus = sl.lapack.sgeqrf(x)[:2]
+  _close(L.householder_product(packed, taus), np.linalg.qr(x)[0])
+  _close(L.householder_product(packed, taus), jax_.lax.linalg.householder_product(packed, taus))

@@ -1043,6 +1043,90 @@ def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
                             sort_eig_vals=bool(sort_eig_vals), select_callable=select_callable))
 
 
+# --- cholesky_update, symmetric_product, householder_product ------------------------------------
+
+def _cholesky_update_impl(r, w):
+  """The upper factor of Rᴴ R + w wᴴ, by Givens-free refactorization of the updated matrix."""
+  rr = _lapack(r)
+  ww = _lapack(w)
+  gram = np.conj(np.swapaxes(rr, -1, -2)) @ rr + ww[..., :, None] * np.conj(ww[..., None, :])
+  lower = _cholesky_np(gram)
+  return np.conj(np.swapaxes(lower, -1, -2)).astype(r.dtype, copy=False)
+
+
+def _cholesky_update_abstract(r, w):
+  _check_inexact("cholesky_update", r, 0)
+  _check_square("cholesky_update", r)
+  if w.shape != r.shape[:-1] or w.dtype != r.dtype:
+    raise TypeError("cholesky_update requires w of shape r.shape[:-1] and r's dtype, got "
+                    f"{w.str_short()} for {r.str_short()}")
+  return ShapedArray(r.shape, r.dtype)
+
+
+cholesky_update_p = _linalg_primitive("cholesky_update", _cholesky_update_impl,
+                                      _cholesky_update_abstract, False)
+
+
+def cholesky_update(r_matrix, w_vector):
+  """The upper Cholesky factor of Rᴴ R + w wᴴ given R's."""
+  return cholesky_update_p.bind(asarg(r_matrix), asarg(w_vector))
+
+
+def _symmetric_product_impl(a, c, *, alpha, beta):
+  out = alpha * (np.asarray(a) @ np.conj(np.swapaxes(a, -1, -2))) + beta * np.asarray(c)
+  return out.astype(c.dtype, copy=False)
+
+
+def _symmetric_product_abstract(a, c, *, alpha, beta):
+  _check_inexact("symmetric_product", a, 0)
+  if c.shape != a.shape[:-1] + (a.shape[-2],) or a.dtype != c.dtype:
+    raise TypeError("symmetric_product requires c of shape a.shape[:-1] + (a.shape[-2],) and "
+                    f"a's dtype, got {c.str_short()} for {a.str_short()}")
+  return ShapedArray(c.shape, c.dtype)
+
+
+symmetric_product_p = _linalg_primitive("symmetric_product", _symmetric_product_impl,
+                                        _symmetric_product_abstract, False)
+
+
+def symmetric_product(a_matrix, c_matrix, *, alpha: float = 1.0, beta: float = 0.0,
+                      symmetrize_output: bool = False):
+  """alpha a aᴴ + beta c."""
+  out = symmetric_product_p.bind(asarg(a_matrix), asarg(c_matrix), alpha=float(alpha),
+                                 beta=float(beta))
+  return symmetrize(out) if symmetrize_output else out
+
+
+def _householder_product_impl(a, taus):
+  """Q = H_1 ⋯ H_k of the reflectors H_i = I - τ_i v_i v_iᴴ stored below a's diagonal (geqrf's
+  packed form), as the first n columns."""
+  a, taus = np.asarray(a), np.asarray(taus)
+  m, n = a.shape[-2:]
+  q = np.array(np.broadcast_to(np.eye(m, n, dtype=a.dtype), a.shape))
+  for i in reversed(range(taus.shape[-1])):
+    v = a[..., i:, i].copy()
+    v[..., 0] = 1
+    proj = np.einsum("...r,...rc->...c", np.conj(v), q[..., i:, :])
+    q[..., i:, :] -= taus[..., i, None, None] * v[..., :, None] * proj[..., None, :]
+  return q
+
+
+def _householder_product_abstract(a, taus):
+  _check_inexact("householder_product", a, 0)
+  if taus.shape != a.shape[:-2] + (taus.shape[-1],) or taus.shape[-1] > min(a.shape[-2:]):
+    raise TypeError(f"householder_product got incompatible shapes {a.shape} and {taus.shape}")
+  return ShapedArray(a.shape, a.dtype)
+
+
+householder_product_p = _linalg_primitive("householder_product", _householder_product_impl,
+                                          _householder_product_abstract, False)
+
+
+def householder_product(a, taus):
+  """The unitary matrix of the Householder reflectors in LAPACK's packed (a, taus) form."""
+  return householder_product_p.bind(asarg(a), asarg(taus))
+
+
 # --- tridiagonal_solve ------------------------------------------------------------------------
 
 def _tridiagonal_solve_impl(dl, d, du, b, *, perturb_singular=False):
@@ -1194,7 +1278,8 @@ def _register_rules():
   except ImportError:  # vmap not installed yet
     return
   for prim in (cholesky_p, eigh_p, eig_p, lu_p, qr_p, svd_p, triangular_solve_p,
-               tridiagonal_solve_p, lu_pivots_to_permutation_p, schur_p):
+               tridiagonal_solve_p, lu_pivots_to_permutation_p, schur_p, cholesky_update_p,
+               symmetric_product_p, householder_product_p):
     batching.primitive_batchers[prim] = _leading_batcher(prim)
 
 
