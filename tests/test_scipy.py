@@ -44,6 +44,8 @@ SPECIAL_CASES = [
     ("betainc", (POS, POS[::-1], np.resize(P, POS.shape)), 1e-4),
     ("poch", (POS, np.float32(2.5)), 1e-4), ("boxcox", (POS, np.float32(0.5)), 1e-4),
     ("boxcox1p", (POS, np.float32(0.)), 1e-4), ("gammasgn", (X / 4,), 0),
+    ("exp1", (POS,), 1e-5), ("expi", (X * 2,), 1e-5), ("erfcx", (np.abs(X) * 5 - 5,), 2e-5),
+    ("comb", (np.round(POS * 3), np.round(POS[::-1])), 1e-4),
 ]
 
 
@@ -379,3 +381,8 @@ def test_matrix_functions_and_reductions():
   _close(np.asarray(z) @ np.asarray(t) @ np.asarray(z).T, A, rtol=1e-5, atol=1e-5)
   t, z = jl.schur(A, output="complex")
   assert t.dtype == np.complex64 and np.all(np.tril(np.asarray(t), -1) == 0)
+
+
+def test_bernoulli_numbers():
+  np.testing.assert_allclose(np.asarray(jsp.special.bernoulli(12)), ss.bernoulli(12), rtol=1e-6)
+  assert jsp.special.bernoulli(3).dtype == np.float32

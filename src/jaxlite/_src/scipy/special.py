@@ -345,6 +345,121 @@ def i1(x):
   return _jnp().exp(_jnp().abs(x)) * i1e(x)
 
 
+# --- exponential integrals, erfcx, comb, Bernoulli numbers ------------------------------------
+
+_EULER_GAMMA = 0.5772156649015329
+
+
+def _e1_series(x, terms=40):
+  """E1(x) = -γ - log x - Σ (-x)^k / (k k!), for 0 < x <= 1."""
+  jnp = _jnp()
+  total = 0.0
+  term = 1.0
+  for k in range(1, terms + 1):
+    term = term * (-x) / k
+    total = total + term / k
+  return -_EULER_GAMMA - jnp.log(x) - total
+
+
+def _e1_fraction(x, iterations=60):
+  """E1(x) = e^(-x) / (x + 1 - 1²/(x + 3 - 2²/(x + 5 - …))), for x > 1 (modified Lentz)."""
+  jnp = _jnp()
+  b = x + 1
+  c = 1e30
+  d = 1 / b
+  h = d
+  for i in range(1, iterations + 1):
+    an = -float(i * i)
+    b = b + 2
+    d = 1 / (an * d + b)
+    c = b + an / c
+    h = h * c * d
+  return h * jnp.exp(-x)
+
+
+def exp1(x):
+  """The exponential integral E1(x) = ∫_x^∞ e^(-t)/t dt (NaN for x < 0)."""
+  jnp = _jnp()
+  (x,) = _real_float("exp1", x)
+  small = jnp.where((x > 0) & (x <= 1), x, 0.5)
+  large = jnp.where(x > 1, x, 2.0)
+  out = jnp.where(x <= 1, _e1_series(small), _e1_fraction(large))
+  out = jnp.where(x == 0, jnp.inf, out)
+  return jnp.where(x < 0, jnp.nan, out).astype(x.dtype)
+
+
+def expi(x):
+  """The exponential integral Ei(x) = -PV∫_{-x}^∞ e^(-t)/t dt: a power series for positive x up
+  to 40, an asymptotic series beyond, and -E1(-x) for negative x."""
+  jnp = _jnp()
+  (x,) = _real_float("expi", x)
+  mid = jnp.where((x > 0) & (x <= 40), x, 1.0)
+  total = 0.0
+  term = 1.0
+  for k in range(1, 100):
+    term = term * mid / k
+    total = total + term / k
+  series = _EULER_GAMMA + jnp.log(mid) + total
+  big = jnp.where(x > 40, x, 50.0)
+  asym = 1.0
+  term = 1.0
+  for k in range(1, 12):
+    term = term * k / big
+    asym = asym + term
+  asymptotic = jnp.exp(big) / big * asym
+  negative = -exp1(jnp.where(x < 0, -x, 1.0))
+  out = jnp.where(x > 40, asymptotic, series)
+  out = jnp.where(x < 0, negative, out)
+  return jnp.where(x == 0, -jnp.inf, out).astype(x.dtype)
+
+
+def erfcx(x):
+  """The scaled complementary error function e^(x²) erfc(x), without overflow for large x."""
+  jnp = _jnp()
+  (x,) = _real_float("erfcx", x)
+  direct = jnp.exp(x * x) * erfc(jnp.where(x < 5, x, 0.0))
+  big = jnp.where(x >= 5, x, 5.0)
+  inv2 = 1 / (2 * big * big)
+  # e^(x²) erfc(x) ~ 1/(x √π) (1 - 1/(2x²) + 3/(2x²)² - 15/(2x²)³ + 105/(2x²)⁴)
+  series = 1 - inv2 + 3 * inv2 ** 2 - 15 * inv2 ** 3 + 105 * inv2 ** 4
+  asymptotic = series / (big * math.sqrt(math.pi))
+  return jnp.where(x < 5, direct, asymptotic).astype(x.dtype)
+
+
+def comb(N, k, *, repetition: bool = False):
+  """The binomial coefficient C(N, k) (with repetition: C(N + k - 1, k)); 0 where undefined."""
+  jnp = _jnp()
+  N, k = _real_float("comb", N, k)
+  if repetition:
+    N = N + k - 1
+  out = jnp.exp(gammaln(N + 1) - gammaln(k + 1) - gammaln(N - k + 1))
+  return jnp.where((k < 0) | (N < 0) | (k > N), 0.0, out).astype(N.dtype)
+
+
+def bernoulli(n: int):
+  """The Bernoulli numbers B_0 … B_n (B_1 = -1/2)."""
+  n = core.concrete_or_error(operator.index, n, "The n argument of bernoulli")
+  if n < 0:
+    raise ValueError("n must be a non-negative integer.")
+  values = _akiyama_tanigawa(n)
+  return _jnp().asarray(np.asarray(values, np.float64).astype(dtypes.default_float_dtype()))
+
+
+def _akiyama_tanigawa(n):
+  """B_0 … B_n exactly, by the Akiyama–Tanigawa algorithm over fractions."""
+  from fractions import Fraction
+  row = []
+  out = []
+  for m in range(n + 1):
+    row.append(Fraction(1, m + 1))
+    for j in range(m, 0, -1):
+      row[j - 1] = j * (row[j - 1] - row[j])
+    out.append(row[0])
+  if n >= 1:
+    out[1] = -out[1]  # the algorithm gives B_1 = +1/2; SciPy's convention is -1/2
+  return [float(b) for b in out]
+
+
 # --- Box-Cox ----------------------------------------------------------------------------------
 
 def boxcox(x, lmbda):
