@@ -285,7 +285,9 @@ class PjitFunction:
     self._inline = inline
     self._name = name or fun_name(fun)
     self._cache = _cache_for(fun)
-    self._options = (static_argnums, static_argnames, self._donate_argnums, keep_unused, inline)
+    # Only what changes the trace keys the cache: donation, keep_unused and inline act per call
+    # (jit params), so jit(f, donate_argnums=0) reuses jit(f)'s trace, as in JAX.
+    self._options = (static_argnums, static_argnames)
     self._simple = not static_argnums and not static_argnames
     # jnp's own wrappers run op by op when eager: same result, no compile on the hot path.
     self._eager_direct = False
