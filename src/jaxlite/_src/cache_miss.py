@@ -1,7 +1,7 @@
 """Explanations of jit trace-cache misses (`jax_explain_cache_misses=True`), as JAX logs them.
 
 Each miss names the user's call site and compares the new key with the closest previous key of
-the same function: input types, input pytree, or tracing context.
+the same function: input types, input pytree (static arguments included), or tracing context.
 """
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import logging
 import os
 import sys
 
-from jaxlite._src import dtypes
+from jaxlite._src import dtypes, tree_util
 from jaxlite._src.config import _TRACE_CONTEXT_FLAGS
 
 logger = logging.getLogger("jaxlite._src.jit")
@@ -23,30 +23,69 @@ def _user_frame():
   return f
 
 
+def _column(frame) -> int:
+  """0-based column where the frame's current call starts (JAX prints `file:line:col`, or
+  `file:line` when it is 0)."""
+  positions = list(frame.f_code.co_positions())
+  index = frame.f_lasti // 2  # one position per 2-byte code unit
+  col = positions[index][2] if index < len(positions) else None
+  return 0 if col is None else col
+
+
 def _defined_at(fun) -> str:
   code = getattr(fun, "__code__", None)
   return f"{code.co_filename}:{code.co_firstlineno}" if code else "<unknown>"
 
 
-def _leaf_str(sig) -> str:
+def _leaf_str(sig, other) -> str:
+  """`f32[3]`; `({})` (the sharding) when the shapes differ, `{weak_type=…}` when weakness does."""
   shape, dtype, weak = sig
-  return f"{dtypes.short_dtype_name(dtype)}[{','.join(map(str, shape))}]"
+  out = f"{dtypes.short_dtype_name(dtype)}[{','.join(map(str, shape))}]"
+  if shape != other[0]:
+    out += "({})"
+  return out + (f"{{weak_type={weak}}}" if weak != other[2] else "")
 
 
 def _type_diffs(names, new_sig, old_sig) -> list[str]:
-  out = []
-  for name, a, b in zip(names, new_sig, old_sig):
-    if a == b:
-      continue
-    if a[:2] == b[:2]:
-      out.append(f"  * at {name}, now {_leaf_str(a)}{{weak_type={a[2]}}} and before "
-                 f"{_leaf_str(b)}{{weak_type={b[2]}}}"
-                 "https://docs.jax.dev/en/latest/type_promotion.html#weak-types")
-    elif a[0] == b[0]:
-      out.append(f"  * at {name}, now {_leaf_str(a)} and before {_leaf_str(b)}")
-    else:
-      out.append(f"  * at {name}, now {_leaf_str(a)}({{}}) and before {_leaf_str(b)}({{}})")
+  out = [f"  * at {name}, now {_leaf_str(a, b)} and before {_leaf_str(b, a)}"
+         for name, a, b in zip(names, new_sig, old_sig) if a != b]
+  if any(a[2] != b[2] for a, b in zip(new_sig, old_sig)):  # one link, after the last line
+    out[-1] += "https://docs.jax.dev/en/latest/type_promotion.html#weak-types"
   return out
+
+
+class _Leaf:
+  """Stands for an array leaf when rebuilding a cache key's arguments to compare structures."""
+
+
+class Static:
+  """A static argument as a pytree node whose metadata is its value (equal values match)."""
+
+  def __init__(self, static):
+    self.static = static
+
+
+tree_util.register_pytree_node(Static, lambda s: ((), s.static), lambda aux, _: Static(aux))
+
+
+def _arguments(in_tree, static):
+  """(args, kwargs) of a cache key: array leaves as `_Leaf`, statics back in their places."""
+  args, kwargs = in_tree.unflatten([_Leaf()] * in_tree.num_leaves)
+  args, kwargs = list(args), dict(kwargs)
+  for where, value in sorted(static, key=lambda s: (isinstance(s[0], str), s[0])):
+    if isinstance(where, str):
+      kwargs[where] = Static(value)
+    else:
+      args.insert(where, Static(value))
+  return tuple(args), kwargs
+
+
+def _tree_diffs(in_tree, static, o_tree, o_static) -> list[str]:
+  leaf = str(_Leaf)
+  return [f"  * at input path {tree_util.keystr(path)}, now {a.replace(leaf, 'pytree leaf')} and "
+          f"before {b.replace(leaf, 'pytree leaf')}, so {why}"
+          for path, a, b, why in tree_util.equality_errors(_arguments(in_tree, static),
+                                                           _arguments(o_tree, o_static))]
 
 
 def _context_diffs(new_ctx, old_ctx) -> list[str]:
@@ -57,8 +96,9 @@ def _context_diffs(new_ctx, old_ctx) -> list[str]:
 def explain(fun, fun_name: str, key, previous_keys, arg_names) -> None:
   """Logs one WARNING saying why `key` missed the cache of `fun`."""
   frame = _user_frame()
-  where = (f"{frame.f_code.co_filename}:{frame.f_lineno} ({frame.f_code.co_name})"
-           if frame else "<unknown>")
+  col = frame and _column(frame)
+  where = (f"{frame.f_code.co_filename}:{frame.f_lineno}{f':{col}' if col else ''} "
+           f"({frame.f_code.co_name})" if frame else "<unknown>")
   lines = [f"TRACING CACHE MISS at {where}:"]
   if not previous_keys:
     lines += ["  never seen function:", f"    {fun_name} id={id(fun)} defined at "
@@ -71,23 +111,24 @@ def explain(fun, fun_name: str, key, previous_keys, arg_names) -> None:
 
 
 def _closest_reasons(key, previous_keys, arg_names) -> list[str]:
+  """The reasons against the closest previous key: fewest differences (one per reason line; for
+  input types one per differing shape, dtype or weak type), the earliest key on ties, as JAX."""
   in_tree, sig, static, options, ctx = key[:5]
-  best = None
+  best, best_score = None, 0
   for old in previous_keys:
     o_tree, o_sig, o_static, o_options, o_ctx = old[:5]
-    if o_tree != in_tree:
-      reasons = ["  different input pytree:",
-                 f"  * now {in_tree} and before {o_tree}"]
+    if o_tree != in_tree or o_static != static:  # statics are pytree nodes, as in JAX
+      reasons = ["  different input pytree:"] + _tree_diffs(in_tree, static, o_tree, o_static)
+      score = len(reasons) - 1
     elif o_ctx != ctx:
       reasons = ["  Tracing context doesn't match, e.g. due to config or context manager."]
       reasons += _context_diffs(ctx, o_ctx)
-    elif o_static != static:
-      reasons = ["  different value of static args:",
-                 f"  * now {static} and before {o_static}"]
+      score = len(reasons) - 1
     else:
       names = arg_names if len(arg_names) == len(sig) else [f"args[{i}]" for i in
                                                              range(len(sig))]
       reasons = ["  different input types:"] + _type_diffs(names, sig, o_sig)
-    if best is None or len(reasons) < len(best):
-      best = reasons
+      score = sum(x != y for a, b in zip(sig, o_sig) for x, y in zip(a, b))
+    if best is None or score < best_score:
+      best, best_score = reasons, score
   return best or []
