@@ -68,10 +68,9 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
   b_batch = b_shape[:-2] if not b_vec else ()
   k_a = a_shape[-1]
   k_b = b_shape[0] if b_vec else b_shape[-2]
-  if k_a != k_b:
-    raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0, with "
-                     f"gufunc signature (n?,k),(k,m?)->(n?,m?) (size {k_b} is different from "
-                     f"{k_a})")
+  if k_a != k_b:  # JAX's dot_general check, hence a TypeError
+    raise TypeError("dot_general requires contracting dimensions to have the same shape, got "
+                    f"{(k_a,)} and {(k_b,)}.")
   out_batch = np.broadcast_shapes(a_batch, b_batch)
   nb = len(out_batch)
   a_off, b_off = nb - len(a_batch), nb - len(b_batch)
@@ -185,12 +184,13 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
 def outer(a, b, out=None):
   """jnp.outer: every product a[i] * b[j] of the flattened inputs."""
   a, b = _arrays("outer", a, b)
-  a, b = promote_dtypes(reshape(a, (-1,)), reshape(b, (-1,)))
-  n, m = shape_of(a)[0], shape_of(b)[0]
-  col = shape_prims.broadcast_in_dim_p.bind(a, shape=(n, 1), broadcast_dimensions=(0,),
-                                            sharding=None)
-  row = shape_prims.broadcast_in_dim_p.bind(b, shape=(1, m), broadcast_dimensions=(1,),
-                                            sharding=None)
+  a, b = promote_dtypes(a, b)  # before flattening, as JAX stages it
+  a = reshape(a, (-1,))
+  col = shape_prims.broadcast_in_dim_p.bind(a, shape=(shape_of(a)[0], 1),
+                                            broadcast_dimensions=(0,), sharding=None)
+  b = reshape(b, (-1,))
+  row = shape_prims.broadcast_in_dim_p.bind(b, shape=(1, shape_of(b)[0]),
+                                            broadcast_dimensions=(1,), sharding=None)
   return ew.mul_p.bind(col, row)
 
 
