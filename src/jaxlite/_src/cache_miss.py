@@ -82,10 +82,10 @@ def _arguments(in_tree, static):
 
 def _tree_diffs(in_tree, static, o_tree, o_static) -> list[str]:
   leaf = str(_Leaf)
-  return [f"  * at input path {tree_util.keystr(path)}, now {a.replace(leaf, 'pytree leaf')} and "
-          f"before {b.replace(leaf, 'pytree leaf')}, so {why}"
-          for path, a, b, why in tree_util.equality_errors(_arguments(in_tree, static),
-                                                           _arguments(o_tree, o_static))]
+  errors = tree_util.equality_errors(_arguments(in_tree, static), _arguments(o_tree, o_static))
+  return [(f"  * at input path {tree_util.keystr(path)}, now {a.replace(leaf, 'pytree leaf')} "
+           f"and before {b.replace(leaf, 'pytree leaf')}, so {why}")
+          for path, a, b, why in errors]
 
 
 def _context_diffs(new_ctx, old_ctx) -> list[str]:
@@ -113,10 +113,10 @@ def explain(fun, fun_name: str, key, previous_keys, arg_names) -> None:
 def _closest_reasons(key, previous_keys, arg_names) -> list[str]:
   """The reasons against the closest previous key: fewest differences (one per reason line; for
   input types one per differing shape, dtype or weak type), the earliest key on ties, as JAX."""
-  in_tree, sig, static, options, ctx = key[:5]
+  in_tree, sig, static, _, ctx = key[:5]
   best, best_score = None, 0
   for old in previous_keys:
-    o_tree, o_sig, o_static, o_options, o_ctx = old[:5]
+    o_tree, o_sig, o_static, _, o_ctx = old[:5]
     if o_tree != in_tree or o_static != static:  # statics are pytree nodes, as in JAX
       reasons = ["  different input pytree:"] + _tree_diffs(in_tree, static, o_tree, o_static)
       score = len(reasons) - 1
