@@ -375,8 +375,8 @@ def _logspace(start, stop, num, endpoint, base, dtype, axis):
 
 
 def _geomspace(start, stop, num, endpoint, dtype, axis):
-  from jaxlite._src.numpy.ufuncs import log10, multiply, sign, true_divide
   from jaxlite._src.numpy.shape_ops import moveaxis
+  from jaxlite._src.numpy.ufuncs import log10, multiply, sign, true_divide
   dtype = dtype or dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
   compute = dtypes.to_inexact_dtype(dtype)
   start, stop = asarray(start, compute), asarray(stop, compute)
