@@ -545,8 +545,15 @@ def canonicalize_shape(shape, context: str = "") -> tuple:
     return tuple(out)
   except TypeError:
     pass
-  items = ", ".join(str(d) for d in (shape if isinstance(shape, (tuple, list)) else [shape]))
+  if isinstance(shape, Tracer) and not shape.aval.shape:
+    shape = (shape,)  # a traced scalar stands for a 1-d shape, as an int does
+  dims = shape if isinstance(shape, (tuple, list)) else [shape]
+  items = ", ".join(str(d) for d in dims)
   trail = "," if isinstance(shape, (tuple, list)) and len(shape) == 1 else ""
+  tracers = [d for d in dims if isinstance(d, Tracer)]
+  if tracers:  # JAX's hint, then where the traced value came from
+    context += ("\nIf using `jit`, try using `static_argnums` or applying `jit` to smaller "
+                f"subfunctions.{errors._tracer_context(tracers[0])}")
   raise TypeError("Shapes must be 1D sequences of concrete values of integer type, "
                   f"got ({items}{trail}).{context}")
 
