@@ -63,6 +63,9 @@ class TracerBoolConversionError(ConcretizationTypeError):
         self,
         f"Attempted boolean conversion of traced array with shape {_shape_str(tracer)}."
         f"{_tracer_context(tracer)}\n"
+        "Python control flow (if, while, and, or, not) cannot depend on traced values: use "
+        "jax.lax.cond, jax.lax.switch or jax.numpy.where for value-dependent branches, and "
+        "jax.lax.while_loop, jax.lax.fori_loop or jax.lax.scan for loops.\n"
         f"See {_DOCS}TracerBoolConversionError")
 
 
