@@ -16,6 +16,11 @@ logger = logging.getLogger("jaxlite._src.jit")
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+# (definition site, id) of every function explained so far: a new function defined where another
+# was is most likely re-created on each call, which defeats the cache.
+_seen_definitions: set = set()
+
+
 def _user_frame():
   f = sys._getframe(1)
   while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PKG_DIR):
@@ -103,6 +108,11 @@ def explain(fun, fun_name: str, key, previous_keys, arg_names) -> None:
   if not previous_keys:
     lines += ["  never seen function:", f"    {fun_name} id={id(fun)} defined at "
               f"{_defined_at(fun)}"]
+    if (_defined_at(fun), id(fun)) not in _seen_definitions and any(
+        site == _defined_at(fun) for site, _ in _seen_definitions):
+      lines += ["  but seen another function defined on the same line; maybe the function is",
+                "  being re-defined repeatedly, preventing caching?"]
+    _seen_definitions.add((_defined_at(fun), id(fun)))
   else:
     lines += [f"  for {fun_name} defined at {_defined_at(fun)}",
               "  all previously seen cache keys differ. For the closest previous key:"]
