@@ -284,6 +284,15 @@ def _linalg_cases():
       Case("lu_pivots_to_permutation", lambda p: lax_linalg.lu_pivots_to_permutation(p, 4),
            lambda rng: [np.array([rng.randint(i, 4) for i in range(3)], np.int32)], [(0,), (1,)]),
       Case("fft", lambda x: lax_fft.fft(x, "FFT", (4,)), args(c64(2, 4)), UNARY_AXES, tol=1e-5),
+      Case("schur", lambda a: jnp.abs(lax_linalg.schur(a + a.T)[0]), lambda rng: [spd(rng)],
+           [(0,), (1,)], tol=1e-4),
+      Case("cholesky_update", lambda r, w: lax_linalg.cholesky_update(r, w),
+           args(lambda rng: np.triu(spd(rng)), f32(3)), [(0, 0), (None, 0), (1, None)],
+           tol=1e-4),
+      Case("symmetric_product", lambda a, c: lax_linalg.symmetric_product(a, c, alpha=2.),
+           args(f32(3, 3), f32(3, 3)), [(0, 0), (None, 1)], tol=1e-4),
+      Case("householder_product", lax_linalg.householder_product,
+           args(f32(4, 3), f32(3, lo=0, hi=1)), [(0, 0), (2, None)], tol=1e-4),
   ]
 
 
