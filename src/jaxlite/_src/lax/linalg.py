@@ -434,6 +434,8 @@ def _lu_unblocked(a):
   """In-place LU of a (B, m, n) batch view; returns the pivots (B, min(m, n))."""
   nb, m, n = a.shape
   k = min(m, n)
+  if nb == 1:
+    return _lu_unblocked_one(a[0])[None]
   rows = np.arange(nb)
   pivots = np.zeros((nb, k), np.int32)
   for j in range(k):
@@ -446,6 +448,23 @@ def _lu_unblocked(a):
     safe = np.where(piv == 0, 1, piv)
     a[:, j + 1:, j] /= safe[:, None]
     a[:, j + 1:, j + 1:] -= a[:, j + 1:, j, None] * a[:, j, None, j + 1:]
+  return pivots
+
+
+def _lu_unblocked_one(a):
+  """_lu_unblocked for one matrix: plain slicing, no per-step fancy indexing over a batch."""
+  m, n = a.shape
+  k = min(m, n)
+  pivots = np.zeros(k, np.int32)
+  for j in range(k):
+    p = j + int(np.argmax(np.abs(a[j:, j])))
+    pivots[j] = p
+    if p != j:
+      a[[j, p]] = a[[p, j]]
+    piv = a[j, j]
+    if piv != 0:
+      a[j + 1:, j] /= piv
+    a[j + 1:, j + 1:] -= np.multiply.outer(a[j + 1:, j], a[j, j + 1:])
   return pivots
 
 
