@@ -423,3 +423,42 @@ print(all(n in lax.__all__ for n in ("scan", "fori_loop", "fft", "linalg")),
   assert lines == ["[]", "scan cond FftType jaxlite.lax.linalg jaxlite.numpy.linalg "
                    "jaxlite.numpy.fft", "True True True"]
   from jaxlite.lax import scan, fori_loop  # noqa: F401 - `from` imports see lazy names too
+
+
+# --- transposes folded into the products that feed them ----------------------------------------
+
+def test_reverse_mode_products_come_out_untransposed():
+  x, w = _data((8, 5), np.float32), _data((5, 3), np.float32)
+  loss = lambda w, x: jnp.sum(jnp.tanh(x @ w) ** 2)  # noqa: E731
+  closed = jax.make_jaxpr(jax.grad(loss))(w, x)
+  assert "transpose" in [e.primitive.name for e in closed.eqns]  # printed like JAX
+  src = numpy_codegen.compile_jaxpr(closed).__jaxlite_source__
+  assert "np.transpose" not in src and "np.matmul(v" in src
+  np.testing.assert_array_equal(np.asarray(jax.jit(jax.grad(loss))(w, x)),
+                                np.asarray(jax.grad(loss)(w, x)))
+
+
+@pytest.mark.parametrize("case", ["folded", "two_uses", "batched", "output"])
+def test_fold_transposes_only_where_it_is_safe(case):
+  from jaxlite._src.compiler import passes
+  a, b = _data((4, 3), np.float32), _data((4, 5), np.float32)
+  dims = (((0,), (0,)), ((), ()))
+  if case == "folded":
+    f = lambda a, b: lax.dot_general(a, b, dims).T * 2  # noqa: E731
+  elif case == "two_uses":
+    f = lambda a, b: (lambda d: (d.T, d + 1))(lax.dot_general(a, b, dims))  # noqa: E731
+  elif case == "batched":
+    a, b = _data((2, 4, 3), np.float32), _data((2, 4, 5), np.float32)
+    f = lambda a, b: jnp.transpose(  # noqa: E731
+        lax.dot_general(a, b, (((1,), (1,)), ((0,), (0,)))), (0, 2, 1))
+  else:
+    f = lambda a, b: (lambda d: (d, d.T))(lax.dot_general(a, b, dims))  # noqa: E731
+  closed = jax.make_jaxpr(f)(a, b)
+  jaxpr, _ = passes.optimize(closed)
+  names = [e.primitive.name for e in jaxpr.eqns]
+  assert ("transpose" in names) == (case != "folded")
+  want = jax.tree_util.tree_leaves(f(a, b))
+  got = jax.tree_util.tree_leaves(jax.jit(f)(a, b))
+  for g, w in zip(got, want):
+    assert g.shape == w.shape
+    np.testing.assert_array_equal(np.asarray(g), np.asarray(w))

@@ -11,6 +11,10 @@ from jaxlite._src.core import Jaxpr, JaxprEqn, Literal, Var
 inlinable_call_primitives: set = set()
 # Primitives with side effects that DCE must keep.
 effectful_primitives: set = set()
+# producer primitive -> rule(eqn, permutation) giving an eqn that computes the producer's result
+# already transposed by `permutation`, or None: `transpose(dot(a, b))` becomes `dot(b, a)`, so
+# code never runs elementwise ops over transposed (strided) matrices.
+transpose_folding_rules: dict = {}
 
 
 def inline_calls(jaxpr: Jaxpr, consts: list) -> tuple[Jaxpr, list]:
@@ -102,7 +106,33 @@ def cse(jaxpr: Jaxpr) -> Jaxpr:
   return jaxpr.replace(eqns=eqns, outvars=[read(v) for v in jaxpr.outvars])
 
 
+def fold_transposes(jaxpr: Jaxpr) -> Jaxpr:
+  """Folds a transpose into the eqn producing its operand when that eqn has a rule for it
+  (`transpose_folding_rules`) and the transpose is the operand's only use."""
+  from jaxlite._src.lax.shape import transpose_p  # the compiler loads after lax
+  uses = {}
+  for v in [v for e in jaxpr.eqns for v in e.invars] + list(jaxpr.outvars):
+    if type(v) is Var:
+      uses[v] = uses.get(v, 0) + 1
+  producers = {e.outvars[0]: e for e in jaxpr.eqns
+               if e.primitive in transpose_folding_rules and len(e.outvars) == 1}
+  folded = {}  # id of a replaced producer -> its replacement (None: dropped)
+  for e in jaxpr.eqns:
+    src = e.invars[0] if e.primitive is transpose_p else None
+    prod = producers.get(src)
+    if prod is None or uses[src] != 1 or id(prod) in folded:
+      continue
+    new = transpose_folding_rules[prod.primitive](prod, tuple(e.params["permutation"]))
+    if new is not None:
+      folded[id(prod)] = None
+      folded[id(e)] = new.replace(outvars=list(e.outvars))
+  if not folded:
+    return jaxpr
+  eqns = [folded.get(id(e), e) for e in jaxpr.eqns]
+  return jaxpr.replace(eqns=[e for e in eqns if e is not None])
+
+
 def optimize(closed: core.ClosedJaxpr) -> tuple[Jaxpr, list]:
   """The pass pipeline run before code generation."""
   jaxpr, consts = inline_calls(closed.jaxpr, closed.consts)
-  return dce(cse(jaxpr)), consts
+  return dce(fold_transposes(cse(jaxpr))), consts

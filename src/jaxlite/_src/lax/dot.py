@@ -14,6 +14,7 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.core import ShapedArray
+from jaxlite._src.compiler import passes
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax import elementwise as ew
@@ -242,6 +243,21 @@ dot_general_p.def_impl(_dot_general_impl)
 dot_general_p.def_abstract_eval(_dot_general_abstract)
 numpy_eqn_templates[dot_general_p] = _dot_general_template
 fresh_output_primitives.add(dot_general_p)
+
+
+def _fold_transpose(eqn, permutation):
+  """(a . b)^T as b . a for a product of matrices (reverse mode makes many)."""
+  lhs, rhs = eqn.invars
+  (lc, rc), (lb, _) = eqn.params["dimension_numbers"]
+  if permutation != (1, 0) or lb or len(lc) != 1 or lhs.aval.ndim != 2 or rhs.aval.ndim != 2:
+    return None
+  precision = eqn.params.get("precision")
+  params = dict(eqn.params, dimension_numbers=((rc, lc), ((), ())),
+                precision=precision[::-1] if precision else precision)
+  return eqn.replace(invars=[rhs, lhs], params=params)
+
+
+passes.transpose_folding_rules[dot_general_p] = _fold_transpose
 dot_general_p.eager_weak_type = lambda args, params: (
     params["preferred_element_type"] is None and all(getattr(a, "weak_type", False)
                                                      for a in args))
