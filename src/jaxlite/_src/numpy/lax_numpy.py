@@ -55,7 +55,7 @@ def _plain_select(condition, x, y) -> bool:
     return False
   c, xv, yv = condition._value, x._value, y._value
   return (c.dtype == np.bool_ and xv.dtype == yv.dtype and x.weak_type == y.weak_type
-          and c.shape == xv.shape == yv.shape)
+          and c.shape == xv.shape == yv.shape and not (x.weak_type and xv.dtype == np.bool_))
 
 
 @internal_jit

@@ -103,13 +103,19 @@ def convert(x, dtype, weak: bool):
   return ew.convert_element_type_p.bind(x, new_dtype=dtype, weak_type=bool(weak))
 
 
+def _promotion_sigs(args):
+  """(dtype, weak) per argument for promotion: a weak bool (from comparing weak values) promotes
+  as a strong bool in JAX; the lattice has no weak boolean."""
+  return tuple((d, w and d != np.bool_) for d, w in map(dtype_weak, args))
+
+
 def promote_dtypes(*args):
   """Converts args to their common (dtype, weak type)."""
   if len(args) == 1:
     x = args[0]
     d, w = dtype_weak(x)
     return [convert(x, d, w)]
-  sigs = tuple(dtype_weak(a) for a in args)
+  sigs = _promotion_sigs(args)
   first = sigs[0]
   if all(s == first for s in sigs[1:]):
     dtype, weak = first
@@ -120,7 +126,7 @@ def promote_dtypes(*args):
 
 def promote_dtypes_inexact(*args):
   """Promotes, then moves integer and bool results to the default float (sin of an int)."""
-  sigs = tuple(dtype_weak(a) for a in args)
+  sigs = _promotion_sigs(args)
   dtype, weak = dtypes.promote_signature(sigs) if len(sigs) > 1 else sigs[0]
   if not dtypes.is_inexact(dtype):
     dtype = dtypes.default_float_dtype()
@@ -128,7 +134,7 @@ def promote_dtypes_inexact(*args):
 
 
 def promote_dtypes_numeric(*args):
-  sigs = tuple(dtype_weak(a) for a in args)
+  sigs = _promotion_sigs(args)
   dtype, weak = dtypes.promote_signature(sigs) if len(sigs) > 1 else sigs[0]
   if dtype == np.bool_:
     dtype = dtypes.default_int_dtype()
@@ -136,7 +142,7 @@ def promote_dtypes_numeric(*args):
 
 
 def promote_dtypes_complex(*args):
-  sigs = tuple(dtype_weak(a) for a in args)
+  sigs = _promotion_sigs(args)
   dtype, weak = dtypes.promote_signature(sigs) if len(sigs) > 1 else sigs[0]
   if dtype.kind != "c":
     dtype = dtypes.complex128 if dtype == np.float64 else dtypes.default_complex_dtype()
@@ -237,7 +243,8 @@ def promote_args(fun_name: str, *args):
     if tx is at:
       if ty is at:
         xv, yv = x._value, y._value
-        if xv.dtype == yv.dtype and x.weak_type == y.weak_type and xv.ndim == yv.ndim:
+        if xv.dtype == yv.dtype and x.weak_type == y.weak_type and xv.ndim == yv.ndim \
+            and not (x.weak_type and xv.dtype == np.bool_):
           return args
       elif ty in _PY_NUM:
         conv = _scalar_partner(ty, x._value.dtype, x.weak_type)
