@@ -354,6 +354,7 @@ def fmod(x1, x2, /):
   return ew.rem_p.bind(x1, x2)
 
 
+@internal_jit
 def divmod(x1, x2, /):  # noqa: A001
   return floor_divide(x1, x2), remainder(x1, x2)
 
