@@ -1,4 +1,5 @@
-"""Jaxpr-to-jaxpr passes run before code generation: inlining of nested calls and DCE.
+"""Jaxpr-to-jaxpr passes run before code generation: inlining of nested calls, CSE, transpose
+folding into products, DCE.
 
 Passes build new jaxprs and never mutate their input: traced jaxprs are cached and printed.
 """
