@@ -67,3 +67,7 @@ from jaxlite._src.numpy.more_functions import (  # noqa: F401,E402
     fabs, spacing, logaddexp2, nan_to_num, nancumsum, nancumprod, angle, i0, iscomplex, isreal,
     iscomplexobj, isrealobj, isscalar, iterable, packbits, unpackbits, bitwise_count)
 __all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_SUBMODULES"]
+from jaxlite._src.numpy.polynomial import (  # noqa: F401,E402
+    convolve, correlate, vander, polyval, polyadd, polysub, polymul, polydiv, polyder, polyint,
+    poly, roots, polyfit)
+__all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_SUBMODULES"]
