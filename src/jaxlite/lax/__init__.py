@@ -2,10 +2,10 @@
 import importlib as _importlib
 
 from jaxlite._src.lax.namespace import *  # noqa: F401,F403
-from jaxlite._src.lax.namespace import __all__ as _eager_names
 from jaxlite._src.lax.namespace import LAZY_NAMES as _LAZY_NAMES
+from jaxlite._src.lax.namespace import __all__ as _eager_names
 
-__all__ = [*_eager_names, *_LAZY_NAMES]
+__all__ = list(_eager_names) + list(_LAZY_NAMES)
 
 
 def __getattr__(name):

@@ -1,10 +1,10 @@
 """`jaxlite.numpy`: NumPy's API on jaxlite arrays (import as `jnp`)."""
-from jaxlite._src.numpy.namespace import *  # noqa: F401,F403
-from jaxlite._src.numpy.namespace import __all__ as _eager_names
 from jaxlite._src.numpy import scalar_types as _scalar_types
+from jaxlite._src.numpy.namespace import *  # noqa: F401,F403
 from jaxlite._src.numpy.namespace import LAZY_SUBMODULES as _LAZY_SUBMODULES
+from jaxlite._src.numpy.namespace import __all__ as _eager_names
 
-__all__ = [*_eager_names, *_LAZY_SUBMODULES]
+__all__ = list(_eager_names) + list(_LAZY_SUBMODULES)
 
 
 def __getattr__(name):

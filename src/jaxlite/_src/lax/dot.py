@@ -125,7 +125,7 @@ def _compute_dtype(out_dtype):
   return out_dtype
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _dtype_plan(lhs_dtype, rhs_dtype, preferred_element_type) -> tuple:
   """(compute dtype, output dtype) of a product: resolved once per dtype combination."""
   out_dtype = _dot_general_dtype(lhs_dtype, rhs_dtype, preferred_element_type)
@@ -155,7 +155,7 @@ def _matrix_transposes(dimension_numbers, lhs_ndim, rhs_ndim):
 
 def _is_flat_matmul(dimension_numbers, lhs_ndim, rhs_ndim) -> bool:
   """(..., k) @ (k[, n]) without batch dims: one matmul over lhs flattened to 2-D."""
-  (lc, rc), (lb, rb) = dimension_numbers
+  (lc, rc), (lb, _) = dimension_numbers
   return not lb and lhs_ndim > 2 and lc == (lhs_ndim - 1,) and rc == (0,) and 1 <= rhs_ndim <= 2
 
 
