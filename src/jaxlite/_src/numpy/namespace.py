@@ -71,3 +71,7 @@ from jaxlite._src.numpy.polynomial import (  # noqa: F401,E402
     convolve, correlate, vander, polyval, polyadd, polysub, polymul, polydiv, polyder, polyint,
     poly, roots, polyfit)
 __all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_SUBMODULES"]
+from jaxlite._src.numpy.statistics import (  # noqa: F401,E402
+    cov, corrcoef, bincount, digitize, interp, unwrap, histogram_bin_edges, histogram,
+    histogramdd, histogram2d, bartlett, blackman, hamming, hanning, kaiser)
+__all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_SUBMODULES"]
