@@ -59,7 +59,9 @@ def lazy_scalar_type(name: str):
 
 
 LAZY_SCALAR_NAMES = ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz",
-                     "float8_e4m3fnuz", "float8_e5m2fnuz", "int4", "uint4")
+                     "float8_e4m3fnuz", "float8_e5m2fnuz", "int4", "uint4", "int1", "int2",
+                    "uint1", "uint2", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu",
+                    "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn")
 int_ = int64
 uint = uint64
 float_ = float64

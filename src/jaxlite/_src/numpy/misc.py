@@ -1,0 +1,261 @@
+"""jnp's functional helpers (vectorize, apply_along_axis), constructors from buffers and functions,
+index tricks (mgrid, ogrid, s_), printing and NumPy file I/O wrappers, and scalar type aliases."""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import dtypes
+from jaxlite._src.numpy import creation
+from jaxlite._src.numpy import lax_numpy as lnp
+from jaxlite._src.numpy import linalg_basic
+from jaxlite._src.numpy import scalar_types
+from jaxlite._src.numpy import shape_ops
+from jaxlite._src.numpy import sorting
+from jaxlite._src.numpy.util import check_arraylike, promote_dtypes
+
+
+def _arr(x):
+  return creation.asarray(x)
+
+
+def _vmap():
+  import jaxlite
+  return jaxlite.vmap
+
+
+# ---- functional -----------------------------------------------------------------------------
+
+def apply_along_axis(func1d, axis, arr, *args, **kwargs):
+  """vmap of `func1d` over every axis but `axis`, as JAX."""
+  vmap = _vmap()
+  arr = _arr(arr)
+  axis = axis % arr.ndim
+  func = lambda a: func1d(a, *args, **kwargs)  # noqa: E731
+  for i in range(1, arr.ndim - axis):
+    func = vmap(func, in_axes=i, out_axes=-1)
+  for _ in range(axis):
+    func = vmap(func, in_axes=0, out_axes=0)
+  return func(arr)
+
+
+def apply_over_axes(func, a, axes):
+  a = _arr(a)
+  for axis in axes:
+    b = func(a, axis)
+    if b.ndim == a.ndim:
+      a = b
+    elif b.ndim == a.ndim - 1:
+      a = lnp.expand_dims(b, axis)
+    else:
+      raise ValueError("function is not returning an array of the correct shape")
+  return a
+
+
+def _parse_signature(signature):
+  ins, outs = signature.replace(" ", "").split("->")
+
+  def groups(s):
+    import re
+    return [tuple(d for d in g.split(",") if d) for g in re.findall(r"\(([^)]*)\)", s)]
+  return groups(ins), groups(outs)
+
+
+class vectorize:  # noqa: N801 - NumPy's name
+  """Broadcasts the loop dimensions of the arguments and maps `pyfunc` over them with vmap."""
+
+  def __init__(self, pyfunc, *, excluded=frozenset(), signature=None):
+    self.pyfunc = pyfunc
+    self.excluded = frozenset(excluded)
+    self.signature = signature
+    functools.update_wrapper(self, pyfunc)
+
+  def __call__(self, *args, **kwargs):
+    vmap = _vmap()
+    excluded = {i for i in self.excluded if isinstance(i, int)}
+    kw_excluded = {k: v for k, v in kwargs.items() if k in self.excluded}
+    kwargs = {k: v for k, v in kwargs.items() if k not in self.excluded}
+    fixed = {i: args[i] for i in excluded if i < len(args)}
+    names = list(kwargs)
+    mapped = [_arr(a) for i, a in enumerate(args) if i not in excluded] + \
+        [_arr(kwargs[k]) for k in names]
+    n_pos = len(mapped) - len(names)
+    if self.signature is None:
+      core_dims = [()] * len(mapped)
+    else:
+      core_dims, _ = _parse_signature(self.signature)
+      core_dims = core_dims + [()] * (len(mapped) - len(core_dims))
+
+    def call(*vals):
+      it = iter(vals[:n_pos])
+      full = [fixed[i] if i in fixed else next(it) for i in range(len(args))]
+      kw = dict(zip(names, vals[n_pos:]), **kw_excluded)
+      return self.pyfunc(*full, **kw)
+
+    loop_shapes = [a.shape[:a.ndim - len(cd)] for a, cd in zip(mapped, core_dims)]
+    loop = np.broadcast_shapes(*loop_shapes) if loop_shapes else ()
+    mapped = [lnp.broadcast_to(a, loop + a.shape[a.ndim - len(cd):])
+              for a, cd in zip(mapped, core_dims)]
+    f = call
+    for _ in loop:
+      f = vmap(f)
+    return f(*mapped)
+
+
+def fromfunction(function, shape, *, dtype=float, **kwargs):
+  shape = tuple(int(s) for s in shape)
+  vmap = _vmap()
+  f = lambda *idx: function(*idx, **kwargs)  # noqa: E731
+  for i in range(len(shape) - 1, -1, -1):
+    f = vmap(f, in_axes=tuple(None if j != i else 0 for j in range(len(shape))))
+  return f(*(creation.arange(n, dtype=dtype) for n in shape))
+
+
+def frombuffer(buffer, dtype=float, count=-1, offset=0):
+  return creation.asarray(np.frombuffer(buffer, scalar_types.dtype(dtype), count, offset))
+
+
+def fromiter(iterable, dtype, count=-1):
+  return creation.asarray(np.fromiter(iterable, scalar_types.dtype(dtype), count))
+
+
+def fromstring(string, dtype=float, count=-1, *, sep):
+  return creation.asarray(np.fromstring(string, scalar_types.dtype(dtype), count, sep=sep))
+
+
+def fromfile(*args, **kwargs):
+  raise NotImplementedError(
+      "jnp.fromfile() is not implemented because it may be non-pure and thus unsafe for use "
+      "with JIT and other JAX transformations. Consider using jnp.asarray(np.fromfile(...)) "
+      "instead, although care should be taken if np.fromfile is used within jax "
+      "transformations because of its potential side-effect of consuming the file object; for "
+      "more information see `Common Gotchas: Pure Functions "
+      "<https://docs.jax.dev/en/latest/notebooks/Common_Gotchas_in_JAX.html#pure-functions>`_.")
+
+
+# ---- arrays and indices ---------------------------------------------------------------------
+
+def diagflat(v, k=0):
+  check_arraylike("diagflat", v)
+  return linalg_basic.diag(lnp.ravel(_arr(v)), k)
+
+
+def fill_diagonal(a, val, wrap=False, *, inplace=True):
+  if inplace:
+    raise NotImplementedError("JAX arrays are immutable, must use inplace=False")
+  if wrap:
+    raise NotImplementedError("wrap=True is not implemented, must use wrap=False")
+  check_arraylike("fill_diagonal", a, val)
+  a = _arr(a)
+  if a.ndim < 2:
+    raise ValueError("array must be at least 2-d")
+  if a.ndim > 2 and not all(n == a.shape[0] for n in a.shape[1:]):
+    raise ValueError("All dimensions of input must be of equal length")
+  n = min(a.shape)
+  idx = creation.arange(n)
+  val = lnp.ravel(_arr(val).astype(a.dtype))
+  val = shape_ops.tile(val, -(-n // max(val.shape[0], 1)))[:n] if val.shape[0] else val
+  return a.at[(idx,) * a.ndim].set(val)
+
+
+def mask_indices(n, mask_func, k=0, *, size=None):
+  from jaxlite._src.numpy.setops import nonzero
+  return nonzero(mask_func(creation.ones((n, n)), k), size=size)
+
+
+def trim_zeros(filt, trim="fb"):
+  check_arraylike("trim_zeros", filt)
+  filt = _arr(filt)
+  if filt.ndim != 1:
+    raise TypeError(f"trim_zeros requires 1D input; got {filt.ndim=}")
+  nz = np.flatnonzero(np.asarray(filt) != 0)  # concrete, like JAX
+  if nz.size == 0:
+    return filt[:0]
+  start = nz[0] if "f" in trim.lower() else 0
+  end = nz[-1] + 1 if "b" in trim.lower() else filt.shape[0]
+  return filt[int(start):int(end)]
+
+
+def sort_complex(a):
+  check_arraylike("sort_complex", a)
+  a = sorting.sort(_arr(a))
+  (a,) = promote_dtypes(a)
+  dt = dtypes.canonicalize_dtype(np.result_type(a.dtype, np.complex64))
+  return a.astype(dt)
+
+
+class _IndexGrid:
+  def __init__(self, sparse):
+    self.sparse = sparse
+
+  def __getitem__(self, key):
+    single = isinstance(key, slice)
+    keys = (key,) if single else tuple(key)
+    axes = []
+    for s in keys:
+      start = 0 if s.start is None else s.start
+      step = 1 if s.step is None else s.step
+      if isinstance(step, complex):
+        axes.append(creation.linspace(start, s.stop, int(abs(step))))
+      else:
+        axes.append(creation.arange(start, s.stop, step))
+    if single:
+      return axes[0]
+    axes = promote_dtypes(*axes)
+    grids = creation.meshgrid(*axes, indexing="ij", sparse=self.sparse)
+    return list(grids) if self.sparse else shape_ops.stack(grids, 0)
+
+
+mgrid = _IndexGrid(sparse=False)
+ogrid = _IndexGrid(sparse=True)
+s_ = np.s_
+index_exp = np.index_exp
+
+
+def einsum_path(subscripts, *operands, optimize="auto"):
+  """NumPy's contraction path on stand-in arrays of the operands' shapes (JAX uses opt_einsum)."""
+  stand_ins = [np.empty(np.shape(o), np.float32) for o in operands]
+  if optimize is True or optimize == "auto":
+    optimize = "greedy"
+  return np.einsum_path(subscripts, *stand_ins, optimize=optimize)
+
+
+# ---- printing and files -----------------------------------------------------------------------
+
+def array_repr(arr, max_line_width=None, precision=None, suppress_small=None):
+  return np.array_repr(arr, max_line_width, precision, suppress_small)
+
+
+def array_str(a, max_line_width=None, precision=None, suppress_small=None):
+  return np.array_str(np.asarray(a), max_line_width, precision, suppress_small)
+
+
+get_printoptions = np.get_printoptions
+set_printoptions = np.set_printoptions
+printoptions = np.printoptions
+save = np.save
+savez = np.savez
+
+
+def load(file, *args, **kwargs):
+  out = np.load(file, *args, **kwargs)
+  if isinstance(out, np.ndarray):
+    if out.dtype == np.object_:
+      raise ValueError("object arrays cannot be loaded when allow_pickle=False")
+    return creation.asarray(out)
+  return out
+
+
+# ---- scalar type aliases ----------------------------------------------------------------------
+
+single = scalar_types.float32
+double = scalar_types.float64
+csingle = scalar_types.complex64
+cdouble = scalar_types.complex128
+character = np.character
+flexible = np.flexible
+object_ = np.object_
+
+_ = core  # tracers reach vectorize through vmap
