@@ -1,0 +1,250 @@
+"""Tests for the remaining jnp functions (more_functions, polynomial, statistics, misc):
+values against NumPy, values/dtypes/top-level jit names against real JAX, jit against eager."""
+import numpy as np
+import pytest
+
+import jaxlite
+import jaxlite.numpy as jnp
+
+rng = np.random.default_rng(0)
+F = rng.standard_normal((3, 5)).astype(np.float32)
+V = rng.standard_normal(6).astype(np.float32)
+W = rng.standard_normal(3).astype(np.float32)
+SPECIAL = np.array([0., 1e-40, -3.5, 8., np.inf, -np.inf, np.nan, 0.3], np.float32)
+I1 = np.array([12, -18, 0, 7, 9], np.int32)
+I2 = np.array([8, 6, 0, 0, 6], np.int32)
+BITS = rng.integers(0, 2, (2, 11)).astype(np.int32)
+U8 = rng.integers(0, 256, (2, 3)).astype(np.uint8)
+PH = np.cumsum(rng.random(10) * 3).astype(np.float32)
+XP = np.array([0., 1., 3.], np.float32)
+FP = np.array([1., 2., -1.], np.float32)
+XI = np.linspace(-1, 5, 9).astype(np.float32)
+H = rng.standard_normal(40).astype(np.float32)
+CPLX = (V[:4] + 1j * V[2:]).astype(np.complex64)
+
+# (name, args, kwargs, numpy reference (None: np.<name>), compare against JAX)
+CASES = [
+    ("acos", (np.clip(V, -1, 1),), {}, np.arccos, True),
+    ("atan2", (V, V[::-1].copy()), {}, np.arctan2, True),
+    ("asinh", (V,), {}, np.arcsinh, True),
+    ("diff", (F,), {}, None, True),
+    ("diff", (F,), dict(n=2, axis=0, prepend=0.), None, True),
+    ("diff", (np.array([True, False, False]),), {}, None, True),
+    ("ediff1d", (F,), dict(to_begin=1., to_end=np.array([2., 3.], np.float32)), None, True),
+    ("gradient", (V,), {}, None, True),
+    ("gradient", (V, 0.5), {}, None, True),
+    ("trapezoid", (F,), {}, None, True),
+    ("trapezoid", (F, np.arange(5.).astype(np.float32) ** 2), {}, None, True),
+    ("cross", (F[:, :3], F[:, 2:]), {}, None, True),
+    ("cross", (F[:, :2], F[:, 3:]), {}, None, True),
+    ("frexp", (SPECIAL,), {}, None, True),
+    ("ldexp", (V, np.array([1, -3, 0, 4, 100, -2], np.int32)), {}, None, True),
+    ("modf", (V * 3,), {}, None, True),
+    ("gcd", (I1, I2), {}, None, True),
+    ("lcm", (I1, I2), {}, None, True),
+    ("fabs", (V,), {}, None, True),
+    ("spacing", (V,), {}, None, True),
+    ("logaddexp2", (V, V[::-1].copy()), {}, None, True),
+    ("nan_to_num", (SPECIAL,), {}, None, True),
+    ("nan_to_num", (SPECIAL,), dict(nan=1., posinf=2., neginf=-2.), None, True),
+    ("nancumsum", (SPECIAL,), {}, None, True),
+    ("nancumprod", (np.array([1., np.nan, 2., 3.], np.float32),), {}, None, True),
+    ("angle", (CPLX,), {}, None, True),
+    ("angle", (CPLX,), dict(deg=True), None, True),
+    ("i0", (V,), {}, None, True),
+    ("iscomplex", (CPLX.real.astype(np.complex64),), {}, None, True),
+    ("isreal", (CPLX,), {}, None, True),
+    ("packbits", (BITS,), dict(axis=1), None, True),
+    ("packbits", (BITS,), dict(bitorder="little"), None, True),
+    ("unpackbits", (U8,), dict(axis=0), None, True),
+    ("unpackbits", (U8,), dict(count=5, bitorder="little"), None, True),
+    ("bitwise_count", (I1,), {}, lambda x: np.bitwise_count(np.abs(x)), True),
+    ("convolve", (V, W), {}, None, True),
+    ("convolve", (W, V), dict(mode="same"), None, True),
+    ("convolve", (V, W), dict(mode="valid"), None, True),
+    ("correlate", (V, W), {}, None, True),
+    ("correlate", (W, V), dict(mode="full"), None, True),
+    ("correlate", (CPLX, CPLX[:2]), dict(mode="same"), None, True),
+    ("vander", (W,), {}, None, True),
+    ("vander", (W,), dict(N=4, increasing=True), None, True),
+    ("polyval", (W, V), {}, None, True),
+    ("polyadd", (W, V), {}, None, True),
+    ("polysub", (W, V), {}, None, True),
+    ("polymul", (W, V), {}, None, True),
+    ("polyder", (V,), dict(m=2), None, True),
+    ("polyint", (W,), dict(m=2, k=[1., 2.]), None, True),
+    ("poly", (W,), {}, None, True),
+    ("polyfit", (np.arange(6.).astype(np.float32), V, 2), {}, None, True),
+    ("cov", (F,), {}, None, True),
+    ("cov", (F, F[::-1].copy()), dict(rowvar=False, ddof=0), None, True),
+    ("cov", (F,), dict(fweights=np.arange(1, 6), aweights=np.arange(1., 6.)), None, True),
+    ("corrcoef", (F,), {}, None, True),
+    ("bincount", (np.array([0, 1, 1, 5, 3]),), {}, None, True),
+    ("bincount", (np.array([0, 1, 1, 5, 3]),), dict(weights=V[:5], minlength=8), None, True),
+    ("digitize", (V, np.array([-1., 0., 1.], np.float32)), {}, None, True),
+    ("digitize", (V, np.array([1., 0., -1.], np.float32)), dict(right=True), None, True),
+    ("interp", (XI, XP, FP), {}, None, True),
+    ("interp", (XI, XP, FP), dict(left=-5., right=5.), None, True),
+    ("interp", (XI, XP, FP), dict(period=4.), None, True),
+    ("unwrap", (PH,), {}, None, True),
+    ("histogram", (H,), dict(bins=7), None, True),
+    ("histogram", (H,), dict(bins=5, range=(-1., 1.), density=True), None, True),
+    ("histogram_bin_edges", (H,), dict(bins=4), None, True),
+    ("histogram2d", (H[:20], H[20:]), dict(bins=3), None, True),
+    ("histogramdd", (H.reshape(20, 2),), dict(bins=(2, 3)), None, True),
+    ("bartlett", (7,), {}, None, True),
+    ("blackman", (7,), {}, None, True),
+    ("hamming", (6,), {}, None, True),
+    ("hanning", (6,), {}, None, True),
+    ("kaiser", (7, 3.), {}, None, True),
+    ("diagflat", (F[:, :2],), dict(k=1), None, True),
+    ("trim_zeros", (np.array([0, 0, 1, 2, 0], np.int32),), {}, None, True),
+    ("sort_complex", (V,), {}, None, True),
+    ("astype", (V, np.int32), {}, lambda x, d: x.astype(d), True),
+    ("copy", (F,), {}, None, True),
+]
+
+_JIT_SKIP = {"trim_zeros", "bincount", "histogram_bin_edges", "histogram", "histogram2d",
+             "histogramdd", "bartlett", "blackman", "hamming", "hanning", "kaiser", "polyfit",
+             "astype"}
+
+
+def _ids():
+  seen = {}
+  out = []
+  for c in CASES:
+    seen[c[0]] = seen.get(c[0], -1) + 1
+    out.append(f"{c[0]}-{seen[c[0]]}")
+  return out
+
+
+def _flat(x):
+  if isinstance(x, (tuple, list)):
+    return [y for e in x for y in _flat(e)]
+  return [x]
+
+
+def _close(got, want, rtol=2e-4, atol=2e-5, check_dtype=False):
+  got, want = _flat(got), _flat(want)
+  assert len(got) == len(want)
+  for g, w in zip(got, want):
+    g, w = np.asarray(g), np.asarray(w)
+    assert g.shape == w.shape, (g.shape, w.shape)
+    if check_dtype:
+      assert g.dtype == w.dtype, (g.dtype, w.dtype)
+    np.testing.assert_allclose(g.astype(w.dtype) if w.dtype != object else g, w,
+                               rtol=rtol, atol=atol, equal_nan=True)
+
+
+@pytest.mark.parametrize("name,args,kwargs,ref,vs_jax", CASES, ids=_ids())
+def test_against_numpy(name, args, kwargs, ref, vs_jax):
+  ref = ref or getattr(np, name)
+  got = getattr(jnp, name)(*args, **kwargs)
+  with np.errstate(all="ignore"):
+    want = ref(*args, **kwargs)
+  if name in ("poly",) or name == "correlate":
+    want = np.asarray(want)
+  _close(got, want, rtol=2e-3, atol=2e-4)
+
+
+@pytest.mark.parametrize("name,args,kwargs,ref,vs_jax", CASES, ids=_ids())
+def test_against_jax(name, args, kwargs, ref, vs_jax):
+  jax = pytest.importorskip("jax")
+  got = getattr(jnp, name)(*args, **kwargs)
+  want = getattr(jax.numpy, name)(*args, **kwargs)
+  _close(got, want, rtol=2e-3, atol=2e-4, check_dtype=True)
+
+
+def _top_jit_names(jaxpr):
+  return [e.params.get("name") for e in jaxpr.eqns if e.primitive.name in ("jit", "pjit")]
+
+
+@pytest.mark.parametrize("name,args,kwargs,ref,vs_jax",
+                         [c for c in CASES if c[0] not in _JIT_SKIP],
+                         ids=[i for i, c in zip(_ids(), CASES) if c[0] not in _JIT_SKIP])
+def test_jit_matches_eager_and_jax_names(name, args, kwargs, ref, vs_jax):
+  arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+
+  def f(*arrs, mod):
+    full = list(args)
+    for i, a in zip(arrays, arrs):
+      full[i] = a
+    return getattr(mod, name)(*full, **kwargs)
+
+  eager = f(*(args[i] for i in arrays), mod=jnp)
+  jitted = jaxlite.jit(lambda *a: f(*a, mod=jnp))(*(args[i] for i in arrays))
+  _close(jitted, eager, rtol=1e-5, atol=1e-6, check_dtype=True)
+  jax = pytest.importorskip("jax")
+  mine = jaxlite.make_jaxpr(lambda *a: f(*a, mod=jnp))(*(args[i] for i in arrays))
+  theirs = jax.make_jaxpr(lambda *a: f(*a, mod=jax.numpy))(*(args[i] for i in arrays))
+  assert _top_jit_names(mine.jaxpr) == _top_jit_names(theirs.jaxpr)
+
+
+def test_grad_through_compositions():
+  g = jaxlite.grad(lambda x: jnp.trapezoid(x ** 2))(jnp.arange(4.))
+  np.testing.assert_allclose(g, [0., 2., 4., 3.])
+  g = jaxlite.grad(lambda a: jnp.convolve(a, jnp.array([1., 2.])).sum())(jnp.ones(3))
+  np.testing.assert_allclose(g, [3., 3., 3.])
+  g = jaxlite.grad(lambda x: jnp.interp(x, jnp.array([0., 1., 3.]), jnp.array([1., 2., -1.])))(2.)
+  np.testing.assert_allclose(g, -1.5)
+
+
+def test_roots_and_polydiv():
+  r = jnp.roots(np.array([0, 1., -3, 2, 0], np.float32))
+  np.testing.assert_allclose(np.sort_complex(np.asarray(r)), [0, 1, 2], atol=1e-5)
+  q, rem = jnp.polydiv(np.array([1., 2, 3]), np.array([1., 1]))
+  np.testing.assert_allclose(q, [1., 1.])
+  np.testing.assert_allclose(rem, [0., 0., 2.])  # JAX keeps u's length
+
+
+def test_bincount_length_under_jit():
+  out = jaxlite.jit(lambda x: jnp.bincount(x, length=4))(np.array([1, 2, 2, 7]))
+  np.testing.assert_array_equal(out, [0, 1, 2, 0])
+
+
+def test_functional_helpers():
+  x = F.reshape(3, 5, 1) * np.ones((1, 1, 2), np.float32)
+  np.testing.assert_allclose(jnp.apply_along_axis(jnp.sum, 1, x), np.apply_along_axis(np.sum, 1, x),
+                             rtol=1e-5)
+  np.testing.assert_allclose(jnp.apply_over_axes(jnp.sum, x, [0, 2]),
+                             np.apply_over_axes(np.sum, x, [0, 2]), rtol=1e-5)
+  dot = jnp.vectorize(jnp.dot, signature="(n),(n)->()")
+  np.testing.assert_allclose(dot(F, V[:5]), F @ V[:5], rtol=1e-5)
+  add1 = jnp.vectorize(lambda a, b: a * b + 1)
+  np.testing.assert_allclose(add1(W, V[:2, None]), W * V[:2, None] + 1, rtol=1e-6)
+  np.testing.assert_array_equal(jnp.fromfunction(lambda i, j: i + 2 * j, (2, 3)),
+                                np.fromfunction(lambda i, j: i + 2 * j, (2, 3)))
+
+
+def test_constructors_and_index_tricks():
+  np.testing.assert_array_equal(jnp.frombuffer(b"\x01\x02", dtype=jnp.uint8), [1, 2])
+  np.testing.assert_array_equal(jnp.fromiter(range(3), int), [0, 1, 2])
+  np.testing.assert_array_equal(jnp.mgrid[0:2, 0:3], np.mgrid[0:2, 0:3])
+  np.testing.assert_allclose(jnp.mgrid[0:1:5j], np.mgrid[0:1:5j])
+  for a, b in zip(jnp.ogrid[0:2, 0:3], np.ogrid[0:2, 0:3]):
+    np.testing.assert_array_equal(a, b)
+  assert jnp.s_[1:2] == np.s_[1:2] and jnp.index_exp[1] == (1,)
+  np.testing.assert_array_equal(jnp.fill_diagonal(jnp.zeros((3, 3)), 5., inplace=False),
+                                np.eye(3) * 5)
+  with pytest.raises(NotImplementedError):
+    jnp.fill_diagonal(jnp.zeros((3, 3)), 5.)
+  for a, b in zip(jnp.mask_indices(3, jnp.triu), np.mask_indices(3, np.triu)):
+    np.testing.assert_array_equal(a, b)
+  assert jnp.einsum_path("ij,jk", F, F.T)[0] == ["einsum_path", (0, 1)]
+
+
+def test_predicates_and_aliases(tmp_path):
+  assert jnp.iscomplexobj(CPLX) and not jnp.iscomplexobj(V) and jnp.isrealobj(V)
+  assert jnp.isscalar(3) and jnp.isscalar(jnp.ones(())) and not jnp.isscalar(jnp.ones(2))
+  assert not jnp.isscalar([1]) and jnp.iterable([1]) and not jnp.iterable(1)
+  assert jnp.single(1).dtype == np.float32 and jnp.csingle == np.complex64
+  assert jnp.object_ is np.object_ and issubclass(jnp.ComplexWarning, Warning)
+  assert jnp.broadcast_shapes((2, 1), (3,)) == (2, 3)
+  assert jnp.array_str(jnp.ones(2)) == np.array_str(np.ones(2, np.float32))
+  np.save(tmp_path / "a.npy", V)
+  loaded = jnp.load(tmp_path / "a.npy")
+  assert isinstance(loaded, jaxlite.Array)
+  np.testing.assert_array_equal(loaded, V)
+  pytest.importorskip("ml_dtypes")
+  assert np.dtype(jnp.float8_e4m3.dtype).name == "float8_e4m3"
+  assert jnp.int2.dtype.itemsize == 1
