@@ -8,6 +8,7 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src import dtypes
+from jaxlite._src.jit import internal_jit
 from jaxlite._src.numpy import creation
 from jaxlite._src.numpy import lax_numpy as lnp
 from jaxlite._src.numpy import linalg_basic
@@ -138,8 +139,13 @@ def fromfile(*args, **kwargs):
 # ---- arrays and indices ---------------------------------------------------------------------
 
 def diagflat(v, k=0):
+  """One scatter into the flattened square, as JAX (no `_diag` jit)."""
   check_arraylike("diagflat", v)
-  return linalg_basic.diag(lnp.ravel(_arr(v)), k)
+  v = lnp.ravel(_arr(v))
+  n = v.shape[0] + abs(k)
+  offset = k if k >= 0 else -k * n
+  idx = creation.arange(v.shape[0]) * (n + 1) + offset
+  return creation.zeros(n * n, v.dtype).at[idx].set(v).reshape(n, n)
 
 
 def fill_diagonal(a, val, wrap=False, *, inplace=True):
@@ -180,8 +186,12 @@ def trim_zeros(filt, trim="fb"):
 
 def sort_complex(a):
   check_arraylike("sort_complex", a)
-  a = sorting.sort(_arr(a))
-  (a,) = promote_dtypes(a)
+  return _sort_complex(_arr(a))
+
+
+@internal_jit(name="sort_complex")
+def _sort_complex(a):
+  a = sorting.sort(a)
   dt = dtypes.canonicalize_dtype(np.result_type(a.dtype, np.complex64))
   return a.astype(dt)
 

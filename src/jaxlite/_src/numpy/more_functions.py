@@ -12,6 +12,7 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.jit import internal_jit
+from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import namespace as lax
 from jaxlite._src.numpy import creation
 from jaxlite._src.numpy import lax_numpy as lnp
@@ -346,18 +347,19 @@ def spacing(x, /):
   if dt.kind == "c":
     raise TypeError("spacing does not support complex-valued inputs")
   toward = uf.copysign(np.array(np.inf, dt), x)
-  return uf.nextafter(x, toward) - x
+  smallest = uf.copysign(np.array(np.finfo(dt).smallest_subnormal, dt), x)
+  return lnp.where(uf.equal(x, 0), smallest, uf.nextafter(x, toward) - x)
 
 
 def logaddexp2(x1, x2, /):
+  """Like jnp.logaddexp: plain primitives (JAX wraps them in a custom_jvp, not a jit)."""
   check_arraylike("logaddexp2", x1, x2)
   x1, x2 = promote_dtypes_inexact(x1, x2)
   amax = uf.maximum(x1, x2)
   delta = x1 - x2
-  dt = _dtype(amax)
-  ln2 = np.array(np.log(2), dt)
-  return lnp.where(uf.isnan(delta), x1 + x2,
-                   amax + uf.log1p(uf.exp2(-uf.abs(delta))) / ln2)
+  ln2 = np.array(np.log(2), _dtype(amax))
+  out = amax + uf.log1p(uf.exp2(-uf.abs(delta))) / ln2
+  return ew.select_n_p.bind(uf.not_equal(delta, delta), out, x1 + x2)
 
 
 def _nan_to_num_real(x, nan, posinf, neginf):
@@ -369,7 +371,7 @@ def _nan_to_num_real(x, nan, posinf, neginf):
   return lnp.where(uf.isneginf(out), np.array(neginf, x.dtype), out)
 
 
-@internal_jit(name="nan_to_num")
+@internal_jit(static_argnames=("nan", "posinf", "neginf"), name="nan_to_num")
 def _nan_to_num(x, nan, posinf, neginf):
   if _dtype(x).kind == "c":
     re = _nan_to_num_real(uf.real(x), nan, posinf, neginf)
@@ -383,7 +385,8 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
   x = _arr(x)
   if _dtype(x).kind not in "fc":
     return x
-  return _nan_to_num(x, nan, posinf, neginf)
+  as_float = lambda v: None if v is None else float(v)  # noqa: E731 - static, hashable
+  return _nan_to_num(x, as_float(nan), as_float(posinf), as_float(neginf))
 
 
 def _nan_cumulative(name, fn, unit):
@@ -512,6 +515,11 @@ def unpackbits(a, axis=None, count=None, bitorder="big"):
     raise TypeError("Expected an input array of unsigned byte data type")
   if bitorder not in ("little", "big"):
     raise ValueError("'order' must be either 'little' or 'big'")
+  return _unpackbits(a, axis, count, bitorder)
+
+
+@internal_jit(static_argnames=("axis", "count", "bitorder"), name="unpackbits")
+def _unpackbits(a, axis, count, bitorder):
   shifts = np.arange(8, dtype=np.uint8)
   if bitorder == "big":
     shifts = shifts[::-1].copy()

@@ -269,8 +269,8 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
   sample = _arr(sample)
   n, d = sample.shape
   (sample,) = promote_dtypes_inexact(sample)
-  if weights is None:
-    weights = creation.ones(n, sample.dtype)
+  if weights is None:  # integer counts, as JAX
+    weights = creation.ones(n, dtypes.default_int_dtype())
   else:
     weights = _arr(weights).astype(sample.dtype)
   bins_per_dim = bins if isinstance(bins, (list, tuple)) else [bins] * d
