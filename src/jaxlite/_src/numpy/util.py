@@ -129,7 +129,7 @@ def promote_dtypes_inexact(*args):
   sigs = _promotion_sigs(args)
   dtype, weak = dtypes.promote_signature(sigs) if len(sigs) > 1 else sigs[0]
   if not dtypes.is_inexact(dtype):
-    dtype = dtypes.default_float_dtype()
+    dtype = dtypes.to_inexact_dtype(dtype)
   return [convert(a, dtype, weak) for a in args]
 
 
@@ -137,7 +137,7 @@ def promote_dtypes_numeric(*args):
   sigs = _promotion_sigs(args)
   dtype, weak = dtypes.promote_signature(sigs) if len(sigs) > 1 else sigs[0]
   if dtype == np.bool_:
-    dtype = dtypes.default_int_dtype()
+    dtype = np.dtype(np.int32)  # int32 even with x64 on, as in JAX
   return [convert(a, dtype, weak) for a in args]
 
 
