@@ -248,3 +248,26 @@ def test_predicates_and_aliases(tmp_path):
   pytest.importorskip("ml_dtypes")
   assert np.dtype(jnp.float8_e4m3.dtype).name == "float8_e4m3"
   assert jnp.int2.dtype.itemsize == 1
+
+
+def test_user_ufunc_matches_jax():
+  jax = pytest.importorskip("jax")
+  fn = lambda a, b: a * b + 1  # noqa: E731
+  mine = jnp.frompyfunc(fn, 2, 1, identity=0)
+  theirs = jax.numpy.frompyfunc(fn, 2, 1, identity=0)
+  x = F[:2, :3]
+  _close(mine(x, 2.), theirs(x, 2.), check_dtype=True)
+  _close(mine.reduce(x, axis=1), theirs.reduce(x, axis=1), check_dtype=True)
+  _close(mine.reduce(x, initial=2.), theirs.reduce(x, initial=2.), check_dtype=True)
+  _close(jaxlite.jit(mine.reduce)(x), theirs.reduce(x), check_dtype=True)
+  _close(mine.accumulate(x, axis=1), theirs.accumulate(x, axis=1), check_dtype=True)
+  _close(mine.outer(x[0], x[1]), theirs.outer(x[0], x[1]), check_dtype=True)
+  _close(mine.at(x, (0, 1), 3., inplace=False), theirs.at(x, (0, 1), 3., inplace=False))
+  with pytest.raises(NotImplementedError):
+    mine.at(x, 0, 1.)
+
+
+def test_no_missing_names():
+  jax = pytest.importorskip("jax")
+  missing = [n for n in dir(jax.numpy) if not n.startswith("_") and not hasattr(jnp, n)]
+  assert missing == []

@@ -136,6 +136,97 @@ def fromfile(*args, **kwargs):
       "<https://docs.jax.dev/en/latest/notebooks/Common_Gotchas_in_JAX.html#pure-functions>`_.")
 
 
+class ufunc:  # noqa: N801 - NumPy's name
+  """A user ufunc (jnp.frompyfunc): broadcasting call, and reduce/accumulate/outer/at unrolled
+  over the static axis length, so they trace under jit."""
+
+  def __init__(self, func, /, nin, nout, *, name=None, nargs=None, identity=None, call=None,
+               reduce=None, accumulate=None, at=None, reduceat=None):
+    self.__name__ = name or getattr(func, "__name__", "ufunc")
+    self._func, self.nin, self.nout = func, int(nin), int(nout)
+    self.nargs = int(nargs if nargs is not None else nin)
+    self.identity = identity
+    self._call, self._reduce, self._accumulate, self._at = call, reduce, accumulate, at
+    if reduceat is not None:
+      self._reduceat = reduceat
+
+  def __repr__(self):
+    return f"<jnp.ufunc '{self.__name__}'>"
+
+  def __call__(self, *args):
+    if len(args) != self.nin:
+      raise TypeError(f"{self.__name__}() takes {self.nin} positional argument(s) but "
+                      f"{len(args)} were given")
+    if self._call is not None:
+      return self._call(*args)
+    return vectorize(self._func)(*args)
+
+  def _binary_scalar(self, name):
+    if self.nin != 2 or self.nout != 1:
+      raise ValueError(f"{name} only supported for binary ufuncs with a single output; "
+                       f"got nin={self.nin} nout={self.nout}")
+
+  def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    self._binary_scalar("reduce")
+    if out is not None or where is not None:
+      raise NotImplementedError(f"out/where arguments of {self.__name__}.reduce")
+    if self._reduce is not None:
+      return self._reduce(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial)
+    a = _arr(a) if dtype is None else _arr(a).astype(dtype)
+    if axis is None:
+      a, axis = lnp.ravel(a), 0
+    axis = axis % a.ndim
+    moved = shape_ops.moveaxis(a, axis, 0)
+    if initial is None:
+      initial = self.identity
+    if moved.shape[0] == 0:
+      if initial is None:
+        raise ValueError(f"zero-size array to reduction operation {self.__name__} which has "
+                         "no identity")
+      acc = creation.full(moved.shape[1:], initial, a.dtype)
+    else:
+      acc = moved[0] if initial is None else self(_arr(initial).astype(a.dtype), moved[0])
+      for i in range(1, moved.shape[0]):
+        acc = self(acc, moved[i])
+    return lnp.expand_dims(acc, axis) if keepdims else acc
+
+  def accumulate(self, a, axis=0, dtype=None, out=None):
+    self._binary_scalar("accumulate")
+    if self._accumulate is not None:
+      return self._accumulate(a, axis=axis, dtype=dtype)
+    a = _arr(a) if dtype is None else _arr(a).astype(dtype)
+    moved = shape_ops.moveaxis(a, axis, 0)
+    outs = [moved[0]] if moved.shape[0] else []
+    for i in range(1, moved.shape[0]):
+      outs.append(self(outs[-1], moved[i]))
+    return shape_ops.moveaxis(shape_ops.stack(outs), 0, axis) if outs else a
+
+  def outer(self, A, B, /):
+    self._binary_scalar("outer")
+    A, B = _arr(A), _arr(B)
+    return self(A.reshape(A.shape + (1,) * B.ndim), B)
+
+  def at(self, a, indices, b=None, /, *, inplace=True):
+    if inplace:
+      raise NotImplementedError("jax.numpy.ufunc.at: inplace=True is not supported; "
+                                "use inplace=False")
+    if self._at is not None:
+      return self._at(a, indices, b)
+    a = _arr(a)
+    cur = a[indices]
+    new = self(cur) if b is None else self(cur, b)
+    return a.at[indices].set(new)
+
+  def reduceat(self, a, indices, axis=0, dtype=None, out=None):
+    if hasattr(self, "_reduceat"):
+      return self._reduceat(a, indices, axis=axis, dtype=dtype)
+    raise NotImplementedError(f"{self.__name__}.reduceat")
+
+
+def frompyfunc(func, /, nin, nout, *, identity=None):
+  return ufunc(func, nin, nout, identity=identity)
+
+
 # ---- arrays and indices ---------------------------------------------------------------------
 
 def diagflat(v, k=0):
