@@ -471,7 +471,11 @@ def _round_real(a, decimals):
                        factor)
 
 
-around = round
+@internal_jit(static_argnames=("decimals",))
+def around(a, decimals: int = 0, out=None):
+  return round(a, decimals, out)  # JAX stages `around` as its own jit around `round`
+
+
 round.__wrapped_name__ = "round"
 
 
@@ -582,12 +586,38 @@ def fmin(x1, x2):
   return _where()(logical_or(less(x1, x2), isnan(x2)), x1, x2)
 
 
+@internal_jit
 def sinc(x, /):
+  """sin(pi x) / (pi x); at 0 the Maclaurin terms of `_sinc_maclaurin` give the value and every
+  derivative (grad of grad is -pi^2/3 there), as JAX stages it."""
   (x,) = promote_args_inexact("sinc", x)
-  pix = multiply(x, np.pi)
-  safe = ew.select_n_p.bind(ew.eq_p.bind(x, _zero_like(x)), pix, _one_like_full(x))
-  return ew.select_n_p.bind(ew.eq_p.bind(x, _zero_like(x)),
-                            ew.div_p.bind(ew.sin_p.bind(safe), safe), _one_like_full(x))
+  d = dtype_weak(x)[0]
+  eq_zero = ew.eq_p.bind(x, np.array(0, d)[()])
+  pi_x = ew.mul_p.bind(np.array(np.pi, d)[()], x)
+  safe_pi_x = _where()(eq_zero, np.array(1, d)[()], pi_x)
+  return _where()(eq_zero, _sinc_maclaurin()(0, pi_x),
+                  ew.div_p.bind(ew.sin_p.bind(safe_pi_x), safe_pi_x))
+
+
+_SINC_MACLAURIN = []
+
+
+def _sinc_maclaurin():
+  """custom_jvp `(k, x) -> k-th derivative of sin(x)/x at 0`, shaped like x (made on first use:
+  custom_derivatives imports jnp)."""
+  if not _SINC_MACLAURIN:
+    from jaxlite._src.custom_derivatives import custom_jvp
+
+    def _sinc_maclaurin(k, x):
+      return x * 0 if k % 2 else x * 0 + (-1) ** (k // 2) / (k + 1)  # odd terms vanish
+    maclaurin = custom_jvp(_sinc_maclaurin, nondiff_argnums=(0,))
+
+    def _sinc_maclaurin_jvp(k, primals, tangents):
+      (x,), (t,) = primals, tangents
+      return maclaurin(k, x), maclaurin(k + 1, x) * t
+    maclaurin.defjvp(_sinc_maclaurin_jvp)
+    _SINC_MACLAURIN.append(maclaurin)
+  return _SINC_MACLAURIN[0]
 
 
 _ = (core, lax, promote_dtypes, promote_dtypes_inexact)
