@@ -1341,18 +1341,9 @@ JIT_WRAPPED += [
          lambda k, s: (m.random.split(k), m.random.fold_in(k, 1), m.random.bits(k),
                        m.random.key(s), m.random.PRNGKey(s)))(_K(m), 0).jaxpr.eqns)),
 ]
-JNP_MISSING = words("interp acosh polymul iscomplex isreal i0 nan_to_num diff ediff1d unwrap "
-                    "gradient trapezoid vander poly polyder polyint angle frexp modf nancumsum "
-                    "nancumprod cov corrcoef convolve correlate polyadd polysub polyval ldexp gcd "
-                    "lcm cross packbits bitwise_count digitize")
 JIT_NAME_XFAILS = {
-    **{n: f"jnp.{n} is not implemented in jaxlite" for n in JNP_MISSING},
     "cumulative_sum": "jnp.cumulative_sum stages `cumsum`, JAX its `_cumsum_with_promotion` jit "
                       "(_src/numpy/reductions.py, still being edited)",
-    "around": "jnp.around is jnp.round (`round` eqn); JAX's around is its own `around` jit around "
-              "round (_src/numpy/ufuncs.py: uncommitted edits of another engineer in the tree)",
-    "sinc": "jnp.sinc is not jitted (JAX: `sinc` jit, 0 handled by the `_sinc_maclaurin` "
-            "custom_jvp) (_src/numpy/ufuncs.py: uncommitted edits of another engineer in the tree)",
     "unique-size": "jnp.unique(size=) sorts by argsort+gather and pads with `_where`; JAX stages a "
                    "`_unique_sorted_mask` jit and pads otherwise (setops.py: a different "
                    "algorithm, not a minimal edit)",
