@@ -6,15 +6,10 @@ import functools
 
 import numpy as np
 
-from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.jit import internal_jit
-from jaxlite._src.numpy import creation
+from jaxlite._src.numpy import creation, scalar_types, shape_ops, sorting
 from jaxlite._src.numpy import lax_numpy as lnp
-from jaxlite._src.numpy import linalg_basic
-from jaxlite._src.numpy import scalar_types
-from jaxlite._src.numpy import shape_ops
-from jaxlite._src.numpy import sorting
 from jaxlite._src.numpy.util import check_arraylike, promote_dtypes
 
 
@@ -34,7 +29,7 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
   vmap = _vmap()
   arr = _arr(arr)
   axis = axis % arr.ndim
-  func = lambda a: func1d(a, *args, **kwargs)  # noqa: E731
+  func = lambda a: func1d(a, *args, **kwargs)
   for i in range(1, arr.ndim - axis):
     func = vmap(func, in_axes=i, out_axes=-1)
   for _ in range(axis):
@@ -64,7 +59,7 @@ def _parse_signature(signature):
   return groups(ins), groups(outs)
 
 
-class vectorize:  # noqa: N801 - NumPy's name
+class vectorize:
   """Broadcasts the loop dimensions of the arguments and maps `pyfunc` over them with vmap."""
 
   def __init__(self, pyfunc, *, excluded=frozenset(), signature=None):
@@ -108,7 +103,7 @@ class vectorize:  # noqa: N801 - NumPy's name
 def fromfunction(function, shape, *, dtype=float, **kwargs):
   shape = tuple(int(s) for s in shape)
   vmap = _vmap()
-  f = lambda *idx: function(*idx, **kwargs)  # noqa: E731
+  f = lambda *idx: function(*idx, **kwargs)
   for i in range(len(shape) - 1, -1, -1):
     f = vmap(f, in_axes=tuple(None if j != i else 0 for j in range(len(shape))))
   return f(*(creation.arange(n, dtype=dtype) for n in shape))
@@ -136,7 +131,7 @@ def fromfile(*args, **kwargs):
       "<https://docs.jax.dev/en/latest/notebooks/Common_Gotchas_in_JAX.html#pure-functions>`_.")
 
 
-class ufunc:  # noqa: N801 - NumPy's name
+class ufunc:
   """A user ufunc (jnp.frompyfunc): broadcasting call, and reduce/accumulate/outer/at unrolled
   over the static axis length, so they trace under jit."""
 
@@ -358,5 +353,3 @@ cdouble = scalar_types.complex128
 character = np.character
 flexible = np.flexible
 object_ = np.object_
-
-_ = core  # tracers reach vectorize through vmap

@@ -5,23 +5,25 @@ All are compositions of jnp/lax functions, so they trace under jit and different
 from __future__ import annotations
 
 import builtins
-import math
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
+from jaxlite._src import core, dtypes
 from jaxlite._src.jit import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import namespace as lax
-from jaxlite._src.numpy import creation
+from jaxlite._src.numpy import creation, shape_ops
 from jaxlite._src.numpy import lax_numpy as lnp
 from jaxlite._src.numpy import reductions as red
-from jaxlite._src.numpy import shape_ops
 from jaxlite._src.numpy import ufuncs as uf
-from jaxlite._src.numpy.util import (dtype_weak, promote_dtypes, promote_dtypes_inexact,
-                                     canonicalize_axis, check_arraylike)
 from jaxlite._src.numpy.util import broadcast_shapes as _broadcast_shapes
+from jaxlite._src.numpy.util import (
+  canonicalize_axis,
+  check_arraylike,
+  dtype_weak,
+  promote_dtypes,
+  promote_dtypes_inexact,
+)
 
 # Array-API spellings of the inverse trigonometric functions.
 acos, acosh, asin, asinh = uf.arccos, uf.arccosh, uf.arcsin, uf.arcsinh
@@ -130,7 +132,7 @@ def _gradient_axis(f, h, axis):
   if n < 2:
     raise ValueError("Shape of array too small to calculate a numerical gradient, "
                      "at least 2 elements are required.")
-  sl = lambda s, e: _slice_axis(f, s, e, axis)  # noqa: E731
+  sl = lambda s, e: _slice_axis(f, s, e, axis)
   if _arr(h).ndim == 0:
     first = (sl(1, 2) - sl(0, 1)) / h
     last = (sl(n - 1, n) - sl(n - 2, n - 1)) / h
@@ -385,7 +387,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
   x = _arr(x)
   if _dtype(x).kind not in "fc":
     return x
-  as_float = lambda v: None if v is None else float(v)  # noqa: E731 - static, hashable
+  as_float = lambda v: None if v is None else float(v)
   return _nan_to_num(x, as_float(nan), as_float(posinf), as_float(neginf))
 
 

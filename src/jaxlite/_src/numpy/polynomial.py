@@ -8,14 +8,16 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite._src.jit import internal_jit
-from jaxlite._src.numpy import creation
+from jaxlite._src.numpy import creation, linalg_basic, shape_ops
 from jaxlite._src.numpy import lax_numpy as lnp
-from jaxlite._src.numpy import linalg_basic
-from jaxlite._src.numpy import shape_ops
 from jaxlite._src.numpy import ufuncs as uf
-from jaxlite._src.numpy.util import (dtype_weak, promote_dtypes, promote_dtypes_inexact,
-                                     check_arraylike)
 from jaxlite._src.numpy.indexing import take
+from jaxlite._src.numpy.util import (
+  check_arraylike,
+  dtype_weak,
+  promote_dtypes,
+  promote_dtypes_inexact,
+)
 
 
 def _arr(x):
@@ -165,7 +167,7 @@ def polydiv(u, v, *, trim_leading_zeros=False):
   scale = 1. / v[0]
   q = creation.zeros(max(m - n + 1, 1), u.dtype)
   r = u
-  for k in range(0, m - n + 1):
+  for k in range(m - n + 1):
     d = scale * r[k]
     q = q.at[k].set(d)
     r = r.at[k:k + n + 1].add(-d * v)

@@ -8,17 +8,13 @@ import operator
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
+from jaxlite._src import core, dtypes
 from jaxlite._src.jit import internal_jit
-from jaxlite._src.numpy import creation
+from jaxlite._src.numpy import creation, linalg_basic, shape_ops, sorting
 from jaxlite._src.numpy import lax_numpy as lnp
-from jaxlite._src.numpy import linalg_basic
 from jaxlite._src.numpy import reductions as red
-from jaxlite._src.numpy import shape_ops
-from jaxlite._src.numpy import sorting
 from jaxlite._src.numpy import ufuncs as uf
-from jaxlite._src.numpy.util import (dtype_weak, promote_dtypes_inexact, check_arraylike)
+from jaxlite._src.numpy.util import check_arraylike, dtype_weak, promote_dtypes_inexact
 
 
 def _arr(x):
@@ -179,7 +175,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
   if xp.shape[0] == 0:
     raise ValueError("xp and fp must have at least one element")
   if isinstance(left, str) or isinstance(right, str):
-    raise ValueError("the only valid string value of `left` and `right` is 'extrapolate'")
+    msg = "the only valid string value of `left` and `right` is 'extrapolate'"
+    raise ValueError(msg)  # noqa: TRY004 - JAX's class
   if period is not None and (left is not None or right is not None):
     raise ValueError("period cannot be used with left or right")
   fp_complex = dtype_weak(fp)[0].kind == "c"
