@@ -471,6 +471,21 @@ case("2.6/keep-unused",
      Frags(["name=<lambda>\n      jaxpr=", "\n      keep_unused=True\n    ] a b"]),
      lambda m: jaxpr(m, m.jax.jit(lambda x, y: x, keep_unused=True), 1.0, 2.0))
 
+# §1.2 jaxpr short dtypes
+case("1.2/short-dtypes", "{ lambda ; a:bool[] b:i8[] c:i16[] d:i32[] e:u8[] f:u16[] g:u32[] "
+     "h:bf16[] i:f16[]\n    j:f32[] k:c64[] l:f8_e4m3fn[] m:f8_e5m2[] n:i4[]. let\n    \n"
+     "  in (a, b, c, d, e, f, g, h, i, j, k, l, m, n) }", lambda m: jaxpr(m, lambda *a: a, *[
+         m.jnp.zeros((), bool if n == "bool" else getattr(m.jnp, n)) for n in words(
+             "bool int8 int16 int32 uint8 uint16 uint32 bfloat16 float16 float32 complex64 "
+             "float8_e4m3fn float8_e5m2 int4")]))
+case("1.2/short-dtypes-x64", "{ lambda ; a:i64[] b:u64[] c:f64[] d:c128[]. let  in (a, b, c, d) }",
+     x64(lambda m: jaxpr(m, lambda *a: a, *[m.jnp.zeros((), n) for n in words(
+         "int64 uint64 float64 complex128")])))
+case("1.2/short-dtypes-key-float0", "{ lambda ; a:key<fry>[]. let  in (a,) } "
+     "{ lambda ; a:i32[]. let _:i32[] = mul a 2:i32[] in ((b'',):float0[],) }",
+     lambda m: jaxpr(m, lambda k: k, _K(m)) + " " + jaxpr(
+         m, lambda x: m.jax.vjp(lambda y: y * 2, x)[1](m.jnp.int32(1)), 1))
+
 # §2.2 names
 case("2.2/base26-skips-hoisted-name", Frags(["    e:f32[] = sin d\n    g:f32[] = sin e"]),
      lambda m: jaxpr(m, _two_fs(m), 1.0))
@@ -1459,10 +1474,19 @@ LOWERINGS = [
     ("remat", ["remat2[\n      differentiated=False\n      jaxpr=", ("policy=None\n      "
                "prevent_cse=True\n    ]")],
      lambda m: jaxpr(m, m.jax.checkpoint(m.jnp.sin), 1.0)),
-    ("remat-policy-address-masked", ["policy=<function nothing_saveable at 0xXXXX"],
-     lambda m: jaxpr(m, m.jax.checkpoint(
-         m.jnp.sin, policy=m.jax.checkpoint_policies.nothing_saveable), 1.0)),
+    ("remat-policy-address-masked", ["policy=<function nothing_saveable at 0xXXXXXXXX>"],
+     lambda m: _masked_digits(m, m.jax.checkpoint_policies.nothing_saveable, jaxpr(
+         m, m.jax.checkpoint(m.jnp.sin, policy=m.jax.checkpoint_policies.nothing_saveable), 1.0))),
 ]
+
+
+def _masked_digits(m, fun, text):
+  """`text` with the run of X's that masks `fun`'s address cut to 8 when it has the address's
+  digit count (§2.4: the mask keeps the number of digits)."""
+  digits = len(f"{id(fun):x}")
+  return text.replace(f"0x{'X' * digits}>", "0xXXXXXXXX>")
+
+
 for _name, _frags, _fn in LOWERINGS:
   case(f"6.2/{_name}", Frags(_frags), _fn)
 
@@ -2055,6 +2079,28 @@ def test_random_normal_within_4_ulp_of_jax():
   ours = LITE.random.normal(LITE.random.key(0), (10_000,))
   theirs = jax.random.normal(jax.random.key(0), (10_000,))
   assert _ulps(ours, theirs) <= 4
+
+
+SAMPLERS_NEAR_JAX = [  # §4.4 formulas, checked against JAX draw for draw (absolute tolerance)
+    ("exponential", 1e-6, lambda m: m.random.exponential(m.random.key(1), (2000,))),
+    ("truncated_normal", 1e-6,
+     lambda m: m.random.truncated_normal(m.random.key(1), -1.5, 2., (2000,))),
+    ("gumbel", 1e-6, lambda m: m.random.gumbel(m.random.key(1), (2000,))),
+    ("complex-normal", 1e-6, lambda m: m.random.normal(m.random.key(1), (2000,), "complex64")),
+    ("categorical", 0, lambda m: m.random.categorical(
+        m.random.key(1), m.jnp.log(m.jnp.arange(1., 6.)), shape=(2000,))),
+    ("normal-x64", 1e-13, x64(lambda m: m.random.normal(m.random.key(1), (2000,)))),
+    ("uniform-x64", 0, x64(lambda m: m.random.uniform(m.random.key(1), (2000,)))),
+    ("normal-unpartitionable", 1e-6, lambda m: _unpartitioned(
+        m, lambda: m.random.normal(m.random.key(1), (2000,)))),
+]
+
+
+@pytest.mark.parametrize("draw,atol", [pytest.param(f, t, id=n) for n, t, f in SAMPLERS_NEAR_JAX])
+def test_samplers_near_jax(draw, atol):
+  ours, theirs = np.asarray(draw(LITE)), np.asarray(draw(_jax()))
+  assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+  np.testing.assert_allclose(ours, theirs, rtol=0, atol=atol)
 
 
 def test_uniform_bits_equal_jax():
