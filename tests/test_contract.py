@@ -489,6 +489,9 @@ case("1.2/short-dtypes-key-float0", "{ lambda ; a:key<fry>[]. let  in (a,) } "
 # §2.2 names
 case("2.2/base26-skips-hoisted-name", Frags(["    e:f32[] = sin d\n    g:f32[] = sin e"]),
      lambda m: jaxpr(m, _two_fs(m), 1.0))
+case("2.2/base-26-names", "a z ba zz baa bax", lambda m: " ".join(
+    re.findall(r"(\w+):f32\[\]", jaxpr(m, lambda *a: a[-1], *[1.0] * 700))[i]
+    for i in (0, 25, 26, 675, 676, 699)))
 case("2.2/underscore-top-level-only", "{ lambda ; a:f32[]. let _:f32[] = sin a in (a,) }",
      lambda m: jaxpr(m, lambda x: (m.jnp.sin(x), x)[1], 1.0))
 case("2.2/jit-outer-underscore-names-inner", Frags([
@@ -642,6 +645,24 @@ case("2.5/same-object-per-trace", Frags(["let f = {", "jit[name=f jaxpr=f] by",
                                          "jit[name=f jaxpr=f] cb"]),
      lambda m: jaxpr(m, lambda *a: (lambda g0, g1: g0(g1(g1(g0(a[-1])))))(*_two_jits(m)),
                      *[1.0] * 26))
+
+
+case("2.5/nested-counts-again", "let f = { lambda ; a:f32[]. let\n    b:f32[] = jit[name=g "
+     "jaxpr=g] a\n    c:f32[] = mul b 2.0:f32[]\n  in (c,) } in\nlet g = { lambda ; d:f32[]. let "
+     "e:f32[] = sin d in (e,) } in\n{ lambda ; h:f32[]. let\n    i:f32[] = jit[name=f jaxpr=f] "
+     "h\n    j:f32[] = jit[name=f jaxpr=f] i\n  in (j,) }", lambda m: _nested_jits(m))
+
+
+def _nested_jits(m):
+  """g used once inside f, f twice: g's one occurrence counts once per occurrence of f."""
+  @m.jax.jit
+  def g(x):
+    return m.jnp.sin(x)
+
+  @m.jax.jit
+  def f(x):
+    return g(x) * 2
+  return jaxpr(m, lambda x: f(f(x)), 1.0)
 
 
 def _two_jits(m):
@@ -1092,7 +1113,38 @@ def _custom_nodes(m):
     def __init__(self, v):
       self.v = v
   tu.register_pytree_node(C, lambda c: ((c.v,), None), lambda aux, ch: C(*ch))
-  return {"D": D(1, "s"), "D2": D2(1, 2, "q"), "Custom": Custom(1, [2, 3]), "CK": CK(1),
+
+  @tu.register_pytree_node_class
+  class Pt:
+    def __init__(self, x, y):
+      self.x, self.y = x, y
+
+    def tree_flatten(self):
+      return (self.x, self.y), "meta"
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+      return cls(*children)
+
+  @tu.register_pytree_with_keys_class
+  class Kc:
+    def __init__(self, x):
+      self.x = x
+
+    def tree_flatten_with_keys(self):
+      return ((tu.GetAttrKey("x"), self.x),), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+      return cls(*children)
+
+  @dataclasses.dataclass
+  class Dc:
+    a: object
+    s: str = dataclasses.field(metadata={"static": True})
+  tu.register_dataclass(Dc)
+  nodes = {"Pt": Pt(1, [2]), "Kc": Kc(3), "Dc": Dc(1, "q")}
+  return {**nodes, "D": D(1, "s"), "D2": D2(1, 2, "q"), "Custom": Custom(1, [2, 3]), "CK": CK(1),
           "S": [S(), 1], "C": {"c": C(1)}}
 
 
@@ -1124,6 +1176,13 @@ PYTREES = [
     ("static", "PyTreeDef([CustomNode(S[S()], []), *])", lambda m: _st(m, _custom_nodes(m)["S"])),
     ("partial", "PyTreeDef(CustomNode(Partial[<function <lambda> at 0x…>], [(*,), {}]))",
      lambda m: mask(_st(m, m.tree_util.Partial(_LAMBDA, 1)))),
+    ("node-class", "PyTreeDef(CustomNode(Pt[meta], [*, [*]]))",
+     lambda m: _st(m, _custom_nodes(m)["Pt"])),
+    ("with-keys-class", "[((GetAttrKey(name='x'),), 3)]",
+     lambda m: str(m.tree_util.tree_flatten_with_path(_custom_nodes(m)["Kc"])[0])),
+    ("dataclass-static-field", ("PyTreeDef(CustomNode(Dc[('q',)], [*])) "
+     "[((GetAttrKey(name='a'),), 1)]"), lambda m: (lambda d: f"{_st(m, d)} "
+     f"{m.tree_util.tree_flatten_with_path(d)[0]}")(_custom_nodes(m)["Dc"])),
     ("node-data", "(<class 'dict'>, ['a', 'b']) (<class 'list'>, None)", lambda m: " ".join(
         str(m.tree_util.tree_structure(t).node_data()) for t in ({"a": 1, "b": 2}, [1]))),
     ("children", "[PyTreeDef(*), PyTreeDef({'a': [*]})]",
