@@ -118,10 +118,15 @@ def test_conv_layouts(specs):
 
 def test_conv_string_padding_and_wrappers():
   x, w = _f32(2, 3, 7, 6), _f32(4, 3, 3, 2)
-  for padding, want_pads in [("SAME", ((1, 1), (0, 1))), ("SAME_LOWER", ((1, 1), (1, 0))),
+  for padding, want_pads in [("SAME", ((1, 1), (0, 0))), ("SAME_LOWER", ((1, 1), (0, 0))),
                              ("VALID", ((0, 0), (0, 0)))]:
     got = lax.conv(x, w, (2, 2), padding)
     np.testing.assert_allclose(np.asarray(got), conv_loop(x, w, (2, 2), want_pads, (1, 1),
+                                                          (1, 1)), rtol=1e-4, atol=1e-4)
+  w3 = _f32(4, 3, 2, 3)
+  for padding, want_pads in [("SAME", ((0, 1), (1, 1))), ("SAME_LOWER", ((1, 0), (1, 1)))]:
+    got = lax.conv(x, w3, (1, 1), padding)
+    np.testing.assert_allclose(np.asarray(got), conv_loop(x, w3, (1, 1), want_pads, (1, 1),
                                                           (1, 1)), rtol=1e-4, atol=1e-4)
   got = lax.conv_with_general_padding(x, w, (1, 1), ((1, 0), (0, 1)), (2, 1), (1, 2))
   np.testing.assert_allclose(np.asarray(got), conv_loop(x, w, (1, 1), ((1, 0), (0, 1)),
@@ -167,7 +172,7 @@ RW_CONFIGS = [
     # (shape, window, strides, padding, base_dil, win_dil)
     ((5, 6), (2, 3), (1, 1), ((0, 0), (0, 0)), (1, 1), (1, 1)),
     ((5, 6), (2, 2), (2, 3), ((1, 0), (1, 2)), (1, 1), (1, 1)),
-    ((2, 5, 6), (1, 3, 2), (1, 2, 1), ((0, 0), (-1, 1), (2, -1)), (1, 1, 2), (1, 2, 1)),
+    ((2, 5, 6), (1, 3, 2), (1, 2, 1), ((0, 0), (-1, 1), (1, -1)), (1, 1, 2), (1, 2, 1)),
     ((4, 7), (3, 2), (2, 2), ((1, 1), (0, 0)), (2, 1), (1, 3)),
     ((3,), (5,), (1,), ((0, 0),), (1,), (1,)),  # window larger: empty
 ]
@@ -198,9 +203,6 @@ def test_reduce_window_ints_and_strings():
 
 
 # --- gradients ---------------------------------------------------------------------------------
-
-GRAD_CONV = [c for c in CONV_CONFIGS if c[0] != (2, 3, 3)][:-1] + [CONV_CONFIGS[-2]]
-
 
 @pytest.mark.parametrize("cfg", [CONV_CONFIGS[i] for i in (1, 2, 3, 5, 6, 7)])
 def test_conv_grads(cfg):
@@ -255,7 +257,7 @@ def test_reduce_window_vmap(op):
   np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5)
   # a per-example gradient runs the batched JVP / transpose rules
   g = jax.vmap(jax.grad(lambda x: f(x).sum()), 2)(xs)
-  want = np.stack([jax.grad(lambda x: f(x).sum())(xs[:, :, b]) for b in range(3)], 2)
+  want = np.stack([jax.grad(lambda x: f(x).sum())(xs[:, :, b]) for b in range(3)])
   np.testing.assert_allclose(np.asarray(g), want, rtol=1e-5)
 
 
@@ -266,7 +268,6 @@ def test_conv_vs_jax(cfg):
   jax_ = pytest.importorskip("jax")
   ls, rs, strides, pads, ld, rd, fgc, bgc = cfg
   x, w = _f32(*ls), _f32(*rs)
-  ct = None
 
   def fn(lib):
     return lambda x, w: lib.lax.conv_general_dilated(
@@ -324,8 +325,9 @@ def test_reduce_window_vs_jax(cfg, op):
     return lambda x: lib.lax.reduce_window(x, init, getattr(lib.lax, op), window, strides,
                                            pads, bd, wd)
   np.testing.assert_allclose(np.asarray(fn(jax)(x)), np.asarray(fn(jax_)(x)), rtol=1e-5)
-  assert str(jax.make_jaxpr(fn(jax))(x)) == str(jax_.make_jaxpr(fn(jax_)(x)) if False else
-                                               jax_.make_jaxpr(fn(jax_))(x))
+  assert str(jax.make_jaxpr(fn(jax))(x)) == str(jax_.make_jaxpr(fn(jax_))(x))
+  if op != "add" and any(d != 1 for d in wd):
+    return  # JAX has no VJP for max/min windows with window dilation
   ct = _f32(*np.shape(fn(jax_)(x)))
   g = jax.grad(lambda x: (fn(jax)(x) * ct).sum())(x)
   h = jax_.grad(lambda x: (fn(jax_)(x) * ct).sum())(x)

@@ -433,10 +433,11 @@ def conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, r
 
 
 def _conv_transpose_padding(k, s, padding):
-  """Padding of the lhs-dilated convolution that is the gradient of a strided conv."""
+  """Padding of the lhs-dilated convolution that is the gradient of a strided conv: 'SAME'
+  gives `s` times the input length, 'VALID' the full correlation (lo = k - 1)."""
   if padding == "SAME":
-    pad_len = k + s - 2 + max(k - s, 0)
-    lo = pad_len // 2
+    pad_len = k + s - 2
+    lo = k - 1 - max(0, k - s) // 2
   elif padding == "VALID":
     pad_len = k + s - 2 + max(k - s, 0)
     lo = k - 1
