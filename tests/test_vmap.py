@@ -243,6 +243,18 @@ def _inner_jit(x, y):
 
 
 CASES += [
+    Case("conv_general_dilated", lambda x, w: lax.conv_general_dilated(
+        x, w, (2, 1), ((1, 0), (0, 1)), (1, 1), (1, 2), ("NHWC", "HWIO", "NCHW"),
+        feature_group_count=2), args(f32(1, 4, 3, 4), f32(2, 2, 2, 4)),
+         [(0, 0), (1, None), (None, 3), (3, 2)], tol=1e-5),
+    Case("reduce_window_sum", lambda x: lax.reduce_window(x, 0., lax.add, (2, 2), (1, 2), "SAME"),
+         args(f32(3, 4)), UNARY_AXES, tol=1e-6),
+    Case("reduce_window_max", lambda x: lax.reduce_window(x, -np.inf, lax.max, (2, 2), (1, 1),
+                                                          "VALID"), args(f32(3, 4)), UNARY_AXES),
+    Case("reduce_window_min", lambda x: lax.reduce_window(x, np.inf, lax.min, (2, 1), (2, 1),
+                                                          "VALID"), args(f32(4, 3)), UNARY_AXES),
+]
+CASES += [
     Case("jit", _inner_jit, args(f32(2, 3), f32(2, 3)), BINARY_AXES, out_axes=(0, 1)),
     Case("cond", lambda p, x: lax.cond(p, lambda v: v * 2.0, lambda v: v - 1.0, x),
          args(boolean(), f32(2, 3)), [(0, 0), (None, 0), (0, None)]),
