@@ -43,6 +43,10 @@ from jaxlite._src.lax.parallel import (  # noqa: F401
     psum, pmax, pmin, pmean, all_gather, axis_index, psum_p, pmax_p, pmin_p, all_gather_p,
     axis_index_p)
 from jaxlite._src.ad_api import stop_gradient  # noqa: F401,E402
+from jaxlite._src.lax.windowed import (  # noqa: F401,E402
+    conv_general_dilated, conv, conv_with_general_padding, conv_transpose,
+    conv_dimension_numbers, ConvDimensionNumbers, reduce_window, conv_general_dilated_p,
+    reduce_window_sum_p, reduce_window_max_p, reduce_window_min_p, padtype_to_pads)
 
 # Names whose modules load on first use (`jaxlite.lax.__getattr__`), keeping import cheap.
 LAZY_NAMES = {
