@@ -1,5 +1,5 @@
 """`jaxlite.numpy.linalg`: NumPy's linear algebra API (as `jax.numpy.linalg`)."""
-from jaxlite._src.numpy.linalg import (
+from jaxlite._src.numpy.linalg import (  # noqa: F401
     EighResult, EigResult, QRResult, SlogdetResult, SVDResult, cholesky, cond, cross, det,
     diagonal, eig, eigh, eigvals, eigvalsh, inv, lstsq, matmul, matrix_norm, matrix_power,
     matrix_rank, matrix_transpose, multi_dot, norm, outer, pinv, qr, slogdet, solve, svd,
