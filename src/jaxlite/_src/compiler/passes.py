@@ -6,7 +6,7 @@ Passes build new jaxprs and never mutate their input: traced jaxprs are cached a
 from __future__ import annotations
 
 from jaxlite._src import core
-from jaxlite._src.core import Jaxpr, JaxprEqn, Literal, Var
+from jaxlite._src.core import Jaxpr, Literal, Var
 
 # Primitives whose eqns are pure calls of a sub-jaxpr that execution may inline.
 inlinable_call_primitives: set = set()
