@@ -40,7 +40,7 @@ def _pad_dilate(x, pads, dilation, fill):
 def conv_loop(x, w, strides, pads, lhs_dil, rhs_dil, fgc=1, bgc=1):
   """Canonical NC.../OI... convolution, one output element at a time."""
   xp = _pad_dilate(x.astype(np.float64), pads, lhs_dil, 0.0)
-  n, c = x.shape[:2]
+  n = x.shape[0]
   o, i = w.shape[:2]
   ks = w.shape[2:]
   eff = [(k - 1) * r + 1 for k, r in zip(ks, rhs_dil)]
@@ -249,7 +249,7 @@ def test_conv_vmap(cfg, in_axes):
 
 @pytest.mark.parametrize("op", OPS, ids=["sum", "max", "min"])
 def test_reduce_window_vmap(op):
-  shape, window, strides, pads, bd, wd = RW_CONFIGS[2]
+  _, window, strides, pads, bd, wd = RW_CONFIGS[2]
   f = lambda x: lax.reduce_window(x, op[2], op[0], window, strides, pads, bd, wd)
   xs = _f32(2, 5, 3, 6)
   got = jax.vmap(f, 2)(xs)

@@ -12,14 +12,10 @@ from typing import NamedTuple
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
-from jaxlite._src.interpreters import ad
-from jaxlite._src.interpreters import batching
+from jaxlite._src import core, dtypes
+from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.lax import elementwise as ew
-from jaxlite._src.lax import families
-from jaxlite._src.lax import reductions
-from jaxlite._src.lax import slicing
+from jaxlite._src.lax import families, reductions, slicing
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.dot import canonicalize_precision
 from jaxlite._src.lax.lax import asarg
@@ -607,10 +603,9 @@ def _reduce_window_chooser_jvp(kind):
   def jvp(primals, tangents, *, window_dimensions, window_strides, padding, base_dilation,
           window_dilation):
     (x,), (t,) = primals, tangents
-    params = dict(window_dimensions=window_dimensions, window_strides=window_strides,
-                  padding=padding, base_dilation=base_dilation, window_dilation=window_dilation)
     prim = reduce_window_max_p if kind == "max" else reduce_window_min_p
-    out = prim.bind(x, **params)
+    out = prim.bind(x, window_dimensions=window_dimensions, window_strides=window_strides,
+                    padding=padding, base_dilation=base_dilation, window_dilation=window_dilation)
     if type(t) is ad.Zero:
       return out, ad.Zero(core.get_aval(out))
     # The tangent at each window's first arg-max: gathers of the padded operand and tangent.
