@@ -253,6 +253,8 @@ CASES += [
                                                           "VALID"), args(f32(3, 4)), UNARY_AXES),
     Case("reduce_window_min", lambda x: lax.reduce_window(x, np.inf, lax.min, (2, 1), (2, 1),
                                                           "VALID"), args(f32(4, 3)), UNARY_AXES),
+    Case("reduce_window", lambda x: lax.reduce_window(x, 1., lax.mul, (2, 1), (1, 1), "SAME"),
+         args(f32(4, 3)), UNARY_AXES),
 ]
 CASES += [
     Case("jit", _inner_jit, args(f32(2, 3), f32(2, 3)), BINARY_AXES, out_axes=(0, 1)),

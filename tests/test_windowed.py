@@ -332,3 +332,52 @@ def test_reduce_window_vs_jax(cfg, op):
   g = jax.grad(lambda x: (fn(jax)(x) * ct).sum())(x)
   h = jax_.grad(lambda x: (fn(jax_)(x) * ct).sum())(x)
   np.testing.assert_allclose(np.asarray(g), np.asarray(h), rtol=1e-5, atol=1e-5)
+
+
+# --- reduce_window with any computation -----------------------------------------------------
+
+def _argmax_pair(lib):
+  def combine(a, b):
+    return lib.lax.max(a[0], b[0]), lib.lax.select(a[0] >= b[0], a[1], b[1])
+  return combine
+
+
+GENERIC = [
+    ("mul", lambda lib, x, i: lib.lax.reduce_window(x, 1., lib.lax.mul, (2, 2), (1, 2),
+                                                    [(1, 0), (0, 1)])),
+    ("add_init", lambda lib, x, i: lib.lax.reduce_window(x, 1., lib.lax.add, (2, 3), (2, 1),
+                                                         "SAME", (1, 2), (2, 1))),
+    ("pair", lambda lib, x, i: lib.lax.reduce_window((x, i), (-np.inf, 0), _argmax_pair(lib),
+                                                     (2, 2), (1, 1), "VALID")),
+]
+
+
+@pytest.mark.parametrize("name,fn", GENERIC, ids=[g[0] for g in GENERIC])
+def test_generic_reduce_window(name, fn):
+  x, i = _f32(4, 5), np.arange(20, dtype=np.int32).reshape(4, 5)
+  got = jax.tree.leaves(fn(jax, x, i))
+  if name == "mul":
+    want = reduce_window_loop(x, np.multiply, 1.0, (2, 2), (1, 2), ((1, 0), (0, 1)), (1, 1),
+                              (1, 1))
+    np.testing.assert_allclose(np.asarray(got[0]), want, rtol=1e-5)
+  batched = jax.tree.leaves(jax.vmap(lambda x, i: fn(jax, x, i), (1, None))(
+      np.stack([x, -x], 1), i))
+  for b, sign in enumerate((1, -1)):
+    for g, w in zip(batched, jax.tree.leaves(fn(jax, sign * x, i))):
+      np.testing.assert_allclose(np.asarray(g)[b], np.asarray(w), rtol=1e-5)
+  jax_ = pytest.importorskip("jax")
+  for g, w in zip(got, jax_.tree.leaves(fn(jax_, x, i))):
+    assert np.asarray(g).dtype == np.asarray(w).dtype
+    np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5)
+  assert str(jax.make_jaxpr(lambda x, i: fn(jax, x, i))(x, i)) == \
+      str(jax_.make_jaxpr(lambda x, i: fn(jax_, x, i))(x, i))
+
+
+def test_generic_reduce_window_skips_padding_and_holes():
+  # XLA folds only a window's real elements into the init value: padding and base-dilation
+  # holes contribute nothing (init is not an identity of add here).
+  x = np.zeros(3, np.float32)
+  np.testing.assert_array_equal(lax.reduce_window(x, 1., lax.add, (2,), (1,), [(1, 1)]),
+                                [1, 1, 1, 1])
+  np.testing.assert_array_equal(lax.reduce_window(x + 2, 1., lax.add, (3,), (1,), [(0, 0)],
+                                                  (2,)), [5, 3, 5])

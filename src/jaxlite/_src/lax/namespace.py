@@ -46,7 +46,8 @@ from jaxlite._src.ad_api import stop_gradient  # noqa: F401,E402
 from jaxlite._src.lax.windowed import (  # noqa: F401,E402
     conv_general_dilated, conv, conv_with_general_padding, conv_transpose,
     conv_dimension_numbers, ConvDimensionNumbers, reduce_window, conv_general_dilated_p,
-    reduce_window_sum_p, reduce_window_max_p, reduce_window_min_p, padtype_to_pads)
+    reduce_window_sum_p, reduce_window_max_p, reduce_window_min_p, reduce_window_p,
+    padtype_to_pads)
 
 # Names whose modules load on first use (`jaxlite.lax.__getattr__`), keeping import cheap.
 LAZY_NAMES = {

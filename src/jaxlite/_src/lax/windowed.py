@@ -656,9 +656,16 @@ def _monoid_kind(computation, init_value, dtype):
 
 def reduce_window(operand, init_value, computation, window_dimensions, window_strides=None,
                   padding="VALID", base_dilation=None, window_dilation=None):
-  """A reduction over sliding windows; add, max and min with their identities as init."""
-  operand = asarg(operand)
-  shape = np.shape(operand)
+  """Folds `computation` over sliding windows of `operand` (a pytree), from `init_value`.
+
+  add, max and min with their identity as init bind reduce_window_{sum,max,min}; any other
+  computation binds reduce_window with the traced computation, as JAX does.
+  """
+  from jaxlite._src import tree_util
+  leaves = tree_util.tree_leaves(operand)
+  if not leaves:
+    raise ValueError("reduce_window needs at least one operand")
+  shape = np.shape(leaves[0])
   nd = len(shape)
   window_dimensions = _ints(window_dimensions)
   window_strides = (1,) * nd if window_strides is None else _ints(window_strides)
@@ -671,15 +678,17 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
   if isinstance(padding, str):
     window = [_dilate(w, wd) for w, wd in zip(window_dimensions, window_dilation)]
     padding = padtype_to_pads(shape, window, window_strides, padding)
-  dtype = dtypes.dtype_and_weak(operand)[0]
-  kind = _monoid_kind(computation, init_value, dtype)
+  params = dict(window_dimensions=window_dimensions, window_strides=window_strides,  # noqa: C408
+                padding=_pairs(padding), base_dilation=base_dilation,
+                window_dilation=window_dilation)
+  kind = None
+  if len(leaves) == 1 and not isinstance(operand, (tuple, list, dict)):
+    operand = asarg(operand)
+    kind = _monoid_kind(computation, init_value, dtypes.dtype_and_weak(operand)[0])
   if kind is None:
-    raise NotImplementedError("jaxlite's reduce_window supports lax.add, lax.max and lax.min "
-                              "with their identity as init_value")
+    return _generic_reduce_window(operand, init_value, computation, **params)
   prim = {"sum": reduce_window_sum_p, "max": reduce_window_max_p, "min": reduce_window_min_p}
-  return prim[kind].bind(operand, window_dimensions=window_dimensions,
-                         window_strides=window_strides, padding=_pairs(padding),
-                         base_dilation=base_dilation, window_dilation=window_dilation)
+  return prim[kind].bind(operand, **params)
 
 
 def _window_function(kind):
@@ -701,3 +710,98 @@ def _window_function(kind):
 _reduce_window_sum = _window_function("sum")
 _reduce_window_max = _window_function("max")
 _reduce_window_min = _window_function("min")
+
+
+# --- reduce_window: any computation ------------------------------------------------------------
+
+reduce_window_p = core.Primitive("reduce_window")
+reduce_window_p.multiple_results = True
+_compiled_computations: dict = {}
+
+
+def _reduce_window_abstract(*avals, jaxpr, consts, **params):
+  n = len(avals) // 2
+  operands, inits = avals[:n], avals[n:]
+  if any(x.shape != operands[0].shape for x in operands):
+    raise TypeError("reduce_window operands must have the same shape, got "
+                    f"{[x.shape for x in operands]}")
+  shape = _reduce_window_shape(operands[0].shape, **params)
+  return [core.ShapedArray(shape, x.dtype, x.weak_type and i.weak_type)
+          for x, i in zip(operands, inits)]
+
+
+def _computation_fn(jaxpr, consts):
+  """The tier-0 compiled computation, cached per jaxpr (the param holds the open jaxpr)."""
+  from jaxlite._src.compiler import numpy_codegen
+  key = id(jaxpr)
+  hit = _compiled_computations.get(key)
+  if hit is None or hit[0] is not jaxpr:
+    hit = _compiled_computations[key] = (
+        jaxpr, numpy_codegen.compile_jaxpr(core.ClosedJaxpr(jaxpr, consts)))
+  return hit[1]
+
+
+def _reduce_window_impl(*args, jaxpr, consts, window_dimensions, window_strides, padding,
+                        base_dilation, window_dilation):
+  # As XLA on CPU does, each window folds its real elements (not padding or dilation holes)
+  # into the init value; the fold runs over window offsets, vectorized over all windows.
+  fn = _computation_fn(jaxpr, consts)
+  n = len(args) // 2
+  operands = [np.asarray(a) for a in args[:n]]
+  inits = [np.asarray(i, x.dtype) for i, x in zip(args[n:], operands)]
+  shape = operands[0].shape
+  out_shape = _reduce_window_shape(shape, window_dimensions, window_strides, padding,
+                                   base_dilation, window_dilation)
+  accs = [np.full(out_shape, i, x.dtype) for i, x in zip(inits, operands)]
+  if 0 in out_shape or 0 in shape:
+    return accs
+  axes = tuple(range(len(shape)))
+
+  def windows(x, fill):
+    view = _windows(_padded_view(x, fill, padding, base_dilation, axes), window_dimensions,
+                    window_strides, window_dilation, axes)
+    return view[tuple(slice(0, s) for s in out_shape)]
+  views = [windows(x, i) for x, i in zip(operands, inits)]
+  real = windows(np.ones(shape, bool), np.False_)
+  for offset in np.ndindex(*window_dimensions):
+    index = (Ellipsis, *offset)
+    folded = fn(*accs, *(v[index] for v in views))
+    accs = [np.where(real[index], np.asarray(f, x.dtype), a)
+            for f, a, x in zip(folded, accs, operands)]
+  return accs
+
+
+reduce_window_p.def_impl(_reduce_window_impl)
+reduce_window_p.def_abstract_eval(_reduce_window_abstract)
+
+
+def _generic_reduce_window_batcher(vals, dims, *, window_dimensions, window_strides, padding,
+                                   base_dilation, window_dilation, **params):
+  n = len(vals) // 2
+  if any(d is not None for d in dims[n:]):
+    raise NotImplementedError("reduce_window with batched init values")
+  size = batching.mapped_size(vals, dims)
+  operands = batching.all_at_front(vals[:n], dims[:n], size)
+  outs = reduce_window_p.bind(
+      *operands, *vals[n:], window_dimensions=(1, *window_dimensions),
+      window_strides=(1, *window_strides), padding=((0, 0), *padding),
+      base_dilation=(1, *base_dilation), window_dilation=(1, *window_dilation), **params)
+  return outs, [0] * n
+
+
+batching.primitive_batchers[reduce_window_p] = _generic_reduce_window_batcher
+
+
+def _generic_reduce_window(operands, init_values, computation, **params):
+  from jaxlite._src import tree_util
+  flat_ops, tree = tree_util.tree_flatten(operands)
+  flat_inits, init_tree = tree_util.tree_flatten(init_values)
+  if tree != init_tree:
+    raise ValueError("Operands must have the same tree structure as init_values: "
+                     f"{tree} vs. {init_tree}")
+  flat_ops = [asarg(x) for x in flat_ops]
+  flat_inits = [asarg(x) for x in flat_inits]
+  closed = reductions._trace_computation(computation, tree, flat_inits)
+  outs = reduce_window_p.bind(*flat_ops, *flat_inits, jaxpr=closed.jaxpr,
+                              consts=tuple(closed.consts), **params)
+  return tree_util.tree_unflatten(tree, outs)
