@@ -381,3 +381,24 @@ def test_generic_reduce_window_skips_padding_and_holes():
                                 [1, 1, 1, 1])
   np.testing.assert_array_equal(lax.reduce_window(x + 2, 1., lax.add, (3,), (1,), [(0, 0)],
                                                   (2,)), [5, 3, 5])
+
+
+@pytest.mark.parametrize("fgc,bgc,xs,ws,dn", [
+    (2, 1, (2, 6, 5, 5), (4, 3, 3, 3), None),
+    (1, 2, (2, 3, 5, 5), (4, 3, 3, 3), None),
+    (3, 1, (2, 5, 4, 6), (3, 2, 2, 6), ("NHWC", "HWIO", "NCHW")),
+    (1, 3, (6, 5, 4, 2), (3, 2, 2, 6), ("NHWC", "HWIO", "NHWC")),
+    (1, 2, (3, 5, 6, 4), (6, 2, 3, 2), ("CHWN", "OWIH", "HNCW")),
+])
+def test_grouped_conv_grads_vs_jax(fgc, bgc, xs, ws, dn):
+  """Gradients of grouped convolutions: values and printed jaxprs as JAX's."""
+  jax_ = pytest.importorskip("jax")
+  x, w = _f32(*xs), _f32(*ws)
+
+  def grad(lib):
+    return lib.grad(lambda x, w: (lib.lax.conv_general_dilated(
+        x, w, (2, 1), [(1, 0), (0, 1)], None, (1, 2), dn, feature_group_count=fgc,
+        batch_group_count=bgc) ** 2).sum(), (0, 1))
+  for g, h in zip(grad(jax)(x, w), grad(jax_)(x, w)):
+    np.testing.assert_allclose(np.asarray(g), np.asarray(h), rtol=1e-4, atol=1e-4)
+  assert str(jax.make_jaxpr(grad(jax))(x, w)) == str(jax_.make_jaxpr(grad(jax_))(x, w))

@@ -203,44 +203,34 @@ def _conv_lhs_transpose(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, 
       rhs_dilation, [out_shape[d] for d in out_spec[2:]]):
     padded = _dilate(d, ld) + lo + hi
     pads.append(((k - 1) * rd - lo, padded - _dilate(o, s) - hi))
-  flipped = shape_prims.rev_p.bind(rhs, dimensions=tuple(rhs_spec[2:]))
   groups = feature_group_count * batch_group_count
-  if groups == 1:
-    kernel_spec = (rhs_spec[1], rhs_spec[0], *rhs_spec[2:])
-  else:
-    flipped = _regroup_kernel(flipped, rhs_spec, groups)
-    kernel_spec = tuple(range(len(rhs_spec)))
-  dn = ConvDimensionNumbers(out_spec, kernel_spec, lhs_spec)
+  # Kernel: out features O = (groups, O/groups) give their group factor to the in features.
+  kernel = rhs if groups == 1 else _move_group(rhs, rhs_spec[0], rhs_spec[1], groups)
+  flipped = shape_prims.rev_p.bind(kernel, dimensions=tuple(rhs_spec[2:]))
+  dn = ConvDimensionNumbers(out_spec, (rhs_spec[1], rhs_spec[0], *rhs_spec[2:]), lhs_spec)
   out = conv_general_dilated_p.bind(
       ct, flipped, window_strides=tuple(lhs_dilation), padding=tuple(pads),
       lhs_dilation=tuple(window_strides), rhs_dilation=tuple(rhs_dilation),
       dimension_numbers=dn, feature_group_count=groups, batch_group_count=1, **params)
   if batch_group_count > 1:
-    out = _batch_groups_from_features(out, lhs_spec, batch_group_count)
+    # Features came out as (groups, C); the group factor belongs to the batch.
+    out = _move_group(out, lhs_spec[1], lhs_spec[0], batch_group_count)
   return _cast_like(out, lhs.aval)
 
 
-def _regroup_kernel(w, rhs_spec, groups):
-  """(O, I, sp) with O = (groups, O/groups) -> (groups * I, O/groups, sp) in canonical layout."""
-  w = shape_prims.transpose_p.bind(w, permutation=tuple(rhs_spec))
-  o, i, *sp = core.get_aval(w).shape
-  w = shape_prims.reshape_p.bind(w, new_sizes=(groups, o // groups, i, *sp), dimensions=None,
-                                 sharding=None)
-  w = shape_prims.transpose_p.bind(w, permutation=(0, 2, 1, *range(3, 3 + len(sp))))
-  return shape_prims.reshape_p.bind(w, new_sizes=(groups * i, o // groups, *sp),
-                                    dimensions=None, sharding=None)
-
-
-def _batch_groups_from_features(out, lhs_spec, groups):
-  """Features (groups, C) of a (N/groups, groups*C, sp) result moved into the batch: (N, C, sp)."""
-  out = shape_prims.transpose_p.bind(out, permutation=tuple(lhs_spec))
-  nb, gc, *sp = core.get_aval(out).shape
-  out = shape_prims.reshape_p.bind(out, new_sizes=(nb, groups, gc // groups, *sp),
-                                   dimensions=None, sharding=None)
-  out = shape_prims.transpose_p.bind(out, permutation=(1, 0, *range(2, 3 + len(sp))))
-  out = shape_prims.reshape_p.bind(out, new_sizes=(groups * nb, gc // groups, *sp),
-                                   dimensions=None, sharding=None)
-  return shape_prims.transpose_p.bind(out, permutation=tuple(np.argsort(lhs_spec).tolist()))
+def _move_group(x, src, dst, groups):
+  """Splits axis `src` as (groups, rest) and merges the group factor into axis `dst` (major)."""
+  shape = list(core.get_aval(x).shape)
+  split = shape[:src] + [groups, shape[src] // groups] + shape[src + 1:]
+  x = shape_prims.reshape_p.bind(x, new_sizes=tuple(split), dimensions=None, sharding=None)
+  dst_in_split = dst + (dst > src)
+  order = [ax for ax in range(len(split)) if ax != src]
+  order.insert(order.index(dst_in_split), src)
+  merged = list(shape)
+  merged[src] //= groups
+  merged[dst] *= groups
+  return shape_prims.reshape_p.bind(x, new_sizes=tuple(merged), dimensions=tuple(order),
+                                    sharding=None)
 
 
 def _conv_rhs_transpose(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
