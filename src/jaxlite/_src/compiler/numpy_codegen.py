@@ -48,8 +48,9 @@ class _Namer:
     return name
 
 
-def jaxpr_to_source(jaxpr: core.Jaxpr, consts: list, fn_name: str = "_jaxpr_fn"):
-  """(source, globals) of a Python function computing `jaxpr`'s outputs from its inputs."""
+def _source_context(jaxpr, consts):
+  """Names for vars, the generated code's globals (constants bound), and `atom`, which names a
+  var or binds a literal as a global of its dtype."""
   namer = _Namer()
   glob = {"np": np}
   for v, c in zip(jaxpr.constvars, consts):
@@ -62,6 +63,12 @@ def jaxpr_to_source(jaxpr: core.Jaxpr, consts: list, fn_name: str = "_jaxpr_fn")
       glob[name] = np.asarray(v.val, v.aval.dtype)[()]
       return name
     return namer(v)
+  return namer, glob, atom, counter
+
+
+def jaxpr_to_source(jaxpr: core.Jaxpr, consts: list, fn_name: str = "_jaxpr_fn"):
+  """(source, globals) of a Python function computing `jaxpr`'s outputs from its inputs."""
+  namer, glob, atom, counter = _source_context(jaxpr, consts)
 
   args = [namer(v) for v in jaxpr.invars]
   lines = [f"def {fn_name}({', '.join(args)}):"]
@@ -169,18 +176,7 @@ def scan_to_source(jaxpr, consts, num_consts, num_carry, reverse, fn_name="_scan
   """(source, globals) of `fn(*consts, *carry, *xs, *ys, length) -> carry`: the whole scan as
   one Python loop, body eqns inlined, loop-invariant eqns hoisted above it, ys written in
   place into the preallocated `ys` buffers."""
-  namer = _Namer()
-  glob = {"np": np}
-  for v, c in zip(jaxpr.constvars, consts):
-    glob[namer(v)] = _const_value(c)
-  counter = itertools.count()
-
-  def atom(v):
-    if type(v) is Literal:
-      name = f"_lit{next(counter)}"
-      glob[name] = np.asarray(v.val, v.aval.dtype)[()]
-      return name
-    return namer(v)
+  namer, glob, atom, counter = _source_context(jaxpr, consts)
 
   const_in = jaxpr.invars[:num_consts]
   carry_in = jaxpr.invars[num_consts:num_consts + num_carry]

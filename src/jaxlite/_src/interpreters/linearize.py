@@ -16,19 +16,12 @@ from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.interpreters.ad import Zero
 
 
-class LinearizeTracer(core.Tracer):
-  """A primal value with a tangent staged into the linear jaxpr (JAX prints it GradTracer)."""
-  __slots__ = ("primal", "tangent")
+class LinearizeTracer(ad.JVPTracer):
+  """A primal value with a tangent staged into the linear jaxpr (JAX prints it GradTracer).
 
-  def __init__(self, trace, primal, tangent):
-    self._trace = trace
-    self.primal = primal
-    self.tangent = tangent
-
-  aval = property(lambda self: core.get_aval(self.primal))
-
-  def to_concrete_value(self):
-    return ad.primal_concrete_value(self.primal)
+  Traces tell their own tracers apart by exact type and trace identity, so sharing JVPTracer's
+  body is safe."""
+  __slots__ = ()
 
   def __repr__(self):
     tangent = self.tangent.aval.str_short()
