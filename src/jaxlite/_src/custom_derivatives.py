@@ -203,18 +203,35 @@ def _custom_jvp_call_batcher(axis_data, vals, dims, *, call_jaxpr, jvp, num_cons
 batching.axis_primitive_batchers[custom_jvp_call_p] = _custom_jvp_call_batcher
 
 
-class custom_jvp:
-  """A function with a custom JVP rule: `f = custom_jvp(fun)`, then `f.defjvp(rule)`."""
+class _CustomFunction:
+  """What custom_jvp and custom_vjp share: nondiff arguments, method binding, and tracing the
+  primal function on the differentiable arguments."""
 
   def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
     functools.update_wrapper(self, fun)
     self.fun = fun
     self.nondiff_argnums = tuple(nondiff_argnums)
-    self.jvp = None
     self.symbolic_zeros = False
 
   def __get__(self, instance, owner=None):
     return self if instance is None else functools.partial(self, instance)
+
+  def _trace_primal(self, args):
+    """(nondiff args, flat diff args, their tree, primal ClosedJaxpr, lifted consts, out tree)."""
+    nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
+    flat, in_tree = tree_util.tree_flatten(diff)
+    flat = [_as_arg(x) for x in flat]
+    fun = lambda *d: self.fun(*_merge_nondiff(self.nondiff_argnums, nondiff, d))
+    closed, lifted, out_tree = _trace_call(fun, flat, in_tree)
+    return nondiff, flat, in_tree, closed, lifted, out_tree
+
+
+class custom_jvp(_CustomFunction):
+  """A function with a custom JVP rule: `f = custom_jvp(fun)`, then `f.defjvp(rule)`."""
+
+  def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+    super().__init__(fun, nondiff_argnums)
+    self.jvp = None
 
   def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
     """Sets the rule `jvp(primals, tangents) -> (primal_out, tangent_out)`."""
@@ -244,11 +261,7 @@ class custom_jvp:
     args = _resolve_args(self.fun, args, kwargs)
     if core.current_trace() is core.eval_trace:
       return self.fun(*args)
-    nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
-    flat, in_tree = tree_util.tree_flatten(diff)
-    flat = [_as_arg(x) for x in flat]
-    fun = lambda *d: self.fun(*_merge_nondiff(self.nondiff_argnums, nondiff, d))
-    closed, lifted, out_tree = _trace_call(fun, flat, in_tree)
+    nondiff, flat, in_tree, closed, lifted, out_tree = self._trace_primal(args)
     flat_jvp = _flat_jvp(self.jvp, nondiff, in_tree, out_tree, closed.out_avals, name,
                          self.symbolic_zeros)
     outs = custom_jvp_call_p.bind(*lifted, *flat, call_jaxpr=closed, jvp=flat_jvp,
@@ -440,19 +453,13 @@ custom_lin_p.def_impl(_custom_lin_impl)
 ad.primitive_transposes[custom_lin_p] = _custom_lin_transpose
 
 
-class custom_vjp:
+class custom_vjp(_CustomFunction):
   """A function with a custom VJP: `f = custom_vjp(fun)`, then `f.defvjp(fwd, bwd)`."""
 
   def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
-    functools.update_wrapper(self, fun)
-    self.fun = fun
-    self.nondiff_argnums = tuple(nondiff_argnums)
+    super().__init__(fun, nondiff_argnums)
     self.fwd = None
     self.bwd = None
-    self.symbolic_zeros = False
-
-  def __get__(self, instance, owner=None):
-    return self if instance is None else functools.partial(self, instance)
 
   def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False,
              optimize_remat: bool = False) -> None:
@@ -466,11 +473,7 @@ class custom_vjp:
     args = _resolve_args(self.fun, args, kwargs)
     if core.current_trace() is core.eval_trace:
       return self.fun(*args)
-    nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
-    flat, in_tree = tree_util.tree_flatten(diff)
-    flat = [_as_arg(x) for x in flat]
-    fun = lambda *d: self.fun(*_merge_nondiff(self.nondiff_argnums, nondiff, d))
-    closed, lifted, out_tree = _trace_call(fun, flat, in_tree)
+    nondiff, flat, in_tree, closed, lifted, out_tree = self._trace_primal(args)
     in_avals = [ad.tangent_aval(core.get_aval(x)) for x in flat]
     res_tree = []
     flat_fwd = _flat_fwd(self.fwd, self.nondiff_argnums, nondiff, in_tree, out_tree,
