@@ -246,6 +246,19 @@ class _CacheEntry:
     self.executable = None
     self.out_avals = closed.out_avals
 
+  def compiled(self):
+    """The tier-0 executable, built on first use."""
+    exe = self.executable
+    if exe is None:
+      exe = self.executable = numpy_codegen.compile_jaxpr(self.closed)
+    return exe
+
+  def run(self, values):
+    """Runs the executable on NumPy values; Arrays in the output pytree."""
+    outs = (self.executable or self.compiled())(*values)
+    make = core.make_array
+    return self.out_tree.unflatten([make(o, a) for o, a in zip(outs, self.out_avals)])
+
 
 # Trace cache shared by every jit of the same function: same function and avals -> same jaxpr.
 _trace_caches: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -399,12 +412,7 @@ class PjitFunction:
           return out
     entry, flat = self._get_entry(args, kwargs)
     if trace is core.eval_trace and not entry.lifted:
-      exe = entry.executable
-      if exe is None:
-        exe = entry.executable = numpy_codegen.compile_jaxpr(entry.closed)
-      outs = exe(*[numpy_value(x) for x in flat])
-      make = core.make_array
-      return entry.out_tree.unflatten([make(o, a) for o, a in zip(outs, entry.out_avals)])
+      return entry.run([numpy_value(x) for x in flat])
     args_in = list(entry.lifted) + [as_traceable_arg(x) for x in flat]
     params = jit_params(entry.closed, self._name, len(args_in), len(entry.out_avals),
                         self._donated(len(flat), len(entry.lifted), args, kwargs),
@@ -428,12 +436,7 @@ class PjitFunction:
       if entry.lifted:
         return _MISS
       self._fast_cache[key] = entry
-    exe = entry.executable
-    if exe is None:
-      exe = entry.executable = numpy_codegen.compile_jaxpr(entry.closed)
-    outs = exe(*[a._value for a in args])
-    make = core.make_array
-    return entry.out_tree.unflatten([make(o, av) for o, av in zip(outs, entry.out_avals)])
+    return entry.run([a._value for a in args])
 
   # -- AOT stages -----------------------------------------------------------------------------
   def trace(self, *args, **kwargs) -> "Traced":
@@ -482,8 +485,7 @@ class Lowered:
 class Compiled:
   def __init__(self, fn, entry):
     self._fn, self._entry = fn, entry
-    if entry.executable is None:
-      entry.executable = numpy_codegen.compile_jaxpr(entry.closed)
+    entry.compiled()
 
   def as_text(self) -> str:
     return self._entry.executable.__jaxlite_source__
