@@ -11,7 +11,7 @@ import types
 from collections.abc import Callable
 
 from jaxlite._src import core, tree_util
-from jaxlite._src.compiler import numpy_codegen, passes
+from jaxlite._src.compiler import backend, passes
 from jaxlite._src.core import ClosedJaxpr, Var
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.interpreters import partial_eval as pe
@@ -78,7 +78,7 @@ def checkpoint_name(x, name: str):
 
 remat_p = core.Primitive("remat2")
 remat_p.multiple_results = True
-remat_p.def_impl(lambda *args, jaxpr, **params: numpy_codegen.compile_jaxpr(jaxpr)(*args))
+remat_p.def_impl(lambda *args, jaxpr, **params: backend.compile_jaxpr(jaxpr)(*args))
 remat_p.def_abstract_eval(lambda *avals, jaxpr, **params: jaxpr.out_avals)
 passes.inlinable_call_primitives.add(remat_p)
 

@@ -10,7 +10,7 @@ import inspect
 from collections.abc import Callable, Sequence
 
 from jaxlite._src import core, dtypes, tree_util
-from jaxlite._src.compiler import numpy_codegen
+from jaxlite._src.compiler import backend
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.interpreters.ad import Zero
@@ -105,7 +105,7 @@ def _trace_call(fun, flat_args, in_tree):
 
 
 def _run_jaxpr(*args, call_jaxpr, **params):
-  return numpy_codegen.compile_jaxpr(call_jaxpr)(*args)
+  return backend.compile_jaxpr(call_jaxpr)(*args)
 
 
 def _tree_str(tree, avals) -> str:

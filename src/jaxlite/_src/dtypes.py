@@ -187,6 +187,29 @@ TypedFloat = _typed_scalar_class(float)
 TypedComplex = _typed_scalar_class(complex)
 typed_scalar_types = (TypedInt, TypedFloat, TypedComplex)
 
+
+def check_python_int(x: int, dtype) -> None:
+  info = np.iinfo(dtype)
+  if not info.min <= x <= info.max:
+    raise OverflowError(f"Python int {x} too large to convert to {np.dtype(dtype).name}")
+
+
+def weak_scalar(x):
+  """A Python scalar as a weak typed scalar of its default dtype."""
+  t = type(x)
+  if t is int:
+    dt = default_int_dtype()
+    check_python_int(x, dt)
+    return TypedInt(x, dt)
+  if t is float:
+    return TypedFloat(x, default_float_dtype())
+  if t is complex:
+    return TypedComplex(x, default_complex_dtype())
+  if t is bool:
+    return np.bool_(x)
+  return x
+
+
 # --- the lattice -------------------------------------------------------------------------------
 
 _WEAK_I, _WEAK_F, _WEAK_C = "i*", "f*", "c*"

@@ -1,7 +1,7 @@
-"""`jit`: trace once per abstract signature, stage as a `jit` eqn, execute as generated NumPy.
+"""`jit`: trace once per abstract signature, stage as a `jit` eqn, run the backend's executable.
 
-The `jit` primitive holds a ClosedJaxpr. Under the eval trace it runs that jaxpr's tier-0
-executable; under any other trace it is recorded or transformed like any primitive.
+The `jit` primitive (call_primitives.py) holds a ClosedJaxpr. Under the eval trace it runs that
+jaxpr's executable; under any other trace it is recorded or transformed like any primitive.
 """
 from __future__ import annotations
 
@@ -14,113 +14,12 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src import tree_util
-from jaxlite._src.compiler import numpy_codegen, passes
+from jaxlite._src.call_primitives import jit_p, jit_params  # noqa: F401 - jit_p re-exported
+from jaxlite._src.compiler import backend
 from jaxlite._src.config import config
-from jaxlite._src.interpreters import ad
+from jaxlite._src.dtypes import check_python_int, weak_scalar
 from jaxlite._src.interpreters import batching
-from jaxlite._src.interpreters import linearize
 from jaxlite._src.interpreters import partial_eval as pe
-from jaxlite._src.lax.lax import check_python_int
-
-# --- the jit primitive -------------------------------------------------------------------------
-
-jit_p = core.Primitive("jit")
-jit_p.multiple_results = True
-passes.inlinable_call_primitives.add(jit_p)
-
-
-def _jit_abstract_eval(*avals, jaxpr, **params):
-  return jaxpr.out_avals
-
-
-def _jit_impl(*args, jaxpr, **params):
-  return numpy_codegen.compile_jaxpr(jaxpr)(*args)
-
-
-jit_p.def_abstract_eval(_jit_abstract_eval)
-jit_p.def_impl(_jit_impl)
-
-
-def _jit_eager_weak(args, params):
-  return [a.weak_type for a in params["jaxpr"].out_avals]
-
-
-jit_p.eager_weak_type = _jit_eager_weak
-
-
-# Autodiff: forward mode is one jit of the JVP'd body; linearizing splits it into a primal jit
-# (outputs + residuals) and a linear jit of the same name, which transposes to a jit again.
-def _jit_jvp(primals, tangents, *, jaxpr, name, **params):
-  nonzeros = [type(t) is not ad.Zero for t in tangents]
-  jvp_closed, nz_out = ad.jvp_jaxpr(jaxpr, nonzeros)
-  nz_tangents = [t for t in tangents if type(t) is not ad.Zero]
-  donated = list(params["donated_invars"]) + [d for d, nz in
-                                              zip(params["donated_invars"], nonzeros) if nz]
-  outs = jit_p.bind(*primals, *nz_tangents, **_derived_params(jvp_closed, name, params, donated))
-  n = len(jaxpr.out_avals)
-  return outs[:n], _with_zeros(outs[n:], nz_out, jaxpr.out_avals)
-
-
-def _jit_linearize(primals, tangents, *, jaxpr, name, **params):
-  lin = linearize.linearize_jaxpr(jaxpr, [type(t) is not ad.Zero for t in tangents])
-  call_outs = jit_p.bind(*primals, **_derived_params(lin.primal, name, params,
-                                                     params["donated_invars"]))
-  primal_outs, residuals = lin.assemble(primals, call_outs)
-  nz_tangents = [t for t in tangents if type(t) is not ad.Zero]
-  tangent_outs = []
-  if any(lin.nz_out):
-    tangent_outs = jit_p.bind(*residuals, *nz_tangents,
-                              **_derived_params(lin.tangent, name, params))
-  return primal_outs, _with_zeros(tangent_outs, lin.nz_out, jaxpr.out_avals)
-
-
-def _jit_transpose(cts, *args, jaxpr, name, **params):
-  undefined = [ad.is_undefined_primal(a) for a in args]
-  trans, nonzero = ad.transpose_jaxpr(jaxpr, undefined, [type(c) is not ad.Zero for c in cts])
-  ins = [a for a in args if not ad.is_undefined_primal(a)]
-  ins += [c for c in cts if type(c) is not ad.Zero]
-  outs = jit_p.bind(*ins, **_derived_params(trans, name, params)) if any(nonzero) else []
-  return ad.spread_transposed(args, nonzero, outs)
-
-
-def _derived_params(closed, name, params, donated=None):
-  return jit_params(closed, name, len(closed.in_avals), len(closed.out_avals), donated,
-                    params.get("keep_unused", False), params.get("inline", False))
-
-
-def _with_zeros(nonzero_vals, nonzero, avals):
-  it = iter(nonzero_vals)
-  return [next(it) if nz else ad.Zero(ad.tangent_aval(a)) for nz, a in zip(nonzero, avals)]
-
-
-ad.jvp_rules[jit_p] = _jit_jvp
-ad.linearize_rules[jit_p] = _jit_linearize
-ad.primitive_transposes[jit_p] = _jit_transpose
-
-
-def _jit_batcher(axis_data, vals, dims, *, jaxpr, **params):
-  # One jit eqn over the batched jaxpr; an eqn with nothing batched in or out stays as it was.
-  batched, out_dims = batching.batch_jaxpr(jaxpr, axis_data, dims)
-  if all(d is None for d in dims) and all(d is None for d in out_dims):
-    batched = jaxpr
-  return jit_p.bind(*vals, jaxpr=batched, **params), out_dims
-
-
-batching.axis_primitive_batchers[jit_p] = _jit_batcher
-
-# Dropped from printouts when at these values (see pretty_print's param rules).
-DEFAULT_JIT_PARAMS = dict(inline=False, keep_unused=False, ctx_mesh=None,
-                          compiler_options_kvs=())
-
-
-def jit_params(closed, name, n_in, n_out, donated=None, keep_unused=False, inline=False):
-  return dict(
-      name=name, jaxpr=closed,
-      donated_invars=tuple(donated) if donated is not None else (False,) * n_in,
-      in_shardings=(None,) * n_in, out_shardings=(None,) * n_out,
-      in_layouts=(None,) * n_in, out_layouts=(None,) * n_out,
-      inline=inline, keep_unused=keep_unused, ctx_mesh=None, compiler_options_kvs=())
-
 
 # --- argument handling -------------------------------------------------------------------------
 
@@ -147,7 +46,6 @@ def as_traceable_arg(x):
   if t in _PY_SCALARS:
     if t is int:
       check_python_int(x, dtypes.default_int_dtype())
-    from jaxlite._src.lax.lax import weak_scalar
     return weak_scalar(x)
   if isinstance(x, np.ndarray):
     canon = dtypes.canonicalize_dtype(x.dtype)
@@ -247,10 +145,10 @@ class _CacheEntry:
     self.out_avals = closed.out_avals
 
   def compiled(self):
-    """The tier-0 executable, built on first use."""
+    """The installed backend's executable, built on first use."""
     exe = self.executable
     if exe is None:
-      exe = self.executable = numpy_codegen.compile_jaxpr(self.closed)
+      exe = self.executable = backend.compile_jaxpr(self.closed)
     return exe
 
   def run(self, values):
@@ -488,7 +386,7 @@ class Compiled:
     entry.compiled()
 
   def as_text(self) -> str:
-    return self._entry.executable.__jaxlite_source__
+    return backend.get_backend().as_text(self._entry.executable)
 
   def __call__(self, *args, **kwargs):
     return self._fn(*args, **kwargs)

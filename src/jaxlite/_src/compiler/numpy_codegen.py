@@ -1,23 +1,25 @@
-"""Tier-0 executor: a jaxpr becomes the source of one Python function of NumPy calls.
+"""The NumPy backend (tier 0): a jaxpr becomes the source of one Python function of NumPy calls.
 
-Each eqn is one line: a template (`np.add(a, b)`) where the primitive has one, else a call of
-its impl with params bound once at build time. `compile()` runs once per jaxpr.
+Each eqn is one line: a template (`np.add(a, b)`) from the backend's `TABLES` where the
+primitive has one, else a call of its kernel (the primitive's eager impl) with params bound
+once at build time. Compiles run once per jaxpr, through `backend.compile_jaxpr`.
 """
 from __future__ import annotations
 
 import functools
 import itertools
-import weakref
 
 import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src import dtypes
+from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler import passes
 from jaxlite._src.core import Literal
-from jaxlite._src.lax.families import (fresh_output_primitives, numpy_eqn_templates,
-                                       numpy_quiet_primitives, numpy_templates,
-                                       ufunc_primitives)
+
+# The NumPy backend's lowering tables; the root every other backend's tables derive from.
+# Primitive modules register into them (see lax/families.py's helpers).
+TABLES = backend_lib.LoweringTables()
 
 _fn_counter = itertools.count()
 
@@ -66,20 +68,21 @@ def _source_context(jaxpr, consts):
   return namer, glob, atom, counter
 
 
-def jaxpr_to_source(jaxpr: core.Jaxpr, consts: list, fn_name: str = "_jaxpr_fn"):
+def jaxpr_to_source(jaxpr: core.Jaxpr, consts: list, fn_name: str = "_jaxpr_fn",
+                    tables: backend_lib.LoweringTables = TABLES):
   """(source, globals) of a Python function computing `jaxpr`'s outputs from its inputs."""
   namer, glob, atom, counter = _source_context(jaxpr, consts)
 
   args = [namer(v) for v in jaxpr.invars]
   lines = [f"def {fn_name}({', '.join(args)}):"]
   last_use = _last_uses(jaxpr.eqns, jaxpr.outvars)
-  lines += _eqn_lines(jaxpr.eqns, 0, last_use, namer, atom, glob, counter, "  ")
+  lines += _eqn_lines(jaxpr.eqns, 0, last_use, namer, atom, glob, counter, "  ", tables)
   rets = [atom(v) for v in jaxpr.outvars]
   lines.append(f"  return {_tuple_source(rets)}")
-  return "\n".join(_quiet(lines, jaxpr.eqns)), glob
+  return "\n".join(_quiet(lines, jaxpr.eqns, tables)), glob
 
 
-def _eqn_lines(eqns, first, last_use, namer, atom, glob, counter, indent) -> list:
+def _eqn_lines(eqns, first, last_use, namer, atom, glob, counter, indent, tables) -> list:
   """One source line per eqn (eqn k has index first + k in `last_use`), with `out=` reuse of
   dying buffers that an earlier eqn of `eqns` made fresh."""
   lines = []
@@ -87,13 +90,13 @@ def _eqn_lines(eqns, first, last_use, namer, atom, glob, counter, indent) -> lis
   for i, eqn in enumerate(eqns, first):
     ins = [atom(v) for v in eqn.invars]
     outs = [namer(v) for v in eqn.outvars]
-    line = _eqn_line(eqn, ins, outs, glob, counter)
-    if eqn.primitive in ufunc_primitives and eqn.outvars[0].aval.ndim:
+    line = _eqn_line(eqn, ins, outs, glob, counter, tables)
+    if eqn.primitive in tables.ufuncs and eqn.outvars[0].aval.ndim:
       donor = _dying_owned_input(eqn, i, owned, last_use)
       if donor is not None and line.endswith(")"):
         line = f"{line[:-1]}, out={namer(donor)})"
       owned.add(eqn.outvars[0])
-    elif eqn.primitive in fresh_output_primitives:
+    elif eqn.primitive in tables.fresh_outputs:
       owned.add(eqn.outvars[0])
     else:
       # Other ops may return views of (or the very object of) their inputs: never reuse those.
@@ -106,9 +109,9 @@ def _tuple_source(names) -> str:
   return f"({', '.join(names)}{',' if len(names) == 1 else ''})"
 
 
-def _quiet(lines, eqns) -> list:
+def _quiet(lines, eqns, tables) -> list:
   """The function's body under np.errstate(all='ignore') when an eqn may warn."""
-  if not any(e.primitive in numpy_quiet_primitives for e in eqns):
+  if not any(e.primitive in tables.quiet for e in eqns):
     return lines
   return [lines[0], "  with np.errstate(all='ignore'):"] + ["  " + ln for ln in lines[1:]]
 
@@ -137,18 +140,19 @@ def _dying_owned_input(eqn, i, owned, last_use):
   return None
 
 
-def _eqn_line(eqn, ins, outs, glob, counter) -> str:
+def _eqn_line(eqn, ins, outs, glob, counter, tables) -> str:
   prim = eqn.primitive
-  eqn_rule = numpy_eqn_templates.get(prim)
+  eqn_rule = tables.eqn_templates.get(prim)
   template = eqn_rule(eqn) if eqn_rule is not None else None
   if template is None:
-    template_rule = numpy_templates.get(prim)
+    template_rule = tables.templates.get(prim)
     template = template_rule(**eqn.params) if template_rule is not None else None
   if template is not None:
     expr = template.format(*ins)
   else:
     fname = f"_{prim.name.replace('-', '_')}{next(counter)}"
-    glob[fname] = functools.partial(prim.impl, **eqn.params) if eqn.params else prim.impl
+    kernel = tables.kernel(prim)
+    glob[fname] = functools.partial(kernel, **eqn.params) if eqn.params else kernel
     expr = f"{fname}({', '.join(ins)})"
   if prim.multiple_results:
     if not outs:
@@ -172,7 +176,8 @@ def _split_invariant(jaxpr, invariant_vars) -> tuple[list, list]:
   return hoisted, loop
 
 
-def scan_to_source(jaxpr, consts, num_consts, num_carry, reverse, fn_name="_scan_fn"):
+def scan_to_source(jaxpr, consts, num_consts, num_carry, reverse, fn_name="_scan_fn",
+                   tables: backend_lib.LoweringTables = TABLES):
   """(source, globals) of `fn(*consts, *carry, *xs, *ys, length) -> carry`: the whole scan as
   one Python loop, body eqns inlined, loop-invariant eqns hoisted above it, ys written in
   place into the preallocated `ys` buffers."""
@@ -188,47 +193,67 @@ def scan_to_source(jaxpr, consts, num_consts, num_carry, reverse, fn_name="_scan
   args = [namer(v) for v in const_in + carry_in] + xs + ys + ["_length"]
   lines = [f"def {fn_name}({', '.join(args)}):"]
   last_use = _last_uses(hoisted + loop, jaxpr.outvars)
-  lines += _eqn_lines(hoisted, 0, last_use, namer, atom, glob, counter, "  ")
+  lines += _eqn_lines(hoisted, 0, last_use, namer, atom, glob, counter, "  ", tables)
   steps = "range(_length - 1, -1, -1)" if reverse else "range(_length)"
   lines.append(f"  for _i in {steps}:")
   body = [f"    {namer(v)} = {x}[_i]" for v, x in zip(x_in, xs) if v in last_use]
-  body += _eqn_lines(loop, len(hoisted), last_use, namer, atom, glob, counter, "    ")
+  body += _eqn_lines(loop, len(hoisted), last_use, namer, atom, glob, counter, "    ",
+                     tables)
   body += [f"    {y}[_i] = {atom(v)}" for y, v in zip(ys, y_out)]
   carry = [namer(v) for v in carry_in]
   if carry:
     body.append(f"    {', '.join(carry)}, = {_tuple_source([atom(v) for v in carry_out])}")
   lines += body or ["    pass"]
   lines.append(f"  return {_tuple_source(carry)}")
-  return "\n".join(_quiet(lines, jaxpr.eqns)), glob
+  return "\n".join(_quiet(lines, jaxpr.eqns, tables)), glob
 
 
-_scan_loops: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# --- the backend -----------------------------------------------------------------------------
+
+def _exec_source(src: str, glob: dict, name: str):
+  exec(compile(src, f"<jaxlite tier0 {name}>", "exec"), glob)
+  fn = glob[name]
+  fn.__jaxlite_source__ = src
+  return fn
 
 
-def compile_scan(closed: core.ClosedJaxpr, num_consts: int, num_carry: int, reverse: bool):
-  """The scan loop function of `scan_to_source` for a body jaxpr (cached on the jaxpr)."""
-  per_jaxpr = _scan_loops.setdefault(closed, {})
-  key = (num_consts, num_carry, reverse)
-  fn = per_jaxpr.get(key)
-  if fn is None:
+class NumpyBackend(backend_lib.Backend):
+  """Host NumPy: buffers are np.ndarrays; a jaxpr compiles to generated Python source.
+
+  A backend that differs only in some kernels or templates subclasses this one with
+  `tables = TABLES.derive(...)`: the code generator reads every rule from `self.tables`."""
+  name = "numpy"
+  platform = "cpu"
+  tables = TABLES
+
+  def compile(self, closed: core.ClosedJaxpr):
+    jaxpr, consts = passes.optimize(closed)
+    name = f"_jaxpr_fn{next(_fn_counter)}"
+    src, glob = jaxpr_to_source(jaxpr, consts, name, self.tables)
+    return _exec_source(src, glob, name)
+
+  def compile_scan(self, closed, num_consts, num_carry, reverse):
+    """The whole scan as one generated loop (body inlined, invariants hoisted)."""
     jaxpr, consts = passes.optimize(closed)
     name = f"_scan_fn{next(_fn_counter)}"
-    src, glob = scan_to_source(jaxpr, consts, num_consts, num_carry, reverse, name)
-    exec(compile(src, f"<jaxlite tier0 {name}>", "exec"), glob)
-    fn = per_jaxpr[key] = glob[name]
-    fn.__jaxlite_source__ = src
-  return fn
+    src, glob = scan_to_source(jaxpr, consts, num_consts, num_carry, reverse, name, self.tables)
+    return _exec_source(src, glob, name)
+
+  def to_device(self, host_value, device=None):
+    return np.asarray(host_value)
+
+  def to_host(self, buffer):
+    return np.asarray(buffer)
+
+
+NUMPY = backend_lib.register_backend(NumpyBackend(), default=True)
 
 
 def compile_jaxpr(closed: core.ClosedJaxpr):
-  """A callable of NumPy values returning the list of NumPy outputs (cached on the jaxpr)."""
-  fn = closed._compiled
-  if fn is None:
-    jaxpr, consts = passes.optimize(closed)
-    name = f"_jaxpr_fn{next(_fn_counter)}"
-    src, glob = jaxpr_to_source(jaxpr, consts, name)
-    code = compile(src, f"<jaxlite tier0 {name}>", "exec")
-    exec(code, glob)
-    fn = closed._compiled = glob[name]
-    fn.__jaxlite_source__ = src
-  return fn
+  """The NumPy backend's executable of `closed`, whichever backend is installed."""
+  return backend_lib.compile_jaxpr(closed, NUMPY)
+
+
+def compile_scan(closed: core.ClosedJaxpr, num_consts: int, num_carry: int, reverse: bool):
+  """The NumPy backend's fused scan loop for a body jaxpr (cached on the jaxpr)."""
+  return backend_lib.compile_scan(closed, num_consts, num_carry, reverse, NUMPY)

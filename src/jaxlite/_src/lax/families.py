@@ -1,7 +1,7 @@
 """Helpers that define whole families of primitives from one rule body each.
 
 A family helper makes the primitive, its NumPy impl, its abstract eval with JAX's TypeErrors,
-its eager weak-type rule and its tier-0 lowering template, all in one call.
+its eager weak-type rule, and registers its template in the NumPy backend's tables, in one call.
 """
 from __future__ import annotations
 
@@ -9,23 +9,31 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src import dtypes
+from jaxlite._src.compiler import numpy_codegen
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import batching
 
-# Tier-0 codegen templates: primitive -> function(params) -> format string over arg names,
-# e.g. "np.add({0}, {1})". Primitives without one are called through their impl.
-numpy_templates: dict = {}
-# Templates that need the operand types too: primitive -> function(eqn) -> format string or
-# None (None falls back to `numpy_templates`, then to the impl).
-numpy_eqn_templates: dict = {}
-# Primitives whose template is one NumPy ufunc call: the executor may pass `out=` to reuse a
-# dead intermediate buffer.
-ufunc_primitives: set = set()
-# Primitives whose template can raise NumPy floating-point warnings that JAX never shows.
-numpy_quiet_primitives: set = set()
-# Primitives whose NumPy result is always a new array that aliases no input (a matmul): a later
-# ufunc may write into its buffer once it is dead.
-fresh_output_primitives: set = set()
+# The NumPy backend's lowering tables, under the names the primitive modules register with
+# (`numpy_templates[prim] = ...`): they live in compiler/numpy_codegen.py, not here.
+# templates: primitive -> fn(params) -> format string over arg names, e.g. "np.add({0}, {1})".
+numpy_templates = numpy_codegen.TABLES.templates
+# eqn templates: primitive -> fn(eqn) -> format string or None (falls back to the template).
+numpy_eqn_templates = numpy_codegen.TABLES.eqn_templates
+# One NumPy ufunc call each: the executor may pass `out=` to reuse a dead intermediate buffer.
+ufunc_primitives = numpy_codegen.TABLES.ufuncs
+# May raise NumPy floating-point warnings that JAX never shows.
+numpy_quiet_primitives = numpy_codegen.TABLES.quiet
+# The result never aliases an input (a matmul): a later ufunc may write into its dead buffer.
+fresh_output_primitives = numpy_codegen.TABLES.fresh_outputs
+
+
+def lower_to_numpy(prim, template: str, ufunc: bool = False) -> None:
+  """Registers a fixed NumPy template for `prim` in the NumPy backend (`ufunc`: one ufunc call
+  of the operands, which may write into a dead input's buffer)."""
+  numpy_templates[prim] = lambda **params: template
+  if ufunc:
+    ufunc_primitives.add(prim)
+
 
 _KIND_NAMES = {
     "f": "floating", "c": "complexfloating", "i": "signedinteger", "u": "unsignedinteger",
@@ -141,9 +149,7 @@ def unop(name: str, np_fn, kinds: str = "fc", out_dtype=None, template: str | No
   prim.eager_weak_type = first_weak
   batching.defvectorized(prim)
   if template is not None:
-    numpy_templates[prim] = lambda **params: template
-    if out_dtype is None:
-      ufunc_primitives.add(prim)
+    lower_to_numpy(prim, template, ufunc=out_dtype is None)
   return prim
 
 
@@ -177,8 +183,7 @@ def binop(name: str, np_fn, kinds: str = "fciub", out_dtype=None, template: str 
   prim.eager_weak_type = all_weak
   batching.defbroadcasting(prim)
   if template is not None:
-    numpy_templates[prim] = lambda **params: template
-    ufunc_primitives.add(prim)
+    lower_to_numpy(prim, template, ufunc=True)
   return prim
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.core import ShapedArray
+from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.jit import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax.families import kind_of
@@ -132,26 +133,13 @@ def _irfft_transpose(ct, fft_lengths):
 
 
 def _fft_batcher(vals, dims, *, fft_type, fft_lengths):
-  from jaxlite._src.interpreters import batching
   (x,), (d,) = vals, dims
   x = batching.moveaxis(x, d, 0)
   return fft_p.bind(x, fft_type=fft_type, fft_lengths=fft_lengths), 0
 
 
-def _register_rules():
-  try:
-    from jaxlite._src.interpreters import ad
-    ad.deflinear(fft_p, lambda ct, x, **params: [_fft_transpose(ct, x, **params)])
-  except ImportError:  # autodiff not installed yet
-    pass
-  try:
-    from jaxlite._src.interpreters import batching
-    batching.primitive_batchers[fft_p] = _fft_batcher
-  except ImportError:  # vmap not installed yet
-    pass
-
-
-_register_rules()
+ad.deflinear(fft_p, lambda ct, x, **params: [_fft_transpose(ct, x, **params)])
+batching.primitive_batchers[fft_p] = _fft_batcher
 
 
 @internal_jit(static_argnums=(1, 2), name="fft")

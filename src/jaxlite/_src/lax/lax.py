@@ -16,26 +16,9 @@ _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
-def check_python_int(x: int, dtype) -> None:
-  info = np.iinfo(dtype)
-  if not info.min <= x <= info.max:
-    raise OverflowError(f"Python int {x} too large to convert to {np.dtype(dtype).name}")
-
-
-def weak_scalar(x):
-  """A Python scalar as a weak typed scalar of its default dtype."""
-  t = type(x)
-  if t is int:
-    dt = dtypes.default_int_dtype()
-    check_python_int(x, dt)
-    return dtypes.TypedInt(x, dt)
-  if t is float:
-    return dtypes.TypedFloat(x, dtypes.default_float_dtype())
-  if t is complex:
-    return dtypes.TypedComplex(x, dtypes.default_complex_dtype())
-  if t is bool:
-    return np.bool_(x)
-  return x
+# Defined with the dtypes (jit's argument handling needs them below the lax layer).
+check_python_int = dtypes.check_python_int
+weak_scalar = dtypes.weak_scalar
 
 
 def asarg(x):

@@ -10,6 +10,7 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.core import ShapedArray
+from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.lax import creation
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
@@ -1228,22 +1229,12 @@ def _tridiagonal_solve_jvp(primals, tangents, *, perturb_singular):
 
 def _instantiate(t, like):
   """A tangent that may be a symbolic zero, as an array of `like`'s shape."""
-  ad = _ad_module()
-  if t is None or (ad is not None and type(t) is ad.Zero):
+  if t is None or type(t) is ad.Zero:
     return _full_like(like, 0)
   return t
 
 
-def _ad_module():
-  try:
-    from jaxlite._src.interpreters import ad
-  except ImportError:  # autodiff not installed yet: the rules stay unregistered
-    return None
-  return ad
-
-
 def _int_zero(x):
-  ad = _ad_module()
   return ad.Zero.from_primal_value(x)
 
 
@@ -1252,7 +1243,6 @@ def _int_zero(x):
 def _leading_batcher(prim):
   """Every operand's batch axis goes first: these primitives map over leading dims already."""
   def rule(vals, dims, **params):
-    from jaxlite._src.interpreters import batching
     size = batching.mapped_size(vals, dims)
     out = prim.bind(*batching.all_at_front(vals, dims, size), **params)
     return out, ([0] * len(out) if prim.multiple_results else 0)
@@ -1260,7 +1250,6 @@ def _leading_batcher(prim):
 
 
 def _triangular_solve_transpose(ct, a, b, **params):
-  ad = _ad_module()
   if ad.is_undefined_primal(a):
     raise NotImplementedError("triangular_solve is not linear in its matrix argument")
   if type(ct) is ad.Zero:
@@ -1269,7 +1258,6 @@ def _triangular_solve_transpose(ct, a, b, **params):
 
 
 def _tridiagonal_solve_transpose(ct, dl, d, du, b, **params):
-  ad = _ad_module()
   if any(ad.is_undefined_primal(v) for v in (dl, d, du)):
     raise NotImplementedError("tridiagonal_solve is linear only in its right-hand side")
   if type(ct) is ad.Zero:
@@ -1278,24 +1266,18 @@ def _tridiagonal_solve_transpose(ct, dl, d, du, b, **params):
 
 
 def _register_rules():
-  ad = _ad_module()
-  if ad is not None:
-    ad.jvp_rules[cholesky_p] = _cholesky_jvp
-    ad.jvp_rules[eigh_p] = _eigh_jvp
-    ad.jvp_rules[eig_p] = _eig_jvp
-    ad.jvp_rules[lu_p] = _lu_jvp
-    ad.jvp_rules[qr_p] = _qr_jvp
-    ad.jvp_rules[svd_p] = _svd_jvp
-    ad.jvp_rules[tridiagonal_solve_p] = _tridiagonal_solve_jvp
-    ad.defjvp_zero(lu_pivots_to_permutation_p)
-    ad.defjvp2(triangular_solve_p, _triangular_solve_jvp_a,
-               lambda t, ans, a, b, **params: triangular_solve_p.bind(a, t, **params))
-    ad.primitive_transposes[triangular_solve_p] = _triangular_solve_transpose
-    ad.primitive_transposes[tridiagonal_solve_p] = _tridiagonal_solve_transpose
-  try:
-    from jaxlite._src.interpreters import batching
-  except ImportError:  # vmap not installed yet
-    return
+  ad.jvp_rules[cholesky_p] = _cholesky_jvp
+  ad.jvp_rules[eigh_p] = _eigh_jvp
+  ad.jvp_rules[eig_p] = _eig_jvp
+  ad.jvp_rules[lu_p] = _lu_jvp
+  ad.jvp_rules[qr_p] = _qr_jvp
+  ad.jvp_rules[svd_p] = _svd_jvp
+  ad.jvp_rules[tridiagonal_solve_p] = _tridiagonal_solve_jvp
+  ad.defjvp_zero(lu_pivots_to_permutation_p)
+  ad.defjvp2(triangular_solve_p, _triangular_solve_jvp_a,
+             lambda t, ans, a, b, **params: triangular_solve_p.bind(a, t, **params))
+  ad.primitive_transposes[triangular_solve_p] = _triangular_solve_transpose
+  ad.primitive_transposes[tridiagonal_solve_p] = _tridiagonal_solve_transpose
   for prim in (cholesky_p, eigh_p, eig_p, lu_p, qr_p, svd_p, triangular_solve_p,
                tridiagonal_solve_p, lu_pivots_to_permutation_p, schur_p, cholesky_update_p,
                symmetric_product_p, householder_product_p):

@@ -9,6 +9,7 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src import dtypes
+from jaxlite._src.compiler import backend
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
@@ -389,8 +390,7 @@ def _reduce_abstract(*avals, computation, jaxpr, dimensions):
 
 
 def _reduce_impl(*args, computation, jaxpr, dimensions):
-  from jaxlite._src.compiler import numpy_codegen
-  fn = numpy_codegen.compile_jaxpr(jaxpr)
+  fn = backend.compile_jaxpr(jaxpr)
   n = len(args) // 2
   operands, inits = [np.asarray(a) for a in args[:n]], args[n:]
   kept = [i for i in range(operands[0].ndim) if i not in dimensions]

@@ -15,6 +15,7 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src import dtypes
+from jaxlite._src.compiler import backend
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
@@ -704,12 +705,10 @@ _update_fns: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def _update_fn(jaxpr, consts):
   """A NumPy function of (old, update) computing the scatter's update jaxpr elementwise."""
-  fn = _update_fns.get(jaxpr)
-  if fn is None:
-    from jaxlite._src.compiler import numpy_codegen
-    fn = numpy_codegen.compile_jaxpr(core.ClosedJaxpr(jaxpr, list(consts)))
-    _update_fns[jaxpr] = fn
-  return fn
+  closed = _update_fns.get(jaxpr)  # the ClosedJaxpr caches the backend's executable
+  if closed is None:
+    closed = _update_fns[jaxpr] = core.ClosedJaxpr(jaxpr, list(consts))
+  return backend.compile_jaxpr(closed)
 
 
 def _apply_in_rounds(out, grids, upd, fn):

@@ -13,6 +13,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from jaxlite._src import core, dtypes
+from jaxlite._src.compiler import backend
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import families, reductions, slicing
@@ -721,14 +722,13 @@ def _reduce_window_abstract(*avals, jaxpr, consts, **params):
 
 
 def _computation_fn(jaxpr, consts):
-  """The tier-0 compiled computation, cached per jaxpr (the param holds the open jaxpr)."""
-  from jaxlite._src.compiler import numpy_codegen
+  """The backend's executable of the computation; the param holds the open jaxpr, so its
+  ClosedJaxpr (which caches the executable) is kept per jaxpr."""
   key = id(jaxpr)
   hit = _compiled_computations.get(key)
   if hit is None or hit[0] is not jaxpr:
-    hit = _compiled_computations[key] = (
-        jaxpr, numpy_codegen.compile_jaxpr(core.ClosedJaxpr(jaxpr, consts)))
-  return hit[1]
+    hit = _compiled_computations[key] = (jaxpr, core.ClosedJaxpr(jaxpr, consts))
+  return backend.compile_jaxpr(hit[1])
 
 
 def _reduce_window_impl(*args, jaxpr, consts, window_dimensions, window_strides, padding,

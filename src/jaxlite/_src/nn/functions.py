@@ -11,6 +11,8 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src import dtypes
+from jaxlite._src.custom_derivatives import custom_jvp
+from jaxlite._src.interpreters.ad import stop_gradient_p
 from jaxlite._src.jit import internal_jit
 from jaxlite._src.lax import creation
 from jaxlite._src.lax import elementwise as ew
@@ -26,10 +28,6 @@ def _jnp():
 
 
 def _stop_gradient(x):
-  try:
-    from jaxlite._src.interpreters.ad import stop_gradient_p
-  except ImportError:  # autodiff not installed: nothing to stop
-    return x
   return stop_gradient_p.bind(x)
 
 
@@ -41,15 +39,6 @@ def _inexact(name, x):
   if not jnp.issubdtype(x.dtype, jnp.inexact):
     x = x.astype(dtypes.default_float_dtype())
   return x
-
-
-def _custom_jvp():
-  """jaxlite.custom_jvp when autodiff has it (relu's derivative at 0 is 0, as JAX), else None."""
-  try:
-    from jaxlite._src.custom_derivatives import custom_jvp
-  except ImportError:
-    return None
-  return custom_jvp
 
 
 def _nn_jit(fun=None, *, static_argnames=(), name=None):
@@ -79,10 +68,6 @@ def _relu6(x):
 
 def _with_zero_kink_jvp(name, fn, slope):
   """fn as a custom_jvp whose derivative is `slope(x)` (0 at the kinks, as JAX chooses)."""
-  custom_jvp = _custom_jvp()
-  if custom_jvp is None:
-    return fn
-
   def call(x):
     return fn(x)
   call.__name__ = call.__qualname__ = name

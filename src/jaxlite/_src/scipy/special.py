@@ -11,6 +11,7 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.core import ShapedArray
+from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import special as lax_special
 from jaxlite._src.lax.families import broadcast_shapes_lax, check_dtype_kinds
@@ -556,20 +557,8 @@ def _betainc_jvp_x(t, a, b, x):
   return t * jnp.exp(log_density)
 
 
-def _register_betainc_rules():
-  try:
-    from jaxlite._src.interpreters import ad
-    ad.defjvp(regularized_incomplete_beta_p, None, None, _betainc_jvp_x)
-  except ImportError:  # autodiff not installed yet
-    pass
-  try:
-    from jaxlite._src.interpreters import batching
-    batching.defbroadcasting(regularized_incomplete_beta_p)
-  except ImportError:  # vmap not installed yet
-    pass
-
-
-_register_betainc_rules()
+ad.defjvp(regularized_incomplete_beta_p, None, None, _betainc_jvp_x)
+batching.defbroadcasting(regularized_incomplete_beta_p)
 
 
 def betainc(a, b, x):

@@ -1,7 +1,7 @@
 """`cond_p`: run one of several closed jaxprs chosen by an int32 index; `lax.cond` and
 `lax.switch` trace their Python branches into it (branches in (false, true) order for cond).
 
-Each branch runs as tier-0 generated code (`numpy_codegen.compile_jaxpr`), cached on its jaxpr.
+Each branch runs as the backend's executable (`backend.compile_jaxpr`), cached on its jaxpr.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from jaxlite._src import core, dtypes, tree_util
-from jaxlite._src.compiler import numpy_codegen
+from jaxlite._src.compiler import backend
 from jaxlite._src.config import config
 from jaxlite._src.interpreters import ad, batching, linearize
 from jaxlite._src.jit import as_traceable_arg
@@ -38,7 +38,7 @@ def _cond_abstract_eval(index, *avals, branches):
 def _cond_impl(index, *args, branches):
   # Out-of-range indices run the nearest branch, like XLA's conditional.
   i = min(max(int(index), 0), len(branches) - 1)
-  return numpy_codegen.compile_jaxpr(branches[i])(*args)
+  return backend.compile_jaxpr(branches[i])(*args)
 
 
 cond_p.def_abstract_eval(_cond_abstract_eval)

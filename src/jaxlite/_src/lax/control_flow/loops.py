@@ -2,8 +2,8 @@
 bodies into them (while_loop, fori_loop, scan, map, associative_scan).
 
 Loop bodies run as tier-0 generated code, never a jaxpr interpreter: a while loop calls its
-compiled cond and body; a scan is one generated function (`numpy_codegen.compile_scan`) with the
-body inlined in its loop and loop-invariant eqns hoisted out.
+compiled cond and body; a scan is one loop function from the backend (`backend.compile_scan`:
+on NumPy, generated code with the body inlined and loop-invariant eqns hoisted out).
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import weakref
 import numpy as np
 
 from jaxlite._src import core, dtypes, tree_util
-from jaxlite._src.compiler import numpy_codegen
+from jaxlite._src.compiler import backend
 from jaxlite._src.config import config
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad, batching, linearize
@@ -40,8 +40,8 @@ def _while_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncon
 
 def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
   cconsts, bconsts, carry = split_list(args, [cond_nconsts, body_nconsts])
-  cond_fn = numpy_codegen.compile_jaxpr(cond_jaxpr)
-  body_fn = numpy_codegen.compile_jaxpr(body_jaxpr)
+  cond_fn = backend.compile_jaxpr(cond_jaxpr)
+  body_fn = backend.compile_jaxpr(body_jaxpr)
   if cond_jaxpr.out_avals[0].shape:
     return _batched_while(cond_fn, body_fn, cconsts, bconsts, carry)
   while cond_fn(*cconsts, *carry)[0]:
@@ -382,7 +382,7 @@ def _scan_impl(*args, reverse, length, jaxpr, num_consts, num_carry, unroll):
   consts, carry, xs = split_list(args, [num_consts, num_carry])
   ys = [np.empty((length, *a.shape), a.dtype) for a in jaxpr.out_avals[num_carry:]]
   if length:
-    loop = numpy_codegen.compile_scan(jaxpr, num_consts, num_carry, reverse)
+    loop = backend.compile_scan(jaxpr, num_consts, num_carry, reverse)
     carry = loop(*consts, *carry, *xs, *ys, length)
   return [*carry, *ys]
 

@@ -1,0 +1,111 @@
+"""Call-like primitives at the bottom of the layers: `jit_p` (a staged call of a ClosedJaxpr)
+and its autodiff and batching rules, importable by lax/ and numpy/ without the jit API.
+
+Under the eval trace a `jit` eqn runs the installed backend's executable of its jaxpr.
+"""
+from __future__ import annotations
+
+from jaxlite._src import core
+from jaxlite._src.compiler import backend, passes
+from jaxlite._src.interpreters import ad
+from jaxlite._src.interpreters import batching
+from jaxlite._src.interpreters import linearize
+
+# --- the jit primitive -------------------------------------------------------------------------
+
+jit_p = core.Primitive("jit")
+jit_p.multiple_results = True
+passes.inlinable_call_primitives.add(jit_p)
+
+
+def _jit_abstract_eval(*avals, jaxpr, **params):
+  return jaxpr.out_avals
+
+
+def _jit_impl(*args, jaxpr, **params):
+  return backend.compile_jaxpr(jaxpr)(*args)
+
+
+jit_p.def_abstract_eval(_jit_abstract_eval)
+jit_p.def_impl(_jit_impl)
+
+
+def _jit_eager_weak(args, params):
+  return [a.weak_type for a in params["jaxpr"].out_avals]
+
+
+jit_p.eager_weak_type = _jit_eager_weak
+
+
+# Autodiff: forward mode is one jit of the JVP'd body; linearizing splits it into a primal jit
+# (outputs + residuals) and a linear jit of the same name, which transposes to a jit again.
+def _jit_jvp(primals, tangents, *, jaxpr, name, **params):
+  nonzeros = [type(t) is not ad.Zero for t in tangents]
+  jvp_closed, nz_out = ad.jvp_jaxpr(jaxpr, nonzeros)
+  nz_tangents = [t for t in tangents if type(t) is not ad.Zero]
+  donated = list(params["donated_invars"]) + [d for d, nz in
+                                              zip(params["donated_invars"], nonzeros) if nz]
+  outs = jit_p.bind(*primals, *nz_tangents, **_derived_params(jvp_closed, name, params, donated))
+  n = len(jaxpr.out_avals)
+  return outs[:n], _with_zeros(outs[n:], nz_out, jaxpr.out_avals)
+
+
+def _jit_linearize(primals, tangents, *, jaxpr, name, **params):
+  lin = linearize.linearize_jaxpr(jaxpr, [type(t) is not ad.Zero for t in tangents])
+  call_outs = jit_p.bind(*primals, **_derived_params(lin.primal, name, params,
+                                                     params["donated_invars"]))
+  primal_outs, residuals = lin.assemble(primals, call_outs)
+  nz_tangents = [t for t in tangents if type(t) is not ad.Zero]
+  tangent_outs = []
+  if any(lin.nz_out):
+    tangent_outs = jit_p.bind(*residuals, *nz_tangents,
+                              **_derived_params(lin.tangent, name, params))
+  return primal_outs, _with_zeros(tangent_outs, lin.nz_out, jaxpr.out_avals)
+
+
+def _jit_transpose(cts, *args, jaxpr, name, **params):
+  undefined = [ad.is_undefined_primal(a) for a in args]
+  trans, nonzero = ad.transpose_jaxpr(jaxpr, undefined, [type(c) is not ad.Zero for c in cts])
+  ins = [a for a in args if not ad.is_undefined_primal(a)]
+  ins += [c for c in cts if type(c) is not ad.Zero]
+  outs = jit_p.bind(*ins, **_derived_params(trans, name, params)) if any(nonzero) else []
+  return ad.spread_transposed(args, nonzero, outs)
+
+
+def _derived_params(closed, name, params, donated=None):
+  return jit_params(closed, name, len(closed.in_avals), len(closed.out_avals), donated,
+                    params.get("keep_unused", False), params.get("inline", False))
+
+
+def _with_zeros(nonzero_vals, nonzero, avals):
+  it = iter(nonzero_vals)
+  return [next(it) if nz else ad.Zero(ad.tangent_aval(a)) for nz, a in zip(nonzero, avals)]
+
+
+ad.jvp_rules[jit_p] = _jit_jvp
+ad.linearize_rules[jit_p] = _jit_linearize
+ad.primitive_transposes[jit_p] = _jit_transpose
+
+
+def _jit_batcher(axis_data, vals, dims, *, jaxpr, **params):
+  # One jit eqn over the batched jaxpr; an eqn with nothing batched in or out stays as it was.
+  batched, out_dims = batching.batch_jaxpr(jaxpr, axis_data, dims)
+  if all(d is None for d in dims) and all(d is None for d in out_dims):
+    batched = jaxpr
+  return jit_p.bind(*vals, jaxpr=batched, **params), out_dims
+
+
+batching.axis_primitive_batchers[jit_p] = _jit_batcher
+
+# Dropped from printouts when at these values (see pretty_print's param rules).
+DEFAULT_JIT_PARAMS = dict(inline=False, keep_unused=False, ctx_mesh=None,
+                          compiler_options_kvs=())
+
+
+def jit_params(closed, name, n_in, n_out, donated=None, keep_unused=False, inline=False):
+  return dict(
+      name=name, jaxpr=closed,
+      donated_invars=tuple(donated) if donated is not None else (False,) * n_in,
+      in_shardings=(None,) * n_in, out_shardings=(None,) * n_out,
+      in_layouts=(None,) * n_in, out_layouts=(None,) * n_out,
+      inline=inline, keep_unused=keep_unused, ctx_mesh=None, compiler_options_kvs=())

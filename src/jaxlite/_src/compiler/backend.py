@@ -1,0 +1,219 @@
+"""The backend seam: what compiles a closed jaxpr into an executable and owns its buffers.
+
+Every place that runs a jaxpr (jit, scan/while/cond bodies, custom rules, checkpoint, the eager
+paths that compile small jaxprs) calls `compile_jaxpr` / `compile_scan` here, which dispatch to
+the installed backend. A backend is data plus one `compile`: see compiler/README.md.
+"""
+from __future__ import annotations
+
+import contextlib
+import weakref
+from collections import ChainMap
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import devices as devices_lib
+
+
+class FlagTable:
+  """A set of primitives layered over a parent's set: own additions and removals win, and
+  later registrations into the parent show through (the layers are looked up live)."""
+  __slots__ = ("_on", "_off", "parent")
+
+  def __init__(self, parent: FlagTable | None = None):
+    self._on, self._off, self.parent = set(), set(), parent
+
+  def add(self, prim) -> None:
+    self._on.add(prim)
+    self._off.discard(prim)
+
+  def update(self, prims) -> None:
+    for p in prims:
+      self.add(p)
+
+  def discard(self, prim) -> None:
+    self._off.add(prim)
+    self._on.discard(prim)
+
+  def __contains__(self, prim) -> bool:
+    if prim in self._on:
+      return True
+    if prim in self._off or self.parent is None:
+      return False
+    return prim in self.parent
+
+
+class LoweringTables:
+  """A backend's lowering data, each table layered over its parent backend's (override merge).
+
+  templates      primitive -> fn(**params) -> format string over argument names, or None
+  eqn_templates  primitive -> fn(eqn) -> format string, or None to fall back to `templates`
+  impls          primitive -> callable(*buffers, **params) used where no template applies;
+                 absent means the primitive's own eager impl (`prim.impl`)
+  ufuncs         primitives whose template is one ufunc call (may take `out=`)
+  quiet          primitives whose template may raise floating-point warnings JAX never shows
+  fresh_outputs  primitives whose result never aliases an input (its buffer may be reused)
+
+  A child masks a parent's template or kernel by mapping the primitive to None, and a flag by
+  `discard`.
+  """
+  MAPS = ("templates", "eqn_templates", "impls")
+  FLAGS = ("ufuncs", "quiet", "fresh_outputs")
+
+  def __init__(self, parent: LoweringTables | None = None):
+    self.parent = parent
+    for name in self.MAPS:
+      maps = getattr(parent, name).maps if parent is not None else []
+      setattr(self, name, ChainMap({}, *maps))
+    for name in self.FLAGS:
+      setattr(self, name, FlagTable(getattr(parent, name) if parent is not None else None))
+
+  def derive(self, **overrides) -> LoweringTables:
+    """Child tables over these: `overrides` maps a table name to entries (dicts for the maps,
+    iterables of primitives for the flags) that take precedence over this layer."""
+    child = LoweringTables(self)
+    for name, entries in overrides.items():
+      if name in self.MAPS:
+        getattr(child, name).update(entries)
+      elif name in self.FLAGS:
+        getattr(child, name).update(entries)
+      else:
+        raise TypeError(f"LoweringTables.derive got an unknown table {name!r}; expected one of "
+                        f"{', '.join(self.MAPS + self.FLAGS)}")
+    return child
+
+  def kernel(self, prim):
+    """The callable that runs `prim` where no template applies."""
+    impl = self.impls.get(prim)
+    return prim.impl if impl is None else impl
+
+
+class Backend:
+  """A platform's compiler and buffer owner.
+
+  Subclasses set `name`, `platform` and `tables`, and implement `compile`. An executable is a
+  callable of the backend's buffers (one per jaxpr input) returning the sequence of output
+  buffers; `as_text` gives what `Compiled.as_text()` shows.
+  """
+  name: str = "abstract"
+  platform: str = "cpu"
+  tables: LoweringTables
+
+  def __init__(self):
+    self._scan_loops = weakref.WeakKeyDictionary()
+
+  def devices(self) -> list:
+    """The devices whose buffers this backend holds."""
+    return [d for d in devices_lib.devices() if d.platform == self.platform]
+
+  def compile(self, closed: core.ClosedJaxpr):
+    raise NotImplementedError(f"backend {self.name!r} does not implement compile")
+
+  def compile_scan(self, closed: core.ClosedJaxpr, num_consts: int, num_carry: int,
+                   reverse: bool):
+    """`fn(*consts, *carry, *xs, *ys, length) -> carry` writing each step's ys in place.
+
+    This default loops over `compile(closed)`; a backend may fuse the loop instead."""
+    body = compile_jaxpr(closed, self)
+    n_in = num_consts + num_carry
+
+    def loop(*args):
+      consts, carry = args[:num_consts], args[num_consts:n_in]
+      n_x = len(closed.in_avals) - n_in
+      xs, ys, length = args[n_in:n_in + n_x], args[n_in + n_x:-1], args[-1]
+      for i in (range(length - 1, -1, -1) if reverse else range(length)):
+        outs = body(*consts, *carry, *[x[i] for x in xs])
+        carry = outs[:num_carry]
+        for y, v in zip(ys, outs[num_carry:]):
+          y[i] = v
+      return tuple(carry)
+    return loop
+
+  def as_text(self, executable) -> str:
+    return getattr(executable, "__jaxlite_source__", repr(executable))
+
+  # -- buffers ------------------------------------------------------------------------------
+  def to_device(self, host_value: np.ndarray, device=None):
+    """A buffer of this backend holding `host_value` (on `device`, else the default one)."""
+    raise NotImplementedError(f"backend {self.name!r} does not implement to_device")
+
+  def to_host(self, buffer) -> np.ndarray:
+    raise NotImplementedError(f"backend {self.name!r} does not implement to_host")
+
+  def __repr__(self):
+    return f"<{type(self).__name__} {self.name!r}>"
+
+
+# --- the registry and the one entry point ----------------------------------------------------
+
+_backends: dict = {}
+
+
+class _State:
+  __slots__ = ("current",)
+
+  def __init__(self):
+    self.current = None
+
+
+_state = _State()
+
+
+def register_backend(backend: Backend, default: bool = False) -> Backend:
+  _backends[backend.name] = backend
+  if default or _state.current is None:
+    _state.current = backend
+  return backend
+
+
+def get_backend(name: str | None = None) -> Backend:
+  if name is None:
+    return _state.current
+  try:
+    return _backends[name]
+  except KeyError:
+    raise RuntimeError(f"Unknown backend {name!r}; known backends: "
+                       f"{', '.join(sorted(_backends))}") from None
+
+
+def install_backend(backend: Backend) -> Backend:
+  """Makes `backend` compile every jaxpr compiled from now on; returns the previous one.
+  jit cache entries keep the executable they already built."""
+  prev, _state.current = _state.current, backend
+  return prev
+
+
+@contextlib.contextmanager
+def using_backend(backend: Backend):
+  prev = install_backend(backend)
+  try:
+    yield backend
+  finally:
+    install_backend(prev)
+
+
+def compile_jaxpr(closed: core.ClosedJaxpr, backend: Backend | None = None):
+  """The executable of `closed` on `backend` (the installed one by default), cached on the
+  jaxpr for the backend that compiled it last."""
+  b = _state.current if backend is None else backend
+  hit = closed._compiled
+  if hit is not None and hit[0] is b:
+    return hit[1]
+  exe = b.compile(closed)
+  closed._compiled = (b, exe)
+  return exe
+
+
+def compile_scan(closed: core.ClosedJaxpr, num_consts: int, num_carry: int, reverse: bool,
+                 backend: Backend | None = None):
+  """The scan loop of a body jaxpr on `backend` (cached per backend and jaxpr)."""
+  b = _state.current if backend is None else backend
+  per_jaxpr = b._scan_loops.get(closed)
+  if per_jaxpr is None:
+    per_jaxpr = b._scan_loops[closed] = {}
+  key = (num_consts, num_carry, reverse)
+  fn = per_jaxpr.get(key)
+  if fn is None:
+    fn = per_jaxpr[key] = b.compile_scan(closed, num_consts, num_carry, reverse)
+  return fn
