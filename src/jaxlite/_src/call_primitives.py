@@ -1,11 +1,17 @@
 """Call-like primitives at the bottom of the layers: `jit_p` (a staged call of a ClosedJaxpr)
-and its autodiff and batching rules, importable by lax/ and numpy/ without the jit API.
+with its autodiff and batching rules, and the argument/result checks every staged call shares;
+lax/ and numpy/ import them without the jit API.
 
 Under the eval trace a `jit` eqn runs the installed backend's executable of its jaxpr.
 """
 from __future__ import annotations
 
+import functools
+
+import numpy as np
+
 from jaxlite._src import core
+from jaxlite._src import dtypes
 from jaxlite._src.compiler import backend, passes
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
@@ -109,3 +115,46 @@ def jit_params(closed, name, n_in, n_out, donated=None, keep_unused=False, inlin
       in_shardings=(None,) * n_in, out_shardings=(None,) * n_out,
       in_layouts=(None,) * n_in, out_layouts=(None,) * n_out,
       inline=inline, keep_unused=keep_unused, ctx_mesh=None, compiler_options_kvs=())
+
+
+# --- arguments and results of staged calls (jit, control flow bodies) ---------------------------
+
+_PY_SCALARS = (int, float, complex, bool)
+
+
+def as_traceable_arg(x):
+  """A flat argument made ready for tracing: Python scalars become weak typed scalars."""
+  t = type(x)
+  if t in _PY_SCALARS:
+    if t is int:
+      dtypes.check_python_int(x, dtypes.default_int_dtype())
+    return dtypes.weak_scalar(x)
+  if isinstance(x, np.ndarray):
+    canon = dtypes.canonicalize_dtype(x.dtype)
+    return x if canon == x.dtype else x.astype(canon)
+  return x
+
+
+def _check_output(x, fun):
+  if isinstance(x, core.Array):  # tracers, ArrayImpl and typed PRNG key arrays
+    return x
+  if type(x) in _PY_SCALARS or isinstance(x, (np.ndarray, np.generic)) \
+      or type(x) in dtypes.typed_scalar_types:
+    return as_traceable_arg(x)
+  raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type (returned by "
+                  f"{fun_name(fun)})")
+
+
+def fun_name(fun) -> str:
+  name = getattr(fun, "__name__", None)
+  if name is None and isinstance(fun, functools.partial):
+    return fun_name(fun.func)
+  return name or type(fun).__name__
+
+
+def fun_src_info(fun) -> str:
+  try:
+    code = fun.__code__
+    return f"{fun_name(fun)} at {code.co_filename}:{code.co_firstlineno}"
+  except AttributeError:
+    return fun_name(fun)

@@ -14,16 +14,16 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src import tree_util
-from jaxlite._src.call_primitives import jit_p, jit_params  # noqa: F401 - jit_p re-exported
+from jaxlite._src.call_primitives import (  # noqa: F401 - re-exported for the API modules
+    _PY_SCALARS, _check_output, as_traceable_arg, fun_name, fun_src_info, jit_p, jit_params)
 from jaxlite._src.compiler import backend
 from jaxlite._src.config import config
-from jaxlite._src.dtypes import check_python_int, weak_scalar
+from jaxlite._src.dtypes import check_python_int
 from jaxlite._src.interpreters import batching
 from jaxlite._src.interpreters import partial_eval as pe
 
 # --- argument handling -------------------------------------------------------------------------
 
-_PY_SCALARS = (int, float, complex, bool)
 _MISS = object()
 
 
@@ -38,19 +38,6 @@ def leaf_signature(x):
     return ((), dtypes.canonicalize_dtype(dtypes.python_scalar_dtype(x)), t is not bool)
   aval = core.get_aval(x)
   return (aval.shape, aval.dtype, aval.weak_type)
-
-
-def as_traceable_arg(x):
-  """A flat argument made ready for tracing: Python scalars become weak typed scalars."""
-  t = type(x)
-  if t in _PY_SCALARS:
-    if t is int:
-      check_python_int(x, dtypes.default_int_dtype())
-    return weak_scalar(x)
-  if isinstance(x, np.ndarray):
-    canon = dtypes.canonicalize_dtype(x.dtype)
-    return x if canon == x.dtype else x.astype(canon)
-  return x
 
 
 def numpy_value(x):
@@ -115,21 +102,6 @@ def _arg_names(fun):
     return _arg_names_cached(fun)
   except TypeError:
     return ()
-
-
-def fun_name(fun) -> str:
-  name = getattr(fun, "__name__", None)
-  if name is None and isinstance(fun, functools.partial):
-    return fun_name(fun.func)
-  return name or type(fun).__name__
-
-
-def fun_src_info(fun) -> str:
-  try:
-    code = fun.__code__
-    return f"{fun_name(fun)} at {code.co_filename}:{code.co_firstlineno}"
-  except AttributeError:
-    return fun_name(fun)
 
 
 # --- the jit wrapper ---------------------------------------------------------------------------
@@ -428,16 +400,6 @@ def _hashable_static(val):
     raise ValueError(
         "Non-hashable static arguments are not supported. An error occurred while trying to "
         f"hash an object of type {type(val)}, {val!r}. The error was:\nTypeError: {e}") from None
-
-
-def _check_output(x, fun):
-  if isinstance(x, core.Array):  # tracers, ArrayImpl and typed PRNG key arrays
-    return x
-  if type(x) in _PY_SCALARS or isinstance(x, (np.ndarray, np.generic)) \
-      or type(x) in dtypes.typed_scalar_types:
-    return as_traceable_arg(x)
-  raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type (returned by "
-                  f"{fun_name(fun)})")
 
 
 def _as_tuple(x):

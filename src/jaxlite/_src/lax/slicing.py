@@ -19,6 +19,7 @@ from jaxlite._src.compiler import backend
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
+from jaxlite._src.jit import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import families
 from jaxlite._src.lax import shape as shape_prims
@@ -1124,7 +1125,6 @@ def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_s
 
 def _make_dynamic_index_in_dim_jit():
   # JAX stages these two as named nested jits; internal_jit runs them directly when eager.
-  from jaxlite._src.jit import internal_jit
   return (internal_jit(_dynamic_index_in_dim, static_argnums=(2, 3, 4),
                        name="dynamic_index_in_dim"),
           internal_jit(_dynamic_update_index_in_dim, static_argnums=(3, 4),

@@ -9,6 +9,7 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src import dtypes
+from jaxlite._src.jit import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.lax import check_python_int
@@ -318,7 +319,6 @@ def _linspace_impl(start, stop, num, endpoint, dtype, axis):
 
 
 def _linspace_jitted():
-  from jaxlite._src.jit import internal_jit
 
   @internal_jit(static_argnames=("num", "endpoint", "dtype", "axis"), name="_linspace")
   def _linspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
@@ -390,10 +390,9 @@ _SPACED = {"_logspace": _logspace, "_geomspace": _geomspace}
 
 
 def _spaced(name):
-  """The jitted `_logspace`/`_geomspace` (made on first use: jit imports this module)."""
+  """The jitted `_logspace`/`_geomspace`, made on first use."""
   fun = _SPACED[name]
   if not hasattr(fun, "jitted"):
-    from jaxlite._src.jit import internal_jit
     fun.jitted = internal_jit(fun, static_argnames=("num", "endpoint", "dtype", "axis"),
                               name=name)
   return fun.jitted
@@ -453,7 +452,6 @@ def tri(N, M=None, k=0, dtype=None):
 
 
 def _triangular(name, lower):
-  from jaxlite._src.jit import internal_jit
 
   @internal_jit(static_argnames=("k",), name=name)
   def jitted(m, k=0):

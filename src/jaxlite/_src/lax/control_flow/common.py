@@ -15,7 +15,7 @@ from jaxlite._src import core, dtypes, tree_util
 from jaxlite._src.config import config
 from jaxlite._src.core import ClosedJaxpr, Var
 from jaxlite._src.interpreters import partial_eval as pe
-from jaxlite._src.jit import _check_output, fun_src_info
+from jaxlite._src.call_primitives import _check_output, fun_src_info
 
 # --- tracing bodies ------------------------------------------------------------------------------
 
