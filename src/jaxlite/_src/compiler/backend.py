@@ -21,7 +21,7 @@ class FlagTable:
   later registrations into the parent show through (the layers are looked up live)."""
   __slots__ = ("_on", "_off", "parent")
 
-  def __init__(self, parent: FlagTable | None = None):
+  def __init__(self, parent: FlagTable | set | None = None):
     self._on, self._off, self.parent = set(), set(), parent
 
   def add(self, prim) -> None:
@@ -62,12 +62,17 @@ class LoweringTables:
   FLAGS = ("ufuncs", "quiet", "fresh_outputs")
 
   def __init__(self, parent: LoweringTables | None = None):
+    # Root tables are a plain dict and set, as fast to read as before backends existed; derived
+    # ones are live layers over them.
     self.parent = parent
     for name in self.MAPS:
-      maps = getattr(parent, name).maps if parent is not None else []
-      setattr(self, name, ChainMap({}, *maps))
+      if parent is None:
+        setattr(self, name, {})
+      else:
+        up = getattr(parent, name)
+        setattr(self, name, ChainMap({}, *(up.maps if isinstance(up, ChainMap) else [up])))
     for name in self.FLAGS:
-      setattr(self, name, FlagTable(getattr(parent, name) if parent is not None else None))
+      setattr(self, name, set() if parent is None else FlagTable(getattr(parent, name)))
 
   def derive(self, **overrides) -> LoweringTables:
     """Child tables over these: `overrides` maps a table name to entries (dicts for the maps,
