@@ -11,6 +11,7 @@ import types
 from collections.abc import Callable
 
 from jaxlite._src import core, tree_util
+from jaxlite._src.call_primitives import with_zeros
 from jaxlite._src.compiler import backend, passes
 from jaxlite._src.core import ClosedJaxpr, Var
 from jaxlite._src.interpreters import ad, batching
@@ -89,7 +90,7 @@ def _remat_jvp(primals, tangents, *, jaxpr, prevent_cse, differentiated, policy)
   outs = remat_p.bind(*primals, *[t for t in tangents if type(t) is not Zero], jaxpr=jvp_closed,
                       prevent_cse=prevent_cse, differentiated=differentiated, policy=policy)
   n = len(jaxpr.out_avals)
-  return outs[:n], _with_zeros(outs[n:], nz_out, jaxpr.out_avals)
+  return outs[:n], with_zeros(outs[n:], nz_out, jaxpr.out_avals)
 
 
 def _remat_linearize(primals, tangents, *, jaxpr, prevent_cse, differentiated, policy):
@@ -104,7 +105,7 @@ def _remat_linearize(primals, tangents, *, jaxpr, prevent_cse, differentiated, p
     t_outs = remat_p.bind(*residuals, *[t for t in tangents if type(t) is not Zero],
                           jaxpr=split.unknown, prevent_cse=prevent_cse, differentiated=True,
                           policy=policy)
-  return primal_outs, _with_zeros(t_outs, split.nz_out, jaxpr.out_avals)
+  return primal_outs, with_zeros(t_outs, split.nz_out, jaxpr.out_avals)
 
 
 def _remat_transpose(cts, *args, jaxpr, prevent_cse, differentiated, policy):
@@ -120,11 +121,6 @@ def _remat_transpose(cts, *args, jaxpr, prevent_cse, differentiated, policy):
 def _remat_batcher(axis_data, vals, dims, *, jaxpr, **params):
   batched, out_dims = batching.batch_jaxpr(jaxpr, axis_data, dims)
   return remat_p.bind(*vals, jaxpr=batched, **params), out_dims
-
-
-def _with_zeros(vals, nonzero, avals):
-  it = iter(vals)
-  return [next(it) if nz else Zero(ad.tangent_aval(a)) for nz, a in zip(nonzero, avals)]
 
 
 ad.jvp_rules[remat_p] = _remat_jvp

@@ -53,7 +53,7 @@ def _jit_jvp(primals, tangents, *, jaxpr, name, **params):
                                               zip(params["donated_invars"], nonzeros) if nz]
   outs = jit_p.bind(*primals, *nz_tangents, **_derived_params(jvp_closed, name, params, donated))
   n = len(jaxpr.out_avals)
-  return outs[:n], _with_zeros(outs[n:], nz_out, jaxpr.out_avals)
+  return outs[:n], with_zeros(outs[n:], nz_out, jaxpr.out_avals)
 
 
 def _jit_linearize(primals, tangents, *, jaxpr, name, **params):
@@ -66,7 +66,7 @@ def _jit_linearize(primals, tangents, *, jaxpr, name, **params):
   if any(lin.nz_out):
     tangent_outs = jit_p.bind(*residuals, *nz_tangents,
                               **_derived_params(lin.tangent, name, params))
-  return primal_outs, _with_zeros(tangent_outs, lin.nz_out, jaxpr.out_avals)
+  return primal_outs, with_zeros(tangent_outs, lin.nz_out, jaxpr.out_avals)
 
 
 def _jit_transpose(cts, *args, jaxpr, name, **params):
@@ -83,7 +83,8 @@ def _derived_params(closed, name, params, donated=None):
                     params.get("keep_unused", False), params.get("inline", False))
 
 
-def _with_zeros(nonzero_vals, nonzero, avals):
+def with_zeros(nonzero_vals, nonzero, avals):
+  """Values for the `nonzero` positions, symbolic zeros of `avals`' tangent types elsewhere."""
   it = iter(nonzero_vals)
   return [next(it) if nz else ad.Zero(ad.tangent_aval(a)) for nz, a in zip(nonzero, avals)]
 
