@@ -29,9 +29,20 @@ __version__ = "0.1.0"
 _LAZY = {"random", "nn", "scipy", "sharding", "test_util", "dtypes", "typing",
          "custom_derivatives", "ad_checkpoint"}
 
+# surface-core: JAX's extension and debugging surface, loaded on first use.
+_LAZY |= {"core", "extend", "interpreters", "api_util", "debug", "experimental", "stages",
+          "monitoring", "profiler"}
+_LAZY_ATTRS = {
+    "pure_callback": ("jaxlite._src.callbacks", "pure_callback"),
+}
+
 
 def __getattr__(name):
   if name in _LAZY:
     import importlib
     return importlib.import_module(f"jaxlite.{name}")
+  if name in _LAZY_ATTRS:
+    import importlib
+    mod, attr = _LAZY_ATTRS[name]
+    return getattr(importlib.import_module(mod), attr)
   raise AttributeError(f"module 'jaxlite' has no attribute {name!r}")
