@@ -35,6 +35,7 @@ _LAZY |= {"core", "extend", "interpreters", "api_util", "debug", "experimental",
 _LAZY_ATTRS = {
     "pure_callback": ("jaxlite._src.callbacks", "pure_callback"),
     "float0": ("jaxlite._src.dtypes", "float0"),
+    "install_as_jax": ("jaxlite._install", "install_as_jax"),
     **{n: ("jaxlite._src.api_extras", n) for n in (
         "linear_transpose", "custom_gradient", "closure_convert", "effects_barrier",
         "live_arrays", "print_environment_info", "host_count", "host_id", "host_ids", "Device")},
