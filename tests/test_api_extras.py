@@ -155,3 +155,57 @@ def test_print_environment_info_and_live_arrays():
   keep = jnp.arange(7.0) + 1
   assert any(a is keep for a in jaxlite.live_arrays())
   assert jaxlite.live_arrays("gpu") == []
+
+
+def _nan_cases(jax):
+  jnp_ = importlib.import_module(f"{jax.__name__}.numpy")
+  return {
+      "eager_log": lambda: jnp_.log(jnp_.float32(-1.0)),
+      "jit_log": lambda: jax.jit(lambda x: jnp_.log(x) + 1)(jnp_.float32(-1.0)),
+      "div": lambda: jnp_.float32(0.0) / jnp_.float32(0.0),
+      "fine": lambda: jax.jit(lambda x: x * 2)(jnp_.float32(1.0)),
+  }
+
+
+@pytest.mark.parametrize("name", list(_nan_cases(jaxlite)))
+@pytest.mark.parametrize("flag", ["debug_nans", "debug_infs"])
+def test_debug_nans_infs_match_jax(name, flag):
+  import warnings
+  jax = oracle()
+
+  def outcome(lib):
+    with warnings.catch_warnings(), getattr(lib, flag)(True):
+      warnings.simplefilter("ignore")
+      try:
+        _nan_cases(lib)[name]()
+        return None
+      except FloatingPointError as e:
+        return str(e).split(".")[0]
+  assert outcome(jaxlite) == outcome(jax)
+
+
+def test_debug_nans_known_answers_and_removal():
+  import warnings
+  from jaxlite._src import core
+  with jaxlite.debug_nans(True):
+    with pytest.raises(FloatingPointError, match=r"invalid value \(nan\) encountered in log"):
+      jaxlite.jit(lambda x: jnp.log(x))(-1.0)
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    assert np.isnan(float(jnp.log(-1.0)))
+  assert "_checked_eager" not in repr(core.EvalTrace.process_primitive)
+
+
+def test_log_compiles(caplog):
+  import logging
+  with caplog.at_level(logging.WARNING), jaxlite.log_compiles(True):
+    def my_logged(x):
+      return x * 2
+    jaxlite.jit(my_logged)(jnp.ones(3))
+  msgs = [r.getMessage() for r in caplog.records]
+  assert msgs[0].startswith("Finished tracing my_logged for jit in ")
+  assert msgs[1] == ("Compiling jit(my_logged) with global shapes and types "
+                     "(ShapedArray(float32[3]),). Argument mapping: (UnspecifiedValue,).")
+  caplog.clear()
+  jaxlite.jit(lambda x: x + 1)(jnp.ones(3))
+  assert caplog.records == []

@@ -75,6 +75,9 @@ class Config:
     self._trace_context = None
     for fn in self._listeners.get(name, ()):
       fn(value)
+    if name in ("jax_debug_nans", "jax_debug_infs", "jax_log_compiles"):  # (un)install hooks
+      from jaxlite._src import instrumentation
+      instrumentation.refresh()
 
   def read(self, name: str):
     return getattr(self, name)
