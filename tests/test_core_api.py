@@ -276,3 +276,30 @@ def test_mlir_registration_is_accepted_and_unused():
   mlir.register_lowering(p, lambda ctx, x: [x], platform="cpu")
   f = lambda x: x
   assert mlir.lower_fun(f, multiple_results=False) is f
+
+
+def test_extend_random_matches_jax():
+  from jaxlite.extend import random as xr
+  keys = xr.random_seed(jnp.uint32(3), impl=xr.threefry_prng_impl)
+  np.testing.assert_array_equal(jaxlite.random.key_data(keys), [0, 3])
+  bits = xr.threefry_2x32(np.array([1, 2], np.uint32), np.arange(4, dtype=np.uint32))
+  np.testing.assert_array_equal(bits, [4128513521, 3192206206, 2345921600, 3057534555])
+  oracle()
+  import jax.extend.random as jr
+  theirs = jr.threefry_2x32(np.array([1, 2], np.uint32), np.arange(4, dtype=np.uint32))
+  np.testing.assert_array_equal(bits, theirs)
+  assert str(xr.seed_with_impl(xr.threefry_prng_impl, 5)) == str(
+      jr.seed_with_impl(jr.threefry_prng_impl, 5))
+
+
+def test_source_info_and_traceback_util_as_flax_uses_them():
+  from jaxlite.extend import source_info_util as siu
+  from jaxlite._src import traceback_util
+  traceback_util.register_exclusion("/no/such/dir")
+  assert traceback_util.api_boundary(len) is len
+  info = siu.current()
+  assert info.traceback and info.traceback[0].file_name == __file__
+  with siu.extend_name_stack("outer"):
+    with siu.extend_name_stack("inner"):
+      assert str(siu.current_name_stack()) == "outer/inner"
+  assert str(siu.current_name_stack()) == ""

@@ -18,6 +18,7 @@ from jaxlite._src.core_adapters import (  # noqa: F401
     unsafe_am_i_under_a_vmap as unsafe_am_i_under_a_vmap_DO_NOT_USE,
     unsafe_get_axis_names as unsafe_get_axis_names_DO_NOT_USE)
 from jaxlite._src.effects import Effect, Effects, no_effects  # noqa: F401
+from jaxlite._src.linear_util import DebugInfo  # noqa: F401
 
 
 class InconclusiveDimensionOperation(Exception):
