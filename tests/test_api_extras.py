@@ -209,3 +209,27 @@ def test_log_compiles(caplog):
   caplog.clear()
   jaxlite.jit(lambda x: x + 1)(jnp.ones(3))
   assert caplog.records == []
+
+
+def test_no_tracing_and_no_execution_match_jax():
+  jax = oracle()
+
+  def outcomes(lib):
+    lnp = importlib.import_module(f"{lib.__name__}.numpy")
+    f = lib.jit(lambda x: x * 2)
+    res = []
+    with lib.no_tracing(True):
+      try:
+        f(1.0)
+      except RuntimeError as e:
+        res.append(str(e).split(" at ")[0])
+    f(1.0)
+    with lib.no_execution(True):
+      for g in (lambda: f(1.0), lambda: lnp.sin(1.0)):
+        try:
+          g()
+        except RuntimeError as e:
+          res.append(str(e).replace("sin", "<op>").replace("<lambda>", "<fn>"))
+    return res
+  assert outcomes(jaxlite) == outcomes(jax)
+  assert jaxlite.process_indices() == [0] and jaxlite.check_tracer_leaks.value is False

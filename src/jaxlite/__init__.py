@@ -38,14 +38,16 @@ _LAZY_ATTRS = {
     "install_as_jax": ("jaxlite._install", "install_as_jax"),
     **{n: ("jaxlite._src.api_extras", n) for n in (
         "linear_transpose", "custom_gradient", "closure_convert", "effects_barrier",
-        "live_arrays", "print_environment_info", "host_count", "host_id", "host_ids", "Device")},
+        "live_arrays", "print_environment_info", "host_count", "host_id", "host_ids", "Device",
+        "process_indices")},
 }
 from jaxlite._src.config import (  # noqa: F401,E402
     enable_x64, debug_nans, debug_infs, default_device, default_matmul_precision,
     numpy_rank_promotion, numpy_dtype_promotion, checking_leaks, transfer_guard,
     transfer_guard_host_to_device, transfer_guard_device_to_host, transfer_guard_device_to_device,
     log_compiles, explain_cache_misses, threefry_partitionable, enable_checks, default_prng_impl,
-    legacy_prng_key, enable_custom_prng, debug_key_reuse, softmax_custom_jvp, make_user_context)
+    legacy_prng_key, enable_custom_prng, debug_key_reuse, softmax_custom_jvp, make_user_context,
+    check_tracer_leaks, no_tracing, no_execution)
 
 
 def __getattr__(name):

@@ -192,6 +192,11 @@ def host_ids(backend=None) -> list:
   return list(range(host_count(backend)))
 
 
+def process_indices(backend=None) -> list:
+  """The indices of all processes (one per host): [0] for a single process."""
+  return list(range(host_count(backend)))
+
+
 def print_environment_info(return_string: bool = False):
   """The versions and devices of this installation, printed (or returned)."""
   import jaxlite

@@ -42,7 +42,13 @@ _DEFAULTS = {
     "jax_legacy_prng_key": "allow",
     "jax_debug_key_reuse": False,
     "jax_softmax_custom_jvp": False,
+    "jax_no_tracing": False,
+    "jax_no_execution": False,
 }
+
+# Flags acted on by hooks on jit and eager dispatch (`instrumentation.py`).
+_HOOKED_FLAGS = ("jax_debug_nans", "jax_debug_infs", "jax_log_compiles", "jax_no_tracing",
+                 "jax_no_execution")
 
 # Flags whose value changes what a traced function computes: part of every jit cache key.
 _TRACE_CONTEXT_FLAGS = (
@@ -75,7 +81,7 @@ class Config:
     self._trace_context = None
     for fn in self._listeners.get(name, ()):
       fn(value)
-    if name in ("jax_debug_nans", "jax_debug_infs", "jax_log_compiles"):  # (un)install hooks
+    if name in _HOOKED_FLAGS:  # install or remove the dispatch hooks these flags need
       from jaxlite._src import instrumentation
       instrumentation.refresh()
 
@@ -181,6 +187,9 @@ transfer_guard_host_to_device = State("jax_transfer_guard_host_to_device", _chec
 transfer_guard_device_to_host = State("jax_transfer_guard_device_to_host", _check_guard)
 transfer_guard_device_to_device = State("jax_transfer_guard_device_to_device", _check_guard)
 disable_jit_ctx = State("jax_disable_jit", default_arg=True)
+check_tracer_leaks = checking_leaks_state
+no_tracing = State("jax_no_tracing")
+no_execution = State("jax_no_execution")
 
 
 def checking_leaks():

@@ -132,6 +132,30 @@ def _logged_compile(method):
   return compiled
 
 
+# --- no_tracing / no_execution ------------------------------------------------------------------
+
+def _refuse_trace(method):
+  def _trace(self, *args, **kwargs):
+    from jaxlite._src.jit import fun_src_info
+    raise RuntimeError(f"re-tracing function {fun_src_info(self._fun)} for `jit`, but "
+                       "'no_tracing' is set")
+  return _trace
+
+
+def _refuse_run(method):
+  def run(self, values):
+    raise RuntimeError(f"JAX tried to execute function jit({_entry_name(self)}), but the "
+                       "no_execution config option is set")
+  return run
+
+
+def _refuse_eager(method):
+  def process_primitive(self, primitive, args, params):
+    raise RuntimeError(f"JAX tried to execute function jit({primitive.name}), but the "
+                       "no_execution config option is set")
+  return process_primitive
+
+
 # --- installing ----------------------------------------------------------------------------------
 
 def refresh() -> None:
@@ -149,6 +173,11 @@ def refresh() -> None:
       _saved[key] = cls.__dict__[attr]
     setattr(cls, attr, make(cls.__dict__[attr]))
 
+  if config.jax_no_tracing:
+    wrap(jit.PjitFunction, "_trace", _refuse_trace)
+  if config.jax_no_execution:
+    wrap(jit._CacheEntry, "run", _refuse_run)
+    wrap(core.EvalTrace, "process_primitive", _refuse_eager)
   if config.jax_log_compiles:
     wrap(jit.PjitFunction, "_trace", _logged_trace)
     wrap(jit._CacheEntry, "compiled", _logged_compile)
