@@ -4,8 +4,9 @@
 bound while it is current reaches it, is bound on the parent trace, and then the enabled checks
 (user `check`s, NaNs, integer division by zero, out-of-bounds indexing) fold a failure flag, the
 code of the first failing check and that check's payload into the trace's error state. Calls
-(`jit`) are inlined so their checks count. Checks inside `cond`/`scan`/`while` bodies are not
-functionalized yet: a `check` there raises NotImplementedError, automatic checks are skipped.
+(`jit`) are inlined so their checks count; `cond` branches are checkified and return their
+error state as extra outputs. Checks inside `scan`/`while` bodies are not functionalized yet: a
+`check` there raises NotImplementedError, and automatic checks inside them are skipped.
 """
 from __future__ import annotations
 
@@ -291,6 +292,8 @@ class CheckifyTrace(core.Trace):
           failed = self._jnp().logical_not(pred)
         self.record(failed, params["code"], payload)
       return []
+    if primitive.name == "cond":
+      return self._cond(args, params)
     name = _inline_params.get(primitive.name)
     if name is not None:
       closed = params[name]
@@ -303,6 +306,46 @@ class CheckifyTrace(core.Trace):
       out = primitive.bind(*args, **params)
       self._automatic_checks(primitive, args, params, out)
     return out
+
+  def _checked_branch(self, branch, pad):
+    """`branch` as a function returning its outputs, then its error state, with the payloads of
+    every site in `pad` ({code: avals}; zeros for sites this branch does not reach)."""
+    def fun(*xs):
+      jnp = self._jnp()
+      inner = CheckifyTrace(core.current_trace(), self.enabled)
+      with core.set_current_trace(inner):
+        outs = core.eval_jaxpr(branch.jaxpr, branch.consts, *xs)
+      fun.payload_avals = {c: [core.get_aval(v) for v in vals]
+                           for c, vals in inner.payloads.items()}
+      pay = []
+      for code, avals in sorted(pad.items()):
+        vals = inner.payloads.get(code)
+        pay += vals if vals is not None else [jnp.zeros(a.shape, a.dtype) for a in avals]
+      return [*outs, jnp.asarray(inner.pred), jnp.asarray(inner.code, np.int32), *pay]
+    return fun
+
+  def _cond(self, args, params):
+    """A cond whose branches are checkified: their error states become extra outputs."""
+    from jaxlite._src.interpreters import partial_eval as pe
+    index, *ops = args
+    branches = params["branches"]
+    avals = [core.get_aval(x) for x in ops]
+    with core.set_current_trace(self.parent):
+      pad = {}
+      for b in branches:  # first pass: which sites with payloads each branch has
+        fun = self._checked_branch(b, {})
+        pe.trace_to_jaxpr(fun, avals)
+        pad.update(fun.payload_avals)
+      new = tuple(pe.trace_to_jaxpr(self._checked_branch(b, pad), avals) for b in branches)
+      outs = params_bind(index, ops, params, new)
+    n = len(branches[0].out_avals)
+    pred, code, *pay = outs[n:]
+    payloads, i = {}, 0
+    for c, pavals in sorted(pad.items()):
+      payloads[c] = pay[i:i + len(pavals)]
+      i += len(pavals)
+    self.merge(Error(pred, code, payloads))
+    return outs[:n]
 
   def _automatic_checks(self, primitive, args, params, out):
     jnp = self._jnp()
@@ -322,6 +365,11 @@ class CheckifyTrace(core.Trace):
         self.record(jnp.any(jnp.stack(flags)),
                     _new_site(functools.partial(_make_nan, primitive.name),
                               ("nan", primitive.name)))
+
+
+def params_bind(index, ops, params, branches):
+  from jaxlite._src.lax.control_flow.conditionals import cond_p
+  return cond_p.bind(index, *ops, **dict(params, branches=branches))
 
 
 def _make_nan(name, payload):
