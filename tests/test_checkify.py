@@ -145,19 +145,47 @@ def test_checks_inside_cond_branches():
     assert ours == _cond_messages(jax)
 
 
-def test_check_inside_scan_is_refused_clearly():
+def _scan_messages(jax):
+  jnp_ = importlib.import_module(f"{jax.__name__}.numpy")
+  ck = importlib.import_module(f"{jax.__name__}.experimental.checkify")
+
   def f(x):
-    return jaxlite.lax.scan(lambda c, v: ((checkify.check(v < 10, "big"), c + v)[1], None),
-                            0.0, x)[0]
+    def body(c, v):
+      ck.check(v < 10, "big {} at carry {}", v, c)
+      return c + jnp_.log(v), c * 2
+    return jax.lax.scan(body, jnp_.float32(0.0), x)
+  out = []
+  for xs in [[1.0, 2.0, 3.0], [1.0, 20.0, 30.0], [1.0, -1.0, 30.0], [5.0, 6.0, 7.0]]:
+    for g in (ck.checkify(f, errors=ck.all_checks), jax.jit(ck.checkify(f, errors=ck.all_checks))):
+      err, (c, ys) = g(jnp_.array(xs, dtype=jnp_.float32))
+      out.append((err.get(), str(np.asarray(c)), str(np.asarray(ys))))
+  return out
+
+
+def test_checks_inside_scan_bodies():
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    ours = _scan_messages(jaxlite)
+  assert ours[0][0] is None and ours[2][0] == "big 20.0 at carry 0.0 (`check` failed)"
+  # the user check (created first) wins over the earlier NaN, as in JAX
+  assert ours[4][0] == "big 30.0 at carry nan (`check` failed)"
+  jax = oracle()
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    assert ours == _scan_messages(jax)
+
+
+def test_check_inside_while_is_refused_clearly():
+  def f(x):
+    return jaxlite.lax.while_loop(lambda c: c < 3, lambda c: (checkify.check(c < 10, "big"),
+                                                              c + 1)[1], x)
   with pytest.raises(NotImplementedError, match="not functionalized by jaxlite yet"):
-    checkify.checkify(f)(jnp.arange(3.0))
+    checkify.checkify(f)(jnp.float32(0.0))
 
 
-def test_repeated_eager_calls_do_not_grow_the_site_table():
-  from jaxlite._src import checkify as impl
-  f = checkify.checkify(lambda x: jnp.sin(x) * 2, errors=checkify.all_checks)
-  f(1.0)
-  n = len(impl._sites)
-  for _ in range(5):
-    f(1.0)
-  assert len(impl._sites) == n
+def test_each_checkify_call_has_its_own_site_table():
+  f = checkify.checkify(lambda x: checkify.check(x > 0, "neg"), errors=checkify.all_checks)
+  e1, _ = f(jnp.float32(-1.0))
+  e2, _ = f(jnp.float32(1.0))
+  assert e1._sites is not e2._sites and len(e1._sites.makers) == 1
+  assert e1.get() == "neg (`check` failed)" and e2.get() is None

@@ -5,8 +5,9 @@ bound while it is current reaches it, is bound on the parent trace, and then the
 (user `check`s, NaNs, integer division by zero, out-of-bounds indexing) fold a failure flag, the
 code of the first failing check and that check's payload into the trace's error state. Calls
 (`jit`) are inlined so their checks count; `cond` branches are checkified and return their
-error state as extra outputs. Checks inside `scan`/`while` bodies are not functionalized yet: a
-`check` there raises NotImplementedError, and automatic checks inside them are skipped.
+error state as extra outputs; `scan` threads it through its carry. Checks inside `while` bodies
+are not functionalized yet: a `check` there raises NotImplementedError, and automatic checks
+inside them are skipped.
 """
 from __future__ import annotations
 
@@ -70,46 +71,71 @@ automatic_checks = float_checks | index_checks
 all_checks = automatic_checks | user_checks
 
 
-# Each kind of check site gets a code; its entry builds the exception from the site's payload.
-# Sites are memoized by a key (message and payload structure, or primitive and shape), so that
-# running a checkified function many times does not grow the table.
-_sites: list = []
-_site_codes: dict = {}
+class _Sites:
+  """The check sites of one checkify call: code -> function building the exception from the
+  site's payload. Codes follow creation order, as JAX's do; a site met again (a Python loop
+  calling the same check) keeps its code. Compared by identity (it is pytree aux data)."""
 
+  def __init__(self):
+    self.makers: list = []
+    self.codes: dict = {}
 
-def _new_site(make_exception, key=None) -> int:
-  if key is not None:
-    code = _site_codes.get(key)
-    if code is not None:
-      return code
-  _sites.append(make_exception)
-  code = len(_sites) - 1
-  if key is not None:
-    _site_codes[key] = code
-  return code
+  def code(self, make, key) -> int:
+    c = self.codes.get(key)
+    if c is None:
+      self.makers.append(make)
+      c = self.codes[key] = len(self.makers) - 1
+    return c
+
+  def __getitem__(self, code):
+    return self.makers[code]
 
 
 # --- the Error value ----------------------------------------------------------------------------
+#
+# As in JAX, errors are grouped by effect: the category and the payload's types. Each effect
+# keeps the first failure among its sites (flag, code, payload); `get` reports, among the
+# effects that failed, the one with the lowest code (the site created first).
+
+def _effect_key(category: str, payload) -> tuple:
+  return (category, tuple((tuple(np.shape(p)), str(core.get_aval(p).dtype)) for p in payload))
+
 
 class Error:
-  """Whether a check failed, the code of the first failure and the payloads of check sites."""
+  """The checks' failures: for each effect, (failed?, code of its first failure, payload)."""
 
-  def __init__(self, pred, code, payloads: dict):
-    self._pred, self._code, self._payloads = pred, code, payloads
+  def __init__(self, effects: dict, sites: _Sites | None = None):
+    self._effects = effects
+    self._sites = sites if sites is not None else _Sites()
+
+  def _failures(self, select):
+    """(code, payload) of every failed effect, the payload arrays indexed by `select`."""
+    out = []
+    for pred, code, payload in self._effects.values():
+      if np.asarray(pred)[select]:
+        out.append((int(np.asarray(code)[select]), [np.asarray(p)[select] for p in payload]))
+    return out
+
+  def _batch_shape(self) -> tuple:
+    shapes = {np.shape(pred) for pred, _, _ in self._effects.values()}
+    return max(shapes, key=len) if shapes else ()
 
   def get_exception(self) -> JaxException | None:
-    pred = np.asarray(self._pred)
-    if pred.shape:  # batched by vmap: one message per failing example
+    shape = self._batch_shape()
+    if shape:  # batched by vmap: one message per failing example
       msgs = []
-      for idx in zip(*np.nonzero(pred)):
-        code = int(np.asarray(self._code)[idx])
-        payload = [np.asarray(p)[idx] for p in self._payloads.get(code, ())]
-        msgs.append(f"at mapped index {', '.join(map(str, idx))}: {_sites[code](payload)}")
+      for idx in np.ndindex(*shape):
+        fails = self._failures(idx)
+        if fails:
+          code, payload = min(fails, key=lambda f: f[0])
+          where = ", ".join(map(str, idx))
+          msgs.append(f"at mapped index {where}: {self._sites[code](payload)}")
       return JaxException("\n".join(msgs)) if msgs else None
-    if not pred:
+    fails = self._failures(())
+    if not fails:
       return None
-    code = int(np.asarray(self._code))
-    return _sites[code]([np.asarray(p) for p in self._payloads.get(code, ())])
+    code, payload = min(fails, key=lambda f: f[0])
+    return self._sites[code](payload)
 
   def get(self) -> str | None:
     """The message of the first failed check, or None if no check failed."""
@@ -127,23 +153,27 @@ class Error:
 
 
 def _error_flatten(err):
-  codes = tuple(sorted(err._payloads))
-  return (err._pred, err._code, *[err._payloads[c] for c in codes]), codes
+  keys = tuple(sorted(err._effects))
+  children = []
+  for k in keys:
+    pred, code, payload = err._effects[k]
+    children += [pred, code, *payload]
+  return children, (keys, err._sites)
 
 
-def _error_unflatten(codes, children):
-  pred, code, *payloads = children
-  return Error(pred, code, dict(zip(codes, payloads)))
+def _error_unflatten(aux, children):
+  keys, sites = aux
+  effects, i = {}, 0
+  for k in keys:
+    n = len(k[1])
+    effects[k] = (children[i], children[i + 1], list(children[i + 2:i + 2 + n]))
+    i += 2 + n
+  return Error(effects, sites)
 
 
 tree_util.register_pytree_node(Error, _error_flatten, _error_unflatten)
 
-
-def init_error_value() -> Error:
-  return Error(np.bool_(False), np.int32(-1), {})
-
-
-init_error = init_error_value()
+init_error = Error({})
 
 
 # --- check_p: a user check, functionalized by checkify or raised when run ---------------------
@@ -152,10 +182,10 @@ check_p = core.Primitive("check")
 check_p.multiple_results = True
 
 
-def _check_impl(pred, *payload, code, debug):
+def _check_impl(pred, *payload, make, key, debug):
   if debug or bool(np.all(pred)):
     return []
-  raise JaxRuntimeError(str(_sites[code]([np.asarray(p) for p in payload])))
+  raise JaxRuntimeError(str(make([np.asarray(p) for p in payload])))
 
 
 def _check_staged_without_checkify(eqn):
@@ -204,7 +234,7 @@ def _check(pred, msg, debug, *fmt_args, **fmt_kwargs):
   def make(payload):
     a, kw = tree_util.tree_unflatten(tree, payload)
     return FailedCheckError(msg, *a, **kw)
-  check_p.bind(pred, *leaves, code=_new_site(make, ("check", msg, tree)), debug=debug)
+  check_p.bind(pred, *leaves, make=make, key=("check", msg, tree), debug=debug)
 
 
 def check(pred, msg: str, *fmt_args, **fmt_kwargs) -> None:
@@ -219,20 +249,17 @@ def debug_check(pred, msg: str, *fmt_args, **fmt_kwargs) -> None:
 
 def _check_error(error: Error, debug=False) -> None:
   """Raises (or records under checkify) the failure `error` holds."""
-  pred = error._pred
-  if np.shape(pred):
-    from jaxlite import numpy as jnp
-    pred = jnp.any(pred)
-  exc = None
-  if not isinstance(pred, core.Tracer) and not isinstance(error._code, core.Tracer):
-    exc = error.get_exception()
-    if exc is not None and core.current_trace() is core.eval_trace:
-      raise JaxRuntimeError(str(exc))
+  leaves = tree_util.tree_leaves(error)
+  traced = any(isinstance(x, core.Tracer) for x in leaves)
   trace = core.current_trace()
   if isinstance(trace, CheckifyTrace):
     trace.merge(error)
-  elif exc is not None or isinstance(pred, core.Tracer):
+    return
+  if traced:
     raise ValueError("check_error of a traced Error must be functionalized by checkify")
+  exc = error.get_exception()
+  if exc is not None:
+    raise JaxRuntimeError(str(exc))
 
 
 def check_error(error: Error) -> None:
@@ -255,34 +282,58 @@ _NAN_PRIMS = frozenset("""acos acosh add asin asinh atan2 atan atanh bessel_i0e 
 
 class CheckifyTrace(core.Trace):
   """Binds every primitive on its parent and folds enabled checks into its error state."""
-  __slots__ = ("enabled", "pred", "code", "payloads")
+  __slots__ = ("enabled", "effects", "sites")
 
-  def __init__(self, parent, enabled):
+  def __init__(self, parent, enabled, sites: _Sites | None = None):
     super().__init__(parent)
     self.enabled = enabled
-    self.pred, self.code, self.payloads = np.bool_(False), np.int32(-1), {}
+    self.effects = {}  # effect key -> (pred, code, payload), values of the parent trace
+    self.sites = sites if sites is not None else _Sites()
 
   def _jnp(self):
     from jaxlite import numpy as jnp
     return jnp
 
-  def record(self, failed, code: int, payload=()):
-    """On the parent trace: failed -> this code wins unless an earlier check already failed."""
+  def _fold(self, key, failed, code, payload):
+    """The first failure of an effect wins: later ones change nothing once it has failed."""
     jnp = self._jnp()
     with core.set_current_trace(self.parent):
       failed = jnp.any(failed)
-      self.code = jnp.where(self.pred, self.code, jnp.int32(code))
-      self.pred = jnp.logical_or(self.pred, failed)
-    if payload:
-      self.payloads[code] = list(payload)
+      old = self.effects.get(key)
+      if old is None:
+        self.effects[key] = (failed, jnp.asarray(code, np.int32), list(payload))
+        return
+      pred, old_code, old_payload = old
+      self.effects[key] = (jnp.logical_or(pred, failed),
+                           jnp.where(pred, old_code, jnp.asarray(code, np.int32)),
+                           [jnp.where(pred, o, n) for o, n in zip(old_payload, payload)])
+
+  def record(self, failed, code: int, category: str, payload=()):
+    self._fold(_effect_key(category, payload), failed, code, payload)
 
   def merge(self, error: Error):
+    remap = None
+    if error._sites is not self.sites and error._effects:  # codes of another call's table
+      remap = np.array([self.sites.code(m, ("merged", id(error._sites), i))
+                        for i, m in enumerate(error._sites.makers)] or [0], np.int32)
+    for key, (pred, code, payload) in error._effects.items():
+      if remap is not None:
+        with core.set_current_trace(self.parent):
+          jnp = self._jnp()
+          code = jnp.take(remap, jnp.maximum(jnp.asarray(code, np.int32), 0))
+      self._fold(key, pred, code, payload)
+
+  def state(self, keys: dict) -> list:
+    """The flat error state for the effects `keys` ({key: payload avals}), padded."""
     jnp = self._jnp()
-    with core.set_current_trace(self.parent):
-      failed = jnp.any(error._pred)
-      self.code = jnp.where(self.pred, self.code, jnp.asarray(error._code, np.int32))
-      self.pred = jnp.logical_or(self.pred, failed)
-    self.payloads.update(error._payloads)
+    out = []
+    for key, avals in sorted(keys.items()):
+      st = self.effects.get(key)
+      if st is None:
+        st = (np.bool_(False), np.int32(-1), [jnp.zeros(a.shape, a.dtype) for a in avals])
+      out += [jnp.asarray(st[0]), jnp.asarray(st[1], np.int32), *st[2]]
+    return out
+
 
   def process_primitive(self, primitive, args, params):
     if primitive is check_p:
@@ -290,10 +341,12 @@ class CheckifyTrace(core.Trace):
       if FailedCheckError in self.enabled:
         with core.set_current_trace(self.parent):
           failed = self._jnp().logical_not(pred)
-        self.record(failed, params["code"], payload)
+        self.record(failed, self.sites.code(params["make"], params["key"]), "check", payload)
       return []
     if primitive.name == "cond":
       return self._cond(args, params)
+    if primitive.name == "scan":
+      return self._scan(args, params)
     name = _inline_params.get(primitive.name)
     if name is not None:
       closed = params[name]
@@ -308,63 +361,100 @@ class CheckifyTrace(core.Trace):
     return out
 
   def _checked_branch(self, branch, pad):
-    """`branch` as a function returning its outputs, then its error state, with the payloads of
-    every site in `pad` ({code: avals}; zeros for sites this branch does not reach)."""
+    """`branch` as a function returning its outputs, then its error state for the effects in
+    `pad` ({key: payload avals}); `fun.effect_avals` tells which effects it produced."""
     def fun(*xs):
-      jnp = self._jnp()
-      inner = CheckifyTrace(core.current_trace(), self.enabled)
+      inner = CheckifyTrace(core.current_trace(), self.enabled, self.sites)
       with core.set_current_trace(inner):
         outs = core.eval_jaxpr(branch.jaxpr, branch.consts, *xs)
-      fun.payload_avals = {c: [core.get_aval(v) for v in vals]
-                           for c, vals in inner.payloads.items()}
-      pay = []
-      for code, avals in sorted(pad.items()):
-        vals = inner.payloads.get(code)
-        pay += vals if vals is not None else [jnp.zeros(a.shape, a.dtype) for a in avals]
-      return [*outs, jnp.asarray(inner.pred), jnp.asarray(inner.code, np.int32), *pay]
+      fun.effect_avals = {k: [core.get_aval(v) for v in st[2]] for k, st in inner.effects.items()}
+      return [*outs, *inner.state(pad)]
     return fun
+
+  def _effects_of(self, jaxprs) -> dict:
+    from jaxlite._src.interpreters import partial_eval as pe
+    pad = {}
+    for b in jaxprs:
+      probe = self._checked_branch(b, {})
+      pe.trace_to_jaxpr(probe, b.in_avals)
+      pad.update(probe.effect_avals)
+    return pad
 
   def _cond(self, args, params):
     """A cond whose branches are checkified: their error states become extra outputs."""
     from jaxlite._src.interpreters import partial_eval as pe
     index, *ops = args
     branches = params["branches"]
-    avals = [core.get_aval(x) for x in ops]
     with core.set_current_trace(self.parent):
-      pad = {}
-      for b in branches:  # first pass: which sites with payloads each branch has
-        fun = self._checked_branch(b, {})
-        pe.trace_to_jaxpr(fun, avals)
-        pad.update(fun.payload_avals)
-      new = tuple(pe.trace_to_jaxpr(self._checked_branch(b, pad), avals) for b in branches)
+      pad = self._effects_of(branches)
+      new = tuple(pe.trace_to_jaxpr(self._checked_branch(b, pad), b.in_avals)
+                  for b in branches)
       outs = params_bind(index, ops, params, new)
     n = len(branches[0].out_avals)
-    pred, code, *pay = outs[n:]
-    payloads, i = {}, 0
-    for c, pavals in sorted(pad.items()):
-      payloads[c] = pay[i:i + len(pavals)]
-      i += len(pavals)
-    self.merge(Error(pred, code, payloads))
+    self.merge(_unflatten_state(pad, outs[n:], self.sites))
     return outs[:n]
+
+  def _scan(self, args, params):
+    """A scan whose body is checkified: the error state is threaded through the carry."""
+    from jaxlite._src.interpreters import partial_eval as pe
+    from jaxlite._src.lax.control_flow.loops import scan_p
+    body = params["jaxpr"]
+    nc, nk = params["num_consts"], params["num_carry"]
+    with core.set_current_trace(self.parent):
+      pad = self._effects_of([body])
+      n_state = _state_size(pad)
+      checked = self._checked_branch(body, pad)
+
+      def new_body(*vals):
+        consts, carry = vals[:nc], vals[nc:nc + nk]
+        state, xs = vals[nc + nk:nc + nk + n_state], vals[nc + nk + n_state:]
+        outs = checked(*consts, *carry, *xs)
+        n_body = len(outs) - n_state
+        acc = CheckifyTrace(core.current_trace(), self.enabled, self.sites)
+        acc.merge(_unflatten_state(pad, list(state), self.sites))
+        acc.merge(_unflatten_state(pad, outs[n_body:], self.sites))
+        return [*outs[:nk], *acc.state(pad), *outs[nk:n_body]]
+      state_avals = [core.get_aval(x) for x in CheckifyTrace(self.parent, self.enabled, self.sites)
+                     .state(pad)]
+      avals = [*body.in_avals[:nc + nk], *state_avals, *body.in_avals[nc + nk:]]
+      new = pe.trace_to_jaxpr(new_body, avals)
+      init = CheckifyTrace(self.parent, self.enabled, self.sites).state(pad)
+      outs = scan_p.bind(*args[:nc + nk], *init, *args[nc + nk:],
+                         **dict(params, jaxpr=new, num_carry=nk + n_state))
+    self.merge(_unflatten_state(pad, outs[nk:nk + n_state], self.sites))
+    return [*outs[:nk], *outs[nk + n_state:]]
 
   def _automatic_checks(self, primitive, args, params, out):
     jnp = self._jnp()
     rule = _oob_rules.get(primitive.name)
     if rule is not None and OOBError in self.enabled:
       failed, payload, shape = rule(jnp, *args, **params)
-      site = _new_site(functools.partial(_make_oob, primitive.name, shape),
-                       ("oob", primitive.name, shape))
-      self.record(failed, site, payload)
+      site = self.sites.code(functools.partial(_make_oob, primitive.name, shape),
+                             ("oob", primitive.name, shape))
+      self.record(failed, site, "oob", payload)
     if (primitive.name in ("div", "rem") and DivisionByZeroError in self.enabled
         and jnp.issubdtype(args[1].dtype, np.integer)):
-      self.record(jnp.equal(args[1], 0), _new_site(lambda _: DivisionByZeroError(), ("div",)))
+      self.record(jnp.equal(args[1], 0), self.sites.code(lambda _: DivisionByZeroError(), ("div",)),
+                  "div")
     if primitive.name in _NAN_PRIMS and NaNError in self.enabled:
       outs = out if primitive.multiple_results else [out]
       flags = [jnp.any(jnp.isnan(o)) for o in outs if jnp.issubdtype(o.dtype, np.inexact)]
       if flags:
         self.record(jnp.any(jnp.stack(flags)),
-                    _new_site(functools.partial(_make_nan, primitive.name),
-                              ("nan", primitive.name)))
+                    self.sites.code(functools.partial(_make_nan, primitive.name),
+                                    ("nan", primitive.name)), "nan")
+
+
+def _unflatten_state(keys: dict, flat, sites=None) -> Error:
+  effects, i = {}, 0
+  for key, avals in sorted(keys.items()):
+    effects[key] = (flat[i], flat[i + 1], list(flat[i + 2:i + 2 + len(avals)]))
+    i += 2 + len(avals)
+  return Error(effects, sites)
+
+
+def _state_size(keys: dict) -> int:
+  return sum(2 + len(avals) for avals in keys.values())
 
 
 def params_bind(index, ops, params, branches):
@@ -429,7 +519,5 @@ def checkify(f, errors=user_checks):
         out = f(*args, **kwargs)
     finally:
       trace.invalidate()
-    from jaxlite import numpy as jnp
-    err = Error(jnp.asarray(trace.pred), jnp.asarray(trace.code), dict(trace.payloads))
-    return err, out
+    return Error(dict(trace.effects), trace.sites), out
   return checked_fun
