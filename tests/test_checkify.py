@@ -175,10 +175,35 @@ def test_checks_inside_scan_bodies():
     assert ours == _scan_messages(jax)
 
 
-def test_check_inside_while_is_refused_clearly():
+def _while_messages(jax):
+  jnp_ = importlib.import_module(f"{jax.__name__}.numpy")
+  ck = importlib.import_module(f"{jax.__name__}.experimental.checkify")
+
+  def f(x, lim):
+    def body(c):
+      i, v = c
+      ck.check(v < lim, "v={} too big at i={}", v, i)
+      return i + 1, v * 2 - jnp_.log(v - 3)
+    return jax.lax.while_loop(lambda c: c[0] < 4, body, (0, x))
+  out = []
+  for x, lim in [(5.0, 1000.0), (5.0, 20.0), (3.5, 100.0)]:
+    for g in (ck.checkify(f, errors=ck.all_checks), jax.jit(ck.checkify(f, errors=ck.all_checks))):
+      err, (i, v) = g(jnp_.float32(x), jnp_.float32(lim))
+      out.append((err.get(), int(i), float(v)))
+  return out
+
+
+def test_checks_inside_while_bodies():
+  ours = _while_messages(jaxlite)
+  assert ours[0][0] is None and ours[2][0] == "v=30.921493530273438 too big at i=3 (`check` failed)"
+  jax = oracle()
+  assert ours == _while_messages(jax)
+
+
+def test_check_inside_while_condition_is_refused_clearly():
   def f(x):
-    return jaxlite.lax.while_loop(lambda c: c < 3, lambda c: (checkify.check(c < 10, "big"),
-                                                              c + 1)[1], x)
+    return jaxlite.lax.while_loop(lambda c: (checkify.check(c < 10, "big"), c < 3)[1],
+                                  lambda c: c + 1, x)
   with pytest.raises(NotImplementedError, match="not functionalized by jaxlite yet"):
     checkify.checkify(f)(jnp.float32(0.0))
 

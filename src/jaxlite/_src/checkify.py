@@ -5,9 +5,8 @@ bound while it is current reaches it, is bound on the parent trace, and then the
 (user `check`s, NaNs, integer division by zero, out-of-bounds indexing) fold a failure flag, the
 code of the first failing check and that check's payload into the trace's error state. Calls
 (`jit`) are inlined so their checks count; `cond` branches are checkified and return their
-error state as extra outputs; `scan` threads it through its carry. Checks inside `while` bodies
-are not functionalized yet: a `check` there raises NotImplementedError, and automatic checks
-inside them are skipped.
+error state as extra outputs; `scan` and `while_loop` bodies thread it through their carry.
+A `check` inside a while loop's *condition* is not functionalized yet (NotImplementedError).
 """
 from __future__ import annotations
 
@@ -347,6 +346,9 @@ class CheckifyTrace(core.Trace):
       return self._cond(args, params)
     if primitive.name == "scan":
       return self._scan(args, params)
+    if primitive.name == "while" and not any(
+        e.primitive is check_p for e in params["cond_jaxpr"].jaxpr.eqns):
+      return self._while(args, params)
     name = _inline_params.get(primitive.name)
     if name is not None:
       closed = params[name]
@@ -423,6 +425,38 @@ class CheckifyTrace(core.Trace):
                          **dict(params, jaxpr=new, num_carry=nk + n_state))
     self.merge(_unflatten_state(pad, outs[nk:nk + n_state], self.sites))
     return [*outs[:nk], *outs[nk + n_state:]]
+
+  def _while(self, args, params):
+    """A while loop whose body is checkified, the error state carried after the loop carry
+    (checks in the loop's condition are refused: JAX functionalizes those too)."""
+    from jaxlite._src.interpreters import partial_eval as pe
+    from jaxlite._src.lax.control_flow.loops import while_p
+    cond, body = params["cond_jaxpr"], params["body_jaxpr"]
+    cn, bn = params["cond_nconsts"], params["body_nconsts"]
+    cconsts, bconsts, carry = args[:cn], args[cn:cn + bn], args[cn + bn:]
+    nk = len(carry)
+    with core.set_current_trace(self.parent):
+      pad = self._effects_of([body])
+      checked = self._checked_branch(body, pad)
+
+      def new_body(*vals):
+        consts, cur, state = vals[:bn], vals[bn:bn + nk], vals[bn + nk:]
+        outs = checked(*consts, *cur)
+        acc = CheckifyTrace(core.current_trace(), self.enabled, self.sites)
+        acc.merge(_unflatten_state(pad, list(state), self.sites))
+        acc.merge(_unflatten_state(pad, outs[nk:], self.sites))
+        return [*outs[:nk], *acc.state(pad)]
+
+      def new_cond(*vals):
+        return core.eval_jaxpr(cond.jaxpr, cond.consts, *vals[:cn + nk])
+      init = CheckifyTrace(self.parent, self.enabled, self.sites).state(pad)
+      state_avals = [core.get_aval(x) for x in init]
+      new_b = pe.trace_to_jaxpr(new_body, [*body.in_avals, *state_avals])
+      new_c = pe.trace_to_jaxpr(new_cond, [*cond.in_avals, *state_avals])
+      outs = while_p.bind(*cconsts, *bconsts, *carry, *init,
+                          **dict(params, cond_jaxpr=new_c, body_jaxpr=new_b))
+    self.merge(_unflatten_state(pad, outs[nk:], self.sites))
+    return outs[:nk]
 
   def _automatic_checks(self, primitive, args, params, out):
     jnp = self._jnp()
