@@ -356,7 +356,29 @@ def _optional_cases():
     from jaxlite.ad_checkpoint import checkpoint_name
     remat = jaxlite.checkpoint(lambda x, y: checkpoint_name(jnp.sin(x) * y, "h") + y)
     cases.append(Case("remat2", remat, args(f32(2, 3), f32(3)), BINARY_AXES[:3]))
+  cases += _callback_cases()
   return cases
+
+
+def _callback_cases():
+  """Host callbacks and checkify's check: batched by their own rules (surface-core)."""
+  from jaxlite._src import callbacks
+  from jaxlite._src import checkify
+  sds = lambda x: jaxlite.ShapeDtypeStruct(x.shape, x.dtype)
+  host_sin = lambda v: np.sin(np.asarray(v))
+  return [
+      Case("pure_callback", lambda x: callbacks.pure_callback(host_sin, sds(x), x,
+                                                              vmap_method="sequential"),
+           args(f32(2, 3)), UNARY_AXES[:2], tol=1e-6),
+      Case("io_callback", lambda x: callbacks.io_callback(host_sin, sds(x), x),
+           args(f32(2, 3)), UNARY_AXES[:2], tol=1e-6),
+      Case("debug_callback", lambda x: (callbacks.debug_callback(lambda v: None, x), x + 1)[1],
+           args(f32(2, 3)), UNARY_AXES[:2]),
+      Case("debug_print", lambda x: (callbacks.debug_print("{}", x), x + 1)[1],
+           args(f32(2, 3)), UNARY_AXES[:2]),
+      Case("check", lambda x: (checkify.check(jnp.all(x < 2.0), "big"), x + 1)[1],
+           args(f32(2, 3)), UNARY_AXES[:2]),
+  ]
 
 
 def _custom_jvp_fn():
@@ -391,7 +413,8 @@ def test_batching_rule_matches_loop(case, in_axes, out_axes):
     assert_close(g, w, case.tol)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.name not in ("random_wrap",)],
+# `check` staged by jit without checkify raises ValueError, as in JAX (see test_checkify.py).
+@pytest.mark.parametrize("case", [c for c in CASES if c.name not in ("random_wrap", "check")],
                          ids=lambda c: c.name)
 def test_jit_of_vmap_matches_vmap(case):
   """The batched jaxpr runs through tier-0 codegen too (NumPy ints in params included)."""

@@ -29,9 +29,33 @@ __version__ = "0.1.0"
 _LAZY = {"random", "nn", "scipy", "sharding", "test_util", "dtypes", "typing",
          "custom_derivatives", "ad_checkpoint"}
 
+# surface-core: JAX's extension and debugging surface, loaded on first use.
+_LAZY |= {"core", "extend", "interpreters", "api_util", "debug", "experimental", "stages",
+          "monitoring", "profiler", "version"}
+_LAZY_ATTRS = {
+    "pure_callback": ("jaxlite._src.callbacks", "pure_callback"),
+    "float0": ("jaxlite._src.dtypes", "float0"),
+    "install_as_jax": ("jaxlite._install", "install_as_jax"),
+    **{n: ("jaxlite._src.api_extras", n) for n in (
+        "linear_transpose", "custom_gradient", "closure_convert", "effects_barrier",
+        "live_arrays", "print_environment_info", "host_count", "host_id", "host_ids", "Device",
+        "process_indices")},
+}
+from jaxlite._src.config import (  # noqa: F401,E402
+    enable_x64, debug_nans, debug_infs, default_device, default_matmul_precision,
+    numpy_rank_promotion, numpy_dtype_promotion, checking_leaks, transfer_guard,
+    transfer_guard_host_to_device, transfer_guard_device_to_host, transfer_guard_device_to_device,
+    log_compiles, explain_cache_misses, threefry_partitionable, enable_checks, default_prng_impl,
+    legacy_prng_key, enable_custom_prng, debug_key_reuse, softmax_custom_jvp, make_user_context,
+    check_tracer_leaks, no_tracing, no_execution)
+
 
 def __getattr__(name):
   if name in _LAZY:
     import importlib
     return importlib.import_module(f"jaxlite.{name}")
+  if name in _LAZY_ATTRS:
+    import importlib
+    mod, attr = _LAZY_ATTRS[name]
+    return getattr(importlib.import_module(mod), attr)
   raise AttributeError(f"module 'jaxlite' has no attribute {name!r}")

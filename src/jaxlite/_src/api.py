@@ -153,8 +153,7 @@ def disable_jit(disable: bool = True):
     config.update("jax_disable_jit", old)
 
 
-def ensure_compile_time_eval():
-  return contextlib.nullcontext()
+from jaxlite._src.core_adapters import ensure_compile_time_eval  # noqa: E402,F401
 
 
 def named_call(fun, *, name=None):

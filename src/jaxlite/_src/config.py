@@ -34,7 +34,21 @@ _DEFAULTS = {
     "jax_numpy_rank_promotion": "allow",
     "jax_enable_checks": False,
     "jax_log_compiles": False,
+    "jax_default_device": None,
+    "jax_check_tracer_leaks": False,
+    "jax_transfer_guard_host_to_device": "allow",
+    "jax_transfer_guard_device_to_host": "allow",
+    "jax_transfer_guard_device_to_device": "allow",
+    "jax_legacy_prng_key": "allow",
+    "jax_debug_key_reuse": False,
+    "jax_softmax_custom_jvp": False,
+    "jax_no_tracing": False,
+    "jax_no_execution": False,
 }
+
+# Flags acted on by hooks on jit and eager dispatch (`instrumentation.py`).
+_HOOKED_FLAGS = ("jax_debug_nans", "jax_debug_infs", "jax_log_compiles", "jax_no_tracing",
+                 "jax_no_execution")
 
 # Flags whose value changes what a traced function computes: part of every jit cache key.
 _TRACE_CONTEXT_FLAGS = (
@@ -67,6 +81,9 @@ class Config:
     self._trace_context = None
     for fn in self._listeners.get(name, ()):
       fn(value)
+    if name in _HOOKED_FLAGS:  # install or remove the dispatch hooks these flags need
+      from jaxlite._src import instrumentation
+      instrumentation.refresh()
 
   def read(self, name: str):
     return getattr(self, name)
@@ -77,7 +94,10 @@ class Config:
   def trace_context(self) -> tuple:
     ctx = self._trace_context
     if ctx is None:
-      ctx = self._trace_context = tuple(getattr(self, k) for k in _TRACE_CONTEXT_FLAGS)
+      ctx = tuple(getattr(self, k) for k in _TRACE_CONTEXT_FLAGS)
+      if _user_contexts:
+        ctx += tuple(u.value for u in _user_contexts)
+      self._trace_context = ctx
     return ctx
 
   def parse_flags_with_absl(self):  # JAX compat no-op
@@ -90,22 +110,130 @@ class Config:
 config = Config()
 
 
-def _flag_context(name: str):
+# --- JAX's config states: `with jax.enable_x64(True):`, `jax.enable_x64.value` ------------------
+
+_TRANSFER_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+
+
+class State:
+  """One flag as JAX exposes it: `.value`, and a call making a context that sets it."""
+
+  def __init__(self, name: str, validate=None, default_arg=None):
+    self.name = name
+    self._validate = validate
+    self._default_arg = default_arg
+    self.__name__ = name[4:] if name.startswith("jax_") else name
+
+  @property
+  def value(self):
+    return getattr(config, self.name)
+
+  def __call__(self, new_val=_DEFAULTS):  # the sentinel: "no argument given"
+    if new_val is _DEFAULTS:
+      if self._default_arg is None:
+        raise TypeError(f"{self.__name__}() missing 1 required positional argument: 'new_val'")
+      new_val = self._default_arg
+    if self._validate is not None:
+      self._validate(new_val)
+    return _set_flag(self.name, new_val)
+
+  def __bool__(self):
+    return bool(self.value)
+
+  def __repr__(self):
+    return f"State({self.name}={self.value!r})"
+
+
+@contextlib.contextmanager
+def _set_flag(name: str, value):
+  old = getattr(config, name)
+  config.update(name, value)
+  try:
+    yield
+  finally:
+    config.update(name, old)
+
+
+def _one_of(name, allowed):
+  def check(v):
+    if v not in allowed:
+      raise ValueError(f"{name} must be one of {list(allowed)}, got {v!r}")
+  return check
+
+
+_check_guard = _one_of("transfer_guard", _TRANSFER_GUARD_LEVELS)
+
+enable_x64 = State("jax_enable_x64")
+debug_nans = State("jax_debug_nans")
+debug_infs = State("jax_debug_infs")
+default_device = State("jax_default_device")
+default_matmul_precision = State("jax_default_matmul_precision")
+numpy_rank_promotion = State("jax_numpy_rank_promotion",
+                             _one_of("jax_numpy_rank_promotion", ("allow", "warn", "raise")))
+numpy_dtype_promotion = State("jax_numpy_dtype_promotion",
+                              _one_of("jax_numpy_dtype_promotion", ("standard", "strict")))
+checking_leaks_state = State("jax_check_tracer_leaks", default_arg=True)
+log_compiles = State("jax_log_compiles")
+explain_cache_misses = State("jax_explain_cache_misses")
+threefry_partitionable = State("jax_threefry_partitionable")
+enable_checks = State("jax_enable_checks")
+default_prng_impl = State("jax_default_prng_impl")
+legacy_prng_key = State("jax_legacy_prng_key",
+                        _one_of("jax_legacy_prng_key", ("allow", "warn", "error")))
+enable_custom_prng = State("jax_enable_custom_prng")
+debug_key_reuse = State("jax_debug_key_reuse")
+softmax_custom_jvp = State("jax_softmax_custom_jvp")
+transfer_guard_host_to_device = State("jax_transfer_guard_host_to_device", _check_guard)
+transfer_guard_device_to_host = State("jax_transfer_guard_device_to_host", _check_guard)
+transfer_guard_device_to_device = State("jax_transfer_guard_device_to_device", _check_guard)
+disable_jit_ctx = State("jax_disable_jit", default_arg=True)
+check_tracer_leaks = checking_leaks_state
+no_tracing = State("jax_no_tracing")
+no_execution = State("jax_no_execution")
+
+
+def checking_leaks():
+  """`with jax.checking_leaks():` turns on `jax_check_tracer_leaks` inside the block."""
+  return checking_leaks_state(True)
+
+
+@contextlib.contextmanager
+def transfer_guard(new_val: str):
+  """Sets all three transfer guards (host<->device, device<->device) inside the block."""
+  _check_guard(new_val)
+  with transfer_guard_host_to_device(new_val), transfer_guard_device_to_host(new_val), \
+      transfer_guard_device_to_device(new_val):
+    yield
+
+
+# --- user contexts: values that key jit caches (`jax.make_user_context`) -----------------------
+
+_user_contexts: list = []
+
+
+class UserConfig:
+  """A user value that is part of every jit cache key: changing it retraces."""
+
+  def __init__(self, default_value=None):
+    self._value = default_value
+    _user_contexts.append(self)
+
+  @property
+  def value(self):
+    return self._value
+
   @contextlib.contextmanager
-  def ctx(value):
-    old = getattr(config, name)
-    config.update(name, value)
+  def __call__(self, new_val):
+    old = self._value
+    self._value = new_val
+    config._trace_context = None
     try:
       yield
     finally:
-      config.update(name, old)
-  ctx.__name__ = name
-  return ctx
+      self._value = old
+      config._trace_context = None
 
 
-enable_x64 = _flag_context("jax_enable_x64")
-numpy_dtype_promotion = _flag_context("jax_numpy_dtype_promotion")
-default_matmul_precision = _flag_context("jax_default_matmul_precision")
-threefry_partitionable = _flag_context("jax_threefry_partitionable")
-disable_jit_ctx = _flag_context("jax_disable_jit")
-explain_cache_misses = _flag_context("jax_explain_cache_misses")
+def make_user_context(default_value=None) -> UserConfig:
+  """A context (`with ctx(value):`) whose value keys jit's caches, so a change retraces."""
+  return UserConfig(default_value)

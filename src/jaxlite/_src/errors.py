@@ -90,3 +90,7 @@ def unexpected_tracer_error(tracer) -> UnexpectedTracerError:
       "To catch the leak earlier, try setting the environment variable "
       "JAX_CHECK_TRACER_LEAKS or using the `jax.checking_leaks` context manager.\n"
       f"See {_DOCS}UnexpectedTracerError")
+
+
+class JaxRuntimeError(RuntimeError):
+  """An error raised while a computation runs (a failed callback or checkify check)."""

@@ -54,12 +54,20 @@ def inline_calls(jaxpr: Jaxpr, consts: list) -> tuple[Jaxpr, list]:
   return Jaxpr(new_constvars, jaxpr.invars, outvars, new_eqns), new_consts
 
 
+def is_effectful(eqn) -> bool:
+  """Whether `eqn` has side effects itself or in a jaxpr it calls (a jit holding a print)."""
+  if eqn.primitive in effectful_primitives or eqn.effects:
+    return True
+  return bool(effectful_primitives) and any(
+      is_effectful(e) for sub in core.jaxprs_in_params(eqn.params) for e in sub.eqns)
+
+
 def dce(jaxpr: Jaxpr) -> Jaxpr:
   """Drops eqns none of whose outputs is needed (keeping effectful ones)."""
   live = {v for v in jaxpr.outvars if type(v) is Var}
   kept = []
   for eqn in reversed(jaxpr.eqns):
-    if eqn.primitive in effectful_primitives or any(v in live for v in eqn.outvars):
+    if any(v in live for v in eqn.outvars) or is_effectful(eqn):
       kept.append(eqn)
       live.update(v for v in eqn.invars if type(v) is Var)
   kept.reverse()
@@ -92,7 +100,7 @@ def cse(jaxpr: Jaxpr) -> Jaxpr:
 
   for eqn in jaxpr.eqns:
     invars = [read(v) for v in eqn.invars]
-    pkey = None if eqn.primitive in effectful_primitives else _params_key(eqn.params)
+    pkey = None if is_effectful(eqn) else _params_key(eqn.params)
     key = None if pkey is None else (eqn.primitive, tuple(_atom_key(v) for v in invars), pkey)
     prev = seen.get(key) if key is not None else None
     if prev is not None and all(a.aval == b.aval for a, b in zip(prev.outvars, eqn.outvars)):

@@ -1,0 +1,13 @@
+"""`jax.experimental`: `io_callback` here; submodules (`checkify`, ...) load on first use."""
+import importlib
+
+from jaxlite._src.callbacks import io_callback  # noqa: F401
+
+# Submodules other changes may add files for; each is imported on first attribute access.
+_SUBMODULES = {"checkify"}
+
+
+def __getattr__(name):
+  if name in _SUBMODULES:
+    return importlib.import_module(f"jaxlite.experimental.{name}")
+  raise AttributeError(f"module 'jaxlite.experimental' has no attribute {name!r}")

@@ -1,0 +1,121 @@
+"""`jax.extend.source_info_util`: where user code called an operation (frames, name stacks).
+
+jaxlite records no per-eqn source info yet; these report the calling user frame and keep
+name stacks as plain tuples so that libraries (flax, equinox) that register exclusions run.
+"""
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import NamedTuple
+
+_exclusions: list = []
+
+
+def register_exclusion(path: str) -> None:
+  """Frames from files under `path` are skipped when finding the user's frame."""
+  _exclusions.append(path)
+
+
+class NameStack(NamedTuple):
+  stack: tuple = ()
+
+  def extend(self, name) -> "NameStack":
+    return NameStack(self.stack + ((name,) if isinstance(name, str) else tuple(name)))
+
+  def wrap_name(self, name: str) -> str:
+    return "/".join((*self.stack, name)) if self.stack else name
+
+  def __str__(self):
+    return "/".join(self.stack)
+
+
+class Frame(NamedTuple):
+  file_name: str
+  function_name: str
+  start_line: int
+
+
+class SourceInfo(NamedTuple):
+  traceback: tuple = ()
+  name_stack: NameStack = NameStack()
+
+  def replace(self, *, traceback=None, name_stack=None) -> "SourceInfo":
+    return SourceInfo(self.traceback if traceback is None else traceback,
+                      self.name_stack if name_stack is None else name_stack)
+
+
+_name_stack = [NameStack()]
+
+
+def _user_frame():
+  import jaxlite
+  pkg = jaxlite.__path__[0]
+  f = sys._getframe(2)
+  while f is not None and (f.f_code.co_filename.startswith(pkg) or
+                           any(f.f_code.co_filename.startswith(p) for p in _exclusions)):
+    f = f.f_back
+  if f is None:
+    return ()
+  return (Frame(f.f_code.co_filename, f.f_code.co_name, f.f_lineno),)
+
+
+def new_source_info() -> SourceInfo:
+  return SourceInfo((), NameStack())
+
+
+def current() -> SourceInfo:
+  return SourceInfo(_user_frame(), _name_stack[-1])
+
+
+def current_name_stack() -> NameStack:
+  return _name_stack[-1]
+
+
+def new_name_stack(name: str = "") -> NameStack:
+  return NameStack((name,) if name else ())
+
+
+def summarize(source_info: SourceInfo, num_frames=1) -> str:
+  frames = source_info.traceback[:num_frames]
+  return "\n".join(f"{f.file_name}:{f.start_line} ({f.function_name})" for f in frames) \
+      or "unknown"
+
+
+@contextlib.contextmanager
+def extend_name_stack(name: str):
+  _name_stack.append(_name_stack[-1].extend(name))
+  try:
+    yield _name_stack[-1]
+  finally:
+    _name_stack.pop()
+
+
+@contextlib.contextmanager
+def set_name_stack(name_stack: NameStack):
+  _name_stack.append(name_stack)
+  try:
+    yield
+  finally:
+    _name_stack.pop()
+
+
+@contextlib.contextmanager
+def reset_name_stack():
+  with set_name_stack(NameStack()):
+    yield
+
+
+@contextlib.contextmanager
+def transform_name_stack(name: str):
+  with extend_name_stack(f"{name}"):
+    yield
+
+
+@contextlib.contextmanager
+def user_context(c, *, name_stack=None):
+  if name_stack is None:
+    yield
+  else:
+    with set_name_stack(name_stack):
+      yield

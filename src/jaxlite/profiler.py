@@ -1,0 +1,4 @@
+"""`jax.profiler`: Chrome/Perfetto JSON traces of jit work and annotations (see _src/profiler)."""
+from jaxlite._src.profiler import (  # noqa: F401
+    ProfileOptions, StepTraceAnnotation, TraceAnnotation, annotate_function, start_trace,
+    stop_trace, trace)
