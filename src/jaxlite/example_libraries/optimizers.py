@@ -341,7 +341,7 @@ def pack_optimizer_state(marked_pytree):
   """The inverse of unpack_optimizer_state."""
   sentinels, tree_def = tree.flatten(marked_pytree)
   if not all(isinstance(s, JoinPoint) for s in sentinels):
-    raise AssertionError("pack_optimizer_state expects a pytree whose leaves are all JoinPoints, got "
-                    f"{sorted({type(s).__name__ for s in sentinels})}")
+    raise AssertionError("pack_optimizer_state expects a pytree whose leaves are all "
+                         f"JoinPoints, got {sorted({type(s).__name__ for s in sentinels})}")
   states_flat, subtree_defs = _unzip2(tree.flatten(s.subtree) for s in sentinels)
   return OptimizerState(states_flat, tree_def, subtree_defs)
