@@ -36,9 +36,39 @@ class Optimizer(NamedTuple):
   params_fn: ParamsFn
 
 
-def _unzip2(pairs):
-  pairs = list(pairs)
-  return [p[0] for p in pairs], [p[1] for p in pairs]
+# JAX's optimizers module shadows map/zip with length-checked versions; programs import them.
+def safe_map(f, *args):
+  """map that insists every argument has the same length."""
+  args = [list(a) for a in args]
+  for i, a in enumerate(args[1:], 1):
+    if len(a) != len(args[0]):
+      raise ValueError(f"safe_map: length mismatch: argument 0 has length {len(args[0])}, "
+                       f"argument {i} has length {len(a)}")
+  return list(map_(f, *args))
+
+
+def safe_zip(*args):
+  """zip that insists every argument has the same length."""
+  args = [list(a) for a in args]
+  for i, a in enumerate(args[1:], 1):
+    if len(a) != len(args[0]):
+      raise ValueError(f"safe_zip: length mismatch: argument 0 has length {len(args[0])}, "
+                       f"argument {i} has length {len(a)}")
+  return list(zip_(*args))
+
+
+def unzip2(pairs):
+  """Two lists from an iterable of pairs (tuples, as JAX returns)."""
+  firsts, seconds = [], []
+  for a, b in pairs:
+    firsts.append(a)
+    seconds.append(b)
+  return tuple(firsts), tuple(seconds)
+
+
+map_, zip_ = map, zip
+map, zip = safe_map, safe_zip   # noqa: A001 - as JAX's module does
+_unzip2 = unzip2
 
 
 def optimizer(opt_maker: Callable[..., Any]) -> Callable[..., Optimizer]:
