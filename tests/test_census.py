@@ -58,8 +58,9 @@ DELIBERATE_OMISSIONS = {
         "returns XLA's serialized HLO profile proto; jaxlite runs no XLA",
 }
 
-# Coverage (in %) reached at the last merge; raise it as names land, never lower it.
-COVERAGE_FLOOR = 0.0
+# Coverage (in %) reached at the last merge; raise it as names land, never lower it. Issue 14's
+# target is 97. 63.8 is the surface-libs branch alone (before the other issue-14 branches merge).
+COVERAGE_FLOOR = 63.8
 
 
 def _recorded() -> dict:
