@@ -13,7 +13,7 @@ import pytest
 
 import jaxlite as jax
 from jaxlite import random
-from conftest import oracle
+from conftest import oracle, x64
 
 P3 = np.array([0.2, 0.3, 0.5], np.float32)
 
@@ -83,6 +83,25 @@ def test_against_jax_other_key(name):
   jax_ = oracle()
   want = np.asarray(CASES[name][1](jax_.random, jax_.random.key(123)))
   got = np.asarray(CASES[name][1](random, random.key(123)))
+  _check(name, got, want)
+
+
+X64_CASES = ["maxwell", "rayleigh", "geometric", "triangular", "lognormal", "binomial_btrs",
+             "multinomial", "double_sided_maxwell"]
+
+
+@pytest.mark.parametrize("name", X64_CASES)
+def test_against_jax_x64(name):
+  jax_ = oracle()
+  old = jax_.config.jax_enable_x64
+  jax_.config.update("jax_enable_x64", True)
+  try:
+    want = np.asarray(CASES[name][1](jax_.random, jax_.random.key(5)))
+  finally:
+    jax_.config.update("jax_enable_x64", old)
+  with x64():
+    got = np.asarray(CASES[name][1](random, random.key(5)))
+  assert got.dtype == want.dtype and want.dtype.itemsize == 8
   _check(name, got, want)
 
 
