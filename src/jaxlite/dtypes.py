@@ -1,10 +1,12 @@
 """`jaxlite.dtypes`: dtype canonicalization, promotion and the float0 tangent dtype."""
 from jaxlite._src.dtypes import (  # noqa: F401
     canonicalize_dtype, float0, issubdtype, result_type, finfo, iinfo, TypePromotionError,
-    is_weakly_typed, promote_types)
+    is_weakly_typed, promote_types, scalar_type_of, itemsize_bits)
+from jaxlite._src.prng import extended, prng_key  # noqa: F401
 
 __all__ = ["canonicalize_dtype", "float0", "issubdtype", "result_type", "finfo", "iinfo",
-           "TypePromotionError", "is_weakly_typed", "promote_types"]
+           "TypePromotionError", "is_weakly_typed", "promote_types", "scalar_type_of",
+           "itemsize_bits", "extended", "prng_key"]
 
 
 def __getattr__(name):

@@ -2,8 +2,10 @@
 from jaxlite._src.errors import (  # noqa: F401
     ConcretizationTypeError, NonConcreteBooleanIndexError, TracerArrayConversionError,
     TracerBoolConversionError, TracerIntegerConversionError, UnexpectedTracerError,
-    KeyReuseError, JAXTypeError, JAXIndexError)
+    KeyReuseError, JAXTypeError, JAXIndexError, JaxRuntimeError, InconclusiveDimensionOperation)
+from jaxlite._src.core import JaxprTypeError  # noqa: F401 - raised by core.check_jaxpr
 
 __all__ = ["ConcretizationTypeError", "NonConcreteBooleanIndexError",
            "TracerArrayConversionError", "TracerBoolConversionError",
-           "TracerIntegerConversionError", "UnexpectedTracerError", "KeyReuseError"]
+           "TracerIntegerConversionError", "UnexpectedTracerError", "KeyReuseError",
+           "JaxRuntimeError", "InconclusiveDimensionOperation", "JaxprTypeError"]

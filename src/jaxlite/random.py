@@ -44,5 +44,17 @@ from jaxlite._src.random import (  # noqa: F401
     weibull_min,
     wrap_key_data,
 )
+from jaxlite._src.random_more import (  # noqa: F401
+    binomial,
+    double_sided_maxwell,
+    f,
+    geometric,
+    lognormal,
+    maxwell,
+    multinomial,
+    rayleigh,
+    triangular,
+    wald,
+)
 
 __all__ = [n for n in dir() if not n.startswith("_")]

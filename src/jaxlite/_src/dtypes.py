@@ -513,3 +513,32 @@ def kind_of_dtype(dtype) -> str:
 
 if "ml_dtypes" in __import__("sys").modules:
   load_ml_dtypes()
+
+
+# --- jax.dtypes helpers (issue 14) -------------------------------------------------------------
+
+_SCALAR_TYPE_OF_KIND = {"b": bool, "i": int, "u": int, "f": float, "V": float, "c": complex}
+
+
+def scalar_type_of(x) -> type:
+  """The Python scalar type (bool, int, float, complex) matching `x`'s dtype kind."""
+  dtype = dtype_and_weak(x)[0]
+  if is_ml_float(dtype):
+    return float
+  kind = np.dtype(dtype).kind
+  if kind not in _SCALAR_TYPE_OF_KIND or kind == "V":
+    raise TypeError(f"Value {x!r} with dtype {dtype} is not a valid JAX array type. Only arrays "
+                    "of numeric types are supported by JAX.")
+  return _SCALAR_TYPE_OF_KIND[kind]
+
+
+def itemsize_bits(dtype) -> int:
+  """Bits per element of `dtype` (4 for int4; extended dtypes such as keys have none)."""
+  if dtype is None or hasattr(dtype, "_is_extended"):
+    raise ValueError(f"unexpected input: dtype={dtype}")
+  dtype = np.dtype(dtype)
+  if dtype.name in ("int4", "uint4", "float4_e2m1fn"):
+    return 4
+  if dtype.name in ("int2", "uint2"):
+    return 2
+  return dtype.itemsize * 8

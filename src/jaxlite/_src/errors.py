@@ -93,4 +93,12 @@ def unexpected_tracer_error(tracer) -> UnexpectedTracerError:
 
 
 class JaxRuntimeError(RuntimeError):
-  """An error raised while a computation runs (a failed callback or checkify check)."""
+  """An error raised while a computation runs (JAX's name for XLA's runtime errors, e.g. a
+  failed `checkify` check or an error raised inside a host callback)."""
+
+
+class InconclusiveDimensionOperation(Exception):
+  """A comparison or arithmetic on symbolic dimensions whose result depends on their values.
+
+  jaxlite's shapes are always concrete, so its own code never raises this; libraries catch it
+  around shape arithmetic, so the class exists for their `except` clauses."""
