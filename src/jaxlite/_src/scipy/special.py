@@ -556,10 +556,14 @@ def _betainc_jvp_x(t, a, b, x):
   return t * jnp.exp(log_density)
 
 
+def _betainc_jvp_ab(t, a, b, x):
+  raise ValueError("Betainc gradient with respect to a and b not supported.")
+
+
 def _register_betainc_rules():
   try:
     from jaxlite._src.interpreters import ad
-    ad.defjvp(regularized_incomplete_beta_p, None, None, _betainc_jvp_x)
+    ad.defjvp(regularized_incomplete_beta_p, _betainc_jvp_ab, _betainc_jvp_ab, _betainc_jvp_x)
   except ImportError:  # autodiff not installed yet
     pass
   try:
