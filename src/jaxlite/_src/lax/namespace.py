@@ -76,6 +76,7 @@ LAZY_NAMES = {
                     "jaxlite._src.lax.control_flow"),
     **dict.fromkeys(("fft", "fft_p", "FftType"), "jaxlite._src.lax.fft"),
     "regularized_incomplete_beta_p": "jaxlite._src.scipy.special",
+    **dict.fromkeys(("custom_linear_solve", "custom_root"), "jaxlite._src.lax.custom_solvers"),
     "linalg": None,  # the jax.lax.linalg submodule
 }
 __all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_NAMES"]

@@ -614,7 +614,7 @@ def igammac(a, x):
   return igammac_p.bind(asarg(a), asarg(x))
 
 
-# --- zeta, polygamma, igamma_grad_a, random_gamma_grad ---------------------------------------------
+# --- zeta, polygamma, igamma_grad_a, random_gamma_grad -------------------------------------
 
 # B_2j / (2j)! for the Euler-Maclaurin tail of the Hurwitz zeta sum.
 _EM_COEFFS = (1 / 12, -1 / 720, 1 / 30240, -1 / 1209600, 1 / 47900160, -691 / 1307674368000,
