@@ -1,3 +1,4 @@
 """`jaxlite.scipy` (`jax.scipy`): special functions, distributions, linear algebra, minimize and
 integration, in SciPy's names."""
-from jaxlite.scipy import integrate, linalg, optimize, sparse, special, stats  # noqa: F401
+from jaxlite.scipy import (  # noqa: F401
+    fft, integrate, linalg, optimize, signal, sparse, special, stats)
