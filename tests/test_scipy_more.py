@@ -225,3 +225,79 @@ def test_against_jax(name, fn):
   for w, g in zip(jax.tree_util.tree_leaves(want), jaxlite.tree_util.tree_leaves(got)):
     assert g.shape == w.shape and g.dtype == w.dtype, (g, w)
     np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-4, atol=2e-4)
+
+
+# --- ndimage, interpolate, cluster ---------------------------------------------------------------
+
+IMG = RNG.randn(5, 6).astype(np.float32)
+IMG_INT = RNG.randint(0, 9, (5, 6)).astype(np.int32)
+COORDS = [np.array([-1.3, 0., 0.5, 2.5, 4.7, 5.2, 3.49], np.float32),
+          np.array([0.2, -0.6, 5.5, 1.5, 6.3, 2., 2.51], np.float32)]
+G1, G2 = np.linspace(0, 1, 5), np.array([0., .5, 2., 3.])
+VALS = RNG.randn(5, 4).astype(np.float32)
+XI = np.array([[0.1, 0.2], [0.9, 2.9], [0.5, 0.5], [0., 3.]], np.float32)
+
+# SciPy's 'wrap' differs from JAX's periodic mode, so it is checked against JAX only.
+SCIPY_MODES = ("constant", "nearest", "mirror", "reflect")
+MAPS = [(f"map_coordinates order={o} {m}", o, m) for o in (0, 1) for m in SCIPY_MODES]
+
+
+@pytest.mark.parametrize("name,order,mode", MAPS, ids=[m[0] for m in MAPS])
+def test_map_coordinates_against_scipy(name, order, mode):
+  import scipy.ndimage
+  # Away from exact .5 ties, where NumPy and SciPy round differently.
+  coords = [c + 0.01 for c in COORDS]
+  # JAX's 'constant' interpolates against cval outside, which is SciPy's 'grid-constant'.
+  scipy_mode = "grid-constant" if mode == "constant" else mode
+  want = scipy.ndimage.map_coordinates(IMG, coords, order=order, mode=scipy_mode, cval=2.)
+  got = jsp.ndimage.map_coordinates(IMG, coords, order, mode, cval=2.)
+  np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_regular_grid_interpolator_against_scipy():
+  import scipy.interpolate
+  for method in ("linear", "nearest"):
+    want = scipy.interpolate.RegularGridInterpolator((G1, G2), VALS, method)(XI)
+    got = jsp.interpolate.RegularGridInterpolator((G1, G2), VALS, method)(XI)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+  outside = jsp.interpolate.RegularGridInterpolator((G1, G2), VALS)(np.array([[2., 0.]]))
+  assert np.isnan(np.asarray(outside)).all()
+
+
+def test_vq_against_scipy():
+  import scipy.cluster.vq
+  want = scipy.cluster.vq.vq(IMG[:, :3], IMG[:2, :3] + 0.1)
+  got = jsp.cluster.vq.vq(IMG[:, :3], IMG[:2, :3] + 0.1)
+  np.testing.assert_array_equal(got[0], want[0])
+  np.testing.assert_allclose(got[1], want[1], rtol=1e-5)
+
+
+INTERP = (
+    [(f"map_coordinates {o} {m}", lambda S, o=o, m=m: S.ndimage.map_coordinates(
+        IMG, COORDS, o, m, cval=2.)) for o in (0, 1) for m in SCIPY_MODES + ("wrap",)]
+    + [(f"map_coordinates int {o} {m}", lambda S, o=o, m=m: S.ndimage.map_coordinates(
+        IMG_INT, COORDS, o, m)) for o in (0, 1) for m in SCIPY_MODES + ("wrap",)]
+    + [("rgi linear", lambda S: S.interpolate.RegularGridInterpolator((G1, G2), VALS)(XI)),
+       ("rgi extrapolate", lambda S: S.interpolate.RegularGridInterpolator(
+           (G1, G2), VALS, fill_value=None)(XI * 1.5)),
+       ("vq 1d", lambda S: S.cluster.vq.vq(np.array([1., 5., 2.]), np.array([0., 4.])))])
+
+
+@pytest.mark.parametrize("name,fn", INTERP, ids=[c[0] for c in INTERP])
+def test_interpolation_against_jax(name, fn):
+  jax = oracle()
+  import jax.scipy.cluster.vq  # noqa: F401
+  import jax.scipy.interpolate  # noqa: F401
+  import jax.scipy.ndimage  # noqa: F401
+  want, got = fn(jax.scipy), fn(jsp)
+  for w, g in zip(jax.tree_util.tree_leaves(want), jaxlite.tree_util.tree_leaves(got)):
+    assert g.shape == w.shape and g.dtype == w.dtype
+    np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-5)
+
+
+def test_interpolation_gradients():
+  g = jaxlite.grad(lambda im: jsp.ndimage.map_coordinates(im, COORDS, 1, "nearest").sum())(IMG)
+  eps, e = 1e-2, np.zeros_like(IMG)
+  e[2, 1] = eps
+  f = lambda im: float(jsp.ndimage.map_coordinates(im, COORDS, 1, "nearest").sum())  # noqa
+  np.testing.assert_allclose(g[2, 1], (f(IMG + e) - f(IMG - e)) / (2 * eps), rtol=1e-3)
