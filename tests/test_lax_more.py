@@ -243,3 +243,57 @@ def test_primitive_objects_exported():
             "regularized_incomplete_beta_p"):
     assert hasattr(lax, n)
   assert math.isfinite(1.0)
+
+
+# --- patches, locally connected conv, ragged_dot -------------------------------------------------
+
+_R = np.random.RandomState(1)
+X_NCHW = _R.randn(2, 3, 5, 4).astype(np.float32)
+X_NHWC = _R.randn(2, 5, 4, 3).astype(np.float32)
+W_LOCAL = _R.randn(4, 18, 4, 2).astype(np.float32)
+W_LOCAL_HWIO = _R.randn(5, 4, 12, 6).astype(np.float32)
+L_RAG = _R.randn(5, 3).astype(np.float32)
+R_RAG = _R.randn(2, 3, 4).astype(np.float32)
+
+
+def test_patches_known():
+  p = lax.conv_general_dilated_patches(X_NCHW, (2, 3), (1, 1), "VALID")
+  assert p.shape == (2, 18, 4, 2)
+  # channel c * 6 + (dy * 3 + dx) at output (i, j) reads x[c, i + dy, j + dx]
+  want = np.stack([X_NCHW[:, c, dy:dy + 4, dx:dx + 2] for c in range(3) for dy in range(2)
+                   for dx in range(3)], axis=1)
+  np.testing.assert_array_equal(p, want)
+
+
+def test_ragged_dot_known():
+  out = lax.ragged_dot(L_RAG, R_RAG, np.array([2, 2], np.int32))
+  want = np.concatenate([L_RAG[:2] @ R_RAG[0], L_RAG[2:4] @ R_RAG[1], np.zeros((1, 4))])
+  np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
+
+
+PATCH_CASES = [
+    ("patches", lambda L: L.lax.conv_general_dilated_patches(X_NCHW, (2, 3), (1, 1), "VALID")),
+    ("patches NHWC SAME", lambda L: L.lax.conv_general_dilated_patches(
+        X_NHWC, (2, 2), (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))),
+    ("patches strided dilated", lambda L: L.lax.conv_general_dilated_patches(
+        X_NCHW, (2, 2), (2, 1), [(1, 0), (0, 1)], rhs_dilation=(1, 2))),
+    ("local", lambda L: L.lax.conv_general_dilated_local(X_NCHW, W_LOCAL, (1, 1), "VALID",
+                                                         (2, 3))),
+    ("local NHWC", lambda L: L.lax.conv_general_dilated_local(
+        X_NHWC, W_LOCAL_HWIO, (1, 1), "SAME", (2, 2),
+        dimension_numbers=("NHWC", "HWIO", "NHWC"))),
+    ("ragged_dot", lambda L: L.lax.ragged_dot(L_RAG, R_RAG, np.array([2, 3], np.int32))),
+    ("ragged_dot grad", lambda L: L.grad(lambda a, b: (L.lax.ragged_dot(
+        a, b, np.array([2, 3], np.int32)) ** 2).sum(), (0, 1))(L_RAG, R_RAG)),
+    ("patches grad", lambda L: L.grad(lambda a: (L.lax.conv_general_dilated_patches(
+        a, (2, 3), (1, 1), "VALID") ** 2).sum())(X_NCHW)),
+]
+
+
+@pytest.mark.parametrize("name,fn", PATCH_CASES, ids=[c[0] for c in PATCH_CASES])
+def test_patches_against_jax(name, fn):
+  jax = oracle()
+  want, got = fn(jax), fn(jaxlite)
+  for w, g in zip(jax.tree_util.tree_leaves(want), jaxlite.tree_util.tree_leaves(got)):
+    assert g.shape == w.shape and g.dtype == w.dtype
+    np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-4, atol=1e-4)

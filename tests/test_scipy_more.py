@@ -9,10 +9,11 @@ import jaxlite.numpy as jnp
 import jaxlite.scipy as jsp
 from tests.conftest import oracle
 
-scipy = pytest.importorskip("scipy")
-import scipy.fft  # noqa: E402
-import scipy.linalg  # noqa: E402
-import scipy.signal  # noqa: E402
+pytest.importorskip("scipy")
+import scipy  # noqa: E402
+import scipy.fft  # noqa: E402,F401
+import scipy.linalg  # noqa: E402,F401
+import scipy.signal  # noqa: E402,F401
 import scipy.stats  # noqa: E402
 
 RNG = np.random.RandomState(0)
@@ -217,10 +218,9 @@ ORACLE = _oracle_cases()
 @pytest.mark.parametrize("name,fn", ORACLE, ids=[c[0] for c in ORACLE])
 def test_against_jax(name, fn):
   jax = oracle()
-  import jax.scipy  # noqa: F401
-  import jax.scipy.sparse.linalg  # noqa: F401
-  import jax.scipy.signal  # noqa: F401
-  import jax.scipy.fft  # noqa: F401
+  import importlib
+  for name in ("jax.scipy.sparse.linalg", "jax.scipy.signal", "jax.scipy.fft"):
+    importlib.import_module(name)
   want, got = fn(jax.scipy), fn(jsp)
   for w, g in zip(jax.tree_util.tree_leaves(want), jaxlite.tree_util.tree_leaves(got)):
     assert g.shape == w.shape and g.dtype == w.dtype, (g, w)
@@ -286,9 +286,9 @@ INTERP = (
 @pytest.mark.parametrize("name,fn", INTERP, ids=[c[0] for c in INTERP])
 def test_interpolation_against_jax(name, fn):
   jax = oracle()
-  import jax.scipy.cluster.vq  # noqa: F401
-  import jax.scipy.interpolate  # noqa: F401
-  import jax.scipy.ndimage  # noqa: F401
+  import importlib
+  for name in ("jax.scipy.cluster.vq", "jax.scipy.interpolate", "jax.scipy.ndimage"):
+    importlib.import_module(name)
   want, got = fn(jax.scipy), fn(jsp)
   for w, g in zip(jax.tree_util.tree_leaves(want), jaxlite.tree_util.tree_leaves(got)):
     assert g.shape == w.shape and g.dtype == w.dtype

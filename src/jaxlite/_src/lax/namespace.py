@@ -77,6 +77,8 @@ LAZY_NAMES = {
     **dict.fromkeys(("fft", "fft_p", "FftType"), "jaxlite._src.lax.fft"),
     "regularized_incomplete_beta_p": "jaxlite._src.scipy.special",
     **dict.fromkeys(("custom_linear_solve", "custom_root"), "jaxlite._src.lax.custom_solvers"),
+    **dict.fromkeys(("conv_general_dilated_patches", "conv_general_dilated_local", "ragged_dot",
+                     "RaggedDotDimensionNumbers"), "jaxlite._src.lax.conv_patches"),
     "linalg": None,  # the jax.lax.linalg submodule
 }
 __all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_NAMES"]
