@@ -301,3 +301,52 @@ def test_interpolation_gradients():
   e[2, 1] = eps
   f = lambda im: float(jsp.ndimage.map_coordinates(im, COORDS, 1, "nearest").sum())  # noqa
   np.testing.assert_allclose(g[2, 1], (f(IMG + e) - f(IMG - e)) / (2 * eps), rtol=1e-3)
+
+
+# --- spectral estimates --------------------------------------------------------------------------
+
+SIG = RNG.randn(300).astype(np.float32)
+SIG_Y = RNG.randn(300).astype(np.float32)
+SIG2 = RNG.randn(2, 100).astype(np.float32)
+
+SPECTRAL = [
+    ("welch", lambda S: S.signal.welch(SIG, nperseg=64)),
+    ("welch spectrum", lambda S: S.signal.welch(SIG, fs=10., nperseg=50, scaling="spectrum")),
+    ("welch median", lambda S: S.signal.welch(SIG, nperseg=64, average="median")),
+    ("welch linear nfft", lambda S: S.signal.welch(SIG, nperseg=40, nfft=45, detrend="linear")),
+    ("welch axis0", lambda S: S.signal.welch(SIG2.T, nperseg=32, axis=0)),
+    ("csd", lambda S: S.signal.csd(SIG, SIG_Y, nperseg=64)),
+    ("csd two-sided", lambda S: S.signal.csd(SIG, SIG_Y, nperseg=64, return_onesided=False)),
+    ("csd hamming", lambda S: S.signal.csd(SIG, SIG_Y, nperseg=60, noverlap=10,
+                                           window="hamming")),
+    ("stft", lambda S: S.signal.stft(SIG, nperseg=64)),
+    ("stft no boundary", lambda S: S.signal.stft(SIG, nperseg=50, boundary=None, padded=False)),
+    ("stft 2d", lambda S: S.signal.stft(SIG2, nperseg=16)),
+]
+
+
+@pytest.mark.parametrize("name,fn", SPECTRAL, ids=[c[0] for c in SPECTRAL])
+def test_spectral_against_scipy(name, fn):
+  want, got = fn(scipy), fn(jsp)
+  for w, g in zip(want, got):
+    assert np.shape(g) == np.shape(w)
+    np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-4, atol=1e-5)
+
+
+def test_istft_round_trip():
+  _, _, z = jsp.signal.stft(SIG, nperseg=64)
+  t, x = jsp.signal.istft(z, nperseg=64)
+  np.testing.assert_allclose(x[:300], SIG, rtol=1e-4, atol=1e-5)
+  _, want = scipy.signal.istft(np.asarray(z), nperseg=64)
+  np.testing.assert_allclose(x, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name,fn", SPECTRAL, ids=[c[0] for c in SPECTRAL])
+def test_spectral_against_jax(name, fn):
+  jax = oracle()
+  import importlib
+  importlib.import_module("jax.scipy.signal")
+  want, got = fn(jax.scipy), fn(jsp)
+  for w, g in zip(want, got):
+    assert g.shape == w.shape and g.dtype == w.dtype
+    np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-4, atol=1e-5)

@@ -159,3 +159,189 @@ def detrend(data, axis: int = -1, type: str = "linear", bp=0, overwrite_data=Non
     proj = design @ np.linalg.pinv(design)  # hat matrix of the line fit
     pieces.append(seg - seg @ jnp.asarray(proj.T, seg.dtype))
   return jnp.moveaxis(jnp.concatenate(pieces, axis=-1), -1, axis)
+
+
+# --- spectral estimates: stft, csd, welch -------------------------------------------------------
+
+def _window(window, nperseg, dtype):
+  """A periodic window of length nperseg by name ('hann', 'hamming', 'boxcar', ...) or given."""
+  if not isinstance(window, str) and not isinstance(window, tuple):
+    win = np.asarray(window)
+    if win.ndim != 1 or win.shape[0] != nperseg:
+      raise ValueError(f"window must be 1-D with length nperseg={nperseg}, got {win.shape}")
+    return win.astype(dtype)
+  name = window if isinstance(window, str) else window[0]
+  n = np.arange(nperseg)
+  phase = 2 * np.pi * n / nperseg
+  cosine_sums = {"hann": (0.5, 0.5), "hanning": (0.5, 0.5), "hamming": (0.54, 0.46),
+                 "boxcar": (1.0,), "rect": (1.0,), "ones": (1.0,),
+                 "blackman": (0.42, 0.5, 0.08)}
+  if name not in cosine_sums:
+    raise ValueError(f"Unknown window type {name!r}; supported: {sorted(cosine_sums)}")
+  coefs = cosine_sums[name]
+  win = sum((-1) ** k * c * np.cos(k * phase) for k, c in enumerate(coefs))
+  return np.asarray(win, dtype)
+
+
+def _detrend_segments(segments, detrend_type):
+  if detrend_type is False or detrend_type is None:
+    return segments
+  if callable(detrend_type):
+    return detrend_type(segments)
+  if detrend_type not in ("constant", "linear"):
+    raise ValueError(f"Unsupported detrend type: {detrend_type}")
+  return detrend(segments, axis=-1, type=detrend_type)
+
+
+def _spectral(x, y, fs, window, nperseg, noverlap, nfft, detrend_type, return_onesided,
+              scaling, axis, mode, boundary=None, padded=False):
+  """SciPy's spectral helper: windowed, detrended segments and their (cross) spectra.
+  Returns (freqs, times, result) with the segments on the last axis of `result`."""
+  jnp = _jnp()
+  x = jnp.asarray(x)
+  same = y is None
+  y = x if same else jnp.asarray(y)
+  dtype = jnp.result_type(x, y, np.float32 if x.dtype != np.float64 else np.float64)
+  x, y = jnp.moveaxis(x.astype(dtype), axis, -1), jnp.moveaxis(y.astype(dtype), axis, -1)
+  if not same and x.shape != y.shape:
+    raise ValueError(f"x and y must have one shape along the spectral axis, got {x.shape} and "
+                     f"{y.shape}")
+  n = x.shape[-1]
+  nperseg = n if nperseg is None else min(int(nperseg), n)  # JAX: the whole signal by default
+  if nperseg < 1:
+    raise ValueError("nperseg must be a positive integer")
+  nfft = nperseg if nfft is None else int(nfft)
+  if nfft < nperseg:
+    raise ValueError("nfft must be greater than or equal to nperseg.")
+  noverlap = nperseg // 2 if noverlap is None else int(noverlap)
+  if noverlap >= nperseg:
+    raise ValueError("noverlap must be less than nperseg.")
+  step = nperseg - noverlap
+  real_dtype = jnp.finfo(dtype).dtype
+  win = jnp.asarray(_window(window, nperseg, real_dtype))
+
+  def prepare(v):
+    if boundary is not None:
+      if boundary != "zeros":
+        raise ValueError(f"Unknown boundary option '{boundary}', supported: 'zeros' or None")
+      pad = [(0, 0)] * (v.ndim - 1) + [(nperseg // 2, nperseg // 2)]
+      v = jnp.pad(v, pad)
+    if padded:
+      extra = (-(v.shape[-1] - nperseg) % step) % nperseg
+      v = jnp.pad(v, [(0, 0)] * (v.ndim - 1) + [(0, extra)])
+    length = v.shape[-1]
+    nseg = (length - nperseg) // step + 1
+    idx = np.arange(nseg)[:, None] * step + np.arange(nperseg)[None, :]
+    segs = _detrend_segments(v[..., idx], detrend_type) * win
+    onesided = return_onesided and not jnp.iscomplexobj(segs)
+    return (jnp.fft.rfft(segs, n=nfft) if onesided else jnp.fft.fft(segs, n=nfft)), onesided
+
+  fx, onesided = prepare(x)
+  if scaling == "density":
+    scale = 1.0 / (fs * jnp.sum(win ** 2))
+  elif scaling == "spectrum":
+    scale = 1.0 / jnp.sum(win) ** 2
+  else:
+    raise ValueError(f"Unknown scaling: {scaling}")
+  if mode == "stft":
+    result = fx * jnp.sqrt(scale)
+  else:
+    fy = fx if same else prepare(y)[0]
+    result = jnp.conj(fx) * fy * scale
+    if onesided:
+      result = result.at[..., 1:-1 if nfft % 2 == 0 else None].multiply(2)
+  freqs = np.fft.rfftfreq(nfft, 1 / fs) if onesided else np.fft.fftfreq(nfft, 1 / fs)
+  nseg = result.shape[-2]
+  times = (np.arange(nseg) * step + nperseg / 2) / fs
+  if boundary is not None:
+    times = times - (nperseg / 2) / fs
+  result = jnp.moveaxis(result, -2, -1)  # (..., freqs, segments)
+  return jnp.asarray(freqs, real_dtype), jnp.asarray(times, real_dtype), result
+
+
+def stft(x, fs=1.0, window="hann", nperseg: int = 256, noverlap=None, nfft=None,
+         detrend=False, return_onesided: bool = True, boundary="zeros", padded: bool = True,
+         axis: int = -1):
+  """Short-time Fourier transform: (frequencies, segment times, Zxx [..., freqs, times])."""
+  if detrend is True:
+    raise ValueError("Unsupported detrend type: True")
+  f, t, z = _spectral(x, None, fs, window, nperseg, noverlap, nfft, detrend, return_onesided,
+                      "spectrum",
+                      axis, "stft", boundary, padded)
+  return f, t, _jnp().moveaxis(z, (-2, -1), (axis - 1, axis) if axis < 0 else (axis, axis + 1))
+
+
+def csd(x, y, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None,
+        detrend="constant", return_onesided: bool = True, scaling: str = "density",
+        axis: int = -1, average: str = "mean"):
+  """Cross power spectral density by Welch's method: (frequencies, Pxy)."""
+  jnp = _jnp()
+  if average not in ("mean", "median"):
+    raise ValueError(f"average must be 'median' or 'mean', got {average}")
+  f, _, pxy = _spectral(x, y, fs, window, nperseg, noverlap, nfft, detrend, return_onesided,
+                        scaling, axis, "psd")
+  nseg = pxy.shape[-1]
+  if average == "mean":
+    pxy = pxy.mean(axis=-1)
+  else:  # the median is biased low for chi-squared data; SciPy divides by that bias
+    even = 2 * np.arange(1, (nseg - 1) // 2 + 1)
+    bias = 1 + np.sum(1.0 / (even + 1) - 1.0 / even)
+    med = jnp.median(pxy.real, axis=-1)
+    if jnp.iscomplexobj(pxy):
+      med = med + 1j * jnp.median(pxy.imag, axis=-1)
+    pxy = med / bias
+  if pxy.ndim and axis != -1:
+    pxy = jnp.moveaxis(pxy, -1, axis)
+  return f, pxy
+
+
+def welch(x, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None,
+          detrend="constant", return_onesided: bool = True, scaling: str = "density",
+          axis: int = -1, average: str = "mean"):
+  """Power spectral density by Welch's method: (frequencies, Pxx)."""
+  f, pxx = csd(x, None, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling,
+               axis, average)
+  return f, pxx.real
+
+
+def istft(Zxx, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None,
+          input_onesided: bool = True, boundary: bool = True, time_axis: int = -1,
+          freq_axis: int = -2):
+  """Inverse STFT by windowed overlap-add: (times, x)."""
+  jnp = _jnp()
+  Zxx = jnp.asarray(Zxx)
+  if Zxx.ndim < 2:
+    raise ValueError("Input stft must be at least 2d!")
+  if freq_axis % Zxx.ndim == time_axis % Zxx.ndim:
+    raise ValueError("Must specify differing time and frequency axes!")
+  z = jnp.moveaxis(Zxx, (freq_axis, time_axis), (-2, -1))
+  nseg = z.shape[-1]
+  n_default = 2 * (z.shape[-2] - 1) if input_onesided else z.shape[-2]
+  nperseg = n_default if nperseg is None else int(nperseg)
+  if nperseg < 1:
+    raise ValueError("nperseg must be a positive integer")
+  nfft = nperseg if nfft is None else int(nfft)
+  if nfft < nperseg:
+    raise ValueError("FFT length is less than the segment length")
+  noverlap = nperseg // 2 if noverlap is None else int(noverlap)
+  if noverlap >= nperseg:
+    raise ValueError("noverlap must be less than nperseg.")
+  step = nperseg - noverlap
+  segs = (jnp.fft.irfft(z, n=nfft, axis=-2) if input_onesided
+          else jnp.fft.ifft(z, n=nfft, axis=-2))[..., :nperseg, :]
+  real_dtype = jnp.finfo(segs.dtype).dtype
+  win = _window(window, nperseg, real_dtype)
+  segs = jnp.moveaxis(segs * win.sum(), -1, -2) * win  # undo stft's scaling, then window
+  length = nperseg + (nseg - 1) * step
+  idx = np.arange(nseg)[:, None] * step + np.arange(nperseg)[None, :]
+  x = jnp.zeros(segs.shape[:-2] + (length,), segs.dtype).at[..., idx].add(segs)
+  norm = np.zeros(length)
+  np.add.at(norm, idx, np.broadcast_to(win.astype(np.float64) ** 2, idx.shape))
+  if boundary:
+    half = nperseg // 2
+    x, norm = x[..., half:length - half], norm[half:length - half]
+  x = x / np.where(norm > 1e-10, norm, 1.0).astype(real_dtype)
+  if input_onesided:
+    x = x.real
+  # JAX counts the times along the first axis of x (SciPy the last); they agree for 1-D input.
+  return jnp.arange(x.shape[0], dtype=real_dtype) / fs, x
