@@ -59,6 +59,9 @@ KNOWN = [
      np.array([0., 2., 4.])),
     ("optimization_barrier", lambda: lax.optimization_barrier((jnp.ones(2), 3)),
      (np.ones(2), 3)),
+    ("index_take", lambda: lax.index_take(jnp.arange(24.).reshape(2, 3, 4),
+                                          jnp.array([[0, 1], [1, 3]]), (0, 2)),
+     np.arange(24.).reshape(2, 3, 4)[[0, 1], :, [1, 3]].astype(np.float32)),
 ]
 
 
@@ -195,6 +198,8 @@ ORACLE = [
     ("grad igamma", lambda L, n: L.grad(lambda a: L.lax.igamma(a, 2.))(1.5)),
     ("grad polygamma", lambda L, n: L.grad(lambda x: L.lax.polygamma(1., x))(1.5)),
     ("approx_max_k", lambda L, n: L.lax.approx_max_k(n.array([[3., 1.], [4., 5.]]), 1, 0)),
+    ("index_take", lambda L, n: L.lax.index_take(n.arange(24.).reshape(2, 3, 4),
+                                                 n.array([[0, 1], [1, 3]]), (0, 2))),
     ("custom_linear_solve grad", lambda L, n: L.grad(lambda A, b: (L.lax.custom_linear_solve(
         lambda v: A @ v, b, _dense_solve(L, n), _dense_solve(L, n)) ** 2).sum(), (0, 1))(
             A0, B0)),

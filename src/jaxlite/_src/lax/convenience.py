@@ -226,3 +226,16 @@ DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]],
                             tuple[Sequence[int], Sequence[int]]]
 ConvGeneralDilatedDimensionNumbers = Any  # tuple of 3 spec strings, ConvDimensionNumbers or None
 PrecisionLike = Any  # None, a str, a Precision, a pair of them, a DotAlgorithm(Preset)
+
+
+def index_take(src, idxs, axes):
+  """Rows of `idxs` [N, len(axes)] index `src` on `axes`: result [N, *other dims of src]."""
+  from jaxlite._src.lax.slicing import GatherDimensionNumbers, gather
+  src, idxs = lax.asarg(src), lax.asarg(idxs)
+  shape = core.get_aval(src).shape
+  axes = tuple(int(a) for a in axes)
+  rest = [d for d in range(len(shape)) if d not in axes]
+  dnums = GatherDimensionNumbers(offset_dims=tuple(range(1, 1 + len(rest))),
+                                 collapsed_slice_dims=tuple(sorted(axes)), start_index_map=axes)
+  sizes = tuple(1 if d in axes else shape[d] for d in range(len(shape)))
+  return gather(src, idxs, dimension_numbers=dnums, slice_sizes=sizes)

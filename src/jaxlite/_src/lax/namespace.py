@@ -40,7 +40,8 @@ from jaxlite._src.lax.elementwise import (  # noqa: F401
 from jaxlite._src.interpreters.ad import stop_gradient_p  # noqa: F401
 from jaxlite._src.lax.convenience import (  # noqa: F401
     full, full_like, empty, dtype, broadcast_shapes, broadcast_to_rank, broadcast_like,
-    reciprocal, approx_max_k, approx_min_k, platform_dependent, composite, RandomAlgorithm,
+    reciprocal, approx_max_k, approx_min_k, platform_dependent, composite, index_take,
+    RandomAlgorithm,
     AccuracyMode, Tolerance, DotAlgorithm, DotAlgorithmPreset, DotDimensionNumbers,
     ConvGeneralDilatedDimensionNumbers, PrecisionLike)
 from jaxlite._src.lax.barrier import optimization_barrier, optimization_barrier_p  # noqa: F401
