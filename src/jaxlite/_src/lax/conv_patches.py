@@ -12,7 +12,7 @@ from jaxlite._src import core
 from jaxlite._src.lax import lax
 from jaxlite._src.lax import shape as shape_ops
 from jaxlite._src.lax.creation import broadcasted_iota
-from jaxlite._src.lax.windowed import ConvDimensionNumbers, conv_dimension_numbers
+from jaxlite._src.lax.windowed import conv_dimension_numbers
 from jaxlite._src.lax.windowed import conv_general_dilated
 
 
@@ -100,5 +100,3 @@ def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=Non
   mask = (row_group[None, :] == jnp.arange(rhs.shape[0])[:, None])[:, :, None]
   return jnp.sum(jnp.where(mask, per_group, jnp.zeros((), per_group.dtype)), axis=0)
 
-
-_ = ConvDimensionNumbers
