@@ -3,5 +3,9 @@ from jaxlite._src.scipy.linalg import (
     block_diag, cho_factor, cho_solve, cholesky, det, eigh, eigh_tridiagonal, expm, funm,
     hessenberg, inv, lu, lu_factor, lu_solve, polar, qr, schur, solve, solve_triangular, sqrtm,
     svd, toeplitz)
+from jaxlite._src.scipy.linalg_more import (
+    circulant, companion, convolution_matrix, dft, expm_frechet, fiedler, fiedler_companion,
+    hadamard, hankel, helmert, hilbert, invhilbert, invpascal, leslie, pascal, qr_multiply,
+    solve_sylvester)
 
 __all__ = [n for n in dir() if not n.startswith("_")]

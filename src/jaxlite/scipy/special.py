@@ -4,5 +4,6 @@ from jaxlite._src.scipy.special import (
     erfinv, exp1, expi, expit, factorial, gamma, gammainc, gammaincc, gammaln, gammasgn, i0, i0e,
     i1, i1e, kl_div, log_ndtr, log_softmax, loggamma, logit, logsumexp, multigammaln, ndtr,
     ndtri, poch, polygamma, rel_entr, softmax, xlog1py, xlogy, zeta)
+from jaxlite._src.scipy.special_more import dawsn, expn  # noqa: F401
 
 __all__ = [n for n in dir() if not n.startswith("_")]

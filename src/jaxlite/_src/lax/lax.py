@@ -5,6 +5,8 @@ NumPy inputs are canonicalized for x64 mode; everything else is a bind.
 """
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from jaxlite._src import core
@@ -162,12 +164,13 @@ def _convert_element_type(operand, new_dtype=None, weak_type=False):
 
 
 def _typed_like(x, dtype):
+  # `builtins.complex`: this module defines `lax.complex`, which shadows the builtin.
   k = dtype.kind
   if k in "iu":
-    return dtypes.TypedInt(int(x.real if isinstance(x, complex) else x), dtype)
+    return dtypes.TypedInt(int(x.real if isinstance(x, builtins.complex) else x), dtype)
   if k == "f":
-    return dtypes.TypedFloat(float(x.real if isinstance(x, complex) else x), dtype)
-  return dtypes.TypedComplex(complex(x), dtype)
+    return dtypes.TypedFloat(float(x.real if isinstance(x, builtins.complex) else x), dtype)
+  return dtypes.TypedComplex(builtins.complex(x), dtype)
 
 
 def _weak_literal(val):

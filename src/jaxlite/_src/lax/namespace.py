@@ -26,7 +26,28 @@ from jaxlite._src.lax.sort import sort, sort_key_val, top_k, sort_p, top_k_p  # 
 from jaxlite._src.lax.creation import iota, broadcasted_iota, iota_p  # noqa: F401
 from jaxlite._src.lax.special import (  # noqa: F401
     erf, erfc, erf_inv, lgamma, digamma, igamma, igammac, bessel_i0e, bessel_i1e, erf_p,
-    erfc_p, erf_inv_p, lgamma_p, digamma_p, igamma_p, igammac_p, bessel_i0e_p, bessel_i1e_p)
+    erfc_p, erf_inv_p, lgamma_p, digamma_p, igamma_p, igammac_p, bessel_i0e_p, bessel_i1e_p,
+    zeta, polygamma, igamma_grad_a, random_gamma_grad, betainc, zeta_p, polygamma_p,
+    igamma_grad_a_p)
+from jaxlite._src.lax.elementwise import (  # noqa: F401
+    abs_p, acos_p, acosh_p, and_p, asin_p, asinh_p, atan2_p, atan_p, atanh_p,
+    bitcast_convert_type_p, cbrt_p, ceil_p, clamp_p, clz_p, complex_p, conj_p, cosh_p, eq_p,
+    exp2_p, expm1_p, floor_p, ge_p, gt_p, imag_p, integer_pow_p, is_finite_p, le_p, log1p_p,
+    logistic_p, lt_p, max_p, min_p, mulhi_p, ne_p, nextafter_p, not_p, or_p,
+    population_count_p, pow_p, real_p, reduce_precision_p, rem_p, round_p, rsqrt_p, sign_p,
+    shift_left_p, shift_right_arithmetic_p, shift_right_logical_p, sinh_p, sqrt_p, square_p,
+    tan_p, tanh_p, xor_p)
+from jaxlite._src.interpreters.ad import stop_gradient_p  # noqa: F401
+from jaxlite._src.lax.convenience import (  # noqa: F401
+    full, full_like, empty, dtype, broadcast_shapes, broadcast_to_rank, broadcast_like,
+    reciprocal, approx_max_k, approx_min_k, platform_dependent, composite, index_take,
+    RandomAlgorithm,
+    AccuracyMode, Tolerance, DotAlgorithm, DotAlgorithmPreset, DotDimensionNumbers,
+    ConvGeneralDilatedDimensionNumbers, PrecisionLike)
+from jaxlite._src.lax.barrier import optimization_barrier, optimization_barrier_p  # noqa: F401
+from jaxlite._src.lax.conv_shapes import (  # noqa: F401
+    conv_general_permutations, conv_shape_tuple, conv_general_shape_tuple,
+    conv_transpose_shape_tuple, reduce_window_shape_tuple)
 
 from jaxlite._src.lax.shape import (  # noqa: F401
     rev_p, pad_p, concatenate_p, split_p, stack_p, unstack_p, tile_p, expand_dims, pad,
@@ -55,6 +76,10 @@ LAZY_NAMES = {
                      "associative_scan", "cond_p", "while_p", "scan_p"),
                     "jaxlite._src.lax.control_flow"),
     **dict.fromkeys(("fft", "fft_p", "FftType"), "jaxlite._src.lax.fft"),
+    "regularized_incomplete_beta_p": "jaxlite._src.scipy.special",
+    **dict.fromkeys(("custom_linear_solve", "custom_root"), "jaxlite._src.lax.custom_solvers"),
+    **dict.fromkeys(("conv_general_dilated_patches", "conv_general_dilated_local", "ragged_dot",
+                     "RaggedDotDimensionNumbers"), "jaxlite._src.lax.conv_patches"),
     "linalg": None,  # the jax.lax.linalg submodule
 }
 __all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_NAMES"]

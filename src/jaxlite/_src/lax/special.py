@@ -553,8 +553,7 @@ def _igamma_dx(t, a, x):
 
 
 def _igamma_da(t, a, x):
-  raise NotImplementedError("Differentiation of igamma/igammac with respect to `a` is not "
-                            "implemented (JAX uses igamma_grad_a)")
+  return ew.mul_p.bind(t, igamma_grad_a_p.bind(a, x))
 
 
 def _bessel_i1e_jvp(t, y, x):
@@ -580,7 +579,8 @@ ad.defjvp2(erf_inv_p, lambda t, y, x: ew.mul_p.bind(t, ew.mul_p.bind(
 ad.defjvp(lgamma_p, lambda t, x: ew.mul_p.bind(t, digamma_p.bind(x)))
 ad.defjvp(digamma_p, lambda t, x: ew.mul_p.bind(t, _trigamma(x)))
 ad.defjvp(igamma_p, _igamma_da, _igamma_dx)
-ad.defjvp(igammac_p, _igamma_da, lambda t, a, x: ew.neg_p.bind(_igamma_dx(t, a, x)))
+ad.defjvp(igammac_p, lambda t, a, x: ew.neg_p.bind(_igamma_da(t, a, x)),
+          lambda t, a, x: ew.neg_p.bind(_igamma_dx(t, a, x)))
 ad.defjvp2(bessel_i0e_p, lambda t, y, x: ew.mul_p.bind(t, ew.sub_p.bind(
     bessel_i1e_p.bind(x), ew.mul_p.bind(ew.sign_p.bind(x), y))))
 ad.defjvp2(bessel_i1e_p, _bessel_i1e_jvp)
@@ -612,3 +612,107 @@ def igamma(a, x):
 def igammac(a, x):
   """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
   return igammac_p.bind(asarg(a), asarg(x))
+
+
+# --- zeta, polygamma, igamma_grad_a, random_gamma_grad -------------------------------------
+
+# B_2j / (2j)! for the Euler-Maclaurin tail of the Hurwitz zeta sum.
+_EM_COEFFS = (1 / 12, -1 / 720, 1 / 30240, -1 / 1209600, 1 / 47900160, -691 / 1307674368000,
+              1 / 74724249600, -3617 / 10670622842880000, 43867 / 5109094217170944000,
+              -174611 / 802857662698291200000, 77683 / 14101100039391805440000)
+_EM_TERMS = 12
+
+
+def _zeta64(x, q):
+  """Hurwitz zeta sum_k (k + q)^-x by Euler-Maclaurin after _EM_TERMS direct terms."""
+  x, q = np.broadcast_arrays(x, q)
+  total = sum(np.power(q + k, -x) for k in range(_EM_TERMS))
+  a = q + _EM_TERMS
+  total = total + np.power(a, 1 - x) / (x - 1) + 0.5 * np.power(a, -x)
+  rising, a_pow = x, np.power(a, -x - 1)
+  for j, coef in enumerate(_EM_COEFFS):
+    total = total + coef * rising * a_pow
+    rising = rising * (x + 2 * j + 1) * (x + 2 * j + 2)
+    a_pow = a_pow / (a * a)
+  pole = (q <= 0) & (np.floor(q) == q)
+  out = np.where(x == 1, np.inf, np.where(x < 1, np.nan, total))
+  return np.where(pole, np.inf, np.where((q <= 0) & (np.floor(x) != x), np.nan, out))
+
+
+def _polygamma64(m, x):
+  """psi^(m)(x) = (-1)^(m+1) m! zeta(m + 1, x); digamma at m = 0; nan for non-integer m."""
+  m, x = np.broadcast_arrays(m, x)
+  sign = np.where(np.remainder(m, 2) == 1, 1.0, -1.0)
+  higher = sign * np.exp(_lgamma64(m + 1)) * _zeta64(m + 1, x)
+  out = np.where(m == 0, _digamma64(np.array(x, np.float64)), higher)
+  return np.where((m < 0) | (m != np.floor(m)), np.nan, out)
+
+
+def _igamma_grad_a64(a, x):
+  """dP(a, x)/da from the series P = sum_n x^(a+n) e^-x / Gamma(a+n+1), term by term:
+  each term's derivative is itself times (log x - digamma(a+n+1))."""
+  a, x = (np.array(v, np.float64) for v in np.broadcast_arrays(a, x))
+  ok = (a > 0) & (x > 0) & np.isfinite(x) & np.isfinite(a)
+  aa, xx = np.where(ok, a, 1.0), np.where(ok, x, 1.0)
+  log_x = np.log(xx)
+  log_term = aa * log_x - xx - _lgamma64(aa + 1)
+  psi = _digamma64(aa + 1)
+  total = np.exp(log_term) * (log_x - psi)
+  for n in range(1, 6000):
+    log_term = log_term + log_x - np.log(aa + n)
+    psi = psi + 1 / (aa + n)
+    step = np.exp(log_term) * (log_x - psi)
+    total = total + step
+    if n > xx.max() and np.all(np.abs(step) <= 1e-17 * np.maximum(np.abs(total), 1e-300)):
+      break
+  out = np.where(ok, total, 0.0)
+  return np.where(np.isnan(a) | np.isnan(x) | (a <= 0) | (x < 0), np.nan, out)
+
+
+def _random_gamma_grad64(a, x):
+  """d sample / d alpha of a Gamma(alpha) sample x, by implicit differentiation of P(a, x) = u:
+  -(dP/da) / (dP/dx)."""
+  a, x = np.broadcast_arrays(a, x)
+  log_density = (a - 1) * np.log(x) - x - _lgamma64(a)
+  return -_igamma_grad_a64(a, x) / np.exp(log_density)
+
+
+zeta_p = binop("zeta", _in_f64(_zeta64), "f")
+polygamma_p = binop("polygamma", _in_f64(_polygamma64), "f")
+igamma_grad_a_p = binop("igamma_grad_a", _in_f64(_igamma_grad_a64), "f")
+random_gamma_grad_p = binop("random_gamma_grad", _in_f64(_random_gamma_grad64), "f")
+
+
+def _polygamma_dm(t, m, x):
+  raise ValueError("polygamma gradient with respect to m is not supported")
+
+
+# zeta and igamma_grad_a have no derivative rule in JAX either (NotImplementedError).
+ad.defjvp(polygamma_p, _polygamma_dm, lambda t, m, x: ew.mul_p.bind(
+    t, polygamma_p.bind(ew.add_p.bind(m, _full(m, 1)), x)))
+
+
+def zeta(x, q):
+  """The Hurwitz zeta function sum_k (k + q)^-x."""
+  return zeta_p.bind(asarg(x), asarg(q))
+
+
+def polygamma(m, x):
+  """The m-th derivative of digamma at x (m a float holding an integer)."""
+  return polygamma_p.bind(asarg(m), asarg(x))
+
+
+def igamma_grad_a(a, x):
+  """The derivative of igamma(a, x) with respect to a."""
+  return igamma_grad_a_p.bind(asarg(a), asarg(x))
+
+
+def random_gamma_grad(a, x):
+  """The derivative with respect to `a` of a Gamma(a, 1) sample `x` (for reparameterized grads)."""
+  return random_gamma_grad_p.bind(asarg(a), asarg(x))
+
+
+def betainc(a, b, x):
+  """The regularized incomplete beta function I_x(a, b) (the scipy primitive, strict dtypes)."""
+  from jaxlite._src.scipy.special import regularized_incomplete_beta_p
+  return regularized_incomplete_beta_p.bind(asarg(a), asarg(b), asarg(x))

@@ -557,7 +557,11 @@ def _betainc_jvp_x(t, a, b, x):
   return t * jnp.exp(log_density)
 
 
-ad.defjvp(regularized_incomplete_beta_p, None, None, _betainc_jvp_x)
+def _betainc_jvp_ab(t, a, b, x):
+  raise ValueError("Betainc gradient with respect to a and b not supported.")
+
+
+ad.defjvp(regularized_incomplete_beta_p, _betainc_jvp_ab, _betainc_jvp_ab, _betainc_jvp_x)
 batching.defbroadcasting(regularized_incomplete_beta_p)
 
 

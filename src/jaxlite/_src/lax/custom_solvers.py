@@ -1,0 +1,142 @@
+"""`lax.custom_linear_solve` and `lax.custom_root`: solves whose derivatives come from implicit
+differentiation (another solve) instead of differentiating through the solver's iterations.
+
+The matvec's closure is traced out into explicit consts so derivatives reach the parameters it
+closes over. custom_linear_solve is a `custom_vjp` (b̄ = A⁻ᵀx̄ by `transpose_solve`), so it has
+reverse mode but, unlike JAX's `linear_solve` primitive, no forward mode yet.
+"""
+from __future__ import annotations
+
+import functools
+
+from jaxlite._src import core, tree_util
+from jaxlite._src.custom_derivatives import custom_vjp
+from jaxlite._src.lax.control_flow import common
+
+
+class _Spec:
+  """The user's functions and the traced matvec (hashed by identity: a nondiff argument)."""
+
+  def __init__(self, matvec_jaxpr, b_tree, solve, transpose_solve, symmetric, has_aux):
+    self.matvec_jaxpr, self.b_tree = matvec_jaxpr, b_tree
+    self.solve, self.transpose_solve = solve, transpose_solve
+    self.symmetric, self.has_aux = symmetric, has_aux
+
+  def matvec(self, consts, x):
+    flat = tree_util.tree_leaves(x)
+    out = core.eval_jaxpr(self.matvec_jaxpr.jaxpr, self.matvec_jaxpr.consts, *consts, *flat)
+    return tree_util.tree_unflatten(self.b_tree, out)
+
+  def vecmat(self, consts, b_like):
+    if self.symmetric:
+      return functools.partial(self.matvec, consts)
+    from jaxlite._src.ad_api import vjp
+    zeros = tree_util.tree_map(lambda v: v * 0, b_like)
+    _, pullback = vjp(functools.partial(self.matvec, consts), zeros)
+    return lambda y: pullback(y)[0]
+
+  def run(self, solve, matvec, b):
+    out = solve(matvec, b)
+    return out if self.has_aux else (out, None)
+
+
+def _sub(x, y):
+  return tree_util.tree_map(lambda a, c: a - c, x, y)
+
+
+@functools.partial(custom_vjp, nondiff_argnums=(0,))
+def _linear_solve(spec, consts, b):
+  return spec.run(spec.solve, functools.partial(spec.matvec, consts), b)
+
+
+def _linear_solve_fwd(spec, consts, b):
+  x, aux = _linear_solve(spec, consts, b)
+  return (x, aux), (consts, x)
+
+
+def _linear_solve_bwd(spec, res, cts):
+  """b̄ = A⁻ᵀ x̄ by `transpose_solve`; the matvec's consts get -(∂(A x)/∂θ)ᵀ b̄."""
+  from jaxlite._src.ad_api import vjp
+  consts, x = res
+  ct_x = cts[0]
+  t_solve = spec.solve if spec.symmetric else spec.transpose_solve
+  if t_solve is None:
+    raise TypeError("transpose_solve required for backwards mode automatic differentiation "
+                    "of custom_linear_solve.")
+  ct_b = spec.run(t_solve, spec.vecmat(consts, x), ct_x)[0]
+  _, pullback = vjp(lambda c: spec.matvec(c, x), consts)
+  (ct_consts,) = pullback(tree_util.tree_map(lambda v: -v, ct_b))
+  return ct_consts, ct_b
+
+
+_linear_solve.defvjp(_linear_solve_fwd, _linear_solve_bwd)
+
+
+def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
+                        has_aux=False):
+  """`solve(matvec, b)` (the x with matvec(x) = b), differentiated implicitly: derivatives are
+  solves with `solve` (forward mode) and `transpose_solve` on the transposed matvec (reverse
+  mode; `solve` itself when `symmetric`)."""
+  b = tree_util.tree_map(common.as_array, b)
+  b_flat, b_tree = tree_util.tree_flatten(b)
+  avals = [core.get_aval(v) for v in b_flat]
+  body = common.trace_body(matvec, tree_util.tree_structure((b,)), avals, "custom_linear_solve")
+  if body.out_tree != b_tree or [a.shape for a in body.out_avals] != [a.shape for a in avals]:
+    raise TypeError("custom_linear_solve: matvec must return a pytree of the same structure and "
+                    f"shapes as b, got {body.out_tree} with {list(body.out_avals)} for b of "
+                    f"{b_tree} with {avals}")
+  spec = _Spec(body.jaxpr, b_tree, solve, transpose_solve, symmetric, has_aux)
+  x, aux = _linear_solve(spec, list(body.consts), b)
+  return (x, aux) if has_aux else x
+
+
+def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
+  """The root `solve(f, initial_guess)` of `f`, differentiated implicitly through the
+  parameters `f` closes over: x' = -(∂f/∂x)⁻¹ ∂f/∂θ θ', with `tangent_solve(g, y)` solving
+  the linear system g(x) = y (g is ∂f/∂x at the root)."""
+  initial_guess = tree_util.tree_map(common.as_array, initial_guess)
+  guess_flat, guess_tree = tree_util.tree_flatten(initial_guess)
+  avals = [core.get_aval(v) for v in guess_flat]
+  body = common.trace_body(f, tree_util.tree_structure((initial_guess,)), avals, "custom_root")
+  if body.out_tree != guess_tree:
+    raise TypeError("custom_root: f must return a pytree with the structure of initial_guess, "
+                    f"got {body.out_tree} for {guess_tree}")
+  spec = _RootSpec(body.jaxpr, guess_tree, solve, tangent_solve, has_aux)
+  x, aux = _root(spec, list(body.consts), initial_guess)
+  return (x, aux) if has_aux else x
+
+
+class _RootSpec:
+  def __init__(self, f_jaxpr, tree, solve, tangent_solve, has_aux):
+    self.f_jaxpr, self.tree = f_jaxpr, tree
+    self.solve, self.tangent_solve, self.has_aux = solve, tangent_solve, has_aux
+
+  def f(self, consts, x):
+    out = core.eval_jaxpr(self.f_jaxpr.jaxpr, self.f_jaxpr.consts, *consts,
+                          *tree_util.tree_leaves(x))
+    return tree_util.tree_unflatten(self.tree, out)
+
+
+@functools.partial(custom_vjp, nondiff_argnums=(0,))
+def _root(spec, consts, guess):
+  out = spec.solve(functools.partial(spec.f, consts), guess)
+  return out if spec.has_aux else (out, None)
+
+
+def _root_fwd(spec, consts, guess):
+  x, aux = _root(spec, consts, guess)
+  return (x, aux), (consts, x)
+
+
+def _root_bwd(spec, res, cts):
+  """θ̄ = -(∂f/∂θ)ᵀ λ with (∂f/∂x)ᵀ λ = x̄ solved by `tangent_solve`; the guess gets zeros."""
+  from jaxlite._src.ad_api import vjp
+  consts, x = res
+  _, f_x_t = vjp(functools.partial(spec.f, consts), x)
+  lam = spec.tangent_solve(lambda y: f_x_t(y)[0], cts[0])
+  _, pullback = vjp(lambda c: spec.f(c, x), consts)
+  (ct_consts,) = pullback(tree_util.tree_map(lambda v: -v, lam))
+  return ct_consts, tree_util.tree_map(lambda v: v * 0, x)
+
+
+_root.defvjp(_root_fwd, _root_bwd)
