@@ -208,7 +208,7 @@ batching.primitive_batchers[check_p] = lambda vals, dims, **params: (
 
 def _register_codegen():
   from jaxlite._src.compiler import numpy_codegen
-  numpy_codegen.numpy_eqn_templates[check_p] = _check_staged_without_checkify
+  numpy_codegen.TABLES.eqn_templates[check_p] = _check_staged_without_checkify
 
 
 _register_codegen()
