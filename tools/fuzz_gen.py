@@ -206,17 +206,14 @@ def render(prog: dict, hook: bool = False) -> str:
 
 
 def one_line(prog: dict) -> str:
-  """A compact single-line form for reports: `f(x0: f32[3] = [...]) = expr`."""
-  env = {}
-  for i in prog["inputs"]:
-    env[i["name"]] = i["name"]
-  for op in prog["ops"]:
-    env[op["out"]] = op["tmpl"].format(*[env[a] for a in op["args"]])
-  body = ", ".join(env[o] for o in prog["outs"])
+  """The whole program on one line for reports: `v0 = ...; v1 = ...; -> v1  with x0=f32[3][...]`."""
+  body = "; ".join(f"{op['out']} = {op['tmpl'].format(*op['args'])}" for op in prog["ops"])
+  ret = ", ".join(prog["outs"])
 
   def desc(i):
     if i["py"]:
       return f"{i['name']}={i['values'][0]!r}"
     return f"{i['name']}={i['dtype']}{i['shape']}{i['values']}"
   x64 = " [x64]" if prog["x64"] else ""
-  return f"{body}  with {'; '.join(desc(i) for i in prog['inputs'])}{x64}"
+  args = "; ".join(desc(i) for i in prog["inputs"])
+  return f"{body + '; ' if body else ''}-> {ret}  with {args}{x64}"
