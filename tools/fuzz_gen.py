@@ -76,7 +76,9 @@ def promote(a: str, aw: bool, b: str, bw: bool, x64: bool) -> tuple[str, bool]:
 
 class Var:
   def __init__(self, name, dtype, shape, weak=False):
-    self.name, self.dtype, self.shape, self.weak = name, dtype, tuple(shape), weak
+    # the shape rules are approximate (programs that raise are compared too); keep dims valid
+    self.name, self.dtype, self.weak = name, dtype, weak
+    self.shape = tuple(max(0, int(d)) for d in shape)
 
   @property
   def k(self):
@@ -174,7 +176,10 @@ class Gen:
     while len(self.ops) < n and tries < 40:
       tries += 1
       fam = r.choices(list(FAMILIES), weights=[w for w, _ in FAMILIES.values()])[0]
-      FAMILIES[fam][1](self)
+      try:
+        FAMILIES[fam][1](self)
+      except (ValueError, IndexError, ZeroDivisionError):  # no valid parameters for this value
+        continue
     outs = [self.vars[-1].name]
     if len(self.ops) > 1 and r.random() < 0.15:
       outs.append(r.choice(self.vars[:-1]).name)

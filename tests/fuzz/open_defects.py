@@ -10,7 +10,7 @@ from known_differences import Known
 OPEN: list[Known] = [
   Known("lax-cumulative-negative-axis", "lax.cumsum/cumprod/cummax/cummin accept a negative axis "
         "where JAX raises ValueError (XLA operations do not allow negative axes)",
-        kinds=("missing-error",), detail="negative axes"),
+        kinds=("missing-error", "error-class"), detail="negative axes"),
   Known("late-ml_dtypes", "bfloat16 arrays are rejected (`neg/pow/reduce_sum does not accept "
         "dtype bfloat16`) when ml_dtypes is imported after jaxlite's dtype lattice was built",
         detail=r"does not accept dtype bfloat16|but got bfloat16|jaxlite: .*bfloat16\["),
@@ -30,13 +30,14 @@ OPEN: list[Known] = [
         "of the bounds; jaxlite: nextafter)", modes=("jaxpr",), detail="stop_gradient"),
   Known("jaxpr-randint", "random.randint's jaxpr differs (JAX clamps with `max`, jaxlite "
         "converts with weak_type=True)", modes=("jaxpr",), detail=r"= max b[a-z] b[a-z]"),
-  Known("jaxpr-fill-value-unsigned", "gather's fill_value for unsigned operands prints wrapped "
-        "(65535) where JAX prints -1", modes=("jaxpr",), detail="fill_value="),
+  Known("jaxpr-fill-value", "gather's fill_value param prints converted to the operand dtype "
+        "(65535, -1.0) where JAX prints the user's value (-1)", modes=("jaxpr",),
+        detail="fill_value="),
   Known("jaxpr-python-float-literal", "a Python float constant (jnp.sinc's pi) prints rounded to "
         "f32 (3.1415927410125732) where JAX prints the Python value", modes=("jaxpr",),
         detail=r"3\.141592653589793"),
   Known("jaxpr-inner-dtype-x64", "under x64 jnp.cbrt's inner jaxpr types a bf16 constant as f64",
-        modes=("jaxpr",), detail=r"jaxpr=\{ lambda"),
+        modes=("jaxpr",), kinds=("jaxpr-text",), detail=r"jaxpr=\{ lambda"),
   Known("diff-empty-axis", "jnp.diff along an axis of size 0 raises TypeError (slice_sizes of "
         "(-1,)); JAX returns an empty array", detail=r"slice_sizes of \(-1,\)"),
   Known("jnp-fix-removed", "jnp.fix still exists; JAX 0.10 removed it (AttributeError: "
@@ -49,4 +50,20 @@ OPEN: list[Known] = [
         "NaN in JAX", modes=("grad",), kinds=("value",), program=r"\.at\[.*\]\.(max|min)\("),
   Known("jaxpr-nansum", "jnp.nansum's jaxpr differs (JAX converts, jaxlite selects first)",
         modes=("jaxpr",), program="nansum", detail="convert_element_type"),
+  Known("relu-negative-zero-f16", "nn.relu(-0.0) is -0.0 for float16 (eager, jit, vmap); JAX "
+        "gives +0.0 (float32 agrees)", kinds=("value",), program=r"nn\.relu",
+        detail=r"\(exact\)"),
+  Known("jaxpr-einsum", "jnp.einsum's jaxpr differs: jaxlite converts operands before "
+        "dot_general, JAX passes preferred_element_type", modes=("jaxpr",),
+        program="einsum", detail="dot_general"),
+  Known("std-var-f16-accumulation", "jnp.std/var on float16 reduce in float16; JAX upcasts to "
+        "float32 first (jaxpr differs, values can too)", modes=("jaxpr",),
+        program=r"\.(std|var)\(|jnp\.(std|var)\(", detail="reduce_sum"),
+  Known("jaxpr-mean-bool", "jnp.mean of a bool array converts to float32 first; JAX sums as "
+        "int32 then divides", modes=("jaxpr",), program=r"mean\(", detail="new_dtype=int32"),
+  Known("lax-mul-bool", "lax.mul accepts bool operands; JAX raises TypeError (mul does not "
+        "accept dtype bool)", kinds=("missing-error",), detail="mul does not accept dtype bool"),
+  Known("while-loop-reverse-mode", "grad through lax.while_loop raises NotImplementedError (div "
+        "is not linear ...); JAX raises ValueError (reverse-mode does not work for while_loop)",
+        modes=("grad",), kinds=("error-class",), detail="Reverse-mode differentiation does not"),
 ]
