@@ -1,0 +1,172 @@
+"""Fuzzer worker: evaluates a JSON batch of programs in ONE library (jaxlite or real JAX) in every
+mode and pickles the results; run as `python fuzz_worker.py {jax|jaxlite} IN.json OUT.pkl`.
+
+Only this process imports its library, so the two libraries never share state.
+"""
+from __future__ import annotations
+
+import json
+import pickle
+import signal
+import sys
+import warnings
+
+import numpy as np
+
+MODES = ("eager", "jit", "grad", "vmap", "jaxpr")
+PER_PROGRAM_S = 60
+
+
+class Hang(BaseException):
+  """A program exceeded its time slot (BaseException so library `except Exception` misses it)."""
+
+
+def _alarm(signum, frame):
+  raise Hang()
+
+
+def load_library(name: str) -> dict:
+  # ml_dtypes first: jaxlite only learns bfloat16 if ml_dtypes is imported before its dtype
+  # lattice is first used (a jaxlite defect the fuzzer found; RELIABILITY.md) and we want the
+  # campaign to look past it.
+  import ml_dtypes  # noqa: F401
+  if name == "jax":
+    import jax
+    import jax.numpy as jnp
+    from jax import lax, nn
+  else:
+    import jaxlite as jax
+    import jaxlite.numpy as jnp
+    from jaxlite import lax, nn
+  return {"jax": jax, "jnp": jnp, "lax": lax, "nn": nn, "np": np}
+
+
+def np_dtype(name: str):
+  if name == "bfloat16":
+    import ml_dtypes
+    return np.dtype(ml_dtypes.bfloat16)
+  return np.dtype(name)
+
+
+def make_inputs(prog: dict, jnp, batched: bool):
+  args, axes = [], []
+  for i in prog["inputs"]:
+    if i["py"]:
+      args.append(i["values"][0])
+      axes.append(None)
+      continue
+    dt = np_dtype(i["dtype"])
+    with warnings.catch_warnings():
+      warnings.simplefilter("ignore")
+      a = np.array(i["values"], dtype=np.float64 if dt.kind == "f" or dt.name == "bfloat16"
+                   else object).astype(dt).reshape(i["shape"])
+      if batched:
+        b = np.array(i["batch"], dtype=np.float64 if dt.kind == "f" or dt.name == "bfloat16"
+                     else object).astype(dt).reshape(i["shape"])
+        a = np.stack([a, b])
+    args.append(jnp.asarray(a))
+    axes.append(0)
+  return args, tuple(axes)
+
+
+def leaf_record(jax, x):
+  """(kind, dtype name, shape, weak_type, numpy value) for one output leaf."""
+  if not hasattr(x, "dtype"):
+    return ("py", type(x).__name__, (), True, np.asarray(x))
+  dt = x.dtype
+  name = str(dt)
+  if "key<" in name:
+    x = jax.random.key_data(x)
+  return ("arr", name, tuple(x.shape), bool(getattr(x, "weak_type", False)), np.asarray(x))
+
+
+def error_record(e: BaseException):
+  builtin = next((c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins"),
+                 "BaseException")
+  return ("err", type(e).__name__, builtin, str(e)[:400])
+
+
+def evaluate(lib: str, prog: dict, ns: dict, src: str, hooked: str | None) -> dict:
+  jax, jnp = ns["jax"], ns["jnp"]
+  jax.config.update("jax_enable_x64", bool(prog["x64"]))
+  env = dict(ns)
+  exec(src, env)  # noqa: S102 - the program under test
+  f = env["f"]
+  leaves = jax.tree_util.tree_leaves
+  out = {}
+
+  def call(mode, thunk):
+    try:
+      res = thunk()
+      out[mode] = ("ok", res if isinstance(res, str) else [leaf_record(jax, v) for v in
+                                                            leaves(res)])
+    except Hang:
+      out[mode] = ("err", "Timeout", "Timeout", "program exceeded its time slot")
+    except Exception as e:  # noqa: BLE001 - the error class is what is compared
+      out[mode] = error_record(e)
+
+  args, axes = make_inputs(prog, jnp, batched=False)
+  call("eager", lambda: f(*args))
+  call("jit", lambda: jax.jit(f)(*args))
+  call("jaxpr", lambda: str(jax.make_jaxpr(f)(*args)))
+  first = prog["inputs"][0]
+  eager = out["eager"]
+  float_out = (eager[0] == "ok" and eager[1] and eager[1][0][1] in
+               ("float16", "bfloat16", "float32", "float64"))
+  if not first["py"] and first["dtype"] in ("float16", "bfloat16", "float32", "float64") \
+      and float_out:
+    def loss(*a):
+      return jnp.sum(leaves(f(*a))[0])
+    call("grad", lambda: jax.grad(loss)(*args))
+  else:
+    out["grad"] = ("skip",)
+  bargs, _ = make_inputs(prog, jnp, batched=True)
+  call("vmap", lambda: jax.vmap(f, in_axes=axes)(*bargs))
+  if hooked is not None:  # JAX's eager intermediates: magnitudes for the tolerance model
+    mags = {}
+
+    def T(name, v):
+      try:
+        a = np.asarray(v).astype(np.float64)
+        fin = np.abs(a[np.isfinite(a)])
+        mags[name] = (float(fin.max(initial=0.0)), int(a.size))
+      except Exception:  # noqa: BLE001 - keys and other non-numeric values carry no magnitude
+        pass
+      return v
+    env2 = dict(ns, T=T)
+    try:
+      exec(hooked, env2)  # noqa: S102
+      env2["f"](*args)
+    except Exception:  # noqa: BLE001
+      pass
+    out["mags"] = mags
+  return out
+
+
+def main(argv):
+  lib, src_path, dst_path = argv[1:4]
+  sys.path.insert(0, __file__.rsplit("/", 1)[0])
+  from fuzz_gen import render
+  warnings.simplefilter("ignore")
+  ns = load_library(lib)
+  with open(src_path) as fh:
+    progs = json.load(fh)
+  results = {}
+  signal.signal(signal.SIGALRM, _alarm)
+  for prog in progs:
+    signal.alarm(PER_PROGRAM_S)
+    try:
+      results[prog["id"]] = evaluate(lib, prog, ns, render(prog),
+                                     render(prog, hook=True) if lib == "jax" else None)
+    except Hang:
+      results[prog["id"]] = {m: ("err", "Timeout", "Timeout", "hang") for m in MODES}
+    except Exception as e:  # noqa: BLE001 - a crash of the harness on one program
+      results[prog["id"]] = {m: error_record(e) for m in MODES}
+    finally:
+      signal.alarm(0)
+  with open(dst_path, "wb") as fh:
+    pickle.dump(results, fh)
+
+
+if __name__ == "__main__":
+  main(sys.argv)
