@@ -399,7 +399,27 @@ def _custom_vjp_fn():
   return f
 
 
-CASES += _linalg_cases() + _random_cases() + _optional_cases()
+def _special_and_barrier_cases():
+  """Primitives of the lax remainder (special functions, optimization_barrier) and custom_vmap."""
+  from jaxlite.custom_batching import sequential_vmap
+  seq_sin = sequential_vmap(lambda x: jnp.sin(x))
+  both = [(0, 0), (None, 0), (1, None)]
+  return [
+      Case("zeta", lax.zeta, args(f32(2, 3, lo=1.5, hi=3.0), f32(2, 3, lo=0.5, hi=2.0)), both,
+           tol=1e-5),
+      Case("polygamma", lax.polygamma,
+           args(lambda rng: rng.randint(0, 3, (2, 3)).astype(np.float32),
+                f32(2, 3, lo=0.5, hi=2.0)), both, tol=1e-4),
+      Case("igamma_grad_a", lax.igamma_grad_a, args(_pos, _pos), both, tol=1e-4),
+      Case("random_gamma_grad", lax.random_gamma_grad, args(_pos, _pos), both, tol=1e-4),
+      Case("optimization_barrier", lambda x, y: lax.optimization_barrier((x * 2.0, y)),
+           args(f32(2, 3), f32(2, 3)), both),
+      Case("custom_vmap_call", seq_sin, args(f32(2, 3)), UNARY_AXES, tol=1e-6),
+  ]
+
+
+CASES += (_linalg_cases() + _random_cases() + _optional_cases()
+          + _special_and_barrier_cases())
 CASE_PARAMS = [p for c in CASES for p in c.params()]
 
 
