@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import weakref
 
 import numpy as np
@@ -202,8 +203,12 @@ def _arg_path_str(keypath, fun):
   return tree_util.keystr(keypath)
 
 
-@functools.lru_cache(maxsize=4096)
-def _arg_names_cached(fun):
+# Argument names per function, held weakly: a strong cache (an lru_cache keyed by the function)
+# would keep every traced function, and through it its trace cache, alive (issue 17).
+_arg_names_memo: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _arg_names_uncached(fun):
   try:
     sig = inspect.signature(fun)
   except (TypeError, ValueError):
@@ -214,9 +219,12 @@ def _arg_names_cached(fun):
 
 def _arg_names(fun):
   try:
-    return _arg_names_cached(fun)
-  except TypeError:
-    return ()
+    names = _arg_names_memo.get(fun)
+  except TypeError:  # not weak-referenceable (or unhashable): computed each time
+    return _arg_names_uncached(fun)
+  if names is None:
+    names = _arg_names_memo[fun] = _arg_names_uncached(fun)
+  return names
 
 
 def fun_name(fun) -> str:
@@ -261,8 +269,17 @@ class _CacheEntry:
 
 
 # Trace cache shared by every jit of the same function: same function and avals -> same jaxpr.
+# Held weakly by the function, so a jit of a fresh lambda leaves nothing behind once the lambda
+# goes; each function's cache is bounded (oldest entry evicted first) so that retracing on ever
+# new shapes stays flat too. The bound is `TRACE_CACHE_SIZE` entries per function (4096, like
+# JAX's per-function cache; JAXLITE_JIT_CACHE_SIZE overrides it). `clear_caches` empties all.
+TRACE_CACHE_SIZE = int(os.environ.get("JAXLITE_JIT_CACHE_SIZE", 4096))
 _trace_caches: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+# Functions that cannot be weakly referenced (bound builtins...): by id, at most this many.
+_UNWEAKREFABLE_LIMIT = 256
 _unweakrefable_caches: dict = {}
+# Every live jit wrapper, so that `clear_caches` can empty their per-wrapper fast caches too.
+_live_wrappers: "weakref.WeakSet" = weakref.WeakSet()
 
 
 def _cache_for(fun) -> dict:
@@ -272,7 +289,48 @@ def _cache_for(fun) -> dict:
       cache = _trace_caches[fun] = {}
     return cache
   except TypeError:
-    return _unweakrefable_caches.setdefault(id(fun), {})
+    cache = _unweakrefable_caches.get(id(fun))
+    if cache is None:
+      _bounded_put(_unweakrefable_caches, id(fun), {}, _UNWEAKREFABLE_LIMIT)
+      cache = _unweakrefable_caches[id(fun)]
+    return cache
+
+
+def _bounded_put(cache: dict, key, value, limit=None):
+  """`cache[key] = value`, first evicting the oldest entries past `limit` (insertion order: a
+  hit costs nothing extra on the dispatch path, unlike a true LRU's reordering)."""
+  limit = TRACE_CACHE_SIZE if limit is None else limit
+  while len(cache) >= limit > 0:
+    del cache[next(iter(cache))]
+  cache[key] = value
+
+
+def clear_caches():
+  """Empties every trace, compile and derived-jaxpr cache (`jax.clear_caches`)."""
+  _trace_caches.clear()
+  _unweakrefable_caches.clear()
+  _arg_names_memo.clear()
+  for w in list(_live_wrappers):
+    w._cache.clear()
+    w._fast_cache.clear()
+  from jaxlite._src import cache_miss
+  cache_miss.clear()
+  import importlib
+  for module, name in DERIVED_CACHES:
+    cache = getattr(importlib.import_module(f"jaxlite._src.{module}"), name)
+    (cache.cache_clear if hasattr(cache, "cache_clear") else cache.clear)()
+
+
+# Caches keyed by jaxprs or functions that other modules keep (all weak or bounded; listed here
+# so that `clear_caches` empties them; tests/test_memory.py checks each still exists).
+DERIVED_CACHES = (
+    ("lax.control_flow.common", "_body_caches"), ("lax.control_flow.common", "_batched_bodies"),
+    ("lax.control_flow.common", "_derived_bodies"), ("lax.control_flow.loops", "_wrappers"),
+    ("lax.slicing", "_update_fns"), ("lax.dot", "_layout_plan"),
+    ("compiler.numpy_codegen", "_scan_loops"), ("interpreters.batching", "_jaxpr_cache"),
+    ("interpreters.linearize", "_linearize_cache"), ("interpreters.ad", "_jvp_jaxpr_cache"),
+    ("interpreters.ad", "_transpose_cache"), ("ad_checkpoint", "_remat_split_cached"),
+)
 
 
 class PjitFunction:
@@ -305,6 +363,7 @@ class PjitFunction:
     # jnp's own wrappers run op by op when eager: same result, no compile on the hot path.
     self._eager_direct = False
     self._fast_cache = {}
+    _live_wrappers.add(self)
 
   def __repr__(self):
     return f"<PjitFunction of {self._fun!r}>"
@@ -383,7 +442,7 @@ class PjitFunction:
     closed, lifted = pe.convert_constvars_to_invars(closed)
     entry = _CacheEntry(closed, flat_fun.out_tree, lifted)
     if not lifted:
-      self._cache[key] = entry
+      _bounded_put(self._cache, key, entry)
     return entry
 
   def _donated(self, n_flat, n_lifted, args, kwargs):
@@ -435,7 +494,7 @@ class PjitFunction:
       entry, _ = self._get_entry(args, {})
       if entry.lifted:
         return _MISS
-      self._fast_cache[key] = entry
+      _bounded_put(self._fast_cache, key, entry)
     return entry.run([a._value for a in args])
 
   # -- AOT stages -----------------------------------------------------------------------------
