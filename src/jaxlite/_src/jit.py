@@ -13,6 +13,7 @@ import weakref
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import devices
 from jaxlite._src import dtypes
 from jaxlite._src import tree_util
 from jaxlite._src.compiler import numpy_codegen, passes
@@ -471,7 +472,9 @@ class PjitFunction:
           return out
     entry, flat = self._get_entry(args, kwargs)
     if trace is core.eval_trace and not entry.lifted:
-      return entry.run([numpy_value(x) for x in flat])
+      out = entry.run([numpy_value(x) for x in flat])
+      device = self._committed_device(flat, args, kwargs)
+      return out if device is None else _place_tree(out, device)
     args_in = list(entry.lifted) + [as_traceable_arg(x) for x in flat]
     params = jit_params(entry.closed, self._name, len(args_in), len(entry.out_avals),
                         self._donated(len(flat), len(entry.lifted), args, kwargs),
@@ -483,11 +486,14 @@ class PjitFunction:
     """Eager call with only Array arguments: skips pytree flattening on a cache hit."""
     at = core.array_type
     sig = []
+    committed = False
     for a in args:
       if type(a) is not at:
         return _MISS
       v = a._value
       sig.append((v.shape, v.dtype, a.weak_type))
+      if a._device is not None:
+        committed = True
     key = (tuple(sig), config.trace_context())
     entry = self._fast_cache.get(key)
     if entry is None:
@@ -495,7 +501,20 @@ class PjitFunction:
       if entry.lifted:
         return _MISS
       _bounded_put(self._fast_cache, key, entry)
-    return entry.run([a._value for a in args])
+    out = entry.run([a._value for a in args])
+    return out if not committed else _place_tree(out, self._committed_device(args, args, {}))
+
+  def _committed_device(self, flat, args, kwargs):
+    """Where a call's results live: the device its committed arguments share (None: none is
+    committed), or JAX's incompatible-devices ValueError naming the arguments by path."""
+    def names():
+      if self._simple:
+        dyn_args, dyn_kwargs = args, kwargs
+      else:
+        dyn_args, dyn_kwargs, _ = self._split_args(args, kwargs)
+      paths = tree_util.tree_flatten_with_path((tuple(dyn_args), dyn_kwargs))[0]
+      return [_placement_arg_name(p, self._fun) for p, _ in paths]
+    return devices.common_device(flat, names, self._name)
 
   # -- AOT stages -----------------------------------------------------------------------------
   def trace(self, *args, **kwargs) -> "Traced":
@@ -551,6 +570,30 @@ class Compiled:
 
   def __call__(self, *args, **kwargs):
     return self._fn(*args, **kwargs)
+
+
+def _placement_arg_name(keypath, fun):
+  """An argument leaf named as JAX's placement errors do: `x`, `x['a']`, `args[0]` or, for a
+  `*xs` parameter, `xs[0]`."""
+  names = _arg_names(fun)
+  if getattr(keypath[0], "idx", None) == 0 and len(keypath) > 1:
+    i = keypath[1].idx
+    if i >= len(names):
+      try:
+        var = next((p.name for p in inspect.signature(fun).parameters.values()
+                    if p.kind is p.VAR_POSITIONAL), None)
+      except (TypeError, ValueError):
+        var = None
+      base = f"{var}[{i - len(names)}]" if var else f"args[{i}]"
+      return base + tree_util.keystr(keypath[2:])
+  return _arg_path_str(keypath, fun)
+
+
+def _place_tree(out, device):
+  """Commits the fresh Arrays of a jit call's output pytree to `device`."""
+  from jaxlite._src import array
+  array.place_outputs(tree_util.tree_leaves(out), device)
+  return out
 
 
 def _flat_arg_names(fun, dyn_args, dyn_kwargs, flat, in_tree):
