@@ -4,15 +4,17 @@ Construction is the hottest path in eager mode, so `_from_numpy` skips `__init__
 abstract value is built only when something asks for it.
 
 Data access. The buffer field `_value` (one host buffer today; per-device buffers once arrays
-shard) is private to this module and the backend: `compiler/`, `core.EvalTrace.process_primitive`
-(eager dispatch), jnp's promotion fast path (`numpy/util.py`: `dtype_weak`, `ndim_of`,
-`shape_of`, `promote_args`) and jit's dispatch in `jit.py` (`leaf_signature`, `numpy_value`, the
-all-Array fast path) read it directly, because on those hottest paths an accessor would cost a
-Python call per argument. Everything else asks `host_value(x)` (or `x._host_value()`) for the
-host NumPy value, and builds results with `from_host(value, weak_type, device)` or `like(x, ...)`
-(placed as `x` is). Shape and dtype come from
-the aval once it is known (an array assembled from shards is always built with one), else from
-the single buffer.
+shard) is private to this module and to backend and dispatch code: `compiler/`,
+`core.EvalTrace.process_primitive` (eager dispatch), jnp's promotion fast path (`numpy/util.py`:
+`dtype_weak`, `ndim_of`, `shape_of`, `promote_args`; `numpy/ufuncs.py`: `add`) and jit's dispatch
+in `jit.py` (`leaf_signature`, `numpy_value`, the all-Array fast path). They read it directly
+because on the hottest paths (eager `x + 1`, a cached jit call) an accessor would cost a Python
+call per argument. Everything else asks `host_value(x)` (or `x._host_value()`) for the host NumPy
+value and builds results with `from_host(value, weak_type, device)`, `like(x, value, weak)`
+(placed as `x` is) or `bind_uniform` (a primitive's backend impl without abstract evaluation);
+tests/test_array.py checks that no other module reads the field. Shape and dtype come from the
+aval once it is known (an array assembled from shards is always built with one), else from the
+single buffer.
 
 Placement. `_device` is None for an uncommitted array (on the default device) or the device it
 was committed to by `device_put`; eager ops and jit calls on committed arrays commit their
@@ -60,7 +62,11 @@ class ArrayImpl(core.Array):
     aval = self._aval
     return self._value.dtype if aval is None else aval.dtype
 
-  ndim = property(lambda self: len(self.shape))
+  @property
+  def ndim(self):
+    aval = self._aval
+    return self._value.ndim if aval is None else len(aval.shape)
+
   size = property(lambda self: self._value.size if self._aval is None else self._aval.size)
   itemsize = property(lambda self: self.dtype.itemsize)
   nbytes = property(lambda self: self.size * self.dtype.itemsize)
@@ -221,11 +227,33 @@ def like(x, value, weak_type):
   return a
 
 
+def bind_uniform(primitive, arrays, **params):
+  """An eager bind of `primitive` on concrete Arrays of one dtype and weak type, without its
+  abstract evaluation (the eager fast path of joins; the impl's NumPy ValueError stands for a
+  shape error), placed as `core.EvalTrace` would place it. None when an argument is not a
+  concrete Array or dtypes or weak types differ: the caller takes the general path."""
+  first = arrays[0]
+  if type(first) is not ArrayImpl:
+    return None
+  dtype, weak, device = first._value.dtype, first.weak_type, None
+  for a in arrays:
+    if type(a) is not ArrayImpl or a._value.dtype != dtype or a.weak_type != weak:
+      return None
+    if a._device is not None:
+      device = primitive_device(primitive, arrays)
+  out = _from_numpy(primitive.impl(*[a._value for a in arrays], **params), weak)
+  out._device = device
+  return out
+
+
 def committed_device(args):
   """The device shared by the committed Arrays among `args` (None if none), or JAX's error:
   for eager fast paths that compute several Arrays' result in NumPy."""
-  return devices.common_device(args, lambda: [f"args[{i}]" for i in range(len(args))],
-                               "jit")
+  for a in args:
+    if getattr(a, "_device", None) is not None:
+      return devices.common_device(args, lambda: [f"args[{i}]" for i in range(len(args))],
+                                   "jit")
+  return None
 
 
 def place_outputs(out, device):

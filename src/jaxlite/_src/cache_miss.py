@@ -51,7 +51,7 @@ def _defined_at(fun) -> str:
 
 def _leaf_str(sig, other) -> str:
   """`f32[3]`; `({})` (the sharding) when the shapes differ, `{weak_type=…}` when weakness does."""
-  shape, dtype, weak = sig
+  shape, dtype, weak = sig[:3]
   out = f"{dtypes.short_dtype_name(dtype)}[{','.join(map(str, shape))}]"
   if shape != other[0]:
     out += "({})"

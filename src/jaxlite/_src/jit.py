@@ -131,7 +131,10 @@ _MISS = object()
 
 
 def leaf_signature(x):
-  """The part of a leaf that keys the trace cache: shape, dtype and weak type."""
+  """The part of a leaf that keys the trace cache: shape, dtype and weak type, and the aval's
+  sharding when it has one. Placement is not part of it: a plain array's aval names no device
+  (as in JAX, a function is traced once for every device); `_committed_device` places results.
+  Dispatch code: reads an Array's buffer field directly (see array.py)."""
   t = type(x)
   if t is core.array_type:
     v = x._value
@@ -140,6 +143,8 @@ def leaf_signature(x):
     # Same key as a weak 0-d array of the default dtype: both trace to the same aval.
     return ((), dtypes.canonicalize_dtype(dtypes.python_scalar_dtype(x)), t is not bool)
   aval = core.get_aval(x)
+  if aval.sharding is not None:
+    return (aval.shape, aval.dtype, aval.weak_type, aval.sharding)
   return (aval.shape, aval.dtype, aval.weak_type)
 
 
@@ -276,7 +281,8 @@ class _CacheEntry:
 # JAX's per-function cache; JAXLITE_JIT_CACHE_SIZE overrides it). `clear_caches` empties all.
 TRACE_CACHE_SIZE = int(os.environ.get("JAXLITE_JIT_CACHE_SIZE", 4096))
 _trace_caches: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-# Functions that cannot be weakly referenced (bound builtins...): by id, at most this many.
+# Functions that cannot be weakly referenced (callables with __slots__...): by id, at most this
+# many, each entry (function, cache).
 _UNWEAKREFABLE_LIMIT = 256
 _unweakrefable_caches: dict = {}
 # Every live jit wrapper, so that `clear_caches` can empty their per-wrapper fast caches too.
@@ -290,11 +296,13 @@ def _cache_for(fun) -> dict:
       cache = _trace_caches[fun] = {}
     return cache
   except TypeError:
-    cache = _unweakrefable_caches.get(id(fun))
-    if cache is None:
-      _bounded_put(_unweakrefable_caches, id(fun), {}, _UNWEAKREFABLE_LIMIT)
-      cache = _unweakrefable_caches[id(fun)]
-    return cache
+    # Held strongly next to its cache, so that its id cannot be reused by another function
+    # while the entry lives (the bound keeps that from growing without end).
+    held = _unweakrefable_caches.get(id(fun))
+    if held is None or held[0] is not fun:
+      held = (fun, {})
+      _bounded_put(_unweakrefable_caches, id(fun), held, _UNWEAKREFABLE_LIMIT)
+    return held[1]
 
 
 def _bounded_put(cache: dict, key, value, limit=None):
@@ -302,7 +310,10 @@ def _bounded_put(cache: dict, key, value, limit=None):
   hit costs nothing extra on the dispatch path, unlike a true LRU's reordering)."""
   limit = TRACE_CACHE_SIZE if limit is None else limit
   while len(cache) >= limit > 0:
-    del cache[next(iter(cache))]
+    try:
+      del cache[next(iter(cache))]
+    except (KeyError, RuntimeError, StopIteration):  # another thread evicted it first
+      break
   cache[key] = value
 
 

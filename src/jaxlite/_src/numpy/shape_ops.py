@@ -11,6 +11,7 @@ import operator
 
 import numpy as np
 
+from jaxlite._src import array as array_lib
 from jaxlite._src import core, dtypes
 from jaxlite._src.jit import internal_jit
 from jaxlite._src.lax import elementwise as ew
@@ -72,19 +73,14 @@ def concatenate(arrays, axis: int | None = 0, dtype=None):
 
 
 def _eager_join(prim, arrays, axis):
-  """The join primitive bound right away on concrete arrays of one dtype and weak type (None
-  when promotion is needed, or when shapes disagree: the general path raises JAX's error)."""
-  t = core.array_type
-  first = arrays[0]
-  if type(first) is not t or any(type(a) is not t or a.dtype != first.dtype
-                                 or a.weak_type != first.weak_type for a in arrays):
-    return None
+  """The join primitive's backend impl run right away on concrete arrays of one dtype and weak
+  type (None when promotion is needed, or when shapes disagree: the general path raises JAX's
+  error)."""
+  params = {"dimension": axis} if prim is lax_shape.concatenate_p else {"axis": axis}
   try:
-    if prim is lax_shape.concatenate_p:
-      return prim.bind(*arrays, dimension=axis)
-    return prim.bind(*arrays, axis=axis)
+    return array_lib.bind_uniform(prim, arrays, **params)
   except ValueError:
-    return None  # NumPy's shape error: the primitive's abstract eval raises JAX's instead
+    return None
 
 
 def _promote_to(arrays, dtype):

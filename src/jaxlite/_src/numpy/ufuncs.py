@@ -92,7 +92,8 @@ def add(x, y, /):
   x, y = promote_args("add", x, y)
   if type(x) is not core.array_type and dtype_weak(x)[0] == np.bool_:
     return ew.or_p.bind(x, y)
-  if type(x) is core.array_type and x.dtype == np.bool_:
+  # Eager dispatch of every `x + 1`: reads the buffer field directly (see array.py).
+  if type(x) is core.array_type and x._value.dtype == np.bool_:
     return ew.or_p.bind(x, y)
   return ew.add_p.bind(x, y)
 subtract = _binary_ufunc("subtract", ew.sub_p)
