@@ -210,9 +210,10 @@ def getitem(x, idx, *, indices_are_sorted=False, unique_indices=False, mode=None
     return x
   if type(x) is core.array_type and mode is None and fill_value is None \
       and core._state.trace is core.eval_trace:
-    np_idx = _eager_numpy_index(x.shape, idx)
+    value = x._host_value()
+    np_idx = _eager_numpy_index(value.shape, idx)
     if np_idx is not None:
-      return array_lib.like(x, x._host_value()[np_idx], x.weak_type)
+      return array_lib.like(x, value[np_idx], x.weak_type)
   x, idx, split = _canonical_index(x, idx)
   if mode is None and fill_value is None:
     out = _slice_path(x, idx)
