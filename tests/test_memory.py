@@ -19,12 +19,15 @@ PER_COMPILE_SLACK = 600
 
 
 def _growth(step, n, warmup):
-  """Bytes the traced heap grew by over `n` calls of `step(i)` after `warmup` calls."""
-  for i in range(warmup):
-    step(i)
-  gc.collect()
+  """Bytes the traced heap grew by over `n` calls of `step(i)` after `warmup` calls.
+
+  Tracing starts before the warm-up: cache entries made then and evicted later must count as
+  freed, or a full cache's turnover would look like growth."""
   tracemalloc.start()
   try:
+    for i in range(warmup):
+      step(i)
+    gc.collect()
     before = tracemalloc.get_traced_memory()[0]
     for i in range(warmup, warmup + n):
       step(i)
