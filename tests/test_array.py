@@ -6,7 +6,6 @@ import pytest
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
-from jaxlite._src import dtypes
 
 from conftest import oracle
 
@@ -125,3 +124,54 @@ def test_reprs_match_real_jax():
     assert str(jnp.array(c)) == str(rjax.numpy.array(c))
   for v in (1.0, 2, 1j, True):
     assert repr(jnp.array(v)) == repr(rjax.numpy.array(v))
+
+
+# The buffer field `_value` is private to array.py and the backend/dispatch code named in its
+# docstring; everything else goes through `host_value`/`_host_value()` (typed PRNG key arrays keep
+# their own `_value` in prng.py). This keeps the seam for per-device buffers honest.
+_BUFFER_READERS = {"array.py", "core.py", "jit.py", "prng.py", "numpy/util.py",
+                   "numpy/ufuncs.py"}
+
+
+def test_buffer_field_read_only_by_backend_and_dispatch():
+  import pathlib
+  import re
+  root = pathlib.Path(jax.__file__).parent / "_src"
+  offenders = []
+  for path in root.rglob("*.py"):
+    rel = path.relative_to(root).as_posix()
+    if rel in _BUFFER_READERS or rel.startswith("compiler/"):
+      continue
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+      if re.search(r"\._value\b", line):
+        offenders.append(f"{rel}:{n}: {line.strip()}")
+  assert not offenders, "\n".join(offenders)
+
+
+def test_metadata_from_aval_and_accessor():
+  from jaxlite._src import array
+  x = jnp.arange(6.0).reshape(2, 3)
+  assert (x.shape, x.dtype, x.ndim, x.size, x.nbytes) == ((2, 3), np.float32, 2, 6, 24)
+  x.aval  # once the aval is built, metadata comes from it
+  assert (x.shape, x.dtype, x.ndim, x.size) == (x.aval.shape, x.aval.dtype, 2, 6)
+  np.testing.assert_array_equal(array.host_value(x), np.arange(6.0).reshape(2, 3))
+  assert array.host_value(x) is x._host_value()
+  y = array.from_host(np.ones(2, np.int32), True, jax.devices()[0])
+  assert (y.weak_type, y.committed, y.dtype) == (True, True, np.int32)
+  z = array.like(y, np.zeros(2, np.int32), False)
+  assert z.committed and not z.weak_type and z.device == jax.devices()[0]
+
+
+@pytest.mark.parametrize("a,b,equal", [
+    (((2,), np.float32, False), ((2,), np.float32, False), True),
+    (((2,), np.float32, False), ((2,), np.float32, True), False),
+    (((2,), np.float32, False), ((3,), np.float32, False), False),
+    (((2,), np.float32, False, "s1"), ((2,), np.float32, False, "s2"), False),
+    (((2,), np.float32, False, "s1"), ((2,), np.float32, False, "s1"), True),
+])
+def test_aval_equality_includes_sharding(a, b, equal):
+  from jaxlite._src import core
+  x, y = core.ShapedArray(*a), core.ShapedArray(*b)
+  assert (x == y) is equal
+  if equal:
+    assert hash(x) == hash(y)

@@ -2010,19 +2010,15 @@ def _multi_device(m, line):
 _INCOMPATIBLE = ("ValueError: Received incompatible devices for jitted computation. Got argument "
                  "x of {f} with shape float32[2] and with device ids [0] on platform CPU and "
                  "argument y of {f} with shape float32[2] and with device ids [1] on platform CPU")
-_NOT_PROPAGATED = ("device placement is not propagated: ops and jit calls on committed arrays "
-                   "return uncommitted arrays on device 0 and never raise JAX's incompatible-"
-                   "devices ValueError (core.EvalTrace.process_primitive, the eager NumPy fast "
-                   "paths and jit's executable all drop `_device`)")
 MULTI_DEVICE = [
     ("num-cpu-devices", "[CpuDevice(id=0), CpuDevice(id=1), CpuDevice(id=2), CpuDevice(id=3)] 4 4",
      0, None),
     ("device-put-device-3", "SingleDeviceSharding(device=CpuDevice(id=3), memory_kind=device) True",
      1, None),
     ("uncommitted-follows-committed",
-     "SingleDeviceSharding(device=CpuDevice(id=3), memory_kind=device) True", 2, _NOT_PROPAGATED),
-    ("incompatible-devices-eager", _INCOMPATIBLE.format(f="add"), 3, _NOT_PROPAGATED),
-    ("incompatible-devices-jit", _INCOMPATIBLE.format(f="<lambda>"), 4, _NOT_PROPAGATED),
+     "SingleDeviceSharding(device=CpuDevice(id=3), memory_kind=device) True", 2, None),
+    ("incompatible-devices-eager", _INCOMPATIBLE.format(f="add"), 3, None),
+    ("incompatible-devices-jit", _INCOMPATIBLE.format(f="<lambda>"), 4, None),
     ("num-cpu-devices-too-late", ("RuntimeError: jax_num_cpu_devices config should be updated "
      "before backends are initialized i.e. before any JAX operation is executed. You should "
      "initialize this config immediately after `import jax`."), 5, None),

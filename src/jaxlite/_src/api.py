@@ -9,6 +9,7 @@ import functools
 
 import numpy as np
 
+from jaxlite._src import array as array_lib
 from jaxlite._src import core
 from jaxlite._src import devices
 from jaxlite._src import dtypes
@@ -117,6 +118,10 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
   def put(leaf):
     if isinstance(leaf, core.Tracer):
       return leaf
+    if type(leaf) is core.key_array_type:  # typed PRNG keys: placed like arrays
+      dev = device._device if isinstance(device, devices.SingleDeviceSharding) else device
+      return leaf if device is None else type(leaf)(leaf._host_value(), leaf.dtype,
+                                                    _checked_device(dev))
     from jaxlite._src.numpy.creation import asarray
     arr = asarray(leaf)
     if device is None:
@@ -126,15 +131,22 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
       return device._device_put(arr)
     if isinstance(device, devices.SingleDeviceSharding):
       dev = device._device
-    out = core.array_type(arr._value, arr.weak_type, dev)
-    return out
+    return array_lib.from_host(arr._host_value(), arr.weak_type, _checked_device(dev))
   return tree_util.tree_map(put, x)
+
+
+def _checked_device(dev):
+  if not isinstance(dev, devices.CpuDevice) or dev not in devices.devices():
+    raise ValueError("`jax.device_put` only accepts `None`, `jax.sharding.Sharding`, "
+                     "`jax.Device`, `Format`, `jax.memory.Space` or a pytree of these values. "
+                     f"Received invalid value: {dev}")
+  return dev
 
 
 def device_get(x):
   def get(leaf):
     if type(leaf) is core.array_type:
-      return np.asarray(leaf._value)
+      return np.asarray(leaf._host_value())
     return leaf
   return tree_util.tree_map(get, x)
 

@@ -2,6 +2,24 @@
 
 Construction is the hottest path in eager mode, so `_from_numpy` skips `__init__` checks and the
 abstract value is built only when something asks for it.
+
+Data access. The buffer field `_value` (one host buffer today; per-device buffers once arrays
+shard) is private to this module and to backend and dispatch code: `compiler/`,
+`core.EvalTrace.process_primitive` (eager dispatch), jnp's promotion fast path (`numpy/util.py`:
+`dtype_weak`, `ndim_of`, `shape_of`, `promote_args`; `numpy/ufuncs.py`: `add`) and jit's dispatch
+in `jit.py` (`leaf_signature`, `numpy_value`, the all-Array fast path). They read it directly
+because on the hottest paths (eager `x + 1`, a cached jit call) an accessor would cost a Python
+call per argument. Everything else asks `host_value(x)` (or `x._host_value()`) for the host NumPy
+value and builds results with `from_host(value, weak_type, device)`, `like(x, value, weak)`
+(placed as `x` is) or `bind_uniform` (a primitive's backend impl without abstract evaluation);
+tests/test_array.py checks that no other module reads the field. Shape and dtype come from the
+aval once it is known (an array assembled from shards is always built with one), else from the
+single buffer.
+
+Placement. `_device` is None for an uncommitted array (on the default device) or the device it
+was committed to by `device_put`; eager ops and jit calls on committed arrays commit their
+results to the same device, and committed arguments on different devices raise JAX's
+"Received incompatible devices" ValueError (`devices.common_device`).
 """
 from __future__ import annotations
 
@@ -34,13 +52,30 @@ class ArrayImpl(core.Array):
       aval = self._aval = core.ShapedArray(self._value.shape, self._value.dtype, self.weak_type)
     return aval
 
-  shape = property(lambda self: self._value.shape)
-  dtype = property(lambda self: self._value.dtype)
-  ndim = property(lambda self: self._value.ndim)
-  size = property(lambda self: self._value.size)
-  itemsize = property(lambda self: self._value.dtype.itemsize)
-  nbytes = property(lambda self: self._value.nbytes)
+  @property
+  def shape(self):
+    aval = self._aval
+    return self._value.shape if aval is None else aval.shape
+
+  @property
+  def dtype(self):
+    aval = self._aval
+    return self._value.dtype if aval is None else aval.dtype
+
+  @property
+  def ndim(self):
+    aval = self._aval
+    return self._value.ndim if aval is None else len(aval.shape)
+
+  size = property(lambda self: self._value.size if self._aval is None else self._aval.size)
+  itemsize = property(lambda self: self.dtype.itemsize)
+  nbytes = property(lambda self: self.size * self.dtype.itemsize)
   committed = property(lambda self: self._device is not None)
+
+  def _host_value(self) -> np.ndarray:
+    """The whole array as one host NumPy value (the accessor everything outside the backend
+    uses; with one buffer it is that buffer, never to be written)."""
+    return self._value
 
   @property
   def sharding(self):
@@ -173,6 +208,68 @@ class ArrayImpl(core.Array):
     return f"{prefix}{s},{sep}{d})"
 
 
+def host_value(x) -> np.ndarray:
+  """The host NumPy value of an ArrayImpl (see the module docstring: the accessor)."""
+  return x._value
+
+
+def from_host(value, weak_type=False, device=None):
+  """An Array of a canonical-dtype NumPy value, committed to `device` when one is given."""
+  a = _from_numpy(value, weak_type)
+  a._device = device
+  return a
+
+
+def like(x, value, weak_type):
+  """A result computed in NumPy from Array `x` alone (an eager fast path), placed as `x` is."""
+  a = _from_numpy(value, weak_type)
+  a._device = x._device
+  return a
+
+
+def bind_uniform(primitive, arrays, **params):
+  """An eager bind of `primitive` on concrete Arrays of one dtype and weak type, without its
+  abstract evaluation (the eager fast path of joins; the impl's NumPy ValueError stands for a
+  shape error), placed as `core.EvalTrace` would place it. None when an argument is not a
+  concrete Array or dtypes or weak types differ: the caller takes the general path."""
+  first = arrays[0]
+  if type(first) is not ArrayImpl:
+    return None
+  dtype, weak, device = first._value.dtype, first.weak_type, None
+  for a in arrays:
+    if type(a) is not ArrayImpl or a._value.dtype != dtype or a.weak_type != weak:
+      return None
+    if a._device is not None:
+      device = primitive_device(primitive, arrays)
+  out = _from_numpy(primitive.impl(*[a._value for a in arrays], **params), weak)
+  out._device = device
+  return out
+
+
+def committed_device(args):
+  """The device shared by the committed Arrays among `args` (None if none), or JAX's error:
+  for eager fast paths that compute several Arrays' result in NumPy."""
+  for a in args:
+    if getattr(a, "_device", None) is not None:
+      return devices.common_device(args, lambda: [f"args[{i}]" for i in range(len(args))],
+                                   "jit")
+  return None
+
+
+def place_outputs(out, device):
+  """Commits freshly made results (an Array or a list of them) to `device`."""
+  for a in (out if type(out) is list else (out,)):
+    if type(a) is ArrayImpl or type(a) is core.key_array_type:
+      a._device = device
+  return out
+
+
+def primitive_device(primitive, args):
+  """The device of an eager primitive's committed arguments (JAX's error if they disagree)."""
+  return devices.common_device(
+      args, lambda: devices.primitive_arg_names(primitive, len(args)), primitive.name)
+
+
 def _reconstruct(value, weak_type):
   return ArrayImpl(value, weak_type)
 
@@ -199,6 +296,8 @@ def _from_numpy_aval(value, aval):
 core.array_type = ArrayImpl
 core.array_from_numpy = _from_numpy
 core.make_array = _from_numpy_aval
+core.primitive_device = primitive_device
+core.place_outputs = place_outputs
 
 
 def make_array_from_value(value, aval):

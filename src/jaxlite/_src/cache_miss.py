@@ -16,9 +16,16 @@ logger = logging.getLogger("jaxlite._src.jit")
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-# (definition site, id) of every function explained so far: a new function defined where another
-# was is most likely re-created on each call, which defeats the cache.
-_seen_definitions: set = set()
+# (definition site, id) of the functions explained lately (a dict used as an ordered set, at most
+# _SEEN_LIMIT, oldest dropped first): a new function defined where another was is most likely
+# re-created on each call, which defeats the cache.
+_SEEN_LIMIT = 1024
+_seen_definitions: dict = {}
+
+
+def clear():
+  """Forgets the functions seen so far (`jax.clear_caches`)."""
+  _seen_definitions.clear()
 
 
 def _user_frame():
@@ -44,7 +51,7 @@ def _defined_at(fun) -> str:
 
 def _leaf_str(sig, other) -> str:
   """`f32[3]`; `({})` (the sharding) when the shapes differ, `{weak_type=…}` when weakness does."""
-  shape, dtype, weak = sig
+  shape, dtype, weak = sig[:3]
   out = f"{dtypes.short_dtype_name(dtype)}[{','.join(map(str, shape))}]"
   if shape != other[0]:
     out += "({})"
@@ -112,7 +119,9 @@ def explain(fun, fun_name: str, key, previous_keys, arg_names) -> None:
         site == _defined_at(fun) for site, _ in _seen_definitions):
       lines += ["  but seen another function defined on the same line; maybe the function is",
                 "  being re-defined repeatedly, preventing caching?"]
-    _seen_definitions.add((_defined_at(fun), id(fun)))
+    while len(_seen_definitions) >= _SEEN_LIMIT:
+      del _seen_definitions[next(iter(_seen_definitions))]
+    _seen_definitions[(_defined_at(fun), id(fun))] = None
   else:
     lines += [f"  for {fun_name} defined at {_defined_at(fun)}",
               "  all previously seen cache keys differ. For the closest previous key:"]

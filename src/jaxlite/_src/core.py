@@ -43,12 +43,16 @@ class ShapedArray:
   def strip_weak_type(self) -> "ShapedArray":
     return self.update(weak_type=False) if self.weak_type else self
 
+  # The sharding takes part in equality and hash (so in jit's trace key). A plain array's aval
+  # carries None: like JAX's abstract single-device sharding it names no device, so a function
+  # is traced once for every device; placement is resolved per call (devices.common_device).
   def __eq__(self, other):
     return (type(other) is ShapedArray and self.shape == other.shape
-            and self.dtype == other.dtype and self.weak_type == other.weak_type)
+            and self.dtype == other.dtype and self.weak_type == other.weak_type
+            and self.sharding == other.sharding)
 
   def __hash__(self):
-    return hash((self.shape, self.dtype, self.weak_type))
+    return hash((self.shape, self.dtype, self.weak_type, self.sharding))
 
   def _shape_str(self, sep=","):
     spec = getattr(self.sharding, "_dim_axes", None)
@@ -183,13 +187,18 @@ class EvalTrace(Trace):
   def __init__(self):
     super().__init__(None)
 
+  # Backend-level code: reads each Array's buffer field directly (no accessor call on the
+  # hottest path); committed arrays (`_device` set) send the result to their device.
   def process_primitive(self, primitive, args, params):
     vals = []
     extended = False
+    committed = False
     for a in args:
       t = type(a)
       if t is array_type:
         vals.append(a._value)
+        if a._device is not None:
+          committed = True
       elif t in dtypes.typed_scalar_types:
         vals.append(a.dtype.type(a))
       elif isinstance(a, Tracer):
@@ -197,6 +206,8 @@ class EvalTrace(Trace):
       elif t is key_array_type:  # typed PRNG keys: results come back through their avals
         vals.append(a._value)
         extended = True
+        if a._device is not None:
+          committed = True
       else:
         vals.append(a)
     weak_rule = primitive.eager_weak_type
@@ -205,13 +216,19 @@ class EvalTrace(Trace):
       out_avals = primitive.abstract_eval(*avals, **params)
       out = primitive.impl(*vals, **params)
       if primitive.multiple_results:
-        return [make_array(o, av) for o, av in zip(out, out_avals)]
-      return make_array(out, out_avals)
-    out = primitive.impl(*vals, **params)
-    weak = weak_rule(args, params)
-    if primitive.multiple_results:
-      return [array_from_numpy(o, w) for o, w in zip(out, weak)]
-    return array_from_numpy(out, weak)
+        out = [make_array(o, av) for o, av in zip(out, out_avals)]
+      else:
+        out = make_array(out, out_avals)
+    else:
+      out = primitive.impl(*vals, **params)
+      weak = weak_rule(args, params)
+      if primitive.multiple_results:
+        out = [array_from_numpy(o, w) for o, w in zip(out, weak)]
+      else:
+        out = array_from_numpy(out, weak)
+    if committed:
+      return place_outputs(out, primitive_device(primitive, args))
+    return out
 
 
 eval_trace = EvalTrace()
@@ -223,6 +240,10 @@ array_type: type = type(None)
 key_array_type: type = type(None)
 array_from_numpy: Callable = None  # (np value, weak_type) -> Array
 make_array: Callable = None  # (np value, ShapedArray) -> Array
+# Set by jaxlite._src.array: the common device of a primitive's committed arguments (raising
+# JAX's incompatible-devices ValueError), and committing fresh results to a device.
+primitive_device: Callable = None  # (primitive, args) -> device
+place_outputs: Callable = None  # (Array or list of Arrays, device) -> the same, committed
 
 
 def find_cur_trace():

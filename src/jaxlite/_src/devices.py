@@ -166,6 +166,40 @@ class SingleDeviceSharding(Sharding):
     return hash((SingleDeviceSharding, self._device, self._memory_kind))
 
 
+# Primitives whose operands are a variadic list: JAX names them args[i] in placement errors; the
+# others (x, y) as their lax functions do.
+_VARIADIC_OPERANDS = frozenset({"concatenate", "sort", "select_n", "jit", "pjit"})
+
+
+def primitive_arg_names(primitive, n: int) -> list:
+  if n <= 2 and primitive.name not in _VARIADIC_OPERANDS:
+    return ["x", "y"][:n]
+  return [f"args[{i}]" for i in range(n)]
+
+
+def common_device(args, names, fun_name: str):
+  """The device every committed Array among `args` is on (None when none is committed),
+  raising JAX's ValueError when two are committed to different devices. `names()` gives the
+  arguments' names (called only to raise)."""
+  dev = first = None
+  for i, a in enumerate(args):
+    d = getattr(a, "_device", None)
+    if d is None:
+      continue
+    if dev is None:
+      dev, first = d, i
+    elif d != dev:
+      names = names()
+
+      def where(j, d):
+        return (f"argument {names[j]} of {fun_name} with shape "
+                f"{args[j].aval.str_short(short_dtypes=False)} and with device ids [{d.id}] "
+                f"on platform {d.platform.upper()}")
+      raise ValueError("Received incompatible devices for jitted computation. Got "
+                       f"{where(first, dev)} and {where(i, d)}")
+  return dev
+
+
 class Shard:
   """One addressable piece of an array: its device, index into the global array, and data."""
   __slots__ = ("device", "index", "replica_id", "data")

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import weakref
 
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import devices
 from jaxlite._src import dtypes
 from jaxlite._src import tree_util
 from jaxlite._src.call_primitives import (  # noqa: F401 - re-exported for the API modules
@@ -28,7 +30,10 @@ _MISS = object()
 
 
 def leaf_signature(x):
-  """The part of a leaf that keys the trace cache: shape, dtype and weak type."""
+  """The part of a leaf that keys the trace cache: shape, dtype and weak type, and the aval's
+  sharding when it has one. Placement is not part of it: a plain array's aval names no device
+  (as in JAX, a function is traced once for every device); `_committed_device` places results.
+  Dispatch code: reads an Array's buffer field directly (see array.py)."""
   t = type(x)
   if t is core.array_type:
     v = x._value
@@ -37,6 +42,8 @@ def leaf_signature(x):
     # Same key as a weak 0-d array of the default dtype: both trace to the same aval.
     return ((), dtypes.canonicalize_dtype(dtypes.python_scalar_dtype(x)), t is not bool)
   aval = core.get_aval(x)
+  if aval.sharding is not None:
+    return (aval.shape, aval.dtype, aval.weak_type, aval.sharding)
   return (aval.shape, aval.dtype, aval.weak_type)
 
 
@@ -87,8 +94,12 @@ def _arg_path_str(keypath, fun):
   return tree_util.keystr(keypath)
 
 
-@functools.lru_cache(maxsize=4096)
-def _arg_names_cached(fun):
+# Argument names per function, held weakly: a strong cache (an lru_cache keyed by the function)
+# would keep every traced function, and through it its trace cache, alive (issue 17).
+_arg_names_memo: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _arg_names_uncached(fun):
   try:
     sig = inspect.signature(fun)
   except (TypeError, ValueError):
@@ -99,9 +110,12 @@ def _arg_names_cached(fun):
 
 def _arg_names(fun):
   try:
-    return _arg_names_cached(fun)
-  except TypeError:
-    return ()
+    names = _arg_names_memo.get(fun)
+  except TypeError:  # not weak-referenceable (or unhashable): computed each time
+    return _arg_names_uncached(fun)
+  if names is None:
+    names = _arg_names_memo[fun] = _arg_names_uncached(fun)
+  return names
 
 
 # --- the jit wrapper ---------------------------------------------------------------------------
@@ -131,8 +145,18 @@ class _CacheEntry:
 
 
 # Trace cache shared by every jit of the same function: same function and avals -> same jaxpr.
+# Held weakly by the function, so a jit of a fresh lambda leaves nothing behind once the lambda
+# goes; each function's cache is bounded (oldest entry evicted first) so that retracing on ever
+# new shapes stays flat too. The bound is `TRACE_CACHE_SIZE` entries per function (4096, like
+# JAX's per-function cache; JAXLITE_JIT_CACHE_SIZE overrides it). `clear_caches` empties all.
+TRACE_CACHE_SIZE = int(os.environ.get("JAXLITE_JIT_CACHE_SIZE", 4096))
 _trace_caches: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+# Functions that cannot be weakly referenced (callables with __slots__...): by id, at most this
+# many, each entry (function, cache).
+_UNWEAKREFABLE_LIMIT = 256
 _unweakrefable_caches: dict = {}
+# Every live jit wrapper, so that `clear_caches` can empty their per-wrapper fast caches too.
+_live_wrappers: "weakref.WeakSet" = weakref.WeakSet()
 
 
 def _cache_for(fun) -> dict:
@@ -142,7 +166,53 @@ def _cache_for(fun) -> dict:
       cache = _trace_caches[fun] = {}
     return cache
   except TypeError:
-    return _unweakrefable_caches.setdefault(id(fun), {})
+    # Held strongly next to its cache, so that its id cannot be reused by another function
+    # while the entry lives (the bound keeps that from growing without end).
+    held = _unweakrefable_caches.get(id(fun))
+    if held is None or held[0] is not fun:
+      held = (fun, {})
+      _bounded_put(_unweakrefable_caches, id(fun), held, _UNWEAKREFABLE_LIMIT)
+    return held[1]
+
+
+def _bounded_put(cache: dict, key, value, limit=None):
+  """`cache[key] = value`, first evicting the oldest entries past `limit` (insertion order: a
+  hit costs nothing extra on the dispatch path, unlike a true LRU's reordering)."""
+  limit = TRACE_CACHE_SIZE if limit is None else limit
+  while len(cache) >= limit > 0:
+    try:
+      del cache[next(iter(cache))]
+    except (KeyError, RuntimeError, StopIteration):  # another thread evicted it first
+      break
+  cache[key] = value
+
+
+def clear_caches():
+  """Empties every trace, compile and derived-jaxpr cache (`jax.clear_caches`)."""
+  _trace_caches.clear()
+  _unweakrefable_caches.clear()
+  _arg_names_memo.clear()
+  for w in list(_live_wrappers):
+    w._cache.clear()
+    w._fast_cache.clear()
+  from jaxlite._src import cache_miss
+  cache_miss.clear()
+  import importlib
+  for module, name in DERIVED_CACHES:
+    cache = getattr(importlib.import_module(f"jaxlite._src.{module}"), name)
+    (cache.cache_clear if hasattr(cache, "cache_clear") else cache.clear)()
+
+
+# Caches keyed by jaxprs or functions that other modules keep (all weak or bounded; listed here
+# so that `clear_caches` empties them; tests/test_memory.py checks each still exists).
+DERIVED_CACHES = (
+    ("lax.control_flow.common", "_body_caches"), ("lax.control_flow.common", "_batched_bodies"),
+    ("lax.control_flow.common", "_derived_bodies"), ("lax.control_flow.loops", "_wrappers"),
+    ("lax.slicing", "_update_fns"), ("lax.dot", "_layout_plan"),
+    ("compiler.numpy_codegen", "_scan_loops"), ("interpreters.batching", "_jaxpr_cache"),
+    ("interpreters.linearize", "_linearize_cache"), ("interpreters.ad", "_jvp_jaxpr_cache"),
+    ("interpreters.ad", "_transpose_cache"), ("ad_checkpoint", "_remat_split_cached"),
+)
 
 
 class PjitFunction:
@@ -175,6 +245,7 @@ class PjitFunction:
     # jnp's own wrappers run op by op when eager: same result, no compile on the hot path.
     self._eager_direct = False
     self._fast_cache = {}
+    _live_wrappers.add(self)
 
   def __repr__(self):
     return f"<PjitFunction of {self._fun!r}>"
@@ -253,7 +324,7 @@ class PjitFunction:
     closed, lifted = pe.convert_constvars_to_invars(closed)
     entry = _CacheEntry(closed, flat_fun.out_tree, lifted)
     if not lifted:
-      self._cache[key] = entry
+      _bounded_put(self._cache, key, entry)
     return entry
 
   def _donated(self, n_flat, n_lifted, args, kwargs):
@@ -282,7 +353,9 @@ class PjitFunction:
           return out
     entry, flat = self._get_entry(args, kwargs)
     if trace is core.eval_trace and not entry.lifted:
-      return entry.run([numpy_value(x) for x in flat])
+      out = entry.run([numpy_value(x) for x in flat])
+      device = self._committed_device(flat, args, kwargs)
+      return out if device is None else _place_tree(out, device)
     args_in = list(entry.lifted) + [as_traceable_arg(x) for x in flat]
     params = jit_params(entry.closed, self._name, len(args_in), len(entry.out_avals),
                         self._donated(len(flat), len(entry.lifted), args, kwargs),
@@ -294,19 +367,35 @@ class PjitFunction:
     """Eager call with only Array arguments: skips pytree flattening on a cache hit."""
     at = core.array_type
     sig = []
+    committed = False
     for a in args:
       if type(a) is not at:
         return _MISS
       v = a._value
       sig.append((v.shape, v.dtype, a.weak_type))
+      if a._device is not None:
+        committed = True
     key = (tuple(sig), config.trace_context())
     entry = self._fast_cache.get(key)
     if entry is None:
       entry, _ = self._get_entry(args, {})
       if entry.lifted:
         return _MISS
-      self._fast_cache[key] = entry
-    return entry.run([a._value for a in args])
+      _bounded_put(self._fast_cache, key, entry)
+    out = entry.run([a._value for a in args])
+    return out if not committed else _place_tree(out, self._committed_device(args, args, {}))
+
+  def _committed_device(self, flat, args, kwargs):
+    """Where a call's results live: the device its committed arguments share (None: none is
+    committed), or JAX's incompatible-devices ValueError naming the arguments by path."""
+    def names():
+      if self._simple:
+        dyn_args, dyn_kwargs = args, kwargs
+      else:
+        dyn_args, dyn_kwargs, _ = self._split_args(args, kwargs)
+      paths = tree_util.tree_flatten_with_path((tuple(dyn_args), dyn_kwargs))[0]
+      return [_placement_arg_name(p, self._fun) for p, _ in paths]
+    return devices.common_device(flat, names, self._name)
 
   # -- AOT stages -----------------------------------------------------------------------------
   def trace(self, *args, **kwargs) -> "Traced":
@@ -362,6 +451,30 @@ class Compiled:
 
   def __call__(self, *args, **kwargs):
     return self._fn(*args, **kwargs)
+
+
+def _placement_arg_name(keypath, fun):
+  """An argument leaf named as JAX's placement errors do: `x`, `x['a']`, `args[0]` or, for a
+  `*xs` parameter, `xs[0]`."""
+  names = _arg_names(fun)
+  if getattr(keypath[0], "idx", None) == 0 and len(keypath) > 1:
+    i = keypath[1].idx
+    if i >= len(names):
+      try:
+        var = next((p.name for p in inspect.signature(fun).parameters.values()
+                    if p.kind is p.VAR_POSITIONAL), None)
+      except (TypeError, ValueError):
+        var = None
+      base = f"{var}[{i - len(names)}]" if var else f"args[{i}]"
+      return base + tree_util.keystr(keypath[2:])
+  return _arg_path_str(keypath, fun)
+
+
+def _place_tree(out, device):
+  """Commits the fresh Arrays of a jit call's output pytree to `device`."""
+  from jaxlite._src import array
+  array.place_outputs(tree_util.tree_leaves(out), device)
+  return out
 
 
 def _flat_arg_names(fun, dyn_args, dyn_kwargs, flat, in_tree):

@@ -488,13 +488,18 @@ def threefry_2x32(keypair, count):
 
 class PRNGKeyArray(core.Array):
   """A concrete array of typed PRNG keys (`dtype=key<fry>`); its value is structured NumPy."""
-  __slots__ = ("__weakref__", "_aval", "_dtype", "_value")
+  __slots__ = ("__weakref__", "_aval", "_dtype", "_value", "_device")
   __array_priority__ = 100
 
-  def __init__(self, value: np.ndarray, dtype: KeyTy = key_dtype):
+  def __init__(self, value: np.ndarray, dtype: KeyTy = key_dtype, device=None):
     self._value = value
     self._dtype = dtype
     self._aval = None
+    self._device = device  # None: uncommitted; else the device `device_put` committed it to
+
+  def _host_value(self) -> np.ndarray:
+    """The keys' structured NumPy value (the same accessor as ArrayImpl's)."""
+    return self._value
 
   @property
   def aval(self) -> ShapedArray:
@@ -510,23 +515,23 @@ class PRNGKeyArray(core.Array):
   itemsize = property(lambda self: self._dtype.itemsize)
   nbytes = property(lambda self: self._value.size * self._dtype.itemsize)
   weak_type = False
-  committed = False
+  committed = property(lambda self: self._device is not None)
   is_fully_addressable = True
   is_fully_replicated = True
 
   def _wrap(self, value) -> PRNGKeyArray:
-    return PRNGKeyArray(np.asarray(value), self._dtype)
+    return PRNGKeyArray(np.asarray(value), self._dtype, self._device)
 
   # -- devices -----------------------------------------------------------------------------------
   @property
   def sharding(self):
     from jaxlite._src import devices
-    return devices.SingleDeviceSharding(devices.default_device())
+    return devices.SingleDeviceSharding(self.device)
 
   @property
   def device(self):
     from jaxlite._src import devices
-    return devices.default_device()
+    return self._device or devices.default_device()
 
   def devices(self) -> set:
     return {self.device}
@@ -638,7 +643,7 @@ def _numpy_index(idx):
   for p in parts:
     if isinstance(p, core.Tracer):
       return None
-    out.append(p._value if type(p) is core.array_type else p)
+    out.append(p._host_value() if type(p) is core.array_type else p)
   return tuple(out) if type(idx) is tuple else out[0]
 
 

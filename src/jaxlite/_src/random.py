@@ -12,6 +12,7 @@ from functools import partial
 
 import numpy as np
 
+from jaxlite._src import array as array_lib
 from jaxlite._src import core, dtypes, prng
 from jaxlite._src.config import config
 from jaxlite._src.core import ShapedArray
@@ -301,7 +302,9 @@ def _scale_shift(x, span, shift):
   Staged it prints as JAX's `mul` and `add`; on concrete values it is computed exactly.
   """
   if all(type(v) is core.array_type for v in (x, span, shift)):
-    return core.array_from_numpy(fused_multiply_add(x._value, span._value, shift._value), False)
+    return array_lib.from_host(
+        fused_multiply_add(x._host_value(), span._host_value(), shift._host_value()), False,
+        array_lib.committed_device((x, span, shift)))
   return _lax.add(_lax.mul(x, span), shift)
 
 

@@ -244,7 +244,7 @@ def primal_concrete_value(p):
   if isinstance(p, core.Tracer):
     return p.to_concrete_value()
   if type(p) is core.array_type:
-    return p._value
+    return p._host_value()
   return np.asarray(p)
 
 

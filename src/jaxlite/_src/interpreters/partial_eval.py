@@ -75,7 +75,7 @@ def _is_literalable(x) -> bool:
 
 def _literal_value(x):
   if type(x) is core.array_type:
-    x = x._value
+    x = x._host_value()
   if isinstance(x, np.ndarray):
     x = x[()]
   return x

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxlite._src import array as array_lib
 from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.core import ShapedArray
@@ -368,7 +369,7 @@ def _convert(x, dtype, weak_type=False):
   if aval.dtype == dtype and aval.weak_type == weak_type:
     return x
   if type(x) is core.array_type:
-    return core.array_from_numpy(np.asarray(convert_value(x._value, dtype)), weak_type)
+    return array_lib.like(x, np.asarray(convert_value(x._host_value(), dtype)), weak_type)
   if type(x) in dtypes.typed_scalar_types or isinstance(x, np.generic):
     return convert_value(np.asarray(x, aval.dtype), dtype)[()]
   return convert_element_type_p.bind(x, new_dtype=dtype, weak_type=weak_type)

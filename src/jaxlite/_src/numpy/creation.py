@@ -5,8 +5,11 @@ filled arrays are a `broadcast_in_dim` of a scalar so that jaxprs match JAX's.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
+from jaxlite._src import array as array_lib
 from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.jit import internal_jit
@@ -53,7 +56,7 @@ def array(object, dtype=None, copy: bool = True, order=None, ndmin: int = 0, *, 
   if t is core.array_type or isinstance(object, core.Tracer):
     out = object if dtype is None else _cast(object, dtype)
     if dtype is None and t is core.array_type and copy:
-      out = core.array_from_numpy(object._value, object.weak_type)
+      out = array_lib.like(object, object._host_value(), object.weak_type)
   elif isinstance(object, (list, tuple)) and _contains_tracer(object):
     from jaxlite._src.numpy.shape_ops import stack
     out = stack([array(e) for e in object])
@@ -118,7 +121,7 @@ def _nested_values(x):
   if isinstance(x, (list, tuple)):
     return [_nested_values(e) for e in x]
   if type(x) is core.array_type:
-    return x._value
+    return x._host_value()
   return x
 
 
@@ -126,9 +129,9 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
   if dtype is not None:
     dtype = dtypes.check_user_dtype(dtype, "asarray")
   t = type(a)
-  if t is core.array_type and (dtype is None or a._value.dtype == dtype):
+  if t is core.array_type and (dtype is None or a.dtype == dtype):
     if dtype is not None and a.weak_type:
-      return core.array_from_numpy(a._value, False)
+      return array_lib.like(a, a._host_value(), False)
     return a
   return array(a, dtype=dtype, copy=False)
 
@@ -142,6 +145,24 @@ def _fill_value(value, dtype, weak):
   return ew.convert_element_type_p.bind(asarray(value), new_dtype=dtype, weak_type=weak)
 
 
+def _placed(like=False):
+  """Decorates a creation function to honour `device=` (committing the result there) and, for
+  the `*_like` family, to keep a committed input's device, as JAX does."""
+  def deco(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, device=None, **kw):
+      out = fn(*args, **kw)
+      if device is None and like and args:
+        device = getattr(args[0], "_device", None)
+      if device is None or isinstance(out, core.Tracer):
+        return out
+      from jaxlite._src.api import device_put
+      return device_put(out, device)
+    return wrapper
+  return deco
+
+
+@_placed()
 def full(shape, fill_value, dtype=None, *, device=None):
   from jaxlite._src.numpy.lax_numpy import broadcast_to
   shape = _shape_arg(shape)
@@ -159,7 +180,7 @@ def full(shape, fill_value, dtype=None, *, device=None):
 def _broadcast_scalar(x, shape):
   if core.current_trace() is core.eval_trace or (shape == () and not isinstance(x, core.Tracer)):
     d, w = dtype_weak(x)
-    v = x._value if type(x) is core.array_type else x
+    v = x._host_value() if type(x) is core.array_type else x
     return core.array_from_numpy(np.full(shape, v, dtype=d), w)
   if shape == ():
     return x  # broadcasting to a scalar is no eqn in JAX
@@ -171,6 +192,7 @@ def _shape_arg(shape):
   return core.canonicalize_shape(shape)
 
 
+@_placed()
 def zeros(shape, dtype=None, *, device=None):
   dtype = dtypes.check_user_dtype(dtype, "zeros") if dtype is not None else \
       dtypes.default_float_dtype()
@@ -180,6 +202,7 @@ def zeros(shape, dtype=None, *, device=None):
   return _broadcast_scalar(np.zeros((), dtype)[()], shape)
 
 
+@_placed()
 def ones(shape, dtype=None, *, device=None):
   dtype = dtypes.check_user_dtype(dtype, "ones") if dtype is not None else \
       dtypes.default_float_dtype()
@@ -189,6 +212,7 @@ def ones(shape, dtype=None, *, device=None):
   return _broadcast_scalar(np.ones((), dtype)[()], shape)
 
 
+@_placed()
 def empty(shape, dtype=None, *, device=None):
   return zeros(shape, dtype)
 
@@ -201,20 +225,24 @@ def _like(x, dtype, shape):
   return d, w, shape_of(x) if shape is None else _shape_arg(shape)
 
 
+@_placed(like=True)
 def zeros_like(a, dtype=None, shape=None, *, device=None):
   d, w, s = _like(a, dtype, shape)
   return _broadcast_scalar(_scalar(0, d, w), s)
 
 
+@_placed(like=True)
 def ones_like(a, dtype=None, shape=None, *, device=None):
   d, w, s = _like(a, dtype, shape)
   return _broadcast_scalar(_scalar(1, d, w), s)
 
 
+@_placed(like=True)
 def empty_like(a, dtype=None, shape=None, *, device=None):
   return zeros_like(a, dtype, shape)
 
 
+@_placed(like=True)
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
   d, w, s = _like(a, dtype, shape)
   if dtype is None:
@@ -244,12 +272,13 @@ def _concrete_bound(x, name):
 
 def _as_python_scalar(x):
   if type(x) is core.array_type:
-    return x._value.item()
+    return x._host_value().item()
   if isinstance(x, (np.ndarray, np.generic)):
     return np.asarray(x).item()
   return x
 
 
+@_placed()
 def arange(start, stop=None, step=None, dtype=None, *, device=None):
   """jnp.arange: int32 for integer bounds, float32 otherwise (x64 off)."""
   from jaxlite._src.lax.creation import iota_p
@@ -424,6 +453,7 @@ def _dims(N, M):
   return n, m
 
 
+@_placed()
 def eye(N, M=None, k=0, dtype=None, *, device=None):
   """jnp.eye: ones on the k-th diagonal."""
   n, m = _dims(N, M)

@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from jaxlite._src import array as array_lib
 from jaxlite._src import core, dtypes, errors
 from jaxlite._src.jit import internal_jit
 from jaxlite._src.lax import elementwise as ew
@@ -154,7 +155,7 @@ def _concrete_mask(e):
     if val is None:
       raise errors.NonConcreteBooleanIndexError(e)
     return np.asarray(val)
-  return np.asarray(e._value)
+  return np.asarray(e._host_value())
 
 
 def _ellipsis_position(idx):
@@ -209,9 +210,10 @@ def getitem(x, idx, *, indices_are_sorted=False, unique_indices=False, mode=None
     return x
   if type(x) is core.array_type and mode is None and fill_value is None \
       and core._state.trace is core.eval_trace:
-    np_idx = _eager_numpy_index(x._value.shape, idx)
+    value = x._host_value()
+    np_idx = _eager_numpy_index(value.shape, idx)
     if np_idx is not None:
-      return core.array_from_numpy(x._value[np_idx], x.weak_type)
+      return array_lib.like(x, value[np_idx], x.weak_type)
   x, idx, split = _canonical_index(x, idx)
   if mode is None and fill_value is None:
     out = _slice_path(x, idx)
@@ -245,7 +247,7 @@ def _eager_numpy_index(shape, idx):
       out.append(_clamped_np_index(e, shape[dim]))
       dim += 1
     else:
-      mask, k = e._value if type(e) is core.array_type else e, k[1]
+      mask, k = e._host_value() if type(e) is core.array_type else e, k[1]
       if mask.shape != shape[dim:dim + k]:
         return None
       out.append(mask)
@@ -263,7 +265,7 @@ def _eager_kind(e):
   if e is Ellipsis:
     return "..."
   if t is core.array_type:
-    e = e._value
+    e = e._host_value()
   elif t in (list, tuple) or not isinstance(e, (np.ndarray, np.integer, np.bool_)):
     return None
   kind = e.dtype.kind
@@ -280,7 +282,7 @@ def _clamped_np_index(e, size):
   if type(e) is slice:
     return e
   if type(e) is core.array_type:
-    e = e._value
+    e = e._host_value()
   if size == 0:
     raise IndexError("index is out of bounds for axis 0 with size 0")
   if type(e) is int:
@@ -613,19 +615,19 @@ def _eager_scatter(x, idx, y, ufunc, mode):
   for anything else. Out-of-bounds windows are dropped (or clamped with mode='clip').
   """
   clip = mode == "clip" or mode == slicing.GatherScatterMode.CLIP
-  plan = _eager_scatter_plan(x._value.shape, idx, clip)
+  plan = _eager_scatter_plan(x.shape, idx, clip)
   if plan is None:
     return None
   y = _as_update(y)
-  x_dtype, x_weak = x._value.dtype, x.weak_type
+  x_dtype, x_weak = x.dtype, x.weak_type
   dtype = dtypes.promote_signature(((x_dtype, x_weak), dtype_weak(y)))[0]
   if dtype != x_dtype:
     _warn_unsafe_cast(x_dtype, x_weak, y, stacklevel=6)
   if plan is _DROP_ALL:
     return x
   index, adv = plan
-  out = x._value.astype(dtype, copy=True)
-  y_val = np.asarray(y._value if type(y) is core.array_type else y)
+  out = x._host_value().astype(dtype, copy=True)
+  y_val = np.asarray(y._host_value() if type(y) is core.array_type else y)
   y_val = y_val.astype(dtype) if y_val.dtype != dtype else y_val
   target = out[index] if adv is None else None
   try:
@@ -648,7 +650,7 @@ def _eager_scatter(x, idx, y, ufunc, mode):
     ufunc.at(out, index, y_b)
   if dtype != x_dtype:
     out = ew.convert_value(out, x_dtype)
-  return core.array_from_numpy(out, x_weak)
+  return array_lib.from_host(out, x_weak, array_lib.committed_device((x, y)))
 
 
 _DROP_ALL = object()
@@ -700,7 +702,7 @@ def _eager_scatter_plan(shape, idx, clip):
 
 
 def _eager_index_array(e, size, pos, clip):
-  arr = e._value if type(e) is core.array_type else e
+  arr = e._host_value() if type(e) is core.array_type else e
   if arr.dtype.kind == "i":
     arr = np.where(arr < 0, arr + size, arr)
   if clip:
@@ -711,7 +713,7 @@ def _eager_index_array(e, size, pos, clip):
 
 def _is_int_array(e) -> bool:
   if type(e) is core.array_type:
-    return e._value.ndim > 0 and e._value.dtype.kind in "iu"
+    return e.ndim > 0 and e.dtype.kind in "iu"
   return isinstance(e, np.ndarray) and e.ndim > 0 and e.dtype.kind in "iu"
 
 

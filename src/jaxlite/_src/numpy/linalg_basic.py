@@ -55,7 +55,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
       and preferred_element_type is None:
     dims = _plain_matmul_dims(a, b)
     if dims is not None:
-      return _dot_general(a, b, dims[0], dims[1], precision, a._value.dtype)
+      return _dot_general(a, b, dims[0], dims[1], precision, a.dtype)
   a, b = _arrays("matmul", a, b)
   for x in (a, b):
     if not shape_of(x):
@@ -110,7 +110,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
 def _plain_matmul_dims(a, b):
   """(contract, batch) dims of `a @ b` for two eager arrays of one dtype and weak type whose
   shapes need no broadcasting, squeezing or transposing (the common `x @ w`), else None."""
-  av, bv = a._value, b._value
+  av, bv = a._host_value(), b._host_value()
   if av.dtype != bv.dtype or a.weak_type != b.weak_type:
     return None
   sa, sb = av.shape, bv.shape

@@ -160,8 +160,8 @@ def _sum_like(name, prim, unit, combine):
   def reduce(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
              promote_integers=True):
     if _plain_array(a) and dtype is None and out is None and initial is None \
-        and where is None and _keeps_dtype(a._value.dtype):
-      return _bind_reduction(prim, a, reduction_axes(axis, a._value.ndim), keepdims)
+        and where is None and _keeps_dtype(a.dtype):
+      return _bind_reduction(prim, a, reduction_axes(axis, a.ndim), keepdims)
     _check_no_out(out, name)
     a = _as_array(name, a)
     in_dtype = dtype_weak(a)[0]
@@ -182,8 +182,8 @@ prod = _sum_like("prod", red.reduce_prod_p, 1, _mul)
 def _extremum(name, prim, combine):
   def reduce(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     if _plain_array(a) and out is None and initial is None and where is None \
-        and a._value.size:
-      return _bind_reduction(prim, a, reduction_axes(axis, a._value.ndim), keepdims)
+        and a.size:
+      return _bind_reduction(prim, a, reduction_axes(axis, a.ndim), keepdims)
     _check_no_out(out, name)
     a = _as_array(name, a)
     a = _strong(a, dtype_weak(a)[0])
@@ -201,8 +201,8 @@ amin = min
 
 def _logical(name, prim, unit, combine):
   def reduce(a, axis=None, out=None, keepdims=False, *, where=None):
-    if _plain_array(a) and out is None and where is None and a._value.dtype == np.bool_:
-      return _bind_reduction(prim, a, reduction_axes(axis, a._value.ndim), keepdims)
+    if _plain_array(a) and out is None and where is None and a.dtype == np.bool_:
+      return _bind_reduction(prim, a, reduction_axes(axis, a.ndim), keepdims)
     _check_no_out(out, name)
     a = _strong(_as_array(name, a), dtypes.bool_)
     return _reduce(name, prim, a, axis, keepdims, None, where, unit, combine)
@@ -241,9 +241,9 @@ def _divide(total, count, dtype):
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None, upcast_f16=True):
   """jnp.mean: integers average as the default float; half floats accumulate in float32."""
   if _plain_array(a) and dtype is None and out is None and where is None:
-    in_dtype = a._value.dtype
+    in_dtype = a.dtype
     if in_dtype.kind in "fc" and in_dtype.itemsize >= 4:
-      axes = reduction_axes(axis, a._value.ndim)
+      axes = reduction_axes(axis, a.ndim)
       total = _bind_reduction(red.reduce_sum_p, a, axes, keepdims)
       return _divide(total, _count(a, axes, None, in_dtype), in_dtype)
   _check_no_out(out, "mean")

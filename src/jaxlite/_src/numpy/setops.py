@@ -30,7 +30,7 @@ def _static_size(x, what: str) -> int:
   if isinstance(x, core.Tracer):
     x = core.concrete_or_error(None, x, what)
   elif isinstance(x, core.Array):
-    x = x._value
+    x = x._host_value()
   return int(x)
 
 

@@ -11,6 +11,7 @@ import operator
 
 import numpy as np
 
+from jaxlite._src import array as array_lib
 from jaxlite._src import core, dtypes
 from jaxlite._src.jit import internal_jit
 from jaxlite._src.lax import elementwise as ew
@@ -35,7 +36,7 @@ def _concrete_ints(x, what: str):
   if isinstance(x, core.Tracer):
     x = core.concrete_or_error(None, x, f"The {what} argument must be concrete.")
   elif isinstance(x, core.Array):
-    x = x._value
+    x = x._host_value()
   elif isinstance(x, (list, tuple)):
     x = [_concrete_ints(e, what) for e in x]
   return np.asarray(x, np.int64)
@@ -64,25 +65,22 @@ def concatenate(arrays, axis: int | None = 0, dtype=None):
     return concatenate([lax_numpy.ravel(a) for a in arrays], 0, dtype)
   axis = canonicalize_axis(axis, arrays[0].ndim)
   if dtype is None and core._state.trace is core.eval_trace:
-    out = _eager_join(np.concatenate, arrays, axis)
+    out = _eager_join(lax_shape.concatenate_p, arrays, axis)
     if out is not None:
       return out
   arrays = _promote_to(arrays, dtype)
   return lax_shape.concatenate(arrays, axis)
 
 
-def _eager_join(np_fn, arrays, axis):
-  """NumPy's join of concrete arrays of one dtype (None when promotion or checks are needed)."""
-  t = core.array_type
-  first = arrays[0]
-  if type(first) is not t or any(type(a) is not t or a._value.dtype != first._value.dtype
-                                 or a.weak_type != first.weak_type for a in arrays):
-    return None
+def _eager_join(prim, arrays, axis):
+  """The join primitive's backend impl run right away on concrete arrays of one dtype and weak
+  type (None when promotion is needed, or when shapes disagree: the general path raises JAX's
+  error)."""
+  params = {"dimension": axis} if prim is lax_shape.concatenate_p else {"axis": axis}
   try:
-    return core.array_from_numpy(np_fn([a._value for a in arrays], axis=axis),
-                                 first.weak_type)
+    return array_lib.bind_uniform(prim, arrays, **params)
   except ValueError:
-    return None  # the primitive's abstract eval raises JAX's error
+    return None
 
 
 def _promote_to(arrays, dtype):
@@ -107,7 +105,7 @@ def stack(arrays, axis: int = 0, out=None, dtype=None):
     raise ValueError("Need at least one array to stack.")
   axis = canonicalize_axis(axis, arrays[0].ndim + 1)
   if dtype is None and core._state.trace is core.eval_trace:
-    out = _eager_join(np.stack, arrays, axis)
+    out = _eager_join(lax_shape.stack_p, arrays, axis)
     if out is not None:
       return out
   return lax_shape.stack_p.bind(*_promote_to(arrays, dtype), axis=axis)
@@ -204,7 +202,7 @@ def _split(name, ary, indices_or_sections, axis):
   size = ary.shape[axis]
   if isinstance(indices_or_sections, (list, tuple)) or np.ndim(
       indices_or_sections if not isinstance(indices_or_sections, core.Array)
-      else indices_or_sections._value if not isinstance(indices_or_sections, core.Tracer)
+      else indices_or_sections._host_value() if not isinstance(indices_or_sections, core.Tracer)
       else np.zeros(indices_or_sections.shape)) > 0:
     cuts = _concrete_ints(indices_or_sections, "indices_or_sections")
     cuts = np.where(cuts < 0, cuts + size, cuts).clip(0, size)
@@ -296,7 +294,7 @@ def _static_scalar(repeats):
   if isinstance(repeats, np.ndarray) and repeats.ndim == 0:
     return int(repeats)
   if type(repeats) is core.array_type and repeats.ndim == 0:
-    return int(repeats._value)
+    return int(repeats._host_value())
   return None
 
 
@@ -322,7 +320,7 @@ def _repeat_array(a, repeats, axis, total):
         None, repeats, "When jit-compiling jnp.repeat, the total number of repeats must be "
         "static. To fix this, either specify a static value for `repeats`, or pass a static "
         "value to `total_repeat_length`.") if isinstance(repeats, core.Tracer)
-        else repeats._value)))
+        else repeats._host_value())))
   # Output position -> input element: count the block starts up to each position.
   starts = cumsum(roll(repeats, 1).at[0].set(0))
   block_starts = zeros(total, _INT).at[starts].add(1)
@@ -866,7 +864,7 @@ def ravel_multi_index(multi_index, dims, mode: str = "raise", order: str = "C"):
     vals = [np.asarray(core.concrete_or_error(
         None, i, "The error occurred because ravel_multi_index was jit-compiled with "
         "mode='raise'. Use mode='wrap' or mode='clip' instead.") if isinstance(i, core.Tracer)
-        else i._value) for i in index]
+        else i._host_value()) for i in index]
     if any(np.any((v < 0) | (v >= d)) for v, d in zip(vals, dims)):
       raise ValueError("invalid entry in coordinates array")
   elif mode == "clip":
@@ -951,7 +949,8 @@ def choose(a, choices, out=None, mode: str = "raise"):
   if mode == "raise":
     val = core.concrete_or_error(
         None, a, "The error occurred because jnp.choose was jit-compiled with mode='raise'. "
-        "Use mode='wrap' or mode='clip' instead.") if isinstance(a, core.Tracer) else a._value
+        "Use mode='wrap' or mode='clip' instead.") if isinstance(a, core.Tracer) \
+        else a._host_value()
     if np.any((np.asarray(val) < 0) | (np.asarray(val) >= n)):
       raise ValueError("invalid entry in choice array")
   elif mode == "wrap":
@@ -995,7 +994,7 @@ def compress(condition, a, axis: int | None = None, *, size=None, fill_value=0, 
 
 
 def _concrete_any(x) -> bool:
-  val = x.to_concrete_value() if isinstance(x, core.Tracer) else x._value
+  val = x.to_concrete_value() if isinstance(x, core.Tracer) else x._host_value()
   return val is None or bool(np.any(val))
 
 

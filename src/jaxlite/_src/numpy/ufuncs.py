@@ -29,7 +29,7 @@ def _unary_ufunc(name, prim, promote="same", kinds=None, identity_kinds=""):
   fast_kinds = _FAST_KINDS[promote]
 
   def fn(x, /):
-    if type(x) is core.array_type and x._value.dtype.kind in fast_kinds:
+    if type(x) is core.array_type and x.dtype.kind in fast_kinds:
       return prim.bind(x)  # already of an accepted dtype: nothing to promote
     check_arraylike(name, x)
     if identity_kinds and dtype_weak(x)[0].kind in identity_kinds:
@@ -92,6 +92,7 @@ def add(x, y, /):
   x, y = promote_args("add", x, y)
   if type(x) is not core.array_type and dtype_weak(x)[0] == np.bool_:
     return ew.or_p.bind(x, y)
+  # Eager dispatch of every `x + 1`: reads the buffer field directly (see array.py).
   if type(x) is core.array_type and x._value.dtype == np.bool_:
     return ew.or_p.bind(x, y)
   return ew.add_p.bind(x, y)
@@ -383,7 +384,7 @@ def _concrete_int_scalar(x) -> bool:
     return False
   if isinstance(x, (int, np.integer)):
     return True
-  return type(x) is core.array_type and x._value.ndim == 0 and x._value.dtype.kind in "iu"
+  return type(x) is core.array_type and x.ndim == 0 and x.dtype.kind in "iu"
 
 
 def _integer_power(x1, x2):

@@ -22,6 +22,9 @@ def _array_type():
   return core.array_type
 
 
+# dtype_weak, ndim_of, shape_of and promote_args are eager dispatch (every `x + 1` runs them):
+# like core's eval trace they read an Array's buffer field directly, sparing an accessor call
+# (see array.py's docstring).
 def dtype_weak(x):
   """(dtype, weak_type) of a jnp argument; lists and tuples count as strong arrays."""
   t = type(x)
