@@ -215,22 +215,22 @@ class UserConfig:
   """A user value that is part of every jit cache key: changing it retraces."""
 
   def __init__(self, default_value=None):
-    self._value = default_value
+    self._current = default_value
     _user_contexts.append(self)
 
   @property
   def value(self):
-    return self._value
+    return self._current
 
   @contextlib.contextmanager
   def __call__(self, new_val):
-    old = self._value
-    self._value = new_val
+    old = self._current
+    self._current = new_val
     config._trace_context = None
     try:
       yield
     finally:
-      self._value = old
+      self._current = old
       config._trace_context = None
 
 

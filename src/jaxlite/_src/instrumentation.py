@@ -59,7 +59,7 @@ def _checked_eager(method):
   def process_primitive(self, primitive, args, params):
     out = method(self, primitive, args, params)
     outs = out if primitive.multiple_results else [out]
-    kind = _invalid_kind([o._value for o in outs if type(o) is core.array_type])
+    kind = _invalid_kind([o._host_value() for o in outs if type(o) is core.array_type])
     if kind is not None:
       raise FloatingPointError(f"invalid value ({kind}) encountered in {primitive.name}")
     return out
@@ -69,7 +69,7 @@ def _checked_eager(method):
 def _checked_run(method):
   def run(self, values):
     out = method(self, values)
-    kind = _invalid_kind([o._value for o in _leaves(out) if type(o) is core.array_type])
+    kind = _invalid_kind([o._host_value() for o in _leaves(out) if type(o) is core.array_type])
     if kind is not None:
       _rerun_deoptimized(self, values)
       raise FloatingPointError(

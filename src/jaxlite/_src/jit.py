@@ -198,6 +198,7 @@ def clear_caches():
   from jaxlite._src import cache_miss
   cache_miss.clear()
   import importlib
+  backend.clear_backend_caches()
   for module, name in DERIVED_CACHES:
     cache = getattr(importlib.import_module(f"jaxlite._src.{module}"), name)
     (cache.cache_clear if hasattr(cache, "cache_clear") else cache.clear)()
@@ -209,7 +210,7 @@ DERIVED_CACHES = (
     ("lax.control_flow.common", "_body_caches"), ("lax.control_flow.common", "_batched_bodies"),
     ("lax.control_flow.common", "_derived_bodies"), ("lax.control_flow.loops", "_wrappers"),
     ("lax.slicing", "_update_fns"), ("lax.dot", "_layout_plan"),
-    ("compiler.numpy_codegen", "_scan_loops"), ("interpreters.batching", "_jaxpr_cache"),
+("interpreters.batching", "_jaxpr_cache"),
     ("interpreters.linearize", "_linearize_cache"), ("interpreters.ad", "_jvp_jaxpr_cache"),
     ("interpreters.ad", "_transpose_cache"), ("ad_checkpoint", "_remat_split_cached"),
 )

@@ -135,6 +135,9 @@ class Backend:
       return tuple(carry)
     return loop
 
+  def clear_caches(self) -> None:
+    self._scan_loops.clear()
+
   def as_text(self, executable) -> str:
     return getattr(executable, "__jaxlite_source__", repr(executable))
 
@@ -170,6 +173,12 @@ def register_backend(backend: Backend, default: bool = False) -> Backend:
   if default or _state.current is None:
     _state.current = backend
   return backend
+
+
+def clear_backend_caches() -> None:
+  """Empties every registered backend's own caches (`jax.clear_caches`)."""
+  for b in _backends.values():
+    b.clear_caches()
 
 
 def get_backend(name: str | None = None) -> Backend:
