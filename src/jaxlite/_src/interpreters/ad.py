@@ -113,7 +113,18 @@ def _add_any_jvp(primals, tangents):
 
 jvp_rules[add_any_p] = _add_any_jvp
 primitive_transposes[add_any_p] = lambda ct, x, y: [ct, ct]
-batching.defbroadcasting(add_any_p)
+
+
+def _add_any_batch(axis_data, vals, dims):
+  # add_any never broadcasts: an unbatched operand is broadcast to the other's batch axis, so the
+  # result always carries the batch axis (as JAX's add_jaxvals batching does).
+  (x, y), (dx, dy) = vals, dims
+  d = dy if dx is batching.not_mapped else dx
+  return add_any_p.bind(batching.bdim_to(x, dx, d, axis_data.size),
+                        batching.bdim_to(y, dy, d, axis_data.size)), d
+
+
+batching.axis_primitive_batchers[add_any_p] = _add_any_batch
 
 
 # `stop_gradient`: identity on values, zero derivative.
