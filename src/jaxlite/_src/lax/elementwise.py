@@ -289,7 +289,11 @@ def _nextafter(x, y):
 
 
 def _complex(x, y):
-  return x + 1j * y
+  # Built from its parts: x + 1j * y would turn an infinite y into a NaN real part.
+  out = np.empty(np.broadcast_shapes(np.shape(x), np.shape(y)),
+                 np.complex128 if np.result_type(x, y) == np.float64 else np.complex64)
+  out.real, out.imag = x, y
+  return out
 
 
 def _mulhi(x, y):
@@ -383,8 +387,7 @@ def _complex_abstract(x, y):
 
 def _complex_impl(x, y):
   _complex_abstract(core.get_aval(x), core.get_aval(y))
-  dt = dtypes.complex128 if x.dtype == np.float64 else dtypes.complex64
-  return (np.asarray(x) + 1j * np.asarray(y)).astype(dt)
+  return _complex(x, y)
 
 
 complex_p.def_abstract_eval(_complex_abstract)
