@@ -680,3 +680,69 @@ def test_references_match_jax(table, name, monkeypatch):
         assert_same(np.asarray(g), w if name == "nextafter" else _flush_subnormals(w), exact)
   finally:
     jax_.config.update("jax_enable_x64", old)
+
+
+# --- jnp values issue 17 pins (known answers recorded from JAX 0.10.2, and the oracle) ---------
+
+import jaxlite.numpy as jnp  # noqa: E402
+
+
+@pytest.mark.parametrize("x64_on", [False, True])
+def test_jnp_sign_keeps_signed_zero(x64_on):
+  with x64(x64_on):
+    for f in (jnp.sign, jax.jit(jnp.sign)):
+      assert_same(f(-0.0), np.array(-0.0, jnp.asarray(1.0).dtype))
+      assert_same(f(np.array([-0.0, 0.0, np.nan, -3, 2], np.float32)),
+                  np.array([-0.0, 0.0, np.nan, -1, 1], np.float32))
+
+
+# (args, kwargs) -> (dtype, length, last three values as float hex)
+ARANGE = [
+    ((0, 1, 0.3), {}, "float32", 4, ["0x1.333334p-2", "0x1.333334p-1", "0x1.ccccce0p-1"]),
+    ((0.1, 2.3, 0.17), {}, "float32", 13, ["0x1.ccccce0p+0", "0x1.f851ecp+0", "0x1.11eb84p+1"]),
+    ((-1, 1, 0.01), {}, "float32", 200, ["0x1.f0a3d4p-1", "0x1.f5c28cp-1", "0x1.fae148p-1"]),
+    ((0, 1, 0.1), {"dtype": "float16"}, "float16", 10, ["0x1.668p-1", "0x1.998p-1", "0x1.cccp-1"]),
+    ((10, 0, -0.7), {}, "float32", 15, ["0x1.9999ap+0", "0x1.cccce0p-1", "0x1.99998p-3"]),
+    ((0, 5, 0.5), {"dtype": "int32"}, "int32", 10, ["0x0p+0", "0x0p+0", "0x0p+0"]),
+]
+
+
+@pytest.mark.parametrize("args,kwargs,dtype,size,tail", ARANGE, ids=[str(c[0]) for c in ARANGE])
+def test_jnp_arange_known_answers(args, kwargs, dtype, size, tail):
+  for got in (jnp.arange(*args, **kwargs), jax.jit(lambda: jnp.arange(*args, **kwargs))()):
+    got = np.asarray(got)
+    assert got.dtype == np.dtype(dtype) and got.shape == (size,)
+    assert [float(v) for v in got[-3:]] == [float.fromhex(h) for h in tail]
+
+
+@pytest.mark.parametrize("args,kwargs", [(c[0], c[1]) for c in ARANGE],
+                         ids=[str(c[0]) for c in ARANGE])
+def test_jnp_arange_matches_jax(args, kwargs):
+  real = oracle()
+  assert_same(jnp.arange(*args, **kwargs), np.asarray(real.numpy.arange(*args, **kwargs)))
+
+
+_UNSUPPORTED = "JAX only supports number, bool, and string dtypes, got dtype {} in {}"
+BAD_DTYPES = [
+    (lambda d: jnp.ones(3).astype(d), "float128", "astype"),
+    (lambda d: jnp.zeros(3, dtype=d), "float128", "zeros"),
+    (lambda d: jnp.zeros(3, dtype=d), "complex256", "zeros"),
+    (lambda d: jnp.zeros(3, dtype=d), "O", "zeros"),
+    (lambda d: jnp.array([1.0], dtype=d), np.longdouble, "array"),
+    (lambda d: lax.convert_element_type(jnp.ones(3), d), "float128", "convert_element_type"),
+    (lambda d: jnp.arange(3, dtype=d), "float128", "arange"),
+]
+
+
+@pytest.mark.parametrize("fn,dtype,where", BAD_DTYPES, ids=[f"{c[2]}-{c[1]}" for c in BAD_DTYPES])
+def test_unsupported_dtypes_raise_jax_type_error(fn, dtype, where):
+  with pytest.raises(TypeError, match=_UNSUPPORTED.format(dtype, where).replace("(", r"\(")
+                     .replace(")", r"\)").replace("[", r"\[")):
+    fn(dtype)
+
+
+def test_dtype_names_that_jax_accepts():
+  assert jnp.dtype("float128") == np.dtype("float128")  # a NumPy dtype object, as in JAX
+  assert jnp.zeros(2, dtype="bfloat16").dtype.name == "bfloat16"
+  with pytest.raises(TypeError, match="data type 'nonsense' not understood"):
+    jnp.zeros(2, dtype="nonsense")
