@@ -1,9 +1,19 @@
-"""Shared fixtures: the optional real-JAX oracle, and x64 toggling that always restores."""
+"""Shared fixtures: the optional real-JAX oracle, x64 toggling that always restores, and
+jaxpr type checks after the compiler passes for the whole session."""
 import contextlib
 
 import pytest
 
 import jaxlite
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _enable_checks():
+  """Every jaxpr the compiler's passes produce is type-checked (`core.check_jaxpr`) in tests."""
+  old = jaxlite.config.jax_enable_checks
+  jaxlite.config.update("jax_enable_checks", True)
+  yield
+  jaxlite.config.update("jax_enable_checks", old)
 
 
 def oracle():

@@ -1,7 +1,6 @@
 """Tests for structured control flow (cond, switch, while_loop, fori_loop, scan, map,
 associative_scan): values against Python reference loops, vmap against a loop of calls,
 gradients against finite differences, JAX's error texts, and printed jaxprs against real JAX."""
-import contextlib
 
 import numpy as np
 import pytest
@@ -401,13 +400,6 @@ VMAP_CASES = [
 ]
 
 
-def _vmap():
-  vmap = getattr(jax, "vmap", None)
-  if vmap is None:
-    from jaxlite._src.vmap_api import vmap
-  return vmap
-
-
 def _take(x, axis, i):
   return x if axis is None else np.take(x, i, axis)
 
@@ -415,7 +407,7 @@ def _take(x, axis, i):
 @pytest.mark.parametrize("name,fn,in_axes,args", VMAP_CASES, ids=[c[0] for c in VMAP_CASES])
 def test_vmap_against_loop(name, fn, in_axes, args):
   size = next(np.shape(a)[ax] for a, ax in zip(args, in_axes) if ax is not None)
-  got = _vmap()(fn, in_axes)(*args)
+  got = jax.vmap(fn, in_axes)(*args)
   per_example = [fn(*[_take(a, ax, i) for a, ax in zip(args, in_axes)]) for i in range(size)]
   want = jax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs]),
                                 *per_example)
@@ -465,76 +457,36 @@ GRAD_CASES = [
 ]
 
 
-def _needs(name):
-  fn = getattr(jax, name, None)
-  if fn is None:
-    from jaxlite._src import ad_api
-    fn = getattr(ad_api, name, None)
-  if fn is None:
-    pytest.skip(f"jaxlite.{name} is not available yet")
-  return fn
-
-
-_CONTROL_FLOW = ("'cond'", "'while'", "'scan'")
-
-
-@contextlib.contextmanager
-def skip_missing_rules():
-  """Skips (naming it) when a primitive outside control flow still lacks an AD rule."""
-  try:
-    yield
-  except NotImplementedError as e:
-    if any(p in str(e) for p in _CONTROL_FLOW) or "rule for" not in str(e):
-      raise
-    pytest.skip(f"not yet in jaxlite: {e}")
-
-
 @pytest.mark.parametrize("name,f,x,reverse", GRAD_CASES, ids=[c[0] for c in GRAD_CASES])
 def test_jvp_against_finite_differences(name, f, x, reverse):
-  jvp = _needs("jvp")
+  jvp = jax.jvp
   t = np.linspace(0.5, 1.5, x.size).astype(F32)
-  with skip_missing_rules():
-    _, tangent = jvp(f, (x,), (t,))
+  _, tangent = jvp(f, (x,), (t,))
   np.testing.assert_allclose(float(tangent), _numeric_grad(f, x) @ t, rtol=2e-2, atol=2e-3)
 
 
 @pytest.mark.parametrize("name,f,x,reverse", GRAD_CASES, ids=[c[0] for c in GRAD_CASES])
 def test_grad_against_finite_differences(name, f, x, reverse):
-  grad = _needs("grad")
+  grad = jax.grad
   if not reverse:
-    with skip_missing_rules(), pytest.raises(
+    with pytest.raises(
         ValueError, match="Reverse-mode differentiation does not work for lax.while_loop or "
                           "lax.fori_loop with dynamic start/stop values. Try using lax.scan, or "
                           "using fori_loop with static start/stop."):
       grad(f)(x)
     return
-  with skip_missing_rules():
-    got = np.asarray(grad(f)(x))
+  got = np.asarray(grad(f)(x))
   np.testing.assert_allclose(got, _numeric_grad(f, x), rtol=2e-2, atol=2e-3)
-
-
-def _add_any_batching_is_broken() -> bool:
-  """add_any(unbatched scalar, batched) under vmap must give a batched result."""
-  from jaxlite._src.interpreters import ad
-  try:
-    out = jax.jit(_vmap()(lambda y: ad.add_any_p.bind(np.float32(1.0), y)))(np.ones(2, F32))
-  except Exception:  # noqa: BLE001 - any failure means the rule is not there yet
-    return True
-  return np.shape(out) != (2,)
 
 
 @pytest.mark.parametrize("name,f,x,reverse", [c for c in GRAD_CASES if c[3]],
                          ids=[c[0] for c in GRAD_CASES if c[3]])
 def test_grad_under_jit_and_vmap(name, f, x, reverse):
-  grad = _needs("grad")
-  if _add_any_batching_is_broken():
-    pytest.skip("vmap of add_any with one unbatched scalar operand gives an unbatched result "
-                "(batching.broadcast_batcher / add_any abstract eval)")
+  grad = jax.grad
   xs = np.stack([x, x * 0.5 + 0.1])
-  with skip_missing_rules():
-    want = [np.asarray(grad(f)(v)) for v in xs]
-    jitted = np.asarray(jax.jit(grad(f))(x))
-    batched = _vmap()(grad(f))(xs)
+  want = [np.asarray(grad(f)(v)) for v in xs]
+  jitted = np.asarray(jax.jit(grad(f))(x))
+  batched = jax.vmap(grad(f))(xs)
   np.testing.assert_allclose(jitted, want[0], rtol=1e-5, atol=1e-6)
   np.testing.assert_allclose(np.asarray(batched), np.stack(want), rtol=1e-5, atol=1e-6)
 
@@ -631,7 +583,7 @@ def test_printed_jaxpr_matches_jax(name, builder, args):
                          ids=[c[0] for c in VMAP_PRINT_CASES])
 def test_printed_vmap_jaxpr_matches_jax(name, builder, in_axes, args):
   jax_ = oracle()
-  mine = jax.make_jaxpr(_vmap()(builder(lax, jnp), in_axes))(*args)
+  mine = jax.make_jaxpr(jax.vmap(builder(lax, jnp), in_axes))(*args)
   theirs = jax_.make_jaxpr(jax_.vmap(builder(jax_.lax, jax_.numpy), in_axes))(*args)
   assert str(mine) == str(theirs)
 
@@ -651,13 +603,12 @@ JVP_PRINT_CASES = [
                          ids=[c[0] for c in JVP_PRINT_CASES])
 def test_printed_jvp_jaxpr_matches_jax(name, builder, args):
   jax_ = oracle()
-  jvp = _needs("jvp")
+  jvp = jax.jvp
   n = len(args)
 
   def of(jvp_fn, f):
     return lambda *a: jvp_fn(f, a[:n], a[n:])
-  with skip_missing_rules():
-    mine = jax.make_jaxpr(of(jvp, builder(lax, jnp)))(*args, *args)
+  mine = jax.make_jaxpr(of(jvp, builder(lax, jnp)))(*args, *args)
   theirs = jax_.make_jaxpr(of(jax_.jvp, builder(jax_.lax, jax_.numpy)))(*args, *args)
   assert str(mine) == str(theirs)
 

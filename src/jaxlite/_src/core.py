@@ -521,6 +521,9 @@ def check_jaxpr(jaxpr: Jaxpr) -> None:
     if rule is not None:
       out = rule(*in_avals, **eqn.params)
       out = out if eqn.primitive.multiple_results else [out]
+      if len(out) != len(eqn.outvars):
+        raise JaxprTypeError(f"{eqn.primitive} gives {len(out)} outputs, the eqn binds "
+                             f"{len(eqn.outvars)}")
       for v, a in zip(eqn.outvars, out):
         if not typematch(v.aval, a):
           raise JaxprTypeError(f"{eqn.primitive} output type {v.aval} does not match {a}")

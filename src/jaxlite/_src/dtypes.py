@@ -106,7 +106,10 @@ def check_user_dtype(dtype, fun_name: str | None = None):
     return default_float_dtype()
   if dtype is complex:
     return default_complex_dtype()
-  np_dtype = np.dtype(dtype)
+  np_dtype = _user_np_dtype(dtype)
+  if np_dtype is None:
+    where = f" in {fun_name}" if fun_name else ""
+    raise TypeError(f"JAX only supports number, bool, and string dtypes, got dtype {dtype}{where}")
   out = canonicalize_dtype(np_dtype)
   if out != np_dtype:
     mode = config.jax_explicit_x64_dtypes
@@ -123,6 +126,29 @@ def check_user_dtype(dtype, fun_name: str | None = None):
                     "variable. See https://github.com/jax-ml/jax#current-gotchas for more.",
                     UserWarning, stacklevel=3)
   return out
+
+
+# NumPy kinds JAX computes with (bool, ints, floats, complex) and the sizes it has for each: no
+# float128/complex256, objects, strings of fixed width, datetimes or records.
+_SUPPORTED_SIZES = {"b": (1,), "i": (1, 2, 4, 8), "u": (1, 2, 4, 8), "f": (2, 4, 8), "c": (8, 16)}
+
+
+def _user_np_dtype(dtype):
+  """The NumPy dtype a user's dtype names (ml_dtypes names such as 'bfloat16' included), or None
+  when JAX has no such dtype."""
+  try:
+    np_dtype = np.dtype(dtype)
+  except TypeError:
+    # ml_dtypes loads only here, for a name NumPy does not know (keeps `import jaxlite` cheap);
+    # a name neither knows raises NumPy's "data type ... not understood", as in JAX.
+    if not (isinstance(dtype, str) and load_ml_dtypes() and hasattr(_ml, dtype)):
+      raise
+    np_dtype = np.dtype(getattr(_ml, dtype))
+  if np_dtype.type.__module__.startswith("ml_dtypes"):
+    return np_dtype
+  if np_dtype.itemsize not in _SUPPORTED_SIZES.get(np_dtype.kind, ()):
+    return None
+  return np_dtype
 
 
 def default_int_dtype():

@@ -6,6 +6,7 @@ Passes build new jaxprs and never mutate their input: traced jaxprs are cached a
 from __future__ import annotations
 
 from jaxlite._src import core
+from jaxlite._src.config import config
 from jaxlite._src.core import Jaxpr, Literal, Var
 
 # Primitives whose eqns are pure calls of a sub-jaxpr that execution may inline.
@@ -144,4 +145,7 @@ def fold_transposes(jaxpr: Jaxpr) -> Jaxpr:
 def optimize(closed: core.ClosedJaxpr) -> tuple[Jaxpr, list]:
   """The pass pipeline run before code generation."""
   jaxpr, consts = inline_calls(closed.jaxpr, closed.consts)
-  return dce(fold_transposes(cse(jaxpr))), consts
+  jaxpr = dce(fold_transposes(cse(jaxpr)))
+  if config.jax_enable_checks:  # the test suite turns this on: passes must keep jaxprs well typed
+    core.check_jaxpr(jaxpr)
+  return jaxpr, consts

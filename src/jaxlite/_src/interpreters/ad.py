@@ -113,7 +113,20 @@ def _add_any_jvp(primals, tangents):
 
 jvp_rules[add_any_p] = _add_any_jvp
 primitive_transposes[add_any_p] = lambda ct, x, y: [ct, ct]
-batching.defbroadcasting(add_any_p)
+
+
+def _add_any_batch(axis_data, vals, dims):
+  # add_any never broadcasts: an unbatched operand is broadcast to the other's batch axis, so the
+  # result always carries the batch axis (as JAX's add_jaxvals batching does).
+  (x, y), (dx, dy) = vals, dims
+  if dx is batching.not_mapped and dy is batching.not_mapped:
+    return add_any_p.bind(x, y), batching.not_mapped
+  d = dy if dx is batching.not_mapped else dx
+  size = batching.shape_of(y if dx is batching.not_mapped else x)[d]  # axis_data may not know it
+  return add_any_p.bind(batching.bdim_to(x, dx, d, size), batching.bdim_to(y, dy, d, size)), d
+
+
+batching.axis_primitive_batchers[add_any_p] = _add_any_batch
 
 
 # `stop_gradient`: identity on values, zero derivative.

@@ -15,7 +15,8 @@ from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.families import (binop, check_dtype_kinds, first_weak, kind_of,
-                                       numpy_templates, numpy_quiet_primitives, unop,
+                                       numpy_eqn_templates, numpy_templates,
+                                       numpy_quiet_primitives, unop,
                                        broadcast_shapes_lax)
 
 def _err():
@@ -50,6 +51,8 @@ def _sign(x):
   if x.dtype.kind == "c":
     a = np.abs(x)
     return np.where(a == 0, 0, x / np.where(a == 0, 1, a)).astype(x.dtype)
+  if x.dtype.kind == "f":  # sign(±0) is ±0 and sign(NaN) is NaN, as in XLA
+    return np.where(x == 0, x, np.sign(x)).astype(x.dtype)
   return np.sign(x)
 
 
@@ -61,13 +64,17 @@ def _popcount(x):
 
 
 def _clz(x):
+  # Bit length by halving on the unsigned view (exact for 64 bits, unlike a float log2).
   width = x.dtype.itemsize * 8
   u = np.asarray(x).view(np.dtype(f"u{x.dtype.itemsize}")).astype(np.uint64)
-  out = np.full(u.shape, width, dtype=np.int64)
-  nz = u != 0
-  out[nz] = width - (np.floor(np.log2(u[nz].astype(np.float64))).astype(np.int64) + 1)
-  # log2 of large 64-bit values can round up; fix by checking the top bit directly.
-  return out.astype(x.dtype)
+  length = np.zeros(u.shape, np.int64)
+  for step in (32, 16, 8, 4, 2, 1):
+    high = u >> np.uint64(step)
+    has = high != 0
+    length += np.where(has, step, 0)
+    u = np.where(has, high, u)
+  length += (u != 0)
+  return (width - length).astype(x.dtype)
 
 
 def _cbrt(x):
@@ -197,12 +204,39 @@ def _rem(x, y):
     return np.fmod(x, y)
 
 
+# XLA orders -0 below +0 in max and min; NumPy returns its second operand on a tie of zeros. The
+# result of max is negative only where both operands are (of min, where either is), so the sign
+# is restored from the max (min) of the operands' signs.
+_SIGNED_EXTREMUM = "np.copysign(np.{0}({{0}}, {{1}}), np.{0}(np.copysign(1, {{0}}), " \
+                   "np.copysign(1, {{1}})))"
+
+
 def _max(x, y):
+  if kind_of(np.result_type(x)) == "f":
+    return np.copysign(np.maximum(x, y), np.maximum(np.copysign(1, x), np.copysign(1, y)))
   return np.maximum(x, y)
 
 
 def _min(x, y):
+  if kind_of(np.result_type(x)) == "f":
+    return np.copysign(np.minimum(x, y), np.minimum(np.copysign(1, x), np.copysign(1, y)))
   return np.minimum(x, y)
+
+
+def _extremum_template(ufunc: str, safe_zero_sign: bool):
+  """One ufunc call unless float zeros of both signs can meet: a literal second operand that is
+  not zero, or the zero NumPy's tie-break already returns right (relu's max(x, 0.0))."""
+  plain, signed = f"np.{ufunc}({{0}}, {{1}})", _SIGNED_EXTREMUM.format(ufunc)
+
+  def rule(eqn):
+    if kind_of(eqn.outvars[0].aval.dtype) != "f":
+      return plain
+    y = eqn.invars[1]
+    if type(y) is core.Literal and (np.asarray(y.val) != 0
+                                    or bool(np.signbit(y.val)) == safe_zero_sign):
+      return plain
+    return signed
+  return rule
 
 
 def _pow(x, y):
@@ -251,19 +285,35 @@ def _shift_right_logical(x, y):
 
 
 def _nextafter(x, y):
-  return np.nextafter(x, y)
+  # Equal operands give y (so nextafter(0, -0) is -0); NumPy's float16 loop returns x.
+  return np.where(x == y, y, np.nextafter(x, y)).astype(np.result_type(x, y))
 
 
 def _complex(x, y):
-  return x + 1j * y
+  # Built from its parts: x + 1j * y would turn an infinite y into a NaN real part.
+  out = np.empty(np.broadcast_shapes(np.shape(x), np.shape(y)),
+                 np.complex128 if np.result_type(x, y) == np.float64 else np.complex64)
+  out.real, out.imag = x, y
+  return out
 
 
 def _mulhi(x, y):
+  """The high half of the double-width product (two's complement for signed types)."""
   bits = x.dtype.itemsize * 8
-  wide = np.int64 if x.dtype.kind == "i" else np.uint64
-  if bits == 32:
-    return ((np.asarray(x).astype(wide) * np.asarray(y).astype(wide)) >> 32).astype(x.dtype)
-  raise TypeError(f"mulhi of {x.dtype} is not supported")
+  x, y = np.asarray(x), np.asarray(y)
+  if bits < 64:
+    wide = np.int64 if x.dtype.kind == "i" else np.uint64
+    return (x.astype(wide) * y.astype(wide) >> bits).astype(x.dtype)
+  # 64 bits: schoolbook product of 32-bit halves on the unsigned patterns.
+  u64, lo32 = np.uint64, np.uint64(0xFFFFFFFF)
+  ux, uy = x.view(u64), y.view(u64)
+  xl, xh, yl, yh = ux & lo32, ux >> u64(32), uy & lo32, uy >> u64(32)
+  ll, lh, hl, hh = xl * yl, xl * yh, xh * yl, xh * yh
+  mid = (ll >> u64(32)) + (lh & lo32) + (hl & lo32)
+  hi = hh + (lh >> u64(32)) + (hl >> u64(32)) + (mid >> u64(32))
+  if x.dtype.kind == "i":  # signed high half: subtract y where x < 0 and x where y < 0
+    hi = hi - np.where(x < 0, uy, u64(0)) - np.where(y < 0, ux, u64(0))
+  return hi.view(x.dtype)
 
 
 def _atan2(x, y):
@@ -279,6 +329,8 @@ pow_p = binop("pow", _pow, "fc")
 # Complex max/min order by real part, then imaginary part (as NumPy's maximum/minimum do).
 max_p = binop("max", _max, "fciub", template="np.maximum({0}, {1})")
 min_p = binop("min", _min, "fciub", template="np.minimum({0}, {1})")
+numpy_eqn_templates[max_p] = _extremum_template("maximum", False)
+numpy_eqn_templates[min_p] = _extremum_template("minimum", True)
 
 
 def _pow_abstract(x, y, **params):
@@ -309,7 +361,7 @@ xor_p = binop("xor", np.bitwise_xor, "iub", template="np.bitwise_xor({0}, {1})")
 shift_left_p = binop("shift_left", _shift_left, "iu")
 shift_right_arithmetic_p = binop("shift_right_arithmetic", _shift_right_arithmetic, "iu")
 shift_right_logical_p = binop("shift_right_logical", _shift_right_logical, "iu")
-mulhi_p = binop("mulhi", _mulhi, "iu")
+mulhi_p = binop("mulhi", _quiet(_mulhi), "iu")
 complex_p = binop("complex", _complex, "f",
                   out_dtype=None)
 eq_p = binop("eq", np.equal, "fciub", out_dtype=dtypes.bool_, template="np.equal({0}, {1})")
@@ -336,8 +388,7 @@ def _complex_abstract(x, y):
 
 def _complex_impl(x, y):
   _complex_abstract(core.get_aval(x), core.get_aval(y))
-  dt = dtypes.complex128 if x.dtype == np.float64 else dtypes.complex64
-  return (np.asarray(x) + 1j * np.asarray(y)).astype(dt)
+  return _complex(x, y)
 
 
 complex_p.def_abstract_eval(_complex_abstract)

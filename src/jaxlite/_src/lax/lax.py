@@ -134,7 +134,7 @@ def integer_pow(x, y: int):
 
 def convert_element_type(operand, new_dtype):
   """Casts to `new_dtype` (canonicalized); the result is strong."""
-  new_dtype = dtypes.check_user_dtype(new_dtype)
+  new_dtype = dtypes.check_user_dtype(new_dtype, "convert_element_type")
   return _convert_element_type(operand, new_dtype, weak_type=False)
 
 

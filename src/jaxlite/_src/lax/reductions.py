@@ -296,10 +296,23 @@ def _accumulate(ufunc):
   return acc
 
 
+def _extremum_accumulate(ufunc):
+  """Running max/min with XLA's -0 below +0: a running max is negative only while every value
+  so far is (a running min once any is), so the sign comes from the running extremum of signs."""
+  plain = _accumulate(ufunc)
+
+  def acc(x, axis):
+    if kind_of(x.dtype) != "f":
+      return plain(x, axis)
+    signs = ufunc.accumulate(np.copysign(np.ones((), x.dtype), x), axis=axis, dtype=x.dtype)
+    return np.copysign(plain(x, axis), signs)
+  return acc
+
+
 cumsum_p = _cumulative("cumsum", _accumulate(np.add), "fciu")
 cumprod_p = _cumulative("cumprod", _accumulate(np.multiply), "fciu")
-cummax_p = _cumulative("cummax", _accumulate(np.maximum), "fciu")
-cummin_p = _cumulative("cummin", _accumulate(np.minimum), "fciu")
+cummax_p = _cumulative("cummax", _extremum_accumulate(np.maximum), "fciu")
+cummin_p = _cumulative("cummin", _extremum_accumulate(np.minimum), "fciu")
 cumlogsumexp_p = _cumulative("cumlogsumexp", _accumulate(np.logaddexp), "f")
 
 

@@ -295,7 +295,7 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
     dtype = dtypes.canonicalize_dtype(dtype)
   if stride == 0:
     raise ValueError("arange: step cannot be zero.")
-  values = np.arange(first, last, stride).astype(dtype)
+  values = _arange_values(first, last, None if bounds[2] is None else stride, np.dtype(dtype))
   if core.current_trace() is core.eval_trace or not _is_integer_range(first, stride):
     return core.array_from_numpy(values, False)
   count = iota_p.bind(dtype=dtype, shape=values.shape, dimension=0, sharding=None)
@@ -304,6 +304,20 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
   if first != 0:
     count = ew.add_p.bind(np.asarray(first, dtype)[()], count)
   return count
+
+
+def _arange_values(first, last, step, dtype):
+  """JAX's arange values: with a step, start + step * iota in the dtype (float32 for narrower
+  floats), start and step first cast to it; the length is ceil((stop - start) / step)."""
+  with np.errstate(all="ignore"):
+    if step is None:
+      size = max(0, int(np.ceil(last - first)))
+      return (np.asarray(first).astype(dtype) + np.arange(size).astype(dtype)).astype(dtype)
+    size = max(0, int(np.ceil((last - first) / step)))
+    work = np.dtype(np.float32) if dtypes.is_ml_float(dtype) or dtype == np.float16 else dtype
+    cast = (lambda v: np.asarray(v).astype(work)) if work.kind != "c" else \
+        (lambda v: np.asarray(v, work))
+    return (cast(first) + cast(step) * np.arange(size).astype(work)).astype(dtype)
 
 
 def _is_integer_range(first, stride) -> bool:
