@@ -27,7 +27,7 @@ __version__ = "0.1.0"
 
 # Submodules imported on first use, keeping `import jaxlite` cheap.
 _LAZY = {"random", "nn", "scipy", "sharding", "test_util", "dtypes", "typing",
-         "custom_derivatives", "ad_checkpoint",
+         "custom_derivatives", "ad_checkpoint", "dlpack",
          # surface-libs (issue 14): example libraries and small public modules
          "example_libraries", "flatten_util", "ops", "image", "custom_batching"}
 

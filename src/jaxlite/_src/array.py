@@ -119,12 +119,20 @@ class ArrayImpl(core.Array):
 
   # -- conversions -----------------------------------------------------------------------------
   def __array__(self, dtype=None, copy=None):
-    v = np.asarray(self._value)
-    if dtype is not None and v.dtype != dtype:
-      return v.astype(dtype)
+    # NumPy 2's protocol: copy=None shares the buffer if it can, copy=False must share it or
+    # raise ValueError, copy=True always copies. A shared buffer goes out as a read-only view
+    # so that `np.asarray(x)[0] = 1` cannot mutate the immutable Array.
+    v = self._value
+    if dtype is not None and np.dtype(dtype) != v.dtype:
+      if copy is False:
+        raise ValueError(f"__array__: converting a {dtypes.dtype_name(v.dtype)} Array to "
+                         f"{np.dtype(dtype)} requires a copy, but copy=False")
+      return np.asarray(v).astype(dtype)
     if copy:
-      return v.copy()
-    return v
+      return np.array(v)
+    out = v.view() if isinstance(v, np.ndarray) else np.asarray(v)
+    out.flags.writeable = False
+    return out
 
   def __bool__(self):
     if self._value.size != 1:
@@ -161,7 +169,8 @@ class ArrayImpl(core.Array):
     raise TypeError("unhashable type: 'ArrayImpl'")
 
   def __reduce__(self):
-    return (_reconstruct, (np.asarray(self._value), self.weak_type))
+    # The buffer, weak type and committed device (None when uncommitted) travel together.
+    return (ArrayImpl, (np.asarray(self._value), self.weak_type, self._device))
 
   def __copy__(self):
     return self
@@ -169,11 +178,14 @@ class ArrayImpl(core.Array):
   def __deepcopy__(self, memo):
     return ArrayImpl(np.array(self._value), self.weak_type, self._device)
 
-  def __dlpack__(self, *args, **kw):
-    return np.asarray(self._value).__dlpack__(*args, **kw)
+  def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    from jaxlite._src import dlpack
+    return dlpack.to_dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device,
+                            copy=copy)
 
   def __dlpack_device__(self):
-    return np.asarray(self._value).__dlpack_device__()
+    from jaxlite._src import dlpack
+    return dlpack.dlpack_device(self)
 
   def item(self, *args):
     return self._value.item(*args)
@@ -206,6 +218,14 @@ class ArrayImpl(core.Array):
     last_len = len(s) - s.rfind("\n") - 1
     sep = " " if last_len + len(d) + 4 <= width else " " * len(prefix)
     return f"{prefix}{s},{sep}{d})"
+
+  # -- the Array API standard's placement methods -----------------------------------------------
+  def to_device(self, device, *, stream=None):
+    """A copy committed to `device` (a Device or a Sharding), as JAX's `Array.to_device`."""
+    if stream is not None:
+      raise NotImplementedError("stream argument of array.to_device()")
+    from jaxlite._src import api
+    return api.device_put(self, device)
 
 
 def host_value(x) -> np.ndarray:

@@ -77,6 +77,17 @@ def _clz(x):
   return (width - length).astype(x.dtype)
 
 
+def _expm1(x):
+  out = np.expm1(x)
+  if out.dtype.kind == "c":
+    # On the real axis XLA (hence JAX) returns expm1(re) + 0j, also for re = inf or nan where
+    # NumPy's inf * sin(0) gives a nan imaginary part (the standard's expm1(+inf + 0j) = inf + 0j).
+    on_axis = np.imag(x) == 0
+    if on_axis.any():
+      out = np.where(on_axis, np.expm1(np.real(x)).astype(out.dtype), out)
+  return out
+
+
 def _cbrt(x):
   return np.cbrt(x)
 
@@ -109,7 +120,7 @@ exp_p = unop("exp", _quiet(np.exp), INEXACT, template="np.exp({0})")
 exp2_p = unop("exp2", _quiet(np.exp2), INEXACT, template="np.exp2({0})")
 log_p = unop("log", _quiet(np.log), INEXACT, template="np.log({0})")
 log1p_p = unop("log1p", _quiet(np.log1p), INEXACT, template="np.log1p({0})")
-expm1_p = unop("expm1", _quiet(np.expm1), INEXACT, template="np.expm1({0})")
+expm1_p = unop("expm1", _quiet(_expm1), INEXACT)
 tanh_p = unop("tanh", np.tanh, INEXACT, template="np.tanh({0})")
 logistic_p = unop("logistic", _quiet(_logistic), INEXACT)
 sin_p = unop("sin", np.sin, INEXACT, template="np.sin({0})")

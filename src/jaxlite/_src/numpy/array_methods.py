@@ -197,7 +197,8 @@ def set_array_methods(cls) -> None:
   cls.imag = property(_imag)
   cls.copy = _copy
   cls.view = _view
-  cls.__array_namespace__ = lambda self, api_version=None: _jnp()
+  from jaxlite._src.numpy.array_api_metadata import __array_namespace__
+  cls.__array_namespace__ = __array_namespace__
 
 
 set_array_methods(core.Array)

@@ -108,7 +108,7 @@ def _expand_bool_scalars(x, idx):
   """`x[True]`/`x[False]` add an axis of size 1 or 0: expand x, index the new axis by array."""
   out, x_dim = [], 0
   for e in idx:
-    if isinstance(e, np.ndarray) and e.dtype == np.bool_ and e.ndim == 0:
+    if _is_bool_scalar(e):
       x = lax_shape.expand_dims(x, (x_dim,))
       out.append(np.flatnonzero(np.asarray([bool(e)])).astype(_INDEX_DTYPE))
       x_dim += 1
@@ -116,6 +116,13 @@ def _expand_bool_scalars(x, idx):
       out.append(e)
       x_dim += 0 if e is None or e is Ellipsis else _consumed(e)
   return x, tuple(out)
+
+
+def _is_bool_scalar(e) -> bool:
+  """A concrete 0-d boolean index (NumPy's or a concrete Array): it adds an axis of size 1/0."""
+  if isinstance(e, np.ndarray) or type(e) is core.array_type:
+    return e.ndim == 0 and e.dtype == np.bool_
+  return False
 
 
 def _consumed(e) -> int:
@@ -136,7 +143,9 @@ def _expand_masks(shape, idx):
     if _is_mask(e):
       mask = _concrete_mask(e)
       expected = list(shape[x_dim:x_dim + mask.ndim])
-      if list(mask.shape) != expected:
+      # As in JAX, a mask axis of size 0 matches any axis (it selects nothing there).
+      if len(mask.shape) != len(expected) or \
+          not all(m in (0, s) for m, s in zip(mask.shape, expected)):
         raise IndexError("boolean index did not match shape of indexed array in index "
                          f"{pos}: got {mask.shape}, expected {expected}")
       out.extend(n.astype(_INDEX_DTYPE) for n in np.nonzero(mask))
@@ -179,7 +188,7 @@ def _canonical_index(x, idx):
   """(array, index tuple with no Ellipsis, no masks and one entry per array dim or None, and
   whether an Ellipsis separates advanced entries: NumPy then puts their dims first)."""
   idx = tuple(_as_index_entry(e, i) for i, e in enumerate(_index_tuple(idx)))
-  if any(isinstance(e, np.ndarray) and e.ndim == 0 and e.dtype == np.bool_ for e in idx):
+  if any(_is_bool_scalar(e) for e in idx):
     x, idx = _expand_bool_scalars(x, idx)
   if any(_is_mask(e) for e in idx):
     idx = _expand_masks(x.shape, _expand_ellipsis_for_masks(x.ndim, idx))

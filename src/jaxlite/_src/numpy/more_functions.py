@@ -50,7 +50,8 @@ def copy(a, order=None):
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
-  return creation.asarray(np.from_dlpack(x))
+  from jaxlite._src import dlpack
+  return dlpack.from_dlpack(x, device=device, copy=copy)
 
 
 def broadcast_shapes(*shapes):

@@ -83,3 +83,7 @@ from jaxlite._src.numpy.misc import (  # noqa: F401,E402
     printoptions, save, savez, load, single, double, csingle, cdouble, character, flexible,
     object_)
 __all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_SUBMODULES"]
+from jaxlite._src.numpy.array_api_metadata import (  # noqa: F401,E402
+    __array_api_version__, __array_namespace_info__)
+__all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_SUBMODULES"]
+__all__ += ["__array_api_version__", "__array_namespace_info__"]  # the standard's dunders

@@ -67,8 +67,10 @@ def _sum_dtype(dtype, promote_integers: bool):
   """The accumulation dtype of sum/prod: bool and narrow integers widen like JAX."""
   if dtype == np.bool_:
     return dtypes.default_int_dtype()
-  if promote_integers and dtype.kind in "iu" and dtype.itemsize < 4:
-    return dtypes.default_int_dtype() if dtype.kind == "i" else dtypes.default_uint_dtype()
+  if promote_integers and dtype.kind in "iu":
+    # Up to the default width (64 bits under x64, else 32), as JAX's _promote_integer_dtype.
+    default = dtypes.default_int_dtype() if dtype.kind == "i" else dtypes.default_uint_dtype()
+    return default if dtype.itemsize < default.itemsize else dtype
   return dtype
 
 
@@ -95,8 +97,10 @@ def _plain_array(a) -> bool:
 
 
 def _keeps_dtype(dtype) -> bool:
-  """Whether sum/prod/mean compute and return in `dtype` itself (no widening)."""
-  return dtype.itemsize >= 4 and dtype.kind in "fciu"
+  """Whether sum/prod compute and return in `dtype` itself (no widening)."""
+  if dtype.kind in "fc":
+    return dtype.itemsize >= 4
+  return dtype.kind in "iu" and dtype.itemsize >= dtypes.default_int_dtype().itemsize
 
 
 def _bind_reduction(prim, a, axes, keepdims):
@@ -383,7 +387,12 @@ cumprod = _cumulative("cumprod", red.cumprod_p, True)
 
 
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
-  """Array-API cumulative_sum: like cumsum, optionally starting with a zero."""
+  """Array-API cumulative_sum: like cumsum, optionally starting with a zero.
+
+  Unlike cumsum, narrow integers accumulate in the default integer type, as `sum` does (JAX's
+  `_cumsum_with_promotion`)."""
+  if dtype is None:
+    dtype = _sum_dtype(dtype_weak(_as_array("cumulative_sum", x))[0], True)
   return _cumulative_with_initial(cumsum, x, axis, dtype, include_initial, 0)
 
 
@@ -395,6 +404,10 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
 def _cumulative_with_initial(fn, x, axis, dtype, include_initial, unit):
   x = _as_array(fn.__name__, x)
   nd = len(shape_of(x))
+  if nd == 0:
+    raise ValueError("The input must be non-scalar to take a cumulative "
+                     f"{'sum' if unit == 0 else 'product'}, however a scalar value or scalar "
+                     "array was given.")
   if axis is None:
     if nd > 1:
       raise ValueError("The input array has rank 2, however, axis=None is only supported for "

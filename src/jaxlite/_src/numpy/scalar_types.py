@@ -95,15 +95,26 @@ def can_cast(from_, to, casting="safe"):
   return np.can_cast(dtype(from_), dtype(to), casting)
 
 
-def isdtype(dt, kind) -> bool:
-  dt = dtype(dt)
+_as_dtype = dtype  # isdtype's argument `dtype` shadows the function
+_ISDTYPE_KINDS = {"bool": "b", "signed integer": "i", "unsigned integer": "u", "integral": "iu",
+                  "real floating": "f", "complex floating": "c", "numeric": "iufc"}
+
+
+def isdtype(dtype, kind) -> bool:  # the standard names the first argument `dtype`
+  dt = _as_dtype(dtype)
   kinds = kind if isinstance(kind, tuple) else (kind,)
-  table = {"bool": "b", "signed integer": "i", "unsigned integer": "u", "integral": "iu",
-           "real floating": "f", "complex floating": "c", "numeric": "iufc"}
   for k in kinds:
-    if isinstance(k, str):
-      if dtypes.kind_of_dtype(dt) in table[k]:
+    if isinstance(k, str) and k in _ISDTYPE_KINDS:
+      if dtypes.kind_of_dtype(dt) in _ISDTYPE_KINDS[k]:
         return True
-    elif dtype(k) == dt:
+      continue
+    if not isinstance(k, (str, np.dtype, type)) and not hasattr(k, "dtype"):
+      raise TypeError(f"isdtype: expected kind to be a dtype, string, or tuple; got kind={k!r}")
+    try:
+      kd = _as_dtype(k)
+    except TypeError:
+      raise ValueError(f"isdtype: unrecognized kind={k!r}, expected one of "
+                       f"{list(_ISDTYPE_KINDS)}, or a compatible input for jnp.dtype()") from None
+    if kd == dt:
       return True
   return False

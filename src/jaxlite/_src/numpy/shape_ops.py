@@ -59,10 +59,10 @@ def concatenate(arrays, axis: int | None = 0, dtype=None):
   arrays = [_asarray(a) for a in arrays]
   if not arrays:
     raise ValueError("Need at least one array to concatenate.")
+  if axis is None:  # flattening first makes 0-d inputs joinable too, as in JAX
+    return concatenate([lax_numpy.ravel(a) for a in arrays], 0, dtype)
   if arrays[0].ndim == 0:
     raise ValueError("Zero-dimensional arrays cannot be concatenated.")
-  if axis is None:
-    return concatenate([lax_numpy.ravel(a) for a in arrays], 0, dtype)
   axis = canonicalize_axis(axis, arrays[0].ndim)
   if dtype is None and core._state.trace is core.eval_trace:
     out = _eager_join(lax_shape.concatenate_p, arrays, axis)
