@@ -135,6 +135,8 @@ PRIMITIVES = [
     ("digamma", lax.digamma, (_u((3,), 0.5, 3.0),)),
     ("igamma_x", lambda x: lax.igamma(np.float32(1.7), x), (_u((3,), 0.5, 2.0),)),
     ("igammac_x", lambda x: lax.igammac(np.float32(1.7), x), (_u((3,), 0.5, 2.0),)),
+    ("polygamma_x", lambda x: lax.polygamma(np.float32(1.), x), (_u((3,), 0.5, 2.0),)),
+    ("optimization_barrier", lambda x: lax.optimization_barrier(x * 2.0) * x, (_u((3,)),)),
     ("bessel_i0e", lax.bessel_i0e, (_signed((3,)),)),
     ("bessel_i1e", lax.bessel_i1e, (_signed((3,)),)),
     ("broadcast_in_dim", lambda x: lax.broadcast_in_dim(x, (2, 3, 4), (1, 2)),
