@@ -159,3 +159,34 @@ def test_argnums_partial_and_safe_map():
   assert api_util.safe_map(lambda a, b: a - b, [3, 4], [1, 1]) == [2, 3]
   with pytest.raises(ValueError):
     api_util.safe_map(lambda a, b: a, [1], [1, 2])
+
+
+# --- scipy.linalg.rsf2csf -----------------------------------------------------------------------
+
+RSF_CASES = [np.array([[0., 3., 3.], [0., 1., 2.], [2., 0., 1.]], np.float32),
+             np.random.default_rng(0).normal(size=(5, 5)).astype(np.float32),
+             np.diag([1., 2., 3.]).astype(np.float32)]
+
+
+@pytest.mark.parametrize("a", RSF_CASES)
+def test_rsf2csf_triangular_and_reconstructs(a):
+  sl = pytest.importorskip("scipy.linalg")
+  tr, zr = (x.astype(np.float32) for x in sl.schur(a))
+  from jaxlite.scipy.linalg import rsf2csf
+  tc, zc = (np.asarray(x) for x in rsf2csf(tr, zr))
+  assert tc.dtype == np.complex64 and zc.dtype == np.complex64
+  assert np.abs(np.tril(tc, -1)).max() == 0
+  np.testing.assert_allclose(zc @ tc @ zc.conj().T, a, atol=1e-5)
+  np.testing.assert_allclose(zc @ zc.conj().T, np.eye(len(a)), atol=1e-5)
+  jax = oracle()
+  tj, zj = jax.scipy.linalg.rsf2csf(tr, zr)
+  np.testing.assert_allclose(tc, tj, atol=1e-5)
+  np.testing.assert_allclose(zc, zj, atol=1e-5)
+
+
+def test_rsf2csf_errors():
+  from jaxlite.scipy.linalg import rsf2csf
+  with pytest.raises(ValueError, match="'T' must be square"):
+    rsf2csf(np.ones((2, 3)), np.eye(2))
+  with pytest.raises(ValueError, match="shapes must match"):
+    rsf2csf(np.eye(2), np.eye(3))
