@@ -95,3 +95,34 @@ def test_jit_vmap_and_grad():
                              np.sin(np.pi / 2 * np.asarray(x) ** 2), rtol=1e-4, atol=1e-5)
   np.testing.assert_allclose(jl.vmap(jl.grad(jsp.spence))(x), np.log(x) / (1 - np.asarray(x)),
                              rtol=1e-5)
+
+
+Z_WOFZ = np.array([0.5, 2., 0.5 + 1j, -2 - 3j, 3 - 0.5j, 1e-3j, 10 + 10j, -5 + 0.1j, 0.],
+                  np.complex64)
+N_SH = np.array([0, 1, 1, 1, 2, 2, 3, 5, 5, 4])
+M_SH = np.array([0, 0, 1, -1, 2, -1, -3, 2, -4, 0])
+TH = np.linspace(0.1, 3.0, 10).astype(F)
+PH = np.linspace(0., 6., 10).astype(F)
+
+
+@pytest.mark.parametrize("name, ours, ref", [
+    ("wofz", lambda: jsp.wofz(Z_WOFZ), lambda: ss.wofz(Z_WOFZ.astype(complex))),
+    ("wofz_real", lambda: jsp.wofz(np.array([0., 0.5, -3.], F)),
+     lambda: ss.wofz(np.array([0., 0.5, -3.]))),
+    ("sph_harm_y", lambda: jsp.sph_harm_y(N_SH, M_SH, TH, PH),
+     lambda: ss.sph_harm_y(N_SH, M_SH, TH.astype(float), PH.astype(float))),
+])
+def test_complex_results_vs_scipy(name, ours, ref):
+  got = np.asarray(ours())
+  assert got.dtype == np.complex64
+  np.testing.assert_allclose(got, ref(), rtol=1e-6, atol=1e-6, err_msg=name)
+
+
+def test_complex_results_vs_jax():
+  oracle()
+  import jax.scipy.special as jxs
+  np.testing.assert_allclose(jsp.wofz(Z_WOFZ), jxs.wofz(Z_WOFZ), rtol=1e-5)
+  np.testing.assert_allclose(jsp.sph_harm_y(N_SH, M_SH, TH, PH, n_max=5),
+                             jxs.sph_harm_y(N_SH, M_SH, TH, PH, n_max=5), atol=1e-6)
+  with pytest.raises(NotImplementedError, match="diff_n"):
+    jsp.sph_harm_y(N_SH, M_SH, TH, PH, diff_n=1)

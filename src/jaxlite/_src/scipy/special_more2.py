@@ -247,3 +247,79 @@ def hyp2f1(a, b, c, x):
   at_one = jnp.where(s > 0, gauss, jnp.inf)
   out = jnp.where(x == 1, at_one, total)
   return jnp.where(x > 1, jnp.nan, out).astype(x.dtype)
+
+
+# --- Faddeeva function ---------------------------------------------------------------------------
+
+def _weideman_coefficients(n=32):
+  """Weideman (1994): w(z) ~ 2 p(Z) / (L - iz)^2 + 1 / (sqrt(pi) (L - iz)), Z = (L + iz)/(L - iz),
+  with the degree-(n-1) polynomial p from the FFT of exp(-t^2) (L^2 + t^2) sampled at
+  t = L tan(theta / 2). Highest degree first (for polyval)."""
+  m = 2 * n
+  big_l = math.sqrt(n / math.sqrt(2))
+  theta = np.arange(-m + 1, m) * np.pi / m
+  t = big_l * np.tan(theta / 2)
+  f = np.concatenate([[0.], np.exp(-t * t) * (big_l ** 2 + t * t)])
+  a = np.real(np.fft.fft(np.fft.fftshift(f))) / (2 * m)
+  return big_l, a[1:n + 1][::-1].copy()
+
+
+_W_L, _W_A = _weideman_coefficients()
+
+
+def wofz(z):
+  """The Faddeeva function w(z) = exp(-z^2) erfc(-iz): Weideman's rational expansion in the
+  upper half-plane, and w(z) = 2 exp(-z^2) - w(-z) below it."""
+  jnp = _jnp()
+  z = jnp.asarray(z)
+  if not jnp.issubdtype(z.dtype, jnp.complexfloating):
+    z = z.astype(jnp.result_type(z.dtype, jnp.complex64))
+  lower = z.imag < 0
+  zu = jnp.where(lower, -z, z)
+  denom = _W_L - 1j * zu
+  big_z = (_W_L + 1j * zu) / denom
+  p = jnp.zeros_like(zu)
+  for c in _W_A:  # Horner
+    p = p * big_z + c
+  w = 2 * p / (denom * denom) + (1 / math.sqrt(math.pi)) / denom
+  return jnp.where(lower, 2 * jnp.exp(-z * z) - w, w).astype(z.dtype)
+
+
+# --- spherical harmonics -------------------------------------------------------------------------
+
+def sph_harm_y(n, m, theta, phi, diff_n: int | None = None, n_max: int | None = None):
+  """Y_n^m(theta, phi) = N P_n^m(cos theta) e^{i m phi} (orthonormal on the sphere, with the
+  Condon-Shortley phase), theta the colatitude. The normalised Legendre functions come from the
+  stable three-term recurrence in the degree, up to `n_max` (default: the largest n given,
+  which must then be concrete)."""
+  jnp = _jnp()
+  if diff_n:
+    raise NotImplementedError("sph_harm_y: the derivatives (diff_n) are not supported "
+                              "(JAX does not support them either)")
+  n, m = jnp.asarray(n), jnp.asarray(m)
+  theta, phi = _real_float("sph_harm_y", theta, phi)
+  n, m, theta, phi = jnp.broadcast_arrays(n, m, theta, phi)
+  if n_max is None:
+    n_max = int(np.max(np.asarray(n))) if n.size else 0
+  am = jnp.abs(m).astype(theta.dtype)
+  x, s = jnp.cos(theta), jnp.sin(theta)
+  # P_mm = (-1)^m sqrt((2m+1)/(4 pi) (2m)!) / (2^m m!) sin^m theta, in logs for large m
+  log_pmm = 0.5 * (jnp.log((2 * am + 1) / (4 * math.pi)) + gammaln(2 * am + 1)) \
+      - am * math.log(2.) - gammaln(am + 1)
+  sign_m = jnp.where(jnp.asarray(jnp.abs(m)) % 2 == 1, -1., 1.).astype(theta.dtype)
+  p_mm = sign_m * jnp.exp(log_pmm) * jnp.where(am == 0, 1., s ** am)
+  p_prev, p_cur = jnp.zeros_like(x), jnp.zeros_like(x)
+  out = jnp.zeros_like(x)
+  for lvl in range(n_max + 1):
+    a = jnp.sqrt((4. * lvl * lvl - 1) / jnp.maximum(lvl * lvl - am * am, 1.))
+    a_prev = jnp.sqrt((4. * (lvl - 1) ** 2 - 1) / jnp.maximum((lvl - 1) ** 2 - am * am, 1.))
+    rec = a * (x * p_cur - p_prev / a_prev)
+    new = jnp.where(lvl < am, 0., jnp.where(lvl == am, p_mm,
+                    jnp.where(lvl == am + 1, x * math.sqrt(2 * lvl + 1) * p_cur, rec)))
+    # the "+1" step uses sqrt(2m + 3) = sqrt(2 l + 1) at l = m + 1
+    p_prev, p_cur = p_cur, new
+    out = jnp.where(n == lvl, new, out)
+  # Y_n^{-m} = (-1)^m conj(Y_n^m): the |m| function times (-1)^m, with e^{i m phi} for m < 0
+  out = jnp.where(m < 0, sign_m * out, out)
+  ctype = jnp.result_type(theta.dtype, jnp.complex64)
+  return (out * jnp.exp(1j * m.astype(theta.dtype) * phi)).astype(ctype)
