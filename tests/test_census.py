@@ -59,8 +59,8 @@ DELIBERATE_OMISSIONS = {
 }
 
 # Coverage (in %) reached at the last merge; raise it as names land, never lower it. Issue 14's
-# target is 97. 63.8 is the surface-libs branch alone (before the other issue-14 branches merge).
-COVERAGE_FLOOR = 63.8
+# target is 97. 91.2 is main after the issue-14 merges plus the surface-more branch.
+COVERAGE_FLOOR = 91.2
 
 
 def _recorded() -> dict:
