@@ -190,3 +190,65 @@ def test_rsf2csf_errors():
     rsf2csf(np.ones((2, 3)), np.eye(2))
   with pytest.raises(ValueError, match="shapes must match"):
     rsf2csf(np.eye(2), np.eye(3))
+
+
+# --- profiler.device_memory_profile --------------------------------------------------------------
+
+def _decode(buf: bytes) -> list:
+  """[(field number, int or bytes)] of one protobuf message (varint and length-delimited)."""
+  out, i = [], 0
+
+  def varint():
+    nonlocal i
+    n = shift = 0
+    while True:
+      b = buf[i]
+      i += 1
+      n |= (b & 0x7F) << shift
+      shift += 7
+      if not b & 0x80:
+        return n
+  while i < len(buf):
+    key = varint()
+    if key & 7 == 0:
+      out.append((key >> 3, varint()))
+    else:
+      n = varint()
+      out.append((key >> 3, buf[i:i + n]))
+      i += n
+  return out
+
+
+def _decode_packed(buf: bytes) -> list:
+  out, n, shift = [], 0, 0
+  for b in buf:
+    n |= (b & 0x7F) << shift
+    shift += 7
+    if not b & 0x80:
+      out.append(n)
+      n = shift = 0
+  return out
+
+
+def test_device_memory_profile_is_pprof_of_live_arrays(tmp_path):
+  import gzip
+  from jaxlite import profiler
+  keep = jnp.ones((3, 4), jnp.float32) + 1  # noqa: F841 (alive while the profile is taken)
+  profile = _decode(gzip.decompress(profiler.device_memory_profile()))
+  strings = [v.decode() for f, v in profile if f == 6]
+  assert strings[0] == "" and {"allocations", "count", "space", "bytes", "kind", "buffer",
+                               "device", "cpu:0"} <= set(strings)
+  functions = {dict(_decode(v))[1]: strings[dict(_decode(v))[2]] for f, v in profile if f == 5}
+  totals = {}
+  for f, v in profile:
+    if f == 2:
+      sample = dict(_decode(v))
+      (loc,), (count, nbytes) = _decode_packed(sample[1]), _decode_packed(sample[2])
+      assert count == 1
+      totals[functions[loc]] = totals.get(functions[loc], 0) + nbytes
+  assert totals.get("f32[3,4]", 0) >= 48
+  path = tmp_path / "memory.prof"
+  profiler.save_device_memory_profile(str(path))
+  assert gzip.decompress(path.read_bytes())[:2] == b"\n\x04"  # a sample_type message first
+  with pytest.raises(ValueError, match="backend"):
+    profiler.device_memory_profile("tpu")
