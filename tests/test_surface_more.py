@@ -252,3 +252,17 @@ def test_device_memory_profile_is_pprof_of_live_arrays(tmp_path):
   assert gzip.decompress(path.read_bytes())[:2] == b"\n\x04"  # a sample_type message first
   with pytest.raises(ValueError, match="backend"):
     profiler.device_memory_profile("tpu")
+
+
+def test_copy_to_host_async_returns_its_argument_and_calls_each_leaf():
+  calls = []
+
+  class Leaf:
+    def copy_to_host_async(self):
+      calls.append(self)
+  leaf = Leaf()
+  tree = {"a": jnp.ones(2), "b": (1.0, "s")}
+  assert jl.copy_to_host_async(tree) is tree
+  out = jl.copy_to_host_async([leaf, 3])
+  assert out[0] is leaf and calls == [leaf]
+  np.testing.assert_array_equal(np.asarray(tree["a"]), [1., 1.])
