@@ -266,3 +266,34 @@ def test_copy_to_host_async_returns_its_argument_and_calls_each_leaf():
   out = jl.copy_to_host_async([leaf, 3])
   assert out[0] is leaf and calls == [leaf]
   np.testing.assert_array_equal(np.asarray(tree["a"]), [1., 1.])
+
+
+# --- dlpack -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype, supported", [
+    ("float32", True), ("bool", True), ("complex128", True), ("uint64", True),
+    ("bfloat16", True), (np.longdouble, np.dtype(np.longdouble) == np.float64), ("U3", False),
+    ("O", False)])
+def test_dlpack_is_supported_dtype(dtype, supported):
+  if dtype == "bfloat16":
+    dtype = jnp.bfloat16
+  assert jl.dlpack.is_supported_dtype(dtype) is supported
+
+
+def test_dlpack_round_trip_and_errors():
+  src = np.arange(6, dtype=np.int16).reshape(2, 3)
+  out = jl.dlpack.from_dlpack(src)
+  assert out.dtype == np.int16 and out.shape == (2, 3)
+  np.testing.assert_array_equal(np.asarray(out), src)
+  back = jl.dlpack.from_dlpack(jnp.asarray([1.5, 2.5]))  # jaxlite's own Array exports itself
+  np.testing.assert_array_equal(np.asarray(back), [1.5, 2.5])
+  with pytest.raises(TypeError, match="Expected a string or dtype-like"):
+    jl.dlpack.is_supported_dtype(None)
+  with pytest.raises(TypeError, match="__dlpack__"):
+    jl.dlpack.from_dlpack([1, 2])
+
+
+def test_dlpack_supported_dtypes_match_jax():
+  oracle()
+  from jax._src import dlpack as jdl
+  assert set(jl.dlpack.SUPPORTED_DTYPES) == set(jdl.SUPPORTED_DTYPES_SET)

@@ -29,7 +29,9 @@ __version__ = "0.1.0"
 _LAZY = {"random", "nn", "scipy", "sharding", "test_util", "dtypes", "typing",
          "custom_derivatives", "ad_checkpoint",
          # surface-libs (issue 14): example libraries and small public modules
-         "example_libraries", "flatten_util", "ops", "image", "custom_batching"}
+         "example_libraries", "flatten_util", "ops", "image", "custom_batching",
+         # surface-more (issue 14)
+         "dlpack"}
 
 # surface-core: JAX's extension and debugging surface, loaded on first use.
 _LAZY |= {"core", "extend", "interpreters", "api_util", "debug", "experimental", "stages",
