@@ -56,11 +56,17 @@ DELIBERATE_OMISSIONS = {
                                       "reached through register_pytree_node and friends",
     "jax.experimental.profiler.get_profiled_instructions_proto":
         "returns XLA's serialized HLO profile proto; jaxlite runs no XLA",
+    "jax.interpreters.ad.jvp": "JAX-internal: traces over jax._src FlatTree containers of "
+                               "primals/tangents; user code calls jax.jvp",
+    "jax.interpreters.ad.linearize": "JAX-internal: FlatTree containers in, partial-eval "
+                                     "PartialVals out; user code calls jax.linearize",
+    "jax.custom_derivatives.remat_opt_p": "JAX-internal primitive of custom_vjp's "
+                                          "optimize_remat lowering (hijax to_lojax)",
 }
 
 # Coverage (in %) reached at the last merge; raise it as names land, never lower it. Issue 14's
-# target is 97. 63.8 is the surface-libs branch alone (before the other issue-14 branches merge).
-COVERAGE_FLOOR = 63.8
+# target is 97. 91.8 is main after the issue-14 merges plus the surface-more branch.
+COVERAGE_FLOOR = 91.8
 
 
 def _recorded() -> dict:

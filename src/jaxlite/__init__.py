@@ -41,7 +41,7 @@ _LAZY_ATTRS = {
     **{n: ("jaxlite._src.api_extras", n) for n in (
         "linear_transpose", "custom_gradient", "closure_convert", "effects_barrier",
         "live_arrays", "print_environment_info", "host_count", "host_id", "host_ids", "Device",
-        "process_indices")},
+        "process_indices", "copy_to_host_async")},
 }
 from jaxlite._src.config import (  # noqa: F401,E402
     enable_x64, debug_nans, debug_infs, default_device, default_matmul_precision,

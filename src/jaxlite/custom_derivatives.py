@@ -8,5 +8,19 @@ from jaxlite._src.custom_derivatives import (  # noqa: F401
     custom_vjp_call_p,
     zero_from_primal,
 )
+from jaxlite._src.api_extras import closure_convert, custom_gradient  # noqa: F401
 
-__all__ = ["CustomVJPPrimal", "SymbolicZero", "custom_jvp", "custom_vjp", "zero_from_primal"]
+
+def custom_vjp_primal_tree_values(tree):
+  """`tree` with each `CustomVJPPrimal` record (what a `symbolic_zeros=True` fwd rule receives)
+  replaced by the primal value it carries."""
+  from jaxlite._src import tree_util
+
+  def value(leaf):
+    if type(leaf) is not CustomVJPPrimal:
+      raise TypeError(f"unexpected leaf type {type(leaf)}")
+    return leaf.value
+  return tree_util.tree_map(value, tree, is_leaf=lambda x: type(x) is CustomVJPPrimal)
+
+__all__ = ["CustomVJPPrimal", "SymbolicZero", "closure_convert", "custom_gradient", "custom_jvp",
+           "custom_vjp", "custom_vjp_primal_tree_values", "zero_from_primal"]

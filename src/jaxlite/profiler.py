@@ -2,3 +2,5 @@
 from jaxlite._src.profiler import (  # noqa: F401
     ProfileOptions, StepTraceAnnotation, TraceAnnotation, annotate_function, start_trace,
     stop_trace, trace)
+from jaxlite._src.memory_profile import (  # noqa: F401,E402
+    device_memory_profile, save_device_memory_profile)

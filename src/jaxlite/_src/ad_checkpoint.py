@@ -7,8 +7,10 @@ every residual the policy does not allow saving; its transpose recomputes them a
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 from collections.abc import Callable
+from typing import NamedTuple
 
 from jaxlite._src import core, tree_util
 from jaxlite._src.call_primitives import with_zeros
@@ -242,3 +244,96 @@ def _consts_as_args(closed):
   new = jaxpr.replace(constvars=[], invars=list(jaxpr.constvars) + list(jaxpr.invars))
   return ClosedJaxpr(new, []), list(closed.consts)
 
+
+
+# --- what a policy may answer, besides True/False ------------------------------------------------
+
+class SaveableType:
+  """A policy's answer "save this residual" (truthy, as `True` is)."""
+
+  def __bool__(self):
+    return True
+
+  def __repr__(self):
+    return "Saveable"
+
+
+class RecomputeType:
+  """A policy's answer "recompute this residual in the backward pass" (falsy, as `False` is)."""
+
+  def __bool__(self):
+    return False
+
+  def __repr__(self):
+    return "Recompute"
+
+
+Saveable = SaveableType()
+Recompute = RecomputeType()
+
+
+class Offloadable(NamedTuple):
+  """A policy's answer "save this residual in memory space `dst`": jaxlite has one memory (host
+  RAM), so an offloaded residual is a saved one (a non-empty tuple is truthy)."""
+  src: str
+  dst: str
+
+
+# --- which residuals reverse mode keeps ----------------------------------------------------------
+
+def _arg_names(f, args, kwargs) -> list[str]:
+  """JAX's debug names of the flattened arguments: the parameter name plus the pytree path
+  (`*rest` arguments read `rest[0]`, `**kw` ones `kw['a']`)."""
+  try:
+    named = list(inspect.signature(f).bind(*args, **kwargs).arguments.items())
+  except (TypeError, ValueError):  # no signature: fall back to positions
+    named = [("args", args), ("kwargs", kwargs)]
+  return [name + tree_util.keystr(path) for name, value in named
+          for path, _ in tree_util.tree_flatten_with_path(value)[0]]
+
+
+def saved_residuals(f: Callable, *args, **kwargs) -> list[tuple]:
+  """[(aval, where it comes from)] for each value `vjp(f, *args, **kwargs)` keeps for the
+  backward pass: an argument, a constant, a literal or an eqn's output (named by
+  `checkpoint_name` or by its primitive)."""
+  from jaxlite._src.ad_api import vjp
+  from jaxlite._src.api import make_jaxpr
+  from jaxlite.extend import source_info_util
+  leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+
+  def f_flat(*xs):
+    a, kw = tree_util.tree_unflatten(in_tree, xs)
+    return vjp(lambda *a_: f(*a_, **kw), *a)
+
+  closed, out_shape = make_jaxpr(f_flat, return_shape=True)(*leaves)
+  jaxpr = closed.jaxpr
+  n_res = len(tree_util.tree_leaves(out_shape[1]))
+  res = jaxpr.outvars[len(jaxpr.outvars) - n_res:]
+  names = _arg_names(f, args, kwargs)
+  res_vars = {v for v in res if type(v) is not core.Literal}
+  results = [(v.aval, "from a literal") for v in res if type(v) is core.Literal]
+  results += [(v.aval, "from a constant") for v in jaxpr.constvars if v in res_vars]
+  for i, v in enumerate(jaxpr.invars):
+    if v in res_vars:
+      where = names[i] if i < len(names) and names[i] else None
+      results.append((v.aval, f"from the argument {where}" if where else
+                      f"from the argument at flattened index {i}"))
+  for eqn in jaxpr.eqns:
+    # jaxlite's eqns carry a source location only when tracing recorded one
+    src = (" from " + source_info_util.summarize(eqn.source_info)) if eqn.source_info else ""
+    for v in eqn.outvars:
+      if v not in res_vars:
+        continue
+      if eqn.primitive is name_p:
+        results.append((v.aval, f"named '{eqn.params['name']}'{src}"))
+      elif eqn.primitive.name in ("jit", "pjit"):
+        results.append((v.aval, f"output of jitted function '{eqn.params.get('name')}'{src}"))
+      else:
+        results.append((v.aval, f"output of {eqn.primitive.name}{src}"))
+  return results
+
+
+def print_saved_residuals(f: Callable, *args, **kwargs) -> None:
+  """Prints one line per residual `vjp(f)` saves: its short type and where it comes from."""
+  for aval, src in saved_residuals(f, *args, **kwargs):
+    print(f"{aval.str_short(short_dtypes=True)} {src}")

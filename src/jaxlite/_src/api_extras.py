@@ -169,6 +169,16 @@ def effects_barrier() -> None:
   return None
 
 
+def copy_to_host_async(x):
+  """Starts the host copy of every Array leaf of `x` (calling its `copy_to_host_async`; other
+  leaves are left alone) and returns `x`. jaxlite's arrays live in host memory already."""
+  for leaf in tree_util.tree_leaves(x):
+    copy = getattr(leaf, "copy_to_host_async", None)
+    if copy is not None:
+      copy()
+  return x
+
+
 def live_arrays(platform: str | None = None) -> list:
   """Every live concrete Array (found by the garbage collector: nothing tracks arrays on the
   hot path). `platform` other than "cpu" gives an empty list."""

@@ -5,5 +5,6 @@ from jaxlite._src.lax.linalg import (
     lu_p, lu_pivots_to_permutation, lu_pivots_to_permutation_p, qr, qr_p, schur, schur_p, svd,
     svd_p, symmetric_product, symmetric_product_p, triangular_solve, triangular_solve_p,
     tridiagonal_solve, tridiagonal_solve_p)
+from jaxlite._src.lax.linalg_more import hessenberg, ormqr, qdwh, tridiagonal  # noqa: F401
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -1,5 +1,5 @@
 """`jaxlite.scipy` (`jax.scipy`): special functions, distributions, linear algebra, minimize and
 integration, in SciPy's names."""
 from jaxlite.scipy import (  # noqa: F401
-    cluster, fft, integrate, interpolate, linalg, ndimage, optimize, signal, sparse, special,
-    stats)
+    cluster, fft, integrate, interpolate, linalg, ndimage, optimize, signal, sparse, spatial,
+    special, stats)

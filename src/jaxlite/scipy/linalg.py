@@ -6,6 +6,6 @@ from jaxlite._src.scipy.linalg import (
 from jaxlite._src.scipy.linalg_more import (
     circulant, companion, convolution_matrix, dft, expm_frechet, fiedler, fiedler_companion,
     hadamard, hankel, helmert, hilbert, invhilbert, invpascal, leslie, pascal, qr_multiply,
-    solve_sylvester)
+    rsf2csf, solve_sylvester)
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -281,3 +281,52 @@ def solve_sylvester(A, B, C, *, method: str = "schur", tol: float = 1e-8):
   X = x.reshape(n, m).T
   smallest = jnp.min(jnp.abs(jnp.linalg.eigvals(A)[:, None] + jnp.linalg.eigvals(B)[None, :]))
   return jnp.where(smallest < tol, jnp.nan, X)
+
+
+# --- real Schur form to complex Schur form -----------------------------------------------------
+
+def _rsf2csf_2d(t, z):
+  """One matrix: for m = n-1 ... 1, a 2x2 block left in the real Schur form (a non-negligible
+  subdiagonal T[m, m-1]) is triangularised by the Givens rotation built from an eigenvalue of
+  the block, applied to T's rows and columns and to Z's columns."""
+  import jaxlite.numpy as jnp
+  n = t.shape[0]
+  eps = float(jnp.finfo(t.dtype).eps)
+  cols, rows = jnp.arange(n), jnp.arange(n)[:, None]
+  for m in range(n - 1, 0, -1):
+    block = t[m - 1:m + 1, m - 1:m + 1]
+    mu = jnp.linalg.eigvals(block) - t[m, m]
+    r = jnp.sqrt(jnp.abs(mu[0]) ** 2 + jnp.abs(t[m, m - 1]) ** 2).astype(t.dtype)
+    r = jnp.where(r == 0, 1, r)
+    c, s = mu[0] / r, t[m, m - 1] / r
+    g = jnp.stack([jnp.stack([c.conj(), s]), jnp.stack([-s, c])]).astype(t.dtype)
+    gh = g.conj().T
+    # rows m-1, m of T from column m-1 on; then columns m-1, m of T in rows 0..m; Z's columns
+    t_rows = jnp.where(cols >= m - 1, g @ t[m - 1:m + 1], t[m - 1:m + 1])
+    t2 = t.at[m - 1:m + 1].set(t_rows)
+    t_cols = jnp.where(rows < m + 1, t2[:, m - 1:m + 1] @ gh, t2[:, m - 1:m + 1])
+    t2 = t2.at[:, m - 1:m + 1].set(t_cols)
+    z2 = z.at[:, m - 1:m + 1].set(z[:, m - 1:m + 1] @ gh)
+    rotate = jnp.abs(t[m, m - 1]) > eps * (jnp.abs(t[m - 1, m - 1]) + jnp.abs(t[m, m]))
+    t, z = jnp.where(rotate, t2, t), jnp.where(rotate, z2, z)
+    t = t.at[m, m - 1].set(0)
+  return t, z
+
+
+def rsf2csf(T, Z, check_finite: bool = True):
+  """(T, Z) in complex Schur form from the real Schur form `T` and its Schur vectors `Z` (as
+  returned by `schur(a)`): Z T Z^H is still `a`, and T is upper triangular."""
+  import jaxlite.numpy as jnp
+  del check_finite  # NumPy-backed: nothing to check beyond what the arithmetic does
+  t, z = jnp.asarray(T), jnp.asarray(Z)
+  if t.ndim < 2 or t.shape[-1] != t.shape[-2]:
+    raise ValueError("Input 'T' must be square.")
+  if z.ndim < 2 or z.shape[-1] != z.shape[-2]:
+    raise ValueError("Input 'Z' must be square.")
+  if t.shape[-1] != z.shape[-1]:
+    raise ValueError(f"Input array shapes must match: Z: {z.shape} vs. T: {t.shape}")
+  dtype = jnp.result_type(t.dtype, z.dtype, jnp.complex64)
+  t, z = t.astype(dtype), z.astype(dtype)
+  if t.shape[-1] == 1:
+    return t, z
+  return jnp.vectorize(_rsf2csf_2d, signature="(n,n),(n,n)->(n,n),(n,n)")(t, z)

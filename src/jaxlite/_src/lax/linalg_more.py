@@ -1,0 +1,203 @@
+"""More of `jax.lax.linalg`, composed in jnp: Householder reductions in LAPACK's packed form
+(hessenberg = gehrd, tridiagonal = sytrd), ormqr (apply geqrf's Q) and the QDWH polar
+decomposition."""
+from __future__ import annotations
+
+
+def _jnp():
+  import jaxlite.numpy as jnp
+  return jnp
+
+
+def _real_square(name: str, a):
+  jnp = _jnp()
+  a = jnp.asarray(a)
+  if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+    raise ValueError(f"{name}: expected a batch of square matrices, got shape {a.shape}")
+  if jnp.issubdtype(a.dtype, jnp.complexfloating):
+    raise NotImplementedError(f"{name}: complex inputs are not supported by jaxlite yet")
+  if not jnp.issubdtype(a.dtype, jnp.floating):
+    a = a.astype(jnp.result_type(float))
+  return a
+
+
+def _reflector(x):
+  """LAPACK's larfg on the vector x: (beta, tau, v) with (I - tau [1; v][1; v]^T) x = beta e1;
+  tau = 0 (the identity) when x is already a multiple of e1."""
+  jnp = _jnp()
+  alpha, rest = x[0], x[1:]
+  xnorm = jnp.sqrt(jnp.sum(rest * rest))
+  trivial = xnorm == 0
+  beta = -jnp.where(alpha >= 0, 1., -1.).astype(x.dtype) * jnp.hypot(alpha, xnorm)
+  safe_beta = jnp.where(trivial, 1., beta)
+  tau = jnp.where(trivial, 0., (beta - alpha) / safe_beta)
+  v = jnp.where(trivial, 0., rest / jnp.where(trivial, 1., alpha - beta))
+  return jnp.where(trivial, alpha, beta), tau.astype(x.dtype), v
+
+
+def _hessenberg_2d(a):
+  """gehrd: for k = 0 .. n-3, a reflector on rows k+1.. zeroes column k below the subdiagonal;
+  A <- H A H. The vectors are stored below the subdiagonal, as LAPACK does."""
+  jnp = _jnp()
+  n = a.shape[0]
+  taus = []
+  for k in range(n - 2):
+    beta, tau, v = _reflector(a[k + 1:, k])
+    w = jnp.concatenate([jnp.ones((1,), a.dtype), v])
+    # A H on columns k+1.., then H A on rows and columns k+1.. (column k becomes beta e1 and
+    # the earlier columns hold earlier reflectors, so neither is touched)
+    cols = a[:, k + 1:]
+    a = a.at[:, k + 1:].set(cols - tau * jnp.outer(cols @ w, w))
+    sub = a[k + 1:, k + 1:]
+    a = a.at[k + 1:, k + 1:].set(sub - tau * jnp.outer(w, w @ sub))
+    a = a.at[k + 1, k].set(beta).at[k + 2:, k].set(v)
+    taus.append(tau)
+  taus.append(jnp.zeros((), a.dtype))  # LAPACK's tau has n - 1 entries; the last is 0
+  return a, jnp.stack(taus[:max(n - 1, 0)]) if n > 1 else jnp.zeros((0,), a.dtype)
+
+
+def hessenberg(a):
+  """(packed, taus): the upper Hessenberg form H = Q^T A Q on and above the subdiagonal of
+  `packed`, Q's Householder vectors below it, and their scales `taus` (LAPACK gehrd)."""
+  jnp = _jnp()
+  a = _real_square("hessenberg", a)
+  return jnp.vectorize(_hessenberg_2d, signature="(n,n)->(n,n),(k)")(a) if a.shape[-1] > 1 \
+      else (a, jnp.zeros(a.shape[:-2] + (0,), a.dtype))
+
+
+def _tridiagonal_lower_2d(a):
+  """sytrd with uplo='L': the Householder reduction of the symmetric matrix (lower triangle
+  read), vectors below the subdiagonal; the strict upper triangle is left as given."""
+  jnp = _jnp()
+  n = a.shape[0]
+  lower = jnp.tril(a) + jnp.tril(a, -1).T  # the symmetric matrix the lower triangle defines
+  work, taus, es = lower, [], []
+  out = a
+  for k in range(n - 1):
+    beta, tau, v = _reflector(work[k + 1:, k])
+    w = jnp.concatenate([jnp.ones((1,), a.dtype), v])
+    sub = work[k + 1:, k + 1:]
+    # H S H for the trailing block, S symmetric
+    p = tau * (sub @ w)
+    kk = p - 0.5 * tau * (p @ w) * w
+    work = work.at[k + 1:, k + 1:].set(sub - jnp.outer(w, kk) - jnp.outer(kk, w))
+    out = out.at[k + 1, k].set(beta).at[k + 2:, k].set(v)
+    taus.append(tau)
+    es.append(beta)
+  d = jnp.diagonal(work)
+  out = out.at[jnp.arange(n), jnp.arange(n)].set(d)
+  e = jnp.stack(es) if es else jnp.zeros((0,), a.dtype)
+  t = jnp.stack(taus) if taus else jnp.zeros((0,), a.dtype)
+  return out, d, e, t
+
+
+def tridiagonal(a, *, lower: bool = True):
+  """(packed, d, e, taus): Q^T A Q = tridiagonal(d, e) for symmetric A read from its `lower`
+  (or upper) triangle, Q's Householder vectors packed as LAPACK sytrd stores them."""
+  jnp = _jnp()
+  a = _real_square("tridiagonal", a)
+  if lower:
+    return jnp.vectorize(_tridiagonal_lower_2d, signature="(n,n)->(n,n),(n),(m),(m)")(a)
+  # uplo='U' is the mirror image: reverse rows and columns, reduce the lower triangle, and
+  # reverse everything back
+  flip = a[..., ::-1, ::-1]
+  packed, d, e, t = jnp.vectorize(_tridiagonal_lower_2d,
+                                  signature="(n,n)->(n,n),(n),(m),(m)")(flip)
+  return packed[..., ::-1, ::-1], d[..., ::-1], e[..., ::-1], t[..., ::-1]
+
+
+def ormqr(a, taus, c, *, left: bool = True, transpose: bool = False):
+  """Q c, Q^T c, c Q or c Q^T (`left`, `transpose`) with Q the product of the Householder
+  reflectors geqrf packed in `a` and `taus`, without the caller forming Q."""
+  jnp = _jnp()
+  from jaxlite._src.lax.linalg import householder_product
+  a, taus, c = jnp.asarray(a), jnp.asarray(taus), jnp.asarray(c)
+  m, k = a.shape[-2], taus.shape[-1]
+  if k > min(m, a.shape[-1]):
+    raise ValueError(f"ormqr: taus has {k} entries but a has shape {a.shape}")
+  # pad the reflectors with tau = 0 ones (the identity) to form the full m x m Q
+  vs = a[..., :, :k]
+  pad = m - k
+  full = jnp.concatenate([vs, jnp.zeros(a.shape[:-2] + (m, pad), a.dtype)], axis=-1)
+  full_taus = jnp.concatenate([taus, jnp.zeros(taus.shape[:-1] + (pad,), taus.dtype)], axis=-1)
+  q = householder_product(full, full_taus)
+  if transpose:
+    q = jnp.conj(jnp.swapaxes(q, -1, -2))
+  return q @ c if left else c @ q
+
+
+# --- QDWH polar decomposition ------------------------------------------------------------------
+
+def _qdwh_2d(x, is_hermitian, max_iterations, eps):
+  """Nakatsukasa, Bai & Gygi (2010): dynamically weighted Halley iterations
+  U <- U (a I + b U^H U)(I + c U^H U)^-1 (by a QR of [sqrt(c) U; I] while c is large, Cholesky
+  once it is small), converging cubically to the unitary polar factor; H = U^H x."""
+  jnp = _jnp()
+  from jaxlite import lax
+  m, n = x.shape
+  dtype = x.dtype
+  eps = float(jnp.finfo(dtype).eps) if eps is None else eps
+  tol_l = 5 * eps            # the singular-value bound l counts as 1 within this
+  tol = tol_l ** (1 / 3)     # then stop once an iteration moves u by less than this
+  alpha = jnp.sqrt(jnp.linalg.norm(x, ord=1) * jnp.linalg.norm(x, ord=jnp.inf))
+  u0 = x / jnp.where(alpha == 0, 1., alpha)
+  l0 = jnp.asarray(0.9 * eps, dtype)  # lower bound on the smallest singular value of u0
+  eye = jnp.eye(n, dtype=dtype)
+
+  def weights(l_):
+    d = (4 * (1 - l_ * l_) / (l_ ** 4)) ** (1 / 3)
+    h = jnp.sqrt(1 + d)
+    a = h + 0.5 * jnp.sqrt(8 - 4 * d + 8 * (2 - l_ * l_) / (l_ * l_ * h))
+    b = (a - 1) ** 2 / 4
+    c = a + b - 1
+    l_next = jnp.minimum(l_ * (a + b * l_ * l_) / (1 + c * l_ * l_), 1.)
+    return a, b, c, l_next
+
+  def step(state):
+    u, l_, it, _ = state
+    a, b, c, l_next = weights(l_)
+
+    def by_qr(u):
+      q, _ = jnp.linalg.qr(jnp.concatenate([jnp.sqrt(c) * u, eye]))
+      q1, q2 = q[:m], q[m:]
+      return (b / c) * u + (a - b / c) / jnp.sqrt(c) * (q1 @ jnp.conj(q2.T))
+
+    def by_cholesky(u):
+      z = eye + c * (jnp.conj(u.T) @ u)
+      y = jnp.conj(jnp.linalg.solve(z, jnp.conj(u.T)).T)  # u z^-1, z Hermitian
+      return (b / c) * u + (a - b / c) * y
+
+    new = lax.cond(c > 100, by_qr, by_cholesky, u)
+    change = jnp.linalg.norm(new - u)
+    return new, l_next, it + 1, change
+
+  def keep_going(state):
+    # the weighted steps move u little while l is small: only stop once l has reached 1
+    _, l_, it, change = state
+    return (it < max_iterations) & ((l_ + tol_l < 1) | (change > tol))
+
+  u, l_final, iters, change = lax.while_loop(keep_going, step,
+                                       (u0, l0, 0, jnp.asarray(jnp.inf, dtype)))
+  h = jnp.conj(u.T) @ x
+  h = 0.5 * (h + jnp.conj(h.T))
+  return u, h, iters, (change <= tol) & (l_final + tol_l >= 1)
+
+
+def qdwh(x, *, is_hermitian: bool = False, max_iterations: int | None = None,
+         eps: float | None = None, dynamic_shape: tuple[int, int] | None = None):
+  """(u, h, num_iters, is_converged): the polar decomposition x = u h (u with orthonormal
+  columns, h Hermitian positive semi-definite) of a tall or square x, by QDWH."""
+  jnp = _jnp()
+  if dynamic_shape is not None:
+    raise NotImplementedError("qdwh: dynamic_shape is not supported by jaxlite")
+  x = jnp.asarray(x)
+  if x.ndim != 2:
+    raise ValueError(f"qdwh: expected a matrix, got shape {x.shape}")
+  if x.shape[0] < x.shape[1]:
+    raise ValueError(f"qdwh: the input matrix of shape {x.shape} must have at least as many "
+                     f"rows as columns")
+  if not jnp.issubdtype(x.dtype, jnp.inexact):
+    x = x.astype(jnp.result_type(float))
+  max_iterations = 10 if max_iterations is None else max_iterations
+  return _qdwh_2d(x, is_hermitian, max_iterations, eps)
+
