@@ -1,4 +1,4 @@
-"""The examples that train models with JAX libraries (optax so far) run on jaxlite, lower
+"""The examples that train models with JAX libraries (optax, equinox) run on jaxlite, lower
 their loss, and (where real JAX is installed too) print JAX's loss curve to float32 tolerance.
 
 The libraries are found on sys.path or in $JAXLITE_ECOSYSTEM_SITE (a site-packages directory,
@@ -19,6 +19,7 @@ EXTRA = [p for p in os.environ.get("JAXLITE_ECOSYSTEM_SITE", "").split(os.pathse
 # (example file, the libraries it needs, short-run arguments)
 EXAMPLES = [
     ("optax_mlp.py", ("optax",), ["--steps", "40"]),
+    ("equinox_mlp.py", ("equinox", "optax"), ["--steps", "40"]),
 ]
 STEP_RE = re.compile(r"^step\s+(\d+)\s+loss\s+([-+0-9.eE]+|nan|inf)$", re.M)
 

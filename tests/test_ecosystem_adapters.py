@@ -1,0 +1,87 @@
+"""Behaviour that JAX libraries rely on and that issue 18's runs found missing: `named_scope` as a
+decorator (equinox), `*_like` of a ShapeDtypeStruct (optax), `jax._src.dispatch` (equinox) and
+`jax.experimental.layout` (flax), each checked against real JAX where it is installed."""
+import numpy as np
+import pytest
+
+import jaxlite
+import jaxlite.numpy as jnp
+from jaxlite.experimental import layout as jl_layout
+from conftest import oracle
+
+
+def test_named_scope_is_a_context_manager_and_a_decorator():
+  @jaxlite.named_scope("block")
+  def f(x):
+    return x * 2 + 1
+
+  assert float(f(3.0)) == 7.0
+  assert float(jaxlite.jit(f)(1.5)) == 4.0
+  with jaxlite.named_scope("outer"):
+    assert float(jaxlite.grad(f)(1.0)) == 2.0
+  with pytest.raises(TypeError, match="must be a string"):
+    with jaxlite.named_scope(3):
+      pass
+
+
+LIKE_CASES = [  # (function, extra args, kwargs, expected values for shape (2, 3))
+    (jnp.zeros_like, (), {}, np.zeros((2, 3))),
+    (jnp.ones_like, (), {}, np.ones((2, 3))),
+    (jnp.full_like, (7,), {}, np.full((2, 3), 7)),
+    (jnp.zeros_like, (), {"dtype": np.int32}, np.zeros((2, 3), np.int32)),
+    (jnp.ones_like, (), {"shape": (4,)}, np.ones((4,))),
+]
+
+
+@pytest.mark.parametrize("fn,args,kwargs,want", LIKE_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, jnp.bfloat16])
+def test_like_functions_take_a_shape_dtype_struct(fn, args, kwargs, want, dtype):
+  s = jaxlite.ShapeDtypeStruct((2, 3), dtype)
+  got = fn(s, *args, **kwargs)
+  assert got.dtype == np.dtype(kwargs.get("dtype", dtype))
+  np.testing.assert_array_equal(np.asarray(got, np.float64), want.astype(np.float64))
+  staged = jaxlite.jit(lambda: fn(s, *args, **kwargs))()
+  assert staged.dtype == got.dtype and staged.shape == got.shape
+
+
+def test_like_of_shape_dtype_struct_matches_jax():
+  jax = oracle()
+  for dtype in (np.float32, np.int8):
+    ours = jnp.zeros_like(jaxlite.ShapeDtypeStruct((3,), dtype))
+    theirs = jax.numpy.zeros_like(jax.ShapeDtypeStruct((3,), dtype))
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+    assert ours.weak_type == theirs.weak_type
+
+
+def test_dispatch_wait_for_tokens_returns_after_effects_ran():
+  from jaxlite._src import dispatch
+  seen = []
+  jaxlite.experimental.io_callback(lambda: seen.append(1), None, ordered=True)
+  dispatch.wait_for_tokens()
+  assert seen == [1]
+
+
+def test_layout_and_format_records():
+  L, F = jl_layout.Layout, jl_layout.Format
+  a = L((1, 0), tiling=[(8, 128)])
+  assert a == L([1, 0], ((8, 128),)) and hash(a) == hash(L((1, 0), ((8, 128),)))
+  assert a != L((0, 1)) and a.update(major_to_minor=(0, 1)) == L((0, 1), ((8, 128),))
+  sharding = jaxlite.sharding.SingleDeviceSharding(jaxlite.devices()[0])
+  f = F(a, sharding)
+  assert f == F(L((1, 0), ((8, 128),)), sharding) and f != F(None, sharding)
+  assert F().layout is None and F(L.AUTO).layout is L.AUTO
+  with pytest.raises(ValueError, match="sharding has to be concrete"):
+    F(a)
+  with pytest.raises(TypeError, match="layout argument"):
+    F("row-major", sharding)
+  with pytest.raises(TypeError, match="sharding argument"):
+    F(None, "cpu")
+  with pytest.raises(TypeError, match="unexpected keyword"):
+    a.update(order=1)
+
+
+def test_layout_repr_matches_jax():
+  oracle()
+  from jax.experimental import layout as jx
+  assert repr(jl_layout.Layout((1, 0))) == repr(jx.Layout((1, 0)))
+  assert repr(jl_layout.Format()) == repr(jx.Format())
