@@ -85,3 +85,33 @@ def test_layout_repr_matches_jax():
   from jax.experimental import layout as jx
   assert repr(jl_layout.Layout((1, 0))) == repr(jx.Layout((1, 0)))
   assert repr(jl_layout.Format()) == repr(jx.Format())
+
+
+def test_extended_dtype_base_for_library_dtypes():
+  import dataclasses
+  from jaxlite._src import dtypes
+
+  @dataclasses.dataclass(frozen=True)
+  class MetaDType(dtypes.ExtendedDType):  # what flax's fp8 ops define at import
+    float_dtype: dtypes.DType
+    type: type = dtypes.extended
+
+  m = MetaDType(np.dtype(np.float32))
+  assert isinstance(m, dtypes.ExtendedDType) and m._is_extended
+  assert issubclass(m.type, dtypes.extended) and dtypes.DType is np.dtype
+  assert isinstance(jaxlite.random.key(0).dtype, dtypes.ExtendedDType)
+  assert not isinstance(np.dtype(np.float32), dtypes.ExtendedDType)
+  with pytest.raises(TypeError):
+    dtypes.ExtendedDType()  # abstract: `type` must be given
+  with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
+    dtypes.nonexistent
+
+
+def test_abstract_ref_describes_its_inner_aval():
+  from jaxlite._src.core import ShapedArray
+  from jaxlite._src.state.types import AbstractRef
+  r = AbstractRef(ShapedArray((2, 3), np.dtype(np.float32)))
+  assert r.shape == (2, 3) and r.dtype == np.float32 and r.ndim == 2
+  assert r == AbstractRef(ShapedArray((2, 3), np.dtype(np.float32))) and hash(r) == hash(r)
+  assert r != AbstractRef(ShapedArray((3,), np.dtype(np.float32)))
+  assert not isinstance(jaxlite.typeof(jnp.ones(3)), AbstractRef)
