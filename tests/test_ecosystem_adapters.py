@@ -115,3 +115,34 @@ def test_abstract_ref_describes_its_inner_aval():
   assert r == AbstractRef(ShapedArray((2, 3), np.dtype(np.float32))) and hash(r) == hash(r)
   assert r != AbstractRef(ShapedArray((3,), np.dtype(np.float32)))
   assert not isinstance(jaxlite.typeof(jnp.ones(3)), AbstractRef)
+
+
+def test_xla_bridge_reports_initialised_backends():
+  import subprocess
+  import sys
+  import textwrap
+  code = textwrap.dedent("""
+      import jaxlite
+      from jaxlite._src import xla_bridge
+      before = dict(xla_bridge._backends)
+      n = len(jaxlite.devices())
+      b = xla_bridge._backends["cpu"]
+      print(before, n, b.platform, b.device_count(), xla_bridge.get_backend() is b)
+  """)
+  import os
+  env = {**os.environ, "PYTHONPATH": os.path.join(os.path.dirname(os.path.dirname(
+      os.path.abspath(__file__))), "src"), "XLA_FLAGS": "--xla_force_host_platform_device_count=3"}
+  r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                     timeout=120)
+  assert r.returncode == 0, r.stderr
+  assert r.stdout.split() == ["{}", "3", "cpu", "3", "True"]
+  from jaxlite._src import xla_bridge
+  with pytest.raises(RuntimeError, match="Unknown backend tpu"):
+    xla_bridge.get_backend("tpu")
+
+
+def test_private_submodules_load_on_attribute_access():
+  import jaxlite._src as src
+  assert src.xla_bridge.get_backend().platform == "cpu"
+  with pytest.raises(AttributeError, match="no attribute 'no_such_module'"):
+    src.no_such_module
