@@ -146,3 +146,16 @@ def test_private_submodules_load_on_attribute_access():
   assert src.xla_bridge.get_backend().platform == "cpu"
   with pytest.raises(AttributeError, match="no attribute 'no_such_module'"):
     src.no_such_module
+
+
+BOOL_FLAGS = ["enable_x64", "debug_nans", "debug_infs", "log_compiles", "explain_cache_misses",
+              "enable_checks"]
+
+
+@pytest.mark.parametrize("name", BOOL_FLAGS)
+def test_bare_call_of_a_boolean_flag_turns_it_on(name):
+  state = getattr(jaxlite, name)
+  before = state.value
+  with state():
+    assert state.value is True
+  assert state.value == before
