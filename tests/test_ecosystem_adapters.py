@@ -159,3 +159,18 @@ def test_bare_call_of_a_boolean_flag_turns_it_on(name):
   with state():
     assert state.value is True
   assert state.value == before
+
+
+def test_failed_check_raises_checkify_error_a_value_error_as_in_jax():
+  from jaxlite.experimental import checkify
+
+  def f(x):
+    checkify.check(x > 0, "x must be positive, got {x}", x=x)
+    return x
+
+  err, _ = checkify.checkify(jaxlite.jit(f))(-1.0)
+  for raise_it in (err.throw, lambda: checkify.check_error(err), lambda: f(jnp.asarray(-2.0))):
+    with pytest.raises(checkify.JaxRuntimeError, match="x must be positive") as info:
+      raise_it()
+    assert isinstance(info.value, ValueError)
+    assert not isinstance(info.value, jaxlite.errors.JaxRuntimeError)
