@@ -172,5 +172,10 @@ def named_call(fun, *, name=None):
   return fun
 
 
+@contextlib.contextmanager
 def named_scope(name):
-  return contextlib.nullcontext()
+  """Names the ops staged inside (JAX only feeds profiler/HLO metadata from it, which jaxlite does
+  not emit). A context manager and, like JAX's, a decorator (equinox uses it as one)."""
+  if not isinstance(name, str):
+    raise TypeError("named_scope name argument must be a string.")
+  yield

@@ -16,8 +16,12 @@ import numpy as np
 
 from jaxlite._src import core, tree_util
 from jaxlite._src.compiler import passes
-from jaxlite._src.errors import JaxRuntimeError
 from jaxlite._src.interpreters import ad, batching
+
+
+class JaxRuntimeError(ValueError):
+  """What a failed check raises: JAX's `checkify.JaxRuntimeError`, a ValueError (chex turns it
+  into AssertionError by catching ValueError), distinct from `jax.errors.JaxRuntimeError`."""
 
 
 # --- error categories ----------------------------------------------------------------------------

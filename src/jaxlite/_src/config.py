@@ -163,9 +163,10 @@ def _one_of(name, allowed):
 
 _check_guard = _one_of("transfer_guard", _TRANSFER_GUARD_LEVELS)
 
-enable_x64 = State("jax_enable_x64")
-debug_nans = State("jax_debug_nans")
-debug_infs = State("jax_debug_infs")
+# Boolean flags: a bare call (`with jax.log_compiles():`, as optax does) turns the flag on.
+enable_x64 = State("jax_enable_x64", default_arg=True)
+debug_nans = State("jax_debug_nans", default_arg=True)
+debug_infs = State("jax_debug_infs", default_arg=True)
 default_device = State("jax_default_device")
 default_matmul_precision = State("jax_default_matmul_precision")
 numpy_rank_promotion = State("jax_numpy_rank_promotion",
@@ -173,10 +174,10 @@ numpy_rank_promotion = State("jax_numpy_rank_promotion",
 numpy_dtype_promotion = State("jax_numpy_dtype_promotion",
                               _one_of("jax_numpy_dtype_promotion", ("standard", "strict")))
 checking_leaks_state = State("jax_check_tracer_leaks", default_arg=True)
-log_compiles = State("jax_log_compiles")
-explain_cache_misses = State("jax_explain_cache_misses")
-threefry_partitionable = State("jax_threefry_partitionable")
-enable_checks = State("jax_enable_checks")
+log_compiles = State("jax_log_compiles", default_arg=True)
+explain_cache_misses = State("jax_explain_cache_misses", default_arg=True)
+threefry_partitionable = State("jax_threefry_partitionable", default_arg=True)
+enable_checks = State("jax_enable_checks", default_arg=True)
 default_prng_impl = State("jax_default_prng_impl")
 legacy_prng_key = State("jax_legacy_prng_key",
                         _one_of("jax_legacy_prng_key", ("allow", "warn", "error")))

@@ -568,3 +568,12 @@ def itemsize_bits(dtype) -> int:
   if dtype.name in ("int2", "uint2"):
     return 2
   return dtype.itemsize * 8
+
+
+def __getattr__(name):  # `jax._src.dtypes` names JAX libraries import; see extended_dtypes.py
+  if name in ("extended", "ExtendedDType"):
+    from jaxlite._src import extended_dtypes
+    return getattr(extended_dtypes, name)
+  if name == "DType":
+    return np.dtype
+  raise AttributeError(f"module 'jaxlite._src.dtypes' has no attribute {name!r}")

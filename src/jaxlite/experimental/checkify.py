@@ -1,8 +1,8 @@
 """`jax.experimental.checkify`: functionalized run-time checks (see `_src/checkify.py`)."""
 from jaxlite._src.checkify import (  # noqa: F401
     Error, ErrorCategory, all_checks, automatic_checks, check, check_error, checkify,
-    debug_check, div_checks, float_checks, index_checks, init_error, nan_checks, user_checks)
-from jaxlite._src.errors import JaxRuntimeError  # noqa: F401
+    JaxRuntimeError, debug_check, div_checks, float_checks, index_checks, init_error, nan_checks,
+    user_checks)
 
 __all__ = ["Error", "ErrorCategory", "JaxRuntimeError", "all_checks", "automatic_checks",
            "check", "check_error", "checkify", "debug_check", "div_checks", "float_checks",

@@ -218,11 +218,17 @@ def empty(shape, dtype=None, *, device=None):
 
 
 def _like(x, dtype, shape):
-  d, w = dtype_weak(x)
+  from jaxlite._src.api import ShapeDtypeStruct
+  if isinstance(x, ShapeDtypeStruct):  # JAX's *_like take any shape/dtype carrier (optax does)
+    d, w, xs = np.dtype(x.dtype), bool(getattr(x, "weak_type", False)), tuple(x.shape)
+  else:
+    from jaxlite._src.numpy.util import shape_of
+    (d, w), xs = dtype_weak(x), None
   if dtype is not None:
     d, w = dtypes.check_user_dtype(dtype), False
-  from jaxlite._src.numpy.util import shape_of
-  return d, w, shape_of(x) if shape is None else _shape_arg(shape)
+  if shape is not None:
+    return d, w, _shape_arg(shape)
+  return d, w, shape_of(x) if xs is None else xs
 
 
 @_placed(like=True)

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Runs optax's, chex's, flax's and equinox's own test suites on jaxlite and (when real JAX can be
+# installed) on JAX, in fresh virtual environments, and prints passed/failed/skipped per library.
+#
+# usage: tools/ecosystem_tests.sh [--dir DIR] [--quick] [--libs "optax chex flax equinox"]
+#                                 [--no-jax] [--timeout SECONDS] [--setup-only]
+#   --dir DIR     where the venvs, sources and logs go (default /tmp/jaxlite-ecosystem)
+#   --quick       each library's core test files only (the lists below), not the whole suite
+#   --libs LIST   which libraries to run (default: all four)
+#   --no-jax      skip the real-JAX column
+#   --timeout S   wall-clock limit per suite run (default 1800)
+#   --setup-only  build the venvs and fetch the sources, run nothing
+#
+# Both venvs get the same pinned libraries installed with --no-deps (so pip never pulls real jax
+# into the jaxlite venv), plus their non-jax dependencies. The jaxlite venv installs this checkout
+# (editable); its suites run through the shim directory (`python -m jaxlite --shim-path`), so
+# `import jax` in the tests is jaxlite. Suites run with OPENBLAS_NUM_THREADS=1, one at a time.
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DIR=/tmp/jaxlite-ecosystem
+QUICK=0
+LIBS="optax chex flax equinox"
+WITH_JAX=1
+TIMEOUT=1800
+SETUP_ONLY=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --dir) DIR="$2"; shift 2;;
+    --quick) QUICK=1; shift;;
+    --libs) LIBS="$2"; shift 2;;
+    --no-jax) WITH_JAX=0; shift;;
+    --timeout) TIMEOUT="$2"; shift 2;;
+    --setup-only) SETUP_ONLY=1; shift;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0;;
+    *) echo "ecosystem_tests.sh: unknown argument $1" >&2; exit 2;;
+  esac
+done
+PY="${PYTHON:-python3}"
+
+# The libraries under test (installed with --no-deps) and what they need besides jax.
+LIB_PINS="optax==0.2.8 chex==0.1.92 flax==0.12.8 equinox==0.13.8 jaxtyping==0.3.11"
+DEP_PINS="numpy==2.4.6 ml_dtypes==0.7.0 absl-py==2.5.1 toolz==1.2.0 typing_extensions==4.15.0
+  msgpack==1.2.4 rich==15.0.0 PyYAML==6.0.3 treescope==0.1.10 wadler_lindig==0.1.8
+  opt_einsum==3.4.0 scipy==1.17.1 scikit-learn==1.9.1 pytest==9.0.3 cloudpickle==3.1.2 einops==0.8.2"
+JAX_PINS="jax==0.10.2 jaxlib==0.10.2"
+# Versions of the sdists that carry flax's and equinox's tests (same as the wheels above).
+SDISTS="flax==0.12.8 equinox==0.13.8"
+
+# --quick: the core files of each suite (paths relative to the test root of that library).
+QUICK_optax="_src/alias_test.py _src/transform_test.py _src/combine_test.py _src/base_test.py
+  _src/update_test.py _src/utils_test.py _src/linear_algebra_test.py transforms/_clipping_test.py
+  transforms/_accumulation_test.py schedules/_schedule_test.py losses/_regression_test.py
+  losses/_classification_test.py tree_utils/_tree_math_test.py"
+QUICK_chex="_src/asserts_test.py _src/dataclass_test.py _src/variants_test.py
+  _src/fake_test.py _src/dimensions_test.py _src/asserts_chexify_test.py"
+QUICK_flax="linen/linen_module_test.py linen/linen_test.py linen/linen_linear_test.py
+  nnx/module_test.py nnx/graph_utils_test.py nnx/transforms_test.py nnx/optimizer_test.py
+  nnx/rngs_test.py nnx/variable_test.py"
+QUICK_equinox="test_module.py test_filters.py test_jit.py test_grad.py test_nn.py
+  test_tree.py test_make_jaxpr.py test_vmap.py"
+
+mkdir -p "$DIR/logs" "$DIR/src"
+log() { echo "[ecosystem] $*" >&2; }
+
+make_venv() {  # make_venv NAME EXTRA_PINS...
+  local venv="$DIR/$1"; shift
+  if [ ! -x "$venv/bin/python" ]; then
+    log "creating $venv"
+    "$PY" -m venv "$venv" || return 1
+  fi
+  # shellcheck disable=SC2086
+  "$venv/bin/python" -m pip install -q $DEP_PINS "$@" >"$DIR/logs/pip-$(basename "$venv").log" 2>&1 \
+    && "$venv/bin/python" -m pip install -q --no-deps $LIB_PINS \
+      >>"$DIR/logs/pip-$(basename "$venv").log" 2>&1 \
+    || { log "pip failed: see $DIR/logs/pip-$(basename "$venv").log"; return 1; }
+}
+
+log "jaxlite venv"
+make_venv lite || exit 1
+"$DIR/lite/bin/python" -m pip install -q --no-deps -e "$ROOT" >>"$DIR/logs/pip-lite.log" 2>&1 \
+  || { log "installing jaxlite failed"; exit 1; }
+if "$DIR/lite/bin/python" -c "import jax" 2>/dev/null; then
+  log "real jax is importable in the jaxlite venv; refusing (it would shadow the shim)"; exit 1
+fi
+if [ "$WITH_JAX" = 1 ]; then
+  log "JAX venv"
+  make_venv jax $JAX_PINS || { log "no real JAX: the JAX column is left empty"; WITH_JAX=0; }
+fi
+
+# flax's and equinox's tests live in their sdists.
+for spec in $SDISTS; do
+  name="${spec%%==*}"; ver="${spec##*==}"
+  if [ ! -d "$DIR/src/$name-$ver" ]; then
+    log "fetching the $spec sdist"
+    "$DIR/lite/bin/python" -m pip download -q --no-deps --no-binary :all: --no-build-isolation \
+      "$spec" -d "$DIR/src" >"$DIR/logs/sdist-$name.log" 2>&1 \
+      || "$DIR/lite/bin/python" -m pip download -q --no-deps --no-binary :all: "$spec" \
+        -d "$DIR/src" >>"$DIR/logs/sdist-$name.log" 2>&1
+    tar -xzf "$DIR/src/$name-$ver.tar.gz" -C "$DIR/src" 2>/dev/null \
+      || log "could not unpack the $spec sdist (see $DIR/logs/sdist-$name.log)"
+  fi
+done
+[ "$SETUP_ONLY" = 1 ] && { log "set up under $DIR"; exit 0; }
+
+test_root() {  # test_root VENV LIB: the directory holding LIB's tests
+  local site
+  case "$2" in
+    optax|chex)
+      site="$("$DIR/$1/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+      echo "$site/$2";;
+    flax) echo "$DIR/src/flax-0.12.8/tests";;
+    equinox) echo "$DIR/src/equinox-0.13.8/tests";;
+  esac
+}
+
+run_suite() {  # run_suite VENV LIB -> prints "passed failed skipped" (errors count as failed)
+  local venv="$1" lib="$2" root files=() out env_path=""
+  root="$(test_root "$venv" "$lib")"
+  [ -d "$root" ] || { echo "- - -"; return; }
+  if [ "$QUICK" = 1 ]; then
+    local q="QUICK_$lib"
+    for f in ${!q}; do [ -e "$root/$f" ] && files+=("$root/$f"); done
+  else
+    files=("$root")
+  fi
+  [ "$venv" = lite ] && env_path="$("$DIR/lite/bin/python" -m jaxlite --shim-path)"
+  out="$DIR/logs/$lib-$venv.log"
+  log "running $lib on $venv (log: $out)"
+  # Run from the test root's parent so rootdir-relative imports (flax's tests import each other).
+  (cd "$(dirname "$root")" && OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 JAX_PLATFORMS=cpu \
+    PYTHONPATH="$env_path" timeout "$TIMEOUT" "$DIR/$venv/bin/python" -m pytest -q \
+    -p no:cacheprovider -o addopts="" --continue-on-collection-errors \
+    -W ignore::DeprecationWarning "${files[@]}") >"$out" 2>&1
+  local summary passed failed errors skipped
+  summary="$(grep -E '^(=+ )?[0-9]+ (passed|failed|skipped|error)' "$out" | tail -1)"
+  passed=$(grep -oE '[0-9]+ passed' <<<"$summary" | grep -oE '[0-9]+' || true)
+  failed=$(grep -oE '[0-9]+ failed' <<<"$summary" | grep -oE '[0-9]+' || true)
+  errors=$(grep -oE '[0-9]+ errors?' <<<"$summary" | grep -oE '[0-9]+' || true)
+  skipped=$(grep -oE '[0-9]+ skipped' <<<"$summary" | grep -oE '[0-9]+' || true)
+  if [ -z "$summary" ]; then echo "timeout/crash - -"; return; fi
+  echo "${passed:-0} $(( ${failed:-0} + ${errors:-0} )) ${skipped:-0}"
+}
+
+declare -A LITE JAXR
+for lib in $LIBS; do
+  LITE[$lib]="$(run_suite lite "$lib")"
+  if [ "$WITH_JAX" = 1 ]; then JAXR[$lib]="$(run_suite jax "$lib")"; else JAXR[$lib]="- - -"; fi
+done
+
+ver() { "$DIR/lite/bin/python" -c "import importlib.metadata as m; print(m.version('$1'))"; }
+echo
+printf '%-9s %-8s | %-26s | %-26s\n' library version "jaxlite passed/failed/skip" \
+  "JAX passed/failed/skip"
+for lib in $LIBS; do
+  read -r lp lf ls <<<"${LITE[$lib]}"; read -r jp jf js <<<"${JAXR[$lib]}"
+  printf '%-9s %-8s | %-26s | %-26s\n' "$lib" "$(ver "$lib")" "$lp / $lf / $ls" "$jp / $jf / $js"
+done
+echo "(mode: $([ "$QUICK" = 1 ] && echo quick || echo full); logs under $DIR/logs)"
