@@ -15,6 +15,7 @@ _MODULES = (
     "jaxlite._src.lax.control_flow.loops", "jaxlite._src.lax.control_flow.conditionals",
     "jaxlite._src.interpreters.ad", "jaxlite._src.jit", "jaxlite._src.custom_derivatives",
     "jaxlite._src.ad_checkpoint", "jaxlite._src.prng", "jaxlite._src.random",
+    "jaxlite._src.random_gamma",
     "jaxlite._src.callbacks",
 )
 
