@@ -40,12 +40,13 @@ from jaxlite._src.numpy.linalg_basic import (  # noqa: F401
 
 from jaxlite._src.numpy.indexing import take, take_along_axis  # noqa: F401
 from jaxlite._src.numpy.shape_ops import (  # noqa: F401
-    concatenate, concat, stack, hstack, vstack, dstack, column_stack, split, array_split,
-    hsplit, vsplit, dsplit, unstack, tile, repeat, flip, fliplr, flipud, roll, rot90, pad,
-    moveaxis, swapaxes, rollaxis, atleast_1d, atleast_2d, atleast_3d, append, insert, delete,
+    concatenate, concat, stack, hstack, vstack, dstack, column_stack, split, array_split, hsplit,
+    vsplit, dsplit, unstack, tile, repeat, flip, fliplr, flipud, roll, rot90, pad, moveaxis,
+    swapaxes, rollaxis, atleast_1d, atleast_2d, atleast_3d, append, insert, delete, resize, block)
+from jaxlite._src.numpy.selection import (  # noqa: F401
     diag_indices, diag_indices_from, tril_indices, triu_indices, tril_indices_from,
-    triu_indices_from, unravel_index, ravel_multi_index, resize, block, select, piecewise,
-    choose, compress, extract, put, put_along_axis, place, ix_, r_, c_)
+    triu_indices_from, unravel_index, ravel_multi_index, select, piecewise, choose, compress,
+    extract, put, put_along_axis, place, ix_, r_, c_)
 from jaxlite._src.numpy.setops import (  # noqa: F401
     nonzero, flatnonzero, argwhere, unique, unique_values, unique_counts, unique_inverse,
     unique_all, union1d, intersect1d, setdiff1d, setxor1d, isin)
