@@ -230,7 +230,8 @@ PrecisionLike = Any  # None, a str, a Precision, a pair of them, a DotAlgorithm(
 
 def index_take(src, idxs, axes):
   """Rows of `idxs` [N, len(axes)] index `src` on `axes`: result [N, *other dims of src]."""
-  from jaxlite._src.lax.slicing import GatherDimensionNumbers, gather
+  from jaxlite._src.lax.slicing import gather
+  from jaxlite._src.lax.gather_dnums import GatherDimensionNumbers
   src, idxs = lax.asarg(src), lax.asarg(idxs)
   shape = core.get_aval(src).shape
   axes = tuple(int(a) for a in axes)

@@ -54,12 +54,14 @@ from jaxlite._src.lax.shape import (  # noqa: F401
     concatenate, rev, split, broadcast, broadcast_in_dim, reshape, squeeze, transpose, collapse,
     stack, unstack, tile)
 from jaxlite._src.lax.slicing import (  # noqa: F401
+    slice, slice_in_dim, index_in_dim, dynamic_slice, dynamic_slice_in_dim, dynamic_index_in_dim,
+    dynamic_update_slice, dynamic_update_slice_in_dim, dynamic_update_index_in_dim, gather, scatter,
+    scatter_add, scatter_mul, scatter_min, scatter_max, scatter_sub, scatter_apply)
+from jaxlite._src.lax.slicing_primitives import (  # noqa: F401
     slice_p, dynamic_slice_p, dynamic_update_slice_p, gather_p, scatter_p, scatter_add_p,
-    scatter_mul_p, scatter_min_p, scatter_max_p, scatter_sub_p, slice, slice_in_dim,
-    index_in_dim, dynamic_slice, dynamic_slice_in_dim, dynamic_index_in_dim, dynamic_update_slice,
-    dynamic_update_slice_in_dim, dynamic_update_index_in_dim, gather, scatter, scatter_add,
-    scatter_mul, scatter_min, scatter_max, scatter_sub, scatter_apply, GatherDimensionNumbers,
-    ScatterDimensionNumbers, GatherScatterMode)
+    scatter_mul_p, scatter_min_p, scatter_max_p, scatter_sub_p)
+from jaxlite._src.lax.gather_dnums import (  # noqa: F401
+    GatherDimensionNumbers, ScatterDimensionNumbers, GatherScatterMode)
 from jaxlite._src.lax.parallel import (  # noqa: F401
     psum, pmax, pmin, pmean, all_gather, axis_index, psum_p, pmax_p, pmin_p, all_gather_p,
     axis_index_p)

@@ -340,7 +340,7 @@ cumlogsumexp = _cumulative_fn(cumlogsumexp_p)
 def prefix_scan(combine, x, axis: int, reverse: bool):
   """The inclusive scan of `combine` along `axis` by recursive doubling, built of primitives
   that have derivatives: the JVP of the cumulative ops other than cumsum is this one's."""
-  from jaxlite._src.lax.slicing import slice_p
+  from jaxlite._src.lax.slicing_primitives import slice_p
   if reverse:
     x = shape_prims.rev_p.bind(x, dimensions=(axis,))
   aval = core.get_aval(x)
@@ -438,7 +438,7 @@ batching.primitive_batchers[reduce_p] = _reduce_batcher
 def tree_reduce(combine, operands, inits, axes):
   """`operands` folded over `axes` by `combine` (two lists of arrays -> list) in pairwise
   halving steps; `inits` pad odd lengths. A composite of differentiable primitives."""
-  from jaxlite._src.lax.slicing import slice_p
+  from jaxlite._src.lax.slicing_primitives import slice_p
   shape = core.get_aval(operands[0]).shape
   kept = [i for i in range(len(shape)) if i not in axes]
   rest = tuple(shape[i] for i in kept)

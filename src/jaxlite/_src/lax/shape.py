@@ -339,7 +339,7 @@ def _pad_transpose(ct, x, padding_value, *, padding_config):
   # The operand's cotangent is `ct` un-padded (negative edge padding, then a strided slice);
   # the padding value's is everything else.
   from jaxlite._src.lax.reductions import reduce_sum_p
-  from jaxlite._src.lax.slicing import slice_p
+  from jaxlite._src.lax.slicing_primitives import slice_p
   lo, hi, interior = (np.array(c) for c in zip(*padding_config)) if padding_config else \
       (np.zeros(0, int),) * 3
   dt = core.get_aval(ct).dtype
