@@ -13,7 +13,7 @@ from jaxlite._src import core, dtypes, prng
 from jaxlite._src.config import config
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.jit import internal_jit
-from jaxlite._src.lax import lax as _lax
+from jaxlite._src.lax import elementwise_functions as _lax
 from jaxlite._src.lax import shape as _shape
 from jaxlite._src.random import (
     _broadcast_shapes, _broadcast_to_rank, _check_prng_key, _check_shape, _const, _float_dtype,

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple, Sequence
 import numpy as np
 
 from jaxlite._src import core, dtypes
-from jaxlite._src.lax import lax
+from jaxlite._src.lax import elementwise_functions as lax
 from jaxlite._src.lax import shape as shape_ops
 from jaxlite._src.lax import sort as sort_ops
 

@@ -21,7 +21,7 @@ from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.families import kind_of
 from jaxlite._src.lax.families import fresh_output_primitives, numpy_eqn_templates
-from jaxlite._src.lax.lax import asarg
+from jaxlite._src.lax.elementwise_functions import asarg
 
 
 class Precision(enum.Enum):

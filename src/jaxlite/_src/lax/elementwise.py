@@ -418,7 +418,7 @@ def _const(x, v):
   weak scalar whose dtype is the default one for `v`'s Python type."""
   aval = core.get_aval(x)
   if aval.weak_type and not aval.shape:
-    from jaxlite._src.lax.lax import weak_scalar  # lax imports this module
+    from jaxlite._src.lax.elementwise_functions import weak_scalar  # lax imports this module
     val = weak_scalar(_PY_TYPE_OF_KIND[kind_of(aval.dtype)](v))
     if getattr(val, "dtype", None) == aval.dtype:
       return val

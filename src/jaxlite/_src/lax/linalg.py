@@ -10,7 +10,7 @@ from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.lax import creation
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
-from jaxlite._src.lax.lax import asarg
+from jaxlite._src.lax.elementwise_functions import asarg
 from jaxlite._src.lax.linalg_common import (
     _H, _as_dtype, _check_inexact, _check_rank2, _check_square, _cholesky_np, _col_scale,
     _complex_dtype, _diag, _eye_like, _full_like, _instantiate, _int_zero, _lapack,

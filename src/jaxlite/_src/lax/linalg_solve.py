@@ -10,7 +10,7 @@ from jaxlite._src.core import ShapedArray
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.dot import dot_general_p
-from jaxlite._src.lax.lax import asarg
+from jaxlite._src.lax.elementwise_functions import asarg
 from jaxlite._src.lax.linalg_common import (
     _check_inexact, _check_square, _cholesky_np, _conj, _instantiate, _lapack,
     _linalg_primitive, _mT, _matmul, _row_scale, _solve_triangular_np, symmetrize, tril, triu)

@@ -1,5 +1,5 @@
 """The names `jaxlite.lax` exports, gathered from the primitive modules."""
-from jaxlite._src.lax.lax import (  # noqa: F401
+from jaxlite._src.lax.elementwise_functions import (  # noqa: F401
     neg, sign, floor, ceil, is_finite, exp, exp2, log, log1p, expm1, tanh, logistic, sin, cos,
     tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, sqrt, rsqrt, cbrt, abs, bitwise_not,
     population_count, clz, real, imag, conj, square, round, RoundingMethod, integer_pow, add,
@@ -7,9 +7,9 @@ from jaxlite._src.lax.lax import (  # noqa: F401
     shift_left, shift_right_arithmetic, shift_right_logical, eq, ne, lt, le, gt, ge, complex,
     mulhi, convert_element_type, bitcast_convert_type, reduce_precision, select_n, select,
     clamp)
-from jaxlite._src.lax.lax import bitwise_not as not_  # noqa: F401
-from jaxlite._src.lax.lax import bitwise_and as and_, bitwise_or as or_  # noqa: F401
-from jaxlite._src.lax.lax import bitwise_xor as xor  # noqa: F401
+from jaxlite._src.lax.elementwise_functions import bitwise_not as not_  # noqa: F401
+from jaxlite._src.lax.elementwise_functions import bitwise_and as and_, bitwise_or as or_  # noqa: F401
+from jaxlite._src.lax.elementwise_functions import bitwise_xor as xor  # noqa: F401
 from jaxlite._src.lax.shape import (  # noqa: F401
     broadcast_in_dim_p, reshape_p, squeeze_p, transpose_p)
 from jaxlite._src.lax.elementwise import (  # noqa: F401

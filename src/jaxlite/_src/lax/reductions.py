@@ -16,7 +16,7 @@ from jaxlite._src.interpreters import batching
 from jaxlite._src.lax.families import first_weak, kind_of, never_weak
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
-from jaxlite._src.lax.lax import asarg
+from jaxlite._src.lax.elementwise_functions import asarg
 
 _KIND_WORDS = {"fciu": "number", "fciub": "number or bool", "fiub": "number or bool",
                "fc": "inexact", "f": "floating"}
@@ -486,7 +486,7 @@ ad.jvp_rules[reduce_p] = _reduce_jvp
 
 def _monoid_reducer(computation, init):
   """The reduce_* primitive that `computation` with identity `init` amounts to, if any."""
-  from jaxlite._src.lax import lax
+  from jaxlite._src.lax import elementwise_functions as lax
   try:
     val = core.concrete_or_error(np.asarray, init)
   except Exception:  # noqa: BLE001 - a traced init value is simply not a known monoid

@@ -551,7 +551,7 @@ ad.deflinear(tile_p, _tile_transpose)
 # --- public lax functions ----------------------------------------------------------------------
 
 def _asarg(x):
-  from jaxlite._src.lax.lax import asarg
+  from jaxlite._src.lax.elementwise_functions import asarg
   return asarg(x)
 
 

@@ -12,7 +12,7 @@ from jaxlite._src import dtypes
 from jaxlite._src.jit import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
-from jaxlite._src.lax.lax import asarg
+from jaxlite._src.lax.elementwise_functions import asarg
 from jaxlite._src.lax.gather_dnums import GatherScatterMode, _default_fill, _int_tuples
 from jaxlite._src.lax.slicing_primitives import (
     _trace_scalar_fn, dynamic_slice_p, dynamic_update_slice_p, gather_p, reduction_jaxpr,

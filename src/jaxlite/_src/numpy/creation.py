@@ -15,7 +15,7 @@ from jaxlite._src import dtypes
 from jaxlite._src.jit import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
-from jaxlite._src.lax.lax import check_python_int
+from jaxlite._src.lax.elementwise_functions import check_python_int
 from jaxlite._src.numpy.util import dtype_weak, scalar_to_dtype
 
 _PY = (int, float, complex, bool)

@@ -11,7 +11,7 @@ from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.jit import internal_jit
 from jaxlite._src.lax import elementwise as ew
-from jaxlite._src.lax import lax
+from jaxlite._src.lax import elementwise_functions as lax
 from jaxlite._src.numpy.util import (promote_args, promote_args_inexact, promote_args_numeric,
                                      promote_dtypes_inexact, promote_dtypes, dtype_weak,
                                      check_arraylike)
