@@ -13,7 +13,7 @@ from jaxlite._src.jit import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import namespace as lax
 from jaxlite._src.numpy import creation, shape_ops
-from jaxlite._src.numpy import lax_numpy as lnp
+from jaxlite._src.numpy import where_reshape as lnp
 from jaxlite._src.numpy import reductions as red
 from jaxlite._src.numpy import ufuncs as uf
 from jaxlite._src.numpy.util import broadcast_shapes as _broadcast_shapes

@@ -5,7 +5,7 @@ from jaxlite._src import dtypes as _dtypes
 from jaxlite._src.numpy import array_methods as _array_methods  # noqa: F401 - sets operators
 from jaxlite._src.numpy.creation import (  # noqa: F401
     array, asarray, zeros, ones, full, empty, zeros_like, ones_like, full_like, empty_like)
-from jaxlite._src.numpy.lax_numpy import (  # noqa: F401
+from jaxlite._src.numpy.where_reshape import (  # noqa: F401
     where, reshape, ravel, transpose, permute_dims, matrix_transpose, squeeze, expand_dims,
     broadcast_to, broadcast_arrays, shape, ndim, size, result_type)
 from jaxlite._src.numpy.ufuncs import (  # noqa: F401

@@ -12,7 +12,7 @@ from jaxlite._src import core, dtypes
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as lax_shape
 from jaxlite._src.lax.elementwise_functions import _convert_element_type
-from jaxlite._src.numpy import indexing, lax_numpy
+from jaxlite._src.numpy import indexing, where_reshape as lax_numpy
 from jaxlite._src.numpy.util import canonicalize_axis, dtype_weak, promote_dtypes
 from jaxlite._src.numpy.shape_ops import _INT, _asarray, concatenate, moveaxis, resize, stack
 

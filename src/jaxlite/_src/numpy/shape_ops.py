@@ -16,7 +16,7 @@ from jaxlite._src.jit import internal_jit
 from jaxlite._src.lax import shape as lax_shape
 from jaxlite._src.lax import slicing
 from jaxlite._src.lax.elementwise_functions import _convert_element_type
-from jaxlite._src.numpy import indexing, lax_numpy
+from jaxlite._src.numpy import indexing, where_reshape as lax_numpy
 from jaxlite._src.numpy.util import canonicalize_axis, dtype_weak, promote_dtypes, shape_of
 
 _INT = np.dtype(np.int32)

@@ -312,7 +312,7 @@ def _float_divmod(x1, x2):
 
 
 def _where():
-  from jaxlite._src.numpy.lax_numpy import where
+  from jaxlite._src.numpy.where_reshape import where
   return where
 
 
@@ -498,7 +498,7 @@ def trunc(x, /):
   d = dtype_weak(x)[0]
   if d.kind in "iub":
     return x
-  from jaxlite._src.numpy.lax_numpy import where
+  from jaxlite._src.numpy.where_reshape import where
   return where(ew.lt_p.bind(x, _zero_like(x)), ew.ceil_p.bind(x), ew.floor_p.bind(x))
 
 
