@@ -52,7 +52,7 @@ _COMPARE = {"eq": uf.equal, "ne": uf.not_equal, "lt": uf.less, "le": uf.less_equ
 
 
 def _matmul(a, b):
-  from jaxlite._src.numpy import linalg_basic
+  from jaxlite._src.numpy import matmul as linalg_basic
   return linalg_basic.matmul(a, b)
 
 

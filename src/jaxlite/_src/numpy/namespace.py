@@ -34,7 +34,7 @@ from jaxlite._src.numpy.creation import (  # noqa: F401
 from jaxlite._src.numpy.sorting import (  # noqa: F401
     sort, argsort, lexsort, searchsorted, partition, argpartition, clip, isclose, allclose,
     array_equal, array_equiv)
-from jaxlite._src.numpy.linalg_basic import (  # noqa: F401
+from jaxlite._src.numpy.matmul import (  # noqa: F401
     matmul, dot, vdot, vecdot, inner, outer, tensordot, einsum, matvec, vecmat, kron, trace,
     diagonal, diag)
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from jaxlite._src import core, dtypes
 from jaxlite._src.jit import internal_jit
-from jaxlite._src.numpy import creation, linalg_basic, shape_ops, sorting
+from jaxlite._src.numpy import creation, matmul as linalg_basic, shape_ops, sorting
 from jaxlite._src.numpy import where_reshape as lnp
 from jaxlite._src.numpy import reductions as red
 from jaxlite._src.numpy import ufuncs as uf
