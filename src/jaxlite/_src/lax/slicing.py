@@ -14,6 +14,9 @@ from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.elementwise_functions import asarg
 from jaxlite._src.lax.gather_dnums import GatherScatterMode, _default_fill, _int_tuples
+# linalg, sort, windowed and numpy.indexing read these as `slicing.<name>`.
+from jaxlite._src.lax.gather_dnums import (  # noqa: F401
+    GatherDimensionNumbers, ScatterDimensionNumbers)
 from jaxlite._src.lax.slicing_primitives import (
     _trace_scalar_fn, dynamic_slice_p, dynamic_update_slice_p, gather_p, reduction_jaxpr,
     scatter_add_p, scatter_max_p, scatter_min_p, scatter_mul_p, scatter_p, scatter_sub_p, slice_p)
