@@ -62,7 +62,7 @@ ndarray = __import__("jaxlite._src.core", fromlist=["Array"]).Array
 # The jnp.fft and jnp.linalg submodules load on first use (`jaxlite.numpy.__getattr__`).
 LAZY_SUBMODULES = ("fft", "linalg")
 __all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_SUBMODULES"]
-from jaxlite._src.numpy.more_functions import (  # noqa: F401,E402
+from jaxlite._src.numpy.elementwise_extra import (  # noqa: F401,E402
     acos, acosh, asin, asinh, atan, atan2, atanh, ComplexWarning, astype, copy, from_dlpack,
     broadcast_shapes, diff, ediff1d, gradient, trapezoid, cross, frexp, ldexp, modf, gcd, lcm,
     fabs, spacing, logaddexp2, nan_to_num, nancumsum, nancumprod, angle, i0, iscomplex, isreal,

@@ -338,7 +338,7 @@ hanning = _window("hanning", lambda n, M: 0.5 - 0.5 * uf.cos(2 * np.pi * n / (M 
 
 
 def kaiser(M, beta):
-  from jaxlite._src.numpy.more_functions import i0
+  from jaxlite._src.numpy.elementwise_extra import i0
   M = _window_length(M, "kaiser")
   dt = dtypes.default_float_dtype()
   if M <= 1:
