@@ -64,9 +64,12 @@ LAZY_SUBMODULES = ("fft", "linalg")
 __all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_SUBMODULES"]
 from jaxlite._src.numpy.elementwise_extra import (  # noqa: F401,E402
     acos, acosh, asin, asinh, atan, atan2, atanh, ComplexWarning, astype, copy, from_dlpack,
-    broadcast_shapes, diff, ediff1d, gradient, trapezoid, cross, frexp, ldexp, modf, gcd, lcm,
-    fabs, spacing, logaddexp2, nan_to_num, nancumsum, nancumprod, angle, i0, iscomplex, isreal,
-    iscomplexobj, isrealobj, isscalar, iterable, packbits, unpackbits, bitwise_count)
+    broadcast_shapes, frexp, ldexp, modf, gcd, lcm, fabs, spacing, logaddexp2, nan_to_num,
+    nancumsum, nancumprod, angle, i0, iscomplex, isreal, iscomplexobj, isrealobj, isscalar,
+    iterable)
+from jaxlite._src.numpy.bits import packbits, unpackbits, bitwise_count  # noqa: F401,E402
+from jaxlite._src.numpy.differences import (  # noqa: F401,E402
+    diff, ediff1d, gradient, trapezoid, cross)
 __all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_SUBMODULES"]
 from jaxlite._src.numpy.polynomial import (  # noqa: F401,E402
     convolve, correlate, vander, polyval, polyadd, polysub, polymul, polydiv, polyder, polyint,
