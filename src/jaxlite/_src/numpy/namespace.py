@@ -79,7 +79,7 @@ from jaxlite._src.numpy.statistics import (  # noqa: F401,E402
     cov, corrcoef, bincount, digitize, interp, unwrap, histogram_bin_edges, histogram,
     histogramdd, histogram2d, bartlett, blackman, hamming, hanning, kaiser)
 __all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_SUBMODULES"]
-from jaxlite._src.numpy.misc import (  # noqa: F401,E402
+from jaxlite._src.numpy.grids_and_io import (  # noqa: F401,E402
     apply_along_axis, apply_over_axes, vectorize, ufunc, frompyfunc, fromfunction, frombuffer,
     fromiter, fromstring,
     fromfile, diagflat, fill_diagonal, mask_indices, trim_zeros, sort_complex, mgrid, ogrid, s_,
