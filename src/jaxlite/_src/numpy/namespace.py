@@ -80,12 +80,12 @@ from jaxlite._src.numpy.statistics import (  # noqa: F401,E402
     histogramdd, histogram2d, bartlett, blackman, hamming, hanning, kaiser)
 __all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_SUBMODULES"]
 from jaxlite._src.numpy.grids_and_io import (  # noqa: F401,E402
+    diagflat, fill_diagonal, mask_indices, trim_zeros, sort_complex, mgrid, ogrid, s_, index_exp,
+    einsum_path, array_repr, array_str, get_printoptions, set_printoptions, printoptions, save,
+    savez, load, single, double, csingle, cdouble, character, flexible, object_)
+from jaxlite._src.numpy.functional import (  # noqa: F401,E402
     apply_along_axis, apply_over_axes, vectorize, ufunc, frompyfunc, fromfunction, frombuffer,
-    fromiter, fromstring,
-    fromfile, diagflat, fill_diagonal, mask_indices, trim_zeros, sort_complex, mgrid, ogrid, s_,
-    index_exp, einsum_path, array_repr, array_str, get_printoptions, set_printoptions,
-    printoptions, save, savez, load, single, double, csingle, cdouble, character, flexible,
-    object_)
+    fromiter, fromstring, fromfile)
 __all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_SUBMODULES"]
 from jaxlite._src.numpy.array_api_metadata import (  # noqa: F401,E402
     __array_api_version__, __array_namespace_info__)
