@@ -11,6 +11,7 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src import dtypes
+from jaxlite._src import pretty_print as pp
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
@@ -54,6 +55,8 @@ def _broadcast_in_dim_impl(x, shape, broadcast_dimensions, sharding=None):
 
 broadcast_in_dim_p = _prim("broadcast_in_dim", _broadcast_in_dim_impl,
                            _broadcast_in_dim_abstract)
+pp.param_rules[broadcast_in_dim_p] = pp.ParamRule(drop={
+    "shape": pp.always, "sharding": pp.always, "broadcast_dimensions": pp.is_empty})
 
 
 def _broadcast_in_dim_batcher(vals, dims, *, shape, broadcast_dimensions, sharding=None):
