@@ -16,8 +16,9 @@ from jaxlite._src import dtypes
 from jaxlite._src import tree_util
 from jaxlite._src.config import config
 from jaxlite._src.interpreters import partial_eval as pe
-from jaxlite._src.jit import (as_traceable_arg, fun_name, fun_src_info, jit,  # noqa: F401
-                              _check_output, _check_leaves)
+from jaxlite._src.jit import jit  # noqa: F401
+from jaxlite._src.jit_function import (  # noqa: F401
+    as_traceable_arg, fun_name, fun_src_info, _check_output, _check_leaves)
 
 
 class ShapeDtypeStruct:

@@ -15,7 +15,7 @@ import numpy as np
 from jaxlite._src import array as array_lib
 from jaxlite._src import core, dtypes, prng
 from jaxlite._src.config import config
-from jaxlite._src.jit import internal_jit
+from jaxlite._src.jit_function import internal_jit
 from jaxlite._src.lax import elementwise_functions as _lax
 from jaxlite._src.lax import shape as _shape
 from jaxlite._src.prng import PRNGKeyArray

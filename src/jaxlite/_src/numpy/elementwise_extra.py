@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite._src import core, dtypes
-from jaxlite._src.jit import internal_jit
+from jaxlite._src.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import namespace as lax
 from jaxlite._src.numpy import creation

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite._src import dtypes
-from jaxlite._src.jit import internal_jit
+from jaxlite._src.jit_function import internal_jit
 from jaxlite._src.numpy import creation, scalar_types, shape_ops, sorting
 from jaxlite._src.numpy import where_reshape as lnp
 from jaxlite._src.numpy.util import check_arraylike, promote_dtypes
