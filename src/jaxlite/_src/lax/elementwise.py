@@ -856,10 +856,6 @@ select_n_p.def_impl(_select_n_impl)
 select_n_p.def_abstract_eval(_select_n_abstract)
 
 
-def _select_n_template(**params):
-  return None
-
-
 def _select_n_batcher(vals, dims):
   which, cases, wdim, cdims = vals[0], vals[1:], dims[0], dims[1:]
   shape_of, size = batching.shape_of, batching.mapped_size(vals, dims)

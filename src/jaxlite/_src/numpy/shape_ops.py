@@ -687,10 +687,6 @@ def _hashable(v):
 
 # --- inserting, deleting, resizing -----------------------------------------------------------------
 
-def _index_along(ndim, axis, idx):
-  return (slice(None),) * axis + (idx,)
-
-
 def delete(arr, obj, axis=None, *, assume_unique_indices: bool = False):
   """`arr` without the entries `obj` (a concrete int, slice or index array) along `axis`."""
   a = _asarray(arr)

@@ -572,10 +572,6 @@ def heaviside(x1, x2, /):
                where(positive_, _strong_scalar(1, x1), at_zero))
 
 
-def _one_like_full(x):
-  return add(multiply(x, 0), 1)
-
-
 @internal_jit
 def fmax(x1, x2):
   # x1 where it is larger or x2 is NaN: a NaN loses to a number (NaN only if both are).

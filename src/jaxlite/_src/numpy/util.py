@@ -18,10 +18,6 @@ _PY = (int, float, complex, bool)
 _typed = dtypes.typed_scalar_types
 
 
-def _array_type():
-  return core.array_type
-
-
 # dtype_weak, ndim_of, shape_of and promote_args are eager dispatch (every `x + 1` runs them):
 # like core's eval trace they read an Array's buffer field directly, sparing an accessor call
 # (see array.py's docstring).
