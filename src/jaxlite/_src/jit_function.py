@@ -410,13 +410,42 @@ class PjitFunction:
 
   def eval_shape(self, *args, **kwargs):
     entry, _ = self._get_entry(args, kwargs)
-    from jaxlite._src.api import ShapeDtypeStruct
     return entry.out_tree.unflatten([ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
                                      for a in entry.out_avals])
 
   def clear_cache(self):
     self._cache.clear()
     self._fast_cache.clear()
+
+
+class ShapeDtypeStruct:
+  """A shape and dtype standing in for an array (`jax.ShapeDtypeStruct`)."""
+  __slots__ = ("shape", "dtype", "sharding", "weak_type")
+
+  def __init__(self, shape, dtype, *, sharding=None, weak_type=False):
+    self.shape = tuple(shape)
+    self.dtype = np.dtype(dtype) if not hasattr(dtype, "_is_extended") else dtype
+    self.sharding = sharding
+    self.weak_type = weak_type
+
+  ndim = property(lambda self: len(self.shape))
+  size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+  @property
+  def aval(self):
+    return core.ShapedArray(self.shape, dtypes.canonicalize_dtype(self.dtype), self.weak_type)
+
+  def __repr__(self):
+    weak = ", weak_type=True" if self.weak_type else ""
+    sh = f", sharding={self.sharding}" if self.sharding is not None else ""
+    return f"ShapeDtypeStruct(shape={self.shape}, dtype={dtypes.dtype_name(self.dtype)}{sh}{weak})"
+
+  def __eq__(self, other):
+    return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
+            and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+  def __hash__(self):
+    return hash((self.shape, self.dtype, self.weak_type))
 
 
 class Traced:
