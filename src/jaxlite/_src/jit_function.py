@@ -211,7 +211,7 @@ def clear_caches():
 DERIVED_CACHES = (
     ("lax.control_flow.common", "_body_caches"), ("lax.control_flow.common", "_batched_bodies"),
     ("lax.control_flow.common", "_derived_bodies"), ("lax.control_flow.loops", "_wrappers"),
-    ("lax.slicing", "_update_fns"), ("lax.dot", "_layout_plan"),
+    ("lax.slicing_primitives", "_update_fns"), ("lax.dot", "_layout_plan"),
 ("interpreters.batching", "_jaxpr_cache"),
     ("interpreters.linearize", "_linearize_cache"), ("interpreters.ad", "_jvp_jaxpr_cache"),
     ("interpreters.ad", "_transpose_cache"), ("ad_checkpoint", "_remat_split_cached"),
