@@ -129,7 +129,7 @@ def test_reprs_match_real_jax():
 # The buffer field `_value` is private to array.py and the backend/dispatch code named in its
 # docstring; everything else goes through `host_value`/`_host_value()` (typed PRNG key arrays keep
 # their own `_value` in prng.py). This keeps the seam for per-device buffers honest.
-_BUFFER_READERS = {"array.py", "core.py", "jit.py", "prng.py", "numpy/util.py",
+_BUFFER_READERS = {"array.py", "core.py", "jit_function.py", "prng.py", "numpy/util.py",
                    "numpy/ufuncs.py"}
 
 

@@ -9,7 +9,7 @@ import pytest
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
-from jaxlite._src import jit as jit_mod
+from jaxlite._src import jit_function as jit_mod
 
 # Each compile of generated source keeps ~100-500 bytes: Python keeps the strings it interns for
 # the new function and file names, and numpy_codegen names every executable uniquely

@@ -4,7 +4,8 @@ in pure Python over NumPy. Use it as `import jaxlite as jax; import jaxlite.nump
 from jaxlite._src import array as _array  # noqa: F401 - installs the concrete Array type
 from jaxlite._src.config import config  # noqa: F401
 from jaxlite._src.core import Array  # noqa: F401
-from jaxlite._src.jit import clear_caches, jit  # noqa: F401
+from jaxlite._src.jit_function import clear_caches  # noqa: F401
+from jaxlite._src.jit import jit  # noqa: F401
 from jaxlite._src.vmap_api import vmap  # noqa: F401
 from jaxlite._src.ad_api import (  # noqa: F401
     grad, value_and_grad, jvp, vjp, linearize, jacfwd, jacrev, jacobian, hessian, stop_gradient)

@@ -5,7 +5,7 @@
 import abc
 from typing import Any
 
-from jaxlite._src.jit import Compiled, Lowered, PjitFunction, Traced  # noqa: F401
+from jaxlite._src.jit_function import Compiled, Lowered, PjitFunction, Traced  # noqa: F401
 
 CompilerOptions = dict[str, Any]
 

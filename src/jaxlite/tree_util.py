@@ -1,21 +1,13 @@
 """Public `jax.tree_util`: pytree flattening, registration, key paths and Partial.
 
-Thin re-exports; the implementation lives in jaxlite._src.tree_util.
+Thin re-exports; the implementation lives in jaxlite._src.tree_util and jaxlite._src.pytree.
 """
 from jaxlite._src.tree_util import (
-    DictKey,
-    FlattenedIndexKey,
-    GetAttrKey,
-    KeyEntry,
-    KeyPath,
     Partial,
-    PyTreeDef,
-    SequenceKey,
     all_leaves,
     flatten_one_level,
     flatten_one_level_with_keys,
     is_tree_node,
-    keystr,
     register_dataclass,
     register_pytree_node,
     register_pytree_node_class,
@@ -38,6 +30,16 @@ from jaxlite._src.tree_util import (
     treedef_children,
     treedef_is_leaf,
     treedef_tuple,
+)
+from jaxlite._src.pytree import (
+    DictKey,
+    FlattenedIndexKey,
+    GetAttrKey,
+    KeyEntry,
+    KeyPath,
+    PyTreeDef,
+    SequenceKey,
+    keystr,
 )
 
 __all__ = [

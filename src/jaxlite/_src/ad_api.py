@@ -434,7 +434,7 @@ def _unravel(pytree, axis, arr):
 def _possible_downcast(x, example):
   x_dt, ex_dt = np.dtype(x.dtype), core.get_aval(_as_array(example)).dtype
   if x_dt.kind == "c" and ex_dt.kind != "c":
-    from jaxlite._src.lax import lax as lax_fns
+    from jaxlite._src.lax import elementwise_functions as lax_fns
     x = lax_fns.real(x) if not isinstance(x, np.ndarray) else x.real
   return x
 

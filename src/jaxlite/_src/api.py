@@ -16,38 +16,10 @@ from jaxlite._src import dtypes
 from jaxlite._src import tree_util
 from jaxlite._src.config import config
 from jaxlite._src.interpreters import partial_eval as pe
-from jaxlite._src.jit import (as_traceable_arg, fun_name, fun_src_info, jit,  # noqa: F401
-                              _check_output, _check_leaves)
-
-
-class ShapeDtypeStruct:
-  """A shape and dtype standing in for an array (`jax.ShapeDtypeStruct`)."""
-  __slots__ = ("shape", "dtype", "sharding", "weak_type")
-
-  def __init__(self, shape, dtype, *, sharding=None, weak_type=False):
-    self.shape = tuple(shape)
-    self.dtype = np.dtype(dtype) if not hasattr(dtype, "_is_extended") else dtype
-    self.sharding = sharding
-    self.weak_type = weak_type
-
-  ndim = property(lambda self: len(self.shape))
-  size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
-
-  @property
-  def aval(self):
-    return core.ShapedArray(self.shape, dtypes.canonicalize_dtype(self.dtype), self.weak_type)
-
-  def __repr__(self):
-    weak = ", weak_type=True" if self.weak_type else ""
-    sh = f", sharding={self.sharding}" if self.sharding is not None else ""
-    return f"ShapeDtypeStruct(shape={self.shape}, dtype={dtypes.dtype_name(self.dtype)}{sh}{weak})"
-
-  def __eq__(self, other):
-    return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
-            and self.dtype == other.dtype and self.weak_type == other.weak_type)
-
-  def __hash__(self):
-    return hash((self.shape, self.dtype, self.weak_type))
+from jaxlite._src.jit import jit  # noqa: F401
+from jaxlite._src.jit_function import (  # noqa: F401
+    as_traceable_arg, fun_name, fun_src_info, _check_output, _check_leaves)
+from jaxlite._src.jit_function import ShapeDtypeStruct  # noqa: F401  (public as jax.ShapeDtypeStruct)
 
 
 def _abstractify(x):

@@ -15,7 +15,7 @@ import numpy as np
 from jaxlite._src import core, dtypes, tree_util
 from jaxlite._src.core_adapters import eval_jaxpr as _eval_jaxpr
 from jaxlite._src.interpreters import ad
-from jaxlite._src.jit import as_traceable_arg
+from jaxlite._src.jit_function import as_traceable_arg
 from jaxlite._src.interpreters import partial_eval as pe
 
 

@@ -290,10 +290,6 @@ def primitive_device(primitive, args):
       args, lambda: devices.primitive_arg_names(primitive, len(args)), primitive.name)
 
 
-def _reconstruct(value, weak_type):
-  return ArrayImpl(value, weak_type)
-
-
 def _from_numpy(value, weak_type=False):
   """Wraps a NumPy result whose dtype is already canonical (the eager fast path)."""
   a = object.__new__(ArrayImpl)

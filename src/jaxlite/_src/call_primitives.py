@@ -12,6 +12,7 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src import dtypes
+from jaxlite._src import pretty_print as pp
 from jaxlite._src.compiler import backend, passes
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
@@ -22,6 +23,14 @@ from jaxlite._src.interpreters import linearize
 jit_p = core.Primitive("jit")
 jit_p.multiple_results = True
 passes.inlinable_call_primitives.add(jit_p)
+# Printed as JAX does: the name first, defaults of the sharding/layout params hidden, and the
+# callee's binders named after the caller's arguments.
+pp.param_rules[jit_p] = pp.ParamRule(first=("name",), drop={
+    "inline": pp.always, "donated_invars": pp.none_true,
+    "in_shardings": pp.all_unspecified, "out_shardings": pp.all_unspecified,
+    "in_layouts": pp.all_none, "out_layouts": pp.all_none, "keep_unused": pp.is_false,
+    "ctx_mesh": pp.empty_mesh, "compiler_options_kvs": pp.is_empty})
+pp.name_sharing[jit_p] = "jaxpr"
 
 
 def _jit_abstract_eval(*avals, jaxpr, **params):

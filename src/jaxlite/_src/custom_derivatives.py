@@ -10,6 +10,7 @@ import inspect
 from collections.abc import Callable, Sequence
 
 from jaxlite._src import core, dtypes, tree_util
+from jaxlite._src import pretty_print as pp
 from jaxlite._src.compiler import backend
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.interpreters import partial_eval as pe
@@ -135,6 +136,9 @@ def _check_tangents(primals, tangents):
 # --- custom_jvp --------------------------------------------------------------------------------
 
 custom_jvp_call_p = core.Primitive("custom_jvp_call")
+pp.param_rules[custom_jvp_call_p] = pp.ParamRule(
+    first=("name",), only=("call_jaxpr", "jvp", "num_consts", "symbolic_zeros"),
+    drop={"num_consts": pp.is_zero}, show={"jvp": pp.fun_name})
 custom_jvp_call_p.multiple_results = True
 custom_jvp_call_p.def_impl(_run_jaxpr)
 custom_jvp_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **params: call_jaxpr.out_avals)
@@ -334,6 +338,9 @@ def _check_primal_outs(rule_name, primal_name, tree, outs, out_tree, out_avals, 
 # --- custom_vjp --------------------------------------------------------------------------------
 
 custom_vjp_call_p = core.Primitive("custom_vjp_call")
+pp.param_rules[custom_vjp_call_p] = pp.ParamRule(
+    first=("name",), only=("bwd", "call_jaxpr", "fwd", "num_consts", "symbolic_zeros"),
+    drop={"num_consts": pp.is_zero}, show={"bwd": pp.fun_name, "fwd": pp.fun_name})
 custom_vjp_call_p.multiple_results = True
 custom_vjp_call_p.def_impl(_run_jaxpr)
 custom_vjp_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **params: call_jaxpr.out_avals)

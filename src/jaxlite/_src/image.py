@@ -236,7 +236,7 @@ def resize(image, shape, method, antialias: bool = True, precision=None):
   """Resizes `image` to `shape` (every axis whose size changes is resampled)."""
   global _resize_jit
   from jaxlite import lax
-  from jaxlite._src.jit import internal_jit
+  from jaxlite._src.jit_function import internal_jit
   if _resize_jit is None:
     _resize_jit = internal_jit(_resize_impl, static_argnums=(1, 2, 3, 4))
   precision = lax.Precision.HIGHEST if precision is None else precision

@@ -136,7 +136,7 @@ def _logged_compile(method):
 
 def _refuse_trace(method):
   def _trace(self, *args, **kwargs):
-    from jaxlite._src.jit import fun_src_info
+    from jaxlite._src.jit_function import fun_src_info
     raise RuntimeError(f"re-tracing function {fun_src_info(self._fun)} for `jit`, but "
                        "'no_tracing' is set")
   return _trace
@@ -160,7 +160,7 @@ def _refuse_eager(method):
 
 def refresh() -> None:
   """Makes the installed wrappers match the features that are on."""
-  from jaxlite._src import jit, profiler
+  from jaxlite._src import jit_function as jit, profiler
   for (cls, attr), method in _saved.items():
     setattr(cls, attr, method)
   _saved.clear()

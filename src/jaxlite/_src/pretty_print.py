@@ -16,6 +16,7 @@ import numpy as np
 from jaxlite._src import core, dtypes
 
 __all__ = [
+  "ACCURACY_RULE",
   "UNSPECIFIED",
   "Doc",
   "ParamRule",
@@ -273,12 +274,13 @@ def _jaxpr_ref(jaxpr, ctx: _Context) -> Doc:
 # --- jit name sharing ----------------------------------------------------------------------------
 
 # Primitive -> the param holding a callee whose binders reuse the caller's names, so that a
-# nested jit reads like inlined code. Sub-jaxprs of other primitives get fresh names.
-name_sharing: dict[str, str] = {"jit": "jaxpr"}
+# nested jit reads like inlined code. Sub-jaxprs of other primitives get fresh names. Rows are
+# registered next to the primitive's definition (jit's in call_primitives.py).
+name_sharing: dict[core.Primitive, str] = {}
 
 
 def _share_callee_names(eqn, ctx: _Context) -> None:
-  key = name_sharing.get(eqn.primitive.name)
+  key = name_sharing.get(eqn.primitive)
   callee = _as_jaxpr(eqn.params.get(key)) if key else None
   if callee is None or callee in ctx.hoisted:
     return
@@ -321,44 +323,44 @@ class _Unspecified:
 UNSPECIFIED = _Unspecified()
 
 
-def _always(v) -> bool:
+def always(v) -> bool:
   return True
 
 
-def _is_none(v) -> bool:
+def is_none(v) -> bool:
   return v is None
 
 
-def _is_false(v) -> bool:
+def is_false(v) -> bool:
   return not v
 
 
-def _is_zero(v) -> bool:
+def is_zero(v) -> bool:
   return v == 0
 
 
-def _is_empty(v) -> bool:
+def is_empty(v) -> bool:
   return v is None or len(v) == 0
 
 
-def _none_true(v) -> bool:
+def none_true(v) -> bool:
   return v is None or not any(v)
 
 
-def _all_none(v) -> bool:
+def all_none(v) -> bool:
   return v is None or all(x is None for x in v)
 
 
-def _all_unspecified(v) -> bool:
+def all_unspecified(v) -> bool:
   vs = v if isinstance(v, (tuple, list)) else (v,)
   return all(x is None or x is UNSPECIFIED for x in vs)
 
 
-def _empty_mesh(m) -> bool:
+def empty_mesh(m) -> bool:
   return m is None or bool(getattr(m, "empty", False)) or getattr(m, "axis_names", None) == ()
 
 
-def _fun_name(f) -> str:
+def fun_name(f) -> str:
   if isinstance(f, str):
     return f
   while isinstance(f, functools.partial):
@@ -366,7 +368,7 @@ def _fun_name(f) -> str:
   return getattr(f, "__name__", str(f))
 
 
-def _dims_as_lists(dn):
+def dims_as_lists(dn):
   (lc, rc), (lb, rb) = dn
   return ((list(lc), list(rc)), (list(lb), list(rb)))
 
@@ -403,36 +405,18 @@ def _never(v) -> bool:
 
 
 _DEFAULT_RULE = ParamRule()
-_ACCURACY_RULE = ParamRule(drop={"accuracy": _is_none})
-_ACCURACY_PRIMITIVES = ("exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos",
-                        "tan", "sqrt", "rsqrt", "cbrt")
+# The rule of the accuracy family (exp, log, sin, tanh, ...): `accuracy=None` is not printed.
+ACCURACY_RULE = ParamRule(drop={"accuracy": is_none})
 
-# Primitive name -> its rule; a primitive with special printing adds a row here.
-param_rules: dict[str, ParamRule] = {
-    "jit": ParamRule(first=("name",), drop={
-        "inline": _always, "donated_invars": _none_true,
-        "in_shardings": _all_unspecified, "out_shardings": _all_unspecified,
-        "in_layouts": _all_none, "out_layouts": _all_none, "keep_unused": _is_false,
-        "ctx_mesh": _empty_mesh, "compiler_options_kvs": _is_empty}),
-    **{p: _ACCURACY_RULE for p in _ACCURACY_PRIMITIVES},
-    "mul": ParamRule(drop={"out_dtype": _is_none}),
-    "convert_element_type": ParamRule(drop={"sharding": _always}),
-    "broadcast_in_dim": ParamRule(drop={"shape": _always, "sharding": _always,
-                                        "broadcast_dimensions": _is_empty}),
-    "dot_general": ParamRule(drop={"out_sharding": _always}, drop_none=True,
-                             show={"dimension_numbers": _dims_as_lists}),
-    "custom_jvp_call": ParamRule(
-        first=("name",), only=("call_jaxpr", "jvp", "num_consts", "symbolic_zeros"),
-        drop={"num_consts": _is_zero}, show={"jvp": _fun_name}),
-    "custom_vjp_call": ParamRule(
-        first=("name",), only=("bwd", "call_jaxpr", "fwd", "num_consts", "symbolic_zeros"),
-        drop={"num_consts": _is_zero}, show={"bwd": _fun_name, "fwd": _fun_name}),
-}
+# Primitive -> its rule. A primitive with special printing registers its row right below its
+# definition (jit in call_primitives.py, the lax ones in their modules, custom_jvp/vjp_call in
+# custom_derivatives.py); every other primitive prints all its params sorted.
+param_rules: dict[core.Primitive, ParamRule] = {}
 
 
 def param_pairs(eqn) -> list[tuple[str, Any]]:
   """The (key, value) params an eqn prints, in print order, after its primitive's rule."""
-  return param_rules.get(eqn.primitive.name, _DEFAULT_RULE).pairs(eqn.params)
+  return param_rules.get(eqn.primitive, _DEFAULT_RULE).pairs(eqn.params)
 
 
 def _params_doc(eqn, ctx: _Context) -> Doc:

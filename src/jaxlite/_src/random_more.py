@@ -8,11 +8,12 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite._src import core, dtypes
-from jaxlite._src.jit import internal_jit
-from jaxlite._src.lax import lax as _lax
+from jaxlite._src.jit_function import internal_jit
+from jaxlite._src.lax import elementwise_functions as _lax
 from jaxlite._src.random import (
-    _broadcast_shapes, _check_prng_key, _check_shape, _const, _float_dtype, _jnp, _lax_ns,
-    _select, _split2, _unstack_keys, chisquare, normal, rademacher, split, uniform)
+    _broadcast_shapes, _check_prng_key, _check_shape, _const, _float_dtype, _jnp, _lax_ns, _select,
+    _split2, _unstack_keys, normal, rademacher, split, uniform)
+from jaxlite._src.random_gamma import chisquare
 
 
 def _check_safe_to_cast(name: str, dtype, *args) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 
 from jaxlite._src import core, dtypes, tree_util
 from jaxlite._src.interpreters import batching
-from jaxlite._src.jit import as_traceable_arg
+from jaxlite._src.jit_function import as_traceable_arg
 
 _IN_AXES_TOP = ("vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
                 "positional arguments passed to the function, but got")

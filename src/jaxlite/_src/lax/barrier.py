@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jaxlite._src import core, tree_util
 from jaxlite._src.interpreters import ad, batching
-from jaxlite._src.lax.lax import asarg
+from jaxlite._src.lax.elementwise_functions import asarg
 
 optimization_barrier_p = core.Primitive("optimization_barrier")
 optimization_barrier_p.multiple_results = True

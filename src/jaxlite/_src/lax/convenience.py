@@ -8,7 +8,7 @@ from typing import Any, NamedTuple, Sequence
 import numpy as np
 
 from jaxlite._src import core, dtypes
-from jaxlite._src.lax import lax
+from jaxlite._src.lax import elementwise_functions as lax
 from jaxlite._src.lax import shape as shape_ops
 from jaxlite._src.lax import sort as sort_ops
 
@@ -230,7 +230,8 @@ PrecisionLike = Any  # None, a str, a Precision, a pair of them, a DotAlgorithm(
 
 def index_take(src, idxs, axes):
   """Rows of `idxs` [N, len(axes)] index `src` on `axes`: result [N, *other dims of src]."""
-  from jaxlite._src.lax.slicing import GatherDimensionNumbers, gather
+  from jaxlite._src.lax.slicing import gather
+  from jaxlite._src.lax.gather_dnums import GatherDimensionNumbers
   src, idxs = lax.asarg(src), lax.asarg(idxs)
   shape = core.get_aval(src).shape
   axes = tuple(int(a) for a in axes)

@@ -13,6 +13,7 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src import dtypes
+from jaxlite._src import pretty_print as pp
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.compiler import passes
 from jaxlite._src.interpreters import ad
@@ -21,7 +22,7 @@ from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.families import kind_of
 from jaxlite._src.lax.families import fresh_output_primitives, numpy_eqn_templates
-from jaxlite._src.lax.lax import asarg
+from jaxlite._src.lax.elementwise_functions import asarg
 
 
 class Precision(enum.Enum):
@@ -62,6 +63,8 @@ def canonicalize_precision(precision):
 # --- dot_general -------------------------------------------------------------------------------
 
 dot_general_p = core.Primitive("dot_general")
+pp.param_rules[dot_general_p] = pp.ParamRule(drop={"out_sharding": pp.always}, drop_none=True,
+                                             show={"dimension_numbers": pp.dims_as_lists})
 
 
 def _check_dims(side, dims, ndim, batch, contract):

@@ -10,6 +10,7 @@ import numpy as np
 from jaxlite._src import array as array_lib
 from jaxlite._src import core
 from jaxlite._src import dtypes
+from jaxlite._src import pretty_print as pp
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
@@ -137,6 +138,10 @@ atanh_p = unop("atanh", _quiet(np.arctanh), INEXACT)
 sqrt_p = unop("sqrt", _quiet(np.sqrt), INEXACT, template="np.sqrt({0})")
 rsqrt_p = unop("rsqrt", _quiet(_rsqrt), INEXACT)
 cbrt_p = unop("cbrt", _cbrt, FLOAT)
+for _p in (exp_p, exp2_p, log_p, log1p_p, expm1_p, tanh_p, logistic_p, sin_p, cos_p, tan_p,
+           sqrt_p, rsqrt_p, cbrt_p):
+  pp.param_rules[_p] = pp.ACCURACY_RULE
+del _p
 abs_p = unop("abs", np.abs, SIGNED_NUM, out_dtype=_abs_dtype, template="np.abs({0})")
 not_p = unop("not", np.invert, INT_BOOL, template="np.invert({0})")
 population_count_p = unop("population_count", _popcount, INT)
@@ -334,6 +339,7 @@ def _atan2(x, y):
 add_p = binop("add", np.add, "fciu", template="np.add({0}, {1})")
 sub_p = binop("sub", np.subtract, "fciu", template="np.subtract({0}, {1})")
 mul_p = binop("mul", np.multiply, "fciub", template="np.multiply({0}, {1})")
+pp.param_rules[mul_p] = pp.ParamRule(drop={"out_dtype": pp.is_none})
 div_p = binop("div", _div, "fciu")
 rem_p = binop("rem", _rem, "fiu")
 pow_p = binop("pow", _pow, "fc")
@@ -418,7 +424,7 @@ def _const(x, v):
   weak scalar whose dtype is the default one for `v`'s Python type."""
   aval = core.get_aval(x)
   if aval.weak_type and not aval.shape:
-    from jaxlite._src.lax.lax import weak_scalar  # lax imports this module
+    from jaxlite._src.lax.elementwise_functions import weak_scalar  # lax imports this module
     val = weak_scalar(_PY_TYPE_OF_KIND[kind_of(aval.dtype)](v))
     if getattr(val, "dtype", None) == aval.dtype:
       return val
@@ -732,6 +738,7 @@ def _convert_impl(x, new_dtype, weak_type=False, sharding=None):
 
 
 convert_element_type_p = core.Primitive("convert_element_type")
+pp.param_rules[convert_element_type_p] = pp.ParamRule(drop={"sharding": pp.always})
 convert_element_type_p.def_impl(_convert_impl)
 convert_element_type_p.def_abstract_eval(_convert_abstract)
 convert_element_type_p.eager_weak_type = lambda args, params: params["weak_type"]
@@ -847,10 +854,6 @@ def _select_n_impl(which, *cases):
 select_n_p = core.Primitive("select_n")
 select_n_p.def_impl(_select_n_impl)
 select_n_p.def_abstract_eval(_select_n_abstract)
-
-
-def _select_n_template(**params):
-  return None
 
 
 def _select_n_batcher(vals, dims):

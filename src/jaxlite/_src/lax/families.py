@@ -41,10 +41,6 @@ _KIND_NAMES = {
 }
 
 
-def _is_weak(x) -> bool:
-  return getattr(x, "weak_type", False)
-
-
 def all_weak(args, params) -> bool:
   for a in args:
     if not getattr(a, "weak_type", False):

@@ -11,7 +11,7 @@ from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad, batching
-from jaxlite._src.jit import internal_jit
+from jaxlite._src.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax.families import kind_of
 

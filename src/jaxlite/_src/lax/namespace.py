@@ -1,5 +1,5 @@
 """The names `jaxlite.lax` exports, gathered from the primitive modules."""
-from jaxlite._src.lax.lax import (  # noqa: F401
+from jaxlite._src.lax.elementwise_functions import (  # noqa: F401
     neg, sign, floor, ceil, is_finite, exp, exp2, log, log1p, expm1, tanh, logistic, sin, cos,
     tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, sqrt, rsqrt, cbrt, abs, bitwise_not,
     population_count, clz, real, imag, conj, square, round, RoundingMethod, integer_pow, add,
@@ -7,9 +7,9 @@ from jaxlite._src.lax.lax import (  # noqa: F401
     shift_left, shift_right_arithmetic, shift_right_logical, eq, ne, lt, le, gt, ge, complex,
     mulhi, convert_element_type, bitcast_convert_type, reduce_precision, select_n, select,
     clamp)
-from jaxlite._src.lax.lax import bitwise_not as not_  # noqa: F401
-from jaxlite._src.lax.lax import bitwise_and as and_, bitwise_or as or_  # noqa: F401
-from jaxlite._src.lax.lax import bitwise_xor as xor  # noqa: F401
+from jaxlite._src.lax.elementwise_functions import bitwise_not as not_  # noqa: F401
+from jaxlite._src.lax.elementwise_functions import bitwise_and as and_, bitwise_or as or_  # noqa: F401
+from jaxlite._src.lax.elementwise_functions import bitwise_xor as xor  # noqa: F401
 from jaxlite._src.lax.shape import (  # noqa: F401
     broadcast_in_dim_p, reshape_p, squeeze_p, transpose_p)
 from jaxlite._src.lax.elementwise import (  # noqa: F401
@@ -54,12 +54,14 @@ from jaxlite._src.lax.shape import (  # noqa: F401
     concatenate, rev, split, broadcast, broadcast_in_dim, reshape, squeeze, transpose, collapse,
     stack, unstack, tile)
 from jaxlite._src.lax.slicing import (  # noqa: F401
+    slice, slice_in_dim, index_in_dim, dynamic_slice, dynamic_slice_in_dim, dynamic_index_in_dim,
+    dynamic_update_slice, dynamic_update_slice_in_dim, dynamic_update_index_in_dim, gather, scatter,
+    scatter_add, scatter_mul, scatter_min, scatter_max, scatter_sub, scatter_apply)
+from jaxlite._src.lax.slicing_primitives import (  # noqa: F401
     slice_p, dynamic_slice_p, dynamic_update_slice_p, gather_p, scatter_p, scatter_add_p,
-    scatter_mul_p, scatter_min_p, scatter_max_p, scatter_sub_p, slice, slice_in_dim,
-    index_in_dim, dynamic_slice, dynamic_slice_in_dim, dynamic_index_in_dim, dynamic_update_slice,
-    dynamic_update_slice_in_dim, dynamic_update_index_in_dim, gather, scatter, scatter_add,
-    scatter_mul, scatter_min, scatter_max, scatter_sub, scatter_apply, GatherDimensionNumbers,
-    ScatterDimensionNumbers, GatherScatterMode)
+    scatter_mul_p, scatter_min_p, scatter_max_p, scatter_sub_p)
+from jaxlite._src.lax.gather_dnums import (  # noqa: F401
+    GatherDimensionNumbers, ScatterDimensionNumbers, GatherScatterMode)
 from jaxlite._src.lax.parallel import (  # noqa: F401
     psum, pmax, pmin, pmean, all_gather, axis_index, psum_p, pmax_p, pmin_p, all_gather_p,
     axis_index_p)

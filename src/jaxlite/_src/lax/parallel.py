@@ -16,7 +16,7 @@ from jaxlite._src.interpreters import batching
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.creation import iota_p
-from jaxlite._src.lax.lax import asarg, weak_scalar
+from jaxlite._src.lax.elementwise_functions import asarg, weak_scalar
 from jaxlite._src.lax.reductions import _check_axes
 
 

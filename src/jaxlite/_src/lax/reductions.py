@@ -16,7 +16,7 @@ from jaxlite._src.interpreters import batching
 from jaxlite._src.lax.families import first_weak, kind_of, never_weak
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
-from jaxlite._src.lax.lax import asarg
+from jaxlite._src.lax.elementwise_functions import asarg
 
 _KIND_WORDS = {"fciu": "number", "fciub": "number or bool", "fiub": "number or bool",
                "fc": "inexact", "f": "floating"}
@@ -340,7 +340,7 @@ cumlogsumexp = _cumulative_fn(cumlogsumexp_p)
 def prefix_scan(combine, x, axis: int, reverse: bool):
   """The inclusive scan of `combine` along `axis` by recursive doubling, built of primitives
   that have derivatives: the JVP of the cumulative ops other than cumsum is this one's."""
-  from jaxlite._src.lax.slicing import slice_p
+  from jaxlite._src.lax.slicing_primitives import slice_p
   if reverse:
     x = shape_prims.rev_p.bind(x, dimensions=(axis,))
   aval = core.get_aval(x)
@@ -438,7 +438,7 @@ batching.primitive_batchers[reduce_p] = _reduce_batcher
 def tree_reduce(combine, operands, inits, axes):
   """`operands` folded over `axes` by `combine` (two lists of arrays -> list) in pairwise
   halving steps; `inits` pad odd lengths. A composite of differentiable primitives."""
-  from jaxlite._src.lax.slicing import slice_p
+  from jaxlite._src.lax.slicing_primitives import slice_p
   shape = core.get_aval(operands[0]).shape
   kept = [i for i in range(len(shape)) if i not in axes]
   rest = tuple(shape[i] for i in kept)
@@ -486,7 +486,7 @@ ad.jvp_rules[reduce_p] = _reduce_jvp
 
 def _monoid_reducer(computation, init):
   """The reduce_* primitive that `computation` with identity `init` amounts to, if any."""
-  from jaxlite._src.lax import lax
+  from jaxlite._src.lax import elementwise_functions as lax
   try:
     val = core.concrete_or_error(np.asarray, init)
   except Exception:  # noqa: BLE001 - a traced init value is simply not a known monoid

@@ -11,6 +11,7 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src import dtypes
+from jaxlite._src import pretty_print as pp
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
@@ -54,6 +55,8 @@ def _broadcast_in_dim_impl(x, shape, broadcast_dimensions, sharding=None):
 
 broadcast_in_dim_p = _prim("broadcast_in_dim", _broadcast_in_dim_impl,
                            _broadcast_in_dim_abstract)
+pp.param_rules[broadcast_in_dim_p] = pp.ParamRule(drop={
+    "shape": pp.always, "sharding": pp.always, "broadcast_dimensions": pp.is_empty})
 
 
 def _broadcast_in_dim_batcher(vals, dims, *, shape, broadcast_dimensions, sharding=None):
@@ -339,7 +342,7 @@ def _pad_transpose(ct, x, padding_value, *, padding_config):
   # The operand's cotangent is `ct` un-padded (negative edge padding, then a strided slice);
   # the padding value's is everything else.
   from jaxlite._src.lax.reductions import reduce_sum_p
-  from jaxlite._src.lax.slicing import slice_p
+  from jaxlite._src.lax.slicing_primitives import slice_p
   lo, hi, interior = (np.array(c) for c in zip(*padding_config)) if padding_config else \
       (np.zeros(0, int),) * 3
   dt = core.get_aval(ct).dtype
@@ -551,7 +554,7 @@ ad.deflinear(tile_p, _tile_transpose)
 # --- public lax functions ----------------------------------------------------------------------
 
 def _asarg(x):
-  from jaxlite._src.lax.lax import asarg
+  from jaxlite._src.lax.elementwise_functions import asarg
   return asarg(x)
 
 

@@ -13,7 +13,7 @@ from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax.families import first_weak
-from jaxlite._src.lax.lax import asarg
+from jaxlite._src.lax.elementwise_functions import asarg
 
 # --- sort --------------------------------------------------------------------------------------
 

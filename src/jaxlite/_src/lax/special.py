@@ -14,7 +14,7 @@ from jaxlite._src import core
 from jaxlite._src.interpreters import ad
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax.families import binop, unop
-from jaxlite._src.lax.lax import asarg
+from jaxlite._src.lax.elementwise_functions import asarg
 
 _F32_LIKE = ("float16", "bfloat16", "float32")
 

@@ -19,7 +19,7 @@ from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import families, reductions, slicing
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.dot import canonicalize_precision
-from jaxlite._src.lax.lax import asarg
+from jaxlite._src.lax.elementwise_functions import asarg
 
 
 class ConvDimensionNumbers(NamedTuple):
@@ -633,7 +633,7 @@ ad.jvp_rules[reduce_window_min_p] = _reduce_window_chooser_jvp("min")
 # --- the reduce_window lax function ------------------------------------------------------------
 
 def _monoid_kind(computation, init_value, dtype):
-  from jaxlite._src.lax import lax as lax_fns
+  from jaxlite._src.lax import elementwise_functions as lax_fns
   kinds = {lax_fns.add: "sum", lax_fns.max: "max", lax_fns.min: "min"}
   kind = kinds.get(computation)
   if kind is None:

@@ -13,7 +13,7 @@ from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.custom_derivatives import custom_jvp
 from jaxlite._src.interpreters.ad import stop_gradient_p
-from jaxlite._src.jit import internal_jit
+from jaxlite._src.jit_function import internal_jit
 from jaxlite._src.lax import creation
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import slicing

@@ -52,7 +52,7 @@ _COMPARE = {"eq": uf.equal, "ne": uf.not_equal, "lt": uf.less, "le": uf.less_equ
 
 
 def _matmul(a, b):
-  from jaxlite._src.numpy import linalg_basic
+  from jaxlite._src.numpy import matmul as linalg_basic
   return linalg_basic.matmul(a, b)
 
 
@@ -113,7 +113,7 @@ def _strong_copy(self):
 
 
 def _reshape(self, *args, order="C", **kw):
-  from jaxlite._src.numpy.lax_numpy import reshape
+  from jaxlite._src.numpy.where_reshape import reshape
   shape = args[0] if len(args) == 1 else args
   if "shape" in kw:
     shape = kw["shape"]
@@ -121,7 +121,7 @@ def _reshape(self, *args, order="C", **kw):
 
 
 def _transpose(self, *args):
-  from jaxlite._src.numpy.lax_numpy import transpose
+  from jaxlite._src.numpy.where_reshape import transpose
   axes = args[0] if len(args) == 1 and not isinstance(args[0], int) else (args or None)
   return transpose(self, axes)
 
@@ -132,17 +132,17 @@ def _at(self):
 
 
 def _flatten(self, order="C"):
-  from jaxlite._src.numpy.lax_numpy import ravel
+  from jaxlite._src.numpy.where_reshape import ravel
   return ravel(self, order)
 
 
 def _T(self):
-  from jaxlite._src.numpy.lax_numpy import transpose
+  from jaxlite._src.numpy.where_reshape import transpose
   return transpose(self)
 
 
 def _mT(self):
-  from jaxlite._src.numpy.lax_numpy import matrix_transpose
+  from jaxlite._src.numpy.where_reshape import matrix_transpose
   return matrix_transpose(self)
 
 

@@ -12,10 +12,10 @@ import numpy as np
 from jaxlite._src import array as array_lib
 from jaxlite._src import core
 from jaxlite._src import dtypes
-from jaxlite._src.jit import internal_jit
+from jaxlite._src.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
-from jaxlite._src.lax.lax import check_python_int
+from jaxlite._src.lax.elementwise_functions import check_python_int
 from jaxlite._src.numpy.util import dtype_weak, scalar_to_dtype
 
 _PY = (int, float, complex, bool)
@@ -67,7 +67,7 @@ def array(object, dtype=None, copy: bool = True, order=None, ndmin: int = 0, *, 
   else:
     out = _from_concrete(object, dtype)
   if ndmin > out.ndim:
-    from jaxlite._src.numpy.lax_numpy import reshape
+    from jaxlite._src.numpy.where_reshape import reshape
     out = reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
   return out
 
@@ -164,7 +164,7 @@ def _placed(like=False):
 
 @_placed()
 def full(shape, fill_value, dtype=None, *, device=None):
-  from jaxlite._src.numpy.lax_numpy import broadcast_to
+  from jaxlite._src.numpy.where_reshape import broadcast_to
   shape = _shape_arg(shape)
   if dtype is not None:
     dtype = dtypes.check_user_dtype(dtype, "full")
@@ -255,7 +255,7 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     w = w and dtype_weak(fill_value)[1]
   fill = _fill_value(fill_value, d, w)
   if (fill.ndim if isinstance(fill, core.Tracer) else np.ndim(fill)):
-    from jaxlite._src.numpy.lax_numpy import broadcast_to
+    from jaxlite._src.numpy.where_reshape import broadcast_to
     return broadcast_to(fill, s)
   return _broadcast_scalar(fill, s)
 
@@ -332,7 +332,7 @@ def _is_integer_range(first, stride) -> bool:
 
 def _linspace_impl(start, stop, num, endpoint, dtype, axis):
   from jaxlite._src.lax.creation import iota_p
-  from jaxlite._src.numpy.lax_numpy import broadcast_to, reshape
+  from jaxlite._src.numpy.where_reshape import broadcast_to, reshape
   from jaxlite._src.numpy.util import convert, promote_dtypes, shape_of
   start, stop = promote_dtypes(start, stop)
   compute = dtypes.to_inexact_dtype(dtype_weak(start)[0])
@@ -359,7 +359,7 @@ def _linspace_impl(start, stop, num, endpoint, dtype, axis):
                                                broadcast_dimensions=lead, sharding=None)
     out = lax_shape.concatenate([out, last], 0)
   if axis != 0:
-    from jaxlite._src.numpy.lax_numpy import transpose
+    from jaxlite._src.numpy.where_reshape import transpose
     nd = len(out_shape)
     ax = axis % nd
     out = transpose(out, tuple(range(1, ax + 1)) + (0,) + tuple(range(ax + 1, nd)))
@@ -533,7 +533,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
   """jnp.meshgrid: coordinate arrays from 1-D coordinate vectors."""
   if indexing not in ("xy", "ij"):
     raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing}")
-  from jaxlite._src.numpy.lax_numpy import broadcast_to, reshape
+  from jaxlite._src.numpy.where_reshape import broadcast_to, reshape
   arrays = [reshape(asarray(x) if not isinstance(x, (core.Tracer, core.array_type)) else x,
                     (-1,)) for x in xi]
   shape = [a.shape[0] for a in arrays]

@@ -14,12 +14,12 @@ import numpy as np
 
 from jaxlite._src import array as array_lib
 from jaxlite._src import core, dtypes, errors
-from jaxlite._src.jit import internal_jit
+from jaxlite._src.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as lax_shape
 from jaxlite._src.lax import slicing
-from jaxlite._src.lax.lax import _convert_element_type, asarg
-from jaxlite._src.numpy import lax_numpy
+from jaxlite._src.lax.elementwise_functions import _convert_element_type, asarg
+from jaxlite._src.numpy import where_reshape as lax_numpy
 from jaxlite._src.numpy.util import canonicalize_axis, dtype_weak, promote_dtypes, shape_of
 
 _INDEX_DTYPE = np.dtype(np.int32)

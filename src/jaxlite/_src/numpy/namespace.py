@@ -5,7 +5,7 @@ from jaxlite._src import dtypes as _dtypes
 from jaxlite._src.numpy import array_methods as _array_methods  # noqa: F401 - sets operators
 from jaxlite._src.numpy.creation import (  # noqa: F401
     array, asarray, zeros, ones, full, empty, zeros_like, ones_like, full_like, empty_like)
-from jaxlite._src.numpy.lax_numpy import (  # noqa: F401
+from jaxlite._src.numpy.where_reshape import (  # noqa: F401
     where, reshape, ravel, transpose, permute_dims, matrix_transpose, squeeze, expand_dims,
     broadcast_to, broadcast_arrays, shape, ndim, size, result_type)
 from jaxlite._src.numpy.ufuncs import (  # noqa: F401
@@ -34,18 +34,19 @@ from jaxlite._src.numpy.creation import (  # noqa: F401
 from jaxlite._src.numpy.sorting import (  # noqa: F401
     sort, argsort, lexsort, searchsorted, partition, argpartition, clip, isclose, allclose,
     array_equal, array_equiv)
-from jaxlite._src.numpy.linalg_basic import (  # noqa: F401
+from jaxlite._src.numpy.matmul import (  # noqa: F401
     matmul, dot, vdot, vecdot, inner, outer, tensordot, einsum, matvec, vecmat, kron, trace,
     diagonal, diag)
 
 from jaxlite._src.numpy.indexing import take, take_along_axis  # noqa: F401
 from jaxlite._src.numpy.shape_ops import (  # noqa: F401
-    concatenate, concat, stack, hstack, vstack, dstack, column_stack, split, array_split,
-    hsplit, vsplit, dsplit, unstack, tile, repeat, flip, fliplr, flipud, roll, rot90, pad,
-    moveaxis, swapaxes, rollaxis, atleast_1d, atleast_2d, atleast_3d, append, insert, delete,
+    concatenate, concat, stack, hstack, vstack, dstack, column_stack, split, array_split, hsplit,
+    vsplit, dsplit, unstack, tile, repeat, flip, fliplr, flipud, roll, rot90, pad, moveaxis,
+    swapaxes, rollaxis, atleast_1d, atleast_2d, atleast_3d, append, insert, delete, resize, block)
+from jaxlite._src.numpy.selection import (  # noqa: F401
     diag_indices, diag_indices_from, tril_indices, triu_indices, tril_indices_from,
-    triu_indices_from, unravel_index, ravel_multi_index, resize, block, select, piecewise,
-    choose, compress, extract, put, put_along_axis, place, ix_, r_, c_)
+    triu_indices_from, unravel_index, ravel_multi_index, select, piecewise, choose, compress,
+    extract, put, put_along_axis, place, ix_, r_, c_)
 from jaxlite._src.numpy.setops import (  # noqa: F401
     nonzero, flatnonzero, argwhere, unique, unique_values, unique_counts, unique_inverse,
     unique_all, union1d, intersect1d, setdiff1d, setxor1d, isin)
@@ -61,11 +62,14 @@ ndarray = __import__("jaxlite._src.core", fromlist=["Array"]).Array
 # The jnp.fft and jnp.linalg submodules load on first use (`jaxlite.numpy.__getattr__`).
 LAZY_SUBMODULES = ("fft", "linalg")
 __all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_SUBMODULES"]
-from jaxlite._src.numpy.more_functions import (  # noqa: F401,E402
+from jaxlite._src.numpy.elementwise_extra import (  # noqa: F401,E402
     acos, acosh, asin, asinh, atan, atan2, atanh, ComplexWarning, astype, copy, from_dlpack,
-    broadcast_shapes, diff, ediff1d, gradient, trapezoid, cross, frexp, ldexp, modf, gcd, lcm,
-    fabs, spacing, logaddexp2, nan_to_num, nancumsum, nancumprod, angle, i0, iscomplex, isreal,
-    iscomplexobj, isrealobj, isscalar, iterable, packbits, unpackbits, bitwise_count)
+    broadcast_shapes, frexp, ldexp, modf, gcd, lcm, fabs, spacing, logaddexp2, nan_to_num,
+    nancumsum, nancumprod, angle, i0, iscomplex, isreal, iscomplexobj, isrealobj, isscalar,
+    iterable)
+from jaxlite._src.numpy.bits import packbits, unpackbits, bitwise_count  # noqa: F401,E402
+from jaxlite._src.numpy.differences import (  # noqa: F401,E402
+    diff, ediff1d, gradient, trapezoid, cross)
 __all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_SUBMODULES"]
 from jaxlite._src.numpy.polynomial import (  # noqa: F401,E402
     convolve, correlate, vander, polyval, polyadd, polysub, polymul, polydiv, polyder, polyint,
@@ -75,13 +79,13 @@ from jaxlite._src.numpy.statistics import (  # noqa: F401,E402
     cov, corrcoef, bincount, digitize, interp, unwrap, histogram_bin_edges, histogram,
     histogramdd, histogram2d, bartlett, blackman, hamming, hanning, kaiser)
 __all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_SUBMODULES"]
-from jaxlite._src.numpy.misc import (  # noqa: F401,E402
+from jaxlite._src.numpy.grids_and_io import (  # noqa: F401,E402
+    diagflat, fill_diagonal, mask_indices, trim_zeros, sort_complex, mgrid, ogrid, s_, index_exp,
+    einsum_path, array_repr, array_str, get_printoptions, set_printoptions, printoptions, save,
+    savez, load, single, double, csingle, cdouble, character, flexible, object_)
+from jaxlite._src.numpy.functional import (  # noqa: F401,E402
     apply_along_axis, apply_over_axes, vectorize, ufunc, frompyfunc, fromfunction, frombuffer,
-    fromiter, fromstring,
-    fromfile, diagflat, fill_diagonal, mask_indices, trim_zeros, sort_complex, mgrid, ogrid, s_,
-    index_exp, einsum_path, array_repr, array_str, get_printoptions, set_printoptions,
-    printoptions, save, savez, load, single, double, csingle, cdouble, character, flexible,
-    object_)
+    fromiter, fromstring, fromfile)
 __all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_SUBMODULES"]
 from jaxlite._src.numpy.array_api_metadata import (  # noqa: F401,E402
     __array_api_version__, __array_namespace_info__)

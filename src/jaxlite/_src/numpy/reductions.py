@@ -13,11 +13,11 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src import dtypes
-from jaxlite._src.jit import internal_jit
+from jaxlite._src.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import reductions as red
 from jaxlite._src.lax import shape as shape_prims
-from jaxlite._src.numpy.lax_numpy import _where, expand_dims, reshape
+from jaxlite._src.numpy.where_reshape import _where, expand_dims, reshape
 from jaxlite._src.numpy.util import check_arraylike, convert, dtype_weak, promote_dtypes, shape_of
 
 
@@ -230,7 +230,7 @@ def _count(a, axes, where, dtype):
   shape = shape_of(a)
   if where is None:
     return float(math.prod(shape[i] for i in axes))
-  from jaxlite._src.numpy.lax_numpy import broadcast_to
+  from jaxlite._src.numpy.where_reshape import broadcast_to
   mask = broadcast_to(where, shape) if tuple(shape_of(where)) != tuple(shape) else where
   ones = _strong(_strong(mask, dtypes.default_int_dtype()), dtype)
   return red.reduce_sum_p.bind(ones, axes=axes, out_sharding=None)
@@ -663,7 +663,7 @@ _QUANTILE_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
 @internal_jit(static_argnames=("axis", "method", "keepdims", "ignore_nan"), name="quantile")
 def _quantile(a, q, axis=None, method="linear", keepdims=False, ignore_nan=False):
   from jaxlite._src.lax import sort as lax_sort
-  from jaxlite._src.numpy.lax_numpy import transpose
+  from jaxlite._src.numpy.where_reshape import transpose
   dtype = _inexact(dtype_weak(a)[0])
   a, q = _strong(a, dtype), _strong(q, dtype)
   shape = tuple(shape_of(a))
@@ -811,6 +811,6 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
 
 def _bcast_like(x, like):
   """`x` broadcast to the shape of `like` (or to `like` itself when it is a shape tuple)."""
-  from jaxlite._src.numpy.lax_numpy import broadcast_to
+  from jaxlite._src.numpy.where_reshape import broadcast_to
   shape = like if isinstance(like, tuple) else tuple(shape_of(like))
   return broadcast_to(x, shape) if tuple(shape_of(x)) != shape else x

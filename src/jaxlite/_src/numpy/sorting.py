@@ -13,12 +13,12 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src import dtypes
-from jaxlite._src.jit import internal_jit
+from jaxlite._src.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import reductions as red
 from jaxlite._src.lax import sort as lax_sort
 from jaxlite._src.lax.creation import iota_p
-from jaxlite._src.numpy.lax_numpy import reshape
+from jaxlite._src.numpy.where_reshape import reshape
 from jaxlite._src.numpy.util import (canonicalize_axis, check_arraylike, convert, dtype_weak,
                                      promote_dtypes, shape_of)
 
@@ -227,7 +227,7 @@ def _real(dtype):
 
 def _same_shape(a, b):
   from jaxlite._src.numpy.util import promote_shapes
-  from jaxlite._src.numpy.lax_numpy import broadcast_arrays
+  from jaxlite._src.numpy.where_reshape import broadcast_arrays
   a, b = promote_shapes("isclose", a, b)
   if tuple(shape_of(a)) != tuple(shape_of(b)) and shape_of(a) and shape_of(b):
     a, b = broadcast_arrays(a, b)

@@ -9,9 +9,9 @@ import operator
 import numpy as np
 
 from jaxlite._src import core, dtypes
-from jaxlite._src.jit import internal_jit
-from jaxlite._src.numpy import creation, linalg_basic, shape_ops, sorting
-from jaxlite._src.numpy import lax_numpy as lnp
+from jaxlite._src.jit_function import internal_jit
+from jaxlite._src.numpy import creation, matmul as linalg_basic, shape_ops, sorting
+from jaxlite._src.numpy import where_reshape as lnp
 from jaxlite._src.numpy import reductions as red
 from jaxlite._src.numpy import ufuncs as uf
 from jaxlite._src.numpy.util import check_arraylike, dtype_weak, promote_dtypes_inexact
@@ -338,7 +338,7 @@ hanning = _window("hanning", lambda n, M: 0.5 - 0.5 * uf.cos(2 * np.pi * n / (M 
 
 
 def kaiser(M, beta):
-  from jaxlite._src.numpy.more_functions import i0
+  from jaxlite._src.numpy.elementwise_extra import i0
   M = _window_length(M, "kaiser")
   dt = dtypes.default_float_dtype()
   if M <= 1:

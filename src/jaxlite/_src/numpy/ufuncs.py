@@ -9,9 +9,9 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src import dtypes
-from jaxlite._src.jit import internal_jit
+from jaxlite._src.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
-from jaxlite._src.lax import lax
+from jaxlite._src.lax import elementwise_functions as lax
 from jaxlite._src.numpy.util import (promote_args, promote_args_inexact, promote_args_numeric,
                                      promote_dtypes_inexact, promote_dtypes, dtype_weak,
                                      check_arraylike)
@@ -312,7 +312,7 @@ def _float_divmod(x1, x2):
 
 
 def _where():
-  from jaxlite._src.numpy.lax_numpy import where
+  from jaxlite._src.numpy.where_reshape import where
   return where
 
 
@@ -498,7 +498,7 @@ def trunc(x, /):
   d = dtype_weak(x)[0]
   if d.kind in "iub":
     return x
-  from jaxlite._src.numpy.lax_numpy import where
+  from jaxlite._src.numpy.where_reshape import where
   return where(ew.lt_p.bind(x, _zero_like(x)), ew.ceil_p.bind(x), ew.floor_p.bind(x))
 
 
@@ -570,10 +570,6 @@ def heaviside(x1, x2, /):
   at_zero = where(isnan(x1), x1, x2)  # NaN stays NaN, 0 takes x2
   return where(negative_, _strong_scalar(0, x1),
                where(positive_, _strong_scalar(1, x1), at_zero))
-
-
-def _one_like_full(x):
-  return add(multiply(x, 0), 1)
 
 
 @internal_jit

@@ -11,15 +11,11 @@ from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
-from jaxlite._src.lax.lax import check_python_int
+from jaxlite._src.lax.elementwise_functions import check_python_int
 
 _ArrayImpl = None
 _PY = (int, float, complex, bool)
 _typed = dtypes.typed_scalar_types
-
-
-def _array_type():
-  return core.array_type
 
 
 # dtype_weak, ndim_of, shape_of and promote_args are eager dispatch (every `x + 1` runs them):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite._src import core
-from jaxlite._src.jit import internal_jit
+from jaxlite._src.jit_function import internal_jit
 from jaxlite._src.lax import linalg as lax_linalg
 from jaxlite._src.numpy import linalg as jnp_linalg
 from jaxlite._src.numpy.util import check_arraylike, promote_dtypes_inexact

@@ -13,8 +13,9 @@ _MODULES = (
     "jaxlite._src.lax.creation", "jaxlite._src.lax.sort", "jaxlite._src.lax.windowed",
     "jaxlite._src.lax.parallel", "jaxlite._src.lax.fft", "jaxlite._src.lax.linalg",
     "jaxlite._src.lax.control_flow.loops", "jaxlite._src.lax.control_flow.conditionals",
-    "jaxlite._src.interpreters.ad", "jaxlite._src.jit", "jaxlite._src.custom_derivatives",
-    "jaxlite._src.ad_checkpoint", "jaxlite._src.prng", "jaxlite._src.random",
+    "jaxlite._src.interpreters.ad", "jaxlite._src.call_primitives",
+    "jaxlite._src.custom_derivatives", "jaxlite._src.ad_checkpoint", "jaxlite._src.prng",
+    "jaxlite._src.random", "jaxlite._src.random_gamma",
     "jaxlite._src.callbacks",
 )
 

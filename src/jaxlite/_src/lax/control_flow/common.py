@@ -174,7 +174,7 @@ def as_array(x):
 def promote_weak_input(val, in_aval, out_aval):
   """A weak-typed init value cast to what the body returns for it; (value, changed)."""
   if in_aval.weak_type and not typematch(in_aval, out_aval):
-    from jaxlite._src.lax import lax
+    from jaxlite._src.lax import elementwise_functions as lax
     new_dtype = dtypes.result_type(val, out_aval.dtype)
     return lax.convert_element_type(val, new_dtype), True
   return val, False

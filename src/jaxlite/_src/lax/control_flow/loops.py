@@ -17,7 +17,7 @@ from jaxlite._src.config import config
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad, batching, linearize
 from jaxlite._src.call_primitives import as_traceable_arg
-from jaxlite._src.lax import lax
+from jaxlite._src.lax import elementwise_functions as lax
 from jaxlite._src.lax.control_flow import common
 from jaxlite._src.lax.control_flow.common import merge_lists, split_list
 

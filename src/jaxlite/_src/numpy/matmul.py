@@ -12,13 +12,13 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src import dtypes
-from jaxlite._src.jit import internal_jit
+from jaxlite._src.jit_function import internal_jit
 from jaxlite._src.lax import dot as lax_dot
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import reductions as red
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.creation import iota_p
-from jaxlite._src.numpy.lax_numpy import _where, reshape, transpose
+from jaxlite._src.numpy.where_reshape import _where, reshape, transpose
 from jaxlite._src.numpy.util import (canonicalize_axis, check_arraylike, convert, dtype_weak,
                                      promote_dtypes, shape_of)
 
@@ -163,7 +163,7 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
   x1, x2 = _arrays("vecdot", x1, x2)
   if dtype_weak(x1)[0].kind == "c":
     x1 = ew.conj_p.bind(x1)
-  from jaxlite._src.numpy.lax_numpy import broadcast_arrays
+  from jaxlite._src.numpy.where_reshape import broadcast_arrays
   x1, x2 = broadcast_arrays(x1, x2)
   nd = len(shape_of(x1))
   ax = canonicalize_axis(axis, nd)

@@ -1,0 +1,565 @@
+"""The jit machinery under `jax.jit` (PjitFunction, internal_jit, the trace caches, AOT stages):
+trace once per abstract signature, stage as a `jit` eqn, run the backend's executable. lax, numpy
+and the other library modules import it without importing the API layer (`jit.py`).
+
+The `jit` primitive (call_primitives.py) holds a ClosedJaxpr. Under the eval trace it runs that
+jaxpr's executable; under any other trace it is recorded or transformed like any primitive.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import weakref
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import devices
+from jaxlite._src import dtypes
+from jaxlite._src import tree_util
+from jaxlite._src.call_primitives import (  # noqa: F401 - re-exported for the API modules
+    _PY_SCALARS, _check_output, as_traceable_arg, fun_name, fun_src_info, jit_p, jit_params)
+from jaxlite._src.compiler import backend
+from jaxlite._src.config import config
+from jaxlite._src.dtypes import check_python_int
+from jaxlite._src.interpreters import batching
+from jaxlite._src.interpreters import partial_eval as pe
+
+# --- argument handling -------------------------------------------------------------------------
+
+_MISS = object()
+
+
+def leaf_signature(x):
+  """The part of a leaf that keys the trace cache: shape, dtype and weak type, and the aval's
+  sharding when it has one. Placement is not part of it: a plain array's aval names no device
+  (as in JAX, a function is traced once for every device); `_committed_device` places results.
+  Dispatch code: reads an Array's buffer field directly (see array.py)."""
+  t = type(x)
+  if t is core.array_type:
+    v = x._value
+    return (v.shape, v.dtype, x.weak_type)
+  if t in _PY_SCALARS:
+    # Same key as a weak 0-d array of the default dtype: both trace to the same aval.
+    return ((), dtypes.canonicalize_dtype(dtypes.python_scalar_dtype(x)), t is not bool)
+  aval = core.get_aval(x)
+  if aval.sharding is not None:
+    return (aval.shape, aval.dtype, aval.weak_type, aval.sharding)
+  return (aval.shape, aval.dtype, aval.weak_type)
+
+
+def numpy_value(x):
+  """The NumPy value an executable receives for a flat argument."""
+  t = type(x)
+  if t is core.array_type:
+    return x._value
+  if t in _PY_SCALARS:
+    dt = dtypes.canonicalize_dtype(dtypes.python_scalar_dtype(x))
+    if t is int:
+      check_python_int(x, dt)
+    return np.asarray(x, dt)
+  if isinstance(x, np.ndarray) or isinstance(x, np.generic):
+    canon = dtypes.canonicalize_dtype(x.dtype)
+    return x if canon == x.dtype else np.asarray(x, canon)
+  if isinstance(x, core.Tracer):
+    from jaxlite._src import errors
+    raise errors.unexpected_tracer_error(x)
+  if isinstance(x, core.Array):  # other concrete arrays (typed PRNG keys) hold `_value` too
+    return x._value
+  raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
+
+
+def _check_leaves(flat, fun, in_tree, path_prefix=None):
+  for i, x in enumerate(flat):
+    if not core.valid_jaxtype(x):
+      paths = tree_util.tree_flatten_with_path(tree_util.tree_unflatten(in_tree, flat))[0]
+      path = _arg_path_str(paths[i][0], fun)
+      raise TypeError(
+          f"Error interpreting argument to {fun} as an abstract array. The problematic value "
+          f"is of type {type(x)} and was passed to the function at path {path}.\n"
+          "This typically means that a jit-wrapped function was called with a non-array "
+          "argument, and this argument was not marked as static using the static_argnums or "
+          "static_argnames parameters of jax.jit.")
+
+
+def _arg_path_str(keypath, fun):
+  # keypath is ((args, kwargs) index, arg index, rest...): name the argument like JAX.
+  names = _arg_names(fun)
+  top, rest = keypath[0], keypath[1:]
+  if getattr(top, "idx", None) == 0 and rest:
+    idx = rest[0].idx
+    name = names[idx] if idx < len(names) else f"args[{idx}]"
+    return name + tree_util.keystr(rest[1:])
+  if rest:
+    return tree_util.keystr(rest[:1]).strip("[]'") + tree_util.keystr(rest[1:])
+  return tree_util.keystr(keypath)
+
+
+# Argument names per function, held weakly: a strong cache (an lru_cache keyed by the function)
+# would keep every traced function, and through it its trace cache, alive (issue 17).
+_arg_names_memo: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _arg_names_uncached(fun):
+  try:
+    sig = inspect.signature(fun)
+  except (TypeError, ValueError):
+    return ()
+  return tuple(p.name for p in sig.parameters.values()
+               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+
+
+def _arg_names(fun):
+  try:
+    names = _arg_names_memo.get(fun)
+  except TypeError:  # not weak-referenceable (or unhashable): computed each time
+    return _arg_names_uncached(fun)
+  if names is None:
+    names = _arg_names_memo[fun] = _arg_names_uncached(fun)
+  return names
+
+
+# --- the jit wrapper ---------------------------------------------------------------------------
+
+class _CacheEntry:
+  __slots__ = ("closed", "out_tree", "lifted", "executable", "out_avals")
+
+  def __init__(self, closed, out_tree, lifted):
+    self.closed = closed
+    self.out_tree = out_tree
+    self.lifted = lifted
+    self.executable = None
+    self.out_avals = closed.out_avals
+
+  def compiled(self):
+    """The installed backend's executable, built on first use."""
+    exe = self.executable
+    if exe is None:
+      exe = self.executable = backend.compile_jaxpr(self.closed)
+    return exe
+
+  def run(self, values):
+    """Runs the executable on NumPy values; Arrays in the output pytree."""
+    outs = (self.executable or self.compiled())(*values)
+    make = core.make_array
+    return self.out_tree.unflatten([make(o, a) for o, a in zip(outs, self.out_avals)])
+
+
+# Trace cache shared by every jit of the same function: same function and avals -> same jaxpr.
+# Held weakly by the function, so a jit of a fresh lambda leaves nothing behind once the lambda
+# goes; each function's cache is bounded (oldest entry evicted first) so that retracing on ever
+# new shapes stays flat too. The bound is `TRACE_CACHE_SIZE` entries per function (4096, like
+# JAX's per-function cache; JAXLITE_JIT_CACHE_SIZE overrides it). `clear_caches` empties all.
+TRACE_CACHE_SIZE = int(os.environ.get("JAXLITE_JIT_CACHE_SIZE", 4096))
+_trace_caches: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+# Functions that cannot be weakly referenced (callables with __slots__...): by id, at most this
+# many, each entry (function, cache).
+_UNWEAKREFABLE_LIMIT = 256
+_unweakrefable_caches: dict = {}
+# Every live jit wrapper, so that `clear_caches` can empty their per-wrapper fast caches too.
+_live_wrappers: "weakref.WeakSet" = weakref.WeakSet()
+
+
+def _cache_for(fun) -> dict:
+  try:
+    cache = _trace_caches.get(fun)
+    if cache is None:
+      cache = _trace_caches[fun] = {}
+    return cache
+  except TypeError:
+    # Held strongly next to its cache, so that its id cannot be reused by another function
+    # while the entry lives (the bound keeps that from growing without end).
+    held = _unweakrefable_caches.get(id(fun))
+    if held is None or held[0] is not fun:
+      held = (fun, {})
+      _bounded_put(_unweakrefable_caches, id(fun), held, _UNWEAKREFABLE_LIMIT)
+    return held[1]
+
+
+def _bounded_put(cache: dict, key, value, limit=None):
+  """`cache[key] = value`, first evicting the oldest entries past `limit` (insertion order: a
+  hit costs nothing extra on the dispatch path, unlike a true LRU's reordering)."""
+  limit = TRACE_CACHE_SIZE if limit is None else limit
+  while len(cache) >= limit > 0:
+    try:
+      del cache[next(iter(cache))]
+    except (KeyError, RuntimeError, StopIteration):  # another thread evicted it first
+      break
+  cache[key] = value
+
+
+def clear_caches():
+  """Empties every trace, compile and derived-jaxpr cache (`jax.clear_caches`)."""
+  _trace_caches.clear()
+  _unweakrefable_caches.clear()
+  _arg_names_memo.clear()
+  for w in list(_live_wrappers):
+    w._cache.clear()
+    w._fast_cache.clear()
+  from jaxlite._src import cache_miss
+  cache_miss.clear()
+  import importlib
+  backend.clear_backend_caches()
+  for module, name in DERIVED_CACHES:
+    cache = getattr(importlib.import_module(f"jaxlite._src.{module}"), name)
+    (cache.cache_clear if hasattr(cache, "cache_clear") else cache.clear)()
+
+
+# Caches keyed by jaxprs or functions that other modules keep (all weak or bounded; listed here
+# so that `clear_caches` empties them; tests/test_memory.py checks each still exists).
+DERIVED_CACHES = (
+    ("lax.control_flow.common", "_body_caches"), ("lax.control_flow.common", "_batched_bodies"),
+    ("lax.control_flow.common", "_derived_bodies"), ("lax.control_flow.loops", "_wrappers"),
+    ("lax.slicing_primitives", "_update_fns"), ("lax.dot", "_layout_plan"),
+("interpreters.batching", "_jaxpr_cache"),
+    ("interpreters.linearize", "_linearize_cache"), ("interpreters.ad", "_jvp_jaxpr_cache"),
+    ("interpreters.ad", "_transpose_cache"), ("ad_checkpoint", "_remat_split_cached"),
+)
+
+
+class PjitFunction:
+  """The callable `jax.jit(f)` returns."""
+
+  def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
+               donate_argnames=(), keep_unused=False, inline=False, name=None, **options):
+    self._fun = fun
+    functools.update_wrapper(self, fun, updated=())
+    names = _arg_names(fun)
+    static_argnums = _as_tuple(static_argnums)
+    static_argnames = _as_tuple(static_argnames)
+    # Like JAX, a static name also makes its position static and vice versa.
+    static_argnums = tuple(sorted(set(static_argnums) | {names.index(n) for n in static_argnames
+                                                         if n in names}))
+    static_argnames = tuple(set(static_argnames) | {names[i] for i in static_argnums
+                                                    if 0 <= i < len(names)})
+    self._static_argnums = static_argnums
+    self._static_argnames = static_argnames
+    self._donate_argnums = _as_tuple(donate_argnums) + tuple(
+        names.index(n) for n in _as_tuple(donate_argnames) if n in names)
+    self._keep_unused = keep_unused
+    self._inline = inline
+    self._name = name or fun_name(fun)
+    self._cache = _cache_for(fun)
+    # Only what changes the trace keys the cache: donation, keep_unused and inline act per call
+    # (jit params), so jit(f, donate_argnums=0) reuses jit(f)'s trace, as in JAX.
+    self._options = (static_argnums, static_argnames)
+    self._simple = not static_argnums and not static_argnames
+    # jnp's own wrappers run op by op when eager: same result, no compile on the hot path.
+    self._eager_direct = False
+    self._fast_cache = {}
+    _live_wrappers.add(self)
+
+  def __repr__(self):
+    return f"<PjitFunction of {self._fun!r}>"
+
+  def __get__(self, obj, objtype=None):
+    if obj is None:
+      return self
+    return functools.partial(self, obj)
+
+  # -- argument splitting ---------------------------------------------------------------------
+  def _split_args(self, args, kwargs):
+    static = []
+    dyn_args = []
+    for i, a in enumerate(args):
+      if i in self._static_argnums or (i - len(args)) in self._static_argnums:
+        static.append((i, _hashable_static(a)))
+      else:
+        dyn_args.append(a)
+    dyn_kwargs = {}
+    for k, v in kwargs.items():
+      if k in self._static_argnames:
+        static.append((k, _hashable_static(v)))
+      else:
+        dyn_kwargs[k] = v
+    return tuple(dyn_args), dyn_kwargs, tuple(static)
+
+  def _flat_fun(self, args, kwargs, static, in_tree):
+    fun = self._fun
+
+    def flat_fun(*flat):
+      dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, flat)
+      if static:
+        full, it = [], iter(dyn_args)
+        statics = dict(static)
+        n = len(dyn_args) + sum(1 for k, _ in static if isinstance(k, int))
+        for i in range(n):
+          full.append(statics[i].val if i in statics else next(it))
+        kw = dict(dyn_kwargs)
+        kw.update({k: v.val for k, v in static if isinstance(k, str)})
+        out = fun(*full, **kw)
+      else:
+        out = fun(*dyn_args, **dyn_kwargs)
+      out_flat, out_tree = tree_util.tree_flatten(out)
+      flat_fun.out_tree = out_tree
+      return [_check_output(o, fun) for o in out_flat]
+    return flat_fun
+
+  def _get_entry(self, args, kwargs):
+    if self._simple:
+      dyn_args, dyn_kwargs, static = args, kwargs, ()
+    else:
+      dyn_args, dyn_kwargs, static = self._split_args(args, kwargs)
+    flat, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+    try:
+      sig = tuple([leaf_signature(x) for x in flat])
+    except TypeError:
+      _check_leaves(flat, self._fun, in_tree)
+      raise
+    key = (in_tree, sig, static, self._options, config.trace_context(),
+           batching.axis_env_key())
+    entry = self._cache.get(key)
+    if entry is None:
+      entry = self._trace(flat, in_tree, dyn_args, dyn_kwargs, static, key)
+    return entry, flat
+
+  def _trace(self, flat, in_tree, dyn_args, dyn_kwargs, static, key):
+    _check_leaves(flat, self._fun, in_tree)
+    flat_fun = self._flat_fun(dyn_args, dyn_kwargs, static, in_tree)
+    in_avals = [core.get_aval(as_traceable_arg(x)) for x in flat]
+    names = _flat_arg_names(self._fun, dyn_args, dyn_kwargs, flat, in_tree)
+    if config.jax_explain_cache_misses:
+      from jaxlite._src import cache_miss
+      cache_miss.explain(self._fun, self._name, key, list(self._cache), names)
+    dbg = pe.TracingDebugInfo("jit", fun_src_info(self._fun), names)
+    closed = pe.trace_to_jaxpr(flat_fun, in_avals, dbg, names)
+    closed, lifted = pe.convert_constvars_to_invars(closed)
+    entry = _CacheEntry(closed, flat_fun.out_tree, lifted)
+    if not lifted:
+      _bounded_put(self._cache, key, entry)
+    return entry
+
+  def _donated(self, n_flat, n_lifted, args, kwargs):
+    if not self._donate_argnums:
+      return None
+    donated = [False] * n_lifted
+    for i, a in enumerate(args):
+      if i in self._static_argnums:
+        continue
+      leaves = tree_util.tree_leaves(a)
+      donated += [i in self._donate_argnums] * len(leaves)
+    donated += [False] * (n_lifted + n_flat - len(donated))
+    return donated
+
+  # -- calls ----------------------------------------------------------------------------------
+  def __call__(self, *args, **kwargs):
+    if config.jax_disable_jit:
+      return self._fun(*args, **kwargs)
+    trace = core._state.trace
+    if trace is core.eval_trace:
+      if self._eager_direct:
+        return self._fun(*args, **kwargs)
+      if not kwargs and self._simple:
+        out = self._call_arrays_fast(args)
+        if out is not _MISS:
+          return out
+    entry, flat = self._get_entry(args, kwargs)
+    if trace is core.eval_trace and not entry.lifted:
+      out = entry.run([numpy_value(x) for x in flat])
+      device = self._committed_device(flat, args, kwargs)
+      return out if device is None else _place_tree(out, device)
+    args_in = list(entry.lifted) + [as_traceable_arg(x) for x in flat]
+    params = jit_params(entry.closed, self._name, len(args_in), len(entry.out_avals),
+                        self._donated(len(flat), len(entry.lifted), args, kwargs),
+                        self._keep_unused, self._inline)
+    outs = jit_p.bind(*args_in, **params)
+    return entry.out_tree.unflatten(outs)
+
+  def _call_arrays_fast(self, args):
+    """Eager call with only Array arguments: skips pytree flattening on a cache hit."""
+    at = core.array_type
+    sig = []
+    committed = False
+    for a in args:
+      if type(a) is not at:
+        return _MISS
+      v = a._value
+      sig.append((v.shape, v.dtype, a.weak_type))
+      if a._device is not None:
+        committed = True
+    key = (tuple(sig), config.trace_context())
+    entry = self._fast_cache.get(key)
+    if entry is None:
+      entry, _ = self._get_entry(args, {})
+      if entry.lifted:
+        return _MISS
+      _bounded_put(self._fast_cache, key, entry)
+    out = entry.run([a._value for a in args])
+    return out if not committed else _place_tree(out, self._committed_device(args, args, {}))
+
+  def _committed_device(self, flat, args, kwargs):
+    """Where a call's results live: the device its committed arguments share (None: none is
+    committed), or JAX's incompatible-devices ValueError naming the arguments by path."""
+    def names():
+      if self._simple:
+        dyn_args, dyn_kwargs = args, kwargs
+      else:
+        dyn_args, dyn_kwargs, _ = self._split_args(args, kwargs)
+      paths = tree_util.tree_flatten_with_path((tuple(dyn_args), dyn_kwargs))[0]
+      return [_placement_arg_name(p, self._fun) for p, _ in paths]
+    return devices.common_device(flat, names, self._name)
+
+  # -- AOT stages -----------------------------------------------------------------------------
+  def trace(self, *args, **kwargs) -> "Traced":
+    entry, flat = self._get_entry(args, kwargs)
+    return Traced(self, entry)
+
+  def lower(self, *args, **kwargs) -> "Lowered":
+    return self.trace(*args, **kwargs).lower()
+
+  def eval_shape(self, *args, **kwargs):
+    entry, _ = self._get_entry(args, kwargs)
+    return entry.out_tree.unflatten([ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+                                     for a in entry.out_avals])
+
+  def clear_cache(self):
+    self._cache.clear()
+    self._fast_cache.clear()
+
+
+class ShapeDtypeStruct:
+  """A shape and dtype standing in for an array (`jax.ShapeDtypeStruct`)."""
+  __slots__ = ("shape", "dtype", "sharding", "weak_type")
+
+  def __init__(self, shape, dtype, *, sharding=None, weak_type=False):
+    self.shape = tuple(shape)
+    self.dtype = np.dtype(dtype) if not hasattr(dtype, "_is_extended") else dtype
+    self.sharding = sharding
+    self.weak_type = weak_type
+
+  ndim = property(lambda self: len(self.shape))
+  size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+  @property
+  def aval(self):
+    return core.ShapedArray(self.shape, dtypes.canonicalize_dtype(self.dtype), self.weak_type)
+
+  def __repr__(self):
+    weak = ", weak_type=True" if self.weak_type else ""
+    sh = f", sharding={self.sharding}" if self.sharding is not None else ""
+    return f"ShapeDtypeStruct(shape={self.shape}, dtype={dtypes.dtype_name(self.dtype)}{sh}{weak})"
+
+  def __eq__(self, other):
+    return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
+            and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+  def __hash__(self):
+    return hash((self.shape, self.dtype, self.weak_type))
+
+
+class Traced:
+  def __init__(self, fn, entry):
+    self._fn, self._entry = fn, entry
+
+  @property
+  def jaxpr(self):
+    return self._entry.closed
+
+  out_info = property(lambda self: self._entry.out_tree.unflatten(self._entry.out_avals))
+
+  def lower(self):
+    return Lowered(self._fn, self._entry)
+
+
+class Lowered:
+  def __init__(self, fn, entry):
+    self._fn, self._entry = fn, entry
+
+  def as_text(self, dialect=None) -> str:
+    return str(self._entry.closed)
+
+  def compile(self):
+    return Compiled(self._fn, self._entry)
+
+
+class Compiled:
+  def __init__(self, fn, entry):
+    self._fn, self._entry = fn, entry
+    entry.compiled()
+
+  def as_text(self) -> str:
+    return backend.get_backend().as_text(self._entry.executable)
+
+  def __call__(self, *args, **kwargs):
+    return self._fn(*args, **kwargs)
+
+
+def _placement_arg_name(keypath, fun):
+  """An argument leaf named as JAX's placement errors do: `x`, `x['a']`, `args[0]` or, for a
+  `*xs` parameter, `xs[0]`."""
+  names = _arg_names(fun)
+  if getattr(keypath[0], "idx", None) == 0 and len(keypath) > 1:
+    i = keypath[1].idx
+    if i >= len(names):
+      try:
+        var = next((p.name for p in inspect.signature(fun).parameters.values()
+                    if p.kind is p.VAR_POSITIONAL), None)
+      except (TypeError, ValueError):
+        var = None
+      base = f"{var}[{i - len(names)}]" if var else f"args[{i}]"
+      return base + tree_util.keystr(keypath[2:])
+  return _arg_path_str(keypath, fun)
+
+
+def _place_tree(out, device):
+  """Commits the fresh Arrays of a jit call's output pytree to `device`."""
+  from jaxlite._src import array
+  array.place_outputs(tree_util.tree_leaves(out), device)
+  return out
+
+
+def _flat_arg_names(fun, dyn_args, dyn_kwargs, flat, in_tree):
+  names = _arg_names(fun)
+  out = []
+  for i, a in enumerate(dyn_args):
+    base = names[i] if i < len(names) else f"args[{i}]"
+    n = len(tree_util.tree_leaves(a))
+    out += [base] * n
+  for k, v in dyn_kwargs.items():
+    out += [k] * len(tree_util.tree_leaves(v))
+  return out if len(out) == len(flat) else [None] * len(flat)
+
+
+class _Static:
+  __slots__ = ("val", "_hash")
+
+  def __init__(self, val):
+    self.val = val
+    self._hash = hash(val)
+
+  def __hash__(self):
+    return self._hash
+
+  def __eq__(self, other):
+    return type(other) is _Static and type(self.val) is type(other.val) and self.val == other.val
+
+  def __repr__(self):
+    return f"Static(val={self.val!r})"
+
+
+def _hashable_static(val):
+  try:
+    return _Static(val)
+  except TypeError as e:
+    raise ValueError(
+        "Non-hashable static arguments are not supported. An error occurred while trying to "
+        f"hash an object of type {type(val)}, {val!r}. The error was:\nTypeError: {e}") from None
+
+
+def _as_tuple(x):
+  if x is None:
+    return ()
+  if isinstance(x, (int, str)):
+    return (x,)
+  return tuple(x)
+
+
+def internal_jit(fun=None, *, static_argnums=(), static_argnames=(), name=None):
+  """jit for jnp's own wrappers (`_where`, `clip`…): named eqns in jaxprs, cached forever."""
+  if fun is None:
+    return functools.partial(internal_jit, static_argnums=static_argnums,
+                             static_argnames=static_argnames, name=name)
+  wrapped = PjitFunction(fun, static_argnums, static_argnames, name=name)
+  wrapped._eager_direct = True
+  return wrapped
