@@ -11,9 +11,6 @@ OPEN: list[Known] = [
   Known("lax-cumulative-negative-axis", "lax.cumsum/cumprod/cummax/cummin accept a negative axis "
         "where JAX raises ValueError (XLA operations do not allow negative axes)",
         kinds=("missing-error", "error-class"), detail="negative axes"),
-  Known("late-ml_dtypes", "bfloat16 arrays are rejected (`neg/pow/reduce_sum does not accept "
-        "dtype bfloat16`) when ml_dtypes is imported after jaxlite's dtype lattice was built",
-        detail=r"does not accept dtype bfloat16|but got bfloat16|jaxlite: .*bfloat16\["),
   Known("jaxpr-array-constants", "make_jaxpr inlines array constants (jnp.array([...]) inside "
         "the function) where JAX lifts them to constvars (`{ lambda a:i32[2]; ...`)",
         modes=("jaxpr",), kinds=("jaxpr-text",), detail=r"jax: \{ lambda [a-z]+:"),

@@ -51,7 +51,7 @@ def _sign(x):
   if x.dtype.kind == "c":
     a = np.abs(x)
     return np.where(a == 0, 0, x / np.where(a == 0, 1, a)).astype(x.dtype)
-  if x.dtype.kind == "f":  # sign(±0) is ±0 and sign(NaN) is NaN, as in XLA
+  if dtypes.kind_of_dtype(x.dtype) == "f":  # sign(±0) is ±0 and sign(NaN) is NaN, as in XLA
     return np.where(x == 0, x, np.sign(x)).astype(x.dtype)
   return np.sign(x)
 

@@ -1,0 +1,72 @@
+"""Regression tests for the defects tools/fuzz.py found (RELIABILITY.md, "jaxlite defects").
+
+One section per category: a known answer, plus a comparison with real JAX where it is installed.
+"""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import jaxlite as jax
+import jaxlite.numpy as jnp
+from jaxlite import lax
+from conftest import oracle, x64
+
+_SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+
+
+def _run_fresh(code: str) -> str:
+  """Runs `code` in a fresh interpreter (module import order matters) and returns its stdout."""
+  env = dict(os.environ, PYTHONPATH=_SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+  out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                       text=True, env=env, timeout=120)
+  assert out.returncode == 0, out.stderr
+  return out.stdout.strip()
+
+
+# --- 1. late-ml_dtypes: bfloat16 works when ml_dtypes is imported after jaxlite was used -------
+
+def test_late_ml_dtypes_bfloat16_is_picked_up_lazily():
+  pytest.importorskip("ml_dtypes")
+  out = _run_fresh("""
+    import sys
+    import numpy as np
+    import jaxlite as jax
+    import jaxlite.numpy as jnp
+    assert "ml_dtypes" not in sys.modules, "import jaxlite must not import ml_dtypes"
+    jnp.ones(3) + 1                      # builds the dtype tables without bfloat16
+    assert "ml_dtypes" not in sys.modules
+    import ml_dtypes
+    x = jnp.asarray(np.ones((), ml_dtypes.bfloat16))
+    print(float(x.sum()), float(-x), float(x ** 2), float(jax.grad(lambda a: a * a)(x)))
+    print(jax.make_jaxpr(lambda a: -a)(x))
+    print((x + 1.0).dtype, (x + jnp.ones((), jnp.float16)).dtype)
+    print(bool(jnp.issubdtype(ml_dtypes.bfloat16, jnp.floating)))
+  """)
+  assert out.splitlines() == ["1.0 -1.0 1.0 2.0", "{ lambda ; a:bf16[]. let b:bf16[] = neg a in (b,) }",
+                              "bfloat16 float32", "True"]
+
+
+@pytest.mark.parametrize("fn", ["nan_to_num", "nancumsum", "sign"])
+def test_bfloat16_counts_as_floating(fn):
+  vals = np.array([np.nan, np.inf, -0.0, 1.0], np.float32)
+  got = getattr(jnp, fn)(jnp.asarray(vals, jnp.bfloat16))
+  want = getattr(np, fn)(vals.astype(np.float32)).astype(jnp.bfloat16)
+  if fn == "nan_to_num":
+    want = np.array([0, np.finfo(jnp.bfloat16).max, -0.0, 1.0], jnp.bfloat16)
+  if fn == "sign":  # XLA keeps the sign of zero (NumPy's sign does not)
+    want = np.array([np.nan, 1.0, -0.0, 1.0], jnp.bfloat16)
+  np.testing.assert_array_equal(np.asarray(got).astype(np.float32), want.astype(np.float32))
+  assert np.signbit(np.asarray(got).astype(np.float32)).tolist() == \
+      np.signbit(want.astype(np.float32)).tolist()
+  jax_ = oracle()
+  ref = getattr(jax_.numpy, fn)(jax_.numpy.asarray(vals, jax_.numpy.bfloat16))
+  np.testing.assert_array_equal(np.asarray(got).astype(np.float32),
+                                np.asarray(ref).astype(np.float32))
+  if fn == "nancumsum":
+    return  # its jaxpr differs in how the NaN fill is built (not a fuzz category yet)
+  assert str(jax.make_jaxpr(getattr(jnp, fn))(jnp.asarray(vals, jnp.bfloat16))) == \
+      str(jax_.make_jaxpr(getattr(jax_.numpy, fn))(jax_.numpy.asarray(vals, jax_.numpy.bfloat16)))
