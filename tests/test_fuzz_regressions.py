@@ -70,3 +70,30 @@ def test_bfloat16_counts_as_floating(fn):
     return  # its jaxpr differs in how the NaN fill is built (not a fuzz category yet)
   assert str(jax.make_jaxpr(getattr(jnp, fn))(jnp.asarray(vals, jnp.bfloat16))) == \
       str(jax_.make_jaxpr(getattr(jax_.numpy, fn))(jax_.numpy.asarray(vals, jax_.numpy.bfloat16)))
+
+
+# --- error classes: one row per (category, program); `m` is the jax or jaxlite module --------
+
+def _mods(m):
+  return m, m.numpy, m.lax
+
+
+ERROR_CASES = [
+  # 2. empty-axis-static-index: an int index on an axis of size 0 (traced or not) is IndexError
+  ("empty-axis-static-index-jit", lambda m, jnp, lax: m.jit(lambda a: a[0])(jnp.zeros(0)),
+   IndexError),
+  ("empty-axis-static-index-vmap", lambda m, jnp, lax: m.vmap(lambda a: a[0])(jnp.zeros((2, 0))),
+   IndexError),
+  ("empty-axis-static-index-jaxpr", lambda m, jnp, lax: m.make_jaxpr(lambda a: a[1:, -1])(
+      jnp.zeros((3, 0))), IndexError),
+  ("empty-axis-static-index-eager", lambda m, jnp, lax: jnp.zeros(0)[0], IndexError),
+]
+
+
+@pytest.mark.parametrize("name,fn,cls", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
+def test_error_class(name, fn, cls):
+  with pytest.raises(cls):
+    fn(*_mods(jax))
+  jax_ = oracle()
+  with pytest.raises(cls):
+    fn(*_mods(jax_))

@@ -16,10 +16,6 @@ OPEN: list[Known] = [
         modes=("jaxpr",), kinds=("jaxpr-text",), detail=r"jax: \{ lambda [a-z]+:"),
   Known("jaxpr-custom-jvp", "jnp.logaddexp is not a custom_jvp_call in jaxlite's jaxpr",
         modes=("jaxpr",), kinds=("jaxpr-text",), detail="custom_jvp_call"),
-  Known("empty-axis-static-index", "x[0] on an axis of size 0 raises TypeError (slice_sizes) "
-        "under jit/make_jaxpr; JAX raises IndexError as eagerly",
-        kinds=("error-class",),
-        detail="slice_sizes must be less than or equal|IndexError.*gather op is out of range"),
   Known("sort-grad-empty", "grad through jnp.sort/lax.sort of a size-0 array raises TypeError "
         "(gather slice size out of range); JAX returns an empty gradient",
         kinds=("unexpected-error",), detail="gather op is out of range"),

@@ -298,6 +298,9 @@ def _slice_path(x, idx):
     return None
   dims = [e for e in idx if e is not None]
   shape = x.shape
+  for axis, (e, d) in enumerate(zip(dims, shape)):
+    if d == 0 and not isinstance(e, slice):  # no element to index, static or traced (as JAX)
+      raise IndexError(f"index is out of bounds for axis {axis} with size 0")
   dynamic = any(not _is_static_int(e) or not -d <= e < d for e, d in zip(dims, shape)
                 if not isinstance(e, slice))
   if dynamic and any(isinstance(e, slice) and e.step not in (None, 1, -1) for e in dims):
