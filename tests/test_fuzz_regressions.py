@@ -89,7 +89,26 @@ ERROR_CASES = [
   ("empty-axis-static-index-eager", lambda m, jnp, lax: jnp.zeros(0)[0], IndexError),
 ]
 
+ERROR_CASES += [
+  # 7. lax-cumulative-negative-axis: lax's cumulative ops take no negative axis (before dtype)
+  ("lax-cumsum-negative-axis", lambda m, jnp, lax: lax.cumsum(jnp.ones((1, 1)), axis=-1),
+   ValueError),
+  ("lax-cummax-bool-negative-axis", lambda m, jnp, lax: lax.cummax(
+      jnp.array([True]), axis=-1, reverse=True), ValueError),
+  ("lax-cumlogsumexp-negative-axis", lambda m, jnp, lax: lax.cumlogsumexp(
+      jnp.ones(3), axis=-5), ValueError),
+  ("lax-cumprod-axis-too-big", lambda m, jnp, lax: lax.cumprod(jnp.ones(3), axis=1), ValueError),
+  ("lax-cummin-bool", lambda m, jnp, lax: lax.cummin(jnp.ones(3, bool), axis=0), TypeError),
+]
 
+
+def test_jnp_cumulative_still_takes_negative_axes():
+  got = jnp.cumsum(jnp.ones((2, 3)), axis=-1)
+  np.testing.assert_array_equal(got, [[1, 2, 3], [1, 2, 3]])
+  np.testing.assert_array_equal(jax.lax.cumsum(jnp.ones((2, 3)), axis=1), got)
+
+
+# --- the error-class table runs last, after every section has added its rows ------------------
 @pytest.mark.parametrize("name,fn,cls", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
 def test_error_class(name, fn, cls):
   with pytest.raises(cls):

@@ -8,9 +8,6 @@ from __future__ import annotations
 from known_differences import Known
 
 OPEN: list[Known] = [
-  Known("lax-cumulative-negative-axis", "lax.cumsum/cumprod/cummax/cummin accept a negative axis "
-        "where JAX raises ValueError (XLA operations do not allow negative axes)",
-        kinds=("missing-error", "error-class"), detail="negative axes"),
   Known("jaxpr-array-constants", "make_jaxpr inlines array constants (jnp.array([...]) inside "
         "the function) where JAX lifts them to constvars (`{ lambda a:i32[2]; ...`)",
         modes=("jaxpr",), kinds=("jaxpr-text",), detail=r"jax: \{ lambda [a-z]+:"),
