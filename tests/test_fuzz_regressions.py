@@ -108,6 +108,23 @@ def test_jnp_cumulative_still_takes_negative_axes():
   np.testing.assert_array_equal(jax.lax.cumsum(jnp.ones((2, 3)), axis=1), got)
 
 
+ERROR_CASES += [
+  # 12. lax-mul-bool: lax.mul (and integer_pow) reject bool operands; jnp.multiply still works
+  ("lax-mul-bool", lambda m, jnp, lax: lax.mul(jnp.array([False]), jnp.array([False])),
+   TypeError),
+  ("lax-mul-bool-jit", lambda m, jnp, lax: m.jit(lax.mul)(jnp.array([True]), jnp.array([True])),
+   TypeError),
+  ("lax-integer_pow-bool", lambda m, jnp, lax: lax.integer_pow(jnp.array([True]), 0), TypeError),
+]
+
+
+def test_jnp_multiply_of_bools_is_logical_and():
+  a = jnp.array([True, True, False])
+  np.testing.assert_array_equal(jnp.multiply(a, jnp.array([True, False, False])),
+                                [True, False, False])
+  assert (a * a).dtype == np.bool_
+
+
 # --- the error-class table runs last, after every section has added its rows ------------------
 @pytest.mark.parametrize("name,fn,cls", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
 def test_error_class(name, fn, cls):

@@ -322,7 +322,7 @@ def _atan2(x, y):
 
 add_p = binop("add", np.add, "fciu", template="np.add({0}, {1})")
 sub_p = binop("sub", np.subtract, "fciu", template="np.subtract({0}, {1})")
-mul_p = binop("mul", np.multiply, "fciub", template="np.multiply({0}, {1})")
+mul_p = binop("mul", np.multiply, "fciu", template="np.multiply({0}, {1})")
 div_p = binop("div", _div, "fciu")
 rem_p = binop("rem", _rem, "fiu")
 pow_p = binop("pow", _pow, "fc")
@@ -626,6 +626,8 @@ for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, not_p, population_coun
 # --- integer_pow: x ** y for a static integer y ------------------------------------------------
 
 def _integer_pow_impl(x, y):
+  if x.dtype.kind == "b":  # rejected like under jit (the y == 0 shortcut would accept it)
+    _integer_pow_abstract(core.get_aval(x), y)
   if y == 0:
     return np.ones_like(x)
   with _err():
