@@ -125,6 +125,16 @@ def test_jnp_multiply_of_bools_is_logical_and():
   assert (a * a).dtype == np.bool_
 
 
+# --- 3. jnp-fix-removed: JAX 0.10 removed jnp.fix (use jnp.trunc) -------------------------------
+
+def test_jnp_fix_is_gone_like_in_jax():
+  assert not hasattr(jnp, "fix")
+  assert "fix" not in jnp.__all__ and "fix" not in dir(jnp)
+  np.testing.assert_array_equal(jnp.trunc(jnp.array([-1.5, 1.5])), [-1.0, 1.0])
+  jax_ = oracle()
+  assert hasattr(jax_.numpy, "fix") == hasattr(jnp, "fix")
+
+
 # --- the error-class table runs last, after every section has added its rows ------------------
 @pytest.mark.parametrize("name,fn,cls", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
 def test_error_class(name, fn, cls):

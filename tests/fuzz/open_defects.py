@@ -30,9 +30,6 @@ OPEN: list[Known] = [
         modes=("jaxpr",), kinds=("jaxpr-text",), detail=r"jaxpr=\{ lambda"),
   Known("diff-empty-axis", "jnp.diff along an axis of size 0 raises TypeError (slice_sizes of "
         "(-1,)); JAX returns an empty array", detail=r"slice_sizes of \(-1,\)"),
-  Known("jnp-fix-removed", "jnp.fix still exists; JAX 0.10 removed it (AttributeError: "
-        "deprecated in v0.9.0 ... use jax.numpy.trunc)", kinds=("missing-error",),
-        detail="jax.numpy.fix was deprecated"),
   Known("at-static-index-empty", "x.at[-1].set(v, mode='drop') on an axis of size 0 returns; JAX "
         "raises IndexError for the static out-of-bounds index", kinds=("missing-error",),
         detail="IndexError: index is out of bounds for axis 0 with size 0", program=r"\.at\["),
