@@ -135,6 +135,24 @@ def test_jnp_fix_is_gone_like_in_jax():
   assert hasattr(jax_.numpy, "fix") == hasattr(jnp, "fix")
 
 
+ERROR_CASES += [
+  # 13. at-static-index-empty: a static int index into a size-0 axis raises in every mode
+  ("at-static-index-empty-drop", lambda m, jnp, lax: jnp.zeros(0, jnp.float32).at[-1].set(
+      7, mode="drop"), IndexError),
+  ("at-static-index-empty-clip", lambda m, jnp, lax: jnp.zeros(0).at[0].add(7, mode="clip"),
+   IndexError),
+  ("at-static-index-empty-2d", lambda m, jnp, lax: jnp.zeros((2, 0)).at[:, 0].max(7), IndexError),
+  ("at-static-index-empty-jit", lambda m, jnp, lax: m.jit(lambda a: a.at[0].set(1.0))(
+      jnp.zeros(0)), IndexError),
+]
+
+
+def test_at_on_empty_slices_still_works():
+  x = jnp.zeros((0, 3))
+  assert x.at[:, 1].set(5.0).shape == (0, 3)
+  assert x.at[1:].add(5.0).shape == (0, 3)
+
+
 # --- the error-class table runs last, after every section has added its rows ------------------
 @pytest.mark.parametrize("name,fn,cls", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
 def test_error_class(name, fn, cls):

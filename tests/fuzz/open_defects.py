@@ -30,9 +30,6 @@ OPEN: list[Known] = [
         modes=("jaxpr",), kinds=("jaxpr-text",), detail=r"jaxpr=\{ lambda"),
   Known("diff-empty-axis", "jnp.diff along an axis of size 0 raises TypeError (slice_sizes of "
         "(-1,)); JAX returns an empty array", detail=r"slice_sizes of \(-1,\)"),
-  Known("at-static-index-empty", "x.at[-1].set(v, mode='drop') on an axis of size 0 returns; JAX "
-        "raises IndexError for the static out-of-bounds index", kinds=("missing-error",),
-        detail="IndexError: index is out of bounds for axis 0 with size 0", program=r"\.at\["),
   Known("scatter-max-grad-nan", "grad through x.at[i].max(v) where x holds NaN is 0 in jaxlite, "
         "NaN in JAX", modes=("grad",), kinds=("value",), program=r"\.at\[.*\]\.(max|min)\("),
   Known("jaxpr-nansum", "jnp.nansum's jaxpr differs (JAX converts, jaxlite selects first)",

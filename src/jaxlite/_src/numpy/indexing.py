@@ -690,9 +690,11 @@ def _eager_scatter_plan(shape, idx, clip):
       dim += e is not None
     elif type(e) is int:
       size = shape[dim]
+      if size == 0:  # a static int on an empty axis is an error in every mode, as in JAX
+        raise IndexError(f"index is out of bounds for axis {dim} with size 0")
       e = e + size if e < 0 else e
       if not 0 <= e < size:
-        if not clip or size == 0:
+        if not clip:
           return _DROP_ALL
         e = min(max(e, 0), size - 1)
       out.append(e)
