@@ -153,6 +153,28 @@ def test_at_on_empty_slices_still_works():
   assert x.at[1:].add(5.0).shape == (0, 3)
 
 
+def _grad_while_then_scatter_min(m, jnp, lax):
+  def f(x):
+    v = lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2), (0, x))[1]
+    return jnp.sum(v.at[jnp.array([-2, 1])].min(1.0))
+  return m.grad(f)(jnp.array([4.5, 1.0]))
+
+
+ERROR_CASES += [
+  # 22. while-loop-reverse-mode: reverse mode through while_loop is JAX's ValueError even when
+  # later code divides by the loop's outputs (scatter-min's JVP)
+  ("while-loop-reverse-mode", _grad_while_then_scatter_min, ValueError),
+  ("while-loop-reverse-mode-plain", lambda m, jnp, lax: m.grad(lambda x: lax.while_loop(
+      lambda c: c < 3, lambda c: c * x, 1.0))(1.5), ValueError),
+]
+
+
+def test_while_loop_linearize_still_gives_jvp():
+  f = lambda x: jax.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2), (0, x))[1]
+  y, f_jvp = jax.linearize(f, 1.5)
+  assert (float(y), float(f_jvp(1.0))) == (12.0, 8.0)
+
+
 # --- the error-class table runs last, after every section has added its rows ------------------
 @pytest.mark.parametrize("name,fn,cls", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
 def test_error_class(name, fn, cls):

@@ -45,7 +45,4 @@ OPEN: list[Known] = [
         program=r"\.(std|var)\(|jnp\.(std|var)\(", detail="reduce_sum"),
   Known("jaxpr-mean-bool", "jnp.mean of a bool array converts to float32 first; JAX sums as "
         "int32 then divides", modes=("jaxpr",), program=r"mean\(", detail="new_dtype=int32"),
-  Known("while-loop-reverse-mode", "grad through lax.while_loop raises NotImplementedError (div "
-        "is not linear ...); JAX raises ValueError (reverse-mode does not work for while_loop)",
-        modes=("grad",), kinds=("error-class",), detail="Reverse-mode differentiation does not"),
 ]
