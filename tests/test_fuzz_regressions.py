@@ -175,6 +175,21 @@ def test_while_loop_linearize_still_gives_jvp():
   assert (float(y), float(f_jvp(1.0))) == (12.0, 8.0)
 
 
+# --- 10. diff-empty-axis: jnp.diff along an axis of size 0 is empty ---------------------------
+
+@pytest.mark.parametrize("shape,n,axis", [((0,), 1, 0), ((1,), 3, -1), ((2, 0), 2, -1),
+                                          ((0, 3), 1, 0)])
+def test_diff_on_empty_axis(shape, n, axis):
+  x = np.zeros(shape, np.float32)
+  got = jnp.diff(x, n=n, axis=axis)
+  assert got.shape == np.diff(x, n=n, axis=axis).shape and got.dtype == np.float32
+  jax_ = oracle()
+  assert got.shape == jax_.numpy.diff(x, n=n, axis=axis).shape
+  if x.shape[axis] == 0:  # (a non-empty axis's slices print strides differently: not this row)
+    f = lambda m: m.make_jaxpr(lambda a: m.numpy.diff(a, n=n, axis=axis))(x)
+    assert str(f(jax)) == str(f(jax_))
+
+
 # --- the error-class table runs last, after every section has added its rows ------------------
 @pytest.mark.parametrize("name,fn,cls", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
 def test_error_class(name, fn, cls):
