@@ -190,6 +190,26 @@ def test_diff_on_empty_axis(shape, n, axis):
     assert str(f(jax)) == str(f(jax_))
 
 
+# --- 18. relu-negative-zero-f16: max/min keep XLA's zero signs in float16 under jit too ---------
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("fn", ["relu", "relu6", "max0", "min0"])
+def test_extremum_sign_of_zero(fn, dtype):
+  def f(m):
+    return {"relu": m.nn.relu, "relu6": m.nn.relu6, "max0": lambda v: m.numpy.maximum(v, 0.0),
+            "min0": lambda v: m.numpy.minimum(v, -0.0)}[fn]
+  x = jnp.array([-0.0, 0.0, -1.0], dtype)
+  want = {"relu": [0.0, 0.0, 0.0], "relu6": [0.0, 0.0, 0.0], "max0": [0.0, 0.0, 0.0],
+          "min0": [-0.0, -0.0, -1.0]}[fn]
+  for g in (f(jax), jax.jit(f(jax)), jax.vmap(f(jax))):
+    got = np.asarray(g(x)).astype(np.float32)
+    np.testing.assert_array_equal(got, want)
+    assert np.signbit(got).tolist() == np.signbit(np.array(want)).tolist(), g
+  jax_ = oracle()
+  ref = np.asarray(jax_.jit(f(jax_))(jax_.numpy.asarray(np.asarray(x)))).astype(np.float32)
+  assert np.signbit(ref).tolist() == np.signbit(np.array(want)).tolist()
+
+
 # --- the error-class table runs last, after every section has added its rows ------------------
 @pytest.mark.parametrize("name,fn,cls", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
 def test_error_class(name, fn, cls):

@@ -32,9 +32,6 @@ OPEN: list[Known] = [
         "NaN in JAX", modes=("grad",), kinds=("value",), program=r"\.at\[.*\]\.(max|min)\("),
   Known("jaxpr-nansum", "jnp.nansum's jaxpr differs (JAX converts, jaxlite selects first)",
         modes=("jaxpr",), program="nansum", detail="convert_element_type"),
-  Known("relu-negative-zero-f16", "nn.relu(-0.0) is -0.0 for float16 (eager, jit, vmap); JAX "
-        "gives +0.0 (float32 agrees)", kinds=("value",), program=r"nn\.relu",
-        detail=r"\(exact\)"),
   Known("jaxpr-einsum", "jnp.einsum's jaxpr differs: jaxlite converts operands before "
         "dot_general, JAX passes preferred_element_type", modes=("jaxpr",),
         program="einsum", detail="dot_general"),

@@ -231,6 +231,8 @@ def _extremum_template(ufunc: str, safe_zero_sign: bool):
   def rule(eqn):
     if kind_of(eqn.outvars[0].aval.dtype) != "f":
       return plain
+    if eqn.outvars[0].aval.dtype == np.float16:
+      return signed  # NumPy's float16 loop breaks ties the other way (max(-0., 0.) is -0.)
     y = eqn.invars[1]
     if type(y) is core.Literal and (np.asarray(y.val) != 0
                                     or bool(np.signbit(y.val)) == safe_zero_sign):
