@@ -210,6 +210,24 @@ def test_extremum_sign_of_zero(fn, dtype):
   assert np.signbit(ref).tolist() == np.signbit(np.array(want)).tolist()
 
 
+# --- 11. sort-grad-empty: grad through a sort of a size-0 array is an empty gradient ---------
+
+@pytest.mark.parametrize("shape", [(0,), (2, 0), (0, 3)])
+@pytest.mark.parametrize("sort", ["lax.sort", "jnp.sort", "jnp.argsort-take"])
+def test_sort_grad_of_empty(sort, shape):
+  def f(m):
+    s = {"lax.sort": lambda a: m.lax.sort(a), "jnp.sort": lambda a: m.numpy.sort(a, axis=-1),
+         "jnp.argsort-take": lambda a: m.numpy.take_along_axis(
+             a, m.numpy.argsort(a, axis=-1), axis=-1)}[sort]
+    return lambda a: m.numpy.sum(s(a) * 2.0)
+  x = np.zeros(shape, np.float32)
+  g = jax.grad(f(jax))(x)
+  assert g.shape == shape and g.dtype == np.float32
+  assert jax.jit(jax.grad(f(jax)))(x).shape == shape
+  jax_ = oracle()
+  assert jax_.grad(f(jax_))(x).shape == shape
+
+
 # --- the error-class table runs last, after every section has added its rows ------------------
 @pytest.mark.parametrize("name,fn,cls", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
 def test_error_class(name, fn, cls):

@@ -13,9 +13,6 @@ OPEN: list[Known] = [
         modes=("jaxpr",), kinds=("jaxpr-text",), detail=r"jax: \{ lambda [a-z]+:"),
   Known("jaxpr-custom-jvp", "jnp.logaddexp is not a custom_jvp_call in jaxlite's jaxpr",
         modes=("jaxpr",), kinds=("jaxpr-text",), detail="custom_jvp_call"),
-  Known("sort-grad-empty", "grad through jnp.sort/lax.sort of a size-0 array raises TypeError "
-        "(gather slice size out of range); JAX returns an empty gradient",
-        kinds=("unexpected-error",), detail="gather op is out of range"),
   Known("jaxpr-truncated-normal", "random.truncated_normal's jaxpr differs (JAX: stop_gradient "
         "of the bounds; jaxlite: nextafter)", modes=("jaxpr",), detail="stop_gradient"),
   Known("jaxpr-randint", "random.randint's jaxpr differs (JAX clamps with `max`, jaxlite "
