@@ -228,6 +228,29 @@ def test_sort_grad_of_empty(sort, shape):
   assert jax_.grad(f(jax_))(x).shape == shape
 
 
+# --- 19. std-var-f16-accumulation: float16/bfloat16 var and std accumulate in float32 ---------
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("fn,kw", [("var", {}), ("std", {}), ("var", {"ddof": 1}),
+                                   ("std", {"dtype": "float16"})])
+def test_half_var_std_upcast(fn, kw, dtype):
+  x = np.array([[60000., 65000.], [1.5, -2.25]], np.float32)
+  got = getattr(jnp, fn)(jnp.asarray(x, dtype), axis=1, **kw)
+  assert got.dtype == jnp.dtype(kw.get("dtype", dtype))
+  # var in float32 (60000 and 65000 are 2500 apart: no inf from float16 sums), then rounded to
+  # the result dtype; std is the square root of that rounded var (inf when var overflows f16)
+  var = np.var(x.astype(got.dtype).astype(np.float32), axis=1, ddof=kw.get("ddof", 0))
+  var = var.astype(got.dtype).astype(np.float32)
+  want = np.sqrt(var) if fn == "std" else var
+  np.testing.assert_allclose(np.asarray(got, np.float32), want, rtol=1e-2)
+  jax_ = oracle()
+  ref = getattr(jax_.numpy, fn)(jax_.numpy.asarray(x, dtype), axis=1, **kw)
+  np.testing.assert_array_equal(np.asarray(got, np.float32), np.asarray(ref, np.float32))
+  f = lambda m: m.make_jaxpr(lambda v: getattr(m.numpy, fn)(v, axis=1, **kw))(
+      m.numpy.asarray(x, dtype))
+  assert str(f(jax)) == str(f(jax_))
+
+
 # --- the error-class table runs last, after every section has added its rows ------------------
 @pytest.mark.parametrize("name,fn,cls", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
 def test_error_class(name, fn, cls):
