@@ -251,6 +251,25 @@ def test_half_var_std_upcast(fn, kw, dtype):
   assert str(f(jax)) == str(f(jax_))
 
 
+# --- 20. jaxpr-mean-bool: jnp.mean of bools counts them as int32 first ------------------------
+
+@pytest.mark.parametrize("x64_on", [False, True])
+@pytest.mark.parametrize("kw", [{"axis": -2}, {}, {"axis": 0, "keepdims": True}])
+def test_mean_of_bool(kw, x64_on):
+  x = np.array([[True], [False], [True]])
+  jax_ = oracle()
+  with x64(x64_on):
+    got = jnp.mean(x, **kw)
+    np.testing.assert_allclose(np.asarray(got), np.mean(x, **kw), rtol=1e-6)
+    mine = str(jax.make_jaxpr(lambda v: jnp.mean(v, **kw))(x))
+  jax_.config.update("jax_enable_x64", x64_on)
+  try:
+    ref = str(jax_.make_jaxpr(lambda v: jax_.numpy.mean(v, **kw))(x))
+  finally:
+    jax_.config.update("jax_enable_x64", False)
+  assert mine == ref
+
+
 # --- the error-class table runs last, after every section has added its rows ------------------
 @pytest.mark.parametrize("name,fn,cls", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
 def test_error_class(name, fn, cls):

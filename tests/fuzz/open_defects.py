@@ -32,6 +32,4 @@ OPEN: list[Known] = [
   Known("jaxpr-einsum", "jnp.einsum's jaxpr differs: jaxlite converts operands before "
         "dot_general, JAX passes preferred_element_type", modes=("jaxpr",),
         program="einsum", detail="dot_general"),
-  Known("jaxpr-mean-bool", "jnp.mean of a bool array converts to float32 first; JAX sums as "
-        "int32 then divides", modes=("jaxpr",), program=r"mean\(", detail="new_dtype=int32"),
 ]

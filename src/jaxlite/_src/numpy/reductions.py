@@ -251,6 +251,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None, upca
   target = _user_dtype(dtype, "mean") or _inexact(dtype_weak(a)[0])
   compute = dtypes.float32 if _is_half(target) else target
   axes = reduction_axes(axis, len(shape_of(a)))
+  if dtype_weak(a)[0] == np.bool_:
+    a = _strong(a, dtypes.int32)  # JAX's sum counts bools as int32 before any dtype cast
   a = _strong(a, compute)
   count = _count(a, axes, where, compute)
   total = _reduce("mean", red.reduce_sum_p, a, axis, keepdims, None, where, 0, _add)
