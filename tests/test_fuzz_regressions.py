@@ -12,7 +12,6 @@ import pytest
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
-from jaxlite import lax
 from conftest import oracle, x64
 
 _SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
@@ -46,7 +45,8 @@ def test_late_ml_dtypes_bfloat16_is_picked_up_lazily():
     print((x + 1.0).dtype, (x + jnp.ones((), jnp.float16)).dtype)
     print(bool(jnp.issubdtype(ml_dtypes.bfloat16, jnp.floating)))
   """)
-  assert out.splitlines() == ["1.0 -1.0 1.0 2.0", "{ lambda ; a:bf16[]. let b:bf16[] = neg a in (b,) }",
+  assert out.splitlines() == ["1.0 -1.0 1.0 2.0",
+                              "{ lambda ; a:bf16[]. let b:bf16[] = neg a in (b,) }",
                               "bfloat16 float32", "True"]
 
 
