@@ -114,7 +114,7 @@ CUMULATIVE = [(lax.cumsum, np.cumsum), (lax.cumprod, np.cumprod),
 @pytest.mark.parametrize("reverse", [False, True])
 def test_cumulative(fn, np_fn, reverse):
   x = _data((3, 4), np.float32)
-  for axis in (0, 1, -1):
+  for axis in (0, 1):  # lax takes no negative axis (ValueError, as in JAX)
     got = fn(x, axis, reverse)
     ref = np.flip(np_fn(np.flip(x, axis), axis=axis), axis) if reverse else np_fn(x, axis=axis)
     np.testing.assert_allclose(np.asarray(got), ref, rtol=1e-5)

@@ -8,24 +8,11 @@ from __future__ import annotations
 from known_differences import Known
 
 OPEN: list[Known] = [
-  Known("lax-cumulative-negative-axis", "lax.cumsum/cumprod/cummax/cummin accept a negative axis "
-        "where JAX raises ValueError (XLA operations do not allow negative axes)",
-        kinds=("missing-error", "error-class"), detail="negative axes"),
-  Known("late-ml_dtypes", "bfloat16 arrays are rejected (`neg/pow/reduce_sum does not accept "
-        "dtype bfloat16`) when ml_dtypes is imported after jaxlite's dtype lattice was built",
-        detail=r"does not accept dtype bfloat16|but got bfloat16|jaxlite: .*bfloat16\["),
   Known("jaxpr-array-constants", "make_jaxpr inlines array constants (jnp.array([...]) inside "
         "the function) where JAX lifts them to constvars (`{ lambda a:i32[2]; ...`)",
         modes=("jaxpr",), kinds=("jaxpr-text",), detail=r"jax: \{ lambda [a-z]+:"),
   Known("jaxpr-custom-jvp", "jnp.logaddexp is not a custom_jvp_call in jaxlite's jaxpr",
         modes=("jaxpr",), kinds=("jaxpr-text",), detail="custom_jvp_call"),
-  Known("empty-axis-static-index", "x[0] on an axis of size 0 raises TypeError (slice_sizes) "
-        "under jit/make_jaxpr; JAX raises IndexError as eagerly",
-        kinds=("error-class",),
-        detail="slice_sizes must be less than or equal|IndexError.*gather op is out of range"),
-  Known("sort-grad-empty", "grad through jnp.sort/lax.sort of a size-0 array raises TypeError "
-        "(gather slice size out of range); JAX returns an empty gradient",
-        kinds=("unexpected-error",), detail="gather op is out of range"),
   Known("jaxpr-truncated-normal", "random.truncated_normal's jaxpr differs (JAX: stop_gradient "
         "of the bounds; jaxlite: nextafter)", modes=("jaxpr",), detail="stop_gradient"),
   Known("jaxpr-randint", "random.randint's jaxpr differs (JAX clamps with `max`, jaxlite "
@@ -38,32 +25,11 @@ OPEN: list[Known] = [
         detail=r"3\.141592653589793"),
   Known("jaxpr-inner-dtype-x64", "under x64 jnp.cbrt's inner jaxpr types a bf16 constant as f64",
         modes=("jaxpr",), kinds=("jaxpr-text",), detail=r"jaxpr=\{ lambda"),
-  Known("diff-empty-axis", "jnp.diff along an axis of size 0 raises TypeError (slice_sizes of "
-        "(-1,)); JAX returns an empty array", detail=r"slice_sizes of \(-1,\)"),
-  Known("jnp-fix-removed", "jnp.fix still exists; JAX 0.10 removed it (AttributeError: "
-        "deprecated in v0.9.0 ... use jax.numpy.trunc)", kinds=("missing-error",),
-        detail="jax.numpy.fix was deprecated"),
-  Known("at-static-index-empty", "x.at[-1].set(v, mode='drop') on an axis of size 0 returns; JAX "
-        "raises IndexError for the static out-of-bounds index", kinds=("missing-error",),
-        detail="IndexError: index is out of bounds for axis 0 with size 0", program=r"\.at\["),
   Known("scatter-max-grad-nan", "grad through x.at[i].max(v) where x holds NaN is 0 in jaxlite, "
         "NaN in JAX", modes=("grad",), kinds=("value",), program=r"\.at\[.*\]\.(max|min)\("),
   Known("jaxpr-nansum", "jnp.nansum's jaxpr differs (JAX converts, jaxlite selects first)",
         modes=("jaxpr",), program="nansum", detail="convert_element_type"),
-  Known("relu-negative-zero-f16", "nn.relu(-0.0) is -0.0 for float16 (eager, jit, vmap); JAX "
-        "gives +0.0 (float32 agrees)", kinds=("value",), program=r"nn\.relu",
-        detail=r"\(exact\)"),
   Known("jaxpr-einsum", "jnp.einsum's jaxpr differs: jaxlite converts operands before "
         "dot_general, JAX passes preferred_element_type", modes=("jaxpr",),
         program="einsum", detail="dot_general"),
-  Known("std-var-f16-accumulation", "jnp.std/var on float16 reduce in float16; JAX upcasts to "
-        "float32 first (jaxpr differs, values can too)", modes=("jaxpr",),
-        program=r"\.(std|var)\(|jnp\.(std|var)\(", detail="reduce_sum"),
-  Known("jaxpr-mean-bool", "jnp.mean of a bool array converts to float32 first; JAX sums as "
-        "int32 then divides", modes=("jaxpr",), program=r"mean\(", detail="new_dtype=int32"),
-  Known("lax-mul-bool", "lax.mul accepts bool operands; JAX raises TypeError (mul does not "
-        "accept dtype bool)", kinds=("missing-error",), detail="mul does not accept dtype bool"),
-  Known("while-loop-reverse-mode", "grad through lax.while_loop raises NotImplementedError (div "
-        "is not linear ...); JAX raises ValueError (reverse-mode does not work for while_loop)",
-        modes=("grad",), kinds=("error-class",), detail="Reverse-mode differentiation does not"),
 ]

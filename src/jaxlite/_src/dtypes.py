@@ -6,6 +6,7 @@ nodes); results are memoised per (dtype, weak) signature so eager dispatch pays 
 from __future__ import annotations
 
 import functools
+import sys
 import warnings
 
 import numpy as np
@@ -44,6 +45,17 @@ def load_ml_dtypes() -> bool:
   return True
 
 
+def _is_ml_dtype_unloaded(dtype) -> bool:
+  """True when `dtype` is an ml_dtypes dtype (NumPy kind 'V') met before load_ml_dtypes ran:
+  the user imported ml_dtypes after jaxlite built its tables. Loads it then (cheap: the module
+  is already imported), so the tables pick bfloat16 & co. up lazily."""
+  if _ml is not None or getattr(dtype, "kind", None) != "V":
+    return False
+  if not getattr(dtype.type, "__module__", "").startswith("ml_dtypes"):
+    return False
+  return load_ml_dtypes()
+
+
 class TypePromotionError(ValueError):
   pass
 
@@ -66,7 +78,11 @@ _SHORT = {
 def short_dtype_name(dtype) -> str:
   if hasattr(dtype, "_short_name"):
     return dtype._short_name
-  return _SHORT.get(np.dtype(dtype), np.dtype(dtype).name)
+  dtype = np.dtype(dtype)
+  short = _SHORT.get(dtype)
+  if short is None and _is_ml_dtype_unloaded(dtype):
+    short = _SHORT.get(dtype)
+  return short or dtype.name
 
 
 def dtype_name(dtype) -> str:
@@ -296,7 +312,9 @@ def _upper_bounds(x64: bool) -> dict:
 
 def _least_upper_bound(nodes, x64: bool):
   upper = _upper_bounds(x64)
-  nodes = list(dict.fromkeys(nodes))  # distinct, in input order: error texts name them so
+  nodes = list(dict.fromkeys(nodes))
+  if any(n not in upper and _is_ml_dtype_unloaded(n) for n in nodes):
+    upper = _upper_bounds(x64)  # distinct, in input order: error texts name them so
   if len(nodes) == 1:
     return nodes[0]
   common = frozenset.intersection(*(upper[n] for n in nodes))
@@ -443,11 +461,15 @@ def is_weakly_typed(x) -> bool:
 
 def is_ml_float(dtype) -> bool:
   """bfloat16 or a float8 type. (Compare with care: `np.dtype('float64') == None` is True.)"""
-  return _ml is not None and (dtype == bfloat16 or dtype in float8_dtypes)
+  if _ml is None and not _is_ml_dtype_unloaded(dtype):
+    return False
+  return dtype == bfloat16 or dtype in float8_dtypes
 
 
 def is_bfloat16(dtype) -> bool:
-  return _ml is not None and dtype == bfloat16
+  if _ml is None and not _is_ml_dtype_unloaded(dtype):
+    return False
+  return dtype == bfloat16
 
 
 _ABSTRACT_FLOATS = (np.floating, np.inexact, np.number, np.generic)
@@ -461,7 +483,7 @@ def issubdtype(a, b) -> bool:
     b = b.dtype
   if isinstance(a, type) and hasattr(a, "dtype") and not issubclass(a, np.generic):
     a = a.dtype
-  if _ml is not None and _safe_is_ml_float(a):
+  if (_ml is not None or "ml_dtypes" in sys.modules) and _safe_is_ml_float(a):
     # ml_dtypes' scalar types do not subclass np.floating; JAX still counts them as floats.
     if isinstance(b, type) and b in _ABSTRACT_FLOATS:
       return True
@@ -517,7 +539,7 @@ def finfo(dtype):
 
 def iinfo(dtype):
   dtype = _as_dtype_or_value(dtype)[0]
-  if int4 is not None and dtype in (int4, uint4):
+  if (int4 is not None or _is_ml_dtype_unloaded(np.dtype(dtype))) and dtype in (int4, uint4):
     return _ml.iinfo(dtype)
   return np.iinfo(dtype)
 

@@ -321,7 +321,9 @@ def _cumulative_fn(prim):
     operand = asarg(operand)
     nd = core.get_aval(operand).ndim
     axis = int(axis)
-    if not -nd <= axis < nd:
+    if axis < 0:  # lax (unlike jnp) takes XLA's axes: checked before rank and dtype, as in JAX
+      raise ValueError("XLA operations do not allow negative axes")
+    if not axis < nd:
       shape = core.get_aval(operand).shape
       raise ValueError(f"axis {axis} is out of bounds for array of shape {shape}")
     return prim.bind(operand, axis=axis % nd, reverse=bool(reverse))

@@ -152,6 +152,8 @@ def take_along(t, perm, axis):
   from jaxlite._src.lax.creation import iota_p
   from jaxlite._src.lax.shape import broadcast_in_dim_p, concatenate_p
   shape = core.get_aval(perm).shape
+  if 0 in shape and core.get_aval(t).shape == shape:
+    return t  # nothing to reorder (and a gather's slice size 1 does not fit a size-0 axis)
   dt = core.get_aval(perm).dtype
   cols = []
   for d in range(len(shape)):

@@ -493,7 +493,7 @@ def _identity(kind, dtype):
   """The reduction's identity in `dtype` (the padding value)."""
   if kind == "sum":
     return np.zeros((), dtype)[()]
-  if dtype.kind == "f" or dtype.kind == "c":
+  if dtypes.kind_of_dtype(dtype) in "fc":
     return np.array(-np.inf if kind == "max" else np.inf, dtype)[()]
   if dtype.kind == "b":
     return np.bool_(kind == "min")

@@ -33,7 +33,11 @@ def _slice_axis(a, start, stop, axis):
 
 
 def _diff_once(a, axis):
-  hi, lo = _slice_axis(a, 1, a.shape[axis], axis), _slice_axis(a, 0, a.shape[axis] - 1, axis)
+  n = a.shape[axis]
+  if n == 0:  # a[1:] and a[:-1] are all of an empty axis (JAX elides both slices)
+    hi = lo = a
+  else:
+    hi, lo = _slice_axis(a, 1, n, axis), _slice_axis(a, 0, n - 1, axis)
   return uf.not_equal(hi, lo) if _dtype(a) == np.bool_ else uf.subtract(hi, lo)
 
 

@@ -215,7 +215,7 @@ def _nan_to_num(x, nan, posinf, neginf):
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
   check_arraylike("nan_to_num", x)
   x = _arr(x)
-  if _dtype(x).kind not in "fc":
+  if dtypes.kind_of_dtype(_dtype(x)) not in "fc":
     return x
   as_float = lambda v: None if v is None else float(v)
   return _nan_to_num(x, as_float(nan), as_float(posinf), as_float(neginf))
@@ -224,7 +224,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 def _nan_cumulative(name, fn, unit):
   @internal_jit(static_argnames=("axis", "dtype"), name=name)
   def jitted(a, axis, dtype):
-    if _dtype(a).kind in "fc":
+    if dtypes.kind_of_dtype(_dtype(a)) in "fc":
       a = lnp.where(uf.isnan(a), creation.full_like(a, unit), a)
     return fn(a, axis=axis, dtype=dtype)
 

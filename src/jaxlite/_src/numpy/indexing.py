@@ -307,6 +307,9 @@ def _slice_path(x, idx):
     return None
   dims = [e for e in idx if e is not None]
   shape = x.shape
+  for axis, (e, d) in enumerate(zip(dims, shape)):
+    if d == 0 and not isinstance(e, slice):  # no element to index, static or traced (as JAX)
+      raise IndexError(f"index is out of bounds for axis {axis} with size 0")
   dynamic = any(not _is_static_int(e) or not -d <= e < d for e, d in zip(dims, shape)
                 if not isinstance(e, slice))
   if dynamic and any(isinstance(e, slice) and e.step not in (None, 1, -1) for e in dims):
@@ -696,9 +699,11 @@ def _eager_scatter_plan(shape, idx, clip):
       dim += e is not None
     elif type(e) is int:
       size = shape[dim]
+      if size == 0:  # a static int on an empty axis is an error in every mode, as in JAX
+        raise IndexError(f"index is out of bounds for axis {dim} with size 0")
       e = e + size if e < 0 else e
       if not 0 <= e < size:
-        if not clip or size == 0:
+        if not clip:
           return _DROP_ALL
         e = min(max(e, 0), size - 1)
       out.append(e)

@@ -17,7 +17,7 @@ from jaxlite._src.numpy.ufuncs import (  # noqa: F401
     invert, left_shift, right_shift, bitwise_left_shift, bitwise_right_shift, logical_and,
     logical_or, logical_xor, logical_not, absolute, abs, sign, square, reciprocal, isfinite,
     isnan, isinf, isposinf, isneginf, log2, log10, logaddexp, deg2rad, rad2deg, radians,
-    degrees, round, around, rint, trunc, fix, real, imag, signbit, copysign, hypot, heaviside,
+    degrees, round, around, rint, trunc, real, imag, signbit, copysign, hypot, heaviside,
     fmax, fmin, sinc)
 from jaxlite._src.numpy.scalar_types import (  # noqa: F401
     bool_, bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64,

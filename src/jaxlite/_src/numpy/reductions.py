@@ -255,6 +255,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None, upca
   target = _user_dtype(dtype, "mean") or _inexact(dtype_weak(a)[0])
   compute = dtypes.float32 if _is_half(target) else target
   axes = reduction_axes(axis, len(shape_of(a)))
+  if dtype_weak(a)[0] == np.bool_:
+    a = _strong(a, dtypes.int32)  # JAX's sum counts bools as int32 before any dtype cast
   a = _strong(a, compute)
   count = _count(a, axes, where, compute)
   total = _reduce("mean", red.reduce_sum_p, a, axis, keepdims, None, where, 0, _add)
@@ -268,17 +270,23 @@ def _var(a, ddof, axis=None, dtype=None, keepdims=False, where=None):
   out_dtype = compute
   if in_dtype.kind == "c" and dtype is None:
     out_dtype = np.dtype(np.float64 if in_dtype == np.complex128 else np.float32)
+  half = _is_half(compute)  # float16/bfloat16 accumulate in float32, as JAX's _upcast_f16
+  if half:
+    compute = dtypes.float32
+  norm_dtype = dtypes.float32 if half else out_dtype
   a = _strong(a, compute if compute.kind == "c" or in_dtype.kind != "c" else in_dtype)
   axes = reduction_axes(axis, len(shape_of(a)))
-  count = _count(a, axes, where, out_dtype)
+  count = _count(a, axes, where, norm_dtype)
   centered = ew.sub_p.bind(a, _mean_keepdims(a, axes, where, count))
   squared = _abs_square(centered)
-  normalizer = ew.sub_p.bind(_literal_or_array(count, out_dtype)
-                             if not isinstance(count, float) else _literal(count, out_dtype),
-                             _strong(ddof, out_dtype))
+  normalizer = ew.sub_p.bind(_literal_or_array(count, norm_dtype)
+                             if not isinstance(count, float) else _literal(count, norm_dtype),
+                             _strong(ddof, norm_dtype))
   total = _reduce("var", red.reduce_sum_p, squared, axis, keepdims, None, where, 0, _add)
   result = ew.div_p.bind(total, normalizer)
-  positive = ew.gt_p.bind(normalizer, _literal(0, out_dtype))
+  if half:
+    result = _strong(result, out_dtype)
+  positive = ew.gt_p.bind(normalizer, _literal(0, norm_dtype))
   return _where(positive, result, np.nan)
 
 

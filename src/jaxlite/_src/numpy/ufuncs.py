@@ -502,9 +502,6 @@ def trunc(x, /):
   return where(ew.lt_p.bind(x, _zero_like(x)), ew.ceil_p.bind(x), ew.floor_p.bind(x))
 
 
-fix = trunc
-
-
 def real(x, /):
   (x,) = promote_args("real", x)
   return ew.real_p.bind(x) if dtype_weak(x)[0].kind == "c" else x

@@ -90,7 +90,7 @@ def _bcast_select_n(which, *cases):
 
 def _stop_gradient(x):
   # Only inexact values carry gradients (like lax.stop_gradient).
-  if dtypes.dtype_and_weak(x)[0].kind in "fc":
+  if dtypes.kind_of_dtype(dtypes.dtype_and_weak(x)[0]) in "fc":
     return ad.stop_gradient_p.bind(x)
   return x
 

@@ -119,7 +119,18 @@ def _while_transpose_error(*args, **params):
                    "fori_loop with static start/stop.")
 
 
+def _while_linearize(primals, tangents, **params):
+  """The primal loop runs on the parent (its outputs are known values, as JAX's partial eval
+  makes them); the joint JVP loop is staged for the tangents alone. So code after the loop
+  that divides by its primal outputs stays linear, and reverse mode reaches the while's
+  transpose error instead of failing on that code first."""
+  primal_out = while_p.bind(*primals, **params)
+  _, tangent_out = _while_jvp(primals, tangents, **params)
+  return primal_out, tangent_out
+
+
 ad.jvp_rules[while_p] = _while_jvp
+ad.linearize_rules[while_p] = _while_linearize
 ad.primitive_transposes[while_p] = _while_transpose_error
 
 

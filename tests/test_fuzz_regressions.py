@@ -1,0 +1,280 @@
+"""Regression tests for the defects tools/fuzz.py found (RELIABILITY.md, "jaxlite defects").
+
+One section per category: a known answer, plus a comparison with real JAX where it is installed.
+"""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import jaxlite as jax
+import jaxlite.numpy as jnp
+from conftest import oracle, x64
+
+_SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+
+
+def _run_fresh(code: str) -> str:
+  """Runs `code` in a fresh interpreter (module import order matters) and returns its stdout."""
+  env = dict(os.environ, PYTHONPATH=_SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+  out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                       text=True, env=env, timeout=120)
+  assert out.returncode == 0, out.stderr
+  return out.stdout.strip()
+
+
+# --- 1. late-ml_dtypes: bfloat16 works when ml_dtypes is imported after jaxlite was used -------
+
+def test_late_ml_dtypes_bfloat16_is_picked_up_lazily():
+  pytest.importorskip("ml_dtypes")
+  out = _run_fresh("""
+    import sys
+    import numpy as np
+    import jaxlite as jax
+    import jaxlite.numpy as jnp
+    assert "ml_dtypes" not in sys.modules, "import jaxlite must not import ml_dtypes"
+    jnp.ones(3) + 1                      # builds the dtype tables without bfloat16
+    assert "ml_dtypes" not in sys.modules
+    import ml_dtypes
+    x = jnp.asarray(np.ones((), ml_dtypes.bfloat16))
+    print(float(x.sum()), float(-x), float(x ** 2), float(jax.grad(lambda a: a * a)(x)))
+    print(jax.make_jaxpr(lambda a: -a)(x))
+    print((x + 1.0).dtype, (x + jnp.ones((), jnp.float16)).dtype)
+    print(bool(jnp.issubdtype(ml_dtypes.bfloat16, jnp.floating)))
+  """)
+  assert out.splitlines() == ["1.0 -1.0 1.0 2.0",
+                              "{ lambda ; a:bf16[]. let b:bf16[] = neg a in (b,) }",
+                              "bfloat16 float32", "True"]
+
+
+@pytest.mark.parametrize("fn", ["nan_to_num", "nancumsum", "sign"])
+def test_bfloat16_counts_as_floating(fn):
+  vals = np.array([np.nan, np.inf, -0.0, 1.0], np.float32)
+  got = getattr(jnp, fn)(jnp.asarray(vals, jnp.bfloat16))
+  want = getattr(np, fn)(vals.astype(np.float32)).astype(jnp.bfloat16)
+  if fn == "nan_to_num":
+    want = np.array([0, np.finfo(jnp.bfloat16).max, -0.0, 1.0], jnp.bfloat16)
+  if fn == "sign":  # XLA keeps the sign of zero (NumPy's sign does not)
+    want = np.array([np.nan, 1.0, -0.0, 1.0], jnp.bfloat16)
+  np.testing.assert_array_equal(np.asarray(got).astype(np.float32), want.astype(np.float32))
+  assert np.signbit(np.asarray(got).astype(np.float32)).tolist() == \
+      np.signbit(want.astype(np.float32)).tolist()
+  jax_ = oracle()
+  ref = getattr(jax_.numpy, fn)(jax_.numpy.asarray(vals, jax_.numpy.bfloat16))
+  np.testing.assert_array_equal(np.asarray(got).astype(np.float32),
+                                np.asarray(ref).astype(np.float32))
+  if fn == "nancumsum":
+    return  # its jaxpr differs in how the NaN fill is built (not a fuzz category yet)
+  assert str(jax.make_jaxpr(getattr(jnp, fn))(jnp.asarray(vals, jnp.bfloat16))) == \
+      str(jax_.make_jaxpr(getattr(jax_.numpy, fn))(jax_.numpy.asarray(vals, jax_.numpy.bfloat16)))
+
+
+# --- error classes: one row per (category, program); `m` is the jax or jaxlite module --------
+
+def _mods(m):
+  return m, m.numpy, m.lax
+
+
+ERROR_CASES = [
+  # 2. empty-axis-static-index: an int index on an axis of size 0 (traced or not) is IndexError
+  ("empty-axis-static-index-jit", lambda m, jnp, lax: m.jit(lambda a: a[0])(jnp.zeros(0)),
+   IndexError),
+  ("empty-axis-static-index-vmap", lambda m, jnp, lax: m.vmap(lambda a: a[0])(jnp.zeros((2, 0))),
+   IndexError),
+  ("empty-axis-static-index-jaxpr", lambda m, jnp, lax: m.make_jaxpr(lambda a: a[1:, -1])(
+      jnp.zeros((3, 0))), IndexError),
+  ("empty-axis-static-index-eager", lambda m, jnp, lax: jnp.zeros(0)[0], IndexError),
+]
+
+ERROR_CASES += [
+  # 7. lax-cumulative-negative-axis: lax's cumulative ops take no negative axis (before dtype)
+  ("lax-cumsum-negative-axis", lambda m, jnp, lax: lax.cumsum(jnp.ones((1, 1)), axis=-1),
+   ValueError),
+  ("lax-cummax-bool-negative-axis", lambda m, jnp, lax: lax.cummax(
+      jnp.array([True]), axis=-1, reverse=True), ValueError),
+  ("lax-cumlogsumexp-negative-axis", lambda m, jnp, lax: lax.cumlogsumexp(
+      jnp.ones(3), axis=-5), ValueError),
+  ("lax-cumprod-axis-too-big", lambda m, jnp, lax: lax.cumprod(jnp.ones(3), axis=1), ValueError),
+  ("lax-cummin-bool", lambda m, jnp, lax: lax.cummin(jnp.ones(3, bool), axis=0), TypeError),
+]
+
+
+def test_jnp_cumulative_still_takes_negative_axes():
+  got = jnp.cumsum(jnp.ones((2, 3)), axis=-1)
+  np.testing.assert_array_equal(got, [[1, 2, 3], [1, 2, 3]])
+  np.testing.assert_array_equal(jax.lax.cumsum(jnp.ones((2, 3)), axis=1), got)
+
+
+ERROR_CASES += [
+  # 12. lax-mul-bool: lax.mul (and integer_pow) reject bool operands; jnp.multiply still works
+  ("lax-mul-bool", lambda m, jnp, lax: lax.mul(jnp.array([False]), jnp.array([False])),
+   TypeError),
+  ("lax-mul-bool-jit", lambda m, jnp, lax: m.jit(lax.mul)(jnp.array([True]), jnp.array([True])),
+   TypeError),
+  ("lax-integer_pow-bool", lambda m, jnp, lax: lax.integer_pow(jnp.array([True]), 0), TypeError),
+]
+
+
+def test_jnp_multiply_of_bools_is_logical_and():
+  a = jnp.array([True, True, False])
+  np.testing.assert_array_equal(jnp.multiply(a, jnp.array([True, False, False])),
+                                [True, False, False])
+  assert (a * a).dtype == np.bool_
+
+
+# --- 3. jnp-fix-removed: JAX 0.10 removed jnp.fix (use jnp.trunc) -------------------------------
+
+def test_jnp_fix_is_gone_like_in_jax():
+  assert not hasattr(jnp, "fix")
+  assert "fix" not in jnp.__all__ and "fix" not in dir(jnp)
+  np.testing.assert_array_equal(jnp.trunc(jnp.array([-1.5, 1.5])), [-1.0, 1.0])
+  jax_ = oracle()
+  assert hasattr(jax_.numpy, "fix") == hasattr(jnp, "fix")
+
+
+ERROR_CASES += [
+  # 13. at-static-index-empty: a static int index into a size-0 axis raises in every mode
+  ("at-static-index-empty-drop", lambda m, jnp, lax: jnp.zeros(0, jnp.float32).at[-1].set(
+      7, mode="drop"), IndexError),
+  ("at-static-index-empty-clip", lambda m, jnp, lax: jnp.zeros(0).at[0].add(7, mode="clip"),
+   IndexError),
+  ("at-static-index-empty-2d", lambda m, jnp, lax: jnp.zeros((2, 0)).at[:, 0].max(7), IndexError),
+  ("at-static-index-empty-jit", lambda m, jnp, lax: m.jit(lambda a: a.at[0].set(1.0))(
+      jnp.zeros(0)), IndexError),
+]
+
+
+def test_at_on_empty_slices_still_works():
+  x = jnp.zeros((0, 3))
+  assert x.at[:, 1].set(5.0).shape == (0, 3)
+  assert x.at[1:].add(5.0).shape == (0, 3)
+
+
+def _grad_while_then_scatter_min(m, jnp, lax):
+  def f(x):
+    v = lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2), (0, x))[1]
+    return jnp.sum(v.at[jnp.array([-2, 1])].min(1.0))
+  return m.grad(f)(jnp.array([4.5, 1.0]))
+
+
+ERROR_CASES += [
+  # 22. while-loop-reverse-mode: reverse mode through while_loop is JAX's ValueError even when
+  # later code divides by the loop's outputs (scatter-min's JVP)
+  ("while-loop-reverse-mode", _grad_while_then_scatter_min, ValueError),
+  ("while-loop-reverse-mode-plain", lambda m, jnp, lax: m.grad(lambda x: lax.while_loop(
+      lambda c: c < 3, lambda c: c * x, 1.0))(1.5), ValueError),
+]
+
+
+def test_while_loop_linearize_still_gives_jvp():
+  f = lambda x: jax.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2), (0, x))[1]
+  y, f_jvp = jax.linearize(f, 1.5)
+  assert (float(y), float(f_jvp(1.0))) == (12.0, 8.0)
+
+
+# --- 10. diff-empty-axis: jnp.diff along an axis of size 0 is empty ---------------------------
+
+@pytest.mark.parametrize("shape,n,axis", [((0,), 1, 0), ((1,), 3, -1), ((2, 0), 2, -1),
+                                          ((0, 3), 1, 0)])
+def test_diff_on_empty_axis(shape, n, axis):
+  x = np.zeros(shape, np.float32)
+  got = jnp.diff(x, n=n, axis=axis)
+  assert got.shape == np.diff(x, n=n, axis=axis).shape and got.dtype == np.float32
+  jax_ = oracle()
+  assert got.shape == jax_.numpy.diff(x, n=n, axis=axis).shape
+  if x.shape[axis] == 0:  # (a non-empty axis's slices print strides differently: not this row)
+    f = lambda m: m.make_jaxpr(lambda a: m.numpy.diff(a, n=n, axis=axis))(x)
+    assert str(f(jax)) == str(f(jax_))
+
+
+# --- 18. relu-negative-zero-f16: max/min keep XLA's zero signs in float16 under jit too ---------
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("fn", ["relu", "relu6", "max0", "min0"])
+def test_extremum_sign_of_zero(fn, dtype):
+  def f(m):
+    return {"relu": m.nn.relu, "relu6": m.nn.relu6, "max0": lambda v: m.numpy.maximum(v, 0.0),
+            "min0": lambda v: m.numpy.minimum(v, -0.0)}[fn]
+  x = jnp.array([-0.0, 0.0, -1.0], dtype)
+  want = {"relu": [0.0, 0.0, 0.0], "relu6": [0.0, 0.0, 0.0], "max0": [0.0, 0.0, 0.0],
+          "min0": [-0.0, -0.0, -1.0]}[fn]
+  for g in (f(jax), jax.jit(f(jax)), jax.vmap(f(jax))):
+    got = np.asarray(g(x)).astype(np.float32)
+    np.testing.assert_array_equal(got, want)
+    assert np.signbit(got).tolist() == np.signbit(np.array(want)).tolist(), g
+  jax_ = oracle()
+  ref = np.asarray(jax_.jit(f(jax_))(jax_.numpy.asarray(np.asarray(x)))).astype(np.float32)
+  assert np.signbit(ref).tolist() == np.signbit(np.array(want)).tolist()
+
+
+# --- 11. sort-grad-empty: grad through a sort of a size-0 array is an empty gradient ---------
+
+@pytest.mark.parametrize("shape", [(0,), (2, 0), (0, 3)])
+@pytest.mark.parametrize("sort", ["lax.sort", "jnp.sort", "jnp.argsort-take"])
+def test_sort_grad_of_empty(sort, shape):
+  def f(m):
+    s = {"lax.sort": lambda a: m.lax.sort(a), "jnp.sort": lambda a: m.numpy.sort(a, axis=-1),
+         "jnp.argsort-take": lambda a: m.numpy.take_along_axis(
+             a, m.numpy.argsort(a, axis=-1), axis=-1)}[sort]
+    return lambda a: m.numpy.sum(s(a) * 2.0)
+  x = np.zeros(shape, np.float32)
+  g = jax.grad(f(jax))(x)
+  assert g.shape == shape and g.dtype == np.float32
+  assert jax.jit(jax.grad(f(jax)))(x).shape == shape
+  jax_ = oracle()
+  assert jax_.grad(f(jax_))(x).shape == shape
+
+
+# --- 19. std-var-f16-accumulation: float16/bfloat16 var and std accumulate in float32 ---------
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("fn,kw", [("var", {}), ("std", {}), ("var", {"ddof": 1}),
+                                   ("std", {"dtype": "float16"})])
+def test_half_var_std_upcast(fn, kw, dtype):
+  x = np.array([[60000., 65000.], [1.5, -2.25]], np.float32)
+  got = getattr(jnp, fn)(jnp.asarray(x, dtype), axis=1, **kw)
+  assert got.dtype == jnp.dtype(kw.get("dtype", dtype))
+  # var in float32 (60000 and 65000 are 2500 apart: no inf from float16 sums), then rounded to
+  # the result dtype; std is the square root of that rounded var (inf when var overflows f16)
+  var = np.var(x.astype(got.dtype).astype(np.float32), axis=1, ddof=kw.get("ddof", 0))
+  var = var.astype(got.dtype).astype(np.float32)
+  want = np.sqrt(var) if fn == "std" else var
+  np.testing.assert_allclose(np.asarray(got, np.float32), want, rtol=1e-2)
+  jax_ = oracle()
+  ref = getattr(jax_.numpy, fn)(jax_.numpy.asarray(x, dtype), axis=1, **kw)
+  np.testing.assert_array_equal(np.asarray(got, np.float32), np.asarray(ref, np.float32))
+  f = lambda m: m.make_jaxpr(lambda v: getattr(m.numpy, fn)(v, axis=1, **kw))(
+      m.numpy.asarray(x, dtype))
+  assert str(f(jax)) == str(f(jax_))
+
+
+# --- 20. jaxpr-mean-bool: jnp.mean of bools counts them as int32 first ------------------------
+
+@pytest.mark.parametrize("x64_on", [False, True])
+@pytest.mark.parametrize("kw", [{"axis": -2}, {}, {"axis": 0, "keepdims": True}])
+def test_mean_of_bool(kw, x64_on):
+  x = np.array([[True], [False], [True]])
+  jax_ = oracle()
+  with x64(x64_on):
+    got = jnp.mean(x, **kw)
+    np.testing.assert_allclose(np.asarray(got), np.mean(x, **kw), rtol=1e-6)
+    mine = str(jax.make_jaxpr(lambda v: jnp.mean(v, **kw))(x))
+  jax_.config.update("jax_enable_x64", x64_on)
+  try:
+    ref = str(jax_.make_jaxpr(lambda v: jax_.numpy.mean(v, **kw))(x))
+  finally:
+    jax_.config.update("jax_enable_x64", False)
+  assert mine == ref
+
+
+# --- the error-class table runs last, after every section has added its rows ------------------
+@pytest.mark.parametrize("name,fn,cls", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
+def test_error_class(name, fn, cls):
+  with pytest.raises(cls):
+    fn(*_mods(jax))
+  jax_ = oracle()
+  with pytest.raises(cls):
+    fn(*_mods(jax_))
