@@ -32,6 +32,10 @@ EXCLUDED = {
                      "triangular_solve", "schur", "cholesky_update", "symmetric_product",
                      "householder_product", "tridiagonal_solve"),
                     "decompositions: tests/test_linalg.py"),
+    **dict.fromkeys(("zeta", "polygamma", "igamma_grad_a", "random_gamma_grad",
+                     "optimization_barrier"),
+                    "lax remainder: tests/test_lax_more.py (values against SciPy and JAX)"),
+    "stop_gradient": "autodiff: tests/test_autodiff.py (identity forward, zero tangent)",
 }
 
 

@@ -42,7 +42,7 @@ def to_dlpack(x, *, stream=None, max_version=None, dl_device=None, copy=None):
       raise ValueError(f"__dlpack__: dl_device={tuple(dl_device)} requires a copy since the "
                        f"array is on {dlpack_device(x)}, however copy=False")
     copy = True  # all CPU devices share host memory: a copy is the transfer
-  value = x._value
+  value = x._host_value()
   if value.dtype not in _SUPPORTED:
     raise BufferError(f"__dlpack__: dtype {dtypes.dtype_name(value.dtype)} is not supported by "
                       f"DLPack; supported: {sorted(d.name for d in _SUPPORTED)}")
