@@ -43,6 +43,11 @@ _LAZY_ATTRS = {
         "linear_transpose", "custom_gradient", "closure_convert", "effects_barrier",
         "live_arrays", "print_environment_info", "host_count", "host_id", "host_ids", "Device",
         "process_indices", "copy_to_host_async")},
+    # sharding-types: meshes and shardings, loaded on first use
+    "make_mesh": ("jaxlite._src.sharding.mesh", "make_mesh"),
+    "set_mesh": ("jaxlite._src.sharding.mesh", "set_mesh"),
+    "NamedSharding": ("jaxlite._src.sharding.named_sharding", "NamedSharding"),
+    "P": ("jaxlite._src.sharding.partition_spec", "PartitionSpec"),
 }
 from jaxlite._src.config import (  # noqa: F401,E402
     enable_x64, debug_nans, debug_infs, default_device, default_matmul_precision,

@@ -1,4 +1,9 @@
 """`jaxlite.sharding`: how arrays are laid out across devices."""
-from jaxlite._src.devices import Sharding, SingleDeviceSharding  # noqa: F401
+from jaxlite._src.sharding import (  # noqa: F401
+  AbstractDevice, AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec, Sharding,
+  SingleDeviceSharding, get_abstract_mesh, get_mesh, make_single_device_sharding, set_mesh,
+  use_abstract_mesh)
 
-__all__ = ["Sharding", "SingleDeviceSharding"]
+__all__ = ["AbstractDevice", "AbstractMesh", "AxisType", "Mesh", "NamedSharding",
+           "PartitionSpec", "Sharding", "SingleDeviceSharding", "get_abstract_mesh", "get_mesh",
+           "make_single_device_sharding", "set_mesh", "use_abstract_mesh"]

@@ -1,0 +1,168 @@
+"""NamedSharding: an array laid out over a Mesh by a PartitionSpec.
+
+Computes shard shapes and per-device index slices; shardings in types read `_dim_axes`."""
+import itertools
+
+import numpy as np
+
+from jaxlite._src.devices import Sharding
+from jaxlite._src.sharding.mesh import AbstractMesh, AxisType, Mesh
+from jaxlite._src.sharding.partition_spec import UNCONSTRAINED, PartitionSpec
+
+
+class IndivisibleError(ValueError):
+  """A sharded dimension is not divisible by its number of shards."""
+
+
+def _names(entry):
+  if entry is None or entry is UNCONSTRAINED:
+    return ()
+  return entry if isinstance(entry, tuple) else (entry,)
+
+
+class NamedSharding(Sharding):
+  """Sharding of an array over `mesh`, dimension i split over the axes `spec[i]`."""
+
+  def __init__(self, mesh, spec=PartitionSpec(), *, memory_kind=None):
+    if not isinstance(mesh, (Mesh, AbstractMesh)):
+      raise TypeError(f"NamedSharding: mesh must be a Mesh or AbstractMesh, got "
+                      f"{type(mesh).__name__}")
+    if isinstance(spec, (tuple, list)) or spec is None:
+      spec = PartitionSpec(*(spec or ()))
+    if not isinstance(spec, PartitionSpec):
+      raise TypeError(f"NamedSharding: spec must be a PartitionSpec, got {type(spec).__name__}")
+    self.mesh, self.spec = mesh, spec
+    self._memory_kind = memory_kind
+    seen = set()
+    for entry in spec:
+      for n in _names(entry):
+        if n not in mesh.axis_names:
+          raise ValueError(f"Resource axis: {n} of {spec!r} is not found in mesh: "
+                           f"{mesh.axis_names}.")
+        if n in seen:
+          raise ValueError(f"A single NamedSharding spec specification can map every mesh "
+                           f"axis to at most one positional dimension, but {spec!r} has "
+                           f"duplicate entries for `{n}`")
+        seen.add(n)
+
+  memory_kind = property(lambda self: self._memory_kind or "device")
+
+  def __repr__(self):
+    return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind={self.memory_kind})"
+
+  def _key(self):
+    return (self.mesh, self.spec, self.memory_kind)
+
+  def __eq__(self, o):
+    return isinstance(o, NamedSharding) and (self is o or self._key() == o._key())
+
+  def __hash__(self):
+    return hash((NamedSharding,) + self._key())
+
+  def __reduce__(self):
+    return (_make_named, (self.mesh, self.spec, self._memory_kind))
+
+  # Shardings in types: which explicit mesh axes each dimension is split over.
+  @property
+  def _dim_axes(self):
+    types = self.mesh._name_to_type
+    out = []
+    for entry in self.spec:
+      ns = [n for n in _names(entry) if types[n] == AxisType.Explicit]
+      out.append(None if not ns else ns[0] if len(ns) == 1 else "(" + ",".join(ns) + ")")
+    return tuple(out) + (None,) * 64
+
+  def _factors(self, ndim):
+    if len(self.spec) > ndim:
+      raise ValueError(f"Sharding {self!r} is only valid for values of rank at least "
+                       f"{len(self.spec)}, but was applied to a value of rank {ndim}")
+    sizes = self.mesh.shape
+    return [int(np.prod([sizes[n] for n in _names(e)], dtype=int)) for e in self.spec] + \
+        [1] * (ndim - len(self.spec))
+
+  def shard_shape(self, global_shape):
+    global_shape = tuple(global_shape)
+    factors = self._factors(len(global_shape))
+    for i, (d, f) in enumerate(zip(global_shape, factors)):
+      if d % f:
+        raise IndivisibleError(
+          f"Sharding {self!r} implies that array axis {i} is partitioned {f} times, but the "
+          f"dimension size is {d} (full shape: {global_shape}, per-dimension tiling factors: "
+          f"{factors} should evenly divide the shape)")
+    return tuple(d // f for d, f in zip(global_shape, factors))
+
+  def devices_indices_map(self, global_shape):
+    if not isinstance(self.mesh, Mesh):
+      raise ValueError("devices_indices_map needs a concrete Mesh, not an AbstractMesh")
+    global_shape = tuple(global_shape)
+    shard = self.shard_shape(global_shape)
+    names = self.mesh.axis_names
+    out = {}
+    for pos in itertools.product(*(range(s) for s in self.mesh.axis_sizes)):
+      coord = dict(zip(names, pos))
+      idx = []
+      for i, d in enumerate(global_shape):
+        ns = _names(self.spec[i]) if i < len(self.spec) else ()
+        if not ns or shard[i] == d:  # unsplit (axes of size 1 too): JAX gives slice(None)
+          idx.append(slice(None))
+          continue
+        k = 0  # row-major block number over this dimension's axes
+        for n in ns:
+          k = k * self.mesh.shape[n] + coord[n]
+        idx.append(slice(k * shard[i], (k + 1) * shard[i]))
+      out[self.mesh.devices[pos]] = tuple(idx)
+    return out
+
+  def addressable_devices_indices_map(self, global_shape):
+    return self.devices_indices_map(global_shape)
+
+  @property
+  def device_set(self):
+    return set(self.mesh.devices.flat)
+
+  addressable_devices = device_set
+
+  @property
+  def _device_assignment(self):
+    return tuple(self.mesh.devices.flat)
+
+  @property
+  def num_devices(self):
+    return self.mesh.size
+
+  is_fully_addressable = property(lambda self: True)
+
+  @property
+  def is_fully_replicated(self):
+    return all(self.mesh.shape[n] == 1 for e in self.spec for n in _names(e))
+
+  def is_equivalent_to(self, other, ndim):
+    if not isinstance(other, Sharding) or self.memory_kind != other.memory_kind:
+      return False
+    if self.is_fully_replicated and getattr(other, "is_fully_replicated", False):
+      return self._device_assignment == other._device_assignment
+    if isinstance(other, NamedSharding):
+      return (self.mesh == other.mesh and self.spec._normalized_spec_for_aval(ndim)
+              == other.spec._normalized_spec_for_aval(ndim))
+    return False
+
+  def with_memory_kind(self, kind):
+    return NamedSharding(self.mesh, self.spec, memory_kind=kind)
+
+  def with_spec(self, spec):
+    if not isinstance(spec, PartitionSpec):
+      spec = PartitionSpec(*spec)
+    return NamedSharding(self.mesh, spec, memory_kind=self._memory_kind)
+
+  def update(self, **kw):
+    return NamedSharding(kw.get("mesh", self.mesh), kw.get("spec", self.spec),
+                         memory_kind=kw.get("memory_kind", self._memory_kind))
+
+
+def _make_named(mesh, spec, memory_kind):
+  return NamedSharding(mesh, spec, memory_kind=memory_kind)
+
+
+def make_single_device_sharding(device):
+  from jaxlite._src.devices import SingleDeviceSharding
+  return SingleDeviceSharding(device)
