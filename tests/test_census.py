@@ -66,7 +66,7 @@ DELIBERATE_OMISSIONS = {
 
 # Coverage (in %) reached at the last merge; raise it as names land, never lower it. Issue 14's
 # target is 97. 91.8 is main after the issue-14 merges plus the surface-more branch.
-COVERAGE_FLOOR = 91.8
+COVERAGE_FLOOR = 92.7
 
 
 def _recorded() -> dict:
