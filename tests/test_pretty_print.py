@@ -1193,8 +1193,6 @@ def _end_to_end_cases(lib):
 def test_jaxlite_make_jaxpr_prints_like_jax(name):
   jax = pytest.importorskip("jax")
   import jaxlite
-  if not hasattr(jaxlite, "make_jaxpr"):
-    pytest.skip("jaxlite.make_jaxpr is not there yet")
   fun, args = _end_to_end_cases(jaxlite)[name]
   jax_fun, jax_args = _end_to_end_cases(jax)[name]
   assert str(jaxlite.make_jaxpr(fun)(*args)) == str(jax.make_jaxpr(jax_fun)(*jax_args))

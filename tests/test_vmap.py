@@ -333,29 +333,23 @@ def _random_cases():
 
 
 def _optional_cases():
-  """Cases for primitives of modules that may not be present in every checkout."""
-  cases = []
-  try:
-    from jaxlite._src.scipy import special as sp
-    betainc = lambda a, b, x: sp.regularized_incomplete_beta_p.bind(a, b, x)
-    cases.append(Case("regularized_incomplete_beta", betainc,
-                      args(f32(3, lo=0.5, hi=3), f32(3, lo=0.5, hi=3), f32(3, lo=0.05, hi=0.95)),
-                      [(0, 0, 0), (None, 0, 1), (1, None, None)], tol=1e-5))
-  except ImportError:
-    pass
-  if hasattr(jaxlite, "grad"):
-    per_example_grad = jaxlite.grad(lambda x, y: jnp.sum(x * jnp.sin(x) * y))
-    cases += [Case("add_any", per_example_grad, args(f32(2, 3), f32(3)), BINARY_AXES[:3],
-                   tol=1e-5),
-              Case("stop_gradient", lambda x: jaxlite.stop_gradient(x) * 2.0, args(f32(2, 3)),
-                   UNARY_AXES)]
-  if hasattr(jaxlite, "custom_jvp"):
-    cases += [Case("custom_jvp_call", _custom_jvp_fn(), args(f32(2, 3), f32(3)), BINARY_AXES[:3]),
-              Case("custom_vjp_call", _custom_vjp_fn(), args(f32(2, 3), f32(3)), BINARY_AXES[:3])]
-  if hasattr(jaxlite, "checkpoint"):
-    from jaxlite.ad_checkpoint import checkpoint_name
-    remat = jaxlite.checkpoint(lambda x, y: checkpoint_name(jnp.sin(x) * y, "h") + y)
-    cases.append(Case("remat2", remat, args(f32(2, 3), f32(3)), BINARY_AXES[:3]))
+  """Cases for primitives defined outside lax: special functions, autodiff, custom rules."""
+  from jaxlite._src.scipy import special as sp
+  from jaxlite.ad_checkpoint import checkpoint_name
+  betainc = lambda a, b, x: sp.regularized_incomplete_beta_p.bind(a, b, x)
+  per_example_grad = jaxlite.grad(lambda x, y: jnp.sum(x * jnp.sin(x) * y))
+  remat = jaxlite.checkpoint(lambda x, y: checkpoint_name(jnp.sin(x) * y, "h") + y)
+  cases = [
+      Case("regularized_incomplete_beta", betainc,
+           args(f32(3, lo=0.5, hi=3), f32(3, lo=0.5, hi=3), f32(3, lo=0.05, hi=0.95)),
+           [(0, 0, 0), (None, 0, 1), (1, None, None)], tol=1e-5),
+      Case("add_any", per_example_grad, args(f32(2, 3), f32(3)), BINARY_AXES[:3], tol=1e-5),
+      Case("stop_gradient", lambda x: jaxlite.stop_gradient(x) * 2.0, args(f32(2, 3)),
+           UNARY_AXES),
+      Case("custom_jvp_call", _custom_jvp_fn(), args(f32(2, 3), f32(3)), BINARY_AXES[:3]),
+      Case("custom_vjp_call", _custom_vjp_fn(), args(f32(2, 3), f32(3)), BINARY_AXES[:3]),
+      Case("remat2", remat, args(f32(2, 3), f32(3)), BINARY_AXES[:3]),
+  ]
   cases += _callback_cases()
   return cases
 
