@@ -1080,9 +1080,6 @@ KNOWN = [
                      "same-shape constant is the constant (lax/shape.py, lax/reductions.py)")),
                  id="grad-sum-of-scalar"),
     pytest.param(lambda: _case(lambda L, x: x.at[0].set(True), np.zeros((0,), bool)),
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "x.at[0].set(v) on an empty axis: JAX raises IndexError eagerly, jaxlite "
-                     "returns x (numpy/indexing.py)")),
                  id="at-int-index-empty-axis"),
     pytest.param(_grad_where,
                  marks=pytest.mark.xfail(strict=True, reason=(
