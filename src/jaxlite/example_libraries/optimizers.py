@@ -118,6 +118,13 @@ def _first(state):
 
 # --- optimizers (per array) --------------------------------------------------------------------
 
+
+def _zeros_init(n_slots: int):
+  """The init of an optimizer whose state is x0 plus `n_slots` zero buffers shaped like it."""
+  def init(x0):
+    return (x0,) + tuple(jnp.zeros_like(x0) for _ in range(n_slots))
+  return init
+
 @optimizer
 def sgd(step_size):
   """Stochastic gradient descent: x - step_size(i) * g."""
@@ -133,8 +140,7 @@ def momentum(step_size: Schedule, mass: float):
   """Heavy-ball momentum: v = mass * v + g; x -= step_size(i) * v."""
   step_size = make_schedule(step_size)
 
-  def init(x0):
-    return x0, jnp.zeros_like(x0)
+  init = _zeros_init(1)
 
   def update(i, g, state):
     x, velocity = state
@@ -148,8 +154,7 @@ def nesterov(step_size: Schedule, mass: float):
   """Nesterov momentum: v = mass * v + g; x -= step_size(i) * (mass * v + g)."""
   step_size = make_schedule(step_size)
 
-  def init(x0):
-    return x0, jnp.zeros_like(x0)
+  init = _zeros_init(1)
 
   def update(i, g, state):
     x, velocity = state
@@ -163,8 +168,7 @@ def adagrad(step_size, momentum=0.9):
   """Adagrad with momentum on the normalised gradient."""
   step_size = make_schedule(step_size)
 
-  def init(x0):
-    return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
+  init = _zeros_init(2)
 
   def update(i, g, state):
     x, g_sq, m = state
@@ -180,8 +184,7 @@ def rmsprop(step_size, gamma=0.9, eps=1e-8):
   """RMSProp: divide by the root of a running mean of squared gradients."""
   step_size = make_schedule(step_size)
 
-  def init(x0):
-    return x0, jnp.zeros_like(x0)
+  init = _zeros_init(1)
 
   def update(i, g, state):
     x, avg_sq_grad = state
@@ -195,8 +198,7 @@ def rmsprop_momentum(step_size, gamma=0.9, eps=1e-8, momentum=0.9):
   """RMSProp whose normalised steps accumulate in a momentum term."""
   step_size = make_schedule(step_size)
 
-  def init(x0):
-    return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
+  init = _zeros_init(2)
 
   def update(i, g, state):
     x, avg_sq_grad, mom = state
@@ -211,8 +213,7 @@ def adam(step_size, b1=0.9, b2=0.999, eps=1e-8):
   """Adam: bias-corrected first and second moment estimates."""
   step_size = make_schedule(step_size)
 
-  def init(x0):
-    return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
+  init = _zeros_init(2)
 
   def update(i, g, state):
     x, m, v = state
@@ -229,8 +230,7 @@ def adamax(step_size, b1=0.9, b2=0.999, eps=1e-8):
   """Adamax: Adam with an exponentially weighted infinity norm in place of v."""
   step_size = make_schedule(step_size)
 
-  def init(x0):
-    return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
+  init = _zeros_init(2)
 
   def update(i, g, state):
     x, m, u = state
