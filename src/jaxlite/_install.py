@@ -3,7 +3,7 @@
 Three ways, all doing the same thing (`install_as_jax`):
   1. In code, before anything imports jax:
          import jaxlite; jaxlite.install_as_jax()
-         import jax, optax          # jax is jaxlite; optax uses it
+         # from here on, `import jax` (yours or optax's) returns jaxlite
   2. From the command line: `python -m jaxlite script.py [args]` (or `python -m jaxlite -m pkg`)
      installs it, then runs the script as `__main__` with `sys.argv` = [script, args...].
   3. An environment switch without `.pth` files: put jaxlite's shim directory first on
