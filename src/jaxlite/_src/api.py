@@ -86,14 +86,26 @@ def typeof(x) -> core.ShapedArray:
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
-  """Places every leaf of `x` on `device` (a Device or a Sharding); committed if given."""
+  """Places every leaf of `x` on `device`: a Device, a Sharding (a multi-device sharding splits
+  the leaf over its devices), or a pytree of these that is a prefix of `x`; committed if given."""
+  if device is not None and not _is_placement(device):
+    flat_dev, dev_tree = tree_util.tree_flatten(device, is_leaf=_is_placement_or_none)
+    if tree_util.treedef_is_leaf(dev_tree):
+      return tree_util.tree_map(lambda leaf: _checked_device(device), x)
+    try:
+      subtrees = dev_tree.flatten_up_to(x)
+    except (ValueError, TypeError) as e:
+      raise ValueError(f"device_put: the device argument must be a Device, a Sharding or a "
+                       f"pytree of them that is a prefix of x; got {device!r}: {e}") from None
+    return dev_tree.unflatten([device_put(sub, d) for d, sub in zip(flat_dev, subtrees)])
+
   def put(leaf):
     if isinstance(leaf, core.Tracer):
       return leaf
     if type(leaf) is core.key_array_type:  # typed PRNG keys: placed like arrays
       dev = device._device if isinstance(device, devices.SingleDeviceSharding) else device
       return leaf if device is None else type(leaf)(leaf._host_value(), leaf.dtype,
-                                                    _checked_device(dev))
+                                                    _checked_placement(dev, leaf.shape))
     from jaxlite._src.numpy.creation import asarray
     arr = asarray(leaf)
     if device is None:
@@ -103,8 +115,45 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
       return device._device_put(arr)
     if isinstance(device, devices.SingleDeviceSharding):
       dev = device._device
-    return array_lib.from_host(arr._host_value(), arr.weak_type, _checked_device(dev))
+    return array_lib.from_host(arr._host_value(), arr.weak_type,
+                               _checked_placement(dev, arr.shape))
   return tree_util.tree_map(put, x)
+
+
+def _is_placement(d) -> bool:
+  return isinstance(d, (devices.CpuDevice, devices.Sharding))
+
+
+def _is_placement_or_none(d) -> bool:
+  return d is None or _is_placement(d)
+
+
+def _checked_placement(dev, shape):
+  """`dev` validated as the placement of an array of `shape`: a device of this process, or a
+  multi-device sharding over them that evenly divides `shape` (JAX's ValueError otherwise)."""
+  if isinstance(dev, devices.Sharding):
+    assignment = dev._device_assignment
+    known = devices.devices()
+    for d in assignment:
+      if d not in known:
+        raise ValueError(f"device_put: device {d} of sharding {dev!r} is not one of this "
+                         f"process's devices {known}")
+    factors = getattr(dev, "_factors", None)
+    if factors is not None:
+      spec = tuple(dev.spec)
+      if len(spec) > len(shape):
+        # JAX 0.10.2 fails an internal assert here; a ValueError that says why is kinder.
+        raise ValueError(f"device_put: sharding {dev!r} is only valid for values of rank at "
+                         f"least {len(spec)}, but was applied to a value of shape "
+                         f"{tuple(shape)}")
+      for i, (n, f) in enumerate(zip(shape, factors(len(shape)))):
+        if n % f:
+          raise ValueError(
+              f"Sharding spec {spec} implies that array axis {i} is partitioned {f} times, but "
+              f"does not evenly divide the dimension size {n}. Got shape: {tuple(shape)} and "
+              f"sharding {dev!r}")
+    return assignment[0] if len(assignment) == 1 and not hasattr(dev, "mesh") else dev
+  return _checked_device(dev)
 
 
 def _checked_device(dev):

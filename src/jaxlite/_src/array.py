@@ -16,10 +16,17 @@ tests/test_array.py checks that no other module reads the field. Shape and dtype
 aval once it is known (an array assembled from shards is always built with one), else from the
 single buffer.
 
-Placement. `_device` is None for an uncommitted array (on the default device) or the device it
-was committed to by `device_put`; eager ops and jit calls on committed arrays commit their
-results to the same device, and committed arguments on different devices raise JAX's
-"Received incompatible devices" ValueError (`devices.common_device`).
+Placement. `_device` is None for an uncommitted array (on the default device), the device it
+was committed to by `device_put`, or a multi-device `Sharding` (a sharded array); eager ops and
+jit calls on committed arrays commit their results to the same placement, and committed
+arguments on different device sets raise JAX's "Received incompatible devices" ValueError
+(`devices.common_device`).
+
+Sharded arrays. On one host the CPU devices share memory, so a sharded Array keeps its global
+buffer in `_value` and each device's shard is a view of it (`shard_views`): no copy is made to
+split an array, and per-device programs read their views (the SPMD runtime assembles their
+outputs back into one buffer). The aval carries the sharding when it splits a dimension over an
+Explicit mesh axis (so `typeof` prints `float32[8@x,4]` and jit keys on it).
 """
 from __future__ import annotations
 
@@ -49,7 +56,11 @@ class ArrayImpl(core.Array):
   def aval(self) -> core.ShapedArray:
     aval = self._aval
     if aval is None:
-      aval = self._aval = core.ShapedArray(self._value.shape, self._value.dtype, self.weak_type)
+      p = self._device
+      typed = p if p is not None and type(p) is not devices.CpuDevice and \
+          devices.sharding_in_type(p) else None
+      aval = self._aval = core.ShapedArray(self._value.shape, self._value.dtype, self.weak_type,
+                                           typed)
     return aval
 
   @property
@@ -79,23 +90,38 @@ class ArrayImpl(core.Array):
 
   @property
   def sharding(self):
-    return devices.SingleDeviceSharding(self._device or devices.default_device())
+    p = self._device
+    if p is None or type(p) is devices.CpuDevice:
+      return devices.SingleDeviceSharding(p or devices.default_device())
+    return p
 
   def devices(self) -> set:
-    return {self._device or devices.default_device()}
+    return set(self.sharding.device_set)
 
   @property
   def device(self):
-    return self._device or devices.default_device()
+    """The device of a single-device array; the sharding of a sharded one (as JAX 0.10)."""
+    p = self._device
+    if p is None:
+      return devices.default_device()
+    if type(p) is devices.CpuDevice or len(p._device_assignment) > 1:
+      return p
+    return p._device_assignment[0]
 
   is_fully_addressable = True
-  is_fully_replicated = True
+
+  @property
+  def is_fully_replicated(self):
+    p = self._device
+    return p is None or type(p) is devices.CpuDevice or p.is_fully_replicated
 
   @property
   def addressable_shards(self):
-    index = (slice(None),) * self.ndim
-    return [devices.Shard(self.device, index, 0, ArrayImpl(self._value, self.weak_type,
-                                                           self._device))]
+    """One `Shard` per device: its index into the global array, its replica number among the
+    devices holding the same index, and its data (a view of the global buffer, committed to
+    that device)."""
+    return [devices.Shard(d, idx, rid, from_host(view, self.weak_type, d))
+            for d, idx, rid, view in shard_views(self)]
 
   global_shards = addressable_shards
 
@@ -228,6 +254,23 @@ class ArrayImpl(core.Array):
     return api.device_put(self, device)
 
 
+def shard_views(x):
+  """(device, index, replica_id, view) for each device of Array `x`'s placement, in the
+  sharding's device order; `view` is `x`'s buffer at `index` (no copy)."""
+  value = x._value
+  sharding = x.sharding
+  index_map = sharding.devices_indices_map(value.shape)
+  seen = {}
+  out = []
+  for d in sharding._device_assignment:
+    idx = index_map[d]
+    key = tuple((s.start, s.stop) for s in idx)
+    rid = seen.get(key, 0)
+    seen[key] = rid + 1
+    out.append((d, idx, rid, value[idx]))
+  return out
+
+
 def host_value(x) -> np.ndarray:
   """The host NumPy value of an ArrayImpl (see the module docstring: the accessor)."""
   return x._value
@@ -277,10 +320,13 @@ def committed_device(args):
 
 
 def place_outputs(out, device):
-  """Commits freshly made results (an Array or a list of them) to `device`."""
+  """Commits freshly made results (an Array or a list of them) to `device` (a device or a
+  multi-device sharding; results of a sharded computation without a sharding of their own are
+  replicated over its devices: `devices.output_placement`)."""
+  multi = type(device) is not devices.CpuDevice and device is not None
   for a in (out if type(out) is list else (out,)):
     if type(a) is ArrayImpl or type(a) is core.key_array_type:
-      a._device = device
+      a._device = devices.output_placement(device, a.shape) if multi else device
   return out
 
 

@@ -177,10 +177,30 @@ def primitive_arg_names(primitive, n: int) -> list:
   return [f"args[{i}]" for i in range(n)]
 
 
+def placement_devices(p) -> tuple:
+  """The devices of an Array's placement (a device or a multi-device sharding), in order."""
+  return (p,) if type(p) is CpuDevice else p._device_assignment
+
+
+def sharding_in_type(sharding) -> bool:
+  """Whether `sharding` splits some dimension over an Explicit mesh axis: then it is part of
+  the array's type (its aval), as in JAX's explicit-sharding mode."""
+  dim_axes = getattr(sharding, "_dim_axes", None)
+  return dim_axes is not None and any(a is not None for a in dim_axes)
+
+
+def output_placement(p, shape):
+  """Placement of a result computed from arguments placed at `p` (a multi-device sharding)
+  when no sharding rule gave one: replicated over the same devices."""
+  replicated = getattr(p, "_replicated", None)
+  return replicated() if replicated is not None else p
+
+
 def common_device(args, names, fun_name: str):
-  """The device every committed Array among `args` is on (None when none is committed),
-  raising JAX's ValueError when two are committed to different devices. `names()` gives the
-  arguments' names (called only to raise)."""
+  """The placement every committed Array among `args` shares (None when none is committed): a
+  device, or a multi-device sharding (the first argument's, when several shardings cover the
+  same devices). Raises JAX's ValueError when two are committed to different device sets.
+  `names()` gives the arguments' names (called only to raise)."""
   dev = first = None
   for i, a in enumerate(args):
     d = getattr(a, "_device", None)
@@ -188,13 +208,15 @@ def common_device(args, names, fun_name: str):
       continue
     if dev is None:
       dev, first = d, i
-    elif d != dev:
+    elif d != dev and (type(d) is CpuDevice and type(dev) is CpuDevice
+                       or placement_devices(d) != placement_devices(dev)):
       names = names()
 
       def where(j, d):
+        ids = ", ".join(str(x.id) for x in placement_devices(d))
         return (f"argument {names[j]} of {fun_name} with shape "
-                f"{args[j].aval.str_short(short_dtypes=False)} and with device ids [{d.id}] "
-                f"on platform {d.platform.upper()}")
+                f"{args[j].aval.str_short(short_dtypes=False)} and with device ids [{ids}] "
+                f"on platform {placement_devices(d)[0].platform.upper()}")
       raise ValueError("Received incompatible devices for jitted computation. Got "
                        f"{where(first, dev)} and {where(i, d)}")
   return dev

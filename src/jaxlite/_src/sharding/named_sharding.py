@@ -154,6 +154,10 @@ class NamedSharding(Sharding):
       spec = PartitionSpec(*spec)
     return NamedSharding(self.mesh, spec, memory_kind=self._memory_kind)
 
+  def _replicated(self):
+    """The same mesh with every dimension replicated."""
+    return NamedSharding(self.mesh, PartitionSpec(), memory_kind=self._memory_kind)
+
   def update(self, **kw):
     return NamedSharding(kw.get("mesh", self.mesh), kw.get("spec", self.spec),
                          memory_kind=kw.get("memory_kind", self._memory_kind))
