@@ -90,7 +90,7 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
   the leaf over its devices), or a pytree of these that is a prefix of `x`; committed if given."""
   if device is not None and not _is_placement(device):
     flat_dev, dev_tree = tree_util.tree_flatten(device, is_leaf=_is_placement_or_none)
-    if tree_util.treedef_is_leaf(dev_tree):
+    if tree_util.treedef_is_leaf(dev_tree):  # not a placement, nor a pytree of them
       return tree_util.tree_map(lambda leaf: _checked_device(device), x)
     try:
       subtrees = dev_tree.flatten_up_to(x)
@@ -121,7 +121,7 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
 
 
 def _is_placement(d) -> bool:
-  return isinstance(d, (devices.CpuDevice, devices.Sharding))
+  return isinstance(d, (devices.CpuDevice, devices.Sharding)) or hasattr(d, "_device_put")
 
 
 def _is_placement_or_none(d) -> bool:
