@@ -466,3 +466,63 @@ def test_fold_transposes_only_where_it_is_safe(case):
   for g, w in zip(got, want):
     assert g.shape == w.shape
     np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
+# --- eager `+ - *` on Arrays (numpy/array_methods._eager_arith) -------------------------------
+
+_ARITH = [("add", lambda a, b: a + b, lax.add), ("sub", lambda a, b: a - b, lax.sub),
+          ("mul", lambda a, b: a * b, lax.mul)]
+_ARITH_DTYPES = ["float32", "float16", "bfloat16", "int8", "int32", "uint8", "uint32",
+                 "complex64", "bool"]
+_PARTNERS = ["same", "weak_same", "int", "float", "big_int", "reflected_int",
+             "reflected_float", "other_shape"]
+
+
+@pytest.mark.parametrize("op", _ARITH, ids=[o[0] for o in _ARITH])
+@pytest.mark.parametrize("dtype", _ARITH_DTYPES)
+@pytest.mark.parametrize("partner", _PARTNERS)
+def test_eager_arith_matches_general_path(op, dtype, partner):
+  _, fast, prim = op
+  def data(shape):
+    if dtype == "bfloat16":
+      return jnp.asarray(_data(shape, np.float32)).astype(jnp.bfloat16)
+    return jnp.asarray(_data(shape, dtype))
+  x = data((3, 4))
+  y = {"same": lambda: data((3, 4)),
+       "weak_same": lambda: x,
+       "int": lambda: 3, "float": lambda: 1.5, "big_int": lambda: 300,
+       "reflected_int": lambda: 2, "reflected_float": lambda: -0.5,
+       "other_shape": lambda: data((4,))}[partner]()
+  args = (y, x) if partner.startswith("reflected") else (x, y)
+  if partner == "weak_same":  # two weakly typed arrays (float32 / int32) or x with itself
+    scalar = {"float32": 2.0, "int32": 2}.get(dtype)
+    if scalar is not None:
+      w = jax.jit(lambda: lax.broadcast(scalar, (3, 4)))()
+      assert w.weak_type
+      args = (w, w)
+
+  def general(a, b):
+    # jnp's function is the general path: promotion, primitive bind, impl
+    name = {"add": "add", "sub": "subtract", "mul": "multiply"}[op[0]]
+    return getattr(jnp, name)(a, b)
+  try:
+    want = general(*args)
+  except Exception as e:  # the fast path must raise the same
+    with pytest.raises(type(e)):
+      fast(*args)
+    return
+  got = fast(*args)
+  assert (got.dtype, got.weak_type, got.shape) == (want.dtype, want.weak_type, want.shape)
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+  del prim
+
+
+def test_eager_arith_respects_debug_nans_and_jit_tracing():
+  x = jnp.array([1.0, 0.0])
+  with jax.debug_nans(True):
+    with pytest.raises(FloatingPointError):
+      x * float("nan")
+  assert np.isnan(np.asarray(x * float("nan"))).all()
+  # Under a trace the concrete Array's `+` is staged into the jaxpr, not computed.
+  jaxpr = jax.make_jaxpr(lambda: x + 1.0)()
+  assert "add" in str(jaxpr)

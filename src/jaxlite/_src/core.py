@@ -233,6 +233,9 @@ class EvalTrace(Trace):
 
 eval_trace = EvalTrace()
 _state = _TraceState()
+# The trace under which eager fast paths that skip `EvalTrace.process_primitive` may run (jnp's
+# `x + 1` on Arrays): eval_trace, or None while instrumentation wraps process_primitive.
+eager_fast_trace = eval_trace
 
 # Set by jaxlite._src.array: the concrete Array class and its constructors.
 array_type: type = type(None)

@@ -190,4 +190,6 @@ def refresh() -> None:
     wrap(jit._CacheEntry, "compiled", lambda m: _timed(monitoring.BACKEND_COMPILE_EVENT,
                                                         "compile", _entry_name, m))
     wrap(jit._CacheEntry, "run", lambda m: _timed(None, "execute", _entry_name, m))
+  hooked = (core.EvalTrace, "process_primitive") in _saved
+  core.eager_fast_trace = None if hooked else core.eval_trace
 
