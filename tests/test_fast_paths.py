@@ -526,3 +526,37 @@ def test_eager_arith_respects_debug_nans_and_jit_tracing():
   # Under a trace the concrete Array's `+` is staged into the jaxpr, not computed.
   jaxpr = jax.make_jaxpr(lambda: x + 1.0)()
   assert "add" in str(jaxpr)
+
+
+# --- the cached eager jit call's fast runner (jit_function._CacheEntry.fast_runner) -----------
+
+@pytest.mark.parametrize("fun,args", [
+    (lambda v: v * 2 + 1, (np.ones(5, np.float32),)),
+    (lambda v: v.astype(jnp.int8), (np.arange(4.0, dtype=np.float32),)),
+    (lambda v: v.sum(), (np.arange(4, dtype=np.int32),)),
+    (lambda v, w: (v + w, v * w), (np.ones(3, np.float32), np.arange(3.0, dtype=np.float32))),
+    (lambda v: {"a": v}, (np.ones(2, np.float32),)),
+    (lambda v: v > 1, (np.arange(3.0, dtype=np.float32),)),
+    (lambda v: 2.0, (np.ones(1, np.float32),)),
+])
+def test_cached_jit_call_matches_first_call(fun, args):
+  f = jax.jit(fun)
+  arrays = [jnp.asarray(a) for a in args]
+  first, second = f(*arrays), f(*arrays)  # trace and run; then the per-wrapper fast runner
+  want = fun(*arrays)
+  for got in (first, second):
+    for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
+      g, w = jnp.asarray(g), jnp.asarray(w)
+      assert (g.dtype, g.weak_type, g.shape) == (w.dtype, w.weak_type, w.shape)
+      np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    assert jax.tree.structure(got) == jax.tree.structure(want)
+
+
+def test_cached_jit_call_checks_nans_when_asked():
+  f = jax.jit(lambda v: v * np.float32(np.nan))
+  x = jnp.ones(2)
+  f(x), f(x)
+  with jax.debug_nans(True):
+    with pytest.raises(FloatingPointError):
+      f(x)
+  assert np.isnan(np.asarray(f(x))).all()

@@ -192,4 +192,5 @@ def refresh() -> None:
     wrap(jit._CacheEntry, "run", lambda m: _timed(None, "execute", _entry_name, m))
   hooked = (core.EvalTrace, "process_primitive") in _saved
   core.eager_fast_trace = None if hooked else core.eval_trace
+  jit.set_fast_runners((jit._CacheEntry, "run") not in _saved)
 
