@@ -1,7 +1,10 @@
-"""Collectives over named axes: psum, pmax, pmin, pmean, all_gather and axis_index.
+"""Collectives over named axes: psum, pmax, pmin, pmean, all_gather and axis_index (the data
+movers ppermute, all_to_all, psum_scatter, pbroadcast and pvary are in parallel_comm.py).
 
 Under `vmap(axis_name=...)` a collective over that axis is a reduction, gather or iota along the
-batch axis (its batching rule); shard_map reuses the same primitives with its own rules.
+batch axis (its batching rule). Inside shard_map bodies names are mesh axes: while the body is
+traced `spmd.runtime.bind_axes` binds them, and when each device's program runs its impl meets
+the group's other devices through `runtime.exchange`.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.creation import iota_p
 from jaxlite._src.lax.elementwise_functions import asarg, weak_scalar
 from jaxlite._src.lax.reductions import _check_axes
+from jaxlite._src.spmd import runtime
 
 
 def _axes_tuple(axis_name) -> tuple:
@@ -30,9 +34,26 @@ def _split_axes(axes) -> tuple[tuple, tuple]:
   return named, tuple(int(a) for a in axes if isinstance(a, (int, np.integer)))
 
 
+def axis_is_bound(name) -> bool:
+  """Whether `name` is a vmap axis in scope or a mesh axis of a shard_map (traced or running)."""
+  return batching.axis_is_bound(name) or runtime.spmd_axis_size(name) is not None
+
+
+def axis_size(axis_name) -> int:
+  """The size of the named axis (the product over a tuple of names), as `jax.lax.axis_size`."""
+  size = 1
+  for name in _axes_tuple(axis_name):
+    n = runtime.spmd_axis_size(name) if not batching.axis_is_bound(name) else \
+        batching.axis_size(name)
+    if n is None:
+      raise NameError(f"unbound axis name: {name}")
+    size *= n
+  return size
+
+
 def _check_bound(axes, fun_name: str) -> None:
   for name in _split_axes(axes)[0]:
-    if not batching.axis_is_bound(name):
+    if not axis_is_bound(name):
       raise NameError(f"Found an unbound axis name: {name}. To fix this, please call "
                       f"{fun_name} under `jax.shard_map`.")
 
@@ -53,8 +74,13 @@ def _reduction_collective(name, np_reduce, replicated):
 
   def impl(x, *, axes, axis_index_groups):
     _check_bound(axes, "psum")
-    positional = _split_axes(axes)[1]
-    return np_reduce(x, axis=positional) if positional else x
+    named, positional = _split_axes(axes)
+    x = np_reduce(x, axis=positional) if positional else x
+    if not named:
+      return x
+    # One device of the group reduces everyone's blocks; all share the (read-only) result.
+    return runtime.exchange(runtime.group_of(named), np.asarray(x),
+                            lambda blocks: _readonly(np_reduce(np.stack(blocks), axis=0)))
 
   def batcher(axis_data, vals, dims, *, axes, axis_index_groups):
     (x,), (bdim,) = vals, dims
@@ -75,6 +101,12 @@ def _reduction_collective(name, np_reduce, replicated):
   prim.def_abstract_eval(abstract_eval)
   batching.axis_primitive_batchers[prim] = batcher
   return prim
+
+
+def _readonly(a):
+  a = np.asarray(a)
+  a.flags.writeable = False
+  return a
 
 
 def _shift_positional(axes) -> tuple:
@@ -117,7 +149,7 @@ ad.deflinear(psum_p, _psum_transpose)
 
 
 def _named_size(axes) -> int:
-  return math.prod(batching.axis_size(a) for a in _split_axes(axes)[0])
+  return math.prod(axis_size(a) for a in _split_axes(axes)[0])
 
 
 def _bool_to_int(x):
@@ -183,7 +215,7 @@ def _axis_index_abstract(*, axis_name):
 
 def _axis_index_impl(*, axis_name):
   _check_bound((axis_name,), "axis_index")
-  raise NameError(f"unbound axis name: {axis_name}")
+  return np.int32(runtime.group_of((axis_name,)).rank)
 
 
 def _axis_index_batcher(axis_data, vals, dims, *, axis_name):
@@ -204,7 +236,7 @@ def axis_index(axis_name):
   index = axis_index_p.bind(axis_name=names[-1])
   stride = 1
   for inner, outer in zip(names[::-1], names[-2::-1]):
-    stride *= batching.axis_size(inner)
+    stride *= axis_size(inner)
     term = ew.mul_p.bind(axis_index_p.bind(axis_name=outer), weak_scalar(stride))
     index = ew.add_p.bind(term, index)
   return index
@@ -228,8 +260,13 @@ def _all_gather_abstract(x, *, all_gather_dimension, axis_name, axis_index_group
   return ShapedArray(shape, x.dtype, x.weak_type)
 
 
-def _all_gather_impl(x, *, axis_name, **params):
-  raise NameError(f"unbound axis name: {axis_name}")
+def _all_gather_impl(x, *, all_gather_dimension, axis_name, axis_index_groups, axis_size,
+                     tiled):
+  names = _axes_tuple(axis_name)
+  _check_bound(names, "all_gather")
+  join = np.concatenate if tiled else np.stack
+  return runtime.exchange(runtime.group_of(names), np.asarray(x),
+                          lambda blocks: _readonly(join(blocks, axis=all_gather_dimension)))
 
 
 def _all_gather_batcher(axis_data, vals, dims, *, all_gather_dimension, axis_name,
@@ -266,21 +303,13 @@ batching.axis_primitive_batchers[all_gather_p] = _all_gather_batcher
 
 def _all_gather_transpose(ct, x, *, all_gather_dimension, axis_name, axis_index_groups,
                           axis_size, tiled):
-  # Each member's piece went to every member: sum the cotangents, keep this member's piece.
-  from jaxlite._src.lax import slicing
-  dim = all_gather_dimension
-  total = psum_p.bind(ct, axes=_axes_tuple(axis_name), axis_index_groups=axis_index_groups)
-  shape = ad.aval_of(x).shape
-  index = axis_index(axis_name)
-  width = shape[dim] if tiled else 1
-  start = ew.mul_p.bind(index, np.int32(width))
-  zero = np.zeros((), np.int32)
-  sizes = tuple(width if i == dim else d for i, d in enumerate(core.get_aval(total).shape))
-  starts = [start if i == dim else zero for i in range(len(sizes))]
-  piece = slicing.dynamic_slice_p.bind(total, *starts, slice_sizes=sizes)
-  if not tiled:
-    piece = shape_prims.squeeze_p.bind(piece, dimensions=(dim,))
-  return [piece]
+  # Each member's piece went to every member: sum the cotangents and keep this member's piece,
+  # which is what a reduce-scatter does (as in JAX).
+  from jaxlite._src.lax.parallel_comm import reduce_scatter_p
+  return [reduce_scatter_p.bind(ct, scatter_dimension=all_gather_dimension,
+                                axis_name=_axes_tuple(axis_name),
+                                axis_index_groups=axis_index_groups, axis_size=axis_size,
+                                tiled=tiled)]
 
 
 ad.deflinear(all_gather_p, _all_gather_transpose)
