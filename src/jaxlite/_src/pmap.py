@@ -1,0 +1,99 @@
+"""`jax.pmap`: maps a function over a leading array axis, one slice per device, on the same
+machinery as shard_map (a 1-d mesh over the devices, each device's program run concurrently)."""
+from __future__ import annotations
+
+import functools
+import itertools
+
+import numpy as np
+
+from jaxlite._src import core, tree_util
+from jaxlite._src import devices as devices_lib
+
+_fresh_names = itertools.count()
+
+
+def _as_tuple(x) -> tuple:
+  return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def pmap(fun=None, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnums=(),
+         devices=None, backend=None, axis_size=None, donate_argnums=()):
+  """Runs `fun` on each device on one slice of its mapped arguments (`in_axes`); collectives
+  inside see the mapped axis as `axis_name`. Outputs are stacked along `out_axes`."""
+  if fun is None:
+    return lambda f: pmap(f, axis_name, in_axes=in_axes, out_axes=out_axes,
+                          static_broadcasted_argnums=static_broadcasted_argnums,
+                          devices=devices, backend=backend, axis_size=axis_size)
+  static = set(_as_tuple(static_broadcasted_argnums))
+
+  @functools.wraps(fun)
+  def mapped(*args):
+    dyn_idx = [i for i in range(len(args)) if i not in static]
+    dyn = [args[i] for i in dyn_idx]
+    axes = in_axes if not isinstance(in_axes, (tuple, list)) or len(in_axes) != len(args) \
+        else tuple(in_axes[i] for i in dyn_idx)
+    if isinstance(in_axes, (tuple, list)) and len(in_axes) != len(args):
+      raise ValueError(f"pmap in_axes specification must be a tree prefix of the "
+                       f"corresponding value, got specification {in_axes} for value tree "
+                       f"with {len(args)} arguments")
+    flat_axes = tree_util._broadcast_leaves(
+        tuple(axes) if isinstance(axes, (tuple, list)) else (axes,) * len(dyn), tuple(dyn),
+        lambda x: x is None or isinstance(x, int))
+    leaves, tree = tree_util.tree_flatten(tuple(dyn))
+    sizes = {np.shape(x)[a] for x, a in zip(leaves, flat_axes) if a is not None}
+    if len(sizes) != 1:
+      raise ValueError(f"pmap got inconsistent sizes for array axes to be mapped: {sizes}")
+    n = sizes.pop()
+    devs = list(devices) if devices is not None else devices_lib.devices()
+    if n > len(devs):
+      raise ValueError(f"compiling computation that requires {n} logical devices, but only "
+                       f"{len(devs)} XLA devices are available (num_replicas={n})")
+    return _run(fun, args, dyn_idx, leaves, tree, flat_axes, n, devs[:n])
+
+  def _run(fun, args, dyn_idx, leaves, tree, flat_axes, n, devs):
+    from jaxlite._src.shard_map import shard_map
+    from jaxlite._src.sharding.mesh import Mesh
+    from jaxlite._src.sharding.partition_spec import PartitionSpec as P
+    from jaxlite._src.lax import shape as shape_prims
+    from jaxlite._src.lax import parallel_comm
+    name = axis_name if axis_name is not None else f"_pmap{next(_fresh_names)}"
+    mesh = Mesh(np.array(devs, dtype=object), (name,))
+    moved = [x if a is None else np.moveaxis(np.asarray(x), a, 0) if not isinstance(x, core.Tracer)
+             else _moveaxis(x, a) for x, a in zip(leaves, flat_axes)]
+    specs = [P() if a is None else P(name) for a in flat_axes]
+    out_tree_box = []
+
+    def body(*blocks):
+      blocks = [b if a is None else shape_prims.squeeze_p.bind(b, dimensions=(0,))
+                for b, a in zip(blocks, flat_axes)]
+      dyn = tree_util.tree_unflatten(tree, blocks)
+      full = list(args)
+      for i, v in zip(dyn_idx, dyn):
+        full[i] = v
+      out = fun(*full)
+      outs, otree = tree_util.tree_flatten(out)
+      out_tree_box.append(otree)
+      return [parallel_comm._insert_axis(o, 0) for o in outs]
+
+    flat_out = shard_map(body, mesh=mesh, in_specs=tuple(specs), out_specs=P(name),
+                         check_vma=False)(*moved)
+    otree = out_tree_box[0]
+    oaxes = tree_util._broadcast_leaves(out_axes, tree_util.tree_unflatten(
+        otree, [0] * otree.num_leaves), lambda x: x is None or isinstance(x, int))
+    res = []
+    for o, a in zip(flat_out, oaxes):
+      if a is None:  # unmapped output: every device holds the same value
+        res.append(o[0])
+      elif a != 0:
+        res.append(_moveaxis(o, 0, a))
+      else:
+        res.append(o)
+    return tree_util.tree_unflatten(otree, res)
+
+  return mapped
+
+
+def _moveaxis(x, src, dst=0):
+  from jaxlite._src.interpreters import batching
+  return batching.moveaxis(x, src, dst)
