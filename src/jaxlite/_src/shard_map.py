@@ -327,10 +327,8 @@ ad.primitive_transposes[shard_map_p] = _transpose
 # --- batching ----------------------------------------------------------------------------------
 
 def _insert_none(spec, dim, ndim):
-  entries = list(spec) + [None] * (ndim - len(spec))
+  entries = list(spec) + [None] * max(0, dim - len(spec))
   entries.insert(dim, None)
-  while entries and entries[-1] is None:
-    entries.pop()
   return PartitionSpec(*entries)
 
 

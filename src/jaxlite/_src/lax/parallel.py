@@ -325,7 +325,7 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
     dim = axis + nd + (not tiled) if axis < 0 else axis
     if not 0 <= dim < nd + (not tiled):
       raise ValueError(f"axis {axis} is out of bounds for array of dimension {nd}")
-    return all_gather_p.bind(leaf, all_gather_dimension=dim, axis_name=axis_name,
+    return all_gather_p.bind(leaf, all_gather_dimension=dim, axis_name=_axes_tuple(axis_name),
                              axis_index_groups=axis_index_groups, axis_size=size,
                              tiled=bool(tiled))
   return tree_util.tree_map(gather, x)
