@@ -74,7 +74,8 @@ with jax.set_mesh(mesh):
 v = np.arange(32., dtype=np.float32).reshape(4, 8)
 out["values"]["vmap_named"] = [
   np.asarray(jax.vmap(lambda a: lax.ppermute(a, "i", ring), axis_name="i")(v)).tolist(),
-  np.asarray(jax.vmap(lambda a: lax.all_to_all(a, "i", 0, 0, tiled=True), axis_name="i")(v)).tolist(),
+  np.asarray(jax.vmap(lambda a: lax.all_to_all(a, "i", 0, 0, tiled=True),
+                      axis_name="i")(v)).tolist(),
   np.asarray(jax.vmap(lambda a: lax.psum_scatter(a, "i", scatter_dimension=0, tiled=True),
                       axis_name="i")(np.ones((4, 8, 2)))).tolist(),
   np.asarray(jax.vmap(lambda a: lax.pshuffle(a, "i", [3, 2, 1, 0]), axis_name="i")(v)).tolist(),

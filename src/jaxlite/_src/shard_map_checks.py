@@ -53,11 +53,12 @@ def check_in_specs(f, mesh, manual, in_tree, specs, avals):
     tops.extend([k] * kid.num_leaves)
   name = _fun_name(f)
   for i, (spec, aval) in enumerate(zip(specs, avals)):
+    ty = aval.str_short(short_dtypes=False)
     if len(spec) > len(aval.shape):
       msg = (f"shard_map applied to the function '{name}' was given an in_specs entry which "
              "is too long to be compatible with the corresponding input value from the "
              f"function:\n\nin_specs is {spec} which has length {len(spec)}, but the passed "
-             f"args[{tops[i]}]{_param_extra(f, tops[i])} has shape {aval.str_short(short_dtypes=False)}, which "
+             f"args[{tops[i]}]{_param_extra(f, tops[i])} has shape {ty}, which "
              f"has rank {aval.ndim} (and {aval.ndim} < {len(spec)})\n\nEntries in in_specs "
              "must be of length no greater than the number of axes in the corresponding "
              f"input value.\n\nEither revise the spec to be shorter, or modify '{name}' so "
@@ -67,6 +68,7 @@ def check_in_specs(f, mesh, manual, in_tree, specs, avals):
                 "where `P = jax.sharding.PartitionSpec`.")
       raise ValueError(msg)
   for i, (spec, aval) in enumerate(zip(specs, avals)):
+    ty = aval.str_short(short_dtypes=False)
     for d, entry in enumerate(spec):
       ns = _names(entry)
       sz = math.prod(mesh.shape[n] for n in ns)
@@ -78,7 +80,7 @@ def check_in_specs(f, mesh, manual, in_tree, specs, avals):
             "sizes that are not evenly divisible by the corresponding mesh axis sizes:\n\n"
             f"The mesh given has shape {tuple(mesh.shape.values())} with corresponding axis "
             f"names {mesh.axis_names}.\n\nthe passed args[{tops[i]}] of shape "
-            f"{aval.str_short(short_dtypes=False)}{_param_extra(f, tops[i])} corresponds to in_specs of value "
+            f"{ty}{_param_extra(f, tops[i])} corresponds to in_specs of value "
             f"{spec}, which maps array axis {d} (of size {aval.shape[d]}) to mesh {axis} (of "
             f"{total}size {sz}), but {sz} does not evenly divide {aval.shape[d]}\n\nArray "
             "arguments' axis sizes must be evenly divisible by the mesh axis or axes "
@@ -96,12 +98,13 @@ def check_out_specs(f, mesh, manual, specs, avals):
   _check_names(mesh, manual, specs, "out")
   name = _fun_name(f)
   for spec, aval in zip(specs, avals):
+    ty = aval.str_short(short_dtypes=False)
     if len(spec) > len(aval.shape):
       raise ValueError(
           f"shard_map applied to the function '{name}' was given an out_specs entry which is "
           "too long to be compatible with the corresponding output value from the "
           f"function:\n\nout_specs is {spec} which has length {len(spec)}, but {name}(*args) "
-          f"has shape {aval.str_short(short_dtypes=False)}, which has rank {aval.ndim} (and {aval.ndim} < "
+          f"has shape {ty}, which has rank {aval.ndim} (and {aval.ndim} < "
           f"{len(spec)})\n\nEntries in out_specs must be of length no greater than the "
           "number of axes in the corresponding output value.\n\nEither revise the spec to be "
           f"shorter, or modify '{name}' so that its outputs have sufficient rank.")
