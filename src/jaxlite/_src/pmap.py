@@ -51,47 +51,84 @@ def pmap(fun=None, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_
                        f"{len(devs)} XLA devices are available (num_replicas={n})")
     return _run(fun, args, dyn_idx, leaves, tree, flat_axes, n, devs[:n])
 
+  cache = {}
+
   def _run(fun, args, dyn_idx, leaves, tree, flat_axes, n, devs):
-    from jaxlite._src.shard_map import shard_map
-    from jaxlite._src.sharding.mesh import Mesh
-    from jaxlite._src.sharding.partition_spec import PartitionSpec as P
-    from jaxlite._src.lax import shape as shape_prims
+    statics = tuple((i, args[i]) for i in sorted(static) if i < len(args))
+    key = (statics, tree, tuple(flat_axes), tuple(devs))
+    jitted = cache.get(key)
+    if jitted is None:
+      jitted = cache[key] = _build(fun, args, dyn_idx, tree, flat_axes, devs)
+    otree, flat_out = jitted(*leaves)
+    return tree_util.tree_unflatten(otree(), flat_out)
+
+  def _build(fun, args, dyn_idx, tree, flat_axes, devs):
+    from jaxlite._src.jit import jit
     from jaxlite._src.lax import parallel_comm
-    name = axis_name if axis_name is not None else f"_pmap{next(_fresh_names)}"
-    mesh = Mesh(np.array(devs, dtype=object), (name,))
-    moved = [x if a is None else np.moveaxis(np.asarray(x), a, 0) if not isinstance(x, core.Tracer)
-             else _moveaxis(x, a) for x, a in zip(leaves, flat_axes)]
-    specs = [P() if a is None else P(name) for a in flat_axes]
+    from jaxlite._src.lax import shape as shape_prims
+    from jaxlite._src.shard_map import shard_map
+    from jaxlite._src.sharding.mesh import AxisType, Mesh
+    from jaxlite._src.sharding.partition_spec import PartitionSpec as P
+    name = axis_name if axis_name is not None else "_internal_pmap_axis_name"
+    mesh = Mesh(np.array(devs, dtype=object), (name,), (AxisType.Auto,))
+    specs = tuple(P() if a is None else P(name) for a in flat_axes)
     out_tree_box = []
+    template = list(args)
 
     def body(*blocks):
       blocks = [b if a is None else shape_prims.squeeze_p.bind(b, dimensions=(0,))
                 for b, a in zip(blocks, flat_axes)]
-      dyn = tree_util.tree_unflatten(tree, blocks)
-      full = list(args)
-      for i, v in zip(dyn_idx, dyn):
+      full = list(template)
+      for i, v in zip(dyn_idx, tree_util.tree_unflatten(tree, blocks)):
         full[i] = v
-      out = fun(*full)
-      outs, otree = tree_util.tree_flatten(out)
+      outs, otree = tree_util.tree_flatten(fun(*full))
       out_tree_box.append(otree)
       return [parallel_comm._insert_axis(o, 0) for o in outs]
 
-    flat_out = shard_map(body, mesh=mesh, in_specs=tuple(specs), out_specs=P(name),
-                         check_vma=False)(*moved)
-    otree = out_tree_box[0]
-    oaxes = tree_util._broadcast_leaves(out_axes, tree_util.tree_unflatten(
-        otree, [0] * otree.num_leaves), lambda x: x is None or isinstance(x, int))
-    res = []
-    for o, a in zip(flat_out, oaxes):
-      if a is None:  # unmapped output: every device holds the same value
-        res.append(o[0])
-      elif a != 0:
-        res.append(_moveaxis(o, 0, a))
-      else:
-        res.append(o)
-    return tree_util.tree_unflatten(otree, res)
+    def _fun(*leaves):
+      moved = [x if a in (None, 0) else _moveaxis(x, a) for x, a in zip(leaves, flat_axes)]
+      flat_out = shard_map(body, mesh=mesh, in_specs=specs, out_specs=P(name),
+                           check_vma=False)(*moved)
+      otree = out_tree_box[-1]
+      oaxes = tree_util._broadcast_leaves(out_axes, tree_util.tree_unflatten(
+          otree, [0] * otree.num_leaves), lambda x: x is None or isinstance(x, int))
+      res = []
+      for o, a in zip(flat_out, oaxes):
+        if a is None:  # an unmapped output: every device holds the same value
+          res.append(shape_prims.squeeze_p.bind(_first(o), dimensions=(0,)))
+        else:
+          res.append(o if a == 0 else _moveaxis(o, 0, a))
+      return res
+
+    jitted = jit(_fun)
+
+    def call(*leaves):
+      outs = jitted(*leaves)
+      otree = out_tree_box[-1]
+      oaxes = tree_util._broadcast_leaves(out_axes, tree_util.tree_unflatten(
+          otree, [0] * otree.num_leaves), lambda x: x is None or isinstance(x, int))
+      return (lambda: otree), [_place(o, a, mesh, name) for o, a in zip(outs, oaxes)]
+    return call
 
   return mapped
+
+
+def _place(out, axis, mesh, name):
+  """A mapped output as JAX gives it: sharded over the pmap mesh along `axis`."""
+  from jaxlite._src import array
+  from jaxlite._src.sharding.named_sharding import NamedSharding
+  from jaxlite._src.sharding.partition_spec import PartitionSpec as P
+  if axis is None or not isinstance(out, array.ArrayImpl):
+    return out
+  spec = P(*([None] * axis), name)
+  return array.from_host(array.host_value(out), out.weak_type, NamedSharding(mesh, spec))
+
+
+def _first(x):
+  from jaxlite._src.lax import slicing
+  shape = core.get_aval(x).shape
+  return slicing.slice_p.bind(x, start_indices=(0,) * len(shape),
+                              limit_indices=(1,) + shape[1:], strides=None)
 
 
 def _moveaxis(x, src, dst=0):

@@ -106,8 +106,18 @@ pp.param_rules[shard_map_p] = pp.ParamRule(show={"mesh": str})
 
 
 def _abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs, check_vma, newly_manual_axes):
-  return [core.ShapedArray(global_shape(a.shape, s, mesh), a.dtype, a.weak_type)
+  return [core.ShapedArray(global_shape(a.shape, s, mesh), a.dtype, a.weak_type,
+                           _typed_sharding(mesh, s))
           for a, s in zip(jaxpr.out_avals, out_specs)]
+
+
+def _typed_sharding(mesh, spec):
+  """The output's sharding when it splits a dimension over an Explicit axis (it is then part
+  of the type, as in JAX), else None."""
+  from jaxlite._src.devices import sharding_in_type
+  from jaxlite._src.sharding.named_sharding import NamedSharding
+  sharding = NamedSharding(mesh, spec)
+  return sharding if sharding_in_type(sharding) else None
 
 
 def _impl(*args, jaxpr, mesh, in_specs, out_specs, check_vma, newly_manual_axes):

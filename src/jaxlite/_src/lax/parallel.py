@@ -8,6 +8,7 @@ the group's other devices through `runtime.exchange`.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -60,7 +61,29 @@ def _check_bound(axes, fun_name: str) -> None:
 
 # --- psum, pmax, pmin --------------------------------------------------------------------------
 
-def _reduction_collective(name, np_reduce, replicated):
+_PARALLEL_MIN = 1 << 16  # elements; below this one member reducing is cheaper than two barriers
+
+
+def reduce_blocks(group, x, ufunc):
+  """The elementwise `ufunc` reduction of every member's `x`, shared (read-only) by all: each
+  member reduces its own slice of the flattened blocks into one result buffer."""
+  def prepare(blocks):
+    return np.empty(x.shape, np.result_type(*blocks))
+
+  def work(blocks, out, rank, size):
+    flat = out.reshape(-1)
+    lo, hi = rank * flat.size // size, (rank + 1) * flat.size // size
+    mine = flat[lo:hi]
+    np.copyto(mine, blocks[0].reshape(-1)[lo:hi])
+    for b in blocks[1:]:
+      ufunc(mine, b.reshape(-1)[lo:hi], out=mine)
+
+  if x.size < _PARALLEL_MIN or group.size == 1:
+    return runtime.exchange(group, x, lambda blocks: _readonly(functools.reduce(ufunc, blocks)))
+  return _readonly(runtime.exchange_parallel(group, x, prepare, work))
+
+
+def _reduction_collective(name, np_reduce, ufunc, replicated):
   """A reduction over named and positional axes. `replicated(x, n)` is its value for an operand
   that is the same on each of the n members of a named axis (psum: n * x; pmax/pmin: x)."""
   prim = core.Primitive(name)
@@ -78,9 +101,7 @@ def _reduction_collective(name, np_reduce, replicated):
     x = np_reduce(x, axis=positional) if positional else x
     if not named:
       return x
-    # One device of the group reduces everyone's blocks; all share the (read-only) result.
-    return runtime.exchange(runtime.group_of(named), np.asarray(x),
-                            lambda blocks: _readonly(np_reduce(np.stack(blocks), axis=0)))
+    return reduce_blocks(runtime.group_of(named), np.asarray(x), ufunc)
 
   def batcher(axis_data, vals, dims, *, axes, axis_index_groups):
     (x,), (bdim,) = vals, dims
@@ -126,9 +147,9 @@ def _scalar_like(n, x):
   return cls(n, dt)
 
 
-psum_p = _reduction_collective("psum", np.sum, _times_size)
-pmax_p = _reduction_collective("pmax", np.max, lambda x, n: x)
-pmin_p = _reduction_collective("pmin", np.min, lambda x, n: x)
+psum_p = _reduction_collective("psum", np.sum, np.add, _times_size)
+pmax_p = _reduction_collective("pmax", np.max, np.maximum, lambda x, n: x)
+pmin_p = _reduction_collective("pmin", np.min, np.minimum, lambda x, n: x)
 
 
 def _psum_transpose(ct, x, *, axes, axis_index_groups):

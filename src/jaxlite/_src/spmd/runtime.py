@@ -114,55 +114,98 @@ def group_of(axes) -> Group:
 
 
 class _Slot:
-  __slots__ = ("blocks", "arrived", "left", "result", "done")
+  __slots__ = ("blocks", "arrived", "finished", "left", "result", "done")
 
   def __init__(self, n):
-    self.blocks, self.arrived, self.left = [None] * n, 0, n
+    self.blocks, self.arrived, self.finished, self.left = [None] * n, 0, 0, n
     self.result, self.done = None, False
+
+
+def _wait(run, slot, group, pred):
+  """Waits (holding run.cond, without a compute slot) until `pred()`; raises if the run was
+  aborted or the peers do not come in time."""
+  run.release_compute()
+  try:
+    ok = run.cond.wait_for(lambda: pred() or run.error is not None, run.timeout)
+  finally:
+    run.cond.release()
+    run.acquire_compute()
+    run.cond.acquire()
+  if pred():
+    return
+  if run.error is not None:
+    raise CollectiveError("collective aborted: another device's program raised "
+                          f"{type(run.error).__name__}: {run.error}")
+  if not ok:
+    err = CollectiveError(
+        f"collective over axes {group.axes} timed out after {run.timeout} s: only "
+        f"{slot.arrived} of {group.size} devices arrived")
+    run.fail(err)
+    raise err
+
+
+def _arrive(group, block, combine):
+  """Deposits `block`; returns the slot once every member has, with `combine(blocks)` computed
+  by the last to arrive."""
+  ctx = current_context()
+  run = ctx.run
+  key = (ctx.seq, group.key)
+  ctx.seq += 1
+  slot = run.slots.get(key)
+  if slot is None:
+    slot = run.slots[key] = _Slot(group.size)
+  slot.blocks[group.rank] = block
+  slot.arrived += 1
+  if slot.arrived == group.size:
+    try:
+      slot.result = slot.blocks if combine is None else combine(slot.blocks)
+    except BaseException as e:  # noqa: BLE001 -- a failed combine fails the whole group
+      run.fail(e)
+      raise
+    slot.done = True
+    run.cond.notify_all()
+  else:
+    _wait(run, slot, group, lambda: slot.done)
+  return run, key, slot
+
+
+def _leave(run, key, slot):
+  slot.left -= 1
+  if slot.left == 0:
+    del run.slots[key]
 
 
 def exchange(group: Group, block, combine=None):
   """Deposits `block` for `group` and waits for every member's: returns `combine(blocks)`
   (computed once, by the last member to arrive) or, without `combine`, the list of blocks in
-  rank order. The replaceable transport step of every collective."""
-  ctx = current_context()
-  run = ctx.run
-  key = (ctx.seq, group.key)
-  ctx.seq += 1
+  rank order (valid only until the members move on: copy what you keep). The replaceable
+  transport step of every collective."""
+  run = current_context().run
   with run.cond:
-    slot = run.slots.get(key)
-    if slot is None:
-      slot = run.slots[key] = _Slot(group.size)
-    slot.blocks[group.rank] = block
-    slot.arrived += 1
-    if slot.arrived == group.size:
-      try:
-        slot.result = slot.blocks if combine is None else combine(slot.blocks)
-      except BaseException as e:  # noqa: BLE001 -- a failed combine fails the whole group
-        run.fail(e)
-        raise
-      slot.done = True
+    run, key, slot = _arrive(group, block, combine)
+    _leave(run, key, slot)
+    return slot.result
+
+
+def exchange_parallel(group: Group, block, prepare, work):
+  """Like `exchange`, with the combining work shared: the last to arrive runs
+  `prepare(blocks) -> shared` (e.g. allocates the result), then every member runs
+  `work(blocks, shared, rank, size)` on its part, and all return `shared` once all are done."""
+  run = current_context().run
+  with run.cond:
+    run, key, slot = _arrive(group, block, prepare)
+  try:
+    work(slot.blocks, slot.result, group.rank, group.size)
+  except BaseException as e:  # noqa: BLE001
+    run.fail(e)
+    raise
+  with run.cond:
+    slot.finished += 1
+    if slot.finished == group.size:
       run.cond.notify_all()
     else:
-      run.release_compute()
-      try:
-        ok = run.cond.wait_for(lambda: slot.done or run.error is not None, run.timeout)
-      finally:
-        run.cond.release()
-        run.acquire_compute()
-        run.cond.acquire()
-      if run.error is not None and not slot.done:
-        raise CollectiveError("collective aborted: another device's program raised "
-                              f"{type(run.error).__name__}: {run.error}")
-      if not ok:
-        err = CollectiveError(
-            f"collective over axes {group.axes} timed out after {run.timeout} s: only "
-            f"{slot.arrived} of {group.size} devices arrived")
-        run.fail(err)
-        raise err
-    slot.left -= 1
-    if slot.left == 0:
-      del run.slots[key]
+      _wait(run, slot, group, lambda: slot.finished == group.size)
+    _leave(run, key, slot)
     return slot.result
 
 
