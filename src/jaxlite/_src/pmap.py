@@ -30,25 +30,19 @@ def pmap(fun=None, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_
   @functools.wraps(fun)
   def mapped(*args):
     dyn_idx = [i for i in range(len(args)) if i not in static]
-    dyn = [args[i] for i in dyn_idx]
-    axes = in_axes if not isinstance(in_axes, (tuple, list)) or len(in_axes) != len(args) \
-        else tuple(in_axes[i] for i in dyn_idx)
-    if isinstance(in_axes, (tuple, list)) and len(in_axes) != len(args):
-      raise ValueError(f"pmap in_axes specification must be a tree prefix of the "
-                       f"corresponding value, got specification {in_axes} for value tree "
-                       f"with {len(args)} arguments")
-    flat_axes = tree_util._broadcast_leaves(
-        tuple(axes) if isinstance(axes, (tuple, list)) else (axes,) * len(dyn), tuple(dyn),
-        lambda x: x is None or isinstance(x, int))
-    leaves, tree = tree_util.tree_flatten(tuple(dyn))
-    sizes = {np.shape(x)[a] for x, a in zip(leaves, flat_axes) if a is not None}
-    if len(sizes) != 1:
-      raise ValueError(f"pmap got inconsistent sizes for array axes to be mapped: {sizes}")
-    n = sizes.pop()
+    dyn = tuple(args[i] for i in dyn_idx)
+    axes = in_axes
+    if isinstance(in_axes, tuple) and static and len(in_axes) == len(args):
+      axes = tuple(in_axes[i] for i in dyn_idx)
+    flat_axes = _in_axes_leaves(axes, dyn)
+    leaves, tree = tree_util.tree_flatten(dyn)
+    mapped_sizes = [np.shape(x)[a] for x, a in zip(leaves, flat_axes) if a is not None]
+    if not mapped_sizes:
+      raise ValueError("pmap requires at least one argument with a mapped axis")
     devs = list(devices) if devices is not None else devices_lib.devices()
-    if n > len(devs):
-      raise ValueError(f"compiling computation that requires {n} logical devices, but only "
-                       f"{len(devs)} XLA devices are available (num_replicas={n})")
+    # As JAX: one device per element of the first mapped axis, at most all of them; arguments
+    # whose mapped axis does not split evenly over those devices raise IndivisibleError.
+    n = min(mapped_sizes[0], len(devs))
     return _run(fun, args, dyn_idx, leaves, tree, flat_axes, n, devs[:n])
 
   cache = {}
@@ -58,6 +52,7 @@ def pmap(fun=None, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_
     key = (statics, tree, tuple(flat_axes), tuple(devs))
     jitted = cache.get(key)
     if jitted is None:
+      _check_divisible(leaves, flat_axes, devs, axis_name)
       jitted = cache[key] = _build(fun, args, dyn_idx, tree, flat_axes, devs)
     otree, flat_out = jitted(*leaves)
     return tree_util.tree_unflatten(otree(), flat_out)
@@ -111,6 +106,41 @@ def pmap(fun=None, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_
     return call
 
   return mapped
+
+
+_IN_AXES_HINT = (
+    "\n\nThe 'full pytree' here is the tuple of arguments passed positionally to the pmapped "
+    "function, and the value of `in_axes` must be a tree prefix of that tuple. But it was not "
+    "a prefix.\n\nCheck that the value of the `in_axes` argument to `pmap` is a tree prefix of "
+    "the tuple of arguments passed positionally to the pmapped function.")
+
+
+def _axis_leaf(x) -> bool:
+  return x is None or isinstance(x, int)
+
+
+def _in_axes_leaves(in_axes, dyn) -> list:
+  """One mapped axis (or None) per argument leaf, with JAX's prefix error."""
+  try:
+    return tree_util._broadcast_leaves((in_axes,), (dyn,), _axis_leaf)
+  except ValueError:
+    err = next(tree_util._prefix_error((), (in_axes,), (dyn,), _axis_leaf), None)
+    if err is None:
+      raise
+    raise ValueError(str(err("pmap in_axes")) + _IN_AXES_HINT) from None
+
+
+def _check_divisible(leaves, flat_axes, devs, axis_name):
+  from jaxlite._src.sharding.mesh import AxisType, Mesh
+  from jaxlite._src.sharding.named_sharding import NamedSharding
+  from jaxlite._src.sharding.partition_spec import PartitionSpec as P
+  name = axis_name if axis_name is not None else "_internal_pmap_axis_name"
+  sharding = NamedSharding(Mesh(np.array(devs, dtype=object), (name,), (AxisType.Auto,)), P(name))
+  for x, a in zip(leaves, flat_axes):
+    if a is not None:
+      shape = list(np.shape(x))
+      shape.insert(0, shape.pop(a))
+      sharding.shard_shape(tuple(shape))
 
 
 def _place(out, axis, mesh, name):
