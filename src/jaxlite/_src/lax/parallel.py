@@ -294,13 +294,16 @@ def _all_gather_batcher(axis_data, vals, dims, *, all_gather_dimension, axis_nam
                         axis_index_groups, axis_size, tiled):
   (x,), (bdim,) = vals, dims
   dim = all_gather_dimension
-  if axis_name != axis_data.name:
+  names = _axes_tuple(axis_name)
+  if axis_data.name is None or axis_data.name not in names:
     params = {"axis_name": axis_name, "axis_index_groups": axis_index_groups,
               "axis_size": axis_size, "tiled": tiled}
     if bdim is None:
       return all_gather_p.bind(x, all_gather_dimension=dim, **params), None
     x = batching.moveaxis(x, bdim, 0)
     return all_gather_p.bind(x, all_gather_dimension=dim + 1, **params), 0
+  if len(names) > 1:
+    raise NotImplementedError(f"all_gather over axes {names} mixing a vmap axis with others")
   # Gathering along the batch axis: every example sees the whole batch (unbatched).
   if bdim is None:
     shape = batching.shape_of(x)
