@@ -51,6 +51,10 @@ CASES = {
   "axis_index_x": sm(lambda a: a * lax.axis_index("x") + lax.axis_size("x")),
   "axis_index_xy": sm(lambda a: a * lax.axis_index(("x", "y")), i=P("x", "y"), o=P("x", "y")),
   "pcast_y": sm(lambda a: lax.pcast(a, "y", to="varying") * 3, o=P("x", "y")),
+  "jit_in_body": sm(jax.jit(lambda a: lax.psum(jnp.sin(a), "x")), o=P()),
+  "scan_in_body": sm(lambda a: lax.scan(lambda c, r: (c + lax.psum(r, "x"), None),
+                                        jnp.zeros(4), a)[0], o=P()),
+  "cond_in_body": sm(lambda a: lax.cond(lax.axis_index("x") > 1, jnp.sin, jnp.cos, a)),
 }
 for k, g in CASES.items():
   out["values"][k] = np.asarray(g(x)).tolist()
@@ -59,6 +63,9 @@ for k, g in CASES.items():
   out["grads"][k] = np.asarray(jax.grad(loss)(x)).tolist()
   out["grads"][k + "_jit"] = np.asarray(jax.jit(jax.grad(loss))(x)).tolist()
   out["jaxprs"][k] = re.sub(r"frozenset\(\{[^}]*\}\)", "FS", str(jax.make_jaxpr(g)(x)))
+out["jaxprs"]["two_in_tuple_out"] = re.sub(
+    r"frozenset\(\{[^}]*\}\)", "FS", str(jax.make_jaxpr(
+        sm(lambda a, b: (a * b, lax.psum(a, "x")), i=(P("x"), P()), o=(P("x"), P())))(x, x[0])))
 g = CASES["psum_x"]
 out["values"]["vmap_psum"] = np.asarray(jax.vmap(g, in_axes=1)(x)).tolist()
 out["values"]["vmap_jit"] = np.asarray(jax.jit(jax.vmap(CASES["ppermute_x"]))(x)).tolist()
@@ -210,6 +217,9 @@ def _expected():
       "pshuffle_x": np.concatenate([np.cos(b[(i + 1) % 4]) for i in range(4)]),
       "axis_index_x": np.concatenate([blk * i + 4 for i, blk in enumerate(b)]),
       "pcast_y": np.tile(X, (1, 2)) * 3,
+      "jit_in_body": sum(np.sin(blk) for blk in b),
+      "scan_in_body": sum(blk for blk in b).sum(0),
+      "cond_in_body": np.concatenate([np.cos(X[:4]), np.sin(X[4:])]),
   }
 
 

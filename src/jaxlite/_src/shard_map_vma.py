@@ -45,8 +45,9 @@ def _vma(atom) -> frozenset:
   return frozenset() if type(atom) is Literal else atom.aval.vma
 
 
-def annotate(closed: ClosedJaxpr, in_vmas, mesh, manual) -> ClosedJaxpr:
-  """`closed` with every variable typed by its varying manual axes (inputs by `in_vmas`)."""
+def annotate(closed: ClosedJaxpr, in_vmas, mesh, manual, out_vmas=None) -> ClosedJaxpr:
+  """`closed` with every variable typed by its varying manual axes (inputs by `in_vmas`);
+  outputs are cast up to `out_vmas` when given (loop carries, branches of a cond)."""
   order = mesh.axis_names
   jaxpr = closed.jaxpr
   env = {}
@@ -74,7 +75,10 @@ def annotate(closed: ClosedJaxpr, in_vmas, mesh, manual) -> ClosedJaxpr:
     vmas = [_vma(a) for a in ins]
     kind, key = _RULES.get(eqn.primitive, (None, None))
     prim, params = eqn.primitive, eqn.params
-    if kind == "index":
+    nested = _nested(eqn, ins, vmas, mesh, manual, pvary)
+    if nested is not None:
+      ins, params, outs = nested
+    elif kind == "index":
       outs = [frozenset(_names(params[key])) & manual]
     elif kind is not None:
       named = [a for a in _names(params[key]) if not isinstance(a, int)]
@@ -97,6 +101,50 @@ def annotate(closed: ClosedJaxpr, in_vmas, mesh, manual) -> ClosedJaxpr:
       outs = [union] * len(eqn.outvars)
     outvars = [fresh(v, vma) for v, vma in zip(eqn.outvars, outs)]
     eqns.append(eqn.replace(invars=ins, outvars=outvars, primitive=prim, params=params))
-  new = Jaxpr(jaxpr.constvars, invars, [read(a) for a in jaxpr.outvars], eqns,
-              jaxpr.effects, jaxpr.debug_info)
+  outvars = [read(a) for a in jaxpr.outvars]
+  if out_vmas is not None:
+    outvars = [pvary(a, want - _vma(a)) if want - _vma(a) else a
+               for a, want in zip(outvars, out_vmas)]
+  new = Jaxpr(jaxpr.constvars, invars, outvars, eqns, jaxpr.effects, jaxpr.debug_info)
   return ClosedJaxpr(new, closed.consts)
+
+
+def _out_vmas(closed) -> list:
+  return [_vma(v) for v in closed.jaxpr.outvars]
+
+
+def _nested(eqn, ins, vmas, mesh, manual, pvary):
+  """Types the jaxprs an eqn calls (jit, scan, cond) with its operands' types: returns
+  (operands, params, output types), or None for other eqns."""
+  params = eqn.params
+  branches = params.get("branches")
+  if isinstance(branches, tuple) and branches and all(isinstance(b, ClosedJaxpr)
+                                                      for b in branches):
+    # cond: outputs vary where any branch's (or the index) does; branches agree by casting.
+    inner = vmas[1:]
+    typed = [annotate(b, inner, mesh, manual) for b in branches]
+    outs = [frozenset().union(vmas[0], *col) for col in zip(*map(_out_vmas, typed))]
+    typed = tuple(annotate(b, inner, mesh, manual, outs) for b in branches)
+    return ins, {**params, "branches": typed}, outs
+  sub = params.get("jaxpr")
+  if not isinstance(sub, ClosedJaxpr) or len(sub.jaxpr.invars) != len(ins):
+    return None
+  if "num_carry" not in params:  # jit-like: operands map onto the callee's inputs
+    typed = annotate(sub, vmas, mesh, manual)
+    return ins, {**params, "jaxpr": typed}, _out_vmas(typed)
+  # scan: a carry's type is the fixpoint of its initial value's and the body's result's.
+  nc, ncar = params["num_consts"], params["num_carry"]
+  carry = list(vmas[nc:nc + ncar])
+  for _ in range(len(mesh.axis_names) + 1):
+    typed = annotate(sub, vmas[:nc] + carry + vmas[nc + ncar:], mesh, manual)
+    new = [c | o for c, o in zip(carry, _out_vmas(typed)[:ncar])]
+    if new == carry:
+      break
+    carry = new
+  body_outs = _out_vmas(typed)
+  typed = annotate(sub, vmas[:nc] + carry + vmas[nc + ncar:], mesh, manual,
+                   carry + body_outs[ncar:])
+  init = [pvary(a, c - v) if c - v else a
+          for a, v, c in zip(ins[nc:nc + ncar], vmas[nc:nc + ncar], carry)]
+  ins = ins[:nc] + init + ins[nc + ncar:]
+  return ins, {**params, "jaxpr": typed}, carry + body_outs[ncar:]
