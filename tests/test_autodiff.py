@@ -275,7 +275,10 @@ COVERED_ELSEWHERE = {"add_any", "custom_lin", "custom_jvp_call", "custom_vjp_cal
                      # host callbacks and checks: tests/test_callbacks.py, tests/test_checkify.py
                      "pure_callback", "io_callback", "debug_callback", "debug_print", "check",
                      # tests/test_custom_batching.py (jvp and vmap of jvp against JAX)
-                     "custom_vmap_call"}
+                     "custom_vmap_call",
+                     # collectives and shard_map: gradients against JAX in tests/test_shard_map.py
+                     "ppermute", "all_to_all", "reduce_scatter", "pbroadcast", "pvary",
+                     "psum_invariant", "shard_map"}
 
 
 def test_table_covers_every_differentiable_primitive():

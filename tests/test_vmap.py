@@ -463,7 +463,10 @@ def _primitives_of(jaxpr, out):
 # linearize, which are transposed rather than batched (JAX has no rule either).
 NEVER_BATCHED = {"iota", "custom_lin"}
 # Primitives with named axes are checked against known answers below (no loop reference).
-NAMED_AXES = {"psum", "pmax", "pmin", "all_gather", "axis_index"}
+NAMED_AXES = {"psum", "pmax", "pmin", "all_gather", "axis_index",
+              # checked by value under vmap(axis_name=) and shard_map in tests/test_shard_map.py
+              "ppermute", "all_to_all", "reduce_scatter", "pbroadcast", "pvary",
+              "psum_invariant", "shard_map"}
 
 
 def test_every_primitive_has_a_batching_rule():

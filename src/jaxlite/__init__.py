@@ -36,6 +36,8 @@ _LAZY = {"random", "nn", "scipy", "sharding", "test_util", "dtypes", "typing",
 _LAZY |= {"core", "extend", "interpreters", "api_util", "debug", "experimental", "stages",
           "monitoring", "profiler", "version"}
 _LAZY_ATTRS = {
+    "shard_map": ("jaxlite._src.shard_map", "shard_map"),
+    "pmap": ("jaxlite._src.pmap", "pmap"),
     "pure_callback": ("jaxlite._src.callbacks", "pure_callback"),
     "float0": ("jaxlite._src.dtypes", "float0"),
     "install_as_jax": ("jaxlite._install", "install_as_jax"),

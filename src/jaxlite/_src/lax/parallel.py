@@ -1,10 +1,14 @@
-"""Collectives over named axes: psum, pmax, pmin, pmean, all_gather and axis_index.
+"""Collectives over named axes: psum, pmax, pmin, pmean, all_gather and axis_index (the data
+movers ppermute, all_to_all, psum_scatter, pbroadcast and pvary are in parallel_comm.py).
 
 Under `vmap(axis_name=...)` a collective over that axis is a reduction, gather or iota along the
-batch axis (its batching rule); shard_map reuses the same primitives with its own rules.
+batch axis (its batching rule). Inside shard_map bodies names are mesh axes: while the body is
+traced `spmd.runtime.bind_axes` binds them, and when each device's program runs its impl meets
+the group's other devices through `runtime.exchange`.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -18,6 +22,7 @@ from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.creation import iota_p
 from jaxlite._src.lax.elementwise_functions import asarg, weak_scalar
 from jaxlite._src.lax.reductions import _check_axes
+from jaxlite._src.spmd import runtime
 
 
 def _axes_tuple(axis_name) -> tuple:
@@ -30,16 +35,55 @@ def _split_axes(axes) -> tuple[tuple, tuple]:
   return named, tuple(int(a) for a in axes if isinstance(a, (int, np.integer)))
 
 
+def axis_is_bound(name) -> bool:
+  """Whether `name` is a vmap axis in scope or a mesh axis of a shard_map (traced or running)."""
+  return batching.axis_is_bound(name) or runtime.spmd_axis_size(name) is not None
+
+
+def axis_size(axis_name) -> int:
+  """The size of the named axis (the product over a tuple of names), as `jax.lax.axis_size`."""
+  size = 1
+  for name in _axes_tuple(axis_name):
+    n = runtime.spmd_axis_size(name) if not batching.axis_is_bound(name) else \
+        batching.axis_size(name)
+    if n is None:
+      raise NameError(f"unbound axis name: {name}")
+    size *= n
+  return size
+
+
 def _check_bound(axes, fun_name: str) -> None:
   for name in _split_axes(axes)[0]:
-    if not batching.axis_is_bound(name):
+    if not axis_is_bound(name):
       raise NameError(f"Found an unbound axis name: {name}. To fix this, please call "
                       f"{fun_name} under `jax.shard_map`.")
 
 
 # --- psum, pmax, pmin --------------------------------------------------------------------------
 
-def _reduction_collective(name, np_reduce, replicated):
+_PARALLEL_MIN = 1 << 16  # elements; below this one member reducing is cheaper than two barriers
+
+
+def reduce_blocks(group, x, ufunc):
+  """The elementwise `ufunc` reduction of every member's `x`, shared (read-only) by all: each
+  member reduces its own slice of the flattened blocks into one result buffer."""
+  def prepare(blocks):
+    return np.empty(x.shape, np.result_type(*blocks))
+
+  def work(blocks, out, rank, size):
+    flat = out.reshape(-1)
+    lo, hi = rank * flat.size // size, (rank + 1) * flat.size // size
+    mine = flat[lo:hi]
+    np.copyto(mine, blocks[0].reshape(-1)[lo:hi])
+    for b in blocks[1:]:
+      ufunc(mine, b.reshape(-1)[lo:hi], out=mine)
+
+  if x.size < _PARALLEL_MIN or group.size == 1:
+    return runtime.exchange(group, x, lambda blocks: _readonly(functools.reduce(ufunc, blocks)))
+  return _readonly(runtime.exchange_parallel(group, x, prepare, work))
+
+
+def _reduction_collective(name, np_reduce, ufunc, replicated):
   """A reduction over named and positional axes. `replicated(x, n)` is its value for an operand
   that is the same on each of the n members of a named axis (psum: n * x; pmax/pmin: x)."""
   prim = core.Primitive(name)
@@ -53,8 +97,11 @@ def _reduction_collective(name, np_reduce, replicated):
 
   def impl(x, *, axes, axis_index_groups):
     _check_bound(axes, "psum")
-    positional = _split_axes(axes)[1]
-    return np_reduce(x, axis=positional) if positional else x
+    named, positional = _split_axes(axes)
+    x = np_reduce(x, axis=positional) if positional else x
+    if not named:
+      return x
+    return reduce_blocks(runtime.group_of(named), np.asarray(x), ufunc)
 
   def batcher(axis_data, vals, dims, *, axes, axis_index_groups):
     (x,), (bdim,) = vals, dims
@@ -77,6 +124,12 @@ def _reduction_collective(name, np_reduce, replicated):
   return prim
 
 
+def _readonly(a):
+  a = np.asarray(a)
+  a.flags.writeable = False
+  return a
+
+
 def _shift_positional(axes) -> tuple:
   return tuple(a + 1 if isinstance(a, (int, np.integer)) else a for a in axes)
 
@@ -94,9 +147,9 @@ def _scalar_like(n, x):
   return cls(n, dt)
 
 
-psum_p = _reduction_collective("psum", np.sum, _times_size)
-pmax_p = _reduction_collective("pmax", np.max, lambda x, n: x)
-pmin_p = _reduction_collective("pmin", np.min, lambda x, n: x)
+psum_p = _reduction_collective("psum", np.sum, np.add, _times_size)
+pmax_p = _reduction_collective("pmax", np.max, np.maximum, lambda x, n: x)
+pmin_p = _reduction_collective("pmin", np.min, np.minimum, lambda x, n: x)
 
 
 def _psum_transpose(ct, x, *, axes, axis_index_groups):
@@ -117,7 +170,7 @@ ad.deflinear(psum_p, _psum_transpose)
 
 
 def _named_size(axes) -> int:
-  return math.prod(batching.axis_size(a) for a in _split_axes(axes)[0])
+  return math.prod(axis_size(a) for a in _split_axes(axes)[0])
 
 
 def _bool_to_int(x):
@@ -183,7 +236,7 @@ def _axis_index_abstract(*, axis_name):
 
 def _axis_index_impl(*, axis_name):
   _check_bound((axis_name,), "axis_index")
-  raise NameError(f"unbound axis name: {axis_name}")
+  return np.int32(runtime.group_of((axis_name,)).rank)
 
 
 def _axis_index_batcher(axis_data, vals, dims, *, axis_name):
@@ -204,7 +257,7 @@ def axis_index(axis_name):
   index = axis_index_p.bind(axis_name=names[-1])
   stride = 1
   for inner, outer in zip(names[::-1], names[-2::-1]):
-    stride *= batching.axis_size(inner)
+    stride *= axis_size(inner)
     term = ew.mul_p.bind(axis_index_p.bind(axis_name=outer), weak_scalar(stride))
     index = ew.add_p.bind(term, index)
   return index
@@ -228,21 +281,29 @@ def _all_gather_abstract(x, *, all_gather_dimension, axis_name, axis_index_group
   return ShapedArray(shape, x.dtype, x.weak_type)
 
 
-def _all_gather_impl(x, *, axis_name, **params):
-  raise NameError(f"unbound axis name: {axis_name}")
+def _all_gather_impl(x, *, all_gather_dimension, axis_name, axis_index_groups, axis_size,
+                     tiled):
+  names = _axes_tuple(axis_name)
+  _check_bound(names, "all_gather")
+  join = np.concatenate if tiled else np.stack
+  return runtime.exchange(runtime.group_of(names), np.asarray(x),
+                          lambda blocks: _readonly(join(blocks, axis=all_gather_dimension)))
 
 
 def _all_gather_batcher(axis_data, vals, dims, *, all_gather_dimension, axis_name,
                         axis_index_groups, axis_size, tiled):
   (x,), (bdim,) = vals, dims
   dim = all_gather_dimension
-  if axis_name != axis_data.name:
+  names = _axes_tuple(axis_name)
+  if axis_data.name is None or axis_data.name not in names:
     params = {"axis_name": axis_name, "axis_index_groups": axis_index_groups,
               "axis_size": axis_size, "tiled": tiled}
     if bdim is None:
       return all_gather_p.bind(x, all_gather_dimension=dim, **params), None
     x = batching.moveaxis(x, bdim, 0)
     return all_gather_p.bind(x, all_gather_dimension=dim + 1, **params), 0
+  if len(names) > 1:
+    raise NotImplementedError(f"all_gather over axes {names} mixing a vmap axis with others")
   # Gathering along the batch axis: every example sees the whole batch (unbatched).
   if bdim is None:
     shape = batching.shape_of(x)
@@ -266,21 +327,13 @@ batching.axis_primitive_batchers[all_gather_p] = _all_gather_batcher
 
 def _all_gather_transpose(ct, x, *, all_gather_dimension, axis_name, axis_index_groups,
                           axis_size, tiled):
-  # Each member's piece went to every member: sum the cotangents, keep this member's piece.
-  from jaxlite._src.lax import slicing
-  dim = all_gather_dimension
-  total = psum_p.bind(ct, axes=_axes_tuple(axis_name), axis_index_groups=axis_index_groups)
-  shape = ad.aval_of(x).shape
-  index = axis_index(axis_name)
-  width = shape[dim] if tiled else 1
-  start = ew.mul_p.bind(index, np.int32(width))
-  zero = np.zeros((), np.int32)
-  sizes = tuple(width if i == dim else d for i, d in enumerate(core.get_aval(total).shape))
-  starts = [start if i == dim else zero for i in range(len(sizes))]
-  piece = slicing.dynamic_slice_p.bind(total, *starts, slice_sizes=sizes)
-  if not tiled:
-    piece = shape_prims.squeeze_p.bind(piece, dimensions=(dim,))
-  return [piece]
+  # Each member's piece went to every member: sum the cotangents and keep this member's piece,
+  # which is what a reduce-scatter does (as in JAX).
+  from jaxlite._src.lax.parallel_comm import reduce_scatter_p
+  return [reduce_scatter_p.bind(ct, scatter_dimension=all_gather_dimension,
+                                axis_name=_axes_tuple(axis_name),
+                                axis_index_groups=axis_index_groups, axis_size=axis_size,
+                                tiled=tiled)]
 
 
 ad.deflinear(all_gather_p, _all_gather_transpose)
@@ -296,7 +349,7 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
     dim = axis + nd + (not tiled) if axis < 0 else axis
     if not 0 <= dim < nd + (not tiled):
       raise ValueError(f"axis {axis} is out of bounds for array of dimension {nd}")
-    return all_gather_p.bind(leaf, all_gather_dimension=dim, axis_name=axis_name,
+    return all_gather_p.bind(leaf, all_gather_dimension=dim, axis_name=_axes_tuple(axis_name),
                              axis_index_groups=axis_index_groups, axis_size=size,
                              tiled=bool(tiled))
   return tree_util.tree_map(gather, x)

@@ -1,0 +1,343 @@
+"""The SPMD runtime: runs one program per device of a mesh concurrently, and the shared-memory
+rendezvous through which collectives exchange per-device blocks.
+
+Workers. Every device gets its own persistent worker thread (collectives block until the whole
+axis group arrives, so all device programs must be in flight at once), but only as many run
+Python/NumPy at a time as there are cores: a worker holds a slot of `_compute` while it computes
+and gives it back while it waits in a collective. NumPy releases the GIL inside its kernels, so
+the active workers overlap.
+
+BLAS threads. OpenBLAS/MKL read their thread count from the environment when NumPy is first
+imported, which has happened by now, so the runtime cannot divide them itself without an extra
+library: when `threadpoolctl` is installed, `run_spmd` limits BLAS to max(1, cores // active
+workers) threads for the duration of the run; otherwise set OPENBLAS_NUM_THREADS (or
+OMP_NUM_THREADS) before starting Python, e.g. to 1 when running as many devices as cores.
+
+Exchange. `exchange(group, block, combine)` is the one step collectives use to meet their peers:
+each member deposits its block (no copy) in a slot keyed by (the member's collective sequence
+number, the group), the last to arrive runs `combine(blocks)` once, and everyone gets its
+result. A cross-process transport (MPI) replaces this function. Nothing hangs: a member whose
+peers do not arrive within `timeout` seconds, or whose run was aborted because another device's
+program raised, raises.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import threading
+
+import numpy as np
+
+DEFAULT_TIMEOUT = float(os.environ.get("JAXLITE_COLLECTIVE_TIMEOUT", "120"))
+
+
+class CollectiveError(RuntimeError):
+  """A collective could not complete: a peer failed or did not arrive in time."""
+
+
+# --- per-device context ------------------------------------------------------------------------
+
+class DeviceContext:
+  """What a device program knows about itself: its mesh, flat index and coordinates."""
+  __slots__ = ("mesh", "index", "coords", "run", "seq")
+
+  def __init__(self, mesh, index: int, run):
+    self.mesh, self.index, self.run = mesh, index, run
+    self.coords = dict(zip(mesh.axis_names, np.unravel_index(index, mesh.devices.shape)))
+    self.coords = {k: int(v) for k, v in self.coords.items()}
+    self.seq = 0  # collectives issued so far (every device issues them in the same order)
+
+
+_local = threading.local()
+
+
+def current_context() -> DeviceContext | None:
+  return getattr(_local, "ctx", None)
+
+
+def current_device():
+  """The device whose program runs on this thread (None outside run_spmd)."""
+  ctx = current_context()
+  return None if ctx is None else ctx.mesh.devices.flat[ctx.index]
+
+
+def axis_coords() -> dict:
+  """{axis name: this device's coordinate} (empty outside run_spmd)."""
+  ctx = current_context()
+  return {} if ctx is None else dict(ctx.coords)
+
+
+class _Bound:
+  """Sets the thread's device context for the duration of a `with`."""
+  __slots__ = ("ctx", "prev")
+
+  def __init__(self, ctx):
+    self.ctx = ctx
+
+  def __enter__(self):
+    self.prev = current_context()
+    _local.ctx = self.ctx
+
+  def __exit__(self, *exc):
+    _local.ctx = self.prev
+
+
+# --- groups and the exchange -------------------------------------------------------------------
+
+class Group:
+  """The members of an axis group as one device sees it: `size` members, this one at `rank`
+  (row-major over `axes` in the order given), `key` naming the group within the run."""
+  __slots__ = ("axes", "size", "rank", "key")
+
+  def __init__(self, axes, size, rank, key):
+    self.axes, self.size, self.rank, self.key = axes, size, rank, key
+
+  def peer_rank_coords(self, ctx, rank: int) -> dict:
+    sizes = [ctx.mesh.shape[a] for a in self.axes]
+    return dict(zip(self.axes, (int(c) for c in np.unravel_index(rank, sizes))))
+
+
+def group_of(axes) -> Group:
+  """This device's group over mesh `axes` (the other axes' coordinates fixed)."""
+  ctx = current_context()
+  if ctx is None:
+    raise NameError(f"unbound axis name: {axes[0]}")
+  shape = ctx.mesh.shape
+  rank = 0
+  for a in axes:
+    rank = rank * shape[a] + ctx.coords[a]
+  size = 1
+  for a in axes:
+    size *= shape[a]
+  rest = tuple((n, c) for n, c in ctx.coords.items() if n not in axes)
+  return Group(tuple(axes), size, rank, (tuple(axes), rest))
+
+
+class _Slot:
+  __slots__ = ("blocks", "arrived", "finished", "left", "result", "done")
+
+  def __init__(self, n):
+    self.blocks, self.arrived, self.finished, self.left = [None] * n, 0, 0, n
+    self.result, self.done = None, False
+
+
+def _wait(run, slot, group, pred):
+  """Waits (holding run.cond, without a compute slot) until `pred()`; raises if the run was
+  aborted or the peers do not come in time."""
+  run.release_compute()
+  try:
+    ok = run.cond.wait_for(lambda: pred() or run.error is not None, run.timeout)
+  finally:
+    run.cond.release()
+    run.acquire_compute()
+    run.cond.acquire()
+  if pred():
+    return
+  if run.error is not None:
+    raise CollectiveError("collective aborted: another device's program raised "
+                          f"{type(run.error).__name__}: {run.error}")
+  if not ok:
+    err = CollectiveError(
+        f"collective over axes {group.axes} timed out after {run.timeout} s: only "
+        f"{slot.arrived} of {group.size} devices arrived")
+    run.fail(err)
+    raise err
+
+
+def _arrive(group, block, combine):
+  """Deposits `block`; returns the slot once every member has, with `combine(blocks)` computed
+  by the last to arrive."""
+  ctx = current_context()
+  run = ctx.run
+  key = (ctx.seq, group.key)
+  ctx.seq += 1
+  slot = run.slots.get(key)
+  if slot is None:
+    slot = run.slots[key] = _Slot(group.size)
+  slot.blocks[group.rank] = block
+  slot.arrived += 1
+  if slot.arrived == group.size:
+    try:
+      slot.result = slot.blocks if combine is None else combine(slot.blocks)
+    except BaseException as e:  # noqa: BLE001 -- a failed combine fails the whole group
+      run.fail(e)
+      raise
+    slot.done = True
+    run.cond.notify_all()
+  else:
+    _wait(run, slot, group, lambda: slot.done)
+  return run, key, slot
+
+
+def _leave(run, key, slot):
+  slot.left -= 1
+  if slot.left == 0:
+    del run.slots[key]
+
+
+def exchange(group: Group, block, combine=None):
+  """Deposits `block` for `group` and waits for every member's: returns `combine(blocks)`
+  (computed once, by the last member to arrive) or, without `combine`, the list of blocks in
+  rank order (valid only until the members move on: copy what you keep). The replaceable
+  transport step of every collective."""
+  run = current_context().run
+  with run.cond:
+    run, key, slot = _arrive(group, block, combine)
+    _leave(run, key, slot)
+    return slot.result
+
+
+def exchange_parallel(group: Group, block, prepare, work):
+  """Like `exchange`, with the combining work shared: the last to arrive runs
+  `prepare(blocks) -> shared` (e.g. allocates the result), then every member runs
+  `work(blocks, shared, rank, size)` on its part, and all return `shared` once all are done."""
+  run = current_context().run
+  with run.cond:
+    run, key, slot = _arrive(group, block, prepare)
+  try:
+    work(slot.blocks, slot.result, group.rank, group.size)
+  except BaseException as e:  # noqa: BLE001
+    run.fail(e)
+    raise
+  with run.cond:
+    slot.finished += 1
+    if slot.finished == group.size:
+      run.cond.notify_all()
+    else:
+      _wait(run, slot, group, lambda: slot.finished == group.size)
+    _leave(run, key, slot)
+    return slot.result
+
+
+# --- runs and workers --------------------------------------------------------------------------
+
+_CORES = os.cpu_count() or 1
+_compute = threading.BoundedSemaphore(_CORES)
+
+
+class _Run:
+  """The shared state of one run_spmd call."""
+
+  def __init__(self, n, timeout):
+    self.cond = threading.Condition()
+    self.slots = {}
+    self.error = None
+    self.results = [None] * n
+    self.pending = n
+    self.finished = threading.Event()
+    self.timeout = timeout
+
+  def fail(self, e):
+    with self.cond:
+      if self.error is None:
+        self.error = e
+      self.cond.notify_all()
+
+  @staticmethod
+  def release_compute():
+    _compute.release()
+
+  @staticmethod
+  def acquire_compute():
+    _compute.acquire()
+
+
+class _Worker:
+  """A daemon thread that runs device programs handed to it, one at a time."""
+
+  def __init__(self, i):
+    self.tasks = queue.SimpleQueue()
+    self.thread = threading.Thread(target=self._loop, name=f"jaxlite-device-{i}", daemon=True)
+    self.thread.start()
+
+  def _loop(self):
+    while True:
+      run, ctx, fn, args, i = self.tasks.get()
+      _compute.acquire()
+      try:
+        with _Bound(ctx):
+          run.results[i] = fn(*args)
+      except BaseException as e:  # noqa: BLE001 -- handed to the caller of run_spmd
+        run.fail(e)
+      finally:
+        _compute.release()
+        with run.cond:
+          run.pending -= 1
+          if run.pending == 0:
+            run.finished.set()
+
+
+_workers: list = []
+_workers_lock = threading.Lock()
+
+
+def _worker(i) -> _Worker:
+  if i >= len(_workers):
+    with _workers_lock:
+      while len(_workers) <= i:
+        _workers.append(_Worker(len(_workers)))
+  return _workers[i]
+
+
+def _blas_limits(n_active):
+  try:
+    import threadpoolctl
+  except ImportError:
+    return None
+  return threadpoolctl.threadpool_limits(limits=max(1, _CORES // n_active), user_api="blas")
+
+
+def run_spmd(mesh, per_device_fn, per_device_args, timeout: float | None = None) -> list:
+  """Runs `per_device_fn(*per_device_args[i])` for each device i of `mesh` (in
+  `mesh.devices.flat` order) concurrently; returns their outputs in that order. The first
+  exception raised by any device program is re-raised here (its peers' collectives abort)."""
+  n = mesh.devices.size
+  run = _Run(n, DEFAULT_TIMEOUT if timeout is None else timeout)
+  if n == 1:  # one device: run inline, no threads
+    with _Bound(DeviceContext(mesh, 0, run)):
+      return [per_device_fn(*per_device_args[0])]
+  if current_context() is not None:
+    raise NotImplementedError("run_spmd: a device program cannot start another SPMD run")
+  limits = _blas_limits(min(n, _CORES))
+  try:
+    for i in range(n):
+      _worker(i).tasks.put((run, DeviceContext(mesh, i, run), per_device_fn,
+                            per_device_args[i], i))
+    run.finished.wait()
+  finally:
+    if limits is not None:
+      limits.restore_original_limits()
+  if run.error is not None:
+    first = run.error
+    raise first
+  return run.results
+
+
+# --- named axes in scope -----------------------------------------------------------------------
+
+def spmd_axis_size(name):
+  """The size of mesh axis `name` if a shard_map being traced on this thread, or the device
+  program running on it, binds it; else None."""
+  for env in reversed(getattr(_local, "axes", ())):
+    if name in env:
+      return env[name]
+  ctx = current_context()
+  if ctx is not None:
+    return ctx.mesh.shape.get(name)
+  return None
+
+
+class bind_axes:
+  """Binds mesh axes {name: size} while a shard_map body is traced on this thread."""
+  __slots__ = ("env",)
+
+  def __init__(self, env: dict):
+    self.env = env
+
+  def __enter__(self):
+    if not hasattr(_local, "axes"):
+      _local.axes = []
+    _local.axes.append(self.env)
+
+  def __exit__(self, *exc):
+    _local.axes.pop()
