@@ -23,8 +23,8 @@ program raised, raises.
 from __future__ import annotations
 
 import os
-import queue
 import threading
+from _queue import SimpleQueue  # the C queue (`queue` itself costs import time)
 
 import numpy as np
 
@@ -259,7 +259,7 @@ class _Worker:
   """A daemon thread that runs device programs handed to it, one at a time."""
 
   def __init__(self, i):
-    self.tasks = queue.SimpleQueue()
+    self.tasks = SimpleQueue()
     self.thread = threading.Thread(target=self._loop, name=f"jaxlite-device-{i}", daemon=True)
     self.thread.start()
 
