@@ -123,10 +123,7 @@ def _typed_sharding(mesh, spec):
 def _impl(*args, jaxpr, mesh, in_specs, out_specs, check_vma, newly_manual_axes):
   args = [np.asarray(a) for a in args]
   exe = backend.compile_jaxpr(jaxpr)
-  n = mesh.devices.size
-  names = mesh.axis_names
-  coords = [dict(zip(names, (int(c) for c in np.unravel_index(i, mesh.devices.shape))))
-            for i in range(n)]
+  coords = runtime.mesh_coords(mesh)
   per_device = [[a[_device_index(s, mesh, a.shape, c)] for a, s in zip(args, in_specs)]
                 for c in coords]
   outs = runtime.run_spmd(mesh, lambda *xs: list(exe(*xs)), per_device)

@@ -65,8 +65,6 @@ from jaxlite._src.lax.gather_dnums import (  # noqa: F401
 from jaxlite._src.lax.parallel import (  # noqa: F401
     psum, pmax, pmin, pmean, all_gather, axis_index, psum_p, pmax_p, pmin_p, all_gather_p,
     axis_index_p, axis_size)
-from jaxlite._src.lax.parallel_comm import (  # noqa: F401
-    ppermute, pshuffle, all_to_all, psum_scatter, pbroadcast, pcast, ppermute_p, all_to_all_p)
 from jaxlite._src.ad_api import stop_gradient  # noqa: F401,E402
 from jaxlite._src.lax.windowed import (  # noqa: F401,E402
     conv_general_dilated, conv, conv_with_general_padding, conv_transpose,
@@ -85,5 +83,7 @@ LAZY_NAMES = {
     **dict.fromkeys(("conv_general_dilated_patches", "conv_general_dilated_local", "ragged_dot",
                      "RaggedDotDimensionNumbers"), "jaxlite._src.lax.conv_patches"),
     "linalg": None,  # the jax.lax.linalg submodule
+    **dict.fromkeys(("ppermute", "pshuffle", "all_to_all", "psum_scatter", "pbroadcast", "pcast",
+                     "ppermute_p", "all_to_all_p"), "jaxlite._src.lax.parallel_comm"),
 }
 __all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_NAMES"]

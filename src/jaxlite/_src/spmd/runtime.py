@@ -23,8 +23,8 @@ program raised, raises.
 from __future__ import annotations
 
 import os
-import queue
 import threading
+from _queue import SimpleQueue  # the C queue (`queue` itself costs import time)
 
 import numpy as np
 
@@ -41,11 +41,24 @@ class DeviceContext:
   """What a device program knows about itself: its mesh, flat index and coordinates."""
   __slots__ = ("mesh", "index", "coords", "run", "seq")
 
-  def __init__(self, mesh, index: int, run):
+  def __init__(self, mesh, index: int, run, coords=None):
     self.mesh, self.index, self.run = mesh, index, run
-    self.coords = dict(zip(mesh.axis_names, np.unravel_index(index, mesh.devices.shape)))
-    self.coords = {k: int(v) for k, v in self.coords.items()}
+    self.coords = mesh_coords(mesh)[index] if coords is None else coords
     self.seq = 0  # collectives issued so far (every device issues them in the same order)
+
+
+_coords_cache: dict = {}
+
+
+def mesh_coords(mesh) -> list:
+  """{axis: coordinate} of each device of `mesh`, in `mesh.devices.flat` order (cached)."""
+  key = (mesh.axis_names, mesh.devices.shape)
+  hit = _coords_cache.get(key)
+  if hit is None:
+    hit = _coords_cache[key] = [
+        dict(zip(mesh.axis_names, (int(c) for c in np.unravel_index(i, mesh.devices.shape))))
+        for i in range(mesh.devices.size)]
+  return hit
 
 
 _local = threading.local()
@@ -246,7 +259,7 @@ class _Worker:
   """A daemon thread that runs device programs handed to it, one at a time."""
 
   def __init__(self, i):
-    self.tasks = queue.SimpleQueue()
+    self.tasks = SimpleQueue()
     self.thread = threading.Thread(target=self._loop, name=f"jaxlite-device-{i}", daemon=True)
     self.thread.start()
 
@@ -279,12 +292,20 @@ def _worker(i) -> _Worker:
   return _workers[i]
 
 
+_threadpoolctl = []  # [module or None], once looked for
+
+
 def _blas_limits(n_active):
-  try:
-    import threadpoolctl
-  except ImportError:
+  if not _threadpoolctl:
+    try:
+      import threadpoolctl
+    except ImportError:
+      threadpoolctl = None
+    _threadpoolctl.append(threadpoolctl)
+  tpc = _threadpoolctl[0]
+  if tpc is None:
     return None
-  return threadpoolctl.threadpool_limits(limits=max(1, _CORES // n_active), user_api="blas")
+  return tpc.threadpool_limits(limits=max(1, _CORES // n_active), user_api="blas")
 
 
 def run_spmd(mesh, per_device_fn, per_device_args, timeout: float | None = None) -> list:
