@@ -83,5 +83,7 @@ LAZY_NAMES = {
     **dict.fromkeys(("conv_general_dilated_patches", "conv_general_dilated_local", "ragged_dot",
                      "RaggedDotDimensionNumbers"), "jaxlite._src.lax.conv_patches"),
     "linalg": None,  # the jax.lax.linalg submodule
+    **dict.fromkeys(("with_sharding_constraint", "sharding_constraint_p"),
+                    "jaxlite._src.sharding.propagation"),
 }
 __all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_NAMES"]
