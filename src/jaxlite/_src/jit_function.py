@@ -333,6 +333,8 @@ class PjitFunction:
     closed = pe.trace_to_jaxpr(flat_fun, in_avals, dbg, names)
     closed, lifted = pe.convert_constvars_to_invars(closed)
     entry = _CacheEntry(closed, flat_fun.out_tree, lifted)
+    if not self._sharded and _has_constraint(closed.jaxpr):
+      self._sharded = True  # a sharding_constraint inside: every call is partitioned
     if not lifted:
       _bounded_put(self._cache, key, entry)
     return entry
@@ -368,7 +370,7 @@ class PjitFunction:
     entry, flat = self._get_entry(args, kwargs)
     if trace is core.eval_trace and not entry.lifted:
       device = self._committed_device(flat, args, kwargs)
-      if device is not None and type(device) is not devices.CpuDevice and not self._sharded:
+      if self._sharded or device is not None and type(device) is not devices.CpuDevice:
         out = _call_sharded(self, args, kwargs)
         if out is not _MISS:
           return out
@@ -397,7 +399,7 @@ class PjitFunction:
     entry = self._fast_cache.get(key)
     if entry is None:
       entry, _ = self._get_entry(args, {})
-      if entry.lifted:
+      if entry.lifted or self._sharded:
         return _MISS
       _bounded_put(self._fast_cache, key, entry)
     if not committed:
@@ -522,6 +524,15 @@ def _placement_arg_name(keypath, fun):
       base = f"{var}[{i - len(names)}]" if var else f"args[{i}]"
       return base + tree_util.keystr(keypath[2:])
   return _arg_path_str(keypath, fun)
+
+
+def _has_constraint(jaxpr) -> bool:
+  """Whether a `sharding_constraint` eqn is in `jaxpr` or its sub-jaxprs (checked per trace)."""
+  for eqn in jaxpr.eqns:
+    if eqn.primitive.name == "sharding_constraint" or any(
+        _has_constraint(sub) for sub in core.jaxprs_in_params(eqn.params)):
+      return True
+  return False
 
 
 def _call_sharded(fn, args, kwargs):

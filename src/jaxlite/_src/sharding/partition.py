@@ -236,12 +236,27 @@ def _flat_prefix(prefix, tree_value, n, what, args_word):
 
 
 def _out_sharding(mesh, spec):
+  """The NamedSharding of a propagated spec: JAX drops trailing unsplit dims, except on a mesh
+  with Explicit axes, where the sharding comes from the type (one entry per dim)."""
+  from jaxlite._src.sharding.mesh import AxisType
   from jaxlite._src.sharding.named_sharding import NamedSharding
   from jaxlite._src.sharding.partition_spec import PartitionSpec
   entries = [None if not e else e[0] if len(e) == 1 else tuple(e) for e in spec]
-  while entries and entries[-1] is None:
+  explicit = any(t == AxisType.Explicit for t in mesh._name_to_type.values())
+  while entries and entries[-1] is None and not explicit:
     entries.pop()
   return NamedSharding(mesh, PartitionSpec(*entries))
+
+
+def _constraints(closed) -> list:
+  """The shardings of the `sharding_constraint` eqns of a jaxpr and its sub-jaxprs."""
+  out, todo = [], [closed.jaxpr]
+  while todo:
+    for eqn in todo.pop().eqns:
+      if eqn.primitive is prop.sharding_constraint_p:
+        out.append(eqn.params["sharding"])
+      todo += core.jaxprs_in_params(eqn.params)
+  return out
 
 
 def is_multi_device(placement) -> bool:
@@ -275,7 +290,7 @@ def call_sharded(fn, args, kwargs):
                              "outputs")]
   # The mesh: the first named sharding among the requested ones, then the arguments'.
   committed = [getattr(x, "_device", None) for x in flat]
-  mesh = next((s.mesh for s in in_leaves + out_leaves + committed
+  mesh = next((s.mesh for s in in_leaves + out_leaves + committed + _constraints(entry.closed)
                if isinstance(s, NamedSharding) and is_multi_device(s)), None)
   device = fn._committed_device(flat, args, kwargs)  # JAX's incompatible-devices error
   if mesh is None or (device is not None and not is_multi_device(device)):

@@ -31,6 +31,7 @@ from jaxlite._src import devices
 from jaxlite._src import tree_util
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
+from jaxlite._src.sharding.partition_spec import UNCONSTRAINED, PartitionSpec
 
 # --- specs ---------------------------------------------------------------------------------------
 
@@ -291,7 +292,7 @@ class _ContextMesh:
     return type(other) is _ContextMesh and other.mesh == self.mesh
 
   def __hash__(self):
-    return hash(self.mesh)
+    return hash(str(self))  # (the empty Mesh does not hash)
 
 
 sharding_constraint_p = core.Primitive("sharding_constraint")
@@ -303,8 +304,7 @@ def _check_sharding(sharding, shape, fun="with_sharding_constraint"):
 
 
 def _constraint_impl(x, *, sharding, layout, context_mesh, unconstrained_dims):
-  from jaxlite._src import api
-  return api.device_put(x, sharding)
+  return x  # on NumPy values: placement is `_apply`'s (eager) or the partitioner's (jit)
 
 
 def _constraint_abstract(x, *, sharding, layout, context_mesh, unconstrained_dims):
@@ -312,21 +312,40 @@ def _constraint_abstract(x, *, sharding, layout, context_mesh, unconstrained_dim
   return x
 
 
+def _placed(sharding):
+  """The sharding an eager constraint puts a value on: UNCONSTRAINED dims left unsplit."""
+  spec = getattr(sharding, "spec", None)
+  if spec is None or not any(e is UNCONSTRAINED for e in spec):
+    return sharding
+  entries = [None if e is UNCONSTRAINED else e for e in spec]
+  while entries and entries[-1] is None:
+    entries.pop()
+  return sharding.with_spec(PartitionSpec(*entries))
+
+
+def _apply(x, **params):
+  """`sharding_constraint` of `x`: a concrete Array is placed now; a tracer gets the eqn."""
+  if core.current_trace() is core.eval_trace and not isinstance(x, core.Tracer):
+    from jaxlite._src import api
+    _check_sharding(params["sharding"], np.shape(x))
+    return api.device_put(x, _placed(params["sharding"]))
+  return sharding_constraint_p.bind(x, **params)
+
+
 def _constraint_transpose(ct, x, **params):
-  return [sharding_constraint_p.bind(ct, **params)]
+  return [_apply(ct, **params)]
 
 
 def _constraint_batcher(vals, dims, *, sharding, unconstrained_dims, **params):
+  # The batch dim is left unconstrained, as JAX does.
   (x,), (d,) = vals, dims
   spec = list(getattr(sharding, "spec", ()))
   spec += [None] * (len(getattr(x, "shape", ())) - 1 - len(spec))
-  spec.insert(d, None)
-  from jaxlite._src.sharding.partition_spec import PartitionSpec
+  spec.insert(d, UNCONSTRAINED)
   batched = sharding.with_spec(PartitionSpec(*spec)) if hasattr(sharding, "with_spec") \
       else sharding
-  dims_after = _Unconstrained(u + (u >= d) for u in unconstrained_dims)
-  return sharding_constraint_p.bind(x, sharding=batched, unconstrained_dims=dims_after,
-                                    **params), d
+  dims_after = _Unconstrained({d} | {u + (u >= d) for u in unconstrained_dims})
+  return _apply(x, sharding=batched, unconstrained_dims=dims_after, **params), d
 
 
 sharding_constraint_p.def_impl(_constraint_impl)
@@ -356,8 +375,8 @@ def with_sharding_constraint(x, shardings):
   """`x` (a pytree) laid out by `shardings` (a Sharding, a PartitionSpec under a mesh, or a
   pytree prefix of them): eagerly a device_put; under jit, a constraint the propagation pass
   honours."""
-  from jaxlite._src.sharding.mesh import get_mesh
   from jaxlite._src.lax.elementwise_functions import asarg
+  from jaxlite._src.sharding.mesh import get_mesh
   leaves, tree = tree_util.tree_flatten(x)
   if isinstance(shardings, devices.Sharding) or type(shardings).__name__ == "PartitionSpec":
     flat_s = [shardings] * len(leaves)
@@ -368,9 +387,45 @@ def with_sharding_constraint(x, shardings):
               for _ in tree_util.tree_leaves(sub)]
   mesh = _ContextMesh(get_mesh())
   outs = []
-  for leaf, s in zip(leaves, flat_s):
-    s = _as_sharding(s, "with_sharding_constraint")
+  for leaf, raw in zip(leaves, flat_s):
+    s = _as_sharding(raw, "with_sharding_constraint")
     leaf = asarg(leaf)
-    outs.append(sharding_constraint_p.bind(leaf, sharding=s, layout=None, context_mesh=mesh,
-                                           unconstrained_dims=_Unconstrained()))
+    spec = tuple(getattr(s, "spec", ()))
+    if _check_explicit(s, leaf, isinstance(raw, PartitionSpec)):
+      outs.append(leaf)
+      continue
+    unconstrained = _Unconstrained(i for i, e in enumerate(spec) if e is UNCONSTRAINED)
+    outs.append(_apply(leaf, sharding=s, layout=None, context_mesh=mesh,
+                       unconstrained_dims=unconstrained))
   return tree_util.tree_unflatten(tree, outs)
+
+
+def _check_explicit(sharding, x, from_pspec) -> bool:
+  """On Explicit mesh axes a constraint given as a PartitionSpec only asserts the sharding
+  already in the type (JAX's AssertionError; True: nothing to do); a NamedSharding naming
+  Explicit axes is JAX's ValueError."""
+  from jaxlite._src.sharding.mesh import AxisType
+  mesh = getattr(sharding, "mesh", None)
+  if mesh is None:
+    return False
+  types = mesh._name_to_type
+  if from_pspec and types and all(t == AxisType.Explicit for t in types.values()):
+    nd = len(np.shape(x))
+    have = core.get_aval(x).sharding
+    have = PartitionSpec(*(have.spec if have is not None else ()))._normalized_spec_for_aval(nd)
+    want = sharding.spec._normalized_spec_for_aval(nd)
+    if have != want:
+      raise AssertionError(
+          "`with_sharding_constraint` acts as an assert when all axes of mesh are of type "
+          f"`Explicit`. The array sharding: {have!r} did not match the sharding provided: "
+          f"{want!r}. Please use `jax.sharding.reshard` to shard your input to the sharding "
+          "you want.")
+    return True
+  named = [a for e in sharding.spec for a in (e if isinstance(e, tuple) else (e,))
+           if a is not None and a is not UNCONSTRAINED]
+  if any(types[a] == AxisType.Explicit for a in named):
+    raise ValueError(
+        "The spec of NamedSharding passed to with_sharding_constraint can only refer to Auto "
+        f"axes of the mesh. Got spec={sharding.spec!r} and mesh={mesh.abstract_mesh!r}. You "
+        "probably meant to use `reshard` API?")
+  return False
