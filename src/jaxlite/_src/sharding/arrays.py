@@ -91,10 +91,15 @@ def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None)
     d = getattr(a, "_device", None)
     if type(d) is devices.CpuDevice:
       by_device.setdefault(d, a)
+  written = set()
   for i, d in enumerate(assignment):
+    idx = index_map[d]
+    key = tuple((s.start, s.stop) for s in idx)
+    if key in written:  # replicas: the global value is replica 0's, as JAX reads it
+      continue
+    written.add(key)
     a = by_device.get(d, arrays[i])
-    value = a._host_value() if isinstance(a, core.Array) else np.asarray(a)
-    buf[index_map[d]] = value
+    buf[idx] = a._host_value() if isinstance(a, core.Array) else np.asarray(a)
   return array_lib.from_host(buf, weak and buf.ndim == 0, placement)
 
 

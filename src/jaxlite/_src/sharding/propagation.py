@@ -74,8 +74,9 @@ class EqnPlan:
 # --- rules ---------------------------------------------------------------------------------------
 
 _ELEMENTWISE = frozenset("""
-add_any neg sign floor ceil round is_finite exp exp2 log log1p expm1 tanh logistic sin cos tan asin acos
-atan sinh cosh asinh acosh atanh sqrt rsqrt cbrt abs not imag real conj square reciprocal erf
+add_any neg sign floor ceil round is_finite exp exp2 log log1p expm1 tanh logistic sin cos tan
+asin acos atan sinh cosh asinh acosh atanh sqrt rsqrt cbrt abs not imag real conj square
+reciprocal erf
 erfc erf_inv lgamma digamma integer_pow convert_element_type add sub mul div rem pow max min
 atan2 nextafter and or xor eq ne lt le gt ge shift_left shift_right_logical
 shift_right_arithmetic select_n clamp population_count clz copy copy_p stop_gradient
@@ -270,7 +271,7 @@ def propagate(jaxpr, in_specs, mesh_shape):
   return env, plans
 
 
-# --- with_sharding_constraint ----------------------------------------------------------------------
+# --- with_sharding_constraint ---------------------------------------------------------------
 
 class _Unconstrained(frozenset):
   """A frozenset that prints as JAX prints the `unconstrained_dims` param."""
