@@ -4,9 +4,11 @@
 specs its plan asks for (gather over the axes a dim leaves: `all_gather`; split over the axes a
 dim gains: a slice at `axis_index`), the eqn runs on blocks with its shape params localized (or
 whole, for replicated eqns), and outputs of reductions/contractions over split dims are
-completed with `psum`/`pmax`/`pmin`. `execute` is the one place that decides how the per-device
-program runs: today by `vmap` with the mesh axes as axis names over stacked blocks (the
-collectives' batching rules give their semantics; one thread), jitted once per program.
+completed with `psum`/`pmax`/`pmin`. `execute` is the one function that decides how the
+per-device program runs: through the SPMD runtime's `run_spmd` (a worker per device, the program
+traced once with the mesh axes bound and compiled) where `jaxlite._src.spmd.runtime` exists, else
+by `vmap` with the mesh axes as axis names over stacked blocks (the collectives' batching rules
+give their semantics; one thread), jitted once per program. `call_sharded` is jit's entry.
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ class Program:
     self.env, self.plans = prop.propagate(jaxpr, in_specs, self.mesh_shape)
     self.out_specs = tuple(
         self._read_spec(v) if s is None else s for v, s in zip(jaxpr.outvars, out_specs))
-    self._executable = None
+    self._executable = self._spmd_executable = None
 
   def _read_spec(self, v):
     return self.env[v] if isinstance(v, core.Var) else prop.replicated(len(v.aval.shape))
@@ -184,8 +186,75 @@ def execute_vmap(program, global_values):
           for o, s, v in zip(outs, program.out_specs, program.closed.jaxpr.outvars)]
 
 
-# The executor: the SPMD runtime's `run_spmd` (per-device workers) replaces this one function.
-execute = execute_vmap
+def _device_index(spec, shape, mesh_shape, coords):
+  """The index of the block of a value of `spec` and global `shape` held at mesh `coords`."""
+  idx = []
+  for n, entry in zip(shape, spec):
+    if not entry:
+      idx.append(slice(None))
+      continue
+    k = 0
+    for a in entry:
+      k = k * mesh_shape[a] + coords[a]
+    w = n // _prod(mesh_shape[a] for a in entry)
+    idx.append(slice(k * w, (k + 1) * w))
+  return tuple(idx)
+
+
+def execute_spmd(program, global_values):
+  """Runs `program` on every device concurrently through the SPMD runtime (`run_spmd`): the
+  per-device program is traced once with the mesh axes bound and compiled by the backend; each
+  device reads views of the global inputs and the outputs are written back into global
+  buffers (a replicated output is device 0's buffer, no copy)."""
+  from jaxlite._src.compiler import backend
+  from jaxlite._src.interpreters import partial_eval as pe
+  from jaxlite._src.spmd import runtime
+  mesh, mesh_shape = program.mesh, program.mesh_shape
+  exe = program._spmd_executable
+  if exe is None:
+    avals = [core.ShapedArray(program.local_shape(v.aval.shape, s), v.aval.dtype,
+                              v.aval.weak_type)
+             for v, s in zip(program.closed.jaxpr.invars, program.in_specs)]
+    with runtime.bind_axes(dict(mesh_shape)):
+      closed = pe.trace_to_jaxpr(lambda *blocks: list(program(*blocks)), avals)
+    exe = program._spmd_executable = backend.compile_jaxpr(closed)
+  names = tuple(mesh.axis_names)
+  coords = [dict(zip(names, (int(c) for c in np.unravel_index(i, mesh.devices.shape))))
+            for i in range(mesh.devices.size)]
+  values = [np.asarray(v) for v in global_values]
+  per_device = [[v[_device_index(s, v.shape, mesh_shape, c)]
+                 for v, s in zip(values, program.in_specs)] for c in coords]
+  outs = runtime.run_spmd(mesh, lambda *blocks: list(exe(*blocks)), per_device)
+  results = []
+  for i, (s, v) in enumerate(zip(program.out_specs, program.closed.jaxpr.outvars)):
+    if not prop.spec_axes(s):
+      results.append(np.asarray(outs[0][i]))
+      continue
+    first = np.asarray(outs[0][i])
+    buf = np.empty(v.aval.shape, first.dtype)
+    for c, o in zip(coords, outs):
+      buf[_device_index(s, v.aval.shape, mesh_shape, c)] = o[i]
+    results.append(buf)
+  return results
+
+
+def _spmd_runtime_available() -> bool:
+  import importlib.util
+  try:
+    return importlib.util.find_spec("jaxlite._src.spmd.runtime") is not None
+  except ModuleNotFoundError:
+    return False
+
+
+def execute(program, global_values):
+  """The executor: the SPMD runtime's per-device workers where it exists (JAXLITE_SHARDED_JIT
+  =vmap forces the single-threaded one), else `vmap` over stacked blocks."""
+  global execute
+  import os
+  chosen = execute_spmd if _spmd_runtime_available() and \
+      os.environ.get("JAXLITE_SHARDED_JIT") != "vmap" else execute_vmap
+  execute = chosen  # decided once per process
+  return chosen(program, global_values)
 
 
 # --- jit with shardings --------------------------------------------------------------------------
