@@ -19,6 +19,8 @@ and the collective that completes each output. The policy is deliberately simple
    lhs already uses is gathered.
 4. Replicate when in doubt: any other primitive (control flow, gathers, cumulative ops, calls)
    gets all its operands gathered and runs whole on every device; its outputs are replicated.
+5. One backward touch: a replicated `broadcast_in_dim` result that all its consumers want split
+   over dims the broadcast creates is produced split (no whole value built, then sliced).
 
 `partition.py` turns the plan into one per-device program.
 """
@@ -268,7 +270,36 @@ def propagate(jaxpr, in_specs, mesh_shape):
       # A value whose type names a sharding takes it (rule 2); partition reshards to it.
       typed = _typed_spec(v)
       env[v] = _splittable(typed, v.aval.shape, mesh_shape) if typed is not None else s
+  _split_broadcasts(jaxpr, env, plans)
   return env, plans
+
+
+def _split_broadcasts(jaxpr, env, plans):
+  """A replicated `broadcast_in_dim` result that all its consumers want split the same way over
+  dims the broadcast creates is made split (each device broadcasts only its block): forward
+  propagation alone would build the whole value and slice it (zeros in gradients, biases)."""
+  wants = {}
+  for eqn, plan in zip(jaxpr.eqns, plans):
+    for v, s in zip(eqn.invars, plan.in_specs):
+      if isinstance(v, core.Var):
+        wants.setdefault(v, []).append(s)
+  for v in jaxpr.outvars:
+    if isinstance(v, core.Var):
+      wants.setdefault(v, []).append(env[v])
+  for eqn, plan in zip(jaxpr.eqns, plans):
+    if eqn.primitive.name != "broadcast_in_dim" or not plan.local or \
+        spec_axes(plan.out_specs[0]):
+      continue
+    v = eqn.outvars[0]
+    specs = wants.get(v, [])
+    if not specs or any(w != specs[0] for w in specs) or not spec_axes(specs[0]):
+      continue
+    in_shape = eqn.invars[0].aval.shape
+    from_operand = {d for i, d in enumerate(eqn.params["broadcast_dimensions"])
+                    if in_shape[i] != 1}
+    if all(not e or d not in from_operand for d, e in enumerate(specs[0])):
+      plan.out_specs = [specs[0]]
+      env[v] = specs[0]
 
 
 # --- with_sharding_constraint ---------------------------------------------------------------
