@@ -275,31 +275,40 @@ def propagate(jaxpr, in_specs, mesh_shape):
 
 
 def _split_broadcasts(jaxpr, env, plans):
-  """A replicated `broadcast_in_dim` result that all its consumers want split the same way over
-  dims the broadcast creates is made split (each device broadcasts only its block): forward
-  propagation alone would build the whole value and slice it (zeros in gradients, biases)."""
-  wants = {}
-  for eqn, plan in zip(jaxpr.eqns, plans):
-    for v, s in zip(eqn.invars, plan.in_specs):
+  """A replicated `broadcast_in_dim` result that all its consumers want split the same way is
+  made split (each device broadcasts only its block; its operand is brought to the matching
+  split): forward propagation alone would build the whole value and slice it (zeros in
+  gradients, biases). Walked backwards, so chains of broadcasts split end to end."""
+  uses = {}
+  for k, (eqn, plan) in enumerate(zip(jaxpr.eqns, plans)):
+    for i, v in enumerate(eqn.invars):
       if isinstance(v, core.Var):
-        wants.setdefault(v, []).append(s)
+        uses.setdefault(v, []).append((k, i))
   for v in jaxpr.outvars:
     if isinstance(v, core.Var):
-      wants.setdefault(v, []).append(env[v])
-  for eqn, plan in zip(jaxpr.eqns, plans):
+      uses.setdefault(v, []).append((None, env[v]))
+
+  def wanted(k, i):
+    return i if k is None else plans[k].in_specs[i]
+
+  for eqn, plan in zip(reversed(jaxpr.eqns), reversed(plans)):
     if eqn.primitive.name != "broadcast_in_dim" or not plan.local or \
         spec_axes(plan.out_specs[0]):
       continue
     v = eqn.outvars[0]
-    specs = wants.get(v, [])
+    specs = [wanted(k, i) for k, i in uses.get(v, [])]
     if not specs or any(w != specs[0] for w in specs) or not spec_axes(specs[0]):
       continue
     in_shape = eqn.invars[0].aval.shape
-    from_operand = {d for i, d in enumerate(eqn.params["broadcast_dimensions"])
-                    if in_shape[i] != 1}
-    if all(not e or d not in from_operand for d, e in enumerate(specs[0])):
-      plan.out_specs = [specs[0]]
-      env[v] = specs[0]
+    operand = [()] * len(in_shape)
+    for i, d in enumerate(eqn.params["broadcast_dimensions"]):
+      if specs[0][d]:
+        if in_shape[i] == 1:
+          continue
+        operand[i] = specs[0][d]
+    plan.in_specs = [tuple(operand)] + list(plan.in_specs[1:])
+    plan.out_specs = [specs[0]]
+    env[v] = specs[0]
 
 
 # --- with_sharding_constraint ---------------------------------------------------------------
