@@ -112,6 +112,20 @@ out["wsc_eager"] = [repr(l.sharding.spec) for l in jax.tree.leaves(
 out["wsc_grad_jit"] = repr(jax.jit(jax.grad(
     lambda a: jax.lax.with_sharding_constraint(a * 2, ns(P("x"))).sum()))(X).sharding.spec)
 
+k = jax.device_put(jax.random.key(0), ns(P()))
+ks = jax.device_put(jax.random.split(jax.random.key(0), 8), ns(P("x")))
+r = jax.jit(lambda k: jax.random.uniform(k, ()))(k)
+out["key_value"] = [round(float(r), 6), repr(r.sharding.spec)]
+r = jax.jit(lambda k: jax.vmap(lambda kk: jax.random.uniform(kk, ()))(k))(ks)
+out["key_vmap_values"] = np.round(np.asarray(r), 6).tolist()
+r = jax.jit(lambda k: k)(ks)
+out["key_out"] = [repr(r.sharding.spec), str(jax.typeof(r))]
+r = jax.jit(lambda a, n: a * n)(jax.device_put(np.arange(8), ns(P("x"))), 3)
+out["int_scalar_arg"] = [np.asarray(r).tolist(), repr(r.sharding.spec), str(r.dtype)]
+out["constant_out"] = repr(jax.jit(lambda a: 1.0)(x).sharding)
+r = jax.jit(lambda a: a * 2, in_shardings=ns(P("x")))(jnp.arange(8.0))
+out["weak"] = [str(r.dtype), r.weak_type if hasattr(r, "weak_type") else None]
+
 # Only jaxlite: the cache keys on input shardings, and the MLP gradient's plan psums.
 if "{mod}" == "jaxlite":
   f = jax.jit(lambda a: a * 3)
@@ -212,6 +226,15 @@ def test_output_specs_known_answers(ours, name):
   assert ours[name][0][1] == _SPECS[name]
 
 
+def test_typed_keys_and_scalars_known_answers(ours):
+  assert ours["key_out"] == ["P('x',)", "key<fry>[8]"]
+  assert ours["int_scalar_arg"] == [[0, 3, 6, 9, 12, 15, 18, 21], "P('x',)", "int32"]
+  assert ours["constant_out"] == ("SingleDeviceSharding(device=CpuDevice(id=0), "
+                                  "memory_kind=device)")
+  assert len(ours["key_vmap_values"]) == 8
+  assert all(0 <= v < 1 for v in ours["key_vmap_values"])
+
+
 def test_cache_keys_on_input_shardings(ours):
   assert ours["cache"] == 2  # P('x') and P('x','y'); the unsharded call takes the plain path
 
@@ -297,6 +320,7 @@ def test_constraint_printed_as_jax(ours):
 
 
 @pytest.mark.parametrize("key", ["jaxpr", "jaxpr_vmap", "wsc_eager", "wsc_grad_jit",
-                                 "pspec_in_mesh"])
+                                 "pspec_in_mesh", "key_value", "key_vmap_values", "key_out",
+                                 "int_scalar_arg", "constant_out"])
 def test_printed_and_placed_as_jax(ours, theirs, key):
   assert ours[key] == theirs[key]

@@ -165,6 +165,13 @@ def from_blocks(blocks, spec, global_shape, mesh_shape, mesh_names):
   return blocks.transpose(order).reshape(global_shape)
 
 
+def _typed(value, aval):
+  """Raw key data back into a typed PRNG key array (an extended dtype) for tracing."""
+  if hasattr(aval.dtype, "_is_extended"):
+    return core.key_array_type(np.asarray(value), aval.dtype)
+  return value
+
+
 def execute_vmap(program, global_values):
   """Runs `program` on every device's blocks as one vmapped (and jitted) computation."""
   fn = program._executable
@@ -179,8 +186,8 @@ def execute_vmap(program, global_values):
       f = vmap(f, in_axes=in_axes, out_axes=out_axes, axis_name=a,
                axis_size=program.mesh_shape[a])
     fn = program._executable = jit(f)
-  blocks = [to_blocks(v, s, program.mesh_shape, mesh_names)
-            for v, s in zip(global_values, program.in_specs)]
+  blocks = [_typed(to_blocks(v, s, program.mesh_shape, mesh_names), var.aval)
+            for v, s, var in zip(global_values, program.in_specs, program.closed.jaxpr.invars)]
   outs = fn(*blocks)
   return [from_blocks(o._host_value(), s, v.aval.shape, program.mesh_shape, mesh_names)
           for o, s, v in zip(outs, program.out_specs, program.closed.jaxpr.outvars)]
@@ -413,8 +420,11 @@ def call_sharded(fn, args, kwargs):
       else [jf.numpy_value(x) for x in flat]
   outs = program.run(values)
   results = []
-  for o, a, s, spec in zip(outs, entry.out_avals, out_leaves, program.out_specs):
+  outvars = program.closed.jaxpr.outvars
+  for o, a, s, spec, v in zip(outs, entry.out_avals, out_leaves, program.out_specs, outvars):
     r = core.make_array(np.asarray(o), a)
-    r._device = s if s is not None else _out_sharding(mesh, spec)
+    # A constant result (a literal of the jaxpr) stays uncommitted, as in JAX.
+    r._device = s if s is not None else None if isinstance(v, core.Literal) else \
+        _out_sharding(mesh, spec)
     results.append(r)
   return entry.out_tree.unflatten(results)
