@@ -324,3 +324,19 @@ def test_constraint_printed_as_jax(ours):
                                  "int_scalar_arg", "constant_out"])
 def test_printed_and_placed_as_jax(ours, theirs, key):
   assert ours[key] == theirs[key]
+
+
+def test_sharded_training_example_runs():
+  import os
+  import pathlib
+  root = pathlib.Path(__file__).resolve().parent.parent
+  env = dict(os.environ, PYTHONPATH=str(root / "src"))
+  r = subprocess.run([sys.executable, str(root / "examples" / "sharded_training.py"),
+                      "--steps", "4", "--batch", "64"], capture_output=True, text=True,
+                     timeout=600, env=env)
+  assert r.returncode == 0, r.stderr[-3000:]
+  lines = r.stdout.splitlines()
+  assert lines[0] == "MLP 784-512-512-10, batch 64, 4 SGD steps"
+  assert lines[-2].startswith("per-step time: 1 device ")
+  assert lines[-1] == ("weights after training: NamedSharding(mesh=Mesh('batch': 2, "
+                       "axis_types=(Auto,)), spec=P(), memory_kind=device)")

@@ -265,3 +265,169 @@ def execute(program, global_values):
     _executor = execute_spmd if _spmd_runtime_available() and \
         os.environ.get("JAXLITE_SHARDED_JIT") != "vmap" else execute_vmap
   return _executor(program, global_values)
+
+
+# --- jit with shardings --------------------------------------------------------------------------
+
+def _is_sharding_leaf(x) -> bool:
+  from jaxlite._src import devices
+  from jaxlite._src.sharding.partition_spec import PartitionSpec
+  return x is None or isinstance(x, (devices.Sharding, PartitionSpec))
+
+
+def _resolve(s, what):
+  """A jit in/out sharding leaf as a Sharding (PartitionSpecs need a mesh in context)."""
+  from jaxlite._src.sharding.mesh import get_mesh
+  from jaxlite._src.sharding.named_sharding import NamedSharding
+  from jaxlite._src.sharding.partition_spec import PartitionSpec
+  if isinstance(s, PartitionSpec):
+    mesh = get_mesh()
+    if mesh.empty:
+      raise RuntimeError(f"jit requires a non-empty mesh in context if you are passing "
+                         f"`PartitionSpec`s to {what}. You can define a context mesh via "
+                         "`jax.set_mesh(mesh)`. Alternatively, provide `Sharding`s to "
+                         f"{what} and then the mesh context manager is not required.")
+    return NamedSharding(mesh, s)
+  return s
+
+
+def _flat_prefix(prefix, tree_value, n, what, args_word):
+  """Leaves of the sharding pytree `prefix` broadcast over the `n` leaves of `tree_value`."""
+  from jaxlite._src import tree_util
+  if _is_sharding_leaf(prefix):
+    return [prefix] * n
+  if isinstance(prefix, (tuple, list)) and isinstance(tree_value, tuple) and \
+      len(prefix) != len(tree_value):
+    raise ValueError(
+        f"pjit {what} specification must be a tree prefix of the {args_word}. In particular, "
+        f"pjit {what} must either be a Sharding, a PartitionSpec, or a tuple of length equal "
+        f"to the number of positional arguments. But pjit {what} is the wrong length: got a "
+        f"tuple or list of length {len(prefix)} for an args tuple of length "
+        f"{len(tree_value)}.")
+  leaves, tree = tree_util.tree_flatten(prefix, is_leaf=_is_sharding_leaf)
+  try:
+    subtrees = tree.flatten_up_to(tree_value)
+  except (ValueError, TypeError) as e:
+    raise ValueError(f"pjit {what} specification must be a tree prefix of the {args_word}: "
+                     f"{e}") from None
+  return [s for s, sub in zip(leaves, subtrees)
+          for _ in range(len(tree_util.tree_leaves(sub)))]
+
+
+def _out_sharding(mesh, spec):
+  """The NamedSharding of a propagated spec: JAX drops trailing unsplit dims, except on a mesh
+  with Explicit axes, where the sharding comes from the type (one entry per dim)."""
+  from jaxlite._src.sharding.mesh import AxisType
+  from jaxlite._src.sharding.named_sharding import NamedSharding
+  from jaxlite._src.sharding.partition_spec import PartitionSpec
+  entries = [None if not e else e[0] if len(e) == 1 else tuple(e) for e in spec]
+  explicit = any(t == AxisType.Explicit for t in mesh._name_to_type.values())
+  while entries and entries[-1] is None and not explicit:
+    entries.pop()
+  return NamedSharding(mesh, PartitionSpec(*entries))
+
+
+def _constraints(closed) -> list:
+  """The shardings of the `sharding_constraint` eqns of a jaxpr and its sub-jaxprs."""
+  out, todo = [], [closed.jaxpr]
+  while todo:
+    for eqn in todo.pop().eqns:
+      if eqn.primitive is prop.sharding_constraint_p:
+        out.append(eqn.params["sharding"])
+      todo += core.jaxprs_in_params(eqn.params)
+  return out
+
+
+def is_multi_device(placement) -> bool:
+  from jaxlite._src import devices
+  return placement is not None and type(placement) is not devices.CpuDevice and \
+      len(placement._device_assignment) > 1
+
+
+def call_sharded(fn, args, kwargs):
+  """An eager call of jit function `fn` (a PjitFunction) with sharded arguments or with
+  in/out_shardings: trace, propagate, partition (cached on input and output specs), run; the
+  results are Arrays laid out by their propagated (or requested) shardings."""
+  from jaxlite._src import array as array_lib
+  from jaxlite._src import devices
+  from jaxlite._src import jit_function as jf
+  from jaxlite._src import tree_util
+  from jaxlite._src.sharding.named_sharding import NamedSharding
+  if kwargs and fn._in_shardings is not None:
+    raise ValueError("pjit does not support kwargs when in_shardings is specified.")
+  dyn_args = args if fn._simple else fn._split_args(args, kwargs)[0]
+  entry, flat = fn._get_entry(args, kwargs)
+  avals = [core.get_aval(jf.as_traceable_arg(x)) for x in flat]
+  in_leaves = [_resolve(s, "in_shardings") for s in
+               _flat_prefix(fn._in_shardings, tuple(dyn_args), len(flat), "in_shardings",
+                            "positional arguments tuple")] + [None] * len(kwargs and flat)
+  in_leaves = in_leaves[:len(flat)]
+  n_out = len(entry.out_avals)
+  out_tree_value = entry.out_tree.unflatten([0] * n_out)
+  out_leaves = [_resolve(s, "out_shardings") for s in
+                _flat_prefix(fn._out_shardings, out_tree_value, n_out, "out_shardings",
+                             "outputs")]
+  # The mesh: the first named sharding among the requested ones, then the arguments'.
+  committed = [getattr(x, "_device", None) for x in flat]
+  mesh = next((s.mesh for s in in_leaves + out_leaves + committed + _constraints(entry.closed)
+               if isinstance(s, NamedSharding) and is_multi_device(s)), None)
+  device = fn._committed_device(flat, args, kwargs)  # JAX's incompatible-devices error
+  if mesh is None or (device is not None and not is_multi_device(device)):
+    if device is not None and mesh is not None:
+      placements = [x for x in flat if getattr(x, "_device", None) is not None]
+      probe = [array_lib.from_host(np.zeros(a.shape, a.dtype), False, s)
+               for s, a in zip(in_leaves, avals) if isinstance(s, NamedSharding)][:1]
+      devices.common_device(placements + probe,
+                            lambda: [f"args[{i}]" for i in range(len(placements) + 1)],
+                            fn._name)
+    return None  # nothing to partition: the caller's unsharded path
+  def path(i):
+    paths = tree_util.tree_flatten_with_path((tuple(dyn_args), {}))[0]
+    return jf._placement_arg_name(paths[i][0], fn._fun) if i < len(paths) else f"args[{i}]"
+
+  in_specs = []
+  for i, (x, a, s, c) in enumerate(zip(flat, avals, in_leaves, committed)):
+    nd = len(a.shape)
+    if s is not None:
+      if isinstance(c, devices.Sharding) and is_multi_device(c) and \
+          not c.is_equivalent_to(s, nd):
+        raise ValueError(
+            "Sharding passed to jit does not match the sharding on the respective arg. Got jit "
+            f"sharding: {s},\narg sharding: {c} for arg type: "
+            f"{a.str_short(short_dtypes=False)}")
+      if hasattr(s, "spec") and len(s.spec) > nd:
+        raise ValueError(
+            f"One of pjit arguments with pytree key path {path(i)} is incompatible with its "
+            f"sharding annotation {s}: Sharding "
+            f"{s} is only valid for values of rank at least {len(s.spec)}, but was applied to "
+            f"a value of rank {nd}.")
+      if hasattr(s, "shard_shape"):
+        s.shard_shape(a.shape)
+      in_specs.append(prop.spec_of_sharding(s, nd))
+    elif isinstance(c, NamedSharding) and c.mesh == mesh:
+      in_specs.append(prop.spec_of_sharding(c, nd))
+    else:
+      in_specs.append(prop.replicated(nd))
+  out_specs = []
+  for s, a in zip(out_leaves, entry.out_avals):
+    if s is not None and hasattr(s, "shard_shape"):
+      s.shard_shape(a.shape)
+    out_specs.append(None if s is None else prop.spec_of_sharding(s, len(a.shape)))
+  key = (in_specs_key := tuple(in_specs), tuple(out_specs), mesh)
+  cached = fn._sharded_cache.get(key)
+  if cached is None or cached[0] is not entry.closed:
+    program = Program(entry.closed, in_specs_key, out_specs, mesh)
+    cached = fn._sharded_cache[key] = (entry.closed, program)
+  program = cached[1]
+  values = [jf.numpy_value(x) for x in list(entry.lifted) + list(flat)] if entry.lifted \
+      else [jf.numpy_value(x) for x in flat]
+  outs = program.run(values)
+  results = []
+  outvars = program.closed.jaxpr.outvars
+  for o, a, s, spec, v in zip(outs, entry.out_avals, out_leaves, program.out_specs, outvars):
+    r = core.make_array(np.asarray(o), a)
+    # A constant result (a literal of the jaxpr) stays uncommitted, as in JAX.
+    r._device = s if s is not None else None if isinstance(v, core.Literal) else \
+        _out_sharding(mesh, spec)
+    results.append(r)
+  return entry.out_tree.unflatten(results)
