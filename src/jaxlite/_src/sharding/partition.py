@@ -347,7 +347,10 @@ def is_multi_device(placement) -> bool:
 def call_sharded(fn, args, kwargs):
   """An eager call of jit function `fn` (a PjitFunction) with sharded arguments or with
   in/out_shardings: trace, propagate, partition (cached on input and output specs), run; the
-  results are Arrays laid out by their propagated (or requested) shardings."""
+  results are Arrays laid out by their propagated (or requested) shardings. None when there is
+  nothing to partition (no multi-device sharding anywhere): the caller's unsharded path runs.
+  Under a transformation (grad or vmap of the jit function) the staged `jit` eqn runs whole:
+  shardings act on eager calls, where the values live."""
   from jaxlite._src import array as array_lib
   from jaxlite._src import devices
   from jaxlite._src import jit_function as jf
