@@ -126,6 +126,18 @@ out["constant_out"] = repr(jax.jit(lambda a: 1.0)(x).sharding)
 r = jax.jit(lambda a: a * 2, in_shardings=ns(P("x")))(jnp.arange(8.0))
 out["weak"] = [str(r.dtype), r.weak_type if hasattr(r, "weak_type") else None]
 
+seen = []
+def inspected(a):
+  b = jnp.sin(a)
+  jax.debug.inspect_array_sharding(b, callback=lambda s: seen.append(repr(s)))
+  c = b.sum(0)
+  jax.debug.inspect_array_sharding(c, callback=lambda s: seen.append(repr(s)))
+  return c * 2
+g = jax.jit(inspected)
+g(x)
+g(x)  # cached: no second report
+out["inspect_in_jit"] = seen
+
 # Only jaxlite: the cache keys on input shardings, and the MLP gradient's plan psums.
 if "{mod}" == "jaxlite":
   f = jax.jit(lambda a: a * 3)
@@ -226,6 +238,13 @@ def test_output_specs_known_answers(ours, name):
   assert ours[name][0][1] == _SPECS[name]
 
 
+def test_inspect_array_sharding_inside_jit(ours):
+  mesh = "Mesh('x': 4, 'y': 2, axis_types=(Auto, Auto))"
+  assert ours["inspect_in_jit"] == [
+      f"NamedSharding(mesh={mesh}, spec=P('x',), memory_kind=device)",
+      f"NamedSharding(mesh={mesh}, spec=P(), memory_kind=device)"]
+
+
 def test_typed_keys_and_scalars_known_answers(ours):
   assert ours["key_out"] == ["P('x',)", "key<fry>[8]"]
   assert ours["int_scalar_arg"] == [[0, 3, 6, 9, 12, 15, 18, 21], "P('x',)", "int32"]
@@ -321,7 +340,7 @@ def test_constraint_printed_as_jax(ours):
 
 @pytest.mark.parametrize("key", ["jaxpr", "jaxpr_vmap", "wsc_eager", "wsc_grad_jit",
                                  "pspec_in_mesh", "key_value", "key_vmap_values", "key_out",
-                                 "int_scalar_arg", "constant_out"])
+                                 "int_scalar_arg", "constant_out", "inspect_in_jit"])
 def test_printed_and_placed_as_jax(ours, theirs, key):
   assert ours[key] == theirs[key]
 

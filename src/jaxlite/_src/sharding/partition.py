@@ -37,6 +37,18 @@ class Program:
     self.out_specs = tuple(
         self._read_spec(v) if s is None else s for v, s in zip(jaxpr.outvars, out_specs))
     self._executable = self._spmd_executable = None
+    self._report_inspections(jaxpr, self.env, self.plans)
+
+  def _report_inspections(self, jaxpr, env, plans):
+    """`inspect_array_sharding` callbacks inside the program get their operands' shardings
+    now, at partition time (JAX calls them at compile time)."""
+    for eqn, plan in zip(jaxpr.eqns, plans):
+      if eqn.primitive.name == "inspect_sharding":
+        (v,) = eqn.invars
+        spec = env[v] if isinstance(v, core.Var) else prop.replicated(len(v.aval.shape))
+        eqn.params["callback"](_out_sharding(self.mesh, spec))
+      elif plan.inner is not None:
+        self._report_inspections(plan.inner[0].jaxpr, plan.inner[1], plan.inner[2])
 
   def _read_spec(self, v):
     return self.env[v] if isinstance(v, core.Var) else prop.replicated(len(v.aval.shape))
@@ -70,6 +82,8 @@ class Program:
         outs = self._run(closed.jaxpr, closed.consts, inner_env, inner_plans, ins)
       elif eqn.primitive is prop.sharding_constraint_p:
         outs = ins  # the blocks already have the constrained layout
+      elif eqn.primitive.name == "inspect_sharding":
+        outs = []  # reported when the program was partitioned
       else:
         params = self._local_params(eqn, plan) if plan.local else eqn.params
         out = eqn.primitive.bind(*ins, **params)

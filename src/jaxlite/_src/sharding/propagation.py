@@ -207,7 +207,12 @@ def _rule_replicate(eqn, specs):
                  [replicated(_ndim(v)) for v in eqn.outvars], local=False)
 
 
+def _rule_inspect(eqn, specs):
+  return EqnPlan(list(specs), [])  # no results; partition reports the operand's spec
+
+
 RULES = {
+    "inspect_sharding": _rule_inspect,
     "transpose": _rule_transpose, "broadcast_in_dim": _rule_broadcast_in_dim,
     "squeeze": _rule_squeeze, "expand_dims": _rule_expand_dims, "reshape": _rule_reshape,
     "dot_general": _rule_dot_general, "sharding_constraint": _rule_constraint,

@@ -136,16 +136,44 @@ def _render_rich(cells, rows, cols, use_color, max_width, color_map):
   console.print(table, end="\n\n")
 
 
+inspect_sharding_p = core.Primitive("inspect_sharding")
+
+
+def _inspect_impl(x, *, callback):
+  # Run whole (an unpartitioned program): the value lives on the default device.
+  from jaxlite._src import devices
+  callback(devices.SingleDeviceSharding(devices.default_device()))
+  return []
+
+
+def _register_inspect():
+  from jaxlite._src.compiler import passes
+  from jaxlite._src.interpreters import ad, batching
+  p = inspect_sharding_p
+  p.multiple_results = True
+  p.def_impl(_inspect_impl)
+  p.def_abstract_eval(lambda x, **params: [])
+  passes.effectful_primitives.add(p)  # no results: kept by DCE for its callback
+  ad.jvp_rules[p] = lambda primals, tangents, **params: (p.bind(*primals, **params), [])
+  ad.primitive_transposes[p] = lambda ct, *args, **params: [None] * len(args)
+  batching.primitive_batchers[p] = lambda vals, dims, **params: (p.bind(*vals, **params), [])
+
+
+_register_inspect()
+
+
 def inspect_array_sharding(value, *, callback):
   """Calls `callback` with the sharding of every array leaf of `value`: a concrete array's now;
-  under a trace, the sharding in the value's type when it has one (explicit axes). Values whose
-  sharding the Auto propagation pass picks later are not reported (JAX reports them at compile
-  time)."""
+  under a trace, the sharding in the value's type when it has one (explicit axes), else the one
+  the propagation pass gives the value, when jit partitions the program (once per partitioned
+  program, as JAX calls it at compile time; a program run whole reports the default device)."""
   def inspect(leaf):
     if isinstance(leaf, core.Tracer):
       sharding = core.get_aval(leaf).sharding
       if sharding is not None:
         callback(sharding)
+      else:
+        inspect_sharding_p.bind(leaf, callback=callback)
     else:
       callback(leaf.sharding)
   tree_util.tree_map(inspect, value)
