@@ -118,6 +118,9 @@ r = jax.jit(lambda k: jax.random.uniform(k, ()))(k)
 out["key_value"] = [round(float(r), 6), repr(r.sharding.spec)]
 r = jax.jit(lambda k: jax.vmap(lambda kk: jax.random.uniform(kk, ()))(k))(ks)
 out["key_vmap_values"] = np.round(np.asarray(r), 6).tolist()
+out["key_vmap_spec"] = repr(r.sharding.spec)
+r = jax.jit(lambda k: jax.vmap(lambda kk: jax.random.split(kk))(k))(ks)
+out["key_split"] = [repr(r.sharding.spec), str(jax.typeof(r))]
 r = jax.jit(lambda k: k)(ks)
 out["key_out"] = [repr(r.sharding.spec), str(jax.typeof(r))]
 r = jax.jit(lambda a, n: a * n)(jax.device_put(np.arange(8), ns(P("x"))), 3)
@@ -247,6 +250,9 @@ def test_inspect_array_sharding_inside_jit(ours):
 
 def test_typed_keys_and_scalars_known_answers(ours):
   assert ours["key_out"] == ["P('x',)", "key<fry>[8]"]
+  assert ours["key_vmap_spec"] == "P('x',)"
+  # (JAX spells this one P('x', None): its key arrays keep the trailing unsplit dim.)
+  assert ours["key_split"] == ["P('x',)", "key<fry>[8,2]"]
   assert ours["int_scalar_arg"] == [[0, 3, 6, 9, 12, 15, 18, 21], "P('x',)", "int32"]
   assert ours["constant_out"] == ("SingleDeviceSharding(device=CpuDevice(id=0), "
                                   "memory_kind=device)")
@@ -340,7 +346,8 @@ def test_constraint_printed_as_jax(ours):
 
 @pytest.mark.parametrize("key", ["jaxpr", "jaxpr_vmap", "wsc_eager", "wsc_grad_jit",
                                  "pspec_in_mesh", "key_value", "key_vmap_values", "key_out",
-                                 "int_scalar_arg", "constant_out", "inspect_in_jit"])
+                                 "int_scalar_arg", "constant_out", "inspect_in_jit",
+                                 "key_vmap_spec"])
 def test_printed_and_placed_as_jax(ours, theirs, key):
   assert ours[key] == theirs[key]
 

@@ -7,7 +7,8 @@ and the collective that completes each output. The policy is deliberately simple
 
 1. Follow the operands. Elementwise ops take the spec of their first operand of full rank that
    is split anywhere; the other operands are brought to it. Layout ops (transpose, reshape that
-   keeps a split dim whole, broadcast_in_dim, squeeze, expand_dims, convert) carry each dim's
+   keeps a split dim whole, broadcast_in_dim, squeeze, expand_dims, convert) and the per-key
+   PRNG ops (random_bits, random_split, random_wrap/unwrap, threefry2x32) carry each dim's
    axes to where the dim goes.
 2. Prefer the constrained sharding: `sharding_constraint` eqns (and jit's `out_shardings`) set
    their value's spec whatever the operand had; a value whose type carries a sharding (explicit
@@ -82,7 +83,8 @@ reciprocal erf
 erfc erf_inv lgamma digamma integer_pow convert_element_type add sub mul div rem pow max min
 atan2 nextafter and or xor eq ne lt le gt ge shift_left shift_right_logical
 shift_right_arithmetic select_n clamp population_count clz copy copy_p stop_gradient
-reduce_precision igamma igammac bessel_i0e bessel_i1e polygamma zeta complex
+reduce_precision bitcast_convert_type random_fold_in
+igamma igammac bessel_i0e bessel_i1e polygamma zeta complex
 """.split())
 
 _REDUCTIONS = {"reduce_sum": "psum", "reduce_max": "pmax", "reduce_min": "pmin"}
@@ -211,8 +213,34 @@ def _rule_inspect(eqn, specs):
   return EqnPlan(list(specs), [])  # no results; partition reports the operand's spec
 
 
+def _rule_per_key(eqn, specs):
+  # random_bits / random_split: `shape` is per key; the key dims keep their axes.
+  (s,) = specs
+  return EqnPlan([s], [s + ((),) * len(eqn.params["shape"])])
+
+
+def _rule_unwrap(eqn, specs):
+  (s,) = specs
+  return EqnPlan([s], [s + ((),)])
+
+
+def _rule_wrap(eqn, specs):
+  (s,) = specs  # the trailing key-data dim stays whole
+  return EqnPlan([s[:-1] + ((),)], [s[:-1]])
+
+
+def _rule_threefry(eqn, specs):
+  shape = eqn.outvars[0].aval.shape
+  target = next((sp for v, sp in zip(eqn.invars, specs)
+                 if v.aval.shape == shape and spec_axes(sp)), replicated(len(shape)))
+  ins = [target if v.aval.shape == shape else replicated(_ndim(v)) for v in eqn.invars]
+  return EqnPlan(ins, [target] * len(eqn.outvars))
+
+
 RULES = {
-    "inspect_sharding": _rule_inspect,
+    "inspect_sharding": _rule_inspect, "random_bits": _rule_per_key,
+    "random_split": _rule_per_key, "random_unwrap": _rule_unwrap, "random_wrap": _rule_wrap,
+    "threefry2x32": _rule_threefry,
     "transpose": _rule_transpose, "broadcast_in_dim": _rule_broadcast_in_dim,
     "squeeze": _rule_squeeze, "expand_dims": _rule_expand_dims, "reshape": _rule_reshape,
     "dot_general": _rule_dot_general, "sharding_constraint": _rule_constraint,
