@@ -57,6 +57,11 @@ CASES = {{
   "grad_tanh": (jax.grad(lambda a: jnp.sum(jnp.tanh(a) ** 2)), (x,), {{}}),
   "grad_mlp_w": (jax.grad(mlp, argnums=1), (x, w), {{}}),
   "cumsum_fallback": (lambda a: jnp.cumsum(a, axis=0), (x,), {{}}),
+  "cumsum1": (lambda a: jnp.cumsum(a, axis=1), (x,), {{}}),
+  "argmax1": (lambda a: jnp.argmax(a, axis=1).astype(np.float32), (x,), {{}}),
+  "sort1": (lambda a: jnp.sort(-a, axis=1), (x,), {{}}),
+  "concat1": (lambda a: jnp.concatenate([a, 2 * a], axis=1), (x,), {{}}),
+  "prod1_xy": (lambda a: jnp.prod(a, axis=1), (xy,), {{}}),
   "in_shardings": (jnp.sin, (X,), {{"in_shardings": ns(P("x", "y"))}}),
   "in_prefix": (lambda a, b: (a @ b, b), (X, W), {{"in_shardings": (ns(P("x")), None)}}),
   "out_shardings": (lambda a: a * 2, (x,), {{"out_shardings": ns(P(None, "y"))}}),
@@ -206,6 +211,9 @@ _VALUES = {
     "outer_bcast": [X + V[:, None]], "reshape": [X.reshape(8, 2, 2)],
     "softmax": [_log_softmax(X)], "grad_tanh": [2 * np.tanh(X) * (1 - np.tanh(X) ** 2)],
     "grad_mlp_w": [X.T @ (2 * np.maximum(X @ W, 0))], "cumsum_fallback": [np.cumsum(X, 0)],
+    "cumsum1": [np.cumsum(X, 1)], "argmax1": [np.argmax(X, 1).astype(np.float32)],
+    "sort1": [np.sort(-X, 1)], "concat1": [np.concatenate([X, 2 * X], 1)],
+    "prod1_xy": [np.prod(X, 1)],
     "in_shardings": [np.sin(X)], "in_prefix": [X @ W, W], "out_shardings": [X * 2],
     "out_none": [X * 2], "wsc": [X * 2 + 1], "wsc_unsharded_args": [X * 3],
     "wsc_unconstrained": [X], "explicit_mul": [X * 2], "explicit_sum1": [X.sum(1)],
@@ -232,7 +240,8 @@ _SPECS = {
     "wsc_unconstrained": "P('x', 'y')", "explicit_mul": "P('x', None)",
     "explicit_sum1": "P('x',)", "explicit_dot": "P('x', None)", "transpose": "P(None, 'x')",
     "reshape": "P('x',)", "max0": "P()", "min1_xy": "P('x',)", "dot_contract_both": "P()",
-    "outer_bcast": "P('x',)", "cumsum_fallback": "P()",
+    "outer_bcast": "P('x',)", "cumsum_fallback": "P()", "cumsum1": "P('x',)",
+    "argmax1": "P('x',)", "sort1": "P('x',)", "concat1": "P('x',)", "prod1_xy": "P('x',)",
 }
 
 
@@ -272,7 +281,7 @@ def test_gradient_contraction_over_sharded_batch_is_psummed(ours):
 
 # Where our simple policy and XLA's propagation choose differently, the shardings are not
 # compared (values still are, above): see propagation.py's docstring.
-_POLICY_DIFFERS = {"cumsum_fallback"}  # replicated by rule 4; XLA keeps cumsum's rows split
+_POLICY_DIFFERS = {"cumsum_fallback"}  # rule 4 makes the scanned dim whole; XLA keeps it split
 
 
 @pytest.mark.parametrize("name", sorted(set(_VALUES) - _POLICY_DIFFERS))

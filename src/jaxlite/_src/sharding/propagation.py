@@ -18,9 +18,12 @@ and the collective that completes each output. The policy is deliberately simple
    pmin, over the axes of the reduced dims. For `dot_general`, lhs's split contracting dims
    win: rhs's matching dims are brought to the same axes; a free dim of rhs split over an axis
    lhs already uses is gathered.
-4. Replicate when in doubt: any other primitive (control flow, gathers, cumulative ops, calls)
-   gets all its operands gathered and runs whole on every device; its outputs are replicated.
-5. One backward touch: a replicated `broadcast_in_dim` result that all its consumers want split
+4. Ops along some dims (cumulative ops, sort, concatenate, argmax and the other reductions)
+   make those dims whole and keep the others' axes.
+5. Replicate when in doubt: any other primitive (control flow, gathers, scatters, calls of
+   unknown bodies) gets all its operands gathered and runs whole on every device; its outputs
+   are replicated.
+6. One backward touch: a replicated `broadcast_in_dim` result that all its consumers want split
    over dims the broadcast creates is produced split (no whole value built, then sliced).
 
 `partition.py` turns the plan into one per-device program.
@@ -181,6 +184,32 @@ def _rule_dot_general(eqn, specs):
   return EqnPlan([tuple(lhs), tuple(rhs)], [tuple(out)], [("psum", done)] if done else None)
 
 
+def _whole_dims(eqn):
+  """The dims an op works along (they must be whole on each device); None: not such an op."""
+  p = eqn.params
+  name = eqn.primitive.name
+  if name in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"):
+    return {p["axis"]}
+  if name in ("sort", "concatenate"):
+    return {p["dimension"]}
+  if name in ("argmax", "argmin", "reduce_and", "reduce_or", "reduce_xor", "reduce_prod"):
+    return set(p["axes"])
+  return None
+
+
+def _rule_along_dims(eqn, specs):
+  # Ops along some dims (scans, sorts, concatenation, other reductions): those dims are made
+  # whole, the others keep the first full-rank operand's axes and the op runs on blocks.
+  dims = _whole_dims(eqn)
+  nd = _ndim(eqn.invars[0])
+  s = tuple(() if d in dims else e for d, e in enumerate(specs[0]))
+  if any(_ndim(v) != nd for v in eqn.invars):
+    return _rule_replicate(eqn, specs)
+  reduces = "axes" in eqn.params
+  out = tuple(e for d, e in enumerate(s) if d not in dims) if reduces else s
+  return EqnPlan([s] * len(eqn.invars), [out] * len(eqn.outvars))
+
+
 def _rule_constraint(eqn, specs):
   (s,) = specs
   target = spec_of_sharding(eqn.params["sharding"], len(s))
@@ -253,6 +282,8 @@ def _rule_for(eqn):
   rule = RULES.get(name)
   if rule is not None:
     return rule
+  if _whole_dims(eqn) is not None:
+    return _rule_along_dims
   if name in _ELEMENTWISE and not eqn.primitive.multiple_results:
     shape = eqn.outvars[0].aval.shape
     if all(v.aval.shape == () or len(v.aval.shape) == len(shape) and
