@@ -50,6 +50,11 @@ _LAZY_ATTRS = {
     "set_mesh": ("jaxlite._src.sharding.mesh", "set_mesh"),
     "NamedSharding": ("jaxlite._src.sharding.named_sharding", "NamedSharding"),
     "P": ("jaxlite._src.sharding.partition_spec", "PartitionSpec"),
+    # sharded-jit: building sharded Arrays from pieces, and their shards
+    **{n: ("jaxlite._src.sharding.arrays", n) for n in (
+        "make_array_from_callback", "make_array_from_single_device_arrays",
+        "make_array_from_process_local_data")},
+    "Shard": ("jaxlite._src.devices", "Shard"),
 }
 from jaxlite._src.config import (  # noqa: F401,E402
     enable_x64, debug_nans, debug_infs, default_device, default_matmul_precision,

@@ -22,4 +22,5 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
   if not callable(fun):
     raise TypeError(f"Expected a callable value, got {fun}")
   return PjitFunction(fun, static_argnums, static_argnames, donate_argnums, donate_argnames,
-                      keep_unused, inline)
+                      keep_unused, inline, in_shardings=in_shardings,
+                      out_shardings=out_shardings)

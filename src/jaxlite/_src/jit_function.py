@@ -228,6 +228,7 @@ def clear_caches():
   for w in list(_live_wrappers):
     w._cache.clear()
     w._fast_cache.clear()
+    w._sharded_cache.clear()
   from jaxlite._src import cache_miss
   cache_miss.clear()
   import importlib
@@ -253,7 +254,8 @@ class PjitFunction:
   """The callable `jax.jit(f)` returns."""
 
   def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
-               donate_argnames=(), keep_unused=False, inline=False, name=None, **options):
+               donate_argnames=(), keep_unused=False, inline=False, name=None,
+               in_shardings=None, out_shardings=None, **options):
     self._fun = fun
     functools.update_wrapper(self, fun, updated=())
     names = _arg_names(fun)
@@ -279,6 +281,11 @@ class PjitFunction:
     # jnp's own wrappers run op by op when eager: same result, no compile on the hot path.
     self._eager_direct = False
     self._fast_cache = {}
+    # Sharded calls (sharding/partition.py): the per-device programs, keyed by input and output
+    # specs; `_sharded` sends every eager call there.
+    self._in_shardings, self._out_shardings = in_shardings, out_shardings
+    self._sharded = in_shardings is not None or out_shardings is not None
+    self._sharded_cache = {}
     _live_wrappers.add(self)
 
   def __repr__(self):
@@ -357,6 +364,8 @@ class PjitFunction:
     closed = pe.trace_to_jaxpr(flat_fun, in_avals, dbg, names)
     closed, lifted = pe.convert_constvars_to_invars(closed)
     entry = _CacheEntry(closed, flat_fun.out_tree, lifted)
+    if not self._sharded and _has_constraint(closed.jaxpr):
+      self._sharded = True  # a sharding_constraint inside: every call is partitioned
     if not lifted:
       _bounded_put(self._cache, key, entry)
     return entry
@@ -381,14 +390,22 @@ class PjitFunction:
     if trace is core.eval_trace:
       if self._eager_direct:
         return self._fun(*args, **kwargs)
-      if not kwargs and self._simple:
+      if self._sharded:
+        out = _call_sharded(self, args, kwargs)
+        if out is not _MISS:
+          return out
+      elif not kwargs and self._simple:
         out = self._call_arrays_fast(args)
         if out is not _MISS:
           return out
     entry, flat = self._get_entry(args, kwargs)
     if trace is core.eval_trace and not entry.lifted:
-      out = entry.run([numpy_value(x) for x in flat])
       device = self._committed_device(flat, args, kwargs)
+      if self._sharded or device is not None and type(device) is not devices.CpuDevice:
+        out = _call_sharded(self, args, kwargs)
+        if out is not _MISS:
+          return out
+      out = entry.run([numpy_value(x) for x in flat])
       return out if device is None else _place_tree(out, device)
     args_in = list(entry.lifted) + [as_traceable_arg(x) for x in flat]
     params = jit_params(entry.closed, self._name, len(args_in), len(entry.out_avals),
@@ -424,12 +441,18 @@ class PjitFunction:
     runner = self._fast_cache.get(key)
     if runner is None:
       entry, _ = self._get_entry(args, {})
-      if entry.lifted:
+      if entry.lifted or self._sharded:
         return _MISS
       runner = entry.fast_runner()
       _bounded_put(self._fast_cache, key, runner)
-    out = runner(values)
-    return out if not committed else _place_tree(out, self._committed_device(args, args, {}))
+    if not committed:
+      return runner(values)
+    device = self._committed_device(args, args, {})
+    if type(device) is not devices.CpuDevice:
+      out = _call_sharded(self, args, {})
+      if out is not _MISS:
+        return out
+    return _place_tree(runner(values), device)
 
   def _committed_device(self, flat, args, kwargs):
     """Where a call's results live: the device its committed arguments share (None: none is
@@ -459,6 +482,7 @@ class PjitFunction:
   def clear_cache(self):
     self._cache.clear()
     self._fast_cache.clear()
+    self._sharded_cache.clear()
 
 
 class ShapeDtypeStruct:
@@ -543,6 +567,23 @@ def _placement_arg_name(keypath, fun):
       base = f"{var}[{i - len(names)}]" if var else f"args[{i}]"
       return base + tree_util.keystr(keypath[2:])
   return _arg_path_str(keypath, fun)
+
+
+def _has_constraint(jaxpr) -> bool:
+  """Whether a `sharding_constraint` eqn is in `jaxpr` or its sub-jaxprs (checked per trace)."""
+  for eqn in jaxpr.eqns:
+    if eqn.primitive.name == "sharding_constraint" or any(
+        _has_constraint(sub) for sub in core.jaxprs_in_params(eqn.params)):
+      return True
+  return False
+
+
+def _call_sharded(fn, args, kwargs):
+  """A call with multi-device arguments or shardings: partitioned (sharding/partition.py), or
+  _MISS when there is nothing to partition (one device)."""
+  from jaxlite._src.sharding import partition
+  out = partition.call_sharded(fn, args, kwargs)
+  return _MISS if out is None else out
 
 
 def _place_tree(out, device):

@@ -517,24 +517,29 @@ class PRNGKeyArray(core.Array):
   weak_type = False
   committed = property(lambda self: self._device is not None)
   is_fully_addressable = True
-  is_fully_replicated = True
-
   def _wrap(self, value) -> PRNGKeyArray:
     return PRNGKeyArray(np.asarray(value), self._dtype, self._device)
 
   # -- devices -----------------------------------------------------------------------------------
-  @property
-  def sharding(self):
-    from jaxlite._src import devices
-    return devices.SingleDeviceSharding(self.device)
-
-  @property
-  def device(self):
-    from jaxlite._src import devices
-    return self._device or devices.default_device()
+  # Placement as ArrayImpl's (a device or a multi-device sharding over the key shape).
+  sharding = property(lambda self: _array_impl().sharding.fget(self))
+  device = property(lambda self: _array_impl().device.fget(self))
+  is_fully_replicated = property(lambda self: _array_impl().is_fully_replicated.fget(self))
 
   def devices(self) -> set:
-    return {self.device}
+    return set(self.sharding.device_set)
+
+  @property
+  def addressable_shards(self):
+    from jaxlite._src import devices
+    sharding, seen, out = self.sharding, {}, []
+    index_map = sharding.devices_indices_map(self.shape)
+    for d in sharding._device_assignment:
+      idx = index_map[d]
+      key = tuple((s.start, s.stop) for s in idx)
+      rid = seen[key] = seen.get(key, -1) + 1
+      out.append(devices.Shard(d, idx, rid, PRNGKeyArray(self._value[idx], self._dtype, d)))
+    return out
 
   def block_until_ready(self):
     return self
@@ -715,3 +720,8 @@ def _register_batching_rules():
 
 
 _register_batching_rules()
+
+
+def _array_impl():
+  from jaxlite._src.array import ArrayImpl
+  return ArrayImpl

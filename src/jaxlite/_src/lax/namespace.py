@@ -85,5 +85,7 @@ LAZY_NAMES = {
     "linalg": None,  # the jax.lax.linalg submodule
     **dict.fromkeys(("ppermute", "pshuffle", "all_to_all", "psum_scatter", "pbroadcast", "pcast",
                      "ppermute_p", "all_to_all_p"), "jaxlite._src.lax.parallel_comm"),
+    **dict.fromkeys(("with_sharding_constraint", "sharding_constraint_p"),
+                    "jaxlite._src.sharding.propagation"),
 }
 __all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_NAMES"]

@@ -1,0 +1,536 @@
+"""Sharding propagation over a jaxpr in Auto mode, and `lax.with_sharding_constraint`.
+
+A spec here is a tuple with one entry per dimension: the tuple of mesh axis names that
+dimension is split over (() when unsplit). `propagate` walks the eqns once, in order, and gives
+every value a spec and every eqn a plan (`EqnPlan`): the specs its operands must be brought to
+and the collective that completes each output. The policy is deliberately simple:
+
+1. Follow the operands. Elementwise ops take the spec of their first operand of full rank that
+   is split anywhere; the other operands are brought to it. Layout ops (transpose, reshape that
+   keeps a split dim whole, broadcast_in_dim, squeeze, expand_dims, convert) and the per-key
+   PRNG ops (random_bits, random_split, random_wrap/unwrap, threefry2x32) carry each dim's
+   axes to where the dim goes.
+2. Prefer the constrained sharding: `sharding_constraint` eqns (and jit's `out_shardings`) set
+   their value's spec whatever the operand had; a value whose type carries a sharding (explicit
+   axes) takes that one.
+3. Reductions and contractions over a split dim compute locally, then complete the result with
+   a collective: `reduce_sum` and `dot_general` -> psum, `reduce_max` -> pmax, `reduce_min` ->
+   pmin, over the axes of the reduced dims. For `dot_general`, lhs's split contracting dims
+   win: rhs's matching dims are brought to the same axes; a free dim of rhs split over an axis
+   lhs already uses is gathered.
+4. Ops along some dims (cumulative ops, sort, concatenate, argmax and the other reductions)
+   make those dims whole and keep the others' axes.
+5. Replicate when in doubt: any other primitive (control flow, gathers, scatters, calls of
+   unknown bodies) gets all its operands gathered and runs whole on every device; its outputs
+   are replicated.
+6. One backward touch: a replicated `broadcast_in_dim` result that all its consumers want split
+   over dims the broadcast creates is produced split (no whole value built, then sliced).
+
+`partition.py` turns the plan into one per-device program.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import devices
+from jaxlite._src import tree_util
+from jaxlite._src.interpreters import ad
+from jaxlite._src.interpreters import batching
+from jaxlite._src.sharding.partition_spec import UNCONSTRAINED, PartitionSpec
+
+# --- specs ---------------------------------------------------------------------------------------
+
+
+def replicated(ndim: int) -> tuple:
+  return ((),) * ndim
+
+
+def spec_of_sharding(sharding, ndim: int) -> tuple:
+  """The spec of a NamedSharding (or a single-device/replicated sharding) for rank `ndim`."""
+  pspec = getattr(sharding, "spec", None)
+  if pspec is None:
+    return replicated(ndim)
+  out = []
+  for entry in tuple(pspec)[:ndim]:
+    if entry is None or entry is getattr(type(pspec), "UNCONSTRAINED", object()):
+      out.append(())
+    else:
+      out.append(tuple(entry) if isinstance(entry, tuple) else (entry,))
+  return tuple(out) + ((),) * (ndim - len(out))
+
+
+def spec_axes(spec) -> set:
+  return {a for entry in spec for a in entry}
+
+
+class EqnPlan:
+  """How one eqn runs per device: operands brought to `in_specs`, outputs with `out_specs`,
+  each output then completed by `reduce[i]` = (collective name, axes) or None. `local` says
+  whether the eqn runs on blocks (params localized) or on whole values; `inner` is, for a call
+  (jit, custom_jvp_call, custom_vjp_call: run as their jaxpr when not differentiated), the
+  (closed jaxpr, specs, plans) of its body, partitioned in place."""
+  __slots__ = ("in_specs", "out_specs", "reduce", "local", "inner")
+
+  def __init__(self, in_specs, out_specs, reduce=None, local=True, inner=None):
+    self.in_specs, self.out_specs, self.local, self.inner = in_specs, out_specs, local, inner
+    self.reduce = reduce or [None] * len(out_specs)
+
+
+# --- rules ---------------------------------------------------------------------------------------
+
+_ELEMENTWISE = frozenset("""
+add_any neg sign floor ceil round is_finite exp exp2 log log1p expm1 tanh logistic sin cos tan
+asin acos atan sinh cosh asinh acosh atanh sqrt rsqrt cbrt abs not imag real conj square
+reciprocal erf
+erfc erf_inv lgamma digamma integer_pow convert_element_type add sub mul div rem pow max min
+atan2 nextafter and or xor eq ne lt le gt ge shift_left shift_right_logical
+shift_right_arithmetic select_n clamp population_count clz copy copy_p stop_gradient
+reduce_precision bitcast_convert_type random_fold_in
+igamma igammac bessel_i0e bessel_i1e polygamma zeta complex
+""".split())
+
+_REDUCTIONS = {"reduce_sum": "psum", "reduce_max": "pmax", "reduce_min": "pmin"}
+
+
+def _ndim(v) -> int:
+  return len(v.aval.shape)
+
+
+def _rule_elementwise(eqn, specs):
+  # Operands of full rank may have size-1 dims (broadcast): those stay whole.
+  shape = eqn.outvars[0].aval.shape
+  full = [v.aval.shape == shape for v in eqn.invars]
+  target = next((s for f, s in zip(full, specs) if f and spec_axes(s)), replicated(len(shape)))
+  ins = []
+  for v in eqn.invars:
+    vs = v.aval.shape
+    ins.append(replicated(len(vs)) if len(vs) != len(shape)
+               else tuple(t if n == m else () for t, n, m in zip(target, vs, shape)))
+  return EqnPlan(ins, [target] * len(eqn.outvars))
+
+
+def _rule_transpose(eqn, specs):
+  (s,) = specs
+  return EqnPlan([s], [tuple(s[p] for p in eqn.params["permutation"])])
+
+
+def _rule_broadcast_in_dim(eqn, specs):
+  (s,) = specs
+  in_shape = eqn.invars[0].aval.shape
+  out_shape = eqn.params["shape"]
+  kept = list(s)
+  out = [()] * len(out_shape)
+  for i, d in enumerate(eqn.params["broadcast_dimensions"]):
+    if in_shape[i] == out_shape[d]:
+      out[d] = s[i]
+    else:
+      kept[i] = ()  # a size-1 dim broadcast: it must be whole first
+  return EqnPlan([tuple(kept)], [tuple(out)])
+
+
+def _rule_squeeze(eqn, specs):
+  (s,) = specs
+  dims = set(d % max(len(s), 1) for d in eqn.params["dimensions"])
+  return EqnPlan([s], [tuple(e for i, e in enumerate(s) if i not in dims)])
+
+
+def _rule_expand_dims(eqn, specs):
+  (s,) = specs
+  out = list(s)
+  for d in sorted(eqn.params["dimensions"]):
+    out.insert(d, ())
+  return EqnPlan([s], [tuple(out)])
+
+
+def _rule_reshape(eqn, specs):
+  # Dims kept whole at the front (same sizes, in order) keep their axes; everything after the
+  # first changed dim is made whole.
+  (s,) = specs
+  in_shape, out_shape = eqn.invars[0].aval.shape, tuple(eqn.params["new_sizes"])
+  ins, out = [()] * len(in_shape), [()] * len(out_shape)
+  for i, (a, b) in enumerate(zip(in_shape, out_shape)):
+    if a != b:
+      break
+    ins[i] = out[i] = s[i]
+  return EqnPlan([tuple(ins)], [tuple(out)])
+
+
+def _rule_reduction(eqn, specs):
+  (s,) = specs
+  axes = set(eqn.params["axes"])
+  done = tuple(a for i, e in enumerate(s) if i in axes for a in e)
+  out = tuple(e for i, e in enumerate(s) if i not in axes)
+  reduce = [(_REDUCTIONS[eqn.primitive.name], done)] if done else None
+  return EqnPlan([s], [out], reduce)
+
+
+def _rule_dot_general(eqn, specs):
+  ls, rs = specs
+  (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+  lhs, rhs = list(ls), list(rs)
+  # Contracting and batch dims: lhs's axes win, rhs's matching dims follow.
+  for li, ri in list(zip(lc, rc)) + list(zip(lb, rb)):
+    rhs[ri] = lhs[li]
+  used = spec_axes(lhs)
+  lfree = [i for i in range(len(ls)) if i not in lc and i not in lb]
+  rfree = [i for i in range(len(rs)) if i not in rc and i not in rb]
+  for i in rfree:
+    if set(rhs[i]) & used:
+      rhs[i] = ()
+    used |= set(rhs[i])
+  out = [lhs[i] for i in lb] + [lhs[i] for i in lfree] + [rhs[i] for i in rfree]
+  done = tuple(a for i in lc for a in lhs[i])
+  return EqnPlan([tuple(lhs), tuple(rhs)], [tuple(out)], [("psum", done)] if done else None)
+
+
+def _whole_dims(eqn):
+  """The dims an op works along (they must be whole on each device); None: not such an op."""
+  p = eqn.params
+  name = eqn.primitive.name
+  if name in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"):
+    return {p["axis"]}
+  if name in ("sort", "concatenate"):
+    return {p["dimension"]}
+  if name in ("argmax", "argmin", "reduce_and", "reduce_or", "reduce_xor", "reduce_prod"):
+    return set(p["axes"])
+  return None
+
+
+def _rule_along_dims(eqn, specs):
+  # Ops along some dims (scans, sorts, concatenation, other reductions): those dims are made
+  # whole, the others keep the first full-rank operand's axes and the op runs on blocks.
+  dims = _whole_dims(eqn)
+  nd = _ndim(eqn.invars[0])
+  s = tuple(() if d in dims else e for d, e in enumerate(specs[0]))
+  if any(_ndim(v) != nd for v in eqn.invars):
+    return _rule_replicate(eqn, specs)
+  reduces = "axes" in eqn.params
+  out = tuple(e for d, e in enumerate(s) if d not in dims) if reduces else s
+  return EqnPlan([s] * len(eqn.invars), [out] * len(eqn.outvars))
+
+
+def _rule_constraint(eqn, specs):
+  (s,) = specs
+  target = spec_of_sharding(eqn.params["sharding"], len(s))
+  unconstrained = eqn.params["unconstrained_dims"]
+  target = tuple(s[i] if i in unconstrained else t for i, t in enumerate(target))
+  return EqnPlan([target], [target])
+
+
+_CALL_JAXPR = {"jit": "jaxpr", "pjit": "jaxpr", "custom_jvp_call": "call_jaxpr",
+               "custom_vjp_call": "call_jaxpr"}
+
+
+def _rule_call(eqn, specs, mesh_shape):
+  closed = eqn.params[_CALL_JAXPR[eqn.primitive.name]]
+  if eqn.primitive.name == "custom_vjp_call":
+    specs = specs[eqn.params.get("num_consts", 0):] if len(specs) > len(closed.jaxpr.invars) \
+        else specs
+  env, plans = propagate(closed.jaxpr, specs, mesh_shape)
+  outs = [env[v] if isinstance(v, core.Var) else replicated(_ndim(v))
+          for v in closed.jaxpr.outvars]
+  return EqnPlan(list(specs), outs, inner=(closed, env, plans))
+
+
+def _rule_replicate(eqn, specs):
+  return EqnPlan([replicated(_ndim(v)) for v in eqn.invars],
+                 [replicated(_ndim(v)) for v in eqn.outvars], local=False)
+
+
+def _rule_inspect(eqn, specs):
+  return EqnPlan(list(specs), [])  # no results; partition reports the operand's spec
+
+
+def _rule_per_key(eqn, specs):
+  # random_bits / random_split: `shape` is per key; the key dims keep their axes.
+  (s,) = specs
+  return EqnPlan([s], [s + ((),) * len(eqn.params["shape"])])
+
+
+def _rule_unwrap(eqn, specs):
+  (s,) = specs
+  return EqnPlan([s], [s + ((),)])
+
+
+def _rule_wrap(eqn, specs):
+  (s,) = specs  # the trailing key-data dim stays whole
+  return EqnPlan([s[:-1] + ((),)], [s[:-1]])
+
+
+def _rule_threefry(eqn, specs):
+  shape = eqn.outvars[0].aval.shape
+  target = next((sp for v, sp in zip(eqn.invars, specs)
+                 if v.aval.shape == shape and spec_axes(sp)), replicated(len(shape)))
+  ins = [target if v.aval.shape == shape else replicated(_ndim(v)) for v in eqn.invars]
+  return EqnPlan(ins, [target] * len(eqn.outvars))
+
+
+RULES = {
+    "inspect_sharding": _rule_inspect, "random_bits": _rule_per_key,
+    "random_split": _rule_per_key, "random_unwrap": _rule_unwrap, "random_wrap": _rule_wrap,
+    "threefry2x32": _rule_threefry,
+    "transpose": _rule_transpose, "broadcast_in_dim": _rule_broadcast_in_dim,
+    "squeeze": _rule_squeeze, "expand_dims": _rule_expand_dims, "reshape": _rule_reshape,
+    "dot_general": _rule_dot_general, "sharding_constraint": _rule_constraint,
+    **dict.fromkeys(_REDUCTIONS, _rule_reduction),
+}
+
+
+def _rule_for(eqn):
+  name = eqn.primitive.name
+  rule = RULES.get(name)
+  if rule is not None:
+    return rule
+  if _whole_dims(eqn) is not None:
+    return _rule_along_dims
+  if name in _ELEMENTWISE and not eqn.primitive.multiple_results:
+    shape = eqn.outvars[0].aval.shape
+    if all(v.aval.shape == () or len(v.aval.shape) == len(shape) and
+           all(n in (m, 1) for n, m in zip(v.aval.shape, shape)) for v in eqn.invars):
+      return _rule_elementwise
+  return _rule_replicate
+
+
+def _typed_spec(v):
+  sharding = getattr(v.aval, "sharding", None)
+  return None if sharding is None else spec_of_sharding(sharding, _ndim(v))
+
+
+def _splittable(spec, shape, mesh_shape) -> tuple:
+  """`spec` with the axes of dims they do not evenly divide dropped (those stay whole)."""
+  out = []
+  for entry, n in zip(spec, shape):
+    k = int(np.prod([mesh_shape[a] for a in entry], dtype=int))
+    out.append(entry if n % k == 0 else ())
+  return tuple(out)
+
+
+def propagate(jaxpr, in_specs, mesh_shape):
+  """(specs of every var, plans of every eqn) of `jaxpr` (a core.Jaxpr) whose invars have
+  `in_specs`; `mesh_shape` maps axis names to sizes."""
+  env = {}
+  for v, s in zip(jaxpr.invars, in_specs):
+    env[v] = s
+  for v in jaxpr.constvars:
+    env[v] = replicated(_ndim(v))
+
+  def read(a):
+    return env[a] if isinstance(a, core.Var) else replicated(_ndim(a))
+
+  plans = []
+  for eqn in jaxpr.eqns:
+    specs = [read(a) for a in eqn.invars]
+    if eqn.primitive.name in _CALL_JAXPR and \
+        len(eqn.invars) == len(eqn.params[_CALL_JAXPR[eqn.primitive.name]].jaxpr.invars):
+      plan = _rule_call(eqn, specs, mesh_shape)
+    else:
+      plan = _rule_for(eqn)(eqn, specs)
+    if any(_splittable(s, v.aval.shape, mesh_shape) != s
+           for v, s in zip(eqn.invars, plan.in_specs)):
+      plan = _rule_replicate(eqn, specs)  # a dim its axes do not evenly divide: run whole
+    plans.append(plan)
+    for v, s in zip(eqn.outvars, plan.out_specs):
+      # A value whose type names a sharding takes it (rule 2); partition reshards to it.
+      typed = _typed_spec(v)
+      env[v] = _splittable(typed, v.aval.shape, mesh_shape) if typed is not None else s
+  _split_broadcasts(jaxpr, env, plans)
+  return env, plans
+
+
+def _split_broadcasts(jaxpr, env, plans):
+  """A replicated `broadcast_in_dim` result that all its consumers want split the same way is
+  made split (each device broadcasts only its block; its operand is brought to the matching
+  split): forward propagation alone would build the whole value and slice it (zeros in
+  gradients, biases). Walked backwards, so chains of broadcasts split end to end."""
+  uses = {}
+  for k, (eqn, plan) in enumerate(zip(jaxpr.eqns, plans)):
+    for i, v in enumerate(eqn.invars):
+      if isinstance(v, core.Var):
+        uses.setdefault(v, []).append((k, i))
+  for v in jaxpr.outvars:
+    if isinstance(v, core.Var):
+      uses.setdefault(v, []).append((None, env[v]))
+
+  def wanted(k, i):
+    return i if k is None else plans[k].in_specs[i]
+
+  for eqn, plan in zip(reversed(jaxpr.eqns), reversed(plans)):
+    if eqn.primitive.name != "broadcast_in_dim" or not plan.local or \
+        spec_axes(plan.out_specs[0]):
+      continue
+    v = eqn.outvars[0]
+    specs = [wanted(k, i) for k, i in uses.get(v, [])]
+    if not specs or any(w != specs[0] for w in specs) or not spec_axes(specs[0]):
+      continue
+    in_shape = eqn.invars[0].aval.shape
+    operand = [()] * len(in_shape)
+    for i, d in enumerate(eqn.params["broadcast_dimensions"]):
+      if specs[0][d]:
+        if in_shape[i] == 1:
+          continue
+        operand[i] = specs[0][d]
+    plan.in_specs = [tuple(operand)] + list(plan.in_specs[1:])
+    plan.out_specs = [specs[0]]
+    env[v] = specs[0]
+
+
+# --- with_sharding_constraint ---------------------------------------------------------------
+
+class _Unconstrained(frozenset):
+  """A frozenset that prints as JAX prints the `unconstrained_dims` param."""
+  def __str__(self):
+    return "frozenset({" + ", ".join(str(d) for d in sorted(self)) + "})"
+
+
+class _ContextMesh:
+  """The mesh in context when the constraint was made, printed as JAX prints it."""
+  __slots__ = ("mesh",)
+
+  def __init__(self, mesh):
+    self.mesh = mesh
+
+  def __str__(self):
+    return "Mesh()" if self.mesh.empty else str(self.mesh)
+
+  def __eq__(self, other):
+    return type(other) is _ContextMesh and other.mesh == self.mesh
+
+  def __hash__(self):
+    return hash(str(self))  # (the empty Mesh does not hash)
+
+
+sharding_constraint_p = core.Primitive("sharding_constraint")
+
+
+def _check_sharding(sharding, shape, fun="with_sharding_constraint"):
+  if hasattr(sharding, "shard_shape"):
+    sharding.shard_shape(tuple(shape))  # JAX's IndivisibleError / rank ValueError
+
+
+def _constraint_impl(x, *, sharding, layout, context_mesh, unconstrained_dims):
+  return x  # on NumPy values: placement is `_apply`'s (eager) or the partitioner's (jit)
+
+
+def _constraint_abstract(x, *, sharding, layout, context_mesh, unconstrained_dims):
+  _check_sharding(sharding, x.shape)
+  return x
+
+
+def _placed(sharding):
+  """The sharding an eager constraint puts a value on: UNCONSTRAINED dims left unsplit."""
+  spec = getattr(sharding, "spec", None)
+  if spec is None or not any(e is UNCONSTRAINED for e in spec):
+    return sharding
+  entries = [None if e is UNCONSTRAINED else e for e in spec]
+  while entries and entries[-1] is None:
+    entries.pop()
+  return sharding.with_spec(PartitionSpec(*entries))
+
+
+def _apply(x, **params):
+  """`sharding_constraint` of `x`: a concrete Array is placed now; a tracer gets the eqn."""
+  if core.current_trace() is core.eval_trace and not isinstance(x, core.Tracer):
+    from jaxlite._src import api
+    _check_sharding(params["sharding"], np.shape(x))
+    return api.device_put(x, _placed(params["sharding"]))
+  return sharding_constraint_p.bind(x, **params)
+
+
+def _constraint_transpose(ct, x, **params):
+  return [_apply(ct, **params)]
+
+
+def _constraint_batcher(vals, dims, *, sharding, unconstrained_dims, **params):
+  # The batch dim is left unconstrained, as JAX does.
+  (x,), (d,) = vals, dims
+  spec = list(getattr(sharding, "spec", ()))
+  spec += [None] * (len(getattr(x, "shape", ())) - 1 - len(spec))
+  spec.insert(d, UNCONSTRAINED)
+  batched = sharding.with_spec(PartitionSpec(*spec)) if hasattr(sharding, "with_spec") \
+      else sharding
+  dims_after = _Unconstrained({d} | {u + (u >= d) for u in unconstrained_dims})
+  return _apply(x, sharding=batched, unconstrained_dims=dims_after, **params), d
+
+
+sharding_constraint_p.def_impl(_constraint_impl)
+sharding_constraint_p.def_abstract_eval(_constraint_abstract)
+ad.deflinear(sharding_constraint_p, _constraint_transpose)
+batching.primitive_batchers[sharding_constraint_p] = _constraint_batcher
+
+
+def _as_sharding(s, fun):
+  from jaxlite._src.sharding.mesh import get_mesh
+  from jaxlite._src.sharding.named_sharding import NamedSharding
+  from jaxlite._src.sharding.partition_spec import PartitionSpec
+  if isinstance(s, PartitionSpec):
+    mesh = get_mesh()
+    if mesh.empty:
+      raise RuntimeError(f"{fun} requires a non-empty mesh in context if you are passing "
+                         "`PartitionSpec`s. You can define a context mesh via "
+                         "`jax.set_mesh(mesh)`.")
+    return NamedSharding(mesh, s)
+  if not isinstance(s, devices.Sharding):
+    raise ValueError(f"{fun}: shardings must be Shardings or PartitionSpecs, got {s!r} of type "
+                     f"{type(s).__name__}")
+  return s
+
+
+def with_sharding_constraint(x, shardings):
+  """`x` (a pytree) laid out by `shardings` (a Sharding, a PartitionSpec under a mesh, or a
+  pytree prefix of them): eagerly a device_put; under jit, a constraint the propagation pass
+  honours."""
+  from jaxlite._src.lax.elementwise_functions import asarg
+  from jaxlite._src.sharding.mesh import get_mesh
+  leaves, tree = tree_util.tree_flatten(x)
+  if isinstance(shardings, devices.Sharding) or type(shardings).__name__ == "PartitionSpec":
+    flat_s = [shardings] * len(leaves)
+  else:
+    s_leaves, s_tree = tree_util.tree_flatten(shardings)
+    subtrees = s_tree.flatten_up_to(x)
+    flat_s = [s for s, sub in zip(s_leaves, subtrees)
+              for _ in tree_util.tree_leaves(sub)]
+  mesh = _ContextMesh(get_mesh())
+  outs = []
+  for leaf, raw in zip(leaves, flat_s):
+    s = _as_sharding(raw, "with_sharding_constraint")
+    leaf = asarg(leaf)
+    spec = tuple(getattr(s, "spec", ()))
+    if _check_explicit(s, leaf, isinstance(raw, PartitionSpec)):
+      outs.append(leaf)
+      continue
+    unconstrained = _Unconstrained(i for i, e in enumerate(spec) if e is UNCONSTRAINED)
+    outs.append(_apply(leaf, sharding=s, layout=None, context_mesh=mesh,
+                       unconstrained_dims=unconstrained))
+  return tree_util.tree_unflatten(tree, outs)
+
+
+def _check_explicit(sharding, x, from_pspec) -> bool:
+  """On Explicit mesh axes a constraint given as a PartitionSpec only asserts the sharding
+  already in the type (JAX's AssertionError; True: nothing to do); a NamedSharding naming
+  Explicit axes is JAX's ValueError."""
+  from jaxlite._src.sharding.mesh import AxisType
+  mesh = getattr(sharding, "mesh", None)
+  if mesh is None:
+    return False
+  types = mesh._name_to_type
+  if from_pspec and types and all(t == AxisType.Explicit for t in types.values()):
+    nd = len(np.shape(x))
+    have = core.get_aval(x).sharding
+    have = PartitionSpec(*(have.spec if have is not None else ()))._normalized_spec_for_aval(nd)
+    want = sharding.spec._normalized_spec_for_aval(nd)
+    if have != want:
+      raise AssertionError(
+          "`with_sharding_constraint` acts as an assert when all axes of mesh are of type "
+          f"`Explicit`. The array sharding: {have!r} did not match the sharding provided: "
+          f"{want!r}. Please use `jax.sharding.reshard` to shard your input to the sharding "
+          "you want.")
+    return True
+  named = [a for e in sharding.spec for a in (e if isinstance(e, tuple) else (e,))
+           if a is not None and a is not UNCONSTRAINED]
+  if any(types[a] == AxisType.Explicit for a in named):
+    raise ValueError(
+        "The spec of NamedSharding passed to with_sharding_constraint can only refer to Auto "
+        f"axes of the mesh. Got spec={sharding.spec!r} and mesh={mesh.abstract_mesh!r}. You "
+        "probably meant to use `reshard` API?")
+  return False
