@@ -22,8 +22,8 @@ def _gather_global(x):
   """The whole value of an Array whose shards live in several processes, in every process:
   each writes its first replicas into a zero buffer and a bitwise-OR Allreduce merges them
   (exact for every dtype and bit pattern, -0.0 and NaN payloads included)."""
-  if x._value is not None:  # replicated: every process holds the value
-    return np.array(x._value)
+  if x.is_fully_replicated:  # every process holds the value
+    return np.array(array_mod.host_value(x))
   buf = np.zeros(x.shape, x.dtype)
   for _, idx, rid, block in array_mod.shard_views(x):
     if rid == 0:
