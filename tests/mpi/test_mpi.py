@@ -83,6 +83,17 @@ def test_failing_rank_aborts_the_job_with_its_name(n):
 
 
 @needs_mpi
+def test_rank_leaving_early_aborts_the_job_at_its_shutdown_timeout():
+  # Watchdog: the exit-time shutdown barrier waits shutdown_timeout_seconds (3 s here).
+  p, took = _launch(2, "fault_exit.py", timeout=120)
+  assert p.returncode != 0
+  assert "process 1 of 2 reached shutdown (or the end of its program), but the others did " \
+      "not within 3 s" in p.stderr, p.stderr
+  assert "UNREACHABLE" not in p.stdout
+  assert took < 60, took
+
+
+@needs_mpi
 @pytest.mark.parametrize("n", [1, 2, 4])
 def test_data_parallel_example_losses_match_one_process(n):
   ref = subprocess.run([sys.executable, str(ROOT / "examples" / "data_parallel_mpi.py")],

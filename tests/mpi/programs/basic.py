@@ -54,6 +54,9 @@ from jaxlite.sharding import Mesh, NamedSharding, PartitionSpec as P  # noqa: E4
 
 n = size * LOCAL
 mesh = Mesh(np.array(jax.devices()), ("x",))
+# make_mesh over every process's devices, in JAX's global order
+gm = jax.make_mesh((size, LOCAL), ("p", "l"))
+assert [d.id for d in gm.devices.flat] == want_ids
 glob = np.arange(n * 3, dtype=np.float32).reshape(n, 3)
 
 # -- device_put of the same global value: each process keeps its shards ------------------------

@@ -10,10 +10,14 @@ Faults (abort semantics). After `initialize`, an exception that escapes a proces
 (`sys.excepthook`, `threading.excepthook`) prints its traceback and a line naming the failed
 process, then calls `MPI_Abort` on the world communicator: the launcher (mpiexec/srun) ends every
 other process, including those blocked in a collective, so the job ends in bounded time with a
-non-zero status instead of hanging. A process that hangs without raising is not detected.
+non-zero status instead of hanging. A process that ends without raising (returns, or
+`sys.exit`) while others still wait in a collective is caught at exit: `shutdown` (also run at
+interpreter exit) is a barrier that waits at most `shutdown_timeout_seconds`, then aborts the job
+naming the process. A process that hangs forever without exiting is not detected.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import socket
 import sys
@@ -36,6 +40,7 @@ class _State:
   partition_index = None
   local_device_ids = None
   hooks = None           # the previous (sys.excepthook, threading.excepthook)
+  shutdown_timeout = 300.0
 
 
 global_state = _State()
@@ -154,8 +159,10 @@ def initialize(coordinator_address: str | None = None,
   global_state.partition_index = partition_index
   global_state.local_device_ids = local_device_ids
   devices._topology = (process_id, list(counts))
+  global_state.shutdown_timeout = float(shutdown_timeout_seconds)
   if MPI is not None:
     _install_abort_hooks()
+    atexit.register(shutdown)  # runs before mpi4py's MPI_Finalize (registered earlier)
 
 
 class _LocalComm:
@@ -179,13 +186,30 @@ def shutdown():
   if comm is None:
     return
   if global_state.MPI is not None:
-    comm.Barrier()
+    _timed_barrier(comm, global_state.shutdown_timeout)
     from jaxlite._src.distributed import mpi_collectives
     mpi_collectives._free_group_comms()
     comm.Free()
     _remove_abort_hooks()
   global_state.comm = None
   global_state.MPI = None
+
+
+def _timed_barrier(comm, timeout):
+  """Waits for every process (MPI_Ibarrier, polled), or aborts the job after `timeout` s."""
+  import time
+  req = comm.Ibarrier()
+  deadline = time.monotonic() + timeout
+  pause = 1e-4
+  while not req.Test():
+    if time.monotonic() > deadline:
+      s = global_state
+      abort(f"jaxlite.distributed: process {s.process_id} of {s.num_processes} reached "
+            f"shutdown (or the end of its program), but the others did not within "
+            f"{timeout:g} s (shutdown_timeout_seconds): some process ended early or is stuck; "
+            "aborting the MPI job (MPI_Abort)")
+    time.sleep(pause)
+    pause = min(pause * 2, 0.05)
 
 
 def abort(message: str, code: int = 1):
