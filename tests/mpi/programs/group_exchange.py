@@ -45,4 +45,15 @@ def check(layout_name, rank_process):
 for per in (1, 2):
   check(f"contiguous x{per}", [p for p in range(nproc) for _ in range(per)])
   check(f"interleaved x{per}", [p for _ in range(per) for p in range(nproc)])
+# The group layout read off a mesh, as the runtime will ask for it.
+from jaxlite.sharding import Mesh  # noqa: E402
+
+devs = np.array(jax.devices()).reshape(nproc, -1)
+mesh = Mesh(devs, ("p", "l"))
+assert gx.rank_processes(mesh, ("p",), {"l": 0}) == list(range(nproc))
+assert gx.rank_processes(mesh, ("l",), {"p": me}) == [me] * devs.shape[1]
+assert gx.rank_processes(mesh, ("p", "l"), {}) == [p for p in range(nproc)
+                                                   for _ in range(devs.shape[1])]
+assert gx.spans_processes(gx.rank_processes(mesh, ("p",), {"l": 0})) == (nproc > 1)
+assert not gx.spans_processes(gx.rank_processes(mesh, ("l",), {"p": me}))
 os.write(1, f"OK {me}\n".encode())  # one write: ranks share the pipe

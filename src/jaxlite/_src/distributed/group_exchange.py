@@ -38,6 +38,26 @@ def _layout(rank_process):
   return procs, by_proc
 
 
+def rank_processes(mesh, axes, coords):
+  """`rank_process` of the group over mesh `axes` that contains the device at `coords`
+  ({axis: coordinate}; only the other axes' are read): group ranks row-major over `axes`,
+  as the SPMD runtime numbers them."""
+  import itertools
+  names = list(mesh.axis_names)
+  out = []
+  for pos in itertools.product(*(range(mesh.shape[a]) for a in axes)):
+    at = dict(coords)
+    at.update(zip(axes, pos))
+    out.append(mesh.devices[tuple(at[n] for n in names)].process_index)
+  return out
+
+
+def spans_processes(rank_process) -> bool:
+  """Whether a group needs MPI (some member's device is another process's)."""
+  me = global_state.process_id
+  return any(p != me for p in rank_process)
+
+
 def exchange(kind, local_blocks, rank_process, perm=None):
   """{rank: result} for this process's ranks of the group (see the module docstring)."""
   me = global_state.process_id
