@@ -30,6 +30,10 @@ def _env():
   env = {k: v for k, v in os.environ.items() if k not in _LAUNCH_VARS}
   env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
   env["OPENBLAS_NUM_THREADS"] = "1"
+  # Harmless for MPICH; lets a system Open MPI's mpiexec run as root and place 4 ranks on 2 cores.
+  env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+  env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+  env.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
   return env
 
 

@@ -12,6 +12,18 @@ ranks, and gets {rank: result} back. Kinds (JAX's collectives, per-device semant
   ppermute             `perm` (source rank, destination rank) pairs; others receive zeros
 Every process of the group must call it at the same point of the program (as with any MPI
 collective); ranks are the group's, processes the world's.
+
+Wiring into spmd/runtime.py (the spmd engineer's; not on main when this was written):
+- `run_spmd` starts workers only for this process's devices of the mesh
+  (`d.process_index == jax.process_index()`), returns their outputs, and shard_map assembles
+  the global output with `global_arrays._assemble(shape, sharding, {device: block})` (which
+  keeps only local shards when the sharding spans processes).
+- A group's rank layout is `rank_processes(ctx.mesh, group.axes, ctx.coords)`; when
+  `spans_processes(layout)`, the slot waits for the local members only, and the last of them
+  calls `exchange(kind, {rank: block}, layout, perm=...)` instead of `combine(blocks)`: the
+  collectives must say their kind (psum/pmax/pmin/all_gather/psum_scatter/all_to_all/ppermute)
+  rather than pass only an opaque combine; each member then takes its own entry.
+- A group that stays inside this process keeps the shared-memory path unchanged.
 """
 from __future__ import annotations
 
