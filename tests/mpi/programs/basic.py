@@ -107,6 +107,16 @@ assert loc.is_fully_addressable and loc.sharding.mesh.devices.shape == (1, LOCAL
 back = mu.host_local_array_to_global_array(np.asarray(loc), mesh2, P("p", "l"))
 np.testing.assert_array_equal(mu.process_allgather(back, tiled=True), g2)
 
+# pytrees with a prefix tree of specs
+tree = mu.host_local_array_to_global_array({"a": rows, "b": (glob, glob)}, mesh,
+                                           {"a": P("x"), "b": P()})
+np.testing.assert_array_equal(mu.process_allgather(tree["a"], tiled=True), glob)
+assert tree["b"][1].is_fully_replicated and tree["b"][1].shape == glob.shape
+np.testing.assert_array_equal(np.asarray(tree["b"][0]), glob)
+back = mu.global_array_to_host_local_array(tree, mesh, {"a": P("x"), "b": P()})
+np.testing.assert_array_equal(np.asarray(back["a"]), rows)
+np.testing.assert_array_equal(np.asarray(back["b"][1]), glob)
+
 # -- multihost_utils on host-local values --------------------------------------------------------
 me = np.array([rank, 10 + rank])
 np.testing.assert_array_equal(mu.process_allgather(me),
