@@ -35,6 +35,16 @@ for dtype in (np.float32, np.float64, np.int32, np.int64, np.float16, np.complex
     want = np.concatenate([data(p, dtype)[rank * k:(rank + 1) * k] for p in range(size)])
     np.testing.assert_array_equal(got, want)
 
+buf = np.empty((8, 3), np.float32)
+assert mc.allreduce(data(rank, np.float32), "sum", out=buf) is buf
+np.testing.assert_array_equal(buf, sum(data(p, np.float32) for p in range(size)))
+try:
+  mc.allreduce(data(rank, np.float32), out=np.empty((8, 3), np.float64))
+except ValueError as e:
+  assert "out must be a contiguous float32[8, 3] buffer" in str(e), e
+else:
+  raise AssertionError("a wrong out buffer did not raise")
+
 b = np.array([rank % 2 == 0, rank == 0])
 np.testing.assert_array_equal(mc.allreduce(b, "max"), [True, True])
 np.testing.assert_array_equal(mc.allreduce(b, "min"), [size == 1, size == 1])

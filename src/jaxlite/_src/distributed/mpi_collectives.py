@@ -114,16 +114,25 @@ def _mpi_op(op):
   return {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}[op]
 
 
-def allreduce(x, op="sum", processes=None):
-  """The elementwise `op` ("sum", "max", "min") of every process's `x`, in every process."""
+def allreduce(x, op="sum", processes=None, out=None):
+  """The elementwise `op` ("sum", "max", "min") of every process's `x`, in every process;
+  written into `out` when given (a contiguous buffer of x's shape and dtype, reused by callers
+  that reduce repeatedly: a fresh buffer costs its page faults at large sizes)."""
   x = _contig(x)
   comm = communicator(processes)
+  if out is not None and (out.shape != x.shape or out.dtype != x.dtype
+                          or not out.flags.c_contiguous or x.dtype not in _NATIVE):
+    raise ValueError(f"jaxlite MPI allreduce: out must be a contiguous {x.dtype}{list(x.shape)}"
+                     f" buffer of a dtype MPI reduces, got {out.dtype}{list(out.shape)}")
   if comm.Get_size() == 1:
-    return x.copy()
+    if out is None:
+      return x.copy()
+    out[...] = x
+    return out
   _check_same(comm, x, "allreduce")
   mop = _mpi_op(op)
   if x.dtype in _NATIVE:
-    out = np.empty_like(x)
+    out = np.empty_like(x) if out is None else out
     comm.Allreduce(x, out, op=mop)
     return out
   w = x.astype(_wide(x.dtype))
