@@ -45,6 +45,14 @@ def check(layout_name, rank_process):
 for per in (1, 2):
   check(f"contiguous x{per}", [p for p in range(nproc) for _ in range(per)])
   check(f"interleaved x{per}", [p for _ in range(per) for p in range(nproc)])
+  # point to point on the SPMD communicator, as groups among several of one collective do
+  for layout in ([p for p in range(nproc) for _ in range(per)],
+                 [p for _ in range(per) for p in range(nproc)]):
+    mine = [r for r, p in enumerate(layout) if p == me]
+    for tag in (3, 4):
+      got = gx.gather_p2p({r: block(r + tag) for r in mine}, layout, tag)
+      for r in range(len(layout)):
+        np.testing.assert_array_equal(got[r], block(r + tag), err_msg=f"p2p {layout} {r}")
 # The group layout read off a mesh, as the runtime will ask for it.
 from jaxlite.sharding import Mesh  # noqa: E402
 

@@ -13,17 +13,17 @@ ranks, and gets {rank: result} back. Kinds (JAX's collectives, per-device semant
 Every process of the group must call it at the same point of the program (as with any MPI
 collective); ranks are the group's, processes the world's.
 
-Wiring into spmd/runtime.py (the spmd engineer's; not on main when this was written):
-- `run_spmd` starts workers only for this process's devices of the mesh
-  (`d.process_index == jax.process_index()`), returns their outputs, and shard_map assembles
-  the global output with `global_arrays._assemble(shape, sharding, {device: block})` (which
-  keeps only local shards when the sharding spans processes).
-- A group's rank layout is `rank_processes(ctx.mesh, group.axes, ctx.coords)`; when
-  `spans_processes(layout)`, the slot waits for the local members only, and the last of them
-  calls `exchange(kind, {rank: block}, layout, perm=...)` instead of `combine(blocks)`: the
-  collectives must say their kind (psum/pmax/pmin/all_gather/psum_scatter/all_to_all/ppermute)
-  rather than pass only an opaque combine; each member then takes its own entry.
-- A group that stays inside this process keeps the shared-memory path unchanged.
+Wiring into spmd/runtime.py, shard_map.py and lax/parallel.py: tests/mpi/spmd_integration.patch
+(written and tested under mpiexec -n 2/4 on main's tree with the spmd branch merged). In short:
+- `run_spmd` starts workers only for this process's devices of the mesh; shard_map feeds them
+  the local shards of its global operands and assembles its results from the local blocks
+  (`global_arrays._assemble`).
+- A group's layout is `rank_processes(mesh, axes, coords)`; when it `spans_processes`, the
+  slot waits for the local members only, and the last one combines with the other processes
+  (releasing the run's lock and compute slot meanwhile): the one group of a collective over
+  every mesh axis calls `exchange` (reductions: one Allreduce; others one Allgather then the
+  collective's own combine); groups that are one of several (other axes' coordinates fixed)
+  use `gather_p2p`, tagged by those coordinates, so concurrent groups cannot cross.
 """
 from __future__ import annotations
 
@@ -144,4 +144,29 @@ def _ppermute(blocks, mine, rank_process, perm):
       reqs.append(world.Irecv(mc._bytes(out[d]), source=ps, tag=tag))
   if reqs:
     global_state.MPI.Request.Waitall(reqs)
+  return out
+
+
+def gather_p2p(local_blocks, rank_process, tag):
+  """Every rank's block, in rank order, from point-to-point messages on the SPMD communicator:
+  this process's blocks go to each other process of the group with `tag`, theirs come back.
+  Safe while other groups exchange concurrently on other threads (they use other tags; one
+  group's exchanges are sequential, and MPI keeps messages of one (source, tag) in order)."""
+  me = global_state.process_id
+  procs, by_proc = _layout(rank_process)
+  mine = by_proc[me]
+  stacked = mc._contig(np.stack([np.asarray(local_blocks[r]) for r in mine]))
+  comm = global_state.spmd_comm
+  recvs, reqs = {}, []
+  for q in procs:
+    if q != me:
+      reqs.append(comm.Isend(mc._bytes(stacked), dest=q, tag=tag))
+      recvs[q] = np.empty_like(stacked)
+      reqs.append(comm.Irecv(mc._bytes(recvs[q]), source=q, tag=tag))
+  global_state.MPI.Request.Waitall(reqs)
+  recvs[me] = stacked
+  out = [None] * len(rank_process)
+  for q in procs:
+    for k, r in enumerate(by_proc[q]):
+      out[r] = recvs[q][k]
   return out

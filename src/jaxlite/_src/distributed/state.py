@@ -33,6 +33,7 @@ _DETECTION_METHODS = (None, "mpi4py", "deactivate")
 
 class _State:
   comm = None            # this library's duplicate of MPI.COMM_WORLD (None: not initialized)
+  spmd_comm = None       # another duplicate, for the SPMD runtime's tagged exchanges
   MPI = None             # the mpi4py.MPI module, once imported
   process_id = 0
   num_processes = 1
@@ -145,6 +146,7 @@ def initialize(coordinator_address: str | None = None,
   comm = None
   if MPI is not None:
     comm = MPI.COMM_WORLD.Dup()  # the one communicator every later collective reuses
+    spmd_comm = comm.Dup()  # the SPMD runtime's point-to-point exchanges (own tag space)
     counts = comm.allgather(n_local)
     partitions = comm.allgather(partition_index)
     if len({p is None for p in partitions}) > 1:
@@ -154,6 +156,7 @@ def initialize(coordinator_address: str | None = None,
   else:
     counts = [n_local]
   global_state.MPI, global_state.comm = MPI, comm if comm is not None else _LocalComm()
+  global_state.spmd_comm = spmd_comm if comm is not None else None
   global_state.process_id, global_state.num_processes = process_id, num_processes
   global_state.coordinator_address = coordinator_address
   global_state.partition_index = partition_index
@@ -189,6 +192,7 @@ def shutdown():
     _timed_barrier(comm, global_state.shutdown_timeout)
     from jaxlite._src.distributed import mpi_collectives
     mpi_collectives._free_group_comms()
+    global_state.spmd_comm.Free()
     comm.Free()
     _remove_abort_hooks()
   global_state.comm = None
