@@ -27,6 +27,14 @@ buffer in `_value` and each device's shard is a view of it (`shard_views`): no c
 split an array, and per-device programs read their views (the SPMD runtime assembles their
 outputs back into one buffer). The aval carries the sharding when it splits a dimension over an
 Explicit mesh axis (so `typeof` prints `float32[8@x,4]` and jit keys on it).
+
+Arrays over several processes (jaxlite.distributed). A sharding whose devices include other
+processes' is not fully addressable. A replicated one still keeps the whole value in `_value`
+(every process holds it); otherwise `_value` is the `NON_ADDRESSABLE` sentinel and
+`_local_shards` holds this process's shards, (device, index, replica_id, buffer) in device
+order, always with `_aval` set: fetching the value (`np.asarray`, `_host_value`, printing it)
+raises JAX's RuntimeError, so does any eager use of the sentinel, `shard_views` returns the
+local shards, and `multihost_utils.process_allgather` gathers the global value.
 """
 from __future__ import annotations
 
@@ -38,7 +46,7 @@ from jaxlite._src import dtypes
 
 
 class ArrayImpl(core.Array):
-  __slots__ = ("_value", "weak_type", "_device", "_aval", "__weakref__")
+  __slots__ = ("_value", "weak_type", "_device", "_aval", "_local_shards", "__weakref__")
   __array_priority__ = 100
 
   def __init__(self, value, weak_type: bool = False, device=None):
@@ -86,7 +94,10 @@ class ArrayImpl(core.Array):
   def _host_value(self) -> np.ndarray:
     """The whole array as one host NumPy value (the accessor everything outside the backend
     uses; with one buffer it is that buffer, never to be written)."""
-    return self._value
+    v = self._value
+    if v is NON_ADDRESSABLE:
+      raise RuntimeError(_NON_ADDRESSABLE)
+    return v
 
   @property
   def sharding(self):
@@ -108,7 +119,10 @@ class ArrayImpl(core.Array):
       return p
     return p._device_assignment[0]
 
-  is_fully_addressable = True
+  @property
+  def is_fully_addressable(self):
+    p = self._device
+    return p is None or type(p) is devices.CpuDevice or p.is_fully_addressable
 
   @property
   def is_fully_replicated(self):
@@ -148,7 +162,7 @@ class ArrayImpl(core.Array):
     # NumPy 2's protocol: copy=None shares the buffer if it can, copy=False must share it or
     # raise ValueError, copy=True always copies. A shared buffer goes out as a read-only view
     # so that `np.asarray(x)[0] = 1` cannot mutate the immutable Array.
-    v = self._value
+    v = self._host_value()
     if dtype is not None and np.dtype(dtype) != v.dtype:
       if copy is False:
         raise ValueError(f"__array__: converting a {dtypes.dtype_name(v.dtype)} Array to "
@@ -161,19 +175,19 @@ class ArrayImpl(core.Array):
     return out
 
   def __bool__(self):
-    if self._value.size != 1:
+    if self._host_value().size != 1:
       raise ValueError("The truth value of an array with more than one element is ambiguous. "
                        "Use a.any() or a.all()")
     return bool(self._value)
 
   def __int__(self):
-    return int(self._value)
+    return int(self._host_value())
 
   def __float__(self):
-    return float(self._value)
+    return float(self._host_value())
 
   def __complex__(self):
-    return complex(self._value)
+    return complex(self._host_value())
 
   def __index__(self):
     if self._value.ndim or self._value.dtype.kind not in "iub":
@@ -181,15 +195,15 @@ class ArrayImpl(core.Array):
     return int(self._value)
 
   def __len__(self):
-    if not self._value.ndim:
+    if not self.ndim:
       raise TypeError("len() of unsized object")
-    return self._value.shape[0]
+    return self.shape[0]
 
   def __iter__(self):
     if not self._value.ndim:
       raise TypeError("iteration over a 0-d array")
     weak = self.weak_type
-    return (_from_numpy(v, weak) for v in self._value)
+    return (_from_numpy(v, weak) for v in self._host_value())
 
   def __hash__(self):
     raise TypeError("unhashable type: 'ArrayImpl'")
@@ -214,27 +228,31 @@ class ArrayImpl(core.Array):
     return dlpack.dlpack_device(self)
 
   def item(self, *args):
-    return self._value.item(*args)
+    return self._host_value().item(*args)
 
   def tolist(self):
-    return self._value.tolist()
+    return self._host_value().tolist()
 
   def to_py(self):
-    return np.asarray(self._value)
+    return np.asarray(self._host_value())
 
   def __format__(self, spec):
-    v = self._value
+    v = self._host_value()
     if v.ndim == 0:
       return format(v[()] if isinstance(v, np.ndarray) else v, spec)
     return format(np.asarray(v), spec) if spec else str(self)
 
   # -- printing --------------------------------------------------------------------------------
   def __str__(self):
+    if self._value is NON_ADDRESSABLE:
+      return repr(self)
     return str(self._value)
 
   def __repr__(self):
     prefix = "Array("
     d = f"dtype={dtypes.dtype_name(self.dtype)}" + (", weak_type=True" if self.weak_type else "")
+    if self._value is NON_ADDRESSABLE:  # other processes hold parts of it: JAX prints only its type
+      return f"{prefix}shape={self.shape}, {d})"
     width = np.get_printoptions()["linewidth"]
     if self._value.size == 0:
       s = f"[], shape={self._value.shape}"
@@ -255,11 +273,21 @@ class ArrayImpl(core.Array):
 
 
 def shard_views(x):
-  """(device, index, replica_id, view) for each device of Array `x`'s placement, in the
-  sharding's device order; `view` is `x`'s buffer at `index` (no copy)."""
+  """(device, index, replica_id, view) for each addressable device of Array `x`'s placement,
+  in the sharding's device order; `view` is `x`'s buffer at `index` (no copy)."""
   value = x._value
-  sharding = x.sharding
-  index_map = sharding.devices_indices_map(value.shape)
+  if value is NON_ADDRESSABLE:
+    return list(x._local_shards)
+  out = _global_shards(x.sharding, value.shape, lambda idx: value[idx])
+  if not x.is_fully_addressable:
+    me = devices.process_index()
+    out = [s for s in out if s[0].process_index == me]
+  return out
+
+
+def _global_shards(sharding, shape, data):
+  """(device, index, replica_id, data(index)) for every device of `sharding`, in order."""
+  index_map = sharding.devices_indices_map(shape)
   seen = {}
   out = []
   for d in sharding._device_assignment:
@@ -267,17 +295,40 @@ def shard_views(x):
     key = tuple((s.start, s.stop) for s in idx)
     rid = seen.get(key, 0)
     seen[key] = rid + 1
-    out.append((d, idx, rid, value[idx]))
+    out.append((d, idx, rid, data(idx) if d.process_index == devices.process_index() else None))
   return out
+
+
+def from_local_shards(shards, aval, sharding):
+  """An Array over a sharding that spans other processes' devices, from this process's shards:
+  (device, index, replica_id, NumPy buffer) for each of its addressable devices, in order."""
+  a = object.__new__(ArrayImpl)
+  a._value = NON_ADDRESSABLE
+  a.weak_type = aval.weak_type
+  a._device = sharding
+  a._aval = aval
+  a._local_shards = tuple(shards)
+  return a
 
 
 def host_value(x) -> np.ndarray:
   """The host NumPy value of an ArrayImpl (see the module docstring: the accessor)."""
-  return x._value
+  v = x._value
+  return x._host_value() if v is NON_ADDRESSABLE else v
 
 
 def from_host(value, weak_type=False, device=None):
-  """An Array of a canonical-dtype NumPy value, committed to `device` when one is given."""
+  """An Array of a canonical-dtype NumPy value, committed to `device` when one is given. Over
+  a sharding that spans other processes (not replicated), `value` is the global value, the
+  same in every process, of which this process keeps its shards."""
+  if device is not None and type(device) is not devices.CpuDevice and \
+      not device.is_fully_addressable and not device.is_fully_replicated:
+    aval = core.ShapedArray(value.shape, value.dtype, weak_type,
+                            device if devices.sharding_in_type(device) else None)
+    return from_local_shards(
+        [s[:3] + (np.array(s[3]),) for s in _global_shards(device, value.shape,
+                                                           lambda idx: value[idx])
+         if s[0].process_index == devices.process_index()], aval, device)
   a = _from_numpy(value, weak_type)
   a._device = device
   return a
@@ -354,6 +405,42 @@ def _from_numpy_aval(value, aval):
         np.zeros(value.shape, dtypes.float0)
   return _from_numpy(value, aval.weak_type)
 
+
+_NON_ADDRESSABLE = (
+    "Fetching value for `jax.Array` that spans non-addressable (non process local) devices is "
+    "not possible. You can use `jax.experimental.multihost_utils.process_allgather` to print "
+    "the global array or use `.addressable_shards` method of jax.Array to inspect the "
+    "addressable (process local) shards.")
+
+
+
+class _NonAddressable:
+  """The `_value` of an Array whose shards live in several processes: the code that reads
+  buffers directly (eager dispatch, jnp's fast paths, jit's dispatch) meets this instead of a
+  NumPy array, and every use of it raises a RuntimeError saying why."""
+  __slots__ = ()
+
+  def _fail(self, *args, **kwargs):
+    raise RuntimeError(
+        _NON_ADDRESSABLE + " (jaxlite: eager operations and jit calls on such an Array are "
+        "not supported yet; compute on its `.addressable_shards`, or gather it first)")
+
+  def __repr__(self):
+    return "<non-addressable buffer>"
+
+  def __getattr__(self, name):
+    self._fail()
+
+
+for _name in ("__array__", "__array_ufunc__", "__array_function__", "__getitem__", "__len__",
+              "__iter__", "__bool__", "__int__", "__float__", "__complex__", "__index__",
+              "__neg__", "__pos__", "__abs__", "__invert__",
+              *(f"__{r}{op}__" for op in ("add", "sub", "mul", "truediv", "floordiv", "mod",
+                                          "pow", "matmul", "and", "or", "xor", "lshift",
+                                          "rshift") for r in ("", "r")),
+              "__lt__", "__le__", "__gt__", "__ge__"):
+  setattr(_NonAddressable, _name, _NonAddressable._fail)
+NON_ADDRESSABLE = _NonAddressable()
 
 core.array_type = ArrayImpl
 core.array_from_numpy = _from_numpy

@@ -12,19 +12,26 @@ from jaxlite._src.config import config
 
 _backend_initialized = False
 _devices_cache = None
+_local_cache = None
+# Set by `jaxlite.distributed.initialize` before any device exists: (this process's index, the
+# local device count of every process). None: a single process.
+_topology = None
+# JAX's CPU client packs a process's devices at ids process_index * 2048 + local index.
+CPU_IDS_PER_PROCESS = 2048
 
 
 class CpuDevice:
-  __slots__ = ("id",)
+  __slots__ = ("id", "process_index")
   platform = "cpu"
   device_kind = "cpu"
-  process_index = 0
-  host_id = 0
   client = None
   local_hardware_id = None
 
-  def __init__(self, id: int):
+  def __init__(self, id: int, process_index: int = 0):
     self.id = id
+    self.process_index = process_index
+
+  host_id = property(lambda self: self.process_index)
 
   def __repr__(self):
     return f"CpuDevice(id={self.id})"
@@ -66,9 +73,17 @@ def check_can_set_device_count():
 
 
 def _initialize():
-  global _backend_initialized, _devices_cache
+  """Creates the devices once: every process's, process 0's first (JAX's global order)."""
+  global _backend_initialized, _devices_cache, _local_cache
   _backend_initialized = True
-  _devices_cache = [CpuDevice(i) for i in range(_requested_count())]
+  if _topology is None:
+    _devices_cache = [CpuDevice(i) for i in range(_requested_count())]
+    _local_cache = _devices_cache
+  else:
+    me, counts = _topology
+    _devices_cache = [CpuDevice(p * CPU_IDS_PER_PROCESS + i, p)
+                      for p, n in enumerate(counts) for i in range(n)]
+    _local_cache = [d for d in _devices_cache if d.process_index == me]
   return _devices_cache
 
 
@@ -79,14 +94,20 @@ def devices(backend=None) -> list:
 
 
 def local_devices(process_index=None, backend=None) -> list:
-  return devices(backend)
+  """This process's devices (or process `process_index`'s)."""
+  all_devices = devices(backend)
+  if process_index is None:
+    return list(_local_cache)
+  return [d for d in all_devices if d.process_index == process_index]
 
 
 def device_count(backend=None) -> int:
   return len(devices(backend))
 
 
-local_device_count = device_count
+def local_device_count(backend=None) -> int:
+  devices(backend)
+  return len(_local_cache)
 
 
 def default_backend() -> str:
@@ -94,15 +115,17 @@ def default_backend() -> str:
 
 
 def process_count(backend=None) -> int:
-  return 1
+  return 1 if _topology is None else len(_topology[1])
 
 
 def process_index(backend=None) -> int:
-  return 0
+  return 0 if _topology is None else _topology[0]
 
 
 def default_device() -> CpuDevice:
-  return (_devices_cache or _initialize())[0]
+  if _devices_cache is None:
+    _initialize()
+  return _local_cache[0]
 
 
 class Sharding:

@@ -114,13 +114,23 @@ class NamedSharding(Sharding):
     return out
 
   def addressable_devices_indices_map(self, global_shape):
-    return self.devices_indices_map(global_shape)
+    m = self.devices_indices_map(global_shape)
+    if self.is_fully_addressable:
+      return m
+    me = _process_index()
+    return {d: idx for d, idx in m.items() if d.process_index == me}
 
   @property
   def device_set(self):
     return set(self.mesh.devices.flat)
 
-  addressable_devices = device_set
+  @property
+  def addressable_devices(self):
+    """The mesh's devices that this process drives (all of them in a single process)."""
+    if self.is_fully_addressable:
+      return self.device_set
+    me = _process_index()
+    return {d for d in self.mesh.devices.flat if d.process_index == me}
 
   @property
   def _device_assignment(self):
@@ -130,7 +140,10 @@ class NamedSharding(Sharding):
   def num_devices(self):
     return self.mesh.size
 
-  is_fully_addressable = property(lambda self: True)
+  @property
+  def is_fully_addressable(self):
+    me = _process_index()
+    return all(getattr(d, "process_index", 0) == me for d in self.mesh.devices.flat)
 
   @property
   def is_fully_replicated(self):
@@ -161,6 +174,11 @@ class NamedSharding(Sharding):
   def update(self, **kw):
     return NamedSharding(kw.get("mesh", self.mesh), kw.get("spec", self.spec),
                          memory_kind=kw.get("memory_kind", self._memory_kind))
+
+
+def _process_index():
+  from jaxlite._src.devices import process_index
+  return process_index()
 
 
 def _make_named(mesh, spec, memory_kind):
