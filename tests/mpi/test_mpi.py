@@ -75,6 +75,14 @@ def test_spmd_group_exchange_across_processes(n):
 
 @needs_mpi
 @pytest.mark.parametrize("n", [2, 4])
+def test_shard_map_collectives_over_axes_spanning_processes(n):
+  p, _ = _launch(n, "shard_map_across.py")
+  assert p.returncode == 0, p.stdout + p.stderr
+  assert _ok_ranks(p) == list(range(n)), p.stdout + p.stderr
+
+
+@needs_mpi
+@pytest.mark.parametrize("n", [2, 4])
 def test_failing_rank_aborts_the_job_with_its_name(n):
   # Abort semantics: the failing rank's excepthook calls MPI_Abort, the launcher ends the
   # ranks blocked in the Allreduce. Bounded: far below the launch timeout.

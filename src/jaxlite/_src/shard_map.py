@@ -121,14 +121,43 @@ def _typed_sharding(mesh, spec):
 
 
 def _impl(*args, jaxpr, mesh, in_specs, out_specs, check_vma, newly_manual_axes):
-  args = [np.asarray(a) for a in args]
+  args = [a if isinstance(a, _LocalBlocks) else np.asarray(a) for a in args]
   exe = backend.compile_jaxpr(jaxpr)
   coords = runtime.mesh_coords(mesh)
-  per_device = [[a[_device_index(s, mesh, a.shape, c)] for a, s in zip(args, in_specs)]
-                for c in coords]
+  per_device = [[a.block(i) if isinstance(a, _LocalBlocks) else
+                 a[_device_index(s, mesh, a.shape, c)] for a, s in zip(args, in_specs)]
+                for i, c in enumerate(coords)]
   outs = runtime.run_spmd(mesh, lambda *xs: list(exe(*xs)), per_device)
+  if any(o is None for o in outs):  # a mesh over several processes: this process's blocks
+    return [_LocalBlocks(mesh, {mesh.devices.flat[d]: o[i] for d, o in enumerate(outs)
+                                if o is not None}) for i in range(len(jaxpr.out_avals))]
   return [_assemble([o[i] for o in outs], s, mesh, coords, aval)
           for i, (s, aval) in enumerate(zip(out_specs, jaxpr.out_avals))]
+
+
+class _LocalBlocks:
+  """A shard_map operand or result over a mesh spanning processes: {device: block} for this
+  process's devices (the other processes hold the rest)."""
+  def __init__(self, mesh, blocks):
+    self.mesh, self.blocks = mesh, blocks
+
+  def block(self, i):
+    return self.blocks.get(self.mesh.devices.flat[i])
+
+
+def _local_blocks(a, mesh, spec):
+  """This process's per-device blocks of Array `a` as the in_spec lays them out."""
+  from jaxlite._src import array
+  from jaxlite._src.sharding.named_sharding import NamedSharding
+  want = NamedSharding(mesh, spec)
+  if a.sharding != want and not a.is_fully_replicated:
+    raise ValueError(f"shard_map over a mesh spanning processes: an argument sharded as "
+                     f"{a.sharding} must already be laid out as its in_spec ({want})")
+  if a.is_fully_replicated:
+    v = array.host_value(a)
+    idx = want.devices_indices_map(v.shape)
+    return _LocalBlocks(mesh, {d: v[idx[d]] for d in want.addressable_devices})
+  return _LocalBlocks(mesh, {d: b for d, _, _, b in array.shard_views(a)})
 
 
 def _assemble(blocks, spec, mesh, coords, aval):
@@ -432,9 +461,19 @@ def _eager(args, params):
   """Runs shard_map now and gives its outputs their NamedShardings (per out_specs)."""
   from jaxlite._src import array
   from jaxlite._src.sharding.named_sharding import NamedSharding
+  mesh = params["mesh"]
+  if not NamedSharding(mesh).is_fully_addressable:
+    from jaxlite._src.distributed import global_arrays
+    n_lifted = len(args) - len(params["in_specs"])
+    specs = [None] * n_lifted + list(params["in_specs"])
+    vals = [_local_blocks(a, mesh, s) if isinstance(a, array.ArrayImpl) and s is not None
+            else np.asarray(a) for a, s in zip(args, specs)]
+    outs = _impl(*vals, **params)
+    return [global_arrays._assemble(global_shape(aval.shape, s, mesh), NamedSharding(mesh, s),
+                                    o.blocks, aval.weak_type)
+            for o, aval, s in zip(outs, params["jaxpr"].out_avals, params["out_specs"])]
   vals = [array.host_value(a) if isinstance(a, array.ArrayImpl) else np.asarray(a)
           for a in args]
   outs = _impl(*vals, **params)
-  mesh = params["mesh"]
   return [array.from_host(o, aval.weak_type, NamedSharding(mesh, s))
           for o, aval, s in zip(outs, params["jaxpr"].out_avals, params["out_specs"])]

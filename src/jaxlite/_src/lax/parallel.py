@@ -78,8 +78,10 @@ def reduce_blocks(group, x, ufunc):
     for b in blocks[1:]:
       ufunc(mine, b.reshape(-1)[lo:hi], out=mine)
 
-  if x.size < _PARALLEL_MIN or group.size == 1:
-    return runtime.exchange(group, x, lambda blocks: _readonly(functools.reduce(ufunc, blocks)))
+  if x.size < _PARALLEL_MIN or group.size == 1 or group.layout is not None:
+    kind = {np.add: "psum", np.maximum: "pmax", np.minimum: "pmin"}.get(ufunc)
+    return runtime.exchange(group, x, lambda blocks: _readonly(functools.reduce(ufunc, blocks)),
+                            kind=kind)
   return _readonly(runtime.exchange_parallel(group, x, prepare, work))
 
 

@@ -39,10 +39,11 @@ class CollectiveError(RuntimeError):
 
 class DeviceContext:
   """What a device program knows about itself: its mesh, flat index and coordinates."""
-  __slots__ = ("mesh", "index", "coords", "run", "seq")
+  __slots__ = ("mesh", "index", "coords", "run", "seq", "mesh_spans_processes")
 
   def __init__(self, mesh, index: int, run, coords=None):
     self.mesh, self.index, self.run = mesh, index, run
+    self.mesh_spans_processes = False
     self.coords = mesh_coords(mesh)[index] if coords is None else coords
     self.seq = 0  # collectives issued so far (every device issues them in the same order)
 
@@ -100,10 +101,15 @@ class _Bound:
 class Group:
   """The members of an axis group as one device sees it: `size` members, this one at `rank`
   (row-major over `axes` in the order given), `key` naming the group within the run."""
-  __slots__ = ("axes", "size", "rank", "key")
+  __slots__ = ("axes", "size", "rank", "key", "layout", "local_size")
 
-  def __init__(self, axes, size, rank, key):
+  def __init__(self, axes, size, rank, key, layout=None):
     self.axes, self.size, self.rank, self.key = axes, size, rank, key
+    # layout: each rank's process when the group spans processes (jaxlite.distributed), else
+    # None; local_size: how many members run in this process (they meet in shared memory).
+    self.layout = layout
+    self.local_size = size if layout is None else \
+        sum(p == layout[rank] for p in layout)
 
   def peer_rank_coords(self, ctx, rank: int) -> dict:
     sizes = [ctx.mesh.shape[a] for a in self.axes]
@@ -123,7 +129,13 @@ def group_of(axes) -> Group:
   for a in axes:
     size *= shape[a]
   rest = tuple((n, c) for n, c in ctx.coords.items() if n not in axes)
-  return Group(tuple(axes), size, rank, (tuple(axes), rest))
+  layout = None
+  if ctx.mesh_spans_processes:
+    from jaxlite._src.distributed import group_exchange
+    layout = group_exchange.rank_processes(ctx.mesh, axes, ctx.coords)
+    if not group_exchange.spans_processes(layout):
+      layout = None
+  return Group(tuple(axes), size, rank, (tuple(axes), rest), layout)
 
 
 class _Slot:
@@ -157,9 +169,10 @@ def _wait(run, slot, group, pred):
     raise err
 
 
-def _arrive(group, block, combine):
+def _arrive(group, block, combine, kind=None):
   """Deposits `block`; returns the slot once every member has, with `combine(blocks)` computed
-  by the last to arrive."""
+  by the last to arrive. In a group spanning processes the last local member combines with
+  the other processes' (`_across_processes`)."""
   ctx = current_context()
   run = ctx.run
   key = (ctx.seq, group.key)
@@ -169,9 +182,12 @@ def _arrive(group, block, combine):
     slot = run.slots[key] = _Slot(group.size)
   slot.blocks[group.rank] = block
   slot.arrived += 1
-  if slot.arrived == group.size:
+  if slot.arrived == group.local_size:
     try:
-      slot.result = slot.blocks if combine is None else combine(slot.blocks)
+      if group.layout is not None:
+        slot.result = _across_processes(run, group, slot.blocks, combine, kind)
+      else:
+        slot.result = slot.blocks if combine is None else combine(slot.blocks)
     except BaseException as e:  # noqa: BLE001 -- a failed combine fails the whole group
       run.fail(e)
       raise
@@ -182,20 +198,50 @@ def _arrive(group, block, combine):
   return run, key, slot
 
 
+def _across_processes(run, group, blocks, combine, kind):
+  """The combination of a group whose members live in several processes, computed by its
+  last local member with run.cond and its compute slot released while MPI moves data. The
+  only group of its collective (it spans every mesh axis) uses MPI collectives: reductions
+  reduce locally, then one Allreduce; others one Allgather, then `combine` on every block.
+  Groups that are one of several (other axes' coordinates fixed) exchange point to point,
+  tagged by those coordinates, so that concurrent groups cannot cross."""
+  from jaxlite._src.distributed import group_exchange
+  local = {r: np.asarray(b) for r, b in enumerate(blocks) if b is not None}
+  rest = group.key[1]
+  run.cond.release()
+  run.release_compute()
+  try:
+    if not rest:
+      if kind in ("psum", "pmax", "pmin"):
+        return next(iter(group_exchange.exchange(kind, local, group.layout).values()))
+      full = list(next(iter(group_exchange.exchange("all_gather", local,
+                                                    group.layout).values())))
+    else:
+      mesh = current_context().mesh
+      names = [n for n in mesh.axis_names if n not in group.axes]
+      tag = 1 + int(np.ravel_multi_index([dict(rest)[n] for n in names],
+                                         [mesh.shape[n] for n in names]))
+      full = group_exchange.gather_p2p(local, group.layout, tag)
+  finally:
+    run.acquire_compute()
+    run.cond.acquire()
+  return full if combine is None else combine(full)
+
+
 def _leave(run, key, slot):
   slot.left -= 1
   if slot.left == 0:
     del run.slots[key]
 
 
-def exchange(group: Group, block, combine=None):
+def exchange(group: Group, block, combine=None, kind=None):
   """Deposits `block` for `group` and waits for every member's: returns `combine(blocks)`
   (computed once, by the last member to arrive) or, without `combine`, the list of blocks in
   rank order (valid only until the members move on: copy what you keep). The replaceable
   transport step of every collective."""
   run = current_context().run
   with run.cond:
-    run, key, slot = _arrive(group, block, combine)
+    run, key, slot = _arrive(group, block, combine, kind)
     _leave(run, key, slot)
     return slot.result
 
@@ -313,6 +359,12 @@ def run_spmd(mesh, per_device_fn, per_device_args, timeout: float | None = None)
   `mesh.devices.flat` order) concurrently; returns their outputs in that order. The first
   exception raised by any device program is re-raised here (its peers' collectives abort)."""
   n = mesh.devices.size
+  from jaxlite._src import devices
+  me = devices.process_index()
+  local = [i for i, d in enumerate(mesh.devices.flat) if d.process_index == me]
+  if len(local) < n:  # a mesh over several processes: run this process's devices only
+    return _run_local(mesh, per_device_fn, per_device_args, local,
+                      DEFAULT_TIMEOUT if timeout is None else timeout)
   run = _Run(n, DEFAULT_TIMEOUT if timeout is None else timeout)
   if n == 1:  # one device: run inline, no threads
     with _Bound(DeviceContext(mesh, 0, run)):
@@ -331,6 +383,27 @@ def run_spmd(mesh, per_device_fn, per_device_args, timeout: float | None = None)
   if run.error is not None:
     first = run.error
     raise first
+  return run.results
+
+
+def _run_local(mesh, per_device_fn, per_device_args, local, timeout):
+  """run_spmd for a mesh spanning processes: this process's devices' programs (None in the
+  other devices' places)."""
+  n = mesh.devices.size
+  run = _Run(n, timeout)
+  run.pending = len(local)
+  limits = _blas_limits(min(len(local), _CORES))
+  try:
+    for k, i in enumerate(local):
+      ctx = DeviceContext(mesh, i, run)
+      ctx.mesh_spans_processes = True
+      _worker(k).tasks.put((run, ctx, per_device_fn, per_device_args[i], i))
+    run.finished.wait()
+  finally:
+    if limits is not None:
+      limits.restore_original_limits()
+  if run.error is not None:
+    raise run.error
   return run.results
 
 
