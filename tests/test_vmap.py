@@ -412,8 +412,26 @@ def _special_and_barrier_cases():
   ]
 
 
+def _ref_program(x, i):
+  """Every ref primitive: under vmap the refs are discharged into pure ops (state/)."""
+  r = jaxlite.new_ref(x)
+  r[0] = r[1] * 2.0
+  jaxlite.ref.addupdate(r, i, x[2])
+  old = jaxlite.ref.swap(r, jaxlite.ds(i, 2), r[jaxlite.ds(i, 2)] * 3.0)
+  e = jaxlite.empty_ref(jaxlite.ShapeDtypeStruct((), np.float32))
+  e[...] = x[0]
+  out = jaxlite.ref.freeze(r) + e[...]
+  jaxlite.ref.free_ref(e)
+  return out, old
+
+
+def _ref_cases():
+  return [Case("refs", _ref_program, args(f32(5), i32(lo=0, hi=3)),
+               [(0, None), (0, 0), (None, 0)])]
+
+
 CASES += (_linalg_cases() + _random_cases() + _optional_cases()
-          + _special_and_barrier_cases())
+          + _special_and_barrier_cases() + _ref_cases())
 CASE_PARAMS = [p for c in CASES for p in c.params()]
 
 
@@ -461,7 +479,11 @@ def _primitives_of(jaxpr, out):
 
 # Never batched: iota takes no operands; custom_lin only lives in the linear jaxprs of
 # linearize, which are transposed rather than batched (JAX has no rule either).
-NEVER_BATCHED = {"iota", "custom_lin"}
+NEVER_BATCHED = {"iota", "custom_lin",
+                 # Refs are never batched values: a ref made under vmap is discharged into pure
+                 # ops before BatchTrace sees it (state/primitives.py), so these only ever meet
+                 # unbatched refs, which BatchTrace binds without a rule; empty_ref has no operands.
+                 "new_ref", "empty_ref", "freeze", "free_ref"}
 # Primitives with named axes are checked against known answers below (no loop reference).
 NAMED_AXES = {"psum", "pmax", "pmin", "all_gather", "axis_index"}
 

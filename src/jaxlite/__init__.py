@@ -34,7 +34,7 @@ _LAZY = {"random", "nn", "scipy", "sharding", "test_util", "dtypes", "typing",
 
 # surface-core: JAX's extension and debugging surface, loaded on first use.
 _LAZY |= {"core", "extend", "interpreters", "api_util", "debug", "experimental", "stages",
-          "monitoring", "profiler", "version"}
+          "monitoring", "profiler", "version", "ref"}
 _LAZY_ATTRS = {
     "pure_callback": ("jaxlite._src.callbacks", "pure_callback"),
     "float0": ("jaxlite._src.dtypes", "float0"),
@@ -48,6 +48,10 @@ _LAZY_ATTRS = {
     "set_mesh": ("jaxlite._src.sharding.mesh", "set_mesh"),
     "NamedSharding": ("jaxlite._src.sharding.named_sharding", "NamedSharding"),
     "P": ("jaxlite._src.sharding.partition_spec", "PartitionSpec"),
+    # surface (issue 14): mutable array references
+    **{n: ("jaxlite._src.state.primitives", n) for n in (
+        "new_ref", "empty_ref", "free_ref", "freeze", "ds")},
+    "Ref": ("jaxlite._src.state.types", "Ref"),
 }
 from jaxlite._src.config import (  # noqa: F401,E402
     enable_x64, debug_nans, debug_infs, default_device, default_matmul_precision,
