@@ -83,5 +83,9 @@ LAZY_NAMES = {
     **dict.fromkeys(("conv_general_dilated_patches", "conv_general_dilated_local", "ragged_dot",
                      "RaggedDotDimensionNumbers"), "jaxlite._src.lax.conv_patches"),
     "linalg": None,  # the jax.lax.linalg submodule
+    **dict.fromkeys(("create_token", "after_all", "create_token_p", "after_all_p", "dce_sink",
+                     "dce_sink_p"), "jaxlite._src.lax.tokens"),
+    **dict.fromkeys(("copy_p", "device_put_p", "stage", "stage_p", "eq_to_p", "le_to_p",
+                     "lt_to_p", "shape_as_value"), "jaxlite._src.lax.identity_ops"),
 }
 __all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_NAMES"]
