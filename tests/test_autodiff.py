@@ -153,6 +153,8 @@ PRIMITIVES = [
     ("polygamma_x", lambda x: lax.polygamma(np.float32(1.), x), (_u((3,), 0.5, 2.0),)),
     ("optimization_barrier", lambda x: lax.optimization_barrier(x * 2.0) * x, (_u((3,)),)),
     ("copy", lambda x: lax.copy_p.bind(x * 2.0) * x, (_u((3,)),)),
+    ("approx_top_k", lambda x: lax.approx_max_k(x * x, 2)[0],
+     (np.array([[0.3, 0.9, 0.5, 0.1], [0.8, 0.2, 0.6, 0.4]], np.float32),)),
     ("linear_call", lambda x: _linear_call()(lambda r, v: v * r, lambda r, t: t * r, 3.0,
                                              jnp.sin(x)) * x, (_u((3,)),)),
     ("call", lambda x: _call_p().bind(lambda u: [jnp.sin(u) * u], x)[0], (_u((3,)),)),

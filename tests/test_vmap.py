@@ -437,6 +437,13 @@ def _identity_ops_program(x, y):
   return total, ops.eq_to_p.bind(x, y), ops.le_to_p.bind(x, y), ops.lt_to_p.bind(x, y)
 
 
+def _householder_program(a, c):
+  """hessenberg, tridiagonal and ormqr (lax.linalg's Householder primitives)."""
+  packed, taus = lax.linalg.hessenberg(a)
+  tri = lax.linalg.tridiagonal(a + a.T, lower=False)
+  return packed, taus, tri, lax.linalg.ormqr(packed, taus, c, left=False, transpose=True)
+
+
 def _call_program(x, y):
   """`call_p` (binds a function) and `closed_call_p` (binds a ClosedJaxpr)."""
   from jaxlite._src.closed_call import call_p, closed_call_p
@@ -451,6 +458,11 @@ def _ref_cases():
                [(0, None), (0, 0), (None, 0)]),
           Case("identity_ops", _identity_ops_program, args(f32(2, 3), f32(2, 3)),
                [(0, 0), (None, 1), (1, None)]),
+          Case("householder_reductions", _householder_program, args(f32(3, 3), f32(3, 3)),
+               [(0, 0), (None, 1), (1, None)], tol=1e-5),
+          Case("approx_top_k", lambda x: (lax.approx_max_k(x, 2), lax.approx_min_k(
+              x, 1, reduction_dimension=0, aggregate_to_topk=False)), args(f32(3, 4)),
+               [(0,), (1,)]),
           Case("call", _call_program, args(f32(2, 3), f32(2, 3)), [(0, 0), (None, 1), (1, None)])]
 
 
