@@ -65,6 +65,21 @@ def _reduce_with(fn, x, init, axes):
 
 
 # (id, function, args): one row per differentiable primitive (some with a few variants).
+def _linear_call():
+  from jaxlite.custom_derivatives import linear_call
+  return linear_call
+
+
+def _call_p():
+  from jaxlite._src.closed_call import call_p
+  return call_p
+
+
+def _closed_call_p():
+  from jaxlite._src.closed_call import closed_call_p
+  return closed_call_p
+
+
 PRIMITIVES = [
     ("neg", lax.neg, (_signed((3,)),)),
     ("exp", lax.exp, (_u((3,)),)),
@@ -137,6 +152,17 @@ PRIMITIVES = [
     ("igammac_x", lambda x: lax.igammac(np.float32(1.7), x), (_u((3,), 0.5, 2.0),)),
     ("polygamma_x", lambda x: lax.polygamma(np.float32(1.), x), (_u((3,), 0.5, 2.0),)),
     ("optimization_barrier", lambda x: lax.optimization_barrier(x * 2.0) * x, (_u((3,)),)),
+    ("copy", lambda x: lax.copy_p.bind(x * 2.0) * x, (_u((3,)),)),
+    ("approx_top_k", lambda x: lax.approx_max_k(x * x, 2)[0],
+     (np.array([[0.3, 0.9, 0.5, 0.1], [0.8, 0.2, 0.6, 0.4]], np.float32),)),
+    ("linear_call", lambda x: _linear_call()(lambda r, v: v * r, lambda r, t: t * r, 3.0,
+                                             jnp.sin(x)) * x, (_u((3,)),)),
+    ("call", lambda x: _call_p().bind(lambda u: [jnp.sin(u) * u], x)[0], (_u((3,)),)),
+    ("closed_call", lambda x: _closed_call_p().bind(
+        x, call_jaxpr=jax.make_jaxpr(lambda u: jnp.cos(u) * u)(x))[0], (_u((3,)),)),
+    ("stage", lambda x: lax.stage_p.bind(x * 2.0) * x, (_u((3,)),)),
+    ("device_put", lambda x: lax.device_put_p.bind(
+        x * 2.0, devices=(None,), srcs=(None,), copy_semantics=(None,))[0] * x, (_u((3,)),)),
     ("bessel_i0e", lax.bessel_i0e, (_signed((3,)),)),
     ("bessel_i1e", lax.bessel_i1e, (_signed((3,)),)),
     ("broadcast_in_dim", lambda x: lax.broadcast_in_dim(x, (2, 3, 4), (1, 2)),
@@ -278,7 +304,10 @@ COVERED_ELSEWHERE = {"add_any", "custom_lin", "custom_jvp_call", "custom_vjp_cal
                      "custom_vmap_call",
                      # collectives and shard_map: gradients against JAX in tests/test_shard_map.py
                      "ppermute", "all_to_all", "reduce_scatter", "pbroadcast", "pvary",
-                     "psum_invariant", "shard_map"}
+                     "psum_invariant", "shard_map",
+                     # no tangents (tokens, booleans, sinks, constants): tests/test_lax_tokens.py
+                     "create_token", "after_all", "dce_sink", "empty2", "eq_to", "le_to",
+                     "lt_to"}
 
 
 def test_table_covers_every_differentiable_primitive():

@@ -62,11 +62,19 @@ DELIBERATE_OMISSIONS = {
                                      "PartialVals out; user code calls jax.linearize",
     "jax.custom_derivatives.remat_opt_p": "JAX-internal primitive of custom_vjp's "
                                           "optimize_remat lowering (hijax to_lojax)",
+    **dict.fromkeys(("jax.extend.random.rbg_prng_impl", "jax.extend.random.unsafe_rbg_prng_impl"),
+                    "keys whose bits come from XLA's RngBitGenerator expansion on each backend; "
+                    "jaxlite cannot give JAX's bits, so it offers threefry only"),
+    **dict.fromkeys(("jax.profiler.ProfileData", "jax.profiler.ProfileEvent",
+                     "jax.profiler.ProfilePlane"),
+                    "readers of XLA's XSpace profile protobufs; jaxlite's profiler writes "
+                    "Chrome/Perfetto trace JSON and has no XSpace to read"),
 }
 
 # Coverage (in %) reached at the last merge; raise it as names land, never lower it. Issue 14's
-# target is 97. 91.8 is main after the issue-14 merges plus the surface-more branch.
-COVERAGE_FLOOR = 92.7
+# target is 97. 96.4 is the surface branch (refs, tokens, call primitives, flags) before the
+# sharding names land.
+COVERAGE_FLOOR = 96.4
 
 
 def _recorded() -> dict:

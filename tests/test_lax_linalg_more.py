@@ -96,3 +96,26 @@ def test_batched_and_jitted():
   packed, taus = jl.jit(L.hessenberg)(batch)
   np.testing.assert_allclose(packed[1], sl.lapack.sgehrd(2 * A)[0], atol=5e-6)
   assert taus.shape == (2, 4)
+
+
+def test_householder_primitives_print_and_batch_as_jax():
+  # hessenberg_p / tridiagonal_p / ormqr_p: one eqn each, printed as JAX 0.10.2 prints them;
+  # vmap matches a loop; no differentiation rule, as in JAX.
+  a = np.arange(9.0, dtype=np.float32).reshape(3, 3) + np.eye(3, dtype=np.float32)
+  texts = [str(jl.make_jaxpr(L.hessenberg)(a)),
+           str(jl.make_jaxpr(lambda a: L.tridiagonal(a, lower=False))(a)),
+           str(jl.make_jaxpr(lambda a, t, c: L.ormqr(a, t, c, left=False, transpose=True))(
+               a, np.ones(2, np.float32), a))]
+  assert texts[0] == "{ lambda ; a:f32[3,3]. let b:f32[3,3] c:f32[2] = hessenberg a in (b, c) }"
+  assert texts[2].splitlines()[1] == "    d:f32[3,3] = ormqr[left=False transpose=True] a b c"
+  batch = np.stack([a, 2 * a])
+  for got, want in zip(jl.vmap(L.hessenberg)(batch), zip(*[L.hessenberg(x) for x in batch])):
+    np.testing.assert_allclose(got, np.stack(want), rtol=1e-6)
+  with pytest.raises(NotImplementedError, match="hessenberg"):
+    jl.jvp(L.hessenberg, (a,), (a,))
+  jax = oracle()
+  want = [str(jax.make_jaxpr(jax.lax.linalg.hessenberg)(a)),
+          str(jax.make_jaxpr(lambda a: jax.lax.linalg.tridiagonal(a, lower=False))(a)),
+          str(jax.make_jaxpr(lambda a, t, c: jax.lax.linalg.ormqr(
+              a, t, c, left=False, transpose=True))(a, np.ones(2, np.float32), a))]
+  assert texts == want

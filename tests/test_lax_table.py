@@ -32,12 +32,17 @@ EXCLUDED = {
     "fft": "transforms: tests/test_fft.py",
     **dict.fromkeys(("cholesky", "eigh", "eig", "lu", "lu_pivots_to_permutation", "qr", "svd",
                      "triangular_solve", "schur", "cholesky_update", "symmetric_product",
-                     "householder_product", "tridiagonal_solve"),
+                     "householder_product", "tridiagonal_solve", "hessenberg", "tridiagonal",
+                     "ormqr"),
                     "decompositions: tests/test_linalg.py"),
     **dict.fromkeys(("zeta", "polygamma", "igamma_grad_a", "random_gamma_grad",
                      "optimization_barrier"),
                     "lax remainder: tests/test_lax_more.py (values against SciPy and JAX)"),
     "stop_gradient": "autodiff: tests/test_autodiff.py (identity forward, zero tangent)",
+    **dict.fromkeys(("create_token", "after_all", "dce_sink", "copy", "device_put", "stage",
+                     "empty2", "eq_to", "le_to", "lt_to"),
+                    "tokens and identity-like ops: tests/test_lax_tokens.py (against JAX)"),
+    "approx_top_k": "k of an axis: tests/test_ann.py (against JAX)",
 }
 
 

@@ -412,8 +412,62 @@ def _special_and_barrier_cases():
   ]
 
 
+def _ref_program(x, i):
+  """Every ref primitive: under vmap the refs are discharged into pure ops (state/)."""
+  r = jaxlite.new_ref(x)
+  r[0] = r[1] * 2.0
+  jaxlite.ref.addupdate(r, i, x[2])
+  old = jaxlite.ref.swap(r, jaxlite.ds(i, 2), r[jaxlite.ds(i, 2)] * 3.0)
+  e = jaxlite.empty_ref(jaxlite.ShapeDtypeStruct((), np.float32))
+  e[...] = x[0]
+  out = jaxlite.ref.freeze(r) + e[...]
+  jaxlite.ref.free_ref(e)
+  return out, old
+
+
+def _identity_ops_program(x, y):
+  """Tokens, dce_sink and the identity-like primitives of lax/tokens.py and identity_ops.py."""
+  from jaxlite._src.lax import identity_ops as ops
+  lax.after_all(lax.create_token(), lax.create_token())
+  lax.dce_sink(x)
+  sem = (ops.ArrayCopySemantics.ALWAYS_COPY,)
+  moved, = ops.device_put_p.bind(y, devices=(None,), srcs=(None,), copy_semantics=sem)
+  total = ops.copy_p.bind(x) + moved + ops.stage_p.bind(x)
+  total = total + ops.empty2_p.bind(dtype=np.dtype(np.float32), memory_space=None)
+  return total, ops.eq_to_p.bind(x, y), ops.le_to_p.bind(x, y), ops.lt_to_p.bind(x, y)
+
+
+def _householder_program(a, c):
+  """hessenberg, tridiagonal and ormqr (lax.linalg's Householder primitives)."""
+  packed, taus = lax.linalg.hessenberg(a)
+  tri = lax.linalg.tridiagonal(a + a.T, lower=False)
+  return packed, taus, tri, lax.linalg.ormqr(packed, taus, c, left=False, transpose=True)
+
+
+def _call_program(x, y):
+  """`call_p` (binds a function) and `closed_call_p` (binds a ClosedJaxpr)."""
+  from jaxlite._src.closed_call import call_p, closed_call_p
+  a, = call_p.bind(lambda u, v: [jnp.sin(u) * v], x, y)
+  body = jaxlite.make_jaxpr(lambda u, v: jnp.cos(u) + v)(x, y)
+  b, = closed_call_p.bind(x, y, call_jaxpr=body)
+  return a + b
+
+
+def _ref_cases():
+  return [Case("refs", _ref_program, args(f32(5), i32(lo=0, hi=3)),
+               [(0, None), (0, 0), (None, 0)]),
+          Case("identity_ops", _identity_ops_program, args(f32(2, 3), f32(2, 3)),
+               [(0, 0), (None, 1), (1, None)]),
+          Case("householder_reductions", _householder_program, args(f32(3, 3), f32(3, 3)),
+               [(0, 0), (None, 1), (1, None)], tol=1e-5),
+          Case("approx_top_k", lambda x: (lax.approx_max_k(x, 2), lax.approx_min_k(
+              x, 1, reduction_dimension=0, aggregate_to_topk=False)), args(f32(3, 4)),
+               [(0,), (1,)]),
+          Case("call", _call_program, args(f32(2, 3), f32(2, 3)), [(0, 0), (None, 1), (1, None)])]
+
+
 CASES += (_linalg_cases() + _random_cases() + _optional_cases()
-          + _special_and_barrier_cases())
+          + _special_and_barrier_cases() + _ref_cases())
 CASE_PARAMS = [p for c in CASES for p in c.params()]
 
 
@@ -461,7 +515,13 @@ def _primitives_of(jaxpr, out):
 
 # Never batched: iota takes no operands; custom_lin only lives in the linear jaxprs of
 # linearize, which are transposed rather than batched (JAX has no rule either).
-NEVER_BATCHED = {"iota", "custom_lin"}
+NEVER_BATCHED = {"iota", "custom_lin",
+                 # Refs are never batched values: a ref made under vmap is discharged into pure
+                 # ops before BatchTrace sees it (state/primitives.py), so these only ever meet
+                 # unbatched refs, which BatchTrace binds without a rule; empty_ref has no operands.
+                 "new_ref", "empty_ref", "freeze", "free_ref",
+                 # As in JAX 0.10.2 (NotImplementedError): tests/test_linear_call.py
+                 "linear_call"}
 # Primitives with named axes are checked against known answers below (no loop reference).
 NAMED_AXES = {"psum", "pmax", "pmin", "all_gather", "axis_index",
               # checked by value under vmap(axis_name=) and shard_map in tests/test_shard_map.py

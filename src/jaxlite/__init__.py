@@ -35,7 +35,7 @@ _LAZY = {"random", "nn", "scipy", "sharding", "test_util", "dtypes", "typing",
 # surface-core: JAX's extension and debugging surface, loaded on first use.
 _LAZY |= {"core", "extend", "interpreters", "api_util", "debug", "experimental", "stages",
           "monitoring", "profiler", "version"}
-_LAZY |= {"distributed"}  # mpi: jax.distributed (issue 13)
+_LAZY |= {"distributed", "ref"}  # mpi: jax.distributed (issue 13)
 _LAZY_ATTRS = {
     "shard_map": ("jaxlite._src.shard_map", "shard_map"),
     "pmap": ("jaxlite._src.pmap", "pmap"),
@@ -56,6 +56,12 @@ _LAZY_ATTRS = {
         "make_array_from_callback", "make_array_from_single_device_arrays",
         "make_array_from_process_local_data")},
     "Shard": ("jaxlite._src.devices", "Shard"),
+    # surface (issue 14): mutable array references
+    **{n: ("jaxlite._src.state.primitives", n) for n in (
+        "new_ref", "empty_ref", "free_ref", "freeze", "ds")},
+    "Ref": ("jaxlite._src.state.types", "Ref"),
+    "memory": ("jaxlite._src.memory_space", "memory"),
+    "fwd_and_bwd": ("jaxlite._src.linear_call", "fwd_and_bwd"),
 }
 from jaxlite._src.config import (  # noqa: F401,E402
     enable_x64, debug_nans, debug_infs, default_device, default_matmul_precision,
@@ -64,6 +70,9 @@ from jaxlite._src.config import (  # noqa: F401,E402
     log_compiles, explain_cache_misses, threefry_partitionable, enable_checks, default_prng_impl,
     legacy_prng_key, enable_custom_prng, debug_key_reuse, softmax_custom_jvp, make_user_context,
     check_tracer_leaks, no_tracing, no_execution)
+from jaxlite._src.config import (  # noqa: F401,E402 - surface (issue 14): remaining flags
+    allow_f16_reductions, array_garbage_collection_guard, jax2tf_associative_scan_reductions,
+    thread_guard)
 
 
 def __getattr__(name):

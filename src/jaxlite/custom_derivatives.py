@@ -24,3 +24,4 @@ def custom_vjp_primal_tree_values(tree):
 
 __all__ = ["CustomVJPPrimal", "SymbolicZero", "closure_convert", "custom_gradient", "custom_jvp",
            "custom_vjp", "custom_vjp_primal_tree_values", "zero_from_primal"]
+from jaxlite._src.linear_call import linear_call  # noqa: F401,E402

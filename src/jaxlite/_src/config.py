@@ -44,6 +44,11 @@ _DEFAULTS = {
     "jax_softmax_custom_jvp": False,
     "jax_no_tracing": False,
     "jax_no_execution": False,
+    # surface (issue 14): JAX's remaining top-level flags.
+    "jax_allow_f16_reductions": True,
+    "jax_array_garbage_collection_guard": None,
+    "jax2tf_associative_scan_reductions": False,
+    "jax_thread_guard": False,
 }
 
 # Flags acted on by hooks on jit and eager dispatch (`instrumentation.py`).
@@ -53,7 +58,7 @@ _HOOKED_FLAGS = ("jax_debug_nans", "jax_debug_infs", "jax_log_compiles", "jax_no
 # Flags whose value changes what a traced function computes: part of every jit cache key.
 _TRACE_CONTEXT_FLAGS = (
     "jax_enable_x64", "jax_numpy_dtype_promotion", "jax_default_matmul_precision",
-    "jax_threefry_partitionable", "jax_numpy_rank_promotion",
+    "jax_threefry_partitionable", "jax_numpy_rank_promotion", "jax_allow_f16_reductions",
 )
 
 
@@ -191,6 +196,19 @@ disable_jit_ctx = State("jax_disable_jit", default_arg=True)
 check_tracer_leaks = checking_leaks_state
 no_tracing = State("jax_no_tracing")
 no_execution = State("jax_no_execution")
+# If False, reduce_sum over a non-trivial axis of float16/bfloat16 raises (lax/reductions.py).
+allow_f16_reductions = State("jax_allow_f16_reductions", default_arg=True)
+# What to do when a jax.Array is freed by the garbage collector rather than by reference
+# counting: XLA device buffers only; jaxlite's NumPy buffers need no guard, the level is kept.
+array_garbage_collection_guard = State(
+    "jax_array_garbage_collection_guard",
+    lambda v: v is None or _one_of("jax_array_garbage_collection_guard",
+                                   ("allow", "log", "fatal"))(v))
+# Which lowering jax2tf uses for cumulative reductions; jaxlite has no jax2tf, so it is a flag.
+jax2tf_associative_scan_reductions = State("jax2tf_associative_scan_reductions",
+                                           default_arg=True)
+# Guards multi-process operations against use from other threads; jaxlite runs one process.
+thread_guard = State("jax_thread_guard", default_arg=True)
 
 
 def checking_leaks():

@@ -25,6 +25,7 @@ from jaxlite._src.config import config
 from jaxlite._src.dtypes import check_python_int
 from jaxlite._src.interpreters import batching
 from jaxlite._src.interpreters import partial_eval as pe
+from jaxlite._src.state.types import AbstractRef, Ref  # mutable refs are jit arguments too
 
 # --- argument handling -------------------------------------------------------------------------
 
@@ -44,6 +45,8 @@ def leaf_signature(x):
     # Same key as a weak 0-d array of the default dtype: both trace to the same aval.
     return ((), dtypes.canonicalize_dtype(dtypes.python_scalar_dtype(x)), t is not bool)
   aval = core.get_aval(x)
+  if type(aval) is AbstractRef:
+    return aval  # a jax.ref.Ref: its AbstractRef keys the cache (never an array's key)
   if aval.sharding is not None:
     return (aval.shape, aval.dtype, aval.weak_type, aval.sharding)
   return (aval.shape, aval.dtype, aval.weak_type)
@@ -67,6 +70,8 @@ def numpy_value(x):
     raise errors.unexpected_tracer_error(x)
   if isinstance(x, core.Array):  # other concrete arrays (typed PRNG keys) hold `_value` too
     return x._value
+  if type(x) is Ref:  # a jax.ref.Ref: the compiled code's kernels mutate it in place
+    return x
   raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
 
 
@@ -362,6 +367,11 @@ class PjitFunction:
       cache_miss.explain(self._fun, self._name, key, list(self._cache), names)
     dbg = pe.TracingDebugInfo("jit", fun_src_info(self._fun), names)
     closed = pe.trace_to_jaxpr(flat_fun, in_avals, dbg, names)
+    for aval in closed.out_avals:
+      if type(aval) is AbstractRef:
+        raise ValueError(f"function {fun_src_info(self._fun)} traced for jit returned a mutable "
+                         f"array reference of type {aval}, but mutable array references cannot "
+                         "be returned.")
     closed, lifted = pe.convert_constvars_to_invars(closed)
     entry = _CacheEntry(closed, flat_fun.out_tree, lifted)
     if not self._sharded and _has_constraint(closed.jaxpr):

@@ -248,8 +248,17 @@ def _jaxpr_doc(jaxpr, ctx: _Context) -> Doc:
   return group(concat(nest(2, body), text(" }")))
 
 
+# Primitive -> (eqn, binder, atom) -> str, for eqns JAX prints in their own syntax (the ref ops
+# of state/primitives.py: `c:f32[3] <- a[...]`); binder/atom give `name:type` and `name`.
+eqn_printers: dict = {}
+
+
 def _eqn_doc(eqn, ctx: _Context) -> Doc:
   """`OUTS = prim[PARAMS] ARGS`, naming outputs, then params' jaxprs, then arguments."""
+  printer = eqn_printers.get(eqn.primitive)
+  if printer is not None:
+    return text(printer(eqn, lambda v: f"{ctx.names(v)}:{v.aval.str_short()}",
+                        lambda v: _atom(v, ctx)))
   _share_callee_names(eqn, ctx)
   lhs = (_binders(eqn.outvars, ctx), text(" = ")) if eqn.outvars else ()
   params = _params_doc(eqn, ctx)

@@ -4,7 +4,8 @@ import importlib
 from jaxlite._src.callbacks import io_callback  # noqa: F401
 
 # Submodules other changes may add files for; each is imported on first attribute access.
-_SUBMODULES = {"checkify", "ode", "layout", "mesh_utils", "shard_map", "multihost_utils"}
+_SUBMODULES = {"checkify", "ode", "layout", "mesh_utils", "shard_map", "multihost_utils",
+               "random"}
 
 
 def __getattr__(name):

@@ -146,3 +146,39 @@ custom_partial_eval_rules: dict = {}
 partial_eval_jaxpr_custom_rules: dict = {}
 dce_rules: dict = {}
 
+
+
+def dce_jaxpr_call_rule(used_outputs, eqn):
+  """DCE of a `call` eqn: (which inputs it still reads, the pruned eqn or None if it goes)."""
+  effectful = _passes.is_effectful(eqn)
+  if not any(used_outputs) and not effectful:
+    return [False] * len(eqn.invars), None
+  new_jaxpr, used_inputs = dce_jaxpr(eqn.params["call_jaxpr"], used_outputs)
+  if not any(used_inputs) and not any(used_outputs) and not effectful:
+    return used_inputs, None
+  return used_inputs, _pruned_eqn(eqn, used_inputs, used_outputs, call_jaxpr=new_jaxpr)
+
+
+def dce_jaxpr_closed_call_rule(used_outputs, eqn):
+  """DCE of a `closed_call` eqn (its ClosedJaxpr keeps its consts)."""
+  if not any(used_outputs) and not _passes.is_effectful(eqn):
+    return [False] * len(eqn.invars), None
+  closed = eqn.params["call_jaxpr"]
+  new_jaxpr, used_inputs = dce_jaxpr(closed.jaxpr, used_outputs)
+  return used_inputs, _pruned_eqn(eqn, used_inputs, used_outputs,
+                                  call_jaxpr=core.ClosedJaxpr(new_jaxpr, closed.consts))
+
+
+def _pruned_eqn(eqn, used_inputs, used_outputs, **params):
+  return eqn.replace(invars=[v for v, u in zip(eqn.invars, used_inputs) if u],
+                     outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
+                     params=dict(eqn.params, **params))
+
+
+def _register_call_dce_rules():
+  from jaxlite._src.closed_call import call_p, closed_call_p
+  dce_rules[call_p] = dce_jaxpr_call_rule
+  dce_rules[closed_call_p] = dce_jaxpr_closed_call_rule
+
+
+_register_call_dce_rules()

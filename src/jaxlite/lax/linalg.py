@@ -7,6 +7,7 @@ from jaxlite._src.lax.linalg_solve import (
     symmetric_product, symmetric_product_p, triangular_solve, triangular_solve_p, tridiagonal_solve,
     tridiagonal_solve_p)
 from jaxlite._src.lax.linalg_common import EigImplementation, EighImplementation, SvdAlgorithm
-from jaxlite._src.lax.linalg_more import hessenberg, ormqr, qdwh, tridiagonal  # noqa: F401
+from jaxlite._src.lax.linalg_more import (  # noqa: F401
+    hessenberg, hessenberg_p, ormqr, ormqr_p, qdwh, tridiagonal, tridiagonal_p)
 
 __all__ = [n for n in dir() if not n.startswith("_")]

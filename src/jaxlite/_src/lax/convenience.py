@@ -94,36 +94,21 @@ def reciprocal(x):
 
 # --- approximate top-k --------------------------------------------------------------------------
 
-def _approx_k(operand, k, reduction_dimension, is_max):
-  operand = lax.asarg(operand)
-  aval = core.get_aval(operand)
-  if not -aval.ndim <= reduction_dimension < aval.ndim:
-    raise ValueError(f"approx_{'max' if is_max else 'min'}_k: reduction_dimension "
-                     f"{reduction_dimension} is out of range for an operand of rank {aval.ndim}")
-  if not 0 < k <= aval.shape[reduction_dimension]:
-    raise ValueError(f"approx_{'max' if is_max else 'min'}_k: k must be in (0, "
-                     f"{aval.shape[reduction_dimension]}], got {k}")
-  if not (dtypes.is_ml_float(aval.dtype) or aval.dtype.kind == "f"):
-    raise ValueError("operand must be a floating type")
-  if is_max:
-    return sort_ops.top_k(operand, k, axis=reduction_dimension)
-  vals, idx = sort_ops.top_k(lax.neg(operand), k, axis=reduction_dimension)
-  return [lax.neg(vals), idx]
-
-
 def approx_max_k(operand, k: int, reduction_dimension: int = -1, recall_target: float = 0.95,
                  reduction_input_size_override: int = -1, aggregate_to_topk: bool = True):
-  """The k largest values along `reduction_dimension` and their indices.
-
-  On CPU XLA computes these exactly (recall 1), so this is `top_k` on that axis.
-  """
-  return _approx_k(operand, int(k), int(reduction_dimension), True)
+  """The k largest values along `reduction_dimension` and their indices (one `approx_top_k`
+  eqn; on CPU XLA computes it exactly, recall 1)."""
+  from jaxlite._src.lax import ann
+  return ann.approx_k(operand, k, reduction_dimension, recall_target, True,
+                      reduction_input_size_override, aggregate_to_topk)
 
 
 def approx_min_k(operand, k: int, reduction_dimension: int = -1, recall_target: float = 0.95,
                  reduction_input_size_override: int = -1, aggregate_to_topk: bool = True):
   """The k smallest values along `reduction_dimension` and their indices (exact on CPU)."""
-  return _approx_k(operand, int(k), int(reduction_dimension), False)
+  from jaxlite._src.lax import ann
+  return ann.approx_k(operand, k, reduction_dimension, recall_target, False,
+                      reduction_input_size_override, aggregate_to_topk)
 
 
 # --- platform_dependent, composite --------------------------------------------------------------

@@ -59,8 +59,11 @@ def _hessenberg_2d(a):
 def hessenberg(a):
   """(packed, taus): the upper Hessenberg form H = Q^T A Q on and above the subdiagonal of
   `packed`, Q's Householder vectors below it, and their scales `taus` (LAPACK gehrd)."""
+  return tuple(hessenberg_p.bind(_real_square("hessenberg", a)))
+
+
+def _hessenberg(a):
   jnp = _jnp()
-  a = _real_square("hessenberg", a)
   return jnp.vectorize(_hessenberg_2d, signature="(n,n)->(n,n),(k)")(a) if a.shape[-1] > 1 \
       else (a, jnp.zeros(a.shape[:-2] + (0,), a.dtype))
 
@@ -94,8 +97,11 @@ def _tridiagonal_lower_2d(a):
 def tridiagonal(a, *, lower: bool = True):
   """(packed, d, e, taus): Q^T A Q = tridiagonal(d, e) for symmetric A read from its `lower`
   (or upper) triangle, Q's Householder vectors packed as LAPACK sytrd stores them."""
+  return tuple(tridiagonal_p.bind(_real_square("tridiagonal", a), lower=bool(lower)))
+
+
+def _tridiagonal(a, *, lower):
   jnp = _jnp()
-  a = _real_square("tridiagonal", a)
   if lower:
     return jnp.vectorize(_tridiagonal_lower_2d, signature="(n,n)->(n,n),(n),(m),(m)")(a)
   # uplo='U' is the mirror image: reverse rows and columns, reduce the lower triangle, and
@@ -110,8 +116,15 @@ def ormqr(a, taus, c, *, left: bool = True, transpose: bool = False):
   """Q c, Q^T c, c Q or c Q^T (`left`, `transpose`) with Q the product of the Householder
   reflectors geqrf packed in `a` and `taus`, without the caller forming Q."""
   jnp = _jnp()
-  from jaxlite._src.lax.linalg import householder_product
   a, taus, c = jnp.asarray(a), jnp.asarray(taus), jnp.asarray(c)
+  if taus.shape[-1] > min(a.shape[-2], a.shape[-1]):
+    raise ValueError(f"ormqr: taus has {taus.shape[-1]} entries but a has shape {a.shape}")
+  return ormqr_p.bind(a, taus, c, left=bool(left), transpose=bool(transpose))
+
+
+def _ormqr(a, taus, c, *, left, transpose):
+  jnp = _jnp()
+  from jaxlite._src.lax.linalg import householder_product
   m, k = a.shape[-2], taus.shape[-1]
   if k > min(m, a.shape[-1]):
     raise ValueError(f"ormqr: taus has {k} entries but a has shape {a.shape}")
@@ -124,6 +137,49 @@ def ormqr(a, taus, c, *, left: bool = True, transpose: bool = False):
   if transpose:
     q = jnp.conj(jnp.swapaxes(q, -1, -2))
   return q @ c if left else c @ q
+
+
+# --- the primitives: their value is the composition above (so jvp and vmap follow it) -------
+
+
+def _composite_primitive(name, fn, multiple_results):
+  """A primitive computed by the jnp composition `fn(*arrays, **params)`: eager and compiled
+  kernels run it, abstract evaluation traces it, and vmap moves the batch dimension to the
+  front, which `fn` treats as a leading batch axis. As in JAX 0.10.2 there is no
+  differentiation rule (NotImplementedError under jvp/grad)."""
+  import numpy as np
+  from jaxlite._src import api, core
+  from jaxlite._src.interpreters import batching
+
+  p = core.Primitive(name)
+  p.multiple_results = multiple_results
+
+  def impl(*args, **params):
+    out = fn(*args, **params)
+    return [np.asarray(o) for o in out] if multiple_results else np.asarray(out)
+
+  def abstract_eval(*avals, **params):
+    shapes = [api.ShapeDtypeStruct(a.shape, a.dtype) for a in avals]
+    out = api.eval_shape(lambda *xs: fn(*xs, **params), *shapes)
+    outs = out if multiple_results else [out]
+    avals_out = [core.ShapedArray(o.shape, o.dtype) for o in outs]
+    return avals_out if multiple_results else avals_out[0]
+
+  def batch_rule(vals, dims, **params):
+    size = batching.mapped_size(vals, dims)
+    vals = [batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
+    out = p.bind(*vals, **params)
+    return out, ([0] * len(out) if multiple_results else 0)
+
+  p.def_impl(impl)
+  p.def_abstract_eval(abstract_eval)
+  batching.primitive_batchers[p] = batch_rule
+  return p
+
+
+hessenberg_p = _composite_primitive("hessenberg", _hessenberg, True)
+tridiagonal_p = _composite_primitive("tridiagonal", _tridiagonal, True)
+ormqr_p = _composite_primitive("ormqr", _ormqr, False)
 
 
 # --- QDWH polar decomposition ------------------------------------------------------------------

@@ -87,5 +87,10 @@ LAZY_NAMES = {
                      "ppermute_p", "all_to_all_p"), "jaxlite._src.lax.parallel_comm"),
     **dict.fromkeys(("with_sharding_constraint", "sharding_constraint_p"),
                     "jaxlite._src.sharding.propagation"),
+    **dict.fromkeys(("create_token", "after_all", "create_token_p", "after_all_p", "dce_sink",
+                     "dce_sink_p"), "jaxlite._src.lax.tokens"),
+    **dict.fromkeys(("copy_p", "device_put_p", "stage", "stage_p", "eq_to_p", "le_to_p",
+                     "lt_to_p", "shape_as_value"), "jaxlite._src.lax.identity_ops"),
+    "approx_top_k_p": "jaxlite._src.lax.ann",
 }
 __all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_NAMES"]

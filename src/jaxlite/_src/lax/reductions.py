@@ -9,6 +9,7 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src import dtypes
+from jaxlite._src.config import config
 from jaxlite._src.compiler import backend
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad
@@ -46,6 +47,15 @@ def _half_precision(dtype) -> bool:
 
 # --- reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or, reduce_xor ----------
 
+def _check_f16_sum(x, axes):
+  """reduce_sum (the reduction with `out_sharding`) of half precision over a non-trivial axis
+  raises when `jax_allow_f16_reductions` is False, as in JAX."""
+  if _half_precision(x.dtype) and any(x.shape[a] != 1 for a in axes) \
+      and not config.jax_allow_f16_reductions:
+    raise ValueError(f"reduce_sum on operand {x.str_short(True)} is not allowed when "
+                     "jax_allow_f16_reductions=False.")
+
+
 def _reduction(name, np_reduce, kinds, check=_check_kinds, sharding_param=False):
   """A reduction primitive over static `axes` that keeps the operand's dtype and weak type.
 
@@ -57,11 +67,15 @@ def _reduction(name, np_reduce, kinds, check=_check_kinds, sharding_param=False)
   def abstract_eval(x, *, axes, out_sharding=None):
     check(name, x.dtype, kinds)
     _check_axes(x, axes)
+    if sharding_param:
+      _check_f16_sum(x, axes)
     return ShapedArray(_reduced_shape(x.shape, axes), x.dtype, x.weak_type)
 
   def impl(x, *, axes, out_sharding=None):
     if kind_of(x.dtype) not in kinds:
       check(name, x.dtype, kinds)
+    if sharding_param and x.dtype.itemsize == 2:
+      _check_f16_sum(core.get_aval(x), axes)
     if not axes:
       return x
     try:

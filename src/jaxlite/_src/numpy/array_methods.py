@@ -14,6 +14,7 @@ from jaxlite._src import core
 from jaxlite._src.array import ArrayImpl, _from_numpy
 from jaxlite._src.numpy import ufuncs as uf
 from jaxlite._src.numpy.util import _scalar_partner
+from jaxlite._src.state.types import AbstractRef
 
 
 _FAST_TYPES = {int, float, complex, bool}
@@ -98,11 +99,17 @@ def _divmod(a, b):
 
 
 def _getitem(self, idx):
+  if isinstance(self, core.Tracer) and type(self.aval) is AbstractRef:  # a ref staged by jit
+    from jaxlite._src.state import primitives
+    return primitives.ref_get(self, idx)
   from jaxlite._src.numpy import indexing
   return indexing.getitem(self, idx)
 
 
 def _setitem(self, idx, val):
+  if isinstance(self, core.Tracer) and type(self.aval) is AbstractRef:
+    from jaxlite._src.state import primitives
+    return primitives.ref_set(self, idx, val)
   raise TypeError("JAX arrays are immutable and do not support in-place item assignment. "
                   "Instead of x[idx] = y, use x = x.at[idx].set(y) or another .at[] method: "
                   "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")

@@ -1,36 +1,93 @@
-"""`jax._src.state.types.AbstractRef`: the abstract value of a mutable array reference.
+"""`jax._src.state.types`: `AbstractRef`, the type of a mutable array reference, and `Ref`, the
+eager reference object (`jax.ref.Ref`) holding the buffer its primitives read and write.
 
-flax.nnx imports it to ask `isinstance(jax.typeof(x), AbstractRef)`. jaxlite has no mutable
-references yet (no `jax.new_ref`, so flax takes its no-ref path): no jaxlite value has this type,
-and that test is False for every jaxlite array, as it is in JAX for a plain array.
+flax.nnx asks `isinstance(jax.typeof(x), AbstractRef)`; that is True for refs only.
 """
 from __future__ import annotations
+
+import numpy as np
 
 
 class AbstractRef:
   """The type of a reference to an array of aval `inner_aval` (shape and dtype are its)."""
-  __slots__ = ("inner_aval",)
+  __slots__ = ("inner_aval", "memory_space", "kind")
+  # jit keys its trace cache on avals; a ref has no sharding of its own (see leaf_signature).
+  sharding = None
 
-  def __init__(self, inner_aval):
+  def __init__(self, inner_aval, memory_space=None, kind=None):
     self.inner_aval = inner_aval
+    self.memory_space = memory_space
+    self.kind = kind
 
-  @property
-  def shape(self):
-    return self.inner_aval.shape
+  shape = property(lambda self: self.inner_aval.shape)
+  dtype = property(lambda self: self.inner_aval.dtype)
+  weak_type = property(lambda self: self.inner_aval.weak_type)
+  ndim = property(lambda self: len(self.inner_aval.shape))
+  size = property(lambda self: self.inner_aval.size)
 
-  @property
-  def dtype(self):
-    return self.inner_aval.dtype
-
-  @property
-  def ndim(self):
-    return len(self.inner_aval.shape)
+  def str_short(self, short_dtypes: bool = True) -> str:
+    return f"Ref{{{self.inner_aval.str_short(short_dtypes)}}}"
 
   def __repr__(self):
-    return f"Ref{{{self.inner_aval}}}"
+    return f"Ref{{{self.inner_aval.str_short(short_dtypes=False)}}}"
+
+  __str__ = __repr__
 
   def __eq__(self, other):
-    return type(other) is type(self) and self.inner_aval == other.inner_aval
+    return (type(other) is type(self) and self.inner_aval == other.inner_aval
+            and self.memory_space == other.memory_space and self.kind == other.kind)
 
   def __hash__(self):
-    return hash((type(self), self.inner_aval))
+    return hash((type(self), self.inner_aval, self.memory_space, self.kind))
+
+
+class _RefMeta(type):
+  # As in JAX, a tracer whose type is an AbstractRef (a ref staged by jit) is a `Ref` too.
+  def __instancecheck__(cls, inst):
+    if type.__instancecheck__(cls, inst):
+      return True
+    from jaxlite._src import core
+    return isinstance(inst, core.Tracer) and isinstance(inst.aval, AbstractRef)
+
+
+class Ref(metaclass=_RefMeta):
+  """A mutable array reference (`jax.ref.Ref`); make one with `jax.new_ref`.
+
+  `_buf` is a NumPy array when the ref lives at the top level (eager code mutates it in place),
+  or a tracer when the ref was made under vmap/grad/jvp, where every write rebinds `_buf` to a
+  new traced value (the state is discharged into pure operations as it happens).
+  """
+  __slots__ = ("_aval", "_buf", "__weakref__")
+
+  def __init__(self, aval: AbstractRef, buf):
+    self._aval = aval
+    self._buf = buf
+
+  aval = property(lambda self: self._aval)
+  shape = property(lambda self: self._aval.shape)
+  dtype = property(lambda self: self._aval.dtype)
+  ndim = property(lambda self: self._aval.ndim)
+  size = property(lambda self: self._aval.size)
+
+  def __getitem__(self, idx):
+    from jaxlite._src.state import primitives
+    return primitives.ref_get(self, idx)
+
+  def __setitem__(self, idx, value):
+    from jaxlite._src.state import primitives
+    primitives.ref_set(self, idx, value)
+
+  def addupdate(self, x, idx=()):
+    from jaxlite._src.state import primitives
+    primitives.ref_addupdate(self, idx, x)
+
+  def __len__(self):
+    if not self.shape:
+      raise TypeError("len() of unsized object")
+    return self.shape[0]
+
+  def __repr__(self):
+    if isinstance(self._buf, np.ndarray):
+      from jaxlite._src import core
+      return "Ref" + repr(core.make_array(self._buf.copy(), self._aval.inner_aval))[5:]
+    return f"Ref({self._buf!r})"

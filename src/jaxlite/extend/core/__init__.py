@@ -30,6 +30,18 @@ def call_impl(f, *args, **params):
   return f(*args)
 
 
+class TraceTag:
+  """JAX's tag naming a set of tracers for a transformation's cache key. jaxlite's traces
+  are told apart by identity, so tags only take part in keys: as in JAX, every tag equals every
+  other and they share one hash."""
+
+  def __hash__(self):
+    return hash(TraceTag)
+
+  def __eq__(self, other):
+    return isinstance(other, TraceTag)
+
+
 def _array_types():
   import numpy as np
   return {np.ndarray, _core.array_type, *(np.dtype(t).type for t in
@@ -40,6 +52,12 @@ def _array_types():
 def __getattr__(name):
   if name == "array_types":
     return _array_types()
+  if name in ("CallPrimitive", "ClosedCallPrimitive"):
+    from jaxlite._src import closed_call
+    return getattr(closed_call, name)
+  if name == "Token":
+    from jaxlite._src.lax.tokens import Token
+    return Token
   if name == "primitives":
     import importlib
     return importlib.import_module("jaxlite.extend.core.primitives")

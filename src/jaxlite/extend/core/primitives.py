@@ -16,6 +16,7 @@ _MODULES = tuple(info.name for info in _pkgutil.walk_packages(_lax_pkg.__path__,
     "jaxlite._src.interpreters.ad", "jaxlite._src.call_primitives",
     "jaxlite._src.custom_derivatives", "jaxlite._src.ad_checkpoint", "jaxlite._src.prng",
     "jaxlite._src.random", "jaxlite._src.random_gamma", "jaxlite._src.callbacks",
+    "jaxlite._src.closed_call", "jaxlite._src.state.primitives", "jaxlite._src.scipy.special",
 )
 
 # JAX's names for primitives jaxlite calls differently.
