@@ -35,7 +35,7 @@ _LAZY = {"random", "nn", "scipy", "sharding", "test_util", "dtypes", "typing",
 # surface-core: JAX's extension and debugging surface, loaded on first use.
 _LAZY |= {"core", "extend", "interpreters", "api_util", "debug", "experimental", "stages",
           "monitoring", "profiler", "version"}
-_LAZY |= {"distributed", "ref"}  # mpi: jax.distributed (issue 13)
+_LAZY |= {"distributed", "ref"}  # jax.distributed (MPI, issue 13) and jax.ref (issue 14)
 _LAZY_ATTRS = {
     "shard_map": ("jaxlite._src.shard_map", "shard_map"),
     "pmap": ("jaxlite._src.pmap", "pmap"),
