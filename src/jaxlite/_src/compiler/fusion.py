@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from jaxlite._src.compiler import passes
 from jaxlite._src.core import Literal
 
 # Primitives computed element by element: their operands have the output's shape, or are
@@ -105,19 +106,26 @@ def _roles(eqn, n: int, internal: set) -> list | None:
   return None
 
 
-def plan(jaxpr, last_use: dict) -> list:
-  """The jaxpr's eqns as a list of items, each an eqn or a Kernel, in execution order.
+def plan(jaxpr) -> tuple[list, list, dict]:
+  """(items, eqns, last_use): the jaxpr's eqns grouped into items, each an eqn or a Kernel, in
+  execution order; the eqns in that order; the index of each var's last reader in it (len(eqns)
+  for the jaxpr's outputs).
 
-  `last_use` maps a var to the index of the last eqn reading it (len(eqns) for outputs)."""
-  items, cur, internal = [], None, set()
+  A pure eqn that cannot join the open kernel but reads none of its values (a bias reshaped
+  for the next op, a scalar) moves above the kernel, so the kernel can go on past it."""
+  items, cur, internal, hoisted = [], None, set(), []
 
   def close():
     if cur is not None:
-      _finish(cur, last_use)
+      items.extend(hoisted)
       items.append(cur)
+    hoisted.clear()
 
-  for i, eqn in enumerate(jaxpr.eqns):
+  for eqn in jaxpr.eqns:
     roles = _roles(eqn, cur.n, internal) if cur is not None else None
+    if roles is None and cur is not None and _independent(eqn, internal):
+      hoisted.append(eqn)
+      continue
     if roles is None:
       close()
       cur, internal = None, set()
@@ -128,12 +136,51 @@ def plan(jaxpr, last_use: dict) -> list:
       if roles is None:
         items.append(eqn)
         continue
-      cur = Kernel(out.shape[0], i)
+      cur = Kernel(out.shape[0], 0)
     cur.eqns.append(eqn)
     cur.roles.append(roles)
     internal.update(eqn.outvars)
   close()
-  return items
+
+  eqns = []
+  for item in items:
+    if isinstance(item, Kernel):
+      item.first = len(eqns)
+      eqns.extend(item.eqns)
+    else:
+      eqns.append(item)
+  last_use = last_uses(eqns, jaxpr.outvars)
+  for item in items:
+    if isinstance(item, Kernel):
+      _finish(item, last_use)
+  return items, eqns, last_use
+
+
+def _independent(eqn, internal: set) -> bool:
+  """May run before the open kernel: reads none of its values and has no effects."""
+  if eqn.effects or eqn.primitive in passes.effectful_primitives:
+    return False
+  return not any(type(v) is not Literal and v in internal for v in eqn.invars) and \
+      not _has_subjaxpr(eqn)
+
+
+def _has_subjaxpr(eqn) -> bool:
+  # Control flow and calls run user code: keep them in program order.
+  return any(hasattr(p, "jaxpr") or hasattr(p, "eqns") for p in eqn.params.values()) or \
+      any(isinstance(p, tuple) and p and hasattr(p[0], "jaxpr") for p in eqn.params.values())
+
+
+def last_uses(eqns, outvars) -> dict:
+  """Index of the last eqn reading each var (outputs of the jaxpr are never dead)."""
+  last = {}
+  for i, eqn in enumerate(eqns):
+    for v in eqn.invars:
+      if type(v) is not Literal:
+        last[v] = i
+  for v in outvars:
+    if type(v) is not Literal:
+      last[v] = len(eqns)
+  return last
 
 
 def _finish(k: Kernel, last_use: dict) -> None:

@@ -107,33 +107,38 @@ def fused_source(jaxpr: core.Jaxpr, consts: list, fn_name: str, tables):
   """(source, globals, kernels): tile functions, then the jaxpr's function calling them.
   `kernels` lists (global name, TiledKernel arguments) to bind once the source is run."""
   namer, glob, atom, counter = tier0._source_context(jaxpr, consts)
-  last_use = tier0._last_uses(jaxpr.eqns, jaxpr.outvars)
-  items = fusion.plan(jaxpr, last_use)
+  items, eqns, last_use = fusion.plan(jaxpr)
   args = [namer(v) for v in jaxpr.invars]
   defs, body, kernels, run, index = [], [], [], [], 0
+  notes = {}  # position in `run` -> comment line naming the untiled kernel starting there
 
   def flush():
+    # Plain eqns and untiled kernels are one run of tier 0 lines, so buffer reuse (`out=`)
+    # spans them exactly as in tier 0.
     if run:
-      body.extend(tier0._eqn_lines(run, index - len(run), last_use, namer, atom, glob, counter,
-                                   "  ", tables))
+      lines = tier0._eqn_lines(run, index - len(run), last_use, namer, atom, glob, counter,
+                               "  ", tables)
+      for j, line in enumerate(lines):
+        if j in notes:
+          body.append(notes[j])
+        body.append(line)
       run.clear()
+      notes.clear()
 
   for item in items:
     if not isinstance(item, fusion.Kernel):
       run.append(item)
       index += 1
       continue
-    flush()
     k, kid = item, len(defs)
-    tiled = k.n >= 2 and k.elements >= tiled_executor.SMALL_ELEMENTS and \
-        (_WORKERS > 1 or len(k.eqns) > 1)
+    tiled = k.elements >= tiled_executor.SMALL_ELEMENTS and (_WORKERS > 1 or len(k.eqns) > 1)
     if not tiled:
-      body.append(f"  # kernel {kid} (untiled: {k.elements} elements < "
-                  f"{tiled_executor.SMALL_ELEMENTS}): {k.describe()}")
-      body.extend(tier0._eqn_lines(k.eqns, k.first, last_use, namer, atom, glob, counter,
-                                   "  ", tables))
+      notes[len(run)] = (f"  # kernel {kid} (untiled: {k.elements} elements < "
+                         f"{tiled_executor.SMALL_ELEMENTS}): {k.describe()}")
+      run.extend(k.eqns)
       defs.append(None)
     else:
+      flush()
       src, call_args = kernel_source(k, kid, namer, atom, glob, counter, last_use, tables)
       rows = tiled_executor.tile_rows(k.n, k.row_bytes, _WORKERS)
       quiet = any(e.primitive in tables.quiet for e in k.eqns)
@@ -151,7 +156,7 @@ def fused_source(jaxpr: core.Jaxpr, consts: list, fn_name: str, tables):
   flush()
   rets = [atom(v) for v in jaxpr.outvars]
   lines = [f"def {fn_name}({', '.join(args)}):"] + body + [f"  return {tier0._tuple_source(rets)}"]
-  main = "\n".join(tier0._quiet(lines, jaxpr.eqns, tables))
+  main = "\n".join(tier0._quiet(lines, eqns, tables))
   src = "\n\n".join([d for d in defs if d] + [main])
   return src, glob, kernels
 

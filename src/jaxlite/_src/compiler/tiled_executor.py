@@ -17,9 +17,12 @@ import threading
 
 import numpy as np
 
-# Target working set of one tile (inputs, outputs and intermediates of its rows): about a
-# core's L2, so the kernel's second and later ops read the tile from cache, not memory.
-TILE_BYTES = 256 * 1024
+# Target bytes of one tile, counted as the sum of every value the kernel reads or makes for
+# its rows (fusion.Kernel.row_bytes). That sum is an upper bound: buffers are reused within a
+# tile and views cost nothing, so the live set is about a third of it, ~256-512 KiB, a core's
+# L2. Measured on the 2-core dev machine: 256 KiB tiles cost up to 2x on logsumexp in per-tile
+# Python overhead (~15 NumPy calls a tile), 1 MiB is within noise of the best on every row.
+TILE_BYTES = 1024 * 1024
 
 # Kernels whose largest value has fewer elements run inline as tier 0 code: below this, a pool
 # hand-off (tens of microseconds) costs more than the cache and the second core win.
