@@ -311,3 +311,35 @@ def test_jit_end_to_end_under_tier1():
     got = jaxlite.jit(lambda x: jaxlite.nn.softmax(x * 2, axis=-1))(x)
   want = jaxlite.jit(lambda x: jaxlite.nn.softmax(x * 2, axis=-1))(x)
   np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_independent_eqns_move_above_the_kernel():
+  # random.normal: the uniform's (1,)-shaped bounds arithmetic sits between its bit twiddling
+  # and erf_inv; it reads nothing of the kernel, so one kernel covers the whole chain.
+  key = jaxlite.random.key(0)
+  closed = jaxlite.make_jaxpr(lambda k: jaxlite.random.normal(k, (3000,)))(key)
+  with force_tiles(4096):
+    exe = TIER1.compile(closed)
+  (k,) = exe.__jaxlite_kernels__
+  src = exe.__jaxlite_source__
+  assert "erf_inv" in src[src.index("def _k0_tile"):src.index("def _jaxpr_fn")]
+  assert "shift_right_logical" in src[src.index("def _k0_tile"):src.index("def _jaxpr_fn")]
+  assert_same(TIER0.compile(closed)(key._value), exe(key._value))
+
+
+def test_effects_keep_their_place():
+  seen = []
+
+  def f(x):
+    y = jnp.exp(x) * 2
+    jaxlite.debug.callback(lambda v: seen.append(np.asarray(v).copy()), x[:, 0])
+    return jnp.sin(y) + x
+  x = np.random.default_rng(9).normal(size=(40, 8)).astype(np.float32)
+  outs0, outs1, exe = run_both(f, x)
+  assert_same(outs0, outs1)
+  assert len(seen) == 2  # once per tier
+  np.testing.assert_array_equal(seen[0], seen[1])
+  np.testing.assert_array_equal(seen[1], x[:, 0])
+  src = exe.__jaxlite_source__
+  main = src[src.index("def _jaxpr_fn"):]
+  assert main.index("_k0(") < main.index("callback") < main.index("_k1(")
