@@ -156,12 +156,15 @@ def test_binary_float(name, fn, dtype):
       assert_same(*run_both(lambda x, r: fn(x, jnp.broadcast_to(r, x.shape)), x, row)[:2])
 
 
-@pytest.mark.parametrize("dtype", (np.int32, np.int8, np.uint8, np.uint32),
-                         ids=lambda d: np.dtype(d).name)
-@pytest.mark.parametrize("name,fn", INT_OPS, ids=[c[0] for c in INT_OPS])
+SIGNED_ONLY = ("neg", "sign", "abs", "shift_right_arithmetic")  # lax rejects unsigned operands
+INT_CASES = [(name, fn, dt) for name, fn in INT_OPS for dt in (np.int32, np.int8, np.uint8,
+                                                                np.uint32)
+             if not (name in SIGNED_ONLY and np.dtype(dt).kind == "u")]
+
+
+@pytest.mark.parametrize("name,fn,dtype", INT_CASES,
+                         ids=[f"{c[0]}-{np.dtype(c[2]).name}" for c in INT_CASES])
 def test_integer(name, fn, dtype):
-  if name in ("neg", "sign", "abs", "shift_right_arithmetic") and np.dtype(dtype).kind == "u":
-    pytest.skip(f"lax.{name} is for signed integers")  # rejected by both tiers' type rules
   for shape in ((37, 5), (4, 3), (0, 2), (13, 7)):
     assert_same(*run_both(fn, values(shape, dtype))[:2])
 
@@ -289,20 +292,33 @@ def test_one_thread_when_threads_unavailable(monkeypatch):
 def test_config_flag_selects_tier():
   prev = backend.get_backend()
   try:
-    with jaxlite.config_context() if hasattr(jaxlite, "config_context") else \
-        contextlib.nullcontext():
-      jaxlite.config.update("jax_jaxlite_tier", 1)
-      assert backend.get_backend() is TIER1
-      x = np.ones((1024, 512), np.float32)
-      text = jaxlite.jit(lambda x: jnp.exp(x) + 1).lower(x).compile().as_text()
-      assert "_k0_tile" in text
-      jaxlite.config.update("jax_jaxlite_tier", 0)
-      assert backend.get_backend() is TIER0
-      with pytest.raises(ValueError, match="jax_jaxlite_tier must be 0 or 1, got 2"):
-        jaxlite.config.update("jax_jaxlite_tier", 2)
+    jaxlite.config.update("jax_jaxlite_tier", 1)
+    assert backend.get_backend() is TIER1
+    x = np.ones((1024, 512), np.float32)
+    text = jaxlite.jit(lambda x: jnp.exp(x) + 1).lower(x).compile().as_text()
+    assert "_k0_tile" in text
+    jaxlite.config.update("jax_jaxlite_tier", 0)
+    assert backend.get_backend() is TIER0
+    with pytest.raises(ValueError, match="jax_jaxlite_tier must be 0 or 1, got 2"):
+      jaxlite.config.update("jax_jaxlite_tier", 2)
   finally:
     jaxlite.config.update("jax_jaxlite_tier", 0)
     backend.install_backend(prev)
+
+
+def test_tier_is_part_of_the_jit_cache_key():
+  # One jitted function, called under each tier, keeps an executable per tier.
+  f = jaxlite.jit(lambda x: jnp.tanh(x) * 3)
+  x = np.random.default_rng(10).normal(size=(1024, 256)).astype(np.float32)
+  try:
+    texts = []
+    for tier in (0, 1):
+      jaxlite.config.update("jax_jaxlite_tier", tier)
+      np.testing.assert_array_equal(np.asarray(f(x)), np.tanh(x) * np.float32(3))
+      texts.append(f.lower(x).compile().as_text())
+  finally:
+    jaxlite.config.update("jax_jaxlite_tier", 0)
+  assert "_k0_tile" not in texts[0] and "_k0_tile" in texts[1]
 
 
 def test_jit_end_to_end_under_tier1():
