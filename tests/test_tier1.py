@@ -359,3 +359,16 @@ def test_effects_keep_their_place():
   src = exe.__jaxlite_source__
   main = src[src.index("def _jaxpr_fn"):]
   assert main.index("_k0(") < main.index("callback") < main.index("_k1(")
+
+
+def test_key_arrays_stay_out_of_kernels():
+  # select_n over PRNG key arrays (from vmap of a key choice) runs as tier 0's line.
+  keys = jaxlite.random.split(jaxlite.random.key(1), 64)
+  pred = np.arange(64) % 2 == 0
+  f = lambda p, k: jaxlite.random.key_data(lax.select(p, k, k[::-1]))  # noqa: E731
+  closed = jaxlite.make_jaxpr(f)(pred, keys)
+  with force_tiles():
+    exe = TIER1.compile(closed)
+  assert_same(TIER0.compile(closed)(pred, keys._value), exe(pred, keys._value))
+  src = exe.__jaxlite_source__
+  assert "_select_n" in src[src.index("def _jaxpr_fn"):]

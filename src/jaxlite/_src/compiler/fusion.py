@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from jaxlite._src.compiler import passes
 from jaxlite._src.core import Literal
 
@@ -66,6 +68,10 @@ def _roles(eqn, n: int, internal: set) -> list | None:
     return None
   out = eqn.outvars[0].aval
   if not hasattr(out, "shape") or not out.shape or out.shape[0] != n:
+    return None
+  # PRNG key arrays and other extended dtypes have no NumPy buffer of their own type.
+  if not all(isinstance(getattr(v.aval, "dtype", None), np.dtype)
+             for v in (*eqn.invars, *eqn.outvars)):
     return None
   name, params = eqn.primitive.name, eqn.params
   if name in ELEMENTWISE:
