@@ -372,3 +372,23 @@ def test_key_arrays_stay_out_of_kernels():
   assert_same(TIER0.compile(closed)(pred, keys._value), exe(pred, keys._value))
   src = exe.__jaxlite_source__
   assert "_select_n" in src[src.index("def _jaxpr_fn"):]
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_forked_child_gets_its_own_pool():
+  import os
+  x = np.random.default_rng(11).normal(size=(2000, 1000)).astype(np.float32)
+  closed = jaxlite.make_jaxpr(lambda x: jnp.exp(x) * 2)(x)
+  exe = TIER1.compile(closed)
+  want = np.exp(x) * np.float32(2)
+  np.testing.assert_array_equal(exe(x)[0], want)  # the parent's pool exists now
+  r, w = os.pipe()
+  pid = os.fork()
+  if pid == 0:  # child: the kernel must finish (the inherited pool has no threads)
+    __import__("signal").alarm(20)  # a hang kills the child: the parent sees no b"1"
+    ok = np.array_equal(exe(x)[0], want)
+    os.write(w, b"1" if ok else b"0")
+    os._exit(0)
+  os.close(w)
+  _, status = os.waitpid(pid, 0)
+  assert os.read(r, 1) == b"1" and status == 0

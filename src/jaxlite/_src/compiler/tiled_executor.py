@@ -67,6 +67,17 @@ class _Pool:
 POOL = _Pool()
 
 
+def _forget_pool_in_child() -> None:
+  # A forked child has none of the parent's worker threads: submitting to the inherited
+  # executor would wait forever. The child makes its own pool on first use.
+  global POOL
+  POOL = _Pool()
+
+
+if hasattr(os, "register_at_fork"):
+  os.register_at_fork(after_in_child=_forget_pool_in_child)
+
+
 class TiledKernel:
   """Calls `tile_fn(n_rows, *operand_tiles, *output_tiles)` for each tile of `n` rows.
 
