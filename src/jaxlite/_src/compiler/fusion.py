@@ -13,21 +13,22 @@ import numpy as np
 from jaxlite._src.compiler import passes
 from jaxlite._src.core import Literal
 
-# Primitives computed element by element: their operands have the output's shape, or are
-# rank-0 (lax broadcasting), and their params never name a shape. Named here rather than
-# inferred so that a new primitive is fused only once someone has checked it is elementwise.
+# Primitives computed element by element: each operand has the output's shape, is rank 0, or
+# has its rank with size-1 axes that NumPy broadcasts; their params never name a shape. Named
+# here rather than inferred, so a primitive is fused only once tests/test_tier1.py's table
+# checks it against tier 0 (complex parts and mulhi are not in that table yet).
 ELEMENTWISE = frozenset("""
   neg sign floor ceil round is_finite exp exp2 log log1p expm1 tanh logistic sin cos tan
   asin acos atan sinh cosh asinh acosh atanh sqrt rsqrt cbrt abs not square integer_pow
-  erf erfc erf_inv lgamma digamma real imag conj clz population_count
+  erf erfc erf_inv lgamma digamma clz population_count
   add sub mul div rem pow max min atan2 nextafter and or xor eq ne lt le gt ge
-  shift_left shift_right_arithmetic shift_right_logical mulhi complex
+  shift_left shift_right_arithmetic shift_right_logical
   convert_element_type bitcast_convert_type reduce_precision select_n clamp
 """.split())
 
 # Reductions whose kernel takes only `axes`: per row they compute the same thing on a tile.
-REDUCTIONS = frozenset("reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or "
-                       "reduce_xor".split())
+REDUCTIONS = frozenset("reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or"
+                       .split())
 
 # Shape ops that keep the leading axis; their output is a view (no working-set cost).
 VIEWS = frozenset(("broadcast_in_dim", "squeeze", "reshape"))
