@@ -8,6 +8,7 @@ splits a workload's "jaxlite" entry into tier 0 ("jaxlite") and tier 1 ("jl-tier
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 
 
@@ -39,7 +40,9 @@ def time_callable_cpu(fn, min_repeat_s: float = 0.05, repeats: int = 7,
 def tiered(impls: dict) -> dict:
   """`impls` with its "jaxlite" callable run at `jax_jaxlite_tier` 0 ("jaxlite", the ratio
   base) and 1 ("jl-tier1"). The tier is part of jit's cache key, so each column keeps its own
-  compiled executables."""
+  compiled executables. A column sets the tier only when it differs (an impl's calls are timed
+  back to back, so the flag flips once per column, not per call); `run_workloads` restores it
+  after each workload."""
   fn = impls.get("jaxlite")
   if fn is None:
     return impls
@@ -47,17 +50,24 @@ def tiered(impls: dict) -> dict:
 
   def at(tier):
     def run():
-      old = jaxlite.config.jax_jaxlite_tier
-      jaxlite.config.update("jax_jaxlite_tier", tier)
-      try:
-        return fn()
-      finally:
-        jaxlite.config.update("jax_jaxlite_tier", old)
+      if jaxlite.config.jax_jaxlite_tier != tier:
+        jaxlite.config.update("jax_jaxlite_tier", tier)
+      return fn()
     run.single_shot = getattr(fn, "single_shot", False)
     return run
   out = {"jaxlite": at(0), "jl-tier1": at(1)}
   out.update((k, v) for k, v in impls.items() if k != "jaxlite")
   return out
+
+
+def _jaxlite_tier():
+  config = getattr(sys.modules.get("jaxlite"), "config", None)
+  return None if config is None else config.jax_jaxlite_tier
+
+
+def _restore_tier(tier) -> None:
+  if tier is not None and _jaxlite_tier() != tier:
+    sys.modules["jaxlite"].config.update("jax_jaxlite_tier", tier)
 
 
 def fmt_seconds(s: float) -> str:
@@ -75,6 +85,7 @@ def run_workloads(workloads, out=print, only=None):
     if only and not any(o in name for o in only):
       continue
     results, busy = {}, {}
+    tier = _jaxlite_tier()
     for impl, fn in impls.items():
       try:
         if getattr(fn, "single_shot", False):
@@ -83,6 +94,7 @@ def run_workloads(workloads, out=print, only=None):
           results[impl], busy[impl] = time_callable_cpu(fn)
       except Exception as e:  # a failing impl is reported, not fatal
         out(f"{name:42s} {impl:8s} FAILED: {type(e).__name__}: {e}")
+    _restore_tier(tier)
     base = results.get("jaxlite")
     for impl, sec in results.items():
       ratio = f"{sec / base:8.2f}x" if base else ""
