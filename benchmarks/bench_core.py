@@ -9,6 +9,7 @@ import time
 import pathlib
 
 import numpy as np
+from harness import tiered
 
 SRC = str(pathlib.Path(__file__).resolve().parent.parent / "src")
 
@@ -94,7 +95,7 @@ def workloads():
   if jax:
     impls["jax"] = _first_call(jax.jit, lambda: _mlp_loss(jax.numpy),
                                _mlp_args(jax.numpy, np.random.default_rng(1)))
-  out.append(("first call of jitted 3-layer MLP loss", impls))
+  out.append(("first call of jitted 3-layer MLP loss", tiered(impls)))
 
   impls = {"jaxlite": _import_time("jaxlite", SRC), "numpy": _import_time("numpy")}
   if jax:
@@ -110,7 +111,15 @@ def workloads():
     big_jx = jax.numpy.asarray(big_np)
     c_jx = jax.jit(chain(jax.numpy))
     impls["jax"] = lambda: c_jx(big_jx).block_until_ready()
-  out.append(("jit elementwise chain, 10M f32", impls))
+  out.append(("jit elementwise chain, 10M f32", tiered(impls)))
+
+  tes = lambda m: (lambda x: m.tanh(x) * m.exp(x) + m.sin(x))  # noqa: E731
+  t_jl = jaxlite.jit(tes(jnp))
+  impls = {"jaxlite": lambda: t_jl(big_jl), "numpy": lambda: tes(np)(big_np)}
+  if jax:
+    t_jx = jax.jit(tes(jax.numpy))
+    impls["jax"] = lambda: t_jx(big_jx).block_until_ready()
+  out.append(("jit tanh(x)*exp(x)+sin(x), 10M f32", tiered(impls)))
 
   a_np = rng.normal(size=(2048, 2048)).astype(np.float32)
   a_jl = jnp.asarray(a_np)
@@ -140,7 +149,7 @@ def workloads():
     s_jx = jax.numpy.asarray(src)
     l_jx = jax.jit(lse(jax.numpy))
     impls["jax"] = lambda: l_jx(s_jx).block_until_ready()
-  out.append(("jit logsumexp over (4096, 1024)", impls))
+  out.append(("jit logsumexp over (4096, 1024)", tiered(impls)))
 
   buf = np.ones(64 * 1024 * 1024 // 4, np.float32)
   dst = np.empty_like(buf)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from harness import tiered
 
 SIZES, BATCH, LR = (784, 512, 512, 10), 128, 0.01
 
@@ -48,7 +49,7 @@ def _numpy_step(params, x, labels):
   return loss, new[::-1]
 
 
-# --- jaxlite and JAX: the same program, differentiated and jitted ----------------------------------
+# --- jaxlite and JAX: the same program, differentiated and jitted ---------------------------------
 
 def _jax_step(jax_mod):
   jnp = jax_mod.numpy
@@ -114,7 +115,7 @@ def workloads() -> list[tuple[str, dict[str, Callable[[], object]]]]:
   else:
     impls["torch"] = _torch_callable(torch, params, x, labels)
   name = f"MLP train step {'-'.join(map(str, SIZES))}, batch {BATCH}"
-  return [(name, impls)]
+  return [(name, tiered(impls))]
 
 
 def _check_agreement() -> float:

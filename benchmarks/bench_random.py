@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from harness import tiered
 
 N = 10_000_000
 
@@ -54,7 +55,7 @@ def _bits_impls(n: int) -> dict[str, Callable[[], object]]:
 
 
 def workloads() -> list[tuple[str, dict[str, Callable[[], object]]]]:
-  return [(f"random.normal(key, ({N:_},))", _normal_impls(N)),
+  return [(f"random.normal(key, ({N:_},))", tiered(_normal_impls(N))),
           (f"random.bits(key, ({N:_},)) uint32", _bits_impls(N))]
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from harness import tiered
 
 STEPS, HIDDEN, BATCH = 1000, 128, 32
 
@@ -59,7 +60,7 @@ def workloads() -> list[tuple[str, dict[str, Callable[[], object]]]]:
     pass
   else:
     impls["jax"] = _rnn_scan(jax, *data)
-  return [(f"scan RNN {STEPS} steps, hidden {HIDDEN}, batch {BATCH}", impls)]
+  return [(f"scan RNN {STEPS} steps, hidden {HIDDEN}, batch {BATCH}", tiered(impls))]
 
 
 def _check_agreement() -> float:

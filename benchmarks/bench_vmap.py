@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from harness import tiered
 
 BATCH, DIM = 256, 1024
 
@@ -57,7 +58,7 @@ def _impls() -> dict[str, Callable[[], object]]:
 
 
 def workloads() -> list[tuple[str, dict[str, Callable[[], object]]]]:
-  return [(f"per-example grads jit(vmap(grad)) {BATCH}x{DIM}", _impls())]
+  return [(f"per-example grads jit(vmap(grad)) {BATCH}x{DIM}", tiered(_impls()))]
 
 
 def check() -> None:

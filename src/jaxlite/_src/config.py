@@ -49,6 +49,9 @@ _DEFAULTS = {
     "jax_array_garbage_collection_guard": None,
     "jax2tf_associative_scan_reductions": False,
     "jax_thread_guard": False,
+    # 0: jit compiles to one NumPy call per op (tier 0); 1: fused kernels run over cache-sized
+    # tiles on a thread pool (tier 1, compiler/tier1_backend.py).
+    "jax_jaxlite_tier": int(os.environ.get("JAXLITE_TIER", "0")),
 }
 
 # Flags acted on by hooks on jit and eager dispatch (`instrumentation.py`).
@@ -59,6 +62,7 @@ _HOOKED_FLAGS = ("jax_debug_nans", "jax_debug_infs", "jax_log_compiles", "jax_no
 _TRACE_CONTEXT_FLAGS = (
     "jax_enable_x64", "jax_numpy_dtype_promotion", "jax_default_matmul_precision",
     "jax_threefry_partitionable", "jax_numpy_rank_promotion", "jax_allow_f16_reductions",
+    "jax_jaxlite_tier",  # a jit cache entry keeps its executable: a new tier must recompile
 )
 
 
@@ -82,6 +86,8 @@ class Config:
       devices.check_can_set_device_count()
     if name == "jax_numpy_dtype_promotion" and value not in ("standard", "strict"):
       raise ValueError(f"jax_numpy_dtype_promotion must be 'standard' or 'strict', got {value!r}")
+    if name == "jax_jaxlite_tier" and value not in (0, 1):
+      raise ValueError(f"jax_jaxlite_tier must be 0 or 1, got {value!r}")
     setattr(self, name, value)
     self._trace_context = None
     for fn in self._listeners.get(name, ()):

@@ -15,6 +15,7 @@ from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler import passes
+from jaxlite._src.config import config
 from jaxlite._src.core import Literal
 
 # The NumPy backend's lowering tables; the root every other backend's tables derive from.
@@ -247,6 +248,22 @@ class NumpyBackend(backend_lib.Backend):
 
 
 NUMPY = backend_lib.register_backend(NumpyBackend(), default=True)
+
+
+def select_tier(tier: int) -> None:
+  """`jax_jaxlite_tier` (env JAXLITE_TIER): 1 installs tier 1 (fused, tiled, threaded kernels;
+  loaded only then), 0 this backend. Any other installed backend is left alone."""
+  current = backend_lib.get_backend()
+  if tier == 1 and current is NUMPY:
+    from jaxlite._src.compiler import tier1_backend
+    backend_lib.install_backend(tier1_backend.TIER1)
+  elif tier == 0 and current.name == "numpy-tiled":
+    backend_lib.install_backend(NUMPY)
+
+
+config._add_listener("jax_jaxlite_tier", select_tier)
+if config.jax_jaxlite_tier:
+  select_tier(config.jax_jaxlite_tier)
 
 
 def compile_jaxpr(closed: core.ClosedJaxpr):

@@ -1,0 +1,212 @@
+"""Tier 1's fusion pass: groups a jaxpr's eqns into kernels that can run tile by tile.
+
+A kernel is a run of consecutive eqns over one leading extent `n` (elementwise ops with their
+broadcasts, converts and selects, and reductions over trailing axes): every value it makes has
+`n` rows, so it can run on rows [lo:hi) alone. Matmuls and everything else stay single eqns.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from jaxlite._src.compiler import passes
+from jaxlite._src.core import Literal
+
+# Primitives computed element by element: each operand has the output's shape, is rank 0, or
+# has its rank with size-1 axes that NumPy broadcasts; their params never name a shape. Named
+# here rather than inferred, so a primitive is fused only once tests/test_tier1.py's table
+# checks it against tier 0 (complex parts and mulhi are not in that table yet).
+ELEMENTWISE = frozenset("""
+  neg sign floor ceil round is_finite exp exp2 log log1p expm1 tanh logistic sin cos tan
+  asin acos atan sinh cosh asinh acosh atanh sqrt rsqrt cbrt abs not square integer_pow
+  erf erfc erf_inv lgamma digamma clz population_count
+  add sub mul div rem pow max min atan2 nextafter and or xor eq ne lt le gt ge
+  shift_left shift_right_arithmetic shift_right_logical
+  convert_element_type bitcast_convert_type reduce_precision select_n clamp
+""".split())
+
+# Reductions whose kernel takes only `axes`: per row they compute the same thing on a tile.
+REDUCTIONS = frozenset("reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or"
+                       .split())
+
+# Shape ops that keep the leading axis; their output is a view (no working-set cost).
+VIEWS = frozenset(("broadcast_in_dim", "squeeze", "reshape"))
+
+TILE, WHOLE, LIT = "tile", "whole", "lit"
+
+
+class Kernel:
+  """A fused group: eqns[k] reads its operands in modes roles[k] (TILE: rows lo:hi of a value
+  with `n` rows; WHOLE: the whole value, broadcast against each tile; LIT: a literal)."""
+  __slots__ = ("eqns", "roles", "n", "first", "inputs", "outputs", "row_bytes", "elements")
+
+  def __init__(self, n: int, first: int):
+    self.eqns, self.roles, self.n, self.first = [], [], n, first
+    self.inputs: list = []   # [(var, mode)] read from outside the kernel, in first-use order
+    self.outputs: list = []  # vars made here and read after it
+    self.row_bytes = 0       # estimated working-set bytes per leading index
+    self.elements = 0        # largest value's element count (sizes the untiled fallback)
+
+  def describe(self) -> str:
+    names = " ".join(e.primitive.name for e in self.eqns)
+    return f"{len(self.eqns)} eqns over {self.n} rows: {names}"
+
+
+def _row(aval) -> int:
+  return math.prod(aval.shape[1:])
+
+
+def _broadcasts(shape, out_shape) -> bool:
+  """NumPy broadcasting of an operand of the output's rank (size-1 axes stretch)."""
+  return shape is not None and len(shape) == len(out_shape) and \
+      all(s in (1, o) for s, o in zip(shape, out_shape))
+
+
+def _roles(eqn, n: int, internal: set) -> list | None:
+  """Each operand's mode if `eqn` can run tile by tile over `n` leading rows, else None."""
+  if eqn.effects or len(eqn.outvars) != 1:
+    return None
+  out = eqn.outvars[0].aval
+  if not hasattr(out, "shape") or not out.shape or out.shape[0] != n:
+    return None
+  # PRNG key arrays and other extended dtypes have no NumPy buffer of their own type.
+  if not all(isinstance(getattr(v.aval, "dtype", None), np.dtype)
+             for v in (*eqn.invars, *eqn.outvars)):
+    return None
+  name, params = eqn.primitive.name, eqn.params
+  if name in ELEMENTWISE:
+    roles = []
+    for v in eqn.invars:
+      shape = getattr(v.aval, "shape", None)
+      if type(v) is Literal:
+        roles.append(LIT)
+      elif shape == out.shape or (_broadcasts(shape, out.shape) and shape[0] == n):
+        roles.append(TILE)  # rows lo:hi of it meet rows lo:hi of the others
+      elif (shape == () or _broadcasts(shape, out.shape)) and v not in internal:
+        roles.append(WHOLE)  # rank 0, or one row broadcast against every row
+      else:
+        return None
+    return roles
+  if len(eqn.invars) != 1:
+    return None
+  (v,) = eqn.invars
+  if name == "broadcast_in_dim" and type(v) is Literal:
+    return [LIT]
+  if type(v) is Literal or not getattr(v.aval, "shape", None) and name != "broadcast_in_dim":
+    return None
+  shape = v.aval.shape
+  if name in REDUCTIONS:
+    ok = set(params) <= {"axes", "out_sharding"} and 0 not in params["axes"]
+    return [TILE] if ok and shape[0] == n else None
+  if name == "squeeze":
+    return [TILE] if 0 not in params["dimensions"] and shape[0] == n else None
+  if name == "reshape":
+    return [TILE] if params.get("dimensions") is None and shape[0] == n else None
+  if name == "broadcast_in_dim":
+    dims = params["broadcast_dimensions"]
+    if dims and dims[0] == 0 and shape[0] == n:
+      return [TILE]
+    if v in internal:  # a kernel value can only be read tile by tile
+      return None
+    return [WHOLE]
+  return None
+
+
+def plan(jaxpr) -> tuple[list, list, dict]:
+  """(items, eqns, last_use): the jaxpr's eqns grouped into items, each an eqn or a Kernel, in
+  execution order; the eqns in that order; the index of each var's last reader in it (len(eqns)
+  for the jaxpr's outputs).
+
+  A pure eqn that cannot join the open kernel but reads none of its values (a bias reshaped
+  for the next op, a scalar) moves above the kernel, so the kernel can go on past it."""
+  items, cur, internal, hoisted = [], None, set(), []
+
+  def close():
+    if cur is not None:
+      items.extend(hoisted)
+      items.append(cur)
+    hoisted.clear()
+
+  for eqn in jaxpr.eqns:
+    roles = _roles(eqn, cur.n, internal) if cur is not None else None
+    if roles is None and cur is not None and _independent(eqn, internal):
+      hoisted.append(eqn)
+      continue
+    if roles is None:
+      close()
+      cur, internal = None, set()
+      out = eqn.outvars[0].aval if len(eqn.outvars) == 1 else None
+      # A kernel needs rows to split: values of 0 or 1 rows stay single eqns.
+      roles = _roles(eqn, out.shape[0], internal) \
+          if getattr(out, "shape", None) and out.shape[0] > 1 else None
+      if roles is None:
+        items.append(eqn)
+        continue
+      cur = Kernel(out.shape[0], 0)
+    cur.eqns.append(eqn)
+    cur.roles.append(roles)
+    internal.update(eqn.outvars)
+  close()
+
+  eqns = []
+  for item in items:
+    if isinstance(item, Kernel):
+      item.first = len(eqns)
+      eqns.extend(item.eqns)
+    else:
+      eqns.append(item)
+  last_use = last_uses(eqns, jaxpr.outvars)
+  for item in items:
+    if isinstance(item, Kernel):
+      _finish(item, last_use)
+  return items, eqns, last_use
+
+
+def _independent(eqn, internal: set) -> bool:
+  """May run before the open kernel: reads none of its values and has no effects."""
+  if eqn.effects or eqn.primitive in passes.effectful_primitives:
+    return False
+  return not any(type(v) is not Literal and v in internal for v in eqn.invars) and \
+      not _has_subjaxpr(eqn)
+
+
+def _has_subjaxpr(eqn) -> bool:
+  # Control flow and calls run user code: keep them in program order.
+  return any(hasattr(p, "jaxpr") or hasattr(p, "eqns") for p in eqn.params.values()) or \
+      any(isinstance(p, tuple) and p and hasattr(p[0], "jaxpr") for p in eqn.params.values())
+
+
+def last_uses(eqns, outvars) -> dict:
+  """Index of the last eqn reading each var (outputs of the jaxpr are never dead)."""
+  last = {}
+  for i, eqn in enumerate(eqns):
+    for v in eqn.invars:
+      if type(v) is not Literal:
+        last[v] = i
+  for v in outvars:
+    if type(v) is not Literal:
+      last[v] = len(eqns)
+  return last
+
+
+def _finish(k: Kernel, last_use: dict) -> None:
+  made, seen = set(), set()
+  end = k.first + len(k.eqns)
+  row_bytes, elements = 0, 0
+  for eqn, roles in zip(k.eqns, k.roles):
+    for v, mode in zip(eqn.invars, roles):
+      if mode != LIT and v not in made and (v, mode) not in seen:
+        seen.add((v, mode))
+        k.inputs.append((v, mode))
+        if mode == TILE:
+          row_bytes += _row(v.aval) * v.aval.dtype.itemsize
+          elements = max(elements, math.prod(v.aval.shape))
+    out = eqn.outvars[0]
+    made.add(out)
+    elements = max(elements, math.prod(out.aval.shape))
+    if eqn.primitive.name not in VIEWS:
+      row_bytes += _row(out.aval) * out.aval.dtype.itemsize
+    if last_use.get(out, -1) >= end:
+      k.outputs.append(out)
+  k.row_bytes, k.elements = max(row_bytes, 1), elements

@@ -1,0 +1,185 @@
+"""Tier 1: the NumPy backend with fused kernels run over cache-sized tiles on a thread pool.
+
+`fusion.plan` groups the jaxpr's eqns; each big kernel becomes a generated tile function that
+`tiled_executor.TiledKernel` runs over row tiles, the rest are tier 0's lines unchanged.
+Select it with `jax.config.update("jax_jaxlite_tier", 1)` or JAXLITE_TIER=1.
+"""
+from __future__ import annotations
+
+from jaxlite._src import core
+from jaxlite._src.compiler import backend as backend_lib
+from jaxlite._src.compiler import fusion
+from jaxlite._src.compiler import numpy_codegen as tier0
+from jaxlite._src.compiler import passes
+from jaxlite._src.compiler import tiled_executor
+
+_WORKERS = tiled_executor.worker_count()
+
+
+def _dims(items) -> str:
+  items = list(items)
+  return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
+
+
+def _broadcast_expr(eqn, x: str, mode: str) -> tuple[str, bool]:
+  """(expression, lazy) of broadcast_in_dim for a tile of `_n` rows. Lazy: only the reshape,
+  leaving size-1 axes for NumPy's broadcasting in the ops that read it (np.broadcast_to costs
+  more than the tile's arithmetic); `_materialize` expands it where the real shape matters."""
+  operand, out = eqn.invars[0].aval, eqn.outvars[0].aval
+  target = ["_n"] + [str(s) for s in out.shape[1:]]
+  expanded = ["1"] * len(out.shape)
+  for i, d in enumerate(eqn.params["broadcast_dimensions"]):
+    expanded[d] = str(operand.shape[i])
+  if mode == fusion.TILE:
+    expanded[0] = "_n"
+  reshape = f"{x}.reshape({_dims(expanded)})" if mode == fusion.TILE else \
+      f"np.reshape({x}, {_dims(expanded)})"
+  return reshape, expanded != target
+
+
+def _materialize(name: str, aval) -> str:
+  return f"np.broadcast_to({name}, {_dims(['_n'] + [str(s) for s in aval.shape[1:]])})"
+
+
+def kernel_source(k: fusion.Kernel, index: int, namer, atom, glob, counter, last_use,
+                  tables) -> tuple[str, list]:
+  """(source of `_k{index}_tile(_n, *operands, *outputs)`, operand names in call order)."""
+  params, call_args = [], []
+  for v, mode in k.inputs:
+    call_args.append(namer(v))
+    params.append(namer(v) if mode == fusion.TILE else f"{namer(v)}_w")
+  out_names = {v: f"_o{j}" for j, v in enumerate(k.outputs)}
+  lines = [f"def _k{index}_tile(_n, {', '.join(params + list(out_names.values()))}):",
+           f"  # kernel {index}: {k.describe()}"]
+  owned = set()
+  lazy = set()  # values still missing broadcast axes (size 1 where the aval has more)
+  for i, (eqn, roles) in enumerate(zip(k.eqns, k.roles), k.first):
+    name = eqn.primitive.name
+    elementwise = name in fusion.ELEMENTWISE
+    ins = []
+    for v, mode in zip(eqn.invars, roles):
+      if mode == fusion.LIT:
+        ins.append(atom(v))
+      elif mode == fusion.WHOLE:
+        ins.append(f"{namer(v)}_w")
+      elif v in lazy and not elementwise:  # reductions and reshapes need the real shape
+        ins.append(_materialize(namer(v), v.aval))
+      else:
+        ins.append(namer(v))
+    out = eqn.outvars[0]
+    if name == "broadcast_in_dim":
+      expr, is_lazy = _broadcast_expr(eqn, ins[0], roles[0])
+      line = f"{namer(out)} = {expr}"
+    elif name == "reshape":
+      rows = _dims(["_n"] + [str(s) for s in out.aval.shape[1:]])
+      line = f"{namer(out)} = np.reshape({ins[0]}, {rows})"
+      is_lazy = False
+    else:
+      line = tier0._eqn_line(eqn, ins, [namer(out)], glob, counter, tables)
+      # An elementwise result has its full shape once any operand has.
+      is_lazy = elementwise and not any(
+          mode == fusion.TILE and v not in lazy and v.aval.shape == out.aval.shape
+          for v, mode in zip(eqn.invars, roles))
+      if not elementwise and name != "squeeze":
+        is_lazy = False
+    if is_lazy or (name == "squeeze" and eqn.invars[0] in lazy):
+      lazy.add(out)
+    written = False
+    if eqn.primitive in tables.ufuncs and name not in fusion.VIEWS and line.endswith(")"):
+      if out in out_names:  # the kernel's output: straight into the caller's buffer
+        line, written = f"{line[:-1]}, out={out_names[out]})", True
+      elif out not in lazy:  # a dying intermediate of this tile may take the result
+        donor = tier0._dying_owned_input(eqn, i, owned, last_use)
+        if donor is not None:
+          line = f"{line[:-1]}, out={namer(donor)})"
+        owned.add(out)
+    elif eqn.primitive in tables.fresh_outputs and out not in lazy:
+      owned.add(out)
+    else:
+      owned.difference_update(eqn.invars)
+    lines.append("  " + line)
+    if out in out_names and not written:
+      lines.append(f"  {out_names[out]}[...] = {namer(out)}")
+  return "\n".join(lines), call_args
+
+
+def fused_source(jaxpr: core.Jaxpr, consts: list, fn_name: str, tables):
+  """(source, globals, kernels): tile functions, then the jaxpr's function calling them.
+  `kernels` lists (global name, TiledKernel arguments) to bind once the source is run."""
+  namer, glob, atom, counter = tier0._source_context(jaxpr, consts)
+  items, eqns, last_use = fusion.plan(jaxpr)
+  args = [namer(v) for v in jaxpr.invars]
+  defs, body, kernels, run, index = [], [], [], [], 0
+  notes = {}  # position in `run` -> comment line naming the untiled kernel starting there
+
+  def flush():
+    # Plain eqns and untiled kernels are one run of tier 0 lines, so buffer reuse (`out=`)
+    # spans them exactly as in tier 0.
+    if run:
+      lines = tier0._eqn_lines(run, index - len(run), last_use, namer, atom, glob, counter,
+                               "  ", tables)
+      for j, line in enumerate(lines):
+        if j in notes:
+          body.append(notes[j])
+        body.append(line)
+      run.clear()
+      notes.clear()
+
+  for item in items:
+    if not isinstance(item, fusion.Kernel):
+      run.append(item)
+      index += 1
+      continue
+    k, kid = item, len(defs)
+    tiled = k.elements >= tiled_executor.SMALL_ELEMENTS and (_WORKERS > 1 or len(k.eqns) > 1)
+    if not tiled:
+      notes[len(run)] = (f"  # kernel {kid} (untiled: {k.elements} elements < "
+                         f"{tiled_executor.SMALL_ELEMENTS}): {k.describe()}")
+      run.extend(k.eqns)
+      defs.append(None)
+    else:
+      flush()
+      src, call_args = kernel_source(k, kid, namer, atom, glob, counter, last_use, tables)
+      rows = tiled_executor.tile_rows(k.n, k.row_bytes, _WORKERS)
+      quiet = any(e.primitive in tables.quiet for e in k.eqns)
+      tiles = -(-k.n // rows)
+      body.append(f"  # kernel {kid} (tiled: {tiles} tiles of {rows} rows, "
+                  f"{min(_WORKERS, tiles)} threads): {k.describe()}")
+      outs = [namer(v) for v in k.outputs]
+      call = f"_k{kid}({', '.join(call_args)})"
+      body.append(f"  {', '.join(outs)}, = {call}" if outs else f"  {call}")
+      defs.append(src)
+      kernels.append((f"_k{kid}", f"_k{kid}_tile", k.n, rows,
+                      [mode == fusion.TILE for _, mode in k.inputs],
+                      [(v.aval.shape, v.aval.dtype) for v in k.outputs], quiet))
+    index += len(k.eqns)
+  flush()
+  rets = [atom(v) for v in jaxpr.outvars]
+  lines = [f"def {fn_name}({', '.join(args)}):"] + body + [f"  return {tier0._tuple_source(rets)}"]
+  main = "\n".join(tier0._quiet(lines, eqns, tables))
+  src = "\n\n".join([d for d in defs if d] + [main])
+  return src, glob, kernels
+
+
+class TiledBackend(tier0.NumpyBackend):
+  """Tier 1 over NumPy: big fused kernels run tiled and threaded, everything else as tier 0.
+
+  Scan loops use tier 0's generated loop (their bodies are small per step)."""
+  name = "numpy-tiled"
+  platform = "cpu"
+  tables = tier0.TABLES.derive()
+
+  def compile(self, closed: core.ClosedJaxpr):
+    jaxpr, consts = passes.optimize(closed)
+    name = f"_jaxpr_fn{next(tier0._fn_counter)}"
+    src, glob, kernels = fused_source(jaxpr, consts, name, self.tables)
+    exec(compile(src, f"<jaxlite tier1 {name}>", "exec"), glob)
+    for gname, tile_name, n, rows, tiled, outs, quiet in kernels:
+      glob[gname] = tiled_executor.TiledKernel(glob[tile_name], n, rows, tiled, outs, quiet)
+    fn = glob[name]
+    fn.__jaxlite_source__ = src
+    fn.__jaxlite_kernels__ = [glob[g] for g, *_ in kernels]
+    return fn
+
+
+TIER1 = backend_lib.register_backend(TiledBackend())

@@ -1,0 +1,142 @@
+"""Tier 1's executor: runs a fused kernel over row tiles, on a pool of one worker per core.
+
+NumPy drops the GIL inside its loops, so tiles on different threads overlap; each tile's values
+stay in the core's L2 between the ops of the kernel. Outputs are preallocated and every tile
+writes its rows into them.
+
+Threads and BLAS: kernels never contain a matmul, and a kernel call returns only when all its
+tiles are done, so BLAS (called between kernels, on the calling thread) never runs while pool
+workers do, and never from two workers at once. BLAS keeps its own threads: set
+OPENBLAS_NUM_THREADS / OMP_NUM_THREADS / MKL_NUM_THREADS to the core count (or fewer) so the
+two add up to at most one thread per core at any moment.
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+# Target bytes of one tile, counted as the sum of every value the kernel reads or makes for
+# its rows (fusion.Kernel.row_bytes). That sum is an upper bound: buffers are reused within a
+# tile and views cost nothing, so the live set is about a third of it, ~256-512 KiB, a core's
+# L2. Measured on the 2-core dev machine: 256 KiB tiles cost up to 2x on logsumexp in per-tile
+# Python overhead (~15 NumPy calls a tile), 1 MiB is within noise of the best on every row.
+TILE_BYTES = 1024 * 1024
+
+# Kernels whose largest value has fewer elements run inline as tier 0 code: below this, a pool
+# hand-off (tens of microseconds) costs more than the cache and the second core win.
+SMALL_ELEMENTS = 1 << 17
+
+
+def worker_count() -> int:
+  """Workers (the calling thread included): JAXLITE_TIER1_THREADS, else the usable cores."""
+  env = os.environ.get("JAXLITE_TIER1_THREADS")
+  if env:
+    return max(1, int(env))
+  try:
+    return len(os.sched_getaffinity(0))
+  except (AttributeError, OSError):
+    return os.cpu_count() or 1
+
+
+class _Pool:
+  """The shared worker pool, made on first use; None where threads cannot start (Pyodide)."""
+
+  def __init__(self):
+    self.executor = None
+    self.workers = None
+    self.lock = threading.Lock()
+
+  def get(self):
+    if self.workers is None:
+      with self.lock:
+        if self.workers is None:
+          workers = worker_count()
+          if workers > 1:
+            try:
+              from concurrent.futures import ThreadPoolExecutor
+              self.executor = ThreadPoolExecutor(workers - 1, thread_name_prefix="jaxlite-tier1")
+              self.executor.submit(int).result()  # threads really start
+            except (RuntimeError, ImportError, OSError):
+              self.executor, workers = None, 1
+          self.workers = workers
+    return self.executor, self.workers
+
+
+POOL = _Pool()
+
+
+def _forget_pool_in_child() -> None:
+  # A forked child has none of the parent's worker threads: submitting to the inherited
+  # executor would wait forever. The child makes its own pool on first use.
+  global POOL
+  POOL = _Pool()
+
+
+if hasattr(os, "register_at_fork"):
+  os.register_at_fork(after_in_child=_forget_pool_in_child)
+
+
+class TiledKernel:
+  """Calls `tile_fn(n_rows, *operand_tiles, *output_tiles)` for each tile of `n` rows.
+
+  `tiled[k]` says whether operand k is sliced by rows (else passed whole, to broadcast);
+  `outs` are the outputs' (shape, dtype). `last_tiles` / `last_threads` record the latest
+  call (how many tiles ran, on how many distinct threads)."""
+
+  def __init__(self, tile_fn, n: int, rows: int, tiled, outs, quiet: bool):
+    self.tile_fn, self.n, self.rows = tile_fn, n, rows
+    self.tiled = tuple(tiled)
+    self.outs = tuple(outs)
+    self.quiet = quiet
+    self.bounds = [(lo, min(lo + rows, n)) for lo in range(0, n, rows)]
+    self.last_tiles = 0
+    self.last_threads = 0
+
+  def chunks(self, workers: int) -> list:
+    """The tiles split into at most `workers` contiguous runs of near-equal length."""
+    b, w = self.bounds, max(1, min(workers, len(self.bounds)))
+    step, extra = divmod(len(b), w)
+    out, lo = [], 0
+    for k in range(w):
+      hi = lo + step + (k < extra)
+      out.append(b[lo:hi])
+      lo = hi
+    return out
+
+  def __call__(self, *operands):
+    outs = [np.empty(shape, dtype) for shape, dtype in self.outs]
+    executor, workers = POOL.get()
+    threads = set()
+    if executor is None or workers == 1 or len(self.bounds) == 1:
+      self._run(self.bounds, operands, outs, threads)
+    else:
+      first, *rest = self.chunks(workers)
+      futures = [executor.submit(self._run, c, operands, outs, threads) for c in rest]
+      try:
+        self._run(first, operands, outs, threads)
+      finally:
+        for f in futures:
+          f.result()
+    self.last_tiles, self.last_threads = len(self.bounds), len(threads)
+    return outs
+
+  def _run(self, bounds, operands, outs, threads) -> None:
+    threads.add(threading.get_ident())
+    fn, tiled = self.tile_fn, self.tiled
+    if self.quiet:  # errstate is per thread: a worker does not see the caller's
+      with np.errstate(all="ignore"):
+        for lo, hi in bounds:
+          fn(hi - lo, *[x[lo:hi] if t else x for x, t in zip(operands, tiled)],
+             *[o[lo:hi] for o in outs])
+    else:
+      for lo, hi in bounds:
+        fn(hi - lo, *[x[lo:hi] if t else x for x, t in zip(operands, tiled)],
+           *[o[lo:hi] for o in outs])
+
+
+def tile_rows(n: int, row_bytes: int, workers: int) -> int:
+  """Rows per tile: about TILE_BYTES of working set, and at least one tile per worker."""
+  rows = max(1, TILE_BYTES // max(row_bytes, 1))
+  return max(1, min(rows, -(-n // max(workers, 1))))

@@ -1,0 +1,394 @@
+"""Tier 1 (fused kernels run over row tiles on a thread pool) against tier 0, the NumPy backend.
+
+Every case compiles one jaxpr with both backends and compares outputs bit for bit (NaN payloads
+aside): tiling only splits the leading axis, so each element sees the same NumPy calls.
+"""
+import contextlib
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import jaxlite
+import jaxlite.numpy as jnp
+from jaxlite import lax
+from jaxlite._src.compiler import backend, numpy_codegen, tier1_backend, tiled_executor
+from jaxlite.scipy.special import logsumexp
+
+# Where NumPy warns (inf * 0 in bfloat16, say) both tiers warn alike; only values are compared.
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+TIER0, TIER1 = numpy_codegen.NUMPY, tier1_backend.TIER1
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+@contextlib.contextmanager
+def force_tiles(tile_bytes: int = 64):
+  """Every kernel tiled (no small-array fallback), tiles of a few rows."""
+  old = tiled_executor.SMALL_ELEMENTS, tiled_executor.TILE_BYTES
+  tiled_executor.SMALL_ELEMENTS, tiled_executor.TILE_BYTES = 1, tile_bytes
+  try:
+    yield
+  finally:
+    tiled_executor.SMALL_ELEMENTS, tiled_executor.TILE_BYTES = old
+
+
+_FLOAT_EDGES = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1.5, -2.25, 1e-3, 3.0, 0.5, -7.0, 65000.0,
+                -0.75, 2.0, 1e-8, 0.25, -1.0]
+_INT_EDGES = [0, 1, -1, 7, -8, 3, 100, -100, 2, 5, 127, -128, 31, 9]
+
+
+def values(shape, dtype, offset=0):
+  """Edge values (NaN, +-inf, -0, extremes) cycled over `shape` (offset shifts the cycle)."""
+  dtype = np.dtype(dtype)
+  n = int(np.prod(shape))
+  if dtype == np.bool_:
+    flat = (np.arange(n) + offset) % 3 == 0
+  elif dtype.kind == "f" or dtype == BF16:
+    flat = np.array([_FLOAT_EDGES[(i + offset) % len(_FLOAT_EDGES)] for i in range(n)])
+  elif dtype.kind == "u":
+    flat = np.array([abs(_INT_EDGES[(i + offset) % len(_INT_EDGES)]) for i in range(n)])
+  else:
+    flat = np.array([_INT_EDGES[(i + offset) % len(_INT_EDGES)] for i in range(n)])
+  return flat.astype(dtype).reshape(shape)
+
+
+def run_both(f, *args):
+  """f's jaxpr compiled by tier 0 and by tier 1 (with every kernel tiled), run on `args`."""
+  closed = jaxlite.make_jaxpr(f)(*args)
+  outs0 = TIER0.compile(closed)(*args)
+  with force_tiles():
+    exe = TIER1.compile(closed)
+  outs1 = exe(*args)
+  return outs0, outs1, exe
+
+
+def assert_same(outs0, outs1):
+  assert len(outs0) == len(outs1)
+  for a, b in zip(outs0, outs1):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    if a.dtype.kind == "f" or a.dtype == BF16:
+      a32, b32 = a.astype(np.float32), b.astype(np.float32)
+      np.testing.assert_array_equal(np.isnan(a32), np.isnan(b32))
+      ok = ~np.isnan(a32)
+      np.testing.assert_array_equal(a32[ok], b32[ok])
+      np.testing.assert_array_equal(np.signbit(a32[ok]), np.signbit(b32[ok]))  # -0 stays -0
+    else:
+      np.testing.assert_array_equal(a, b)
+
+
+FLOATS = (np.float32, np.float16, BF16)
+UNARY_FLOAT = [
+    ("neg", lax.neg), ("sign", lax.sign), ("floor", lax.floor), ("ceil", lax.ceil),
+    ("round", lax.round), ("is_finite", lax.is_finite), ("exp", lax.exp), ("exp2", lax.exp2),
+    ("log", lax.log), ("log1p", lax.log1p), ("expm1", lax.expm1), ("tanh", lax.tanh),
+    ("logistic", lax.logistic), ("sin", lax.sin), ("cos", lax.cos), ("tan", lax.tan),
+    ("asin", lax.asin), ("acos", lax.acos), ("atan", lax.atan), ("sinh", lax.sinh),
+    ("cosh", lax.cosh), ("asinh", lax.asinh), ("acosh", lax.acosh), ("atanh", lax.atanh),
+    ("sqrt", lax.sqrt), ("rsqrt", lax.rsqrt), ("cbrt", lax.cbrt), ("abs", lax.abs),
+    ("square", lax.square), ("integer_pow3", lambda x: lax.integer_pow(x, 3)),
+    ("integer_pow-2", lambda x: lax.integer_pow(x, -2)), ("erf", lax.erf), ("erfc", lax.erfc),
+    ("erf_inv", lax.erf_inv), ("lgamma", lax.lgamma), ("digamma", lax.digamma),
+    ("reduce_precision", lambda x: lax.reduce_precision(x, 5, 10)),
+    ("to_int32", lambda x: lax.convert_element_type(x, np.int32)),
+    ("to_bool", lambda x: lax.convert_element_type(x, np.bool_)),
+]
+BINARY_FLOAT = [
+    ("add", lax.add), ("sub", lax.sub), ("mul", lax.mul), ("div", lax.div), ("rem", lax.rem),
+    ("pow", lax.pow), ("max", lax.max), ("min", lax.min), ("atan2", lax.atan2),
+    ("nextafter", lax.nextafter), ("eq", lax.eq), ("ne", lax.ne), ("lt", lax.lt),
+    ("le", lax.le), ("gt", lax.gt), ("ge", lax.ge),
+]
+def _nonzero(x):
+  return lax.max(x if x.dtype.kind == "u" else lax.abs(x), jnp.ones_like(x))
+
+
+INT_OPS = [
+    ("neg", lax.neg), ("sign", lax.sign), ("abs", lax.abs), ("not", lax.bitwise_not),
+    ("population_count", lax.population_count), ("clz", lax.clz),
+    ("add", lambda x: lax.add(x, x)), ("mul", lambda x: lax.mul(x, x[::-1])),
+    ("div", lambda x: lax.div(x, _nonzero(x))), ("rem", lambda x: lax.rem(x, _nonzero(x))),
+    ("and", lambda x: lax.bitwise_and(x, x[::-1])), ("or", lambda x: lax.bitwise_or(x, x[::-1])),
+    ("xor", lambda x: lax.bitwise_xor(x, x[::-1])),
+    ("shift_left", lambda x: lax.shift_left(x, jnp.full_like(x, 3))),
+    ("shift_right_arithmetic", lambda x: lax.shift_right_arithmetic(x, jnp.full_like(x, 2))),
+    ("shift_right_logical", lambda x: lax.shift_right_logical(x, jnp.full_like(x, 2))),
+    ("max", lambda x: lax.max(x, x[::-1])), ("lt", lambda x: lax.lt(x, x[::-1])),
+    ("to_float32", lambda x: lax.convert_element_type(x, np.float32)),
+    ("bitcast", lambda x: lax.bitcast_convert_type(x, np.float32)
+     if x.dtype == np.int32 else x),
+    ("clamp", lambda x: lax.clamp(np.array(-3 if x.dtype.kind == "i" else 2, x.dtype), x,
+                                  np.array(50, x.dtype))),
+    ("row_sum", lambda x: lax.reduce_sum(x, (1,))), ("row_max", lambda x: lax.reduce_max(x, (1,))),
+    ("row_min", lambda x: lax.reduce_min(x, (1,))),
+    ("row_prod", lambda x: lax.reduce_prod(x, (1,))),
+]
+REDUCE_FLOAT = [
+    ("row_sum", lambda x: jnp.sum(x, axis=1)), ("row_max", lambda x: jnp.max(x, axis=1)),
+    ("row_min", lambda x: jnp.min(x, axis=1)), ("row_prod", lambda x: jnp.prod(x, axis=1)),
+    ("row_mean", lambda x: jnp.mean(x, axis=-1)),
+    ("softmax", lambda x: jaxlite.nn.softmax(x, axis=-1)),
+    ("logsumexp", lambda x: logsumexp(x, axis=1)),
+    ("normalise", lambda x: (x - x.mean(-1, keepdims=True)) / (x.std(-1, keepdims=True) + 1)),
+]
+SHAPES = [(37, 5), (2, 3), (1, 4), (0, 3), (9, 1)]
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("name,fn", UNARY_FLOAT, ids=[c[0] for c in UNARY_FLOAT])
+def test_unary_float(name, fn, dtype):
+  for shape in SHAPES:
+    x = values(shape, dtype)
+    assert_same(*run_both(lambda x: fn(fn(x) * x) if name in ("neg", "abs") else fn(x), x)[:2])
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("name,fn", BINARY_FLOAT, ids=[c[0] for c in BINARY_FLOAT])
+def test_binary_float(name, fn, dtype):
+  for shape in SHAPES + [(5,), (11, 2, 3)]:
+    x, y = values(shape, dtype), values(shape, dtype, offset=5)
+    assert_same(*run_both(fn, x, y)[:2])
+    # with a scalar operand (lax broadcasting of rank 0) and a row broadcast
+    assert_same(*run_both(lambda x: fn(x, np.array(1.5, dtype)), x)[:2])
+    if len(shape) == 2:
+      row = values(shape[1:], dtype, offset=3)
+      assert_same(*run_both(lambda x, r: fn(x, jnp.broadcast_to(r, x.shape)), x, row)[:2])
+
+
+SIGNED_ONLY = ("neg", "sign", "abs", "shift_right_arithmetic")  # lax rejects unsigned operands
+INT_CASES = [(name, fn, dt) for name, fn in INT_OPS for dt in (np.int32, np.int8, np.uint8,
+                                                                np.uint32)
+             if not (name in SIGNED_ONLY and np.dtype(dt).kind == "u")]
+
+
+@pytest.mark.parametrize("name,fn,dtype", INT_CASES,
+                         ids=[f"{c[0]}-{np.dtype(c[2]).name}" for c in INT_CASES])
+def test_integer(name, fn, dtype):
+  for shape in ((37, 5), (4, 3), (0, 2), (13, 7)):
+    assert_same(*run_both(fn, values(shape, dtype))[:2])
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("not", lax.bitwise_not), ("and", lambda x: x & x[::-1]), ("or", lambda x: x | x[::-1]),
+    ("xor", lambda x: x ^ x[::-1]), ("eq", lambda x: x == x[::-1]),
+    ("select", lambda x: lax.select(x, x[::-1], x)),
+    ("to_f16", lambda x: x.astype(np.float16) * 2),
+    ("all", lambda x: jnp.all(x, axis=1)), ("any", lambda x: jnp.any(x, axis=1)),
+    ("row_max", lambda x: lax.reduce_max(x, (1,))),
+])
+def test_bool(name, fn):
+  for shape in ((37, 5), (2, 2), (0, 4)):
+    assert_same(*run_both(fn, values(shape, np.bool_))[:2])
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("name,fn", REDUCE_FLOAT, ids=[c[0] for c in REDUCE_FLOAT])
+def test_row_reductions(name, fn, dtype):
+  # Exact: a tile is whole rows, and NumPy reduces each row of a tile exactly as it reduces that
+  # row of the whole array (same contiguous layout along the reduced axis).
+  for shape in ((37, 5), (64, 33), (3, 200), (0, 4), (5, 0)):
+    if shape == (5, 0) and name in ("row_max", "row_min", "logsumexp", "softmax"):
+      continue  # no identity: jnp raises for an empty max/min (as JAX does)
+    assert_same(*run_both(fn, values(shape, dtype))[:2])
+  x = np.random.default_rng(0).normal(size=(50, 300)).astype(dtype)
+  assert_same(*run_both(fn, x)[:2])
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("select_n3", lambda p, x: lax.select_n(p, x, x * 2, -x)),
+    ("clamp_rows", lambda p, x: lax.clamp(jnp.zeros_like(x), x, jnp.ones_like(x))),
+    ("where_chain", lambda p, x: jnp.where(p > 0, jnp.tanh(x) * jnp.exp(x), jnp.sin(x) + 1)),
+    ("col_bcast", lambda p, x: x * p[:, :1].astype(x.dtype) + x.sum(-1, keepdims=True)),
+    ("scalar_bcast", lambda p, x: x + x.max()),  # the whole-array max is not a row op
+    ("reshape_rows", lambda p, x: (x.reshape(x.shape[0], -1, 1) * 2).sum(axis=(1, 2))),
+    ("3d_rows", lambda p, x: jnp.exp(x[:, :, None] - x[:, None, :]).sum(-1)),
+    ("two_outputs", lambda p, x: (jnp.exp(x), jnp.exp(x).sum(-1), x * 3)),
+])
+def test_mixed_kernels(name, fn):
+  p = values((23, 6), np.int32) % 3
+  x = np.random.default_rng(1).normal(size=(23, 6)).astype(np.float32)
+  x[2, 3], x[5, 0], x[7, 1] = np.nan, -np.inf, -0.0
+  outs0, outs1, exe = run_both(fn, p, x)
+  assert_same(outs0, outs1)
+  assert exe.__jaxlite_kernels__, "expected at least one tiled kernel"
+
+
+def test_scalars_and_1d():
+  for dtype in (np.float32, np.int32, BF16):
+    s = values((), dtype)
+    assert_same(*run_both(lambda s: s * s + s, s)[:2])
+    v = values((1001,), dtype)
+    outs0, outs1, exe = run_both(lambda v: v * v + v - v[::-1], v)
+    assert_same(outs0, outs1)
+    assert exe.__jaxlite_kernels__[0].last_tiles > 1
+
+
+def test_tiles_not_dividing_rows():
+  x = np.random.default_rng(2).normal(size=(1000, 7)).astype(np.float32)
+  closed = jaxlite.make_jaxpr(lambda x: jnp.tanh(x) * jnp.exp(x) + jnp.sin(x))(x)
+  rows = []
+  for tile_bytes in (28, 100, 1000, 9999):
+    with force_tiles(tile_bytes):
+      exe = TIER1.compile(closed)
+    (k,) = exe.__jaxlite_kernels__
+    rows.append(k.rows)
+    assert_same(TIER0.compile(closed)(x), exe(x))
+    assert k.last_tiles == -(-1000 // k.rows)
+  assert any(1000 % r for r in rows)  # a short last tile was exercised
+
+
+def test_as_text_shows_kernels():
+  x = np.ones((4096, 1024), np.float32)
+  with backend.using_backend(TIER1):
+    f = jaxlite.jit(lambda x: logsumexp(x, axis=1) + 1)
+    text = f.lower(x).compile().as_text()
+  assert "# kernel 0 (tiled:" in text and "def _k0_tile(_n" in text
+  assert "reduce_max" in text and "reduce_sum" in text and "exp" in text
+  # a small array keeps tier 0's lines, and says why
+  with backend.using_backend(TIER1):
+    small = jaxlite.jit(lambda x: jnp.exp(x) * 2).lower(np.ones(8, np.float32)).compile()
+  assert "untiled: 8 elements" in small.as_text() and "_k0" not in small.as_text()
+
+
+def test_matmul_stays_out_and_epilogue_fuses():
+  w = np.random.default_rng(3).normal(size=(64, 32)).astype(np.float32)
+  b = np.random.default_rng(4).normal(size=(32,)).astype(np.float32)
+  x = np.random.default_rng(5).normal(size=(200, 64)).astype(np.float32)
+  f = lambda x, w, b: jnp.tanh(x @ w + b).sum(-1)  # noqa: E731
+  outs0, outs1, exe = run_both(f, x, w, b)
+  np.testing.assert_array_equal(outs0[0], outs1[0])
+  src = exe.__jaxlite_source__
+  kernel_src = src[src.index("def _k0_tile"):src.index("def _jaxpr_fn")]
+  assert "matmul" not in kernel_src and "np.tanh" in kernel_src
+  main = src[src.index("def _jaxpr_fn"):]
+  assert "np.matmul(" in main and "_k0(" in main
+
+
+def test_threads_used_for_large_inputs():
+  x = np.random.default_rng(6).normal(size=(2000, 1000)).astype(np.float32)
+  closed = jaxlite.make_jaxpr(lambda x: jnp.tanh(x) * jnp.exp(x) + jnp.sin(x))(x)
+  exe = TIER1.compile(closed)  # default thresholds: 2M elements is far above the small path
+  (k,) = exe.__jaxlite_kernels__
+  assert_same(TIER0.compile(closed)(x), exe(x))
+  _, workers = tiled_executor.POOL.get()
+  assert k.last_tiles > 1
+  assert k.last_threads == min(workers, k.last_tiles)
+  if tiled_executor.worker_count() > 1:
+    assert k.last_threads > 1
+
+
+def test_one_thread_when_threads_unavailable(monkeypatch):
+  pool = tiled_executor._Pool()
+  pool.workers = 1  # what _Pool.get settles on where threads cannot start (Pyodide)
+  monkeypatch.setattr(tiled_executor, "POOL", pool)
+  x = np.random.default_rng(7).normal(size=(300, 9)).astype(np.float32)
+  outs0, outs1, exe = run_both(lambda x: jnp.exp(x - x.max(-1, keepdims=True)), x)
+  assert_same(outs0, outs1)
+  (k,) = exe.__jaxlite_kernels__
+  assert k.last_tiles > 1 and k.last_threads == 1
+
+
+def test_config_flag_selects_tier():
+  prev = backend.get_backend()
+  try:
+    jaxlite.config.update("jax_jaxlite_tier", 1)
+    assert backend.get_backend() is TIER1
+    x = np.ones((1024, 512), np.float32)
+    text = jaxlite.jit(lambda x: jnp.exp(x) + 1).lower(x).compile().as_text()
+    assert "_k0_tile" in text
+    jaxlite.config.update("jax_jaxlite_tier", 0)
+    assert backend.get_backend() is TIER0
+    with pytest.raises(ValueError, match="jax_jaxlite_tier must be 0 or 1, got 2"):
+      jaxlite.config.update("jax_jaxlite_tier", 2)
+  finally:
+    jaxlite.config.update("jax_jaxlite_tier", 0)
+    backend.install_backend(prev)
+
+
+def test_tier_is_part_of_the_jit_cache_key():
+  # One jitted function, called under each tier, keeps an executable per tier.
+  f = jaxlite.jit(lambda x: jnp.tanh(x) * 3)
+  x = np.random.default_rng(10).normal(size=(1024, 256)).astype(np.float32)
+  try:
+    texts = []
+    for tier in (0, 1):
+      jaxlite.config.update("jax_jaxlite_tier", tier)
+      np.testing.assert_array_equal(np.asarray(f(x)), np.tanh(x) * np.float32(3))
+      texts.append(f.lower(x).compile().as_text())
+  finally:
+    jaxlite.config.update("jax_jaxlite_tier", 0)
+  assert "_k0_tile" not in texts[0] and "_k0_tile" in texts[1]
+
+
+def test_jit_end_to_end_under_tier1():
+  x = np.random.default_rng(8).normal(size=(512, 300)).astype(np.float32)
+  with backend.using_backend(TIER1):
+    got = jaxlite.jit(lambda x: jaxlite.nn.softmax(x * 2, axis=-1))(x)
+  want = jaxlite.jit(lambda x: jaxlite.nn.softmax(x * 2, axis=-1))(x)
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_independent_eqns_move_above_the_kernel():
+  # random.normal: the uniform's (1,)-shaped bounds arithmetic sits between its bit twiddling
+  # and erf_inv; it reads nothing of the kernel, so one kernel covers the whole chain.
+  key = jaxlite.random.key(0)
+  closed = jaxlite.make_jaxpr(lambda k: jaxlite.random.normal(k, (3000,)))(key)
+  with force_tiles(4096):
+    exe = TIER1.compile(closed)
+  (k,) = exe.__jaxlite_kernels__
+  src = exe.__jaxlite_source__
+  assert "erf_inv" in src[src.index("def _k0_tile"):src.index("def _jaxpr_fn")]
+  assert "shift_right_logical" in src[src.index("def _k0_tile"):src.index("def _jaxpr_fn")]
+  assert_same(TIER0.compile(closed)(key._value), exe(key._value))
+
+
+def test_effects_keep_their_place():
+  seen = []
+
+  def f(x):
+    y = jnp.exp(x) * 2
+    jaxlite.debug.callback(lambda v: seen.append(np.asarray(v).copy()), x[:, 0])
+    return jnp.sin(y) + x
+  x = np.random.default_rng(9).normal(size=(40, 8)).astype(np.float32)
+  outs0, outs1, exe = run_both(f, x)
+  assert_same(outs0, outs1)
+  assert len(seen) == 2  # once per tier
+  np.testing.assert_array_equal(seen[0], seen[1])
+  np.testing.assert_array_equal(seen[1], x[:, 0])
+  src = exe.__jaxlite_source__
+  main = src[src.index("def _jaxpr_fn"):]
+  assert main.index("_k0(") < main.index("callback") < main.index("_k1(")
+
+
+def test_key_arrays_stay_out_of_kernels():
+  # select_n over PRNG key arrays (from vmap of a key choice) runs as tier 0's line.
+  keys = jaxlite.random.split(jaxlite.random.key(1), 64)
+  pred = np.arange(64) % 2 == 0
+  f = lambda p, k: jaxlite.random.key_data(lax.select(p, k, k[::-1]))  # noqa: E731
+  closed = jaxlite.make_jaxpr(f)(pred, keys)
+  with force_tiles():
+    exe = TIER1.compile(closed)
+  assert_same(TIER0.compile(closed)(pred, keys._value), exe(pred, keys._value))
+  src = exe.__jaxlite_source__
+  assert "_select_n" in src[src.index("def _jaxpr_fn"):]
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_forked_child_gets_its_own_pool():
+  import os
+  x = np.random.default_rng(11).normal(size=(2000, 1000)).astype(np.float32)
+  closed = jaxlite.make_jaxpr(lambda x: jnp.exp(x) * 2)(x)
+  exe = TIER1.compile(closed)
+  want = np.exp(x) * np.float32(2)
+  np.testing.assert_array_equal(exe(x)[0], want)  # the parent's pool exists now
+  r, w = os.pipe()
+  pid = os.fork()
+  if pid == 0:  # child: the kernel must finish (the inherited pool has no threads)
+    __import__("signal").alarm(20)  # a hang kills the child: the parent sees no b"1"
+    ok = np.array_equal(exe(x)[0], want)
+    os.write(w, b"1" if ok else b"0")
+    os._exit(0)
+  os.close(w)
+  _, status = os.waitpid(pid, 0)
+  assert os.read(r, 1) == b"1" and status == 0
