@@ -290,7 +290,10 @@ def _primitives_in(jaxpr, out):
 
 # Primitives with derivative rules that the table reaches only through others (add_any,
 # custom_lin) or that are tested in their own files (custom_jvp_call, custom_vjp_call, name).
-COVERED_ELSEWHERE = {"add_any", "custom_lin", "custom_jvp_call", "custom_vjp_call", "name",
+COVERED_ELSEWHERE = {
+                     # sharding annotations: gradients through them in tests/test_sharded_jit.py
+                     "sharding_constraint", "inspect_sharding",
+                     "add_any", "custom_lin", "custom_jvp_call", "custom_vjp_call", "name",
                      "stop_gradient", "integer_pow", "cumsum", "reduce_and", "reduce_or",
                      "reduce_xor", "argmax", "argmin", "bitcast_convert_type", "population_count",
                      "clz", "not", "and", "or", "xor", "shift_left", "shift_right_arithmetic",

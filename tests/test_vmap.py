@@ -150,7 +150,26 @@ BINARY = [
 
 CASES = [Case(n, f, args(m), UNARY_AXES) for n, f, m in UNARY]
 CASES += [Case(n, f, m, BINARY_AXES) for n, f, m in BINARY]
+
+
+def _auto_mesh_sharding():
+  # A one-device mesh of Auto axes: with_sharding_constraint takes only Auto axes.
+  from jaxlite.sharding import AxisType, NamedSharding, PartitionSpec
+  mesh = jaxlite.make_mesh((1,), ("x",), axis_types=(AxisType.Auto,))
+  return NamedSharding(mesh, PartitionSpec("x"))
+
+
+def _inspected(x):
+  x = jnp.asarray(x)  # as in JAX, a NumPy array has no sharding to inspect
+  jaxlite.debug.inspect_array_sharding(x, callback=lambda s: None)
+  return x * 2
+
+
 CASES += [
+    Case("sharding_constraint",
+         lambda x: lax.with_sharding_constraint(x * 2, _auto_mesh_sharding()), args(f32(2, 3)),
+         [(0,), (1,)]),
+    Case("inspect_sharding", _inspected, args(f32(2, 3)), [(0,), (1,)]),
     Case("add_scalar", lax.add, args(f32(2, 3), f32()), [(0, 0), (None, 0), (1, None)]),
     Case("out_axes", lambda x, y: (lax.mul(x, y), lax.neg(y)), args(f32(2, 3), f32(2, 3)),
          [(0, 1), (None, 0), (2, None)], out_axes=(0, 1, 2, -1)),
