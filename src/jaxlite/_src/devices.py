@@ -196,6 +196,18 @@ def output_placement(p, shape):
   return replicated() if replicated is not None else p
 
 
+def output_placements(p, outs, primitive, args, params) -> list:
+  """Placements of the results `outs` of an eager `primitive` on `args` placed at the
+  multi-device sharding `p`: by the primitive's sharding rule when an argument is sharded in its
+  type (explicit axes), else replicated over the same devices."""
+  for a in args:
+    d = getattr(a, "_device", None)
+    if d is not None and type(d) is not CpuDevice and sharding_in_type(d):
+      from jaxlite._src.sharding import rules
+      return rules.eager_placements(primitive, args, params, outs, p)
+  return [output_placement(p, getattr(o, "shape", ())) for o in outs]
+
+
 def common_device(args, names, fun_name: str):
   """The placement every committed Array among `args` shares (None when none is committed): a
   device, or a multi-device sharding (the first argument's, when several shardings cover the

@@ -218,7 +218,7 @@ def getitem(x, idx, *, indices_are_sorted=False, unique_indices=False, mode=None
   if idx is Ellipsis or (type(idx) is tuple and not idx):
     return x
   if type(x) is core.array_type and mode is None and fill_value is None \
-      and core._state.trace is core.eval_trace:
+      and core._state.trace is core.eval_trace and not array_lib.is_sharded(x):
     value = x._host_value()
     np_idx = _eager_numpy_index(value.shape, idx)
     if np_idx is not None:
