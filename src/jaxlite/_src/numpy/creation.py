@@ -150,8 +150,15 @@ def _placed(like=False):
   the `*_like` family, to keep a committed input's device, as JAX does."""
   def deco(fn):
     @functools.wraps(fn)
-    def wrapper(*args, device=None, **kw):
+    def wrapper(*args, device=None, out_sharding=None, **kw):
       out = fn(*args, **kw)
+      if out_sharding is None and like and args and kw.get("shape") is None:
+        # Under a trace a `*_like` result has the input's type, its sharding included.
+        out_sharding = getattr(core.get_aval(args[0]), "sharding", None) \
+            if isinstance(args[0], core.Tracer) else None
+      if out_sharding is not None:
+        from jaxlite._src.sharding.reshard import reshard
+        return reshard(out, out_sharding)
       if device is None and like and args:
         device = getattr(args[0], "_device", None)
       if device is None or isinstance(out, core.Tracer):

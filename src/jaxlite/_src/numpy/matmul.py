@@ -6,7 +6,9 @@ as JAX does; einsum parses its subscripts and contracts pairwise with dot_genera
 """
 from __future__ import annotations
 
+import functools
 import operator
+import threading
 
 import numpy as np
 
@@ -38,7 +40,32 @@ def _dot_general(a, b, contract, batch, precision, preferred):
   return lax_dot.dot_general_p.bind(
       a, b, dimension_numbers=(contract, batch),
       precision=lax_dot.canonicalize_precision(precision), preferred_element_type=preferred,
-      out_sharding=None)
+      out_sharding=_pending_out_sharding.value)
+
+
+class _Pending(threading.local):
+  value = None
+
+
+# The `out_sharding=` of the product being computed: its contractions take it (JAX passes it to
+# the dot_general), and the result is resharded to it.
+_pending_out_sharding = _Pending()
+
+
+def _with_out_sharding(fn):
+  @functools.wraps(fn)
+  def wrapper(*args, out_sharding=None, **kw):
+    if out_sharding is None:
+      return fn(*args, **kw)
+    from jaxlite._src.sharding.reshard import reshard
+    from jaxlite._src.sharding.rules import resolve_out_sharding
+    prev = _pending_out_sharding.value
+    _pending_out_sharding.value = resolve_out_sharding(out_sharding, fun_name=fn.__name__)
+    try:
+      return reshard(fn(*args, **kw), out_sharding)
+    finally:
+      _pending_out_sharding.value = prev
+  return wrapper
 
 
 def _preferred(preferred_element_type, *args):
@@ -49,6 +76,7 @@ def _preferred(preferred_element_type, *args):
 
 # --- matmul, dot and friends -------------------------------------------------------------------
 
+@_with_out_sharding
 def matmul(a, b, *, precision=None, preferred_element_type=None):
   """jnp.matmul / `@`: matrix products broadcast over leading batch dimensions."""
   if type(a) is core.array_type and type(b) is core.array_type \
@@ -137,6 +165,7 @@ def _positions(batch_positions, squeezed):
   return out
 
 
+@_with_out_sharding
 def dot(a, b, *, precision=None, preferred_element_type=None):
   """jnp.dot: a sum product over a's last axis and b's second-to-last (last if 1-D)."""
   a, b = _arrays("dot", a, b)
@@ -194,6 +223,7 @@ def outer(a, b, out=None):
   return ew.mul_p.bind(col, row)
 
 
+@_with_out_sharding
 def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
   """jnp.tensordot: contracts a's `axes` with b's (the last N of a with the first N of b)."""
   a, b = _arrays("tensordot", a, b)
@@ -439,6 +469,7 @@ def _einsum_pair(a, ta, b, tb, keep, precision, preferred):
   return out, term
 
 
+@_with_out_sharding
 def einsum(subscripts, *operands, out=None, optimize="auto", precision=None,
            preferred_element_type=None, _dot_general=None):
   """jnp.einsum: Einstein summation, lowered to transposes, reductions and dot_generals."""
