@@ -462,11 +462,23 @@ def _einsum_pair(a, ta, b, tb, keep, precision, preferred):
   contract = [c for c in shared if c not in keep]
   dims = ((tuple(ta.index(c) for c in contract), tuple(tb.index(c) for c in contract)),
           (tuple(ta.index(c) for c in batch), tuple(tb.index(c) for c in batch)))
-  out = lax_dot.dot_general_p.bind(a, b, dimension_numbers=dims, precision=precision,
-                                   preferred_element_type=preferred, out_sharding=None)
   term = "".join(batch) + "".join(c for c in ta if c not in shared) + \
       "".join(c for c in tb if c not in shared)
+  out = lax_dot.dot_general_p.bind(a, b, dimension_numbers=dims, precision=precision,
+                                   preferred_element_type=preferred,
+                                   out_sharding=_einsum_out_sharding(term, keep))
   return out, term
+
+
+def _einsum_out_sharding(term, keep):
+  """The einsum's `out_sharding=` for the contraction that makes its result (`term` holds the
+  output letters `keep`, maybe permuted), its spec in `term`'s order; None for the others."""
+  s = _pending_out_sharding.value
+  if s is None or sorted(term) != sorted(keep):
+    return None
+  from jaxlite._src.sharding.partition_spec import PartitionSpec
+  spec = tuple(s.spec) + (None,) * (len(keep) - len(s.spec))
+  return s.with_spec(PartitionSpec(*(spec[keep.index(c)] for c in term)))
 
 
 @_with_out_sharding

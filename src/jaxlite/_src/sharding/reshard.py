@@ -203,3 +203,13 @@ def _switched(f, args, kwargs, axes, kind, fun_name, out_s, in_s):
   if out_s is not None:
     return reshard(out, out_s)
   return tree_util.tree_map(lambda x: _retyped(x, outer), out)
+
+
+def takes_out_sharding(fn):
+  """`fn` with JAX's keyword-only `out_sharding=` (a NamedSharding or a PartitionSpec of the
+  current mesh): the result is computed, then resharded to it (jax.random's samplers)."""
+  @functools.wraps(fn)
+  def wrapper(*args, out_sharding=None, **kwargs):
+    out = fn(*args, **kwargs)
+    return out if out_sharding is None else reshard(out, out_sharding)
+  return wrapper
