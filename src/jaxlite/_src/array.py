@@ -330,21 +330,24 @@ def committed_device(args):
 def place_outputs(out, device, primitive=None, args=None, params=None):
   """Commits freshly made results (an Array or a list of them) to `device` (a device or a
   multi-device sharding). On a multi-device sharding a result keeps the placement its type gave
-  it (`_from_numpy_aval`), else takes the one `primitive`'s sharding rule gives (when the
-  caller ran no abstract evaluation), else is replicated over the same devices
-  (`devices.output_placement`)."""
+  it (`_from_numpy_aval`), else the one `primitive`'s sharding rule gives it
+  (`devices.output_placements`), else is replicated over the same devices."""
   multi = type(device) is not devices.CpuDevice and device is not None
   outs = out if type(out) is list else (out,)
   placements = None
-  if multi and primitive is not None:
+  if multi and primitive is not None and any(
+      (type(a) is ArrayImpl or type(a) is core.key_array_type) and a._device is None
+      for a in outs):
     placements = devices.output_placements(device, outs, primitive, args, params)
   for i, a in enumerate(outs):
     if type(a) is ArrayImpl or type(a) is core.key_array_type:
       if not multi:
         a._device = device
+      elif a._device is not None:
+        pass  # placed by its type (`_from_numpy_aval`)
       elif placements is not None:
         a._device = placements[i]
-      elif a._device is None:
+      else:
         a._device = devices.output_placement(device, a.shape)
   return out
 

@@ -248,9 +248,7 @@ class EvalTrace(Trace):
       else:
         out = array_from_numpy(out, weak)
     if committed:
-      if weak_rule is None or extended:
-        return place_outputs(out, primitive_device(primitive, args))
-      # No abstract evaluation ran: results on a mesh take their sharding rule's placement.
+      # Results on a mesh take the placement their sharding rule gives (array.place_outputs).
       return place_outputs(out, primitive_device(primitive, args), primitive, args, params)
     return out
 

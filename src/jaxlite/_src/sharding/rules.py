@@ -202,6 +202,53 @@ def eager_placements(primitive, args, params, outs, device):
       a, "sharding", None) is not None else replicated for a in res]
 
 
+def auto_placements(primitive, args, params, outs, device):
+  """Placements of eager results computed from arrays sharded over Auto axes (not in their
+  types): the rule run as if the axes were Explicit proposes each result's layout (JAX's
+  propagation follows the operands too); where it raises, the result is replicated."""
+  from jaxlite._src.sharding.mesh import AxisType, Mesh
+  from jaxlite._src.sharding.named_sharding import NamedSharding
+  from jaxlite._src.sharding.partition_spec import PartitionSpec
+  mesh = device.mesh
+  explicit = Mesh(mesh.devices, mesh.axis_names, (AxisType.Explicit,) * len(mesh.axis_names))
+  multiple = primitive.multiple_results
+  out_avals = [core.ShapedArray(o.shape, o.dtype, o.weak_type) for o in outs]
+
+  def proposal(keep):
+    # The rule's answer when only the arguments `keep` allows show their layout.
+    avals = []
+    for i, a in enumerate(args):
+      aval = core.get_aval(a)
+      d = getattr(a, "_device", None)
+      if keep(i) and isinstance(d, NamedSharding) and d.mesh == mesh and \
+          type(aval) is core.ShapedArray:
+        aval = core.ShapedArray(aval.shape, aval.dtype, aval.weak_type,
+                                NamedSharding(explicit, d.spec), aval.vma)
+      avals.append(aval)
+    return apply(primitive, avals, params, out_avals if multiple else out_avals[0])
+
+  # Where the operands' layouts conflict, follow the first sharded operand; where that still
+  # has no answer, replicate ("follow the operands, replicate when in doubt").
+  first = next((i for i, a in enumerate(args)
+                if not getattr(getattr(a, "_device", None), "is_fully_replicated", True)), 0)
+  try:
+    res = proposal(lambda i: True)
+  except (ShardingTypeError, ValueError, TypeError):
+    try:
+      res = proposal(lambda i: i == first)
+    except (ShardingTypeError, ValueError, TypeError):
+      res = [None] * len(outs) if multiple else None
+  res = res if multiple else [res]
+  out = []
+  for a in res:
+    s = getattr(a, "sharding", None)
+    parts = list(s.spec) if s is not None else []
+    while parts and parts[-1] is None:
+      parts.pop()  # outside types JAX keeps specs as short as they go
+    out.append(NamedSharding(mesh, PartitionSpec(*parts), memory_kind=device._memory_kind))
+  return out
+
+
 def concrete_sharding(sharding, like=None):
   """`sharding` over a concrete Mesh (a type's sharding may name an AbstractMesh: it is matched
   with the mesh of `like` or the one `set_mesh` set); None if no concrete mesh matches."""

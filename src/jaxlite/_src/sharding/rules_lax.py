@@ -61,9 +61,10 @@ R.register(elementwise.bitcast_convert_type_p, _bitcast)
 
 def _select(specs, avals, outs, mesh, **params):
   which, cases = specs[0], specs[1:]
+  # Unsharded cases stand for JAX's values without a mesh (constants): they do not vote.
   sharded = [s for s in cases if any(e is not None for e in s)]
   first = sharded[0] if sharded else cases[0]
-  if any(s != first for s in sharded[1:]) or (sharded and len(sharded) != len(cases)):
+  if any(s != first for s in sharded[1:]):
     raise ShardingTypeError("select cases must have the same shardings, got [{}].".format(
       ", ".join(R.sharding_str(mesh, s) for s in cases)))
   if avals[0].shape and any(e is not None for e in which) and which != first:
@@ -192,7 +193,25 @@ R.register(shape.pad_p, _varying("padding"))
 R.register(sl.slice_p, _varying("slicing"))
 R.register(sl.dynamic_slice_p, _varying("dynamic_slice"))
 R.register(shape.tile_p, _varying("tile"))
-R.register(sl.dynamic_update_slice_p, _first)
+
+
+def _dynamic_update_slice(specs, avals, outs, mesh, **params):
+  if specs[0] != specs[1]:
+    raise ShardingTypeError(
+      "dynamic_update_slice operand sharding must be equal to update sharding, got operand "
+      f"sharding {type_str(avals[0], specs[0])}({_axis_types_str(mesh)}) and update sharding "
+      f"{type_str(avals[1], specs[1])}({_axis_types_str(mesh)}).")
+  return specs[0]
+
+
+def _axis_types_str(mesh):
+  groups = {}
+  for n, t in zip(mesh.axis_names, mesh.axis_types):
+    groups.setdefault(t.name, []).append(n)
+  return "{" + ", ".join(f"{t}: {tuple(ns)}" for t, ns in groups.items()) + "}"
+
+
+R.register(sl.dynamic_update_slice_p, _dynamic_update_slice)
 
 
 def _split(specs, avals, outs, mesh, *, sizes, axis):
@@ -254,9 +273,42 @@ def _gather(specs, avals, outs, mesh, *, dimension_numbers, slice_sizes, **param
 
 
 R.register(sl.gather_p, _gather)
+
+
+def _scatter(specs, avals, outs, mesh, *, dimension_numbers, **params):
+  # The inverse of gather's rule: operand dims updated in sub-windows must be unsharded, and
+  # so must the indices outside their batching dims; the result is laid out as the operand.
+  dn = dimension_numbers
+  op_spec, idx_spec, upd_spec = specs
+  operand, indices, updates = avals
+  windows = iter(dn.update_window_dims)
+  window = []
+  for i in range(len(operand.shape)):
+    if i in dn.inserted_window_dims or i in dn.operand_batching_dims:
+      window.append(1)
+    else:
+      window.append(updates.shape[next(windows)])
+  ok = all(op_spec[i] is None or window[i] == operand.shape[i]
+           for i in dn.scatter_dims_to_operand_dims)
+  ok = ok and all(e is None for j, e in enumerate(idx_spec)
+                  if j not in dn.scatter_indices_batching_dims)
+  ok = ok and all(e is None or e == op_spec[i] for e, i in zip(
+      (upd_spec[d] for d in dn.update_window_dims),
+      (i for i in range(len(operand.shape))
+       if i not in dn.inserted_window_dims and i not in dn.operand_batching_dims)))
+  if not ok:
+    raise ShardingTypeError(
+      "Use `.at[...].set/add/mul/...(out_sharding=)` to provide output PartitionSpec for the "
+      "scatter update as out sharding could not be resolved unambiguously (or would require "
+      f"collectives on inputs). Got operand=ShapedArray({type_str(operand, op_spec)}), "
+      f"indices=ShapedArray({type_str(indices, idx_spec)}), "
+      f"updates=ShapedArray({type_str(updates, upd_spec)})")
+  return op_spec
+
+
 for p in (sl.scatter_p, sl.scatter_add_p, sl.scatter_mul_p, sl.scatter_min_p, sl.scatter_max_p,
           sl.scatter_sub_p):
-  R.register(p, _first)  # the result is the operand, updated in place
+  R.register(p, _scatter)
 
 # --- creation: iota is replicated unless given a sharding (rules.apply handles `sharding`) ---
 R.replicated(creation.iota_p)
@@ -312,7 +364,9 @@ def _sort(specs, avals, outs, mesh, *, dimension, **params):
       raise ShardingTypeError(
         "Arguments to sort must be unsharded over the sorting dimension. Got arg sharding="
         f"{R.sharding_str(mesh, s)} and sorting dimension={dimension}")
-  return list(specs)
+  # Unsharded operands (argsort's iota) are laid out as the sharded ones, as JAX makes them.
+  merged = R._broadcasting("sort")(specs, avals, outs, mesh)
+  return [s if any(e is not None for e in s) else merged for s in specs]
 
 
 R.register(sort.sort_p, _sort)
