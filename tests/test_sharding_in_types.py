@@ -157,8 +157,22 @@ def inside(x):
 with jax.set_mesh(amesh):
   out["auto_eager"] = [[str(jax.typeof(v)), repr(v.sharding.spec)]
                        for v in (g + 1, g.sum(0), g @ g.T, jnp.sin(g))]
+  try:
+    jnp.ones((8, 4), out_sharding=P("x"))
+    out["auto_spec_error"] = None
+  except ValueError as ex:
+    out["auto_spec_error"] = str(ex)[:200]
   r = explicit_axes(inside, in_sharding=P("x"))(g)
 out["explicit_axes"] = [seen[0], str(jax.typeof(r)), repr(r.sharding.spec)]
+# meshes built directly default to Auto axes (make_mesh to Explicit); an abstract mesh's
+# shardings under jit resolve against the arguments' devices
+out["mesh_defaults"] = [repr(jax.sharding.Mesh(np.array(jax.devices()).reshape(2, 2),
+                                               ("x", "y")).axis_types),
+                        repr(jax.sharding.AbstractMesh((2, 2), ("x", "y")).axis_types)]
+am = jax.sharding.AbstractMesh((2, 2), ("x", "y"), (AxisType.Explicit,) * 2)
+with jax.sharding.use_abstract_mesh(am):
+  r = jax.jit(lambda x: reshard(x, P(None, "y")))(a)
+  out["abstract_mesh_reshard"] = [str(jax.typeof(r)), repr(r.sharding.spec)]
 print(json.dumps(out))
 """
 
@@ -266,6 +280,14 @@ def test_auto_axes_are_not_in_types(ours):
   assert ours["explicit_axes"][:2] == ["float32[8@x,4]", "float32[8,4]"]
 
 
+def test_meshes_and_out_sharding_checks(ours):
+  assert ours["mesh_defaults"] == ["(Auto, Auto)", "(Auto, Auto)"]
+  assert ours["auto_spec_error"].startswith(
+    "PartitionSpec passed to jnp.ones cannot contain axis names that are of type Auto or "
+    "Manual. Got PartitionSpec: P('x',) with axis name: x of type: AxisType.Auto")
+  assert ours["abstract_mesh_reshard"] == ["float32[8,4@y]", "P(None, 'y')"]
+
+
 def test_every_lax_primitive_has_a_rule():
   import jaxlite  # noqa: F401
   from jaxlite._src.lax import dot, elementwise, reductions, shape, slicing_primitives, sort
@@ -297,6 +319,9 @@ def test_matches_jax(ours):
     got = ours.get(k)
     if isinstance(v, list) and v and v[0] == "ERR":
       if not (got and got[:2] == v[:2] and got[2][:60] == v[2][:60]):
+        diffs[k] = (got, v)
+    elif k == "auto_spec_error":
+      if got[:140] != v[:140]:
         diffs[k] = (got, v)
     elif k == "explicit_axes":
       if got[:2] != v[:2]:

@@ -337,7 +337,7 @@ def place_outputs(out, device, primitive=None, args=None, params=None):
   placements = None
   if multi and primitive is not None and any(
       (type(a) is ArrayImpl or type(a) is core.key_array_type) and a._device is None
-      for a in outs):
+      and a._aval is None for a in outs):
     placements = devices.output_placements(device, outs, primitive, args, params)
   for i, a in enumerate(outs):
     if type(a) is ArrayImpl or type(a) is core.key_array_type:
@@ -345,6 +345,10 @@ def place_outputs(out, device, primitive=None, args=None, params=None):
         a._device = device
       elif a._device is not None:
         pass  # placed by its type (`_from_numpy_aval`)
+      elif a._aval is not None and a._aval.sharding is not None:
+        from jaxlite._src.sharding import rules
+        a._device = rules.concrete_sharding(a._aval.sharding, device) or \
+            devices.output_placement(device, a.shape)
       elif placements is not None:
         a._device = placements[i]
       else:
@@ -388,6 +392,10 @@ def _place_by_type(a, sharding):
   name an AbstractMesh, matched with the mesh `set_mesh` set)."""
   from jaxlite._src.sharding import rules
   a._device = rules.concrete_sharding(sharding)
+  if a._device is None and type(a) is ArrayImpl:
+    # No concrete mesh to name yet (a type over an AbstractMesh): the type is kept, and
+    # `place_outputs` places the result over the mesh of the computation's arguments.
+    a._aval = core.ShapedArray(a._value.shape, a._value.dtype, a.weak_type, sharding)
 
 
 core.array_type = ArrayImpl

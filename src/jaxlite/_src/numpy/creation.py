@@ -164,7 +164,7 @@ def _placed(like=False):
             if isinstance(args[0], core.Tracer) else None
       if out_sharding is not None:
         from jaxlite._src.sharding.reshard import reshard
-        return reshard(out, out_sharding)
+        return reshard(out, out_sharding, _fun_name=f"jnp.{fn.__name__}")
       if device is None and like and args:
         device = getattr(args[0], "_device", None)
       if device is None or isinstance(out, core.Tracer):

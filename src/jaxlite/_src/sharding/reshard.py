@@ -75,6 +75,14 @@ def _as_sharding(s, x, fun_name):
     if mesh is None or mesh.empty:
       raise ValueError(f"{fun_name}: a PartitionSpec ({s!r}) needs a mesh: use "
                        "`jax.set_mesh(mesh)` or pass a NamedSharding")
+    types = mesh._name_to_type
+    for e in s:
+      for n in rules.entry_names(e if isinstance(e, (str, tuple)) else None):
+        if n in types and types[n] != AxisType.Explicit:
+          raise ValueError(
+            f"PartitionSpec passed to {fun_name} cannot contain axis names that are of type "
+            f"Auto or Manual. Got PartitionSpec: {s!r} with axis name: {n} of type: "
+            f"{types[n]!s}")
     return NamedSharding(mesh, s)
   if isinstance(s, NamedSharding):
     return s
@@ -105,13 +113,13 @@ def _reshard_leaf(x, s, fun_name="reshard"):
   return api.device_put(x, concrete)
 
 
-def reshard(xs, out_shardings):
+def reshard(xs, out_shardings, *, _fun_name="reshard"):
   """`jax.sharding.reshard`: `xs` (a pytree) laid out as `out_shardings` (a NamedSharding or a
   PartitionSpec of the current mesh, or a pytree prefix of them)."""
   from jaxlite._src import tree_util
   is_leaf = lambda s: s is None or isinstance(s, (PartitionSpec, NamedSharding))  # noqa: E731
   if is_leaf(out_shardings):
-    return tree_util.tree_map(lambda x: _reshard_leaf(x, out_shardings), xs)
+    return tree_util.tree_map(lambda x: _reshard_leaf(x, out_shardings, _fun_name), xs)
   flat, tree = tree_util.tree_flatten(out_shardings, is_leaf=is_leaf)
   subtrees = tree.flatten_up_to(xs)
   return tree.unflatten([tree_util.tree_map(lambda x, s=s: _reshard_leaf(x, s), sub)
@@ -211,5 +219,5 @@ def takes_out_sharding(fn):
   @functools.wraps(fn)
   def wrapper(*args, out_sharding=None, **kwargs):
     out = fn(*args, **kwargs)
-    return out if out_sharding is None else reshard(out, out_sharding)
+    return out if out_sharding is None else reshard(out, out_sharding, _fun_name=fn.__name__)
   return wrapper

@@ -120,6 +120,10 @@ def _mesh_of(avals):
   return mesh
 
 
+def _is_named(s):
+  return s is not None and type(s).__name__ in ("NamedSharding", "PartitionSpec")
+
+
 def resolve_out_sharding(out_sharding, mesh=None, fun_name="out_sharding"):
   """An `out_sharding=` argument (a NamedSharding, a PartitionSpec or None) as a NamedSharding:
   a PartitionSpec names axes of `mesh`, else of the mesh set by `set_mesh`/`use_abstract_mesh`."""
@@ -163,7 +167,8 @@ def apply(primitive, avals, params, out_avals):
   given = params.get("out_sharding")
   if given is None:
     given = params.get("sharding")
-  given = resolve_out_sharding(given, mesh)
+  # Only named shardings and specs are output shardings (a param may hold other placements).
+  given = resolve_out_sharding(given, mesh) if _is_named(given) else None
   multiple = primitive.multiple_results
   outs = list(out_avals) if multiple else [out_avals]
   if given is not None and not multiple:
