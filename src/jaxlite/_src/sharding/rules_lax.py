@@ -184,7 +184,7 @@ def _varying(name):
         raise ShardingTypeError(
           f"{name} on sharded dims where out dim ({d_out}) is not divisible by mesh axes "
           f"({axes_size(mesh, e)}) with spec ({e}) is not implemented. Got input "
-          f"type={type_str(aval, spec)} and output shape={tuple(outs[0].shape)}")
+          f"type={_short(aval, spec)} and output shape={tuple(outs[0].shape)}")
     return spec
   return rule
 
