@@ -233,7 +233,9 @@ class EvalTrace(Trace):
     if weak_rule is None or extended:
       avals = [get_aval(a) for a in args]
       out_avals = primitive.abstract_eval(*avals, **params)
-      if committed or params:
+      # Only committed arguments carry shardings in their types; else only an out_sharding does.
+      if committed or params and (params.get("out_sharding") is not None
+                                  or params.get("sharding") is not None):
         out_avals = with_out_shardings(primitive, avals, params, out_avals)
       out = primitive.impl(*vals, **params)
       if primitive.multiple_results:

@@ -48,7 +48,7 @@ def entry_names(e) -> tuple:
   return e if isinstance(e, tuple) else (e,)
 
 
-def _entry(names):
+def entry(names):
   names = tuple(names)
   return None if not names else names[0] if len(names) == 1 else names
 
@@ -61,14 +61,14 @@ def spec_of(aval) -> tuple:
     return (None,) * nd
   types = s.mesh._name_to_type
   parts = tuple(s.spec)[:nd]
-  out = [_entry(n for n in entry_names(_canon(e)) if types[n].name == "Explicit")
+  out = [entry(n for n in entry_names(_canon(e)) if types[n].name == "Explicit")
          for e in parts]
   return tuple(out) + (None,) * (nd - len(out))
 
 
 def _canon(e):
   if isinstance(e, (tuple, list)):
-    return _entry(e)
+    return entry(e)
   return None if e is None or not isinstance(e, str) else e
 
 
@@ -270,11 +270,11 @@ def concrete_sharding(sharding, like=None):
 
 # --- family helpers ----------------------------------------------------------------------------
 
-def _first_spec(specs, avals, outs, mesh, **params):
+def first_spec(specs, avals, outs, mesh, **params):
   return specs[0]
 
 
-def _broadcasting(name):
+def broadcasting(name):
   """Elementwise n-ary ops: each dimension takes the operands' common entry; an unsharded
   operand (or a size-1 dimension) defers to a sharded one; two different axes raise."""
   def rule(specs, avals, outs, mesh, **params):
@@ -308,12 +308,12 @@ def _broadcasting(name):
 
 def elementwise(primitive, name=None):
   """Registers the n-ary elementwise rule (JAX's broadcasting_sharding_rule) for `primitive`."""
-  return register(primitive, _broadcasting(name or primitive.name))
+  return register(primitive, broadcasting(name or primitive.name))
 
 
 def same_as_first(primitive):
   """Unary ops whose result is laid out as the operand (convert, rev, copy...)."""
-  return register(primitive, _first_spec)
+  return register(primitive, first_spec)
 
 
 def _drop_axes(specs, avals, outs, mesh, *, axes, **params):

@@ -16,7 +16,7 @@ from jaxlite._src.scipy import special as scipy_special
 from jaxlite._src.sharding import rules as R
 from jaxlite._src.sharding.rules import axes_size, entry_names, type_str
 
-_first = R._first_spec
+_first = R.first_spec
 
 # --- elementwise ops not made by unop/binop ------------------------------------------------------
 for p in (elementwise.complex_p, elementwise.pow_p, elementwise.clamp_p, prng.random_fold_in_p,
@@ -37,7 +37,7 @@ R.register(barrier.optimization_barrier_p, _multi_first)
 
 
 def _threefry(specs, avals, outs, mesh, **params):
-  return [R._broadcasting("threefry2x32")(specs, avals, outs, mesh)] * 2
+  return [R.broadcasting("threefry2x32")(specs, avals, outs, mesh)] * 2
 
 
 R.register(prng.threefry2x32_p, _threefry)
@@ -121,7 +121,7 @@ def _split_partitions(mesh, names, sizes, aval, spec, new_sizes):
       if rem:
         _reshape_error(aval, spec, new_sizes)
       parts.append(n)
-    out.append(R._entry(parts))
+    out.append(R.entry(parts))
   if next(it, None) is not None:
     _reshape_error(aval, spec, new_sizes)
   return out
@@ -365,7 +365,7 @@ def _sort(specs, avals, outs, mesh, *, dimension, **params):
         "Arguments to sort must be unsharded over the sorting dimension. Got arg sharding="
         f"{R.sharding_str(mesh, s)} and sorting dimension={dimension}")
   # Unsharded operands (argsort's iota) are laid out as the sharded ones, as JAX makes them.
-  merged = R._broadcasting("sort")(specs, avals, outs, mesh)
+  merged = R.broadcasting("sort")(specs, avals, outs, mesh)
   return [s if any(e is not None for e in s) else merged for s in specs]
 
 
