@@ -6,7 +6,6 @@ as JAX does; einsum parses its subscripts and contracts pairwise with dot_genera
 """
 from __future__ import annotations
 
-import functools
 import operator
 import threading
 
@@ -52,20 +51,17 @@ class _Pending(threading.local):
 _pending_out_sharding = _Pending()
 
 
-def _with_out_sharding(fn):
-  @functools.wraps(fn)
-  def wrapper(*args, out_sharding=None, **kw):
-    if out_sharding is None:
-      return fn(*args, **kw)
-    from jaxlite._src.sharding.reshard import reshard
-    from jaxlite._src.sharding.rules import resolve_out_sharding
-    prev = _pending_out_sharding.value
-    _pending_out_sharding.value = resolve_out_sharding(out_sharding, fun_name=fn.__name__)
-    try:
-      return reshard(fn(*args, **kw), out_sharding)
-    finally:
-      _pending_out_sharding.value = prev
-  return wrapper
+def _sharded_product(fn, args, kw, out_sharding):
+  """`fn(*args, **kw)` with its contractions given `out_sharding` and its result resharded
+  to it (the `out_sharding=` of matmul, dot, tensordot and einsum)."""
+  from jaxlite._src.sharding.reshard import reshard
+  from jaxlite._src.sharding.rules import resolve_out_sharding
+  prev = _pending_out_sharding.value
+  _pending_out_sharding.value = resolve_out_sharding(out_sharding, fun_name=fn.__name__)
+  try:
+    return reshard(fn(*args, **kw), out_sharding)
+  finally:
+    _pending_out_sharding.value = prev
 
 
 def _preferred(preferred_element_type, *args):
@@ -76,9 +72,11 @@ def _preferred(preferred_element_type, *args):
 
 # --- matmul, dot and friends -------------------------------------------------------------------
 
-@_with_out_sharding
-def matmul(a, b, *, precision=None, preferred_element_type=None):
+def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
   """jnp.matmul / `@`: matrix products broadcast over leading batch dimensions."""
+  if out_sharding is not None:
+    return _sharded_product(matmul, (a, b), dict(
+      precision=precision, preferred_element_type=preferred_element_type), out_sharding)
   if type(a) is core.array_type and type(b) is core.array_type \
       and preferred_element_type is None:
     dims = _plain_matmul_dims(a, b)
@@ -165,9 +163,11 @@ def _positions(batch_positions, squeezed):
   return out
 
 
-@_with_out_sharding
-def dot(a, b, *, precision=None, preferred_element_type=None):
+def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
   """jnp.dot: a sum product over a's last axis and b's second-to-last (last if 1-D)."""
+  if out_sharding is not None:
+    return _sharded_product(dot, (a, b), dict(
+      precision=precision, preferred_element_type=preferred_element_type), out_sharding)
   a, b = _arrays("dot", a, b)
   preferred = _preferred(preferred_element_type, a, b)
   a_nd, b_nd = len(shape_of(a)), len(shape_of(b))
@@ -223,9 +223,12 @@ def outer(a, b, out=None):
   return ew.mul_p.bind(col, row)
 
 
-@_with_out_sharding
-def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None,
+              out_sharding=None):
   """jnp.tensordot: contracts a's `axes` with b's (the last N of a with the first N of b)."""
+  if out_sharding is not None:
+    return _sharded_product(tensordot, (a, b, axes), dict(
+      precision=precision, preferred_element_type=preferred_element_type), out_sharding)
   a, b = _arrays("tensordot", a, b)
   a_nd, b_nd = len(shape_of(a)), len(shape_of(b))
   if isinstance(axes, (int, np.integer)):
@@ -481,10 +484,13 @@ def _einsum_out_sharding(term, keep):
   return s.with_spec(PartitionSpec(*(spec[keep.index(c)] for c in term)))
 
 
-@_with_out_sharding
 def einsum(subscripts, *operands, out=None, optimize="auto", precision=None,
-           preferred_element_type=None, _dot_general=None):
+           preferred_element_type=None, _dot_general=None, out_sharding=None):
   """jnp.einsum: Einstein summation, lowered to transposes, reductions and dot_generals."""
+  if out_sharding is not None:
+    return _sharded_product(einsum, (subscripts, *operands), dict(
+      out=out, optimize=optimize, precision=precision,
+      preferred_element_type=preferred_element_type, _dot_general=_dot_general), out_sharding)
   if not isinstance(subscripts, str):
     raise NotImplementedError("jnp.einsum supports only string subscripts")
   ops = _arrays("einsum", *operands)
