@@ -179,15 +179,14 @@ def apply(primitive, avals, params, out_avals):
       return out_avals
     rule = rule_of(primitive)
     if rule is None:
-      # No rule: the result is replicated (an honest answer: it never claims a layout the
-      # computation does not produce); every lax primitive has a rule (tests check the table).
-      res = [None] * len(outs)
-    else:
-      res = rule([spec_of(a) for a in avals], avals, outs, mesh, **params)
-      if res is KEEP:
-        return out_avals
-      if not multiple:
-        res = [res]
+      # No rule here: the primitive's own abstract evaluation types its results (shard_map,
+      # sharding constraints, collectives...); every lax primitive has a rule (a test checks).
+      return out_avals
+    res = rule([spec_of(a) for a in avals], avals, outs, mesh, **params)
+    if res is KEEP:
+      return out_avals
+    if not multiple:
+      res = [res]
   new = [_with_sharding(a, mesh, s) for a, s in zip(outs, res)]
   return new if multiple else new[0]
 
