@@ -150,7 +150,7 @@ def test_shaped_array_prints_explicit_axes():
   import jaxlite
   from jaxlite._src.core import ShapedArray
   from jaxlite.sharding import AbstractMesh, AxisType, NamedSharding, PartitionSpec as P
-  mesh = AbstractMesh((4, 2), ("x", "y"))
+  mesh = AbstractMesh((4, 2), ("x", "y"), (AxisType.Explicit,) * 2)  # JAX defaults to Auto
   cases = [(P("x", "y"), "f32[8@x,4@y]"), (P(None, "y"), "f32[8,4@y]"), (P(), "f32[8,4]"),
            (P(("x", "y")), "f32[8@(x,y),4]")]
   for spec, want in cases:

@@ -148,6 +148,12 @@ BINARY = [
     ("rem", lax.rem, args(i32(2, 3), i32(2, 3, lo=1, hi=9))),
 ]
 
+def _one_device_sharding():
+  # reshard's values are its operand's; a one-device mesh works whatever the device count.
+  from jaxlite.sharding import NamedSharding, PartitionSpec
+  return NamedSharding(jaxlite.make_mesh((1,), ("x",)), PartitionSpec("x"))
+
+
 CASES = [Case(n, f, args(m), UNARY_AXES) for n, f, m in UNARY]
 CASES += [Case(n, f, m, BINARY_AXES) for n, f, m in BINARY]
 
@@ -188,6 +194,8 @@ CASES += [
     Case("broadcast_in_dim", lambda x: lax.broadcast_in_dim(x, (4, 2, 3), (1, 2)),
          args(f32(2, 3)), UNARY_AXES),
     Case("reshape", lambda x: lax.reshape(x, (3, 2)), args(f32(2, 3)), UNARY_AXES),
+    Case("reshard", lambda x: jaxlite.sharding.reshard(x, _one_device_sharding()),
+         args(f32(2, 3)), UNARY_AXES),
     Case("reshape_dims", lambda x: lax.reshape(x, (6,), (1, 0)), args(f32(2, 3)), UNARY_AXES),
     Case("squeeze", lambda x: lax.squeeze(x, (1,)), args(f32(2, 1, 3)), [(0,), (2,), (3,)]),
     Case("transpose", lambda x: lax.transpose(x, (2, 0, 1)), args(f32(2, 3, 4)),

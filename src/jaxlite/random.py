@@ -59,4 +59,20 @@ from jaxlite._src.random_more import (  # noqa: F401
     wald,
 )
 
+
+def _add_out_sharding():
+  # JAX 0.10.2's samplers take `out_sharding=`: the sample is resharded to it.
+  from jaxlite._src.sharding.reshard import takes_out_sharding
+  g = globals()
+  for name in ("ball", "bernoulli", "beta", "bits", "categorical", "cauchy", "chisquare",
+               "dirichlet", "exponential", "f", "gamma", "generalized_normal", "geometric",
+               "gumbel", "laplace", "loggamma", "logistic", "lognormal", "maxwell",
+               "multivariate_normal", "normal", "orthogonal", "pareto", "permutation", "poisson",
+               "rademacher", "randint", "rayleigh", "t", "triangular", "truncated_normal",
+               "uniform", "wald"):
+    if name in g:
+      g[name] = takes_out_sharding(g[name])
+
+
+_add_out_sharding()
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -334,6 +334,13 @@ def from_host(value, weak_type=False, device=None):
   return a
 
 
+def is_sharded(x) -> bool:
+  """Whether Array `x` lives on a multi-device sharding (eager NumPy fast paths that cannot
+  tell the result's layout step aside for the primitives and their sharding rules)."""
+  d = x._device
+  return d is not None and type(d) is not devices.CpuDevice
+
+
 def like(x, value, weak_type):
   """A result computed in NumPy from Array `x` alone (an eager fast path), placed as `x` is."""
   a = _from_numpy(value, weak_type)
@@ -356,8 +363,9 @@ def bind_uniform(primitive, arrays, **params):
     if a._device is not None:
       device = primitive_device(primitive, arrays)
   out = _from_numpy(primitive.impl(*[a._value for a in arrays], **params), weak)
-  out._device = device
-  return out
+  if device is None:
+    return out
+  return place_outputs(out, device, primitive, arrays, params)
 
 
 def committed_device(args):
@@ -370,14 +378,32 @@ def committed_device(args):
   return None
 
 
-def place_outputs(out, device):
+def place_outputs(out, device, primitive=None, args=None, params=None):
   """Commits freshly made results (an Array or a list of them) to `device` (a device or a
-  multi-device sharding; results of a sharded computation without a sharding of their own are
-  replicated over its devices: `devices.output_placement`)."""
+  multi-device sharding). On a multi-device sharding a result keeps the placement its type gave
+  it (`_from_numpy_aval`), else the one `primitive`'s sharding rule gives it
+  (`devices.output_placements`), else is replicated over the same devices."""
   multi = type(device) is not devices.CpuDevice and device is not None
-  for a in (out if type(out) is list else (out,)):
+  outs = out if type(out) is list else (out,)
+  placements = None
+  if multi and primitive is not None and any(
+      (type(a) is ArrayImpl or type(a) is core.key_array_type) and a._device is None
+      and a._aval is None for a in outs):
+    placements = devices.output_placements(device, outs, primitive, args, params)
+  for i, a in enumerate(outs):
     if type(a) is ArrayImpl or type(a) is core.key_array_type:
-      a._device = devices.output_placement(device, a.shape) if multi else device
+      if not multi:
+        a._device = device
+      elif a._device is not None:
+        pass  # placed by its type (`_from_numpy_aval`)
+      elif a._aval is not None and a._aval.sharding is not None:
+        from jaxlite._src.sharding import rules
+        a._device = rules.concrete_sharding(a._aval.sharding, device) or \
+            devices.output_placement(device, a.shape)
+      elif placements is not None:
+        a._device = placements[i]
+      else:
+        a._device = devices.output_placement(device, a.shape)
   return out
 
 
@@ -400,10 +426,27 @@ def _from_numpy(value, weak_type=False):
 def _from_numpy_aval(value, aval):
   if value.dtype != aval.dtype:
     if hasattr(aval.dtype, "_is_extended"):  # typed PRNG keys: see prng.PRNGKeyArray
-      return aval.dtype._make_array(value, aval)
+      out = aval.dtype._make_array(value, aval)
+      if aval.sharding is not None:
+        _place_by_type(out, aval.sharding)
+      return out
     value = np.asarray(value, aval.dtype) if aval.dtype != dtypes.float0 else \
         np.zeros(value.shape, dtypes.float0)
-  return _from_numpy(value, aval.weak_type)
+  out = _from_numpy(value, aval.weak_type)
+  if aval.sharding is not None:
+    _place_by_type(out, aval.sharding)
+  return out
+
+
+def _place_by_type(a, sharding):
+  """A result whose type carries a sharding lives on it (over the concrete mesh: a type may
+  name an AbstractMesh, matched with the mesh `set_mesh` set)."""
+  from jaxlite._src.sharding import rules
+  a._device = rules.concrete_sharding(sharding)
+  if a._device is None and type(a) is ArrayImpl:
+    # No concrete mesh to name yet (a type over an AbstractMesh): the type is kept, and
+    # `place_outputs` places the result over the mesh of the computation's arguments.
+    a._aval = core.ShapedArray(a._value.shape, a._value.dtype, a.weak_type, sharding)
 
 
 _NON_ADDRESSABLE = (

@@ -75,6 +75,25 @@ class ShapedArray:
     return f"ShapedArray({self.str_short(short_dtypes=False)}{weak})"
 
 
+class ShardingTypeError(Exception):
+  """An operation whose operands' shardings (in their types, explicit mode) do not determine a
+  valid output sharding (JAX's jax._src.core.ShardingTypeError)."""
+
+
+def with_out_shardings(primitive, avals, params, out_avals):
+  """Abstract evaluation's `out_avals` with the shardings the primitive's sharding rule gives
+  them: the rule runs only when an operand's type carries a sharding or the params name an
+  out_sharding (so unsharded programs never pay for it)."""
+  for a in avals:
+    if getattr(a, "sharding", None) is not None:
+      break
+  else:
+    if params.get("out_sharding") is None and params.get("sharding") is None:
+      return out_avals
+  from jaxlite._src.sharding import rules
+  return rules.apply(primitive, avals, params, out_avals)
+
+
 class AbstractToken:
   def str_short(self, short_dtypes=True):
     return "Tok"
@@ -214,6 +233,10 @@ class EvalTrace(Trace):
     if weak_rule is None or extended:
       avals = [get_aval(a) for a in args]
       out_avals = primitive.abstract_eval(*avals, **params)
+      # Only committed arguments carry shardings in their types; else only an out_sharding does.
+      if committed or params and (params.get("out_sharding") is not None
+                                  or params.get("sharding") is not None):
+        out_avals = with_out_shardings(primitive, avals, params, out_avals)
       out = primitive.impl(*vals, **params)
       if primitive.multiple_results:
         out = [make_array(o, av) for o, av in zip(out, out_avals)]
@@ -227,7 +250,8 @@ class EvalTrace(Trace):
       else:
         out = array_from_numpy(out, weak)
     if committed:
-      return place_outputs(out, primitive_device(primitive, args))
+      # Results on a mesh take the placement their sharding rule gives (array.place_outputs).
+      return place_outputs(out, primitive_device(primitive, args), primitive, args, params)
     return out
 
 
@@ -246,7 +270,8 @@ make_array: Callable = None  # (np value, ShapedArray) -> Array
 # Set by jaxlite._src.array: the common device of a primitive's committed arguments (raising
 # JAX's incompatible-devices ValueError), and committing fresh results to a device.
 primitive_device: Callable = None  # (primitive, args) -> device
-place_outputs: Callable = None  # (Array or list of Arrays, device) -> the same, committed
+# (Array or list of Arrays, device[, primitive, args, params]) -> the same, committed
+place_outputs: Callable = None
 
 
 def find_cur_trace():

@@ -219,6 +219,21 @@ def output_placement(p, shape):
   return replicated() if replicated is not None else p
 
 
+def output_placements(p, outs, primitive, args, params) -> list:
+  """Placements of the results `outs` of an eager `primitive` on `args` placed at the
+  multi-device sharding `p`: by the primitive's sharding rule when an argument is sharded (in
+  its type over explicit axes; over Auto axes the rule only proposes a layout, replicated when
+  it finds none), else replicated over the same devices."""
+  for a in args:
+    d = getattr(a, "_device", None)
+    if d is not None and type(d) is not CpuDevice and not d.is_fully_replicated:
+      from jaxlite._src.sharding import rules
+      if any(sharding_in_type(getattr(b, "_device", None)) for b in args):
+        return rules.eager_placements(primitive, args, params, outs, p)
+      return rules.auto_placements(primitive, args, params, outs, p)
+  return [output_placement(p, getattr(o, "shape", ())) for o in outs]
+
+
 def common_device(args, names, fun_name: str):
   """The placement every committed Array among `args` shares (None when none is committed): a
   device, or a multi-device sharding (the first argument's, when several shardings cover the

@@ -127,7 +127,8 @@ class DynamicJaxprTrace(core.Trace):
   def process_primitive(self, primitive, args, params):
     atoms = [self.to_atom(a) for a in args]
     avals = [a.aval for a in atoms]
-    out_avals = primitive.abstract_eval(*avals, **params)
+    out_avals = core.with_out_shardings(primitive, avals, params,
+                                        primitive.abstract_eval(*avals, **params))
     if primitive.multiple_results:
       outvars = [Var(a) for a in out_avals]
       self.eqns.append(JaxprEqn(atoms, outvars, primitive, params))

@@ -12,6 +12,7 @@ from jaxlite._src import dtypes
 from jaxlite._src.compiler import numpy_codegen
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import batching
+from jaxlite._src.sharding import rules as sharding_rules
 
 # The NumPy backend's lowering tables, under the names the primitive modules register with
 # (`numpy_templates[prim] = ...`): they live in compiler/numpy_codegen.py, not here.
@@ -144,6 +145,7 @@ def unop(name: str, np_fn, kinds: str = "fc", out_dtype=None, template: str | No
   prim.def_abstract_eval(abstract_eval)
   prim.eager_weak_type = first_weak
   batching.defvectorized(prim)
+  sharding_rules.elementwise(prim)
   if template is not None:
     lower_to_numpy(prim, template, ufunc=out_dtype is None)
   return prim
@@ -178,6 +180,7 @@ def binop(name: str, np_fn, kinds: str = "fciub", out_dtype=None, template: str 
   prim.def_abstract_eval(abstract_eval)
   prim.eager_weak_type = all_weak
   batching.defbroadcasting(prim)
+  sharding_rules.elementwise(prim)
   if template is not None:
     lower_to_numpy(prim, template, ufunc=True)
   return prim

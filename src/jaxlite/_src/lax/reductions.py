@@ -18,6 +18,7 @@ from jaxlite._src.lax.families import first_weak, kind_of, never_weak
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.elementwise_functions import asarg
+from jaxlite._src.sharding import rules as sharding_rules
 
 _KIND_WORDS = {"fciu": "number", "fciub": "number or bool", "fiub": "number or bool",
                "fc": "inexact", "f": "floating"}
@@ -88,6 +89,7 @@ def _reduction(name, np_reduce, kinds, check=_check_kinds, sharding_param=False)
   prim.def_abstract_eval(abstract_eval)
   prim.eager_weak_type = first_weak
   batching.defreducer(prim)
+  sharding_rules.reduction(prim)
   prim.params_of = (lambda axes: dict(axes=axes, out_sharding=None)) if sharding_param else \
       (lambda axes: dict(axes=axes))
   return prim
@@ -253,6 +255,7 @@ def _arg_reduction(name, np_arg):
   prim.def_abstract_eval(abstract_eval)
   prim.eager_weak_type = never_weak
   batching.defreducer(prim)
+  sharding_rules.reduction(prim)
   return prim
 
 
@@ -296,6 +299,7 @@ def _cumulative(name, np_accumulate, kinds):
   prim.def_impl(impl)
   prim.def_abstract_eval(abstract_eval)
   prim.eager_weak_type = first_weak
+  sharding_rules.cumulative(prim)
   batching.primitive_batchers[prim] = lambda vals, dims, *, axis, reverse: (
       prim.bind(vals[0], axis=axis + (axis >= dims[0]), reverse=reverse), dims[0])
   return prim

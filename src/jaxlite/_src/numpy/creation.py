@@ -46,8 +46,12 @@ def _check_int_range(x, dtype):
     check_python_int(x, dtype)
 
 
-def array(object, dtype=None, copy: bool = True, order=None, ndmin: int = 0, *, device=None):
+def array(object, dtype=None, copy: bool = True, order=None, ndmin: int = 0, *, device=None,
+          out_sharding=None):
   """jnp.array: NumPy-style construction with JAX's dtype and weak-type rules."""
+  if out_sharding is not None:
+    from jaxlite._src.sharding.reshard import reshard
+    return reshard(array(object, dtype, copy, order, ndmin, device=device), out_sharding)
   if dtype is not None:
     dtype = dtypes.check_user_dtype(dtype, "array")
   if hasattr(object, "__jax_array__"):
@@ -125,7 +129,9 @@ def _nested_values(x):
   return x
 
 
-def asarray(a, dtype=None, order=None, *, copy=None, device=None):
+def asarray(a, dtype=None, order=None, *, copy=None, device=None, out_sharding=None):
+  if out_sharding is not None:
+    return array(a, dtype=dtype, copy=False, device=device, out_sharding=out_sharding)
   if dtype is not None:
     dtype = dtypes.check_user_dtype(dtype, "asarray")
   t = type(a)
@@ -150,8 +156,15 @@ def _placed(like=False):
   the `*_like` family, to keep a committed input's device, as JAX does."""
   def deco(fn):
     @functools.wraps(fn)
-    def wrapper(*args, device=None, **kw):
+    def wrapper(*args, device=None, out_sharding=None, **kw):
       out = fn(*args, **kw)
+      if out_sharding is None and like and args and kw.get("shape") is None:
+        # Under a trace a `*_like` result has the input's type, its sharding included.
+        out_sharding = getattr(core.get_aval(args[0]), "sharding", None) \
+            if isinstance(args[0], core.Tracer) else None
+      if out_sharding is not None:
+        from jaxlite._src.sharding.reshard import reshard
+        return reshard(out, out_sharding, _fun_name=f"jnp.{fn.__name__}")
       if device is None and like and args:
         device = getattr(args[0], "_device", None)
       if device is None or isinstance(out, core.Tracer):

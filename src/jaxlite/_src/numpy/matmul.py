@@ -7,6 +7,7 @@ as JAX does; einsum parses its subscripts and contracts pairwise with dot_genera
 from __future__ import annotations
 
 import operator
+import threading
 
 import numpy as np
 
@@ -38,7 +39,29 @@ def _dot_general(a, b, contract, batch, precision, preferred):
   return lax_dot.dot_general_p.bind(
       a, b, dimension_numbers=(contract, batch),
       precision=lax_dot.canonicalize_precision(precision), preferred_element_type=preferred,
-      out_sharding=None)
+      out_sharding=_pending_out_sharding.value)
+
+
+class _Pending(threading.local):
+  value = None
+
+
+# The `out_sharding=` of the product being computed: its contractions take it (JAX passes it to
+# the dot_general), and the result is resharded to it.
+_pending_out_sharding = _Pending()
+
+
+def _sharded_product(fn, args, kw, out_sharding):
+  """`fn(*args, **kw)` with its contractions given `out_sharding` and its result resharded
+  to it (the `out_sharding=` of matmul, dot, tensordot and einsum)."""
+  from jaxlite._src.sharding.reshard import reshard
+  from jaxlite._src.sharding.rules import resolve_out_sharding
+  prev = _pending_out_sharding.value
+  _pending_out_sharding.value = resolve_out_sharding(out_sharding, fun_name=fn.__name__)
+  try:
+    return reshard(fn(*args, **kw), out_sharding)
+  finally:
+    _pending_out_sharding.value = prev
 
 
 def _preferred(preferred_element_type, *args):
@@ -49,8 +72,11 @@ def _preferred(preferred_element_type, *args):
 
 # --- matmul, dot and friends -------------------------------------------------------------------
 
-def matmul(a, b, *, precision=None, preferred_element_type=None):
+def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
   """jnp.matmul / `@`: matrix products broadcast over leading batch dimensions."""
+  if out_sharding is not None:
+    return _sharded_product(matmul, (a, b), dict(
+      precision=precision, preferred_element_type=preferred_element_type), out_sharding)
   if type(a) is core.array_type and type(b) is core.array_type \
       and preferred_element_type is None:
     dims = _plain_matmul_dims(a, b)
@@ -137,8 +163,11 @@ def _positions(batch_positions, squeezed):
   return out
 
 
-def dot(a, b, *, precision=None, preferred_element_type=None):
+def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
   """jnp.dot: a sum product over a's last axis and b's second-to-last (last if 1-D)."""
+  if out_sharding is not None:
+    return _sharded_product(dot, (a, b), dict(
+      precision=precision, preferred_element_type=preferred_element_type), out_sharding)
   a, b = _arrays("dot", a, b)
   preferred = _preferred(preferred_element_type, a, b)
   a_nd, b_nd = len(shape_of(a)), len(shape_of(b))
@@ -194,8 +223,12 @@ def outer(a, b, out=None):
   return ew.mul_p.bind(col, row)
 
 
-def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None,
+              out_sharding=None):
   """jnp.tensordot: contracts a's `axes` with b's (the last N of a with the first N of b)."""
+  if out_sharding is not None:
+    return _sharded_product(tensordot, (a, b, axes), dict(
+      precision=precision, preferred_element_type=preferred_element_type), out_sharding)
   a, b = _arrays("tensordot", a, b)
   a_nd, b_nd = len(shape_of(a)), len(shape_of(b))
   if isinstance(axes, (int, np.integer)):
@@ -432,16 +465,32 @@ def _einsum_pair(a, ta, b, tb, keep, precision, preferred):
   contract = [c for c in shared if c not in keep]
   dims = ((tuple(ta.index(c) for c in contract), tuple(tb.index(c) for c in contract)),
           (tuple(ta.index(c) for c in batch), tuple(tb.index(c) for c in batch)))
-  out = lax_dot.dot_general_p.bind(a, b, dimension_numbers=dims, precision=precision,
-                                   preferred_element_type=preferred, out_sharding=None)
   term = "".join(batch) + "".join(c for c in ta if c not in shared) + \
       "".join(c for c in tb if c not in shared)
+  out = lax_dot.dot_general_p.bind(a, b, dimension_numbers=dims, precision=precision,
+                                   preferred_element_type=preferred,
+                                   out_sharding=_einsum_out_sharding(term, keep))
   return out, term
 
 
+def _einsum_out_sharding(term, keep):
+  """The einsum's `out_sharding=` for the contraction that makes its result (`term` holds the
+  output letters `keep`, maybe permuted), its spec in `term`'s order; None for the others."""
+  s = _pending_out_sharding.value
+  if s is None or sorted(term) != sorted(keep):
+    return None
+  from jaxlite._src.sharding.partition_spec import PartitionSpec
+  spec = tuple(s.spec) + (None,) * (len(keep) - len(s.spec))
+  return s.with_spec(PartitionSpec(*(spec[keep.index(c)] for c in term)))
+
+
 def einsum(subscripts, *operands, out=None, optimize="auto", precision=None,
-           preferred_element_type=None, _dot_general=None):
+           preferred_element_type=None, _dot_general=None, out_sharding=None):
   """jnp.einsum: Einstein summation, lowered to transposes, reductions and dot_generals."""
+  if out_sharding is not None:
+    return _sharded_product(einsum, (subscripts, *operands), dict(
+      out=out, optimize=optimize, precision=precision,
+      preferred_element_type=preferred_element_type, _dot_general=_dot_general), out_sharding)
   if not isinstance(subscripts, str):
     raise NotImplementedError("jnp.einsum supports only string subscripts")
   ops = _arrays("einsum", *operands)

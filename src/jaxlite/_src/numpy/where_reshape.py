@@ -86,7 +86,7 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
   return _where(condition, x, y)
 
 
-def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None, out_sharding=None):
   if shape is None:
     shape = newshape
   from jaxlite._src.numpy.creation import asarray
@@ -94,9 +94,12 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
   if order != "C":
     raise NotImplementedError("jnp.reshape supports only order='C'")
   shape = _compute_newshape(a.shape, shape)
-  if tuple(shape) == tuple(a.shape):
+  if tuple(shape) == tuple(a.shape) and out_sharding is None:
     return a
-  return shape_prims.reshape_p.bind(a, new_sizes=shape, dimensions=None, sharding=None)
+  if out_sharding is not None:
+    from jaxlite._src.sharding.rules import resolve_out_sharding
+    out_sharding = resolve_out_sharding(out_sharding, fun_name="reshape")
+  return shape_prims.reshape_p.bind(a, new_sizes=shape, dimensions=None, sharding=out_sharding)
 
 
 def _compute_newshape(old, new):

@@ -20,8 +20,9 @@ class AxisType(enum.Enum):
 
 
 def _check_axis_types(axis_types, n, fn):
+  # Mesh and AbstractMesh default to Auto axes (as JAX 0.10.2); make_mesh to Explicit.
   if axis_types is None:
-    return (AxisType.Explicit,) * n
+    return (AxisType.Auto,) * n
   if isinstance(axis_types, AxisType):
     axis_types = (axis_types,)
   axis_types = tuple(axis_types)
@@ -265,4 +266,6 @@ def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
                      f"{axis_shapes}")
   arr = np.empty(n, dtype=object)
   arr[:] = devs[:n]
+  if axis_types is None:
+    axis_types = (AxisType.Explicit,) * len(axis_names)
   return Mesh(arr.reshape(axis_shapes), axis_names, axis_types)

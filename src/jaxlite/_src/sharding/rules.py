@@ -1,0 +1,350 @@
+"""Sharding rules: each primitive's output sharding computed from its operands' in explicit mode.
+
+A table keyed by Primitive (families registered by helpers, the rest in rules_lax.py); `apply`
+runs the rule in abstract evaluation and `eager_placements` for eager results on a mesh.
+
+A rule sees `specs` (per operand, a tuple with one entry per dimension: None, an Explicit axis
+name or a tuple of names: the operand's type-level sharding; Auto axes are not part of types),
+the operand avals, the output avals of abstract evaluation, the mesh and the primitive's params.
+It returns one spec per output (a list, or a bare spec for single-result primitives), or KEEP to
+leave abstract evaluation's outputs as they are (higher-order primitives: their jaxprs already
+carry the shardings). Bad combinations raise JAX's ShardingTypeError with JAX's message.
+"""
+from __future__ import annotations
+
+from jaxlite._src import core
+from jaxlite._src.core import ShardingTypeError
+
+_RULES: dict = {}
+KEEP = object()  # a rule's answer: abstract evaluation's output shardings stand
+_lax_rules_loaded = False
+
+
+def register(primitive, rule):
+  _RULES[primitive] = rule
+  return rule
+
+
+def rule_of(primitive):
+  """The sharding rule registered for `primitive` (None if it has none)."""
+  _load_lax_rules()
+  return _RULES.get(primitive)
+
+
+def _load_lax_rules():
+  # The per-primitive registrations import every lax module: loaded on the first sharded value,
+  # so that `import jaxlite` and unsharded programs never pay for them.
+  global _lax_rules_loaded
+  if not _lax_rules_loaded:
+    _lax_rules_loaded = True
+    from jaxlite._src.sharding import rules_lax  # noqa: F401
+
+
+# --- specs -------------------------------------------------------------------------------------
+
+def entry_names(e) -> tuple:
+  if e is None:
+    return ()
+  return e if isinstance(e, tuple) else (e,)
+
+
+def entry(names):
+  names = tuple(names)
+  return None if not names else names[0] if len(names) == 1 else names
+
+
+def spec_of(aval) -> tuple:
+  """`aval`'s type-level spec: one entry per dimension, Explicit axes only."""
+  nd = len(aval.shape)
+  s = getattr(aval, "sharding", None)
+  if s is None:
+    return (None,) * nd
+  types = s.mesh._name_to_type
+  parts = tuple(s.spec)[:nd]
+  out = [entry(n for n in entry_names(_canon(e)) if types[n].name == "Explicit")
+         for e in parts]
+  return tuple(out) + (None,) * (nd - len(out))
+
+
+def _canon(e):
+  if isinstance(e, (tuple, list)):
+    return entry(e)
+  return None if e is None or not isinstance(e, str) else e
+
+
+def axes_size(mesh, e) -> int:
+  size = 1
+  for n in entry_names(e):
+    size *= mesh.shape[n]
+  return size
+
+
+def spec_str(spec) -> str:
+  return str(tuple(spec))
+
+
+def sharding_str(mesh, spec) -> str:
+  """A NamedSharding as JAX prints it inside a type (its mesh abstract, spec of full rank)."""
+  from jaxlite._src.sharding.partition_spec import PartitionSpec
+  m = mesh.abstract_mesh if mesh is not None else None
+  return f"NamedSharding(mesh={m!r}, spec={PartitionSpec(*spec)!r})"
+
+
+def type_str(aval, spec=None) -> str:
+  """`float32[8@x,4]`: JAX's `str_short(True)` of an aval with `spec`."""
+  from jaxlite._src import dtypes
+  spec = spec_of(aval) if spec is None else spec
+  dims = ",".join(f"{d}@{_axes_str(e)}" if e is not None else str(d)
+                  for d, e in zip(aval.shape, spec))
+  return f"{dtypes.dtype_name(aval.dtype)}[{dims}]"
+
+
+def _axes_str(e):
+  return e if isinstance(e, str) else "(" + ",".join(e) + ")"
+
+
+# --- applying rules ----------------------------------------------------------------------------
+
+def _mesh_of(avals):
+  mesh = None
+  for a in avals:
+    s = getattr(a, "sharding", None)
+    if s is None:
+      continue
+    m = s.mesh
+    if mesh is None:
+      mesh = m
+    elif m != mesh and m.abstract_mesh != mesh.abstract_mesh:
+      raise ShardingTypeError(f"Mesh for all inputs should be equal. Got one mesh: {mesh} and "
+                              f"another mesh: {m}")
+  return mesh
+
+
+def _is_named(s):
+  return s is not None and type(s).__name__ in ("NamedSharding", "PartitionSpec")
+
+
+def resolve_out_sharding(out_sharding, mesh=None, fun_name="out_sharding"):
+  """An `out_sharding=` argument (a NamedSharding, a PartitionSpec or None) as a NamedSharding:
+  a PartitionSpec names axes of `mesh`, else of the mesh set by `set_mesh`/`use_abstract_mesh`."""
+  if out_sharding is None:
+    return None
+  from jaxlite._src.sharding.mesh import get_abstract_mesh, get_mesh
+  from jaxlite._src.sharding.named_sharding import NamedSharding
+  from jaxlite._src.sharding.partition_spec import PartitionSpec
+  if isinstance(out_sharding, NamedSharding):
+    return out_sharding
+  if isinstance(out_sharding, PartitionSpec):
+    if mesh is None:
+      concrete = get_mesh()
+      mesh = concrete if not concrete.empty else get_abstract_mesh()
+    if mesh.empty:
+      raise ValueError(f"{fun_name}: a PartitionSpec out_sharding ({out_sharding!r}) needs a "
+                       "mesh: use `jax.set_mesh(mesh)` or pass a NamedSharding")
+    return NamedSharding(mesh, out_sharding)
+  raise TypeError(f"{fun_name}: out_sharding must be a NamedSharding or a PartitionSpec, got "
+                  f"{type(out_sharding).__name__}")
+
+
+def _with_sharding(aval, mesh, spec):
+  if type(aval) is not core.ShapedArray:
+    return aval
+  sharding = None
+  if spec is not None and any(e is not None for e in spec):
+    from jaxlite._src.sharding.named_sharding import NamedSharding
+    from jaxlite._src.sharding.partition_spec import PartitionSpec
+    sharding = NamedSharding(mesh, PartitionSpec(*spec))
+  if sharding is None and aval.sharding is None:
+    return aval
+  return core.ShapedArray(aval.shape, aval.dtype, aval.weak_type, sharding, aval.vma)
+
+
+def apply(primitive, avals, params, out_avals):
+  """`out_avals` (abstract evaluation's, one aval or a list) with the shardings `primitive`'s
+  rule gives them (the hook `core.with_out_shardings` calls when an operand is sharded in its
+  type or the params carry an out_sharding)."""
+  mesh = _mesh_of(avals)
+  given = params.get("out_sharding")
+  if given is None:
+    given = params.get("sharding")
+  # Only named shardings and specs are output shardings (a param may hold other placements).
+  given = resolve_out_sharding(given, mesh) if _is_named(given) else None
+  multiple = primitive.multiple_results
+  outs = list(out_avals) if multiple else [out_avals]
+  if given is not None and not multiple:
+    res = [spec_of(core.ShapedArray(outs[0].shape, outs[0].dtype, False, given))]
+    mesh = given.mesh
+  else:
+    if mesh is None:
+      return out_avals
+    rule = rule_of(primitive)
+    if rule is None:
+      # No rule here: the primitive's own abstract evaluation types its results (shard_map,
+      # sharding constraints, collectives...); every lax primitive has a rule (a test checks).
+      return out_avals
+    res = rule([spec_of(a) for a in avals], avals, outs, mesh, **params)
+    if res is KEEP:
+      return out_avals
+    if not multiple:
+      res = [res]
+  new = [_with_sharding(a, mesh, s) for a, s in zip(outs, res)]
+  return new if multiple else new[0]
+
+
+def eager_placements(primitive, args, params, outs, device):
+  """Placements of eager results `outs` of `primitive` on `args` that live on the multi-device
+  sharding `device`: the rule's NamedSharding where the result is sharded in its type, else
+  replicated over the same devices."""
+  avals = [core.get_aval(a) for a in args]
+  out_avals = [core.ShapedArray(o.shape, o.dtype, o.weak_type) if hasattr(o, "shape") else None
+               for o in outs]
+  res = apply(primitive, avals, params, out_avals if primitive.multiple_results else
+              out_avals[0])
+  res = res if primitive.multiple_results else [res]
+  replicated = device._replicated()
+  return [concrete_sharding(a.sharding, device) if a is not None and getattr(
+      a, "sharding", None) is not None else replicated for a in res]
+
+
+def auto_placements(primitive, args, params, outs, device):
+  """Placements of eager results computed from arrays sharded over Auto axes (not in their
+  types): the rule run as if the axes were Explicit proposes each result's layout (JAX's
+  propagation follows the operands too); where it raises, the result is replicated."""
+  from jaxlite._src.sharding.mesh import AxisType, Mesh
+  from jaxlite._src.sharding.named_sharding import NamedSharding
+  from jaxlite._src.sharding.partition_spec import PartitionSpec
+  mesh = device.mesh
+  explicit = Mesh(mesh.devices, mesh.axis_names, (AxisType.Explicit,) * len(mesh.axis_names))
+  multiple = primitive.multiple_results
+  out_avals = [core.ShapedArray(o.shape, o.dtype, o.weak_type) for o in outs]
+
+  def proposal(keep):
+    # The rule's answer when only the arguments `keep` allows show their layout.
+    avals = []
+    for i, a in enumerate(args):
+      aval = core.get_aval(a)
+      d = getattr(a, "_device", None)
+      if keep(i) and isinstance(d, NamedSharding) and d.mesh == mesh and \
+          type(aval) is core.ShapedArray:
+        aval = core.ShapedArray(aval.shape, aval.dtype, aval.weak_type,
+                                NamedSharding(explicit, d.spec), aval.vma)
+      avals.append(aval)
+    return apply(primitive, avals, params, out_avals if multiple else out_avals[0])
+
+  # Where the operands' layouts conflict, follow the first sharded operand; where that still
+  # has no answer, replicate ("follow the operands, replicate when in doubt").
+  first = next((i for i, a in enumerate(args)
+                if not getattr(getattr(a, "_device", None), "is_fully_replicated", True)), 0)
+  try:
+    res = proposal(lambda i: True)
+  except (ShardingTypeError, ValueError, TypeError):
+    try:
+      res = proposal(lambda i: i == first)
+    except (ShardingTypeError, ValueError, TypeError):
+      res = [None] * len(outs) if multiple else None
+  res = res if multiple else [res]
+  out = []
+  for a in res:
+    s = getattr(a, "sharding", None)
+    parts = list(s.spec) if s is not None else []
+    while parts and parts[-1] is None:
+      parts.pop()  # outside types JAX keeps specs as short as they go
+    out.append(NamedSharding(mesh, PartitionSpec(*parts), memory_kind=device._memory_kind))
+  return out
+
+
+def concrete_sharding(sharding, like=None):
+  """`sharding` over a concrete Mesh (a type's sharding may name an AbstractMesh: it is matched
+  with the mesh of `like` or the one `set_mesh` set); None if no concrete mesh matches."""
+  from jaxlite._src.sharding.mesh import Mesh, get_mesh
+  from jaxlite._src.sharding.named_sharding import NamedSharding
+  if isinstance(sharding.mesh, Mesh):
+    return sharding
+  for m in (getattr(like, "mesh", None), get_mesh()):
+    if isinstance(m, Mesh) and not m.empty and m.abstract_mesh.axis_names == \
+        sharding.mesh.axis_names and m.axis_sizes == sharding.mesh.axis_sizes:
+      return NamedSharding(m, sharding.spec, memory_kind=sharding._memory_kind)
+  return None
+
+
+# --- family helpers ----------------------------------------------------------------------------
+
+def first_spec(specs, avals, outs, mesh, **params):
+  return specs[0]
+
+
+def broadcasting(name):
+  """Elementwise n-ary ops: each dimension takes the operands' common entry; an unsharded
+  operand (or a size-1 dimension) defers to a sharded one; two different axes raise."""
+  def rule(specs, avals, outs, mesh, **params):
+    ranked = [(s, a.shape) for s, a in zip(specs, avals) if a.shape]
+    if not ranked:
+      return ()
+    out = []
+    for i in range(len(ranked[0][0])):
+      ss = [s[i] for s, _ in ranked]
+      if all(s == ss[0] for s in ss):
+        out.append(ss[0])
+        continue
+      nontrivial = [s for s, (_, shp) in zip(ss, ranked) if not (shp[i] == 1 and s is None)]
+      if not nontrivial:
+        out.append(None)
+      elif all(s == nontrivial[0] for s in nontrivial):
+        out.append(nontrivial[0])
+      else:
+        got = None
+        for s in ss:
+          if got is None:
+            got = s
+          elif s is not None and s != got:
+            raise ShardingTypeError(
+              f"{name} got incompatible shardings for broadcasting: "
+              f"{', '.join(spec_str(s) for s, _ in ranked)}.")
+        out.append(got)
+    return tuple(out)
+  return rule
+
+
+def elementwise(primitive, name=None):
+  """Registers the n-ary elementwise rule (JAX's broadcasting_sharding_rule) for `primitive`."""
+  return register(primitive, broadcasting(name or primitive.name))
+
+
+def same_as_first(primitive):
+  """Unary ops whose result is laid out as the operand (convert, rev, copy...)."""
+  return register(primitive, first_spec)
+
+
+def _drop_axes(specs, avals, outs, mesh, *, axes, **params):
+  axes = set(axes)
+  return tuple(e for i, e in enumerate(specs[0]) if i not in axes)
+
+
+def reduction(primitive):
+  """Reductions over `axes`: the reduced dimensions drop their axes, the others keep theirs."""
+  return register(primitive, _drop_axes)
+
+
+def cumulative(primitive):
+  """Scans along `axis`: the operand must be unsharded over it (else JAX's error)."""
+  def rule(specs, avals, outs, mesh, *, axis, **params):
+    if specs[0][axis] is not None:
+      raise ShardingTypeError(
+        "Input should be unsharded over the axis being reduced. Got input type="
+        f"{type_str(avals[0], specs[0])} and axis={axis}")
+    return specs[0]
+  return register(primitive, rule)
+
+
+def keep(primitive):
+  """Higher-order primitives (jit, cond, while, scan, custom rules...): their jaxprs were traced
+  on the operands' types, so abstract evaluation's outputs already carry the shardings."""
+  return register(primitive, lambda *a, **k: KEEP)
+
+
+def replicated(primitive):
+  """Results that are replicated whatever the operands' layout (e.g. factorizations' small
+  outputs, callbacks with declared result types)."""
+  def rule(specs, avals, outs, mesh, **params):
+    return [None] * len(outs) if primitive.multiple_results else None
+  return register(primitive, rule)
