@@ -443,6 +443,9 @@ def call_sharded(fn, args, kwargs):
   outvars = program.closed.jaxpr.outvars
   for o, a, s, spec, v in zip(outs, entry.out_avals, out_leaves, program.out_specs, outvars):
     r = core.make_array(np.asarray(o), a)
+    if s is None and a.sharding is not None:  # placed by its type (explicit axes) already
+      results.append(r)
+      continue
     # A constant result (a literal of the jaxpr) stays uncommitted, as in JAX.
     r._device = s if s is not None else None if isinstance(v, core.Literal) else \
         _out_sharding(mesh, spec)
