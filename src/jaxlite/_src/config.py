@@ -49,6 +49,35 @@ _DEFAULTS = {
     "jax_no_execution": False,
 }
 
+# Enum flags: the values JAX 0.10.2 accepts (`None` where listed), checked by `config.update`
+# and by the flag contexts alike.
+_TRANSFER_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+_ENUMS = {
+    "jax_numpy_dtype_promotion": ("standard", "strict"),
+    "jax_numpy_rank_promotion": ("allow", "warn", "raise"),
+    "jax_legacy_prng_key": ("allow", "warn", "error"),
+    "jax_default_prng_impl": ("threefry2x32", "threefry4x32", "rbg", "unsafe_rbg", "philox2x32",
+                              "philox4x32"),
+    "jax_default_matmul_precision": (
+        None, "default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
+        "ANY_F8_ANY_F8_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY",
+        "ANY_F8_ANY_F8_ANY_FAST_ACCUM", "F16_F16_F16", "F16_F16_F32", "BF16_BF16_BF16",
+        "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6", "BF16_BF16_F32_X9",
+        "TF32_TF32_F32", "TF32_TF32_F32_X3", "F32_F32_F32", "F64_F64_F64"),
+    **{f"jax_transfer_guard_{k}": _TRANSFER_GUARD_LEVELS
+       for k in ("host_to_device", "device_to_host", "device_to_device")},
+}
+
+
+def _check_enum(name: str, value) -> None:
+  allowed = _ENUMS[name]
+  if value not in allowed:
+    none = "None or " if None in allowed else ""
+    raise ValueError(f"{name}: new enum value must be {none}in "
+                     f"{[a for a in allowed if a is not None]}, got {value!r} of type "
+                     f"{type(value)}.")
+
+
 # Flags acted on by hooks on jit and eager dispatch (`instrumentation.py`).
 _HOOKED_FLAGS = ("jax_debug_nans", "jax_debug_infs", "jax_log_compiles", "jax_no_tracing",
                  "jax_no_execution")
@@ -79,8 +108,8 @@ class Config:
     if name == "jax_num_cpu_devices":
       from jaxlite._src import devices
       devices.check_can_set_device_count()
-    if name == "jax_numpy_dtype_promotion" and value not in ("standard", "strict"):
-      raise ValueError(f"jax_numpy_dtype_promotion must be 'standard' or 'strict', got {value!r}")
+    if name in _ENUMS:
+      _check_enum(name, value)
     self.__dict__[name] = value  # the global value, also under an installed `_LocalFlag`
     self._trace_context = None
     for fn in self._listeners.get(name, ()):
@@ -186,9 +215,6 @@ def _pop_local(name: str) -> None:
 
 # --- JAX's config states: `with jax.enable_x64(True):`, `jax.enable_x64.value` ------------------
 
-_TRANSFER_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
-
-
 class State:
   """One flag as JAX exposes it: `.value`, and a call making a context that sets it."""
 
@@ -209,6 +235,8 @@ class State:
       new_val = self._default_arg
     if self._validate is not None:
       self._validate(new_val)
+    if self.name in _ENUMS:
+      _check_enum(self.name, new_val)
     return _set_flag(self.name, new_val)
 
   def __bool__(self):
@@ -242,14 +270,10 @@ def _refresh_hooks() -> None:
     instrumentation.refresh()
 
 
-def _one_of(name, allowed):
-  def check(v):
-    if v not in allowed:
-      raise ValueError(f"{name} must be one of {list(allowed)}, got {v!r}")
-  return check
-
-
-_check_guard = _one_of("transfer_guard", _TRANSFER_GUARD_LEVELS)
+def _check_guard(v) -> None:
+  if v not in _TRANSFER_GUARD_LEVELS:
+    raise ValueError(f"transfer_guard: new enum value must be in {list(_TRANSFER_GUARD_LEVELS)}, "
+                     f"got {v!r} of type {type(v)}.")
 
 # Boolean flags: a bare call (`with jax.log_compiles():`, as optax does) turns the flag on.
 enable_x64 = State("jax_enable_x64", default_arg=True)
@@ -257,24 +281,21 @@ debug_nans = State("jax_debug_nans", default_arg=True)
 debug_infs = State("jax_debug_infs", default_arg=True)
 default_device = State("jax_default_device")
 default_matmul_precision = State("jax_default_matmul_precision")
-numpy_rank_promotion = State("jax_numpy_rank_promotion",
-                             _one_of("jax_numpy_rank_promotion", ("allow", "warn", "raise")))
-numpy_dtype_promotion = State("jax_numpy_dtype_promotion",
-                              _one_of("jax_numpy_dtype_promotion", ("standard", "strict")))
+numpy_rank_promotion = State("jax_numpy_rank_promotion")
+numpy_dtype_promotion = State("jax_numpy_dtype_promotion")
 checking_leaks_state = State("jax_check_tracer_leaks", default_arg=True)
 log_compiles = State("jax_log_compiles", default_arg=True)
 explain_cache_misses = State("jax_explain_cache_misses", default_arg=True)
 threefry_partitionable = State("jax_threefry_partitionable", default_arg=True)
 enable_checks = State("jax_enable_checks", default_arg=True)
 default_prng_impl = State("jax_default_prng_impl")
-legacy_prng_key = State("jax_legacy_prng_key",
-                        _one_of("jax_legacy_prng_key", ("allow", "warn", "error")))
+legacy_prng_key = State("jax_legacy_prng_key")
 enable_custom_prng = State("jax_enable_custom_prng")
 debug_key_reuse = State("jax_debug_key_reuse")
 softmax_custom_jvp = State("jax_softmax_custom_jvp")
-transfer_guard_host_to_device = State("jax_transfer_guard_host_to_device", _check_guard)
-transfer_guard_device_to_host = State("jax_transfer_guard_device_to_host", _check_guard)
-transfer_guard_device_to_device = State("jax_transfer_guard_device_to_device", _check_guard)
+transfer_guard_host_to_device = State("jax_transfer_guard_host_to_device")
+transfer_guard_device_to_host = State("jax_transfer_guard_device_to_host")
+transfer_guard_device_to_device = State("jax_transfer_guard_device_to_device")
 disable_jit_ctx = State("jax_disable_jit", default_arg=True)
 check_tracer_leaks = checking_leaks_state
 no_tracing = State("jax_no_tracing")
