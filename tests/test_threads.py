@@ -36,6 +36,8 @@ def _fresh_functions():
     k1, k2 = jax.random.split(key)
     return jax.random.normal(k1, (3,)) + jax.random.uniform(k2, (3,))
 
+  scale = jax.jit(lambda v: v * 1.5)
+
   def work(i: int):
     n = i % 5 + 1  # five shapes: concurrent traces of one function for different avals
     rng = np.random.default_rng(i)
@@ -45,6 +47,8 @@ def _fresh_functions():
     outs = (step(x, y), grad(x[0], x), per_row(x, np.float32(i % 3)), sample(key),
             jax.random.randint(jax.random.fold_in(key, 3), (4,), 0, 1000),
             jax.jit(lambda v: v * 2 + 1)(x))  # a fresh lambda every call: new cache entries
+    with jax.enable_x64(i % 2 == 0):  # thread-local: a leak between threads changes dtypes
+      outs += (scale(jnp.arange(n)), jnp.ones(2) + i)
     return [np.asarray(o) for o in outs]
 
   return work
