@@ -297,7 +297,8 @@ def test_nonzero_with_size_stages_like_jax():
     (lambda: jnp.split(jnp.arange(5), 2), ValueError, "array split does not result in an equal"),
     (lambda: jnp.vsplit(jnp.arange(5), 5), ValueError, "vsplit only works on arrays of 2 or more"),
     (lambda: jnp.rot90(jnp.ones((2, 2)), axes=(0, 0)), ValueError, "Axes must be different"),
-    (lambda: jnp.pad(jnp.ones(3), 1, mode="nope"), ValueError, "Unimplemented padding mode"),
+    (lambda: jnp.pad(jnp.ones(3), 1, mode="nope"), NotImplementedError,  # as JAX 0.10.2
+     "Unimplemented padding mode"),
     (lambda: jnp.pad(jnp.ones(3), 1, mode="edge", constant_values=1), ValueError,
      "unsupported keyword arguments for mode 'edge'"),
     (lambda: jnp.nonzero(jnp.array(1)), ValueError, "Calling nonzero on 0d arrays is not allowed"),

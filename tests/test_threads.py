@@ -36,6 +36,8 @@ def _fresh_functions():
     k1, k2 = jax.random.split(key)
     return jax.random.normal(k1, (3,)) + jax.random.uniform(k2, (3,))
 
+  scale = jax.jit(lambda v: v * 1.5)
+
   def work(i: int):
     n = i % 5 + 1  # five shapes: concurrent traces of one function for different avals
     rng = np.random.default_rng(i)
@@ -45,6 +47,8 @@ def _fresh_functions():
     outs = (step(x, y), grad(x[0], x), per_row(x, np.float32(i % 3)), sample(key),
             jax.random.randint(jax.random.fold_in(key, 3), (4,), 0, 1000),
             jax.jit(lambda v: v * 2 + 1)(x))  # a fresh lambda every call: new cache entries
+    with jax.enable_x64(i % 2 == 0):  # thread-local: a leak between threads changes dtypes
+      outs += (scale(jnp.arange(n)), jnp.ones(2) + i)
     return [np.asarray(o) for o in outs]
 
   return work
@@ -92,8 +96,6 @@ def test_config_update_from_a_thread_is_global():
   assert jnp.ones(2).dtype == (np.float64 if old else np.float32)
 
 
-@pytest.mark.xfail(strict=True, reason="jaxlite's config context managers set the process-global "
-                   "flag; JAX's are thread-local (RELIABILITY.md, threads)")
 def test_disable_jit_context_is_thread_local():
   # JAX: `with jax.disable_jit():` in one thread leaves jit on in the others.
   traces = []
@@ -147,3 +149,84 @@ def test_trace_state_is_per_thread():
     t.join()
   np.testing.assert_array_equal(seen["eager"], [1.0, 2.0, 3.0])
   np.testing.assert_array_equal(np.asarray(seen["traced"]), [2.0, 2.0, 2.0])
+
+
+def _in_other_thread_while(ctx, probe):
+  """Runs `probe()` here while another thread sits inside `ctx`; returns (here, there)."""
+  entered, release, there = threading.Event(), threading.Event(), {}
+
+  def other():
+    with ctx:
+      there["value"] = probe()
+      entered.set()
+      release.wait(30)
+
+  t = threading.Thread(target=other)
+  t.start()
+  entered.wait(30)
+  try:
+    here = probe()
+  finally:
+    release.set()
+    t.join()
+  return here, there["value"]
+
+
+_LOCAL_CONTEXTS = [
+    # (context factory, probe, value in the context's thread, value in another thread)
+    (lambda: jax.enable_x64(True), lambda: str(jnp.ones(2).dtype), "float64", "float32"),
+    (lambda: jax.enable_x64(True), lambda: str(jax.jit(lambda v: v + 1)(np.float64(1)).dtype),
+     "float64", "float32"),
+    (lambda: jax.numpy_rank_promotion("raise"), lambda: jax.config.jax_numpy_rank_promotion,
+     "raise", "allow"),
+    (lambda: jax.default_matmul_precision("highest"),
+     lambda: jax.config.jax_default_matmul_precision, "highest", None),
+    (lambda: jax.debug_nans(True), lambda: bool(np.isnan(np.asarray(jnp.log(-jnp.ones(()))))),
+     "raises", True),
+    (lambda: jax.disable_jit(), lambda: jax.config.jax_disable_jit, True, False),
+    (lambda: jax.log_compiles(True), lambda: jax.config.jax_log_compiles, True, False),
+]
+
+
+@pytest.mark.parametrize("make_ctx,probe,inside,outside", _LOCAL_CONTEXTS)
+def test_flag_contexts_are_thread_local(make_ctx, probe, inside, outside):
+  # JAX 0.10.2: every `with jax.<flag>(value):` sets a thread-local value (config.State).
+  def guarded():
+    try:
+      return probe()
+    except FloatingPointError:
+      return "raises"
+
+  here, there = _in_other_thread_while(make_ctx(), guarded)
+  assert (there, here) == (inside, outside)
+  assert guarded() == outside  # and nothing is left behind when the context ends
+
+
+def test_context_overrides_global_update_in_its_thread():
+  old = jax.config.jax_enable_x64
+  try:
+    with jax.enable_x64(False):
+      jax.config.update("jax_enable_x64", True)  # global; this thread's context still wins
+      assert jnp.ones(2).dtype == np.float32
+      seen = []
+      t = threading.Thread(target=lambda: seen.append(jnp.ones(2).dtype))
+      t.start()
+      t.join()
+      assert seen == [np.float64]
+    assert jnp.ones(2).dtype == np.float64
+  finally:
+    jax.config.update("jax_enable_x64", old)
+
+
+def test_user_context_is_thread_local_and_keys_the_jit_cache():
+  ctx = jax.make_user_context(0)
+  traces = []
+
+  @jax.jit
+  def f(x):
+    traces.append(ctx.value)
+    return x + ctx.value
+
+  here, there = _in_other_thread_while(ctx(5), lambda: float(f(jnp.float32(1))))
+  assert (there, here) == (6.0, 1.0)
+  assert sorted(traces) == [0, 5] and ctx.value == 0

@@ -176,14 +176,10 @@ def block_until_ready(x):
   return x
 
 
-@contextlib.contextmanager
 def disable_jit(disable: bool = True):
-  old = config.jax_disable_jit
-  config.update("jax_disable_jit", disable)
-  try:
-    yield
-  finally:
-    config.update("jax_disable_jit", old)
+  """`with jax.disable_jit():` runs jitted functions eagerly, in the calling thread only."""
+  from jaxlite._src.config import disable_jit_ctx
+  return disable_jit_ctx(disable)
 
 
 from jaxlite._src.core_adapters import ensure_compile_time_eval  # noqa: E402,F401

@@ -2,11 +2,14 @@
 
 Flags are plain attributes on one `Config` object so hot paths read them at attribute speed;
 `trace_context()` is the part of the configuration that keys jit caches.
+`config.update` sets a flag for every thread; `with jax.enable_x64(True):` and the other flag
+contexts set it for the calling thread only, as JAX's do (see `_push_local`).
 """
 from __future__ import annotations
 
 import contextlib
 import os
+import threading
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -54,6 +57,35 @@ _DEFAULTS = {
     "jax_jaxlite_tier": int(os.environ.get("JAXLITE_TIER", "0")),
 }
 
+# Enum flags: the values JAX 0.10.2 accepts (`None` where listed), checked by `config.update`
+# and by the flag contexts alike.
+_TRANSFER_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+_ENUMS = {
+    "jax_numpy_dtype_promotion": ("standard", "strict"),
+    "jax_numpy_rank_promotion": ("allow", "warn", "raise"),
+    "jax_legacy_prng_key": ("allow", "warn", "error"),
+    "jax_default_prng_impl": ("threefry2x32", "threefry4x32", "rbg", "unsafe_rbg", "philox2x32",
+                              "philox4x32"),
+    "jax_default_matmul_precision": (
+        None, "default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
+        "ANY_F8_ANY_F8_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY",
+        "ANY_F8_ANY_F8_ANY_FAST_ACCUM", "F16_F16_F16", "F16_F16_F32", "BF16_BF16_BF16",
+        "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6", "BF16_BF16_F32_X9",
+        "TF32_TF32_F32", "TF32_TF32_F32_X3", "F32_F32_F32", "F64_F64_F64"),
+    **{f"jax_transfer_guard_{k}": _TRANSFER_GUARD_LEVELS
+       for k in ("host_to_device", "device_to_host", "device_to_device")},
+}
+
+
+def _check_enum(name: str, value) -> None:
+  allowed = _ENUMS[name]
+  if value not in allowed:
+    none = "None or " if None in allowed else ""
+    raise ValueError(f"{name}: new enum value must be {none}in "
+                     f"{[a for a in allowed if a is not None]}, got {value!r} of type "
+                     f"{type(value)}.")
+
+
 # Flags acted on by hooks on jit and eager dispatch (`instrumentation.py`).
 _HOOKED_FLAGS = ("jax_debug_nans", "jax_debug_infs", "jax_log_compiles", "jax_no_tracing",
                  "jax_no_execution")
@@ -79,22 +111,22 @@ class Config:
     return {k: getattr(self, k) for k in _DEFAULTS}
 
   def update(self, name: str, value) -> None:
+    """Sets the global value (every thread's, except where a thread's flag context overrides)."""
     if name not in _DEFAULTS:
       raise AttributeError(f"Unrecognized config option: {name}")
     if name == "jax_num_cpu_devices":
       from jaxlite._src import devices
       devices.check_can_set_device_count()
-    if name == "jax_numpy_dtype_promotion" and value not in ("standard", "strict"):
-      raise ValueError(f"jax_numpy_dtype_promotion must be 'standard' or 'strict', got {value!r}")
+    if name in _ENUMS:
+      _check_enum(name, value)
     if name == "jax_jaxlite_tier" and value not in (0, 1):
       raise ValueError(f"jax_jaxlite_tier must be 0 or 1, got {value!r}")
-    setattr(self, name, value)
+    self.__dict__[name] = value  # the global value, also under an installed `_LocalFlag`
     self._trace_context = None
     for fn in self._listeners.get(name, ()):
       fn(value)
     if name in _HOOKED_FLAGS:  # install or remove the dispatch hooks these flags need
-      from jaxlite._src import instrumentation
-      instrumentation.refresh()
+      _refresh_hooks()
 
   def read(self, name: str):
     return getattr(self, name)
@@ -105,11 +137,20 @@ class Config:
   def trace_context(self) -> tuple:
     ctx = self._trace_context
     if ctx is None:
-      ctx = tuple(getattr(self, k) for k in _TRACE_CONTEXT_FLAGS)
-      if _user_contexts:
-        ctx += tuple(u.value for u in _user_contexts)
+      ctx = self._compute_trace_context()
       self._trace_context = ctx
     return ctx
+
+  def _compute_trace_context(self) -> tuple:
+    ctx = tuple(getattr(self, k) for k in _TRACE_CONTEXT_FLAGS)
+    if _user_contexts:
+      ctx += tuple(u.value for u in _user_contexts)
+    return ctx
+
+  def _on_anywhere(self, name: str) -> bool:
+    """Whether a flag is on globally or in some thread's context (dispatch hooks need it)."""
+    with _lock:
+      return bool(self.__dict__[name]) or any(_local_values.get(name, ()))
 
   def parse_flags_with_absl(self):  # JAX compat no-op
     pass
@@ -121,10 +162,69 @@ class Config:
 config = Config()
 
 
+# --- thread-local flag values ------------------------------------------------------------------
+# While no thread is inside a flag context, flags stay plain instance attributes (the fast path).
+# The first thread to enter a context for a flag installs a `_LocalFlag` data descriptor on
+# `Config` for it, which prefers the calling thread's value; the last one to leave removes it.
+# `trace_context` likewise stops using the process-wide cache while any context is active.
+
+_tls = threading.local()
+_lock = threading.Lock()
+_local_values: dict = {}  # flag name -> the values active in some thread's context, all threads
+
+
+class _LocalFlag:
+  """`config.<name>` while some thread holds a context for it: that thread's value, else global."""
+
+  def __init__(self, name: str):
+    self.name = name
+
+  def __get__(self, obj, objtype=None):
+    if obj is None:
+      return self
+    local = getattr(_tls, "flags", None)
+    if local and self.name in local:
+      return local[self.name][-1]
+    return obj.__dict__[self.name]
+
+  def __set__(self, obj, value):
+    obj.__dict__[self.name] = value
+
+
+def _local_trace_context() -> tuple:
+  return config._compute_trace_context()  # per thread, uncached while contexts are active
+
+
+def _push_local(name: str, value) -> None:
+  with _lock:
+    values = _local_values.setdefault(name, [])
+    values.append(value)
+    if len(values) == 1:
+      setattr(Config, name, _LocalFlag(name))
+    config.__dict__["trace_context"] = _local_trace_context
+  local = getattr(_tls, "flags", None)
+  if local is None:
+    local = _tls.flags = {}
+  local.setdefault(name, []).append(value)
+
+
+def _pop_local(name: str) -> None:
+  local = _tls.flags
+  stack = local[name]
+  value = stack.pop()
+  if not stack:
+    del local[name]
+  with _lock:
+    values = _local_values[name]
+    values.remove(value)
+    if not values:
+      del _local_values[name]
+      delattr(Config, name)
+    if not _local_values and not _active_user_contexts[0]:
+      config.__dict__.pop("trace_context", None)
+
+
 # --- JAX's config states: `with jax.enable_x64(True):`, `jax.enable_x64.value` ------------------
-
-_TRANSFER_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
-
 
 class State:
   """One flag as JAX exposes it: `.value`, and a call making a context that sets it."""
@@ -146,6 +246,8 @@ class State:
       new_val = self._default_arg
     if self._validate is not None:
       self._validate(new_val)
+    if self.name in _ENUMS:
+      _check_enum(self.name, new_val)
     return _set_flag(self.name, new_val)
 
   def __bool__(self):
@@ -157,22 +259,32 @@ class State:
 
 @contextlib.contextmanager
 def _set_flag(name: str, value):
-  old = getattr(config, name)
-  config.update(name, value)
+  """This thread's value of `name` is `value` inside the block (JAX's contexts are per thread)."""
+  _push_local(name, value)
+  hooked = name in _HOOKED_FLAGS
+  if hooked:
+    _refresh_hooks()
   try:
     yield
   finally:
-    config.update(name, old)
+    _pop_local(name)
+    if hooked:
+      _refresh_hooks()
 
 
-def _one_of(name, allowed):
-  def check(v):
-    if v not in allowed:
-      raise ValueError(f"{name} must be one of {list(allowed)}, got {v!r}")
-  return check
+_hooks_lock = threading.Lock()
 
 
-_check_guard = _one_of("transfer_guard", _TRANSFER_GUARD_LEVELS)
+def _refresh_hooks() -> None:
+  from jaxlite._src import instrumentation
+  with _hooks_lock:  # refresh() unwraps then rewraps methods: one thread at a time
+    instrumentation.refresh()
+
+
+def _check_guard(v) -> None:
+  if v not in _TRANSFER_GUARD_LEVELS:
+    raise ValueError(f"transfer_guard: new enum value must be in {list(_TRANSFER_GUARD_LEVELS)}, "
+                     f"got {v!r} of type {type(v)}.")
 
 # Boolean flags: a bare call (`with jax.log_compiles():`, as optax does) turns the flag on.
 enable_x64 = State("jax_enable_x64", default_arg=True)
@@ -180,24 +292,21 @@ debug_nans = State("jax_debug_nans", default_arg=True)
 debug_infs = State("jax_debug_infs", default_arg=True)
 default_device = State("jax_default_device")
 default_matmul_precision = State("jax_default_matmul_precision")
-numpy_rank_promotion = State("jax_numpy_rank_promotion",
-                             _one_of("jax_numpy_rank_promotion", ("allow", "warn", "raise")))
-numpy_dtype_promotion = State("jax_numpy_dtype_promotion",
-                              _one_of("jax_numpy_dtype_promotion", ("standard", "strict")))
+numpy_rank_promotion = State("jax_numpy_rank_promotion")
+numpy_dtype_promotion = State("jax_numpy_dtype_promotion")
 checking_leaks_state = State("jax_check_tracer_leaks", default_arg=True)
 log_compiles = State("jax_log_compiles", default_arg=True)
 explain_cache_misses = State("jax_explain_cache_misses", default_arg=True)
 threefry_partitionable = State("jax_threefry_partitionable", default_arg=True)
 enable_checks = State("jax_enable_checks", default_arg=True)
 default_prng_impl = State("jax_default_prng_impl")
-legacy_prng_key = State("jax_legacy_prng_key",
-                        _one_of("jax_legacy_prng_key", ("allow", "warn", "error")))
+legacy_prng_key = State("jax_legacy_prng_key")
 enable_custom_prng = State("jax_enable_custom_prng")
 debug_key_reuse = State("jax_debug_key_reuse")
 softmax_custom_jvp = State("jax_softmax_custom_jvp")
-transfer_guard_host_to_device = State("jax_transfer_guard_host_to_device", _check_guard)
-transfer_guard_device_to_host = State("jax_transfer_guard_device_to_host", _check_guard)
-transfer_guard_device_to_device = State("jax_transfer_guard_device_to_device", _check_guard)
+transfer_guard_host_to_device = State("jax_transfer_guard_host_to_device")
+transfer_guard_device_to_host = State("jax_transfer_guard_device_to_host")
+transfer_guard_device_to_device = State("jax_transfer_guard_device_to_device")
 disable_jit_ctx = State("jax_disable_jit", default_arg=True)
 check_tracer_leaks = checking_leaks_state
 no_tracing = State("jax_no_tracing")
@@ -234,29 +343,47 @@ def transfer_guard(new_val: str):
 # --- user contexts: values that key jit caches (`jax.make_user_context`) -----------------------
 
 _user_contexts: list = []
+_active_user_contexts = [0]  # user contexts entered and not yet left, all threads
 
 
 class UserConfig:
-  """A user value that is part of every jit cache key: changing it retraces."""
+  """A user value that is part of every jit cache key: changing it retraces.
+  `with ctx(v):` sets it for the calling thread; `set_global` for all, as in JAX."""
 
   def __init__(self, default_value=None):
-    self._current = default_value
+    self._global = default_value
+    self._local = threading.local()
     _user_contexts.append(self)
 
   @property
   def value(self):
-    return self._current
+    stack = getattr(self._local, "stack", None)
+    return stack[-1] if stack else self._global
+
+  def get_global(self):
+    return self._global
+
+  def set_global(self, new_value) -> None:
+    self._global = new_value
+    config._trace_context = None
 
   @contextlib.contextmanager
   def __call__(self, new_val):
-    old = self._current
-    self._current = new_val
-    config._trace_context = None
+    stack = getattr(self._local, "stack", None)
+    if stack is None:
+      stack = self._local.stack = []
+    with _lock:
+      _active_user_contexts[0] += 1
+      config.__dict__["trace_context"] = _local_trace_context
+    stack.append(new_val)
     try:
       yield
     finally:
-      self._current = old
-      config._trace_context = None
+      stack.pop()
+      with _lock:
+        _active_user_contexts[0] -= 1
+        if not _local_values and not _active_user_contexts[0]:
+          config.__dict__.pop("trace_context", None)
 
 
 def make_user_context(default_value=None) -> UserConfig:

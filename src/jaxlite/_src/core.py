@@ -595,7 +595,7 @@ def canonicalize_shape(shape, context: str = "") -> tuple:
       if not isinstance(out[-1], int):
         raise TypeError
     return tuple(out)
-  except TypeError:
+  except (TypeError, ValueError):  # ValueError: int("a") for a string entry
     pass
   if isinstance(shape, Tracer) and not shape.aval.shape:
     shape = (shape,)  # a traced scalar stands for a 1-d shape, as an int does

@@ -200,6 +200,11 @@ def scale_and_translate(image, shape, spatial_dims, scale, translation, method,
   radius, kernel, edge_padding = _kernel_setup(method, antialias)
   (image,) = _promote_inexact(image)
   scale, translation = _promote_inexact(scale, translation)
+  n = len(spatial_dims)  # JAX only asserts this (a bare AssertionError)
+  if scale.shape != (n,) or translation.shape != (n,):
+    raise ValueError(f"scale_and_translate: scale and translation must have shape ({n},), one "
+                     f"entry per spatial dimension {tuple(spatial_dims)}, got {scale.shape} and "
+                     f"{translation.shape}")
   return _scale_and_translate(image, shape, spatial_dims, scale, translation, kernel, antialias,
                               precision, edge_padding, radius)
 

@@ -58,6 +58,8 @@ def _invalid_kind(values) -> str | None:
 def _checked_eager(method):
   def process_primitive(self, primitive, args, params):
     out = method(self, primitive, args, params)
+    if not (config.jax_debug_nans or config.jax_debug_infs):  # on in another thread only
+      return out
     outs = out if primitive.multiple_results else [out]
     kind = _invalid_kind([o._host_value() for o in outs if type(o) is core.array_type])
     if kind is not None:
@@ -69,6 +71,8 @@ def _checked_eager(method):
 def _checked_run(method):
   def run(self, values):
     out = method(self, values)
+    if not (config.jax_debug_nans or config.jax_debug_infs):  # on in another thread only
+      return out
     kind = _invalid_kind([o._host_value() for o in _leaves(out) if type(o) is core.array_type])
     if kind is not None:
       _rerun_deoptimized(self, values)
@@ -103,6 +107,8 @@ def _logged_trace(method):
   logger = logging.getLogger("jax._src.dispatch")
 
   def _trace(self, *args, **kwargs):
+    if not config.jax_log_compiles:  # on in another thread only
+      return method(self, *args, **kwargs)
     start = time.perf_counter()
     entry = method(self, *args, **kwargs)
     logger.warning("Finished tracing %s for jit in %.9f sec", self._name,
@@ -117,7 +123,7 @@ def _logged_compile(method):
   logger = logging.getLogger("jax._src.dispatch")
 
   def compiled(self):
-    if self.executable is not None:
+    if self.executable is not None or not config.jax_log_compiles:
       return method(self)
     name = _entry_name(self)
     avals = tuple(self.closed.in_avals)
@@ -136,6 +142,8 @@ def _logged_compile(method):
 
 def _refuse_trace(method):
   def _trace(self, *args, **kwargs):
+    if not config.jax_no_tracing:  # on in another thread only
+      return method(self, *args, **kwargs)
     from jaxlite._src.jit_function import fun_src_info
     raise RuntimeError(f"re-tracing function {fun_src_info(self._fun)} for `jit`, but "
                        "'no_tracing' is set")
@@ -144,6 +152,8 @@ def _refuse_trace(method):
 
 def _refuse_run(method):
   def run(self, values):
+    if not config.jax_no_execution:  # on in another thread only
+      return method(self, values)
     raise RuntimeError(f"JAX tried to execute function jit({_entry_name(self)}), but the "
                        "no_execution config option is set")
   return run
@@ -151,6 +161,8 @@ def _refuse_run(method):
 
 def _refuse_eager(method):
   def process_primitive(self, primitive, args, params):
+    if not config.jax_no_execution:  # on in another thread only
+      return method(self, primitive, args, params)
     raise RuntimeError(f"JAX tried to execute function jit({primitive.name}), but the "
                        "no_execution config option is set")
   return process_primitive
@@ -165,7 +177,8 @@ def refresh() -> None:
     setattr(cls, attr, method)
   _saved.clear()
   timing = monitoring.has_timing_listeners() or profiler.is_active()
-  checking = bool(config.jax_debug_nans or config.jax_debug_infs)
+  on = config._on_anywhere  # a flag context in any thread needs the hook; it checks per thread
+  checking = on("jax_debug_nans") or on("jax_debug_infs")
 
   def wrap(cls, attr, make):
     key = (cls, attr)
@@ -173,12 +186,12 @@ def refresh() -> None:
       _saved[key] = cls.__dict__[attr]
     setattr(cls, attr, make(cls.__dict__[attr]))
 
-  if config.jax_no_tracing:
+  if on("jax_no_tracing"):
     wrap(jit.PjitFunction, "_trace", _refuse_trace)
-  if config.jax_no_execution:
+  if on("jax_no_execution"):
     wrap(jit._CacheEntry, "run", _refuse_run)
     wrap(core.EvalTrace, "process_primitive", _refuse_eager)
-  if config.jax_log_compiles:
+  if on("jax_log_compiles"):
     wrap(jit.PjitFunction, "_trace", _logged_trace)
     wrap(jit._CacheEntry, "compiled", _logged_compile)
   if checking:

@@ -56,6 +56,8 @@ def _num_segments(name: str, segment_ids, num_segments) -> int:
     ids = core.concrete_or_error(np.asarray, segment_ids,
                                  f"{name}() `num_segments` argument.")
     num_segments = int(np.max(ids)) + 1 if ids.size else 0
+  if isinstance(num_segments, (float, np.floating)):  # JAX: operator.index refuses it
+    raise TypeError(f"{name}: num_segments must be an integer, got {num_segments!r}")
   num_segments = core.concrete_or_error(int, num_segments, f"{name}() `num_segments` argument.")
   if num_segments < 0:
     raise ValueError("num_segments must be non-negative.")
@@ -72,6 +74,9 @@ def _segment_update(name, kind, reducer, data, segment_ids, num_segments, indice
                       f"position {i}.")
   mode = lax.GatherScatterMode.FILL_OR_DROP if mode is None else mode
   data, segment_ids = jnp.asarray(data), jnp.asarray(segment_ids)
+  if data.shape[:segment_ids.ndim] != segment_ids.shape:  # not NumPy's broadcast message
+    raise ValueError(f"{name}: segment_ids of shape {segment_ids.shape} must match the leading "
+                     f"dimensions of data, of shape {data.shape}")
   n = _num_segments(name, segment_ids, num_segments)
   dtype = data.dtype
   if bucket_size is None:

@@ -129,6 +129,9 @@ def round(x, rounding_method=ew.RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001
 
 
 def integer_pow(x, y: int):
+  if not isinstance(y, (int, np.integer)):  # int(1.5) would silently truncate
+    raise TypeError(f"integer_pow: exponent y must be a Python int, got {y!r} of type "
+                    f"{type(y).__name__}")
   return ew.integer_pow_p.bind(asarg(x), y=int(y))
 
 

@@ -163,6 +163,7 @@ def _eig_impl(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=T
 def _eig_abstract(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
                   enable_eigvec_derivs=False, implementation=None):
   _check_inexact("eig", x)
+  _check_rank2("eig", x)
   _check_square("eig", x)
   cdt = _complex_dtype(x.dtype)
   out = [ShapedArray(x.shape[:-1], cdt)]

@@ -150,8 +150,8 @@ def _squeeze_abstract(x, dimensions):
   for d in dims:
     if not 0 <= d < x.ndim:
       raise ValueError(f"squeeze dimensions {dims} out of range for shape {x.shape}")
-    if x.shape[d] != 1:
-      raise TypeError("cannot select an axis to squeeze out which has size not equal to one, "
+    if x.shape[d] != 1:  # ValueError, as JAX's
+      raise ValueError("cannot select an axis to squeeze out which has size not equal to one, "
                       f"got shape={x.shape} and dimensions={dims}")
   shape = tuple(s for i, s in enumerate(x.shape) if i not in dims)
   return ShapedArray(shape, x.dtype, x.weak_type)
@@ -576,6 +576,8 @@ def _is_array(x) -> bool:
 def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None):
   operand = _asarg(operand)
   shape = core.canonicalize_shape(shape)
+  if min(shape, default=0) < 0:
+    raise TypeError(f"broadcast_in_dim shape must have every element be nonnegative, got {shape}.")
   bdims = tuple(operator.index(d) for d in broadcast_dimensions)
   if _is_array(operand) and tuple(operand.shape) == shape \
       and bdims == tuple(range(len(shape))):

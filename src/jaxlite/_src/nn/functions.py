@@ -314,6 +314,9 @@ def one_hot(x, num_classes: int, *, dtype=None, axis=-1):
   dtype = dtypes.default_float_dtype() if dtype is None else \
       dtypes.check_user_dtype(dtype, "one_hot")
   x = _jnp().asarray(x)
+  nd = x.ndim + 1  # the output's rank: `axis` names the new one-hot axis
+  if not -nd <= operator.index(axis) < nd:
+    raise ValueError(f"one_hot: axis {axis} is out of bounds for array of dimension {nd}")
   return _one_hot(x, num_classes, dtype=np.dtype(dtype), axis=axis)
 
 

@@ -179,6 +179,9 @@ def _placed(like=False):
 def full(shape, fill_value, dtype=None, *, device=None):
   from jaxlite._src.numpy.where_reshape import broadcast_to
   shape = _shape_arg(shape)
+  if isinstance(fill_value, (list, tuple)):
+    raise TypeError(f"full requires ndarray or scalar arguments, got {type(fill_value)} at "
+                    "position 0.")
   if dtype is not None:
     dtype = dtypes.check_user_dtype(dtype, "full")
     weak = False
@@ -202,7 +205,10 @@ def _broadcast_scalar(x, shape):
 
 
 def _shape_arg(shape):
-  return core.canonicalize_shape(shape)
+  shape = core.canonicalize_shape(shape)
+  if any(d < 0 for d in shape):  # JAX's check, from the broadcast_in_dim its creators bind
+    raise TypeError(f"broadcast_in_dim shape must have every element be nonnegative, got {shape}.")
+  return shape
 
 
 @_placed()
@@ -286,6 +292,9 @@ def _scalar(v, dtype, weak):
 def _concrete_bound(x, name):
   if x is None:
     return None
+  if isinstance(x, (str, bytes)):
+    raise TypeError(f"arange: argument '{name}' must be a number, got {x!r} of type "
+                    f"{type(x).__name__}. Only arrays of numeric types are supported by JAX.")
   return core.concrete_or_error(None, x, f"It arose in the jnp.arange argument '{name}'")
 
 
@@ -313,7 +322,7 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
     dtype = dtypes.result_type(*(b for b in (start, stop, step) if b is not None))
     dtype = dtypes.canonicalize_dtype(dtype)
   if stride == 0:
-    raise ValueError("arange: step cannot be zero.")
+    raise ZeroDivisionError("arange: step cannot be zero (JAX divides by it).")
   values = _arange_values(first, last, None if bounds[2] is None else stride, np.dtype(dtype))
   if core.current_trace() is core.eval_trace or not _is_integer_range(first, stride):
     return core.array_from_numpy(values, False)
@@ -479,6 +488,10 @@ def _eye_mask(n, m, k):
 
 
 def _dims(N, M):
+  for v in (N, M):  # JAX: a float N or M is a non-integer shape
+    if isinstance(v, (float, np.floating)):
+      raise TypeError("Shapes must be 1D sequences of concrete values of integer type, got "
+                      f"({N}, {N if M is None else M}). argument of 'N' jnp.eye().")
   n = core.concrete_or_error(int, N, "'N' argument of jnp.eye()")
   m = n if M is None else core.concrete_or_error(int, M, "'M' argument of jnp.eye()")
   if n < 0 or m < 0:

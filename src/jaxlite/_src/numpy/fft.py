@@ -264,6 +264,10 @@ def _shift(name, x, axes, sign):
     axes = tuple(range(x.ndim))
   elif isinstance(axes, int):
     axes = (axes,)
+  for a in axes:  # AxisError: JAX's IndexError here, and NumPy's ValueError
+    if not -max(x.ndim, 1) <= operator.index(a) < max(x.ndim, 1):
+      raise np.exceptions.AxisError(
+          f"{name}: axis {a} is out of bounds for array of dimension {x.ndim}")
   axes = tuple(operator.index(a) % max(x.ndim, 1) for a in axes)
   shifts = tuple(sign * (x.shape[a] // 2) for a in axes)
   return _roll_static(x, shifts, axes)

@@ -787,6 +787,8 @@ class _IndexUpdateRef:
                    unique_indices=unique_indices, mode=mode, fill_value=fill_value)
 
   def _update(self, values, scatter_fn, indices_are_sorted, unique_indices, mode):
+    if mode is not None:  # JAX's 'Unknown gather mode' ValueError before any work
+      slicing.GatherScatterMode.from_any(mode)
     return _scatter_update(self.array, self.index, values, scatter_fn, indices_are_sorted,
                            unique_indices, mode)
 
@@ -840,7 +842,10 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
   """`a` gathered at `indices` along `axis` (flattened when None); mode fill (default) or clip."""
   if out is not None:
     raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
-  return _take(_asarray(a), _asarray(indices), axis, mode, unique_indices, indices_are_sorted,
+  indices = _asarray(indices)
+  if not dtypes.issubdtype(indices.dtype, np.integer):
+    raise ValueError(f"jnp.take: indices must have an integer type, got {indices.dtype}")
+  return _take(_asarray(a), indices, axis, mode, unique_indices, indices_are_sorted,
                fill_value)
 
 

@@ -357,7 +357,8 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
         subset_by_index=None):
   """SVDResult(U, S, Vh), or S alone; singular values descend."""
   (a,) = _inexact("svd", a)
-  _check_matrix("svd", a)
+  if a.ndim < 2:  # JAX's lax.linalg check and class
+    raise TypeError(f"Input 0 to svd must have rank at least 2, but got shape={a.shape}")
   subset = None if subset_by_index is None else tuple(int(i) for i in subset_by_index)
   return _svd(a, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv),
               subset_by_index=subset)
@@ -480,8 +481,9 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
   if b.ndim not in (1, 2):
     raise TypeError(f"{b.ndim}-dimensional array given. Array must be one or "
                     "two-dimensional")
-  if b.shape[0] != a.shape[0]:
-    raise TypeError(f"Incompatible shapes {a.shape} and {b.shape}")
+  if b.shape[0] != a.shape[0]:  # JAX's message and class
+    raise ValueError(f"lstsq: Leading dimensions of input arrays must match, got a of shape "
+                     f"{a.shape} and b of shape {b.shape}")
   x, resid, rank, s = _lstsq(a, b, rcond)
   if numpy_resid:
     m, n = a.shape

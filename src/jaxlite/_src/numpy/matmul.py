@@ -362,8 +362,9 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
   if nd < 2:
     raise ValueError("diagonal requires an array of at least two dimensions.")
   ax1, ax2 = canonicalize_axis(axis1, nd), canonicalize_axis(axis2, nd)
-  if ax1 == ax2:
-    raise ValueError("axis1 and axis2 must not be equal")
+  if ax1 == ax2:  # JAX's class: its transpose rejects the repeated axis
+    raise TypeError(f"diagonal: axis1 and axis2 must not be equal, got axis1={axis1} and "
+                    f"axis2={axis2}")
   return _diagonal(a, offset=operator.index(offset), axis1=ax1, axis2=ax2)
 
 
@@ -431,6 +432,15 @@ def _parse_einsum(subscripts, shapes):
     out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
   else:
     out = out.replace("...", ell)
+    for c in out:  # JAX's (opt_einsum's) checks, before any contraction
+      if c not in "".join(expanded):
+        raise ValueError(f"einsum: Output character '{c}' did not appear in the input")
+  sizes = {}
+  for k, (term, shape) in enumerate(zip(expanded, shapes)):
+    for c, d in zip(term, shape):
+      if sizes.setdefault(c, d) != d and 1 not in (d, sizes[c]):
+        raise ValueError(f"einsum: Size of label '{c}' for operand {k} ({d}) does not match "
+                         f"previous terms ({sizes[c]}).")
   return expanded, out
 
 

@@ -796,6 +796,8 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
   a = _as_array("logsumexp", a)
   if b is not None:
     a, b = promote_dtypes(a, _as_array("logsumexp", b))
+    from jaxlite._src.numpy.util import broadcast_shapes
+    broadcast_shapes(shape_of(b), shape_of(a))  # JAX broadcasts a with b: its ValueError
   dtype = _inexact(dtype_weak(a)[0])
   a = _strong(a, dtype)
   axes = reduction_axes(axis, len(shape_of(a)))

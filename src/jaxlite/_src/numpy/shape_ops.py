@@ -215,8 +215,9 @@ def _split(name, ary, indices_or_sections, axis):
 
 
 def _section_bounds(name, size, sections):
-  if sections <= 0:
-    raise ValueError("number sections must be larger than 0.")
+  if sections <= 0:  # JAX divides by the count: ZeroDivisionError for 0, as there
+    raise (ZeroDivisionError if sections == 0 else ValueError)(
+        f"{name}: number sections must be larger than 0, got {sections}.")
   part, rest = divmod(size, sections)
   if rest and name == "split":
     raise ValueError("array split does not result in an equal division")
@@ -265,6 +266,11 @@ def unstack(x, /, *, axis: int = 0):
 def tile(A, reps):
   """`A` repeated `reps` times along each axis (NumPy's rank alignment of A and reps)."""
   A = _asarray(A)
+  flt = (float, np.floating)
+  if isinstance(reps, flt) or (isinstance(reps, (tuple, list)) and any(isinstance(r, flt)
+                                                                          for r in reps)):
+    raise TypeError("Shapes must be 1D sequences of concrete values of integer type, got "
+                    f"tile reps {reps!r}.")
   reps = tuple(_concrete_ints(reps, "reps").reshape(-1).tolist())
   if len(reps) > A.ndim:
     A = lax_shape.expand_dims(A, tuple(range(len(reps) - A.ndim)))
@@ -449,6 +455,10 @@ def moveaxis(a, source, destination):
 def swapaxes(a, axis1: int, axis2: int):
   a = _asarray(a)
   perm = list(range(a.ndim))
+  for ax in (axis1, axis2):  # AxisError is JAX's IndexError and NumPy's ValueError at once
+    if not -a.ndim <= ax < a.ndim:
+      raise np.exceptions.AxisError(
+          f"swapaxes: axis {ax} is out of bounds for array of dimension {a.ndim}")
   i, j = canonicalize_axis(axis1, a.ndim), canonicalize_axis(axis2, a.ndim)
   perm[i], perm[j] = perm[j], perm[i]
   return lax_shape.transpose(a, perm)
@@ -657,7 +667,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
   if callable(mode):
     raise NotImplementedError("jnp.pad with a callable mode is not supported by jaxlite")
   if mode not in _PAD_MODES:
-    raise ValueError(f"Unimplemented padding mode '{mode}' for np.pad.")
+    raise NotImplementedError(f"Unimplemented padding mode '{mode}' for np.pad.")
   allowed = {"constant": {"constant_values"}, "linear_ramp": {"end_values"},
              "maximum": {"stat_length"}, "mean": {"stat_length"}, "median": {"stat_length"},
              "minimum": {"stat_length"}, "reflect": {"reflect_type"},

@@ -230,7 +230,11 @@ def _same_shape(a, b):
   from jaxlite._src.numpy.where_reshape import broadcast_arrays
   a, b = promote_shapes("isclose", a, b)
   if tuple(shape_of(a)) != tuple(shape_of(b)) and shape_of(a) and shape_of(b):
-    a, b = broadcast_arrays(a, b)
+    try:
+      a, b = broadcast_arrays(a, b)
+    except ValueError:  # JAX's arguments meet in a lax op first: its TypeError
+      raise TypeError(f"isclose got incompatible shapes for broadcasting: "
+                      f"{tuple(shape_of(a))}, {tuple(shape_of(b))}.") from None
   return a, b
 
 

@@ -448,6 +448,9 @@ radians, degrees = deg2rad, rad2deg
 
 @internal_jit(static_argnames=("decimals",))
 def round(a, decimals: int = 0, out=None):  # noqa: A001
+  if not isinstance(decimals, (int, np.integer)):  # JAX: operator.index(decimals)
+    raise TypeError(f"round: decimals must be an integer, got {decimals!r} of type "
+                    f"{type(decimals).__name__}")
   (a,) = promote_args("round", a)
   d = dtype_weak(a)[0]
   if d.kind == "b":  # JAX's own check on booleans

@@ -176,6 +176,8 @@ def promote_shapes(fun_name: str, *args):
   top = max(ranks)
   if all(r == top or r == 0 for r in ranks):
     return list(args)
+  if dtypes.config.jax_numpy_rank_promotion != "allow":
+    _rank_promotion_check(fun_name, args)
   out = []
   for a, r in zip(args, ranks):
     if r == top or r == 0:
@@ -187,6 +189,20 @@ def promote_shapes(fun_name: str, *args):
           a, shape=new, broadcast_dimensions=tuple(range(top - r, top)), sharding=None))
   _check_broadcastable(fun_name, [shape_of(a) for a in out])
   return out
+
+
+def _rank_promotion_check(fun_name, args):
+  """`jax_numpy_rank_promotion` 'raise' or 'warn': JAX's error or warning, word for word."""
+  shapes = " ".join(str(tuple(shape_of(a))) for a in args)
+  doc = "https://docs.jax.dev/en/latest/rank_promotion_warning.html."
+  if dtypes.config.jax_numpy_rank_promotion == "raise":
+    raise ValueError(f"Operands could not be broadcast together for {fun_name} on shapes {shapes} "
+                     f"and with the config option jax_numpy_rank_promotion='raise'. For more "
+                     f"information, see {doc}")
+  import warnings
+  warnings.warn(f"Following NumPy automatic rank promotion for {fun_name} on shapes {shapes}. "
+                "Set the jax_numpy_rank_promotion config option to 'allow' to disable this "
+                f"warning; for more information, see {doc}", stacklevel=4)
 
 
 def _check_broadcastable(fun_name, shapes):

@@ -92,6 +92,8 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None, out_sharding=
   from jaxlite._src.numpy.creation import asarray
   a = a if isinstance(a, (core.Tracer, core.array_type)) else asarray(a)
   if order != "C":
+    if order not in ("F", "A"):
+      raise ValueError(f"Unexpected value for 'order' argument: {order}.")
     raise NotImplementedError("jnp.reshape supports only order='C'")
   shape = _compute_newshape(a.shape, shape)
   if tuple(shape) == tuple(a.shape) and out_sharding is None:
@@ -105,11 +107,15 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None, out_sharding=
 def _compute_newshape(old, new):
   if isinstance(new, (int, np.integer)) or (isinstance(new, core.Tracer) and new.ndim == 0):
     new = (new,)
+  if isinstance(new, (float, np.floating, str)) or any(
+      isinstance(d, (float, np.floating, str)) for d in new):
+    shown = list(new) if isinstance(new, (tuple, list)) else [new]
+    raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got {shown}.")
   new = [core.concrete_or_error(int, d, "The shape argument of reshape must be concrete.")
          for d in new]
   size = math.prod(old)
   if new.count(-1) > 1:
-    raise ValueError("can only specify one unknown dimension")
+    raise TypeError(f"can only specify one unknown axis size with a `-1` value, got {tuple(new)}")
   if -1 in new:
     rest = math.prod(d for d in new if d != -1)
     if rest == 0 or size % rest:

@@ -76,6 +76,10 @@ def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = F
   if trans not in _TRANS:
     raise ValueError(f"Invalid 'trans' value {trans}")
   a, b = _inexact("solve_triangular", a, b)
+  if a.ndim >= 2 and b.ndim >= 1 and b.shape[-1 if b.ndim == a.ndim - 1 else -2] != a.shape[-1]:
+    raise ValueError(f"solve_triangular: b of shape {b.shape} does not match a of shape "
+                     f"{a.shape}: inconsistent size for core dimension 'n' (signature "
+                     "'(n,n),(n)->(n)' or '(n,n),(n,k)->(n,k)')")
   return _solve_triangular(a, b, trans=_TRANS[trans], lower=bool(lower),
                            unit_diagonal=bool(unit_diagonal))
 

@@ -75,6 +75,8 @@ def convolve(in1, in2, mode: str = "full", method: str = "auto", precision=None)
 def correlate(in1, in2, mode: str = "full", method: str = "auto", precision=None):
   """N-dimensional cross-correlation: convolution with the flipped conjugate of `in2`."""
   jnp = _jnp()
+  if method not in ("auto", "fft", "direct"):
+    raise ValueError(f"correlate: got method={method!r}; expected 'auto', 'fft', or 'direct'.")
   in2 = jnp.flip(jnp.conj(jnp.asarray(in2)))
   if method == "fft":
     return fftconvolve(in1, in2, mode=mode)

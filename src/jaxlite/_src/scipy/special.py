@@ -30,7 +30,11 @@ def _inexact(name, *args):
   out = promote_args_inexact(name, *args)
   out = [a if isinstance(a, (core.Tracer, core.array_type)) else jnp.asarray(a) for a in out]
   if len(out) > 1:
-    out = jnp.broadcast_arrays(*out)
+    try:
+      out = jnp.broadcast_arrays(*out)
+    except ValueError:  # JAX's arguments meet in a lax op first: its TypeError
+      raise TypeError(f"{name} got incompatible shapes for broadcasting: "
+                      f"{', '.join(str(tuple(a.shape)) for a in out)}.") from None
   return out
 
 

@@ -16,7 +16,11 @@ def promote(name: str, *args):
   np_ = jnp()
   out = promote_args_inexact(name, *args)
   out = [a if isinstance(a, (core.Tracer, core.array_type)) else np_.asarray(a) for a in out]
-  return np_.broadcast_arrays(*out) if len(out) > 1 else out
+  try:
+    return np_.broadcast_arrays(*out) if len(out) > 1 else out
+  except ValueError:  # JAX's arguments meet in a lax op first: its TypeError
+    raise TypeError(f"{name} got incompatible shapes for broadcasting: "
+                    f"{', '.join(str(tuple(a.shape)) for a in out)}.") from None
 
 
 def standardize(name: str, x, loc, scale):
