@@ -75,3 +75,33 @@ def test_sharded_device_put_matches_jax(ours):
   for k in ["sharding", "typeof", "shards", "shard1", "flags", "device", "devices", "value",
             "data3", "mix", "indivisible", "tree"]:
     assert ours[k] == theirs[k], k
+
+
+_JIT_SHARD_MAP = r"""
+import json
+import numpy as np
+import {mod} as jax
+jax.config.update("jax_num_cpu_devices", 2)
+mesh = jax.make_mesh((2,), ("i",))
+P, NS = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+x = jax.device_put(np.arange(4.0, dtype=np.float32), NS(mesh, P("i")))
+f = jax.jit(jax.shard_map(lambda b: (jax.lax.psum(b, "i"), b * 2), mesh=mesh, in_specs=P("i"),
+                          out_specs=(P(), P("i"))))
+a, b = f(x)
+print(json.dumps([np.asarray(a).tolist(), repr(a.sharding.spec), np.asarray(b).tolist(),
+                  repr(b.sharding.spec), str(jax.typeof(b))]))
+"""
+
+
+def test_jit_of_shard_map_on_sharded_arguments():
+  # A jitted shard_map on sharded arguments runs its SPMD program once (not nested in a
+  # partitioned jit) and its results are placed by out_specs.
+  def run(mod):
+    r = subprocess.run([sys.executable, "-c", _JIT_SHARD_MAP.format(mod=mod)],
+                       capture_output=True, text=True, check=True)
+    return json.loads(r.stdout)
+  ours = run("jaxlite")
+  assert ours == [[2.0, 4.0], "P(None,)", [0.0, 2.0, 4.0, 6.0], "P('i',)", "float32[4@i]"]
+  from conftest import oracle
+  oracle()
+  assert ours == run("jax")

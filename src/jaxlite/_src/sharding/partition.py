@@ -328,6 +328,38 @@ def _flat_prefix(prefix, tree_value, n, what, args_word):
           for _ in range(len(tree_util.tree_leaves(sub)))]
 
 
+def _has_shard_map(jaxpr) -> bool:
+  return any(e.primitive.name == "shard_map" for e in jaxpr.eqns)
+
+
+def _run_whole_with_shard_maps(entry, flat, out_leaves, mesh):
+  """A jitted program holding shard_map equations runs whole: each shard_map runs its own
+  SPMD program over its mesh (partitioning around them would nest SPMD runs). Results leave
+  placed as the shard_map's out_specs say (or by out_shardings), others replicated."""
+  from jaxlite._src import jit_function as jf
+  from jaxlite._src.sharding.named_sharding import NamedSharding
+  outs = entry.out_tree.flatten_up_to(entry.run(
+      [jf.numpy_value(x) for x in list(entry.lifted) + list(flat)]))
+  produced = {}
+  for e in entry.closed.jaxpr.eqns:
+    if e.primitive.name == "shard_map":
+      m = e.params["mesh"]
+      for v, spec in zip(e.outvars, e.params["out_specs"]):
+        produced[v] = _out_sharding(m, prop.spec_of_sharding(NamedSharding(m, spec),
+                                                             len(v.aval.shape)))
+  for r, s, v in zip(outs, out_leaves, entry.closed.jaxpr.outvars):
+    if type(r) is not core.array_type:
+      continue
+    if s is not None:
+      r._device = s
+    elif isinstance(v, core.Literal):
+      continue
+    else:
+      r._device = produced.get(v) or _out_sharding(mesh, prop.replicated(len(r.shape)))
+    r._aval = None  # the type follows the placement (explicit axes)
+  return entry.out_tree.unflatten(outs)
+
+
 def _out_sharding(mesh, spec):
   """The NamedSharding of a propagated spec: JAX drops trailing unsplit dims, except on a mesh
   with Explicit axes, where the sharding comes from the type (one entry per dim)."""
@@ -398,6 +430,8 @@ def call_sharded(fn, args, kwargs):
                             lambda: [f"args[{i}]" for i in range(len(placements) + 1)],
                             fn._name)
     return None  # nothing to partition: the caller's unsharded path
+  if _has_shard_map(entry.closed.jaxpr):
+    return _run_whole_with_shard_maps(entry, flat, out_leaves, mesh)
   def path(i):
     paths = tree_util.tree_flatten_with_path((tuple(dyn_args), {}))[0]
     return jf._placement_arg_name(paths[i][0], fn._fun) if i < len(paths) else f"args[{i}]"
