@@ -8,6 +8,7 @@ recorded from JAX 0.10.2 below and, when the oracle is installed, JAX's own run 
 A second table does the same for dtypes and weak types of complex gradients and custom rules.
 """
 import contextlib
+import functools
 import io
 import re
 
@@ -173,6 +174,86 @@ def _io_callback(jx, log):
   return f
 
 
+def _custom_jvp_nondiff(jx, log):
+  """A nondiff (static) argument steering Python control flow in the rule; the rule calls the
+  function again, on other static arguments."""
+  jnp = jx.numpy
+
+  @functools.partial(jx.custom_jvp, nondiff_argnums=(0,))
+  def f(n, x):
+    log.append(f"f({n},{_kind(jx, x)})")
+    return x ** n
+
+  @f.defjvp
+  def f_jvp(n, primals, tangents):
+    (x,), (t,) = primals, tangents
+    log.append(f"jvp({n},{_kind(jx, x, t)})")
+    if n == 0:
+      return f(n, x), jnp.zeros_like(t)
+    return f(n, x), n * f(n - 1, x) * t
+  return lambda x: f(3, x)
+
+
+def _debug_in_jvp_rule(jx, log):
+  jnp = jx.numpy
+
+  @jx.custom_jvp
+  def f(x):
+    jx.debug.print("f {}", x)
+    return jnp.sin(x)
+
+  @f.defjvp
+  def f_jvp(primals, tangents):
+    jx.debug.print("jvp {} {}", primals[0], tangents[0])
+    return f(primals[0]), jnp.cos(primals[0]) * tangents[0]
+  return f
+
+
+def _symbolic_zeros(jx, log):
+  """fwd sees CustomVJPPrimal values and which arguments are perturbed."""
+  @jx.custom_vjp
+  def f(x, y):
+    log.append(f"f({_kind(jx, x, y)})")
+    return x * y
+
+  def fwd(x, y):
+    log.append(f"fwd({type(x).__name__},{x.perturbed},{y.perturbed})")
+    return x.value * y.value, (x.value, y.value)
+
+  def bwd(res, g):
+    log.append(f"bwd({_kind(jx, *res, g)})")
+    return (g * res[1], g * res[0])
+  f.defvjp(fwd, bwd, symbolic_zeros=True)
+  return lambda x: f(x, 2.)
+
+
+def _pure_callback_expand_dims(jx, log):
+  """One call per vmap with vmap_method="expand_dims", whatever the batch size."""
+  jnp = jx.numpy
+
+  def cb(v):
+    log.append(f"cb({np.shape(v)})")
+    return np.asarray(v) * 2
+
+  return lambda x: jx.pure_callback(cb, jx.ShapeDtypeStruct(jnp.shape(x), jnp.float32), x,
+                                    vmap_method="expand_dims")
+
+
+def _io_callback_ordered(jx, log):
+  jnp = jx.numpy
+
+  def cb(v):
+    log.append(f"io({_kind(jx, v)})")
+    return np.asarray(v)
+
+  def f(x):
+    y = jx.experimental.io_callback(cb, jx.ShapeDtypeStruct(jnp.shape(x), jnp.float32), x,
+                                    ordered=True)
+    jx.debug.print("after {}", y, ordered=True)
+    return x * 2.
+  return f
+
+
 PROGRAMS = {
     "custom_jvp": _custom_jvp,
     "custom_jvp_if": _custom_jvp_if,
@@ -183,6 +264,11 @@ PROGRAMS = {
     "debug_print": _debug_print,
     "pure_callback_in_custom_jvp": _pure_callback_in_custom_jvp,
     "io_callback": _io_callback,
+    "custom_jvp_nondiff": _custom_jvp_nondiff,
+    "debug_in_jvp_rule": _debug_in_jvp_rule,
+    "symbolic_zeros": _symbolic_zeros,
+    "pure_callback_expand_dims": _pure_callback_expand_dims,
+    "io_callback_ordered": _io_callback_ordered,
 }
 
 X, NEG = 0.5, -0.5
@@ -226,6 +312,15 @@ TRANSFORMS = {
     "jit_jvp": lambda jx, f: jx.jit(lambda x: jx.jvp(f, (x,), (1.0,)))(X),
     "jvp_vmap": lambda jx, f: jx.jvp(jx.vmap(f), (_xs(jx),), (_xs(jx),)),
     "vjp_vmap": lambda jx, f: _vjp(jx, jx.vmap(f), _xs(jx)),
+    "jacfwd": lambda jx, f: jx.jacfwd(f)(X),
+    "jacrev": lambda jx, f: jx.jacrev(f)(X),
+    "hessian": lambda jx, f: jx.hessian(f)(X),
+    "checkpoint_grad": lambda jx, f: jx.grad(jx.checkpoint(f))(X),
+    "jit_vmap": lambda jx, f: jx.jit(jx.vmap(f))(_xs(jx)),
+    "vmap_jit": lambda jx, f: jx.vmap(jx.jit(f))(_xs(jx)),
+    "scan": lambda jx, f: jx.lax.scan(lambda c, x: (c + f(x), None), 0., _xs(jx))[0],
+    "cond": lambda jx, f: jx.lax.cond(True, f, lambda x: x * 0., X),
+    "value_and_grad": lambda jx, f: jx.value_and_grad(f)(X),
 }
 
 
@@ -339,6 +434,8 @@ NO_JVP = "TypeError: can't apply forward-mode autodiff (jvp) to a custom_vjp fun
 BOOL_OF_TRACER = (
     "TracerBoolConversionError: Attempted boolean conversion of traced array with shape bool[].")
 IO_NO_JVP = "ValueError: IO callbacks do not support JVP."
+PURE_NO_JVP = ("ValueError: Pure callbacks do not support JVP. Please use `jax.custom_jvp` to "
+               "use callbacks while taking gradients.")
 
 EXPECTED = {
     ("custom_jvp", "call"): ["f(C)"],
@@ -358,6 +455,15 @@ EXPECTED = {
     ("custom_jvp", "jit_jvp"): ["jvp(T,C)", "f(T)"],
     ("custom_jvp", "jvp_vmap"): ["jvp(T,T)", "f(T)"],
     ("custom_jvp", "vjp_vmap"): ["jvp(T,T)", "f(T)"],
+    ("custom_jvp", "jacfwd"): ["jvp(C,T)", "f(C)"],
+    ("custom_jvp", "jacrev"): ["jvp(C,T)", "f(C)"],
+    ("custom_jvp", "hessian"): ["jvp(T,T)", "jvp(C,T)", "f(C)"],
+    ("custom_jvp", "checkpoint_grad"): ["f(T)", "jvp(T,T)", "f(T)"],
+    ("custom_jvp", "jit_vmap"): ["f(T)"],
+    ("custom_jvp", "vmap_jit"): ["f(T)"],
+    ("custom_jvp", "scan"): ["f(T)"],
+    ("custom_jvp", "cond"): ["f(T)"],
+    ("custom_jvp", "value_and_grad"): ["jvp(C,T)", "f(C)"],
     ("custom_jvp_if", "call"): ["f(C)"],
     ("custom_jvp_if", "jit"): ["f(T)"],
     ("custom_jvp_if", "jit_twice"): ["f(T)"],
@@ -375,6 +481,15 @@ EXPECTED = {
     ("custom_jvp_if", "jit_jvp"): ["jvp(T,C)", BOOL_OF_TRACER],
     ("custom_jvp_if", "jvp_vmap"): ["jvp(T,T)", BOOL_OF_TRACER],
     ("custom_jvp_if", "vjp_vmap"): ["jvp(T,T)", BOOL_OF_TRACER],
+    ("custom_jvp_if", "jacfwd"): ["jvp(C,T)"],
+    ("custom_jvp_if", "jacrev"): ["jvp(C,T)"],
+    ("custom_jvp_if", "hessian"): ["jvp(T,T)"],
+    ("custom_jvp_if", "checkpoint_grad"): ["f(T)", "jvp(T,T)", BOOL_OF_TRACER],
+    ("custom_jvp_if", "jit_vmap"): ["f(T)"],
+    ("custom_jvp_if", "vmap_jit"): ["f(T)"],
+    ("custom_jvp_if", "scan"): ["f(T)"],
+    ("custom_jvp_if", "cond"): ["f(T)"],
+    ("custom_jvp_if", "value_and_grad"): ["jvp(C,T)"],
     ("custom_vjp", "call"): ["f(C)"],
     ("custom_vjp", "jit"): ["f(T)"],
     ("custom_vjp", "jit_twice"): ["f(T)"],
@@ -392,6 +507,15 @@ EXPECTED = {
     ("custom_vjp", "jit_jvp"): ["fwd(T)", NO_JVP],
     ("custom_vjp", "jvp_vmap"): ["fwd(T)", NO_JVP],
     ("custom_vjp", "vjp_vmap"): ["fwd(T)", "bwd(T,T)"],
+    ("custom_vjp", "jacfwd"): ["fwd(C)", NO_JVP],
+    ("custom_vjp", "jacrev"): ["fwd(C)", "bwd(C,T)"],
+    ("custom_vjp", "hessian"): ["fwd(T)", "bwd(T,T)"],
+    ("custom_vjp", "checkpoint_grad"): ["f(T)", "fwd(T)", "bwd(T,T)"],
+    ("custom_vjp", "jit_vmap"): ["f(T)"],
+    ("custom_vjp", "vmap_jit"): ["f(T)"],
+    ("custom_vjp", "scan"): ["f(T)"],
+    ("custom_vjp", "cond"): ["f(T)"],
+    ("custom_vjp", "value_and_grad"): ["fwd(C)", "bwd(C,C)"],
     ("custom_vjp_if", "call"): ["f(C)"],
     ("custom_vjp_if", "jit"): ["f(T)"],
     ("custom_vjp_if", "jit_twice"): ["f(T)"],
@@ -409,6 +533,15 @@ EXPECTED = {
     ("custom_vjp_if", "jit_jvp"): ["fwd(T)", BOOL_OF_TRACER],
     ("custom_vjp_if", "jvp_vmap"): ["fwd(T)", BOOL_OF_TRACER],
     ("custom_vjp_if", "vjp_vmap"): ["fwd(T)", BOOL_OF_TRACER],
+    ("custom_vjp_if", "jacfwd"): ["fwd(C)", NO_JVP],
+    ("custom_vjp_if", "jacrev"): ["fwd(C)", "bwd(C,T)"],
+    ("custom_vjp_if", "hessian"): ["fwd(T)", "bwd(C,T)"],
+    ("custom_vjp_if", "checkpoint_grad"): ["f(T)", "fwd(T)", BOOL_OF_TRACER],
+    ("custom_vjp_if", "jit_vmap"): ["f(T)"],
+    ("custom_vjp_if", "vmap_jit"): ["f(T)"],
+    ("custom_vjp_if", "scan"): ["f(T)"],
+    ("custom_vjp_if", "cond"): ["f(T)"],
+    ("custom_vjp_if", "value_and_grad"): ["fwd(C)", "bwd(C,C)"],
     ("debug_in_rules", "call"): ["print f x=0.5"],
     ("debug_in_rules", "jit"): ["print f x=0.5"],
     ("debug_in_rules", "jit_twice"): ["print f x=0.5", "print f x=0.5"],
@@ -428,6 +561,17 @@ EXPECTED = {
     ("debug_in_rules", "jvp_vmap"): ["print fwd x=0.5", "print fwd x=-1.0", NO_JVP],
     ("debug_in_rules", "vjp_vmap"): ["print fwd x=0.5", "print fwd x=-1.0",
         "print bwd res=0.8775825500488281 g=1.0", "print bwd res=0.5403022766113281 g=1.0"],
+    ("debug_in_rules", "jacfwd"): ["print fwd x=0.5", NO_JVP],
+    ("debug_in_rules", "jacrev"): ["print fwd x=0.5", "print bwd res=0.8775825500488281 g=1.0"],
+    ("debug_in_rules", "hessian"): ["print fwd x=0.5", "print bwd res=0.8775825500488281 g=1.0"],
+    ("debug_in_rules", "checkpoint_grad"): ["print fwd x=0.5", "print fwd x=0.5",
+        "print bwd res=0.8775825500488281 g=1.0"],
+    ("debug_in_rules", "jit_vmap"): ["print f x=0.5", "print f x=-1.0"],
+    ("debug_in_rules", "vmap_jit"): ["print f x=0.5", "print f x=-1.0"],
+    ("debug_in_rules", "scan"): ["print f x=0.5", "print f x=-1.0"],
+    ("debug_in_rules", "cond"): ["print f x=0.5"],
+    ("debug_in_rules", "value_and_grad"): ["print fwd x=0.5",
+        "print bwd res=0.8775825500488281 g=1.0"],
     ("debug_callback", "call"): ["dbg(C())", "dbg2(C())"],
     ("debug_callback", "jit"): ["dbg(C())", "dbg2(C())"],
     ("debug_callback", "jit_twice"): ["dbg(C())", "dbg2(C())", "dbg(C())", "dbg2(C())"],
@@ -445,6 +589,15 @@ EXPECTED = {
     ("debug_callback", "jit_jvp"): ["dbg(C())", "dbg2(C())"],
     ("debug_callback", "jvp_vmap"): ["dbg(C())", "dbg(C())", "dbg2(C())", "dbg2(C())"],
     ("debug_callback", "vjp_vmap"): ["dbg(C())", "dbg(C())", "dbg2(C())", "dbg2(C())"],
+    ("debug_callback", "jacfwd"): ["dbg(C())", "dbg2(C())"],
+    ("debug_callback", "jacrev"): ["dbg(C())", "dbg2(C())"],
+    ("debug_callback", "hessian"): ["dbg(C())", "dbg2(C())"],
+    ("debug_callback", "checkpoint_grad"): ["dbg(C())", "dbg2(C())", "dbg(C())", "dbg2(C())"],
+    ("debug_callback", "jit_vmap"): ["dbg(C())", "dbg(C())", "dbg2(C())", "dbg2(C())"],
+    ("debug_callback", "vmap_jit"): ["dbg(C())", "dbg(C())", "dbg2(C())", "dbg2(C())"],
+    ("debug_callback", "scan"): ["dbg2(C())", "dbg(C())", "dbg2(C())", "dbg(C())"],
+    ("debug_callback", "cond"): ["dbg(C())", "dbg2(C())"],
+    ("debug_callback", "value_and_grad"): ["dbg(C())", "dbg2(C())"],
     ("debug_print", "call"): ["print x=0.5", "print y=1.0"],
     ("debug_print", "jit"): ["print x=0.5", "print y=1.0"],
     ("debug_print", "jit_twice"): ["print x=0.5", "print y=1.0", "print x=0.5", "print y=1.0"],
@@ -462,6 +615,16 @@ EXPECTED = {
     ("debug_print", "jit_jvp"): ["print x=0.5", "print y=1.0"],
     ("debug_print", "jvp_vmap"): ["print x=0.5", "print x=-1.0", "print y=1.0", "print y=-2.0"],
     ("debug_print", "vjp_vmap"): ["print x=0.5", "print x=-1.0", "print y=1.0", "print y=-2.0"],
+    ("debug_print", "jacfwd"): ["print x=0.5", "print y=1.0"],
+    ("debug_print", "jacrev"): ["print x=0.5", "print y=1.0"],
+    ("debug_print", "hessian"): ["print x=0.5", "print y=1.0"],
+    ("debug_print", "checkpoint_grad"): ["print x=0.5", "print y=1.0", "print x=0.5",
+        "print y=1.0"],
+    ("debug_print", "jit_vmap"): ["print x=0.5", "print x=-1.0", "print y=1.0", "print y=-2.0"],
+    ("debug_print", "vmap_jit"): ["print x=0.5", "print x=-1.0", "print y=1.0", "print y=-2.0"],
+    ("debug_print", "scan"): ["print y=1.0", "print x=0.5", "print y=-2.0", "print x=-1.0"],
+    ("debug_print", "cond"): ["print x=0.5", "print y=1.0"],
+    ("debug_print", "value_and_grad"): ["print x=0.5", "print y=1.0"],
     ("pure_callback_in_custom_jvp", "call"): ["f(C)", "cb(C())"],
     ("pure_callback_in_custom_jvp", "jit"): ["f(T)", "cb(C())"],
     ("pure_callback_in_custom_jvp", "jit_twice"): ["f(T)", "cb(C())", "cb(C())"],
@@ -479,6 +642,15 @@ EXPECTED = {
     ("pure_callback_in_custom_jvp", "jit_jvp"): ["jvp(T,C)", "f(T)", "cb(C())"],
     ("pure_callback_in_custom_jvp", "jvp_vmap"): ["jvp(T,T)", "f(T)", "cb(C())", "cb(C())"],
     ("pure_callback_in_custom_jvp", "vjp_vmap"): ["jvp(T,T)", "f(T)", "cb(C())", "cb(C())"],
+    ("pure_callback_in_custom_jvp", "jacfwd"): ["jvp(C,T)", "f(C)", "cb(C())"],
+    ("pure_callback_in_custom_jvp", "jacrev"): ["jvp(C,T)", "f(C)", "cb(C())"],
+    ("pure_callback_in_custom_jvp", "hessian"): ["jvp(T,T)", "jvp(C,T)", "f(C)", "cb(C())"],
+    ("pure_callback_in_custom_jvp", "checkpoint_grad"): ["f(T)", "jvp(T,T)", "f(T)", "cb(C())"],
+    ("pure_callback_in_custom_jvp", "jit_vmap"): ["f(T)", "cb(C())", "cb(C())"],
+    ("pure_callback_in_custom_jvp", "vmap_jit"): ["f(T)", "cb(C())", "cb(C())"],
+    ("pure_callback_in_custom_jvp", "scan"): ["f(T)", "cb(C())", "cb(C())"],
+    ("pure_callback_in_custom_jvp", "cond"): ["f(T)", "cb(C())"],
+    ("pure_callback_in_custom_jvp", "value_and_grad"): ["jvp(C,T)", "f(C)", "cb(C())"],
     ("io_callback", "call"): ["io(C())"],
     ("io_callback", "jit"): ["io(C())"],
     ("io_callback", "jit_twice"): ["io(C())", "io(C())"],
@@ -496,6 +668,149 @@ EXPECTED = {
     ("io_callback", "jit_jvp"): [IO_NO_JVP],
     ("io_callback", "jvp_vmap"): [IO_NO_JVP],
     ("io_callback", "vjp_vmap"): [IO_NO_JVP],
+    ("io_callback", "jacfwd"): [IO_NO_JVP],
+    ("io_callback", "jacrev"): [IO_NO_JVP],
+    ("io_callback", "hessian"): [IO_NO_JVP],
+    ("io_callback", "checkpoint_grad"): [IO_NO_JVP],
+    ("io_callback", "jit_vmap"): ["io(C())", "io(C())"],
+    ("io_callback", "vmap_jit"): ["io(C())", "io(C())"],
+    ("io_callback", "scan"): ["io(C())", "io(C())"],
+    ("io_callback", "cond"): ["io(C())"],
+    ("io_callback", "value_and_grad"): [IO_NO_JVP],
+    ("custom_jvp_nondiff", "call"): ["f(3,C)"],
+    ("custom_jvp_nondiff", "jit"): ["f(3,T)"],
+    ("custom_jvp_nondiff", "jit_twice"): ["f(3,T)"],
+    ("custom_jvp_nondiff", "vmap"): ["f(3,T)"],
+    ("custom_jvp_nondiff", "jvp"): ["jvp(3,C,C)", "f(3,C)", "f(2,C)"],
+    ("custom_jvp_nondiff", "grad"): ["jvp(3,C,T)", "f(3,C)", "f(2,C)"],
+    ("custom_jvp_nondiff", "grad_neg"): ["jvp(3,C,T)", "f(3,C)", "f(2,C)"],
+    ("custom_jvp_nondiff", "vjp"): ["jvp(3,C,T)", "f(3,C)", "f(2,C)"],
+    ("custom_jvp_nondiff", "linearize"): ["jvp(3,C,T)", "f(3,C)", "f(2,C)"],
+    ("custom_jvp_nondiff", "jit_grad"): ["jvp(3,T,T)", "f(3,T)", "f(2,T)"],
+    ("custom_jvp_nondiff", "grad_jit"): ["f(3,T)", "jvp(3,T,T)", "f(3,T)", "f(2,T)"],
+    ("custom_jvp_nondiff", "vmap_grad"): ["jvp(3,T,T)", "f(3,T)", "f(2,T)"],
+    ("custom_jvp_nondiff", "grad_grad"): ["jvp(3,T,T)", "jvp(3,C,T)", "f(3,C)", "f(2,C)",
+        "jvp(2,C,T)", "f(2,C)", "f(1,C)"],
+    ("custom_jvp_nondiff", "jvp_jit"): ["f(3,T)", "jvp(3,T,T)", "f(3,T)", "f(2,T)"],
+    ("custom_jvp_nondiff", "jit_jvp"): ["jvp(3,T,C)", "f(3,T)", "f(2,T)"],
+    ("custom_jvp_nondiff", "jvp_vmap"): ["jvp(3,T,T)", "f(3,T)", "f(2,T)"],
+    ("custom_jvp_nondiff", "vjp_vmap"): ["jvp(3,T,T)", "f(3,T)", "f(2,T)"],
+    ("custom_jvp_nondiff", "jacfwd"): ["jvp(3,C,T)", "f(3,C)", "f(2,C)"],
+    ("custom_jvp_nondiff", "jacrev"): ["jvp(3,C,T)", "f(3,C)", "f(2,C)"],
+    ("custom_jvp_nondiff", "hessian"): ["jvp(3,T,T)", "jvp(3,C,T)", "f(3,C)", "f(2,C)",
+        "jvp(2,C,T)", "f(2,C)", "f(1,C)"],
+    ("custom_jvp_nondiff", "checkpoint_grad"): ["f(3,T)", "jvp(3,T,T)", "f(3,T)", "f(2,T)"],
+    ("custom_jvp_nondiff", "jit_vmap"): ["f(3,T)"],
+    ("custom_jvp_nondiff", "vmap_jit"): ["f(3,T)"],
+    ("custom_jvp_nondiff", "scan"): ["f(3,T)"],
+    ("custom_jvp_nondiff", "cond"): ["f(3,T)"],
+    ("custom_jvp_nondiff", "value_and_grad"): ["jvp(3,C,T)", "f(3,C)", "f(2,C)"],
+    ("debug_in_jvp_rule", "call"): ["print f 0.5"],
+    ("debug_in_jvp_rule", "jit"): ["print f 0.5"],
+    ("debug_in_jvp_rule", "jit_twice"): ["print f 0.5", "print f 0.5"],
+    ("debug_in_jvp_rule", "vmap"): ["print f 0.5", "print f -1.0"],
+    ("debug_in_jvp_rule", "jvp"): ["print jvp 0.5 1.0", "print f 0.5"],
+    ("debug_in_jvp_rule", "grad"): ["print f 0.5"],
+    ("debug_in_jvp_rule", "grad_neg"): ["print f -0.5"],
+    ("debug_in_jvp_rule", "vjp"): ["print f 0.5"],
+    ("debug_in_jvp_rule", "linearize"): ["print f 0.5", "print jvp 0.5 1.0"],
+    ("debug_in_jvp_rule", "jit_grad"): ["print f 0.5"],
+    ("debug_in_jvp_rule", "grad_jit"): ["print f 0.5"],
+    ("debug_in_jvp_rule", "vmap_grad"): ["print f 0.5", "print f -1.0"],
+    ("debug_in_jvp_rule", "grad_grad"): ["print f 0.5"],
+    ("debug_in_jvp_rule", "jvp_jit"): ["print f 0.5", "print jvp 0.5 1.0"],
+    ("debug_in_jvp_rule", "jit_jvp"): ["print f 0.5", "print jvp 0.5 1.0"],
+    ("debug_in_jvp_rule", "jvp_vmap"): ["print jvp 0.5 0.5", "print jvp -1.0 -1.0", "print f 0.5",
+        "print f -1.0"],
+    ("debug_in_jvp_rule", "vjp_vmap"): ["print f 0.5", "print f -1.0"],
+    ("debug_in_jvp_rule", "jacfwd"): ["print jvp 0.5 1.0", "print f 0.5"],
+    ("debug_in_jvp_rule", "jacrev"): ["print f 0.5"],
+    ("debug_in_jvp_rule", "hessian"): ["print jvp 0.5 1.0", "print f 0.5"],
+    ("debug_in_jvp_rule", "checkpoint_grad"): ["print f 0.5"],
+    ("debug_in_jvp_rule", "jit_vmap"): ["print f 0.5", "print f -1.0"],
+    ("debug_in_jvp_rule", "vmap_jit"): ["print f 0.5", "print f -1.0"],
+    ("debug_in_jvp_rule", "scan"): ["print f 0.5", "print f -1.0"],
+    ("debug_in_jvp_rule", "cond"): ["print f 0.5"],
+    ("debug_in_jvp_rule", "value_and_grad"): ["print f 0.5"],
+    ("symbolic_zeros", "call"): ["f(C,C)"],
+    ("symbolic_zeros", "jit"): ["f(T,T)"],
+    ("symbolic_zeros", "jit_twice"): ["f(T,T)"],
+    ("symbolic_zeros", "vmap"): ["f(T,C)"],
+    ("symbolic_zeros", "jvp"): ["fwd(CustomVJPPrimal,True,False)", NO_JVP],
+    ("symbolic_zeros", "grad"): ["fwd(CustomVJPPrimal,True,False)", "bwd(C,C,C)"],
+    ("symbolic_zeros", "grad_neg"): ["fwd(CustomVJPPrimal,True,False)", "bwd(C,C,C)"],
+    ("symbolic_zeros", "vjp"): ["fwd(CustomVJPPrimal,True,False)", "bwd(C,C,C)"],
+    ("symbolic_zeros", "linearize"): ["fwd(CustomVJPPrimal,True,False)", NO_JVP],
+    ("symbolic_zeros", "jit_grad"): ["fwd(CustomVJPPrimal,True,False)", "bwd(T,C,T)"],
+    ("symbolic_zeros", "grad_jit"): ["f(T,T)", "fwd(CustomVJPPrimal,True,False)", "bwd(T,C,T)"],
+    ("symbolic_zeros", "vmap_grad"): ["fwd(CustomVJPPrimal,True,False)", "bwd(T,C,C)"],
+    ("symbolic_zeros", "grad_grad"): ["fwd(CustomVJPPrimal,True,False)", "bwd(T,C,C)"],
+    ("symbolic_zeros", "jvp_jit"): ["f(T,T)", "fwd(CustomVJPPrimal,True,False)", NO_JVP],
+    ("symbolic_zeros", "jit_jvp"): ["fwd(CustomVJPPrimal,True,False)", NO_JVP],
+    ("symbolic_zeros", "jvp_vmap"): ["fwd(CustomVJPPrimal,True,False)", NO_JVP],
+    ("symbolic_zeros", "vjp_vmap"): ["fwd(CustomVJPPrimal,True,False)", "bwd(T,C,T)"],
+    ("symbolic_zeros", "jacfwd"): ["fwd(CustomVJPPrimal,True,False)", NO_JVP],
+    ("symbolic_zeros", "jacrev"): ["fwd(CustomVJPPrimal,True,False)", "bwd(C,C,T)"],
+    ("symbolic_zeros", "hessian"): ["fwd(CustomVJPPrimal,True,False)", "bwd(T,C,T)"],
+    ("symbolic_zeros", "checkpoint_grad"): ["f(T,T)", "fwd(CustomVJPPrimal,True,False)",
+        "bwd(T,C,T)"],
+    ("symbolic_zeros", "jit_vmap"): ["f(T,T)"],
+    ("symbolic_zeros", "vmap_jit"): ["f(T,T)"],
+    ("symbolic_zeros", "scan"): ["f(T,T)"],
+    ("symbolic_zeros", "cond"): ["f(T,T)"],
+    ("symbolic_zeros", "value_and_grad"): ["fwd(CustomVJPPrimal,True,False)", "bwd(C,C,C)"],
+    ("pure_callback_expand_dims", "call"): ["cb(())"],
+    ("pure_callback_expand_dims", "jit"): ["cb(())"],
+    ("pure_callback_expand_dims", "jit_twice"): ["cb(())", "cb(())"],
+    ("pure_callback_expand_dims", "vmap"): ["cb((2,))"],
+    ("pure_callback_expand_dims", "jvp"): [PURE_NO_JVP],
+    ("pure_callback_expand_dims", "grad"): [PURE_NO_JVP],
+    ("pure_callback_expand_dims", "grad_neg"): [PURE_NO_JVP],
+    ("pure_callback_expand_dims", "vjp"): [PURE_NO_JVP],
+    ("pure_callback_expand_dims", "linearize"): [PURE_NO_JVP],
+    ("pure_callback_expand_dims", "jit_grad"): [PURE_NO_JVP],
+    ("pure_callback_expand_dims", "grad_jit"): [PURE_NO_JVP],
+    ("pure_callback_expand_dims", "vmap_grad"): [PURE_NO_JVP],
+    ("pure_callback_expand_dims", "grad_grad"): [PURE_NO_JVP],
+    ("pure_callback_expand_dims", "jvp_jit"): [PURE_NO_JVP],
+    ("pure_callback_expand_dims", "jit_jvp"): [PURE_NO_JVP],
+    ("pure_callback_expand_dims", "jvp_vmap"): [PURE_NO_JVP],
+    ("pure_callback_expand_dims", "vjp_vmap"): [PURE_NO_JVP],
+    ("pure_callback_expand_dims", "jacfwd"): [PURE_NO_JVP],
+    ("pure_callback_expand_dims", "jacrev"): [PURE_NO_JVP],
+    ("pure_callback_expand_dims", "hessian"): [PURE_NO_JVP],
+    ("pure_callback_expand_dims", "checkpoint_grad"): [PURE_NO_JVP],
+    ("pure_callback_expand_dims", "jit_vmap"): ["cb((2,))"],
+    ("pure_callback_expand_dims", "vmap_jit"): ["cb((2,))"],
+    ("pure_callback_expand_dims", "scan"): ["cb(())", "cb(())"],
+    ("pure_callback_expand_dims", "cond"): ["cb(())"],
+    ("pure_callback_expand_dims", "value_and_grad"): [PURE_NO_JVP],
+    ("io_callback_ordered", "call"): ["io(C)", "print after 0.5"],
+    ("io_callback_ordered", "jit"): ["io(C)", "print after 0.5"],
+    ("io_callback_ordered", "jit_twice"): ["io(C)", "print after 0.5", "io(C)", "print after 0.5"],
+    ("io_callback_ordered", "vmap"): ["ValueError: Cannot `vmap` ordered IO callback."],
+    ("io_callback_ordered", "jvp"): [IO_NO_JVP],
+    ("io_callback_ordered", "grad"): [IO_NO_JVP],
+    ("io_callback_ordered", "grad_neg"): [IO_NO_JVP],
+    ("io_callback_ordered", "vjp"): [IO_NO_JVP],
+    ("io_callback_ordered", "linearize"): [IO_NO_JVP],
+    ("io_callback_ordered", "jit_grad"): [IO_NO_JVP],
+    ("io_callback_ordered", "grad_jit"): [IO_NO_JVP],
+    ("io_callback_ordered", "vmap_grad"): [IO_NO_JVP],
+    ("io_callback_ordered", "grad_grad"): [IO_NO_JVP],
+    ("io_callback_ordered", "jvp_jit"): [IO_NO_JVP],
+    ("io_callback_ordered", "jit_jvp"): [IO_NO_JVP],
+    ("io_callback_ordered", "jvp_vmap"): ["ValueError: Cannot `vmap` ordered IO callback."],
+    ("io_callback_ordered", "vjp_vmap"): ["ValueError: Cannot `vmap` ordered IO callback."],
+    ("io_callback_ordered", "jacfwd"): [IO_NO_JVP],
+    ("io_callback_ordered", "jacrev"): [IO_NO_JVP],
+    ("io_callback_ordered", "hessian"): [IO_NO_JVP],
+    ("io_callback_ordered", "checkpoint_grad"): [IO_NO_JVP],
+    ("io_callback_ordered", "jit_vmap"): ["ValueError: Cannot `vmap` ordered IO callback."],
+    ("io_callback_ordered", "vmap_jit"): ["ValueError: Cannot `vmap` ordered IO callback."],
+    ("io_callback_ordered", "scan"): ["io(C)", "print after 0.5", "io(C)", "print after -1.0"],
+    ("io_callback_ordered", "cond"): ["io(C)", "print after 0.5"],
+    ("io_callback_ordered", "value_and_grad"): [IO_NO_JVP],
 }
 
 WEAK_TYPES = {
@@ -535,6 +850,17 @@ WEAK_TYPES = {
 
 ROWS = [(p, t) for p in PROGRAMS for t in TRANSFORMS]
 
+# Rows where XLA schedules independent unordered debug effects of one jitted computation in its
+# own order (JAX promises no order between them): compared as multisets of events.
+UNORDERED = {
+    ("debug_callback", "scan"), ("debug_print", "scan"),
+    ("debug_in_jvp_rule", "jvp_jit"), ("debug_in_jvp_rule", "jit_jvp"),
+}
+
+
+def _same_events(row, got, want):
+  return sorted(got) == sorted(want) if row in UNORDERED else got == want
+
 
 def test_table_covers_every_row():
   assert sorted(EXPECTED) == sorted(ROWS)
@@ -544,13 +870,14 @@ def test_table_covers_every_row():
 @pytest.mark.parametrize("program,transform", ROWS, ids=[f"{p}-{t}" for p, t in ROWS])
 def test_when_python_runs(program, transform):
   got = run_row(jaxlite, program, transform)
-  assert got == EXPECTED[program, transform]
+  assert _same_events((program, transform), got, EXPECTED[program, transform]), got
 
 
 @pytest.mark.parametrize("program,transform", ROWS, ids=[f"{p}-{t}" for p, t in ROWS])
 def test_when_python_runs_matches_jax(program, transform):
   jax = oracle()
-  assert run_row(jaxlite, program, transform) == run_row(jax, program, transform)
+  got, want = run_row(jaxlite, program, transform), run_row(jax, program, transform)
+  assert _same_events((program, transform), got, want), (got, want)
 
 
 @pytest.mark.parametrize("name", list(WEAK_TYPES))

@@ -18,6 +18,7 @@ from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.interpreters import linearize as lin
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.interpreters.ad import Zero
+from jaxlite._src.lax.families import numpy_templates
 
 
 class SymbolicZero:
@@ -378,23 +379,14 @@ def _custom_vjp_call_linearize(primals, tangents, *, call_jaxpr, fwd, bwd, num_c
   return _apply_fwd_rule(fwd, bwd, primals[num_consts:], tangents[num_consts:], symbolic_zeros)
 
 
-def _custom_vjp_call_jvp(primals, tangents, *, fwd, num_consts, **params):
-  _forward_mode_fwd_rule(fwd, primals[num_consts:], tangents[num_consts:])
-
-
 _NO_JVP = "can't apply forward-mode autodiff (jvp) to a custom_vjp function."
 
 
-def _forward_mode_fwd_rule(fwd, args, t_args):
-  """Forward mode of a custom_vjp function: JAX runs fwd, then its `custom_lin` cannot be
-  evaluated (eager) or compiled (jit) and it raises before anything else runs."""
-  fwd(list(args), tuple(type(t) is not Zero for t in t_args))
-  raise TypeError(_NO_JVP)
-
-
 def _apply_fwd_rule(fwd, bwd, args, t_args, symbolic_zeros):
-  """Linearization: fwd runs (on the parent) for the primal outputs and residuals; the tangent
-  side is one `custom_lin` eqn whose transpose calls the bwd rule."""
+  """JVP and linearization alike: fwd runs (on the parent) for the primal outputs and
+  residuals; the tangent side is one `custom_lin` eqn whose transpose calls the bwd rule. In
+  forward mode nothing transposes it: evaluating it (eager) or compiling it (jit) raises JAX's
+  TypeError, so fwd has run first, and under jit nothing of the program runs."""
   nonzero = tuple(type(t) is not Zero for t in t_args)
   outs, res = fwd(list(args), nonzero)
   out_avals = tuple(ad.tangent_aval(core.get_aval(o)) for o in outs)
@@ -405,8 +397,7 @@ def _apply_fwd_rule(fwd, bwd, args, t_args, symbolic_zeros):
   return outs, t_outs
 
 
-ad.jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
-ad.linearize_rules[custom_vjp_call_p] = _custom_vjp_call_linearize
+ad.jvp_rules[custom_vjp_call_p] = _custom_vjp_call_linearize
 
 
 def _custom_vjp_call_batcher(axis_data, vals, dims, *, call_jaxpr, fwd, bwd, num_consts,
@@ -424,9 +415,11 @@ def _custom_vjp_call_batcher(axis_data, vals, dims, *, call_jaxpr, fwd, bwd, num
 
 
 def _batched_vjp_rules(fwd, bwd, axis_data, args, arg_dims):
-  """fwd and bwd over batched values: outputs, residuals and cotangents batched at axis 0,
-  argument cotangents brought back to their arguments' batch dims."""
+  """fwd and bwd over batched values: outputs and cotangents batched at axis 0, residuals at
+  axis 0 or unbatched as fwd left them (so bwd sees them as JAX's does), argument cotangents
+  brought back to their arguments' batch dims."""
   size = axis_data.size
+  res_dims = []
 
   def fwd_b(args, nonzero):
     n_out = []
@@ -435,9 +428,13 @@ def _batched_vjp_rules(fwd, bwd, axis_data, args, arg_dims):
       outs, res = fwd(list(xs), nonzero)
       n_out.append(len(outs))
       return list(outs) + list(res)
-    outs, dims_out = batching.batch_flat(flat, axis_data, args, arg_dims)
-    outs = [batching.bdim_at_front(o, d, size) for o, d in zip(outs, dims_out)]
-    return outs[:n_out[0]], outs[n_out[0]:]
+    vals, dims_out = batching.batch_flat(flat, axis_data, args, arg_dims)
+    n = n_out[0]
+    outs = [batching.bdim_at_front(o, d, size) for o, d in zip(vals[:n], dims_out[:n])]
+    res = [o if d is batching.not_mapped else batching.moveaxis(o, d, 0)
+           for o, d in zip(vals[n:], dims_out[n:])]
+    res_dims[:] = [None if d is batching.not_mapped else 0 for d in dims_out[n:]]
+    return outs, res
   fwd_b.__name__ = _fun_name(fwd)
 
   def bwd_b(res, cts):
@@ -451,7 +448,8 @@ def _batched_vjp_rules(fwd, bwd, axis_data, args, arg_dims):
     ct_mask = [type(c) is not Zero for c in cts]
     flat_in = list(res) + nz_cts
     inner = lambda *xs: flat(*xs[:len(res)], *_refill(xs[len(res):], ct_mask, cts))
-    outs, dims_out = batching.batch_flat(inner, axis_data, flat_in, [0] * len(flat_in))
+    outs, dims_out = batching.batch_flat(inner, axis_data, flat_in,
+                                         list(res_dims) + [0] * len(nz_cts))
     outs = iter([batching.bdim_at_front(o, d, size) for o, d in zip(outs, dims_out)])
     return [_unbatch_ct(next(outs), d) if m else Zero(a)
             for m, d, a in zip(mask, arg_dims, _in_ct_avals(args, arg_dims))]
@@ -511,7 +509,19 @@ def _staged(vals) -> list:
           else pe.DynamicJaxprTracer(trace, core.get_aval(v), trace.to_atom(v)) for v in vals]
 
 
+def _custom_lin_lowering(**params):
+  """Compiling a `custom_lin` eqn (one forward mode left untransposed) fails like JAX's missing
+  lowering: at compile time, before the program runs."""
+  raise TypeError(_NO_JVP)
+
+
+def _custom_lin_batcher(vals, dims, **params):
+  raise TypeError(_NO_JVP)  # only forward mode binds it on a batch trace (jacfwd, vmap(jvp))
+
+
 custom_lin_p.def_impl(_custom_lin_impl)
+batching.primitive_batchers[custom_lin_p] = _custom_lin_batcher
+numpy_templates[custom_lin_p] = _custom_lin_lowering
 ad.primitive_transposes[custom_lin_p] = _custom_lin_transpose
 
 
@@ -648,12 +658,10 @@ class _CustomCall:
     with core.set_current_trace(trace):
       return self.bind(args)
 
-  def differentiate(self, primals, tangents, linearizing):
+  def differentiate(self, primals, tangents):
     """(primal outs, tangent outs) from the rule, on the current trace."""
     if self.kind == "jvp":
       return _apply_jvp_rule(self.rules[0], primals, tangents, self.symbolic_zeros)
-    if not linearizing:
-      _forward_mode_fwd_rule(self.rules[0], primals, tangents)
     return _apply_fwd_rule(*self.rules, primals, tangents, self.symbolic_zeros)
 
 
@@ -677,7 +685,7 @@ def _jvp_custom_call(trace, call, args):
   if tangents is None:
     return call.bind_on(trace.parent, primals)
   with core.set_current_trace(trace.parent):
-    outs, t_outs = call.differentiate(primals, tangents, linearizing=False)
+    outs, t_outs = call.differentiate(primals, tangents)
   return [ad._maybe_tracer(trace, ad.JVPTracer, o, t) for o, t in zip(outs, t_outs)]
 
 
@@ -686,7 +694,7 @@ def _linearize_custom_call(trace, call, args):
   if tangents is None:
     return call.bind_on(trace.parent, primals)
   with core.set_current_trace(trace.rule_trace):
-    outs, t_outs = call.differentiate(primals, tangents, linearizing=True)
+    outs, t_outs = call.differentiate(primals, tangents)
   return [trace._wrap(o, t) for o, t in zip(outs, t_outs)]
 
 
