@@ -370,8 +370,8 @@ custom_vjp_call_p.def_impl(_run_jaxpr)
 custom_vjp_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **params: call_jaxpr.out_avals)
 
 
-def _custom_vjp_call_linearize(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts,
-                               symbolic_zeros, name):
+def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts, symbolic_zeros,
+                         name):
   if any(type(t) is not Zero for t in tangents[:num_consts]):
     raise NotImplementedError(
         f"custom_vjp function {name} closes over a value that is being differentiated; pass "
@@ -397,7 +397,7 @@ def _apply_fwd_rule(fwd, bwd, args, t_args, symbolic_zeros):
   return outs, t_outs
 
 
-ad.jvp_rules[custom_vjp_call_p] = _custom_vjp_call_linearize
+ad.jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
 
 
 def _custom_vjp_call_batcher(axis_data, vals, dims, *, call_jaxpr, fwd, bwd, num_consts,
