@@ -942,3 +942,26 @@ def test_callback_outputs_are_canonicalized_like_jax():
     assert out.dtype == np.float32 and float(out) == 1.0
   with pytest.raises(Exception, match="Incorrect output dtype"):
     jaxlite.pure_callback(lambda v: np.int32(1), jaxlite.ShapeDtypeStruct((), np.float32), 0.)
+
+
+def test_tracers_as_nondiff_arguments():
+  """custom_jvp: a traced nondiff argument is not differentiated through (stop_gradient);
+  custom_vjp: it is refused with JAX's UnexpectedTracerError."""
+  @functools.partial(jaxlite.custom_jvp, nondiff_argnums=(1,))
+  def g(x, n):
+    return x * n
+
+  g.defjvp(lambda n, p, t: (p[0] * n, t[0] * n))
+  assert float(jaxlite.grad(lambda y: g(y, y))(3.)) == 3.0  # d/dx only: n = y = 3
+  assert "stop_gradient" in str(jaxlite.make_jaxpr(lambda y: g(y, y))(3.))
+
+  @functools.partial(jaxlite.custom_vjp, nondiff_argnums=(1,))
+  def h(x, n):
+    return x * n
+
+  h.defvjp(lambda x, n: (x * n, None), lambda n, r, ct: (ct * n,))
+  assert float(jaxlite.grad(lambda y: h(y, 2.))(3.)) == 2.0
+  with pytest.raises(jaxlite.errors.UnexpectedTracerError,
+                     match="passed as an argument to a custom_vjp function in a position "
+                           "indicated by nondiff_argnums"):
+    jaxlite.grad(lambda y: h(y, y))(3.)

@@ -286,6 +286,9 @@ class custom_jvp(_CustomFunction):
     args = _resolve_args(self.fun, args, kwargs)
     if core.current_trace() is core.eval_trace:
       return self.fun(*args)
+    # As in JAX, tracers among nondiff arguments are not differentiated through.
+    args = tuple(tree_util.tree_map(_stop_tracer_gradient, a) if i in self.nondiff_argnums
+                 else a for i, a in enumerate(args))
     nondiff, flat, in_tree, fun, out_store = self._flat_primal(args)
     flat_jvp = _flat_jvp(self.jvp, nondiff, in_tree, out_store, name, self.symbolic_zeros)
     outs = _CustomCall("jvp", fun, (flat_jvp,), self.symbolic_zeros, name).bind(flat)
@@ -294,6 +297,22 @@ class custom_jvp(_CustomFunction):
 
 def _add(x, y):
   return x + y
+
+
+def _stop_tracer_gradient(x):
+  return ad.stop_gradient_p.bind(x) if isinstance(x, core.Tracer) else x
+
+
+def _check_for_tracers(x):
+  from jaxlite._src import errors
+  if any(isinstance(leaf, core.Tracer) for leaf in tree_util.tree_leaves(x)):
+    raise errors.UnexpectedTracerError(
+        "Found a JAX Tracer object passed as an argument to a custom_vjp function in a position "
+        "indicated by nondiff_argnums as non-differentiable. Tracers cannot be passed as "
+        "non-differentiable arguments to custom_vjp functions; instead, nondiff_argnums should "
+        "only be used for arguments that can't be or contain JAX tracers, e.g. function-valued "
+        "arguments. In particular, array-valued arguments should typically not be indicated as "
+        "nondiff_argnums.")
 
 
 def _flat_jvp(rule, nondiff, in_tree, out_store, primal_name, symbolic_zeros):
@@ -545,6 +564,8 @@ class custom_vjp(_CustomFunction):
     args = _resolve_args(self.fun, args, kwargs)
     if core.current_trace() is core.eval_trace:
       return self.fun(*args)
+    for i in self.nondiff_argnums:
+      _check_for_tracers(args[i])
     nondiff, flat, in_tree, fun, out_store = self._flat_primal(args)
     in_avals = [ad.tangent_aval(core.get_aval(x)) for x in flat]
     res_tree = []
