@@ -410,8 +410,9 @@ def _std_basis(pytree):
   return _unravel(pytree, 1, eye)
 
 
-def _unravel(pytree, axis, arr):
-  """Splits `arr`'s axis over `pytree`'s leaves, each piece reshaped to hold a leaf's shape."""
+def _unravel(pytree, axis, arr, example=None):
+  """Splits `arr`'s axis over `pytree`'s leaves, each piece reshaped to hold a leaf's shape
+  and cast to the dtype and weak type of `example` (of the leaf when None), as JAX does."""
   from jaxlite._src.lax import shape as lax_shape
   from jaxlite._src.lax import slicing
   leaves, treedef = tree_util.tree_flatten(pytree)
@@ -426,17 +427,17 @@ def _unravel(pytree, axis, arr):
     else:
       piece = slicing.slice_in_dim(arr, start, start + size, axis=axis)
       piece = lax_shape.reshape(piece, shape)
-    parts.append(_possible_downcast(piece, leaf))
+    parts.append(_possible_downcast(piece, leaf if example is None else example))
     start += size
   return tree_util.tree_unflatten(treedef, parts)
 
 
 def _possible_downcast(x, example):
-  x_dt, ex_dt = np.dtype(x.dtype), core.get_aval(_as_array(example)).dtype
-  if x_dt.kind == "c" and ex_dt.kind != "c":
-    from jaxlite._src.lax import elementwise_functions as lax_fns
+  from jaxlite._src.lax import elementwise_functions as lax_fns
+  ex = core.get_aval(_as_array(example))
+  if np.dtype(x.dtype).kind == "c" and ex.dtype.kind != "c":
     x = lax_fns.real(x) if not isinstance(x, np.ndarray) else x.real
-  return x
+  return lax_fns._convert_element_type(x, ex.dtype, ex.weak_type)
 
 
 def _check_input_dtype_jacfwd(holomorphic, x):
@@ -477,7 +478,8 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     y, jac = outs[0], outs[1]
     tree_util.tree_map(functools.partial(_check_output_dtype_jacfwd, holomorphic), y)
     example = dyn_args[0] if isinstance(argnums, int) else dyn_args
-    jac_tree = tree_util.tree_map(lambda out_leaf, arr: _unravel(example, -1, arr), y, jac)
+    jac_tree = tree_util.tree_map(lambda out_leaf, arr: _unravel(example, -1, arr, out_leaf),
+                                  y, jac)
     return (jac_tree, outs[2]) if has_aux else jac_tree
 
   return jacfun
@@ -504,7 +506,8 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     jac = _vmap(pullback)(_std_basis(y))
     jac = jac[0] if isinstance(argnums, int) else jac
     example = dyn_args[0] if isinstance(argnums, int) else dyn_args
-    jac_tree = tree_util.tree_map(lambda in_leaf, arr: _unravel(y, 0, arr), example, jac)
+    jac_tree = tree_util.tree_map(lambda in_leaf, arr: _unravel(y, 0, arr, in_leaf), example,
+                                  jac)
     jac_tree = tree_util.tree_transpose(tree_util.tree_structure(example),
                                         tree_util.tree_structure(y), jac_tree)
     return (jac_tree, aux) if has_aux else jac_tree

@@ -152,9 +152,10 @@ def _remat_split_cached(jaxpr, nonzeros, policy):
 
 def remat_partial_eval(jaxpr: ClosedJaxpr, nonzeros, policy) -> RematSplit:
   try:
-    return _remat_split_cached(jaxpr, tuple(nonzeros), policy)
-  except TypeError:  # an unhashable policy
+    hash(policy)
+  except TypeError:  # an unhashable policy (a TypeError of user code is not caught here)
     return _remat_partial_eval(jaxpr, tuple(nonzeros), policy)
+  return _remat_split_cached(jaxpr, tuple(nonzeros), policy)
 
 
 def _remat_partial_eval(closed, nonzeros, policy) -> RematSplit:
@@ -175,9 +176,11 @@ def _remat_partial_eval(closed, nonzeros, policy) -> RematSplit:
   needed = {v for v in tangent_out if type(v) is Var}
   saved, lin_eqns = [], []
   for eqn in reversed(jvp.eqns):
-    if not any(v in needed for v in eqn.outvars):
-      continue
     is_known = not any(v in unknown for v in eqn.outvars)
+    # As in JAX, a known effect (a debug print) is recomputed too: it runs again on the way back.
+    effect = is_known and (eqn.effects or eqn.primitive in passes.effectful_primitives)
+    if not effect and not any(v in needed for v in eqn.outvars):
+      continue
     if is_known and policy is not None and \
         policy(eqn.primitive, *[x.aval for x in eqn.invars], **eqn.params):
       saved.extend(v for v in eqn.outvars if v in needed and v not in saved)

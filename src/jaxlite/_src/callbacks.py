@@ -240,7 +240,9 @@ def _run_callback(callback, args, result_avals, name):
         f"INTERNAL: {name}: callback returned {len(outs)} values, expected {len(result_avals)}")
   results = []
   for i, (o, aval) in enumerate(zip(outs, result_avals)):
+    # Canonicalized as JAX does before its checks: float64 is float32 without x64.
     o = np.asarray(o)
+    o = o.astype(dtypes.canonicalize_dtype(o.dtype), copy=False)
     if o.shape != aval.shape:
       raise errors.JaxRuntimeError(
           "INTERNAL: CpuCallback error calling callback: RuntimeError: Incorrect output shape "

@@ -1,7 +1,9 @@
 """`custom_jvp` and `custom_vjp`: functions with user-supplied derivative rules.
 
-Each stages as one primitive (`custom_jvp_call`, `custom_vjp_call`) holding the function's
-jaxpr and flat wrappers of the rules; their AD and batching rules live right below them.
+A call is dispatched on the current trace (end of file) so user code runs when JAX runs it:
+eager, and the rule alone under JVP/grad with concrete primals. Staged (jit), each is one
+primitive (`custom_jvp_call`, `custom_vjp_call`) holding the function's jaxpr and flat wrappers
+of the rules; their AD and batching rules live right below them.
 """
 from __future__ import annotations
 
@@ -13,8 +15,10 @@ from jaxlite._src import core, dtypes, tree_util
 from jaxlite._src import pretty_print as pp
 from jaxlite._src.compiler import backend
 from jaxlite._src.interpreters import ad, batching
+from jaxlite._src.interpreters import linearize as lin
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.interpreters.ad import Zero
+from jaxlite._src.lax.families import numpy_templates
 
 
 class SymbolicZero:
@@ -109,8 +113,12 @@ def _run_jaxpr(*args, call_jaxpr, **params):
   return backend.compile_jaxpr(call_jaxpr)(*args)
 
 
+def _long(aval) -> str:
+  return aval.str_short(short_dtypes=False)
+
+
 def _tree_str(tree, avals) -> str:
-  return str(tree_util.tree_unflatten(tree, [a.str_short(short_dtypes=False) for a in avals])).replace("'", "")
+  return str(tree_util.tree_unflatten(tree, [_long(a) for a in avals])).replace("'", "")
 
 
 def _check_tangents(primals, tangents):
@@ -125,10 +133,10 @@ def _check_tangents(primals, tangents):
   if len(avals) == 1:
     (p, w, g), = bad
     raise TypeError("Custom JVP rule must produce primal and tangent outputs with corresponding "
-                    f"shapes and dtypes. Expected {w.str_short(short_dtypes=False)} (tangent type of "
-                    f"{p.str_short(short_dtypes=False)}) but got {g.str_short(short_dtypes=False)}.")
-  lines = "\n".join(f"  primal {p.str_short(short_dtypes=False)} with tangent {g.str_short(short_dtypes=False)}, expecting tangent "
-                    f"{w}" for p, w, g in bad)
+                    f"shapes and dtypes. Expected {_long(w)} (tangent type of {_long(p)}) but "
+                    f"got {_long(g)}.")
+  lines = "\n".join(f"  primal {_long(p)} with tangent {_long(g)}, expecting tangent {w}"
+                    for p, w, g in bad)
   raise TypeError("Custom JVP rule must produce primal and tangent outputs with corresponding "
                   f"shapes and dtypes, but got:\n{lines}")
 
@@ -150,7 +158,11 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, symb
     raise NotImplementedError(
         f"custom_jvp function {name} closes over a value that is being differentiated; "
         "pass it as an argument instead (or use jax.closure_convert)")
-  args, t_args = primals[num_consts:], tangents[num_consts:]
+  return _apply_jvp_rule(jvp, primals[num_consts:], tangents[num_consts:], symbolic_zeros)
+
+
+def _apply_jvp_rule(jvp, args, t_args, symbolic_zeros):
+  """The rule run on the primals and tangents (on the trace below the JVP's)."""
   if not symbolic_zeros:
     t_args = [ad.instantiate_zeros(t) for t in t_args]
   outs, t_outs = jvp(list(args), list(t_args))
@@ -220,14 +232,23 @@ class _CustomFunction:
   def __get__(self, instance, owner=None):
     return self if instance is None else functools.partial(self, instance)
 
-  def _trace_primal(self, args):
-    """(nondiff args, flat diff args, their tree, primal ClosedJaxpr, lifted consts, out tree)."""
+  def _flat_primal(self, args):
+    """(nondiff args, flat diff args, their tree, the primal function on flat arguments, the
+    dict its output tree and types go to once it has run)."""
     nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
     flat, in_tree = tree_util.tree_flatten(diff)
     flat = [_as_arg(x) for x in flat]
-    fun = lambda *d: self.fun(*_merge_nondiff(self.nondiff_argnums, nondiff, d))
-    closed, lifted, out_tree = _trace_call(fun, flat, in_tree)
-    return nondiff, flat, in_tree, closed, lifted, out_tree
+    out_store = {}
+
+    def flat_fun(*xs):
+      out = self.fun(*_merge_nondiff(self.nondiff_argnums, nondiff,
+                                     tree_util.tree_unflatten(in_tree, xs)))
+      leaves, out_store["tree"] = tree_util.tree_flatten(out)
+      leaves = [_as_arg(o) for o in leaves]
+      out_store["avals"] = [core.get_aval(o) for o in leaves]
+      return leaves
+    flat_fun.__name__ = _fun_name(self.fun)
+    return nondiff, flat, in_tree, flat_fun, out_store
 
 
 class custom_jvp(_CustomFunction):
@@ -265,21 +286,38 @@ class custom_jvp(_CustomFunction):
     args = _resolve_args(self.fun, args, kwargs)
     if core.current_trace() is core.eval_trace:
       return self.fun(*args)
-    nondiff, flat, in_tree, closed, lifted, out_tree = self._trace_primal(args)
-    flat_jvp = _flat_jvp(self.jvp, nondiff, in_tree, out_tree, closed.out_avals, name,
-                         self.symbolic_zeros)
-    outs = custom_jvp_call_p.bind(*lifted, *flat, call_jaxpr=closed, jvp=flat_jvp,
-                                  num_consts=len(lifted), symbolic_zeros=self.symbolic_zeros,
-                                  name=name)
-    return tree_util.tree_unflatten(out_tree, outs)
+    # As in JAX, tracers among nondiff arguments are not differentiated through.
+    args = tuple(tree_util.tree_map(_stop_tracer_gradient, a) if i in self.nondiff_argnums
+                 else a for i, a in enumerate(args))
+    nondiff, flat, in_tree, fun, out_store = self._flat_primal(args)
+    flat_jvp = _flat_jvp(self.jvp, nondiff, in_tree, out_store, name, self.symbolic_zeros)
+    outs = _CustomCall("jvp", fun, (flat_jvp,), self.symbolic_zeros, name).bind(flat)
+    return tree_util.tree_unflatten(out_store["tree"], outs)
 
 
 def _add(x, y):
   return x + y
 
 
-def _flat_jvp(rule, nondiff, in_tree, out_tree, out_avals, primal_name, symbolic_zeros):
-  """The user's rule over flat primals and tangents, with JAX's checks on what it returns."""
+def _stop_tracer_gradient(x):
+  return ad.stop_gradient_p.bind(x) if isinstance(x, core.Tracer) else x
+
+
+def _check_for_tracers(x):
+  from jaxlite._src import errors
+  if any(isinstance(leaf, core.Tracer) for leaf in tree_util.tree_leaves(x)):
+    raise errors.UnexpectedTracerError(
+        "Found a JAX Tracer object passed as an argument to a custom_vjp function in a position "
+        "indicated by nondiff_argnums as non-differentiable. Tracers cannot be passed as "
+        "non-differentiable arguments to custom_vjp functions; instead, nondiff_argnums should "
+        "only be used for arguments that can't be or contain JAX tracers, e.g. function-valued "
+        "arguments. In particular, array-valued arguments should typically not be indicated as "
+        "nondiff_argnums.")
+
+
+def _flat_jvp(rule, nondiff, in_tree, out_store, primal_name, symbolic_zeros):
+  """The user's rule over flat primals and tangents, with JAX's checks on what it returns
+  (against the primal function's outputs when that has run; else its tree is the result's)."""
   rule_name = _fun_name(rule)
 
   def flat_jvp(primals, tangents):
@@ -299,7 +337,7 @@ def _flat_jvp(rule, nondiff, in_tree, out_tree, out_avals, primal_name, symbolic
                       "primal and tangent outputs with equal container (pytree) structures, but "
                       f"got {tree} and {t_tree} respectively.")
     outs = [_as_arg(o) for o in outs]
-    _check_primal_outs(rule_name, primal_name, tree, outs, out_tree, out_avals)
+    _check_primal_outs(rule_name, primal_name, tree, outs, out_store)
     t_outs = [t if type(t) is SymbolicZero else _as_arg(t) for t in t_outs]
     _check_tangents(outs, t_outs)
     return outs, t_outs
@@ -307,7 +345,12 @@ def _flat_jvp(rule, nondiff, in_tree, out_tree, out_avals, primal_name, symbolic
   return flat_jvp
 
 
-def _check_primal_outs(rule_name, primal_name, tree, outs, out_tree, out_avals, kind="JVP"):
+def _check_primal_outs(rule_name, primal_name, tree, outs, out_store, kind="JVP"):
+  """JAX's checks of a rule's primal outputs against the primal function's, when it ran."""
+  out_store.setdefault("tree", tree)
+  if "avals" not in out_store:
+    return
+  out_tree, out_avals = out_store["tree"], out_store["avals"]
   avals = [core.get_aval(o) for o in outs]
   what = ("pair (list or tuple of length two) where the first element represents the primal "
           f"output (equal in value to the output of the custom_jvp-decorated function "
@@ -346,19 +389,23 @@ custom_vjp_call_p.def_impl(_run_jaxpr)
 custom_vjp_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **params: call_jaxpr.out_avals)
 
 
-def _custom_vjp_call_jvp(primals, tangents, **params):
-  raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
-
-
-def _custom_vjp_call_linearize(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts,
-                               symbolic_zeros, name):
-  # Primal outputs and residuals come from the fwd rule (run on the parent); the tangent side
-  # is one `custom_lin` eqn whose transpose calls the bwd rule.
+def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts, symbolic_zeros,
+                         name):
   if any(type(t) is not Zero for t in tangents[:num_consts]):
     raise NotImplementedError(
         f"custom_vjp function {name} closes over a value that is being differentiated; pass "
         "it as an argument instead (or use jax.closure_convert)")
-  args, t_args = primals[num_consts:], tangents[num_consts:]
+  return _apply_fwd_rule(fwd, bwd, primals[num_consts:], tangents[num_consts:], symbolic_zeros)
+
+
+_NO_JVP = "can't apply forward-mode autodiff (jvp) to a custom_vjp function."
+
+
+def _apply_fwd_rule(fwd, bwd, args, t_args, symbolic_zeros):
+  """JVP and linearization alike: fwd runs (on the parent) for the primal outputs and
+  residuals; the tangent side is one `custom_lin` eqn whose transpose calls the bwd rule. In
+  forward mode nothing transposes it: evaluating it (eager) or compiling it (jit) raises JAX's
+  TypeError, so fwd has run first, and under jit nothing of the program runs."""
   nonzero = tuple(type(t) is not Zero for t in t_args)
   outs, res = fwd(list(args), nonzero)
   out_avals = tuple(ad.tangent_aval(core.get_aval(o)) for o in outs)
@@ -370,7 +417,6 @@ def _custom_vjp_call_linearize(primals, tangents, *, call_jaxpr, fwd, bwd, num_c
 
 
 ad.jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
-ad.linearize_rules[custom_vjp_call_p] = _custom_vjp_call_linearize
 
 
 def _custom_vjp_call_batcher(axis_data, vals, dims, *, call_jaxpr, fwd, bwd, num_consts,
@@ -379,15 +425,35 @@ def _custom_vjp_call_batcher(axis_data, vals, dims, *, call_jaxpr, fwd, bwd, num
   if all(d is None for d in dims):
     return custom_vjp_call_p.bind(*vals, call_jaxpr=call_jaxpr, fwd=fwd, bwd=bwd, **params), \
         [None] * len(call_jaxpr.out_avals)
+  fwd_b, bwd_b = _batched_vjp_rules(fwd, bwd, axis_data, vals[num_consts:],
+                                    list(dims[num_consts:]))
+  outs = custom_vjp_call_p.bind(*vals, call_jaxpr=_batched_call(call_jaxpr, axis_data, vals,
+                                                                dims),
+                                fwd=fwd_b, bwd=bwd_b, **params)
+  return outs, [0] * len(outs)
+
+
+def _batched_vjp_rules(fwd, bwd, axis_data, args, arg_dims):
+  """fwd and bwd over batched values: outputs and cotangents batched at axis 0, residuals at
+  axis 0 or unbatched as fwd left them (so bwd sees them as JAX's does), argument cotangents
+  brought back to their arguments' batch dims."""
   size = axis_data.size
-  arg_dims = list(dims[num_consts:])
+  res_dims = []
 
   def fwd_b(args, nonzero):
-    outs, dims_out = batching.batch_flat(lambda *xs: _concat(fwd(list(xs), nonzero)),
-                                         axis_data, args, arg_dims)
-    outs = [batching.bdim_at_front(o, d, size) for o, d in zip(outs, dims_out)]
-    n_out = len(call_jaxpr.out_avals)
-    return outs[:n_out], outs[n_out:]
+    n_out = []
+
+    def flat(*xs):
+      outs, res = fwd(list(xs), nonzero)
+      n_out.append(len(outs))
+      return list(outs) + list(res)
+    vals, dims_out = batching.batch_flat(flat, axis_data, args, arg_dims)
+    n = n_out[0]
+    outs = [batching.bdim_at_front(o, d, size) for o, d in zip(vals[:n], dims_out[:n])]
+    res = [o if d is batching.not_mapped else batching.moveaxis(o, d, 0)
+           for o, d in zip(vals[n:], dims_out[n:])]
+    res_dims[:] = [None if d is batching.not_mapped else 0 for d in dims_out[n:]]
+    return outs, res
   fwd_b.__name__ = _fun_name(fwd)
 
   def bwd_b(res, cts):
@@ -401,19 +467,13 @@ def _custom_vjp_call_batcher(axis_data, vals, dims, *, call_jaxpr, fwd, bwd, num
     ct_mask = [type(c) is not Zero for c in cts]
     flat_in = list(res) + nz_cts
     inner = lambda *xs: flat(*xs[:len(res)], *_refill(xs[len(res):], ct_mask, cts))
-    outs, dims_out = batching.batch_flat(inner, axis_data, flat_in, [0] * len(flat_in))
+    outs, dims_out = batching.batch_flat(inner, axis_data, flat_in,
+                                         list(res_dims) + [0] * len(nz_cts))
     outs = iter([batching.bdim_at_front(o, d, size) for o, d in zip(outs, dims_out)])
     return [_unbatch_ct(next(outs), d) if m else Zero(a)
-            for m, d, a in zip(mask, arg_dims, _in_ct_avals(vals[num_consts:], arg_dims))]
+            for m, d, a in zip(mask, arg_dims, _in_ct_avals(args, arg_dims))]
   bwd_b.__name__ = _fun_name(bwd)
-  outs = custom_vjp_call_p.bind(*vals, call_jaxpr=_batched_call(call_jaxpr, axis_data, vals,
-                                                                dims),
-                                fwd=fwd_b, bwd=bwd_b, **params)
-  return outs, [0] * len(outs)
-
-
-def _concat(pair):
-  return list(pair[0]) + list(pair[1])
+  return fwd_b, bwd_b
 
 
 def _refill(nonzero_vals, mask, originals):
@@ -443,7 +503,7 @@ custom_lin_p.def_abstract_eval(lambda *avals, out_avals, **params: list(out_aval
 
 
 def _custom_lin_impl(*args, **params):
-  raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+  raise TypeError(_NO_JVP)
 
 
 def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, in_avals, nonzero,
@@ -451,12 +511,36 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, in_avals, nonzero
   res = args[:num_res]
   if not symbolic_zeros:
     cts = [ad.instantiate_zeros(c) for c in cts]
-  arg_cts = bwd(list(res), list(cts))
+  arg_cts = bwd(list(res), _staged(cts))
   nz_cts = [ct for ct, nz in zip(arg_cts, nonzero) if nz]
   return [None] * num_res + nz_cts
 
 
+def _staged(vals) -> list:
+  """Under a staging trace (jit), concrete values become its tracers, as every value a user
+  function sees there is in JAX (grad's seed cotangent 1.0 among them)."""
+  trace = core.current_trace()
+  while trace is not core.eval_trace and type(trace) is not pe.DynamicJaxprTrace:
+    trace = trace.parent  # the traces between pass binds without their tracers down
+  if trace is core.eval_trace:
+    return list(vals)
+  return [v if isinstance(v, (core.Tracer, Zero, SymbolicZero))
+          else pe.DynamicJaxprTracer(trace, core.get_aval(v), trace.to_atom(v)) for v in vals]
+
+
+def _custom_lin_lowering(**params):
+  """Compiling a `custom_lin` eqn (one forward mode left untransposed) fails like JAX's missing
+  lowering: at compile time, before the program runs."""
+  raise TypeError(_NO_JVP)
+
+
+def _custom_lin_batcher(vals, dims, **params):
+  raise TypeError(_NO_JVP)  # only forward mode binds it on a batch trace (jacfwd, vmap(jvp))
+
+
 custom_lin_p.def_impl(_custom_lin_impl)
+batching.primitive_batchers[custom_lin_p] = _custom_lin_batcher
+numpy_templates[custom_lin_p] = _custom_lin_lowering
 ad.primitive_transposes[custom_lin_p] = _custom_lin_transpose
 
 
@@ -480,21 +564,20 @@ class custom_vjp(_CustomFunction):
     args = _resolve_args(self.fun, args, kwargs)
     if core.current_trace() is core.eval_trace:
       return self.fun(*args)
-    nondiff, flat, in_tree, closed, lifted, out_tree = self._trace_primal(args)
+    for i in self.nondiff_argnums:
+      _check_for_tracers(args[i])
+    nondiff, flat, in_tree, fun, out_store = self._flat_primal(args)
     in_avals = [ad.tangent_aval(core.get_aval(x)) for x in flat]
     res_tree = []
-    flat_fwd = _flat_fwd(self.fwd, self.nondiff_argnums, nondiff, in_tree, out_tree,
-                         closed.out_avals, name, self.symbolic_zeros, res_tree)
-    flat_bwd = _flat_bwd(self.bwd, nondiff, in_tree, out_tree, in_avals, res_tree, name,
-                         self.symbolic_zeros)
-    outs = custom_vjp_call_p.bind(*lifted, *flat, call_jaxpr=closed, fwd=flat_fwd,
-                                  bwd=flat_bwd, num_consts=len(lifted),
-                                  symbolic_zeros=self.symbolic_zeros, name=name)
-    return tree_util.tree_unflatten(out_tree, outs)
+    flat_fwd = _flat_fwd(self.fwd, self.nondiff_argnums, nondiff, in_tree, out_store, name,
+                         self.symbolic_zeros, res_tree)
+    flat_bwd = _flat_bwd(self.bwd, nondiff, in_tree, in_avals, res_tree)
+    outs = _CustomCall("vjp", fun, (flat_fwd, flat_bwd), self.symbolic_zeros, name).bind(flat)
+    return tree_util.tree_unflatten(out_store["tree"], outs)
 
 
-def _flat_fwd(fwd, nondiff_argnums, nondiff, in_tree, out_tree, out_avals, primal_name,
-              symbolic_zeros, res_tree_box):
+def _flat_fwd(fwd, nondiff_argnums, nondiff, in_tree, out_store, primal_name, symbolic_zeros,
+              res_tree_box):
   fwd_name = _fun_name(fwd)
 
   def flat_fwd(args, nonzero):
@@ -511,18 +594,18 @@ def _flat_fwd(fwd, nondiff_argnums, nondiff, in_tree, out_tree, out_avals, prima
                       f"instead of a pair the fwd rule {fwd_name} produced {pair}.")
     outs, tree = tree_util.tree_flatten(pair[0])
     outs = [_as_arg(o) for o in outs]
-    _check_primal_outs(fwd_name, primal_name, tree, outs, out_tree, out_avals, kind="VJP")
+    _check_primal_outs(fwd_name, primal_name, tree, outs, out_store, kind="VJP")
     res, res_tree = tree_util.tree_flatten(pair[1])
-    res_tree_box[:] = [res_tree]
+    res_tree_box[:] = [res_tree, tree]
     return outs, [_as_arg(r) for r in res]
   flat_fwd.__name__ = fwd_name
   return flat_fwd
 
 
-def _flat_bwd(bwd, nondiff, in_tree, out_tree, in_avals, res_tree_box, primal_name,
-              symbolic_zeros):
+def _flat_bwd(bwd, nondiff, in_tree, in_avals, res_tree_box):
   def flat_bwd(res, cts):
-    py_res = tree_util.tree_unflatten(res_tree_box[0], res)
+    res_tree, out_tree = res_tree_box
+    py_res = tree_util.tree_unflatten(res_tree, res)
     cts = [SymbolicZero(c.aval) if type(c) is Zero else c for c in cts]
     py_cts = tree_util.tree_unflatten(out_tree, cts)
     py_cts_in = bwd(*nondiff, py_res, py_cts)
@@ -564,8 +647,110 @@ def _flatten_bwd_output(py_cts_in, in_tree, in_avals) -> list:
     if got.shape != aval.shape or got.dtype != aval.dtype:
       raise ValueError("Custom VJP bwd rule must produce an output with the same type as the "
                        "args tuple of the primal function, but the bwd rule produced an output "
-                       f"of type {got.str_short(short_dtypes=False)} corresponding to an input of type "
-                       f"{aval.str_short(short_dtypes=False)}")
+                       f"of type {_long(got)} corresponding to an input of type {_long(aval)}")
     out.append(ct)
   return out
 
+
+
+# --- when the user's functions run: a call dispatched on the current trace ---------------------
+#
+# As in JAX, a custom function is not traced to a jaxpr up front. Each trace decides what runs:
+# the eval trace runs the primal function; JVP and linearize traces run only the rule (jvp, or
+# fwd then bwd at transpose time) on the trace below, so with concrete primals the rule sees
+# concrete values; the batch trace batches the function and the rules and passes the call
+# down; staging traces (jit and others) trace the primal function and keep the rules as params.
+
+
+class _CustomCall:
+  """One call of a custom function on flat arguments; `rules` is (jvp,) or (fwd, bwd)."""
+  __slots__ = ("fun", "kind", "name", "rules", "symbolic_zeros")
+
+  def __init__(self, kind, fun, rules, symbolic_zeros, name):
+    self.kind, self.fun, self.rules = kind, fun, rules
+    self.symbolic_zeros, self.name = symbolic_zeros, name
+
+  def bind(self, args):
+    trace = core.current_trace()
+    handler = _custom_call_handlers.get(type(trace), _stage_custom_call)
+    return handler(trace, self, list(args))
+
+  def bind_on(self, trace, args):
+    with core.set_current_trace(trace):
+      return self.bind(args)
+
+  def differentiate(self, primals, tangents):
+    """(primal outs, tangent outs) from the rule, on the current trace."""
+    if self.kind == "jvp":
+      return _apply_jvp_rule(self.rules[0], primals, tangents, self.symbolic_zeros)
+    return _apply_fwd_rule(*self.rules, primals, tangents, self.symbolic_zeros)
+
+
+def _eval_custom_call(trace, call, args):
+  return call.fun(*args)
+
+
+def _stage_custom_call(trace, call, args):
+  """Traces the primal function to a jaxpr and binds the call primitive (jit, checkify...)."""
+  closed = pe.trace_to_jaxpr(call.fun, [core.get_aval(a) for a in args])
+  closed, lifted = pe.convert_constvars_to_invars(closed)
+  params = {"call_jaxpr": closed, "num_consts": len(lifted),
+            "symbolic_zeros": call.symbolic_zeros, "name": call.name}
+  if call.kind == "jvp":
+    return custom_jvp_call_p.bind(*lifted, *args, jvp=call.rules[0], **params)
+  return custom_vjp_call_p.bind(*lifted, *args, fwd=call.rules[0], bwd=call.rules[1], **params)
+
+
+def _jvp_custom_call(trace, call, args):
+  primals, tangents = ad._split_tracers(trace, ad.JVPTracer, args)
+  if tangents is None:
+    return call.bind_on(trace.parent, primals)
+  with core.set_current_trace(trace.parent):
+    outs, t_outs = call.differentiate(primals, tangents)
+  return [ad._maybe_tracer(trace, ad.JVPTracer, o, t) for o, t in zip(outs, t_outs)]
+
+
+def _linearize_custom_call(trace, call, args):
+  primals, tangents = ad._split_tracers(trace, lin.LinearizeTracer, args)
+  if tangents is None:
+    return call.bind_on(trace.parent, primals)
+  with core.set_current_trace(trace.rule_trace):
+    outs, t_outs = call.differentiate(primals, tangents)
+  return [trace._wrap(o, t) for o, t in zip(outs, t_outs)]
+
+
+def _rule_trace_custom_call(trace, call, args):
+  """Inside a linearize rule: calls on primals go below; a call reading a tangent is staged
+  into the linear jaxpr."""
+  tt = trace.tangent_trace
+  if any(type(a) is pe.DynamicJaxprTracer and a._trace is tt for a in args):
+    return _stage_custom_call(trace, call, args)
+  return call.bind_on(trace.parent, args)
+
+
+def _batch_custom_call(trace, call, args):
+  vals, dims = zip(*[trace.to_batch_info(a) for a in args]) if args else ((), ())
+  if all(d is batching.not_mapped for d in dims):
+    return call.bind_on(trace.parent, list(vals))
+  axis_data, dims = trace.axis_data, list(dims)
+
+  def fun_b(*xs):
+    outs, out_dims = batching.batch_flat(call.fun, axis_data, xs, dims)
+    return [batching.bdim_at_front(o, d, axis_data.size) for o, d in zip(outs, out_dims)]
+  fun_b.__name__ = _fun_name(call.fun)
+  if call.kind == "jvp":
+    rules = (_batched_fn(call.rules[0], axis_data, dims + dims, len(dims)),)
+  else:
+    rules = _batched_vjp_rules(*call.rules, axis_data, vals, dims)
+  outs = _CustomCall(call.kind, fun_b, rules, call.symbolic_zeros, call.name).bind_on(
+      trace.parent, list(vals))
+  return [trace.wrap(o, 0) for o in outs]
+
+
+_custom_call_handlers = {
+    core.EvalTrace: _eval_custom_call,
+    ad.JVPTrace: _jvp_custom_call,
+    lin.LinearizeTrace: _linearize_custom_call,
+    lin._PartialEvalTrace: _rule_trace_custom_call,
+    batching.BatchTrace: _batch_custom_call,
+}

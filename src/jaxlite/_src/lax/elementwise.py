@@ -616,8 +616,10 @@ ad.defjvp2(rsqrt_p, lambda t, y, x: _op.mul(t, _op.mul(_const(x, -0.5), _op.div(
 ad.defjvp2(cbrt_p, lambda t, y, x: _op.mul(t, _op.mul(_const(x, 1 / 3), _op.ipow(y, -2))))
 ad.defjvp2(square_p, lambda t, y, x: _op.mul(t, _op.mul(_const(x, 2), x)))
 ad.defjvp2(abs_p, _abs_jvp)
-ad.deflinear(real_p, lambda ct, x: [_op.complex(ct, _const(ct, 0))])
-ad.deflinear(imag_p, lambda ct, x: [_op.complex(_const(ct, 0), _op.neg(ct))])
+# The zero imaginary (real) part is a strong NumPy zero, as in JAX: the cotangent is strong.
+ad.deflinear(real_p, lambda ct, x: [_op.complex(ct, np.zeros((), core.get_aval(ct).dtype))])
+ad.deflinear(imag_p, lambda ct, x: [_op.complex(np.zeros((), core.get_aval(ct).dtype),
+                                                _op.neg(ct))])
 ad.deflinear(conj_p, _conj_transpose)
 ad.deflinear(complex_p, _transpose_each(_op.real, lambda ct: _op.imag(_op.neg(ct))))
 ad.jvp_rules[add_p] = _add_jvp
