@@ -74,7 +74,7 @@ DELIBERATE_OMISSIONS = {
 # Coverage (in %) reached at the last merge; raise it as names land, never lower it. Issue 14's
 # target is 97. 96.4 is the surface branch (refs, tokens, call primitives, flags) before the
 # sharding names land.
-COVERAGE_FLOOR = 96.4
+COVERAGE_FLOOR = 97.8
 
 
 def _recorded() -> dict:
