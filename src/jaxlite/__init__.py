@@ -56,6 +56,7 @@ _LAZY_ATTRS = {
         "make_array_from_callback", "make_array_from_single_device_arrays",
         "make_array_from_process_local_data")},
     "Shard": ("jaxlite._src.devices", "Shard"),
+    "reshard": ("jaxlite._src.sharding.reshard", "reshard"),
     # surface (issue 14): mutable array references
     **{n: ("jaxlite._src.state.primitives", n) for n in (
         "new_ref", "empty_ref", "free_ref", "freeze", "ds")},
