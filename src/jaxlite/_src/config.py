@@ -61,6 +61,7 @@ _DEFAULTS = {
 # and by the flag contexts alike.
 _TRANSFER_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
 _ENUMS = {
+    "jax_array_garbage_collection_guard": (None, "allow", "log", "fatal"),
     "jax_numpy_dtype_promotion": ("standard", "strict"),
     "jax_numpy_rank_promotion": ("allow", "warn", "raise"),
     "jax_legacy_prng_key": ("allow", "warn", "error"),
@@ -315,10 +316,7 @@ no_execution = State("jax_no_execution")
 allow_f16_reductions = State("jax_allow_f16_reductions", default_arg=True)
 # What to do when a jax.Array is freed by the garbage collector rather than by reference
 # counting: XLA device buffers only; jaxlite's NumPy buffers need no guard, the level is kept.
-array_garbage_collection_guard = State(
-    "jax_array_garbage_collection_guard",
-    lambda v: v is None or _one_of("jax_array_garbage_collection_guard",
-                                   ("allow", "log", "fatal"))(v))
+array_garbage_collection_guard = State("jax_array_garbage_collection_guard")
 # Which lowering jax2tf uses for cumulative reductions; jaxlite has no jax2tf, so it is a flag.
 jax2tf_associative_scan_reductions = State("jax2tf_associative_scan_reductions",
                                            default_arg=True)

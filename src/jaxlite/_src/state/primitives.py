@@ -273,7 +273,7 @@ def _host(x):
   if isinstance(x, (Ref, np.ndarray, np.generic)):
     return x
   if type(x) is core.array_type:
-    return x._value
+    return x._host_value()
   return x.dtype.type(x)  # dtypes.Typed* weak scalars
 
 
