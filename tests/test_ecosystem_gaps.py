@@ -1,5 +1,7 @@
 """Small API gaps found by running optax/chex/flax/equinox's own suites on jaxlite (ECOSYSTEM.md):
 each case against real JAX (oracle) or a known answer."""
+import importlib
+
 import numpy as np
 import pytest
 
@@ -32,3 +34,39 @@ def test_pswapaxes_size_mismatch_raises():
   x = np.zeros((3, 2), np.float32)
   with pytest.raises(ValueError, match="all_to_all"):
     jaxlite.vmap(lambda v: lax.pswapaxes(v, "i", 0), axis_name="i")(x)
+
+
+class _DuckArray:
+  """Not an array: only a shape and a dtype, which JAX's eval_shape accepts."""
+  shape = (2, 3)
+  dtype = np.dtype("float32")
+
+
+# (argument builder taking the library module, function) -> eval_shape's result must match JAX.
+EVAL_SHAPE_CASES = [
+  ("ShapedArray np dtypes", lambda m: (m.core.ShapedArray((2, 3), np.dtype("float32")),
+                                       m.core.ShapedArray((3,), np.dtype("int32"))),
+   lambda a, b: a + b),
+  ("ShapedArray scalar-type dtype", lambda m: (m.core.ShapedArray((4, 1), m.numpy.float32),),
+   lambda a: a.sum(0)),
+  ("weak ShapedArray", lambda m: (m.core.ShapedArray((), m.numpy.float32, weak_type=True),),
+   lambda a: a * 2),
+  ("duck-typed array", lambda m: (_DuckArray(),), lambda a: a.T),
+]
+
+
+@pytest.mark.parametrize("name,make_args,fun", EVAL_SHAPE_CASES,
+                         ids=[c[0] for c in EVAL_SHAPE_CASES])
+def test_eval_shape_takes_abstract_and_duck_typed_args(name, make_args, fun):
+  jax = oracle()
+  importlib.import_module("jax.core")  # make_args reads jax.core.ShapedArray
+  importlib.import_module("jaxlite.core")
+  got = jaxlite.eval_shape(fun, *make_args(jaxlite))
+  want = jax.eval_shape(fun, *make_args(jax))
+  assert (got.shape, np.dtype(got.dtype), got.weak_type) == (
+      want.shape, np.dtype(want.dtype), want.weak_type)
+
+
+def test_eval_shape_rejects_value_without_dtype():
+  with pytest.raises(TypeError, match="not a valid JAX type"):
+    jaxlite.eval_shape(lambda a: a, object())
