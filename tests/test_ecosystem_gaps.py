@@ -1,5 +1,6 @@
 """Small API gaps found by running optax/chex/flax/equinox's own suites on jaxlite (ECOSYSTEM.md):
 each case against real JAX (oracle) or a known answer."""
+import functools
 import importlib
 
 import numpy as np
@@ -70,3 +71,31 @@ def test_eval_shape_takes_abstract_and_duck_typed_args(name, make_args, fun):
 def test_eval_shape_rejects_value_without_dtype():
   with pytest.raises(TypeError, match="not a valid JAX type"):
     jaxlite.eval_shape(lambda a: a, object())
+
+
+def _pmap_kw_cases(m):
+  """(name, thunk) pairs calling m.pmap with keyword arguments (mapped over axis 0 in JAX)."""
+  jnp = m.numpy
+  x = jnp.arange(6.0).reshape(1, 6)
+  y = jnp.ones((1, 6))
+
+  def foo(x, y, flag=True):
+    return x * 2 + y if flag else x - y
+
+  return [
+    ("all keywords", lambda: m.pmap(foo)(x=x, y=y)),
+    ("mixed", lambda: m.pmap(foo)(x, y=y)),
+    ("keyword flag", lambda: m.pmap(foo, static_broadcasted_argnums=2)(x, y, False)),
+    ("in_axes None positional", lambda: m.pmap(foo, in_axes=(None,))(x[0], y=y)),
+    ("partial keyword", lambda: m.pmap(functools.partial(foo, flag=False))(x=x, y=y)),
+    ("jit of pmap", lambda: m.jit(m.pmap(foo))(x=x, y=y)),
+    ("dict keyword", lambda: m.pmap(lambda x, d: x + d["a"])(x, d={"a": y})),
+  ]
+
+
+@pytest.mark.parametrize("i", range(7))
+def test_pmap_keyword_arguments_match_jax(i):
+  jax = oracle()
+  name, got = _pmap_kw_cases(jaxlite)[i]
+  _, want = _pmap_kw_cases(jax)[i]
+  np.testing.assert_array_equal(np.asarray(got()), np.asarray(want()), err_msg=name)
