@@ -2,6 +2,7 @@
 each case against real JAX (oracle) or a known answer."""
 import functools
 import importlib
+import warnings
 
 import numpy as np
 import pytest
@@ -99,3 +100,20 @@ def test_pmap_keyword_arguments_match_jax(i):
   name, got = _pmap_kw_cases(jaxlite)[i]
   _, want = _pmap_kw_cases(jax)[i]
   np.testing.assert_array_equal(np.asarray(got()), np.asarray(want()), err_msg=name)
+
+
+# Probabilities as NumPy float64 (flax's Dropout passes `1 - rate` from np.arange): JAX takes the
+# canonical float32 without warning.
+BERNOULLI_P = [np.float64(0.3), np.float64(0.7), np.array([0.1, 0.9]), 0.5]
+
+
+@pytest.mark.parametrize("mode", ["low", "high"])
+@pytest.mark.parametrize("p", BERNOULLI_P, ids=repr)
+def test_bernoulli_float64_p_matches_jax_without_warning(p, mode):
+  jax = oracle()
+  shape = (2, 4) if np.ndim(p) == 0 else (3, 2)
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    got = jaxlite.random.bernoulli(jaxlite.random.key(0), p, shape, mode=mode)
+  want = jax.random.bernoulli(jax.random.key(0), p, shape, mode=mode)
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
