@@ -117,3 +117,20 @@ def test_bernoulli_float64_p_matches_jax_without_warning(p, mode):
     got = jaxlite.random.bernoulli(jaxlite.random.key(0), p, shape, mode=mode)
   want = jax.random.bernoulli(jax.random.key(0), p, shape, mode=mode)
   np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+# Lowered.compile(compiler_options=...): equinox's filter_jit always passes the keyword.
+COMPILE_OPTIONS = [(None, None), ({}, None), ({"xla_embed_ir_in_executable": True}, None),
+                   ({"an option that does not make sense": "bad value"}, "No such compile option")]
+
+
+@pytest.mark.parametrize("options,error", COMPILE_OPTIONS, ids=repr)
+def test_lowered_compile_compiler_options(options, error):
+  jax = oracle()
+  for m in (jaxlite, jax):
+    lowered = m.jit(lambda x: 2 * x + 1).lower(np.float32(3))
+    if error is None:
+      assert float(lowered.compile(compiler_options=options)(np.float32(3))) == 7.0
+    else:
+      with pytest.raises(m.errors.JaxRuntimeError, match=error):
+        lowered.compile(compiler_options=options)

@@ -546,7 +546,13 @@ class Lowered:
   def as_text(self, dialect=None) -> str:
     return str(self._entry.closed)
 
-  def compile(self):
+  def compile(self, compiler_options=None, *, device_assignment=None):
+    """`compiler_options` name XLA options: jaxlite has no XLA, so XLA's (`xla_*`) are accepted
+    and have no effect; any other name raises as XLA does for an option it does not know."""
+    from jaxlite._src.errors import JaxRuntimeError
+    for name in (compiler_options or {}):
+      if not str(name).startswith("xla_"):
+        raise JaxRuntimeError(f"INVALID_ARGUMENT: No such compile option: '{name}'")
     return Compiled(self._fn, self._entry)
 
 
