@@ -134,3 +134,15 @@ def test_lowered_compile_compiler_options(options, error):
     else:
       with pytest.raises(m.errors.JaxRuntimeError, match=error):
         lowered.compile(compiler_options=options)
+
+
+# lax.padtype_to_pads returns a list (equinox's Conv does `[(0, 0)] + padding`).
+PADTYPE_CASES = [((5,), (3,), (1,), "SAME"), ((5, 6), (3, 2), (2, 2), "VALID"),
+                 ((7, 4), (4, 3), (3, 1), "SAME_LOWER"), ((8,), (2,), (2,), "same")]
+
+
+@pytest.mark.parametrize("args", PADTYPE_CASES, ids=repr)
+def test_padtype_to_pads_list_matches_jax(args):
+  jax = oracle()
+  got, want = lax.padtype_to_pads(*args), jax.lax.padtype_to_pads(*args)
+  assert type(got) is list and [tuple(p) for p in got] == [tuple(p) for p in want]
