@@ -146,3 +146,19 @@ def test_padtype_to_pads_list_matches_jax(args):
   jax = oracle()
   got, want = lax.padtype_to_pads(*args), jax.lax.padtype_to_pads(*args)
   assert type(got) is list and [tuple(p) for p in got] == [tuple(p) for p in want]
+
+
+class _OddName:
+  """A callable whose `__name__` is not a string (equinox Modules answer a sentinel)."""
+  __name__ = property(lambda self: object())
+
+  def __call__(self, x):
+    return x * 3
+
+
+def test_vmap_of_callable_with_non_string_name():
+  jax = oracle()
+  x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+  got = jaxlite.vmap(_OddName())(x)
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(jax.vmap(_OddName())(x)))
+  np.testing.assert_array_equal(np.asarray(got), x * 3)
