@@ -2,6 +2,7 @@
 each case against real JAX (oracle) or a known answer."""
 import functools
 import importlib
+import re
 import warnings
 
 import numpy as np
@@ -162,3 +163,28 @@ def test_vmap_of_callable_with_non_string_name():
   got = jaxlite.vmap(_OddName())(x)
   np.testing.assert_array_equal(np.asarray(got), np.asarray(jax.vmap(_OddName())(x)))
   np.testing.assert_array_equal(np.asarray(got), x * 3)
+
+
+# reduce_window recognizes a monoid by the init's own dtype (equinox's MaxPool: -inf on ints).
+REDUCE_WINDOW_CASES = [
+  ("int max -inf", np.arange(12, dtype=np.int32).reshape(3, 4), -np.inf, "max"),
+  ("int min inf", np.arange(12, dtype=np.int32).reshape(3, 4), np.inf, "min"),
+  ("float max -inf", np.arange(12, dtype=np.float32).reshape(3, 4), -np.inf, "max"),
+  ("int add 0", np.arange(12, dtype=np.int32).reshape(3, 4), 0, "add"),
+]
+
+
+@pytest.mark.parametrize("name,x,init,op", REDUCE_WINDOW_CASES,
+                         ids=[c[0] for c in REDUCE_WINDOW_CASES])
+def test_reduce_window_monoid_by_init_dtype(name, x, init, op):
+  jax = oracle()
+
+  def run(m):
+    f = lambda v: m.lax.reduce_window(v, init, getattr(m.lax, op), (2, 2), (1, 1), "VALID")
+    return f(x), re.search(r"reduce_window\w*", str(m.make_jaxpr(f)(x))).group(0)
+
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    (got, got_prim), (want, want_prim) = run(jaxlite), run(jax)
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+  assert np.asarray(got).dtype == np.asarray(want).dtype and got_prim == want_prim

@@ -676,7 +676,9 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
   kind = None
   if len(leaves) == 1 and not isinstance(operand, (tuple, list, dict)):
     operand = asarg(operand)
-    kind = _monoid_kind(computation, init_value, dtypes.dtype_and_weak(operand)[0])
+    # As JAX: the init is checked against the identity of its own dtype (so -inf starts an int
+    # max, as equinox's MaxPool does).
+    kind = _monoid_kind(computation, init_value, dtypes.dtype_and_weak(init_value)[0])
   if kind is None:
     return _generic_reduce_window(operand, init_value, computation, **params)
   prim = {"sum": reduce_window_sum_p, "max": reduce_window_max_p, "min": reduce_window_min_p}
