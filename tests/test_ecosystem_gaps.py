@@ -188,3 +188,11 @@ def test_reduce_window_monoid_by_init_dtype(name, x, init, op):
     (got, got_prim), (want, want_prim) = run(jaxlite), run(jax)
   np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
   assert np.asarray(got).dtype == np.asarray(want).dtype and got_prim == want_prim
+
+
+def test_dtypes_bfloat16_is_the_scalar_type():
+  jax = oracle()
+  import jaxlite.dtypes
+  got, want = jaxlite.dtypes.bfloat16, jax.dtypes.bfloat16
+  assert got is want  # both ml_dtypes.bfloat16, the scalar type
+  assert float(got(1.5)) == 1.5 and np.dtype(got).name == "bfloat16"
