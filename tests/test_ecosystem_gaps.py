@@ -196,3 +196,31 @@ def test_dtypes_bfloat16_is_the_scalar_type():
   got, want = jaxlite.dtypes.bfloat16, jax.dtypes.bfloat16
   assert got is want  # both ml_dtypes.bfloat16, the scalar type
   assert float(got(1.5)) == 1.5 and np.dtype(got).name == "bfloat16"
+
+
+def _aot_cases(m):
+  """(name, thunk): a compiled jit called with its dynamic arguments only (equinox's AOT)."""
+  jnp = m.numpy
+  f = lambda x, s, k=1: x * s + k  # noqa: E731
+  x = jnp.ones(2)
+  return [
+    ("static argnum", lambda: m.jit(f, static_argnums=1).lower(x, 3).compile()(x)),
+    ("static argname", lambda: m.jit(f, static_argnames="k").lower(x, 3., k=5).compile()(x, 3.)),
+    ("two statics", lambda: m.jit(f, static_argnums=(0, 2)).lower(2, x, 7).compile()(x)),
+    ("negative argnum", lambda: m.jit(f, static_argnums=-1).lower(x, 2., 4).compile()(x, 2.)),
+    ("no statics", lambda: m.jit(f).lower(x, 2.).compile()(x, 2.)),
+  ]
+
+
+@pytest.mark.parametrize("i", range(5))
+def test_compiled_called_with_dynamic_args_only(i):
+  jax = oracle()
+  name, got = _aot_cases(jaxlite)[i]
+  np.testing.assert_array_equal(np.asarray(got()), np.asarray(_aot_cases(jax)[i][1]()),
+                                err_msg=name)
+
+
+def test_compiled_rejects_static_args_again():
+  compiled = jaxlite.jit(lambda x, s: x * s, static_argnums=1).lower(np.ones(2), 3).compile()
+  with pytest.raises(TypeError, match="does not match the input pytree"):
+    compiled(np.ones(2), 3)
