@@ -13,5 +13,5 @@ def __getattr__(name):
   if name == "bfloat16":
     from jaxlite._src import dtypes
     dtypes.load_ml_dtypes()
-    return dtypes.bfloat16
+    return dtypes.bfloat16.type  # the scalar type, as JAX's: jax.dtypes.bfloat16(1) is a value
   raise AttributeError(f"module 'jaxlite.dtypes' has no attribute {name!r}")

@@ -23,9 +23,19 @@ from jaxlite._src.jit_function import ShapeDtypeStruct  # noqa: F401  (public as
 
 
 def _abstractify(x):
+  """Like JAX's shaped_abstractify: also takes an abstract value itself (flax passes a
+  ShapedArray to eval_shape) and duck-typed arrays (anything with a dtype and a shape)."""
   if isinstance(x, ShapeDtypeStruct):
     return x.aval
-  return core.get_aval(as_traceable_arg(x))
+  if isinstance(x, core.ShapedArray):  # its dtype may be a scalar type such as jnp.float32
+    return x.update(dtype=dtypes.canonicalize_dtype(x.dtype))
+  try:
+    return core.get_aval(as_traceable_arg(x))
+  except TypeError:
+    if not hasattr(x, "dtype"):
+      raise
+    return core.ShapedArray(np.shape(x), dtypes.canonicalize_dtype(x.dtype),
+                            bool(getattr(x, "weak_type", False)))
 
 
 def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,

@@ -479,7 +479,14 @@ class PjitFunction:
   # -- AOT stages -----------------------------------------------------------------------------
   def trace(self, *args, **kwargs) -> "Traced":
     entry, flat = self._get_entry(args, kwargs)
-    return Traced(self, entry)
+    traced = Traced(self, entry)
+    # The static arguments are baked in: the Compiled stage is called with the others only.
+    dyn_args, dyn_kwargs, _ = self._split_args(args, kwargs)
+    traced._statics = ([(i, a) for i, a in enumerate(args)
+                        if i in self._static_argnums or (i - len(args)) in self._static_argnums],
+                       {k: v for k, v in kwargs.items() if k in self._static_argnames},
+                       len(dyn_args), frozenset(dyn_kwargs))
+    return traced
 
   def lower(self, *args, **kwargs) -> "Lowered":
     return self.trace(*args, **kwargs).lower()
@@ -536,7 +543,9 @@ class Traced:
   out_info = property(lambda self: self._entry.out_tree.unflatten(self._entry.out_avals))
 
   def lower(self):
-    return Lowered(self._fn, self._entry)
+    lowered = Lowered(self._fn, self._entry)
+    lowered._statics = self._statics
+    return lowered
 
 
 class Lowered:
@@ -546,8 +555,16 @@ class Lowered:
   def as_text(self, dialect=None) -> str:
     return str(self._entry.closed)
 
-  def compile(self):
-    return Compiled(self._fn, self._entry)
+  def compile(self, compiler_options=None, *, device_assignment=None):
+    """`compiler_options` name XLA options: jaxlite has no XLA, so XLA's (`xla_*`) are accepted
+    and have no effect; any other name raises as XLA does for an option it does not know."""
+    from jaxlite._src.errors import JaxRuntimeError
+    for name in (compiler_options or {}):
+      if not str(name).startswith("xla_"):
+        raise JaxRuntimeError(f"INVALID_ARGUMENT: No such compile option: '{name}'")
+    compiled = Compiled(self._fn, self._entry)
+    compiled._statics = self._statics
+    return compiled
 
 
 class Compiled:
@@ -559,7 +576,17 @@ class Compiled:
     return backend.get_backend().as_text(self._entry.executable)
 
   def __call__(self, *args, **kwargs):
-    return self._fn(*args, **kwargs)
+    """Called, as JAX's, with the dynamic arguments only (the static ones are baked in)."""
+    static_pos, static_kw, n_dyn, dyn_keys = self._statics
+    if len(args) != n_dyn or frozenset(kwargs) != dyn_keys:
+      raise TypeError("Function compiled with input pytree does not match the input pytree it "
+                      f"was called with: compiled for {n_dyn} positional and keyword arguments "
+                      f"{sorted(dyn_keys)}, called with {len(args)} and {sorted(kwargs)} (static "
+                      "arguments are not passed to a compiled function).")
+    full = list(args)
+    for i, a in sorted((i % (n_dyn + len(static_pos)), a) for i, a in static_pos):
+      full.insert(i, a)
+    return self._fn(*full, **kwargs, **static_kw)
 
 
 def _placement_arg_name(keypath, fun):

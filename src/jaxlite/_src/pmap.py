@@ -28,12 +28,15 @@ def pmap(fun=None, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_
   static = set(_as_tuple(static_broadcasted_argnums))
 
   @functools.wraps(fun)
-  def mapped(*args):
+  def mapped(*args, **kwargs):
     dyn_idx = [i for i in range(len(args)) if i not in static]
     dyn = tuple(args[i] for i in dyn_idx)
     axes = in_axes
     if isinstance(in_axes, tuple) and static and len(in_axes) == len(args):
       axes = tuple(in_axes[i] for i in dyn_idx)
+    if kwargs:  # as JAX: in_axes covers the positional arguments; keywords map over axis 0
+      axes = (axes if isinstance(axes, tuple) else (axes,) * len(dyn)) + (0,)
+      dyn = dyn + (kwargs,)
     flat_axes = _in_axes_leaves(axes, dyn)
     leaves, tree = tree_util.tree_flatten(dyn)
     mapped_sizes = [np.shape(x)[a] for x, a in zip(leaves, flat_axes) if a is not None]
@@ -74,9 +77,11 @@ def pmap(fun=None, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_
       blocks = [b if a is None else shape_prims.squeeze_p.bind(b, dimensions=(0,))
                 for b, a in zip(blocks, flat_axes)]
       full = list(template)
-      for i, v in zip(dyn_idx, tree_util.tree_unflatten(tree, blocks)):
+      vals = tree_util.tree_unflatten(tree, blocks)
+      for i, v in zip(dyn_idx, vals):
         full[i] = v
-      outs, otree = tree_util.tree_flatten(fun(*full))
+      kw = vals[len(dyn_idx)] if len(vals) > len(dyn_idx) else {}  # the keyword arguments
+      outs, otree = tree_util.tree_flatten(fun(*full, **kw))
       out_tree_box.append(otree)
       return [parallel_comm._insert_axis(o, 0) for o in outs]
 

@@ -581,7 +581,7 @@ def bernoulli(key, p=0.5, shape=None, mode: str = "low"):
   if mode not in ("high", "low"):
     raise ValueError(f"got mode={mode!r}, expected 'high' or 'low'")
   typed, _ = _check_prng_key("bernoulli", key)
-  dtype = _lax.dtype(p)
+  dtype = dtypes.canonicalize_dtype(_lax.dtype(p))  # a float64 p is float32 without x64
   if not dtypes.issubdtype(dtype, np.floating):
     raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {dtype}.")
   p = _lax.convert_element_type(p, dtype)
@@ -595,11 +595,19 @@ def _bernoulli(key, p, shape, mode):
   else:
     _check_shape("bernoulli", shape, np.shape(p))
   dtype = _lax.dtype(p)
+
+  def bcast(p):  # as JAX's `<`/`-` on the samples: a p of rank >= 1 broadcasts (trailing axes)
+    nd = len(np.shape(p))
+    if nd == 0 or np.shape(p) == tuple(shape):
+      return p
+    return _lax_ns().broadcast_in_dim(p, tuple(shape), tuple(range(len(shape) - nd, len(shape))))
+
   if mode == "high":
     u1, u2 = _unstack_values(uniform(key, (2, *shape), dtype))
     u2 = _lax.mul(u2, _const(dtype, 2.0 ** -dtypes.finfo(dtype).nmant))
-    return _lax.lt(u2, _lax.sub(p, u1))
-  return _lax.lt(uniform(key, shape, dtype), p)
+    return _lax.lt(u2, _lax.sub(bcast(p), u1))
+  u = uniform(key, shape, dtype)
+  return _lax.lt(u, bcast(p))
 
 
 def _unstack_values(x) -> list:

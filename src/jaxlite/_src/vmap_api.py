@@ -30,6 +30,17 @@ def _check_axes_leaves(axes, which: str) -> None:
                     f"types as leaves, but got {axes}.")
 
 
+def _wraps(fun):
+  """functools.wraps that, as JAX's, skips the metadata of a callable whose `__name__` is not a
+  string (an equinox Module inside a traced body answers a sentinel)."""
+  def deco(f):
+    try:
+      return functools.wraps(fun)(f)
+    except TypeError:
+      return f
+  return deco
+
+
 def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
   """Vectorizes `fun` over the axes `in_axes` of its arguments; results mapped at `out_axes`."""
   if not callable(fun):
@@ -41,7 +52,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
   _check_axes_leaves(in_axes, "in_axes")
   _check_axes_leaves(out_axes, "out_axes")
 
-  @functools.wraps(fun)
+  @_wraps(fun)
   def vmap_f(*args, **kwargs):
     if isinstance(in_axes, tuple) and len(in_axes) != len(args):
       raise ValueError(f"{_IN_AXES_TOP} len(in_axes)={len(in_axes)}, len(args)={len(args)}")

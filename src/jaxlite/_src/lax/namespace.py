@@ -83,8 +83,9 @@ LAZY_NAMES = {
     **dict.fromkeys(("conv_general_dilated_patches", "conv_general_dilated_local", "ragged_dot",
                      "RaggedDotDimensionNumbers"), "jaxlite._src.lax.conv_patches"),
     "linalg": None,  # the jax.lax.linalg submodule
-    **dict.fromkeys(("ppermute", "pshuffle", "all_to_all", "psum_scatter", "pbroadcast", "pcast",
-                     "ppermute_p", "all_to_all_p"), "jaxlite._src.lax.parallel_comm"),
+    **dict.fromkeys(("ppermute", "pshuffle", "all_to_all", "pswapaxes", "psum_scatter",
+                     "pbroadcast", "pcast", "ppermute_p", "all_to_all_p"),
+                    "jaxlite._src.lax.parallel_comm"),
     **dict.fromkeys(("with_sharding_constraint", "sharding_constraint_p"),
                     "jaxlite._src.sharding.propagation"),
     **dict.fromkeys(("create_token", "after_all", "create_token_p", "after_all_p", "dce_sink",

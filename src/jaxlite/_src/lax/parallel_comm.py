@@ -229,6 +229,12 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
   return tree_util.tree_map(one, x)
 
 
+
+def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
+  """Swaps the named axis `axis_name` with the positional axis `axis` (whose size must equal the
+  named axis's): `all_to_all` with the split and concat axes both `axis`."""
+  return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
+
 def _insert_axis(x, axis):
   shape = core.get_aval(x).shape
   new = shape[:axis] + (1,) + shape[axis:]

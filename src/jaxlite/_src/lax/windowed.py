@@ -47,11 +47,12 @@ def _window_out(padded: int, window: int, stride: int) -> int:
   return max(0, (padded - window) // stride + 1) if padded >= window else 0
 
 
-def padtype_to_pads(in_shape, window_shape, window_strides, padding) -> tuple:
-  """(lo, hi) pairs for 'VALID', 'SAME' or 'SAME_LOWER' (XLA's convention: extra pad goes high)."""
+def padtype_to_pads(in_shape, window_shape, window_strides, padding) -> list:
+  """A list (as JAX's: callers concatenate it) of (lo, hi) pairs for 'VALID', 'SAME' or
+  'SAME_LOWER' (XLA's convention: extra pad goes high)."""
   kind = padding.upper() if isinstance(padding, str) else padding
   if kind == "VALID":
-    return ((0, 0),) * len(in_shape)
+    return [(0, 0)] * len(in_shape)
   if kind not in ("SAME", "SAME_LOWER"):
     raise RuntimeError("Unrecognized padding type: expected 'VALID', 'SAME', or 'SAME_LOWER', "
                        f"got {padding}.")
@@ -60,7 +61,7 @@ def padtype_to_pads(in_shape, window_shape, window_strides, padding) -> tuple:
     total = max(0, (-(-d // s) - 1) * s + w - d)
     small = total // 2
     pads.append((small, total - small) if kind == "SAME" else (total - small, small))
-  return tuple(pads)
+  return pads
 
 
 def _padded_view(x, fill, padding, dilation, axes):
@@ -675,7 +676,9 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
   kind = None
   if len(leaves) == 1 and not isinstance(operand, (tuple, list, dict)):
     operand = asarg(operand)
-    kind = _monoid_kind(computation, init_value, dtypes.dtype_and_weak(operand)[0])
+    # As JAX: the init is checked against the identity of its own dtype (so -inf starts an int
+    # max, as equinox's MaxPool does).
+    kind = _monoid_kind(computation, init_value, dtypes.dtype_and_weak(init_value)[0])
   if kind is None:
     return _generic_reduce_window(operand, init_value, computation, **params)
   prim = {"sum": reduce_window_sum_p, "max": reduce_window_max_p, "min": reduce_window_min_p}

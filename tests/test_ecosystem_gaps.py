@@ -1,0 +1,226 @@
+"""Small API gaps found by running optax/chex/flax/equinox's own suites on jaxlite (ECOSYSTEM.md):
+each case against real JAX (oracle) or a known answer."""
+import functools
+import importlib
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import jaxlite
+from jaxlite import lax
+
+from conftest import oracle
+
+# (per-member shape, named-axis size, swapped axis)
+PSWAPAXES_CASES = [((4, 3), 4, 0), ((2, 3), 3, 1), ((5, 2), 2, 1), ((2, 2, 2), 2, 2)]
+
+
+@pytest.mark.parametrize("shape,n,axis", PSWAPAXES_CASES)
+def test_pswapaxes_matches_jax(shape, n, axis):
+  jax = oracle()
+  x = np.arange(n * int(np.prod(shape)), dtype=np.float32).reshape((n,) + shape)
+  got = jaxlite.vmap(lambda v: lax.pswapaxes(v, "i", axis), axis_name="i")(x)
+  want = jax.vmap(lambda v: jax.lax.pswapaxes(v, "i", axis), axis_name="i")(x)
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_pswapaxes_known_answer():
+  # Member i holds row i of x; swapping the named axis with axis 0 transposes x.
+  x = np.arange(9, dtype=np.float32).reshape(3, 3)
+  got = jaxlite.vmap(lambda v: lax.pswapaxes(v, "i", 0), axis_name="i")(x)
+  np.testing.assert_array_equal(np.asarray(got), x.T)
+
+
+def test_pswapaxes_size_mismatch_raises():
+  x = np.zeros((3, 2), np.float32)
+  with pytest.raises(ValueError, match="all_to_all"):
+    jaxlite.vmap(lambda v: lax.pswapaxes(v, "i", 0), axis_name="i")(x)
+
+
+class _DuckArray:
+  """Not an array: only a shape and a dtype, which JAX's eval_shape accepts."""
+  shape = (2, 3)
+  dtype = np.dtype("float32")
+
+
+# (argument builder taking the library module, function) -> eval_shape's result must match JAX.
+EVAL_SHAPE_CASES = [
+  ("ShapedArray np dtypes", lambda m: (m.core.ShapedArray((2, 3), np.dtype("float32")),
+                                       m.core.ShapedArray((3,), np.dtype("int32"))),
+   lambda a, b: a + b),
+  ("ShapedArray scalar-type dtype", lambda m: (m.core.ShapedArray((4, 1), m.numpy.float32),),
+   lambda a: a.sum(0)),
+  ("weak ShapedArray", lambda m: (m.core.ShapedArray((), m.numpy.float32, weak_type=True),),
+   lambda a: a * 2),
+  ("duck-typed array", lambda m: (_DuckArray(),), lambda a: a.T),
+]
+
+
+@pytest.mark.parametrize("name,make_args,fun", EVAL_SHAPE_CASES,
+                         ids=[c[0] for c in EVAL_SHAPE_CASES])
+def test_eval_shape_takes_abstract_and_duck_typed_args(name, make_args, fun):
+  jax = oracle()
+  importlib.import_module("jax.core")  # make_args reads jax.core.ShapedArray
+  importlib.import_module("jaxlite.core")
+  got = jaxlite.eval_shape(fun, *make_args(jaxlite))
+  want = jax.eval_shape(fun, *make_args(jax))
+  assert (got.shape, np.dtype(got.dtype), got.weak_type) == (
+      want.shape, np.dtype(want.dtype), want.weak_type)
+
+
+def test_eval_shape_rejects_value_without_dtype():
+  with pytest.raises(TypeError, match="not a valid JAX type"):
+    jaxlite.eval_shape(lambda a: a, object())
+
+
+def _pmap_kw_cases(m):
+  """(name, thunk) pairs calling m.pmap with keyword arguments (mapped over axis 0 in JAX)."""
+  jnp = m.numpy
+  x = jnp.arange(6.0).reshape(1, 6)
+  y = jnp.ones((1, 6))
+
+  def foo(x, y, flag=True):
+    return x * 2 + y if flag else x - y
+
+  return [
+    ("all keywords", lambda: m.pmap(foo)(x=x, y=y)),
+    ("mixed", lambda: m.pmap(foo)(x, y=y)),
+    ("keyword flag", lambda: m.pmap(foo, static_broadcasted_argnums=2)(x, y, False)),
+    ("in_axes None positional", lambda: m.pmap(foo, in_axes=(None,))(x[0], y=y)),
+    ("partial keyword", lambda: m.pmap(functools.partial(foo, flag=False))(x=x, y=y)),
+    ("jit of pmap", lambda: m.jit(m.pmap(foo))(x=x, y=y)),
+    ("dict keyword", lambda: m.pmap(lambda x, d: x + d["a"])(x, d={"a": y})),
+  ]
+
+
+@pytest.mark.parametrize("i", range(7))
+def test_pmap_keyword_arguments_match_jax(i):
+  jax = oracle()
+  name, got = _pmap_kw_cases(jaxlite)[i]
+  _, want = _pmap_kw_cases(jax)[i]
+  np.testing.assert_array_equal(np.asarray(got()), np.asarray(want()), err_msg=name)
+
+
+# Probabilities as NumPy float64 (flax's Dropout passes `1 - rate` from np.arange): JAX takes the
+# canonical float32 without warning.
+BERNOULLI_P = [np.float64(0.3), np.float64(0.7), np.array([0.1, 0.9]), 0.5]
+
+
+@pytest.mark.parametrize("mode", ["low", "high"])
+@pytest.mark.parametrize("p", BERNOULLI_P, ids=repr)
+def test_bernoulli_float64_p_matches_jax_without_warning(p, mode):
+  jax = oracle()
+  shape = (2, 4) if np.ndim(p) == 0 else (3, 2)
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    got = jaxlite.random.bernoulli(jaxlite.random.key(0), p, shape, mode=mode)
+  want = jax.random.bernoulli(jax.random.key(0), p, shape, mode=mode)
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+# Lowered.compile(compiler_options=...): equinox's filter_jit always passes the keyword.
+COMPILE_OPTIONS = [(None, None), ({}, None), ({"xla_embed_ir_in_executable": True}, None),
+                   ({"an option that does not make sense": "bad value"}, "No such compile option")]
+
+
+@pytest.mark.parametrize("options,error", COMPILE_OPTIONS, ids=repr)
+def test_lowered_compile_compiler_options(options, error):
+  jax = oracle()
+  for m in (jaxlite, jax):
+    lowered = m.jit(lambda x: 2 * x + 1).lower(np.float32(3))
+    if error is None:
+      assert float(lowered.compile(compiler_options=options)(np.float32(3))) == 7.0
+    else:
+      with pytest.raises(m.errors.JaxRuntimeError, match=error):
+        lowered.compile(compiler_options=options)
+
+
+# lax.padtype_to_pads returns a list (equinox's Conv does `[(0, 0)] + padding`).
+PADTYPE_CASES = [((5,), (3,), (1,), "SAME"), ((5, 6), (3, 2), (2, 2), "VALID"),
+                 ((7, 4), (4, 3), (3, 1), "SAME_LOWER"), ((8,), (2,), (2,), "same")]
+
+
+@pytest.mark.parametrize("args", PADTYPE_CASES, ids=repr)
+def test_padtype_to_pads_list_matches_jax(args):
+  jax = oracle()
+  got, want = lax.padtype_to_pads(*args), jax.lax.padtype_to_pads(*args)
+  assert type(got) is list and [tuple(p) for p in got] == [tuple(p) for p in want]
+
+
+class _OddName:
+  """A callable whose `__name__` is not a string (equinox Modules answer a sentinel)."""
+  __name__ = property(lambda self: object())
+
+  def __call__(self, x):
+    return x * 3
+
+
+def test_vmap_of_callable_with_non_string_name():
+  jax = oracle()
+  x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+  got = jaxlite.vmap(_OddName())(x)
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(jax.vmap(_OddName())(x)))
+  np.testing.assert_array_equal(np.asarray(got), x * 3)
+
+
+# reduce_window recognizes a monoid by the init's own dtype (equinox's MaxPool: -inf on ints).
+REDUCE_WINDOW_CASES = [
+  ("int max -inf", np.arange(12, dtype=np.int32).reshape(3, 4), -np.inf, "max"),
+  ("int min inf", np.arange(12, dtype=np.int32).reshape(3, 4), np.inf, "min"),
+  ("float max -inf", np.arange(12, dtype=np.float32).reshape(3, 4), -np.inf, "max"),
+  ("int add 0", np.arange(12, dtype=np.int32).reshape(3, 4), 0, "add"),
+]
+
+
+@pytest.mark.parametrize("name,x,init,op", REDUCE_WINDOW_CASES,
+                         ids=[c[0] for c in REDUCE_WINDOW_CASES])
+def test_reduce_window_monoid_by_init_dtype(name, x, init, op):
+  jax = oracle()
+
+  def run(m):
+    f = lambda v: m.lax.reduce_window(v, init, getattr(m.lax, op), (2, 2), (1, 1), "VALID")
+    return f(x), re.search(r"reduce_window\w*", str(m.make_jaxpr(f)(x))).group(0)
+
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    (got, got_prim), (want, want_prim) = run(jaxlite), run(jax)
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+  assert np.asarray(got).dtype == np.asarray(want).dtype and got_prim == want_prim
+
+
+def test_dtypes_bfloat16_is_the_scalar_type():
+  jax = oracle()
+  import jaxlite.dtypes
+  got, want = jaxlite.dtypes.bfloat16, jax.dtypes.bfloat16
+  assert got is want  # both ml_dtypes.bfloat16, the scalar type
+  assert float(got(1.5)) == 1.5 and np.dtype(got).name == "bfloat16"
+
+
+def _aot_cases(m):
+  """(name, thunk): a compiled jit called with its dynamic arguments only (equinox's AOT)."""
+  jnp = m.numpy
+  f = lambda x, s, k=1: x * s + k  # noqa: E731
+  x = jnp.ones(2)
+  return [
+    ("static argnum", lambda: m.jit(f, static_argnums=1).lower(x, 3).compile()(x)),
+    ("static argname", lambda: m.jit(f, static_argnames="k").lower(x, 3., k=5).compile()(x, 3.)),
+    ("two statics", lambda: m.jit(f, static_argnums=(0, 2)).lower(2, x, 7).compile()(x)),
+    ("negative argnum", lambda: m.jit(f, static_argnums=-1).lower(x, 2., 4).compile()(x, 2.)),
+    ("no statics", lambda: m.jit(f).lower(x, 2.).compile()(x, 2.)),
+  ]
+
+
+@pytest.mark.parametrize("i", range(5))
+def test_compiled_called_with_dynamic_args_only(i):
+  jax = oracle()
+  name, got = _aot_cases(jaxlite)[i]
+  np.testing.assert_array_equal(np.asarray(got()), np.asarray(_aot_cases(jax)[i][1]()),
+                                err_msg=name)
+
+
+def test_compiled_rejects_static_args_again():
+  compiled = jaxlite.jit(lambda x, s: x * s, static_argnums=1).lower(np.ones(2), 3).compile()
+  with pytest.raises(TypeError, match="does not match the input pytree"):
+    compiled(np.ones(2), 3)
