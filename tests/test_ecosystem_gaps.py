@@ -224,3 +224,16 @@ def test_compiled_rejects_static_args_again():
   compiled = jaxlite.jit(lambda x, s: x * s, static_argnums=1).lower(np.ones(2), 3).compile()
   with pytest.raises(TypeError, match="does not match the input pytree"):
     compiled(np.ones(2), 3)
+
+
+@pytest.mark.parametrize("arg,want", [("int32", np.int32), (np.float32, np.float32),
+                                      (np.dtype("int8"), np.int8), (float, np.float32),
+                                      (np.ones(2, np.float32), np.float32), (2, np.int32)])
+def test_lax_dtype_of_dtype_likes(arg, want):
+  # lax.dtype takes values and dtype-likes alike (flax calls it on scalar types)
+  assert lax.dtype(arg) == np.dtype(want)
+
+
+def test_lax_dtype_truncates_requested_float64_with_a_warning():
+  with pytest.warns(UserWarning, match="truncated to dtype float32"):
+    assert lax.dtype(np.float64) == np.float32

@@ -49,7 +49,10 @@ def empty(shape, dtype, *, out_sharding=None):
 
 
 def dtype(x) -> np.dtype:
-  """The canonical dtype of a value, as `lax.dtype` gives it."""
+  """The canonical dtype of a value or of a dtype-like (a scalar type, np.dtype or name), as
+  `lax.dtype` gives it (a requested 64-bit dtype warns and truncates without x64, as JAX's)."""
+  if isinstance(x, (type, np.dtype, str)):
+    return np.dtype(dtypes.check_user_dtype(x, "dtype"))
   return core.get_aval(lax.asarg(x)).dtype
 
 

@@ -35,7 +35,7 @@ def asarg(x):
     return x if canon == x.dtype else np.asarray(x, canon)
   if hasattr(x, "__jax_array__"):
     return asarg(x.__jax_array__())
-  if isinstance(x, (int, float, complex)):
+  if isinstance(x, (int, float, builtins.complex)):
     return weak_scalar(type(x).__mro__[1](x)) if not isinstance(x, np.generic) else x
   raise TypeError(f"Value {x!r} with type {type(x)} is not a valid JAX type")
 
