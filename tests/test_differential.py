@@ -1043,10 +1043,8 @@ KNOWN = [
                      "einsum broadcasts a size-1 contracted axis in JAX; jaxlite raises "
                      "dot_general's TypeError (numpy/linalg_basic.py einsum)")),
                  id="einsum-size1-broadcast"),
+    # Fixed: einsum checks label sizes and raises JAX's ValueError (tests/test_bad_input.py).
     pytest.param(lambda: _case(lambda L, x: L.jnp.einsum("ij,jk->ik", x, x), np.ones((2, 3))),
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "einsum with mismatched label sizes: JAX raises ValueError (Size of label "
-                     "'j' ...), jaxlite dot_general's TypeError")),
                  id="einsum-label-size-error"),
     pytest.param(lambda: _case(lambda L, x, y: L.jnp.einsum("i,i->", x, y),
                                V3, np.array([1, 2, 3], np.int8), mode="jaxpr"),
