@@ -156,7 +156,7 @@ def plan(jaxpr) -> tuple[list, list, dict]:
       eqns.extend(item.eqns)
     else:
       eqns.append(item)
-  last_use = last_uses(eqns, jaxpr.outvars)
+  last_use = passes.last_uses(eqns, jaxpr.outvars)
   for item in items:
     if isinstance(item, Kernel):
       _finish(item, last_use)
@@ -175,19 +175,6 @@ def _has_subjaxpr(eqn) -> bool:
   # Control flow and calls run user code: keep them in program order.
   return any(hasattr(p, "jaxpr") or hasattr(p, "eqns") for p in eqn.params.values()) or \
       any(isinstance(p, tuple) and p and hasattr(p[0], "jaxpr") for p in eqn.params.values())
-
-
-def last_uses(eqns, outvars) -> dict:
-  """Index of the last eqn reading each var (outputs of the jaxpr are never dead)."""
-  last = {}
-  for i, eqn in enumerate(eqns):
-    for v in eqn.invars:
-      if type(v) is not Literal:
-        last[v] = i
-  for v in outvars:
-    if type(v) is not Literal:
-      last[v] = len(eqns)
-  return last
 
 
 def _finish(k: Kernel, last_use: dict) -> None:

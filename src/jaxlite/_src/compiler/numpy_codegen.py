@@ -76,7 +76,7 @@ def jaxpr_to_source(jaxpr: core.Jaxpr, consts: list, fn_name: str = "_jaxpr_fn",
 
   args = [namer(v) for v in jaxpr.invars]
   lines = [f"def {fn_name}({', '.join(args)}):"]
-  last_use = _last_uses(jaxpr.eqns, jaxpr.outvars)
+  last_use = passes.last_uses(jaxpr.eqns, jaxpr.outvars)
   lines += _eqn_lines(jaxpr.eqns, 0, last_use, namer, atom, glob, counter, "  ", tables)
   rets = [atom(v) for v in jaxpr.outvars]
   lines.append(f"  return {_tuple_source(rets)}")
@@ -115,19 +115,6 @@ def _quiet(lines, eqns, tables) -> list:
   if not any(e.primitive in tables.quiet for e in eqns):
     return lines
   return [lines[0], "  with np.errstate(all='ignore'):"] + ["  " + ln for ln in lines[1:]]
-
-
-def _last_uses(eqns, outvars) -> dict:
-  """Index of the last eqn reading each var (outputs of the jaxpr are never dead)."""
-  last = {}
-  for i, eqn in enumerate(eqns):
-    for v in eqn.invars:
-      if type(v) is not Literal:
-        last[v] = i
-  for v in outvars:
-    if type(v) is not Literal:
-      last[v] = len(eqns)
-  return last
 
 
 def _dying_owned_input(eqn, i, owned, last_use):
@@ -193,7 +180,7 @@ def scan_to_source(jaxpr, consts, num_consts, num_carry, reverse, fn_name="_scan
   ys = [f"_ys{k}" for k in range(len(y_out))]
   args = [namer(v) for v in const_in + carry_in] + xs + ys + ["_length"]
   lines = [f"def {fn_name}({', '.join(args)}):"]
-  last_use = _last_uses(hoisted + loop, jaxpr.outvars)
+  last_use = passes.last_uses(hoisted + loop, jaxpr.outvars)
   lines += _eqn_lines(hoisted, 0, last_use, namer, atom, glob, counter, "  ", tables)
   steps = "range(_length - 1, -1, -1)" if reverse else "range(_length)"
   lines.append(f"  for _i in {steps}:")

@@ -149,3 +149,16 @@ def optimize(closed: core.ClosedJaxpr) -> tuple[Jaxpr, list]:
   if config.jax_enable_checks:  # the test suite turns this on: passes must keep jaxprs well typed
     core.check_jaxpr(jaxpr)
   return jaxpr, consts
+
+
+def last_uses(eqns, outvars) -> dict:
+  """Index of the last eqn reading each var (outputs of the jaxpr are never dead)."""
+  last = {}
+  for i, eqn in enumerate(eqns):
+    for v in eqn.invars:
+      if type(v) is not Literal:
+        last[v] = i
+  for v in outvars:
+    if type(v) is not Literal:
+      last[v] = len(eqns)
+  return last
