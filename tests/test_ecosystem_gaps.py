@@ -237,3 +237,18 @@ def test_lax_dtype_of_dtype_likes(arg, want):
 def test_lax_dtype_truncates_requested_float64_with_a_warning():
   with pytest.warns(UserWarning, match="truncated to dtype float32"):
     assert lax.dtype(np.float64) == np.float32
+
+
+def test_signature_of_a_jitted_function_without_following_wrappers():
+  # chex's fake_pmap asks inspect.signature(fn, follow_wrapped=False) of a jit wrapper
+  import inspect
+
+  def f(x, y=2):
+    return x
+  assert str(inspect.signature(jaxlite.jit(f), follow_wrapped=False)) == "(x, y=2)"
+
+  class A:
+    @jaxlite.jit
+    def m(self, x):
+      return x
+  assert str(inspect.signature(A().m)) == "(x)"

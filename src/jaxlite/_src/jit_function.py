@@ -476,6 +476,12 @@ class PjitFunction:
       return [_placement_arg_name(p, self._fun) for p, _ in paths]
     return devices.common_device(flat, names, self._name)
 
+  @property
+  def __signature__(self):
+    """The wrapped function's signature, also for `inspect.signature(f, follow_wrapped=False)`
+    (the wrapper's `__get__` would make inspect take it for a builtin)."""
+    return inspect.signature(self._fun)
+
   # -- AOT stages -----------------------------------------------------------------------------
   def trace(self, *args, **kwargs) -> "Traced":
     entry, flat = self._get_entry(args, kwargs)
