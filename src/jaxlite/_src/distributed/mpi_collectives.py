@@ -154,15 +154,21 @@ def allgather(x, processes=None):
   return out
 
 
-def reduce_scatter(x, op="sum", processes=None):
-  """Block i (of n along axis 0) of the elementwise `op` of every process's `x`, in process i
-  (MPI_Reduce_scatter_block)."""
+def _split_over_processes(x, processes, name):
+  """(contiguous x, communicator, n) for a collective that splits axis 0 into n blocks."""
   x = _contig(x)
   comm = communicator(processes)
   n = comm.Get_size()
   if x.ndim == 0 or x.shape[0] % n:
-    raise ValueError(f"jaxlite MPI reduce_scatter: axis 0 of the buffer (shape {x.shape}) must "
+    raise ValueError(f"jaxlite MPI {name}: axis 0 of the buffer (shape {x.shape}) must "
                      f"divide into the {n} processes of the group")
+  return x, comm, n
+
+
+def reduce_scatter(x, op="sum", processes=None):
+  """Block i (of n along axis 0) of the elementwise `op` of every process's `x`, in process i
+  (MPI_Reduce_scatter_block)."""
+  x, comm, n = _split_over_processes(x, processes, "reduce_scatter")
   if n == 1:
     return x.copy()
   _check_same(comm, x, "reduce_scatter")
@@ -178,12 +184,7 @@ def reduce_scatter(x, op="sum", processes=None):
 def alltoall(x, processes=None):
   """Block j (of n along axis 0) of `x` goes to process j; block i of the result came from
   process i."""
-  x = _contig(x)
-  comm = communicator(processes)
-  n = comm.Get_size()
-  if x.ndim == 0 or x.shape[0] % n:
-    raise ValueError(f"jaxlite MPI alltoall: axis 0 of the buffer (shape {x.shape}) must "
-                     f"divide into the {n} processes of the group")
+  x, comm, n = _split_over_processes(x, processes, "alltoall")
   if n == 1:
     return x.copy()
   _check_same(comm, x, "alltoall")
