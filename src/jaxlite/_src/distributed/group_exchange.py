@@ -50,10 +50,17 @@ def _layout(rank_process):
   return procs, by_proc
 
 
+_layouts: dict = {}  # (id(mesh), axes, other coordinates) -> (mesh, rank_process read-only)
+
+
 def rank_processes(mesh, axes, coords):
   """`rank_process` of the group over mesh `axes` that contains the device at `coords`
   ({axis: coordinate}; only the other axes' are read): group ranks row-major over `axes`,
   as the SPMD runtime numbers them."""
+  key = (id(mesh), tuple(axes), tuple((n, c) for n, c in coords.items() if n not in axes))
+  hit = _layouts.get(key)  # keyed by identity: hashing a mesh costs more than the lookup
+  if hit is not None and hit[0] is mesh:
+    return hit[1]
   import itertools
   names = list(mesh.axis_names)
   out = []
@@ -61,6 +68,9 @@ def rank_processes(mesh, axes, coords):
     at = dict(coords)
     at.update(zip(axes, pos))
     out.append(mesh.devices[tuple(at[n] for n in names)].process_index)
+  if len(_layouts) > 1024:
+    _layouts.clear()
+  _layouts[key] = (mesh, out)
   return out
 
 
@@ -82,10 +92,14 @@ def exchange(kind, local_blocks, rank_process, perm=None):
   blocks = [np.asarray(local_blocks[r]) for r in mine]
   if kind in _REDUCE:
     op, ufunc = _REDUCE[kind]
-    part = blocks[0].copy()
-    for b in blocks[1:]:
-      ufunc(part, b, out=part)
-    total = mc.allreduce(part, op, procs)
+    if len(blocks) == 1:  # MPI reads the block where it is: no copy
+      total = mc.allreduce(blocks[0], op, procs)
+    else:  # the local devices' reduction is a fresh buffer: reduced across processes in place
+      part = ufunc(blocks[0], blocks[1], out=mc.result_buffer(blocks[0].shape,
+                                                              np.result_type(*blocks)))
+      for b in blocks[2:]:
+        ufunc(part, b, out=part)
+      total = mc.allreduce(part, op, procs, inplace=part.dtype in mc._NATIVE)
     return {r: total for r in mine}
   if kind == "all_gather":
     stacked = mc.allgather(np.stack(blocks), procs)  # (processes, local ranks, ...)

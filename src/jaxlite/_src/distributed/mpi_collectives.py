@@ -14,7 +14,10 @@ JAXLITE_MPI_CHECK_SHAPES=0 to skip it (measured: see BENCHMARKS.md).
 """
 from __future__ import annotations
 
+import math
 import os
+import sys
+import threading
 import zlib
 
 import numpy as np
@@ -114,17 +117,57 @@ def _mpi_op(op):
   return {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}[op]
 
 
-def allreduce(x, op="sum", processes=None, out=None):
+# Result buffers of large collectives are recycled: a fresh buffer of tens of MiB is mmapped
+# by malloc and costs a page fault per 4 KiB page on its first write, a large share of the
+# collective itself. A pooled buffer is handed out again only when nothing else refers to it
+# (its reference count: the pool's list, the loop variable and getrefcount's argument), i.e.
+# when the Array or view that held the previous result is gone.
+_POOL_MIN = 1 << 20     # bytes; smaller buffers come from malloc's free lists anyway
+_POOL_PER_KEY = 2
+_POOL_KEYS = 16
+_pool: dict = {}
+_pool_lock = threading.Lock()
+
+
+def result_buffer(shape, dtype):
+  """An uninitialized C-contiguous buffer for a collective's result (pooled when large)."""
+  dtype = np.dtype(dtype)
+  shape = tuple(shape)
+  if dtype.itemsize * math.prod(shape) < _POOL_MIN:
+    return np.empty(shape, dtype)
+  key = (shape, dtype)
+  with _pool_lock:
+    bufs = _pool.get(key)
+    if bufs is None:
+      if len(_pool) >= _POOL_KEYS:
+        _pool.pop(next(iter(_pool)))
+      bufs = _pool[key] = []
+    for b in bufs:
+      if sys.getrefcount(b) == 3:
+        b.flags.writeable = True  # a reader may have frozen it (psum results are read-only)
+        return b
+    b = np.empty(shape, dtype)
+    if len(bufs) < _POOL_PER_KEY:
+      bufs.append(b)
+    return b
+
+
+def allreduce(x, op="sum", processes=None, out=None, inplace=False):
   """The elementwise `op` ("sum", "max", "min") of every process's `x`, in every process;
-  written into `out` when given (a contiguous buffer of x's shape and dtype, reused by callers
-  that reduce repeatedly: a fresh buffer costs its page faults at large sizes)."""
-  x = _contig(x)
+  written into `out` when given (a contiguous buffer of x's shape and dtype), else into a
+  recycled result buffer, or into `x` itself with `inplace` (MPI_IN_PLACE: for a contiguous
+  temporary the caller owns, e.g. the sum of this process's devices' blocks)."""
+  x = _contig(x) if not inplace else x
   comm = communicator(processes)
+  if inplace and (not x.flags.c_contiguous or not x.flags.writeable):
+    raise ValueError("jaxlite MPI allreduce: inplace needs a writeable contiguous buffer")
   if out is not None and (out.shape != x.shape or out.dtype != x.dtype
                           or not out.flags.c_contiguous or x.dtype not in _NATIVE):
     raise ValueError(f"jaxlite MPI allreduce: out must be a contiguous {x.dtype}{list(x.shape)}"
                      f" buffer of a dtype MPI reduces, got {out.dtype}{list(out.shape)}")
   if comm.Get_size() == 1:
+    if inplace:
+      return x
     if out is None:
       return x.copy()
     out[...] = x
@@ -132,7 +175,10 @@ def allreduce(x, op="sum", processes=None, out=None):
   _check_same(comm, x, "allreduce")
   mop = _mpi_op(op)
   if x.dtype in _NATIVE:
-    out = np.empty_like(x) if out is None else out
+    if inplace:
+      comm.Allreduce(global_state.MPI.IN_PLACE, x, op=mop)
+      return x
+    out = result_buffer(x.shape, x.dtype) if out is None else out
     comm.Allreduce(x, out, op=mop)
     return out
   w = x.astype(_wide(x.dtype))

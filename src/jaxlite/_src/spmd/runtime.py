@@ -392,6 +392,16 @@ def _run_local(mesh, per_device_fn, per_device_args, local, timeout):
   n = mesh.devices.size
   run = _Run(n, timeout)
   run.pending = len(local)
+  if len(local) == 1 and current_context() is None:  # one local device: inline, no hand-off
+    ctx = DeviceContext(mesh, local[0], run)
+    ctx.mesh_spans_processes = True
+    _compute.acquire()  # the slot a worker would hold (collectives give it back meanwhile)
+    try:
+      with _Bound(ctx):
+        run.results[local[0]] = per_device_fn(*per_device_args[local[0]])
+    finally:
+      _compute.release()
+    return run.results
   limits = _blas_limits(min(len(local), _CORES))
   try:
     for k, i in enumerate(local):
