@@ -26,6 +26,16 @@ def _placement(sharding, shape):
                   f"of type {type(sharding).__name__}")
 
 
+def _multiprocess(sharding):
+  """Whether `sharding` spans several processes (jaxlite.distributed builds those Arrays)."""
+  return devices.process_count() > 1 and not sharding.is_fully_addressable
+
+
+def _global():
+  from jaxlite._src.distributed import global_arrays
+  return global_arrays
+
+
 def _shard_mismatch(expected, got, dtype, shape, sharding):
   aval = core.ShapedArray(tuple(shape), dtype)
   return ValueError(f"Expected shard shape {tuple(expected)} doesn't match the single device "
@@ -36,6 +46,8 @@ def _shard_mismatch(expected, got, dtype, shape, sharding):
 def make_array_from_callback(shape, sharding, data_callback, dtype=None):
   """A sharded Array of global `shape`: `data_callback(index)` gives the data of the shard at
   `index` (a tuple of slices), called once per distinct index."""
+  if _multiprocess(sharding):
+    return _global().make_array_from_callback(shape, sharding, data_callback, dtype)
   shape = tuple(int(d) for d in shape)
   placement = _placement(sharding, shape)
   index_map = sharding.devices_indices_map(shape)
@@ -67,6 +79,8 @@ def make_array_from_callback(shape, sharding, data_callback, dtype=None):
 def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None):
   """A sharded Array of global `shape` from one Array per device of `sharding` (in its
   addressable devices' order, as JAX takes them)."""
+  if _multiprocess(sharding):
+    return _global().make_array_from_single_device_arrays(shape, sharding, arrays, dtype=dtype)
   shape = tuple(int(d) for d in shape)
   arrays = list(arrays)
   assignment = sharding._device_assignment
@@ -105,6 +119,8 @@ def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None)
 
 def make_array_from_process_local_data(sharding, local_data, global_shape=None):
   """On one process the local data is the whole array: it is laid out by `sharding`."""
+  if _multiprocess(sharding):
+    return _global().make_array_from_process_local_data(sharding, local_data, global_shape)
   value = local_data._host_value() if isinstance(local_data, core.Array) \
       else np.asarray(local_data)
   if global_shape is not None and tuple(global_shape) != value.shape:

@@ -430,7 +430,12 @@ def call_sharded(fn, args, kwargs):
                             lambda: [f"args[{i}]" for i in range(len(placements) + 1)],
                             fn._name)
     return None  # nothing to partition: the caller's unsharded path
+  from jaxlite._src.distributed import sharded_jit  # a mesh over several processes (MPI)
+  spans = sharded_jit.spans_processes(mesh)
   if _has_shard_map(entry.closed.jaxpr):
+    if spans:
+      return entry.out_tree.unflatten(sharded_jit.run_with_shard_maps(
+          entry.closed, list(entry.lifted) + list(flat), mesh))
     return _run_whole_with_shard_maps(entry, flat, out_leaves, mesh)
   def path(i):
     paths = tree_util.tree_flatten_with_path((tuple(dyn_args), {}))[0]
@@ -470,6 +475,9 @@ def call_sharded(fn, args, kwargs):
     program = Program(entry.closed, in_specs_key, out_specs, mesh)
     cached = fn._sharded_cache[key] = (entry.closed, program)
   program = cached[1]
+  if spans:
+    return entry.out_tree.unflatten(sharded_jit.run_program(
+        program, list(entry.lifted) + list(flat), entry.out_avals))
   values = [jf.numpy_value(x) for x in list(entry.lifted) + list(flat)] if entry.lifted \
       else [jf.numpy_value(x) for x in flat]
   outs = program.run(values)
