@@ -134,3 +134,19 @@ def test_import_jaxlite_does_not_import_mpi4py():
                      env=_env(), cwd=ROOT)
   assert p.returncode == 0, p.stderr
   assert p.stdout.strip() == "False"
+
+
+@needs_mpi
+@pytest.mark.parametrize("n", [2, 4])
+def test_sharded_jit_over_a_mesh_spanning_processes(n):
+  p, _ = _launch(n, "sharded_jit.py")
+  assert p.returncode == 0, p.stdout + p.stderr
+  assert _ok_ranks(p) == list(range(n)), p.stdout + p.stderr
+
+
+@needs_mpi
+@pytest.mark.parametrize("n", [2, 4])
+def test_eager_ops_on_arrays_sharded_across_processes(n):
+  p, _ = _launch(n, "eager_across.py")
+  assert p.returncode == 0, p.stdout + p.stderr
+  assert _ok_ranks(p) == list(range(n)), p.stdout + p.stderr

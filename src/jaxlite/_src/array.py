@@ -30,7 +30,7 @@ Explicit mesh axis (so `typeof` prints `float32[8@x,4]` and jit keys on it).
 
 Arrays over several processes (jaxlite.distributed). A sharding whose devices include other
 processes' is not fully addressable. A replicated one still keeps the whole value in `_value`
-(every process holds it); otherwise `_value` is the `NON_ADDRESSABLE` sentinel and
+(every process holds it); otherwise `_value` is a `NON_ADDRESSABLE` placeholder and
 `_local_shards` holds this process's shards, (device, index, replica_id, buffer) in device
 order, always with `_aval` set: fetching the value (`np.asarray`, `_host_value`, printing it)
 raises JAX's RuntimeError, so does any eager use of the sentinel, `shard_views` returns the
@@ -95,7 +95,7 @@ class ArrayImpl(core.Array):
     """The whole array as one host NumPy value (the accessor everything outside the backend
     uses; with one buffer it is that buffer, never to be written)."""
     v = self._value
-    if v is NON_ADDRESSABLE:
+    if type(v) is NON_ADDRESSABLE:
       raise RuntimeError(_NON_ADDRESSABLE)
     return v
 
@@ -244,14 +244,14 @@ class ArrayImpl(core.Array):
 
   # -- printing --------------------------------------------------------------------------------
   def __str__(self):
-    if self._value is NON_ADDRESSABLE:
+    if type(self._value) is NON_ADDRESSABLE:
       return repr(self)
     return str(self._value)
 
   def __repr__(self):
     prefix = "Array("
     d = f"dtype={dtypes.dtype_name(self.dtype)}" + (", weak_type=True" if self.weak_type else "")
-    if self._value is NON_ADDRESSABLE:  # other processes hold parts of it: JAX prints only its type
+    if type(self._value) is NON_ADDRESSABLE:  # other processes hold parts: JAX prints the type
       return f"{prefix}shape={self.shape}, {d})"
     width = np.get_printoptions()["linewidth"]
     if self._value.size == 0:
@@ -276,7 +276,7 @@ def shard_views(x):
   """(device, index, replica_id, view) for each addressable device of Array `x`'s placement,
   in the sharding's device order; `view` is `x`'s buffer at `index` (no copy)."""
   value = x._value
-  if value is NON_ADDRESSABLE:
+  if type(value) is NON_ADDRESSABLE:
     return list(x._local_shards)
   out = _global_shards(x.sharding, value.shape, lambda idx: value[idx])
   if not x.is_fully_addressable:
@@ -303,7 +303,7 @@ def from_local_shards(shards, aval, sharding):
   """An Array over a sharding that spans other processes' devices, from this process's shards:
   (device, index, replica_id, NumPy buffer) for each of its addressable devices, in order."""
   a = object.__new__(ArrayImpl)
-  a._value = NON_ADDRESSABLE
+  a._value = _NonAddressable(aval.shape, aval.dtype)
   a.weak_type = aval.weak_type
   a._device = sharding
   a._aval = aval
@@ -314,7 +314,7 @@ def from_local_shards(shards, aval, sharding):
 def host_value(x) -> np.ndarray:
   """The host NumPy value of an ArrayImpl (see the module docstring: the accessor)."""
   v = x._value
-  return x._host_value() if v is NON_ADDRESSABLE else v
+  return x._host_value() if type(v) is NON_ADDRESSABLE else v
 
 
 def from_host(value, weak_type=False, device=None):
@@ -458,15 +458,25 @@ _NON_ADDRESSABLE = (
 
 
 class _NonAddressable:
-  """The `_value` of an Array whose shards live in several processes: the code that reads
-  buffers directly (eager dispatch, jnp's fast paths, jit's dispatch) meets this instead of a
-  NumPy array, and every use of it raises a RuntimeError saying why."""
-  __slots__ = ()
+  """The `_value` of an Array whose shards live in several processes: code that reads buffers
+  directly (eager dispatch, jnp's fast paths, jit's dispatch) meets this instead of a NumPy
+  array. It answers the metadata those paths read (shape, dtype, ndim, size), so they go on to
+  the primitives, which run partitioned over the global mesh (distributed/sharded_jit.py); any
+  read of the data raises JAX's RuntimeError. Test for it with `type(v) is NON_ADDRESSABLE`."""
+  __slots__ = ("shape", "dtype")
+
+  def __init__(self, shape, dtype):
+    self.shape, self.dtype = tuple(shape), dtype
+
+  ndim = property(lambda self: len(self.shape))
+  size = property(lambda self: int(np.prod(self.shape)))
+  itemsize = property(lambda self: self.dtype.itemsize)
+  nbytes = property(lambda self: self.size * self.dtype.itemsize)
 
   def _fail(self, *args, **kwargs):
     raise RuntimeError(
-        _NON_ADDRESSABLE + " (jaxlite: eager operations and jit calls on such an Array are "
-        "not supported yet; compute on its `.addressable_shards`, or gather it first)")
+        _NON_ADDRESSABLE + " (jaxlite: read its `.addressable_shards`, or gather it with "
+        "`multihost_utils.process_allgather`)")
 
   def __repr__(self):
     return "<non-addressable buffer>"
@@ -483,13 +493,22 @@ for _name in ("__array__", "__array_ufunc__", "__array_function__", "__getitem__
                                           "rshift") for r in ("", "r")),
               "__lt__", "__le__", "__gt__", "__ge__"):
   setattr(_NonAddressable, _name, _NonAddressable._fail)
-NON_ADDRESSABLE = _NonAddressable()
+NON_ADDRESSABLE = _NonAddressable  # the type of such a `_value`
 
 core.array_type = ArrayImpl
 core.array_from_numpy = _from_numpy
 core.make_array = _from_numpy_aval
 core.primitive_device = primitive_device
 core.place_outputs = place_outputs
+core.non_addressable = _NonAddressable
+
+
+def _eager_across_processes(primitive, args, params):
+  from jaxlite._src.distributed import sharded_jit
+  return sharded_jit.eager(primitive, args, params)
+
+
+core.eager_across_processes = _eager_across_processes
 
 
 def make_array_from_value(value, aval):

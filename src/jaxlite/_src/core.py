@@ -229,6 +229,8 @@ class EvalTrace(Trace):
           committed = True
       else:
         vals.append(a)
+    if committed and any(type(v) is non_addressable for v in vals):  # shards in other processes
+      return eager_across_processes(primitive, args, params)
     weak_rule = primitive.eager_weak_type
     if weak_rule is None or extended:
       avals = [get_aval(a) for a in args]
@@ -272,6 +274,10 @@ make_array: Callable = None  # (np value, ShapedArray) -> Array
 primitive_device: Callable = None  # (primitive, args) -> device
 # (Array or list of Arrays, device[, primitive, args, params]) -> the same, committed
 place_outputs: Callable = None
+# Set by jaxlite._src.array: the type of the `_value` of an Array with shards in other processes,
+# and the eager path for primitives on such Arrays (run partitioned over the global mesh).
+non_addressable: type = type("_Unset", (), {})
+eager_across_processes: Callable = None  # (primitive, args, params) -> outputs
 
 
 def find_cur_trace():

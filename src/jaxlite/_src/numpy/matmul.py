@@ -136,7 +136,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
 def _plain_matmul_dims(a, b):
   """(contract, batch) dims of `a @ b` for two eager arrays of one dtype and weak type whose
   shapes need no broadcasting, squeezing or transposing (the common `x @ w`), else None."""
-  av, bv = a._host_value(), b._host_value()
+  av, bv = a._value, b._value  # metadata only (any placement)
   if av.dtype != bv.dtype or a.weak_type != b.weak_type:
     return None
   sa, sb = av.shape, bv.shape

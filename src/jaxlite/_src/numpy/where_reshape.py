@@ -53,7 +53,7 @@ def _plain_select(condition, x, y) -> bool:
   at = core.array_type
   if type(condition) is not at or type(x) is not at or type(y) is not at:
     return False
-  c, xv, yv = condition._host_value(), x._host_value(), y._host_value()
+  c, xv, yv = condition._value, x._value, y._value  # metadata only (any placement)
   return (c.dtype == np.bool_ and xv.dtype == yv.dtype and x.weak_type == y.weak_type
           and c.shape == xv.shape == yv.shape and not (x.weak_type and xv.dtype == np.bool_))
 
