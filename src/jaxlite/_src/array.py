@@ -311,6 +311,11 @@ def from_local_shards(shards, aval, sharding):
   return a
 
 
+def is_non_addressable(x) -> bool:
+  """Whether Array `x` has shards in other processes (its buffer here is a placeholder)."""
+  return type(x._value) is NON_ADDRESSABLE
+
+
 def host_value(x) -> np.ndarray:
   """The host NumPy value of an ArrayImpl (see the module docstring: the accessor)."""
   v = x._value

@@ -76,6 +76,23 @@ np.testing.assert_array_equal(mc.exchange_across_processes("psum", blk),
 np.testing.assert_array_equal(mc.exchange_across_processes("all_gather", blk),
                               np.repeat(np.arange(size, dtype=float), 2)[:, None] * [1, 1])
 
+# Large results come from a pool: a buffer is handed out again only once nothing refers to it,
+# and in-place reduction writes into the caller's buffer.
+big = np.full(1 << 19, rank + 1, np.float32)  # 2 MiB
+first = mc.allreduce(big)
+second = mc.allreduce(big * 2)
+view = second[10:20]
+del second
+third = mc.allreduce(big * 3)
+assert np.shares_memory(third, view) is False and third is not first
+tot = size * (size + 1) / 2
+assert (first == tot).all() and (view == 2 * tot).all() and (third == 3 * tot).all()
+del view, third
+fourth = mc.allreduce(big * 4)  # reuses a freed pool buffer
+assert (fourth == 4 * tot).all() and (first == tot).all()
+mine = np.full(8, rank + 1.0)
+assert mc.allreduce(mine, "max", inplace=True) is mine and (mine == size).all()
+
 # Mismatched programs raise in every process instead of deadlocking.
 if size > 1:
   try:

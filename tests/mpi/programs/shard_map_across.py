@@ -34,6 +34,14 @@ np.testing.assert_array_equal(mu.process_allgather(ring(x), tiled=True),
                               np.roll(blocks, 1, 0).reshape(N * 2, 2))
 big = jax.device_put(np.ones(N * 70000, np.float32), NamedSharding(mesh, P("x")))
 np.testing.assert_array_equal(np.asarray(psum(big)), np.full(70000, N, np.float32))
+# jitted, over 1 MiB blocks (pooled result buffers): a result kept stays intact while later
+# calls reuse the buffers of results that were dropped.
+jpsum = jax.jit(psum)
+huge = jax.device_put(np.ones(N * (1 << 18), np.float32), NamedSharding(mesh, P("x")))
+kept = jpsum(huge)
+for k in range(2, 5):
+  np.testing.assert_array_equal(np.asarray(jpsum(huge * k)), np.full(1 << 18, N * k))
+np.testing.assert_array_equal(np.asarray(kept), np.full(1 << 18, N, np.float32))
 
 # A 2-d mesh, x across processes and y within: the groups over x (one per y) run at once.
 mesh2 = Mesh(np.array(jax.devices()).reshape(n, L), ("x", "y"))

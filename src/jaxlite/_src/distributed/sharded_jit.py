@@ -45,7 +45,7 @@ def _device_blocks(x, sharding):
   be laid out by `sharding` (moving shards between processes is a collective the program
   states explicitly)."""
   from jaxlite._src import array as array_mod
-  if type(x) is core.array_type and type(x._value) is array_mod.NON_ADDRESSABLE:
+  if type(x) is core.array_type and array_mod.is_non_addressable(x):
     if _same_layout(x._device, sharding, len(x._aval.shape)):
       return {d: b for d, _, _, b in x._local_shards}
     if not x.is_fully_replicated:

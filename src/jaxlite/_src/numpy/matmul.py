@@ -136,10 +136,9 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
 def _plain_matmul_dims(a, b):
   """(contract, batch) dims of `a @ b` for two eager arrays of one dtype and weak type whose
   shapes need no broadcasting, squeezing or transposing (the common `x @ w`), else None."""
-  av, bv = a._value, b._value  # metadata only (any placement)
-  if av.dtype != bv.dtype or a.weak_type != b.weak_type:
+  if a.dtype != b.dtype or a.weak_type != b.weak_type:  # metadata only (any placement)
     return None
-  sa, sb = av.shape, bv.shape
+  sa, sb = a.shape, b.shape
   na, nb = len(sa), len(sb)
   if 1 <= na <= 2 and 1 <= nb <= 2:
     k_b, batch = sb[-2] if nb == 2 else sb[0], ((), ())

@@ -53,9 +53,9 @@ def _plain_select(condition, x, y) -> bool:
   at = core.array_type
   if type(condition) is not at or type(x) is not at or type(y) is not at:
     return False
-  c, xv, yv = condition._value, x._value, y._value  # metadata only (any placement)
-  return (c.dtype == np.bool_ and xv.dtype == yv.dtype and x.weak_type == y.weak_type
-          and c.shape == xv.shape == yv.shape and not (x.weak_type and xv.dtype == np.bool_))
+  xd = x.dtype  # metadata only: the Array's, whatever its placement
+  return (condition.dtype == np.bool_ and xd == y.dtype and x.weak_type == y.weak_type
+          and condition.shape == x.shape == y.shape and not (x.weak_type and xd == np.bool_))
 
 
 @internal_jit
