@@ -35,13 +35,28 @@ from jaxlite._src.distributed.state import global_state
 _REDUCE = {"psum": ("sum", np.add), "pmax": ("max", np.maximum), "pmin": ("min", np.minimum)}
 
 
+_by_layout: dict = {}  # id(rank_process) -> (rank_process, _layout's answer)
+
+
 def _layout(rank_process):
   """(sorted processes of the group, {process: its ranks ascending}); every process must hold
-  the same number of ranks (meshes over whole processes' devices)."""
+  the same number of ranks (meshes over whole processes' devices). Cached for the lists that
+  `rank_processes` caches (same object each call)."""
+  hit = _by_layout.get(id(rank_process))
+  if hit is not None and hit[0] is rank_process:
+    return hit[1]
+  out = _compute_layout(rank_process)
+  if len(_by_layout) > 1024:
+    _by_layout.clear()
+  _by_layout[id(rank_process)] = (rank_process, out)
+  return out
+
+
+def _compute_layout(rank_process):
   by_proc = {}
   for r, p in enumerate(rank_process):
     by_proc.setdefault(int(p), []).append(r)
-  procs = sorted(by_proc)
+  procs = tuple(sorted(by_proc))
   counts = {len(v) for v in by_proc.values()}
   if len(counts) != 1:
     raise ValueError("jaxlite group exchange: the group's processes hold different numbers of "

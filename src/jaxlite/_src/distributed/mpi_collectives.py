@@ -28,6 +28,7 @@ CHECK_SHAPES = os.environ.get("JAXLITE_MPI_CHECK_SHAPES", "1") != "0"
 
 _OPS = ("sum", "max", "min")
 _group_comms: dict = {}
+_resolved: dict = {}  # processes tuple -> its communicator (the world, or _group_comms')
 # Dtypes MPI reduces natively (mpi4py maps their buffer formats to MPI datatypes); others
 # (bool, float16, bfloat16, float8, int4) reduce in a wider type and are cast back.
 _NATIVE = frozenset(np.dtype(t) for t in (
@@ -48,8 +49,13 @@ def communicator(processes=None):
   world = _world()
   if processes is None or global_state.MPI is None:
     return world
-  key = tuple(int(p) for p in processes)
+  key = processes if type(processes) is tuple else tuple(int(p) for p in processes)
+  comm = _resolved.get(key)  # every group asked for before, the world's included
+  if comm is not None:
+    return comm
+  key = tuple(int(p) for p in key)
   if len(key) == world.Get_size() and key == tuple(range(len(key))):
+    _resolved[key] = world
     return world
   comm = _group_comms.get(key)
   if comm is None:
@@ -59,6 +65,7 @@ def communicator(processes=None):
     group = world.Get_group().Incl(list(key))
     comm = _group_comms[key] = world.Create_group(group, tag=hash(key) & 0x7FFF)
     group.Free()
+  _resolved[key] = comm
   return comm
 
 
@@ -66,6 +73,7 @@ def _free_group_comms():
   for comm in _group_comms.values():
     comm.Free()
   _group_comms.clear()
+  _resolved.clear()
 
 
 def _signature(x):

@@ -402,6 +402,11 @@ def call_sharded(fn, args, kwargs):
   from jaxlite._src import jit_function as jf
   from jaxlite._src import tree_util
   from jaxlite._src.sharding.named_sharding import NamedSharding
+  if devices.process_count() > 1:  # a repeated call over a mesh spanning processes
+    from jaxlite._src.distributed import sharded_jit
+    out = sharded_jit.repeat_call(fn, args, kwargs)
+    if out is not None:
+      return out
   if kwargs and fn._in_shardings is not None:
     raise ValueError("pjit does not support kwargs when in_shardings is specified.")
   dyn_args = args if fn._simple else fn._split_args(args, kwargs)[0]
@@ -434,8 +439,7 @@ def call_sharded(fn, args, kwargs):
   spans = sharded_jit.spans_processes(mesh)
   if _has_shard_map(entry.closed.jaxpr):
     if spans:
-      return entry.out_tree.unflatten(sharded_jit.run_with_shard_maps(
-          entry.closed, list(entry.lifted) + list(flat), mesh))
+      return sharded_jit.call(fn, args, kwargs, entry, flat, mesh, None)
     return _run_whole_with_shard_maps(entry, flat, out_leaves, mesh)
   def path(i):
     paths = tree_util.tree_flatten_with_path((tuple(dyn_args), {}))[0]
@@ -476,8 +480,7 @@ def call_sharded(fn, args, kwargs):
     cached = fn._sharded_cache[key] = (entry.closed, program)
   program = cached[1]
   if spans:
-    return entry.out_tree.unflatten(sharded_jit.run_program(
-        program, list(entry.lifted) + list(flat), entry.out_avals))
+    return sharded_jit.call(fn, args, kwargs, entry, flat, mesh, program)
   values = [jf.numpy_value(x) for x in list(entry.lifted) + list(flat)] if entry.lifted \
       else [jf.numpy_value(x) for x in flat]
   outs = program.run(values)
