@@ -75,6 +75,12 @@ close(gathered(out), g @ w2, 1e-4)
 tot = jax.jit(lambda a, b: jnp.sum(a @ b))(x2, w2s)
 close(tot, (g @ w2).sum(), 1e-3)
 
+# Repeated calls (remembered per argument placement) and the same function over other layouts.
+twice = jax.jit(lambda a: jnp.sum(a * 2, axis=0))
+for arg in (x, x, x2, x2, jax.device_put(g, repl), x):
+  close(twice(arg), 2 * g.sum(0), 1e-4)
+close(gathered(jax.jit(lambda a: a - 1)(x2)), g - 1)
+
 # Data-parallel training with plain jit: the batch split over every process's devices, the
 # loss and gradients' psums inserted by the partitioner; the losses are the one-process ones.
 params = [rng.standard_normal((5, 8)).astype(np.float32) * 0.3,

@@ -13,11 +13,11 @@ ranks, and gets {rank: result} back. Kinds (JAX's collectives, per-device semant
 Every process of the group must call it at the same point of the program (as with any MPI
 collective); ranks are the group's, processes the world's.
 
-Wiring into spmd/runtime.py, shard_map.py and lax/parallel.py: tests/mpi/spmd_integration.patch
-(written and tested under mpiexec -n 2/4 on main's tree with the spmd branch merged). In short:
-- `run_spmd` starts workers only for this process's devices of the mesh; shard_map feeds them
-  the local shards of its global operands and assembles its results from the local blocks
-  (`global_arrays._assemble`).
+How spmd/runtime.py, shard_map.py and lax/parallel.py use it (jit over such meshes goes
+through distributed/sharded_jit.py into the same runtime):
+- `run_spmd` runs only this process's devices of the mesh (inline when it has one); shard_map
+  feeds them the local shards of its global operands and assembles its results from the local
+  blocks (`global_arrays._assemble`).
 - A group's layout is `rank_processes(mesh, axes, coords)`; when it `spans_processes`, the
   slot waits for the local members only, and the last one combines with the other processes
   (releasing the run's lock and compute slot meanwhile): the one group of a collective over
