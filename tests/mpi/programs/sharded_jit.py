@@ -25,6 +25,17 @@ w = rng.standard_normal((5, 4)).astype(np.float32)
 x = jax.device_put(g, batch)
 assert not x.is_fully_addressable
 wr = jax.device_put(w, repl)
+# jax.make_array_from_* over a sharding spanning processes build the same Array.
+rows_per = g.shape[0] // n
+built = [jax.make_array_from_callback(g.shape, batch, lambda idx: g[idx]),
+         jax.make_array_from_process_local_data(batch, g[me * rows_per:(me + 1) * rows_per]),
+         jax.make_array_from_single_device_arrays(
+             g.shape, batch, [jax.device_put(g[s.index], s.device) for s in x.addressable_shards])]
+for b in built:
+  assert b.sharding == batch and not b.is_fully_addressable
+  for s, t in zip(b.addressable_shards, x.addressable_shards):
+    assert s.device == t.device and s.index == t.index
+    np.testing.assert_array_equal(np.asarray(s.data), np.asarray(t.data))
 
 
 def close(a, b, tol=1e-5):
