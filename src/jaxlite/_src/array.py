@@ -363,7 +363,8 @@ def bind_uniform(primitive, arrays, **params):
     return None
   dtype, weak, device = first._value.dtype, first.weak_type, None
   for a in arrays:
-    if type(a) is not ArrayImpl or a._value.dtype != dtype or a.weak_type != weak:
+    if type(a) is not ArrayImpl or a._value.dtype != dtype or a.weak_type != weak or \
+        type(a._value) is NON_ADDRESSABLE:  # shards in other processes: the general path
       return None
     if a._device is not None:
       device = primitive_device(primitive, arrays)

@@ -60,7 +60,11 @@ def array(object, dtype=None, copy: bool = True, order=None, ndmin: int = 0, *, 
   if t is core.array_type or isinstance(object, core.Tracer):
     out = object if dtype is None else _cast(object, dtype)
     if dtype is None and t is core.array_type and copy:
-      out = array_lib.like(object, object._host_value(), object.weak_type)
+      if array_lib.is_non_addressable(object):  # shards in other processes: each copies its own
+        from jaxlite._src.lax.identity_ops import copy_p
+        out = copy_p.bind(object)
+      else:
+        out = array_lib.like(object, object._host_value(), object.weak_type)
   elif isinstance(object, (list, tuple)) and _contains_tracer(object):
     from jaxlite._src.numpy.shape_ops import stack
     out = stack([array(e) for e in object])
