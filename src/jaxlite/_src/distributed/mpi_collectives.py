@@ -76,8 +76,21 @@ def _free_group_comms():
   _resolved.clear()
 
 
+_signatures: dict = {}  # (shape, dtype) -> its record (read-only)
+
+
 def _signature(x):
   """A fixed-size int64 record of x's shape and dtype (what every process must agree on)."""
+  key = (x.shape, x.dtype)
+  rec = _signatures.get(key)
+  if rec is None:
+    if len(_signatures) > 1024:
+      _signatures.clear()
+    rec = _signatures[key] = _make_signature(x)
+  return rec
+
+
+def _make_signature(x):
   rec = np.full(10, -1, np.int64)
   rec[0], rec[1] = x.ndim, zlib.crc32(x.dtype.str.encode())  # str hash() differs by process
   shape = x.shape if x.ndim <= 8 else x.shape[:7] + (hash(x.shape[7:]) & 0x7FFFFFFF,)
