@@ -7,6 +7,8 @@ is ever built: each local device gets its own block (a view of the shard, no cop
 per-device program runs through the SPMD runtime (`run_spmd` starts workers for the local
 devices; collectives over axes spanning processes go through `group_exchange` and MPI), and the
 outputs are Arrays assembled from the local devices' blocks (`global_arrays._assemble`).
+Eager primitives on such Arrays come here too (`eager`, from core.EvalTrace): each runs as the
+jit of the one primitive, as JAX runs eager ops.
 """
 from __future__ import annotations
 
