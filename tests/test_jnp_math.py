@@ -160,13 +160,41 @@ EINSUMS = [("ij,jk->ik", [(3, 4), (4, 5)]), ("ij,jk,kl->il", [(3, 4), (4, 5), (5
            ("ii->", [(3, 3)]), ("ii->i", [(3, 3)]), ("ij->ji", [(3, 4)]), ("ij->", [(3, 4)]),
            ("ij,ij->i", [(3, 4), (3, 4)]), ("i,j->ij", [(3,), (4,)]),
            ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]), ("...j,jk->...k", [(2, 3, 4), (4, 5)]),
-           ("ij,jk", [(3, 4), (4, 5)]), ("ijk->kji", [(2, 3, 4)]), ("iij->j", [(3, 3, 2)])]
+           ("ij,jk", [(3, 4), (4, 5)]), ("ijk->kji", [(2, 3, 4)]), ("iij->j", [(3, 3, 2)]),
+           # size-1 labels broadcast against the other operands' sizes (NumPy and JAX agree)
+           ("ij,jk->ik", [(2, 1), (3, 4)]), ("bij,bjk->bik", [(2, 3, 1), (1, 3, 5)]),
+           ("ij,kj->ik", [(3, 2), (2, 1)]), ("i,i->", [(1,), (4,)]), ("ij,jk", [(2, 1), (3, 4)])]
 
 
 @pytest.mark.parametrize("spec,shapes", EINSUMS)
 def test_einsum(spec, shapes):
   ops = [_data(s, np.float32) for s in shapes]
   _check(jnp.einsum(spec, *ops), np.einsum(spec, *ops), rtol=1e-4)
+
+
+EINSUM_SUBLISTS = [  # einsum's interleaved form: operand, labels, ..., [output labels]
+    ([(2, 3), [0, 1], (3, 4), [1, 2], [0, 2]]), ([(2, 3), [0, 1], (3, 4), [1, 2]]),
+    ([(2, 3, 4), [Ellipsis, 1, 2], (4, 5), [2, 3]]), ([(3, 3), [0, 0], []]),
+    ([(2, 1), [0, 1], (3, 4), [1, 2], [0, 2]])]
+
+
+@pytest.mark.parametrize("args", EINSUM_SUBLISTS, ids=str)
+def test_einsum_interleaved_sublists(args):
+  args = [_data(a, np.float32) if isinstance(a, tuple) else a for a in args]
+  _check(jnp.einsum(*args), np.einsum(*args), rtol=1e-4)
+  arrays = [k for k, a in enumerate(args) if isinstance(a, np.ndarray)]
+
+  def with_arrays(*ops):
+    full = list(args)
+    for k, o in zip(arrays, ops):
+      full[k] = o
+    return jnp.einsum(*full)
+  _check(jax.jit(with_arrays)(*[args[k] for k in arrays]), np.einsum(*args), rtol=1e-4)
+
+
+def test_einsum_sublist_bad_label():
+  with pytest.raises(TypeError, match="subscript labels must be integers"):
+    jnp.einsum(np.ones((2, 2)), [0, "a"])
 
 
 def test_other_products():
