@@ -365,3 +365,33 @@ def test_values_and_types_match_real_jax(expr):
   assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
   assert ours.weak_type == theirs.weak_type
   np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-5, atol=1e-6)
+
+
+def test_arctan2_of_complex_inputs():
+  """NumPy has no complex arctan2; JAX's is -i log((y + ix) / sqrt(x² + y²))."""
+  rng = np.random.default_rng(7)
+  x = (rng.standard_normal(16) + 1j * rng.standard_normal(16)).astype(np.complex64)
+  y = (rng.standard_normal(16) + 1j * rng.standard_normal(16)).astype(np.complex64)
+  x[:3], y[:3] = [0, 1j, 3], [0, 1, -2]
+  x128, y128 = x.astype(np.complex128), y.astype(np.complex128)
+  with np.errstate(all="ignore"):
+    want = -1j * np.log((y128 + 1j * x128) / np.sqrt(x128 * x128 + y128 * y128))
+  for got in (jnp.arctan2(x, y), jax.jit(jax.lax.atan2)(x, y)):
+    assert got.dtype == np.complex64
+    np.testing.assert_allclose(np.asarray(got), want, rtol=2e-7, atol=1e-7)
+  assert np.asarray(jnp.arctan2(x[2], y[2])).imag == 0.0  # real inputs stay exactly real
+  assert np.isnan(np.asarray(jnp.arctan2(x[0], y[0]))).all()
+  # holomorphic: d/dx atan2(x, y) = y / (x² + y²)
+  g = jax.grad(lambda a: jnp.arctan2(a, 2.0 + 1j).real)(1.0 + 1j)
+  np.testing.assert_allclose(complex(g), (2 + 1j) / ((1 + 1j) ** 2 + (2 + 1j) ** 2), rtol=1e-6)
+
+
+def test_arctan2_of_complex_inputs_matches_jax():
+  from conftest import oracle
+  jax_ = oracle()
+  rng = np.random.default_rng(8)
+  x, y = (rng.standard_normal((2, 3, 5, 2)) @ np.array([1, 1j])).astype(np.complex64)
+  np.testing.assert_allclose(np.asarray(jnp.arctan2(x, y)), np.asarray(jax_.numpy.arctan2(x, y)),
+                             rtol=1e-6, atol=1e-6)
+  ours, theirs = jax.make_jaxpr(jnp.arctan2)(x, 1.0), jax_.make_jaxpr(jax_.numpy.arctan2)(x, 1.0)
+  assert str(ours) == str(theirs)
