@@ -398,9 +398,10 @@ shift_right_logical_p = binop("shift_right_logical", _shift_right_logical, "iu")
 mulhi_p = binop("mulhi", _quiet(_mulhi), "iu")
 complex_p = binop("complex", _complex, "f",
                   out_dtype=None)
-eq_p = binop("eq", np.equal, "fciub", out_dtype=dtypes.bool_, template="np.equal({0}, {1})")
+eq_p = binop("eq", np.equal, "fciub", out_dtype=dtypes.bool_, template="np.equal({0}, {1})",
+             keys=True)
 ne_p = binop("ne", np.not_equal, "fciub", out_dtype=dtypes.bool_,
-             template="np.not_equal({0}, {1})")
+             template="np.not_equal({0}, {1})", keys=True)
 lt_p = binop("lt", np.less, "fiub", out_dtype=dtypes.bool_, template="np.less({0}, {1})")
 le_p = binop("le", np.less_equal, "fiub", out_dtype=dtypes.bool_,
              template="np.less_equal({0}, {1})")

@@ -26,7 +26,7 @@ weak_scalar = dtypes.weak_scalar
 def asarg(x):
   """Canonicalizes one argument of a lax function."""
   t = type(x)
-  if t is core.array_type or isinstance(x, core.Tracer) or t in dtypes.typed_scalar_types:
+  if t is core.array_type or isinstance(x, core.Array) or t in dtypes.typed_scalar_types:
     return x
   if t in (int, float, complex, bool):
     return weak_scalar(x)
