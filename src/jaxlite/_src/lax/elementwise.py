@@ -751,7 +751,16 @@ def convert_value(x, new_dtype):
     return x.astype(new_dtype)
 
 
+def check_convertible(old_dtype, new_dtype) -> None:
+  """Typed PRNG keys (extended dtypes) convert to nothing else, with JAX's error."""
+  if old_dtype != new_dtype and (hasattr(old_dtype, "_is_extended")
+                                 or hasattr(new_dtype, "_is_extended")):
+    raise ValueError(f"Cannot convert_element_type from {dtypes.dtype_name(old_dtype)} to "
+                     f"{dtypes.dtype_name(new_dtype)}")
+
+
 def _convert_abstract(x, new_dtype, weak_type=False, sharding=None):
+  check_convertible(x.dtype, new_dtype)
   return ShapedArray(x.shape, new_dtype, weak_type)
 
 

@@ -148,6 +148,7 @@ def _convert_element_type(operand, new_dtype=None, weak_type=False):
   if new_dtype is None:
     new_dtype = old_dtype
   new_dtype = dtypes.canonicalize_dtype(new_dtype)
+  ew.check_convertible(old_dtype, new_dtype)
   if old_dtype == new_dtype and old_weak == weak_type and not isinstance(operand, np.generic):
     if type(operand) not in dtypes.typed_scalar_types:
       return operand
