@@ -533,6 +533,13 @@ JAXPRS = {  # name -> (fn(jnp, lax) -> function to trace, arguments)
     "take_flat": (lambda jnp, lax: lambda x, i: jnp.take(x, i), (x34, np.array([0, 5, -1], np.int32))),
     "take_along_axis": (lambda jnp, lax: lambda x, i: jnp.take_along_axis(x, i, axis=1),
                         (x34, np.array([[0], [1], [2]], np.int32))),
+    # one traced index into a 1-D array reaches dynamic_slice as it is (weak stays weak)
+    "int_index_1d_weak": (lambda jnp, lax: lambda x, i: x[i], (x3, 1)),
+    "int_index_1d_strong": (lambda jnp, lax: lambda x, i: x[i], (x3, np.int32(1))),
+    "int_index_1d_int16": (lambda jnp, lax: lambda x, i: x[i], (x3, np.int16(-1))),
+    "int_index_1d_uint8": (lambda jnp, lax: lambda x, i: x[i], (x3, np.uint8(1))),
+    "int_index_2d_weak": (lambda jnp, lax: lambda x, i: x[i], (x34, 1)),
+    "int_index_2d_both": (lambda jnp, lax: lambda x, i: x[i, i], (x34, 1)),
 }
 
 

@@ -160,13 +160,41 @@ EINSUMS = [("ij,jk->ik", [(3, 4), (4, 5)]), ("ij,jk,kl->il", [(3, 4), (4, 5), (5
            ("ii->", [(3, 3)]), ("ii->i", [(3, 3)]), ("ij->ji", [(3, 4)]), ("ij->", [(3, 4)]),
            ("ij,ij->i", [(3, 4), (3, 4)]), ("i,j->ij", [(3,), (4,)]),
            ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]), ("...j,jk->...k", [(2, 3, 4), (4, 5)]),
-           ("ij,jk", [(3, 4), (4, 5)]), ("ijk->kji", [(2, 3, 4)]), ("iij->j", [(3, 3, 2)])]
+           ("ij,jk", [(3, 4), (4, 5)]), ("ijk->kji", [(2, 3, 4)]), ("iij->j", [(3, 3, 2)]),
+           # size-1 labels broadcast against the other operands' sizes (NumPy and JAX agree)
+           ("ij,jk->ik", [(2, 1), (3, 4)]), ("bij,bjk->bik", [(2, 3, 1), (1, 3, 5)]),
+           ("ij,kj->ik", [(3, 2), (2, 1)]), ("i,i->", [(1,), (4,)]), ("ij,jk", [(2, 1), (3, 4)])]
 
 
 @pytest.mark.parametrize("spec,shapes", EINSUMS)
 def test_einsum(spec, shapes):
   ops = [_data(s, np.float32) for s in shapes]
   _check(jnp.einsum(spec, *ops), np.einsum(spec, *ops), rtol=1e-4)
+
+
+EINSUM_SUBLISTS = [  # einsum's interleaved form: operand, labels, ..., [output labels]
+    ([(2, 3), [0, 1], (3, 4), [1, 2], [0, 2]]), ([(2, 3), [0, 1], (3, 4), [1, 2]]),
+    ([(2, 3, 4), [Ellipsis, 1, 2], (4, 5), [2, 3]]), ([(3, 3), [0, 0], []]),
+    ([(2, 1), [0, 1], (3, 4), [1, 2], [0, 2]])]
+
+
+@pytest.mark.parametrize("args", EINSUM_SUBLISTS, ids=str)
+def test_einsum_interleaved_sublists(args):
+  args = [_data(a, np.float32) if isinstance(a, tuple) else a for a in args]
+  _check(jnp.einsum(*args), np.einsum(*args), rtol=1e-4)
+  arrays = [k for k, a in enumerate(args) if isinstance(a, np.ndarray)]
+
+  def with_arrays(*ops):
+    full = list(args)
+    for k, o in zip(arrays, ops):
+      full[k] = o
+    return jnp.einsum(*full)
+  _check(jax.jit(with_arrays)(*[args[k] for k in arrays]), np.einsum(*args), rtol=1e-4)
+
+
+def test_einsum_sublist_bad_label():
+  with pytest.raises(TypeError, match="subscript labels must be integers"):
+    jnp.einsum(np.ones((2, 2)), [0, "a"])
 
 
 def test_other_products():
@@ -337,3 +365,33 @@ def test_values_and_types_match_real_jax(expr):
   assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
   assert ours.weak_type == theirs.weak_type
   np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-5, atol=1e-6)
+
+
+def test_arctan2_of_complex_inputs():
+  """NumPy has no complex arctan2; JAX's is -i log((y + ix) / sqrt(x² + y²))."""
+  rng = np.random.default_rng(7)
+  x = (rng.standard_normal(16) + 1j * rng.standard_normal(16)).astype(np.complex64)
+  y = (rng.standard_normal(16) + 1j * rng.standard_normal(16)).astype(np.complex64)
+  x[:3], y[:3] = [0, 1j, 3], [0, 1, -2]
+  x128, y128 = x.astype(np.complex128), y.astype(np.complex128)
+  with np.errstate(all="ignore"):
+    want = -1j * np.log((y128 + 1j * x128) / np.sqrt(x128 * x128 + y128 * y128))
+  for got in (jnp.arctan2(x, y), jax.jit(jax.lax.atan2)(x, y)):
+    assert got.dtype == np.complex64
+    np.testing.assert_allclose(np.asarray(got), want, rtol=2e-7, atol=1e-7)
+  assert np.asarray(jnp.arctan2(x[2], y[2])).imag == 0.0  # real inputs stay exactly real
+  assert np.isnan(np.asarray(jnp.arctan2(x[0], y[0]))).all()
+  # holomorphic: d/dx atan2(x, y) = y / (x² + y²)
+  g = jax.grad(lambda a: jnp.arctan2(a, 2.0 + 1j).real)(1.0 + 1j)
+  np.testing.assert_allclose(complex(g), (2 + 1j) / ((1 + 1j) ** 2 + (2 + 1j) ** 2), rtol=1e-6)
+
+
+def test_arctan2_of_complex_inputs_matches_jax():
+  from conftest import oracle
+  jax_ = oracle()
+  rng = np.random.default_rng(8)
+  x, y = (rng.standard_normal((2, 3, 5, 2)) @ np.array([1, 1j])).astype(np.complex64)
+  np.testing.assert_allclose(np.asarray(jnp.arctan2(x, y)), np.asarray(jax_.numpy.arctan2(x, y)),
+                             rtol=1e-6, atol=1e-6)
+  ours, theirs = jax.make_jaxpr(jnp.arctan2)(x, 1.0), jax_.make_jaxpr(jax_.numpy.arctan2)(x, 1.0)
+  assert str(ours) == str(theirs)

@@ -169,22 +169,88 @@ def test_jit_names():
     assert [e.params["name"] for e in eqns if e.primitive.name == "jit"] == [name]
 
 
-def test_dot_product_attention_matches_jax():
-  jax_ = oracle()
+def _attention_operands():
   q = RNG.standard_normal((2, 5, 4, 8)).astype(np.float32)
   k = RNG.standard_normal((2, 7, 2, 8)).astype(np.float32)
   v = RNG.standard_normal((2, 7, 2, 8)).astype(np.float32)
-  bias = RNG.standard_normal((2, 4, 5, 7)).astype(np.float32)
-  mask = RNG.uniform(size=(2, 1, 5, 7)) > 0.2
-  for kw in [{}, dict(bias=bias), dict(mask=mask), dict(scale=0.3)]:
-    np.testing.assert_allclose(np.asarray(jax.nn.dot_product_attention(q, k, v, **kw)),
-                               np.asarray(jax_.nn.dot_product_attention(q, k, v, **kw)),
-                               rtol=1e-5, atol=1e-5)
-  k2 = k[:, :5]
-  v2 = v[:, :5]
-  np.testing.assert_allclose(
-      np.asarray(jax.nn.dot_product_attention(q, k2, v2, is_causal=True)),
-      np.asarray(jax_.nn.dot_product_attention(q, k2, v2, is_causal=True)), rtol=1e-5, atol=1e-5)
+  return q, k, v
+
+
+_ATT_Q, _ATT_K, _ATT_V = _attention_operands()
+ATTENTION_CASES = [  # (id, positional operands, keyword arguments)
+    ("plain", (_ATT_Q, _ATT_K, _ATT_V), {}),
+    ("bias", (_ATT_Q, _ATT_K, _ATT_V),
+     dict(bias=RNG.standard_normal((2, 4, 5, 7)).astype(np.float32))),
+    ("mask", (_ATT_Q, _ATT_K, _ATT_V), dict(mask=RNG.uniform(size=(2, 1, 5, 7)) > 0.2)),
+    ("scale", (_ATT_Q, _ATT_K, _ATT_V), dict(scale=0.3)),
+    ("causal", (_ATT_Q, _ATT_K[:, :5], _ATT_V[:, :5]), dict(is_causal=True)),
+    ("window", (_ATT_Q, _ATT_K, _ATT_V), dict(local_window_size=(2, 1))),
+    ("window-int", (_ATT_Q, _ATT_K, _ATT_V), dict(local_window_size=1)),
+    ("seq-lengths", (_ATT_Q, _ATT_K, _ATT_V),
+     dict(query_seq_lengths=np.array([3, 5], np.int32),
+          key_value_seq_lengths=np.array([7, 2], np.int32))),
+    ("kv-lengths-causal", (_ATT_Q, _ATT_K[:, :5], _ATT_V[:, :5]),
+     dict(is_causal=True, key_value_seq_lengths=np.array([4, 1], np.int32))),
+    ("residual", (_ATT_Q, _ATT_K, _ATT_V), dict(return_residual=True)),
+    ("residual-masked", (_ATT_Q, _ATT_K, _ATT_V),
+     dict(return_residual=True, mask=RNG.uniform(size=(2, 4, 5, 7)) > 0.5)),
+    ("rank3", (_ATT_Q[0], _ATT_K[0], _ATT_V[0]), {}),
+    ("rank2", (_ATT_Q[0, 0], _ATT_Q[1, 0], _ATT_Q[1, 1]), {}),
+    ("bfloat16", tuple(a.astype(jnp.bfloat16) for a in (_ATT_Q, _ATT_K, _ATT_V)), {}),
+    ("xla", (_ATT_Q, _ATT_K, _ATT_V), dict(implementation="xla")),
+]
+
+
+@pytest.mark.parametrize("args,kw", [c[1:] for c in ATTENTION_CASES],
+                         ids=[c[0] for c in ATTENTION_CASES])
+def test_dot_product_attention_matches_jax(args, kw):
+  jax_ = oracle()
+  ours = jax.nn.dot_product_attention(*args, **kw)
+  theirs = jax_.nn.dot_product_attention(*args, **kw)
+  for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(theirs)):
+    assert a.shape == b.shape and a.dtype == b.dtype
+    tol = 2e-2 if a.dtype == jnp.bfloat16 else 2e-5
+    np.testing.assert_allclose(np.asarray(a, np.float32), np.asarray(b, np.float32), rtol=tol,
+                               atol=tol)
+
+
+def test_dot_product_attention_grads_match_jax():
+  jax_ = oracle()
+  kw = dict(is_causal=True, query_seq_lengths=np.array([3, 5], np.int32))
+  k, v = _ATT_K[:, :5], _ATT_V[:, :5]
+
+  def loss(lib):
+    return lambda q, k, v: lib.numpy.sum(lib.nn.dot_product_attention(q, k, v, **kw) ** 2)
+  ours = jax.grad(loss(jax), argnums=(0, 1, 2))(_ATT_Q, k, v)
+  theirs = jax_.grad(loss(jax_), argnums=(0, 1, 2))(_ATT_Q, k, v)
+  for a, b in zip(ours, theirs):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5)
+
+
+ATTENTION_ERRORS = [  # (keyword overrides or operands, JAX's message)
+    (dict(value=_ATT_V[:, :6]), r"value shape should be \[2, 7, 2, 8\]"),
+    (dict(query=_ATT_Q[..., :4]), r"query shape should be \[2, -1, -1, 8\]"),
+    (dict(value=_ATT_V.astype(np.float16)), "value dtype should be float32"),
+    (dict(query=np.ones((2, 5, 3, 8), np.float32)), "multiple of key/value heads, but got 3 vs 2"),
+    (dict(mask=np.ones((2, 1, 5, 7), np.float32)), "mask dtype should be bool"),
+    (dict(query_seq_lengths=np.array([3.0, 5.0])), "query_seq_lengths dtype should be int32"),
+    (dict(key_value_seq_lengths=np.array([3], np.int32)),
+     r"key_value_seq_lengths shape should be \[2\]"),
+    (dict(implementation="cudnn-typo"), "Unsupported implementation option: cudnn-typo"),
+]
+
+
+@pytest.mark.parametrize("kw,message", ATTENTION_ERRORS, ids=[m for _, m in ATTENTION_ERRORS])
+def test_dot_product_attention_bad_input(kw, message):
+  args = {**dict(query=_ATT_Q, key=_ATT_K, value=_ATT_V), **kw}
+  with pytest.raises(ValueError, match=message):
+    jax.nn.dot_product_attention(**args)
+  try:
+    jax_ = oracle()
+  except pytest.skip.Exception:
+    return
+  with pytest.raises(ValueError, match=message):
+    jax_.nn.dot_product_attention(**args)
 
 
 # --- initializers -----------------------------------------------------------------------------

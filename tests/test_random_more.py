@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import jaxlite as jax
+import jaxlite.numpy as jnp
 from jaxlite import random
 from conftest import oracle, x64
 
@@ -154,3 +155,94 @@ def test_statistics():
 if __name__ == "__main__" and "--regenerate" in sys.argv:
   import jax as real_jax
   DATA.write_text(json.dumps(_record(real_jax.random, real_jax.random.key), indent=0) + "\n")
+
+
+# --- equality of typed key arrays: keys are equal when their data is ----------------------------
+
+KEY_EQUALITY = [  # (id, fn(jax, jnp, keys, key) -> result, the answer from the keys' data)
+    ("eq-operator", lambda jax_, jnp_, ks, k: ks == k, lambda d, d0: _same(d, d0)),
+    ("ne-operator", lambda jax_, jnp_, ks, k: ks != k, lambda d, d0: ~_same(d, d0)),
+    ("jnp.equal", lambda jax_, jnp_, ks, k: jnp_.equal(ks, ks[::-1]),
+     lambda d, d0: _same(d, d[::-1])),
+    ("jnp.not_equal", lambda jax_, jnp_, ks, k: jnp_.not_equal(ks, k),
+     lambda d, d0: ~_same(d, d0)),
+    ("array_equal", lambda jax_, jnp_, ks, k: jnp_.array_equal(ks, ks), lambda d, d0: True),
+    ("jit-eq", lambda jax_, jnp_, ks, k: jax_.jit(lambda a, b: a == b)(ks, k),
+     lambda d, d0: _same(d, d0)),
+    ("jit-array_equal", lambda jax_, jnp_, ks, k: jax_.jit(jnp_.array_equal)(ks, ks[::-1]),
+     lambda d, d0: False),
+    ("vmap-eq", lambda jax_, jnp_, ks, k: jax_.vmap(lambda a: a == k)(ks),
+     lambda d, d0: _same(d, d0)),
+    ("jit-vmap-ne", lambda jax_, jnp_, ks, k: jax_.jit(jax_.vmap(lambda a, b: a != b))(
+        ks, ks[::-1]), lambda d, d0: ~_same(d, d[::-1])),
+    ("where-on-eq", lambda jax_, jnp_, ks, k: jax_.jit(
+        lambda a, b: jnp_.where(a == b, 1.0, 2.0))(ks, k),
+     lambda d, d0: np.where(_same(d, d0), 1.0, 2.0)),
+]
+
+
+def _same(d1, d2):
+  return (d1 == d2).all(-1)
+
+
+def _keys(jax_):
+  k = jax_.random.key(0)
+  return jax_.random.split(k, 3).at[1].set(k), k
+
+
+@pytest.mark.parametrize("fn,answer", [c[1:] for c in KEY_EQUALITY],
+                         ids=[c[0] for c in KEY_EQUALITY])
+def test_key_equality(fn, answer):
+  ks, k = _keys(jax)
+  got = fn(jax, jnp, ks, k)
+  want = answer(np.asarray(jax.random.key_data(ks)), np.asarray(jax.random.key_data(k)))
+  np.testing.assert_array_equal(np.asarray(got), want)
+  assert np.ndim(want) == 0 or len(np.unique(want)) > 1  # the cases tell keys apart
+  try:
+    jax_ = oracle()
+  except pytest.skip.Exception:
+    return
+  theirs = fn(jax_, jax_.numpy, *_keys(jax_))
+  assert got.shape == theirs.shape and got.dtype == theirs.dtype
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(theirs))
+
+
+def test_key_equality_jaxpr_and_errors():
+  ks, k = _keys(jax)
+  assert str(jax.make_jaxpr(lambda a, b: a == b)(ks, k)) == (
+      "{ lambda ; a:key<fry>[3] b:key<fry>[]. let c:bool[3] = eq a b in (c,) }")
+  with pytest.raises(TypeError, match=r"equal does not accept dtypes key<fry>, int32\."):
+    jnp.equal(k, 1)
+  with pytest.raises(TypeError):
+    ks < k  # keys have no order
+
+
+KEY_INDEXING = [  # (id, fn(jax, jnp, keys, key) -> key array); key data compared with JAX's
+    ("at-set", lambda jax_, jnp_, ks, k: ks.at[1].set(k)),
+    ("jit-at-set", lambda jax_, jnp_, ks, k: jax_.jit(lambda a, b: a.at[0].set(b))(ks, k)),
+    ("at-get-out-of-bounds", lambda jax_, jnp_, ks, k: ks.at[jnp_.array([0, 5])].get()),
+    ("index-array-clamps", lambda jax_, jnp_, ks, k: ks[jnp_.array([-1, 7])]),
+    ("jit-index-array", lambda jax_, jnp_, ks, k: jax_.jit(lambda a: a[jnp_.array([2, 0])])(ks)),
+    ("bool-mask", lambda jax_, jnp_, ks, k: ks[jnp_.array([True, False, True])]),
+    ("where", lambda jax_, jnp_, ks, k: jnp_.where(jnp_.array([True, False, True]), ks, k)),
+    ("concatenate", lambda jax_, jnp_, ks, k: jnp_.concatenate([ks, k[None]])),
+    ("stack", lambda jax_, jnp_, ks, k: jnp_.stack([k, k])),
+]
+
+
+@pytest.mark.parametrize("fn", [c[1] for c in KEY_INDEXING], ids=[c[0] for c in KEY_INDEXING])
+def test_key_array_indexing_and_updates(fn):
+  jax_ = oracle()
+  ours = fn(jax, jnp, *_keys(jax))
+  theirs = fn(jax_, jax_.numpy, *_keys(jax_))
+  assert str(ours.dtype) == str(theirs.dtype) and ours.shape == theirs.shape
+  np.testing.assert_array_equal(np.asarray(jax.random.key_data(ours)),
+                                np.asarray(jax_.random.key_data(theirs)))
+
+
+def test_key_array_index_errors():
+  ks, _ = _keys(jax)
+  with pytest.raises(IndexError, match="index 7 is out of bounds for axis 0 with size 3"):
+    ks[7]
+  with pytest.raises(TypeError, match="Using a non-tuple sequence for multidimensional"):
+    ks[[0, -1]]

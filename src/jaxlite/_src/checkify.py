@@ -116,7 +116,11 @@ class Error:
     out = []
     for pred, code, payload in self._effects.values():
       if np.asarray(pred)[select]:
-        out.append((int(np.asarray(code)[select]), [np.asarray(p)[select] for p in payload]))
+        # The payload stays jax Arrays (indexed, not converted), so a message formats its
+        # values as JAX's does (`Array(nan, dtype=float32)`), and key arrays stay keys.
+        out.append((int(np.asarray(code)[select]),
+                    [p[select] if isinstance(p, core.Array) else np.asarray(p)[select]
+                     for p in payload]))
     return out
 
   def _batch_shape(self) -> tuple:
@@ -470,8 +474,9 @@ class CheckifyTrace(core.Trace):
       site = self.sites.code(functools.partial(_make_oob, primitive.name, shape),
                              ("oob", primitive.name, shape))
       self.record(failed, site, "oob", payload)
-    if (primitive.name in ("div", "rem") and DivisionByZeroError in self.enabled
-        and jnp.issubdtype(args[1].dtype, np.integer)):
+    # As JAX: every `div` is checked (a float x / 0 too), `rem` only on integers.
+    if DivisionByZeroError in self.enabled and (primitive.name == "div" or (
+        primitive.name == "rem" and jnp.issubdtype(args[1].dtype, np.integer))):
       self.record(jnp.equal(args[1], 0), self.sites.code(lambda _: DivisionByZeroError(), ("div",)),
                   "div")
     if primitive.name in _NAN_PRIMS and NaNError in self.enabled:

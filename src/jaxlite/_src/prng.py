@@ -642,14 +642,16 @@ class PRNGKeyArray(core.Array):
 
 
 def _numpy_index(idx):
-  """idx with concrete arrays as NumPy values, or None when any part of it is traced."""
+  """idx when it is basic indexing (ints, slices, None, Ellipsis) that NumPy can apply to the
+  keys' values as is; None for anything else (arrays, lists, tracers), which takes jnp's
+  indexing path so that key arrays index exactly as other arrays do (out-of-bounds array
+  indices clamp, lists are refused)."""
   parts = idx if type(idx) is tuple else (idx,)
-  out = []
   for p in parts:
-    if isinstance(p, core.Tracer):
+    if not (p is None or p is Ellipsis or type(p) in (int, slice)
+            or isinstance(p, np.integer)):
       return None
-    out.append(p._host_value() if type(p) is core.array_type else p)
-  return tuple(out) if type(idx) is tuple else out[0]
+  return idx
 
 
 def _key_op_error(name, *args):

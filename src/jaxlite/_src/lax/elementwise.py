@@ -335,7 +335,22 @@ def _mulhi(x, y):
 
 
 def _atan2(x, y):
-  return np.arctan2(x, y)
+  x, y = np.asarray(x), np.asarray(y)
+  if x.dtype.kind != "c":
+    return np.arctan2(x, y)
+  # NumPy has no complex arctan2; XLA (and so JAX) defines it as -i log(w), w = (y + ix) /
+  # sqrt(x² + y²). Split as arg(w) - i log|w|, with log|w| = ½ log1p((|y + ix|² - |x² + y²|) /
+  # |x² + y²|) so that real inputs give an exact zero imaginary part; in complex128 so that
+  # complex64 results round once.
+  x2, y2 = x.astype(np.complex128), y.astype(np.complex128)
+  with np.errstate(all="ignore"):
+    num, den2 = y2 + 1j * x2, x2 * x2 + y2 * y2
+    mod_num2, mod_den2 = num.real ** 2 + num.imag ** 2, np.abs(den2)
+    real = np.angle(num) - 0.5 * np.angle(den2)  # arg(w), brought back to (-pi, pi]
+    real = np.where(real > np.pi, real - 2 * np.pi, np.where(real <= -np.pi, real + 2 * np.pi,
+                                                             real))
+    imag = -0.5 * np.log1p((mod_num2 - mod_den2) / mod_den2)
+    return (real + 1j * imag).astype(x.dtype)
 
 
 add_p = binop("add", np.add, "fciu", template="np.add({0}, {1})")
@@ -372,7 +387,7 @@ def _pow_impl(x, y):
 
 pow_p.def_abstract_eval(_pow_abstract)
 pow_p.def_impl(_pow_impl)
-atan2_p = binop("atan2", _atan2, "f")
+atan2_p = binop("atan2", _atan2, "fc")
 nextafter_p = binop("nextafter", _nextafter, "f")
 and_p = binop("and", np.bitwise_and, "iub", template="np.bitwise_and({0}, {1})")
 or_p = binop("or", np.bitwise_or, "iub", template="np.bitwise_or({0}, {1})")
@@ -383,9 +398,10 @@ shift_right_logical_p = binop("shift_right_logical", _shift_right_logical, "iu")
 mulhi_p = binop("mulhi", _quiet(_mulhi), "iu")
 complex_p = binop("complex", _complex, "f",
                   out_dtype=None)
-eq_p = binop("eq", np.equal, "fciub", out_dtype=dtypes.bool_, template="np.equal({0}, {1})")
+eq_p = binop("eq", np.equal, "fciub", out_dtype=dtypes.bool_, template="np.equal({0}, {1})",
+             keys=True)
 ne_p = binop("ne", np.not_equal, "fciub", out_dtype=dtypes.bool_,
-             template="np.not_equal({0}, {1})")
+             template="np.not_equal({0}, {1})", keys=True)
 lt_p = binop("lt", np.less, "fiub", out_dtype=dtypes.bool_, template="np.less({0}, {1})")
 le_p = binop("le", np.less_equal, "fiub", out_dtype=dtypes.bool_,
              template="np.less_equal({0}, {1})")
@@ -735,7 +751,16 @@ def convert_value(x, new_dtype):
     return x.astype(new_dtype)
 
 
+def check_convertible(old_dtype, new_dtype) -> None:
+  """Typed PRNG keys (extended dtypes) convert to nothing else, with JAX's error."""
+  if old_dtype != new_dtype and (hasattr(old_dtype, "_is_extended")
+                                 or hasattr(new_dtype, "_is_extended")):
+    raise ValueError(f"Cannot convert_element_type from {dtypes.dtype_name(old_dtype)} to "
+                     f"{dtypes.dtype_name(new_dtype)}")
+
+
 def _convert_abstract(x, new_dtype, weak_type=False, sharding=None):
+  check_convertible(x.dtype, new_dtype)
   return ShapedArray(x.shape, new_dtype, weak_type)
 
 

@@ -26,7 +26,7 @@ weak_scalar = dtypes.weak_scalar
 def asarg(x):
   """Canonicalizes one argument of a lax function."""
   t = type(x)
-  if t is core.array_type or isinstance(x, core.Tracer) or t in dtypes.typed_scalar_types:
+  if t is core.array_type or isinstance(x, core.Array) or t in dtypes.typed_scalar_types:
     return x
   if t in (int, float, complex, bool):
     return weak_scalar(x)
@@ -148,6 +148,7 @@ def _convert_element_type(operand, new_dtype=None, weak_type=False):
   if new_dtype is None:
     new_dtype = old_dtype
   new_dtype = dtypes.canonicalize_dtype(new_dtype)
+  ew.check_convertible(old_dtype, new_dtype)
   if old_dtype == new_dtype and old_weak == weak_type and not isinstance(operand, np.generic):
     if type(operand) not in dtypes.typed_scalar_types:
       return operand

@@ -151,11 +151,21 @@ def unop(name: str, np_fn, kinds: str = "fc", out_dtype=None, template: str | No
   return prim
 
 
-def binop(name: str, np_fn, kinds: str = "fciub", out_dtype=None, template: str | None = None):
-  """An elementwise binary primitive with lax broadcasting (rank-0 or equal-rank operands)."""
+def _is_key_pair(x, y) -> bool:
+  """Both operands typed PRNG keys (an extended dtype) of one implementation."""
+  return hasattr(x.dtype, "_is_extended") and x.dtype == y.dtype
+
+
+def binop(name: str, np_fn, kinds: str = "fciub", out_dtype=None, template: str | None = None,
+          keys: bool = False):
+  """An elementwise binary primitive with lax broadcasting (rank-0 or equal-rank operands).
+  `keys`: typed PRNG key operands are accepted too (eq/ne: keys are equal when their data is),
+  compared whole through NumPy's structured `==`/`!=`, which has no ufunc loop."""
   prim = core.Primitive(name)
 
   def abstract_eval(x, y, **params):
+    if keys and _is_key_pair(x, y):
+      return ShapedArray(broadcast_shapes_lax(name, x.shape, y.shape), out_dtype, False)
     check_dtype_kinds(name, x.dtype, kinds)
     check_dtype_kinds(name, y.dtype, kinds)
     _same_dtypes(name, (x.dtype, y.dtype))
@@ -164,6 +174,8 @@ def binop(name: str, np_fn, kinds: str = "fciub", out_dtype=None, template: str 
     return ShapedArray(shape, dt, x.weak_type and y.weak_type)
 
   def impl(x, y, **params):
+    if keys and x.dtype.kind == "V" and y.dtype.kind == "V":  # keys' structured values
+      return _compare_keys(name, x, y)
     if x.dtype != y.dtype or (x.ndim != y.ndim and x.ndim and y.ndim) \
         or kind_of(x.dtype) not in kinds:
       abstract_eval(core.get_aval(x), core.get_aval(y))
@@ -183,7 +195,22 @@ def binop(name: str, np_fn, kinds: str = "fciub", out_dtype=None, template: str 
   sharding_rules.elementwise(prim)
   if template is not None:
     lower_to_numpy(prim, template, ufunc=True)
+  if keys:  # key operands lower to the structured comparison instead of the ufunc template
+    op = _KEY_COMPARISONS[name]
+    numpy_eqn_templates[prim] = lambda eqn: (
+        f"np.asarray({{0}} {op} {{1}}, dtype=bool)"
+        if _is_key_pair(*(v.aval for v in eqn.invars)) else None)
   return prim
+
+
+_KEY_COMPARISONS = {"eq": "==", "ne": "!="}
+
+
+def _compare_keys(name, x, y):
+  """eq/ne of typed PRNG keys: their structured NumPy values compared key by key."""
+  x, y = (v._host_value() if isinstance(v, core.Array) else np.asarray(v) for v in (x, y))
+  out = (x == y) if _KEY_COMPARISONS[name] == "==" else (x != y)
+  return np.asarray(out, dtype=bool)
 
 
 def naryop_shape_dtype(name: str, avals, kinds_per_arg=None):

@@ -74,9 +74,10 @@ def _normalized_index(i, size, allow_negative):
   if _is_static_int(i):
     return _static_index(i, size, allow_negative)
   i = asarg(i)
-  if not allow_negative:
+  dtype = dtypes.dtype_and_weak(i)[0]
+  if not allow_negative or dtype.kind == "u":  # an unsigned index is never negative
     return i
-  size = np.asarray(size, dtypes.dtype_and_weak(i)[0])[()]
+  size = np.asarray(size, dtype)[()]
   # Operators promote like jnp: a weak index is cast before the add, as in JAX's printouts.
   return ew.select_n_p.bind(asarg(i < 0), i, asarg(i + size))
 

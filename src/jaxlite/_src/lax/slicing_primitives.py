@@ -345,8 +345,11 @@ def _gather_impl(operand, indices, *, dimension_numbers, slice_sizes, indices_ar
   dn = dimension_numbers
   operand = np.asarray(operand)
   indices = np.asarray(indices)
-  fill = _default_fill(operand.dtype) if fill_value is None else fill_value
-  drop = mode == GatherScatterMode.FILL_OR_DROP
+  # Typed PRNG keys (structured values) have no fill value: out-of-bounds indices clamp, as JAX's
+  # key gathers do in every mode.
+  keys = operand.dtype.kind == "V"
+  fill = None if keys else _default_fill(operand.dtype) if fill_value is None else fill_value
+  drop = mode == GatherScatterMode.FILL_OR_DROP and not keys
   if _is_point_gather(operand.shape, dn, slice_sizes):
     out = _point_gather(operand, indices, dn.start_index_map, drop, fill)
   else:

@@ -57,7 +57,7 @@ def array(object, dtype=None, copy: bool = True, order=None, ndmin: int = 0, *, 
   if hasattr(object, "__jax_array__"):
     object = object.__jax_array__()
   t = type(object)
-  if t is core.array_type or isinstance(object, core.Tracer):
+  if t is core.array_type or isinstance(object, core.Array):  # tracers and typed key arrays too
     out = object if dtype is None else _cast(object, dtype)
     if dtype is None and t is core.array_type and copy:
       if array_lib.is_non_addressable(object):  # shards in other processes: each copies its own
@@ -89,6 +89,7 @@ def _cast(x, dtype):
   d, w = dtype_weak(x)
   if d == dtype and not w:
     return x
+  ew.check_convertible(d, dtype)
   return ew.convert_element_type_p.bind(x, new_dtype=dtype, weak_type=False)
 
 

@@ -351,6 +351,10 @@ def _static_window(x, dims, windows):
 
 
 def _dynamic_window(x, dims, windows):
+  if len(dims) == 1 and windows[0] is None and not _is_static_int(dims[0]):
+    # One traced index: JAX hands it to dynamic_slice as it is (a weak index stays weak there);
+    # several are first made one dtype.
+    return slicing.dynamic_slice(x, [dims[0]], [1])
   starts, sizes = [], []
   for e, w in zip(dims, windows):
     if w is None:

@@ -443,6 +443,51 @@ def _parse_einsum(subscripts, shapes):
   return expanded, out
 
 
+def _sublists_to_subscripts(first, rest):
+  """einsum(op0, sublist0, op1, sublist1, ..., [sublist_out]) as a subscripts string and the
+  operands: each sublist holds ints (labels) and Ellipsis."""
+  args = (first, *rest)
+  out = args[-1] if len(args) % 2 else None
+  args = args[:-1] if len(args) % 2 else args
+  ops, subs = args[0::2], args[1::2]
+  if len(subs) != len(ops):
+    raise ValueError("einsum: in the interleaved form each operand needs a subscript list")
+
+  def term(sub):
+    letters = []
+    for s in sub:
+      if s is Ellipsis:
+        letters.append("...")
+      elif isinstance(s, (int, np.integer)) and not isinstance(s, bool) \
+          and 0 <= s < len(_LETTERS):
+        letters.append(_LETTERS[s])
+      else:
+        raise TypeError(f"einsum: subscript labels must be integers in [0, {len(_LETTERS)}) or "
+                        f"Ellipsis, got {s!r}")
+    return "".join(letters)
+  spec = ",".join(term(s) for s in subs)
+  return (spec if out is None else f"{spec}->{term(out)}"), ops
+
+
+def _drop_broadcast_labels(ops, terms):
+  """A label of size 1 in one operand and n > 1 in another broadcasts (as in JAX): that operand
+  does not vary along it, so its unit axis is squeezed out and the label left to the others."""
+  sizes = {}
+  for x, term in zip(ops, terms):
+    for c, d in zip(term, shape_of(x)):
+      sizes[c] = max(sizes.get(c, 1), d)
+  new_ops, new_terms = [], []
+  for x, term in zip(ops, terms):
+    unit = tuple(i for i, (c, d) in enumerate(zip(term, shape_of(x)))
+                 if d == 1 and sizes[c] != 1 and term.count(c) == 1)
+    if unit:
+      x = shape_prims.squeeze_p.bind(x, dimensions=unit)
+      term = "".join(c for i, c in enumerate(term) if i not in unit)
+    new_ops.append(x)
+    new_terms.append(term)
+  return new_ops, new_terms
+
+
 def _einsum_diagonal(x, term):
   """Collapses repeated letters of one operand onto their diagonal."""
   while len(set(term)) != len(term):
@@ -501,11 +546,12 @@ def einsum(subscripts, *operands, out=None, optimize="auto", precision=None,
       out=out, optimize=optimize, precision=precision,
       preferred_element_type=preferred_element_type, _dot_general=_dot_general), out_sharding)
   if not isinstance(subscripts, str):
-    raise NotImplementedError("jnp.einsum supports only string subscripts")
+    subscripts, operands = _sublists_to_subscripts(subscripts, operands)
   ops = _arrays("einsum", *operands)
   preferred = _preferred(preferred_element_type, *ops)
   ops = promote_dtypes(*ops)
   terms, out_term = _parse_einsum(subscripts, [tuple(shape_of(o)) for o in ops])
+  ops, terms = _drop_broadcast_labels(ops, terms)
   precision = lax_dot.canonicalize_precision(precision)
   work = []
   for k, (x, term) in enumerate(zip(ops, terms)):

@@ -25,7 +25,7 @@ from jaxlite._src.numpy.util import (canonicalize_axis, check_arraylike, convert
 
 def _array(name, a):
   check_arraylike(name, a)
-  if isinstance(a, (core.Tracer, core.array_type)):
+  if isinstance(a, core.Array):  # arrays, tracers and typed PRNG key arrays
     return a
   from jaxlite._src.numpy.creation import asarray
   return asarray(a)

@@ -47,6 +47,8 @@ def dtype_weak(x):
     return a.dtype, a.weak_type
   if hasattr(x, "__jax_array__"):
     return dtype_weak(x.__jax_array__())
+  if isinstance(x, core.Array):  # typed PRNG key arrays: an extended dtype, never weak
+    return x.dtype, False
   raise TypeError(f"Value {x!r} with type {type(x)} is not a valid JAX type")
 
 
@@ -54,7 +56,7 @@ def check_arraylike(fun_name: str, *args) -> None:
   for i, a in enumerate(args):
     t = type(a)
     if t is core.array_type or t in _PY or t in _typed or isinstance(
-        a, (core.Tracer, np.ndarray, np.generic)) or hasattr(a, "__jax_array__"):
+        a, (core.Array, np.ndarray, np.generic)) or hasattr(a, "__jax_array__"):
       continue
     msg = f"{fun_name} requires ndarray or scalar arguments, got {t} at position {i}."
     raise TypeError(msg)
@@ -84,7 +86,7 @@ def convert(x, dtype, weak: bool):
     return scalar_to_dtype(x, dtype, weak)
   xd, xw = dtype_weak(x)
   if xd == dtype and xw == weak:
-    if t is core.array_type or isinstance(x, core.Tracer) or t in _typed:
+    if t is core.array_type or isinstance(x, core.Array) or t in _typed:
       return x
   if t in _typed:
     py = int(x) if t is dtypes.TypedInt else float(x) if t is dtypes.TypedFloat else complex(x)
@@ -269,7 +271,14 @@ def promote_args(fun_name: str, *args):
       conv = _scalar_partner(tx, y._value.dtype, y.weak_type)
       if conv is not None:
         return conv(x), y
-  return promote_shapes(fun_name, *promote_dtypes(*args))
+  try:
+    promoted = promote_dtypes(*args)
+  except TypeError as e:  # typed PRNG keys beside other dtypes: say which function refused
+    if not str(e).startswith("Cannot promote extended dtypes"):
+      raise
+    names = ", ".join(dtypes.dtype_name(dtype_weak(a)[0]) for a in args)
+    raise TypeError(f"{fun_name} does not accept dtypes {names}.") from None
+  return promote_shapes(fun_name, *promoted)
 
 
 def promote_args_inexact(fun_name: str, *args):
