@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import jaxlite
+from conftest import x64
 from jaxlite import lax
 from jaxlite._src import prng
 from jaxlite._src.compiler import backend, fusion, numpy_codegen, passes, tiled_executor
@@ -129,7 +130,7 @@ def test_hot_swap_failed_build_keeps_fallback(monkeypatch):
   assert h() == "fallback" and isinstance(h.error, RuntimeError)
 
 
-# --- generated source (no numba needed) -----------------------------------------------------------
+# --- generated source (no numba needed) ----------------------------------------------------------
 
 def _kernels(f, *args):
   jaxpr, _ = passes.optimize(jaxlite.make_jaxpr(f)(*args))
@@ -161,7 +162,7 @@ def test_literals_are_exact(value, dtype, want):
   assert codegen.literal(value, dtype) == want
 
 
-# --- compiled kernels against tier 0 ---------------------------------------------------------------
+# --- compiled kernels against tier 0 -------------------------------------------------------------
 
 F_EDGES = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 0.49999997,
            1e-8, -3e-3, 0.999, -0.9999, 3.0, -7.25, 1e10, -1e10, 65000.0, 1e-40, 88.5, -104.0]
@@ -209,16 +210,17 @@ def _int_ops(x, y, dtype):
   dtype = np.dtype(dtype)
   w = dtype.itemsize * 8
   shift = lax.rem(y, np.array(w + 3, dtype)) if dtype.kind == "u" else y
-  outs = [lax.neg(x), lax.sign(x), lax.abs(x), lax.bitwise_not(x), lax.square(x),
+  mag = x if dtype.kind == "u" else lax.abs(x)
+  outs = [lax.neg(x), lax.sign(x), mag, lax.bitwise_not(x), lax.square(x),
           lax.integer_pow(x, 3), lax.add(x, y), lax.sub(x, y), lax.mul(x, y), lax.div(x, y),
           lax.rem(x, y), lax.max(x, y), lax.min(x, y), lax.bitwise_and(x, y),
           lax.bitwise_or(x, y), lax.bitwise_xor(x, y), lax.eq(x, y), lax.lt(x, y),
           lax.ge(x, y), lax.shift_left(x, shift), lax.shift_right_arithmetic(x, shift),
           lax.shift_right_logical(x, shift), lax.convert_element_type(x, np.float32),
           lax.convert_element_type(x, np.int8), lax.convert_element_type(x, np.uint32),
-          lax.convert_element_type(x, np.bool_), lax.clamp(np.array(-3, dtype), x,
-                                                           np.array(40, dtype)),
-          lax.select_n(lax.convert_element_type(lax.rem(lax.abs(x), np.array(3, dtype)),
+          lax.convert_element_type(x, np.bool_),
+          lax.clamp(np.array(0 if dtype.kind == "u" else -3, dtype), x, np.array(40, dtype)),
+          lax.select_n(lax.convert_element_type(lax.rem(mag, np.array(3, dtype)),
                                                 np.int32), x, y, lax.add(x, y))]
   if dtype.itemsize == 4:
     outs.append(lax.bitcast_convert_type(x, np.float32))
@@ -283,34 +285,50 @@ def _run_native(f, args, monkeypatch):
   return exe0(*args), exe(*args), names
 
 
-_CASES = [(np.float32, _float_ops), (np.float64, _float_ops), (np.int32, _int_ops),
-          (np.int8, _int_ops), (np.int64, _int_ops), (np.uint8, _int_ops),
-          (np.uint32, _int_ops), (np.uint64, _int_ops), (np.bool_, _bool_ops)]
+_CASES = [(np.float32, _float_ops, "same"), (np.float32, _float_ops, "zero-size"),
+          (np.float32, _float_ops, "broadcast"), (np.float64, _float_ops, "same"),
+          (np.int32, _int_ops, "same"), (np.int32, _int_ops, "broadcast"),
+          (np.int8, _int_ops, "same"), (np.int64, _int_ops, "same"),
+          (np.uint8, _int_ops, "same"), (np.uint32, _int_ops, "same"),
+          (np.uint64, _int_ops, "same"), (np.bool_, _bool_ops, "same"),
+          (np.bool_, _bool_ops, "zero-size")]
+
+
+@pytest.fixture(scope="module")
+def table_cache(tmp_path_factory):
+  # One cache for the table: a zero-size case has its same-shape case's source (the element
+  # count is an argument), so it loads that kernel instead of compiling it again.
+  return tmp_path_factory.mktemp("native-table")
 
 
 @needs_numba
-@pytest.mark.parametrize("dtype, ops", _CASES, ids=[np.dtype(d).name for d, _ in _CASES])
-@pytest.mark.parametrize("layout", ["same", "broadcast", "zero-size"])
-def test_primitive_table_matches_tier0(dtype, ops, layout, cache_dir, monkeypatch):
+@pytest.mark.parametrize("dtype, ops, layout", _CASES,
+                         ids=[f"{np.dtype(d).name}-{lay}" for d, _, lay in _CASES])
+def test_primitive_table_matches_tier0(dtype, ops, layout, table_cache, monkeypatch):
+  monkeypatch.setenv("JAXLITE_NATIVE_CACHE", str(table_cache))
+  # The float32 case compiles as in production (threaded); the others test the same scalar
+  # statements in a serial loop, which compiles three times faster.
+  monkeypatch.setattr(codegen, "PARALLEL", dtype == np.float32)
   shape = (3, 0) if layout == "zero-size" else (6, 25)
-  x = edge_values(shape, dtype)
-  if layout == "broadcast":  # a row broadcast against every row (through broadcast_in_dim)
-    row = edge_values((1, shape[1]), dtype, offset=3)
+  with x64(np.dtype(dtype).itemsize == 8):
+    x = edge_values(shape, dtype)
+    if layout == "broadcast":  # a row broadcast against every row (through broadcast_in_dim)
+      row = edge_values((1, shape[1]), dtype, offset=3)
 
-    def f(x, row):
-      return ops(x, lax.broadcast_in_dim(row, shape, (0, 1)), dtype)
-    args = (x, row)
-  else:
-    def f(x, y):
-      return ops(x, y, dtype)
-    args = (x, edge_values(shape, dtype, offset=11))
-  want, got, names = _run_native(f, args, monkeypatch)
-  assert len(want) == len(got)
+      def f(x, row):
+        return ops(x, lax.broadcast_in_dim(row, shape, (0, 1)), dtype)
+      args = (x, row)
+    else:
+      def f(x, y):
+        return ops(x, y, dtype)
+      args = (x, edge_values(shape, dtype, offset=11))
+    want, got, names = _run_native(f, args, monkeypatch)
+  assert len(want) == len(got) and len(want) > 5
   for name, g, w in zip(names, got, want):
     _check(name, g, w)
 
 
-# --- threefry --------------------------------------------------------------------------------------
+# --- threefry ------------------------------------------------------------------------------------
 
 @needs_numba
 @pytest.mark.parametrize("key, n", [((0, 0), 1 << 16), ((0x12345678, 0xDEADBEEF), 100003),
@@ -341,7 +359,7 @@ def test_random_normal_native_matches_tier0(cache_dir, monkeypatch):
   np.testing.assert_array_equal(NATIVE.compile(bits)(keys)[0], TIER0.compile(bits)(keys)[0])
 
 
-# --- the disk cache --------------------------------------------------------------------------------
+# --- the disk cache ------------------------------------------------------------------------------
 
 @needs_numba
 def test_cache_reuses_and_rejects_tampered_entry(cache_dir):

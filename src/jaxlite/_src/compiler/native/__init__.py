@@ -12,14 +12,10 @@ off), JAXLITE_NATIVE_HOT (calls before a kernel is compiled, default 3), JAXLITE
 from __future__ import annotations
 
 import importlib.util
-import logging
 import os
-import queue
 import threading
 
 from jaxlite._src.config import config
-
-logger = logging.getLogger("jaxlite.native")
 
 # A kernel's calls before it is compiled: its first calls run on tier 1 at once.
 HOT_CALLS = max(1, int(os.environ.get("JAXLITE_NATIVE_HOT", "3")))
@@ -51,7 +47,7 @@ class _Compiler:
   """One daemon thread running compile jobs in order; `wait` blocks until it is idle."""
 
   def __init__(self):
-    self.jobs: queue.Queue = queue.Queue()
+    self.jobs = None  # a queue.Queue, made with the thread (queue loads only when needed)
     self.thread = None
     self.lock = threading.Lock()
     self.idle = threading.Condition(self.lock)
@@ -61,6 +57,9 @@ class _Compiler:
     with self.lock:
       self.pending += 1
       if self.thread is None or not self.thread.is_alive():
+        if self.jobs is None:
+          import queue
+          self.jobs = queue.Queue()
         self.thread = threading.Thread(target=self._loop, name="jaxlite-native-compile",
                                        daemon=True)
         self.thread.start()
@@ -126,6 +125,8 @@ class HotSwap:
       self.native = self.build()
     except Exception as e:  # noqa: BLE001 - any compile failure keeps the tier-1 kernel
       self.error = e
+      import logging
+      logger = logging.getLogger("jaxlite.native")
       logger.warning("jaxlite native tier: %s stays on tier 1: %s: %s", self.name,
                      type(e).__name__, e, exc_info=logger.isEnabledFor(logging.DEBUG))
 

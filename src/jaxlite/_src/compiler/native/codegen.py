@@ -25,6 +25,11 @@ _TYPES = {np.dtype(t): (n, c) for t, n, c in (
     (np.float64, "float64", "np.float64"))}
 
 
+# Kernels run their loop on numba's threads. The scalar-rule tests turn it off: a serial compile
+# of the same statements takes a third of the time.
+PARALLEL = True
+
+
 class Unsupported(Exception):
   """The kernel has something the native tier does not compile: it stays on tier 1."""
 
@@ -342,10 +347,12 @@ class Plan:
     return f"_t.void(_t.int64, {', '.join(arrays)})"
 
   def source(self) -> str:
-    args = [f"a{j}" for j in range(len(self.specs))] + [f"o{j}" for j in range(len(self.outputs))]
-    lines = ["import math", "import numpy as np", "from numba import njit, prange", "from numba import types as _t",
+    args = [f"a{j}" for j in range(len(self.specs))] + \
+        [f"o{j}" for j in range(len(self.outputs))]
+    lines = ["import math", "import numpy as np", "from numba import njit, prange",
+             "from numba import types as _t",
              "from jaxlite._src.compiler.native import support as _s", "",
-             f"@njit({self.signature()}, parallel=True, cache=True, nogil=True, "
+             f"@njit({self.signature()}, parallel={PARALLEL}, cache=True, nogil=True, "
              "error_model='numpy')",
              f"def kernel(_n, {', '.join(args)}):"]
     lines += ["  " + ln for ln in self.scalars]
