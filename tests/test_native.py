@@ -119,6 +119,27 @@ def test_hot_swap_flag_off_uses_fallback(monkeypatch):
   assert h() == "native"
 
 
+@pytest.mark.parametrize("native_delay, fallback_delay, kept", [(0.0, 0.02, True),
+                                                                  (0.02, 0.0, False)])
+def test_hot_swap_keeps_the_faster(native_delay, fallback_delay, kept, monkeypatch):
+  import time
+  monkeypatch.setattr(native, "HOT_CALLS", 2)
+  monkeypatch.setattr(native, "TRIALS", 2)
+
+  def timed(label, delay):
+    def fn():
+      time.sleep(delay)
+      return label
+    return fn
+  h = native.HotSwap(timed("fallback", fallback_delay),
+                     lambda: timed("native", native_delay), "k")
+  h(), h()
+  assert native.wait(60)
+  assert [h(), h()] == ["native", "native"]  # the trials return their results
+  assert h.rejected is not kept
+  assert h() == ("native" if kept else "fallback")
+
+
 def test_hot_swap_failed_build_keeps_fallback(monkeypatch):
   monkeypatch.setattr(native, "HOT_CALLS", 1)
 
@@ -326,6 +347,54 @@ def test_primitive_table_matches_tier0(dtype, ops, layout, table_cache, monkeypa
   assert len(want) == len(got) and len(want) > 5
   for name, g, w in zip(names, got, want):
     _check(name, g, w)
+
+
+def _reductions(x):
+  from jaxlite.scipy.special import logsumexp
+  jnp = jaxlite.numpy
+  if x.dtype == np.bool_:
+    return [jnp.all(x, axis=1), jnp.any(x, axis=1)]
+  outs = [jnp.sum(x * x, axis=1), jnp.max(x, axis=1), jnp.min(x, axis=1),
+          jnp.prod(x, axis=1), x - jnp.max(x, axis=1, keepdims=True)]
+  if x.dtype.kind == "f":
+    outs += [logsumexp(x, axis=1), jaxlite.nn.softmax(x, axis=-1)]
+  return outs
+
+
+def _reductions_3d(x):
+  # Over two trailing axes; one kernel has one element count, so this is a jaxpr of its own.
+  jnp = jaxlite.numpy
+  x3 = x.reshape(x.shape[0], 5, -1)
+  if x.dtype == np.bool_:
+    return [jnp.all(x3, axis=(1, 2))]
+  return [jnp.sum(x3 * x3, axis=(1, 2))]
+
+
+_RED_CASES = [np.float32, np.int32, np.uint8, np.bool_]
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", _RED_CASES, ids=[np.dtype(d).name for d in _RED_CASES])
+def test_row_reductions_match_tier0(dtype, table_cache, monkeypatch):
+  monkeypatch.setenv("JAXLITE_NATIVE_CACHE", str(table_cache))
+  monkeypatch.setattr(codegen, "PARALLEL", False)
+  rng = np.random.default_rng(0)
+  if dtype == np.bool_:
+    x = rng.random((40, 30)) < 0.9
+  elif np.dtype(dtype).kind == "f":
+    x = rng.standard_normal((40, 30)).astype(dtype)
+    x[0, 3], x[1, 4], x[2, 5], x[3, :] = np.nan, np.inf, -np.inf, 0.0
+  else:
+    x = rng.integers(0, 40, (40, 30)).astype(dtype)
+  want, got, names = _run_native(_reductions, (x,), monkeypatch)
+  want3, got3, names3 = _run_native(_reductions_3d, (x,), monkeypatch)
+  for name, g, w in zip(names + names3, got + got3, want + want3):
+    g, w = np.asarray(g), np.asarray(w)
+    assert g.dtype == w.dtype and g.shape == w.shape, name
+    if w.dtype.kind == "f":
+      np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=name)
+    else:
+      np.testing.assert_array_equal(g, w, err_msg=name)
 
 
 # --- threefry ------------------------------------------------------------------------------------

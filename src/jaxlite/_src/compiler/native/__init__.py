@@ -14,11 +14,15 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
+import time
 
 from jaxlite._src.config import config
 
 # A kernel's calls before it is compiled: its first calls run on tier 1 at once.
 HOT_CALLS = max(1, int(os.environ.get("JAXLITE_NATIVE_HOT", "3")))
+
+# Timed calls of a new native kernel before it is kept (or dropped for the faster fallback).
+TRIALS = 2
 
 
 def available() -> bool:
@@ -102,23 +106,40 @@ class HotSwap:
   """Calls `fallback` until called HOT_CALLS times, then has `build()` (which returns the native
   callable, same signature) run on the compile thread and calls its result from then on.
 
+  Choice by measurement: the fallback's calls are timed, and so are the native callable's first
+  TRIALS calls; if its best is slower than the fallback's best (a loop of scalar libm calls can
+  lose to NumPy's SIMD transcendentals), it is dropped and the fallback stays (`rejected`).
   A failed build is logged once and leaves `fallback` in place (`error` holds why)."""
-  __slots__ = ("fallback", "build", "name", "calls", "native", "error", "submitted")
+  __slots__ = ("fallback", "build", "name", "calls", "native", "error", "submitted",
+               "best_fallback", "best_native", "trials", "rejected")
 
   def __init__(self, fallback, build, name: str):
     self.fallback, self.build, self.name = fallback, build, name
     self.calls, self.native, self.error, self.submitted = 0, None, None, False
+    self.best_fallback = self.best_native = float("inf")
+    self.trials, self.rejected = 0, False
 
   def __call__(self, *args):
     native = self.native
     if native is not None and _state.on:
-      return native(*args)
+      if self.trials >= TRIALS:
+        return native(*args)
+      t = time.perf_counter()
+      out = native(*args)
+      self.best_native = min(self.best_native, time.perf_counter() - t)
+      self.trials += 1
+      if self.trials == TRIALS and self.best_native > self.best_fallback:
+        self.native, self.rejected = None, True
+      return out
     if not self.submitted:
       self.calls += 1
       if self.calls >= HOT_CALLS and _state.on:
         self.submitted = True
         COMPILER.submit(self._build)
-    return self.fallback(*args)
+    t = time.perf_counter()
+    out = self.fallback(*args)
+    self.best_fallback = min(self.best_fallback, time.perf_counter() - t)
+    return out
 
   def _build(self) -> None:
     try:

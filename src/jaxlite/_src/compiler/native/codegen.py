@@ -333,17 +333,19 @@ def statement(name, out, ins, in_dtypes, dtype, params) -> list:
 
 class Plan:
   """What a native kernel needs: `specs[j]` says how argument j is made from the tier-1
-  operands (index, kind, extra, dtype); `source(name)` is the module's text."""
+  operands (index, kind, extra, dtype); `count` is the parallel loop's trip count (elements,
+  or rows where the kernel reduces); `outputs` each output's (dtype, element count);
+  `source()` is the module's text."""
 
-  def __init__(self, n, specs, scalars, loads, body, outputs):
-    self.n, self.specs, self.scalars, self.loads = n, specs, scalars, loads
+  def __init__(self, count, specs, scalars, body, outputs):
+    self.count, self.specs, self.scalars = count, specs, scalars
     self.body, self.outputs = body, outputs
 
   def signature(self) -> str:
     """Source of the numba signature: read-only C arrays in (NativeKernel passes read-only
     views, so a read-only buffer matches too), writable C arrays out."""
     arrays = [f"_t.Array(_t.{_TYPES[d][0]}, 1, 'C', readonly=True)" for *_, d in self.specs] + \
-        [f"_t.{_TYPES[d][0]}[::1]" for _, d in self.outputs]
+        [f"_t.{_TYPES[d][0]}[::1]" for d, _ in self.outputs]
     return f"_t.void(_t.int64, {', '.join(arrays)})"
 
   def source(self) -> str:
@@ -357,86 +359,220 @@ class Plan:
              f"def kernel(_n, {', '.join(args)}):"]
     lines += ["  " + ln for ln in self.scalars]
     lines.append("  for _i in prange(_n):")
-    lines += ["    " + ln for ln in self.loads + self.body]
-    lines += [f"    o{j}[_i] = {name}" for j, (name, _) in enumerate(self.outputs)]
+    lines += ["    " + ln for ln in self.body]
     return "\n".join(lines) + "\n"
 
 
-def plan(k: fusion.Kernel, tables) -> Plan:
-  """The native plan of tier-1 kernel `k`; raises Unsupported where it has to stay tier 1."""
-  n = max(math.prod(e.outvars[0].aval.shape) for e in k.eqns)
-  index = {}  # input var -> its position among the tier-1 kernel's operands
-  for j, (v, _) in enumerate(k.inputs):
-    index.setdefault(v, j)
-  env, specs, args = {}, [], {}  # args: (var, kind, extra key) -> local name
-  scalars, loads, body = [], [], []
+# Row reductions: (init, combine) statements over accumulator `acc` and element `val`, and the
+# result's expression. Float sums accumulate in float64 (a row's sum in order then stays within
+# JAX-COMPAT's reduction tolerance of tier 0's pairwise one); products in their own dtype, so
+# that overflow and inf * 0 come out as in tier 0; max/min propagate NaN as np.max/np.min do.
+def _reduction(name, acc, val, dtype):
+  T, kind = _cast(dtype), np.dtype(dtype).kind
+  if name in ("reduce_sum", "reduce_prod") and kind in "fiu":
+    op, unit = ("+", 0) if name == "reduce_sum" else ("*", 1)
+    if kind == "f" and name == "reduce_sum":
+      return f"{acc} = np.float64({unit})", f"{acc} = {acc} {op} np.float64({val})", f"{T}({acc})"
+    return f"{acc} = {T}({unit})", f"{acc} = {T}({acc} {op} {val})", acc
+  if name in ("reduce_max", "reduce_min") and kind in "fiu":
+    cmp = ">" if name == "reduce_max" else "<"
+    if kind == "f":
+      init = f"{T}({'-' if name == 'reduce_max' else ''}np.inf)"
+      step = f"{acc} = {val} if ({val} {cmp} {acc} or {val} != {val}) else {acc}"
+    else:
+      info = np.iinfo(dtype)
+      init = f"{T}({info.min if name == 'reduce_max' else info.max})"
+      step = f"{acc} = {val} if {val} {cmp} {acc} else {acc}"
+    return f"{acc} = {init}", step, acc
+  if name in ("reduce_and", "reduce_or", "reduce_max", "reduce_min") and kind == "b":
+    conj = name in ("reduce_and", "reduce_min")
+    return f"{acc} = {conj}", f"{acc} = {acc} {'and' if conj else 'or'} {val}", acc
+  raise Unsupported(f"{name} on {np.dtype(dtype)}")
 
-  def argument(v, kind, extra=None, key=None):
+
+class _Builder:
+  """Arguments and their loads: 'one' (size 1, read once), 'r' (one per row, read at `_i`
+  in row mode), 'e' (one per element, read at the loop's element index)."""
+
+  def __init__(self, k: fusion.Kernel, tables):
+    self.k, self.tables = k, tables
+    self.index = {}  # input var -> its position among the tier-1 kernel's operands
+    for j, (v, _) in enumerate(k.inputs):
+      self.index.setdefault(v, j)
+    self.specs, self.args, self.scalars, self.row_loads, self.elem_loads = [], {}, [], [], []
+
+  def argument(self, v, level, kind="flat", extra=None, key=None):
     dtype = np.dtype(v.aval.dtype)
     _cast(dtype)
-    k2 = (v, kind, key)
-    if k2 not in args:
-      j = len(specs)
-      specs.append((index[v], kind, extra, dtype))
-      if kind == "one":
-        args[k2] = f"s{j}"
-        scalars.append(f"s{j} = a{j}[0]")
+    k2 = (v, level, kind, key)
+    if k2 not in self.args:
+      j = len(self.specs)
+      self.specs.append((self.index[v], kind, extra, dtype))
+      if level == "one":
+        self.args[k2] = f"s{j}"
+        self.scalars.append(f"s{j} = a{j}[0]")
       else:
-        args[k2] = f"x{j}"
-        loads.append(f"x{j} = a{j}[_i]")
-    return args[k2]
+        self.args[k2] = f"x{j}"
+        (self.row_loads if level == "r" else self.elem_loads).append(f"x{j} = a{j}[{{}}]")
+    return self.args[k2]
 
+  def operand(self, eqn, v, size, level, sizes):
+    """The expression of input `v` for an eqn making values of `level` ('e': `sizes[0]`
+    elements, 'r': `sizes[1]` rows)."""
+    name, oshape = eqn.primitive.name, tuple(eqn.outvars[0].aval.shape)
+    vsize, vshape = math.prod(v.aval.shape), tuple(v.aval.shape)
+    if vsize == 1:
+      return self.argument(v, "one")
+    if vsize == size and (vshape == oshape or name in fusion.VIEWS or name in fusion.REDUCTIONS):
+      return self.argument(v, level)
+    if level == "e" and sizes[1] and vsize == sizes[1] and vshape[:1] == (sizes[1],) and \
+        (name in fusion.ELEMENTWISE or name == "broadcast_in_dim") and \
+        _row_broadcast(eqn, vshape):
+      return self.argument(v, "r")  # one value per row, spread over the row
+    if name == "broadcast_in_dim":
+      fn = functools.partial(self.tables.kernel(eqn.primitive), **eqn.params)
+      return self.argument(v, level, "apply", fn, key=id(eqn))
+    if name in fusion.ELEMENTWISE:
+      return self.argument(v, level, "apply", functools.partial(np.broadcast_to, shape=oshape),
+                           key=oshape)
+    raise Unsupported(f"{name} of a {vshape} operand")
+
+
+def _row_broadcast(eqn, vshape) -> bool:
+  """`vshape` (rows first) stretches over the eqn's rows: size-1 trailing axes, or
+  broadcast_in_dim keeping axis 0 first."""
+  if eqn.primitive.name == "broadcast_in_dim":
+    dims = eqn.params["broadcast_dimensions"]
+    return bool(dims) and dims[0] == 0 and all(s == 1 for s in vshape[1:])
+  return len(vshape) == len(eqn.outvars[0].aval.shape) and all(s == 1 for s in vshape[1:])
+
+
+def plan(k: fusion.Kernel, tables) -> Plan:
+  """The native plan of tier-1 kernel `k`; raises Unsupported where it has to stay tier 1.
+
+  Without reductions: one parallel loop over the N elements. With row reductions: a parallel
+  loop over rows; each reduction is an inner loop over the row's m elements that computes the
+  element values it needs in place (they are recomputed, never stored), and element outputs
+  get one more inner loop."""
+  total = max(k.elements, *(math.prod(e.outvars[0].aval.shape) for e in k.eqns))
+  if any(e.primitive.name in fusion.REDUCTIONS for e in k.eqns):
+    return _plan_rows(k, tables, total)
+  b = _Builder(k, tables)
+  env, body = {}, []
   for eqn in k.eqns:
     name, out = eqn.primitive.name, eqn.outvars[0]
-    oshape = out.aval.shape
-    if math.prod(oshape) != n:
-      raise Unsupported(f"{name} makes {math.prod(oshape)} of the kernel's {n} elements")
-    dtype = np.dtype(out.aval.dtype)
-    _cast(dtype)
-    local = f"v{len(env)}"
+    if math.prod(out.aval.shape) != total:
+      raise Unsupported(f"{name} makes {math.prod(out.aval.shape)} of the kernel's {total} "
+                        "elements")
     ins = []
     for v in eqn.invars:
       if type(v) is Literal:
         ins.append(literal(v.val, v.aval.dtype))
       elif v in env:
-        if math.prod(v.aval.shape) != n:
-          raise Unsupported("a kernel value of another size")
         ins.append(env[v])
       else:
-        size, shape = math.prod(v.aval.shape), tuple(v.aval.shape)
-        if size == 1:
-          ins.append(argument(v, "one"))
-        elif size == n and (shape == oshape or name in fusion.VIEWS):
-          ins.append(argument(v, "flat"))
-        elif name == "broadcast_in_dim":
-          fn = functools.partial(tables.kernel(eqn.primitive), **eqn.params)
-          ins.append(argument(v, "apply", fn, key=id(eqn)))
-        elif name in fusion.ELEMENTWISE:
-          ins.append(argument(v, "apply", functools.partial(np.broadcast_to, shape=oshape),
-                              key=oshape))
-        else:
-          raise Unsupported(f"{name} of a {shape} operand")
+        ins.append(b.operand(eqn, v, total, "e", (total, 0)))
     if name in fusion.VIEWS:
-      if len(ins) != 1:
-        raise Unsupported(name)
       env[out] = ins[0]  # flat C order: a view of the same elements is the same element
       continue
     if name not in fusion.ELEMENTWISE:
       raise Unsupported(name)
-    body += statement(name, local, ins, [v.aval.dtype for v in eqn.invars], dtype, eqn.params)
+    local = f"v{len(env)}"
+    body += statement(name, local, ins, [v.aval.dtype for v in eqn.invars], out.aval.dtype,
+                      eqn.params)
     env[out] = local
-  outputs = [(env[v], np.dtype(v.aval.dtype)) for v in k.outputs]
-  return Plan(n, specs, scalars, loads, body, outputs)
+  loads = [ln.format("_i") for ln in b.elem_loads]
+  stores = [f"o{j}[_i] = {env[v]}" for j, v in enumerate(k.outputs)]
+  outputs = [(np.dtype(v.aval.dtype), total) for v in k.outputs]
+  return Plan(total, b.specs, b.scalars, loads + body + stores, outputs)
+
+
+def _plan_rows(k: fusion.Kernel, tables, total: int) -> Plan:
+  rows = k.n
+  m = total // rows
+  if m <= 1 or rows * m != total:
+    raise Unsupported(f"row reduction over {m} elements")
+  b = _Builder(k, tables)
+  env, level = {}, {}
+  elem = {}  # element-level var -> (statement lines, element-level vars it reads), in order
+  row_body = []
+
+  def closure(needs) -> list:
+    todo, seen = list(needs), set()
+    while todo:
+      v = todo.pop()
+      if v not in seen:
+        seen.add(v)
+        todo.extend(elem[v][1])
+    return [ln for v, (lines, _) in elem.items() if v in seen for ln in lines]
+
+  def inner(lines) -> list:
+    loads = [ln.format("_e") for ln in b.elem_loads]
+    return [f"for _j in range({m}):", f"  _e = _i * {m} + _j"] + \
+        ["  " + ln for ln in loads + lines]
+
+  for eqn in k.eqns:
+    name, out = eqn.primitive.name, eqn.outvars[0]
+    size = math.prod(out.aval.shape)
+    lvl = "e" if size == total else "r" if size == rows else None
+    if lvl is None:
+      raise Unsupported(f"{name} makes {size} elements, neither {total} nor {rows} rows")
+    ins, deps = [], set()
+    for v in eqn.invars:
+      if type(v) is Literal:
+        ins.append(literal(v.val, v.aval.dtype))
+      elif v in env:
+        if level[v] == "e" and lvl == "r" and name not in fusion.REDUCTIONS:
+          raise Unsupported(f"{name} from elements to rows")
+        if level[v] == "r" and lvl == "e" and not _row_broadcast(eqn, tuple(v.aval.shape)):
+          raise Unsupported(f"{name} spreads a {v.aval.shape} value")
+        ins.append(env[v])
+        if level[v] == "e":
+          deps.add(v)
+      elif name in fusion.REDUCTIONS:
+        ins.append(b.operand(eqn, v, total, "e", (total, rows)))
+      else:
+        ins.append(b.operand(eqn, v, size, lvl, (total, rows)))
+    local = f"v{len(env)}"
+    if name in fusion.VIEWS:
+      env[out], level[out] = ins[0], lvl
+      if lvl == "e":
+        elem[out] = ([], deps)
+      continue
+    if name in fusion.REDUCTIONS:
+      rank = len(eqn.invars[0].aval.shape)
+      if tuple(sorted(eqn.params["axes"])) != tuple(range(1, rank)) or lvl != "r":
+        raise Unsupported(f"{name} over axes {eqn.params['axes']} of a rank-{rank} value")
+      init, step, final = _reduction(name, "_acc", ins[0], out.aval.dtype)
+      row_body += [init] + inner(closure(deps) + [step]) + [f"{local} = {final}"]
+    elif name in fusion.ELEMENTWISE:
+      lines = statement(name, local, ins, [v.aval.dtype for v in eqn.invars], out.aval.dtype,
+                        eqn.params)
+      if lvl == "r":
+        row_body += lines
+      else:
+        elem[out] = (lines, deps)
+    else:
+      raise Unsupported(name)
+    env[out], level[out] = local, lvl
+  row_outs = [f"o{j}[_i] = {env[v]}" for j, v in enumerate(k.outputs) if level[v] == "r"]
+  elem_outs = [(j, v) for j, v in enumerate(k.outputs) if level[v] == "e"]
+  if elem_outs:
+    stores = [f"o{j}[_e] = {env[v]}" for j, v in elem_outs]
+    row_body += inner(closure([v for _, v in elem_outs]) + stores)
+  loads = [ln.format("_i") for ln in b.row_loads]
+  outputs = [(np.dtype(v.aval.dtype), total if level[v] == "e" else rows) for v in k.outputs]
+  return Plan(rows, b.specs, b.scalars, loads + row_body + row_outs, outputs)
 
 
 class NativeKernel:
   """Calls the compiled loop with tier 1's operands: flattens (or broadcasts) them, allocates
   the outputs and returns them in the kernel's output shapes."""
-  __slots__ = ("fn", "n", "specs", "outs", "source", "from_cache")
+  __slots__ = ("fn", "count", "specs", "outs", "source", "from_cache")
 
   def __init__(self, fn, plan_: Plan, out_shapes, source: str, from_cache: bool):
-    self.fn, self.n, self.specs = fn, plan_.n, plan_.specs
-    self.outs = [(shape, d) for shape, (_, d) in zip(out_shapes, plan_.outputs)]
+    self.fn, self.count, self.specs = fn, plan_.count, plan_.specs
+    self.outs = [(shape, d, size) for shape, (d, size) in zip(out_shapes, plan_.outputs)]
     self.source, self.from_cache = source, from_cache
 
   def __call__(self, *operands):
@@ -448,7 +584,7 @@ class NativeKernel:
       x = np.ascontiguousarray(x, dtype).reshape(-1).view()
       x.flags.writeable = False
       arrays.append(x)
-    outs = [np.empty(self.n, d) for _, d in self.outs]
-    if self.n:
-      self.fn(self.n, *arrays, *outs)
-    return [o.reshape(shape) for o, (shape, _) in zip(outs, self.outs)]
+    outs = [np.empty(size, d) for _, d, size in self.outs]
+    if self.count:
+      self.fn(self.count, *arrays, *outs)
+    return [o.reshape(shape) for o, (shape, _, _) in zip(outs, self.outs)]
