@@ -168,10 +168,20 @@ def test_source_of_elementwise_chain():
   assert src.count("o0[_i]") == 1
 
 
-def test_reduction_kernel_stays_on_tier1():
-  x = np.ones((64, 64), np.float32)
-  (k,) = _kernels(lambda x: lax.reduce_max(lax.exp(x), (1,)), x)
-  with pytest.raises(codegen.Unsupported, match="elements"):
+def test_row_reduction_source_is_a_row_loop():
+  from jaxlite.scipy.special import logsumexp
+  x = np.ones((64, 32), np.float32)
+  (k,) = _kernels(lambda x: logsumexp(x, axis=1), x)
+  src = codegen.plan(k, NATIVE.tables).source()
+  assert src.count("for _j in range(32):") == 2  # the max, then the sum of exps
+  assert "_acc = np.float32(-np.inf)" in src and "o0[_i] = " in src
+
+
+def test_kernel_of_three_element_counts_stays_on_tier1():
+  x = np.ones((40, 30), np.float32)
+  jnp = jaxlite.numpy
+  (k,) = _kernels(lambda x: jnp.sum(x[:, :, None] * x[:, None, :3], axis=(1, 2)), x)
+  with pytest.raises(codegen.Unsupported, match="neither"):
     codegen.plan(k, NATIVE.tables)
 
 
