@@ -337,9 +337,9 @@ def table_cache(tmp_path_factory):
                          ids=[f"{np.dtype(d).name}-{lay}" for d, _, lay in _CASES])
 def test_primitive_table_matches_tier0(dtype, ops, layout, table_cache, monkeypatch):
   monkeypatch.setenv("JAXLITE_NATIVE_CACHE", str(table_cache))
-  # The float32 case compiles as in production (threaded); the others test the same scalar
+  # float32-same compiles as in production (threaded); the others test the same scalar
   # statements in a serial loop, which compiles three times faster.
-  monkeypatch.setattr(codegen, "PARALLEL", dtype == np.float32)
+  monkeypatch.setattr(codegen, "PARALLEL", dtype == np.float32 and layout == "same")
   shape = (3, 0) if layout == "zero-size" else (6, 25)
   with x64(np.dtype(dtype).itemsize == 8):
     x = edge_values(shape, dtype)
@@ -412,7 +412,8 @@ def test_row_reductions_match_tier0(dtype, table_cache, monkeypatch):
 @needs_numba
 @pytest.mark.parametrize("key, n", [((0, 0), 1 << 16), ((0x12345678, 0xDEADBEEF), 100003),
                                     ((2**32 - 1, 7), 3)])
-def test_threefry_bits_equal_tier0(key, n, cache_dir):
+def test_threefry_bits_equal_tier0(key, n, table_cache, monkeypatch):
+  monkeypatch.setenv("JAXLITE_NATIVE_CACHE", str(table_cache))  # compiled once for the three
   bits = native_backend._build_threefry()
   np.testing.assert_array_equal(bits(*key, n), prng._bits_partitionable(*key, 32, (n,)))
 
@@ -440,17 +441,27 @@ def test_random_normal_native_matches_tier0(cache_dir, monkeypatch):
 
 # --- the disk cache ------------------------------------------------------------------------------
 
+_SMALL_KERNEL = """from numba import njit
+
+@njit('void(uint32[::1], uint32[::1])', cache=True)
+def kernel(a, o):
+  for i in range(a.size):
+    o[i] = a[i] * a[i] + 7
+"""
+
+
 @needs_numba
 def test_cache_reuses_and_rejects_tampered_entry(cache_dir):
   from jaxlite._src.compiler.native import cache
-  source = native_backend.threefry_source()
+  source = _SMALL_KERNEL
   fn, hit = cache.load(source)
   assert not hit
   entry = cache_dir / cache.key(source)
   assert cache.verify(str(entry))
   fn, hit = cache.load(source)
   assert hit  # loaded, not compiled
-  want = prng._bits_partitionable(3, 4, 32, (1000,))
+  a = np.arange(1000, dtype=np.uint32)
+  want = a * a + np.uint32(7)
   for victim in sorted(p for p in entry.rglob("*") if p.is_file() and p.name != cache.MANIFEST):
     data = bytearray(victim.read_bytes())
     data[len(data) // 2] ^= 0xFF  # one changed byte
@@ -460,7 +471,7 @@ def test_cache_reuses_and_rejects_tampered_entry(cache_dir):
     assert not hit, f"tampered {victim.name} was loaded"
     assert cache.verify(str(entry))
     out = np.empty(1000, np.uint32)
-    fn(3, 4, 1000, out)
+    fn(a, out)
     np.testing.assert_array_equal(out, want)
   (entry / "extra.bin").write_bytes(b"x")  # a file the manifest does not list
   assert not cache.verify(str(entry))
