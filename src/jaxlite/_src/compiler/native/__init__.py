@@ -109,15 +109,17 @@ class HotSwap:
   Choice by measurement: the fallback's calls are timed, and so are the native callable's first
   TRIALS calls; if its best is slower than the fallback's best (a loop of scalar libm calls can
   lose to NumPy's SIMD transcendentals), it is dropped and the fallback stays (`rejected`).
-  A failed build is logged once and leaves `fallback` in place (`error` holds why)."""
+  `measure=False` skips that (for callables whose calls differ in size, where one call's time
+  says nothing of another's). A failed build is logged once and leaves `fallback` in place
+  (`error` holds why)."""
   __slots__ = ("fallback", "build", "name", "calls", "native", "error", "submitted",
                "best_fallback", "best_native", "trials", "rejected")
 
-  def __init__(self, fallback, build, name: str):
+  def __init__(self, fallback, build, name: str, measure: bool = True):
     self.fallback, self.build, self.name = fallback, build, name
     self.calls, self.native, self.error, self.submitted = 0, None, None, False
     self.best_fallback = self.best_native = float("inf")
-    self.trials, self.rejected = 0, False
+    self.trials, self.rejected = 0 if measure else TRIALS, False
 
   def __call__(self, *args):
     native = self.native
