@@ -216,6 +216,7 @@ def edge_values(shape, dtype, offset=0):
 
 def _float_ops(x, y, dtype):
   bits = np.dtype(f"i{np.dtype(dtype).itemsize}")
+  wide = jaxlite.config.jax_enable_x64  # 64-bit targets only where they exist
   outs = [lax.neg(x), lax.sign(x), lax.floor(x), lax.ceil(x), lax.round(x),
           lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN), lax.is_finite(x), lax.abs(x),
           lax.square(x), lax.integer_pow(x, 3), lax.integer_pow(x, -2), lax.sqrt(x),
@@ -228,8 +229,10 @@ def _float_ops(x, y, dtype):
           lax.ne(x, y), lax.lt(x, y), lax.le(x, y), lax.gt(x, y), lax.ge(x, y),
           lax.select_n(lax.lt(x, y), x, y), lax.clamp(np.array(-1, dtype), x, np.array(2, dtype)),
           lax.convert_element_type(x, np.int32), lax.convert_element_type(x, np.uint8),
-          lax.convert_element_type(x, np.int64), lax.convert_element_type(x, np.bool_),
-          lax.convert_element_type(x, np.float64 if dtype == np.float32 else np.float32),
+          lax.convert_element_type(x, np.int64 if wide else np.int16),
+          lax.convert_element_type(x, np.bool_),
+          lax.convert_element_type(x, np.float64 if wide and dtype == np.float32 else
+                                   np.float32 if wide else np.uint16),
           lax.bitcast_convert_type(x, bits), lax.mul(x, np.array(3, dtype))]
   if dtype == np.float32:
     outs.append(lax.erf_inv(lax.mul(x, np.array(1e-10, dtype))))
