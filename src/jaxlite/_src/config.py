@@ -55,6 +55,9 @@ _DEFAULTS = {
     # 0: jit compiles to one NumPy call per op (tier 0); 1: fused kernels run over cache-sized
     # tiles on a thread pool (tier 1, compiler/tier1_backend.py).
     "jax_jaxlite_tier": int(os.environ.get("JAXLITE_TIER", "0")),
+    # The native tier (extra jaxlite[native], compiler/native/): tier 1's hot kernels compiled by
+    # numba in the background. On where numba is installed; JAXLITE_NATIVE=0 switches it off.
+    "jax_jaxlite_native": _env_bool("JAXLITE_NATIVE", True),
 }
 
 # Enum flags: the values JAX 0.10.2 accepts (`None` where listed), checked by `config.update`

@@ -242,9 +242,9 @@ def select_tier(tier: int) -> None:
   loaded only then), 0 this backend. Any other installed backend is left alone."""
   current = backend_lib.get_backend()
   if tier == 1 and current is NUMPY:
-    from jaxlite._src.compiler import tier1_backend
-    backend_lib.install_backend(tier1_backend.TIER1)
-  elif tier == 0 and current.name == "numpy-tiled":
+    from jaxlite._src.compiler import native  # picks tier 1 or, when enabled, native
+    backend_lib.install_backend(native.tier1_backend())
+  elif tier == 0 and current.name in ("numpy-tiled", "numpy-native"):
     backend_lib.install_backend(NUMPY)
 
 

@@ -1,0 +1,176 @@
+"""The optional native tier (extra `jaxlite[native]`): hot fused kernels and threefry compiled
+to multi-threaded loops by numba in a background thread, swapped in when ready.
+
+This module never imports numba: it decides whether the tier is on, counts calls, and runs the
+compile jobs. `codegen` writes the numba source, `cache` compiles it (or loads it, verified,
+from disk), `backend` is tier 1's backend with its kernels wrapped in `HotSwap`.
+
+Switches: config `jax_jaxlite_native` (env JAXLITE_NATIVE, default on; 0 turns the whole tier
+off), JAXLITE_NATIVE_HOT (calls before a kernel is compiled, default 3), JAXLITE_NATIVE_CACHE
+(cache folder, default ~/.cache/jaxlite/native).
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+import time
+
+from jaxlite._src.config import config
+
+# A kernel's calls before it is compiled: its first calls run on tier 1 at once.
+HOT_CALLS = max(1, int(os.environ.get("JAXLITE_NATIVE_HOT", "3")))
+
+# Timed calls of a new native kernel before it is kept (or dropped for the faster fallback).
+TRIALS = 2
+
+
+def available() -> bool:
+  """numba is installed (found without importing it: `import jaxlite` stays cheap)."""
+  return importlib.util.find_spec("numba") is not None
+
+
+def enabled() -> bool:
+  """The tier is on (flag and env) and numba is installed."""
+  return bool(config.jax_jaxlite_native) and available()
+
+
+class _State:
+  __slots__ = ("on",)
+
+  def __init__(self):
+    self.on = bool(config.jax_jaxlite_native)
+
+
+_state = _State()
+
+
+# --- the background compiler -----------------------------------------------------------------
+
+class _Compiler:
+  """One daemon thread running compile jobs in order; `wait` blocks until it is idle."""
+
+  def __init__(self):
+    self.jobs = None  # a queue.Queue, made with the thread (queue loads only when needed)
+    self.thread = None
+    self.lock = threading.Lock()
+    self.idle = threading.Condition(self.lock)
+    self.pending = 0
+
+  def submit(self, job) -> None:
+    with self.lock:
+      self.pending += 1
+      if self.thread is None or not self.thread.is_alive():
+        if self.jobs is None:
+          import queue
+          self.jobs = queue.Queue()
+        self.thread = threading.Thread(target=self._loop, name="jaxlite-native-compile",
+                                       daemon=True)
+        self.thread.start()
+    self.jobs.put(job)
+
+  def _loop(self) -> None:
+    while True:
+      job = self.jobs.get()
+      try:
+        job()
+      finally:
+        with self.lock:
+          self.pending -= 1
+          self.idle.notify_all()
+
+  def wait(self, timeout: float | None = None) -> bool:
+    with self.lock:
+      return self.idle.wait_for(lambda: self.pending == 0, timeout)
+
+
+COMPILER = _Compiler()
+
+
+def _forget_compiler_in_child() -> None:
+  # A forked child has no compile thread; it starts its own on its first hot kernel.
+  global COMPILER
+  COMPILER = _Compiler()
+
+
+if hasattr(os, "register_at_fork"):
+  os.register_at_fork(after_in_child=_forget_compiler_in_child)
+
+
+def wait(timeout: float | None = None) -> bool:
+  """Blocks until every submitted native compile has finished; False on timeout."""
+  return COMPILER.wait(timeout)
+
+
+class HotSwap:
+  """Calls `fallback` until called HOT_CALLS times, then has `build()` (which returns the native
+  callable, same signature) run on the compile thread and calls its result from then on.
+
+  Choice by measurement: the fallback's calls are timed, and so are the native callable's first
+  TRIALS calls; if its best is slower than the fallback's best (a loop of scalar libm calls can
+  lose to NumPy's SIMD transcendentals), it is dropped and the fallback stays (`rejected`).
+  `measure=False` skips that (for callables whose calls differ in size, where one call's time
+  says nothing of another's). A failed build is logged once and leaves `fallback` in place
+  (`error` holds why)."""
+  __slots__ = ("fallback", "build", "name", "calls", "native", "error", "submitted",
+               "best_fallback", "best_native", "trials", "rejected")
+
+  def __init__(self, fallback, build, name: str, measure: bool = True):
+    self.fallback, self.build, self.name = fallback, build, name
+    self.calls, self.native, self.error, self.submitted = 0, None, None, False
+    self.best_fallback = self.best_native = float("inf")
+    self.trials, self.rejected = 0 if measure else TRIALS, False
+
+  def __call__(self, *args):
+    native = self.native
+    if native is not None and _state.on:
+      if self.trials >= TRIALS:
+        return native(*args)
+      t = time.perf_counter()
+      out = native(*args)
+      self.best_native = min(self.best_native, time.perf_counter() - t)
+      self.trials += 1
+      if self.trials == TRIALS and self.best_native > self.best_fallback:
+        self.native, self.rejected = None, True
+      return out
+    if not self.submitted:
+      self.calls += 1
+      if self.calls >= HOT_CALLS and _state.on:
+        self.submitted = True
+        COMPILER.submit(self._build)
+    t = time.perf_counter()
+    out = self.fallback(*args)
+    self.best_fallback = min(self.best_fallback, time.perf_counter() - t)
+    return out
+
+  def _build(self) -> None:
+    try:
+      self.native = self.build()
+    except Exception as e:  # noqa: BLE001 - any compile failure keeps the tier-1 kernel
+      self.error = e
+      import logging
+      logger = logging.getLogger("jaxlite.native")
+      logger.warning("jaxlite native tier: %s stays on tier 1: %s: %s", self.name,
+                     type(e).__name__, e, exc_info=logger.isEnabledFor(logging.DEBUG))
+
+
+# --- selection -----------------------------------------------------------------------------
+
+def tier1_backend():
+  """The backend `jax_jaxlite_tier=1` installs: the native one when the tier is enabled."""
+  from jaxlite._src.compiler import tier1_backend as t1
+  if enabled():
+    from jaxlite._src.compiler.native import backend
+    return backend.NATIVE
+  return t1.TIER1
+
+
+def _on_flag(value) -> None:
+  from jaxlite._src.compiler import backend as backend_lib
+  _state.on = bool(value)
+  current = backend_lib.get_backend()
+  if current.name in ("numpy-tiled", "numpy-native"):
+    backend_lib.install_backend(tier1_backend())
+
+
+config._add_listener("jax_jaxlite_native", _on_flag)

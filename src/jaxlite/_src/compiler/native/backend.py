@@ -1,0 +1,124 @@
+"""The native backend ("numpy-native"): tier 1 with each tiled kernel, and random_bits' threefry
+hash, wrapped in a `HotSwap` that compiles a numba loop in the background once it is hot.
+
+Everything runs on tier 1 (NumPy) at once; a kernel that has no native plan stays tier 1.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import prng
+from jaxlite._src.compiler import backend as backend_lib
+from jaxlite._src.compiler import fusion
+from jaxlite._src.compiler import numpy_codegen as tier0
+from jaxlite._src.compiler import passes
+from jaxlite._src.compiler import tier1_backend as tier1
+from jaxlite._src.compiler import tiled_executor
+from jaxlite._src.compiler import native
+from jaxlite._src.compiler.native import codegen
+from jaxlite._src.config import config
+
+
+def build_kernel(k: fusion.Kernel, tables):
+  """The NativeKernel of tier-1 kernel `k` (compiles or loads from the disk cache; imports
+  numba). Raises codegen.Unsupported where `k` has no native plan."""
+  from jaxlite._src.compiler.native import cache
+  plan = codegen.plan(k, tables)
+  source = plan.source()
+  fn, hit = cache.load(source)
+  return codegen.NativeKernel(fn, plan, [v.aval.shape for v in k.outputs], source, hit)
+
+
+def _kernel_builder(k: fusion.Kernel, tables):
+  try:
+    codegen.plan(k, tables)  # settle eligibility now: an ineligible kernel is never wrapped
+  except codegen.Unsupported:
+    return None
+  return lambda: build_kernel(k, tables)
+
+
+class NativeBackend(tier1.TiledBackend):
+  """Tier 1 whose tiled kernels (and 32-bit random bits of one key) go native when hot."""
+  name = "numpy-native"
+  platform = "cpu"
+  tables = tier1.TiledBackend.tables.derive()
+
+  def compile(self, closed: core.ClosedJaxpr):
+    jaxpr, consts = passes.optimize(closed)
+    name = f"_jaxpr_fn{next(tier0._fn_counter)}"
+    src, glob, kernels = tier1.fused_source(jaxpr, consts, name, self.tables)
+    # fused_source plans the same jaxpr the same way: kernel kid is the kid-th Kernel item.
+    planned = [it for it in fusion.plan(jaxpr)[0] if isinstance(it, fusion.Kernel)]
+    exec(compile(src, f"<jaxlite native {name}>", "exec"), glob)
+    for gname, tile_name, n, rows, tiled, outs, quiet in kernels:
+      kernel = tiled_executor.TiledKernel(glob[tile_name], n, rows, tiled, outs, quiet)
+      build = _kernel_builder(planned[int(gname[2:])], self.tables)
+      glob[gname] = kernel if build is None else native.HotSwap(kernel, build, gname)
+    fn = glob[name]
+    fn.__jaxlite_source__ = src
+    fn.__jaxlite_kernels__ = [glob[g] for g, *_ in kernels]
+    return fn
+
+
+# --- threefry ---------------------------------------------------------------------------------
+
+# Draws below this stay on NumPy: a numba call's setup and threads cost more.
+THREEFRY_MIN = 1 << 16
+
+
+def threefry_source() -> str:
+  """numba source of `kernel(k0, k1, n, out)`: out[i] = y0 ^ y1 of threefry2x32 over counter
+  i (hi word in x0), JAX's partitionable 32-bit random bits of one key."""
+  m = "_m"
+  lines = ["import numpy as np", "from numba import njit, prange", "",
+           "@njit('void(uint64, uint64, int64, uint32[::1])', parallel=True, cache=True, "
+           "nogil=True)",
+           "def kernel(k0, k1, n, out):",
+           f"  {m} = np.uint64(0xFFFFFFFF)",
+           f"  k2 = (k0 ^ k1 ^ np.uint64(0x1BD11BDA)) & {m}",
+           "  for i in prange(n):",
+           "    c = np.uint64(i)",
+           f"    x0 = ((c >> np.uint64(32)) + k0) & {m}",
+           f"    x1 = ((c & {m}) + k1) & {m}"]
+  ks = ("k0", "k1", "k2")
+  for i in range(5):
+    for r in prng._ROTATIONS[i % 2]:
+      lines += [f"    x0 = (x0 + x1) & {m}",
+                f"    x1 = (((x1 << np.uint64({r})) & {m}) | (x1 >> np.uint64({32 - r}))) ^ x0"]
+    lines += [f"    x0 = (x0 + {ks[(i + 1) % 3]}) & {m}",
+              f"    x1 = (x1 + {ks[(i + 2) % 3]} + np.uint64({i + 1})) & {m}"]
+  lines.append("    out[i] = np.uint32(x0 ^ x1)")
+  return "\n".join(lines) + "\n"
+
+
+def _build_threefry():
+  from jaxlite._src.compiler.native import cache
+  fn, _ = cache.load(threefry_source())
+
+  def bits(k0: int, k1: int, n: int):
+    out = np.empty(n, np.uint32)
+    fn(k0, k1, n, out)
+    return out
+  return bits
+
+
+THREEFRY_BITS32 = native.HotSwap(
+    lambda k0, k1, n: prng._bits_partitionable(k0, k1, 32, (n,)), _build_threefry,
+    "threefry2x32", measure=False)  # one for every size; an integer hash: native always wins
+
+
+def _random_bits(keys, bit_width, shape):
+  keys = prng._as_keys(keys)
+  n = math.prod(shape)
+  if keys.ndim == 0 and bit_width == 32 and n >= THREEFRY_MIN \
+      and config.jax_threefry_partitionable:
+    return THREEFRY_BITS32(int(keys["k0"]), int(keys["k1"]), n).reshape(shape)
+  return prng.random_bits_p.impl(keys, bit_width=bit_width, shape=shape)
+
+
+NativeBackend.tables.impls[prng.random_bits_p] = _random_bits
+
+NATIVE = backend_lib.register_backend(NativeBackend())

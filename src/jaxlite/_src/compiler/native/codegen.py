@@ -1,0 +1,590 @@
+"""numba source for tier 1's fused kernels: one `prange` loop over the flat elements, each eqn a
+scalar statement from the RULES table (primitive -> lines), with tier 0's semantics.
+
+A kernel is native-eligible when every value it makes has the same element count N (elementwise
+chains with their views, converts and selects; row reductions stay on tier 1) and every dtype
+has a numba scalar type. Nothing here imports numba: it only writes source.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from jaxlite._src.compiler import fusion
+from jaxlite._src.core import Literal
+
+# dtype -> (numba signature name, cast in the generated source)
+_TYPES = {np.dtype(t): (n, c) for t, n, c in (
+    (np.bool_, "boolean", "np.bool_"), (np.int8, "int8", "np.int8"),
+    (np.int16, "int16", "np.int16"), (np.int32, "int32", "np.int32"),
+    (np.int64, "int64", "np.int64"), (np.uint8, "uint8", "np.uint8"),
+    (np.uint16, "uint16", "np.uint16"), (np.uint32, "uint32", "np.uint32"),
+    (np.uint64, "uint64", "np.uint64"), (np.float32, "float32", "np.float32"),
+    (np.float64, "float64", "np.float64"))}
+
+
+# Kernels run their loop on numba's threads. The scalar-rule tests turn it off: a serial compile
+# of the same statements takes a third of the time.
+PARALLEL = True
+
+
+class Unsupported(Exception):
+  """The kernel has something the native tier does not compile: it stays on tier 1."""
+
+
+def _cast(dtype) -> str:
+  try:
+    return _TYPES[np.dtype(dtype)][1]
+  except (KeyError, TypeError):
+    raise Unsupported(f"dtype {dtype}") from None
+
+
+def literal(value, dtype) -> str:
+  """Source of a scalar constant of `dtype` (exact: floats by repr of the double)."""
+  dtype = np.dtype(dtype)
+  t = _cast(dtype)
+  v = np.asarray(value, dtype)[()]
+  if dtype.kind == "b":
+    return "True" if v else "False"
+  if dtype.kind == "f":
+    f = float(v)
+    if math.isnan(f):
+      return f"{t}(np.nan)"
+    if math.isinf(f):
+      return f"{t}({'-' if f < 0 else ''}np.inf)"
+    return f"{t}({f!r})"
+  return f"{t}({int(v)})"
+
+
+# --- the rules: (out, ins, in dtypes, out dtype, params) -> statement lines --------------------
+
+RULES: dict = {}
+
+
+def _rule(names, kinds):
+  """Registers `fn(c) -> expression or lines` for primitives `names` on operand kinds `kinds`
+  (NumPy kinds of the first operand, 'b' bool, 'i' int, 'u' uint, 'f' float)."""
+  def register(fn):
+    for name in names.split():
+      RULES.setdefault(name, []).append((kinds, fn))
+    return fn
+  return register
+
+
+class _Ctx:
+  __slots__ = ("out", "ins", "in_dtypes", "dtype", "params", "T")
+
+  def __init__(self, out, ins, in_dtypes, dtype, params):
+    self.out, self.ins, self.in_dtypes, self.dtype, self.params = out, ins, in_dtypes, dtype, \
+        params
+    self.T = _cast(dtype)
+
+  @property
+  def kind(self) -> str:
+    return self.in_dtypes[0].kind
+
+  @property
+  def width(self) -> int:
+    return self.in_dtypes[0].itemsize * 8
+
+
+_MATH = {n: f"math.{n}({{0}})" for n in
+         "exp log log1p expm1 tanh sin cos tan asin acos atan sinh cosh asinh acosh atanh "
+         "sqrt".split()}
+_MATH.update(exp2="np.exp2({0})", is_finite="np.isfinite({0})", floor="np.floor({0})",
+             ceil="np.ceil({0})", atan2="math.atan2({0}, {1})", pow="np.power({0}, {1})")
+
+for _name, _expr in _MATH.items():
+  _rule(_name, "f")(lambda c, e=_expr: e.format(*c.ins))
+
+
+# Tier 0 computes these in float64 and rounds once.
+for _name in ("erf", "erfc"):
+  _rule(_name, "f")(lambda c, n=_name: f"math.{n}(np.float64({c.ins[0]}))")
+
+
+@_rule("erf_inv", "f")
+def _erf_inv(c):
+  if c.dtype != np.float32:
+    raise Unsupported("erf_inv beyond float32")
+  return f"_s.erf_inv_f32({c.ins[0]})"
+
+
+@_rule("rsqrt", "f")
+def _rsqrt(c):
+  return f"{c.T}(1) / math.sqrt({c.ins[0]})"
+
+
+@_rule("logistic", "f")
+def _logistic(c):
+  x, T = c.ins[0], c.T
+  return f"({T}(1) / ({T}(1) + math.exp(-{x})) if {x} >= 0 else " \
+         f"math.exp({x}) / ({T}(1) + math.exp({x})))"
+
+
+@_rule("neg", "f")
+def _neg_f(c):
+  return f"-{c.ins[0]}"
+
+
+@_rule("neg", "iu")
+def _neg_i(c):
+  return f"{c.T}(0) - {c.ins[0]}"
+
+
+@_rule("abs", "fi")
+def _abs(c):
+  return f"abs({c.ins[0]})"
+
+
+@_rule("abs", "u")
+def _abs_u(c):
+  return c.ins[0]
+
+
+@_rule("sign", "f")
+def _sign_f(c):
+  x, T = c.ins[0], c.T
+  return f"({x} if ({x} == 0 or {x} != {x}) else ({T}(1) if {x} > 0 else {T}(-1)))"
+
+
+@_rule("sign", "iu")
+def _sign_i(c):
+  x, T = c.ins[0], c.T
+  return f"({T}(1) if {x} > 0 else ({T}(-1) if {x} < 0 else {T}(0)))"
+
+
+@_rule("round", "f")
+def _round(c):
+  x, T = c.ins[0], c.T
+  if int(c.params.get("rounding_method", 0)) == 1:
+    return f"np.rint({x})"
+  return f"math.copysign(abs(np.trunc({x})) + {T}(abs({x} - np.trunc({x})) >= {T}(0.5)), {x})"
+
+
+@_rule("not", "b")
+def _not_b(c):
+  return f"not {c.ins[0]}"
+
+
+@_rule("not", "iu")
+def _not_i(c):
+  return f"~{c.ins[0]}"
+
+
+@_rule("square", "fiu")
+def _square(c):
+  return f"{c.ins[0]} * {c.ins[0]}"
+
+
+@_rule("integer_pow", "fiu")
+def _integer_pow(c):
+  x, T, y = c.ins[0], c.T, int(c.params["y"])
+  if y == 0:
+    return f"{T}(1)"
+  acc = x
+  for _ in range(abs(y) - 1):  # tier 0's order: ((x*x)*x)..., each product rounded to T
+    acc = f"{T}({acc} * {x})"
+  return f"{T}(1) / {acc}" if y < 0 else acc
+
+
+def _binop(sym):
+  return lambda c: f"{c.ins[0]} {sym} {c.ins[1]}"
+
+
+for _name, _sym in (("add", "+"), ("sub", "-"), ("mul", "*")):
+  _rule(_name, "fiu")(_binop(_sym))
+for _name, _sym in (("and", "&"), ("or", "|"), ("xor", "^")):
+  _rule(_name, "biu")(_binop(_sym))
+for _name, _sym in (("eq", "=="), ("ne", "!="), ("lt", "<"), ("le", "<="), ("gt", ">"),
+                    ("ge", ">=")):
+  _rule(_name, "fiub")(_binop(_sym))
+
+
+@_rule("div", "f")
+def _div_f(c):
+  return f"{c.ins[0]} / {c.ins[1]}"
+
+
+@_rule("rem", "f")
+def _rem_f(c):
+  return f"np.fmod({c.ins[0]}, {c.ins[1]})"
+
+
+@_rule("div", "i")
+def _div_i(c):
+  # C division truncates; x / 0 is -1; INT_MIN / -1 wraps (and must not reach sdiv: it traps).
+  a, b, T, o = *c.ins, c.T, c.out
+  return [f"if {b} == 0:", f"  {o} = {T}(-1)", f"elif {b} == -1:", f"  {o} = {T}({T}(0) - {a})",
+          "else:", f"  _q = {a} // {b}", f"  if _q * {b} != {a} and (({a} < 0) != ({b} < 0)):",
+          "    _q += 1", f"  {o} = {T}(_q)"]
+
+
+@_rule("rem", "i")
+def _rem_i(c):
+  # C remainder has the dividend's sign; x rem 0 is x.
+  a, b, T, o = *c.ins, c.T, c.out
+  return [f"if {b} == 0:", f"  {o} = {a}", f"elif {b} == -1:", f"  {o} = {T}(0)", "else:",
+          f"  _r = {a} % {b}", f"  if _r != 0 and ((_r < 0) != ({a} < 0)):", f"    _r -= {b}",
+          f"  {o} = {T}(_r)"]
+
+
+@_rule("div", "u")
+def _div_u(c):
+  a, b, T = *c.ins, c.T
+  return f"({T}({np.iinfo(c.dtype).max}) if {b} == 0 else {a} // {b})"
+
+
+@_rule("rem", "u")
+def _rem_u(c):
+  a, b = c.ins
+  return f"({a} if {b} == 0 else {a} % {b})"
+
+
+def _extremum(c, op):
+  a, b, T = *c.ins, c.T
+  if c.kind != "f":
+    return f"({a} if {a} {op} {b} else {b})"
+  # np.maximum's choice (NaN propagates), then the sign XLA gives zeros of both signs.
+  pick = f"({a} if ({a} {op} {b} or {a} != {a}) else {b})"
+  sign = "max" if op == ">=" else "min"
+  return f"math.copysign({pick}, {sign}(math.copysign({T}(1), {a}), " \
+         f"math.copysign({T}(1), {b})))"
+
+
+_rule("max", "fiu")(lambda c: _extremum(c, ">="))
+_rule("min", "fiu")(lambda c: _extremum(c, "<="))
+
+
+@_rule("clamp", "fiu")
+def _clamp(c):
+  lo, x, hi = c.ins
+  if c.kind == "f":  # np.minimum(np.maximum(x, lo), hi): NaN propagates from either side
+    return [f"_m = {x} if ({x} >= {lo} or {x} != {x}) else {lo}",
+            f"{c.out} = {c.T}(_m if (_m <= {hi} or _m != _m) else {hi})"]
+  return [f"_m = {x} if {x} >= {lo} else {lo}", f"{c.out} = {c.T}(_m if _m <= {hi} else {hi})"]
+
+
+def _shift(c, name):
+  a, b, T, w = *c.ins, c.T, c.width
+  big = f"({b} < 0 or {b} >= {w})" if c.kind == "i" else f"{b} >= {w}"
+  unsigned = _cast(np.dtype(f"u{w // 8}"))
+  signed = _cast(np.dtype(f"i{w // 8}"))
+  if name == "shift_left":
+    return f"({T}(0) if {big} else {T}({a} << {b}))"
+  if name == "shift_right_logical":
+    return f"({T}(0) if {big} else {T}({unsigned}({a}) >> {unsigned}({b})))"
+  # arithmetic: the sign fills in; a shift past the width is a shift by width - 1
+  amount = f"({signed}({w - 1}) if {big} else {signed}({b}))"
+  return f"{T}({signed}({a}) >> {amount})"
+
+
+for _name in ("shift_left", "shift_right_logical", "shift_right_arithmetic"):
+  _rule(_name, "iu")(lambda c, n=_name: _shift(c, n))
+
+
+@_rule("convert_element_type", "fiub")
+def _convert(c):
+  x, T, old, new = c.ins[0], c.T, c.in_dtypes[0], c.dtype
+  if new.kind == "b":
+    return f"{x} != 0"
+  if old.kind == "f" and new.kind in "iu":
+    info = np.iinfo(new)  # XLA: saturate, NaN -> 0
+    return f"({T}(0) if {x} != {x} else ({T}({info.max}) if {x} >= {float(info.max)!r} else " \
+           f"({T}({info.min}) if {x} <= {float(info.min)!r} else {T}({x}))))"
+  return x
+
+
+@_rule("bitcast_convert_type", "fiu")
+def _bitcast(c):
+  if c.in_dtypes[0].itemsize != c.dtype.itemsize:
+    raise Unsupported("bitcast_convert_type between widths")
+  return f"_s.bitcast({c.ins[0]}, {c.T}(0))"
+
+
+@_rule("select_n", "biu")
+def _select_n(c):
+  which, *cases = c.ins
+  if len(cases) == 1:
+    return cases[0]
+  if c.kind == "b":
+    return f"({cases[1]} if {which} else {cases[0]})"
+  expr = cases[-1]
+  for i in range(len(cases) - 2, -1, -1):
+    expr = f"({cases[i]} if {which} == {i} else {expr})"
+  return expr
+
+
+def statement(name, out, ins, in_dtypes, dtype, params) -> list:
+  """The lines computing eqn `name` into local `out` (raises Unsupported where no rule)."""
+  c = _Ctx(out, ins, [np.dtype(d) for d in in_dtypes], np.dtype(dtype), params)
+  for kinds, fn in RULES.get(name, ()):
+    if c.kind in kinds:
+      result = fn(c)
+      if isinstance(result, list):
+        return result
+      return [f"{out} = {c.T}({result})"]
+  raise Unsupported(f"{name} on {c.in_dtypes[0]}")
+
+
+# --- kernels ---------------------------------------------------------------------------------
+
+class Plan:
+  """What a native kernel needs: `specs[j]` says how argument j is made from the tier-1
+  operands (index, kind, extra, dtype); `count` is the parallel loop's trip count (elements,
+  or rows where the kernel reduces); `outputs` each output's (dtype, element count);
+  `source()` is the module's text."""
+
+  def __init__(self, count, specs, scalars, body, outputs):
+    self.count, self.specs, self.scalars = count, specs, scalars
+    self.body, self.outputs = body, outputs
+
+  def signature(self) -> str:
+    """Source of the numba signature: read-only C arrays in (NativeKernel passes read-only
+    views, so a read-only buffer matches too), writable C arrays out."""
+    arrays = [f"_t.Array(_t.{_TYPES[d][0]}, 1, 'C', readonly=True)" for *_, d in self.specs] + \
+        [f"_t.{_TYPES[d][0]}[::1]" for d, _ in self.outputs]
+    return f"_t.void(_t.int64, {', '.join(arrays)})"
+
+  def source(self) -> str:
+    args = [f"a{j}" for j in range(len(self.specs))] + \
+        [f"o{j}" for j in range(len(self.outputs))]
+    lines = ["import math", "import numpy as np", "from numba import njit, prange",
+             "from numba import types as _t",
+             "from jaxlite._src.compiler.native import support as _s", "",
+             f"@njit({self.signature()}, parallel={PARALLEL}, cache=True, nogil=True, "
+             "error_model='numpy')",
+             f"def kernel(_n, {', '.join(args)}):"]
+    lines += ["  " + ln for ln in self.scalars]
+    lines.append("  for _i in prange(_n):")
+    lines += ["    " + ln for ln in self.body]
+    return "\n".join(lines) + "\n"
+
+
+# Row reductions: (init, combine) statements over accumulator `acc` and element `val`, and the
+# result's expression. Float sums accumulate in float64 (a row's sum in order then stays within
+# JAX-COMPAT's reduction tolerance of tier 0's pairwise one); products in their own dtype, so
+# that overflow and inf * 0 come out as in tier 0; max/min propagate NaN as np.max/np.min do.
+def _reduction(name, acc, val, dtype):
+  T, kind = _cast(dtype), np.dtype(dtype).kind
+  if name in ("reduce_sum", "reduce_prod") and kind in "fiu":
+    op, unit = ("+", 0) if name == "reduce_sum" else ("*", 1)
+    if kind == "f" and name == "reduce_sum":
+      return f"{acc} = np.float64({unit})", f"{acc} = {acc} {op} np.float64({val})", f"{T}({acc})"
+    return f"{acc} = {T}({unit})", f"{acc} = {T}({acc} {op} {val})", acc
+  if name in ("reduce_max", "reduce_min") and kind in "fiu":
+    cmp = ">" if name == "reduce_max" else "<"
+    if kind == "f":
+      init = f"{T}({'-' if name == 'reduce_max' else ''}np.inf)"
+      step = f"{acc} = {val} if ({val} {cmp} {acc} or {val} != {val}) else {acc}"
+    else:
+      info = np.iinfo(dtype)
+      init = f"{T}({info.min if name == 'reduce_max' else info.max})"
+      step = f"{acc} = {val} if {val} {cmp} {acc} else {acc}"
+    return f"{acc} = {init}", step, acc
+  if name in ("reduce_and", "reduce_or", "reduce_max", "reduce_min") and kind == "b":
+    conj = name in ("reduce_and", "reduce_min")
+    return f"{acc} = {conj}", f"{acc} = {acc} {'and' if conj else 'or'} {val}", acc
+  raise Unsupported(f"{name} on {np.dtype(dtype)}")
+
+
+class _Builder:
+  """Arguments and their loads: 'one' (size 1, read once), 'r' (one per row, read at `_i`
+  in row mode), 'e' (one per element, read at the loop's element index)."""
+
+  def __init__(self, k: fusion.Kernel, tables):
+    self.k, self.tables = k, tables
+    self.index = {}  # input var -> its position among the tier-1 kernel's operands
+    for j, (v, _) in enumerate(k.inputs):
+      self.index.setdefault(v, j)
+    self.specs, self.args, self.scalars, self.row_loads, self.elem_loads = [], {}, [], [], []
+
+  def argument(self, v, level, kind="flat", extra=None, key=None):
+    dtype = np.dtype(v.aval.dtype)
+    _cast(dtype)
+    k2 = (v, level, kind, key)
+    if k2 not in self.args:
+      j = len(self.specs)
+      self.specs.append((self.index[v], kind, extra, dtype))
+      if level == "one":
+        self.args[k2] = f"s{j}"
+        self.scalars.append(f"s{j} = a{j}[0]")
+      else:
+        self.args[k2] = f"x{j}"
+        (self.row_loads if level == "r" else self.elem_loads).append(f"x{j} = a{j}[{{}}]")
+    return self.args[k2]
+
+  def operand(self, eqn, v, size, level, sizes):
+    """The expression of input `v` for an eqn making values of `level` ('e': `sizes[0]`
+    elements, 'r': `sizes[1]` rows)."""
+    name, oshape = eqn.primitive.name, tuple(eqn.outvars[0].aval.shape)
+    vsize, vshape = math.prod(v.aval.shape), tuple(v.aval.shape)
+    if vsize == 1:
+      return self.argument(v, "one")
+    if vsize == size and (vshape == oshape or name in fusion.VIEWS or name in fusion.REDUCTIONS):
+      return self.argument(v, level)
+    if level == "e" and sizes[1] and vsize == sizes[1] and vshape[:1] == (sizes[1],) and \
+        (name in fusion.ELEMENTWISE or name == "broadcast_in_dim") and \
+        _row_broadcast(eqn, vshape):
+      return self.argument(v, "r")  # one value per row, spread over the row
+    if name == "broadcast_in_dim":
+      fn = functools.partial(self.tables.kernel(eqn.primitive), **eqn.params)
+      return self.argument(v, level, "apply", fn, key=id(eqn))
+    if name in fusion.ELEMENTWISE:
+      return self.argument(v, level, "apply", functools.partial(np.broadcast_to, shape=oshape),
+                           key=oshape)
+    raise Unsupported(f"{name} of a {vshape} operand")
+
+
+def _row_broadcast(eqn, vshape) -> bool:
+  """`vshape` (rows first) stretches over the eqn's rows: size-1 trailing axes, or
+  broadcast_in_dim keeping axis 0 first."""
+  if eqn.primitive.name == "broadcast_in_dim":
+    dims = eqn.params["broadcast_dimensions"]
+    return bool(dims) and dims[0] == 0 and all(s == 1 for s in vshape[1:])
+  return len(vshape) == len(eqn.outvars[0].aval.shape) and all(s == 1 for s in vshape[1:])
+
+
+def plan(k: fusion.Kernel, tables) -> Plan:
+  """The native plan of tier-1 kernel `k`; raises Unsupported where it has to stay tier 1.
+
+  Without reductions: one parallel loop over the N elements. With row reductions: a parallel
+  loop over rows; each reduction is an inner loop over the row's m elements that computes the
+  element values it needs in place (they are recomputed, never stored), and element outputs
+  get one more inner loop."""
+  total = max(k.elements, *(math.prod(e.outvars[0].aval.shape) for e in k.eqns))
+  if any(e.primitive.name in fusion.REDUCTIONS for e in k.eqns):
+    return _plan_rows(k, tables, total)
+  b = _Builder(k, tables)
+  env, body = {}, []
+  for eqn in k.eqns:
+    name, out = eqn.primitive.name, eqn.outvars[0]
+    if math.prod(out.aval.shape) != total:
+      raise Unsupported(f"{name} makes {math.prod(out.aval.shape)} of the kernel's {total} "
+                        "elements")
+    ins = []
+    for v in eqn.invars:
+      if type(v) is Literal:
+        ins.append(literal(v.val, v.aval.dtype))
+      elif v in env:
+        ins.append(env[v])
+      else:
+        ins.append(b.operand(eqn, v, total, "e", (total, 0)))
+    if name in fusion.VIEWS:
+      env[out] = ins[0]  # flat C order: a view of the same elements is the same element
+      continue
+    if name not in fusion.ELEMENTWISE:
+      raise Unsupported(name)
+    local = f"v{len(env)}"
+    body += statement(name, local, ins, [v.aval.dtype for v in eqn.invars], out.aval.dtype,
+                      eqn.params)
+    env[out] = local
+  loads = [ln.format("_i") for ln in b.elem_loads]
+  stores = [f"o{j}[_i] = {env[v]}" for j, v in enumerate(k.outputs)]
+  outputs = [(np.dtype(v.aval.dtype), total) for v in k.outputs]
+  return Plan(total, b.specs, b.scalars, loads + body + stores, outputs)
+
+
+def _plan_rows(k: fusion.Kernel, tables, total: int) -> Plan:
+  rows = k.n
+  m = total // rows
+  if m <= 1 or rows * m != total:
+    raise Unsupported(f"row reduction over {m} elements")
+  b = _Builder(k, tables)
+  env, level = {}, {}
+  elem = {}  # element-level var -> (statement lines, element-level vars it reads), in order
+  row_body = []
+
+  def closure(needs) -> list:
+    todo, seen = list(needs), set()
+    while todo:
+      v = todo.pop()
+      if v not in seen:
+        seen.add(v)
+        todo.extend(elem[v][1])
+    return [ln for v, (lines, _) in elem.items() if v in seen for ln in lines]
+
+  def inner(lines) -> list:
+    loads = [ln.format("_e") for ln in b.elem_loads]
+    return [f"for _j in range({m}):", f"  _e = _i * {m} + _j"] + \
+        ["  " + ln for ln in loads + lines]
+
+  for eqn in k.eqns:
+    name, out = eqn.primitive.name, eqn.outvars[0]
+    size = math.prod(out.aval.shape)
+    lvl = "e" if size == total else "r" if size == rows else None
+    if lvl is None:
+      raise Unsupported(f"{name} makes {size} elements, neither {total} nor {rows} rows")
+    ins, deps = [], set()
+    for v in eqn.invars:
+      if type(v) is Literal:
+        ins.append(literal(v.val, v.aval.dtype))
+      elif v in env:
+        if level[v] == "e" and lvl == "r" and name not in fusion.REDUCTIONS:
+          raise Unsupported(f"{name} from elements to rows")
+        if level[v] == "r" and lvl == "e" and not _row_broadcast(eqn, tuple(v.aval.shape)):
+          raise Unsupported(f"{name} spreads a {v.aval.shape} value")
+        ins.append(env[v])
+        if level[v] == "e":
+          deps.add(v)
+      elif name in fusion.REDUCTIONS:
+        ins.append(b.operand(eqn, v, total, "e", (total, rows)))
+      else:
+        ins.append(b.operand(eqn, v, size, lvl, (total, rows)))
+    local = f"v{len(env)}"
+    if name in fusion.VIEWS:
+      env[out], level[out] = ins[0], lvl
+      if lvl == "e":
+        elem[out] = ([], deps)
+      continue
+    if name in fusion.REDUCTIONS:
+      rank = len(eqn.invars[0].aval.shape)
+      if tuple(sorted(eqn.params["axes"])) != tuple(range(1, rank)) or lvl != "r":
+        raise Unsupported(f"{name} over axes {eqn.params['axes']} of a rank-{rank} value")
+      init, step, final = _reduction(name, "_acc", ins[0], out.aval.dtype)
+      row_body += [init] + inner(closure(deps) + [step]) + [f"{local} = {final}"]
+    elif name in fusion.ELEMENTWISE:
+      lines = statement(name, local, ins, [v.aval.dtype for v in eqn.invars], out.aval.dtype,
+                        eqn.params)
+      if lvl == "r":
+        row_body += lines
+      else:
+        elem[out] = (lines, deps)
+    else:
+      raise Unsupported(name)
+    env[out], level[out] = local, lvl
+  row_outs = [f"o{j}[_i] = {env[v]}" for j, v in enumerate(k.outputs) if level[v] == "r"]
+  elem_outs = [(j, v) for j, v in enumerate(k.outputs) if level[v] == "e"]
+  if elem_outs:
+    stores = [f"o{j}[_e] = {env[v]}" for j, v in elem_outs]
+    row_body += inner(closure([v for _, v in elem_outs]) + stores)
+  loads = [ln.format("_i") for ln in b.row_loads]
+  outputs = [(np.dtype(v.aval.dtype), total if level[v] == "e" else rows) for v in k.outputs]
+  return Plan(rows, b.specs, b.scalars, loads + row_body + row_outs, outputs)
+
+
+class NativeKernel:
+  """Calls the compiled loop with tier 1's operands: flattens (or broadcasts) them, allocates
+  the outputs and returns them in the kernel's output shapes."""
+  __slots__ = ("fn", "count", "specs", "outs", "source", "from_cache")
+
+  def __init__(self, fn, plan_: Plan, out_shapes, source: str, from_cache: bool):
+    self.fn, self.count, self.specs = fn, plan_.count, plan_.specs
+    self.outs = [(shape, d, size) for shape, (d, size) in zip(out_shapes, plan_.outputs)]
+    self.source, self.from_cache = source, from_cache
+
+  def __call__(self, *operands):
+    arrays = []
+    for j, kind, extra, dtype in self.specs:
+      x = operands[j]
+      if kind == "apply":
+        x = extra(x)
+      x = np.ascontiguousarray(x, dtype).reshape(-1).view()
+      x.flags.writeable = False
+      arrays.append(x)
+    outs = [np.empty(size, d) for _, d, size in self.outs]
+    if self.count:
+      self.fn(self.count, *arrays, *outs)
+    return [o.reshape(shape) for o, (shape, _, _) in zip(outs, self.outs)]

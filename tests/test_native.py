@@ -1,0 +1,517 @@
+"""The native tier (compiler/native/, extra jaxlite[native]) against tier 0.
+
+The switch, the hot-swap logic and the generated source are checked everywhere; compiled
+kernels, threefry bits and the disk cache need numba and skip without it, naming the extra.
+Floats agree with tier 0 to JAX-COMPAT §10 (exact ops bit for bit, transcendentals to 8 ulp),
+integers, booleans and PRNG bits exactly.
+"""
+import importlib.util
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import jaxlite
+from conftest import x64
+from jaxlite import lax
+from jaxlite._src import prng
+from jaxlite._src.compiler import backend, fusion, numpy_codegen, passes, tiled_executor
+from jaxlite._src.compiler import native
+from jaxlite._src.compiler.native import backend as native_backend
+from jaxlite._src.compiler.native import codegen
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+HAVE_NUMBA = importlib.util.find_spec("numba") is not None
+needs_numba = pytest.mark.skipif(
+    not HAVE_NUMBA, reason="numba is not installed: the native tier needs the extra "
+                           "jaxlite[native] (pip install 'jaxlite[native]')")
+
+TIER0, NATIVE = numpy_codegen.NUMPY, native_backend.NATIVE
+SRC = os.path.join(os.path.dirname(__file__), os.pardir, "src")
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+  monkeypatch.setenv("JAXLITE_NATIVE_CACHE", str(tmp_path / "native"))
+  return tmp_path / "native"
+
+
+def _python(code: str, **env) -> str:
+  full = {**os.environ, "PYTHONPATH": SRC, **env}
+  return subprocess.run([sys.executable, "-c", code], env=full, capture_output=True, text=True,
+                        check=True, timeout=300).stdout.strip()
+
+
+# --- the switch ----------------------------------------------------------------------------------
+
+def test_import_never_loads_numba():
+  out = _python("import sys, jaxlite, jaxlite.numpy as jnp\n"
+                "f = jaxlite.jit(lambda x: jnp.tanh(x) * 2)\n"
+                "f(jnp.ones((512, 512)))\n"
+                "from jaxlite._src.compiler import backend\n"
+                "print(backend.get_backend().name, 'numba' in sys.modules)", JAXLITE_TIER="1")
+  want = "numpy-native" if HAVE_NUMBA else "numpy-tiled"
+  assert out == f"{want} False"
+
+
+@pytest.mark.parametrize("env, want", [({"JAXLITE_NATIVE": "0"}, "numpy-tiled"),
+                                       ({"JAXLITE_NATIVE": "1"}, None),
+                                       ({"JAXLITE_TIER": "0"}, "numpy")])
+def test_env_selects_backend(env, want):
+  if want is None:
+    want = "numpy-native" if HAVE_NUMBA else "numpy-tiled"
+  out = _python("import jaxlite\nfrom jaxlite._src.compiler import backend\n"
+                "print(backend.get_backend().name)", **{"JAXLITE_TIER": "1", **env})
+  assert out == want
+
+
+def test_flag_switches_backend():
+  prev = backend.get_backend()
+  try:
+    jaxlite.config.update("jax_jaxlite_tier", 1)
+    jaxlite.config.update("jax_jaxlite_native", False)
+    assert backend.get_backend().name == "numpy-tiled"
+    jaxlite.config.update("jax_jaxlite_native", True)
+    assert backend.get_backend().name == ("numpy-native" if HAVE_NUMBA else "numpy-tiled")
+    jaxlite.config.update("jax_jaxlite_tier", 0)
+    assert backend.get_backend().name == "numpy"
+  finally:
+    jaxlite.config.update("jax_jaxlite_native", True)
+    jaxlite.config.update("jax_jaxlite_tier", 0)
+    backend.install_backend(prev)
+
+
+# --- hot swapping (no numba needed) --------------------------------------------------------------
+
+def test_hot_swap_compiles_once_hot_and_swaps(monkeypatch):
+  monkeypatch.setattr(native, "HOT_CALLS", 3)
+  built = []
+
+  def build():
+    built.append(1)
+    return lambda x: ("native", x)
+  h = native.HotSwap(lambda x: ("fallback", x), build, "k")
+  assert [h(1), h(2)] == [("fallback", 1), ("fallback", 2)]
+  assert native.wait(5) and not built  # not hot yet: nothing submitted
+  assert h(3) == ("fallback", 3)  # the hot call itself still runs at once
+  assert native.wait(60)
+  assert built == [1] and h(4) == ("native", 4)
+  h(5)
+  assert built == [1]
+
+
+def test_hot_swap_flag_off_uses_fallback(monkeypatch):
+  monkeypatch.setattr(native, "HOT_CALLS", 1)
+  h = native.HotSwap(lambda: "fallback", lambda: (lambda: "native"), "k")
+  h()
+  assert native.wait(60) and h() == "native"
+  try:
+    jaxlite.config.update("jax_jaxlite_native", False)
+    assert h() == "fallback"
+    h2 = native.HotSwap(lambda: "fallback", lambda: (lambda: "native"), "k2")
+    h2(), h2()
+    assert native.wait(60) and h2.native is None  # off: never compiled
+  finally:
+    jaxlite.config.update("jax_jaxlite_native", True)
+  assert h() == "native"
+
+
+@pytest.mark.parametrize("native_delay, fallback_delay, kept", [(0.0, 0.02, True),
+                                                                  (0.02, 0.0, False)])
+def test_hot_swap_keeps_the_faster(native_delay, fallback_delay, kept, monkeypatch):
+  import time
+  monkeypatch.setattr(native, "HOT_CALLS", 2)
+  monkeypatch.setattr(native, "TRIALS", 2)
+
+  def timed(label, delay):
+    def fn():
+      time.sleep(delay)
+      return label
+    return fn
+  h = native.HotSwap(timed("fallback", fallback_delay),
+                     lambda: timed("native", native_delay), "k")
+  h(), h()
+  assert native.wait(60)
+  assert [h(), h()] == ["native", "native"]  # the trials return their results
+  assert h.rejected is not kept
+  assert h() == ("native" if kept else "fallback")
+
+
+def test_hot_swap_failed_build_keeps_fallback(monkeypatch):
+  monkeypatch.setattr(native, "HOT_CALLS", 1)
+
+  def build():
+    raise RuntimeError("no compiler here")
+  h = native.HotSwap(lambda: "fallback", build, "broken")
+  h()
+  assert native.wait(60)
+  assert h() == "fallback" and isinstance(h.error, RuntimeError)
+
+
+# --- generated source (no numba needed) ----------------------------------------------------------
+
+def _kernels(f, *args):
+  jaxpr, _ = passes.optimize(jaxlite.make_jaxpr(f)(*args))
+  return [it for it in fusion.plan(jaxpr)[0] if isinstance(it, fusion.Kernel)]
+
+
+def test_source_of_elementwise_chain():
+  x = np.ones((64, 64), np.float32)
+  (k,) = _kernels(lambda x: lax.tanh(x) * lax.exp(x) + lax.sin(x), x)
+  src = codegen.plan(k, NATIVE.tables).source()
+  assert "parallel=True, cache=True" in src and "for _i in prange(_n):" in src
+  for call in ("math.tanh(x0)", "math.exp(x0)", "math.sin(x0)"):
+    assert call in src
+  assert src.count("o0[_i]") == 1
+
+
+def test_row_reduction_source_is_a_row_loop():
+  from jaxlite.scipy.special import logsumexp
+  x = np.ones((64, 32), np.float32)
+  (k,) = _kernels(lambda x: logsumexp(x, axis=1), x)
+  src = codegen.plan(k, NATIVE.tables).source()
+  assert src.count("for _j in range(32):") == 2  # the max, then the sum of exps
+  assert "_acc = np.float32(-np.inf)" in src and "o0[_i] = " in src
+
+
+def test_kernel_of_three_element_counts_stays_on_tier1():
+  x = np.ones((40, 30), np.float32)
+  jnp = jaxlite.numpy
+  (k,) = _kernels(lambda x: jnp.sum(x[:, :, None] * x[:, None, :3], axis=(1, 2)), x)
+  with pytest.raises(codegen.Unsupported, match="neither"):
+    codegen.plan(k, NATIVE.tables)
+
+
+@pytest.mark.parametrize("value, dtype, want", [
+    (np.nan, np.float32, "np.float32(np.nan)"), (-np.inf, np.float64, "np.float64(-np.inf)"),
+    (0.1, np.float32, "np.float32(0.10000000149011612)"), (-0.0, np.float32, "np.float32(-0.0)"),
+    (2**32 - 1, np.uint32, "np.uint32(4294967295)"), (True, np.bool_, "True")])
+def test_literals_are_exact(value, dtype, want):
+  assert codegen.literal(value, dtype) == want
+
+
+# --- compiled kernels against tier 0 -------------------------------------------------------------
+
+F_EDGES = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 0.49999997,
+           1e-8, -3e-3, 0.999, -0.9999, 3.0, -7.25, 1e10, -1e10, 65000.0, 1e-40, 88.5, -104.0]
+I_EDGES = [0, 1, -1, 2, -2, 5, -5, 7, 31, 32, 33, 63, 64, 100, -100, 127, -128]
+
+
+def edge_values(shape, dtype, offset=0):
+  dtype = np.dtype(dtype)
+  n = int(np.prod(shape))
+  if dtype == np.bool_:
+    return ((np.arange(n) + offset) % 3 == 0).reshape(shape)
+  if dtype.kind == "f":
+    flat = np.array([F_EDGES[(i * 7 + offset) % len(F_EDGES)] for i in range(n)])
+    return flat.astype(dtype).reshape(shape)
+  info = np.iinfo(dtype)
+  edges = I_EDGES + [int(info.min), int(info.max), int(info.max) - 1]
+  flat = [edges[(i * 5 + offset) % len(edges)] for i in range(n)]
+  return np.array(flat, np.int64).astype(dtype).reshape(shape)  # wraps into unsigned
+
+
+def _float_ops(x, y, dtype):
+  bits = np.dtype(f"i{np.dtype(dtype).itemsize}")
+  wide = jaxlite.config.jax_enable_x64  # 64-bit targets only where they exist
+  outs = [lax.neg(x), lax.sign(x), lax.floor(x), lax.ceil(x), lax.round(x),
+          lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN), lax.is_finite(x), lax.abs(x),
+          lax.square(x), lax.integer_pow(x, 3), lax.integer_pow(x, -2), lax.sqrt(x),
+          lax.rsqrt(x), lax.exp(x), lax.exp2(x), lax.log(x), lax.log1p(x), lax.expm1(x),
+          lax.tanh(x), lax.logistic(x), lax.sin(x), lax.cos(x), lax.tan(x), lax.asin(x),
+          lax.acos(x), lax.atan(x), lax.sinh(x), lax.cosh(x), lax.asinh(x), lax.acosh(x),
+          lax.atanh(x), lax.erf(x), lax.erfc(x),
+          lax.add(x, y), lax.sub(x, y), lax.mul(x, y), lax.div(x, y), lax.rem(x, y),
+          lax.pow(x, y), lax.max(x, y), lax.min(x, y), lax.atan2(x, y), lax.eq(x, y),
+          lax.ne(x, y), lax.lt(x, y), lax.le(x, y), lax.gt(x, y), lax.ge(x, y),
+          lax.select_n(lax.lt(x, y), x, y), lax.clamp(np.array(-1, dtype), x, np.array(2, dtype)),
+          lax.convert_element_type(x, np.int32), lax.convert_element_type(x, np.uint8),
+          lax.convert_element_type(x, np.int64 if wide else np.int16),
+          lax.convert_element_type(x, np.bool_),
+          lax.convert_element_type(x, np.float64 if wide and dtype == np.float32 else
+                                   np.float32 if wide else np.uint16),
+          lax.bitcast_convert_type(x, bits), lax.mul(x, np.array(3, dtype))]
+  if dtype == np.float32:
+    outs.append(lax.erf_inv(lax.mul(x, np.array(1e-10, dtype))))
+    outs.append(lax.erf_inv(lax.clamp(np.array(-1, dtype), x, np.array(1, dtype))))
+  return outs
+
+
+def _int_ops(x, y, dtype):
+  dtype = np.dtype(dtype)
+  w = dtype.itemsize * 8
+  shift = lax.rem(y, np.array(w + 3, dtype)) if dtype.kind == "u" else y
+  mag = x if dtype.kind == "u" else lax.abs(x)
+  outs = [lax.neg(x), lax.sign(x), mag, lax.bitwise_not(x), lax.square(x),
+          lax.integer_pow(x, 3), lax.add(x, y), lax.sub(x, y), lax.mul(x, y), lax.div(x, y),
+          lax.rem(x, y), lax.max(x, y), lax.min(x, y), lax.bitwise_and(x, y),
+          lax.bitwise_or(x, y), lax.bitwise_xor(x, y), lax.eq(x, y), lax.lt(x, y),
+          lax.ge(x, y), lax.shift_left(x, shift), lax.shift_right_arithmetic(x, shift),
+          lax.shift_right_logical(x, shift), lax.convert_element_type(x, np.float32),
+          lax.convert_element_type(x, np.int8), lax.convert_element_type(x, np.uint32),
+          lax.convert_element_type(x, np.bool_),
+          lax.clamp(np.array(0 if dtype.kind == "u" else -3, dtype), x, np.array(40, dtype)),
+          lax.select_n(lax.convert_element_type(lax.rem(mag, np.array(3, dtype)),
+                                                np.int32), x, y, lax.add(x, y))]
+  if dtype.itemsize == 4:
+    outs.append(lax.bitcast_convert_type(x, np.float32))
+  return outs
+
+
+def _bool_ops(x, y, dtype):
+  return [lax.bitwise_not(x), lax.bitwise_and(x, y), lax.bitwise_or(x, y),
+          lax.bitwise_xor(x, y), lax.eq(x, y), lax.ne(x, y), lax.select_n(x, y, lax.bitwise_not(y)),
+          lax.convert_element_type(x, np.int32), lax.convert_element_type(x, np.float32)]
+
+
+_EXACT_FLOAT = {"neg", "sign", "floor", "ceil", "round", "abs", "square", "add", "sub", "mul",
+                "div", "rem", "max", "min", "select_n", "clamp", "convert_element_type", "sqrt"}
+
+
+def _ulps(a, b):
+  bits = np.dtype(f"i{a.dtype.itemsize}")
+  ia, ib = a.view(bits).astype(np.int64), b.view(bits).astype(np.int64)
+  # Map the sign-magnitude bit patterns onto one ordered integer line.
+  top = np.int64(1) << (a.dtype.itemsize * 8 - 1)
+  ia = np.where(ia < 0, -(ia + top), ia)
+  ib = np.where(ib < 0, -(ib + top), ib)
+  return np.abs(ia - ib)
+
+
+def _check(name, got, want):
+  got, want = np.asarray(got), np.asarray(want)
+  assert got.dtype == want.dtype and got.shape == want.shape, name
+  if want.dtype.kind != "f":
+    np.testing.assert_array_equal(got, want, err_msg=name)
+    return
+  nan = np.isnan(want)
+  np.testing.assert_array_equal(np.isnan(got), nan, err_msg=name)
+  g, w = got[~nan], want[~nan]
+  if name in _EXACT_FLOAT:  # correctly rounded in both: the same bits, signs of zero included
+    np.testing.assert_array_equal(g.view(f"u{g.dtype.itemsize}"), w.view(f"u{w.dtype.itemsize}"),
+                                  err_msg=name)
+  else:
+    assert _ulps(g, w).max(initial=0) <= 8, (name, g[_ulps(g, w) > 8], w[_ulps(g, w) > 8])
+
+
+def _compile_both(f, *args):
+  closed = jaxlite.make_jaxpr(f)(*args)
+  return closed, TIER0.compile(closed), NATIVE.compile(closed)
+
+
+def _run_native(f, args, monkeypatch):
+  """Tier 0's outputs, the native executable's (every kernel compiled first), and the names of
+  the primitives whose outputs these are."""
+  monkeypatch.setattr(native, "HOT_CALLS", 1)
+  monkeypatch.setattr(tiled_executor, "SMALL_ELEMENTS", 0)
+  closed, exe0, exe = _compile_both(f, *args)
+  kernels = exe.__jaxlite_kernels__
+  assert kernels and all(isinstance(k, native.HotSwap) for k in kernels), \
+      [codegen.plan(k, NATIVE.tables) for k in _kernels(f, *args)]
+  exe(*args)
+  assert native.wait(600)
+  assert all(k.native is not None for k in kernels), [k.error for k in kernels]
+  by_var = {e.outvars[0]: e.primitive.name for e in closed.jaxpr.eqns}
+  names = [by_var.get(v, "input") for v in closed.jaxpr.outvars]
+  return exe0(*args), exe(*args), names
+
+
+_CASES = [(np.float32, _float_ops, "same"), (np.float32, _float_ops, "zero-size"),
+          (np.float32, _float_ops, "broadcast"), (np.float64, _float_ops, "same"),
+          (np.int32, _int_ops, "same"), (np.int32, _int_ops, "broadcast"),
+          (np.int8, _int_ops, "same"), (np.int64, _int_ops, "same"),
+          (np.uint8, _int_ops, "same"), (np.uint32, _int_ops, "same"),
+          (np.uint64, _int_ops, "same"), (np.bool_, _bool_ops, "same"),
+          (np.bool_, _bool_ops, "zero-size")]
+
+
+@pytest.fixture(scope="module")
+def table_cache(tmp_path_factory):
+  # One cache for the table: a zero-size case has its same-shape case's source (the element
+  # count is an argument), so it loads that kernel instead of compiling it again.
+  return tmp_path_factory.mktemp("native-table")
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype, ops, layout", _CASES,
+                         ids=[f"{np.dtype(d).name}-{lay}" for d, _, lay in _CASES])
+def test_primitive_table_matches_tier0(dtype, ops, layout, table_cache, monkeypatch):
+  monkeypatch.setenv("JAXLITE_NATIVE_CACHE", str(table_cache))
+  # float32-same compiles as in production (threaded); the others test the same scalar
+  # statements in a serial loop, which compiles three times faster.
+  monkeypatch.setattr(codegen, "PARALLEL", dtype == np.float32 and layout == "same")
+  shape = (3, 0) if layout == "zero-size" else (6, 25)
+  with x64(np.dtype(dtype).itemsize == 8):
+    x = edge_values(shape, dtype)
+    if layout == "broadcast":  # a row broadcast against every row (through broadcast_in_dim)
+      row = edge_values((1, shape[1]), dtype, offset=3)
+
+      def f(x, row):
+        return ops(x, lax.broadcast_in_dim(row, shape, (0, 1)), dtype)
+      args = (x, row)
+    else:
+      def f(x, y):
+        return ops(x, y, dtype)
+      args = (x, edge_values(shape, dtype, offset=11))
+    want, got, names = _run_native(f, args, monkeypatch)
+  assert len(want) == len(got) and len(want) > 5
+  for name, g, w in zip(names, got, want):
+    _check(name, g, w)
+
+
+def _reductions(x):
+  from jaxlite.scipy.special import logsumexp
+  jnp = jaxlite.numpy
+  if x.dtype == np.bool_:
+    return [jnp.all(x, axis=1), jnp.any(x, axis=1)]
+  outs = [jnp.sum(x * x, axis=1), jnp.max(x, axis=1), jnp.min(x, axis=1),
+          jnp.prod(x, axis=1), x - jnp.max(x, axis=1, keepdims=True)]
+  if x.dtype.kind == "f":
+    outs += [logsumexp(x, axis=1), jaxlite.nn.softmax(x, axis=-1)]
+  return outs
+
+
+def _reductions_3d(x):
+  # Over two trailing axes; one kernel has one element count, so this is a jaxpr of its own.
+  jnp = jaxlite.numpy
+  x3 = x.reshape(x.shape[0], 5, -1)
+  if x.dtype == np.bool_:
+    return [jnp.all(x3, axis=(1, 2))]
+  return [jnp.sum(x3 * x3, axis=(1, 2))]
+
+
+_RED_CASES = [np.float32, np.int32, np.uint8, np.bool_]
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", _RED_CASES, ids=[np.dtype(d).name for d in _RED_CASES])
+def test_row_reductions_match_tier0(dtype, table_cache, monkeypatch):
+  monkeypatch.setenv("JAXLITE_NATIVE_CACHE", str(table_cache))
+  monkeypatch.setattr(codegen, "PARALLEL", False)
+  rng = np.random.default_rng(0)
+  if dtype == np.bool_:
+    x = rng.random((40, 30)) < 0.9
+  elif np.dtype(dtype).kind == "f":
+    x = rng.standard_normal((40, 30)).astype(dtype)
+    x[0, 3], x[1, 4], x[2, 5], x[3, :] = np.nan, np.inf, -np.inf, 0.0
+  else:
+    x = rng.integers(0, 40, (40, 30)).astype(dtype)
+  want, got, names = _run_native(_reductions, (x,), monkeypatch)
+  want3, got3, names3 = _run_native(_reductions_3d, (x,), monkeypatch)
+  for name, g, w in zip(names + names3, got + got3, want + want3):
+    g, w = np.asarray(g), np.asarray(w)
+    assert g.dtype == w.dtype and g.shape == w.shape, name
+    if w.dtype.kind == "f":
+      np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=name)
+    else:
+      np.testing.assert_array_equal(g, w, err_msg=name)
+
+
+# --- threefry ------------------------------------------------------------------------------------
+
+@needs_numba
+@pytest.mark.parametrize("key, n", [((0, 0), 1 << 16), ((0x12345678, 0xDEADBEEF), 100003),
+                                    ((2**32 - 1, 7), 3)])
+def test_threefry_bits_equal_tier0(key, n, table_cache, monkeypatch):
+  monkeypatch.setenv("JAXLITE_NATIVE_CACHE", str(table_cache))  # compiled once for the three
+  bits = native_backend._build_threefry()
+  np.testing.assert_array_equal(bits(*key, n), prng._bits_partitionable(*key, 32, (n,)))
+
+
+@needs_numba
+def test_random_normal_native_matches_tier0(cache_dir, monkeypatch):
+  monkeypatch.setattr(native, "HOT_CALLS", 1)
+  monkeypatch.setattr(native_backend, "THREEFRY_BITS32", native.HotSwap(
+      native_backend.THREEFRY_BITS32.fallback, native_backend._build_threefry, "threefry",
+      measure=False))
+  key = jaxlite.random.key(42)
+  f = lambda k: jaxlite.random.normal(k, (300, 1000))  # noqa: E731
+  closed = jaxlite.make_jaxpr(f)(key)
+  keys = prng._as_keys(key)
+  want = TIER0.compile(closed)(keys)[0]
+  exe = NATIVE.compile(closed)
+  exe(keys)
+  assert native.wait(600)
+  assert native_backend.THREEFRY_BITS32.native is not None
+  assert all(k.native is not None for k in exe.__jaxlite_kernels__)
+  got = exe(keys)[0]
+  assert _ulps(got, want).max() <= 4
+  bits = jaxlite.make_jaxpr(lambda k: jaxlite.random.bits(k, (300, 1000)))(key)
+  np.testing.assert_array_equal(NATIVE.compile(bits)(keys)[0], TIER0.compile(bits)(keys)[0])
+
+
+# --- the disk cache ------------------------------------------------------------------------------
+
+_SMALL_KERNEL = """from numba import njit
+
+@njit('void(uint32[::1], uint32[::1])', cache=True)
+def kernel(a, o):
+  for i in range(a.size):
+    o[i] = a[i] * a[i] + 7
+"""
+
+
+@needs_numba
+def test_cache_reuses_and_rejects_tampered_entry(cache_dir):
+  from jaxlite._src.compiler.native import cache
+  source = _SMALL_KERNEL
+  fn, hit = cache.load(source)
+  assert not hit
+  entry = cache_dir / cache.key(source)
+  assert cache.verify(str(entry))
+  fn, hit = cache.load(source)
+  assert hit  # loaded, not compiled
+  a = np.arange(1000, dtype=np.uint32)
+  want = a * a + np.uint32(7)
+  for victim in sorted(p for p in entry.rglob("*") if p.is_file() and p.name != cache.MANIFEST):
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # one changed byte
+    victim.write_bytes(bytes(data))
+    assert not cache.verify(str(entry))
+    fn, hit = cache.load(source)
+    assert not hit, f"tampered {victim.name} was loaded"
+    assert cache.verify(str(entry))
+    out = np.empty(1000, np.uint32)
+    fn(a, out)
+    np.testing.assert_array_equal(out, want)
+  (entry / "extra.bin").write_bytes(b"x")  # a file the manifest does not list
+  assert not cache.verify(str(entry))
+
+
+@needs_numba
+def test_cache_key_covers_source_and_versions(cache_dir):
+  from jaxlite._src.compiler.native import cache
+  a, b = native_backend.threefry_source(), native_backend.threefry_source() + "\n"
+  assert cache.key(a) != cache.key(b) and cache.key(a) == cache.key(a)
+  versions = cache._versions()
+  import numba
+  assert numba.__version__ in versions and np.__version__ in versions
+  assert jaxlite.__version__ in versions
+
+
+@needs_numba
+def test_jit_end_to_end_swaps_in(cache_dir, monkeypatch):
+  monkeypatch.setattr(native, "HOT_CALLS", 2)
+  calls = []
+  build = native_backend.build_kernel
+
+  def counting_build(k, tables):
+    kernel = build(k, tables)
+    return lambda *a: (calls.append(1), kernel(*a))[1]
+  monkeypatch.setattr(native_backend, "build_kernel", counting_build)
+  prev = backend.install_backend(NATIVE)
+  try:
+    jnp = jaxlite.numpy
+    f = jaxlite.jit(lambda x: jnp.tanh(x) * jnp.exp(x) + jnp.sin(x))
+    x = np.linspace(-3, 3, 1 << 18, dtype=np.float32).reshape(512, 512)
+    first = np.asarray(f(x))
+    f(x)  # hot: compiled in the background, this call still runs on tier 1
+    assert native.wait(600) and not calls
+    again = np.asarray(f(x))
+    assert calls == [1]
+    assert _ulps(again, first).max() <= 8
+  finally:
+    backend.install_backend(prev)
