@@ -115,6 +115,11 @@ class Backend:
   def compile(self, closed: core.ClosedJaxpr):
     raise NotImplementedError(f"backend {self.name!r} does not implement compile")
 
+  def compile_donating(self, closed: core.ClosedJaxpr, donated: tuple):
+    """An executable of `closed` that may overwrite the buffers of inputs `donated` (indices;
+    jit's donation, whose caller gave them up). Reuse is an optimisation: by default, none."""
+    return self.compile(closed)
+
   def compile_scan(self, closed: core.ClosedJaxpr, num_consts: int, num_carry: int,
                    reverse: bool):
     """`fn(*consts, *carry, *xs, *ys, length) -> carry` writing each step's ys in place.

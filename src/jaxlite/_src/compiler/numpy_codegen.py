@@ -70,24 +70,29 @@ def _source_context(jaxpr, consts):
 
 
 def jaxpr_to_source(jaxpr: core.Jaxpr, consts: list, fn_name: str = "_jaxpr_fn",
-                    tables: backend_lib.LoweringTables = TABLES):
-  """(source, globals) of a Python function computing `jaxpr`'s outputs from its inputs."""
+                    tables: backend_lib.LoweringTables = TABLES, donated: tuple = ()):
+  """(source, globals) of a Python function computing `jaxpr`'s outputs from its inputs;
+  the inputs at indices `donated` are owned (a ufunc at their last use may write into them)."""
   namer, glob, atom, counter = _source_context(jaxpr, consts)
 
   args = [namer(v) for v in jaxpr.invars]
   lines = [f"def {fn_name}({', '.join(args)}):"]
   last_use = passes.last_uses(jaxpr.eqns, jaxpr.outvars)
-  lines += _eqn_lines(jaxpr.eqns, 0, last_use, namer, atom, glob, counter, "  ", tables)
+  lines += _eqn_lines(jaxpr.eqns, 0, last_use, namer, atom, glob, counter, "  ", tables,
+                      {jaxpr.invars[i] for i in donated})
   rets = [atom(v) for v in jaxpr.outvars]
   lines.append(f"  return {_tuple_source(rets)}")
   return "\n".join(_quiet(lines, jaxpr.eqns, tables)), glob
 
 
-def _eqn_lines(eqns, first, last_use, namer, atom, glob, counter, indent, tables) -> list:
+def _eqn_lines(eqns, first, last_use, namer, atom, glob, counter, indent, tables,
+               owned=None) -> list:
   """One source line per eqn (eqn k has index first + k in `last_use`), with `out=` reuse of
-  dying buffers that an earlier eqn of `eqns` made fresh."""
+  dying buffers that an earlier eqn of `eqns` made fresh (or that `owned` names: donated
+  inputs)."""
   lines = []
-  owned = set()  # vars holding a fresh ufunc result that no one else references
+  # vars holding a fresh ufunc result (or a donated input) that no one else references
+  owned = set() if owned is None else set(owned)
   for i, eqn in enumerate(eqns, first):
     ins = [atom(v) for v in eqn.invars]
     outs = [namer(v) for v in eqn.outvars]
@@ -214,11 +219,18 @@ class NumpyBackend(backend_lib.Backend):
   platform = "cpu"
   tables = TABLES
 
-  def compile(self, closed: core.ClosedJaxpr):
+  def compile(self, closed: core.ClosedJaxpr, donated: tuple = ()):
     jaxpr, consts = passes.optimize(closed)
     name = f"_jaxpr_fn{next(_fn_counter)}"
-    src, glob = jaxpr_to_source(jaxpr, consts, name, self.tables)
+    src, glob = jaxpr_to_source(jaxpr, consts, name, self.tables, donated)
     return _exec_source(src, glob, name)
+
+  def compile_donating(self, closed, donated):
+    # A subclass with its own code generator (tier 1) reuses no donated buffer until it says
+    # how: it gets its plain executable.
+    if type(self).compile is not NumpyBackend.compile:
+      return super().compile_donating(closed, donated)
+    return self.compile(closed, donated)
 
   def compile_scan(self, closed, num_consts, num_carry, reverse):
     """The whole scan as one generated loop (body inlined, invariants hoisted)."""
