@@ -390,6 +390,22 @@ def test_the_donating_executable_writes_into_the_input():
   assert "out=v0" in text
 
 
+@pytest.mark.parametrize("fn,donate,n", [
+    (lambda x: x + 1, (0,), 1),
+    (lambda x, y: x + y, (1,), 2),
+    (lambda x: (x * 2 + 1) * 3, (0,), 1),
+])
+def test_scalar_buffers_are_reused(fn, donate, n):
+  # 0-d Arrays hold 0-d arrays a ufunc can write into (equinox's donation tests check this).
+  args = [jnp.array(float(i + 1)) for i in range(n)]
+  want = np.asarray(fn(*[np.float32(i + 1) for i in range(n)]))
+  ptr = args[donate[0]].unsafe_buffer_pointer()
+  out = jaxlite.jit(fn, donate_argnums=donate)(*args)
+  assert args[donate[0]].is_deleted()
+  assert out.unsafe_buffer_pointer() == ptr
+  np.testing.assert_array_equal(out, want)
+
+
 def test_instrumented_calls_still_donate():
   with jaxlite.debug_nans(True):
     x = jnp.ones(3)

@@ -173,7 +173,10 @@ class ArrayImpl(core.Array):
     if type(self._value) is DeletedBuffer:
       from jaxlite._src.errors import JaxRuntimeError
       raise JaxRuntimeError("INVALID_ARGUMENT: Buffer has been deleted or donated.")
-    return self._value.ctypes.data
+    v = self._value
+    if type(v) is not np.ndarray:  # a NumPy scalar has no buffer: hold it as a 0-d array
+      v = self._value = np.asarray(v)
+    return v.ctypes.data
 
   # -- conversions -----------------------------------------------------------------------------
   def __array__(self, dtype=None, copy=None):

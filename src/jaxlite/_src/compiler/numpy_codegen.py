@@ -93,22 +93,49 @@ def _eqn_lines(eqns, first, last_use, namer, atom, glob, counter, indent, tables
   lines = []
   # vars holding a fresh ufunc result (or a donated input) that no one else references
   owned = set() if owned is None else set(owned)
+  # Donated 0-d inputs are 0-d arrays a ufunc may write into (other 0-d results are NumPy
+  # scalars, which have no buffer to take a result).
+  scalar_donors = {v for v in owned if not v.aval.ndim}
+  pinned = {}  # owned var -> index of the last eqn that may read a view of it
+  roots = {}   # var made by a view op -> the owned vars it may be a view of
   for i, eqn in enumerate(eqns, first):
     ins = [atom(v) for v in eqn.invars]
     outs = [namer(v) for v in eqn.outvars]
     line = _eqn_line(eqn, ins, outs, glob, counter, tables)
-    if eqn.primitive in tables.ufuncs and eqn.outvars[0].aval.ndim:
-      donor = _dying_owned_input(eqn, i, owned, last_use)
+    if eqn.primitive in tables.ufuncs and (eqn.outvars[0].aval.ndim or scalar_donors and any(
+        v in scalar_donors for v in eqn.invars)):
+      free = owned if not pinned else {v for v in owned if pinned.get(v, -1) < i}
+      donor = _dying_owned_input(eqn, i, free, last_use)
       if donor is not None and line.endswith(")"):
         line = f"{line[:-1]}, out={namer(donor)})"
-      owned.add(eqn.outvars[0])
+        owned.discard(donor)
+      if eqn.outvars[0].aval.ndim or donor is not None:
+        owned.add(eqn.outvars[0])
+        if donor is not None and not eqn.outvars[0].aval.ndim:
+          scalar_donors.add(eqn.outvars[0])
     elif eqn.primitive in tables.fresh_outputs:
       owned.add(eqn.outvars[0])
+    elif eqn.primitive.name in _VIEW_OPS and all(
+        type(v) is Literal or v in owned or v in roots for v in eqn.invars):
+      # A reshape/broadcast of an owned buffer may be a view of it: the buffer stays owned but
+      # takes no result while the view can still be read (a bias broadcast in the forward pass
+      # does not keep the donated bias from taking its update).
+      out = eqn.outvars[0]
+      roots[out] = set().union(*({v} if v in owned else roots[v] for v in eqn.invars
+                                 if type(v) is not Literal))
+      for r in roots[out]:
+        pinned[r] = max(pinned.get(r, -1), last_use.get(out, i))
     else:
       # Other ops may return views of (or the very object of) their inputs: never reuse those.
       owned.difference_update(eqn.invars)
+      for v in eqn.invars:
+        owned.difference_update(roots.get(v, ()))
     lines.append(indent + line)
   return lines
+
+
+# Ops whose result may be a view of their operand and nothing else (see `_eqn_lines`).
+_VIEW_OPS = frozenset(("broadcast_in_dim", "reshape", "squeeze", "expand_dims"))
 
 
 def _tuple_source(names) -> str:
