@@ -107,6 +107,14 @@ def _compiled(m):
   return out, x.is_deleted(), info
 
 
+def _lower_warns(m):
+  f = m.jax.jit(lambda x: x.sum(), donate_argnums=0)
+  lowered = f.lower(m.jnp.ones(3))
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")  # compiling and calling warn no more
+    return lowered.compile()(m.jnp.ones(3)), f(m.jnp.ones(3))
+
+
 def _nested(m):
   v = m.jnp.ones(3)
   inner = m.jax.jit(lambda x: x * 2, donate_argnums=0)
@@ -231,6 +239,7 @@ CASES = [
     ("python-scalar", lambda m: m.jax.jit(lambda x: x * 2, donate_argnums=0)(2.0)),
     ("nested-jit", _nested),
     ("aot-compiled", _compiled),
+    ("lower-warns", _lower_warns),
     # bad specifications, raised by jit itself
     ("argnum-out-of-range", lambda m: m.jax.jit(lambda y: y * 2, donate_argnums=3)),
     ("unknown-argname", lambda m: m.jax.jit(lambda y: y * 2, donate_argnames="zz")),

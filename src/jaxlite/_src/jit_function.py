@@ -522,6 +522,7 @@ class PjitFunction:
                        {k: v for k, v in kwargs.items() if k in self._static_argnames},
                        len(dyn_args), frozenset(dyn_kwargs))
     traced._args_info = self._args_info(args, kwargs, flat)
+    traced._donated = self._donated(len(flat), 0, args, kwargs)
     return traced
 
   def _args_info(self, args, kwargs, flat):
@@ -651,6 +652,10 @@ class Traced:
   args_info = property(lambda self: self._args_info)
 
   def lower(self):
+    if self._donated is not None and not self._entry.lifted:
+      # As JAX, lowering decides which donated buffers are usable and warns about the rest.
+      from jaxlite._src import donation
+      donation.plan_for(self._entry, self._donated, self._fn._keep_unused)
     lowered = Lowered(self._fn, self._entry)
     lowered._statics, lowered._args_info = self._statics, self._args_info
     return lowered
