@@ -79,17 +79,20 @@ def jaxpr_to_source(jaxpr: core.Jaxpr, consts: list, fn_name: str = "_jaxpr_fn",
   lines = [f"def {fn_name}({', '.join(args)}):"]
   last_use = passes.last_uses(jaxpr.eqns, jaxpr.outvars)
   lines += _eqn_lines(jaxpr.eqns, 0, last_use, namer, atom, glob, counter, "  ", tables,
-                      {jaxpr.invars[i] for i in donated})
+                      {jaxpr.invars[i] for i in donated}, free_dead=set(jaxpr.invars))
   rets = [atom(v) for v in jaxpr.outvars]
   lines.append(f"  return {_tuple_source(rets)}")
   return "\n".join(_quiet(lines, jaxpr.eqns, tables)), glob
 
 
 def _eqn_lines(eqns, first, last_use, namer, atom, glob, counter, indent, tables,
-               owned=None) -> list:
+               owned=None, free_dead=None) -> list:
   """One source line per eqn (eqn k has index first + k in `last_use`), with `out=` reuse of
   dying buffers that an earlier eqn of `eqns` made fresh (or that `owned` names: donated
-  inputs)."""
+  inputs). With `free_dead` (the vars never to free: the function's inputs, whose caller
+  holds them anyway), big values are `del`eted after their last use, so that a chain's dead
+  intermediates do not all stay alive until it returns (straight-line code only: never in a
+  loop body, whose later iterations read the hoisted values again)."""
   lines = []
   # vars holding a fresh ufunc result (or a donated input) that no one else references
   owned = set() if owned is None else set(owned)
@@ -131,7 +134,25 @@ def _eqn_lines(eqns, first, last_use, namer, atom, glob, counter, indent, tables
       for v in eqn.invars:
         owned.difference_update(roots.get(v, ()))
     lines.append(indent + line)
+    if free_dead is not None:
+      dead = [v for v in dict.fromkeys((*eqn.invars, *eqn.outvars)) if type(v) is not Literal
+              and last_use.get(v, i) == i and v not in free_dead and _nbytes(v) >= _FREE_BYTES]
+      if dead:
+        free_dead.update(dead)
+        lines.append(f"{indent}del {', '.join(namer(v) for v in dead)}")
   return lines
+
+
+# Values smaller than this are not worth a `del` line on every call.
+_FREE_BYTES = 1 << 18
+
+
+def _nbytes(v) -> int:
+  aval = v.aval
+  dtype = getattr(aval, "dtype", None)
+  if not isinstance(dtype, np.dtype) or not hasattr(aval, "shape"):
+    return 0
+  return int(np.prod(aval.shape, dtype=np.int64)) * dtype.itemsize
 
 
 # Ops whose result may be a view of their operand and nothing else (see `_eqn_lines`).
