@@ -364,6 +364,15 @@ JAXPRS = [
     ("output-is-input", lambda a, b: (a, a + b), (0,), [(4,), (4,)]),
     ("chain", lambda a: ((a * 2 + 1) * a).sum(0) + a[0], (0,), [(3, 3)]),
     ("broadcast", lambda a, b: a + b, (0, 1), [(3, 4), (4,)]),
+    ("scatter-donated", lambda a, u: a.at[1].add(u), (0,), [(4, 3), (3,)]),
+    ("scatter-fresh", lambda a: (a * 2).at[0, 0].set(7.0), (), [(3, 3)]),
+    ("scatter-after-view", lambda a: (a[0] + 0, a.reshape(-1)[:2] * 1, a.at[0].set(5.0)), (0,),
+     [(3, 2)]),
+    ("scatter-update-is-operand", lambda a: a.at[0].add(a[1]), (0,), [(2, 5)]),
+    ("dynamic-update-slice", lambda c, u: jaxlite.lax.dynamic_update_slice(c, u, (1, 0)), (0,),
+     [(5, 2), (2, 2)]),
+    ("dus-twice", lambda c, u: jaxlite.lax.dynamic_update_slice(
+        jaxlite.lax.dynamic_update_slice(c, u, (0,)), u * 2, (3,)), (0,), [(6,), (2,)]),
 ]
 
 
@@ -383,6 +392,22 @@ def test_reusing_buffers_keeps_results(name, fn, donate, shapes, tier):
     jaxlite.config.update("jax_jaxlite_tier", old)
   for g, w in zip(jaxlite.tree.leaves(got), jaxlite.tree.leaves(want)):
     np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("scatter-add", lambda b: b.at[0].add(1.0)),
+    ("scatter-set", lambda b: b.at[2:5].set(3.0)),
+    ("dynamic-update-slice", lambda b: jaxlite.lax.dynamic_update_slice(b, jnp.ones(3), (4,))),
+])
+def test_updates_of_donated_state_happen_in_place(name, fn):
+  # equinox's test_buffer_donation_method: `.at[...]` on a donated buffer writes into it.
+  f = jaxlite.jit(fn, donate_argnums=0)
+  b = f(jnp.asarray(np.zeros(1000, np.float32)))
+  want = np.asarray(jaxlite.jit(fn)(jnp.asarray(np.asarray(b))))
+  ptr = _ptr(b)
+  out = f(b)
+  assert b.is_deleted() and _ptr(out) == ptr
+  np.testing.assert_array_equal(out, want)
 
 
 def test_the_donating_executable_writes_into_the_input():

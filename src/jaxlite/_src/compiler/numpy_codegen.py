@@ -105,7 +105,15 @@ def _eqn_lines(eqns, first, last_use, namer, atom, glob, counter, indent, tables
     ins = [atom(v) for v in eqn.invars]
     outs = [namer(v) for v in eqn.outvars]
     line = _eqn_line(eqn, ins, outs, glob, counter, tables)
-    if eqn.primitive in tables.ufuncs and (eqn.outvars[0].aval.ndim or scalar_donors and any(
+    inplace = tables.inplace.get(eqn.primitive) if owned else None
+    if inplace is not None and _dying_operand(eqn, i, owned, pinned, last_use):
+      # A scatter / dynamic_update_slice into a buffer that dies here: no copy of it.
+      fname = f"_{eqn.primitive.name.replace('-', '_')}_inplace{next(counter)}"
+      glob[fname] = functools.partial(inplace, **eqn.params) if eqn.params else inplace
+      line = f"{outs[0]} = {fname}({', '.join(ins)})"
+      owned.discard(eqn.invars[0])
+      owned.add(eqn.outvars[0])
+    elif eqn.primitive in tables.ufuncs and (eqn.outvars[0].aval.ndim or scalar_donors and any(
         v in scalar_donors for v in eqn.invars)):
       free = owned if not pinned else {v for v in owned if pinned.get(v, -1) < i}
       donor = _dying_owned_input(eqn, i, free, last_use)
@@ -168,6 +176,15 @@ def _quiet(lines, eqns, tables) -> list:
   if not any(e.primitive in tables.quiet for e in eqns):
     return lines
   return [lines[0], "  with np.errstate(all='ignore'):"] + ["  " + ln for ln in lines[1:]]
+
+
+def _dying_operand(eqn, i, owned, pinned, last_use) -> bool:
+  """Whether eqn `i` may write into its first operand: an owned array of the result's type,
+  read by nothing after it (no live view either) and by no other operand of the eqn."""
+  v, out = eqn.invars[0], eqn.outvars[0]
+  return (type(v) is not Literal and v in owned and last_use.get(v) == i
+          and pinned.get(v, -1) < i and v.aval.ndim > 0 and v.aval.shape == out.aval.shape
+          and v.aval.dtype == out.aval.dtype and v not in eqn.invars[1:])
 
 
 def _dying_owned_input(eqn, i, owned, last_use):
