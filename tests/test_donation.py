@@ -177,6 +177,10 @@ CASES = [
     ("use-block-until-ready", _use(lambda m, f, x: m.jax.block_until_ready([x]))),
     ("use-buffer-pointer", _use(lambda m, f, x: x.unsafe_buffer_pointer())),
     ("use-vmap", _use(lambda m, f, x: m.jax.vmap(m.jnp.sin)(x))),
+    ("lower-deleted", _use(lambda m, f, x: [
+        m.jax.jit(m.jnp.sin).trace(x).out_info.shape,
+        m.jax.jit(lambda x: x * 2).lower(x).compile().args_info[0][0].shape])),
+    ("eval-shape-deleted", _use(lambda m, f, x: m.jax.eval_shape(m.jnp.sin, x).shape)),
     ("delete-method-twice", _delete_method),
     # which donated buffers are usable: same shape/dtype first, then same element count
     ("unusable-reduction", lambda m: _after(m, lambda x: x.sum(), _ones(3), _deleted,

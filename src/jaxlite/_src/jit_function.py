@@ -347,7 +347,9 @@ class PjitFunction:
       return [_check_output(o, fun) for o in out_flat]
     return flat_fun
 
-  def _get_entry(self, args, kwargs):
+  def _get_entry(self, args, kwargs, abstract=False):
+    """(cache entry, flat arguments); `abstract` (the AOT stages) accepts deleted Arrays, whose
+    types are still known, as JAX's `lower` does."""
     if self._simple:
       dyn_args, dyn_kwargs, static = args, kwargs, ()
     else:
@@ -358,6 +360,11 @@ class PjitFunction:
     except TypeError:
       _check_leaves(flat, self._fun, in_tree)
       raise
+    except RuntimeError:  # a deleted Array's buffer
+      if not abstract:
+        raise
+      sig = tuple([(x.shape, x.dtype, x.weak_type) if type(x) is core.array_type
+                   and x.is_deleted() else leaf_signature(x) for x in flat])
     key = (in_tree, sig, static, self._options, config.trace_context(),
            batching.axis_env_key())
     entry = self._cache.get(key)
@@ -513,7 +520,7 @@ class PjitFunction:
 
   # -- AOT stages -----------------------------------------------------------------------------
   def trace(self, *args, **kwargs) -> "Traced":
-    entry, flat = self._get_entry(args, kwargs)
+    entry, flat = self._get_entry(args, kwargs, abstract=True)
     traced = Traced(self, entry)
     # The static arguments are baked in: the Compiled stage is called with the others only.
     dyn_args, dyn_kwargs, _ = self._split_args(args, kwargs)
