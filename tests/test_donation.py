@@ -520,3 +520,11 @@ def test_tier0_chain_keeps_few_buffers_alive(donate):
   np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)
   assert peak < 2.5 * nbytes, peak / nbytes
   assert "del " in f.lower(jnp.zeros(n)).compile().as_text()
+
+
+def test_a_donating_jit_copies():
+  import copy
+  f = copy.copy(jaxlite.jit(lambda x: x * 2, donate_argnums=0))
+  x = jnp.ones(2)
+  np.testing.assert_array_equal(f(x), np.full(2, 2.0, np.float32))
+  assert x.is_deleted()

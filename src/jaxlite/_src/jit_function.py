@@ -259,7 +259,7 @@ DERIVED_CACHES = (
 class PjitFunction:
   """The callable `jax.jit(f)` returns."""
 
-  def __new__(cls, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
+  def __new__(cls, fun=None, static_argnums=(), static_argnames=(), donate_argnums=(),
               donate_argnames=(), *rest, **options):
     # A jit that donates gets its own call path, so that the others' pays nothing for it.
     if cls is PjitFunction and (_as_tuple(donate_argnums) or _as_tuple(donate_argnames)):
