@@ -161,9 +161,7 @@ class ArrayImpl(core.Array):
     raises JAX's RuntimeError; its shape, dtype and sharding stay readable. Idempotent."""
     if type(self._value) is DeletedBuffer:
       return
-    aval = self.aval  # shape and dtype now come from the aval alone
-    shape = aval.str_short(short_dtypes=False)
-    self._value = DeletedBuffer(f"Array has been deleted with shape={shape}.")
+    self._value = DeletedBuffer(self.aval)  # shape and dtype now come from the aval alone
     self._local_shards = None
 
   def copy_to_host_async(self):
@@ -533,13 +531,14 @@ class DeletedBuffer:
   readers (eager dispatch, jnp's fast paths, jit's dispatch) meet it instead of a NumPy array:
   any use raises JAX's RuntimeError "Array has been deleted with shape=float32[3].", at no cost
   to the paths that never meet it."""
-  __slots__ = ("_msg",)
+  __slots__ = ("_aval",)
 
-  def __init__(self, msg: str):
-    self._msg = msg
+  def __init__(self, aval):
+    self._aval = aval  # the message is written only when a use fails
 
   def _fail(self, *args, **kwargs):
-    raise RuntimeError(self._msg)
+    raise RuntimeError(
+        f"Array has been deleted with shape={self._aval.str_short(short_dtypes=False)}.")
 
   def __repr__(self):
     return "<deleted buffer>"
