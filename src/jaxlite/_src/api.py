@@ -183,6 +183,11 @@ def device_get(x):
 
 
 def block_until_ready(x):
+  """Waits for every Array leaf of `x` (computation is synchronous here) and returns `x`; a
+  deleted or donated leaf raises JAX's error, as its `block_until_ready` does."""
+  for leaf in tree_util.tree_leaves(x):
+    if isinstance(leaf, core.Array) and getattr(leaf, "is_deleted", None) and leaf.is_deleted():
+      leaf.block_until_ready()
   return x
 
 

@@ -38,6 +38,8 @@ local shards, and `multihost_utils.process_allgather` gathers the global value.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from jaxlite._src import core
@@ -113,6 +115,8 @@ class ArrayImpl(core.Array):
   def device(self):
     """The device of a single-device array; the sharding of a sharded one (as JAX 0.10)."""
     p = self._device
+    if type(self._value) is DeletedBuffer:
+      self._value._fail()
     if p is None:
       return devices.default_device()
     if type(p) is devices.CpuDevice or len(p._device_assignment) > 1:
@@ -143,19 +147,34 @@ class ArrayImpl(core.Array):
     return self.addressable_shards[index].data
 
   def block_until_ready(self):
+    if type(self._value) is DeletedBuffer:
+      from jaxlite._src.errors import JaxRuntimeError
+      raise JaxRuntimeError(
+          "INVALID_ARGUMENT: BlockHostUntilReady() called on deleted or donated buffer")
     return self
 
   def is_deleted(self) -> bool:
-    return False
+    return type(self._value) is DeletedBuffer
 
   def delete(self):
-    pass
+    """Frees the buffer (`x.delete()`, and jit's donation): every later use of the Array's data
+    raises JAX's RuntimeError; its shape, dtype and sharding stay readable. Idempotent."""
+    if type(self._value) is DeletedBuffer:
+      return
+    self._value = DeletedBuffer(self.aval)  # shape and dtype now come from the aval alone
+    self._local_shards = None
 
   def copy_to_host_async(self):
     pass
 
   def unsafe_buffer_pointer(self):
-    return self._value.ctypes.data
+    if type(self._value) is DeletedBuffer:
+      from jaxlite._src.errors import JaxRuntimeError
+      raise JaxRuntimeError("INVALID_ARGUMENT: Buffer has been deleted or donated.")
+    v = self._value
+    if type(v) is not np.ndarray:  # a NumPy scalar has no buffer: hold it as a 0-d array
+      v = self._value = np.asarray(v)
+    return v.ctypes.data
 
   # -- conversions -----------------------------------------------------------------------------
   def __array__(self, dtype=None, copy=None):
@@ -314,6 +333,24 @@ def from_local_shards(shards, aval, sharding):
 def is_non_addressable(x) -> bool:
   """Whether Array `x` has shards in other processes (its buffer here is a placeholder)."""
   return type(x._value) is NON_ADDRESSABLE
+
+
+def sole_owner(x) -> bool:
+  """Whether `x` is an unsharded Array whose NumPy buffer nothing but `x` references, so that
+  jit's donation may overwrite it. A view (`base` set) may share memory with anything; a buffer
+  with other references (another Array, a user's `np.asarray(x)` view, a compiled constant)
+  is shared. Sharded Arrays are never reused (as JAX: donated, deleted, not aliased)."""
+  if type(x) is not ArrayImpl:
+    return False
+  d = x._device
+  if d is not None and type(d) is not devices.CpuDevice:
+    return False
+  v = x._value
+  if type(v) is not np.ndarray or v.base is not None or not v.flags.writeable \
+      or not v.flags.c_contiguous:
+    return False
+  # The references counted: `x._value`, the local `v` and getrefcount's argument.
+  return sys.getrefcount(v) <= 3
 
 
 def host_value(x) -> np.ndarray:
@@ -491,15 +528,43 @@ class _NonAddressable:
     self._fail()
 
 
-for _name in ("__array__", "__array_ufunc__", "__array_function__", "__getitem__", "__len__",
-              "__iter__", "__bool__", "__int__", "__float__", "__complex__", "__index__",
-              "__neg__", "__pos__", "__abs__", "__invert__",
-              *(f"__{r}{op}__" for op in ("add", "sub", "mul", "truediv", "floordiv", "mod",
-                                          "pow", "matmul", "and", "or", "xor", "lshift",
-                                          "rshift") for r in ("", "r")),
-              "__lt__", "__le__", "__gt__", "__ge__"):
+# The special methods NumPy and Python look up on a buffer's type (never through __getattr__).
+_BUFFER_DUNDERS = (
+    "__array__", "__array_ufunc__", "__array_function__", "__getitem__", "__len__", "__iter__",
+    "__bool__", "__int__", "__float__", "__complex__", "__index__", "__neg__", "__pos__",
+    "__abs__", "__invert__",
+    *(f"__{r}{op}__" for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow",
+                                "matmul", "and", "or", "xor", "lshift", "rshift")
+      for r in ("", "r")),
+    "__lt__", "__le__", "__gt__", "__ge__")
+for _name in _BUFFER_DUNDERS:
   setattr(_NonAddressable, _name, _NonAddressable._fail)
 NON_ADDRESSABLE = _NonAddressable  # the type of such a `_value`
+
+
+class DeletedBuffer:
+  """The `_value` of a deleted (or donated) Array. Like `NON_ADDRESSABLE`, the direct buffer
+  readers (eager dispatch, jnp's fast paths, jit's dispatch) meet it instead of a NumPy array:
+  any use raises JAX's RuntimeError "Array has been deleted with shape=float32[3].", at no cost
+  to the paths that never meet it."""
+  __slots__ = ("_aval",)
+
+  def __init__(self, aval):
+    self._aval = aval  # the message is written only when a use fails
+
+  def _fail(self, *args, **kwargs):
+    raise RuntimeError(
+        f"Array has been deleted with shape={self._aval.str_short(short_dtypes=False)}.")
+
+  def __repr__(self):
+    return "<deleted buffer>"
+
+  def __getattr__(self, name):
+    self._fail()
+
+
+for _name in _BUFFER_DUNDERS + ("__str__", "__format__", "__eq__", "__ne__", "__reduce__"):
+  setattr(DeletedBuffer, _name, DeletedBuffer._fail)
 
 core.array_type = ArrayImpl
 core.array_from_numpy = _from_numpy

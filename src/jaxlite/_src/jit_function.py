@@ -140,7 +140,7 @@ def set_fast_runners(enabled: bool) -> None:
 
 
 class _CacheEntry:
-  __slots__ = ("closed", "out_tree", "lifted", "executable", "out_avals")
+  __slots__ = ("closed", "out_tree", "lifted", "executable", "out_avals", "donation")
 
   def __init__(self, closed, out_tree, lifted):
     self.closed = closed
@@ -148,6 +148,7 @@ class _CacheEntry:
     self.lifted = lifted
     self.executable = None
     self.out_avals = closed.out_avals
+    self.donation = None  # donation.Plan per donation vector, made on the first donating call
 
   def compiled(self):
     """The installed backend's executable, built on first use."""
@@ -258,6 +259,13 @@ DERIVED_CACHES = (
 class PjitFunction:
   """The callable `jax.jit(f)` returns."""
 
+  def __new__(cls, fun=None, static_argnums=(), static_argnames=(), donate_argnums=(),
+              donate_argnames=(), *rest, **options):
+    # A jit that donates gets its own call path, so that the others' pays nothing for it.
+    if cls is PjitFunction and (_as_tuple(donate_argnums) or _as_tuple(donate_argnames)):
+      cls = DonatingPjitFunction
+    return object.__new__(cls)
+
   def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
                donate_argnames=(), keep_unused=False, inline=False, name=None,
                in_shardings=None, out_shardings=None, **options):
@@ -273,8 +281,8 @@ class PjitFunction:
                                                     if 0 <= i < len(names)})
     self._static_argnums = static_argnums
     self._static_argnames = static_argnames
-    self._donate_argnums = _as_tuple(donate_argnums) + tuple(
-        names.index(n) for n in _as_tuple(donate_argnames) if n in names)
+    self._donate_argnums, self._donate_argnames = _resolve_donation(
+        fun, donate_argnums, donate_argnames, static_argnames)
     self._keep_unused = keep_unused
     self._inline = inline
     self._name = name or fun_name(fun)
@@ -339,7 +347,9 @@ class PjitFunction:
       return [_check_output(o, fun) for o in out_flat]
     return flat_fun
 
-  def _get_entry(self, args, kwargs):
+  def _get_entry(self, args, kwargs, abstract=False):
+    """(cache entry, flat arguments); `abstract` (the AOT stages) accepts deleted Arrays, whose
+    types are still known, as JAX's `lower` does."""
     if self._simple:
       dyn_args, dyn_kwargs, static = args, kwargs, ()
     else:
@@ -350,6 +360,11 @@ class PjitFunction:
     except TypeError:
       _check_leaves(flat, self._fun, in_tree)
       raise
+    except RuntimeError:  # a deleted Array's buffer
+      if not abstract:
+        raise
+      sig = tuple([(x.shape, x.dtype, x.weak_type) if type(x) is core.array_type
+                   and x.is_deleted() else leaf_signature(x) for x in flat])
     key = (in_tree, sig, static, self._options, config.trace_context(),
            batching.axis_env_key())
     entry = self._cache.get(key)
@@ -381,15 +396,22 @@ class PjitFunction:
     return entry
 
   def _donated(self, n_flat, n_lifted, args, kwargs):
-    if not self._donate_argnums:
+    """One bool per flat input (lifted constants first): whether it is donated. Positional
+    arguments by `donate_argnums`, keyword ones by `donate_argnames` (each inferred from the
+    other through the signature, as JAX); static arguments take no part."""
+    if not self._donate_argnums and not self._donate_argnames:
       return None
     donated = [False] * n_lifted
+    nums, names, n = self._donate_argnums, self._donate_argnames, len(args)
     for i, a in enumerate(args):
-      if i in self._static_argnums:
+      if i in self._static_argnums or (i - n) in self._static_argnums:
         continue
-      leaves = tree_util.tree_leaves(a)
-      donated += [i in self._donate_argnums] * len(leaves)
-    donated += [False] * (n_lifted + n_flat - len(donated))
+      donated += [i in nums] * len(tree_util.tree_leaves(a))
+    for k in sorted(kwargs):
+      if k not in self._static_argnames:
+        donated += [k in names] * len(tree_util.tree_leaves(kwargs[k]))
+    if len(donated) != n_lifted + n_flat:  # a pytree the count above misjudges: donate nothing
+      return [False] * (n_lifted + n_flat)
     return donated
 
   # -- calls ----------------------------------------------------------------------------------
@@ -428,26 +450,29 @@ class PjitFunction:
     """Eager call with only Array arguments: skips pytree flattening on a cache hit and runs
     the entry's `fast_runner`."""
     at = core.array_type
-    if len(args) == 1:
-      a = args[0]
-      if type(a) is not at:
-        return _MISS
-      v = a._value
-      key = (v.shape, v.dtype, a.weak_type, config.trace_context())
-      committed = a._device is not None
-      values = (v,)
-    else:
-      sig = []
-      committed = False
-      for a in args:
+    try:  # free unless it raises: a deleted Array's buffer raises on `v.shape`
+      if len(args) == 1:
+        a = args[0]
         if type(a) is not at:
           return _MISS
         v = a._value
-        sig.append((v.shape, v.dtype, a.weak_type))
-        if a._device is not None:
-          committed = True
-      key = (tuple(sig), config.trace_context())
-      values = [a._value for a in args]
+        key = (v.shape, v.dtype, a.weak_type, config.trace_context())
+        committed = a._device is not None
+        values = (v,)
+      else:
+        sig = []
+        committed = False
+        for a in args:
+          if type(a) is not at:
+            return _MISS
+          v = a._value
+          sig.append((v.shape, v.dtype, a.weak_type))
+          if a._device is not None:
+            committed = True
+        key = (tuple(sig), config.trace_context())
+        values = [a._value for a in args]
+    except RuntimeError as err:
+      raise self._deleted_arg_error(args, err) from None
     runner = self._fast_cache.get(key)
     if runner is None:
       entry, _ = self._get_entry(args, {})
@@ -463,6 +488,17 @@ class PjitFunction:
       if out is not _MISS:
         return out
     return _place_tree(runner(values), device)
+
+  def _deleted_arg_error(self, args, err):
+    """JAX's error for a deleted argument on the all-Array path: warm (compiled for these
+    types) JAX raises from its C++ fast path, else from Python (`err`)."""
+    from jaxlite._src import donation
+    sig = donation.aval_key(args)
+    if sig is None:
+      return err
+    key = (*sig[0], config.trace_context()) if len(args) == 1 else \
+        (sig, config.trace_context())
+    return donation.deleted_arg_error(args, key in self._fast_cache, err)
 
   def _committed_device(self, flat, args, kwargs):
     """Where a call's results live: the device its committed arguments share (None: none is
@@ -484,7 +520,7 @@ class PjitFunction:
 
   # -- AOT stages -----------------------------------------------------------------------------
   def trace(self, *args, **kwargs) -> "Traced":
-    entry, flat = self._get_entry(args, kwargs)
+    entry, flat = self._get_entry(args, kwargs, abstract=True)
     traced = Traced(self, entry)
     # The static arguments are baked in: the Compiled stage is called with the others only.
     dyn_args, dyn_kwargs, _ = self._split_args(args, kwargs)
@@ -492,7 +528,19 @@ class PjitFunction:
                         if i in self._static_argnums or (i - len(args)) in self._static_argnums],
                        {k: v for k, v in kwargs.items() if k in self._static_argnames},
                        len(dyn_args), frozenset(dyn_kwargs))
+    traced._args_info = self._args_info(args, kwargs, flat)
+    traced._donated = self._donated(len(flat), 0, args, kwargs)
     return traced
+
+  def _args_info(self, args, kwargs, flat):
+    """`args_info` of the AOT stages: an ArgInfo (aval, donated) per dynamic argument leaf, in
+    the pytree of (args, kwargs)."""
+    from jaxlite.stages import ArgInfo
+    dyn_args, dyn_kwargs, _ = self._split_args(args, kwargs)
+    tree = tree_util.tree_structure((dyn_args, dyn_kwargs))
+    donated = self._donated(len(flat), 0, args, kwargs) or [False] * len(flat)
+    return tree.unflatten([ArgInfo(core.get_aval(as_traceable_arg(x)), d)
+                           for x, d in zip(flat, donated)])
 
   def lower(self, *args, **kwargs) -> "Lowered":
     return self.trace(*args, **kwargs).lower()
@@ -506,6 +554,67 @@ class PjitFunction:
     self._cache.clear()
     self._fast_cache.clear()
     self._sharded_cache.clear()
+
+
+class DonatingPjitFunction(PjitFunction):
+  """`jax.jit` with `donate_argnums` / `donate_argnames`. Eager calls delete the usable donated
+  Arrays and let the executable reuse their buffers (donation.py); traced calls stage a `jit`
+  eqn whose `donated_invars` say which inputs are donated (tracers are never deleted)."""
+
+  def __call__(self, *args, **kwargs):
+    if config.jax_disable_jit or core._state.trace is not core.eval_trace or self._eager_direct:
+      return PjitFunction.__call__(self, *args, **kwargs)
+    from jaxlite._src import donation
+    try:
+      entry, flat = self._get_entry(args, kwargs)
+    except RuntimeError as err:
+      flat = self._dyn_leaves(args, kwargs)
+      raise donation.deleted_arg_error(flat, donation.aval_key(flat) in self._warm, err) \
+          from None
+    if entry.lifted:
+      return PjitFunction.__call__(self, *args, **kwargs)
+    plan = donation.plan_for(entry, self._donated(len(flat), 0, args, kwargs),
+                             self._keep_unused)
+    donation.check_no_reuse_in_call(plan, flat)
+    device = self._committed_device(flat, args, kwargs)
+    if self._sharded or device is not None and type(device) is not devices.CpuDevice:
+      out = _call_sharded(self, args, kwargs)
+      if out is not _MISS:
+        donation.delete_consumed(plan, flat)  # sharded: deleted, buffers not reused (as JAX)
+        return self._warmed(plan, flat, out)
+    if not plan.consumed:
+      out = entry.run([numpy_value(x) for x in flat])
+    elif fast_runners_enabled:
+      exe = donation.executable(entry, plan, donation.reusable_inputs(plan, flat))
+      values = [numpy_value(x) for x in flat]
+      donation.delete_consumed(plan, flat)
+      outs = exe(*values)
+      del values
+      make = core.make_array
+      out = entry.out_tree.unflatten([make(o, a) for o, a in zip(outs, entry.out_avals)])
+    else:  # instrumentation sees every call through `run`: no buffer reuse
+      values = [numpy_value(x) for x in flat]
+      donation.delete_consumed(plan, flat)
+      out = entry.run(values)
+    out = out if device is None else _place_tree(out, device)
+    return self._warmed(plan, flat, out)
+
+  def __init__(self, *args, **kwargs):
+    super().__init__(*args, **kwargs)
+    self._warm = set()  # argument types already run: JAX's errors then come from its fast path
+
+  def _warmed(self, plan, flat, out):
+    from jaxlite._src import donation
+    plan.warm = True
+    key = donation.aval_key(flat)
+    if key is not None:
+      self._warm.add(key)
+    return out
+
+  def _dyn_leaves(self, args, kwargs) -> list:
+    if not self._simple:
+      args, kwargs, _ = self._split_args(args, kwargs)
+    return tree_util.tree_leaves((args, kwargs))
 
 
 class ShapeDtypeStruct:
@@ -547,10 +656,15 @@ class Traced:
     return self._entry.closed
 
   out_info = property(lambda self: self._entry.out_tree.unflatten(self._entry.out_avals))
+  args_info = property(lambda self: self._args_info)
 
   def lower(self):
+    if self._donated is not None and not self._entry.lifted:
+      # As JAX, lowering decides which donated buffers are usable and warns about the rest.
+      from jaxlite._src import donation
+      donation.plan_for(self._entry, self._donated, self._fn._keep_unused)
     lowered = Lowered(self._fn, self._entry)
-    lowered._statics = self._statics
+    lowered._statics, lowered._args_info = self._statics, self._args_info
     return lowered
 
 
@@ -569,8 +683,10 @@ class Lowered:
       if not str(name).startswith("xla_"):
         raise JaxRuntimeError(f"INVALID_ARGUMENT: No such compile option: '{name}'")
     compiled = Compiled(self._fn, self._entry)
-    compiled._statics = self._statics
+    compiled._statics, compiled._args_info = self._statics, self._args_info
     return compiled
+
+  args_info = property(lambda self: self._args_info)
 
 
 class Compiled:
@@ -580,6 +696,8 @@ class Compiled:
 
   def as_text(self) -> str:
     return backend.get_backend().as_text(self._entry.executable)
+
+  args_info = property(lambda self: self._args_info)
 
   def __call__(self, *args, **kwargs):
     """Called, as JAX's, with the dynamic arguments only (the static ones are baked in)."""
@@ -672,6 +790,49 @@ def _hashable_static(val):
     raise ValueError(
         "Non-hashable static arguments are not supported. An error occurred while trying to "
         f"hash an object of type {type(val)}, {val!r}. The error was:\nTypeError: {e}") from None
+
+
+def _resolve_donation(fun, nums, names, static_argnames):
+  """(donate_argnums, donate_argnames) completed and checked against `fun`'s signature as JAX's
+  jit does: names inferred from numbers or the reverse (positional-or-keyword parameters only),
+  JAX's ValueErrors for numbers past the positional parameters, unknown names and donated
+  static arguments."""
+  nums, names = _as_tuple(nums), _as_tuple(names)
+  if not nums and not names:
+    return (), ()
+  try:
+    sig = inspect.signature(fun)
+  except (TypeError, ValueError):
+    if names:
+      raise ValueError(f"Getting the signature of function {fun} failed. Pass donate_argnums "
+                       "instead of donate_argnames.") from None
+    return nums, ()
+  params = list(sig.parameters.items())
+  pos_kw = inspect.Parameter.POSITIONAL_OR_KEYWORD
+  if not names:
+    names = tuple(k for i, (k, p) in enumerate(params) if p.kind == pos_kw and i in nums)
+  elif not nums:
+    nums = tuple(i for i, (k, p) in enumerate(params) if p.kind == pos_kw and k in names)
+  kinds = [p.kind for _, p in params]
+  if inspect.Parameter.VAR_POSITIONAL not in kinds:
+    n_pos = sum(k in (inspect.Parameter.POSITIONAL_ONLY, pos_kw) for k in kinds)
+    if nums and (-min(nums) > n_pos or max(nums) >= n_pos):
+      raise ValueError(f"Jitted function has donate_argnums={nums}, but only accepts {n_pos} "
+                       "positional arguments.")
+  positional_only = {k for k, p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                                        inspect.Parameter.VAR_POSITIONAL)}
+  if bad := positional_only & set(names):
+    raise ValueError(f"Jitted function has invalid argnames {bad} in donate_argnames. These "
+                     "are positional-only")
+  if inspect.Parameter.VAR_KEYWORD not in kinds:
+    valid = {k for k, p in params if p.kind in (pos_kw, inspect.Parameter.KEYWORD_ONLY)}
+    if bad := set(names) - valid:
+      raise ValueError(f"Jitted function has invalid argnames {bad} in donate_argnames. "
+                       "Function does not take these args.")
+  if both := set(static_argnames) & set(names):
+    raise ValueError("static_argnames and donate_argnames cannot intersect. Argument names "
+                     f"{both} appear in both static_argnames and donate_argnames")
+  return nums, names
 
 
 def _as_tuple(x):

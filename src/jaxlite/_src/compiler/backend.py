@@ -51,6 +51,9 @@ class LoweringTables:
   eqn_templates  primitive -> fn(eqn) -> format string, or None to fall back to `templates`
   impls          primitive -> callable(*buffers, **params) used where no template applies;
                  absent means the primitive's own eager impl (`prim.impl`)
+  inplace        primitive -> kernel(operand, *rest, **params) writing the result into its
+                 first operand and returning it (used when that operand is a dying buffer the
+                 function owns: a donated input or a fresh result)
   ufuncs         primitives whose template is one ufunc call (may take `out=`)
   quiet          primitives whose template may raise floating-point warnings JAX never shows
   fresh_outputs  primitives whose result never aliases an input (its buffer may be reused)
@@ -58,7 +61,7 @@ class LoweringTables:
   A child masks a parent's template or kernel by mapping the primitive to None, and a flag by
   `discard`.
   """
-  MAPS = ("templates", "eqn_templates", "impls")
+  MAPS = ("templates", "eqn_templates", "impls", "inplace")
   FLAGS = ("ufuncs", "quiet", "fresh_outputs")
 
   def __init__(self, parent: LoweringTables | None = None):
@@ -114,6 +117,11 @@ class Backend:
 
   def compile(self, closed: core.ClosedJaxpr):
     raise NotImplementedError(f"backend {self.name!r} does not implement compile")
+
+  def compile_donating(self, closed: core.ClosedJaxpr, donated: tuple):
+    """An executable of `closed` that may overwrite the buffers of inputs `donated` (indices;
+    jit's donation, whose caller gave them up). Reuse is an optimisation: by default, none."""
+    return self.compile(closed)
 
   def compile_scan(self, closed: core.ClosedJaxpr, num_consts: int, num_carry: int,
                    reverse: bool):

@@ -70,40 +70,101 @@ def _source_context(jaxpr, consts):
 
 
 def jaxpr_to_source(jaxpr: core.Jaxpr, consts: list, fn_name: str = "_jaxpr_fn",
-                    tables: backend_lib.LoweringTables = TABLES):
-  """(source, globals) of a Python function computing `jaxpr`'s outputs from its inputs."""
+                    tables: backend_lib.LoweringTables = TABLES, donated: tuple = ()):
+  """(source, globals) of a Python function computing `jaxpr`'s outputs from its inputs;
+  the inputs at indices `donated` are owned (a ufunc at their last use may write into them)."""
   namer, glob, atom, counter = _source_context(jaxpr, consts)
 
   args = [namer(v) for v in jaxpr.invars]
   lines = [f"def {fn_name}({', '.join(args)}):"]
   last_use = passes.last_uses(jaxpr.eqns, jaxpr.outvars)
-  lines += _eqn_lines(jaxpr.eqns, 0, last_use, namer, atom, glob, counter, "  ", tables)
+  lines += _eqn_lines(jaxpr.eqns, 0, last_use, namer, atom, glob, counter, "  ", tables,
+                      {jaxpr.invars[i] for i in donated}, free_dead=set(jaxpr.invars))
   rets = [atom(v) for v in jaxpr.outvars]
   lines.append(f"  return {_tuple_source(rets)}")
   return "\n".join(_quiet(lines, jaxpr.eqns, tables)), glob
 
 
-def _eqn_lines(eqns, first, last_use, namer, atom, glob, counter, indent, tables) -> list:
+def _eqn_lines(eqns, first, last_use, namer, atom, glob, counter, indent, tables,
+               owned=None, free_dead=None) -> list:
   """One source line per eqn (eqn k has index first + k in `last_use`), with `out=` reuse of
-  dying buffers that an earlier eqn of `eqns` made fresh."""
+  dying buffers that an earlier eqn of `eqns` made fresh (or that `owned` names: donated
+  inputs). With `free_dead` (the vars never to free: the function's inputs, whose caller
+  holds them anyway), big values are `del`eted after their last use, so that a chain's dead
+  intermediates do not all stay alive until it returns (straight-line code only: never in a
+  loop body, whose later iterations read the hoisted values again)."""
   lines = []
-  owned = set()  # vars holding a fresh ufunc result that no one else references
+  # vars holding a fresh ufunc result (or a donated input) that no one else references
+  owned = set() if owned is None else set(owned)
+  # Donated 0-d inputs are 0-d arrays a ufunc may write into (other 0-d results are NumPy
+  # scalars, which have no buffer to take a result).
+  scalar_donors = {v for v in owned if not v.aval.ndim}
+  pinned = {}  # owned var -> index of the last eqn that may read a view of it
+  roots = {}   # var made by a view op -> the owned vars it may be a view of
   for i, eqn in enumerate(eqns, first):
     ins = [atom(v) for v in eqn.invars]
     outs = [namer(v) for v in eqn.outvars]
     line = _eqn_line(eqn, ins, outs, glob, counter, tables)
-    if eqn.primitive in tables.ufuncs and eqn.outvars[0].aval.ndim:
-      donor = _dying_owned_input(eqn, i, owned, last_use)
+    inplace = tables.inplace.get(eqn.primitive) if owned else None
+    if inplace is not None and _dying_operand(eqn, i, owned, pinned, last_use):
+      # A scatter / dynamic_update_slice into a buffer that dies here: no copy of it.
+      fname = f"_{eqn.primitive.name.replace('-', '_')}_inplace{next(counter)}"
+      glob[fname] = functools.partial(inplace, **eqn.params) if eqn.params else inplace
+      line = f"{outs[0]} = {fname}({', '.join(ins)})"
+      owned.discard(eqn.invars[0])
+      owned.add(eqn.outvars[0])
+    elif eqn.primitive in tables.ufuncs and (eqn.outvars[0].aval.ndim or scalar_donors and any(
+        v in scalar_donors for v in eqn.invars)):
+      free = owned if not pinned else {v for v in owned if pinned.get(v, -1) < i}
+      donor = _dying_owned_input(eqn, i, free, last_use)
       if donor is not None and line.endswith(")"):
         line = f"{line[:-1]}, out={namer(donor)})"
-      owned.add(eqn.outvars[0])
+        owned.discard(donor)
+      if eqn.outvars[0].aval.ndim or donor is not None:
+        owned.add(eqn.outvars[0])
+        if donor is not None and not eqn.outvars[0].aval.ndim:
+          scalar_donors.add(eqn.outvars[0])
     elif eqn.primitive in tables.fresh_outputs:
       owned.add(eqn.outvars[0])
+    elif eqn.primitive.name in _VIEW_OPS and all(
+        type(v) is Literal or v in owned or v in roots for v in eqn.invars):
+      # A reshape/broadcast of an owned buffer may be a view of it: the buffer stays owned but
+      # takes no result while the view can still be read (a bias broadcast in the forward pass
+      # does not keep the donated bias from taking its update).
+      out = eqn.outvars[0]
+      roots[out] = set().union(*({v} if v in owned else roots[v] for v in eqn.invars
+                                 if type(v) is not Literal))
+      for r in roots[out]:
+        pinned[r] = max(pinned.get(r, -1), last_use.get(out, i))
     else:
       # Other ops may return views of (or the very object of) their inputs: never reuse those.
       owned.difference_update(eqn.invars)
+      for v in eqn.invars:
+        owned.difference_update(roots.get(v, ()))
     lines.append(indent + line)
+    if free_dead is not None:
+      dead = [v for v in dict.fromkeys((*eqn.invars, *eqn.outvars)) if type(v) is not Literal
+              and last_use.get(v, i) == i and v not in free_dead and _nbytes(v) >= _FREE_BYTES]
+      if dead:
+        free_dead.update(dead)
+        lines.append(f"{indent}del {', '.join(namer(v) for v in dead)}")
   return lines
+
+
+# Values smaller than this are not worth a `del` line on every call.
+_FREE_BYTES = 1 << 18
+
+
+def _nbytes(v) -> int:
+  aval = v.aval
+  dtype = getattr(aval, "dtype", None)
+  if not isinstance(dtype, np.dtype) or not hasattr(aval, "shape"):
+    return 0
+  return int(np.prod(aval.shape, dtype=np.int64)) * dtype.itemsize
+
+
+# Ops whose result may be a view of their operand and nothing else (see `_eqn_lines`).
+_VIEW_OPS = frozenset(("broadcast_in_dim", "reshape", "squeeze", "expand_dims"))
 
 
 def _tuple_source(names) -> str:
@@ -115,6 +176,15 @@ def _quiet(lines, eqns, tables) -> list:
   if not any(e.primitive in tables.quiet for e in eqns):
     return lines
   return [lines[0], "  with np.errstate(all='ignore'):"] + ["  " + ln for ln in lines[1:]]
+
+
+def _dying_operand(eqn, i, owned, pinned, last_use) -> bool:
+  """Whether eqn `i` may write into its first operand: an owned array of the result's type,
+  read by nothing after it (no live view either) and by no other operand of the eqn."""
+  v, out = eqn.invars[0], eqn.outvars[0]
+  return (type(v) is not Literal and v in owned and last_use.get(v) == i
+          and pinned.get(v, -1) < i and v.aval.ndim > 0 and v.aval.shape == out.aval.shape
+          and v.aval.dtype == out.aval.dtype and v not in eqn.invars[1:])
 
 
 def _dying_owned_input(eqn, i, owned, last_use):
@@ -214,11 +284,18 @@ class NumpyBackend(backend_lib.Backend):
   platform = "cpu"
   tables = TABLES
 
-  def compile(self, closed: core.ClosedJaxpr):
+  def compile(self, closed: core.ClosedJaxpr, donated: tuple = ()):
     jaxpr, consts = passes.optimize(closed)
     name = f"_jaxpr_fn{next(_fn_counter)}"
-    src, glob = jaxpr_to_source(jaxpr, consts, name, self.tables)
+    src, glob = jaxpr_to_source(jaxpr, consts, name, self.tables, donated)
     return _exec_source(src, glob, name)
+
+  def compile_donating(self, closed, donated):
+    # A subclass with its own code generator (tier 1) reuses no donated buffer until it says
+    # how: it gets its plain executable.
+    if type(self).compile is not NumpyBackend.compile:
+      return super().compile_donating(closed, donated)
+    return self.compile(closed, donated)
 
   def compile_scan(self, closed, num_consts, num_carry, reverse):
     """The whole scan as one generated loop (body inlined, invariants hoisted)."""

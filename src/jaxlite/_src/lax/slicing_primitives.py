@@ -6,6 +6,7 @@ NumPy with vectorised index arithmetic, plus fast paths for the shapes jnp index
 from __future__ import annotations
 
 import builtins
+import functools
 import weakref
 
 import numpy as np
@@ -244,15 +245,18 @@ def _dynamic_update_slice_abstract(x, update, *starts):
                   and all(s.weak_type for s in starts))
 
 
-def _dynamic_update_slice_impl(x, update, *starts):
+def _dynamic_update_slice_impl(x, update, *starts, _inplace=False):
   lo = clamped_starts(starts, x.shape, update.shape)
-  out = np.array(x, copy=True)
+  out = x if _inplace else np.array(x, copy=True)
   out[tuple(_slice(s, s + n) for s, n in zip(lo, update.shape))] = update
   return out
 
 
 dynamic_update_slice_p = _prim("dynamic_update_slice", _dynamic_update_slice_impl,
                                _dynamic_update_slice_abstract, weak=_all_weak)
+# Compiled code whose operand dies here (a donated state, a fresh result) updates it in place.
+families.numpy_codegen.TABLES.inplace[dynamic_update_slice_p] = functools.partial(
+    _dynamic_update_slice_impl, _inplace=True)
 
 
 def _dynamic_update_slice_batcher(vals, dims):
@@ -573,10 +577,10 @@ def _point_scatter_targets(out, indices, updates, dn, mode):
   return target, tuple(cols), upd
 
 
-def _scatter_impl_for(ufunc):
+def _scatter_impl_for(ufunc, inplace=False):
   def impl(operand, indices, updates, *, dimension_numbers, indices_are_sorted, unique_indices,
            mode, update_jaxpr, update_consts):
-    out = np.array(operand, copy=True)
+    out = operand if inplace else np.array(operand, copy=True)
     if out.size == 0 or np.size(updates) == 0:
       return out
     apply = ufunc is None and update_jaxpr is not None
@@ -631,6 +635,7 @@ def _scatter_prim(name, ufunc):
             lambda *a, **k: _scatter_abstract(*a, _name=name, **k))
   batching.primitive_batchers[p] = lambda vals, dims, **params: _scatter_batcher(
       p, vals, dims, **params)
+  families.numpy_codegen.TABLES.inplace[p] = _scatter_impl_for(ufunc, inplace=True)
   return p
 
 
