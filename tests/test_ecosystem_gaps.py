@@ -252,3 +252,79 @@ def test_signature_of_a_jitted_function_without_following_wrappers():
     def m(self, x):
       return x
   assert str(inspect.signature(A().m)) == "(x)"
+
+
+# (comparison, first keys, second keys) on PRNG key arrays: flax.nnx's rngs tests and chex's
+# tree asserts compare keys with these (JAX compares keys by equality).
+KEY_COMPARE_CASES = [
+    ("array_equal", lambda r: r.key(0), lambda r: r.key(1)),
+    ("array_equal", lambda r: r.key(0), lambda r: r.key(0)),
+    ("array_equal", lambda r: r.split(r.key(0), 3), lambda r: r.key(0)),
+    ("allclose", lambda r: r.split(r.key(0), 3), lambda r: r.split(r.key(0), 3)),
+    ("allclose", lambda r: r.key(0), lambda r: r.key(2)),
+    ("isclose", lambda r: r.split(r.key(0), 3), lambda r: r.split(r.key(0), 3)[1]),
+]
+
+
+@pytest.mark.parametrize("fun,a,b", KEY_COMPARE_CASES)
+def test_key_array_comparisons_match_jax(fun, a, b):
+  jax = oracle()
+  got = getattr(jaxlite.numpy, fun)(a(jaxlite.random), b(jaxlite.random))
+  jitted = jaxlite.jit(getattr(jaxlite.numpy, fun))(a(jaxlite.random), b(jaxlite.random))
+  want = getattr(jax.numpy, fun)(a(jax.random), b(jax.random))
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+  np.testing.assert_array_equal(np.asarray(jitted), np.asarray(want))
+
+
+def test_key_array_compared_with_numbers_raises():
+  with pytest.raises(TypeError, match="isclose: a PRNG key array can only be compared"):
+    jaxlite.numpy.isclose(jaxlite.random.key(0), 1.0)
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 2), ()])
+def test_broadcast_to_of_a_key_array_matches_jax(shape):
+  jax = oracle()  # flax.nnx's RngStream.broadcast replicates a key this way
+  got = jaxlite.numpy.broadcast_to(jaxlite.random.key(7), shape)
+  want = jax.numpy.broadcast_to(jax.random.key(7), shape)
+  assert got.shape == want.shape and got.dtype.name == want.dtype.name
+  np.testing.assert_array_equal(np.asarray(jaxlite.random.key_data(got)),
+                                np.asarray(jax.random.key_data(want)))
+
+
+@pytest.mark.parametrize("transform", ["grad", "value_and_grad", "vjp", "jvp"])
+@pytest.mark.parametrize("under_jit", [False, True])
+def test_aux_nodes_are_rebuilt_at_the_callers_trace(transform, under_jit):
+  # flax.nnx Variables returned as aux record the trace they are rebuilt under; JAX rebuilds aux
+  # outside the differentiation trace, so the caller can update them.
+  def run(jx):
+    gots = importlib.import_module(jx.__name__ + ".extend.core").get_opaque_trace_state
+    made = []
+
+    class Obj:
+      def __init__(self, v):
+        self.v, self.state = v, gots(convention="nnx")
+        made.append(self)
+
+    jx.tree_util.register_pytree_node(Obj, lambda o: ((o.v,), None), lambda _, c: Obj(c[0]))
+    f = lambda x: (x * 2.0, Obj(x))
+
+    def outer(x):
+      here = gots(convention="nnx")
+      if transform == "grad":
+        aux = jx.grad(f, has_aux=True)(x)[1]
+      elif transform == "value_and_grad":
+        aux = jx.value_and_grad(f, has_aux=True)(x)[0][1]
+      elif transform == "vjp":
+        aux = jx.vjp(f, x, has_aux=True)[2]
+      else:
+        aux = jx.jvp(f, (x,), (1.0,), has_aux=True)[2]
+      return aux.state == here, aux.v
+
+    if under_jit:
+      seen = []
+      jx.jit(lambda x: seen.append(outer(x)[0]) or x)(1.0)
+      return seen[0]
+    return outer(1.0)[0]
+
+  jax = oracle()
+  assert run(jaxlite) == run(jax) == True  # noqa: E712
