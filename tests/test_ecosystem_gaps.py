@@ -328,3 +328,17 @@ def test_aux_nodes_are_rebuilt_at_the_callers_trace(transform, under_jit):
 
   jax = oracle()
   assert run(jaxlite) == run(jax) == True  # noqa: E712
+
+
+@pytest.mark.parametrize("types", [("Explicit", "Explicit"), ("Auto", "Auto"), ("Manual",),
+                                   ("Explicit", "Auto"), ()])
+def test_mesh_are_all_axes_match_jax(types):
+  jax = oracle()
+  names = tuple("xyz"[:len(types)])
+
+  def flags(jx):
+    axis_types = tuple(getattr(jx.sharding.AxisType, t) for t in types)
+    mesh = jx.sharding.AbstractMesh((1,) * len(types), names, axis_types=axis_types)
+    return (mesh.are_all_axes_explicit, mesh.are_all_axes_auto, mesh.are_all_axes_manual)
+
+  assert flags(jaxlite) == flags(jax)
