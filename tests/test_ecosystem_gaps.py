@@ -342,3 +342,22 @@ def test_mesh_are_all_axes_match_jax(types):
     return (mesh.are_all_axes_explicit, mesh.are_all_axes_auto, mesh.are_all_axes_manual)
 
   assert flags(jaxlite) == flags(jax)
+
+
+@pytest.mark.parametrize("under_jit", [False, True])
+def test_scan_stacks_key_outputs_like_jax(under_jit):
+  # flax.nnx's split Rngs inside nnx.scan/vmap stack PRNG keys as scan outputs.
+  def run(jx):
+    def body(c, _):
+      k1, k2 = jx.random.split(c)
+      return k1, k2
+
+    f = lambda k: jx.lax.scan(body, k, None, length=3)
+    carry, ys = (jx.jit(f) if under_jit else f)(jx.random.key(0))
+    return ys.shape, np.asarray(jx.random.key_data(ys)), np.asarray(jx.random.key_data(carry))
+
+  jax = oracle()
+  got, want = run(jaxlite), run(jax)
+  assert got[0] == want[0]
+  np.testing.assert_array_equal(got[1], want[1])
+  np.testing.assert_array_equal(got[2], want[2])
