@@ -361,3 +361,25 @@ def test_scan_stacks_key_outputs_like_jax(under_jit):
   assert got[0] == want[0]
   np.testing.assert_array_equal(got[1], want[1])
   np.testing.assert_array_equal(got[2], want[2])
+
+
+@pytest.mark.parametrize("op", ["add", "mul", "sub", "truediv", "matmul", "lt", "eq"])
+def test_jax_array_objects_holding_tracers_enter_operators_under_grad(op):
+  # flax Variables are such objects: `v1 + v2` is `v1.value.__add__(v2)` inside nnx.grad; JAX's
+  # operators take `__jax_array__()` of the operand first.
+  class Box:
+    def __init__(self, v):
+      self.v = v
+
+    def __jax_array__(self):
+      return self.v
+
+  def run(jx):
+    def f(x):
+      a, b = x * jx.numpy.ones(2), Box(x * jx.numpy.arange(1.0, 3.0))
+      out = getattr(type(a), f"__{op}__")(a, b)
+      return jx.numpy.sum(out * x) if op in ("lt", "eq") else jx.numpy.sum(out)
+    return float(jx.grad(f)(1.5)), float(jx.jit(jx.grad(f))(1.5))
+
+  jax = oracle()
+  assert run(jaxlite) == run(jax)
