@@ -383,3 +383,38 @@ def test_jax_array_objects_holding_tracers_enter_operators_under_grad(op):
 
   jax = oracle()
   assert run(jaxlite) == run(jax)
+
+
+def test_pmap_returns_key_arrays_like_jax():
+  # flax.nnx's pmap tests split Rngs per device; the per-device keys come back as one key array.
+  def run(jx):
+    keys = jx.random.split(jx.random.key(0), 1)
+    out = jx.pmap(lambda k: jx.random.split(k)[0])(keys)
+    return out.shape, str(out.dtype), np.asarray(jx.random.key_data(out))
+
+  jax = oracle()
+  got, want = run(jaxlite), run(jax)
+  assert got[:2] == want[:2]
+  np.testing.assert_array_equal(got[2], want[2])
+
+
+# (operand, update) for `x.at[...]` / `x.at[()]` under jit: a scatter with no index dims, which
+# flax.nnx's `variable[...] = v` inside nnx.jit and nnx.cond is.
+WHOLE_SCATTER_CASES = [
+    ("set", np.int32(1), 2), ("add", np.int32(1), 5), ("multiply", np.float32(1.5), 3.0),
+    ("set", np.arange(3.0, dtype=np.float32), 7.0), ("add", np.arange(3.0, dtype=np.float32),
+                                                     np.ones(3, np.float32)),
+]
+
+
+@pytest.mark.parametrize("method,x,u", WHOLE_SCATTER_CASES)
+def test_scatter_of_the_whole_operand_under_jit_matches_jax(method, x, u):
+  jax = oracle()
+
+  def run(jx):
+    f = lambda x: getattr(jx.numpy.asarray(x).at[...], method)(u)
+    return np.asarray(jx.jit(f)(x)), np.asarray(f(x))
+
+  got, want = run(jaxlite), run(jax)
+  np.testing.assert_array_equal(got[0], want[0])
+  np.testing.assert_array_equal(got[1], want[1])
