@@ -1,5 +1,6 @@
-"""The examples that train models with JAX libraries (optax, equinox) run on jaxlite, lower
-their loss, and (where real JAX is installed too) print JAX's loss curve to float32 tolerance.
+"""The examples that train models with JAX libraries (optax, equinox, flax.nnx) run on jaxlite,
+lower their loss, and (where real JAX is installed too) print JAX's loss curve to float32
+tolerance.
 
 The libraries are found on sys.path or in $JAXLITE_ECOSYSTEM_SITE (a site-packages directory,
 e.g. the venv that tools/ecosystem_tests.sh builds); a test skips, naming the library, without it.
@@ -20,7 +21,11 @@ EXTRA = [p for p in os.environ.get("JAXLITE_ECOSYSTEM_SITE", "").split(os.pathse
 EXAMPLES = [
     ("optax_mlp.py", ("optax",), ["--steps", "40"]),
     ("equinox_mlp.py", ("equinox", "optax"), ["--steps", "40"]),
+    ("flax_nnx.py", ("flax", "optax"), ["--steps", "40"]),
 ]
+# How far the short run must bring the loss down (last / first); equinox's example uses a small
+# learning rate (see ECOSYSTEM.md) and falls to ~0.80 of its start in 40 steps, on JAX too.
+MAX_FALL_RATIO = {"equinox_mlp.py": 0.9}
 STEP_RE = re.compile(r"^step\s+(\d+)\s+loss\s+([-+0-9.eE]+|nan|inf)$", re.M)
 
 
@@ -51,7 +56,8 @@ def test_example_trains_on_jaxlite(example, libs, args):
   steps = _run(example, args, on_jaxlite=True)
   losses = [v for _, v in steps]
   assert all(v == v and v < float("inf") for v in losses), steps
-  assert losses[-1] < 0.7 * losses[0], f"{example}: loss did not fall: {steps}"
+  ratio = MAX_FALL_RATIO.get(example, 0.7)
+  assert losses[-1] < ratio * losses[0], f"{example}: loss did not fall: {steps}"
 
 
 @pytest.mark.parametrize("example,libs,args", EXAMPLES, ids=[e[0] for e in EXAMPLES])

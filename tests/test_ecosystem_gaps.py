@@ -252,3 +252,169 @@ def test_signature_of_a_jitted_function_without_following_wrappers():
     def m(self, x):
       return x
   assert str(inspect.signature(A().m)) == "(x)"
+
+
+# (comparison, first keys, second keys) on PRNG key arrays: flax.nnx's rngs tests and chex's
+# tree asserts compare keys with these (JAX compares keys by equality).
+KEY_COMPARE_CASES = [
+    ("array_equal", lambda r: r.key(0), lambda r: r.key(1)),
+    ("array_equal", lambda r: r.key(0), lambda r: r.key(0)),
+    ("array_equal", lambda r: r.split(r.key(0), 3), lambda r: r.key(0)),
+    ("allclose", lambda r: r.split(r.key(0), 3), lambda r: r.split(r.key(0), 3)),
+    ("allclose", lambda r: r.key(0), lambda r: r.key(2)),
+    ("isclose", lambda r: r.split(r.key(0), 3), lambda r: r.split(r.key(0), 3)[1]),
+]
+
+
+@pytest.mark.parametrize("fun,a,b", KEY_COMPARE_CASES)
+def test_key_array_comparisons_match_jax(fun, a, b):
+  jax = oracle()
+  got = getattr(jaxlite.numpy, fun)(a(jaxlite.random), b(jaxlite.random))
+  jitted = jaxlite.jit(getattr(jaxlite.numpy, fun))(a(jaxlite.random), b(jaxlite.random))
+  want = getattr(jax.numpy, fun)(a(jax.random), b(jax.random))
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+  np.testing.assert_array_equal(np.asarray(jitted), np.asarray(want))
+
+
+def test_key_array_compared_with_numbers_raises():
+  with pytest.raises(TypeError, match="isclose: a PRNG key array can only be compared"):
+    jaxlite.numpy.isclose(jaxlite.random.key(0), 1.0)
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 2), ()])
+def test_broadcast_to_of_a_key_array_matches_jax(shape):
+  jax = oracle()  # flax.nnx's RngStream.broadcast replicates a key this way
+  got = jaxlite.numpy.broadcast_to(jaxlite.random.key(7), shape)
+  want = jax.numpy.broadcast_to(jax.random.key(7), shape)
+  assert got.shape == want.shape and got.dtype.name == want.dtype.name
+  np.testing.assert_array_equal(np.asarray(jaxlite.random.key_data(got)),
+                                np.asarray(jax.random.key_data(want)))
+
+
+@pytest.mark.parametrize("transform", ["grad", "value_and_grad", "vjp", "jvp"])
+@pytest.mark.parametrize("under_jit", [False, True])
+def test_aux_nodes_are_rebuilt_at_the_callers_trace(transform, under_jit):
+  # flax.nnx Variables returned as aux record the trace they are rebuilt under; JAX rebuilds aux
+  # outside the differentiation trace, so the caller can update them.
+  def run(jx):
+    gots = importlib.import_module(jx.__name__ + ".extend.core").get_opaque_trace_state
+    made = []
+
+    class Obj:
+      def __init__(self, v):
+        self.v, self.state = v, gots(convention="nnx")
+        made.append(self)
+
+    jx.tree_util.register_pytree_node(Obj, lambda o: ((o.v,), None), lambda _, c: Obj(c[0]))
+    f = lambda x: (x * 2.0, Obj(x))
+
+    def outer(x):
+      here = gots(convention="nnx")
+      if transform == "grad":
+        aux = jx.grad(f, has_aux=True)(x)[1]
+      elif transform == "value_and_grad":
+        aux = jx.value_and_grad(f, has_aux=True)(x)[0][1]
+      elif transform == "vjp":
+        aux = jx.vjp(f, x, has_aux=True)[2]
+      else:
+        aux = jx.jvp(f, (x,), (1.0,), has_aux=True)[2]
+      return aux.state == here, aux.v
+
+    if under_jit:
+      seen = []
+      jx.jit(lambda x: seen.append(outer(x)[0]) or x)(1.0)
+      return seen[0]
+    return outer(1.0)[0]
+
+  jax = oracle()
+  assert run(jaxlite) == run(jax) == True  # noqa: E712
+
+
+@pytest.mark.parametrize("types", [("Explicit", "Explicit"), ("Auto", "Auto"), ("Manual",),
+                                   ("Explicit", "Auto"), ()])
+def test_mesh_are_all_axes_match_jax(types):
+  jax = oracle()
+  names = tuple("xyz"[:len(types)])
+
+  def flags(jx):
+    axis_types = tuple(getattr(jx.sharding.AxisType, t) for t in types)
+    mesh = jx.sharding.AbstractMesh((1,) * len(types), names, axis_types=axis_types)
+    return (mesh.are_all_axes_explicit, mesh.are_all_axes_auto, mesh.are_all_axes_manual)
+
+  assert flags(jaxlite) == flags(jax)
+
+
+@pytest.mark.parametrize("under_jit", [False, True])
+def test_scan_stacks_key_outputs_like_jax(under_jit):
+  # flax.nnx's split Rngs inside nnx.scan/vmap stack PRNG keys as scan outputs.
+  def run(jx):
+    def body(c, _):
+      k1, k2 = jx.random.split(c)
+      return k1, k2
+
+    f = lambda k: jx.lax.scan(body, k, None, length=3)
+    carry, ys = (jx.jit(f) if under_jit else f)(jx.random.key(0))
+    return ys.shape, np.asarray(jx.random.key_data(ys)), np.asarray(jx.random.key_data(carry))
+
+  jax = oracle()
+  got, want = run(jaxlite), run(jax)
+  assert got[0] == want[0]
+  np.testing.assert_array_equal(got[1], want[1])
+  np.testing.assert_array_equal(got[2], want[2])
+
+
+@pytest.mark.parametrize("op", ["add", "mul", "sub", "truediv", "matmul", "lt", "eq"])
+def test_jax_array_objects_holding_tracers_enter_operators_under_grad(op):
+  # flax Variables are such objects: `v1 + v2` is `v1.value.__add__(v2)` inside nnx.grad; JAX's
+  # operators take `__jax_array__()` of the operand first.
+  class Box:
+    def __init__(self, v):
+      self.v = v
+
+    def __jax_array__(self):
+      return self.v
+
+  def run(jx):
+    def f(x):
+      a, b = x * jx.numpy.ones(2), Box(x * jx.numpy.arange(1.0, 3.0))
+      out = getattr(type(a), f"__{op}__")(a, b)
+      return jx.numpy.sum(out * x) if op in ("lt", "eq") else jx.numpy.sum(out)
+    return float(jx.grad(f)(1.5)), float(jx.jit(jx.grad(f))(1.5))
+
+  jax = oracle()
+  assert run(jaxlite) == run(jax)
+
+
+def test_pmap_returns_key_arrays_like_jax():
+  # flax.nnx's pmap tests split Rngs per device; the per-device keys come back as one key array.
+  def run(jx):
+    keys = jx.random.split(jx.random.key(0), 1)
+    out = jx.pmap(lambda k: jx.random.split(k)[0])(keys)
+    return out.shape, str(out.dtype), np.asarray(jx.random.key_data(out))
+
+  jax = oracle()
+  got, want = run(jaxlite), run(jax)
+  assert got[:2] == want[:2]
+  np.testing.assert_array_equal(got[2], want[2])
+
+
+# (operand, update) for `x.at[...]` / `x.at[()]` under jit: a scatter with no index dims, which
+# flax.nnx's `variable[...] = v` inside nnx.jit and nnx.cond is.
+WHOLE_SCATTER_CASES = [
+    ("set", np.int32(1), 2), ("add", np.int32(1), 5), ("multiply", np.float32(1.5), 3.0),
+    ("set", np.arange(3.0, dtype=np.float32), 7.0), ("add", np.arange(3.0, dtype=np.float32),
+                                                     np.ones(3, np.float32)),
+]
+
+
+@pytest.mark.parametrize("method,x,u", WHOLE_SCATTER_CASES)
+def test_scatter_of_the_whole_operand_under_jit_matches_jax(method, x, u):
+  jax = oracle()
+
+  def run(jx):
+    f = lambda x: getattr(jx.numpy.asarray(x).at[...], method)(u)
+    return np.asarray(jx.jit(f)(x)), np.asarray(f(x))
+
+  got, want = run(jaxlite), run(jax)
+  np.testing.assert_array_equal(got[0], want[0])
+  np.testing.assert_array_equal(got[1], want[1])

@@ -92,6 +92,9 @@ def eval_shape(fun, *args, **kwargs):
 
 
 def typeof(x) -> core.ShapedArray:
+  hi_rule = core.hitype_avals.get(type(x)) if core.hitype_avals else None
+  if hi_rule is not None:  # a registered hi type (jax.experimental.hijax): its own aval
+    return hi_rule(x)
   return core.get_aval(as_traceable_arg(x))
 
 

@@ -99,6 +99,10 @@ class AbstractToken:
     return "Tok"
 
 
+# `jax.typeof` rules of hi types (jax.experimental.hijax.register_hitype): class -> typeof_fn.
+hitype_avals: dict = {}
+
+
 def get_aval(x) -> ShapedArray:
   """The abstract value of a tracer, array or scalar."""
   aval = getattr(x, "aval", None)

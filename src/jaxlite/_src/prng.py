@@ -19,6 +19,13 @@ from jaxlite._src.core import ShapedArray
 KEY_STORAGE = np.dtype([("k0", np.uint32), ("k1", np.uint32)])
 
 
+def storage_dtype(dtype):
+  """The NumPy dtype of the buffers of arrays of `dtype` (key arrays hold KEY_STORAGE records);
+  for buffers that impls allocate ahead of filling them (scan's stacked outputs, ...)."""
+  return KEY_STORAGE if getattr(dtype, "_is_extended", False) is True and hasattr(
+      dtype, "_impl") else dtype
+
+
 class extended(np.generic):
   """Abstract parent of extended dtypes (`jax.dtypes.extended`)."""
 

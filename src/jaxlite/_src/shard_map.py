@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from jaxlite._src import core, tree_util
+from jaxlite._src import core, prng, tree_util
 from jaxlite._src import pretty_print as pp
 from jaxlite._src.compiler import backend
 from jaxlite._src.interpreters import ad, batching, linearize
@@ -165,7 +165,7 @@ def _assemble(blocks, spec, mesh, coords, aval):
   if not any(spec_names(e) for e in spec):
     return np.asarray(blocks[0])
   shape = global_shape(aval.shape, spec, mesh)
-  out = np.empty(shape, aval.dtype)
+  out = np.empty(shape, prng.storage_dtype(aval.dtype))
   seen = set()
   for b, c in zip(blocks, coords):
     idx = _device_index(spec, mesh, shape, c)

@@ -4,6 +4,7 @@ and friends, key paths, structure-mismatch explanations, registration, Partial.
 from __future__ import annotations
 
 import collections
+import collections.abc
 import dataclasses
 import difflib
 import functools
@@ -435,6 +436,32 @@ def _defaultdict_with_keys(d):
 register_pytree_with_keys(
     collections.defaultdict, _defaultdict_with_keys,
     lambda aux, xs: collections.defaultdict(aux[0], zip(aux[1], xs, strict=True)))
+
+
+class _RegistryEntry(collections.namedtuple("_RegistryEntry", ["to_iter", "from_iter"])):
+  """One node type's (flatten, unflatten) pair, as JAX's `tree_util._registry` holds it."""
+
+
+class _RegistryView(collections.abc.Mapping):
+  """`jax._src.tree_util._registry`: node type -> _RegistryEntry for every registered node type
+  (the built-in containers and `register_pytree_node` ones), read live from the pytree core.
+  Libraries (flax.nnx) test membership in it to tell pytree nodes from leaves."""
+
+  def __getitem__(self, typ):
+    kind = _registered[typ]
+    return _RegistryEntry(kind.children, kind.build)
+
+  def __contains__(self, typ):
+    return typ in _registered
+
+  def __iter__(self):
+    return iter(list(_registered))
+
+  def __len__(self):
+    return len(_registered)
+
+
+_registry = _RegistryView()
 
 
 # --- Partial -----------------------------------------------------------------------------------

@@ -108,7 +108,9 @@ def linearize_flat(fun, primals, nonzeros=None):
     with core.set_current_trace(trace):
       outs, aux = fun(*tracers)
       pairs = [trace.to_primal_tangent_pair(o) for o in outs]
-      aux = strip_tracers(trace, aux)
+    # Outside the trace: rebuilding aux's pytree nodes must see the caller's trace (as in JAX),
+    # e.g. flax.nnx Variables record the trace they are made under and refuse updates elsewhere.
+    aux = strip_tracers(trace, aux)
   finally:
     trace.invalidate()
   out_primals = [p for p, _ in pairs]

@@ -566,6 +566,8 @@ def _point_scatter_targets(out, indices, updates, dn, mode):
   scatter_dims = [d for d in range(updates.ndim) if d not in dn.update_window_dims]
   upd = updates.transpose(scatter_dims + list(dn.update_window_dims))
   upd = upd.reshape((-1,) + target.shape[k:])
+  if k == 0 and len(upd) == 1:  # no index dims (`x.at[...]`): the one update is the whole operand
+    return target, (), upd[0]
   if mode == GatherScatterMode.CLIP:
     cols = [np.clip(c, 0, target.shape[j] - 1) for j, c in enumerate(cols)]
   else:

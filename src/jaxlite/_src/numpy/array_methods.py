@@ -23,11 +23,21 @@ _FAST_TYPES = {int, float, complex, bool}
 def _defer_to_unrecognized(fn):
   # Returning NotImplemented for foreign types lets their reflected operator run.
   def op(self, other):
-    if type(other) not in _FAST_TYPES and not _accepted(other):
-      return NotImplemented
+    if type(other) not in _FAST_TYPES:
+      other = _unwrap_jax_array(other)
+      if not _accepted(other):
+        return NotImplemented
     return fn(self, other)
   op.__name__ = fn.__name__
   return op
+
+
+def _unwrap_jax_array(x):
+  """An array-like operand (a flax Variable) as its array, taken first as JAX's operators do: the
+  array then enters the op, so a tracer inside it is seen by the current trace."""
+  if not isinstance(x, core.Array) and hasattr(x, "__jax_array__"):
+    return x.__jax_array__()
+  return x
 
 
 _SCALARS = (int, float, complex, bool, np.ndarray, np.generic)
@@ -58,8 +68,10 @@ def _eager_arith(np_fn, fn, reflected):
           w = other._value
           if w.dtype == v.dtype and w.shape == v.shape and other.weak_type == self.weak_type:
             return from_numpy(np_fn(w, v) if reflected else np_fn(v, w), self.weak_type)
-    if type(other) not in _FAST_TYPES and not _accepted(other):
-      return NotImplemented
+    if type(other) not in _FAST_TYPES:
+      other = _unwrap_jax_array(other)
+      if not _accepted(other):
+        return NotImplemented
     return fn(self, other)
   op.__name__ = fn.__name__
   return op

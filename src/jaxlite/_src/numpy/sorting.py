@@ -238,8 +238,30 @@ def _same_shape(a, b):
   return a, b
 
 
+def _is_key(x) -> bool:
+  dt = getattr(x, "dtype", None)
+  return dt is not None and dtypes.issubdtype(dt, dtypes.extended)
+
+
+def _keys_equal(fun_name, a, b):
+  """Elementwise equality of two PRNG key arrays (JAX compares keys by equality in isclose,
+  allclose and array_equal): the `eq` primitive on the keys themselves, as JAX stages it."""
+  if not (_is_key(a) and _is_key(b)) or a.dtype != b.dtype:
+    raise TypeError(f"{fun_name}: a PRNG key array can only be compared with a key array of the "
+                    f"same implementation, got {getattr(a, 'dtype', type(a))} and "
+                    f"{getattr(b, 'dtype', type(b))}")
+  return ew.eq_p.bind(*_broadcast_pair(a, b))
+
+
+def _broadcast_pair(x, y):
+  from jaxlite._src.numpy.where_reshape import broadcast_arrays
+  return broadcast_arrays(x, y)
+
+
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
   """jnp.isclose: |a - b| <= atol + rtol * |b|, elementwise."""
+  if _is_key(a) or _is_key(b):
+    return _keys_equal("isclose", a, b)
   a, b = _array("isclose", a), _array("isclose", b)
   return _isclose(a, b, rtol, atol, equal_nan=bool(equal_nan))
 
@@ -252,12 +274,21 @@ def _allclose(a, b, rtol, atol, equal_nan=False):
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
   """jnp.allclose: whether isclose holds everywhere."""
+  if _is_key(a) or _is_key(b):
+    eq = _keys_equal("allclose", a, b)
+    return red.reduce_and_p.bind(eq, axes=tuple(range(len(shape_of(eq)))))
   a, b = _array("allclose", a), _array("allclose", b)
   return _allclose(a, b, rtol, atol, equal_nan=bool(equal_nan))
 
 
 def array_equal(a1, a2, equal_nan=False):
   """jnp.array_equal: same shape and equal elements (NaNs equal when `equal_nan`)."""
+  if _is_key(a1) or _is_key(a2):
+    if _is_key(a1) and _is_key(a2) and tuple(a1.shape) != tuple(a2.shape):
+      from jaxlite._src.numpy.creation import array
+      return array(False)
+    eq = _keys_equal("array_equal", a1, a2)
+    return red.reduce_and_p.bind(eq, axes=tuple(range(len(shape_of(eq)))))
   a1, a2 = _array("array_equal", a1), _array("array_equal", a2)
   if tuple(shape_of(a1)) != tuple(shape_of(a2)):
     from jaxlite._src.numpy.creation import array

@@ -35,7 +35,9 @@ def _broadcast_to_shape(x, shape):
 def broadcast_to(array, shape):
   from jaxlite._src.numpy.creation import asarray
   shape = core.canonicalize_shape(shape)
-  arr = array if isinstance(array, (core.Tracer, core.array_type)) else asarray(array)
+  # PRNG key arrays broadcast as they are (asarray would try to read them as numbers).
+  arr = array if isinstance(array, (core.Tracer, core.array_type, core.key_array_type)) else (
+      asarray(array))
   return _broadcast_to_shape(arr, shape)
 
 

@@ -83,6 +83,14 @@ class _MeshBase:
   auto_axes = property(lambda self: self._axes_of(AxisType.Auto))
   manual_axes = property(lambda self: self._axes_of(AxisType.Manual))
 
+  def _all_axes_are(self, t):  # False for a mesh without axes, as in JAX
+    return bool(self.axis_types) and all(ty == t for ty in self.axis_types)
+
+  # flax's sharding helpers pick reshard or with_sharding_constraint by these.
+  are_all_axes_explicit = property(lambda self: self._all_axes_are(AxisType.Explicit))
+  are_all_axes_auto = property(lambda self: self._all_axes_are(AxisType.Auto))
+  are_all_axes_manual = property(lambda self: self._all_axes_are(AxisType.Manual))
+
 
 class Mesh(_MeshBase, contextlib.ContextDecorator):
   """Named N-d array of concrete devices."""

@@ -11,7 +11,7 @@ import weakref
 
 import numpy as np
 
-from jaxlite._src import core, dtypes, tree_util
+from jaxlite._src import core, dtypes, prng, tree_util
 from jaxlite._src.compiler import backend
 from jaxlite._src.config import config
 from jaxlite._src.core import ShapedArray
@@ -391,7 +391,8 @@ def _scan_abstract_eval(*avals, reverse, length, jaxpr, num_consts, num_carry, u
 
 def _scan_impl(*args, reverse, length, jaxpr, num_consts, num_carry, unroll):
   consts, carry, xs = split_list(args, [num_consts, num_carry])
-  ys = [np.empty((length, *a.shape), a.dtype) for a in jaxpr.out_avals[num_carry:]]
+  ys = [np.empty((length, *a.shape), prng.storage_dtype(a.dtype))
+        for a in jaxpr.out_avals[num_carry:]]
   if length:
     loop = backend.compile_scan(jaxpr, num_consts, num_carry, reverse)
     carry = loop(*consts, *carry, *xs, *ys, length)
