@@ -134,6 +134,24 @@ out["constant_out"] = repr(jax.jit(lambda a: 1.0)(x).sharding)
 r = jax.jit(lambda a: a * 2, in_shardings=ns(P("x")))(jnp.arange(8.0))
 out["weak"] = [str(r.dtype), r.weak_type if hasattr(r, "weak_type") else None]
 
+# jit under grad and vmap (eager): the transformed jit eqn's results are laid out as the
+# partitioner lays out the jaxpr it runs.
+sq = jax.jit(lambda a: jnp.sum(jnp.sin(a) ** 2))
+TRANSFORMS = {{
+  "grad_of_jit": lambda: jax.grad(sq)(x),
+  "value_and_grad_of_jit": lambda: jax.value_and_grad(sq)(x),
+  "grad_of_jit_mlp": lambda: jax.grad(jax.jit(mlp), argnums=(0, 1))(x, w),
+  "vmap_of_jit": lambda: jax.vmap(jax.jit(lambda a: a * 2 + 1))(x),
+  "vmap_of_jit_sum": lambda: jax.vmap(jax.jit(lambda a: a.sum()))(x),
+  "vmap_of_jit_xy": lambda: jax.vmap(jax.jit(jnp.sin))(xy),
+  "vmap_of_jit_explicit": lambda: jax.vmap(jax.jit(lambda a: a * 2 + 1))(xe),
+  "jvp_of_jit": lambda: jax.jvp(jax.jit(jnp.cos), (x,), (x,)),
+}}
+for name, thunk in TRANSFORMS.items():
+  out["t_" + name] = [[np.asarray(l).tolist(), repr(l.sharding.spec), str(jax.typeof(l)),
+                       [[s.device.id, repr(s.index)] for s in l.addressable_shards]]
+                      for l in jax.tree.leaves(thunk())]
+
 seen = []
 def inspected(a):
   b = jnp.sin(a)
@@ -148,12 +166,14 @@ out["inspect_in_jit"] = seen
 
 # Only jaxlite: the cache keys on input shardings, and the MLP gradient's plan psums.
 if "{mod}" == "jaxlite":
+  from jaxlite._src.sharding.partition import PLANS
   f = jax.jit(lambda a: a * 3)
   f(x); f(x); f(xy); f(X)
-  out["cache"] = len(f._sharded_cache)
+  out["cache"] = len(f._sharded_cache) - 1  # Programs by specs (and the call plans)
+  out["call_plans"] = len(f._sharded_cache[PLANS]) - 1  # by argument signature (and a flag)
   g = jax.jit(jax.grad(mlp, argnums=1))
   g(x, w)
-  (_, program), = g._sharded_cache.values()
+  (_, program), = [v for k, v in g._sharded_cache.items() if k != PLANS]
   def walk(plans):
     for p in plans:
       yield p
@@ -271,6 +291,7 @@ def test_typed_keys_and_scalars_known_answers(ours):
 
 def test_cache_keys_on_input_shardings(ours):
   assert ours["cache"] == 2  # P('x') and P('x','y'); the unsharded call takes the plain path
+  assert ours["call_plans"] == 2  # the repeated call hit its plan
 
 
 def test_gradient_contraction_over_sharded_batch_is_psummed(ours):
@@ -359,6 +380,27 @@ def test_constraint_printed_as_jax(ours):
                                  "key_vmap_spec"])
 def test_printed_and_placed_as_jax(ours, theirs, key):
   assert ours[key] == theirs[key]
+
+
+_TRANSFORMS = ["grad_of_jit", "value_and_grad_of_jit", "grad_of_jit_mlp", "vmap_of_jit",
+               "vmap_of_jit_sum", "vmap_of_jit_xy", "vmap_of_jit_explicit", "jvp_of_jit"]
+
+
+def test_transformed_jit_known_answers(ours):
+  (g, spec, _, _), = ours["t_grad_of_jit"]
+  np.testing.assert_allclose(g, 2 * np.sin(X) * np.cos(X), rtol=2e-5, atol=2e-5)
+  assert spec == "P('x',)"  # follows the argument (it was replicated before)
+  (v, spec, ty, _), = ours["t_vmap_of_jit_explicit"]
+  np.testing.assert_allclose(v, X * 2 + 1)
+  assert (spec, ty) == ("P('x', None)", "float32[8@x,4]")
+
+
+@pytest.mark.parametrize("name", _TRANSFORMS)
+def test_transformed_jit_matches_jax(ours, theirs, name):
+  for (v1, spec1, ty1, shards1), (v2, spec2, ty2, shards2) in zip(ours["t_" + name],
+                                                                  theirs["t_" + name]):
+    np.testing.assert_allclose(v1, v2, rtol=2e-5, atol=2e-5)
+    assert (spec1, ty1, shards1) == (spec2, ty2, shards2)
 
 
 def test_sharded_training_example_runs():

@@ -92,7 +92,14 @@ def eval_shape(fun, *args, **kwargs):
 
 
 def typeof(x) -> core.ShapedArray:
-  return core.get_aval(as_traceable_arg(x))
+  """The type of `x`. An unsharded type shows JAX's sharding for it (every dim unsplit over
+  an empty or the value's AbstractMesh; it compares equal to the aval's None)."""
+  aval = core.get_aval(as_traceable_arg(x))
+  if type(aval) is core.ShapedArray and aval.sharding is None:
+    from jaxlite._src.sharding.named_sharding import type_sharding
+    aval = core.ShapedArray(aval.shape, aval.dtype, aval.weak_type,
+                            type_sharding(aval, getattr(x, "_device", None)), aval.vma)
+  return aval
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
