@@ -102,6 +102,9 @@ err("meshes", lambda: jax.jit(lambda a, b: a + b)(
     x, jax.device_put(X, NamedSharding(half, P("x")))))
 err("wsc_indivisible", lambda: jax.lax.with_sharding_constraint(np.ones((3, 4)), ns(P("x"))))
 err("wsc_explicit", lambda: jax.lax.with_sharding_constraint(X, ns(P("x"), expl)))
+with jax.set_mesh(jax.make_mesh((8,), ("z",), axis_types=(AxisType.Auto,))):
+  # out_shardings over the context mesh (other axes, same devices) place the result
+  out["other_mesh_out"] = repr(jax.jit(lambda a: a * 2, out_shardings=P())(x).sharding)
 with jax.set_mesh(expl):
   err("wsc_explicit_assert", lambda: jax.lax.with_sharding_constraint(X, P("x")))
   xe_y = jax.device_put(X, ns(P(None, "y"), expl))
@@ -289,6 +292,11 @@ def test_typed_keys_and_scalars_known_answers(ours):
   assert all(0 <= v < 1 for v in ours["key_vmap_values"])
 
 
+def test_out_shardings_over_another_context_mesh(ours):
+  assert ours["other_mesh_out"] == ("NamedSharding(mesh=Mesh('z': 8, axis_types=(Auto,)), "
+                                    "spec=P(), memory_kind=device)")
+
+
 def test_cache_keys_on_input_shardings(ours):
   assert ours["cache"] == 2  # P('x') and P('x','y'); the unsharded call takes the plain path
   assert ours["call_plans"] == 2  # the repeated call hit its plan
@@ -377,7 +385,7 @@ def test_constraint_printed_as_jax(ours):
 @pytest.mark.parametrize("key", ["jaxpr", "jaxpr_vmap", "wsc_eager", "wsc_grad_jit",
                                  "pspec_in_mesh", "key_value", "key_vmap_values", "key_out",
                                  "int_scalar_arg", "constant_out", "inspect_in_jit",
-                                 "key_vmap_spec"])
+                                 "key_vmap_spec", "other_mesh_out"])
 def test_printed_and_placed_as_jax(ours, theirs, key):
   assert ours[key] == theirs[key]
 

@@ -560,14 +560,16 @@ def _plan_call(fn, args, kwargs):
   out_leaves = [_resolve(s, "out_shardings") for s in
                 _flat_prefix(fn._out_shardings, out_tree_value, n_out, "out_shardings",
                              "outputs")]
-  # The mesh: the first named sharding among the requested ones, then the arguments'.
+  # The mesh: where the arguments live, else the first named sharding among the requested ones
+  # (a requested sharding over the arguments' mesh must agree with theirs: checked below).
   committed = [getattr(x, "_device", None) for x in flat]
-  mesh = next((s.mesh for s in in_leaves + out_leaves + committed + _constraints(entry.closed)
+  mesh = next((s.mesh for s in committed + in_leaves + out_leaves + _constraints(entry.closed)
                if isinstance(s, NamedSharding) and is_multi_device(s)), None)
   if mesh is None and _has_shard_map(entry.closed.jaxpr):  # shard_maps place their results
     mesh = next(e.params["mesh"] for e in entry.closed.jaxpr.eqns
                 if e.primitive.name == "shard_map")
   device = fn._committed_device(flat, args, kwargs)  # JAX's incompatible-devices error
+  whole = _has_shard_map(entry.closed.jaxpr)
   if mesh is None or (device is not None and not is_multi_device(device)):
     if device is not None and mesh is not None:
       placements = [x for x in flat if getattr(x, "_device", None) is not None]
@@ -577,17 +579,23 @@ def _plan_call(fn, args, kwargs):
                             lambda: [f"args[{i}]" for i in range(len(placements) + 1)],
                             fn._name)
     return _UNPARTITIONED, flat  # nothing to partition: the caller's unsharded path
-  if _has_shard_map(entry.closed.jaxpr):
+  if whole:
     return _CallPlan(entry, None, _whole_placements(entry, out_leaves, mesh)), flat
 
   def path(i):
     paths = tree_util.tree_flatten_with_path((tuple(dyn_args), {}))[0]
     return jf._placement_arg_name(paths[i][0], fn._fun) if i < len(paths) else f"args[{i}]"
 
+  def same_axes(s):
+    # A sharding over another mesh of the same devices (out_shardings under another context
+    # mesh) places the results but cannot lay out the program's values: those follow `mesh`.
+    return not isinstance(s, NamedSharding) or \
+        tuple(s.mesh.shape.items()) == tuple(mesh.shape.items())
+
   in_specs = []
   for i, (x, a, s, c) in enumerate(zip(flat, avals, in_leaves, committed)):
     nd = len(a.shape)
-    if s is not None:
+    if s is not None and same_axes(s):
       if isinstance(c, devices.Sharding) and is_multi_device(c) and \
           not c.is_equivalent_to(s, nd):
         raise ValueError(
@@ -611,7 +619,8 @@ def _plan_call(fn, args, kwargs):
   for s, a in zip(out_leaves, entry.out_avals):
     if s is not None and hasattr(s, "shard_shape"):
       s.shard_shape(a.shape)
-    out_specs.append(None if s is None else prop.spec_of_sharding(s, len(a.shape)))
+    out_specs.append(None if s is None or not same_axes(s) else
+                     prop.spec_of_sharding(s, len(a.shape)))
   key = (in_specs_key := tuple(in_specs), tuple(out_specs), mesh)
   cached = fn._sharded_cache.get(key)
   if cached is None or cached[0] is not entry.closed:
