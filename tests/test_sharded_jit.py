@@ -174,6 +174,14 @@ if "{mod}" == "jaxlite":
   f(x); f(x); f(xy); f(X)
   out["cache"] = len(f._sharded_cache) - 1  # Programs by specs (and the call plans)
   out["call_plans"] = len(f._sharded_cache[PLANS]) - 1  # by argument signature (and a flag)
+  scale = [2.0]
+  k2 = jax.jit(lambda a: a * scale[0])
+  before = np.asarray(k2(x))[0, 0]
+  scale[0] = 5.0
+  cached = np.asarray(k2(x))[0, 0]  # the plan holds the trace, as jit's cache does
+  jax.clear_caches()
+  out["plans_cleared"] = [float(before / X[0, 0]), float(cached / X[0, 0]),
+                          float(np.asarray(k2(x))[0, 0] / X[0, 0])]
   g = jax.jit(jax.grad(mlp, argnums=1))
   g(x, w)
   (_, program), = [v for k, v in g._sharded_cache.items() if k != PLANS]
@@ -300,6 +308,7 @@ def test_out_shardings_over_another_context_mesh(ours):
 def test_cache_keys_on_input_shardings(ours):
   assert ours["cache"] == 2  # P('x') and P('x','y'); the unsharded call takes the plain path
   assert ours["call_plans"] == 2  # the repeated call hit its plan
+  assert ours["plans_cleared"] == [2.0, 2.0, 5.0]  # jax.clear_caches drops the plans too
 
 
 def test_gradient_contraction_over_sharded_batch_is_psummed(ours):
