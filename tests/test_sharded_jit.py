@@ -102,6 +102,9 @@ err("meshes", lambda: jax.jit(lambda a, b: a + b)(
     x, jax.device_put(X, NamedSharding(half, P("x")))))
 err("wsc_indivisible", lambda: jax.lax.with_sharding_constraint(np.ones((3, 4)), ns(P("x"))))
 err("wsc_explicit", lambda: jax.lax.with_sharding_constraint(X, ns(P("x"), expl)))
+with jax.set_mesh(jax.make_mesh((8,), ("z",), axis_types=(AxisType.Auto,))):
+  # out_shardings over the context mesh (other axes, same devices) place the result
+  out["other_mesh_out"] = repr(jax.jit(lambda a: a * 2, out_shardings=P())(x).sharding)
 with jax.set_mesh(expl):
   err("wsc_explicit_assert", lambda: jax.lax.with_sharding_constraint(X, P("x")))
   xe_y = jax.device_put(X, ns(P(None, "y"), expl))
@@ -134,6 +137,24 @@ out["constant_out"] = repr(jax.jit(lambda a: 1.0)(x).sharding)
 r = jax.jit(lambda a: a * 2, in_shardings=ns(P("x")))(jnp.arange(8.0))
 out["weak"] = [str(r.dtype), r.weak_type if hasattr(r, "weak_type") else None]
 
+# jit under grad and vmap (eager): the transformed jit eqn's results are laid out as the
+# partitioner lays out the jaxpr it runs.
+sq = jax.jit(lambda a: jnp.sum(jnp.sin(a) ** 2))
+TRANSFORMS = {{
+  "grad_of_jit": lambda: jax.grad(sq)(x),
+  "value_and_grad_of_jit": lambda: jax.value_and_grad(sq)(x),
+  "grad_of_jit_mlp": lambda: jax.grad(jax.jit(mlp), argnums=(0, 1))(x, w),
+  "vmap_of_jit": lambda: jax.vmap(jax.jit(lambda a: a * 2 + 1))(x),
+  "vmap_of_jit_sum": lambda: jax.vmap(jax.jit(lambda a: a.sum()))(x),
+  "vmap_of_jit_xy": lambda: jax.vmap(jax.jit(jnp.sin))(xy),
+  "vmap_of_jit_explicit": lambda: jax.vmap(jax.jit(lambda a: a * 2 + 1))(xe),
+  "jvp_of_jit": lambda: jax.jvp(jax.jit(jnp.cos), (x,), (x,)),
+}}
+for name, thunk in TRANSFORMS.items():
+  out["t_" + name] = [[np.asarray(l).tolist(), repr(l.sharding.spec), str(jax.typeof(l)),
+                       [[s.device.id, repr(s.index)] for s in l.addressable_shards]]
+                      for l in jax.tree.leaves(thunk())]
+
 seen = []
 def inspected(a):
   b = jnp.sin(a)
@@ -148,12 +169,22 @@ out["inspect_in_jit"] = seen
 
 # Only jaxlite: the cache keys on input shardings, and the MLP gradient's plan psums.
 if "{mod}" == "jaxlite":
+  from jaxlite._src.sharding.partition import PLANS
   f = jax.jit(lambda a: a * 3)
   f(x); f(x); f(xy); f(X)
-  out["cache"] = len(f._sharded_cache)
+  out["cache"] = len(f._sharded_cache) - 1  # Programs by specs (and the call plans)
+  out["call_plans"] = len(f._sharded_cache[PLANS]) - 1  # by argument signature (and a flag)
+  scale = [2.0]
+  k2 = jax.jit(lambda a: a * scale[0])
+  before = np.asarray(k2(x))[0, 0]
+  scale[0] = 5.0
+  cached = np.asarray(k2(x))[0, 0]  # the plan holds the trace, as jit's cache does
+  jax.clear_caches()
+  out["plans_cleared"] = [float(before / X[0, 0]), float(cached / X[0, 0]),
+                          float(np.asarray(k2(x))[0, 0] / X[0, 0])]
   g = jax.jit(jax.grad(mlp, argnums=1))
   g(x, w)
-  (_, program), = g._sharded_cache.values()
+  (_, program), = [v for k, v in g._sharded_cache.items() if k != PLANS]
   def walk(plans):
     for p in plans:
       yield p
@@ -269,8 +300,15 @@ def test_typed_keys_and_scalars_known_answers(ours):
   assert all(0 <= v < 1 for v in ours["key_vmap_values"])
 
 
+def test_out_shardings_over_another_context_mesh(ours):
+  assert ours["other_mesh_out"] == ("NamedSharding(mesh=Mesh('z': 8, axis_types=(Auto,)), "
+                                    "spec=P(), memory_kind=device)")
+
+
 def test_cache_keys_on_input_shardings(ours):
   assert ours["cache"] == 2  # P('x') and P('x','y'); the unsharded call takes the plain path
+  assert ours["call_plans"] == 2  # the repeated call hit its plan
+  assert ours["plans_cleared"] == [2.0, 2.0, 5.0]  # jax.clear_caches drops the plans too
 
 
 def test_gradient_contraction_over_sharded_batch_is_psummed(ours):
@@ -356,9 +394,30 @@ def test_constraint_printed_as_jax(ours):
 @pytest.mark.parametrize("key", ["jaxpr", "jaxpr_vmap", "wsc_eager", "wsc_grad_jit",
                                  "pspec_in_mesh", "key_value", "key_vmap_values", "key_out",
                                  "int_scalar_arg", "constant_out", "inspect_in_jit",
-                                 "key_vmap_spec"])
+                                 "key_vmap_spec", "other_mesh_out"])
 def test_printed_and_placed_as_jax(ours, theirs, key):
   assert ours[key] == theirs[key]
+
+
+_TRANSFORMS = ["grad_of_jit", "value_and_grad_of_jit", "grad_of_jit_mlp", "vmap_of_jit",
+               "vmap_of_jit_sum", "vmap_of_jit_xy", "vmap_of_jit_explicit", "jvp_of_jit"]
+
+
+def test_transformed_jit_known_answers(ours):
+  (g, spec, _, _), = ours["t_grad_of_jit"]
+  np.testing.assert_allclose(g, 2 * np.sin(X) * np.cos(X), rtol=2e-5, atol=2e-5)
+  assert spec == "P('x',)"  # follows the argument (it was replicated before)
+  (v, spec, ty, _), = ours["t_vmap_of_jit_explicit"]
+  np.testing.assert_allclose(v, X * 2 + 1)
+  assert (spec, ty) == ("P('x', None)", "float32[8@x,4]")
+
+
+@pytest.mark.parametrize("name", _TRANSFORMS)
+def test_transformed_jit_matches_jax(ours, theirs, name):
+  for (v1, spec1, ty1, shards1), (v2, spec2, ty2, shards2) in zip(ours["t_" + name],
+                                                                  theirs["t_" + name]):
+    np.testing.assert_allclose(v1, v2, rtol=2e-5, atol=2e-5)
+    assert (spec1, ty1, shards1) == (spec2, ty2, shards2)
 
 
 def test_sharded_training_example_runs():

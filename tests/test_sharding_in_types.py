@@ -355,3 +355,93 @@ def test_matches_jax(ours):
     elif got != v:
       diffs[k] = (got, v)
   assert not diffs, diffs
+
+
+# --- jax.typeof(x).sharding of unsharded values -------------------------------------------------
+
+_TYPEOF = r"""
+import json, sys
+import numpy as np
+jax = __import__(sys.argv[1])
+jnp = jax.numpy
+jax.config.update("jax_num_cpu_devices", 4)
+P = jax.sharding.PartitionSpec
+auto = jax.make_mesh((2, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+out = {}
+seen = []
+def inner(a):
+  seen.append(repr(jax.typeof(a).sharding))
+  return a * 2
+CASES = {
+  "jnp_array": jnp.ones((2, 3)),
+  "numpy": np.ones(3, np.float32),
+  "python_scalar": 3.0,
+  "int_scalar": 3,
+  "auto_sharded": jax.device_put(np.ones((4, 4), np.float32), jax.NamedSharding(auto, P("x"))),
+  "auto_replicated": jax.device_put(np.ones((4,), np.float32), jax.NamedSharding(auto, P())),
+  "one_device": jax.device_put(np.ones((2, 2), np.float32), jax.devices()[1]),
+}
+for name, v in CASES.items():
+  t = jax.typeof(v)
+  s = t.sharding
+  out[name] = [str(t), repr(s), s.is_fully_replicated, repr(s.spec), repr(s.mesh)]
+t = jax.typeof(jnp.ones(3))
+out["equal_plain_aval"] = [t == jax.core.ShapedArray((3,), np.dtype(np.float32)),
+                           hash(t) == hash(jax.core.ShapedArray((3,), np.dtype(np.float32)))]
+jax.jit(inner)(np.ones(3, np.float32))
+out["in_jit"] = seen
+out["jaxpr"] = str(jax.make_jaxpr(lambda a: jnp.sin(a) + 1)(jnp.ones((2, 3))))
+print(json.dumps(out))
+"""
+
+
+def _run_typeof(mod):
+  r = subprocess.run([sys.executable, "-c", _TYPEOF, mod], capture_output=True, text=True,
+                     timeout=600)
+  assert r.returncode == 0, r.stderr[-3000:]
+  return json.loads(r.stdout.splitlines()[-1])
+
+
+_EMPTY = "NamedSharding(mesh=AbstractMesh((), axis_types=()), spec="
+_AUTO = ("NamedSharding(mesh=AbstractMesh('x': 2, 'y': 2, axis_types=(Auto, Auto), "
+         "device_kind=cpu, num_cores=None, platform=cpu), spec=")
+_TYPEOF_KNOWN = {
+  "jnp_array": ["float32[2,3]", _EMPTY + "P(None, None))", True, "P(None, None)",
+                "AbstractMesh((), axis_types=())"],
+  "numpy": ["float32[3]", _EMPTY + "P(None,))", True, "P(None,)",
+            "AbstractMesh((), axis_types=())"],
+  "python_scalar": ["~float32[]", _EMPTY + "P())", True, "P()", "AbstractMesh((), axis_types=())"],
+  "auto_sharded": ["float32[4,4]", _AUTO + "P(None, None))", True, "P(None, None)",
+                   _AUTO[len("NamedSharding(mesh="):-len(", spec=")]],
+  "one_device": ["float32[2,2]", _EMPTY + "P(None, None))", True, "P(None, None)",
+                 "AbstractMesh((), axis_types=())"],
+}
+
+
+@pytest.fixture(scope="module")
+def typeof_ours():
+  return _run_typeof("jaxlite")
+
+
+@pytest.mark.parametrize("name", sorted(_TYPEOF_KNOWN))
+def test_typeof_sharding_of_unsharded_values(typeof_ours, name):
+  assert typeof_ours[name] == _TYPEOF_KNOWN[name]
+
+
+def test_typeof_of_unsharded_value_equals_plain_aval_and_jaxprs_unchanged(typeof_ours):
+  assert typeof_ours["equal_plain_aval"] == [True, True]
+  assert typeof_ours["in_jit"] == [_EMPTY + "P(None,))"]
+  assert typeof_ours["jaxpr"] == ("{ lambda ; a:f32[2,3]. let\n    b:f32[2,3] = sin a\n"
+                                  "    c:f32[2,3] = add b 1.0:f32[]\n  in (c,) }")
+
+
+def test_typeof_sharding_matches_jax(typeof_ours):
+  from conftest import oracle
+  oracle()
+  theirs = _run_typeof("jax")
+  # JAX's ShapedArray hashes its (empty-mesh) sharding apart from a bare aval's; jaxlite keeps
+  # the two equal in hash as they are in ==.
+  skip = {"equal_plain_aval"}
+  diffs = {k: (typeof_ours.get(k), v) for k, v in theirs.items()
+           if k not in skip and typeof_ours.get(k) != v}
+  assert not diffs, diffs

@@ -92,10 +92,17 @@ def eval_shape(fun, *args, **kwargs):
 
 
 def typeof(x) -> core.ShapedArray:
+  """The type of `x`. An unsharded type shows JAX's sharding for it (every dim unsplit over
+  an empty or the value's AbstractMesh; it compares equal to the aval's None)."""
   hi_rule = core.hitype_avals.get(type(x)) if core.hitype_avals else None
   if hi_rule is not None:  # a registered hi type (jax.experimental.hijax): its own aval
     return hi_rule(x)
-  return core.get_aval(as_traceable_arg(x))
+  aval = core.get_aval(as_traceable_arg(x))
+  if type(aval) is core.ShapedArray and aval.sharding is None:
+    from jaxlite._src.sharding.named_sharding import type_sharding
+    aval = core.ShapedArray(aval.shape, aval.dtype, aval.weak_type,
+                            type_sharding(aval, getattr(x, "_device", None)), aval.vma)
+  return aval
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):

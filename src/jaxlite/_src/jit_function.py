@@ -389,8 +389,11 @@ class PjitFunction:
                          "be returned.")
     closed, lifted = pe.convert_constvars_to_invars(closed)
     entry = _CacheEntry(closed, flat_fun.out_tree, lifted)
-    if not self._sharded and _has_constraint(closed.jaxpr):
-      self._sharded = True  # a sharding_constraint inside: every call is partitioned
+    if not self._sharded and (_has_constraint(closed.jaxpr) or any(
+        e.primitive.name == "shard_map" for e in closed.jaxpr.eqns)):
+      # a sharding_constraint inside: every call is partitioned; a shard_map: its out_specs
+      # place the results (sharding/partition.py)
+      self._sharded = True
     if not lifted:
       _bounded_put(self._cache, key, entry)
     return entry

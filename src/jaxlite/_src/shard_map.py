@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import functools
 import math
+import weakref
 
 import numpy as np
 
 from jaxlite._src import core, prng, tree_util
 from jaxlite._src import pretty_print as pp
 from jaxlite._src.compiler import backend
+from jaxlite._src.config import config
 from jaxlite._src.interpreters import ad, batching, linearize
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.lax import parallel, parallel_comm
-from jaxlite._src.sharding.mesh import Mesh, get_mesh
+from jaxlite._src.sharding.mesh import AbstractMesh, Mesh, get_abstract_mesh, get_mesh
 from jaxlite._src.sharding.partition_spec import PartitionSpec
 from jaxlite._src.shard_map_vma import annotate, spec_axes
 from jaxlite._src.spmd import runtime
@@ -69,19 +71,51 @@ def _device_index(spec, mesh, shape, coords) -> tuple:
   return tuple(idx)
 
 
+def _is_spec_leaf(x) -> bool:
+  return x is None or isinstance(x, PartitionSpec)
+
+
 def _broadcast_specs(specs, tree, what):
-  """One spec per leaf of `tree` from a pytree prefix of specs (a bare P covers everything)."""
+  """One spec per leaf of `tree` from a pytree prefix of specs (a bare P covers everything);
+  JAX's pytree structure error naming `shard_map {what}_specs` where it is no prefix."""
   full = tree_util.tree_unflatten(tree, [0] * tree.num_leaves)
   if isinstance(specs, PartitionSpec) or specs is None:
     specs = PartitionSpec() if specs is None else specs
     return [specs] * tree.num_leaves
   try:
-    leaves = tree_util._broadcast_leaves(
-        specs, full, lambda x: x is None or isinstance(x, PartitionSpec))
-  except ValueError as e:
-    raise ValueError(f"shard_map {what}_specs must be a pytree prefix of the {what}puts: "
-                     f"{e}") from None
+    leaves = tree_util._broadcast_leaves(specs, full, _is_spec_leaf)
+  except ValueError:
+    errors = tree_util.prefix_errors(specs, full, is_leaf=_is_spec_leaf)
+    if not errors:
+      raise
+    raise errors[0](f"shard_map {what}_specs") from None
   return [PartitionSpec() if x is None else x for x in leaves]
+
+
+def _check_spec_types(specs, what):
+  """JAX's TypeError for a spec pytree with leaves that are not PartitionSpecs."""
+  paths = tree_util.tree_flatten_with_path(
+      specs, is_leaf=lambda x: isinstance(x, PartitionSpec))[0]
+  msgs = [f"  {what}_specs{tree_util.keystr(k)} is {x} of type {type(x).__name__}, "
+          for k, x in paths if not isinstance(x, PartitionSpec)]
+  if msgs:
+    raise TypeError(f"shard_map {what}_specs argument must be a pytree of "
+                    "`jax.sharding.PartitionSpec` instances, but:\n\n" + "\n\n".join(msgs) +
+                    f"\n\nCheck the {what}_specs values passed to shard_map.")
+
+
+def _concrete_mesh(mesh, flat_args):
+  """The Mesh a shard_map given an AbstractMesh runs on: the context mesh (`set_mesh`) of the
+  same axes, else the mesh of an argument's NamedSharding of the same axes; JAX's ValueError
+  when there is none."""
+  key = (mesh.axis_sizes, mesh.axis_names, mesh.axis_types)
+  ctx = get_mesh()
+  candidates = [ctx] + [getattr(getattr(a, "_device", None), "mesh", None) for a in flat_args]
+  for m in candidates:
+    if isinstance(m, Mesh) and not m.empty and (m.axis_sizes, m.axis_names, m.axis_types) == key:
+      return m
+  raise ValueError("Please pass `jax.Array`s with a `NamedSharding` as input to `shard_map` "
+                   "when passing `AbstractMesh` to the mesh argument.")
 
 
 # --- the primitive -----------------------------------------------------------------------------
@@ -120,14 +154,51 @@ def _typed_sharding(mesh, spec):
   return sharding if sharding_in_type(sharding) else None
 
 
+# Per-device elements (inputs and outputs) below which a body that meets no peer runs its
+# devices one after another on the caller's thread (see runtime.run_spmd's `inline`).
+_INLINE_MAX_ELEMENTS = 1 << 15
+
+
+def _runs_inline(jaxpr) -> bool:
+  """Whether `jaxpr`'s devices may run inline: small, no collective (decided once per body)."""
+  hit = _inline_memo.get(jaxpr)
+  if hit is None:
+    work = sum(math.prod(a.shape) for a in jaxpr.in_avals + jaxpr.out_avals
+               if hasattr(a, "shape"))
+    hit = _inline_memo[jaxpr] = work <= _INLINE_MAX_ELEMENTS and \
+        not runtime.meets_peers(jaxpr.jaxpr)
+  return hit
+
+
+_inline_memo: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+_indices_memo: dict = {}
+
+
+def _indices(spec, mesh, shape) -> list:
+  """Each device's index into a global array of `shape` laid out by `spec` (mesh order;
+  cached: the dispatch path of every eager shard_map call reads it)."""
+  key = (spec, mesh, shape)
+  hit = _indices_memo.get(key)
+  if hit is None:
+    if len(_indices_memo) >= 1024:
+      _indices_memo.clear()
+    hit = _indices_memo[key] = [_device_index(spec, mesh, shape, c)
+                                for c in runtime.mesh_coords(mesh)]
+  return hit
+
+
 def _impl(*args, jaxpr, mesh, in_specs, out_specs, check_vma, newly_manual_axes):
   args = [a if isinstance(a, _LocalBlocks) else np.asarray(a) for a in args]
   exe = backend.compile_jaxpr(jaxpr)
   coords = runtime.mesh_coords(mesh)
-  per_device = [[a.block(i) if isinstance(a, _LocalBlocks) else
-                 a[_device_index(s, mesh, a.shape, c)] for a, s in zip(args, in_specs)]
-                for i, c in enumerate(coords)]
-  outs = runtime.run_spmd(mesh, lambda *xs: list(exe(*xs)), per_device)
+  index = [None if isinstance(a, _LocalBlocks) else _indices(s, mesh, a.shape)
+           for a, s in zip(args, in_specs)]
+  per_device = [[a.block(i) if ix is None else a[ix[i]] for a, ix in zip(args, index)]
+                for i in range(len(coords))]
+  inline = not any(isinstance(a, _LocalBlocks) for a in args) and _runs_inline(jaxpr)
+  outs = runtime.run_spmd(mesh, lambda *xs: list(exe(*xs)), per_device, inline=inline)
   if any(o is None for o in outs):  # a mesh over several processes: this process's blocks
     return [_LocalBlocks(mesh, {mesh.devices.flat[d]: o[i] for d, o in enumerate(outs)
                                 if o is not None}) for i in range(len(jaxpr.out_avals))]
@@ -167,8 +238,7 @@ def _assemble(blocks, spec, mesh, coords, aval):
   shape = global_shape(aval.shape, spec, mesh)
   out = np.empty(shape, prng.storage_dtype(aval.dtype))
   seen = set()
-  for b, c in zip(blocks, coords):
-    idx = _device_index(spec, mesh, shape, c)
+  for b, idx in zip(blocks, _indices(spec, mesh, shape)):
     key = tuple((s.start, s.stop) for s in idx)
     if key not in seen:
       seen.add(key)
@@ -400,10 +470,17 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
                                axis_names=axis_names, check_vma=check_vma)
   if not callable(f):
     raise TypeError(f"shard_map requires a callable for its first argument, got {f!r}")
+  if in_specs is not Infer and in_specs is not None:
+    _check_spec_types(in_specs, "in")
+  _check_spec_types(out_specs, "out")
 
   @functools.wraps(f)
   def wrapped(*args):
     m = mesh if mesh is not None else get_mesh()
+    if mesh is None and m.empty and not get_abstract_mesh().empty:
+      m = get_abstract_mesh()  # under use_abstract_mesh: as if passed
+    if isinstance(m, AbstractMesh) and not m.empty:
+      m = _concrete_mesh(m, tree_util.tree_leaves(args))
     if not isinstance(m, Mesh) or m.empty:
       raise ValueError("The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to enter "
                        "into a mesh context")
@@ -414,6 +491,29 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
     manual = names or frozenset(m.axis_names)
     return _call(f, m, manual, in_specs, out_specs, check_vma, args)
   return wrapped
+
+
+# Eager calls' traced bodies, per function (held weakly) and call signature: an eager
+# shard_map traces its body once per signature, like jit (`_eager_key` says what keys it).
+_EAGER_CACHE_SIZE = 64
+_eager_bodies: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _eager_key(f, mesh, manual, flat_in, out_specs, check_vma, in_tree, in_avals):
+  """(cache, key) for an eager call's traced body, or (None, None) when it cannot be cached
+  (an unhashable spec tree or function)."""
+  try:
+    cache = _eager_bodies.get(f)
+    if cache is None:
+      cache = _eager_bodies[f] = {}
+    out_leaves, out_def = tree_util.tree_flatten(
+        out_specs, is_leaf=lambda x: x is None or isinstance(x, PartitionSpec))
+    key = (mesh, manual, tuple(flat_in), tuple(out_leaves), out_def, check_vma, in_tree,
+           tuple(in_avals), config.trace_context())
+    hash(key)
+  except TypeError:
+    return None, None
+  return cache, key
 
 
 def _call(f, mesh, manual, in_specs, out_specs, check_vma, args):
@@ -427,6 +527,15 @@ def _call(f, mesh, manual, in_specs, out_specs, check_vma, args):
   else:
     flat_in = _broadcast_specs(in_specs, in_tree, "in")
   in_avals = [core.get_aval(x) for x in flat]
+  eager = core.current_trace() is core.eval_trace and not any(
+      isinstance(a, core.Tracer) for a in flat)
+  cache = key = None
+  if eager:
+    cache, key = _eager_key(f, mesh, manual, flat_in, out_specs, check_vma, in_tree, in_avals)
+    hit = None if cache is None else cache.get(key)
+    if hit is not None:
+      params, out_tree = hit
+      return tree_util.tree_unflatten(out_tree, _eager(flat, params))
   check_in_specs(f, mesh, manual, in_tree, flat_in, in_avals)
   block = _block_avals(in_avals, flat_in, mesh, check_vma, manual)
   out_tree_box = []
@@ -449,12 +558,26 @@ def _call(f, mesh, manual, in_specs, out_specs, check_vma, args):
   params = dict(jaxpr=closed, mesh=mesh, in_specs=tuple(in_all), out_specs=tuple(flat_out),
                 check_vma=check_vma, newly_manual_axes=_AxisSet(manual, mesh.axis_names))
   all_args = [*lifted, *flat]
-  if core.current_trace() is core.eval_trace and not any(
-      isinstance(a, core.Tracer) for a in all_args):
+  if eager and not any(isinstance(a, core.Tracer) for a in lifted):
+    if cache is not None and not lifted:  # consts lifted from closures are read every call
+      while len(cache) >= _EAGER_CACHE_SIZE:
+        del cache[next(iter(cache))]
+      cache[key] = (params, out_tree)
     outs = _eager(all_args, params)
   else:
     outs = shard_map_p.bind(*all_args, **params)
   return tree_util.tree_unflatten(out_tree, outs)
+
+
+_addressable_memo: dict = {}
+
+
+def _fully_addressable(mesh) -> bool:
+  hit = _addressable_memo.get(mesh)
+  if hit is None:
+    from jaxlite._src.sharding.named_sharding import NamedSharding
+    hit = _addressable_memo[mesh] = NamedSharding(mesh).is_fully_addressable
+  return hit
 
 
 def _eager(args, params):
@@ -462,7 +585,7 @@ def _eager(args, params):
   from jaxlite._src import array
   from jaxlite._src.sharding.named_sharding import NamedSharding
   mesh = params["mesh"]
-  if not NamedSharding(mesh).is_fully_addressable:
+  if not _fully_addressable(mesh):
     from jaxlite._src.distributed import global_arrays
     n_lifted = len(args) - len(params["in_specs"])
     specs = [None] * n_lifted + list(params["in_specs"])

@@ -98,7 +98,9 @@ def check_out_specs(f, mesh, manual, specs, avals):
   _check_names(mesh, manual, specs, "out")
   name = _fun_name(f)
   for spec, aval in zip(specs, avals):
-    ty = aval.str_short(short_dtypes=False)
+    # JAX names the output's type without its varying axes here
+    ty = (aval.update(vma=frozenset()) if getattr(aval, "vma", None) else aval).str_short(
+        short_dtypes=False)
     if len(spec) > len(aval.shape):
       raise ValueError(
           f"shard_map applied to the function '{name}' was given an out_specs entry which is "

@@ -123,6 +123,7 @@ def _reduction_collective(name, np_reduce, ufunc, replicated):
   prim.def_impl(impl)
   prim.def_abstract_eval(abstract_eval)
   batching.axis_primitive_batchers[prim] = batcher
+  prim.meets_peers = True  # its impl rendezvous with the group (runtime.meets_peers)
   return prim
 
 
@@ -268,6 +269,7 @@ def axis_index(axis_name):
 # --- all_gather --------------------------------------------------------------------------------
 
 all_gather_p = core.Primitive("all_gather")
+all_gather_p.meets_peers = True  # its impl rendezvous with the group (runtime.meets_peers)
 
 
 def _gathered_shape(shape, dim, size, tiled) -> tuple:

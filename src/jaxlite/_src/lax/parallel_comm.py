@@ -25,9 +25,11 @@ def _group(names):
   return runtime.group_of(_axes_tuple(names))
 
 
-def _define(name, abstract_eval, impl, transpose, batcher, vma_rule="same"):
-  """A linear collective: its impl, abstract eval, linear JVP, transpose and vmap rule."""
+def _define(name, abstract_eval, impl, transpose, batcher, vma_rule="same", meets_peers=True):
+  """A linear collective: its impl, abstract eval, linear JVP, transpose and vmap rule.
+  `meets_peers`: whether its impl rendezvous with its group (runtime.meets_peers)."""
   prim = core.Primitive(name)
+  prim.meets_peers = meets_peers
   prim.def_impl(impl)
   prim.def_abstract_eval(abstract_eval)
   ad.deflinear(prim, transpose)
@@ -378,7 +380,7 @@ def _pvary_batcher(axis_data, vals, dims, *, axes):
 
 pvary_p = _define("pvary", _pvary_abstract, lambda x, *, axes: x,
                   lambda ct, x, *, axes: [psum_invariant_p.bind(ct, axes=axes)],
-                  _pvary_batcher, vma_rule="add")
+                  _pvary_batcher, vma_rule="add", meets_peers=False)
 
 
 def _psum_invariant_abstract(x, *, axes):

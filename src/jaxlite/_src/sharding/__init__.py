@@ -11,6 +11,7 @@ _NAMES = {
   **{n: "jaxlite._src.sharding.named_sharding" for n in (
     "IndivisibleError", "NamedSharding", "make_single_device_sharding")},
   **{n: "jaxlite._src.sharding.partition_spec" for n in ("UNCONSTRAINED", "P", "PartitionSpec")},
+  "ManualAxisType": "jaxlite._src.sharding.manual_axis_type",
 }
 
 

@@ -120,8 +120,12 @@ class Mesh(_MeshBase, contextlib.ContextDecorator):
             and all(a is b or a == b for a, b in zip(self.devices.flat, o.devices.flat)))
 
   def __hash__(self):
-    return hash((self.axis_names, self.axis_types, tuple(d.id for d in self.devices.flat),
-                 self.devices.shape))
+    h = self.__dict__.get("_hash")
+    if h is None:  # a Mesh does not change: hashed once (jit's plan caches key on it)
+      h = self._hash = hash((self.axis_names, self.axis_types,
+                             tuple(getattr(d, "id", None) for d in self.devices.flat),
+                             self.devices.shape))
+    return h
 
   def __reduce__(self):
     return (Mesh, (self.devices, self.axis_names, self.axis_types))

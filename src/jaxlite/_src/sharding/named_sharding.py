@@ -45,19 +45,37 @@ class NamedSharding(Sharding):
                            f"duplicate entries for `{n}`")
         seen.add(n)
 
-  memory_kind = property(lambda self: self._memory_kind or "device")
+  # Over a concrete mesh the memory kind defaults to "device" (as JAX canonicalizes it); a
+  # sharding in a type, over an AbstractMesh, names none.
+  memory_kind = property(lambda self: self._memory_kind or (
+      None if isinstance(self.mesh, AbstractMesh) else "device"))
 
   def __repr__(self):
-    return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind={self.memory_kind})"
+    kind = self.memory_kind
+    mem = "" if kind is None else f", memory_kind={kind}"
+    return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}{mem})"
 
   def _key(self):
     return (self.mesh, self.spec, self.memory_kind)
 
+  def _unsharded_type(self) -> bool:
+    """Whether this is the sharding `jax.typeof` shows for an unsharded value (the empty
+    AbstractMesh): what an aval's sharding None stands for, so it compares (and hashes) equal
+    to None, keeping `jax.typeof(x) == ShapedArray(shape, dtype)` true, as in JAX."""
+    return isinstance(self.mesh, AbstractMesh) and self.mesh.empty
+
   def __eq__(self, o):
-    return isinstance(o, NamedSharding) and (self is o or self._key() == o._key())
+    if o is None:
+      return self._unsharded_type()
+    return isinstance(o, NamedSharding) and (self is o or self._key() == o._key()
+                                             or self._unsharded_type() and o._unsharded_type())
 
   def __hash__(self):
-    return hash((NamedSharding,) + self._key())
+    h = self.__dict__.get("_hash")
+    if h is None:  # hashed once: jit's plan caches key on the arguments' shardings
+      h = self._hash = hash(None) if self._unsharded_type() else \
+          hash((NamedSharding,) + self._key())
+    return h
 
   def __reduce__(self):
     return (_make_named, (self.mesh, self.spec, self._memory_kind))
@@ -188,3 +206,21 @@ def _make_named(mesh, spec, memory_kind):
 def make_single_device_sharding(device):
   from jaxlite._src.devices import SingleDeviceSharding
   return SingleDeviceSharding(device)
+
+
+_unsharded_types: dict = {}
+
+
+def type_sharding(aval, placement=None):
+  """The sharding `jax.typeof` shows for an aval whose sharding is None (an unsharded type):
+  over the abstract mesh of the value's multi-device `placement` (a NamedSharding over Auto
+  axes: not in the type), else over the empty AbstractMesh, with every dim unsplit."""
+  ndim = len(aval.shape)
+  mesh = getattr(placement, "mesh", None)
+  if isinstance(mesh, Mesh) and mesh.devices.size > 1:
+    return NamedSharding(mesh.abstract_mesh, PartitionSpec(*(None,) * ndim))
+  hit = _unsharded_types.get(ndim)
+  if hit is None:
+    hit = _unsharded_types[ndim] = NamedSharding(AbstractMesh((), ()),
+                                                  PartitionSpec(*(None,) * ndim))
+  return hit

@@ -13,11 +13,16 @@ give their semantics; one thread), jitted once per program. `call_sharded` is ji
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import jit_function as jf
+from jaxlite._src import tree_util
+from jaxlite._src.config import config
 from jaxlite._src.sharding import propagation as prop
+from jaxlite._src.spmd import runtime
 
 
 def _prod(sizes) -> int:
@@ -222,39 +227,75 @@ def _device_index(spec, shape, mesh_shape, coords):
   return tuple(idx)
 
 
-def execute_spmd(program, global_values):
-  """Runs `program` on every device concurrently through the SPMD runtime (`run_spmd`): the
-  per-device program is traced once with the mesh axes bound and compiled by the backend; each
-  device reads views of the global inputs and the outputs are written back into global
-  buffers (a replicated output is device 0's buffer, no copy)."""
-  from jaxlite._src.compiler import backend
-  from jaxlite._src.interpreters import partial_eval as pe
-  from jaxlite._src.spmd import runtime
-  mesh, mesh_shape = program.mesh, program.mesh_shape
-  exe = program._spmd_executable
-  if exe is None:
+# Per-device work (input and output elements a device touches) below which a program that
+# meets no peer runs its devices one after another on the caller's thread: waking workers costs
+# more than such programs compute (tens of µs per hand-off).
+INLINE_MAX_ELEMENTS = 1 << 15
+
+
+class _SpmdPlan:
+  """What `execute_spmd` needs per call, computed once per Program: the compiled per-device
+  executable, each device's input index tuples, where each device's outputs go, and whether
+  the devices may run inline (see INLINE_MAX_ELEMENTS)."""
+  __slots__ = ("exe", "in_index", "out_writes", "inline")
+
+  def __init__(self, program):
+    from jaxlite._src.compiler import backend
+    from jaxlite._src.interpreters import partial_eval as pe
+    mesh_shape = program.mesh_shape
+    invars, outvars = program.closed.jaxpr.invars, program.closed.jaxpr.outvars
     avals = [core.ShapedArray(program.local_shape(v.aval.shape, s), v.aval.dtype,
                               v.aval.weak_type)
-             for v, s in zip(program.closed.jaxpr.invars, program.in_specs)]
+             for v, s in zip(invars, program.in_specs)]
     with runtime.bind_axes(dict(mesh_shape)):
       closed = pe.trace_to_jaxpr(lambda *blocks: list(program(*blocks)), avals)
-    exe = program._spmd_executable = backend.compile_jaxpr(closed)
-  names = tuple(mesh.axis_names)
-  coords = [dict(zip(names, (int(c) for c in np.unravel_index(i, mesh.devices.shape))))
-            for i in range(mesh.devices.size)]
-  values = [np.asarray(v) for v in global_values]
-  per_device = [[v[_device_index(s, v.shape, mesh_shape, c)]
-                 for v, s in zip(values, program.in_specs)] for c in coords]
-  outs = runtime.run_spmd(mesh, lambda *blocks: list(exe(*blocks)), per_device)
+    self.exe = backend.compile_jaxpr(closed)
+    coords = runtime.mesh_coords(program.mesh)
+    self.in_index = [[_device_index(s, v.aval.shape, mesh_shape, c)
+                      for v, s in zip(invars, program.in_specs)] for c in coords]
+    # Per output: None when replicated (device 0's buffer is the result), else the (device,
+    # index) pairs that write the global buffer (one device per distinct block).
+    self.out_writes = []
+    for s, v in zip(program.out_specs, outvars):
+      if not prop.spec_axes(s):
+        self.out_writes.append(None)
+        continue
+      writes, seen = [], set()
+      for d, c in enumerate(coords):
+        idx = _device_index(s, v.aval.shape, mesh_shape, c)
+        key = tuple((i.start, i.stop) for i in idx)
+        if key not in seen:
+          seen.add(key)
+          writes.append((d, idx))
+      self.out_writes.append(writes)
+    work = sum(_prod(a.shape) for a in avals) + sum(
+        _prod(program.local_shape(v.aval.shape, s)) for v, s in zip(outvars, program.out_specs))
+    self.inline = work <= INLINE_MAX_ELEMENTS and not runtime.meets_peers(closed.jaxpr)
+
+
+def execute_spmd(program, global_values):
+  """Runs `program` on every device through the SPMD runtime (`run_spmd`): the per-device
+  program is traced once with the mesh axes bound and compiled by the backend; each device
+  reads views of the global inputs and the outputs are written back into global buffers (a
+  replicated output is device 0's buffer, no copy). Devices run concurrently, or inline on
+  this thread when the program is small and meets no peer."""
+  plan = program._spmd_executable
+  if plan is None:
+    plan = program._spmd_executable = _SpmdPlan(program)
+  exe = plan.exe
+  values = [v if type(v) is np.ndarray else np.asarray(v) for v in global_values]
+  per_device = [[v[i] for v, i in zip(values, index)] for index in plan.in_index]
+  outs = runtime.run_spmd(program.mesh, lambda *blocks: exe(*blocks), per_device,
+                          inline=plan.inline)
   results = []
-  for i, (s, v) in enumerate(zip(program.out_specs, program.closed.jaxpr.outvars)):
-    if not prop.spec_axes(s):
+  for i, (writes, v) in enumerate(zip(plan.out_writes, program.closed.jaxpr.outvars)):
+    if writes is None:
       results.append(np.asarray(outs[0][i]))
       continue
-    first = np.asarray(outs[0][i])
+    first = np.asarray(outs[writes[0][0]][i])
     buf = np.empty(v.aval.shape, first.dtype)
-    for c, o in zip(coords, outs):
-      buf[_device_index(s, v.aval.shape, mesh_shape, c)] = o[i]
+    for d, idx in writes:
+      buf[idx] = outs[d][i]
     results.append(buf)
   return results
 
@@ -307,7 +348,6 @@ def _resolve(s, what):
 
 def _flat_prefix(prefix, tree_value, n, what, args_word):
   """Leaves of the sharding pytree `prefix` broadcast over the `n` leaves of `tree_value`."""
-  from jaxlite._src import tree_util
   if _is_sharding_leaf(prefix):
     return [prefix] * n
   if isinstance(prefix, (tuple, list)) and isinstance(tree_value, tuple) and \
@@ -332,14 +372,12 @@ def _has_shard_map(jaxpr) -> bool:
   return any(e.primitive.name == "shard_map" for e in jaxpr.eqns)
 
 
-def _run_whole_with_shard_maps(entry, flat, out_leaves, mesh):
-  """A jitted program holding shard_map equations runs whole: each shard_map runs its own
-  SPMD program over its mesh (partitioning around them would nest SPMD runs). Results leave
-  placed as the shard_map's out_specs say (or by out_shardings), others replicated."""
-  from jaxlite._src import jit_function as jf
+def _whole_placements(entry, out_leaves, mesh) -> list:
+  """Where the results of a jitted program holding shard_map equations go, run whole (each
+  shard_map runs its own SPMD program over its mesh: partitioning around them would nest SPMD
+  runs): as the shard_map's out_specs say (or by out_shardings), others replicated; _KEEP for
+  a constant result (a literal of the jaxpr: it stays uncommitted)."""
   from jaxlite._src.sharding.named_sharding import NamedSharding
-  outs = entry.out_tree.flatten_up_to(entry.run(
-      [jf.numpy_value(x) for x in list(entry.lifted) + list(flat)]))
   produced = {}
   for e in entry.closed.jaxpr.eqns:
     if e.primitive.name == "shard_map":
@@ -347,17 +385,15 @@ def _run_whole_with_shard_maps(entry, flat, out_leaves, mesh):
       for v, spec in zip(e.outvars, e.params["out_specs"]):
         produced[v] = _out_sharding(m, prop.spec_of_sharding(NamedSharding(m, spec),
                                                              len(v.aval.shape)))
-  for r, s, v in zip(outs, out_leaves, entry.closed.jaxpr.outvars):
-    if type(r) is not core.array_type:
-      continue
+  out = []
+  for s, v in zip(out_leaves, entry.closed.jaxpr.outvars):
     if s is not None:
-      r._device = s
+      out.append(s)
     elif isinstance(v, core.Literal):
-      continue
+      out.append(_KEEP)
     else:
-      r._device = produced.get(v) or _out_sharding(mesh, prop.replicated(len(r.shape)))
-    r._aval = None  # the type follows the placement (explicit axes)
-  return entry.out_tree.unflatten(outs)
+      out.append(produced.get(v) or _out_sharding(mesh, prop.replicated(len(v.aval.shape))))
+  return out
 
 
 def _out_sharding(mesh, spec):
@@ -390,23 +426,150 @@ def is_multi_device(placement) -> bool:
       len(placement._device_assignment) > 1
 
 
+_KEEP = object()  # an output left as made (placed by its type, or a constant left uncommitted)
+_UNPARTITIONED = object()  # a call signature with nothing to partition
+# fn._sharded_cache[PLANS]: the call plans of a jit function by call key (`_call_key`), and
+# under _PSPEC_FLAG whether its in/out_shardings hold PartitionSpecs. (The other entries of
+# fn._sharded_cache are its Programs by specs; `jax.clear_caches` empties both.)
+PLANS = "call plans"
+_PSPEC_FLAG = object()
+
+
+class _CallPlan:
+  """What an eager sharded call of one argument signature does, decided (and checked) once:
+  run the partitioned `program` (or, with shard_maps inside, the whole jaxpr), then place each
+  result by `placements`."""
+  __slots__ = ("entry", "program", "placements")
+
+  def __init__(self, entry, program, placements):
+    self.entry, self.program, self.placements = entry, program, placements
+
+  def run(self, flat):
+    entry = self.entry
+    at = core.array_type
+    values = [x._value if type(x) is at else jf.numpy_value(x) for x in flat]
+    if entry.lifted:
+      values = [jf.numpy_value(x) for x in entry.lifted] + values
+    if self.program is None:  # shard_maps inside: run whole
+      outs = entry.out_tree.flatten_up_to(entry.run(values))
+      for r, p in zip(outs, self.placements):
+        if type(r) is at and p is not _KEEP:
+          r._device = p
+          r._aval = None  # the type follows the placement (explicit axes)
+      return entry.out_tree.unflatten(outs)
+    outs = self.program.run(values)
+    make, from_numpy = core.make_array, core.array_from_numpy
+    results = []
+    for o, a, p in zip(outs, entry.out_avals, self.placements):
+      o = o if type(o) is np.ndarray else np.asarray(o)
+      if p is _KEEP or o.dtype != a.dtype:
+        r = make(o, a)
+        if p is not _KEEP:
+          r._device = p
+      else:  # the common case: the buffer as it is, at its planned placement
+        r = from_numpy(o, a.weak_type)
+        r._device = p
+      results.append(r)
+    return entry.out_tree.unflatten(results)
+
+
+def _has_pspec(shardings) -> bool:
+  from jaxlite._src.sharding.partition_spec import PartitionSpec
+  return any(isinstance(s, PartitionSpec)
+             for s in tree_util.tree_leaves(shardings, is_leaf=_is_sharding_leaf))
+
+
+def _call_key(fn, args, kwargs):
+  """The key of an eager call's plan in `fn._sharded_cache`, with the call's flat arguments:
+  each leaf's trace signature and placement, the trace context, and the context mesh when
+  the jit's shardings name PartitionSpecs. (None, None) when the call takes the slow path
+  (static arguments, keyword arguments, a leaf whose type is not placed by `_device`)."""
+  if kwargs or not fn._simple:
+    return None, None
+  at = core.array_type
+  if all(type(a) is at for a in args):
+    flat, tree = args, None
+  else:
+    flat, tree = tree_util.tree_flatten((args, {}))
+  sig = []
+  for x in flat:
+    if type(x) is at:
+      v = x._value
+      sig.append((v.shape, v.dtype, x.weak_type, x._device, x._aval))
+    elif isinstance(x, (core.Array, core.Tracer)):
+      return None, None
+    else:
+      try:
+        sig.append(jf.leaf_signature(x))
+      except TypeError:
+        return None, None
+  cache = fn._sharded_cache.get(PLANS)
+  if cache is None:
+    cache = fn._sharded_cache[PLANS] = {}
+  pspec = cache.get(_PSPEC_FLAG)
+  if pspec is None:
+    pspec = cache[_PSPEC_FLAG] = _has_pspec((fn._in_shardings, fn._out_shardings))
+  ctx = config.trace_context()
+  if pspec:
+    from jaxlite._src.sharding.mesh import get_mesh
+    ctx = (ctx, get_mesh())
+  return ("call", tree, tuple(sig), ctx), flat
+
+
 def call_sharded(fn, args, kwargs):
   """An eager call of jit function `fn` (a PjitFunction) with sharded arguments or with
   in/out_shardings: trace, propagate, partition (cached on input and output specs), run; the
   results are Arrays laid out by their propagated (or requested) shardings. None when there is
   nothing to partition (no multi-device sharding anywhere): the caller's unsharded path runs.
   Under a transformation (grad or vmap of the jit function) the staged `jit` eqn runs whole:
-  shardings act on eager calls, where the values live."""
-  from jaxlite._src import array as array_lib
+  shardings act on eager calls, where the values live.
+
+  The plan of a call (checks, specs, partitioned program, result placements) is cached per
+  argument signature and placement (`_call_key`), so a repeated call only runs it. With
+  several processes (MPI) a mesh may span them: distributed/sharded_jit.py runs those calls and
+  remembers repeated ones itself, so no plan is cached here."""
   from jaxlite._src import devices
-  from jaxlite._src import jit_function as jf
-  from jaxlite._src import tree_util
-  from jaxlite._src.sharding.named_sharding import NamedSharding
-  if devices.process_count() > 1:  # a repeated call over a mesh spanning processes
+  if devices.process_count() > 1:
     from jaxlite._src.distributed import sharded_jit
     out = sharded_jit.repeat_call(fn, args, kwargs)
     if out is not None:
       return out
+    plan, flat = _plan_call(fn, args, kwargs)
+    return None if plan is _UNPARTITIONED else plan.run(flat)
+  key, flat = _call_key(fn, args, kwargs)
+  if key is not None:
+    plan = fn._sharded_cache[PLANS].get(key)
+    if plan is not None:
+      return None if plan is _UNPARTITIONED else plan.run(flat)
+  plan, flat = _plan_call(fn, args, kwargs)
+  if key is not None and (plan is _UNPARTITIONED or not plan.entry.lifted):
+    plans = fn._sharded_cache.get(PLANS)
+    if plans is None:  # emptied meanwhile (jax.clear_caches)
+      plans = fn._sharded_cache[PLANS] = {}
+    jf._bounded_put(plans, key, plan)
+  return None if plan is _UNPARTITIONED else plan.run(flat)
+
+
+class _AcrossProcesses:
+  """The plan of a call over a mesh that spans processes: distributed/sharded_jit.py runs the
+  partitioned program (or the program's shard_maps when `program` is None) from local shards."""
+
+  def __init__(self, fn, args, kwargs, entry, mesh, program):
+    self.fn, self.args, self.kwargs = fn, args, kwargs
+    self.entry, self.mesh, self.program = entry, mesh, program
+
+  def run(self, flat):
+    from jaxlite._src.distributed import sharded_jit
+    return sharded_jit.call(self.fn, self.args, self.kwargs, self.entry, flat, self.mesh,
+                            self.program)
+
+
+def _plan_call(fn, args, kwargs):
+  """The `_CallPlan` of a call (or _UNPARTITIONED), with the call's flat arguments."""
+  from jaxlite._src import array as array_lib
+  from jaxlite._src import devices
+  from jaxlite._src.sharding.mesh import Mesh
+  from jaxlite._src.sharding.named_sharding import NamedSharding
   if kwargs and fn._in_shardings is not None:
     raise ValueError("pjit does not support kwargs when in_shardings is specified.")
   dyn_args = args if fn._simple else fn._split_args(args, kwargs)[0]
@@ -421,11 +584,16 @@ def call_sharded(fn, args, kwargs):
   out_leaves = [_resolve(s, "out_shardings") for s in
                 _flat_prefix(fn._out_shardings, out_tree_value, n_out, "out_shardings",
                              "outputs")]
-  # The mesh: the first named sharding among the requested ones, then the arguments'.
+  # The mesh: where the arguments live, else the first named sharding among the requested ones
+  # (a requested sharding over the arguments' mesh must agree with theirs: checked below).
   committed = [getattr(x, "_device", None) for x in flat]
-  mesh = next((s.mesh for s in in_leaves + out_leaves + committed + _constraints(entry.closed)
+  mesh = next((s.mesh for s in committed + in_leaves + out_leaves + _constraints(entry.closed)
                if isinstance(s, NamedSharding) and is_multi_device(s)), None)
+  if mesh is None and _has_shard_map(entry.closed.jaxpr):  # shard_maps place their results
+    mesh = next(e.params["mesh"] for e in entry.closed.jaxpr.eqns
+                if e.primitive.name == "shard_map")
   device = fn._committed_device(flat, args, kwargs)  # JAX's incompatible-devices error
+  whole = _has_shard_map(entry.closed.jaxpr)
   if mesh is None or (device is not None and not is_multi_device(device)):
     if device is not None and mesh is not None:
       placements = [x for x in flat if getattr(x, "_device", None) is not None]
@@ -434,21 +602,28 @@ def call_sharded(fn, args, kwargs):
       devices.common_device(placements + probe,
                             lambda: [f"args[{i}]" for i in range(len(placements) + 1)],
                             fn._name)
-    return None  # nothing to partition: the caller's unsharded path
+    return _UNPARTITIONED, flat  # nothing to partition: the caller's unsharded path
   from jaxlite._src.distributed import sharded_jit  # a mesh over several processes (MPI)
   spans = sharded_jit.spans_processes(mesh)
-  if _has_shard_map(entry.closed.jaxpr):
+  if whole:
     if spans:
-      return sharded_jit.call(fn, args, kwargs, entry, flat, mesh, None)
-    return _run_whole_with_shard_maps(entry, flat, out_leaves, mesh)
+      return _AcrossProcesses(fn, args, kwargs, entry, mesh, None), flat
+    return _CallPlan(entry, None, _whole_placements(entry, out_leaves, mesh)), flat
+
   def path(i):
     paths = tree_util.tree_flatten_with_path((tuple(dyn_args), {}))[0]
     return jf._placement_arg_name(paths[i][0], fn._fun) if i < len(paths) else f"args[{i}]"
 
+  def same_axes(s):
+    # A sharding over another mesh of the same devices (out_shardings under another context
+    # mesh) places the results but cannot lay out the program's values: those follow `mesh`.
+    return not isinstance(s, NamedSharding) or \
+        tuple(s.mesh.shape.items()) == tuple(mesh.shape.items())
+
   in_specs = []
   for i, (x, a, s, c) in enumerate(zip(flat, avals, in_leaves, committed)):
     nd = len(a.shape)
-    if s is not None:
+    if s is not None and same_axes(s):
       if isinstance(c, devices.Sharding) and is_multi_device(c) and \
           not c.is_equivalent_to(s, nd):
         raise ValueError(
@@ -472,7 +647,8 @@ def call_sharded(fn, args, kwargs):
   for s, a in zip(out_leaves, entry.out_avals):
     if s is not None and hasattr(s, "shard_shape"):
       s.shard_shape(a.shape)
-    out_specs.append(None if s is None else prop.spec_of_sharding(s, len(a.shape)))
+    out_specs.append(None if s is None or not same_axes(s) else
+                     prop.spec_of_sharding(s, len(a.shape)))
   key = (in_specs_key := tuple(in_specs), tuple(out_specs), mesh)
   cached = fn._sharded_cache.get(key)
   if cached is None or cached[0] is not entry.closed:
@@ -480,19 +656,62 @@ def call_sharded(fn, args, kwargs):
     cached = fn._sharded_cache[key] = (entry.closed, program)
   program = cached[1]
   if spans:
-    return sharded_jit.call(fn, args, kwargs, entry, flat, mesh, program)
-  values = [jf.numpy_value(x) for x in list(entry.lifted) + list(flat)] if entry.lifted \
-      else [jf.numpy_value(x) for x in flat]
-  outs = program.run(values)
-  results = []
-  outvars = program.closed.jaxpr.outvars
-  for o, a, s, spec, v in zip(outs, entry.out_avals, out_leaves, program.out_specs, outvars):
-    r = core.make_array(np.asarray(o), a)
-    if s is None and a.sharding is not None:  # placed by its type (explicit axes) already
-      results.append(r)
-      continue
-    # A constant result (a literal of the jaxpr) stays uncommitted, as in JAX.
-    r._device = s if s is not None else None if isinstance(v, core.Literal) else \
-        _out_sharding(mesh, spec)
-    results.append(r)
-  return entry.out_tree.unflatten(results)
+    return _AcrossProcesses(fn, args, kwargs, entry, mesh, program), flat
+  placements = []
+  for a, s, spec, v in zip(entry.out_avals, out_leaves, program.out_specs,
+                           program.closed.jaxpr.outvars):
+    if s is None and a.sharding is not None:  # placed by its type (explicit axes)
+      # over a concrete mesh: that placement, found once; over an AbstractMesh, by the mesh
+      # in context when the result is made (`make_array`)
+      placements.append(a.sharding if isinstance(a.sharding.mesh, Mesh) else _KEEP)
+    elif s is not None:
+      placements.append(s)
+    elif isinstance(v, core.Literal):  # a constant result stays uncommitted, as in JAX
+      placements.append(None)
+    else:
+      placements.append(_out_sharding(mesh, spec))
+  return _CallPlan(entry, program, placements), flat
+
+
+# --- eager jit eqns (jit under grad, vmap...) ---------------------------------------------
+
+# Propagated output shardings of eager `jit` eqns, per jaxpr (held weakly) and input layout.
+_eqn_out_shardings: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def jit_eqn_placements(closed, args, device):
+  """Placements of the results of a `jit` eqn run eagerly on `args` laid out over the mesh of
+  `device` (a NamedSharding): the shardings propagation gives its outputs, as JAX's
+  partitioner does for a transformed jit (grad or vmap of jit run whole: the eqn's jaxpr is
+  the JVP'd, transposed or batched body). None when the body holds shard_maps (their
+  out_specs place the results) or propagation finds no answer (replicated, then)."""
+  from jaxlite._src.sharding.named_sharding import NamedSharding
+  mesh = getattr(device, "mesh", None)
+  if mesh is None or _has_shard_map(closed.jaxpr):
+    return None
+  in_specs = []
+  for a, v in zip(args, closed.jaxpr.invars):
+    nd = len(v.aval.shape) if hasattr(v.aval, "shape") else 0
+    d = getattr(a, "_device", None)
+    in_specs.append(prop.spec_of_sharding(d, nd) if isinstance(d, NamedSharding) and
+                    d.mesh == mesh else prop.replicated(nd))
+  per_jaxpr = _eqn_out_shardings.get(closed)
+  if per_jaxpr is None:
+    per_jaxpr = _eqn_out_shardings[closed] = {}
+  key = (tuple(in_specs), mesh)
+  out = per_jaxpr.get(key)
+  if out is None:
+    try:
+      env, _ = prop.propagate(closed.jaxpr, in_specs, dict(mesh.shape))
+    except (ValueError, TypeError):
+      return None
+    out = []
+    for v in closed.jaxpr.outvars:
+      nd = len(v.aval.shape) if hasattr(v.aval, "shape") else 0
+      spec = env.get(v, prop.replicated(nd)) if isinstance(v, core.Var) else \
+          prop.replicated(nd)
+      out.append(_out_sharding(mesh, spec))
+    if len(per_jaxpr) >= 64:
+      per_jaxpr.clear()
+    per_jaxpr[key] = out
+  return out

@@ -195,6 +195,10 @@ def eager_placements(primitive, args, params, outs, device):
   """Placements of eager results `outs` of `primitive` on `args` that live on the multi-device
   sharding `device`: the rule's NamedSharding where the result is sharded in its type, else
   replicated over the same devices."""
+  if primitive.name == "jit":
+    got = _jit_placements(args, params, outs, device)
+    if got is not None:
+      return got
   avals = [core.get_aval(a) for a in args]
   out_avals = [core.ShapedArray(o.shape, o.dtype, o.weak_type) if hasattr(o, "shape") else None
                for o in outs]
@@ -213,6 +217,10 @@ def auto_placements(primitive, args, params, outs, device):
   from jaxlite._src.sharding.mesh import AxisType, Mesh
   from jaxlite._src.sharding.named_sharding import NamedSharding
   from jaxlite._src.sharding.partition_spec import PartitionSpec
+  if primitive.name == "jit":
+    got = _jit_placements(args, params, outs, device)
+    if got is not None:
+      return got
   mesh = device.mesh
   explicit = Mesh(mesh.devices, mesh.axis_names, (AxisType.Explicit,) * len(mesh.axis_names))
   multiple = primitive.multiple_results
@@ -251,6 +259,15 @@ def auto_placements(primitive, args, params, outs, device):
       parts.pop()  # outside types JAX keeps specs as short as they go
     out.append(NamedSharding(mesh, PartitionSpec(*parts), memory_kind=device._memory_kind))
   return out
+
+
+def _jit_placements(args, params, outs, device):
+  """A `jit` eqn run eagerly (the staged jit of grad(jit(f)), vmap(jit(f))...): its results
+  are laid out as propagation through its jaxpr gives (sharding/partition.py), as JAX's
+  partitioner lays out a transformed jit's results; None to fall back to the rules."""
+  from jaxlite._src.sharding import partition
+  got = partition.jit_eqn_placements(params["jaxpr"], args, device)
+  return got if got is not None and len(got) == len(outs) else None
 
 
 def concrete_sharding(sharding, like=None):

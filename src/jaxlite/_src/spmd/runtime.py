@@ -82,18 +82,25 @@ def axis_coords() -> dict:
 
 
 class _Bound:
-  """Sets the thread's device context for the duration of a `with`."""
-  __slots__ = ("ctx", "prev")
+  """Sets the thread's device context for the duration of a `with` (and hides the axes a
+  shard_map being traced on this thread binds: a device program sees its mesh's only, as on a
+  worker thread, also when it runs on the caller's thread)."""
+  __slots__ = ("ctx", "prev", "prev_axes")
 
   def __init__(self, ctx):
     self.ctx = ctx
 
   def __enter__(self):
     self.prev = current_context()
+    self.prev_axes = getattr(_local, "axes", None)
     _local.ctx = self.ctx
+    if self.prev_axes:
+      _local.axes = []
 
   def __exit__(self, *exc):
     _local.ctx = self.prev
+    if self.prev_axes:
+      _local.axes = self.prev_axes
 
 
 # --- groups and the exchange -------------------------------------------------------------------
@@ -175,6 +182,13 @@ def _arrive(group, block, combine, kind=None):
   the other processes' (`_across_processes`)."""
   ctx = current_context()
   run = ctx.run
+  if run.inline and group.local_size > 1:
+    # The caller promised a program without collectives (`run_spmd(inline=True)` runs the
+    # devices one after another on its thread): waiting here would wait for ever.
+    err = CollectiveError(f"collective over axes {group.axes} in a device program run inline "
+                          "(run_spmd(inline=True) is only for programs without collectives)")
+    run.fail(err)
+    raise err
   key = (ctx.seq, group.key)
   ctx.seq += 1
   slot = run.slots.get(key)
@@ -277,14 +291,16 @@ _compute = threading.BoundedSemaphore(_CORES)
 class _Run:
   """The shared state of one run_spmd call."""
 
-  def __init__(self, n, timeout):
-    self.cond = threading.Condition()
+  def __init__(self, n, timeout, inline=False):
     self.slots = {}
     self.error = None
     self.results = [None] * n
     self.pending = n
-    self.finished = threading.Event()
     self.timeout = timeout
+    self.inline = inline  # devices run one after another on the caller's thread: no peers
+    self.cond = threading.Condition()
+    if not inline:
+      self.finished = threading.Event()
 
   def fail(self, e):
     with self.cond:
@@ -354,28 +370,62 @@ def _blas_limits(n_active):
   return tpc.threadpool_limits(limits=max(1, _CORES // n_active), user_api="blas")
 
 
-def run_spmd(mesh, per_device_fn, per_device_args, timeout: float | None = None) -> list:
+_local_devices: dict = {}
+
+
+def _process_index() -> int:
+  from jaxlite._src import devices
+  global _process_index
+  _process_index = devices.process_index  # bound once the devices module is loaded
+  return devices.process_index()
+
+
+def _local_indices(mesh) -> list:
+  """The flat indices of `mesh`'s devices that this process runs (cached per device tuple)."""
+  me = _process_index()
+  key = (me, tuple(mesh.devices.flat))
+  hit = _local_devices.get(key)
+  if hit is None:
+    hit = _local_devices[key] = [i for i, d in enumerate(key[1]) if d.process_index == me]
+  return hit
+
+
+def run_spmd(mesh, per_device_fn, per_device_args, timeout: float | None = None,
+             inline: bool = False) -> list:
   """Runs `per_device_fn(*per_device_args[i])` for each device i of `mesh` (in
   `mesh.devices.flat` order) concurrently; returns their outputs in that order. The first
-  exception raised by any device program is re-raised here (its peers' collectives abort)."""
+  exception raised by any device program is re-raised here (its peers' collectives abort).
+
+  The calling thread runs device 0's program itself while the workers run the others (one
+  hand-off fewer). `inline=True` runs every device's program on the calling thread, one after
+  another: for programs that meet no peer (no collective; `axis_index` is fine), where the
+  work is too small to pay for waking the workers. A collective met in such a run raises."""
   n = mesh.devices.size
-  from jaxlite._src import devices
-  me = devices.process_index()
-  local = [i for i, d in enumerate(mesh.devices.flat) if d.process_index == me]
+  local = _local_indices(mesh)
   if len(local) < n:  # a mesh over several processes: run this process's devices only
     return _run_local(mesh, per_device_fn, per_device_args, local,
                       DEFAULT_TIMEOUT if timeout is None else timeout)
-  run = _Run(n, DEFAULT_TIMEOUT if timeout is None else timeout)
   if n == 1:  # one device: run inline, no threads
+    run = _Run(n, DEFAULT_TIMEOUT if timeout is None else timeout)
     with _Bound(DeviceContext(mesh, 0, run)):
       return [per_device_fn(*per_device_args[0])]
   if current_context() is not None:
     raise NotImplementedError("run_spmd: a device program cannot start another SPMD run")
+  coords = mesh_coords(mesh)
+  if inline:
+    run = _Run(n, None, inline=True)
+    results = run.results
+    for i in range(n):
+      with _Bound(DeviceContext(mesh, i, run, coords[i])):
+        results[i] = per_device_fn(*per_device_args[i])
+    return results
+  run = _Run(n, DEFAULT_TIMEOUT if timeout is None else timeout)
   limits = _blas_limits(min(n, _CORES))
   try:
-    for i in range(n):
-      _worker(i).tasks.put((run, DeviceContext(mesh, i, run), per_device_fn,
+    for i in range(1, n):
+      _worker(i).tasks.put((run, DeviceContext(mesh, i, run, coords[i]), per_device_fn,
                             per_device_args[i], i))
+    _run_here(run, DeviceContext(mesh, 0, run, coords[0]), per_device_fn, per_device_args[0])
     run.finished.wait()
   finally:
     if limits is not None:
@@ -384,6 +434,22 @@ def run_spmd(mesh, per_device_fn, per_device_args, timeout: float | None = None)
     first = run.error
     raise first
   return run.results
+
+
+def _run_here(run, ctx, fn, args):
+  """Device `ctx.index`'s program on the calling thread, as a worker runs it."""
+  _compute.acquire()
+  try:
+    with _Bound(ctx):
+      run.results[ctx.index] = fn(*args)
+  except BaseException as e:  # noqa: BLE001 -- re-raised by run_spmd once the peers stop
+    run.fail(e)
+  finally:
+    _compute.release()
+    with run.cond:
+      run.pending -= 1
+      if run.pending == 0:
+        run.finished.set()
 
 
 def _run_local(mesh, per_device_fn, per_device_args, local, timeout):
@@ -415,6 +481,25 @@ def _run_local(mesh, per_device_fn, per_device_args, local, timeout):
   if run.error is not None:
     raise run.error
   return run.results
+
+
+def meets_peers(jaxpr) -> bool:
+  """Whether running `jaxpr` (a Jaxpr, sub-jaxprs included) on a device meets other devices:
+  a collective (primitives marked `meets_peers`) or a shard_map (a nested SPMD run). Programs
+  that do not may run inline (`run_spmd(inline=True)`)."""
+  from jaxlite._src import core
+  todo, seen = [jaxpr], set()
+  while todo:
+    j = todo.pop()
+    if id(j) in seen:
+      continue
+    seen.add(id(j))
+    for eqn in j.eqns:
+      prim = eqn.primitive
+      if getattr(prim, "meets_peers", False) or prim.name == "shard_map":
+        return True
+      todo += [getattr(sub, "jaxpr", sub) for sub in core.jaxprs_in_params(eqn.params)]
+  return False
 
 
 # --- named axes in scope -----------------------------------------------------------------------
