@@ -678,6 +678,12 @@ class Lowered:
   def as_text(self, dialect=None) -> str:
     return str(self._entry.closed)
 
+  def cost_analysis(self) -> dict[str, float]:
+    """XLA's cost model over the traced program: 'flops', 'transcendentals', 'bytes accessed'
+    (see cost_analysis.py)."""
+    from jaxlite._src.cost_analysis import cost_analysis
+    return cost_analysis(self._entry.closed)
+
   def compile(self, compiler_options=None, *, device_assignment=None):
     """`compiler_options` name XLA options: jaxlite has no XLA, so XLA's (`xla_*`) are accepted
     and have no effect; any other name raises as XLA does for an option it does not know."""
@@ -699,6 +705,12 @@ class Compiled:
 
   def as_text(self) -> str:
     return backend.get_backend().as_text(self._entry.executable)
+
+  def cost_analysis(self) -> dict[str, float]:
+    """The same counts as `Lowered.cost_analysis()`: jaxlite's compiled program runs the traced
+    equations (fused or not), so they are counted before fusion."""
+    from jaxlite._src.cost_analysis import cost_analysis
+    return cost_analysis(self._entry.closed)
 
   args_info = property(lambda self: self._args_info)
 
