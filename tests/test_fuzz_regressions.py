@@ -278,3 +278,46 @@ def test_error_class(name, fn, cls):
   jax_ = oracle()
   with pytest.raises(cls):
     fn(*_mods(jax_))
+
+
+# --- 17. scatter-max-grad-nan: scatter_max/min's JVP keeps NaN where no value attains the result
+
+def _scatter_extremum_cases(m, jnp):
+  nan = float("nan")
+  x = jnp.array([0.1, -3.0, -2.7, nan], jnp.float32)
+  idx = jnp.array([-1, 1])
+  ones = jnp.ones(4, jnp.float32)
+
+  def at(op, v=0.0):
+    return lambda a: getattr(a.at[idx], op)(v)
+  out = {}
+  for op in ("max", "min"):
+    sig = lambda a, op=op: jnp.sum(m.nn.sigmoid(at(op)(a)))
+    out[f"{op}-grad-sigmoid"] = m.grad(sig)(x)
+    out[f"{op}-jvp"] = m.jvp(at(op), (x,), (ones,))[1]
+    out[f"{op}-vjp-ones"] = m.vjp(at(op), x)[1](ones)[0]
+    out[f"{op}-jit-grad-ties"] = m.jit(m.grad(lambda a, v, op=op: jnp.sum(
+        getattr(a.at[jnp.array([3, 1, 1])], op)(v)), (0, 1)))(x, jnp.float32(-3.0))
+    out[f"{op}-grad-2d"] = m.grad(lambda a, op=op: jnp.sum(m.nn.sigmoid(
+        getattr(a.at[:, jnp.array([0, 0])], op)(jnp.array([[1.0, nan], [2.0, -1.0]])))))(
+        jnp.array([[1.0, 2.0], [nan, 0.5]]))
+  return out
+
+
+def test_scatter_extremum_jvp_keeps_nan():
+  got = _scatter_extremum_cases(jax, jnp)
+  s = lambda v: 1 / (1 + np.exp(-v)) * (1 - 1 / (1 + np.exp(-v)))  # sigmoid'
+  nan = np.nan
+  known = {
+    "max-grad-sigmoid": [s(0.1), 0.0, s(-2.7), nan], "max-jvp": [1, 0, 1, 0],
+    "max-vjp-ones": [1, 0, 1, 0],
+    "min-grad-sigmoid": [s(0.1), s(-3.0), s(-2.7), nan], "min-jvp": [1, 1, 1, 0],
+    "min-vjp-ones": [1, 1, 1, 0],
+  }
+  for k, want in known.items():
+    np.testing.assert_allclose(np.asarray(got[k]), np.asarray(want, np.float32), rtol=1e-6)
+  jax_ = oracle()
+  ref = _scatter_extremum_cases(jax_, jax_.numpy)
+  for k in ref:
+    for a, b in zip(jax.tree_util.tree_leaves(got[k]), jax_.tree_util.tree_leaves(ref[k])):
+      np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6, err_msg=k)

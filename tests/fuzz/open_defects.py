@@ -25,8 +25,6 @@ OPEN: list[Known] = [
         detail=r"3\.141592653589793"),
   Known("jaxpr-inner-dtype-x64", "under x64 jnp.cbrt's inner jaxpr types a bf16 constant as f64",
         modes=("jaxpr",), kinds=("jaxpr-text",), detail=r"jaxpr=\{ lambda"),
-  Known("scatter-max-grad-nan", "grad through x.at[i].max(v) where x holds NaN is 0 in jaxlite, "
-        "NaN in JAX", modes=("grad",), kinds=("value",), program=r"\.at\[.*\]\.(max|min)\("),
   Known("jaxpr-nansum", "jnp.nansum's jaxpr differs (JAX converts, jaxlite selects first)",
         modes=("jaxpr",), program="nansum", detail="convert_element_type"),
   Known("jaxpr-einsum", "jnp.einsum's jaxpr differs: jaxlite converts operands before "
