@@ -321,3 +321,31 @@ def test_scatter_extremum_jvp_keeps_nan():
   for k in ref:
     for a, b in zip(jax.tree_util.tree_leaves(got[k]), jax_.tree_util.tree_leaves(ref[k])):
       np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6, err_msg=k)
+
+
+# --- 21. jaxpr-python-float-literal: jnp.sinc's constants follow x's weak type ------------------
+
+_SINC_ARGS = [("py-float", lambda jnp: 2.5), ("py-int", lambda jnp: 3),
+              ("f32", lambda jnp: jnp.float32(2.5)), ("f16", lambda jnp: jnp.float16(0.25)),
+              ("bf16-vec", lambda jnp: jnp.ones(2, jnp.bfloat16))]
+
+
+@pytest.mark.parametrize("x64_on", [False, True])
+@pytest.mark.parametrize("name,arg", _SINC_ARGS, ids=[a[0] for a in _SINC_ARGS])
+def test_sinc_pi_literal(name, arg, x64_on):
+  with x64(x64_on):
+    text = str(jax.make_jaxpr(jnp.sinc)(arg(jnp)))
+    weak = name.startswith("py")
+    pi = {"f16": "3.140625:f16[]", "bf16-vec": "3.140625:bf16[]"}.get(
+        name, "3.141592653589793:f" if weak or x64_on and name != "f32" else
+        "3.1415927410125732:f32[]")
+    assert f"mul {pi}" in text
+    np.testing.assert_allclose(np.asarray(jnp.sinc(arg(jnp)), np.float32),
+                               np.sinc(np.asarray(arg(jnp), np.float32)), rtol=1e-2, atol=1e-3)
+  jax_ = oracle()
+  old = jax_.config.jax_enable_x64
+  jax_.config.update("jax_enable_x64", x64_on)
+  try:
+    assert text == str(jax_.make_jaxpr(jax_.numpy.sinc)(arg(jax_.numpy)))
+  finally:
+    jax_.config.update("jax_enable_x64", old)

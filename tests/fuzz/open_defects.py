@@ -20,9 +20,6 @@ OPEN: list[Known] = [
   Known("jaxpr-fill-value", "gather's fill_value param prints converted to the operand dtype "
         "(65535, -1.0) where JAX prints the user's value (-1)", modes=("jaxpr",),
         detail="fill_value="),
-  Known("jaxpr-python-float-literal", "a Python float constant (jnp.sinc's pi) prints rounded to "
-        "f32 (3.1415927410125732) where JAX prints the Python value", modes=("jaxpr",),
-        detail=r"3\.141592653589793"),
   Known("jaxpr-inner-dtype-x64", "under x64 jnp.cbrt's inner jaxpr types a bf16 constant as f64",
         modes=("jaxpr",), kinds=("jaxpr-text",), detail=r"jaxpr=\{ lambda"),
   Known("jaxpr-nansum", "jnp.nansum's jaxpr differs (JAX converts, jaxlite selects first)",

@@ -588,10 +588,11 @@ def sinc(x, /):
   """sin(pi x) / (pi x); at 0 the Maclaurin terms of `_sinc_maclaurin` give the value and every
   derivative (grad of grad is -pi^2/3 there), as JAX stages it."""
   (x,) = promote_args_inexact("sinc", x)
-  d = dtype_weak(x)[0]
-  eq_zero = ew.eq_p.bind(x, np.array(0, d)[()])
-  pi_x = ew.mul_p.bind(np.array(np.pi, d)[()], x)
-  safe_pi_x = _where()(eq_zero, np.array(1, d)[()], pi_x)
+  # Constants follow x's weak type (JAX's _lax_const): a weak x keeps pi a Python float, which
+  # make_jaxpr prints unrounded (3.141592653589793:f32[]).
+  eq_zero = ew.eq_p.bind(x, ew._const(x, 0))
+  pi_x = ew.mul_p.bind(ew._const(x, np.pi), x)
+  safe_pi_x = _where()(eq_zero, ew._const(x, 1), pi_x)
   return _where()(eq_zero, _sinc_maclaurin()(0, pi_x),
                   ew.div_p.bind(ew.sin_p.bind(safe_pi_x), safe_pi_x))
 
