@@ -349,3 +349,36 @@ def test_sinc_pi_literal(name, arg, x64_on):
     assert text == str(jax_.make_jaxpr(jax_.numpy.sinc)(arg(jax_.numpy)))
   finally:
     jax_.config.update("jax_enable_x64", old)
+
+
+# --- 24. logical-weak-type: logical ops of weak scalars give weak booleans -----------------------
+
+_LOGICAL_ARGS = {"py-true": lambda jnp: True, "py-int": lambda jnp: 1, "py-float": lambda jnp: 2.5,
+                 "bool": lambda jnp: jnp.array(True), "bool-vec": lambda jnp: jnp.array([True]),
+                 "i32": lambda jnp: jnp.int32(3), "weak-int": lambda jnp: jnp.asarray(1) + 0,
+                 "weak-int-vec": lambda jnp: jnp.zeros(1, int) + 0,
+                 "weak-bool": lambda jnp: jnp.logical_not(1)}
+# (x, y) -> weak type of logical_and(x, y): weak iff both promoted operands are weak scalars
+_LOGICAL_WEAK = {("py-true", "py-int"): True, ("py-int", "py-float"): True,
+                 ("bool", "py-int"): True, ("py-float", "i32"): True, ("py-int", "i32"): False,
+                 ("py-int", "bool-vec"): False, ("py-true", "py-true"): False,
+                 ("weak-int", "py-int"): True, ("weak-int-vec", "py-int"): False,
+                 ("weak-bool", "weak-bool"): False, ("weak-bool", "bool"): False,
+                 ("weak-bool", "py-int"): True}
+
+
+@pytest.mark.parametrize("fn", ["logical_and", "logical_or", "logical_xor"])
+@pytest.mark.parametrize("pair", list(_LOGICAL_WEAK), ids="-".join)
+def test_logical_ops_weak_type(pair, fn):
+  x, y = (_LOGICAL_ARGS[k](jnp) for k in pair)
+  got = getattr(jnp, fn)(x, y)
+  assert got.dtype == np.bool_ and got.weak_type == _LOGICAL_WEAK[pair]
+  assert jnp.logical_not(x).weak_type == (pair[0] in ("py-int", "py-float", "weak-int",
+                                                      "weak-bool"))
+  jax_ = oracle()
+  jx, jy = (_LOGICAL_ARGS[k](jax_.numpy) for k in pair)
+  ref = getattr(jax_.numpy, fn)(jx, jy)
+  assert (got.weak_type, bool(np.all(got))) == (ref.weak_type, bool(np.all(ref)))
+  if pair[1].startswith("py"):  # a closed-over array is a constvar in JAX (open row 8)
+    assert str(jax.make_jaxpr(lambda a: getattr(jnp, fn)(a, y))(x)) == \
+        str(jax_.make_jaxpr(lambda a: getattr(jax_.numpy, fn)(a, jy))(jx))

@@ -146,15 +146,15 @@ divide = true_divide
 
 
 def logical_and(x, y, /):
-  return ew.and_p.bind(*_as_strong_bool(*_as_bool(x, y)))
+  return ew.and_p.bind(*_as_bool(x, y))
 
 
 def logical_or(x, y, /):
-  return ew.or_p.bind(*_as_strong_bool(*_as_bool(x, y)))
+  return ew.or_p.bind(*_as_bool(x, y))
 
 
 def logical_xor(x, y, /):
-  return ew.xor_p.bind(*_as_strong_bool(*_as_bool(x, y)))
+  return ew.xor_p.bind(*_as_bool(x, y))
 
 
 def logical_not(x, /):
@@ -162,16 +162,17 @@ def logical_not(x, /):
 
 
 def _as_bool(*args):
-  # Compared with a strong zero, so non-boolean operands give strong booleans (as in JAX).
+  # Promotion to bool casts weak boolean operands to strong unless all are weak (JAX's cast
+  # eqn). Other dtypes are compared with zero as JAX's _const makes it: weak (a Python literal)
+  # for a weakly typed scalar, strong otherwise; so logical_and(True, 1) and logical_not(1) are
+  # weak booleans (Python bools themselves are strong), a weak array operand gives a strong one.
   args = promote_args("logical", *args)
-  return [a if dtype_weak(a)[0] == np.bool_ else ew.ne_p.bind(a, _strong_scalar(0, a))
-          for a in args]
-
-
-def _as_strong_bool(*args):
-  """Binary logical ops drop the weak type of weak boolean operands (a cast eqn in JAX)."""
-  return [ew.convert_element_type_p.bind(a, new_dtype=np.dtype(np.bool_), weak_type=False)
-          if dtype_weak(a)[1] else a for a in args]
+  if dtype_weak(args[0])[0] == np.bool_:
+    if all(dtype_weak(a)[1] for a in args):
+      return list(args)
+    return [ew.convert_element_type_p.bind(a, new_dtype=np.dtype(np.bool_), weak_type=False)
+            if dtype_weak(a)[1] else a for a in args]
+  return [ew.ne_p.bind(a, ew._const(a, 0)) for a in args]
 
 
 def _strong_scalar(value, like):
