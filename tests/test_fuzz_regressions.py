@@ -382,3 +382,40 @@ def test_logical_ops_weak_type(pair, fn):
   if pair[1].startswith("py"):  # a closed-over array is a constvar in JAX (open row 8)
     assert str(jax.make_jaxpr(lambda a: getattr(jnp, fn)(a, y))(x)) == \
         str(jax_.make_jaxpr(lambda a: getattr(jax_.numpy, fn)(a, jy))(jx))
+
+
+# --- 6. jaxpr-custom-jvp (and the tie gradient): jnp.logaddexp is a custom_jvp as in JAX ---------
+
+def _logaddexp_cases(m, jnp):
+  out = {}
+  for dt in ("float16", "float32"):
+    x = jnp.array([1.5, 0.1, np.inf, -np.inf, np.nan], dt)
+    out[f"{dt}-tie"] = m.grad(lambda a: jnp.sum(jnp.logaddexp(a, jnp.array(1.5, dt))))(x)
+    out[f"{dt}-self"] = m.grad(lambda a: jnp.sum(jnp.logaddexp(a, a)))(x)
+    out[f"{dt}-inf"] = m.jit(m.grad(lambda a: jnp.sum(jnp.logaddexp(np.inf, a))))(x)
+    out[f"{dt}-vmap"] = m.vmap(m.grad(lambda a: jnp.logaddexp(a, 2.0)))(x)
+    out[f"{dt}-value"] = jnp.logaddexp(x, x[::-1])
+  out["jaxpr"] = str(m.make_jaxpr(jnp.logaddexp)(jnp.ones(2), 1.0))
+  out["jaxpr-grad"] = str(m.make_jaxpr(m.grad(lambda a: jnp.logaddexp(a, a).sum()))(jnp.ones(2)))
+  out["jaxpr-grad-scalar"] = str(m.make_jaxpr(m.grad(lambda a: jnp.logaddexp(a, 2.0)))(1.0))
+  return out
+
+
+def test_logaddexp_custom_jvp():
+  got = _logaddexp_cases(jax, jnp)
+  # at a tie each operand's derivative is 1/2; +inf is replaced by 0 in exp(x - out) (JAX's
+  # rule), so d/dx logaddexp(inf, x) is exp(x)
+  np.testing.assert_allclose(np.asarray(got["float32-tie"]),
+                             [0.5, 1 / (1 + np.exp(1.4)), 1.0, 0.0, np.nan], rtol=1e-6)
+  np.testing.assert_allclose(np.asarray(got["float32-inf"]),
+                             [np.exp(1.5), np.exp(0.1), 1.0, 0.0, np.nan], rtol=1e-6)
+  assert "custom_jvp_call[\n      name=logaddexp" in got["jaxpr"]
+  assert "jvp=_logaddexp_jvp" in got["jaxpr"]
+  jax_ = oracle()
+  ref = _logaddexp_cases(jax_, jax_.numpy)
+  for k, want in ref.items():
+    if isinstance(want, str):
+      assert got[k] == want, k
+    else:
+      np.testing.assert_allclose(np.asarray(got[k], np.float32), np.asarray(want, np.float32),
+                                 rtol=1e-3 if "16" in k else 1e-6, err_msg=k)

@@ -22,9 +22,6 @@ class Known:
 
 
 KNOWN: list[Known] = [
-  Known("jax-logaddexp-grad-inf", "JAX bug: d/dx logaddexp(inf, x) is 0, JAX 0.10.2's custom "
-        "jvp returns exp(x) (grad at x=4.5 gives 90.017); jaxlite returns the true derivative 0",
-        modes=("grad",), kinds=("value",), program=r"logaddexp\(.*inf"),
   Known("jax-vmap-assertion", "JAX bug: some invalid programs (lax.cumsum with a negative axis) "
         "under vmap fail an internal `AssertionError` instead of raising the user-facing error "
         "they raise eagerly; jaxlite's class is compared in the eager and jit modes instead",

@@ -11,8 +11,6 @@ OPEN: list[Known] = [
   Known("jaxpr-array-constants", "make_jaxpr inlines array constants (jnp.array([...]) inside "
         "the function) where JAX lifts them to constvars (`{ lambda a:i32[2]; ...`)",
         modes=("jaxpr",), kinds=("jaxpr-text",), detail=r"jax: \{ lambda [a-z]+:"),
-  Known("jaxpr-custom-jvp", "jnp.logaddexp is not a custom_jvp_call in jaxlite's jaxpr",
-        modes=("jaxpr",), kinds=("jaxpr-text",), detail="custom_jvp_call"),
   Known("jaxpr-truncated-normal", "random.truncated_normal's jaxpr differs (JAX: stop_gradient "
         "of the bounds; jaxlite: nextafter)", modes=("jaxpr",), detail="stop_gradient"),
   Known("jaxpr-randint", "random.randint's jaxpr differs (JAX clamps with `max`, jaxlite "

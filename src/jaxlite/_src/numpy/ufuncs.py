@@ -428,10 +428,52 @@ def _per_part(z, fn):
 
 def logaddexp(x1, x2, /):
   x1, x2 = promote_args_inexact("logaddexp", x1, x2)
+  if np.issubdtype(dtype_weak(x1)[0], np.complexfloating):
+    return _logaddexp_value(x1, x2)
+  return _logaddexp_custom()(x1, x2)
+
+
+def _logaddexp_value(x1, x2):
   amax = ew.max_p.bind(x1, x2)
   delta = ew.sub_p.bind(x1, x2)
+  isnan = ew.ne_p.bind(delta, delta)
+  both = ew.add_p.bind(x1, x2)  # NaNs, or infinities of the same sign
   out = ew.add_p.bind(amax, ew.log1p_p.bind(ew.exp_p.bind(ew.neg_p.bind(ew.abs_p.bind(delta)))))
-  return ew.select_n_p.bind(ew.ne_p.bind(delta, delta), out, ew.add_p.bind(x1, x2))
+  return ew.select_n_p.bind(isnan, out, both)
+
+
+_LOGADDEXP = []
+
+
+def _logaddexp_custom():
+  """jnp.logaddexp for real floats: a custom_jvp as in JAX (its jaxpr is a custom_jvp_call, and
+  at ties each operand's derivative is exp(x - out) = 1/2). The rule replaces +inf by 0 before
+  exp(x - out), as JAX does: d/dx logaddexp(inf, x) is then exp(x), JAX's answer (made on first
+  use: custom_derivatives imports jnp)."""
+  if not _LOGADDEXP:
+    from jaxlite._src.custom_derivatives import custom_jvp
+
+    def logaddexp(x1, x2):
+      return _logaddexp_value(x1, x2)
+    fn = custom_jvp(logaddexp)
+
+    from jaxlite._src.lax.namespace import full_like
+
+    def replace_inf(x):
+      is_inf = ew.eq_p.bind(x, ew._const(x, np.inf))
+      zero = _strong_scalar(0, x) if not core.get_aval(x).shape else full_like(x, 0)
+      return ew.select_n_p.bind(is_inf, x, zero)
+
+    def _logaddexp_jvp(primals, tangents):
+      (x1, x2), (t1, t2) = primals, tangents
+      out = fn(x1, x2)
+      with np.errstate(invalid="ignore"):  # -inf - -inf is NaN, as in JAX (no warning there)
+        d1 = ew.exp_p.bind(ew.sub_p.bind(replace_inf(x1), replace_inf(out)))
+        d2 = ew.exp_p.bind(ew.sub_p.bind(replace_inf(x2), replace_inf(out)))
+        return out, ew.add_p.bind(ew.mul_p.bind(t1, d1), ew.mul_p.bind(t2, d2))
+    fn.defjvp(_logaddexp_jvp)
+    _LOGADDEXP.append(fn)
+  return _LOGADDEXP[0]
 
 
 def deg2rad(x, /):
