@@ -419,3 +419,27 @@ def test_logaddexp_custom_jvp():
     else:
       np.testing.assert_allclose(np.asarray(got[k], np.float32), np.asarray(want, np.float32),
                                  rtol=1e-3 if "16" in k else 1e-6, err_msg=k)
+
+
+# --- 14. jaxpr-fill-value: gather keeps the user's Python fill_value in its params ----------------
+
+_FILL_CASES = [("float32", -1, [2.0, -1.0]), ("float32", True, [2.0, 1.0]),
+               ("uint16", -1, [2, 65535]), ("uint16", 2.5, [2, 2]), ("int8", 2.5, [2, 2]),
+               ("bool", -1, [True, True]), ("int32", None, [2, np.iinfo(np.int32).min])]
+
+
+@pytest.mark.parametrize("dtype,fill,want", _FILL_CASES)
+def test_gather_fill_value_param(dtype, fill, want):
+  def f(m, jnp):
+    x = jnp.arange(3).astype(dtype)
+    get = lambda a: a.at[jnp.array([-1, 5])].get(mode="fill", fill_value=fill)
+    return get(x), m.jit(get)(x), m.vmap(get)(jnp.stack([x, x]))[1], str(m.make_jaxpr(get)(x))
+  eager, jitted, vmapped, text = f(jax, jnp)
+  for got in (eager, jitted, vmapped):
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want, dtype))
+  if fill is not None:
+    assert f"fill_value={fill}\n" in text or f"fill_value={fill} " in text
+  jax_ = oracle()
+  ref = f(jax_, jax_.numpy)
+  np.testing.assert_array_equal(np.asarray(eager), np.asarray(ref[0]))
+  assert text == ref[3]

@@ -15,9 +15,6 @@ OPEN: list[Known] = [
         "of the bounds; jaxlite: nextafter)", modes=("jaxpr",), detail="stop_gradient"),
   Known("jaxpr-randint", "random.randint's jaxpr differs (JAX clamps with `max`, jaxlite "
         "converts with weak_type=True)", modes=("jaxpr",), detail=r"= max b[a-z] b[a-z]"),
-  Known("jaxpr-fill-value", "gather's fill_value param prints converted to the operand dtype "
-        "(65535, -1.0) where JAX prints the user's value (-1)", modes=("jaxpr",),
-        detail="fill_value="),
   Known("jaxpr-inner-dtype-x64", "under x64 jnp.cbrt's inner jaxpr types a bf16 constant as f64",
         modes=("jaxpr",), kinds=("jaxpr-text",), detail=r"jaxpr=\{ lambda"),
   Known("jaxpr-nansum", "jnp.nansum's jaxpr differs (JAX converts, jaxlite selects first)",

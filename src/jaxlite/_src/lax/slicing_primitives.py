@@ -345,7 +345,11 @@ def _gather_impl(operand, indices, *, dimension_numbers, slice_sizes, indices_ar
   dn = dimension_numbers
   operand = np.asarray(operand)
   indices = np.asarray(indices)
-  fill = _default_fill(operand.dtype) if fill_value is None else fill_value
+  if fill_value is None:
+    fill = _default_fill(operand.dtype)
+  else:  # the user's Python scalar, converted as lax.full_like would (-1 wraps for uint16)
+    with np.errstate(invalid="ignore", over="ignore"):
+      fill = np.asarray(fill_value).astype(operand.dtype)[()]
   drop = mode == GatherScatterMode.FILL_OR_DROP
   if _is_point_gather(operand.shape, dn, slice_sizes):
     out = _point_gather(operand, indices, dn.start_index_map, drop, fill)
