@@ -443,3 +443,34 @@ def test_gather_fill_value_param(dtype, fill, want):
   ref = f(jax_, jax_.numpy)
   np.testing.assert_array_equal(np.asarray(eager), np.asarray(ref[0]))
   assert text == ref[3]
+
+
+# --- 25. scatter-no-scatter-dims-grad: grad of x.at[0:].max(v) (indices of shape (0,)) -----------
+# --- 26. at-array-index-empty-clip: x.at[int array].op(v, mode='clip') on a size-0 axis ----------
+
+def _degenerate_scatter_cases(m, jnp):
+  x = jnp.array([[-0.0, 2.0]], jnp.float32)
+  out = {}
+  for op in ("max", "min", "add", "multiply"):
+    out[f"grad-{op}"] = m.grad(lambda a, op=op: jnp.sum(getattr(a.at[0:], op)(1.0)))(x)
+    out[f"grad-{op}-promise"] = m.grad(lambda a, op=op: jnp.sum(getattr(a.at[0:], op)(
+        1.0, mode="promise_in_bounds")))(x)
+  for shape in ((0,), (2, 0)):
+    for op in ("set", "add", "multiply", "min"):
+      e = jnp.zeros(shape, jnp.bfloat16)
+      out[f"empty{shape}-{op}"] = getattr(e.at[jnp.array([0, -1])], op)(3.0, mode="clip")
+  return out
+
+
+def test_degenerate_scatters():
+  got = _degenerate_scatter_cases(jax, jnp)
+  np.testing.assert_array_equal(np.asarray(got["grad-max"]), [[0.0, 1.0]])   # 1 > -0 wins
+  np.testing.assert_array_equal(np.asarray(got["grad-min"]), [[1.0, 0.0]])
+  np.testing.assert_array_equal(np.asarray(got["grad-multiply"]), [[1.0, 1.0]])
+  assert got["empty(2, 0)-add"].shape == (2, 0)
+  jax_ = oracle()
+  ref = _degenerate_scatter_cases(jax_, jax_.numpy)
+  for k, want in ref.items():
+    assert (got[k].shape, got[k].dtype) == (want.shape, want.dtype), k
+    np.testing.assert_array_equal(np.asarray(got[k], np.float32), np.asarray(want, np.float32),
+                                  err_msg=k)

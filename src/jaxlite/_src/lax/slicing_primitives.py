@@ -591,7 +591,8 @@ def _scatter_impl_for(ufunc):
       _apply_in_rounds(out, index, upd, _update_fn(update_jaxpr, update_consts))
     elif ufunc is None:
       target[index] = upd
-    elif unique_indices:
+    elif unique_indices or (type(index) is tuple and not index):
+      # no scatter dims (indices of shape (0,)): one window, and ufunc.at rejects an empty index
       target[index] = ufunc(target[index], upd)
     else:
       ufunc.at(target, index, upd)
