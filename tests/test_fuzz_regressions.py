@@ -474,3 +474,20 @@ def test_degenerate_scatters():
     assert (got[k].shape, got[k].dtype) == (want.shape, want.dtype), k
     np.testing.assert_array_equal(np.asarray(got[k], np.float32), np.asarray(want, np.float32),
                                   err_msg=k)
+
+
+# --- 27. jaxpr-diff-strides: jnp.diff slices with strides=None, as JAX's a[1:] - a[:-1] ----------
+
+@pytest.mark.parametrize("shape,axis,n", [((3,), 0, 1), ((2, 1, 3), -2, 1), ((2, 4), -1, 2),
+                                          ((4, 2), 0, 3), ((2, 0), 1, 1)])
+def test_diff_jaxpr_and_values(shape, axis, n):
+  def f(m, jnp):
+    x = jnp.arange(int(np.prod(shape)), dtype=jnp.float32).reshape(shape) ** 2
+    return jnp.diff(x, n=n, axis=axis), str(m.make_jaxpr(lambda a: jnp.diff(a, n=n, axis=axis))(x))
+  got, text = f(jax, jnp)
+  x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape) ** 2
+  np.testing.assert_array_equal(np.asarray(got), np.diff(x, n=n, axis=axis))
+  if x.shape[axis]:
+    assert "strides=None" in text and "strides=(" not in text
+  ref = f(*(lambda j: (j, j.numpy))(oracle()))
+  assert text == ref[1]
