@@ -289,6 +289,8 @@ def compare_mode(prog: dict, mode: str, want, got, mags: dict) -> Mismatch | Non
     return Mismatch(prog, mode, kind, detail)
   if want[0] == "skip" or got[0] == "skip":
     return None if want[0] == got[0] else mm("grad-skip", f"jax {want[0]} jaxlite {got[0]}")
+  if want[0] == "err" and want[1] == "Timeout":
+    return None  # JAX ran out of its time slot (a loaded machine): nothing to compare with
   if got[0] == "err" and got[1] == "Timeout":
     return mm("timeout", got[3])
   if want[0] == "err":
@@ -531,7 +533,10 @@ def fuzz(seed: int, n: int, modes=MODES, batch: int = 40, jobs: int = 1, max_ops
       for b, (rj, rl) in pool.map(one, batches):
         for p in b:
           for mode in modes:
-            if rj[p["id"]].get(mode, ("skip",))[0] != "skip":
+            res = rj[p["id"]].get(mode, ("skip",))
+            if res[:2] == ("err", "Timeout"):  # not compared: counted apart
+              counts["jax-timeout"] += 1
+            elif res[0] != "skip":
               counts[mode] += 1
           for m in compare(p, rj[p["id"]], rl[p["id"]], modes):
             m.known = classify_known(m)
