@@ -491,3 +491,28 @@ def test_diff_jaxpr_and_values(shape, axis, n):
     assert "strides=None" in text and "strides=(" not in text
   ref = f(*(lambda j: (j, j.numpy))(oracle()))
   assert text == ref[1]
+
+
+# --- 9. jaxpr-truncated-normal: the clip bounds are stop_gradient(lower/upper), as in JAX --------
+
+@pytest.mark.parametrize("x64_on", [False, True])
+def test_truncated_normal_jaxpr(x64_on):
+  def f(m):
+    k = m.random.fold_in(m.random.key(14), 7)
+    return (str(m.make_jaxpr(lambda: m.random.truncated_normal(k, -1.0, 2.0, (3,)))()),
+            str(m.make_jaxpr(lambda lo: m.random.truncated_normal(m.random.PRNGKey(31), lo, 2.0,
+                                                                  (2, 4)))(-1.0)),
+            m.random.truncated_normal(k, -1.0, 2.0, (3,)))
+  with x64(x64_on):
+    texts = f(jax)
+  assert "stop_gradient" in texts[0] and "stop_gradient" in texts[1]
+  assert np.all((np.asarray(texts[2]) > -1.0) & (np.asarray(texts[2]) < 2.0))
+  jax_ = oracle()
+  old = jax_.config.jax_enable_x64
+  jax_.config.update("jax_enable_x64", x64_on)
+  try:
+    ref = f(jax_)
+  finally:
+    jax_.config.update("jax_enable_x64", old)
+  assert texts[:2] == ref[:2]
+  np.testing.assert_allclose(np.asarray(texts[2]), np.asarray(ref[2]), rtol=1e-5)

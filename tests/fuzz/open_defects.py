@@ -11,8 +11,6 @@ OPEN: list[Known] = [
   Known("jaxpr-array-constants", "make_jaxpr inlines array constants (jnp.array([...]) inside "
         "the function) where JAX lifts them to constvars (`{ lambda a:i32[2]; ...`)",
         modes=("jaxpr",), kinds=("jaxpr-text",), detail=r"jax: \{ lambda [a-z]+:"),
-  Known("jaxpr-truncated-normal", "random.truncated_normal's jaxpr differs (JAX: stop_gradient "
-        "of the bounds; jaxlite: nextafter)", modes=("jaxpr",), detail="stop_gradient"),
   Known("jaxpr-randint", "random.randint's jaxpr differs (JAX clamps with `max`, jaxlite "
         "converts with weak_type=True)", modes=("jaxpr",), detail=r"= max b[a-z] b[a-z]"),
   Known("jaxpr-inner-dtype-x64", "under x64 jnp.cbrt's inner jaxpr types a bf16 constant as f64",

@@ -416,8 +416,9 @@ def _truncated_normal(key, lower, upper, shape, dtype):
   b = erf(_lax.div(upper, sqrt2))
   u = uniform(key, shape, dtype, minval=a, maxval=b)
   out = _lax.mul(sqrt2, _special("erf_inv")(u))
-  lo = _lax.nextafter(lower, _const(dtype, np.inf))
-  hi = _lax.nextafter(upper, _const(dtype, -np.inf))
+  from jaxlite._src.ad_api import stop_gradient  # the bounds carry no gradient (as in JAX)
+  lo = _lax.nextafter(stop_gradient(lower), _const(dtype, np.inf))
+  hi = _lax.nextafter(stop_gradient(upper), _const(dtype, -np.inf))
   return _clip(out, lo, hi)
 
 
