@@ -516,3 +516,35 @@ def test_truncated_normal_jaxpr(x64_on):
     jax_.config.update("jax_enable_x64", old)
   assert texts[:2] == ref[:2]
   np.testing.assert_allclose(np.asarray(texts[2]), np.asarray(ref[2]), rtol=1e-5)
+
+
+# --- 28. sum-prod-bool: bools are counted as int32 first (jaxpr under x64; promote_integers) ----
+
+_BOOL_RED_KW = [{}, {"axis": 1}, {"dtype": "float32"}, {"dtype": "int8"},
+                {"promote_integers": False}]
+
+
+@pytest.mark.parametrize("x64_on", [False, True])
+@pytest.mark.parametrize("fn", ["sum", "prod"])
+@pytest.mark.parametrize("kw", _BOOL_RED_KW, ids=str)
+def test_bool_sum_prod(kw, fn, x64_on):
+  def f(m, jnp):
+    x = jnp.array([[True, False], [True, True]])
+    r = getattr(jnp, fn)(x, **kw)
+    return r, str(m.make_jaxpr(lambda a: getattr(jnp, fn)(a, **kw))(x))
+  with x64(x64_on):
+    got, text = f(jax, jnp)
+  want_dtype = kw.get("dtype") or ("int64" if x64_on and kw.get("promote_integers", True)
+                                   else "int32")
+  assert got.dtype == np.dtype(want_dtype)
+  np.testing.assert_array_equal(np.asarray(got), getattr(np, fn)(
+      np.array([[True, False], [True, True]]), axis=kw.get("axis")))
+  assert "a:bool[2,2]. let\n    b:i32[2,2] = convert_element_type" in text
+  jax_ = oracle()
+  old = jax_.config.jax_enable_x64
+  jax_.config.update("jax_enable_x64", x64_on)
+  try:
+    ref = f(jax_, jax_.numpy)
+  finally:
+    jax_.config.update("jax_enable_x64", old)
+  assert (str(got.dtype), text) == (str(ref[0].dtype), ref[1])
