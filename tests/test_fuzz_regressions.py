@@ -548,3 +548,25 @@ def test_bool_sum_prod(kw, fn, x64_on):
   finally:
     jax_.config.update("jax_enable_x64", old)
   assert (str(got.dtype), text) == (str(ref[0].dtype), ref[1])
+
+
+# --- 4. jaxpr-randint: randint's bounds are clipped with weak literals (JAX's _const) -----------
+
+@pytest.mark.parametrize("x64_on", [False, True])
+@pytest.mark.parametrize("lo,hi", [(-5, 100), (0, 2**31 - 1), (-(2**31), 7)])
+def test_randint_jaxpr(lo, hi, x64_on):
+  def f(m):
+    g = lambda: m.random.randint(m.random.PRNGKey(41), (2, 1, 3), lo, hi)
+    return g(), str(m.make_jaxpr(g)())
+  with x64(x64_on):
+    got, text = f(jax)
+  assert np.all((np.asarray(got) >= max(lo, -(2**31))) & (np.asarray(got) < hi))
+  jax_ = oracle()
+  old = jax_.config.jax_enable_x64
+  jax_.config.update("jax_enable_x64", x64_on)
+  try:
+    ref = f(jax_)
+  finally:
+    jax_.config.update("jax_enable_x64", old)
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(ref[0]))
+  assert text == ref[1]

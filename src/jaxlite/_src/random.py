@@ -509,8 +509,9 @@ def _convert_and_clip_integer(val, dtype):
   """val in an integer dtype, clipped to the range both dtypes share rather than wrapped."""
   src = dtypes.iinfo(val.dtype)
   dst = dtypes.iinfo(dtype)
-  lo = _const(val.dtype, max(dst.min, src.min))
-  hi = _const(val.dtype, min(dst.max, src.max))
+  from jaxlite._src.lax.elementwise import _const as like_const  # weak for a weak scalar (JAX)
+  lo = like_const(val, max(dst.min, src.min))
+  hi = like_const(val, min(dst.max, src.max))
   return _lax.convert_element_type(_clip(val, lo, hi), dtype)
 
 
