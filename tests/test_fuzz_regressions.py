@@ -570,3 +570,18 @@ def test_randint_jaxpr(lo, hi, x64_on):
     jax_.config.update("jax_enable_x64", old)
   np.testing.assert_array_equal(np.asarray(got), np.asarray(ref[0]))
   assert text == ref[1]
+
+
+# --- documented: xla-cpu-flushes-subnormals (tests/fuzz/known_differences.py) --------------------
+
+def test_subnormals_documented_difference():
+  """XLA:CPU flushes subnormal float32/bfloat16 to zero; jaxlite keeps NumPy's IEEE subnormals.
+  If JAX stops flushing (or jaxlite starts), the known_differences entry must go."""
+  x = np.array([1e-40, 6e-8], np.float32)
+  np.testing.assert_allclose(np.asarray(jnp.sqrt(jnp.asarray(x))), np.sqrt(x), rtol=1e-6)
+  jax_ = oracle()
+  if jax_.default_backend() != "cpu":
+    pytest.skip("the difference is XLA:CPU's")
+  got = np.asarray(jax_.numpy.sqrt(jax_.numpy.asarray(x)))
+  assert got[0] == 0.0 and got[1] == pytest.approx(np.sqrt(6e-8), rel=1e-6)
+  assert float(jax_.numpy.asarray(x)[0] * 1) == 0.0
