@@ -278,3 +278,310 @@ def test_error_class(name, fn, cls):
   jax_ = oracle()
   with pytest.raises(cls):
     fn(*_mods(jax_))
+
+
+# --- 17. scatter-max-grad-nan: scatter_max/min's JVP keeps NaN where no value attains the result
+
+def _scatter_extremum_cases(m, jnp):
+  nan = float("nan")
+  x = jnp.array([0.1, -3.0, -2.7, nan], jnp.float32)
+  idx = jnp.array([-1, 1])
+  ones = jnp.ones(4, jnp.float32)
+
+  def at(op, v=0.0):
+    return lambda a: getattr(a.at[idx], op)(v)
+  out = {}
+  for op in ("max", "min"):
+    sig = lambda a, op=op: jnp.sum(m.nn.sigmoid(at(op)(a)))
+    out[f"{op}-grad-sigmoid"] = m.grad(sig)(x)
+    out[f"{op}-jvp"] = m.jvp(at(op), (x,), (ones,))[1]
+    out[f"{op}-vjp-ones"] = m.vjp(at(op), x)[1](ones)[0]
+    out[f"{op}-jit-grad-ties"] = m.jit(m.grad(lambda a, v, op=op: jnp.sum(
+        getattr(a.at[jnp.array([3, 1, 1])], op)(v)), (0, 1)))(x, jnp.float32(-3.0))
+    out[f"{op}-grad-2d"] = m.grad(lambda a, op=op: jnp.sum(m.nn.sigmoid(
+        getattr(a.at[:, jnp.array([0, 0])], op)(jnp.array([[1.0, nan], [2.0, -1.0]])))))(
+        jnp.array([[1.0, 2.0], [nan, 0.5]]))
+  return out
+
+
+def test_scatter_extremum_jvp_keeps_nan():
+  got = _scatter_extremum_cases(jax, jnp)
+  s = lambda v: 1 / (1 + np.exp(-v)) * (1 - 1 / (1 + np.exp(-v)))  # sigmoid'
+  nan = np.nan
+  known = {
+    "max-grad-sigmoid": [s(0.1), 0.0, s(-2.7), nan], "max-jvp": [1, 0, 1, 0],
+    "max-vjp-ones": [1, 0, 1, 0],
+    "min-grad-sigmoid": [s(0.1), s(-3.0), s(-2.7), nan], "min-jvp": [1, 1, 1, 0],
+    "min-vjp-ones": [1, 1, 1, 0],
+  }
+  for k, want in known.items():
+    np.testing.assert_allclose(np.asarray(got[k]), np.asarray(want, np.float32), rtol=1e-6)
+  jax_ = oracle()
+  ref = _scatter_extremum_cases(jax_, jax_.numpy)
+  for k in ref:
+    for a, b in zip(jax.tree_util.tree_leaves(got[k]), jax_.tree_util.tree_leaves(ref[k])):
+      np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6, err_msg=k)
+
+
+# --- 21. jaxpr-python-float-literal: jnp.sinc's constants follow x's weak type ------------------
+
+_SINC_ARGS = [("py-float", lambda jnp: 2.5), ("py-int", lambda jnp: 3),
+              ("f32", lambda jnp: jnp.float32(2.5)), ("f16", lambda jnp: jnp.float16(0.25)),
+              ("bf16-vec", lambda jnp: jnp.ones(2, jnp.bfloat16))]
+
+
+@pytest.mark.parametrize("x64_on", [False, True])
+@pytest.mark.parametrize("name,arg", _SINC_ARGS, ids=[a[0] for a in _SINC_ARGS])
+def test_sinc_pi_literal(name, arg, x64_on):
+  with x64(x64_on):
+    text = str(jax.make_jaxpr(jnp.sinc)(arg(jnp)))
+    weak = name.startswith("py")
+    pi = {"f16": "3.140625:f16[]", "bf16-vec": "3.140625:bf16[]"}.get(
+        name, "3.141592653589793:f" if weak or x64_on and name != "f32" else
+        "3.1415927410125732:f32[]")
+    assert f"mul {pi}" in text
+    np.testing.assert_allclose(np.asarray(jnp.sinc(arg(jnp)), np.float32),
+                               np.sinc(np.asarray(arg(jnp), np.float32)), rtol=1e-2, atol=1e-3)
+  jax_ = oracle()
+  old = jax_.config.jax_enable_x64
+  jax_.config.update("jax_enable_x64", x64_on)
+  try:
+    assert text == str(jax_.make_jaxpr(jax_.numpy.sinc)(arg(jax_.numpy)))
+  finally:
+    jax_.config.update("jax_enable_x64", old)
+
+
+# --- 24. logical-weak-type: logical ops of weak scalars give weak booleans -----------------------
+
+_LOGICAL_ARGS = {"py-true": lambda jnp: True, "py-int": lambda jnp: 1, "py-float": lambda jnp: 2.5,
+                 "bool": lambda jnp: jnp.array(True), "bool-vec": lambda jnp: jnp.array([True]),
+                 "i32": lambda jnp: jnp.int32(3), "weak-int": lambda jnp: jnp.asarray(1) + 0,
+                 "weak-int-vec": lambda jnp: jnp.zeros(1, int) + 0,
+                 "weak-bool": lambda jnp: jnp.logical_not(1)}
+# (x, y) -> weak type of logical_and(x, y): weak iff both promoted operands are weak scalars
+_LOGICAL_WEAK = {("py-true", "py-int"): True, ("py-int", "py-float"): True,
+                 ("bool", "py-int"): True, ("py-float", "i32"): True, ("py-int", "i32"): False,
+                 ("py-int", "bool-vec"): False, ("py-true", "py-true"): False,
+                 ("weak-int", "py-int"): True, ("weak-int-vec", "py-int"): False,
+                 ("weak-bool", "weak-bool"): False, ("weak-bool", "bool"): False,
+                 ("weak-bool", "py-int"): True}
+
+
+@pytest.mark.parametrize("fn", ["logical_and", "logical_or", "logical_xor"])
+@pytest.mark.parametrize("pair", list(_LOGICAL_WEAK), ids="-".join)
+def test_logical_ops_weak_type(pair, fn):
+  x, y = (_LOGICAL_ARGS[k](jnp) for k in pair)
+  got = getattr(jnp, fn)(x, y)
+  assert got.dtype == np.bool_ and got.weak_type == _LOGICAL_WEAK[pair]
+  assert jnp.logical_not(x).weak_type == (pair[0] in ("py-int", "py-float", "weak-int",
+                                                      "weak-bool"))
+  jax_ = oracle()
+  jx, jy = (_LOGICAL_ARGS[k](jax_.numpy) for k in pair)
+  ref = getattr(jax_.numpy, fn)(jx, jy)
+  assert (got.weak_type, bool(np.all(got))) == (ref.weak_type, bool(np.all(ref)))
+  if pair[1].startswith("py"):  # a closed-over array is a constvar in JAX (open row 8)
+    assert str(jax.make_jaxpr(lambda a: getattr(jnp, fn)(a, y))(x)) == \
+        str(jax_.make_jaxpr(lambda a: getattr(jax_.numpy, fn)(a, jy))(jx))
+
+
+# --- 6. jaxpr-custom-jvp (and the tie gradient): jnp.logaddexp is a custom_jvp as in JAX ---------
+
+def _logaddexp_cases(m, jnp):
+  out = {}
+  for dt in ("float16", "float32"):
+    x = jnp.array([1.5, 0.1, np.inf, -np.inf, np.nan], dt)
+    out[f"{dt}-tie"] = m.grad(lambda a: jnp.sum(jnp.logaddexp(a, jnp.array(1.5, dt))))(x)
+    out[f"{dt}-self"] = m.grad(lambda a: jnp.sum(jnp.logaddexp(a, a)))(x)
+    out[f"{dt}-inf"] = m.jit(m.grad(lambda a: jnp.sum(jnp.logaddexp(np.inf, a))))(x)
+    out[f"{dt}-vmap"] = m.vmap(m.grad(lambda a: jnp.logaddexp(a, 2.0)))(x)
+    out[f"{dt}-value"] = jnp.logaddexp(x, x[::-1])
+  out["jaxpr"] = str(m.make_jaxpr(jnp.logaddexp)(jnp.ones(2), 1.0))
+  out["jaxpr-grad"] = str(m.make_jaxpr(m.grad(lambda a: jnp.logaddexp(a, a).sum()))(jnp.ones(2)))
+  out["jaxpr-grad-scalar"] = str(m.make_jaxpr(m.grad(lambda a: jnp.logaddexp(a, 2.0)))(1.0))
+  return out
+
+
+def test_logaddexp_custom_jvp():
+  got = _logaddexp_cases(jax, jnp)
+  # at a tie each operand's derivative is 1/2; +inf is replaced by 0 in exp(x - out) (JAX's
+  # rule), so d/dx logaddexp(inf, x) is exp(x)
+  np.testing.assert_allclose(np.asarray(got["float32-tie"]),
+                             [0.5, 1 / (1 + np.exp(1.4)), 1.0, 0.0, np.nan], rtol=1e-6)
+  np.testing.assert_allclose(np.asarray(got["float32-inf"]),
+                             [np.exp(1.5), np.exp(0.1), 1.0, 0.0, np.nan], rtol=1e-6)
+  assert "custom_jvp_call[\n      name=logaddexp" in got["jaxpr"]
+  assert "jvp=_logaddexp_jvp" in got["jaxpr"]
+  jax_ = oracle()
+  ref = _logaddexp_cases(jax_, jax_.numpy)
+  for k, want in ref.items():
+    if isinstance(want, str):
+      assert got[k] == want, k
+    else:
+      np.testing.assert_allclose(np.asarray(got[k], np.float32), np.asarray(want, np.float32),
+                                 rtol=1e-3 if "16" in k else 1e-6, err_msg=k)
+
+
+# --- 14. jaxpr-fill-value: gather keeps the user's Python fill_value in its params ----------------
+
+_FILL_CASES = [("float32", -1, [2.0, -1.0]), ("float32", True, [2.0, 1.0]),
+               ("uint16", -1, [2, 65535]), ("uint16", 2.5, [2, 2]), ("int8", 2.5, [2, 2]),
+               ("bool", -1, [True, True]), ("int32", None, [2, np.iinfo(np.int32).min])]
+
+
+@pytest.mark.parametrize("dtype,fill,want", _FILL_CASES)
+def test_gather_fill_value_param(dtype, fill, want):
+  def f(m, jnp):
+    x = jnp.arange(3).astype(dtype)
+    get = lambda a: a.at[jnp.array([-1, 5])].get(mode="fill", fill_value=fill)
+    return get(x), m.jit(get)(x), m.vmap(get)(jnp.stack([x, x]))[1], str(m.make_jaxpr(get)(x))
+  eager, jitted, vmapped, text = f(jax, jnp)
+  for got in (eager, jitted, vmapped):
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want, dtype))
+  if fill is not None:
+    assert f"fill_value={fill}\n" in text or f"fill_value={fill} " in text
+  jax_ = oracle()
+  ref = f(jax_, jax_.numpy)
+  np.testing.assert_array_equal(np.asarray(eager), np.asarray(ref[0]))
+  assert text == ref[3]
+
+
+# --- 25. scatter-no-scatter-dims-grad: grad of x.at[0:].max(v) (indices of shape (0,)) -----------
+# --- 26. at-array-index-empty-clip: x.at[int array].op(v, mode='clip') on a size-0 axis ----------
+
+def _degenerate_scatter_cases(m, jnp):
+  x = jnp.array([[-0.0, 2.0]], jnp.float32)
+  out = {}
+  for op in ("max", "min", "add", "multiply"):
+    out[f"grad-{op}"] = m.grad(lambda a, op=op: jnp.sum(getattr(a.at[0:], op)(1.0)))(x)
+    out[f"grad-{op}-promise"] = m.grad(lambda a, op=op: jnp.sum(getattr(a.at[0:], op)(
+        1.0, mode="promise_in_bounds")))(x)
+  for shape in ((0,), (2, 0)):
+    for op in ("set", "add", "multiply", "min"):
+      e = jnp.zeros(shape, jnp.bfloat16)
+      out[f"empty{shape}-{op}"] = getattr(e.at[jnp.array([0, -1])], op)(3.0, mode="clip")
+  return out
+
+
+def test_degenerate_scatters():
+  got = _degenerate_scatter_cases(jax, jnp)
+  np.testing.assert_array_equal(np.asarray(got["grad-max"]), [[0.0, 1.0]])   # 1 > -0 wins
+  np.testing.assert_array_equal(np.asarray(got["grad-min"]), [[1.0, 0.0]])
+  np.testing.assert_array_equal(np.asarray(got["grad-multiply"]), [[1.0, 1.0]])
+  assert got["empty(2, 0)-add"].shape == (2, 0)
+  jax_ = oracle()
+  ref = _degenerate_scatter_cases(jax_, jax_.numpy)
+  for k, want in ref.items():
+    assert (got[k].shape, got[k].dtype) == (want.shape, want.dtype), k
+    np.testing.assert_array_equal(np.asarray(got[k], np.float32), np.asarray(want, np.float32),
+                                  err_msg=k)
+
+
+# --- 27. jaxpr-diff-strides: jnp.diff slices with strides=None, as JAX's a[1:] - a[:-1] ----------
+
+@pytest.mark.parametrize("shape,axis,n", [((3,), 0, 1), ((2, 1, 3), -2, 1), ((2, 4), -1, 2),
+                                          ((4, 2), 0, 3), ((2, 0), 1, 1)])
+def test_diff_jaxpr_and_values(shape, axis, n):
+  def f(m, jnp):
+    x = jnp.arange(int(np.prod(shape)), dtype=jnp.float32).reshape(shape) ** 2
+    return jnp.diff(x, n=n, axis=axis), str(m.make_jaxpr(lambda a: jnp.diff(a, n=n, axis=axis))(x))
+  got, text = f(jax, jnp)
+  x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape) ** 2
+  np.testing.assert_array_equal(np.asarray(got), np.diff(x, n=n, axis=axis))
+  if x.shape[axis]:
+    assert "strides=None" in text and "strides=(" not in text
+  ref = f(*(lambda j: (j, j.numpy))(oracle()))
+  assert text == ref[1]
+
+
+# --- 9. jaxpr-truncated-normal: the clip bounds are stop_gradient(lower/upper), as in JAX --------
+
+@pytest.mark.parametrize("x64_on", [False, True])
+def test_truncated_normal_jaxpr(x64_on):
+  def f(m):
+    k = m.random.fold_in(m.random.key(14), 7)
+    return (str(m.make_jaxpr(lambda: m.random.truncated_normal(k, -1.0, 2.0, (3,)))()),
+            str(m.make_jaxpr(lambda lo: m.random.truncated_normal(m.random.PRNGKey(31), lo, 2.0,
+                                                                  (2, 4)))(-1.0)),
+            m.random.truncated_normal(k, -1.0, 2.0, (3,)))
+  with x64(x64_on):
+    texts = f(jax)
+  assert "stop_gradient" in texts[0] and "stop_gradient" in texts[1]
+  assert np.all((np.asarray(texts[2]) > -1.0) & (np.asarray(texts[2]) < 2.0))
+  jax_ = oracle()
+  old = jax_.config.jax_enable_x64
+  jax_.config.update("jax_enable_x64", x64_on)
+  try:
+    ref = f(jax_)
+  finally:
+    jax_.config.update("jax_enable_x64", old)
+  assert texts[:2] == ref[:2]
+  np.testing.assert_allclose(np.asarray(texts[2]), np.asarray(ref[2]), rtol=1e-5)
+
+
+# --- 28. sum-prod-bool: bools are counted as int32 first (jaxpr under x64; promote_integers) ----
+
+_BOOL_RED_KW = [{}, {"axis": 1}, {"dtype": "float32"}, {"dtype": "int8"},
+                {"promote_integers": False}]
+
+
+@pytest.mark.parametrize("x64_on", [False, True])
+@pytest.mark.parametrize("fn", ["sum", "prod"])
+@pytest.mark.parametrize("kw", _BOOL_RED_KW, ids=str)
+def test_bool_sum_prod(kw, fn, x64_on):
+  def f(m, jnp):
+    x = jnp.array([[True, False], [True, True]])
+    r = getattr(jnp, fn)(x, **kw)
+    return r, str(m.make_jaxpr(lambda a: getattr(jnp, fn)(a, **kw))(x))
+  with x64(x64_on):
+    got, text = f(jax, jnp)
+  want_dtype = kw.get("dtype") or ("int64" if x64_on and kw.get("promote_integers", True)
+                                   else "int32")
+  assert got.dtype == np.dtype(want_dtype)
+  np.testing.assert_array_equal(np.asarray(got), getattr(np, fn)(
+      np.array([[True, False], [True, True]]), axis=kw.get("axis")))
+  assert "a:bool[2,2]. let\n    b:i32[2,2] = convert_element_type" in text
+  jax_ = oracle()
+  old = jax_.config.jax_enable_x64
+  jax_.config.update("jax_enable_x64", x64_on)
+  try:
+    ref = f(jax_, jax_.numpy)
+  finally:
+    jax_.config.update("jax_enable_x64", old)
+  assert (str(got.dtype), text) == (str(ref[0].dtype), ref[1])
+
+
+# --- 4. jaxpr-randint: randint's bounds are clipped with weak literals (JAX's _const) -----------
+
+@pytest.mark.parametrize("x64_on", [False, True])
+@pytest.mark.parametrize("lo,hi", [(-5, 100), (0, 2**31 - 1), (-(2**31), 7)])
+def test_randint_jaxpr(lo, hi, x64_on):
+  def f(m):
+    g = lambda: m.random.randint(m.random.PRNGKey(41), (2, 1, 3), lo, hi)
+    return g(), str(m.make_jaxpr(g)())
+  with x64(x64_on):
+    got, text = f(jax)
+  assert np.all((np.asarray(got) >= max(lo, -(2**31))) & (np.asarray(got) < hi))
+  jax_ = oracle()
+  old = jax_.config.jax_enable_x64
+  jax_.config.update("jax_enable_x64", x64_on)
+  try:
+    ref = f(jax_)
+  finally:
+    jax_.config.update("jax_enable_x64", old)
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(ref[0]))
+  assert text == ref[1]
+
+
+# --- documented: xla-cpu-flushes-subnormals (tests/fuzz/known_differences.py) --------------------
+
+def test_subnormals_documented_difference():
+  """XLA:CPU flushes subnormal float32/bfloat16 to zero; jaxlite keeps NumPy's IEEE subnormals.
+  If JAX stops flushing (or jaxlite starts), the known_differences entry must go."""
+  x = np.array([1e-40, 6e-8], np.float32)
+  np.testing.assert_allclose(np.asarray(jnp.sqrt(jnp.asarray(x))), np.sqrt(x), rtol=1e-6)
+  jax_ = oracle()
+  if jax_.default_backend() != "cpu":
+    pytest.skip("the difference is XLA:CPU's")
+  got = np.asarray(jax_.numpy.sqrt(jax_.numpy.asarray(x)))
+  assert got[0] == 0.0 and got[1] == pytest.approx(np.sqrt(6e-8), rel=1e-6)
+  assert float(jax_.numpy.asarray(x)[0] * 1) == 0.0

@@ -507,7 +507,13 @@ def prng(g: Gen):
     g.emit(e, [], cls, dt, shape, False, ulps)
     return
   out, _ = promote(x.dtype, x.weak, dt, False, g.x64)
-  g.emit(f"{{0}} + {e}", [x], "arith" if cls == "exact" else cls, out, shape, False, ulps)
+  if cls == "exact":
+    g.emit(f"{{0}} + {e}", [x], "arith", out, shape, False, ulps)
+    return
+  # an inexact sample is its own op, so that the sum's tolerance scales with the sample's
+  # magnitude (x + sample can cancel: a relative bound on the sum alone is too tight)
+  v = g.emit(e, [], cls, dt, shape, False, ulps)
+  g.emit("{0} + {1}", [x, v], "arith", out, shape, False, 0)
 
 
 FAMILIES = {

@@ -1,5 +1,7 @@
-"""Fuzzer worker: evaluates a JSON batch of programs in ONE library (jaxlite or real JAX) in every
-mode and pickles the results; run as `python fuzz_worker.py {jax|jaxlite} IN.json OUT.pkl`.
+"""Fuzzer worker: evaluates a JSON batch of programs in ONE library (jaxlite or real JAX) in the
+requested modes and pickles the results: `python fuzz_worker.py {jax|jaxlite} IN.json OUT.pkl
+[MODES]`, or `python fuzz_worker.py {jax|jaxlite} --serve` to evaluate batch after batch (one
+`IN OUT MODES` line each on stdin, answered by a `done` line) without re-importing the library.
 
 Only this process imports its library, so the two libraries never share state.
 """
@@ -86,7 +88,8 @@ def error_record(e: BaseException):
   return ("err", type(e).__name__, builtin, str(e)[:400])
 
 
-def evaluate(lib: str, prog: dict, ns: dict, src: str, hooked: str | None) -> dict:
+def evaluate(lib: str, prog: dict, ns: dict, src: str, hooked: str | None,
+             modes=MODES) -> dict:
   jax, jnp = ns["jax"], ns["jnp"]
   jax.config.update("jax_enable_x64", bool(prog["x64"]))
   env = dict(ns)
@@ -106,23 +109,29 @@ def evaluate(lib: str, prog: dict, ns: dict, src: str, hooked: str | None) -> di
       out[mode] = error_record(e)
 
   args, axes = make_inputs(prog, jnp, batched=False)
-  call("eager", lambda: f(*args))
-  call("jit", lambda: jax.jit(f)(*args))
-  call("jaxpr", lambda: str(jax.make_jaxpr(f)(*args)))
-  first = prog["inputs"][0]
-  eager = out["eager"]
-  float_out = (eager[0] == "ok" and eager[1] and eager[1][0][1] in
-               ("float16", "bfloat16", "float32", "float64"))
-  if not first["py"] and first["dtype"] in ("float16", "bfloat16", "float32", "float64") \
-      and float_out:
-    def loss(*a):
-      return jnp.sum(leaves(f(*a))[0])
-    call("grad", lambda: jax.grad(loss)(*args))
-  else:
-    out["grad"] = ("skip",)
-  bargs, _ = make_inputs(prog, jnp, batched=True)
-  call("vmap", lambda: jax.vmap(f, in_axes=axes)(*bargs))
-  if hooked is not None:  # JAX's eager intermediates: magnitudes for the tolerance model
+  if "eager" in modes or "grad" in modes:  # grad runs only where eager gives a float result
+    call("eager", lambda: f(*args))
+  if "jit" in modes:
+    call("jit", lambda: jax.jit(f)(*args))
+  if "jaxpr" in modes:
+    call("jaxpr", lambda: str(jax.make_jaxpr(f)(*args)))
+  if "grad" in modes:
+    first = prog["inputs"][0]
+    eager = out["eager"]
+    float_out = (eager[0] == "ok" and eager[1] and eager[1][0][1] in
+                 ("float16", "bfloat16", "float32", "float64"))
+    if not first["py"] and first["dtype"] in ("float16", "bfloat16", "float32", "float64") \
+        and float_out:
+      def loss(*a):
+        return jnp.sum(leaves(f(*a))[0])
+      call("grad", lambda: jax.grad(loss)(*args))
+    else:
+      out["grad"] = ("skip",)
+  if "vmap" in modes:
+    bargs, _ = make_inputs(prog, jnp, batched=True)
+    call("vmap", lambda: jax.vmap(f, in_axes=axes)(*bargs))
+  # JAX's eager intermediates: magnitudes for the tolerance model (jaxpr text needs none)
+  if hooked is not None and set(modes) - {"jaxpr"}:
     mags = {}
 
     def T(name, v):
@@ -143,29 +152,43 @@ def evaluate(lib: str, prog: dict, ns: dict, src: str, hooked: str | None) -> di
   return out
 
 
-def main(argv):
-  lib, src_path, dst_path = argv[1:4]
-  sys.path.insert(0, __file__.rsplit("/", 1)[0])
+def run_batch(lib: str, ns: dict, src_path: str, dst_path: str, modes=MODES):
   from fuzz_gen import render
-  warnings.simplefilter("ignore")
-  ns = load_library(lib)
   with open(src_path) as fh:
     progs = json.load(fh)
   results = {}
-  signal.signal(signal.SIGALRM, _alarm)
   for prog in progs:
     signal.alarm(PER_PROGRAM_S)
     try:
       results[prog["id"]] = evaluate(lib, prog, ns, render(prog),
-                                     render(prog, hook=True) if lib == "jax" else None)
+                                     render(prog, hook=True) if lib == "jax" else None, modes)
     except Hang:
-      results[prog["id"]] = {m: ("err", "Timeout", "Timeout", "hang") for m in MODES}
+      results[prog["id"]] = {m: ("err", "Timeout", "Timeout", "hang") for m in modes}
     except Exception as e:  # noqa: BLE001 - a crash of the harness on one program
-      results[prog["id"]] = {m: error_record(e) for m in MODES}
+      results[prog["id"]] = {m: error_record(e) for m in modes}
     finally:
       signal.alarm(0)
-  with open(dst_path, "wb") as fh:
+  with open(dst_path + ".part", "wb") as fh:
     pickle.dump(results, fh)
+  import os
+  os.replace(dst_path + ".part", dst_path)
+
+
+def main(argv):
+  lib = argv[1]
+  sys.path.insert(0, __file__.rsplit("/", 1)[0])
+  warnings.simplefilter("ignore")
+  ns = load_library(lib)
+  signal.signal(signal.SIGALRM, _alarm)
+  if argv[2] == "--serve":  # one batch per stdin line; the library stays imported (and warm)
+    reply, sys.stdout = sys.stdout, sys.stderr  # programs' prints must not look like replies
+    for line in sys.stdin:
+      src_path, dst_path, modes = line.split()
+      run_batch(lib, ns, src_path, dst_path, tuple(modes.split(",")))
+      print("done", file=reply, flush=True)
+    return
+  modes = tuple(argv[4].split(",")) if len(argv) > 4 else MODES
+  run_batch(lib, ns, argv[2], argv[3], modes)
 
 
 if __name__ == "__main__":

@@ -87,7 +87,25 @@ COMPARE_CASES = [
   (_TRANSC, "eager", _arr("float32", [2.0]), _arr("float32", [2.001]), "value"),
   (_PROG, "eager", _arr("float32", [2.0]), _arr("float32", [_ONE_ULP]), "value"),
   (_TRANSC, "eager", _arr("float32", [np.inf]), _arr("float32", [3e38]), "value"),
+  # JAX out of its time slot (load): not compared; jaxlite out of its slot: a mismatch
+  (_PROG, "eager", ("err", "Timeout", "Timeout", "m"), ("err", "ValueError", "ValueError", "m"),
+   None),
+  (_PROG, "eager", _arr("float32", [1.0]), ("err", "Timeout", "Timeout", "m"), "timeout"),
 ]
+
+_SAMPLE_SUM = dict(_PROG, outs=["v1"], ops=[
+  {"out": "v0", "tmpl": "jax.random.gamma(k, 1.0, (2,))", "args": [], "cls": "transc",
+   "ulps": 16, "red": 1},
+  {"out": "v1", "tmpl": "{0} + {1}", "args": ["x0", "v0"], "cls": "arith", "ulps": 0, "red": 1}])
+
+
+@pytest.mark.parametrize("got,kind", [(1e-3 + 1e-6, None), (1e-3 + 1e-5, "value")])
+def test_sample_sum_tolerance_scales_with_the_sample(got, kind):
+  # x + sample can cancel (1.001 - 1.0): the sample's 16 ulps are of its magnitude (1.0, from
+  # JAX's eager intermediates), not of the sum's
+  m = fuzz.compare_mode(_SAMPLE_SUM, "jit", _arr("float32", [1e-3]), _arr("float32", [got]),
+                        {"v0": (1.0, 2)})
+  assert (m and m.kind) == kind, m
 
 
 @pytest.mark.parametrize("prog,mode,want,got,kind", COMPARE_CASES)

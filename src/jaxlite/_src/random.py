@@ -416,8 +416,9 @@ def _truncated_normal(key, lower, upper, shape, dtype):
   b = erf(_lax.div(upper, sqrt2))
   u = uniform(key, shape, dtype, minval=a, maxval=b)
   out = _lax.mul(sqrt2, _special("erf_inv")(u))
-  lo = _lax.nextafter(lower, _const(dtype, np.inf))
-  hi = _lax.nextafter(upper, _const(dtype, -np.inf))
+  from jaxlite._src.ad_api import stop_gradient  # the bounds carry no gradient (as in JAX)
+  lo = _lax.nextafter(stop_gradient(lower), _const(dtype, np.inf))
+  hi = _lax.nextafter(stop_gradient(upper), _const(dtype, -np.inf))
   return _clip(out, lo, hi)
 
 
@@ -508,8 +509,9 @@ def _convert_and_clip_integer(val, dtype):
   """val in an integer dtype, clipped to the range both dtypes share rather than wrapped."""
   src = dtypes.iinfo(val.dtype)
   dst = dtypes.iinfo(dtype)
-  lo = _const(val.dtype, max(dst.min, src.min))
-  hi = _const(val.dtype, min(dst.max, src.max))
+  from jaxlite._src.lax.elementwise import _const as like_const  # weak for a weak scalar (JAX)
+  lo = like_const(val, max(dst.min, src.min))
+  hi = like_const(val, min(dst.max, src.max))
   return _lax.convert_element_type(_clip(val, lo, hi), dtype)
 
 

@@ -166,8 +166,10 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
       GatherScatterMode.from_any(mode)
   dtype = dtypes.dtype_and_weak(operand)[0]
   if parsed == GatherScatterMode.FILL_OR_DROP:
-    fill_value = _default_fill(dtype) if fill_value is None else \
-        np.asarray(fill_value).astype(dtype).item()
+    # A Python scalar stays the user's value in the params (make_jaxpr prints fill_value=-1 for
+    # a float or unsigned operand, as JAX); gather's impl converts it to the operand dtype.
+    fill_value = _default_fill(dtype) if fill_value is None else fill_value \
+        if type(fill_value) in (bool, int, float) else np.asarray(fill_value).astype(dtype).item()
   else:
     fill_value = None
   return gather_p.bind(operand, asarg(start_indices),

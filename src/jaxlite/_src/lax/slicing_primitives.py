@@ -352,7 +352,13 @@ def _gather_impl(operand, indices, *, dimension_numbers, slice_sizes, indices_ar
   # Typed PRNG keys (structured values) have no fill value: out-of-bounds indices clamp, as JAX's
   # key gathers do in every mode.
   keys = operand.dtype.kind == "V"
-  fill = None if keys else _default_fill(operand.dtype) if fill_value is None else fill_value
+  if keys:
+    fill = None
+  elif fill_value is None:
+    fill = _default_fill(operand.dtype)
+  else:  # the user's Python scalar, converted as lax.full_like would (-1 wraps for uint16)
+    with np.errstate(invalid="ignore", over="ignore"):
+      fill = np.asarray(fill_value).astype(operand.dtype)[()]
   drop = mode == GatherScatterMode.FILL_OR_DROP and not keys
   if _is_point_gather(operand.shape, dn, slice_sizes):
     out = _point_gather(operand, indices, dn.start_index_map, drop, fill)
@@ -596,7 +602,8 @@ def _scatter_impl_for(ufunc, inplace=False):
       _apply_in_rounds(out, index, upd, _update_fn(update_jaxpr, update_consts))
     elif ufunc is None:
       target[index] = upd
-    elif unique_indices:
+    elif unique_indices or (type(index) is tuple and not index):
+      # no scatter dims (indices of shape (0,)): one window, and ufunc.at rejects an empty index
       target[index] = ufunc(target[index], upd)
     else:
       ufunc.at(target, index, upd)
@@ -747,7 +754,10 @@ def _scatter_mul_transpose(ct, x, idx, upd, **params):
 
 
 def _scatter_extremum_jvp(prim):
-  # Tangents of all the values that attain the extremum at a position are averaged.
+  # Tangents of all the values that attain the extremum at a position are averaged. The tangent
+  # is t_x plus a scatter-add of per-update corrections (coefficient times tangent), as in JAX:
+  # a position whose result is NaN that no value "attains" gets t_x - t_x, so a NaN cotangent
+  # there reaches the operand as NaN (a count-and-divide form gives 0/0 or drops it).
   def jvp(primals, tangents, **params):
     x, idx, upd = primals
     out = prim.bind(x, idx, upd, **params)
@@ -759,17 +769,26 @@ def _scatter_extremum_jvp(prim):
     u_aval = core.get_aval(upd)
     flags = dict(indices_are_sorted=params["indices_are_sorted"],
                  unique_indices=params["unique_indices"])
-    upd_won = ew.eq_p.bind(upd, _scatter_gather(out, idx, u_aval, dn, mode, **flags))
-    x_won = ew.eq_p.bind(x, out)
+    sorted_ = params["indices_are_sorted"]
+    at_idx = lambda v: _scatter_gather(v, idx, u_aval, dn, mode, **flags)
+    target = at_idx(out)
+    upd_won = ew.eq_p.bind(upd, target)
+    x_kept = ew.eq_p.bind(at_idx(x), target)
     dt = core.get_aval(out).dtype
-    as_float = lambda b: ew.convert_element_type_p.bind(b, new_dtype=dt, weak_type=False)
-    count = _scatter_add_bind(as_float(x_won), idx, as_float(upd_won), dn,
-                              params["indices_are_sorted"], False, mode)
-    zeros_x = ad.zeros_like_aval(ad.tangent_aval(core.get_aval(x)))
-    total = _scatter_add_bind(ew.select_n_p.bind(x_won, zeros_x, t_x), idx,
-                              ew.select_n_p.bind(upd_won, ad.zeros_like_aval(u_aval), t_u), dn,
-                              params["indices_are_sorted"], False, mode)
-    return out, ew.div_p.bind(total, count)
+    zeros_u = np.zeros(u_aval.shape, dt)
+    ones_u = np.ones(u_aval.shape, dt)
+    zeros_x = np.zeros(core.get_aval(x).shape, dt)
+    n_won = at_idx(_scatter_add_bind(zeros_x, idx, ew.select_n_p.bind(upd_won, zeros_u, ones_u),
+                                     dn, sorted_, False, mode))
+    n_refs = at_idx(_scatter_add_bind(zeros_x, idx, ones_u, dn, sorted_, False, mode))
+    with np.errstate(divide="ignore", invalid="ignore"):
+      share_kept = ew.div_p.bind(ones_u, ew.add_p.bind(n_won, ones_u))
+      upd_share = ew.select_n_p.bind(x_kept, ew.div_p.bind(ones_u, n_won), share_kept)
+      upd_coef = ew.select_n_p.bind(upd_won, zeros_u, upd_share)
+      x_share = ew.select_n_p.bind(x_kept, zeros_u, share_kept)
+      x_coef = ew.div_p.bind(ew.sub_p.bind(x_share, ones_u), n_refs)
+      corr = ew.add_p.bind(ew.mul_p.bind(at_idx(t_x), x_coef), ew.mul_p.bind(t_u, upd_coef))
+    return out, _scatter_add_bind(t_x, idx, corr, dn, sorted_, params["unique_indices"], mode)
   return jvp
 
 

@@ -36,8 +36,11 @@ def _diff_once(a, axis):
   n = a.shape[axis]
   if n == 0:  # a[1:] and a[:-1] are all of an empty axis (JAX elides both slices)
     hi = lo = a
-  else:
-    hi, lo = _slice_axis(a, 1, n, axis), _slice_axis(a, 0, n - 1, axis)
+  else:  # a[1:] and a[:-1] along `axis`: static-index slices, printed with strides=None
+    axis = axis % a.ndim
+    cut = lambda s, e: lax.slice(a, [s if d == axis else 0 for d in range(a.ndim)],
+                                 [e if d == axis else a.shape[d] for d in range(a.ndim)])
+    hi, lo = cut(1, n), cut(0, n - 1)
   return uf.not_equal(hi, lo) if _dtype(a) == np.bool_ else uf.subtract(hi, lo)
 
 

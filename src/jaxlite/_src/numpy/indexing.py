@@ -651,6 +651,8 @@ def _eager_scatter(x, idx, y, ufunc, mode):
                           _adv_target_shape(out.shape, index, adv[0], adv[1].shape))
   except ValueError:
     return None  # the general path raises JAX's error
+  if out.size == 0:  # no position to update (even clip mode has none on a size-0 axis)
+    return x
   if adv is not None:
     pos, arr, valid = adv
     if valid is not None:  # out-of-bounds updates are dropped

@@ -169,6 +169,9 @@ def _sum_like(name, prim, unit, combine):
     _check_no_out(out, name)
     a = _as_array(name, a)
     in_dtype = dtype_weak(a)[0]
+    if in_dtype == np.bool_:  # JAX counts bools as int32 before any dtype cast or promotion
+      a = _strong(a, dtypes.int32)
+      in_dtype = dtypes.int32
     target = _user_dtype(dtype, name) or _sum_dtype(in_dtype, promote_integers)
     compute = dtypes.float32 if _is_half(target) else target
     result = _reduce(name, prim, _strong(a, compute), axis, keepdims, initial, where, unit,

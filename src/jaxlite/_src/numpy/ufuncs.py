@@ -146,15 +146,15 @@ divide = true_divide
 
 
 def logical_and(x, y, /):
-  return ew.and_p.bind(*_as_strong_bool(*_as_bool(x, y)))
+  return ew.and_p.bind(*_as_bool(x, y))
 
 
 def logical_or(x, y, /):
-  return ew.or_p.bind(*_as_strong_bool(*_as_bool(x, y)))
+  return ew.or_p.bind(*_as_bool(x, y))
 
 
 def logical_xor(x, y, /):
-  return ew.xor_p.bind(*_as_strong_bool(*_as_bool(x, y)))
+  return ew.xor_p.bind(*_as_bool(x, y))
 
 
 def logical_not(x, /):
@@ -162,16 +162,17 @@ def logical_not(x, /):
 
 
 def _as_bool(*args):
-  # Compared with a strong zero, so non-boolean operands give strong booleans (as in JAX).
+  # Promotion to bool casts weak boolean operands to strong unless all are weak (JAX's cast
+  # eqn). Other dtypes are compared with zero as JAX's _const makes it: weak (a Python literal)
+  # for a weakly typed scalar, strong otherwise; so logical_and(True, 1) and logical_not(1) are
+  # weak booleans (Python bools themselves are strong), a weak array operand gives a strong one.
   args = promote_args("logical", *args)
-  return [a if dtype_weak(a)[0] == np.bool_ else ew.ne_p.bind(a, _strong_scalar(0, a))
-          for a in args]
-
-
-def _as_strong_bool(*args):
-  """Binary logical ops drop the weak type of weak boolean operands (a cast eqn in JAX)."""
-  return [ew.convert_element_type_p.bind(a, new_dtype=np.dtype(np.bool_), weak_type=False)
-          if dtype_weak(a)[1] else a for a in args]
+  if dtype_weak(args[0])[0] == np.bool_:
+    if all(dtype_weak(a)[1] for a in args):
+      return list(args)
+    return [ew.convert_element_type_p.bind(a, new_dtype=np.dtype(np.bool_), weak_type=False)
+            if dtype_weak(a)[1] else a for a in args]
+  return [ew.ne_p.bind(a, ew._const(a, 0)) for a in args]
 
 
 def _strong_scalar(value, like):
@@ -427,10 +428,52 @@ def _per_part(z, fn):
 
 def logaddexp(x1, x2, /):
   x1, x2 = promote_args_inexact("logaddexp", x1, x2)
+  if np.issubdtype(dtype_weak(x1)[0], np.complexfloating):
+    return _logaddexp_value(x1, x2)
+  return _logaddexp_custom()(x1, x2)
+
+
+def _logaddexp_value(x1, x2):
   amax = ew.max_p.bind(x1, x2)
   delta = ew.sub_p.bind(x1, x2)
+  isnan = ew.ne_p.bind(delta, delta)
+  both = ew.add_p.bind(x1, x2)  # NaNs, or infinities of the same sign
   out = ew.add_p.bind(amax, ew.log1p_p.bind(ew.exp_p.bind(ew.neg_p.bind(ew.abs_p.bind(delta)))))
-  return ew.select_n_p.bind(ew.ne_p.bind(delta, delta), out, ew.add_p.bind(x1, x2))
+  return ew.select_n_p.bind(isnan, out, both)
+
+
+_LOGADDEXP = []
+
+
+def _logaddexp_custom():
+  """jnp.logaddexp for real floats: a custom_jvp as in JAX (its jaxpr is a custom_jvp_call, and
+  at ties each operand's derivative is exp(x - out) = 1/2). The rule replaces +inf by 0 before
+  exp(x - out), as JAX does: d/dx logaddexp(inf, x) is then exp(x), JAX's answer (made on first
+  use: custom_derivatives imports jnp)."""
+  if not _LOGADDEXP:
+    from jaxlite._src.custom_derivatives import custom_jvp
+
+    def logaddexp(x1, x2):
+      return _logaddexp_value(x1, x2)
+    fn = custom_jvp(logaddexp)
+
+    from jaxlite._src.lax.namespace import full_like
+
+    def replace_inf(x):
+      is_inf = ew.eq_p.bind(x, ew._const(x, np.inf))
+      zero = _strong_scalar(0, x) if not core.get_aval(x).shape else full_like(x, 0)
+      return ew.select_n_p.bind(is_inf, x, zero)
+
+    def _logaddexp_jvp(primals, tangents):
+      (x1, x2), (t1, t2) = primals, tangents
+      out = fn(x1, x2)
+      with np.errstate(invalid="ignore"):  # -inf - -inf is NaN, as in JAX (no warning there)
+        d1 = ew.exp_p.bind(ew.sub_p.bind(replace_inf(x1), replace_inf(out)))
+        d2 = ew.exp_p.bind(ew.sub_p.bind(replace_inf(x2), replace_inf(out)))
+        return out, ew.add_p.bind(ew.mul_p.bind(t1, d1), ew.mul_p.bind(t2, d2))
+    fn.defjvp(_logaddexp_jvp)
+    _LOGADDEXP.append(fn)
+  return _LOGADDEXP[0]
 
 
 def deg2rad(x, /):
@@ -588,10 +631,11 @@ def sinc(x, /):
   """sin(pi x) / (pi x); at 0 the Maclaurin terms of `_sinc_maclaurin` give the value and every
   derivative (grad of grad is -pi^2/3 there), as JAX stages it."""
   (x,) = promote_args_inexact("sinc", x)
-  d = dtype_weak(x)[0]
-  eq_zero = ew.eq_p.bind(x, np.array(0, d)[()])
-  pi_x = ew.mul_p.bind(np.array(np.pi, d)[()], x)
-  safe_pi_x = _where()(eq_zero, np.array(1, d)[()], pi_x)
+  # Constants follow x's weak type (JAX's _lax_const): a weak x keeps pi a Python float, which
+  # make_jaxpr prints unrounded (3.141592653589793:f32[]).
+  eq_zero = ew.eq_p.bind(x, ew._const(x, 0))
+  pi_x = ew.mul_p.bind(ew._const(x, np.pi), x)
+  safe_pi_x = _where()(eq_zero, ew._const(x, 1), pi_x)
   return _where()(eq_zero, _sinc_maclaurin()(0, pi_x),
                   ew.div_p.bind(ew.sin_p.bind(safe_pi_x), safe_pi_x))
 
