@@ -130,13 +130,15 @@ def test_jit_compiles_once_and_caches_the_executable(counting):
   assert f.lower(X).compile().as_text().startswith("def _jaxpr_fn")
 
 
-def test_numpy_backend_is_the_default_and_is_restored():
-  assert backend_lib.get_backend() is numpy_codegen.NUMPY
+def test_tier1_is_the_default_and_is_restored():
+  # The default backend is tier 1 (NumPy with fused tiled kernels); JAXLITE_TIER=0 picks tier 0.
+  default = backend_lib.get_backend("numpy-tiled" if jax.config.jax_jaxlite_tier else "numpy")
+  assert backend_lib.get_backend() is default
   assert backend_lib.get_backend("numpy") is numpy_codegen.NUMPY
   b = CountingBackend()
   with backend_lib.using_backend(b):
     assert backend_lib.get_backend() is b
-  assert backend_lib.get_backend() is numpy_codegen.NUMPY
+  assert backend_lib.get_backend() is default
   with pytest.raises(RuntimeError, match="Unknown backend 'tpu'"):
     backend_lib.get_backend("tpu")
 

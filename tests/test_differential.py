@@ -1040,10 +1040,7 @@ KNOWN = [
                  id="logaddexp-custom_jvp"),
     pytest.param(lambda: _case(lambda L, x, y: L.jnp.einsum("ij,jk->ik", x, y),
                                np.ones((1, 3), F32), np.ones((1, 3), F32)),
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "einsum broadcasts a size-1 contracted axis in JAX; jaxlite raises "
-                     "dot_general's TypeError (numpy/linalg_basic.py einsum)")),
-                 id="einsum-size1-broadcast"),
+                 id="einsum-size1-broadcast"),  # fixed: size-1 labels broadcast (numpy/matmul.py)
     # Fixed: einsum checks label sizes and raises JAX's ValueError (tests/test_bad_input.py).
     pytest.param(lambda: _case(lambda L, x: L.jnp.einsum("ij,jk->ik", x, x), np.ones((2, 3))),
                  id="einsum-label-size-error"),
@@ -1055,7 +1052,9 @@ KNOWN = [
                  id="einsum-mixed-dtypes"),
     pytest.param(lambda: _case(lambda L, x: L.jnp.arctan2(x, x), C64),
                  marks=pytest.mark.xfail(strict=True, reason=(
-                     "JAX's atan2 accepts complex operands; jaxlite's atan2_p is real-only")),
+                     "complex atan2 is accepted now (dtype and jaxpr as JAX's); the values are "
+                     "within 1 ulp of JAX's (ours round once from complex128), and _case "
+                     "compares exactly (tests/test_jnp_math.py checks them to 1e-6)")),
                  id="arctan2-complex"),
     pytest.param(lambda: _case(lambda L, x: L.jnp.max(x, axis=0), np.array(1.0, F32)),
                  marks=pytest.mark.xfail(strict=True, reason=(
@@ -1068,10 +1067,7 @@ KNOWN = [
                      "range), jaxlite IndexError (numpy/indexing.py)")),
                  id="gather-empty-axis-error"),
     pytest.param(lambda: _case(lambda L, x: x.at[()].set(2.0), np.array(1.0, F32)),
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "x.at[()].set(v) on a 0-d array under jit raises 'setting an array element "
-                     "with a sequence' (numpy/indexing.py)")),
-                 id="at-empty-index-0d-jit"),
+                 id="at-empty-index-0d-jit"),  # fixed: the 0-d scatter (slicing_primitives.py)
     pytest.param(lambda: _grad_jaxpr(lambda L, x: L.jnp.sum(L.jnp.sin(x)), np.array(1.0, F32)),
                  marks=pytest.mark.xfail(strict=True, reason=(
                      "grad through jnp.sum of a 0-d value: reduce_sum's transpose stages "

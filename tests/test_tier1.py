@@ -11,6 +11,7 @@ import pytest
 
 import jaxlite
 import jaxlite.numpy as jnp
+from conftest import x64
 from jaxlite import lax
 from jaxlite._src.compiler import backend, numpy_codegen, tier1_backend, tiled_executor
 from jaxlite.scipy.special import logsumexp
@@ -243,12 +244,27 @@ def test_as_text_shows_kernels():
   with backend.using_backend(TIER1):
     f = jaxlite.jit(lambda x: logsumexp(x, axis=1) + 1)
     text = f.lower(x).compile().as_text()
-  assert "# kernel 0 (tiled:" in text and "def _k0_tile(_n" in text
+  assert "# kernel 0 (tiled:" in text and "def _k0_tile(_lo, _n" in text
   assert "reduce_max" in text and "reduce_sum" in text and "exp" in text
-  # a small array keeps tier 0's lines, and says why
+  # a small kernel next to a big one keeps tier 0's lines, and says why
   with backend.using_backend(TIER1):
-    small = jaxlite.jit(lambda x: jnp.exp(x) * 2).lower(np.ones(8, np.float32)).compile()
-  assert "untiled: 8 elements" in small.as_text() and "_k0" not in small.as_text()
+    both = jaxlite.jit(lambda x, y: jnp.exp(y * (jnp.exp(x) * 2)[0, :8]) * 3)
+    text = both.lower(x, np.ones(8, np.float32)).compile().as_text()
+  assert "(tiled:" in text and "(untiled: 8 elements" in text
+  assert text.count("_tile(_lo, _n") == 1
+
+
+def test_small_jaxprs_compile_to_tier0_code():
+  # No value can reach the tiled size: no fusion pass, tier 0's source exactly (first calls and
+  # the cached call cost what they cost in tier 0).
+  f = lambda x: jnp.tanh(x * 2 + 1).sum(-1)  # noqa: E731
+  closed = jaxlite.make_jaxpr(f)(np.ones((64, 8), np.float32))
+  exe1, exe0 = TIER1.compile(closed), TIER0.compile(closed)
+  strip = lambda src: src.split("\n", 1)[1]  # noqa: E731  (the function names differ)
+  assert strip(exe1.__jaxlite_source__) == strip(exe0.__jaxlite_source__)
+  assert exe1.__jaxlite_kernels__ == [] and "kernel" not in exe1.__jaxlite_source__
+  x = values((64, 8), np.float32)
+  assert_same(exe0(x), exe1(x))
 
 
 def test_matmul_stays_out_and_epilogue_fuses():
@@ -289,8 +305,24 @@ def test_one_thread_when_threads_unavailable(monkeypatch):
   assert k.last_tiles > 1 and k.last_threads == 1
 
 
+def test_tier1_is_the_default():
+  # Unset JAXLITE_TIER: tier 1; JAXLITE_TIER=0: tier 0 (a fresh interpreter reads the env).
+  import os
+  import subprocess
+  import sys
+  script = ("import jaxlite; from jaxlite._src.compiler import backend; "
+            "print(jaxlite.config.jax_jaxlite_tier, backend.get_backend().name)")
+  for env_tier, want in ((None, "1 numpy-tiled"), ("0", "0 numpy")):
+    env = {k: v for k, v in os.environ.items() if k != "JAXLITE_TIER"}
+    if env_tier is not None:
+      env["JAXLITE_TIER"] = env_tier
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.stdout.strip() == want, out.stderr
+
+
 def test_config_flag_selects_tier():
-  prev = backend.get_backend()
+  prev, prev_tier = backend.get_backend(), jaxlite.config.jax_jaxlite_tier
   try:
     jaxlite.config.update("jax_jaxlite_tier", 1)
     assert backend.get_backend() is TIER1
@@ -302,7 +334,7 @@ def test_config_flag_selects_tier():
     with pytest.raises(ValueError, match="jax_jaxlite_tier must be 0 or 1, got 2"):
       jaxlite.config.update("jax_jaxlite_tier", 2)
   finally:
-    jaxlite.config.update("jax_jaxlite_tier", 0)
+    jaxlite.config.update("jax_jaxlite_tier", prev_tier)
     backend.install_backend(prev)
 
 
@@ -310,6 +342,7 @@ def test_tier_is_part_of_the_jit_cache_key():
   # One jitted function, called under each tier, keeps an executable per tier.
   f = jaxlite.jit(lambda x: jnp.tanh(x) * 3)
   x = np.random.default_rng(10).normal(size=(1024, 256)).astype(np.float32)
+  prev_tier = jaxlite.config.jax_jaxlite_tier
   try:
     texts = []
     for tier in (0, 1):
@@ -317,7 +350,7 @@ def test_tier_is_part_of_the_jit_cache_key():
       np.testing.assert_array_equal(np.asarray(f(x)), np.tanh(x) * np.float32(3))
       texts.append(f.lower(x).compile().as_text())
   finally:
-    jaxlite.config.update("jax_jaxlite_tier", 0)
+    jaxlite.config.update("jax_jaxlite_tier", prev_tier)
   assert "_k0_tile" not in texts[0] and "_k0_tile" in texts[1]
 
 
@@ -325,7 +358,8 @@ def test_jit_end_to_end_under_tier1():
   x = np.random.default_rng(8).normal(size=(512, 300)).astype(np.float32)
   with backend.using_backend(TIER1):
     got = jaxlite.jit(lambda x: jaxlite.nn.softmax(x * 2, axis=-1))(x)
-  want = jaxlite.jit(lambda x: jaxlite.nn.softmax(x * 2, axis=-1))(x)
+  with backend.using_backend(TIER0):
+    want = jaxlite.jit(lambda x: jaxlite.nn.softmax(x * 2, axis=-1))(x)
   np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 
@@ -392,3 +426,84 @@ def test_forked_child_gets_its_own_pool():
   os.close(w)
   _, status = os.waitpid(pid, 0)
   assert os.read(r, 1) == b"1" and status == 0
+
+
+# --- random_bits as a kernel source --------------------------------------------------------------
+
+def run_both_keys(f, keys):
+  """run_both for a function of a key array: traced with the keys, run on their buffer."""
+  closed = jaxlite.make_jaxpr(f)(keys)
+  outs0 = TIER0.compile(closed)(keys._value)
+  with force_tiles():
+    exe = TIER1.compile(closed)
+  return outs0, exe(keys._value), exe
+
+
+BITS_SHAPES = [(0,), (1,), (3,), (17,), (1001,), (37, 5), (4, 3, 7), (2, 0), (5, 1)]
+
+
+@pytest.mark.parametrize("bits", (8, 16, 32, 64))
+def test_random_bits_tiles_match_the_whole_draw(bits):
+  # Each tile hashes its own rows' counters: bit-identical to tier 0's one pass over 0..n-1.
+  key = jaxlite.random.key(42)
+  dtype = np.dtype(f"uint{bits}")
+  with x64(bits == 64):
+    for shape in BITS_SHAPES:
+      outs0, outs1, exe = run_both_keys(lambda k: jaxlite.random.bits(k, shape, dtype), key)
+      assert outs1[0].dtype == dtype and outs1[0].shape == shape
+      assert_same(outs0, outs1)
+      if shape[0] > 1 and 0 not in shape:
+        (k,) = exe.__jaxlite_kernels__
+        assert k.last_tiles > 1, shape
+
+
+def test_random_bits_per_key_rows():
+  # vmap over keys: keys with n rows are read tile by tile, each row its own key's draw.
+  keys = jaxlite.random.split(jaxlite.random.key(7), 29)
+  f = jaxlite.vmap(lambda k: jaxlite.random.bits(k, (3, 5)))
+  outs0, outs1, exe = run_both_keys(f, keys)
+  assert_same(outs0, outs1)
+  assert exe.__jaxlite_kernels__[0].last_tiles > 1
+  np.testing.assert_array_equal(outs1[0][4], np.asarray(jaxlite.random.bits(keys[4], (3, 5))))
+
+
+def test_normal_fuses_bits_and_transform_into_one_kernel():
+  key = jaxlite.random.key(0)
+  for n in (3000, 4097, 1):
+    closed = jaxlite.make_jaxpr(lambda k: jaxlite.random.normal(k, (n,)))(key)
+    with force_tiles(4096):
+      exe = TIER1.compile(closed)
+    assert_same(TIER0.compile(closed)(key._value), exe(key._value))
+    if n > 1:
+      src = exe.__jaxlite_source__
+      (k,) = exe.__jaxlite_kernels__
+      tile = src[src.index("def _k0_tile"):src.index("def _jaxpr_fn")]
+      assert "_bits_rows(" in tile and "erf_inv" in tile and k.last_tiles > 1
+
+
+def test_random_bits_counters_cross_the_32_bit_boundary():
+  # Rows far into a draw: counters above 2**32 split into (hi, lo) words exactly as one block
+  # of the reference hash on Python ints does.
+  from jaxlite._src import prng
+  keys = prng.seed_keys(np.array(5, np.uint32))
+  row = 1 << 16
+  lo_row = (1 << 32) // row - 2  # rows that straddle counter 2**32
+  got = prng.bits_rows(keys, 32, (1 << 17, row), lo_row, 3)
+  assert got.shape == (3, row)
+  k0, k1 = int(keys["k0"]), int(keys["k1"])
+  first = lo_row * row
+  for c in (first, (1 << 32) - 2, (1 << 32) - 1, 1 << 32, (1 << 32) + 1, first + 3 * row - 1):
+    y0, y1 = prng._hash_python(k0, k1, c >> 32, c & 0xFFFFFFFF)
+    assert got.reshape(-1)[c - first] == y0 ^ y1, c
+
+
+def test_random_bits_stay_out_when_not_partitionable():
+  key = jaxlite.random.key(1)
+  f = lambda k: jaxlite.random.uniform(k, (301,))  # noqa: E731
+  with jaxlite.threefry_partitionable(False):
+    closed = jaxlite.make_jaxpr(f)(key)
+    with force_tiles():
+      exe = TIER1.compile(closed)
+    assert_same(TIER0.compile(closed)(key._value), exe(key._value))
+  src = exe.__jaxlite_source__
+  assert "_bits_rows" not in src and "_random_bits" in src[src.index("def _jaxpr_fn"):]

@@ -52,9 +52,10 @@ _DEFAULTS = {
     "jax_array_garbage_collection_guard": None,
     "jax2tf_associative_scan_reductions": False,
     "jax_thread_guard": False,
-    # 0: jit compiles to one NumPy call per op (tier 0); 1: fused kernels run over cache-sized
-    # tiles on a thread pool (tier 1, compiler/tier1_backend.py).
-    "jax_jaxlite_tier": int(os.environ.get("JAXLITE_TIER", "0")),
+    # 1 (the default): fused kernels run over cache-sized tiles on a thread pool, small ones
+    # inline with no pool (tier 1, compiler/tier1_backend.py); 0: jit compiles to one NumPy
+    # call per op (tier 0). JAXLITE_TIER=0 in the environment selects tier 0.
+    "jax_jaxlite_tier": int(os.environ.get("JAXLITE_TIER", "1")),
     # The native tier (extra jaxlite[native], compiler/native/): tier 1's hot kernels compiled by
     # numba in the background. On where numba is installed; JAXLITE_NATIVE=0 switches it off.
     "jax_jaxlite_native": _env_bool("JAXLITE_NATIVE", True),

@@ -203,27 +203,29 @@ def threefry2x32(k0, k1, x0, x1):
   return y0.reshape(shape), y1.reshape(shape)
 
 
-def _counter_hash(k0: int, k1: int, n: int, combine):
-  """threefry of one key over counters 0..n-1 (hi word n >> 32), written by `combine` per block.
+def _counter_hash(k0: int, k1: int, n: int, combine, start: int = 0):
+  """threefry of one key over counters start..start+n-1 (hi word count >> 32), written by
+  `combine(block, y0, y1)` per block, `block` a slice of 0..n.
 
-  `combine(block, y0, y1)` stores a block's outputs; counters are made per block so that a 10M
-  draw never materialises its counter arrays.
+  Counters are made per block so that a 10M draw never materialises its counter arrays; tier 1
+  runs rows of a draw on different threads by giving each its `start`.
   """
   if n <= _PYTHON_MAX:
-    ys = [_hash_python(k0, k1, 0, i) for i in range(n)]
+    ys = [_hash_python(k0, k1, (start + i) >> 32, (start + i) & _MASK32) for i in range(n)]
     combine(slice(0, n), np.array([y[0] for y in ys], np.uint32),
             np.array([y[1] for y in ys], np.uint32))
     return
   ks, inject = _key_schedule(k0, k1)
-  for start in range(0, n, _CHUNK):
-    stop = min(start + _CHUNK, n)
-    if stop <= 1 << 32:
-      hi, lo = np.uint32(0), np.arange(start, stop, dtype=np.uint32)
+  for first in range(0, n, _CHUNK):
+    last = min(first + _CHUNK, n)
+    lo, hi = start + first, start + last
+    if hi <= 1 << 32:
+      words = np.uint32(0), np.arange(lo, hi, dtype=np.uint32)
     else:
-      count = np.arange(start, stop, dtype=np.uint64)
-      hi, lo = (count >> 32).astype(np.uint32), (count & _MASK32).astype(np.uint32)
-    y0, y1 = _hash_block(ks, inject, hi, lo)
-    combine(slice(start, stop), y0, y1)
+      count = np.arange(lo, hi, dtype=np.uint64)
+      words = (count >> 32).astype(np.uint32), (count & _MASK32).astype(np.uint32)
+    y0, y1 = _hash_block(ks, inject, *words)
+    combine(slice(first, last), y0, y1)
 
 
 def _hash_original(k0, k1, counts):
@@ -309,21 +311,44 @@ _UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32)
          64: np.dtype(np.uint64)}
 
 
-def _bits_partitionable(k0: int, k1: int, bit_width: int, shape: tuple) -> np.ndarray:
+def _bits_partitionable(k0: int, k1: int, bit_width: int, shape: tuple, start: int = 0,
+                        out: np.ndarray | None = None) -> np.ndarray:
+  """Bits of counters start.. for an output of `shape` (into `out` when given)."""
   n = math.prod(shape)
   dtype = _UINT[bit_width]
-  out = np.empty(n, dtype)
+  flat = np.empty(n, dtype) if out is None else out.reshape(-1)
   if bit_width == 64:
     def store(block, y0, y1):
-      o = out[block]
+      o = flat[block]
       np.left_shift(y0.astype(np.uint64), np.uint64(32), out=o)
       np.bitwise_or(o, y1, out=o)
+  elif bit_width == 32:
+    def store(block, y0, y1):
+      np.bitwise_xor(y0, y1, out=flat[block])
   else:
     def store(block, y0, y1):
       np.bitwise_xor(y0, y1, out=y0)
-      out[block] = y0 if bit_width == 32 else y0.astype(dtype)
-  _counter_hash(k0, k1, n, store)
-  return out.reshape(shape)
+      flat[block] = y0.astype(dtype)
+  _counter_hash(k0, k1, n, store, start)
+  return flat.reshape(shape) if out is None else out
+
+
+def bits_rows(keys: np.ndarray, bit_width: int, shape: tuple, lo: int, n: int,
+              out: np.ndarray | None = None) -> np.ndarray:
+  """Rows lo:lo+n of `random_bits(keys, bit_width, shape)` in partitionable mode (tier 1's
+  tiles). One key: its counters are the row-major indices, so rows lo:lo+n are counters
+  lo*row.. (bit-identical to the whole draw). Keys with rows: `keys` is rows lo:lo+n of them."""
+  keys = _as_keys(keys)
+  if keys.ndim == 0:
+    piece = (n,) + tuple(shape[1:])
+    start = lo * math.prod(shape[1:])
+    return _bits_partitionable(int(keys["k0"]), int(keys["k1"]), bit_width, piece, start, out)
+  bits = _each_key(keys, lambda k0, k1: _bits_partitionable(k0, k1, bit_width, shape), shape,
+                   _UINT[bit_width])
+  if out is None:
+    return bits
+  out[...] = bits
+  return out
 
 
 def _bits_original(k0: int, k1: int, bit_width: int, shape: tuple) -> np.ndarray:

@@ -1,8 +1,9 @@
 """Tier 1's fusion pass: groups a jaxpr's eqns into kernels that can run tile by tile.
 
 A kernel is a run of consecutive eqns over one leading extent `n` (elementwise ops with their
-broadcasts, converts and selects, and reductions over trailing axes): every value it makes has
-`n` rows, so it can run on rows [lo:hi) alone. Matmuls and everything else stay single eqns.
+broadcasts, converts and selects, reductions over trailing axes, random_bits as a source): every
+value it makes has `n` rows, so it can run on rows [lo:hi) alone. Matmuls and the rest stay
+single eqns.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import math
 import numpy as np
 
 from jaxlite._src.compiler import passes
+from jaxlite._src.config import config
 from jaxlite._src.core import Literal
 
 # Primitives computed element by element: each operand has the output's shape, is rank 0, or
@@ -70,6 +72,8 @@ def _roles(eqn, n: int, internal: set) -> list | None:
   out = eqn.outvars[0].aval
   if not hasattr(out, "shape") or not out.shape or out.shape[0] != n:
     return None
+  if eqn.primitive.name == "random_bits":
+    return _bits_roles(eqn, n, internal)
   # PRNG key arrays and other extended dtypes have no NumPy buffer of their own type.
   if not all(isinstance(getattr(v.aval, "dtype", None), np.dtype)
              for v in (*eqn.invars, *eqn.outvars)):
@@ -111,6 +115,19 @@ def _roles(eqn, n: int, internal: set) -> list | None:
       return None
     return [WHOLE]
   return None
+
+
+def _bits_roles(eqn, n: int, internal: set) -> list | None:
+  """random_bits makes rows on its own (a kernel source): in partitionable mode an element's
+  bits depend only on its key and its row-major index, so a tile computes its rows' counters
+  (`prng.bits_rows`). One key is read whole; keys with `n` rows are read by rows. The mode is
+  fixed when the jaxpr compiles, as JAX fixes it when lowering."""
+  (keys,) = eqn.invars
+  if type(keys) is Literal or keys in internal or not config.jax_threefry_partitionable:
+    return None
+  if keys.aval.shape == ():
+    return [WHOLE]
+  return [TILE] if keys.aval.shape[0] == n else None
 
 
 def plan(jaxpr) -> tuple[list, list, dict]:

@@ -315,8 +315,8 @@ NUMPY = backend_lib.register_backend(NumpyBackend(), default=True)
 
 
 def select_tier(tier: int) -> None:
-  """`jax_jaxlite_tier` (env JAXLITE_TIER): 1 installs tier 1 (fused, tiled, threaded kernels;
-  loaded only then), 0 this backend. Any other installed backend is left alone."""
+  """`jax_jaxlite_tier` (env JAXLITE_TIER): 1, the default, installs tier 1 (fused, tiled,
+  threaded kernels; loaded only then), 0 this backend. Any other installed backend is left alone."""
   current = backend_lib.get_backend()
   if tier == 1 and current is NUMPY:
     from jaxlite._src.compiler import native  # picks tier 1 or, when enabled, native

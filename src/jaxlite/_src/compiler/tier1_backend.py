@@ -2,11 +2,14 @@
 
 `fusion.plan` groups the jaxpr's eqns; each big kernel becomes a generated tile function that
 `tiled_executor.TiledKernel` runs over row tiles, the rest are tier 0's lines unchanged.
-Select it with `jax.config.update("jax_jaxlite_tier", 1)` or JAXLITE_TIER=1.
+It is the default backend; `jax.config.update("jax_jaxlite_tier", 0)` or JAXLITE_TIER=0 selects
+tier 0.
 """
 from __future__ import annotations
 
-from jaxlite._src import core
+import math
+
+from jaxlite._src import core, prng
 from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler import fusion
 from jaxlite._src.compiler import numpy_codegen as tier0
@@ -43,13 +46,14 @@ def _materialize(name: str, aval) -> str:
 
 def kernel_source(k: fusion.Kernel, index: int, namer, atom, glob, counter, last_use,
                   tables) -> tuple[str, list]:
-  """(source of `_k{index}_tile(_n, *operands, *outputs)`, operand names in call order)."""
+  """(source of `_k{index}_tile(_lo, _n, *operands, *outputs)`, operand names in call order):
+  the tile is rows _lo:_lo+_n of the kernel."""
   params, call_args = [], []
   for v, mode in k.inputs:
     call_args.append(namer(v))
     params.append(namer(v) if mode == fusion.TILE else f"{namer(v)}_w")
   out_names = {v: f"_o{j}" for j, v in enumerate(k.outputs)}
-  lines = [f"def _k{index}_tile(_n, {', '.join(params + list(out_names.values()))}):",
+  lines = [f"def _k{index}_tile(_lo, _n, {', '.join(params + list(out_names.values()))}):",
            f"  # kernel {index}: {k.describe()}"]
   owned = set()
   lazy = set()  # values still missing broadcast axes (size 1 where the aval has more)
@@ -70,6 +74,13 @@ def kernel_source(k: fusion.Kernel, index: int, namer, atom, glob, counter, last
     if name == "broadcast_in_dim":
       expr, is_lazy = _broadcast_expr(eqn, ins[0], roles[0])
       line = f"{namer(out)} = {expr}"
+    elif name == "random_bits":  # a source: the tile's rows of the draw, made in place
+      glob["_bits_rows"] = prng.bits_rows
+      p = eqn.params
+      dest = f", out={out_names[out]}" if out in out_names else ""
+      line = (f"{namer(out)} = _bits_rows({ins[0]}, {p['bit_width']}, {tuple(p['shape'])!r}, "
+              f"_lo, _n{dest})")
+      is_lazy = False
     elif name == "reshape":
       rows = _dims(["_n"] + [str(s) for s in out.aval.shape[1:]])
       line = f"{namer(out)} = np.reshape({ins[0]}, {rows})"
@@ -85,7 +96,11 @@ def kernel_source(k: fusion.Kernel, index: int, namer, atom, glob, counter, last
     if is_lazy or (name == "squeeze" and eqn.invars[0] in lazy):
       lazy.add(out)
     written = False
-    if eqn.primitive in tables.ufuncs and name not in fusion.VIEWS and line.endswith(")"):
+    if name == "random_bits":
+      written = out in out_names
+      if not written:
+        owned.add(out)  # a fresh buffer: later ops of the tile may write into it
+    elif eqn.primitive in tables.ufuncs and name not in fusion.VIEWS and line.endswith(")"):
       if out in out_names:  # the kernel's output: straight into the caller's buffer
         line, written = f"{line[:-1]}, out={out_names[out]})", True
       elif out not in lazy:  # a dying intermediate of this tile may take the result
@@ -161,17 +176,38 @@ def fused_source(jaxpr: core.Jaxpr, consts: list, fn_name: str, tables):
   return src, glob, kernels
 
 
+def _has_big_values(jaxpr) -> bool:
+  """Whether any value could make a kernel tiled (`SMALL_ELEMENTS` or more elements): a
+  kernel's size is its largest operand or result, each an input of the jaxpr or an eqn's
+  result."""
+  small = tiled_executor.SMALL_ELEMENTS
+  for v in (*jaxpr.invars, *jaxpr.constvars, *(o for e in jaxpr.eqns for o in e.outvars)):
+    shape = getattr(v.aval, "shape", None)
+    if shape and math.prod(shape) >= small:
+      return True
+  return False
+
+
 class TiledBackend(tier0.NumpyBackend):
   """Tier 1 over NumPy: big fused kernels run tiled and threaded, everything else as tier 0.
 
   Scan loops use tier 0's generated loop (their bodies are small per step)."""
   name = "numpy-tiled"
   platform = "cpu"
-  tables = tier0.TABLES.derive()
+  # Tier 0's own tables: tier 1 overrides no lowering, and a derived layer would add a lookup
+  # chain to every eqn of every compile (first-call latency).
+  tables = tier0.TABLES
 
   def compile(self, closed: core.ClosedJaxpr):
     jaxpr, consts = passes.optimize(closed)
     name = f"_jaxpr_fn{next(tier0._fn_counter)}"
+    if not _has_big_values(jaxpr):
+      # No kernel can reach the tiled size: tier 0's code as is, with no fusion pass (the
+      # small-array path costs first calls nothing over tier 0).
+      src, glob = tier0.jaxpr_to_source(jaxpr, consts, name, self.tables)
+      fn = tier0._exec_source(src, glob, name)
+      fn.__jaxlite_kernels__ = []
+      return fn
     src, glob, kernels = fused_source(jaxpr, consts, name, self.tables)
     exec(compile(src, f"<jaxlite tier1 {name}>", "exec"), glob)
     for gname, tile_name, n, rows, tiled, outs, quiet in kernels:

@@ -79,7 +79,8 @@ if hasattr(os, "register_at_fork"):
 
 
 class TiledKernel:
-  """Calls `tile_fn(n_rows, *operand_tiles, *output_tiles)` for each tile of `n` rows.
+  """Calls `tile_fn(first_row, n_rows, *operand_tiles, *output_tiles)` for each tile of the
+  `n` rows (the first row places a tile in the whole, e.g. random_bits' counters).
 
   `tiled[k]` says whether operand k is sliced by rows (else passed whole, to broadcast);
   `outs` are the outputs' (shape, dtype). `last_tiles` / `last_threads` record the latest
@@ -128,11 +129,11 @@ class TiledKernel:
     if self.quiet:  # errstate is per thread: a worker does not see the caller's
       with np.errstate(all="ignore"):
         for lo, hi in bounds:
-          fn(hi - lo, *[x[lo:hi] if t else x for x, t in zip(operands, tiled)],
+          fn(lo, hi - lo, *[x[lo:hi] if t else x for x, t in zip(operands, tiled)],
              *[o[lo:hi] for o in outs])
     else:
       for lo, hi in bounds:
-        fn(hi - lo, *[x[lo:hi] if t else x for x, t in zip(operands, tiled)],
+        fn(lo, hi - lo, *[x[lo:hi] if t else x for x, t in zip(operands, tiled)],
            *[o[lo:hi] for o in outs])
 
 
