@@ -515,11 +515,12 @@ def test_tier0_chain_keeps_few_buffers_alive(donate):
     want = np.tanh(np.asarray(x)) * np.exp(np.asarray(x)) + np.sin(np.asarray(x))
     f(jnp.asarray(np.zeros(n, np.float32)))  # compile outside the measurement
     out, peak = _peak_during(f, x)
+    text = f.lower(jnp.zeros(n)).compile().as_text()  # tier 0's source
   finally:
     jaxlite.config.update("jax_jaxlite_tier", with_tier)
   np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)
   assert peak < 2.5 * nbytes, peak / nbytes
-  assert "del " in f.lower(jnp.zeros(n)).compile().as_text()
+  assert "del " in text
 
 
 def test_a_donating_jit_copies():
@@ -528,3 +529,20 @@ def test_a_donating_jit_copies():
   x = jnp.ones(2)
   np.testing.assert_array_equal(f(x), np.full(2, 2.0, np.float32))
   assert x.is_deleted()
+
+
+@pytest.mark.parametrize("tier", [0, 1])
+def test_donated_buffer_reused_on_both_tiers(tier):
+  # Tier 1 runs programs with no value of tiled size as tier 0's code, donation included.
+  with_tier = jaxlite.config.jax_jaxlite_tier
+  jaxlite.config.update("jax_jaxlite_tier", tier)
+  try:
+    f = jaxlite.jit(lambda p, g: p - 0.5 * g, donate_argnums=0)
+    p = jnp.asarray(np.arange(1000, dtype=np.float32))
+    address = p.unsafe_buffer_pointer()
+    q = f(p, jnp.ones(1000))
+  finally:
+    jaxlite.config.update("jax_jaxlite_tier", with_tier)
+  assert p.is_deleted()
+  assert q.unsafe_buffer_pointer() == address
+  np.testing.assert_array_equal(q, np.arange(1000, dtype=np.float32) - 0.5)

@@ -198,24 +198,36 @@ class TiledBackend(tier0.NumpyBackend):
   # chain to every eqn of every compile (first-call latency).
   tables = tier0.TABLES
 
-  def compile(self, closed: core.ClosedJaxpr):
+  def compile(self, closed: core.ClosedJaxpr, donated: tuple = ()):
     jaxpr, consts = passes.optimize(closed)
     name = f"_jaxpr_fn{next(tier0._fn_counter)}"
     if not _has_big_values(jaxpr):
       # No kernel can reach the tiled size: tier 0's code as is, with no fusion pass (the
-      # small-array path costs first calls nothing over tier 0).
-      src, glob = tier0.jaxpr_to_source(jaxpr, consts, name, self.tables)
+      # small-array path costs first calls nothing over tier 0), donated buffers reused as there.
+      src, glob = tier0.jaxpr_to_source(jaxpr, consts, name, self.tables, donated)
       fn = tier0._exec_source(src, glob, name)
       fn.__jaxlite_kernels__ = []
       return fn
     src, glob, kernels = fused_source(jaxpr, consts, name, self.tables)
-    exec(compile(src, f"<jaxlite tier1 {name}>", "exec"), glob)
+    exec(compile(src, f"<jaxlite {self.name} {name}>", "exec"), glob)
+    wrap = self._kernel_wrapper(jaxpr)
     for gname, tile_name, n, rows, tiled, outs, quiet in kernels:
-      glob[gname] = tiled_executor.TiledKernel(glob[tile_name], n, rows, tiled, outs, quiet)
+      glob[gname] = wrap(gname, tiled_executor.TiledKernel(glob[tile_name], n, rows, tiled, outs,
+                                                            quiet))
     fn = glob[name]
     fn.__jaxlite_source__ = src
     fn.__jaxlite_kernels__ = [glob[g] for g, *_ in kernels]
     return fn
+
+  def compile_donating(self, closed, donated):
+    # Donated buffers are reused where tier 0's code runs (programs with no value of tiled
+    # size); fused kernels write into fresh buffers (the donated ones are still deleted).
+    return self.compile(closed, donated)
+
+  def _kernel_wrapper(self, jaxpr):
+    """(global name, TiledKernel) -> the callable the generated code calls; a subclass (the
+    native tier) wraps kernels here."""
+    return lambda gname, kernel: kernel
 
 
 TIER1 = backend_lib.register_backend(TiledBackend())

@@ -46,21 +46,14 @@ class NativeBackend(tier1.TiledBackend):
   platform = "cpu"
   tables = tier1.TiledBackend.tables.derive()
 
-  def compile(self, closed: core.ClosedJaxpr):
-    jaxpr, consts = passes.optimize(closed)
-    name = f"_jaxpr_fn{next(tier0._fn_counter)}"
-    src, glob, kernels = tier1.fused_source(jaxpr, consts, name, self.tables)
+  def _kernel_wrapper(self, jaxpr):
     # fused_source plans the same jaxpr the same way: kernel kid is the kid-th Kernel item.
     planned = [it for it in fusion.plan(jaxpr)[0] if isinstance(it, fusion.Kernel)]
-    exec(compile(src, f"<jaxlite native {name}>", "exec"), glob)
-    for gname, tile_name, n, rows, tiled, outs, quiet in kernels:
-      kernel = tiled_executor.TiledKernel(glob[tile_name], n, rows, tiled, outs, quiet)
+
+    def wrap(gname, kernel):
       build = _kernel_builder(planned[int(gname[2:])], self.tables)
-      glob[gname] = kernel if build is None else native.HotSwap(kernel, build, gname)
-    fn = glob[name]
-    fn.__jaxlite_source__ = src
-    fn.__jaxlite_kernels__ = [glob[g] for g, *_ in kernels]
-    return fn
+      return kernel if build is None else native.HotSwap(kernel, build, gname)
+    return wrap
 
 
 # --- threefry ---------------------------------------------------------------------------------
