@@ -65,15 +65,16 @@ def _broadcasts(shape, out_shape) -> bool:
       all(s in (1, o) for s, o in zip(shape, out_shape))
 
 
-def _roles(eqn, n: int, internal: set) -> list | None:
-  """Each operand's mode if `eqn` can run tile by tile over `n` leading rows, else None."""
+def _roles(eqn, n: int, internal: set, fuse_bits: bool = True) -> list | None:
+  """Each operand's mode if `eqn` can run tile by tile over `n` leading rows, else None
+  (`fuse_bits`: random_bits may source a kernel)."""
   if eqn.effects or len(eqn.outvars) != 1:
     return None
   out = eqn.outvars[0].aval
   if not hasattr(out, "shape") or not out.shape or out.shape[0] != n:
     return None
   if eqn.primitive.name == "random_bits":
-    return _bits_roles(eqn, n, internal)
+    return _bits_roles(eqn, n, internal) if fuse_bits else None
   # PRNG key arrays and other extended dtypes have no NumPy buffer of their own type.
   if not all(isinstance(getattr(v.aval, "dtype", None), np.dtype)
              for v in (*eqn.invars, *eqn.outvars)):
@@ -130,7 +131,7 @@ def _bits_roles(eqn, n: int, internal: set) -> list | None:
   return [TILE] if keys.aval.shape[0] == n else None
 
 
-def plan(jaxpr) -> tuple[list, list, dict]:
+def plan(jaxpr, fuse_bits: bool = True) -> tuple[list, list, dict]:
   """(items, eqns, last_use): the jaxpr's eqns grouped into items, each an eqn or a Kernel, in
   execution order; the eqns in that order; the index of each var's last reader in it (len(eqns)
   for the jaxpr's outputs).
@@ -146,7 +147,7 @@ def plan(jaxpr) -> tuple[list, list, dict]:
     hoisted.clear()
 
   for eqn in jaxpr.eqns:
-    roles = _roles(eqn, cur.n, internal) if cur is not None else None
+    roles = _roles(eqn, cur.n, internal, fuse_bits) if cur is not None else None
     if roles is None and cur is not None and _independent(eqn, internal):
       hoisted.append(eqn)
       continue
@@ -155,7 +156,7 @@ def plan(jaxpr) -> tuple[list, list, dict]:
       cur, internal = None, set()
       out = eqn.outvars[0].aval if len(eqn.outvars) == 1 else None
       # A kernel needs rows to split: values of 0 or 1 rows stay single eqns.
-      roles = _roles(eqn, out.shape[0], internal) \
+      roles = _roles(eqn, out.shape[0], internal, fuse_bits) \
           if getattr(out, "shape", None) and out.shape[0] > 1 else None
       if roles is None:
         items.append(eqn)

@@ -118,11 +118,12 @@ def kernel_source(k: fusion.Kernel, index: int, namer, atom, glob, counter, last
   return "\n".join(lines), call_args
 
 
-def fused_source(jaxpr: core.Jaxpr, consts: list, fn_name: str, tables):
+def fused_source(jaxpr: core.Jaxpr, consts: list, fn_name: str, tables,
+                 fuse_bits: bool = True):
   """(source, globals, kernels): tile functions, then the jaxpr's function calling them.
   `kernels` lists (global name, TiledKernel arguments) to bind once the source is run."""
   namer, glob, atom, counter = tier0._source_context(jaxpr, consts)
-  items, eqns, last_use = fusion.plan(jaxpr)
+  items, eqns, last_use = fusion.plan(jaxpr, fuse_bits)
   args = [namer(v) for v in jaxpr.invars]
   defs, body, kernels, run, index = [], [], [], [], 0
   notes = {}  # position in `run` -> comment line naming the untiled kernel starting there
@@ -197,6 +198,9 @@ class TiledBackend(tier0.NumpyBackend):
   # Tier 0's own tables: tier 1 overrides no lowering, and a derived layer would add a lookup
   # chain to every eqn of every compile (first-call latency).
   tables = tier0.TABLES
+  # random_bits sources kernels (each tile hashes its own rows' counters); a backend with a
+  # faster random_bits kernel of its own (the native tier) turns this off.
+  fuse_random_bits = True
 
   def compile(self, closed: core.ClosedJaxpr, donated: tuple = ()):
     jaxpr, consts = passes.optimize(closed)
@@ -208,7 +212,7 @@ class TiledBackend(tier0.NumpyBackend):
       fn = tier0._exec_source(src, glob, name)
       fn.__jaxlite_kernels__ = []
       return fn
-    src, glob, kernels = fused_source(jaxpr, consts, name, self.tables)
+    src, glob, kernels = fused_source(jaxpr, consts, name, self.tables, self.fuse_random_bits)
     exec(compile(src, f"<jaxlite {self.name} {name}>", "exec"), glob)
     wrap = self._kernel_wrapper(jaxpr)
     for gname, tile_name, n, rows, tiled, outs, quiet in kernels:

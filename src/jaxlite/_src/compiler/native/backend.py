@@ -45,10 +45,13 @@ class NativeBackend(tier1.TiledBackend):
   name = "numpy-native"
   platform = "cpu"
   tables = tier1.TiledBackend.tables.derive()
+  # random_bits runs the native threefry of these tables (faster than tier 1's tiled hash).
+  fuse_random_bits = False
 
   def _kernel_wrapper(self, jaxpr):
     # fused_source plans the same jaxpr the same way: kernel kid is the kid-th Kernel item.
-    planned = [it for it in fusion.plan(jaxpr)[0] if isinstance(it, fusion.Kernel)]
+    planned = [it for it in fusion.plan(jaxpr, self.fuse_random_bits)[0]
+               if isinstance(it, fusion.Kernel)]
 
     def wrap(gname, kernel):
       build = _kernel_builder(planned[int(gname[2:])], self.tables)

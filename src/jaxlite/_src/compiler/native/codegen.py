@@ -454,6 +454,10 @@ def plan(k: fusion.Kernel, tables) -> Plan:
   loop over rows; each reduction is an inner loop over the row's m elements that computes the
   element values it needs in place (they are recomputed, never stored), and element outputs
   get one more inner loop."""
+  if any(e.primitive.name == "random_bits" for e in k.eqns):
+    # A tier-1 kernel sourced by random_bits (it hashes its tiles' counters itself): the
+    # native threefry is the backend's random_bits kernel, not a rule inside fused loops.
+    raise Unsupported("random_bits inside a fused kernel")
   total = max(k.elements, *(math.prod(e.outvars[0].aval.shape) for e in k.eqns))
   if any(e.primitive.name in fusion.REDUCTIONS for e in k.eqns):
     return _plan_rows(k, tables, total)
