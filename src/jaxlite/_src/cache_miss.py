@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import weakref
 
 from jaxlite._src import dtypes, tree_util
 from jaxlite._src.config import _TRACE_CONTEXT_FLAGS
@@ -16,11 +17,28 @@ logger = logging.getLogger("jaxlite._src.jit")
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-# (definition site, id) of the functions explained lately (a dict used as an ordered set, at most
-# _SEEN_LIMIT, oldest dropped first): a new function defined where another was is most likely
-# re-created on each call, which defeats the cache.
+# Definition site -> the functions explained there (held weakly: a dead function's id may be
+# reused by the next one defined at the same site, which must still count as another function).
+# At most _SEEN_LIMIT sites, oldest dropped first: a new function defined where another was is
+# most likely re-created on each call, which defeats the cache.
 _SEEN_LIMIT = 1024
 _seen_definitions: dict = {}
+
+
+def _seen_before_here(site, fun) -> bool:
+  """Records `fun` at `site`; whether another function was defined there before it."""
+  funs = _seen_definitions.pop(site, None)
+  seen_other = funs is not None and fun not in funs
+  if funs is None:
+    while len(_seen_definitions) >= _SEEN_LIMIT:
+      del _seen_definitions[next(iter(_seen_definitions))]
+    funs = weakref.WeakSet()
+  try:
+    funs.add(fun)
+  except TypeError:  # not weakly referenceable: nothing to remember it by but the site
+    pass
+  _seen_definitions[site] = funs  # most recent last
+  return seen_other
 
 
 def clear():
@@ -115,13 +133,9 @@ def explain(fun, fun_name: str, key, previous_keys, arg_names) -> None:
   if not previous_keys:
     lines += ["  never seen function:", f"    {fun_name} id={id(fun)} defined at "
               f"{_defined_at(fun)}"]
-    if (_defined_at(fun), id(fun)) not in _seen_definitions and any(
-        site == _defined_at(fun) for site, _ in _seen_definitions):
+    if _seen_before_here(_defined_at(fun), fun):
       lines += ["  but seen another function defined on the same line; maybe the function is",
                 "  being re-defined repeatedly, preventing caching?"]
-    while len(_seen_definitions) >= _SEEN_LIMIT:
-      del _seen_definitions[next(iter(_seen_definitions))]
-    _seen_definitions[(_defined_at(fun), id(fun))] = None
   else:
     lines += [f"  for {fun_name} defined at {_defined_at(fun)}",
               "  all previously seen cache keys differ. For the closest previous key:"]
