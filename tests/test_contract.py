@@ -1618,19 +1618,24 @@ for _name, _frags, _fn in JVP_FORMS:
 # §7 Primitive inventory and MVP
 # ================================================================================================
 _PRIMITIVE_NAMES = {}
+NEEDS_NUMBA = ("cache", "support")  # compiler/native modules loaded only with numba installed
 
 
 def primitive_names(m):
   """Names of every Primitive object alive once all of the implementation's modules are loaded."""
   import gc
   import importlib
+  import importlib.util
   import pathlib
   if m.name not in _PRIMITIVE_NAMES:
     if m is LITE:
       from jaxlite._src.core import Primitive
       root = pathlib.Path(importlib.import_module("jaxlite._src").__path__[0])
+      native_extra = importlib.util.find_spec("numba") is not None
       for path in sorted(root.rglob("*.py")):  # lax/ is a namespace package: walk files
         parts = path.relative_to(root).with_suffix("").parts
+        if parts[:2] == ("compiler", "native") and parts[2] in NEEDS_NUMBA and not native_extra:
+          continue  # the native tier's modules that import numba (extra jaxlite[native])
         importlib.import_module(".".join(("jaxlite._src",) + parts).removesuffix(".__init__"))
     else:
       from jax.extend.core import Primitive
