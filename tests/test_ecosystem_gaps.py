@@ -418,3 +418,38 @@ def test_scatter_of_the_whole_operand_under_jit_matches_jax(method, x, u):
   got, want = run(jaxlite), run(jax)
   np.testing.assert_array_equal(got[0], want[0])
   np.testing.assert_array_equal(got[1], want[1])
+
+
+def _constrain_on_abstract_mesh(jx, mode, in_mesh, make=None):
+  """nnx's eager variable sharding: a NamedSharding built on `get_abstract_mesh()`."""
+  mesh = jx.make_mesh((1,), ("a",), axis_types=(jx.sharding.AxisType.Auto,))
+  amesh = mesh.abstract_mesh
+  s = jx.sharding.NamedSharding(amesh, jx.sharding.PartitionSpec("a"))
+  f = lambda v: jx.lax.with_sharding_constraint(v, s)
+  if mode == "vmap":  # the batcher constrains the unbatched value eagerly
+    f = jx.vmap(f, in_axes=1, out_axes=1)
+  make = make or (lambda: jx.numpy.arange(6.0).reshape(2, 3))
+  if not in_mesh:
+    return f(make())
+  with jx.set_mesh(mesh):
+    return f(make())
+
+
+@pytest.mark.parametrize("mode", ["eager", "vmap"])
+@pytest.mark.parametrize("numpy_input", [False, True])
+def test_eager_constraint_on_abstract_mesh_uses_the_context_mesh(mode, numpy_input):
+  jax = oracle()
+  make = (lambda: np.arange(6.0, dtype=np.float32).reshape(2, 3)) if numpy_input else None
+  got = _constrain_on_abstract_mesh(jaxlite, mode, True, make)
+  want = _constrain_on_abstract_mesh(jax, mode, True, make)
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+  assert type(got.sharding.mesh).__name__ == type(want.sharding.mesh).__name__ == "Mesh"
+  assert got.sharding.mesh.shape_tuple == want.sharding.mesh.shape_tuple == (("a", 1),)
+
+
+def test_eager_constraint_on_abstract_mesh_without_a_mesh_raises_like_jax():
+  jax = oracle()
+  with pytest.raises(TypeError, match="NamedSharding"):
+    _constrain_on_abstract_mesh(jax, "eager", False)
+  with pytest.raises(TypeError, match="with_sharding_constraint.*NamedSharding"):
+    _constrain_on_abstract_mesh(jaxlite, "eager", False)
