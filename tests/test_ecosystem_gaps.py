@@ -453,3 +453,73 @@ def test_eager_constraint_on_abstract_mesh_without_a_mesh_raises_like_jax():
     _constrain_on_abstract_mesh(jax, "eager", False)
   with pytest.raises(TypeError, match="with_sharding_constraint.*NamedSharding"):
     _constrain_on_abstract_mesh(jaxlite, "eager", False)
+
+
+class _Wrapped:
+  """Like an nnx Variable: not an array, but `__jax_array__` gives its value (maybe a tracer)."""
+
+  def __init__(self, v):
+    self.v = v
+
+  def __jax_array__(self):
+    return self.v
+
+
+_REGISTERED = {}
+
+
+@pytest.mark.parametrize("fun", ["sin", "exp", "negative", "add", "maximum"])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_jnp_unwraps_jax_array_objects_before_tracing_like_jax(fun, dtype):
+  jax = oracle()
+
+  for jx in (jax, jaxlite):  # JAX unwraps only pytree-registered objects, as nnx Variables are
+    if _Wrapped not in _REGISTERED.setdefault(jx.__name__, set()):
+      jx.tree_util.register_pytree_node(_Wrapped, lambda w: ((w.v,), None),
+                                        lambda _, c: _Wrapped(c[0]))
+      _REGISTERED[jx.__name__].add(_Wrapped)
+
+  def make(jx):
+    f = getattr(jx.numpy, fun)
+    unary = fun in ("sin", "exp", "negative")
+    return lambda v: f(_Wrapped(v)) if unary else f(_Wrapped(v), _Wrapped(v))
+  x = np.arange(3, dtype=dtype)
+  got = jaxlite.make_jaxpr(make(jaxlite))(x)
+  want = jax.make_jaxpr(make(jax))(x)
+  assert not got.consts  # the wrapper was not captured as a constant
+  assert str(got) == str(want)
+  np.testing.assert_allclose(np.asarray(jaxlite.jit(make(jaxlite))(x)),
+                             np.asarray(jax.jit(make(jax))(x)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("fun", ["sin", "cos", "tan"])
+@pytest.mark.parametrize("jit", [False, True])
+def test_trig_of_infinity_is_nan_without_numpy_warnings(fun, jit):
+  jax = oracle()
+  x = np.array([np.inf, -np.inf, 1.0], np.float32)
+  want = getattr(jax.numpy, fun)(x)
+  f = getattr(jaxlite.numpy, fun)
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")  # flax's pytest setup turns warnings into errors
+    got = (jaxlite.jit(f) if jit else f)(x)
+  np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+
+
+VMAP_OUT_AXES_CASES = [
+    (lambda x: {"a": x, "b": [x * 0, x]}, {"a": 0, "b": [None, None]}),
+    (lambda x: (x, x), None),
+    (lambda x: x, None),
+    (lambda x: (1.0, x), (None, None)),
+]
+
+
+@pytest.mark.parametrize("i", range(len(VMAP_OUT_AXES_CASES)))
+def test_vmap_out_axes_none_error_names_the_leaf_like_jax(i):
+  jax = oracle()
+  f, out_axes = VMAP_OUT_AXES_CASES[i]
+  msgs = []
+  for jx in (jax, jaxlite):
+    with pytest.raises(ValueError) as e:
+      jx.vmap(f, out_axes=out_axes)(np.ones(3, np.float32))
+    msgs.append(str(e.value).split("\n")[0])
+  assert msgs[0] == msgs[1]
