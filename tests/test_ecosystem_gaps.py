@@ -523,3 +523,16 @@ def test_vmap_out_axes_none_error_names_the_leaf_like_jax(i):
       jx.vmap(f, out_axes=out_axes)(np.ones(3, np.float32))
     msgs.append(str(e.value).split("\n")[0])
   assert msgs[0] == msgs[1]
+
+
+@pytest.mark.parametrize("distribution", ["truncated_normal", "uniform", "normal"])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("mode", ["fan_in", "fan_avg"])
+def test_variance_scaling_complex_draws_match_jax(distribution, dtype, mode):
+  jax = oracle()  # flax's linen Dense with complex params uses the truncated-normal disk
+  got = jaxlite.nn.initializers.variance_scaling(2.0, mode, distribution)(
+      jaxlite.random.key(3), (4, 3), dtype)
+  want = jax.nn.initializers.variance_scaling(2.0, mode, distribution)(
+      jax.random.key(3), (4, 3), dtype)
+  assert got.dtype == want.dtype
+  np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-6, atol=1e-7)
