@@ -536,3 +536,41 @@ def test_variance_scaling_complex_draws_match_jax(distribution, dtype, mode):
       jax.random.key(3), (4, 3), dtype)
   assert got.dtype == want.dtype
   np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-6, atol=1e-7)
+
+
+def _custom_fns(jx):
+  """A custom_jvp and a custom_vjp whose nondiff (and diff) arguments have defaults."""
+  @functools.partial(jx.custom_jvp, nondiff_argnums=(1, 2))
+  def f(x, p=2.0, q=None):
+    return x * p
+
+  @f.defjvp
+  def f_jvp(p, q, primals, tangents):
+    (x,), (t,) = primals, tangents
+    return f(x, p, q), t * p * 10 + (0 if q is None else q)
+
+  @functools.partial(jx.custom_vjp, nondiff_argnums=(1,))
+  def g(x, p=3.0, y=1.0):
+    return x * p * y
+  g.defvjp(lambda x, p, y: (g(x, p, y), (x, y)),
+           lambda p, r, ct: (ct * p * r[1] * 10, ct * r[0]))
+  return f, g
+
+
+CUSTOM_DEFAULT_CASES = [
+    lambda jx, f, g, x: jx.grad(f)(x),
+    lambda jx, f, g, x: jx.jit(jx.grad(f))(x),
+    lambda jx, f, g, x: jx.grad(lambda v: f(v, 3.0))(x),
+    lambda jx, f, g, x: jx.grad(g)(x),
+    lambda jx, f, g, x: jx.grad(lambda v: g(v, 2.0))(x),
+    lambda jx, f, g, x: jx.grad(g)(x, 2.0, 5.0),
+]
+
+
+@pytest.mark.parametrize("i", range(len(CUSTOM_DEFAULT_CASES)))
+def test_custom_rules_get_omitted_default_arguments_like_jax(i):
+  jax = oracle()  # flax's fp8 dot_general_with_precision leaves its nondiff args default
+  case, x = CUSTOM_DEFAULT_CASES[i], np.float32(1.5)
+  got = case(jaxlite, *_custom_fns(jaxlite), x)
+  want = case(jax, *_custom_fns(jax), x)
+  np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
