@@ -574,3 +574,19 @@ def test_custom_rules_get_omitted_default_arguments_like_jax(i):
   got = case(jaxlite, *_custom_fns(jaxlite), x)
   want = case(jax, *_custom_fns(jax), x)
   np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+
+
+@pytest.mark.parametrize("transform", ["grad", "value_and_grad", "jacfwd", "jacrev", "hessian",
+                                       "vmap", "checkpoint"])
+def test_transformed_functions_expose_wrapped_like_jax(transform):
+  jax = oracle()  # equinox warns on a transformed Module attribute by following __wrapped__
+
+  def fun(x):
+    return x * x
+  for jx in (jax, jaxlite):
+    g = getattr(jx, transform)(fun)
+    while hasattr(g, "__wrapped__") and g is not fun:
+      g = g.__wrapped__
+    assert g is fun, (jx.__name__, transform)
+  g = getattr(jaxlite, transform)(fun)
+  assert g.__name__ == getattr(jax, transform)(fun).__name__ == "fun"
