@@ -418,3 +418,175 @@ def test_scatter_of_the_whole_operand_under_jit_matches_jax(method, x, u):
   got, want = run(jaxlite), run(jax)
   np.testing.assert_array_equal(got[0], want[0])
   np.testing.assert_array_equal(got[1], want[1])
+
+
+def _constrain_on_abstract_mesh(jx, mode, in_mesh, make=None):
+  """nnx's eager variable sharding: a NamedSharding built on `get_abstract_mesh()`."""
+  mesh = jx.make_mesh((1,), ("a",), axis_types=(jx.sharding.AxisType.Auto,))
+  amesh = mesh.abstract_mesh
+  s = jx.sharding.NamedSharding(amesh, jx.sharding.PartitionSpec("a"))
+  f = lambda v: jx.lax.with_sharding_constraint(v, s)
+  if mode == "vmap":  # the batcher constrains the unbatched value eagerly
+    f = jx.vmap(f, in_axes=1, out_axes=1)
+  make = make or (lambda: jx.numpy.arange(6.0).reshape(2, 3))
+  if not in_mesh:
+    return f(make())
+  with jx.set_mesh(mesh):
+    return f(make())
+
+
+@pytest.mark.parametrize("mode", ["eager", "vmap"])
+@pytest.mark.parametrize("numpy_input", [False, True])
+def test_eager_constraint_on_abstract_mesh_uses_the_context_mesh(mode, numpy_input):
+  jax = oracle()
+  make = (lambda: np.arange(6.0, dtype=np.float32).reshape(2, 3)) if numpy_input else None
+  got = _constrain_on_abstract_mesh(jaxlite, mode, True, make)
+  want = _constrain_on_abstract_mesh(jax, mode, True, make)
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+  assert type(got.sharding.mesh).__name__ == type(want.sharding.mesh).__name__ == "Mesh"
+  assert got.sharding.mesh.shape_tuple == want.sharding.mesh.shape_tuple == (("a", 1),)
+
+
+def test_eager_constraint_on_abstract_mesh_without_a_mesh_raises_like_jax():
+  jax = oracle()
+  with pytest.raises(TypeError, match="NamedSharding"):
+    _constrain_on_abstract_mesh(jax, "eager", False)
+  with pytest.raises(TypeError, match="with_sharding_constraint.*NamedSharding"):
+    _constrain_on_abstract_mesh(jaxlite, "eager", False)
+
+
+class _Wrapped:
+  """Like an nnx Variable: not an array, but `__jax_array__` gives its value (maybe a tracer)."""
+
+  def __init__(self, v):
+    self.v = v
+
+  def __jax_array__(self):
+    return self.v
+
+
+_REGISTERED = {}
+
+
+@pytest.mark.parametrize("fun", ["sin", "exp", "negative", "add", "maximum"])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_jnp_unwraps_jax_array_objects_before_tracing_like_jax(fun, dtype):
+  jax = oracle()
+
+  for jx in (jax, jaxlite):  # JAX unwraps only pytree-registered objects, as nnx Variables are
+    if _Wrapped not in _REGISTERED.setdefault(jx.__name__, set()):
+      jx.tree_util.register_pytree_node(_Wrapped, lambda w: ((w.v,), None),
+                                        lambda _, c: _Wrapped(c[0]))
+      _REGISTERED[jx.__name__].add(_Wrapped)
+
+  def make(jx):
+    f = getattr(jx.numpy, fun)
+    unary = fun in ("sin", "exp", "negative")
+    return lambda v: f(_Wrapped(v)) if unary else f(_Wrapped(v), _Wrapped(v))
+  x = np.arange(3, dtype=dtype)
+  got = jaxlite.make_jaxpr(make(jaxlite))(x)
+  want = jax.make_jaxpr(make(jax))(x)
+  assert not got.consts  # the wrapper was not captured as a constant
+  assert str(got) == str(want)
+  np.testing.assert_allclose(np.asarray(jaxlite.jit(make(jaxlite))(x)),
+                             np.asarray(jax.jit(make(jax))(x)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("fun", ["sin", "cos", "tan"])
+@pytest.mark.parametrize("jit", [False, True])
+def test_trig_of_infinity_is_nan_without_numpy_warnings(fun, jit):
+  jax = oracle()
+  x = np.array([np.inf, -np.inf, 1.0], np.float32)
+  want = getattr(jax.numpy, fun)(x)
+  f = getattr(jaxlite.numpy, fun)
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")  # flax's pytest setup turns warnings into errors
+    got = (jaxlite.jit(f) if jit else f)(x)
+  np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+
+
+VMAP_OUT_AXES_CASES = [
+    (lambda x: {"a": x, "b": [x * 0, x]}, {"a": 0, "b": [None, None]}),
+    (lambda x: (x, x), None),
+    (lambda x: x, None),
+    (lambda x: (1.0, x), (None, None)),
+]
+
+
+@pytest.mark.parametrize("i", range(len(VMAP_OUT_AXES_CASES)))
+def test_vmap_out_axes_none_error_names_the_leaf_like_jax(i):
+  jax = oracle()
+  f, out_axes = VMAP_OUT_AXES_CASES[i]
+  msgs = []
+  for jx in (jax, jaxlite):
+    with pytest.raises(ValueError) as e:
+      jx.vmap(f, out_axes=out_axes)(np.ones(3, np.float32))
+    msgs.append(str(e.value).split("\n")[0])
+  assert msgs[0] == msgs[1]
+
+
+@pytest.mark.parametrize("distribution", ["truncated_normal", "uniform", "normal"])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("mode", ["fan_in", "fan_avg"])
+def test_variance_scaling_complex_draws_match_jax(distribution, dtype, mode):
+  jax = oracle()  # flax's linen Dense with complex params uses the truncated-normal disk
+  got = jaxlite.nn.initializers.variance_scaling(2.0, mode, distribution)(
+      jaxlite.random.key(3), (4, 3), dtype)
+  want = jax.nn.initializers.variance_scaling(2.0, mode, distribution)(
+      jax.random.key(3), (4, 3), dtype)
+  assert got.dtype == want.dtype
+  np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-6, atol=1e-7)
+
+
+def _custom_fns(jx):
+  """A custom_jvp and a custom_vjp whose nondiff (and diff) arguments have defaults."""
+  @functools.partial(jx.custom_jvp, nondiff_argnums=(1, 2))
+  def f(x, p=2.0, q=None):
+    return x * p
+
+  @f.defjvp
+  def f_jvp(p, q, primals, tangents):
+    (x,), (t,) = primals, tangents
+    return f(x, p, q), t * p * 10 + (0 if q is None else q)
+
+  @functools.partial(jx.custom_vjp, nondiff_argnums=(1,))
+  def g(x, p=3.0, y=1.0):
+    return x * p * y
+  g.defvjp(lambda x, p, y: (g(x, p, y), (x, y)),
+           lambda p, r, ct: (ct * p * r[1] * 10, ct * r[0]))
+  return f, g
+
+
+CUSTOM_DEFAULT_CASES = [
+    lambda jx, f, g, x: jx.grad(f)(x),
+    lambda jx, f, g, x: jx.jit(jx.grad(f))(x),
+    lambda jx, f, g, x: jx.grad(lambda v: f(v, 3.0))(x),
+    lambda jx, f, g, x: jx.grad(g)(x),
+    lambda jx, f, g, x: jx.grad(lambda v: g(v, 2.0))(x),
+    lambda jx, f, g, x: jx.grad(g)(x, 2.0, 5.0),
+]
+
+
+@pytest.mark.parametrize("i", range(len(CUSTOM_DEFAULT_CASES)))
+def test_custom_rules_get_omitted_default_arguments_like_jax(i):
+  jax = oracle()  # flax's fp8 dot_general_with_precision leaves its nondiff args default
+  case, x = CUSTOM_DEFAULT_CASES[i], np.float32(1.5)
+  got = case(jaxlite, *_custom_fns(jaxlite), x)
+  want = case(jax, *_custom_fns(jax), x)
+  np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+
+
+@pytest.mark.parametrize("transform", ["grad", "value_and_grad", "jacfwd", "jacrev", "hessian",
+                                       "vmap", "checkpoint"])
+def test_transformed_functions_expose_wrapped_like_jax(transform):
+  jax = oracle()  # equinox warns on a transformed Module attribute by following __wrapped__
+
+  def fun(x):
+    return x * x
+  for jx in (jax, jaxlite):
+    g = getattr(jx, transform)(fun)
+    while hasattr(g, "__wrapped__") and g is not fun:
+      g = g.__wrapped__
+    assert g is fun, (jx.__name__, transform)
+  g = getattr(jaxlite, transform)(fun)
+  assert g.__name__ == getattr(jax, transform)(fun).__name__ == "fun"

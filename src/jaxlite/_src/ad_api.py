@@ -466,6 +466,7 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
   """The Jacobian of `fun` by forward mode: one JVP per input element, vectorized."""
   argnums = _check_argnums(argnums)
 
+  @functools.wraps(fun)  # `__wrapped__`, as JAX's (equinox looks through it)
   def jacfun(*args, **kwargs):
     f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs)
     tree_util.tree_map(functools.partial(_check_input_dtype_jacfwd, holomorphic), dyn_args)
@@ -494,6 +495,7 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
   """The Jacobian of `fun` by reverse mode: one VJP per output element, vectorized."""
   argnums = _check_argnums(argnums)
 
+  @functools.wraps(fun)  # `__wrapped__`, as JAX's (equinox looks through it)
   def jacfun(*args, **kwargs):
     f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs)
     tree_util.tree_map(functools.partial(_check_input_dtype_revderiv, "jacrev", holomorphic,

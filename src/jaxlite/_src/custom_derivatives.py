@@ -64,9 +64,12 @@ def _fun_name(f) -> str:
 
 
 def _resolve_args(fun, args, kwargs):
-  """Keyword arguments moved into their positions, as JAX does for custom functions."""
+  """Keyword arguments moved into their positions and omitted defaults filled in, as JAX does
+  for custom functions (flax's fp8 `dot_general_with_precision` leaves nondiff args default)."""
   if not kwargs:
-    return tuple(args)
+    code = getattr(fun, "__code__", None)
+    if code is None or len(args) >= code.co_argcount:
+      return tuple(args)
   try:
     bound = inspect.signature(fun).bind(*args, **kwargs)
   except (TypeError, ValueError) as e:

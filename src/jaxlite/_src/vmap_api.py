@@ -74,7 +74,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     out_vals, out_dims = batching.batch_flat(flat_fun, axis_data, vals, dims)
     out_tree = out_tree_box[0]
     dests = _flat_out_axes(out_axes, out_tree)
-    outs = [_to_out_axis(v, d, dest, size) for v, d, dest in zip(out_vals, out_dims, dests)]
+    outs = [_to_out_axis(v, d, dest, size, out_tree, dests, i)
+            for i, (v, d, dest) in enumerate(zip(out_vals, out_dims, dests))]
     return tree_util.tree_unflatten(out_tree, outs)
 
   vmap_f.__doc__ = f"Vectorized version of {getattr(fun, '__name__', fun)}."
@@ -204,12 +205,15 @@ def _flat_out_axes(out_axes, out_tree) -> list:
   return _broadcast_prefix("vmap out_axes", out_axes, skeleton)
 
 
-def _to_out_axis(x, bdim, dest, size):
+def _to_out_axis(x, bdim, dest, size, out_tree, dests, i):
   """A batched output moved to its requested axis; an unbatched one broadcast there."""
   if dest is None:
     if bdim is not None:
-      raise ValueError(f"at vmap out_axes, got axis spec None but output was batched on axis "
-                       f"{bdim}")
+      # JAX names the leaf by its path in the outputs (flax's nnx tests match on it).
+      full = tree_util.tree_unflatten(out_tree, dests)
+      paths = tree_util.tree_flatten_with_path(full, is_leaf=lambda a: a is None)[0]
+      raise ValueError(f"at vmap out_axes{tree_util.keystr(paths[i][0])}, got axis spec None "
+                       f"but output was batched on axis {bdim}")
     return x
   nd = len(batching.shape_of(x)) + (bdim is None)
   if not -nd <= dest < nd:

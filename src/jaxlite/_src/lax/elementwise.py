@@ -124,9 +124,9 @@ log1p_p = unop("log1p", _quiet(np.log1p), INEXACT, template="np.log1p({0})")
 expm1_p = unop("expm1", _quiet(_expm1), INEXACT)
 tanh_p = unop("tanh", np.tanh, INEXACT, template="np.tanh({0})")
 logistic_p = unop("logistic", _quiet(_logistic), INEXACT)
-sin_p = unop("sin", np.sin, INEXACT, template="np.sin({0})")
-cos_p = unop("cos", np.cos, INEXACT, template="np.cos({0})")
-tan_p = unop("tan", np.tan, INEXACT)
+sin_p = unop("sin", _quiet(np.sin), INEXACT, template="np.sin({0})")
+cos_p = unop("cos", _quiet(np.cos), INEXACT, template="np.cos({0})")
+tan_p = unop("tan", _quiet(np.tan), INEXACT)
 asin_p = unop("asin", _quiet(np.arcsin), INEXACT)
 acos_p = unop("acos", _quiet(np.arccos), INEXACT)
 atan_p = unop("atan", np.arctan, INEXACT)
@@ -155,7 +155,8 @@ square_p = unop("square", _quiet(_square), NUM, template="np.multiply({0}, {0})"
 
 # Their templates may warn on overflow or domain errors: generated code silences NumPy there,
 # since JAX returns inf/nan without warnings.
-numpy_quiet_primitives.update({exp_p, exp2_p, log_p, log1p_p, expm1_p, sqrt_p})
+# sin/cos of +-inf: NaN, which NumPy warns about ("invalid value") and XLA does not.
+numpy_quiet_primitives.update({exp_p, exp2_p, log_p, log1p_p, expm1_p, sqrt_p, sin_p, cos_p})
 
 
 # round carries a rounding_method param: 0 = away from zero, 1 = to nearest even.

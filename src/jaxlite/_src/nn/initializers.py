@@ -135,14 +135,36 @@ def _real(dtype):
 def _draw(key, shape, dt, distribution, variance):
   jnp, random = _jnp(), _random()
   if np.dtype(dt).kind == "c" and distribution != "normal":
-    raise NotImplementedError(f"variance_scaling with distribution={distribution!r} and a "
-                              "complex dtype is not implemented in jaxlite")
+    # On the complex plane: a disk (uniform) or a normal whose modulus is cut at 2.
+    scale = jnp.sqrt(variance) if distribution == "uniform" else \
+        jnp.sqrt(variance) / jnp.array(_COMPLEX_TRUNCATED_STD, dt)
+    return _complex_polar(key, shape, dt, distribution) * scale
   if distribution == "truncated_normal":
     stddev = jnp.sqrt(variance) / jnp.array(_TRUNCATED_STD, dt)
     return random.truncated_normal(key, -2, 2, shape, dt) * stddev
   if distribution == "normal":
     return random.normal(key, shape, dt) * jnp.sqrt(variance).astype(dt)
   return random.uniform(key, shape, dt, -1) * jnp.sqrt(3 * variance)
+
+
+# The standard deviation of a unit complex normal whose modulus is truncated to 2.
+_COMPLEX_TRUNCATED_STD = .95311164380491208
+
+
+def _complex_polar(key, shape, dt, distribution):
+  """Unit-variance complex draws as modulus and angle (two uniform draws from split keys):
+  modulus sqrt(2u) fills a disk; sqrt(-log(1 - (1 - e^-4) u)) is a normal cut at modulus 2."""
+  jnp, random = _jnp(), _random()
+  real = _real(dt)
+  k_mod, k_angle = random.split(key)
+  u = random.uniform(k_mod, shape, real)
+  if distribution == "uniform":
+    modulus = jnp.sqrt(2 * u).astype(dt)
+  else:
+    t = (1 - jnp.exp(jnp.array(-4, dt))) * u.astype(dt)
+    modulus = jnp.sqrt(-jnp.log(1 - t))
+  angle = 2 * np.pi * random.uniform(k_angle, shape, real).astype(dt)
+  return modulus * jnp.exp(1j * angle)
 
 
 def glorot_uniform(in_axis=-2, out_axis=-1, batch_axis=(), dtype=None) -> Initializer:

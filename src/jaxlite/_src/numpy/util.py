@@ -84,6 +84,11 @@ def convert(x, dtype, weak: bool):
   t = type(x)
   if t in _PY:
     return scalar_to_dtype(x, dtype, weak)
+  if t is not core.array_type and not isinstance(x, core.Tracer) and hasattr(x, "__jax_array__"):
+    # Unwrapped first, as JAX's jnp functions do: else the wrapper itself (an nnx Variable
+    # holding a tracer) would be bound, and a trace would capture it as a constant.
+    x = x.__jax_array__()
+    t = type(x)
   xd, xw = dtype_weak(x)
   if xd == dtype and xw == weak:
     if t is core.array_type or isinstance(x, core.Array) or t in _typed:

@@ -432,9 +432,38 @@ def _apply(x, **params):
   """`sharding_constraint` of `x`: a concrete Array is placed now; a tracer gets the eqn."""
   if core.current_trace() is core.eval_trace and not isinstance(x, core.Tracer):
     from jaxlite._src import api
-    _check_sharding(params["sharding"], np.shape(x))
-    return api.device_put(x, _placed(params["sharding"]))
+    sharding = _on_concrete_mesh(params["sharding"], x)
+    _check_sharding(sharding, np.shape(x))
+    return api.device_put(x, _placed(sharding))
   return sharding_constraint_p.bind(x, **params)
+
+
+def _on_concrete_mesh(sharding, x):
+  """An eager constraint over an AbstractMesh is placed on a concrete mesh, as JAX's impl does:
+  the mesh a NamedSharding'd `x` lives on, else the one in context (`jax.set_mesh`). flax's nnx
+  builds such shardings from `get_abstract_mesh()` and constrains eager values with them."""
+  from jaxlite._src.sharding.mesh import AbstractMesh, get_mesh
+  from jaxlite._src.sharding.named_sharding import NamedSharding
+  mesh = getattr(sharding, "mesh", None)
+  if not isinstance(sharding, NamedSharding) or not isinstance(mesh, AbstractMesh):
+    return sharding
+  have = getattr(x, "sharding", None)
+  ctx = get_mesh()
+  if isinstance(have, NamedSharding):
+    target = have.mesh
+  elif not ctx.empty:
+    # JAX takes the context mesh only for inputs with no sharding (NumPy), since its eager ops
+    # under `set_mesh` return NamedSharding'd arrays; jaxlite's return single-device ones.
+    target = ctx
+  else:
+    raise TypeError("with_sharding_constraint: the sharding on the input must be a "
+                    "`NamedSharding` since the target sharding has an `AbstractMesh` in it. "
+                    f"Got sharding type {type(have)} for shape {np.shape(x)}")
+  if target.shape_tuple != mesh.shape_tuple:
+    raise ValueError(f"with_sharding_constraint: mesh shape of the input {target.shape_tuple} "
+                     f"does not match the mesh shape of the target sharding "
+                     f"{mesh.shape_tuple} for shape {np.shape(x)}")
+  return NamedSharding(target, sharding.spec, memory_kind=sharding._memory_kind)
 
 
 def _constraint_transpose(ct, x, **params):
