@@ -443,9 +443,13 @@ class PjitFunction:
       out = entry.run([numpy_value(x) for x in flat])
       return out if device is None else _place_tree(out, device)
     args_in = list(entry.lifted) + [as_traceable_arg(x) for x in flat]
+    in_sh = out_sh = None
+    if self._in_shardings is not None or self._out_shardings is not None:
+      from jaxlite._src.sharding import partition  # the eqn carries them, as JAX's does
+      in_sh, out_sh = partition.eqn_shardings(self, args, kwargs, entry, len(flat))
     params = jit_params(entry.closed, self._name, len(args_in), len(entry.out_avals),
                         self._donated(len(flat), len(entry.lifted), args, kwargs),
-                        self._keep_unused, self._inline)
+                        self._keep_unused, self._inline, in_sh, out_sh)
     outs = jit_p.bind(*args_in, **params)
     return entry.out_tree.unflatten(outs)
 
