@@ -478,6 +478,10 @@ CASES = {{
   "jvp_out_only": lambda: jax.jvp(g_out, (A, B), (B, A)),
   "vmap_of_grad": lambda: jax.vmap(jax.grad(f_loss))(S, S),
   "direct_out_only": lambda: g_out(A, B),
+  # staged inside an outer jit: the partitioner honours the inner eqn's shardings
+  "jit_of_grad": lambda: jax.jit(jax.grad(f_loss, argnums=(0, 1)))(A, B),
+  "jit_of_vmap": lambda: jax.jit(jax.vmap(f))(S, S),
+  "jit_of_jvp": lambda: jax.jit(lambda a, b: jax.jvp(f, (a, b), (b, a)))(A, B),
 }}
 out = {{}}
 for name, thunk in CASES.items():
@@ -506,7 +510,8 @@ print(json.dumps(out))
 
 _GIVEN_CASES = ["grad", "grad_committed", "value_and_grad", "vjp", "jvp", "jvp_one_tangent",
                 "vmap", "vmap_in_axes", "vmap_out_axes", "grad_in_only", "vmap_in_only",
-                "grad_out_only", "jvp_out_only", "vmap_of_grad"]
+                "grad_out_only", "jvp_out_only", "vmap_of_grad", "jit_of_grad", "jit_of_vmap",
+                "jit_of_jvp"]
 _GIVEN_JAXPRS = ["jit", "grad", "vjp", "jvp", "jvp_one_tangent", "vmap", "vmap_out_axes",
                  "grad_out_only", "vmap_in_only"]
 _given_runs = {}

@@ -17,6 +17,7 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src import devices
 from jaxlite._src import dtypes
+from jaxlite._src import pretty_print as pp
 from jaxlite._src import tree_util
 from jaxlite._src.call_primitives import (  # noqa: F401 - re-exported for the API modules
     _PY_SCALARS, _check_output, as_traceable_arg, fun_name, fun_src_info, jit_p, jit_params)
@@ -750,9 +751,12 @@ def _placement_arg_name(keypath, fun):
 
 
 def _has_constraint(jaxpr) -> bool:
-  """Whether a `sharding_constraint` eqn is in `jaxpr` or its sub-jaxprs (checked per trace)."""
+  """Whether a `sharding_constraint` eqn, or a `jit` eqn given in/out shardings (a transformed
+  jit of them), is in `jaxpr` or its sub-jaxprs (checked per trace)."""
   for eqn in jaxpr.eqns:
-    if eqn.primitive.name == "sharding_constraint" or any(
+    if eqn.primitive.name == "sharding_constraint" or eqn.primitive is jit_p and not (
+        pp.all_unspecified(eqn.params["in_shardings"])
+        and pp.all_unspecified(eqn.params["out_shardings"])) or any(
         _has_constraint(sub) for sub in core.jaxprs_in_params(eqn.params)):
       return True
   return False

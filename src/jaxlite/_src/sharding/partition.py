@@ -410,12 +410,16 @@ def _out_sharding(mesh, spec):
 
 
 def _constraints(closed) -> list:
-  """The shardings of the `sharding_constraint` eqns of a jaxpr and its sub-jaxprs."""
+  """The shardings of the `sharding_constraint` eqns of a jaxpr and its sub-jaxprs, and the
+  in/out shardings of its `jit` eqns."""
   out, todo = [], [closed.jaxpr]
   while todo:
     for eqn in todo.pop().eqns:
       if eqn.primitive is prop.sharding_constraint_p:
         out.append(eqn.params["sharding"])
+      elif eqn.primitive.name == "jit":
+        out += [s for s in (*eqn.params.get("in_shardings", ()),
+                            *eqn.params.get("out_shardings", ())) if hasattr(s, "mesh")]
       todo += core.jaxprs_in_params(eqn.params)
   return out
 
@@ -688,6 +692,8 @@ def _plan_call(fn, args, kwargs):
       placements.append(s)
     elif isinstance(v, core.Literal):  # a constant result stays uncommitted, as in JAX
       placements.append(None)
+    elif 1 in mesh.shape.values():  # read back as JAX reads XLA's sharding (size-1 axes)
+      placements.append(_read_back(_out_sharding(mesh, spec), flat, len(a.shape)))
     else:
       placements.append(_out_sharding(mesh, spec))
   return _CallPlan(entry, program, placements), flat
