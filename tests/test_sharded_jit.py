@@ -457,6 +457,7 @@ B = (np.arange(16, dtype=np.float32).reshape(4, 4) % 3) / 2 + 0.25
 S = np.stack([A, B, A * B])
 f = jax.jit(lambda a, b: jnp.sin(a) * b, in_shardings=(sx, sx), out_shardings=sy)
 g_in = jax.jit(lambda a: jnp.tanh(a) ** 2, in_shardings=sxy)
+g_x = jax.jit(lambda a: jnp.sin(a) * 2, in_shardings=sx, out_shardings=sx)
 g_out = jax.jit(lambda a, b: (a @ b, a - b), out_shardings=(sx, None))
 f_loss = lambda a, b: f(a, b).sum()
 ab = jax.device_put(A, sxy)
@@ -478,6 +479,7 @@ CASES = {{
   "jvp_out_only": lambda: jax.jvp(g_out, (A, B), (B, A)),
   "vmap_of_grad": lambda: jax.vmap(jax.grad(f_loss))(S, S),
   "direct_out_only": lambda: g_out(A, B),
+  "vmap_spmd_axis_name": lambda: jax.vmap(g_x, spmd_axis_name="y")(S[:2]),
   # staged inside an outer jit: the partitioner honours the inner eqn's shardings
   "jit_of_grad": lambda: jax.jit(jax.grad(f_loss, argnums=(0, 1)))(A, B),
   "jit_of_vmap": lambda: jax.jit(jax.vmap(f))(S, S),
@@ -502,6 +504,7 @@ JAXPRS = {{
   "vmap_out_axes": lambda: jax.make_jaxpr(jax.vmap(f, out_axes=1))(S, S),
   "grad_out_only": lambda: jax.make_jaxpr(jax.grad(lambda a, b: g_out(a, b)[0].sum()))(A, B),
   "vmap_in_only": lambda: jax.make_jaxpr(jax.vmap(g_in))(S),
+  "vmap_spmd_axis_name": lambda: jax.make_jaxpr(jax.vmap(g_x, spmd_axis_name="y"))(S[:2]),
 }}
 for name, thunk in JAXPRS.items():
   out["jaxpr_" + name] = str(thunk())
@@ -511,9 +514,9 @@ print(json.dumps(out))
 _GIVEN_CASES = ["grad", "grad_committed", "value_and_grad", "vjp", "jvp", "jvp_one_tangent",
                 "vmap", "vmap_in_axes", "vmap_out_axes", "grad_in_only", "vmap_in_only",
                 "grad_out_only", "jvp_out_only", "vmap_of_grad", "jit_of_grad", "jit_of_vmap",
-                "jit_of_jvp"]
+                "jit_of_jvp", "vmap_spmd_axis_name"]
 _GIVEN_JAXPRS = ["jit", "grad", "vjp", "jvp", "jvp_one_tangent", "vmap", "vmap_out_axes",
-                 "grad_out_only", "vmap_in_only"]
+                 "grad_out_only", "vmap_in_only", "vmap_spmd_axis_name"]
 _given_runs = {}
 
 

@@ -195,15 +195,17 @@ def _batch_sharding(s, dim, spmd_name):
   spec = getattr(s, "spec", None)
   if dim is None or spec is None:
     return s
-  if spmd_name is None and (getattr(s, "is_fully_replicated", False) or dim >= len(spec)):
-    return s  # replicated stays as it is; specs keep no trailing Nones
-  parts = list(spec) + [None] * max(0, dim - len(spec))
-  parts.insert(dim, spmd_name if spmd_name is None or len(spmd_name) != 1 else spmd_name[0])
-  s = s.with_spec(type(spec)(*parts))
-  if spmd_name is None and hasattr(s, "mesh"):  # JAX goes through XLA's sharding here
+  if spmd_name is None and getattr(s, "is_fully_replicated", False):
+    return s  # replicated stays as it is
+  if hasattr(s, "mesh"):  # JAX goes through XLA's sharding: size-1 mesh axes vanish
     from jaxlite._src.sharding import partition
     s = partition.without_trivial_axes(s)
-  return s
+    spec = s.spec
+  if spmd_name is None and dim >= len(spec):
+    return s  # specs keep no trailing Nones
+  parts = list(spec) + [None] * max(0, dim - len(spec))
+  parts.insert(dim, spmd_name if spmd_name is None or len(spmd_name) != 1 else spmd_name[0])
+  return s.with_spec(type(spec)(*parts))
 
 
 batching.axis_primitive_batchers[jit_p] = _jit_batcher
