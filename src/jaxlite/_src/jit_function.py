@@ -17,6 +17,7 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src import devices
 from jaxlite._src import dtypes
+from jaxlite._src import pretty_print as pp
 from jaxlite._src import tree_util
 from jaxlite._src.call_primitives import (  # noqa: F401 - re-exported for the API modules
     _PY_SCALARS, _check_output, as_traceable_arg, fun_name, fun_src_info, jit_p, jit_params)
@@ -443,9 +444,13 @@ class PjitFunction:
       out = entry.run([numpy_value(x) for x in flat])
       return out if device is None else _place_tree(out, device)
     args_in = list(entry.lifted) + [as_traceable_arg(x) for x in flat]
+    in_sh = out_sh = None
+    if self._in_shardings is not None or self._out_shardings is not None:
+      from jaxlite._src.sharding import partition  # the eqn carries them, as JAX's does
+      in_sh, out_sh = partition.eqn_shardings(self, args, kwargs, entry, len(flat))
     params = jit_params(entry.closed, self._name, len(args_in), len(entry.out_avals),
                         self._donated(len(flat), len(entry.lifted), args, kwargs),
-                        self._keep_unused, self._inline)
+                        self._keep_unused, self._inline, in_sh, out_sh)
     outs = jit_p.bind(*args_in, **params)
     return entry.out_tree.unflatten(outs)
 
@@ -746,9 +751,12 @@ def _placement_arg_name(keypath, fun):
 
 
 def _has_constraint(jaxpr) -> bool:
-  """Whether a `sharding_constraint` eqn is in `jaxpr` or its sub-jaxprs (checked per trace)."""
+  """Whether a `sharding_constraint` eqn, or a `jit` eqn given in/out shardings (a transformed
+  jit of them), is in `jaxpr` or its sub-jaxprs (checked per trace)."""
   for eqn in jaxpr.eqns:
-    if eqn.primitive.name == "sharding_constraint" or any(
+    if eqn.primitive.name == "sharding_constraint" or eqn.primitive is jit_p and not (
+        pp.all_unspecified(eqn.params["in_shardings"])
+        and pp.all_unspecified(eqn.params["out_shardings"])) or any(
         _has_constraint(sub) for sub in core.jaxprs_in_params(eqn.params)):
       return True
   return False

@@ -410,12 +410,16 @@ def _out_sharding(mesh, spec):
 
 
 def _constraints(closed) -> list:
-  """The shardings of the `sharding_constraint` eqns of a jaxpr and its sub-jaxprs."""
+  """The shardings of the `sharding_constraint` eqns of a jaxpr and its sub-jaxprs, and the
+  in/out shardings of its `jit` eqns."""
   out, todo = [], [closed.jaxpr]
   while todo:
     for eqn in todo.pop().eqns:
       if eqn.primitive is prop.sharding_constraint_p:
         out.append(eqn.params["sharding"])
+      elif eqn.primitive.name == "jit":
+        out += [s for s in (*eqn.params.get("in_shardings", ()),
+                            *eqn.params.get("out_shardings", ())) if hasattr(s, "mesh")]
       todo += core.jaxprs_in_params(eqn.params)
   return out
 
@@ -564,6 +568,26 @@ class _AcrossProcesses:
                             self.program)
 
 
+def eqn_shardings(fn, args, kwargs, entry, n_flat):
+  """The in/out shardings a staged `jit` eqn of `fn` (a jit with in_shardings/out_shardings)
+  carries, one per flat argument (lifted constants first: unspecified) and result; None for
+  an unspecified one."""
+  if fn._in_shardings is None and fn._out_shardings is None:
+    return None, None
+  if kwargs and fn._in_shardings is not None:
+    raise ValueError("pjit does not support kwargs when in_shardings is specified.")
+  dyn_args = args if fn._simple else fn._split_args(args, kwargs)[0]
+  n_kw = n_flat - len(tree_util.tree_leaves(tuple(dyn_args)))
+  ins = [_resolve(s, "in_shardings") for s in
+         _flat_prefix(fn._in_shardings, tuple(dyn_args), n_flat - n_kw, "in_shardings",
+                      "positional arguments tuple")] + [None] * n_kw
+  n_out = len(entry.out_avals)
+  outs = [_resolve(s, "out_shardings") for s in
+          _flat_prefix(fn._out_shardings, entry.out_tree.unflatten([0] * n_out), n_out,
+                       "out_shardings", "outputs")]
+  return [None] * len(entry.lifted) + ins, outs
+
+
 def _plan_call(fn, args, kwargs):
   """The `_CallPlan` of a call (or _UNPARTITIONED), with the call's flat arguments."""
   from jaxlite._src import array as array_lib
@@ -668,6 +692,8 @@ def _plan_call(fn, args, kwargs):
       placements.append(s)
     elif isinstance(v, core.Literal):  # a constant result stays uncommitted, as in JAX
       placements.append(None)
+    elif 1 in mesh.shape.values():  # read back as JAX reads XLA's sharding (size-1 axes)
+      placements.append(_read_back(_out_sharding(mesh, spec), flat, len(a.shape)))
     else:
       placements.append(_out_sharding(mesh, spec))
   return _CallPlan(entry, program, placements), flat
@@ -715,3 +741,64 @@ def jit_eqn_placements(closed, args, device):
       per_jaxpr.clear()
     per_jaxpr[key] = out
   return out
+
+
+def check_committed_arg(x, s, aval):
+  """JAX's error for an argument committed to a sharding other than the in_sharding `s` of
+  the eager `jit` eqn it is passed to."""
+  from jaxlite._src import devices
+  c = getattr(x, "_device", None)
+  if isinstance(c, devices.Sharding) and is_multi_device(c) and \
+      not c.is_equivalent_to(s, len(aval.shape)):
+    raise ValueError(
+        "Sharding passed to jit does not match the sharding on the respective arg. Got jit "
+        f"sharding: {s},\narg sharding: {c} for arg type: "
+        f"{aval.str_short(short_dtypes=False)}")
+
+
+def given_placements(closed, orig_args, args, in_shardings, out_shardings):
+  """Placements of the results of an eager `jit` eqn that carries in/out shardings (the
+  transformed eqn of a jit given them), its `args` already on their in_shardings (`orig_args`
+  as they came): a given out_sharding places its result; the others follow propagation over
+  the mesh of the given shardings (as a direct call of the jit places them), read back as
+  JAX reads XLA's: mesh axes of size 1 vanish, unless the layout is that of an argument that
+  came committed to it; None leaves a result as it is."""
+  from jaxlite._src.pretty_print import UNSPECIFIED
+  from jaxlite._src.sharding.named_sharding import NamedSharding
+  given = [s for s in (*in_shardings, *out_shardings) if s is not None and s is not UNSPECIFIED]
+  device = next((s for s in given if isinstance(s, NamedSharding) and is_multi_device(s)),
+                None)
+  rest = jit_eqn_placements(closed, args, device) if device is not None else None
+  out = []
+  for i, (s, v) in enumerate(zip(out_shardings, closed.jaxpr.outvars)):
+    if s is not None and s is not UNSPECIFIED:
+      out.append(s)
+    elif rest is None or isinstance(v, core.Literal):
+      out.append(None)  # a constant result stays uncommitted, as in JAX
+    else:
+      out.append(_read_back(rest[i], orig_args, len(v.aval.shape)))
+  return out
+
+
+def _read_back(s, orig_args, nd):
+  for a in orig_args:
+    c = getattr(a, "_device", None)
+    if getattr(c, "mesh", None) == s.mesh and len(getattr(a, "shape", ())) == nd and \
+        c.is_equivalent_to(s, nd):
+      return c
+  return without_trivial_axes(s)
+
+
+def without_trivial_axes(s):
+  """NamedSharding `s` as JAX reads it back from an XLA sharding: mesh axes of size 1 dropped
+  from its spec, trailing unsplit dims too."""
+  from jaxlite._src.sharding.partition_spec import PartitionSpec
+  sizes = s.mesh.shape
+  entries = []
+  for e in s.spec:
+    axes = tuple(n for n in (e if isinstance(e, tuple) else (e,))
+                 if n is not None and sizes[n] != 1)
+    entries.append(None if not axes else axes[0] if len(axes) == 1 else axes)
+  while entries and entries[-1] is None:
+    entries.pop()
+  return s.with_spec(PartitionSpec(*entries)) if tuple(entries) != tuple(s.spec) else s

@@ -227,10 +227,21 @@ def _rule_call(eqn, specs, mesh_shape):
   if eqn.primitive.name == "custom_vjp_call":
     specs = specs[eqn.params.get("num_consts", 0):] if len(specs) > len(closed.jaxpr.invars) \
         else specs
+  if eqn.primitive.name == "jit":  # a jit's given in_shardings lay out its operands
+    specs = [_given_spec(g, v, mesh_shape) or sp for g, v, sp in
+             zip(eqn.params.get("in_shardings", ()), eqn.invars, specs)] or specs
   env, plans = propagate(closed.jaxpr, specs, mesh_shape)
   outs = [env[v] if isinstance(v, core.Var) else replicated(_ndim(v))
           for v in closed.jaxpr.outvars]
   return EqnPlan(list(specs), outs, inner=(closed, env, plans))
+
+
+def _given_spec(sharding, v, mesh_shape):
+  """The spec of a jit eqn's given in/out sharding over the program's mesh, else None."""
+  mesh = getattr(sharding, "mesh", None)
+  if mesh is None or dict(mesh.shape) != mesh_shape:
+    return None
+  return spec_of_sharding(sharding, _ndim(v))
 
 
 def _rule_replicate(eqn, specs):
@@ -330,9 +341,13 @@ def propagate(jaxpr, in_specs, mesh_shape):
            for v, s in zip(eqn.invars, plan.in_specs)):
       plan = _rule_replicate(eqn, specs)  # a dim its axes do not evenly divide: run whole
     plans.append(plan)
-    for v, s in zip(eqn.outvars, plan.out_specs):
-      # A value whose type names a sharding takes it (rule 2); partition reshards to it.
+    given = eqn.params.get("out_shardings", ()) if eqn.primitive.name == "jit" else ()
+    for i, (v, s) in enumerate(zip(eqn.outvars, plan.out_specs)):
+      # A value whose type names a sharding takes it (rule 2), as does a result a jit's
+      # out_shardings place; partition reshards to it.
       typed = _typed_spec(v)
+      if typed is None and i < len(given):
+        typed = _given_spec(given[i], v, mesh_shape)
       env[v] = _splittable(typed, v.aval.shape, mesh_shape) if typed is not None else s
   _split_broadcasts(jaxpr, env, plans)
   return env, plans
