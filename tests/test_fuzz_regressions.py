@@ -572,6 +572,39 @@ def test_randint_jaxpr(lo, hi, x64_on):
   assert text == ref[1]
 
 
+# --- 32. int-array-index-empty-axis: x[int array] on a size-0 axis is gather's TypeError ------
+
+_EMPTY_AXIS_INDEX = [  # (x shape, index builder, JAX's outcome: error class or result shape)
+  ((0,), lambda jnp: jnp.array([1]), "TypeError"),
+  ((0,), lambda jnp: jnp.array(0), "IndexError"),  # a scalar index array is a slice in JAX
+  ((0,), lambda jnp: np.array([1]), "TypeError"),
+  ((0,), lambda jnp: np.int64(0), "IndexError"),
+  ((0, 3), lambda jnp: jnp.array([0, 1]), "TypeError"),
+  ((3, 0), lambda jnp: (slice(None), jnp.array([0])), "TypeError"),
+  ((2, 0), lambda jnp: (jnp.array([0]), jnp.array([0])), "TypeError"),
+  ((0,), lambda jnp: jnp.array([], jnp.int32), (0,)),
+  ((0,), lambda jnp: 0, "IndexError"),
+]
+
+
+def _index_outcome(m, jnp, shape, build, jit):
+  x = jnp.zeros(shape, jnp.float32)
+  try:
+    f = (lambda a: a[build(jnp)])
+    return (m.jit(f) if jit else f)(x).shape
+  except (TypeError, IndexError) as e:
+    return type(e).__name__
+
+
+@pytest.mark.parametrize("jit", [False, True])
+@pytest.mark.parametrize("case", range(len(_EMPTY_AXIS_INDEX)))
+def test_int_array_index_on_empty_axis(case, jit):
+  shape, build, want = _EMPTY_AXIS_INDEX[case]
+  assert _index_outcome(jax, jnp, shape, build, jit) == want
+  jax_ = oracle()
+  assert _index_outcome(jax_, jax_.numpy, shape, build, jit) == want
+
+
 # --- documented: xla-cpu-flushes-subnormals (tests/fuzz/known_differences.py) --------------------
 
 def test_subnormals_documented_difference():

@@ -253,6 +253,8 @@ def _eager_numpy_index(shape, idx):
     elif k == 0:
       out.append(e)
     elif k == 1:
+      if shape[dim] == 0 and type(e) is not int:
+        return None  # JAX's gather rejects an index array on an empty axis (TypeError)
       out.append(_clamped_np_index(e, shape[dim]))
       dim += 1
     else:
