@@ -605,6 +605,42 @@ def test_int_array_index_on_empty_axis(case, jit):
   assert _index_outcome(jax_, jax_.numpy, shape, build, jit) == want
 
 
+# --- 34. power-int-uint64-weak: int64 ** uint64 promotes both to a weak float64 (x64) ---------
+
+_POWER_CASES = [  # (x1, x2, expected dtype, weak, values) under x64
+  (np.array([2, 3]), np.array([3, 2], np.uint64), "float64", True, [8.0, 9.0]),
+  (np.array([2, -3], np.int8), np.array([3, 2], np.uint64), "float64", True, [8.0, 9.0]),
+  (np.array([2, 3], np.uint64), np.array([3, 2], np.int8), "float64", True, [8.0, 9.0]),
+  (np.array([2.0, 3.0], np.float32), np.array([3, 2], np.uint64), "float32", False, [8.0, 9.0]),
+  (np.array([2.0, 3.0], np.float16), np.array([3, 2], np.int64), "float16", False, [8.0, 9.0]),
+  (np.array(-8, np.int16), np.array(1, np.uint64), "int16", False, -8),  # eager: integer_pow
+]
+
+
+@pytest.mark.parametrize("case", range(len(_POWER_CASES)))
+def test_power_int_uint64_weak(case):
+  a, b, dtype, weak, want = _POWER_CASES[case]
+
+  def f(m, jnp):
+    eager, jitted = jnp.power(a, b), m.jit(jnp.power)(a, b)
+    return eager, jitted, str(m.make_jaxpr(jnp.power)(a, b))
+  with x64(True):
+    got = f(jax, jnp)
+  assert (str(got[0].dtype), got[0].weak_type) == (dtype, weak)
+  np.testing.assert_array_equal(np.asarray(got[0]), want)
+  jax_ = oracle()
+  old = jax_.config.jax_enable_x64
+  jax_.config.update("jax_enable_x64", True)
+  try:
+    ref = f(jax_, jax_.numpy)
+  finally:
+    jax_.config.update("jax_enable_x64", old)
+  for g, r in zip(got[:2], ref[:2]):
+    assert (str(g.dtype), g.weak_type) == (str(r.dtype), r.weak_type)
+    np.testing.assert_array_equal(np.asarray(g), np.asarray(r))
+  assert got[2] == ref[2]
+
+
 # --- documented: xla-cpu-flushes-subnormals (tests/fuzz/known_differences.py) --------------------
 
 def test_subnormals_documented_difference():

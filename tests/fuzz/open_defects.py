@@ -29,9 +29,6 @@ OPEN: list[Known] = [
   Known("jaxpr-static-index-x64", "under x64 a static int index is compared as i64 in JAX's "
         "jaxpr (lt 1:i64[] 0:i64[]); jaxlite prints i32", modes=("jaxpr",),
         detail=r"lt \d+:i64\[\] 0:i64\[\]"),
-  Known("power-int-uint64-weak", "jnp.power(int, uint64) under x64 is a weak float64 in JAX "
-        "(int64 with uint64 promotes to a weak float); jaxlite's is strong",
-        kinds=("weak-type", "jaxpr-text"), program=r"jnp\.power\(.*uint64"),
   Known("jaxpr-hypot-nan", "jnp.hypot's jaxpr orders select_n and convert differently",
         modes=("jaxpr",), program="hypot"),
   Known("jaxpr-power-empty", "x ** y of size-0 half-precision operands: JAX broadcasts in bf16, "
