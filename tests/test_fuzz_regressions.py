@@ -641,6 +641,42 @@ def test_power_int_uint64_weak(case):
   assert got[2] == ref[2]
 
 
+# --- sum-dtype-bool: sum/prod(dtype=bool) reduce with or/and; cumsum/cumprod count nonzeros ---
+
+_BOOL_DTYPE_RED = [  # (function, kwargs, NumPy's answer for x = [[1, 0, 2], [0, 0, -3]])
+  ("sum", {}, True), ("prod", {}, False), ("sum", {"axis": 0}, [True, False, True]),
+  ("prod", {"axis": 1, "keepdims": True}, [[False], [False]]), ("sum", {"initial": True}, True),
+  ("prod", {"where": np.array([True, False, True])}, False),
+  ("sum", {"initial": False, "where": np.array([False, False, True])}, True),
+  ("cumsum", {}, [True] * 6), ("cumprod", {"axis": 1}, [[True, False, False]] + [[False] * 3]),
+]
+
+
+@pytest.mark.parametrize("x64_on", [False, True])
+@pytest.mark.parametrize("in_dtype", ["bool", "int8", "float32"])
+@pytest.mark.parametrize("case", range(len(_BOOL_DTYPE_RED)))
+def test_reductions_with_bool_dtype(case, in_dtype, x64_on):
+  name, kw, want = _BOOL_DTYPE_RED[case]
+  x = np.array([[1, 0, 2], [0, 0, -3]]).astype(in_dtype)
+
+  def f(m, jnp):
+    fn = lambda a: getattr(jnp, name)(a, dtype=bool, **kw)
+    return fn(x), str(m.make_jaxpr(fn)(x))
+  with x64(x64_on):
+    got, text = f(jax, jnp)
+  assert got.dtype == np.bool_ and not got.weak_type
+  np.testing.assert_array_equal(np.asarray(got), want)
+  jax_ = oracle()
+  old = jax_.config.jax_enable_x64
+  jax_.config.update("jax_enable_x64", x64_on)
+  try:
+    ref = f(jax_, jax_.numpy)
+  finally:
+    jax_.config.update("jax_enable_x64", old)
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(ref[0]))
+  assert text == ref[1]
+
+
 # --- documented: xla-cpu-flushes-subnormals (tests/fuzz/known_differences.py) --------------------
 
 def test_subnormals_documented_difference():
