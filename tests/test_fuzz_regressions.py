@@ -677,6 +677,29 @@ def test_reductions_with_bool_dtype(case, in_dtype, x64_on):
   assert text == ref[1]
 
 
+# --- gather-fill-bfloat16: mode='fill' fills bfloat16 (NumPy kind "V", like keys) -------------
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32", "int8", "uint8"])
+@pytest.mark.parametrize("fill", [-1, -1.5, 300, None])
+def test_gather_fill_bfloat16(fill, dtype):
+  def f(m, jnp):
+    x = jnp.array([1, 2], dtype)
+    g = lambda a: a.at[jnp.array([3, 0, -1])].get(mode="fill", fill_value=fill)
+    return g(x), m.jit(g)(x), m.vmap(g)(jnp.stack([x, x]))
+  with np.errstate(over="ignore", invalid="ignore"):
+    got = f(jax, jnp)
+  if dtype == "bfloat16":
+    want = [np.nan if fill is None else fill, 1.0, 2.0]  # -1 is the last element, not out
+    for g in got[:2]:
+      np.testing.assert_array_equal(np.asarray(g, np.float32), np.asarray(want, np.float32))
+  jax_ = oracle()
+  with np.errstate(over="ignore", invalid="ignore"):
+    ref = f(jax_, jax_.numpy)
+  for g, r in zip(got, ref):
+    assert g.dtype == r.dtype
+    np.testing.assert_array_equal(np.asarray(g, np.float32), np.asarray(r, np.float32))
+
+
 # --- documented: xla-cpu-flushes-subnormals (tests/fuzz/known_differences.py) --------------------
 
 def test_subnormals_documented_difference():
