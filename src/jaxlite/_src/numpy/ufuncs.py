@@ -375,7 +375,8 @@ def power(x1, x2, /):
   # An inexact base with an integer exponent: pow takes the exponent as it is. An integer base
   # that promotion made inexact (int64 with uint64 is a weak float) takes the promoted pair.
   if dtypes.issubdtype(dtype_weak(original_x1)[0], np.inexact) \
-      and dtype_weak(original_x2)[0].kind in "iu" and not isinstance(original_x2, (int, np.integer)):
+      and dtype_weak(original_x2)[0].kind in "iu" \
+      and not isinstance(original_x2, (int, np.integer)):
     return ew.pow_p.bind(x1, original_x2)
   return ew.pow_p.bind(x1, x2)
 
