@@ -43,11 +43,13 @@ _BOOL_OUT = ("isnan", "isinf", "isfinite", "signbit", "logical_not")
 # binary: template, cls, ulps, kinds, bool result
 _BINARY = [
   ("{0} + {1}", "arith", 0, "fiub", False), ("{0} - {1}", "arith", 0, "fiu", False),
-  ("{0} * {1}", "arith", 0, "fiub", False), ("{0} / {1}", "arith", 0, "fiu", False),
+  # XLA:CPU's float division is not correctly rounded, even eagerly (JAX: float32 4.5 / 7 is
+  # 0.64285719, IEEE 0.64285713): 1 ulp in every mode
+  ("{0} * {1}", "arith", 0, "fiub", False), ("{0} / {1}", "arith", 1, "fiu", False),
   ("jnp.add({0}, {1})", "arith", 0, "fiub", False),
   ("jnp.subtract({0}, {1})", "arith", 0, "fiu", False),
   ("jnp.multiply({0}, {1})", "arith", 0, "fiu", False),
-  ("jnp.true_divide({0}, {1})", "arith", 0, "fiu", False),
+  ("jnp.true_divide({0}, {1})", "arith", 1, "fiu", False),
   ("{0} // {1}", "disc", 0, "fiu", False), ("{0} % {1}", "disc", 0, "fiu", False),
   ("jnp.fmod({0}, {1})", "disc", 0, "fiu", False),
   ("jnp.maximum({0}, {1})", "struct", 0, "fiub", False),
