@@ -713,3 +713,21 @@ def test_subnormals_documented_difference():
   got = np.asarray(jax_.numpy.sqrt(jax_.numpy.asarray(x)))
   assert got[0] == 0.0 and got[1] == pytest.approx(np.sqrt(6e-8), rel=1e-6)
   assert float(jax_.numpy.asarray(x)[0] * 1) == 0.0
+
+
+# --- documented: jax-axis-tuple-index (tests/fuzz/known_differences.py) -------------------------
+
+@pytest.mark.parametrize("shape", [(), (2, 3)])
+@pytest.mark.parametrize("fn,axis", [("argmax", 2), ("argmin", -3), ("nanargmax", 5),
+                                     ("mean", 2), ("var", (0, 5)), ("std", -3)])
+def test_axis_tuple_index_documented_difference(fn, axis, shape):
+  """JAX leaks an internal IndexError for an out-of-range axis of these reductions; jaxlite raises
+  the ValueError naming the axis. If JAX changes, the known_differences entry must go."""
+  x = np.ones(shape, np.float32)
+  with pytest.raises(ValueError, match="axis"):
+    getattr(jnp, fn)(jnp.asarray(x), axis=axis)
+  jax_ = oracle()
+  with pytest.raises(IndexError, match="tuple index out of range"):
+    getattr(jax_.numpy, fn)(jax_.numpy.asarray(x), axis=axis)
+  with pytest.raises(ValueError, match="out of bounds"):  # where JAX checks the axis first
+    jax_.numpy.sum(jax_.numpy.asarray(x), axis=axis)
