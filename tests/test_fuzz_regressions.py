@@ -700,6 +700,38 @@ def test_gather_fill_bfloat16(fill, dtype):
     np.testing.assert_array_equal(np.asarray(g, np.float32), np.asarray(r, np.float32))
 
 
+# --- 37. jaxpr-randint-0d: a 0-d span's full_like(span, 1) is the literal (no broadcast_in_dim) --
+
+_RANDINT_KEYS = {
+  "PRNGKey": lambda m: m.random.PRNGKey(46),
+  "fold_in": lambda m: m.random.fold_in(m.random.key(46), 7),
+  "split": lambda m: m.random.split(m.random.key(44))[1],
+}
+
+
+@pytest.mark.parametrize("x64_on", [False, True])
+@pytest.mark.parametrize("shape", [(), (2,)])
+@pytest.mark.parametrize("key", list(_RANDINT_KEYS))
+def test_randint_0d_jaxpr(key, shape, x64_on):
+  def f(m):
+    g = lambda: m.random.randint(_RANDINT_KEYS[key](m), shape, -5, 100)
+    return g(), m.random.randint(_RANDINT_KEYS[key](m), shape, 5, -100), str(m.make_jaxpr(g)())
+  with x64(x64_on):
+    got = f(jax)
+  assert np.all((np.asarray(got[0]) >= -5) & (np.asarray(got[0]) < 100))
+  np.testing.assert_array_equal(np.asarray(got[1]), np.full(shape, 5))  # empty range: minval
+  assert ("broadcast_in_dim 1:u" in got[2]) == bool(shape)
+  jax_ = oracle()
+  old = jax_.config.jax_enable_x64
+  jax_.config.update("jax_enable_x64", x64_on)
+  try:
+    ref = f(jax_)
+  finally:
+    jax_.config.update("jax_enable_x64", old)
+  np.testing.assert_array_equal(np.asarray(got[0]), np.asarray(ref[0]))
+  assert got[2] == ref[2]
+
+
 # --- documented: xla-cpu-flushes-subnormals (tests/fuzz/known_differences.py) --------------------
 
 def test_subnormals_documented_difference():

@@ -34,7 +34,4 @@ OPEN: list[Known] = [
   Known("jaxpr-power-empty", "x ** y of size-0 half-precision operands: JAX broadcasts in bf16, "
         "jaxlite converts to f32 first", modes=("jaxpr",), program=r"\*\*",
         detail=r"broadcast_in_dim.*\| jaxlite: .*convert_element_type"),
-  Known("jaxpr-randint-split-x64", "randint on a split key under x64: JAX stages select_n of the "
-        "u64 span, jaxlite a broadcast", modes=("jaxpr",), program="randint",
-        detail=r"select_n .* 1:u64\[\]"),
 ]
