@@ -732,6 +732,39 @@ def test_randint_0d_jaxpr(key, shape, x64_on):
   assert got[2] == ref[2]
 
 
+# --- 33. jaxpr-static-index-x64: one out-of-range static int index is a default-int start -----
+
+_STATIC_INDEX = [  # (shape, index builder); JAX clamps the out-of-range ones
+  ((4,), lambda a: a[4]), ((4,), lambda a: a[-7]), ((2, 3), lambda a: a[-3]),
+  ((2, 3), lambda a: a[:, 7]), ((2, 3), lambda a: a[1, 5:]), ((4,), lambda a: a[1]),
+]
+
+
+@pytest.mark.parametrize("x64_on", [False, True])
+@pytest.mark.parametrize("case", range(len(_STATIC_INDEX)))
+def test_static_index_jaxpr_x64(case, x64_on):
+  shape, idx = _STATIC_INDEX[case]
+  x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+
+  def f(m):
+    return idx(m.numpy.asarray(x)), m.jit(idx)(x), str(m.make_jaxpr(idx)(x))
+  with x64(x64_on):
+    got = f(jax)
+  want = {0: 3.0, 1: 0.0, 2: [0.0, 1.0, 2.0], 3: [2.0, 5.0], 4: np.zeros(0), 5: 1.0}[case]
+  for g in got[:2]:
+    np.testing.assert_array_equal(np.asarray(g), want)
+  if case == 0:
+    assert ("lt 4:i64[] 0:i64[]" in got[2]) == x64_on
+  jax_ = oracle()
+  old = jax_.config.jax_enable_x64
+  jax_.config.update("jax_enable_x64", x64_on)
+  try:
+    ref = f(jax_)
+  finally:
+    jax_.config.update("jax_enable_x64", old)
+  assert got[2] == ref[2]
+
+
 # --- documented: xla-cpu-flushes-subnormals (tests/fuzz/known_differences.py) --------------------
 
 def test_subnormals_documented_difference():

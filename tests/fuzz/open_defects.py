@@ -26,9 +26,6 @@ OPEN: list[Known] = [
   Known("jaxpr-heaviside-broadcast", "jnp.heaviside broadcasts x2 up front (promote_args_inexact"
         " rank-promotes) where JAX broadcasts inside _where", modes=("jaxpr",),
         program="heaviside", detail="broadcast_in_dim"),
-  Known("jaxpr-static-index-x64", "under x64 a static int index is compared as i64 in JAX's "
-        "jaxpr (lt 1:i64[] 0:i64[]); jaxlite prints i32", modes=("jaxpr",),
-        detail=r"lt \d+:i64\[\] 0:i64\[\]"),
   Known("jaxpr-hypot-nan", "jnp.hypot's jaxpr orders select_n and convert differently",
         modes=("jaxpr",), program="hypot"),
   Known("jaxpr-power-empty", "x ** y of size-0 half-precision operands: JAX broadcasts in bf16, "
