@@ -52,6 +52,19 @@ def test_generator_covers_the_vocabulary():
   assert any(p["x64"] for p in progs) and not all(p["x64"] for p in progs)
 
 
+def test_python_scalar_power_goes_through_jnp():
+  # seed 502 program 55 drew `x0 ** x0` with x0 the Python int 2147483647: Python's own pow never
+  # ended and hung both workers; the generator now writes jnp.power for Python operands
+  prog = generate(502, 80)[55]
+  assert "jnp.power(x0, x0)" in render(prog)
+  for seed in range(500, 504):
+    for prog in generate(seed, 80):
+      py = {i["name"] for i in prog["inputs"] if i["py"]}
+      for op in prog["ops"]:
+        args = op["args"]
+        assert not ("**" in op["tmpl"] and args and all(a in py for a in args)), one_line(prog)
+
+
 def _arr(dtype, value, weak=False):
   a = np.asarray(value, dtype=dtype)
   return ("ok", [("arr", dtype, a.shape, weak, a)])
