@@ -572,6 +572,199 @@ def test_randint_jaxpr(lo, hi, x64_on):
   assert text == ref[1]
 
 
+# --- 32. int-array-index-empty-axis: x[int array] on a size-0 axis is gather's TypeError ------
+
+_EMPTY_AXIS_INDEX = [  # (x shape, index builder, JAX's outcome: error class or result shape)
+  ((0,), lambda jnp: jnp.array([1]), "TypeError"),
+  ((0,), lambda jnp: jnp.array(0), "IndexError"),  # a scalar index array is a slice in JAX
+  ((0,), lambda jnp: np.array([1]), "TypeError"),
+  ((0,), lambda jnp: np.int64(0), "IndexError"),
+  ((0, 3), lambda jnp: jnp.array([0, 1]), "TypeError"),
+  ((3, 0), lambda jnp: (slice(None), jnp.array([0])), "TypeError"),
+  ((2, 0), lambda jnp: (jnp.array([0]), jnp.array([0])), "TypeError"),
+  ((0,), lambda jnp: jnp.array([], jnp.int32), (0,)),
+  ((0,), lambda jnp: 0, "IndexError"),
+]
+
+
+def _index_outcome(m, jnp, shape, build, jit):
+  x = jnp.zeros(shape, jnp.float32)
+  try:
+    f = (lambda a: a[build(jnp)])
+    return (m.jit(f) if jit else f)(x).shape
+  except (TypeError, IndexError) as e:
+    return type(e).__name__
+
+
+@pytest.mark.parametrize("jit", [False, True])
+@pytest.mark.parametrize("case", range(len(_EMPTY_AXIS_INDEX)))
+def test_int_array_index_on_empty_axis(case, jit):
+  shape, build, want = _EMPTY_AXIS_INDEX[case]
+  assert _index_outcome(jax, jnp, shape, build, jit) == want
+  jax_ = oracle()
+  assert _index_outcome(jax_, jax_.numpy, shape, build, jit) == want
+
+
+# --- 34. power-int-uint64-weak: int64 ** uint64 promotes both to a weak float64 (x64) ---------
+
+_POWER_CASES = [  # (x1, x2, expected dtype, weak, values) under x64
+  (np.array([2, 3]), np.array([3, 2], np.uint64), "float64", True, [8.0, 9.0]),
+  (np.array([2, -3], np.int8), np.array([3, 2], np.uint64), "float64", True, [8.0, 9.0]),
+  (np.array([2, 3], np.uint64), np.array([3, 2], np.int8), "float64", True, [8.0, 9.0]),
+  (np.array([2.0, 3.0], np.float32), np.array([3, 2], np.uint64), "float32", False, [8.0, 9.0]),
+  (np.array([2.0, 3.0], np.float16), np.array([3, 2], np.int64), "float16", False, [8.0, 9.0]),
+  (np.array(-8, np.int16), np.array(1, np.uint64), "int16", False, -8),  # eager: integer_pow
+]
+
+
+@pytest.mark.parametrize("case", range(len(_POWER_CASES)))
+def test_power_int_uint64_weak(case):
+  a, b, dtype, weak, want = _POWER_CASES[case]
+
+  def f(m, jnp):
+    eager, jitted = jnp.power(a, b), m.jit(jnp.power)(a, b)
+    return eager, jitted, str(m.make_jaxpr(jnp.power)(a, b))
+  with x64(True):
+    got = f(jax, jnp)
+  assert (str(got[0].dtype), got[0].weak_type) == (dtype, weak)
+  np.testing.assert_array_equal(np.asarray(got[0]), want)
+  jax_ = oracle()
+  old = jax_.config.jax_enable_x64
+  jax_.config.update("jax_enable_x64", True)
+  try:
+    ref = f(jax_, jax_.numpy)
+  finally:
+    jax_.config.update("jax_enable_x64", old)
+  for g, r in zip(got[:2], ref[:2]):
+    assert (str(g.dtype), g.weak_type) == (str(r.dtype), r.weak_type)
+    np.testing.assert_array_equal(np.asarray(g), np.asarray(r))
+  assert got[2] == ref[2]
+
+
+# --- sum-dtype-bool: sum/prod(dtype=bool) reduce with or/and; cumsum/cumprod count nonzeros ---
+
+_BOOL_DTYPE_RED = [  # (function, kwargs, NumPy's answer for x = [[1, 0, 2], [0, 0, -3]])
+  ("sum", {}, True), ("prod", {}, False), ("sum", {"axis": 0}, [True, False, True]),
+  ("prod", {"axis": 1, "keepdims": True}, [[False], [False]]), ("sum", {"initial": True}, True),
+  ("prod", {"where": np.array([True, False, True])}, False),
+  ("sum", {"initial": False, "where": np.array([False, False, True])}, True),
+  ("cumsum", {}, [True] * 6), ("cumprod", {"axis": 1}, [[True, False, False]] + [[False] * 3]),
+]
+
+
+@pytest.mark.parametrize("x64_on", [False, True])
+@pytest.mark.parametrize("in_dtype", ["bool", "int8", "float32"])
+@pytest.mark.parametrize("case", range(len(_BOOL_DTYPE_RED)))
+def test_reductions_with_bool_dtype(case, in_dtype, x64_on):
+  name, kw, want = _BOOL_DTYPE_RED[case]
+  x = np.array([[1, 0, 2], [0, 0, -3]]).astype(in_dtype)
+
+  def f(m, jnp):
+    fn = lambda a: getattr(jnp, name)(a, dtype=bool, **kw)
+    return fn(x), str(m.make_jaxpr(fn)(x))
+  with x64(x64_on):
+    got, text = f(jax, jnp)
+  assert got.dtype == np.bool_ and not got.weak_type
+  np.testing.assert_array_equal(np.asarray(got), want)
+  jax_ = oracle()
+  old = jax_.config.jax_enable_x64
+  jax_.config.update("jax_enable_x64", x64_on)
+  try:
+    ref = f(jax_, jax_.numpy)
+  finally:
+    jax_.config.update("jax_enable_x64", old)
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(ref[0]))
+  assert text == ref[1]
+
+
+# --- gather-fill-bfloat16: mode='fill' fills bfloat16 (NumPy kind "V", like keys) -------------
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32", "int8", "uint8"])
+@pytest.mark.parametrize("fill", [-1, -1.5, 300, None])
+def test_gather_fill_bfloat16(fill, dtype):
+  def f(m, jnp):
+    x = jnp.array([1, 2], dtype)
+    g = lambda a: a.at[jnp.array([3, 0, -1])].get(mode="fill", fill_value=fill)
+    return g(x), m.jit(g)(x), m.vmap(g)(jnp.stack([x, x]))
+  with np.errstate(over="ignore", invalid="ignore"):
+    got = f(jax, jnp)
+  if dtype == "bfloat16":
+    want = [np.nan if fill is None else fill, 1.0, 2.0]  # -1 is the last element, not out
+    for g in got[:2]:
+      np.testing.assert_array_equal(np.asarray(g, np.float32), np.asarray(want, np.float32))
+  jax_ = oracle()
+  with np.errstate(over="ignore", invalid="ignore"):
+    ref = f(jax_, jax_.numpy)
+  for g, r in zip(got, ref):
+    assert g.dtype == r.dtype
+    np.testing.assert_array_equal(np.asarray(g, np.float32), np.asarray(r, np.float32))
+
+
+# --- 37. jaxpr-randint-0d: a 0-d span's full_like(span, 1) is the literal (no broadcast_in_dim) --
+
+_RANDINT_KEYS = {
+  "PRNGKey": lambda m: m.random.PRNGKey(46),
+  "fold_in": lambda m: m.random.fold_in(m.random.key(46), 7),
+  "split": lambda m: m.random.split(m.random.key(44))[1],
+}
+
+
+@pytest.mark.parametrize("x64_on", [False, True])
+@pytest.mark.parametrize("shape", [(), (2,)])
+@pytest.mark.parametrize("key", list(_RANDINT_KEYS))
+def test_randint_0d_jaxpr(key, shape, x64_on):
+  def f(m):
+    g = lambda: m.random.randint(_RANDINT_KEYS[key](m), shape, -5, 100)
+    return g(), m.random.randint(_RANDINT_KEYS[key](m), shape, 5, -100), str(m.make_jaxpr(g)())
+  with x64(x64_on):
+    got = f(jax)
+  assert np.all((np.asarray(got[0]) >= -5) & (np.asarray(got[0]) < 100))
+  np.testing.assert_array_equal(np.asarray(got[1]), np.full(shape, 5))  # empty range: minval
+  assert ("broadcast_in_dim 1:u" in got[2]) == bool(shape)
+  jax_ = oracle()
+  old = jax_.config.jax_enable_x64
+  jax_.config.update("jax_enable_x64", x64_on)
+  try:
+    ref = f(jax_)
+  finally:
+    jax_.config.update("jax_enable_x64", old)
+  np.testing.assert_array_equal(np.asarray(got[0]), np.asarray(ref[0]))
+  assert got[2] == ref[2]
+
+
+# --- 33. jaxpr-static-index-x64: one out-of-range static int index is a default-int start -----
+
+_STATIC_INDEX = [  # (shape, index builder); JAX clamps the out-of-range ones
+  ((4,), lambda a: a[4]), ((4,), lambda a: a[-7]), ((2, 3), lambda a: a[-3]),
+  ((2, 3), lambda a: a[:, 7]), ((2, 3), lambda a: a[1, 5:]), ((4,), lambda a: a[1]),
+]
+
+
+@pytest.mark.parametrize("x64_on", [False, True])
+@pytest.mark.parametrize("case", range(len(_STATIC_INDEX)))
+def test_static_index_jaxpr_x64(case, x64_on):
+  shape, idx = _STATIC_INDEX[case]
+  x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+
+  def f(m):
+    return idx(m.numpy.asarray(x)), m.jit(idx)(x), str(m.make_jaxpr(idx)(x))
+  with x64(x64_on):
+    got = f(jax)
+  want = {0: 3.0, 1: 0.0, 2: [0.0, 1.0, 2.0], 3: [2.0, 5.0], 4: np.zeros(0), 5: 1.0}[case]
+  for g in got[:2]:
+    np.testing.assert_array_equal(np.asarray(g), want)
+  if case == 0:
+    assert ("lt 4:i64[] 0:i64[]" in got[2]) == x64_on
+  jax_ = oracle()
+  old = jax_.config.jax_enable_x64
+  jax_.config.update("jax_enable_x64", x64_on)
+  try:
+    ref = f(jax_)
+  finally:
+    jax_.config.update("jax_enable_x64", old)
+  assert got[2] == ref[2]
+
+
 # --- documented: xla-cpu-flushes-subnormals (tests/fuzz/known_differences.py) --------------------
 
 def test_subnormals_documented_difference():
@@ -585,3 +778,21 @@ def test_subnormals_documented_difference():
   got = np.asarray(jax_.numpy.sqrt(jax_.numpy.asarray(x)))
   assert got[0] == 0.0 and got[1] == pytest.approx(np.sqrt(6e-8), rel=1e-6)
   assert float(jax_.numpy.asarray(x)[0] * 1) == 0.0
+
+
+# --- documented: jax-axis-tuple-index (tests/fuzz/known_differences.py) -------------------------
+
+@pytest.mark.parametrize("shape", [(), (2, 3)])
+@pytest.mark.parametrize("fn,axis", [("argmax", 2), ("argmin", -3), ("nanargmax", 5),
+                                     ("mean", 2), ("var", (0, 5)), ("std", -3)])
+def test_axis_tuple_index_documented_difference(fn, axis, shape):
+  """JAX leaks an internal IndexError for an out-of-range axis of these reductions; jaxlite raises
+  the ValueError naming the axis. If JAX changes, the known_differences entry must go."""
+  x = np.ones(shape, np.float32)
+  with pytest.raises(ValueError, match="axis"):
+    getattr(jnp, fn)(jnp.asarray(x), axis=axis)
+  jax_ = oracle()
+  with pytest.raises(IndexError, match="tuple index out of range"):
+    getattr(jax_.numpy, fn)(jax_.numpy.asarray(x), axis=axis)
+  with pytest.raises(ValueError, match="out of bounds"):  # where JAX checks the axis first
+    jax_.numpy.sum(jax_.numpy.asarray(x), axis=axis)

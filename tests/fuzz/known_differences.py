@@ -31,4 +31,11 @@ KNOWN: list[Known] = [
         "under vmap fail an internal `AssertionError` instead of raising the user-facing error "
         "they raise eagerly; jaxlite's class is compared in the eager and jit modes instead",
         modes=("vmap",), kinds=("error-class",), detail="^JAX AssertionError"),
+  Known("jax-axis-tuple-index", "JAX accident: argmax/argmin/nanargmax (and mean/var/std "
+        "without `where`) size the reduction with a.shape[axis] before checking the axis, so an "
+        "out-of-range axis (any axis of a 0-d array) leaks `IndexError: tuple index out of "
+        "range`; jaxlite raises the ValueError naming the axis that JAX's other reductions raise "
+        "(the policy of tests/test_bad_input.py's JAX_DIFFERS, row standardize-axis)",
+        kinds=("error-class",), program=r"\.(nan)?(arg(max|min)|mean|var|std)\(",
+        detail=r"^JAX IndexError: tuple index out of range \| jaxlite ValueError"),
 ]

@@ -52,6 +52,19 @@ def test_generator_covers_the_vocabulary():
   assert any(p["x64"] for p in progs) and not all(p["x64"] for p in progs)
 
 
+def test_python_scalar_power_goes_through_jnp():
+  # seed 502 program 55 drew `x0 ** x0` with x0 the Python int 2147483647: Python's own pow never
+  # ended and hung both workers; the generator now writes jnp.power for Python operands
+  prog = generate(502, 80)[55]
+  assert "jnp.power(x0, x0)" in render(prog)
+  for seed in range(500, 504):
+    for prog in generate(seed, 80):
+      py = {i["name"] for i in prog["inputs"] if i["py"]}
+      for op in prog["ops"]:
+        args = op["args"]
+        assert not ("**" in op["tmpl"] and args and all(a in py for a in args)), one_line(prog)
+
+
 def _arr(dtype, value, weak=False):
   a = np.asarray(value, dtype=dtype)
   return ("ok", [("arr", dtype, a.shape, weak, a)])
@@ -64,6 +77,11 @@ _PROG = {"id": 0, "seed": 0, "x64": False, "outs": ["v0"],
                   "ulps": 0, "red": 1}]}
 _TRANSC = dict(_PROG, ops=[dict(_PROG["ops"][0], tmpl="jnp.exp({0})", cls="transc", ulps=4)])
 _ONE_ULP = float(np.nextafter(np.float32(2.0), np.float32(3.0)))
+_DIV = dict(_PROG, inputs=[_PROG["inputs"][0], dict(_PROG["inputs"][0], name="x1")],
+            ops=[dict(_PROG["ops"][0], tmpl="{0} / {1}", args=["x0", "x1"], cls="arith",
+                      ulps=1)])
+_TRUNC = dict(_PROG, ops=[dict(_PROG["ops"][0], tmpl="jax.random.truncated_normal(k, -1.0, 2.0, "
+                               "(2,))", cls="transc", ulps=16, args=[])])
 
 # (program, mode, JAX's record, jaxlite's record, expected mismatch kind or None)
 COMPARE_CASES = [
@@ -87,6 +105,14 @@ COMPARE_CASES = [
   (_TRANSC, "eager", _arr("float32", [2.0]), _arr("float32", [2.001]), "value"),
   (_PROG, "eager", _arr("float32", [2.0]), _arr("float32", [_ONE_ULP]), "value"),
   (_TRANSC, "eager", _arr("float32", [np.inf]), _arr("float32", [3e38]), "value"),
+  # XLA:CPU's division is 1 ulp off IEEE even eagerly (seed 501: 4.5 / 7)
+  (_DIV, "eager", _arr("float32", [0.6428571939468384]), _arr("float32", [0.6428571343421936]),
+   None),
+  (_DIV, "eager", _arr("float32", [2.0]), _arr("float32", [2.0001]), "value"),
+  # truncated_normal near 0: an absolute bound (seed 501: 2e-6 relative, 0.3 ulp of 1.0)
+  (_TRUNC, "eager", _arr("float32", [-0.016345934942364693]),
+   _arr("float32", [-0.01634596660733223]), None),
+  (_TRUNC, "eager", _arr("float32", [-0.0163]), _arr("float32", [-0.0164]), "value"),
   # JAX out of its time slot (load): not compared; jaxlite out of its slot: a mismatch
   (_PROG, "eager", ("err", "Timeout", "Timeout", "m"), ("err", "ValueError", "ValueError", "m"),
    None),

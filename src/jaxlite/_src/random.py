@@ -556,6 +556,8 @@ def _select(pred, on_true, on_false):
 
 
 def _full_like(x, value):
+  if not np.shape(x):  # lax.full_like of a 0-d value is the literal itself (no broadcast eqn)
+    return _const(x.dtype, value)
   return _shape.broadcast_in_dim(_const(x.dtype, value), np.shape(x), ())
 
 

@@ -351,7 +351,7 @@ def _gather_impl(operand, indices, *, dimension_numbers, slice_sizes, indices_ar
   indices = np.asarray(indices)
   # Typed PRNG keys (structured values) have no fill value: out-of-bounds indices clamp, as JAX's
   # key gathers do in every mode.
-  keys = operand.dtype.kind == "V"
+  keys = operand.dtype.names is not None  # structured; bfloat16 is kind "V" too, not a key
   if keys:
     fill = None
   elif fill_value is None:

@@ -253,6 +253,8 @@ def _eager_numpy_index(shape, idx):
     elif k == 0:
       out.append(e)
     elif k == 1:
+      if shape[dim] == 0 and type(e) is not int:
+        return None  # JAX's gather rejects an index array on an empty axis (TypeError)
       out.append(_clamped_np_index(e, shape[dim]))
       dim += 1
     else:
@@ -351,10 +353,13 @@ def _static_window(x, dims, windows):
 
 
 def _dynamic_window(x, dims, windows):
-  if len(dims) == 1 and windows[0] is None and not _is_static_int(dims[0]):
-    # One traced index: JAX hands it to dynamic_slice as it is (a weak index stays weak there);
-    # several are first made one dtype.
-    return slicing.dynamic_slice(x, [dims[0]], [1])
+  if len(dims) == 1 and windows[0] is None:
+    # One index: JAX hands it to dynamic_slice as jnp.asarray makes it (a traced index as it is,
+    # a static int in the default int dtype: i64 under x64); several are first made one dtype.
+    e = dims[0]
+    if _is_static_int(e):
+      e = core.array_from_numpy(np.asarray(int(e), dtypes.default_int_dtype()), False)
+    return slicing.dynamic_slice(x, [e], [1])
   starts, sizes = [], []
   for e, w in zip(dims, windows):
     if w is None:

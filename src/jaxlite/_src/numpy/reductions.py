@@ -160,7 +160,8 @@ def _or(x, y):
   return ew.or_p.bind(x, y)
 
 
-def _sum_like(name, prim, unit, combine):
+def _sum_like(name, prim, unit, combine, bool_prim, bool_combine):
+  """sum/prod; an explicit dtype=bool reduces in bool with `bool_prim` (or/and), as JAX's."""
   def reduce(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
              promote_integers=True):
     if _plain_array(a) and dtype is None and out is None and initial is None \
@@ -174,16 +175,17 @@ def _sum_like(name, prim, unit, combine):
       in_dtype = dtypes.int32
     target = _user_dtype(dtype, name) or _sum_dtype(in_dtype, promote_integers)
     compute = dtypes.float32 if _is_half(target) else target
-    result = _reduce(name, prim, _strong(a, compute), axis, keepdims, initial, where, unit,
-                     combine)
+    bool_out = target == np.bool_
+    result = _reduce(name, bool_prim if bool_out else prim, _strong(a, compute), axis, keepdims,
+                     initial, where, unit, bool_combine if bool_out else combine)
     return _strong(result, target)
   reduce.__name__ = reduce.__qualname__ = name
   reduce.__doc__ = f"jnp.{name}: the {name} over `axis` (all axes when None)."
   return reduce
 
 
-sum = _sum_like("sum", red.reduce_sum_p, 0, _add)  # noqa: A001 - jnp's name
-prod = _sum_like("prod", red.reduce_prod_p, 1, _mul)
+sum = _sum_like("sum", red.reduce_sum_p, 0, _add, red.reduce_or_p, _or)  # noqa: A001
+prod = _sum_like("prod", red.reduce_prod_p, 1, _mul, red.reduce_and_p, _and)
 
 
 def _extremum(name, prim, combine):
@@ -377,8 +379,16 @@ def _cumulative(name, prim, promote_bool):
     in_dtype = dtype_weak(a)[0]
     target = dtype or (dtypes.default_int_dtype() if promote_bool and in_dtype == np.bool_
                        else in_dtype)
-    a = _strong(a, target)
     nd = len(shape_of(a))
+    if target == np.bool_:
+      # lax accumulates numbers only: nonzero-ness first (so [-1, 1] cannot cancel), counted
+      # in the default integer, then back to bool, as JAX's _cumulative_reduction.
+      if in_dtype != np.bool_:
+        a = ew.ne_p.bind(a, _literal(0, in_dtype))
+      out = prim.bind(_strong(a, dtypes.default_int_dtype()), axis=_canonical_axis(axis, nd),
+                      reverse=False)
+      return _strong(out, target)
+    a = _strong(a, target)
     return prim.bind(a, axis=_canonical_axis(axis, nd), reverse=False)
 
   def fn(a, axis=None, dtype=None, out=None):

@@ -367,13 +367,17 @@ def power(x1, x2, /):
   if _concrete_int_scalar(x2):
     (x1,) = promote_args_numeric("power", x1)
     return ew.integer_pow_p.bind(x1, y=int(x2))  # its abstract eval rejects int ** -n
-  original_x2 = x2
+  original_x1, original_x2 = x1, x2
   x1, x2 = promote_args_numeric("power", x1, x2)  # JAX stages the exponent's cast even unused
   d = dtype_weak(x1)[0]
   if d.kind in "iub":
     return _integer_power(x1, x2)
-  if dtype_weak(original_x2)[0].kind in "iu" and not isinstance(original_x2, (int, np.integer)):
-    return ew.pow_p.bind(x1, original_x2)  # pow takes integer exponents as they are
+  # An inexact base with an integer exponent: pow takes the exponent as it is. An integer base
+  # that promotion made inexact (int64 with uint64 is a weak float) takes the promoted pair.
+  if dtypes.issubdtype(dtype_weak(original_x1)[0], np.inexact) \
+      and dtype_weak(original_x2)[0].kind in "iu" \
+      and not isinstance(original_x2, (int, np.integer)):
+    return ew.pow_p.bind(x1, original_x2)
   return ew.pow_p.bind(x1, x2)
 
 
@@ -385,7 +389,8 @@ def _concrete_int_scalar(x) -> bool:
     return False
   if isinstance(x, (int, np.integer)):
     return True
-  return type(x) is core.array_type and x.ndim == 0 and x.dtype.kind in "iu"
+  # operator.index accepts 0-d integer arrays, NumPy's included, as JAX's power tries it
+  return type(x) in (core.array_type, np.ndarray) and x.ndim == 0 and x.dtype.kind in "iu"
 
 
 def _integer_power(x1, x2):
