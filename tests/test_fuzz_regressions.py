@@ -796,3 +796,17 @@ def test_axis_tuple_index_documented_difference(fn, axis, shape):
     getattr(jax_.numpy, fn)(jax_.numpy.asarray(x), axis=axis)
   with pytest.raises(ValueError, match="out of bounds"):  # where JAX checks the axis first
     jax_.numpy.sum(jax_.numpy.asarray(x), axis=axis)
+
+
+# Row 38: rounding functions of integers returned the bare (Python or NumPy) scalar.
+@pytest.mark.parametrize("fn", ["ceil", "floor", "round", "trunc"])
+@pytest.mark.parametrize("value,dtype,weak", [(300, np.int32, True), (True, np.bool_, False),
+                                              (np.int16(3), np.int16, False)])
+def test_row38_rounding_integers_returns_arrays(fn, value, dtype, weak):
+  if fn == "round" and dtype is np.bool_:
+    with pytest.raises(ValueError, match="not inexact"):  # as in JAX
+      jnp.round(value)
+    return
+  out = getattr(jnp, fn)(value)
+  assert isinstance(out, jax.Array) and out.dtype == dtype and out.weak_type == weak
+  assert out.shape == () and out.item() == value

@@ -33,7 +33,7 @@ def _unary_ufunc(name, prim, promote="same", kinds=None, identity_kinds=""):
       return prim.bind(x)  # already of an accepted dtype: nothing to promote
     check_arraylike(name, x)
     if identity_kinds and dtype_weak(x)[0].kind in identity_kinds:
-      return promote_args(name, x)[0]
+      return _as_array(promote_args(name, x)[0])
     (x,) = promoter(name, x)
     if kinds is not None:
       d = dtype_weak(x)[0]
@@ -42,6 +42,15 @@ def _unary_ufunc(name, prim, promote="same", kinds=None, identity_kinds=""):
     return prim.bind(x)
   fn.__name__ = fn.__qualname__ = name
   return fn
+
+
+def _as_array(x):
+  """`x` as an Array: a Python or NumPy scalar an identity path returns as it came (floor of an
+  int) becomes one of its dtype and weak type, as JAX's functions always return Arrays."""
+  if isinstance(x, core.Array):
+    return x
+  d, w = dtype_weak(x)
+  return core.array_from_numpy(np.asarray(x, d), w)
 
 
 def _binary_ufunc(name, prim, promote="same"):
@@ -506,7 +515,7 @@ def round(a, decimals: int = 0, out=None):  # noqa: A001
   if d.kind in "iu":
     if decimals < 0:
       raise NotImplementedError("integer np.round not implemented for decimals < 0")
-    return a
+    return _as_array(a)
   if d.kind == "c":  # real and imaginary parts separately
     return ew.complex_p.bind(_round_real(ew.real_p.bind(a), decimals),
                              _round_real(ew.imag_p.bind(a), decimals))
@@ -548,7 +557,7 @@ def trunc(x, /):
   (x,) = promote_args("trunc", x)
   d = dtype_weak(x)[0]
   if d.kind in "iub":
-    return x
+    return _as_array(x)
   from jaxlite._src.numpy.where_reshape import where
   return where(ew.lt_p.bind(x, _zero_like(x)), ew.ceil_p.bind(x), ew.floor_p.bind(x))
 
