@@ -130,7 +130,7 @@ def test_reprs_match_real_jax():
 # docstring; everything else goes through `host_value`/`_host_value()` (typed PRNG key arrays keep
 # their own `_value` in prng.py). This keeps the seam for per-device buffers honest.
 _BUFFER_READERS = {"array.py", "core.py", "jit_function.py", "prng.py", "numpy/util.py",
-                   "numpy/ufuncs.py", "numpy/array_methods.py"}
+                   "numpy/ufuncs.py", "numpy/array_methods.py", "sharding/partition.py"}
 
 
 def test_buffer_field_read_only_by_backend_and_dispatch():

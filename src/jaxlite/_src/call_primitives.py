@@ -35,7 +35,7 @@ class _JitPrimitive(core.Primitive):
 
 def _bind_placed(prim, args, params):
   from jaxlite._src import api
-  from jaxlite._src.array import from_host
+  from jaxlite._src.array import from_host, host_value
   from jaxlite._src.sharding import partition
   in_sh, out_sh = params["in_shardings"], params["out_shardings"]
   ins = []
@@ -47,7 +47,7 @@ def _bind_placed(prim, args, params):
   outs = core.eval_trace.process_primitive(prim, ins, params)
   places = partition.given_placements(params["jaxpr"], args, ins, in_sh, out_sh)
   return [o if p is None or type(o) is not core.array_type else
-          from_host(o._value, o.weak_type, p) for o, p in zip(outs, places)]
+          from_host(host_value(o), o.weak_type, p) for o, p in zip(outs, places)]
 
 
 jit_p = _JitPrimitive("jit")
