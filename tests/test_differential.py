@@ -1062,10 +1062,7 @@ KNOWN = [
                      "IndexError, JAX ValueError (numpy/reductions.py)")),
                  id="reduce-0d-axis0-jit"),
     pytest.param(lambda: _case(lambda L, x: x[np.array([0, -1])], np.zeros((0,), F32)),
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "gathering from an empty axis: JAX raises TypeError (slice size out of "
-                     "range), jaxlite IndexError (numpy/indexing.py)")),
-                 id="gather-empty-axis-error"),
+                 id="gather-empty-axis-error"),  # fixed: TypeError as JAX (fuzz row 32)
     pytest.param(lambda: _case(lambda L, x: x.at[()].set(2.0), np.array(1.0, F32)),
                  id="at-empty-index-0d-jit"),  # fixed: the 0-d scatter (slicing_primitives.py)
     pytest.param(lambda: _grad_jaxpr(lambda L, x: L.jnp.sum(L.jnp.sin(x)), np.array(1.0, F32)),
