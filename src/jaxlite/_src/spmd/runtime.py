@@ -328,18 +328,24 @@ class _Worker:
   def _loop(self):
     while True:
       run, ctx, fn, args, i = self.tasks.get()
-      _compute.acquire()
-      try:
-        with _Bound(ctx):
-          run.results[i] = fn(*args)
-      except BaseException as e:  # noqa: BLE001 -- handed to the caller of run_spmd
-        run.fail(e)
-      finally:
-        _compute.release()
-        with run.cond:
-          run.pending -= 1
-          if run.pending == 0:
-            run.finished.set()
+      _run_device(run, ctx, fn, args, i)
+
+
+def _run_device(run, ctx, fn, args, i):
+  """Device i's program under the compute semaphore, on a worker or the calling thread; a
+  failure is recorded on `run` (run_spmd re-raises it once the peers stop)."""
+  _compute.acquire()
+  try:
+    with _Bound(ctx):
+      run.results[i] = fn(*args)
+  except BaseException as e:  # noqa: BLE001 -- handed to the caller of run_spmd
+    run.fail(e)
+  finally:
+    _compute.release()
+    with run.cond:
+      run.pending -= 1
+      if run.pending == 0:
+        run.finished.set()
 
 
 _workers: list = []
@@ -438,18 +444,7 @@ def run_spmd(mesh, per_device_fn, per_device_args, timeout: float | None = None,
 
 def _run_here(run, ctx, fn, args):
   """Device `ctx.index`'s program on the calling thread, as a worker runs it."""
-  _compute.acquire()
-  try:
-    with _Bound(ctx):
-      run.results[ctx.index] = fn(*args)
-  except BaseException as e:  # noqa: BLE001 -- re-raised by run_spmd once the peers stop
-    run.fail(e)
-  finally:
-    _compute.release()
-    with run.cond:
-      run.pending -= 1
-      if run.pending == 0:
-        run.finished.set()
+  _run_device(run, ctx, fn, args, ctx.index)
 
 
 def _run_local(mesh, per_device_fn, per_device_args, local, timeout):
