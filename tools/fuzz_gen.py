@@ -99,8 +99,12 @@ class Var:
 class Gen:
   """Builds one program: a few inputs, then `n_ops` ops each using earlier variables."""
 
-  def __init__(self, seed: int, x64: bool | None = None, max_ops: int = 4):
+  def __init__(self, seed: int, x64: bool | None = None, max_ops: int = 4,
+               float_inputs: bool = False):
     self.r = random.Random(seed)
+    # float_inputs: every input array is floating point and the first is never a Python scalar,
+    # so that (nearly) every program can be differentiated: the grad campaign's generator
+    self.float_inputs = float_inputs
     self.seed = seed
     self.x64 = self.r.random() < 0.25 if x64 is None else x64
     self.special = self.r.random() < 0.5
@@ -109,6 +113,8 @@ class Gen:
 
   # --- inputs ---
   def dtypes(self):
+    if self.float_inputs:
+      return FLOATS + (X64_FLOATS if self.x64 else [])
     d = FLOATS * 3 + INTS + ["bool"]
     return d + (X64_FLOATS * 2 + X64_INTS if self.x64 else [])
 
@@ -168,7 +174,7 @@ class Gen:
   def program(self, pid: int) -> dict:
     from fuzz_ops import FAMILIES  # noqa: PLC0415 - the two modules are one unit
     r = self.r
-    self.new_input(py=r.random() < 0.1)
+    self.new_input(py=not self.float_inputs and r.random() < 0.1)
     if r.random() < 0.4:
       self.new_input()
     n = r.randint(1, self.max_ops)
@@ -187,9 +193,10 @@ class Gen:
             "ops": self.ops, "outs": outs}
 
 
-def generate(seed: int, n: int, max_ops: int = 4) -> list[dict]:
-  """`n` programs; program i depends only on (seed, i)."""
-  return [Gen(seed * 1_000_003 + i, max_ops=max_ops).program(i) for i in range(n)]
+def generate(seed: int, n: int, max_ops: int = 4, float_inputs: bool = False) -> list[dict]:
+  """`n` programs; program i depends only on (seed, i) and `float_inputs`."""
+  return [Gen(seed * 1_000_003 + i, max_ops=max_ops, float_inputs=float_inputs).program(i)
+          for i in range(n)]
 
 
 # ----- rendering -------------------------------------------------------------------------------
