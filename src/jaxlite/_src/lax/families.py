@@ -174,7 +174,8 @@ def binop(name: str, np_fn, kinds: str = "fciub", out_dtype=None, template: str 
     return ShapedArray(shape, dt, x.weak_type and y.weak_type)
 
   def impl(x, y, **params):
-    if keys and x.dtype.kind == "V" and y.dtype.kind == "V":  # keys' structured values
+    # keys' values are structured (named fields); bfloat16 and the float8 types are kind "V" too
+    if keys and x.dtype.names is not None and y.dtype.names is not None:
       return _compare_keys(name, x, y)
     if x.dtype != y.dtype or (x.ndim != y.ndim and x.ndim and y.ndim) \
         or kind_of(x.dtype) not in kinds:

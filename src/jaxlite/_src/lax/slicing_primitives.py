@@ -506,12 +506,25 @@ ad.jvp_rules[gather_p] = _gather_jvp
 
 # --- scatter family ----------------------------------------------------------------------------
 
+# the scatters whose combiner is arithmetic, named as JAX's dtype error names them
+_ARITHMETIC_SCATTERS = {"scatter-add": "add", "scatter-mul": "mul", "scatter-sub": "sub"}
+
+
+def check_scatter_operand_dtype(name, dtype):
+  """JAX checks an arithmetic combiner's operand: `x.at[i].add` of bools is a TypeError."""
+  arith = _ARITHMETIC_SCATTERS.get(name)
+  if arith is not None and dtype == np.bool_:
+    raise TypeError(f"{arith} does not accept dtype bool at position 0. Accepted dtypes at "
+                    "position 0 are subtypes of integer, floating, complexfloating.")
+
+
 def _scatter_abstract(operand, indices, updates, *, dimension_numbers, indices_are_sorted,
                       unique_indices, mode, update_jaxpr, update_consts, _name="scatter"):
   dn = dimension_numbers
   if not _is_int(indices.dtype):
     raise TypeError(f"{_name} indices must have an integer type, got "
                     f"{dtypes.dtype_name(indices.dtype)}")
+  check_scatter_operand_dtype(_name, operand.dtype)
   if operand.dtype != updates.dtype:
     raise TypeError(f"lax.{_name} requires arguments to have the same dtypes, got "
                     f"{dtypes.dtype_name(operand.dtype)}, {dtypes.dtype_name(updates.dtype)}.")

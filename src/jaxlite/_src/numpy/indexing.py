@@ -18,6 +18,7 @@ from jaxlite._src.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as lax_shape
 from jaxlite._src.lax import slicing
+from jaxlite._src.lax import slicing_primitives
 from jaxlite._src.lax.elementwise_functions import _convert_element_type, asarg
 from jaxlite._src.numpy import where_reshape as lax_numpy
 from jaxlite._src.numpy.util import canonicalize_axis, dtype_weak, promote_dtypes, shape_of
@@ -597,6 +598,8 @@ def _zeros(dtype_and_weak, shape):
 def _scatter_update(x, idx, y, scatter_fn, indices_are_sorted, unique_indices, mode):
   """`x` with `x[idx]` combined with `y` by `scatter_fn` (a lax.scatter* function)."""
   x_dtype, x_weak = dtype_weak(x)
+  if scatter_fn in _ARITHMETIC:  # before the eager path, which would compute a bool or/and
+    slicing_primitives.check_scatter_operand_dtype(_ARITHMETIC[scatter_fn], x_dtype)
   if type(x) is core.array_type and core._state.trace is core.eval_trace \
       and scatter_fn in _EAGER_UFUNCS and not array_lib.is_sharded(x):
     out = _eager_scatter(x, idx, y, _EAGER_UFUNCS[scatter_fn], mode)
@@ -624,6 +627,8 @@ def _scatter_update(x, idx, y, scatter_fn, indices_are_sorted, unique_indices, m
   return _convert_element_type(out, x_dtype, weak_type=x_weak)
 
 
+_ARITHMETIC = {slicing.scatter_add: "scatter-add", slicing.scatter_sub: "scatter-sub",
+               slicing.scatter_mul: "scatter-mul"}
 _EAGER_UFUNCS = {slicing.scatter: None, slicing.scatter_add: np.add,
                  slicing.scatter_sub: np.subtract, slicing.scatter_mul: np.multiply,
                  slicing.scatter_min: np.minimum, slicing.scatter_max: np.maximum}

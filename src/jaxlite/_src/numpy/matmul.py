@@ -219,7 +219,8 @@ def outer(a, b, out=None):
   b = reshape(b, (-1,))
   row = shape_prims.broadcast_in_dim_p.bind(b, shape=(1, shape_of(b)[0]),
                                             broadcast_dimensions=(1,), sharding=None)
-  return ew.mul_p.bind(col, row)
+  # jnp.multiply of booleans is their logical and, as JAX stages it
+  return (ew.and_p if dtype_weak(col)[0] == np.bool_ else ew.mul_p).bind(col, row)
 
 
 def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None,

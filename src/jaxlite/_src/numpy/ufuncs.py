@@ -353,7 +353,8 @@ def _nonzero_divisor(x2):
   if type(x2) in (int, bool):
     return x2 or 1
   from jaxlite._src.numpy.creation import full_like
-  return _where()(ew.eq_p.bind(x2, _zero_like(x2)), full_like(x2, 1), x2)
+  # `x2 == 0` with jnp's promotion: a boolean divisor is compared as a weak int32, as in JAX
+  return _where()(equal(x2, 0), full_like(x2, 1), x2)
 
 
 @internal_jit
@@ -367,7 +368,14 @@ def fmod(x1, x2, /):
 
 @internal_jit
 def divmod(x1, x2, /):  # noqa: A001
-  return floor_divide(x1, x2), remainder(x1, x2)
+  # promoted once up front, and floats share one quotient/modulus computation, as JAX stages it
+  x1, x2 = promote_args_numeric("divmod", x1, x2)
+  d = dtype_weak(x1)[0]
+  if d.kind in "iu":
+    return floor_divide(x1, x2), remainder(x1, x2)
+  if d.kind == "c":
+    raise TypeError("floor_divide does not support complex-valued inputs")
+  return _float_divmod(x1, x2)
 
 
 def power(x1, x2, /):
