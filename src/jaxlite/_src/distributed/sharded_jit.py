@@ -3,7 +3,8 @@ program's shard_map equations) run on this process's devices only, fed their loc
 
 sharding/partition.py's `call_sharded` hands over here when the mesh has other processes'
 devices. A process holds only its devices' shards of a cross-process Array, so nothing global
-is ever built: each local device gets its own block (a view of the shard, no copy), the
+is built for an argument laid out as the program needs (one laid out otherwise is gathered by
+an MPI Allreduce first, `_moved`): each local device gets its own block (a view, no copy), the
 per-device program runs through the SPMD runtime (`run_spmd` starts workers for the local
 devices; collectives over axes spanning processes go through `group_exchange` and MPI), and the
 outputs are Arrays assembled from the local devices' blocks (`global_arrays._assemble`).
@@ -16,6 +17,8 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src import devices
+from jaxlite._src.config import config
+from jaxlite._src.spmd import runtime
 
 
 def spans_processes(mesh) -> bool:
@@ -43,23 +46,34 @@ def _same_layout(have, want, ndim) -> bool:
 
 def _device_blocks(x, sharding):
   """{device: this process's block of `x` laid out by `sharding`} (views where possible). A
-  fully replicated or fully addressable value is sliced; a cross-process Array must already
-  be laid out by `sharding` (moving shards between processes is a collective the program
-  states explicitly)."""
+  fully replicated or fully addressable value is sliced; a cross-process Array laid out
+  otherwise moves between processes first (`_moved`)."""
   from jaxlite._src import array as array_mod
   if type(x) is core.array_type and array_mod.is_non_addressable(x):
     if _same_layout(x._device, sharding, len(x._aval.shape)):
       return {d: b for d, _, _, b in x._local_shards}
-    if not x.is_fully_replicated:
-      raise ValueError(
-          f"jit over a mesh spanning processes: an argument laid out as {x.sharding} is "
-          f"needed as {sharding}; moving shards between processes is not done implicitly "
-          "here: reshard it with a shard_map collective, or pass it laid out as the program "
-          "expects (in_shardings)")
-  value = array_mod.host_value(x) if type(x) is core.array_type else np.asarray(x)
+    value = _moved(x)
+  else:
+    value = array_mod.host_value(x) if type(x) is core.array_type else np.asarray(x)
   me = devices.process_index()
   idx = sharding.devices_indices_map(value.shape)
   return {d: value[idx[d]] for d in sharding._device_assignment if d.process_index == me}
+
+
+def _moved(x):
+  """The global value of cross-process Array `x` in this process, for a program that needs it
+  laid out otherwise (JAX reshards such arguments implicitly): each process contributes its
+  shards to one MPI Allreduce (multihost's exact bitwise-OR merge). Every process reaches this
+  at the same point, as the layouts compared are the same everywhere. It moves the whole
+  value to every process, not only the blocks each needs."""
+  from jaxlite._src.distributed import multihost
+  return multihost._gather_global(x)
+
+
+def local_blocks(x, sharding):
+  """{device: block} of Array `x` laid out by `sharding` for this process's devices, moving
+  shards between processes when `x` is laid out otherwise (eager shard_map's operands)."""
+  return _device_blocks(x, sharding)
 
 
 def run_program(program, values, out_avals):
@@ -69,7 +83,6 @@ def run_program(program, values, out_avals):
   from jaxlite._src.distributed import global_arrays
   from jaxlite._src.interpreters import partial_eval as pe
   from jaxlite._src.sharding import partition
-  from jaxlite._src.spmd import runtime
   mesh = program.mesh
   exe = program._spmd_executable
   if exe is None:  # the same per-device program partition.execute_spmd compiles
@@ -95,11 +108,12 @@ def run_program(program, values, out_avals):
 class _Out:
   """How one output of a cross-process shard_map becomes an Array: its sharding, and whether
   it is replicated (then this process's first block is the whole value, no copy)."""
-  __slots__ = ("shape", "sharding", "replicated", "weak_type")
+  __slots__ = ("shape", "sharding", "replicated", "weak_type", "_one")
 
   def __init__(self, aval, sharding):
     self.shape, self.sharding, self.weak_type = aval.shape, sharding, aval.weak_type
     self.replicated = sharding.is_fully_replicated
+    self._one = None  # (device, dtype, its shard's (device, index, replica id), aval)
 
   def make(self, blocks):
     from jaxlite._src import array as array_mod
@@ -110,28 +124,174 @@ class _Out:
       return a
     return global_arrays._assemble(self.shape, self.sharding, blocks, self.weak_type)
 
+  def make_one(self, device, block):
+    """`make({device: block})` for this process's only device of the mesh (what `make`
+    would work out is kept, per block dtype)."""
+    if self.replicated:
+      a = _from_numpy(block, self.weak_type)
+      a._device = self.sharding
+      return a
+    one = self._one
+    if one is None or one[0] is not device or one[1] != block.dtype:
+      from jaxlite._src import array as array_mod
+      ref = self.make({device: block})
+      if type(ref) is not core.array_type or not array_mod.is_non_addressable(ref) or \
+          len(ref._local_shards) != 1:
+        return ref
+      d, idx, rid, _ = ref._local_shards[0]
+      self._one = (device, block.dtype, (d, idx, rid), ref._aval)
+      return ref
+    d, idx, rid = one[2]
+    return _from_local_shards(((d, idx, rid, block),), one[3], self.sharding)
 
-_plans: dict = {}  # id(ClosedJaxpr) -> (the jaxpr, its per-eqn shardings)
+
+def _from_numpy(value, weak_type):
+  global _from_numpy
+  from jaxlite._src.array import _from_numpy
+  return _from_numpy(value, weak_type)
+
+
+def _from_local_shards(shards, aval, sharding):
+  global _from_local_shards
+  from jaxlite._src.array import from_local_shards as _from_local_shards
+  return _from_local_shards(shards, aval, sharding)
+
+
+class _Step:
+  """How one shard_map equation over a mesh spanning processes runs: its inputs' shardings
+  (`ins`) and outputs (`outs`). Where this process drives one device of the mesh (`index`),
+  the steady state runs that device's program on the calling thread (`runtime.run_one`), fed
+  the argument's local shard directly when its placement is the one seen before, and a body
+  made only of reductions over every mesh axis runs no program at all: each is one MPI
+  Allreduce with the communicator and op resolved here (`direct`)."""
+  __slots__ = ("ins", "outs", "params", "mesh", "index", "device", "direct", "seen")
+
+  def __init__(self, eqn):
+    from jaxlite._src.sharding.named_sharding import NamedSharding
+    p = self.params = eqn.params
+    m = self.mesh = p["mesh"]
+    self.ins = [NamedSharding(m, s) for s in p["in_specs"]]
+    self.outs = [_Out(v.aval, NamedSharding(m, s)) for v, s in zip(eqn.outvars, p["out_specs"])]
+    local = runtime._local_indices(m)
+    self.index = local[0] if len(local) == 1 else None
+    self.device = m.devices.flat[self.index] if self.index is not None else None
+    self.direct = _direct_body(p["jaxpr"], m, self.index) if self.index is not None else None
+    self.seen = [None] * len(self.ins)  # per input: a placement known to be laid out as needed
+
+  def run(self, ins):
+    """The step's outputs (Arrays) from its operands `ins`."""
+    if self.index is None:
+      return self._run_general(ins)
+    if runtime.current_context() is not None:
+      return self._run_general(ins)
+    blocks = []
+    seen = self.seen
+    for i, x in enumerate(ins):
+      placement = seen[i]
+      if placement is not None and type(x) is core.array_type and x._device is placement:
+        shards = getattr(x, "_local_shards", None)  # None once deleted
+        if shards is not None:
+          blocks.append(shards[0][3])
+          continue
+      blocks.append(self._block(i, x))
+    if self.direct is not None:
+      res = self.direct(blocks)
+    else:
+      from jaxlite._src.compiler import backend
+      exe = backend.compile_jaxpr(self.params["jaxpr"])
+      res = runtime.run_one(self.mesh, self.index, lambda *xs: list(exe(*xs)), blocks)
+    return [o.make_one(self.device, r) for o, r in zip(self.outs, res)]
+
+  def _block(self, i, x):
+    from jaxlite._src import array as array_mod
+    block = _device_blocks(x, self.ins[i])[self.device]
+    if type(x) is core.array_type and array_mod.is_non_addressable(x) and \
+        len(x._local_shards) == 1 and x._local_shards[0][3] is block:
+      self.seen[i] = x._device  # laid out as needed: next time its shard is read directly
+    return block
+
+  def _run_general(self, ins):
+    from jaxlite._src import shard_map as sm
+    m = self.mesh
+    blocks = [sm._LocalBlocks(m, _device_blocks(x, s)) for x, s in zip(ins, self.ins)]
+    return [o.make(b.blocks) for o, b in zip(self.outs, sm._impl(*blocks, **self.params))]
+
+
+def _reduction_ops():
+  from jaxlite._src.lax import parallel, parallel_comm
+  return {parallel.psum_p: "sum", parallel_comm.psum_invariant_p: "sum",
+          parallel.pmax_p: "max", parallel.pmin_p: "min"}
+
+
+def _direct_body(closed, mesh, index):
+  """For a shard_map body (ClosedJaxpr) whose every equation is a psum/pmax/pmin over every
+  axis of `mesh`, with each process holding one device of it: a function of device `index`'s
+  blocks giving its outputs, one MPI Allreduce per equation (what the body's device program
+  would do, without running one). None for any other body."""
+  from jaxlite._src.distributed import group_exchange
+  from jaxlite._src.distributed import mpi_collectives as mc
+  jaxpr = closed.jaxpr
+  if not jaxpr.eqns:
+    return None
+  ops = _reduction_ops()
+  names = tuple(mesh.axis_names)
+  coords = runtime.mesh_coords(mesh)[index]
+  steps = []
+  for eqn in jaxpr.eqns:
+    op = ops.get(eqn.primitive)
+    axes = eqn.params.get("axes", ())
+    if op is None or eqn.params.get("axis_index_groups") is not None or \
+        len(eqn.invars) != 1 or any(isinstance(a, (int, np.integer)) for a in axes) or \
+        set(axes) != set(names) or len(axes) != len(names):
+      return None
+    group_axes = tuple(axes)
+    layout = group_exchange.rank_processes(mesh, group_axes, coords)
+    procs, by_proc = group_exchange._layout(layout)
+    if len(procs) < 2 or any(len(r) != 1 for r in by_proc.values()):
+      return None
+    steps.append((eqn.invars[0], eqn.outvars[0], mc.allreducer(op, procs)))
+  consts = list(zip(jaxpr.constvars, closed.consts))
+  invars, outvars = list(jaxpr.invars), list(jaxpr.outvars)
+  if len(steps) == 1 and not consts and invars == [steps[0][0]] and outvars == [steps[0][1]]:
+    reduce = steps[0][2]
+    return lambda blocks: [reduce(blocks[0])]
+
+  def run(blocks):
+    env = dict(consts)
+    env.update(zip(invars, blocks))
+    for a, out, reduce in steps:
+      env[out] = reduce(a.val if isinstance(a, core.Literal) else env[a])
+    return [v.val if isinstance(v, core.Literal) else env[v] for v in outvars]
+  return run
+
+
+class _Plan:
+  """A jaxpr's equations, each None (run eagerly) or the `_Step` of a shard_map over a mesh
+  spanning processes; `single` is the step when the jaxpr is that one equation applied to its
+  arguments (no environment to keep)."""
+  __slots__ = ("steps", "single")
+
+  def __init__(self, closed):
+    from jaxlite._src import shard_map as sm
+    jaxpr = closed.jaxpr
+    self.steps = [_Step(e) if e.primitive is sm.shard_map_p and spans_processes(e.params["mesh"])
+                  else None for e in jaxpr.eqns]
+    self.single = None
+    if len(self.steps) == 1 and self.steps[0] is not None and not jaxpr.constvars:
+      eqn = jaxpr.eqns[0]
+      if list(eqn.invars) == list(jaxpr.invars) and list(eqn.outvars) == list(jaxpr.outvars):
+        self.single = self.steps[0]
+
+
+_plans: dict = {}  # id(ClosedJaxpr) -> (the jaxpr, its _Plan)
 
 
 def _plan(closed):
-  """Per equation of `closed`: None (run eagerly) or, for a shard_map over a mesh spanning
-  processes, (its inputs' NamedShardings, its outputs' `_Out`s). Cached per jaxpr."""
+  """The `_Plan` of `closed`, cached per jaxpr."""
   hit = _plans.get(id(closed))
   if hit is not None and hit[0] is closed:
     return hit[1]
-  from jaxlite._src import shard_map as sm
-  from jaxlite._src.sharding.named_sharding import NamedSharding
-  plan = []
-  for eqn in closed.jaxpr.eqns:
-    p = eqn.params
-    if eqn.primitive is sm.shard_map_p and spans_processes(p["mesh"]):
-      m = p["mesh"]
-      plan.append(([NamedSharding(m, s) for s in p["in_specs"]],
-                   [_Out(v.aval, NamedSharding(m, s))
-                    for v, s in zip(eqn.outvars, p["out_specs"])]))
-    else:
-      plan.append(None)
+  plan = _Plan(closed)
   if len(_plans) > 256:
     _plans.clear()
   _plans[id(closed)] = (closed, plan)
@@ -141,8 +301,11 @@ def _plan(closed):
 def run_with_shard_maps(closed, values, mesh):
   """A jitted program holding shard_map equations, over a mesh spanning processes: evaluated
   equation by equation, each shard_map run on this process's devices from its operands' local
-  shards, the others eagerly (on Arrays: see the eager rules for cross-process Arrays)."""
-  from jaxlite._src import shard_map as sm
+  shards (`_Step`), the others eagerly (on Arrays: see the eager rules for cross-process
+  Arrays)."""
+  plan = _plan(closed)
+  if plan.single is not None:
+    return plan.single.run(values)
   env = {}
 
   def read(a):
@@ -151,13 +314,10 @@ def run_with_shard_maps(closed, values, mesh):
     env[v] = c
   for v, x in zip(closed.jaxpr.invars, values):
     env[v] = x
-  for eqn, step in zip(closed.jaxpr.eqns, _plan(closed)):
+  for eqn, step in zip(closed.jaxpr.eqns, plan.steps):
     ins = [read(a) for a in eqn.invars]
     if step is not None:
-      p = eqn.params
-      m = p["mesh"]
-      blocks = [sm._LocalBlocks(m, _device_blocks(x, s)) for x, s in zip(ins, step[0])]
-      outs = [o.make(b.blocks) for o, b in zip(step[1], sm._impl(*blocks, **p))]
+      outs = step.run(ins)
     else:
       out = eqn.primitive.bind(*ins, **eqn.params)
       outs = list(out) if eqn.primitive.multiple_results else [out]
@@ -202,7 +362,6 @@ _calls: dict = {}  # (id(fn), signature) -> (fn, placements, entry, mesh, progra
 
 
 def _call_key(fn, args):
-  from jaxlite._src.config import config
   sig = [id(fn), config.trace_context()]
   for a in args:
     if type(a) is not core.array_type:
@@ -237,6 +396,14 @@ def repeat_call(fn, args, kwargs):
     return None
   key, placements = _call_key(fn, args)
   hit = _calls.get(key) if key is not None else None
-  if hit is None or hit[0] is not fn or any(p is not q for p, q in zip(hit[1], placements)):
+  if hit is None or hit[0] is not fn:
     return None
-  return _run(hit[2], list(args), hit[3], hit[4])
+  for p, q in zip(hit[1], placements):
+    if p is not q:
+      return None
+  entry, program = hit[2], hit[4]
+  if program is None:
+    step = _plan(entry.closed).single
+    if step is not None:  # the program is one shard_map of the arguments
+      return entry.out_tree.unflatten(step.run(args))
+  return _run(entry, list(args), hit[3], program)
