@@ -3,8 +3,8 @@ program's shard_map equations) run on this process's devices only, fed their loc
 
 sharding/partition.py's `call_sharded` hands over here when the mesh has other processes'
 devices. A process holds only its devices' shards of a cross-process Array, so nothing global
-is built for an argument laid out as the program needs (one laid out otherwise is gathered by
-an MPI Allreduce first, `_moved`): each local device gets its own block (a view, no copy), the
+is built: an argument laid out as the program needs gives each local device its own block (a
+view, no copy); one laid out otherwise moves point to point between processes (`_moved`); the
 per-device program runs through the SPMD runtime (`run_spmd` starts workers for the local
 devices; collectives over axes spanning processes go through `group_exchange` and MPI), and the
 outputs are Arrays assembled from the local devices' blocks (`global_arrays._assemble`).
@@ -52,22 +52,73 @@ def _device_blocks(x, sharding):
   if type(x) is core.array_type and array_mod.is_non_addressable(x):
     if _same_layout(x._device, sharding, len(x._aval.shape)):
       return {d: b for d, _, _, b in x._local_shards}
-    value = _moved(x)
-  else:
-    value = array_mod.host_value(x) if type(x) is core.array_type else np.asarray(x)
+    return _moved(x, sharding)
+  value = array_mod.host_value(x) if type(x) is core.array_type else np.asarray(x)
   me = devices.process_index()
   idx = sharding.devices_indices_map(value.shape)
   return {d: value[idx[d]] for d in sharding._device_assignment if d.process_index == me}
 
 
-def _moved(x):
-  """The global value of cross-process Array `x` in this process, for a program that needs it
-  laid out otherwise (JAX reshards such arguments implicitly): each process contributes its
-  shards to one MPI Allreduce (multihost's exact bitwise-OR merge). Every process reaches this
-  at the same point, as the layouts compared are the same everywhere. It moves the whole
-  value to every process, not only the blocks each needs."""
-  from jaxlite._src.distributed import multihost
-  return multihost._gather_global(x)
+_MOVE_TAG = 1 << 20  # above the tags of group_exchange's point-to-point exchanges
+
+
+def _region(index, shape):
+  """((start, stop) per dimension) of a device's index into an array of `shape`."""
+  return tuple(s.indices(n)[:2] for s, n in zip(index, shape))
+
+
+def _moved(x, sharding):
+  """{device: block} for this process's devices of cross-process Array `x` laid out by
+  `sharding` when it is laid out otherwise (JAX reshards such operands implicitly): each
+  region of `x` (its first replica) sends the part each destination block needs, point to
+  point, only between the processes concerned. Every process computes the same plan from
+  the two shardings, and reaches this at the same point of the same program."""
+  from jaxlite._src.distributed import mpi_collectives as mc
+  shape = x.shape
+  have_map = x._device.devices_indices_map(shape)
+  want_map = sharding.devices_indices_map(shape)
+  sources, seen = [], set()
+  for d in x._device._device_assignment:
+    r = _region(have_map[d], shape)
+    if r not in seen:
+      seen.add(r)
+      sources.append((d, r))
+  dests = [(e, _region(want_map[e], shape)) for e in sharding._device_assignment]
+  me = devices.process_index()
+  held = {d: b for d, _, _, b in x._local_shards}
+  dtype = next(iter(held.values())).dtype if held else x.dtype
+  out = {e: np.empty(tuple(b - a for a, b in r), dtype) for e, r in dests
+         if e.process_index == me}
+  comm = mc.global_state.spmd_comm
+  if len(sources) * len(dests) + _MOVE_TAG > comm.Get_attr(mc.global_state.MPI.TAG_UB):
+    raise ValueError(f"jit over a mesh spanning processes: moving an argument from {x.sharding} "
+                     f"to {sharding} needs more messages than MPI has tags")
+  reqs, received = [], []
+  for i, (d, rs) in enumerate(sources):
+    for j, (e, rd) in enumerate(dests):
+      inter = [(max(a0, b0), min(a1, b1)) for (a0, a1), (b0, b1) in zip(rs, rd)]
+      p, q = d.process_index, e.process_index
+      if (p != me and q != me) or any(a >= b for a, b in inter):
+        continue
+      src = tuple(slice(a - s0, b - s0) for (a, b), (s0, _) in zip(inter, rs))
+      dst = tuple(slice(a - t0, b - t0) for (a, b), (t0, _) in zip(inter, rd))
+      tag = _MOVE_TAG + i * len(dests) + j
+      if p == me and q == me:
+        out[e][dst] = held[d][src]
+      elif p == me:
+        buf = np.ascontiguousarray(held[d][src])
+        received.append((None, None, buf))  # kept alive until the send completes
+        reqs.append(comm.Isend(mc._bytes(buf), dest=q, tag=tag))
+      else:
+        buf = np.empty(tuple(b - a for a, b in inter), dtype)
+        received.append((e, dst, buf))
+        reqs.append(comm.Irecv(mc._bytes(buf), source=p, tag=tag))
+  if reqs:
+    mc.global_state.MPI.Request.Waitall(reqs)
+  for e, dst, buf in received:
+    if e is not None:
+      out[e][dst] = buf
+  return out
 
 
 def local_blocks(x, sharding):
