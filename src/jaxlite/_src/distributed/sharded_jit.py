@@ -54,9 +54,28 @@ def _device_blocks(x, sharding):
       return {d: b for d, _, _, b in x._local_shards}
     return _moved(x, sharding)
   value = array_mod.host_value(x) if type(x) is core.array_type else np.asarray(x)
-  me = devices.process_index()
+  replicated, mine = _layout_of(sharding)
+  if replicated:  # every device's block is the whole value
+    return {d: value for d in mine}
   idx = sharding.devices_indices_map(value.shape)
-  return {d: value[idx[d]] for d in sharding._device_assignment if d.process_index == me}
+  return {d: value[idx[d]] for d in mine}
+
+
+_layouts: dict = {}  # id(sharding) -> (sharding, fully replicated?, this process's devices)
+
+
+def _layout_of(sharding):
+  """(whether `sharding` is fully replicated, its devices in this process in order); cached
+  by identity (the plans above keep their shardings)."""
+  hit = _layouts.get(id(sharding))
+  if hit is None or hit[0] is not sharding:
+    me = devices.process_index()
+    if len(_layouts) > 1024:
+      _layouts.clear()
+    hit = _layouts[id(sharding)] = (
+        sharding, bool(sharding.is_fully_replicated),
+        [d for d in sharding._device_assignment if d.process_index == me])
+  return hit[1], hit[2]
 
 
 _MOVE_TAG = 1 << 20  # above the tags of group_exchange's point-to-point exchanges
@@ -129,9 +148,32 @@ def local_blocks(x, sharding):
 
 def run_program(program, values, out_avals):
   """Runs partition.Program `program` on this process's devices: `values` are the flat jit
-  arguments (lifted constants first), results are Arrays laid out by `program.out_specs`."""
+  arguments (lifted constants first), results are Arrays laid out by `program.out_specs`.
+  What a call needs besides the values (the executable, the shardings, how results are
+  built) is worked out once per program (`_program_plan`); a process driving one device of
+  the mesh runs its program on the calling thread."""
+  plan = program.__dict__.get("_mpi_plan")
+  if plan is None:
+    plan = program._mpi_plan = _program_plan(program, out_avals)
+  exe, ins, outs, index, device = plan
+  mesh = program.mesh
+  if index is not None and runtime.current_context() is None:
+    blocks = [_device_blocks(x, s)[device] for x, s in zip(values, ins)]
+    res = runtime.run_one(mesh, index, lambda *xs: list(exe(*xs)), blocks)
+    return [o.make({device: np.asarray(r)}) if o.replicated else
+            o.make_one(device, np.asarray(r)) for o, r in zip(outs, res)]
+  in_blocks = [_device_blocks(x, s) for x, s in zip(values, ins)]
+  flat_devices = list(mesh.devices.flat)
+  per_device = [[b.get(d) for b in in_blocks] for d in flat_devices]
+  res = runtime.run_spmd(mesh, lambda *blocks: list(exe(*blocks)), per_device)
+  return [o.make({d: np.asarray(r[i]) for d, r in zip(flat_devices, res) if r is not None})
+          for i, o in enumerate(outs)]
+
+
+def _program_plan(program, out_avals):
+  """(executable, input shardings, outputs' `_Out`s, this process's one device's flat index
+  and the device, or Nones) of a partitioned program."""
   from jaxlite._src.compiler import backend
-  from jaxlite._src.distributed import global_arrays
   from jaxlite._src.interpreters import partial_eval as pe
   from jaxlite._src.sharding import partition
   mesh = program.mesh
@@ -143,34 +185,34 @@ def run_program(program, values, out_avals):
     with runtime.bind_axes(dict(program.mesh_shape)):
       closed = pe.trace_to_jaxpr(lambda *blocks: list(program(*blocks)), avals)
     exe = program._spmd_executable = backend.compile_jaxpr(closed)
-  in_blocks = [_device_blocks(x, partition._out_sharding(mesh, s))
-               for x, s in zip(values, program.in_specs)]
-  flat_devices = list(mesh.devices.flat)
-  per_device = [[b.get(d) for b in in_blocks] for d in flat_devices]
-  outs = runtime.run_spmd(mesh, lambda *blocks: list(exe(*blocks)), per_device)
-  results = []
-  for i, (spec, aval) in enumerate(zip(program.out_specs, out_avals)):
-    sharding = partition._out_sharding(mesh, spec)
-    local = {d: np.asarray(o[i]) for d, o in zip(flat_devices, outs) if o is not None}
-    results.append(global_arrays._assemble(aval.shape, sharding, local, aval.weak_type))
-  return results
+  ins = [partition._out_sharding(mesh, s) for s in program.in_specs]
+  outs = [_Out(aval, partition._out_sharding(mesh, s), assemble=True)
+          for s, aval in zip(program.out_specs, out_avals)]
+  local = runtime._local_indices(mesh)
+  index = local[0] if len(local) == 1 else None
+  return exe, ins, outs, index, (mesh.devices.flat[index] if index is not None else None)
 
 
 class _Out:
-  """How one output of a cross-process shard_map becomes an Array: its sharding, and whether
-  it is replicated (then this process's first block is the whole value, no copy)."""
-  __slots__ = ("shape", "sharding", "replicated", "weak_type", "_one")
+  """How one output of a cross-process shard_map (or partitioned program: `assemble`, which
+  builds every output as `global_arrays._assemble` does) becomes an Array: its sharding, and
+  whether it is replicated (then this process's first block is the whole value, no copy)."""
+  __slots__ = ("shape", "sharding", "replicated", "weak_type", "_one", "assemble")
 
-  def __init__(self, aval, sharding):
+  def __init__(self, aval, sharding, assemble=False):
     self.shape, self.sharding, self.weak_type = aval.shape, sharding, aval.weak_type
     self.replicated = sharding.is_fully_replicated
+    self.assemble = assemble
     self._one = None  # (device, dtype, its shard's (device, index, replica id), aval)
 
   def make(self, blocks):
     from jaxlite._src import array as array_mod
     from jaxlite._src.distributed import global_arrays
     if self.replicated:
-      a = array_mod._from_numpy(next(iter(blocks.values())), self.weak_type)
+      first = next(iter(blocks.values()))
+      if self.assemble:  # what _assemble does for a replicated sharding (no index map)
+        return array_mod.from_host(first, self.weak_type, self.sharding)
+      a = array_mod._from_numpy(first, self.weak_type)
       a._device = self.sharding
       return a
     return global_arrays._assemble(self.shape, self.sharding, blocks, self.weak_type)
@@ -405,20 +447,36 @@ def eager(primitive, args, params):
 
 # --- the entry from jit --------------------------------------------------------------------------
 # partition.call_sharded hands a call over here once it knows the mesh spans processes; a call
-# whose arguments are all Arrays (no in/out shardings, no keywords) is remembered by its
-# arguments' placements (by identity: hashing a mesh costs more than the whole lookup), shapes,
-# dtypes and the trace context, so that repeating it skips the tracing-cache lookup, the
-# placement checks and the partitioning (`repeat_call`).
+# whose arguments' leaves are all Arrays (no in/out shardings, no keywords, no static
+# arguments) is remembered by the arguments' tree and its leaves' placements (by identity:
+# hashing a mesh costs more than the whole lookup), shapes, dtypes and the trace context, so
+# that repeating it skips the tracing-cache lookup, the placement checks and the partitioning
+# (`repeat_call`).
 _calls: dict = {}  # (id(fn), signature) -> (fn, placements, entry, mesh, program)
 
 
 def _call_key(fn, args):
+  """(key, leaves' placements, leaves) of a call whose leaves are all Arrays, else Nones."""
   sig = [id(fn), config.trace_context()]
+  leaves = args
   for a in args:
+    if type(a) is not core.array_type:  # a pytree (or not an Array): by its leaves
+      leaves, tree = _flatten(args)
+      sig.append(tree)
+      break
+  for a in leaves:
     if type(a) is not core.array_type:
-      return None, None
+      return None, None, None
     sig.append((id(a._device), a.shape, a.dtype, a.weak_type))
-  return tuple(sig), [a._device for a in args]
+  return tuple(sig), [a._device for a in leaves], leaves
+
+
+def _flatten(args):
+  from jaxlite._src import tree_util
+  try:
+    return tree_util.tree_flatten(args)
+  except Exception:  # noqa: BLE001 -- not a pytree jit takes: the general path says why
+    return [None], None
 
 
 def call(fn, args, kwargs, entry, flat, mesh, program):
@@ -426,8 +484,9 @@ def call(fn, args, kwargs, entry, flat, mesh, program):
   `program`, or, with None, the jaxpr's shard_maps; remembers the plan for `repeat_call`."""
   if not kwargs and fn._simple and fn._in_shardings is None and fn._out_shardings is None \
       and not entry.lifted:
-    key, placements = _call_key(fn, args)
-    if key is not None:
+    key, placements, leaves = _call_key(fn, args)
+    if key is not None and len(leaves) == len(flat) and \
+        all(a is b for a, b in zip(leaves, flat)):  # the leaves are the flat arguments
       if len(_calls) > 256:
         _calls.clear()
       _calls[key] = (fn, placements, entry, mesh, program)
@@ -441,11 +500,11 @@ def _run(entry, values, mesh, program):
 
 
 def repeat_call(fn, args, kwargs):
-  """The result of a call `call` has seen the like of (same function, argument placements,
-  shapes and dtypes, trace context), or None."""
+  """The result of a call `call` has seen the like of (same function, argument tree and
+  leaves' placements, shapes and dtypes, trace context), or None."""
   if kwargs or not _calls:
     return None
-  key, placements = _call_key(fn, args)
+  key, placements, leaves = _call_key(fn, args)
   hit = _calls.get(key) if key is not None else None
   if hit is None or hit[0] is not fn:
     return None
@@ -456,5 +515,5 @@ def repeat_call(fn, args, kwargs):
   if program is None:
     step = _plan(entry.closed).single
     if step is not None:  # the program is one shard_map of the arguments
-      return entry.out_tree.unflatten(step.run(args))
-  return _run(entry, list(args), hit[3], program)
+      return entry.out_tree.unflatten(step.run(leaves))
+  return _run(entry, list(leaves), hit[3], program)
