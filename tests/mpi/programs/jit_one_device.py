@@ -7,6 +7,7 @@ import os
 import numpy as np
 
 import jaxlite as jax
+import jaxlite.numpy as jnp
 from jaxlite._src.distributed import sharded_jit
 from jaxlite.experimental import multihost_utils as mu
 from jaxlite.sharding import Mesh, NamedSharding, PartitionSpec as P
@@ -95,6 +96,23 @@ for f in (jax.jit(whole), whole):
     out = f(put(v + i))
     assert out.is_fully_replicated
     np.testing.assert_array_equal(np.asarray(out), ((v + i) * 2).reshape(-1))
+
+# A partitioned program (no shard_map) with pytree arguments, its outputs fed back: repeated
+# steps are remembered by the tree and the leaves' placements, and give NumPy's values.
+step = jax.jit(lambda p, a: ({"w": p["w"] - jnp.sum(a), "b": p["b"] * 2}, jnp.mean(a)))
+params = jax.device_put({"w": np.ones(3, np.float32), "b": np.ones(2, np.float32)}, repl)
+w, b = np.ones(3, np.float32), np.ones(2, np.float32)
+v = blocks_of(np.float32, seed=5)
+for i in range(5):
+  params, m = step(params, put(v + i))
+  w, b = w - (v + i).sum(), b * 2
+  np.testing.assert_allclose(np.asarray(params["w"]), w, rtol=1e-6)
+  np.testing.assert_array_equal(np.asarray(params["b"]), b)
+  np.testing.assert_allclose(float(m), (v + i).mean(), rtol=1e-6)
+  assert params["w"].is_fully_replicated and m.is_fully_replicated
+  if i == 2:
+    remembered = len(sharded_jit._calls)
+assert len(sharded_jit._calls) == remembered  # the later steps hit the remembered call
 
 # Large results land in recycled buffers: a kept result stays intact while later calls run.
 psum = CASES[0][1]
