@@ -150,3 +150,11 @@ def test_eager_ops_on_arrays_sharded_across_processes(n):
   p, _ = _launch(n, "eager_across.py")
   assert p.returncode == 0, p.stdout + p.stderr
   assert _ok_ranks(p) == list(range(n)), p.stdout + p.stderr
+
+
+@needs_mpi
+@pytest.mark.parametrize("n", [2, 4])
+def test_repeated_jitted_shard_map_with_one_device_per_process(n):
+  p, _ = _launch(n, "jit_one_device.py")
+  assert p.returncode == 0, p.stdout + p.stderr
+  assert _ok_ranks(p) == list(range(n)), p.stdout + p.stderr

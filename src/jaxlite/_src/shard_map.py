@@ -221,9 +221,9 @@ def _local_blocks(a, mesh, spec):
   from jaxlite._src import array
   from jaxlite._src.sharding.named_sharding import NamedSharding
   want = NamedSharding(mesh, spec)
-  if a.sharding != want and not a.is_fully_replicated:
-    raise ValueError(f"shard_map over a mesh spanning processes: an argument sharded as "
-                     f"{a.sharding} must already be laid out as its in_spec ({want})")
+  if a.sharding != want and not a.is_fully_replicated:  # its shards move between processes
+    from jaxlite._src.distributed import sharded_jit
+    return _LocalBlocks(mesh, sharded_jit.local_blocks(a, want))
   if a.is_fully_replicated:
     v = array.host_value(a)
     idx = want.devices_indices_map(v.shape)

@@ -54,4 +54,16 @@ np.testing.assert_array_equal(mu.process_allgather(h(x2), tiled=True),
 hh = shard_map(lambda b: jax.lax.all_gather(b, "x", tiled=True), mesh=mesh2,
                in_specs=P("x", "y"), out_specs=P(None, "y"), check_vma=False)
 np.testing.assert_array_equal(mu.process_allgather(hh(x2), tiled=True), g2)
+
+# Operands laid out otherwise than the in_specs (another mesh, other dimensions split): their
+# shards move between processes point to point (as JAX reshards them), eager and jitted.
+g3 = np.arange(N * 2 * N, dtype=np.float32).reshape(N * 2, N)
+x3 = jax.device_put(g3, NamedSharding(mesh, P("x")))  # rows over the 1-d mesh
+for spec in (P("y"), P(None, ("x", "y")), P(("y", "x"), None), P(None, "x"), P()):
+  move = shard_map(lambda b: b + 1, mesh=mesh2, in_specs=spec, out_specs=spec)
+  for f in (move, jax.jit(move)):
+    out = f(x3)
+    assert out.sharding.is_equivalent_to(NamedSharding(mesh2, spec), 2), (spec, out.sharding)
+    np.testing.assert_array_equal(mu.process_allgather(out, tiled=True), g3 + 1,
+                                  err_msg=str(spec))
 os.write(1, f"OK {me}\n".encode())  # one write: ranks share the pipe

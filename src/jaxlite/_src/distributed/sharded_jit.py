@@ -3,7 +3,8 @@ program's shard_map equations) run on this process's devices only, fed their loc
 
 sharding/partition.py's `call_sharded` hands over here when the mesh has other processes'
 devices. A process holds only its devices' shards of a cross-process Array, so nothing global
-is ever built: each local device gets its own block (a view of the shard, no copy), the
+is built: an argument laid out as the program needs gives each local device its own block (a
+view, no copy); one laid out otherwise moves point to point between processes (`_moved`); the
 per-device program runs through the SPMD runtime (`run_spmd` starts workers for the local
 devices; collectives over axes spanning processes go through `group_exchange` and MPI), and the
 outputs are Arrays assembled from the local devices' blocks (`global_arrays._assemble`).
@@ -16,6 +17,8 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src import devices
+from jaxlite._src.config import config
+from jaxlite._src.spmd import runtime
 
 
 def spans_processes(mesh) -> bool:
@@ -43,33 +46,136 @@ def _same_layout(have, want, ndim) -> bool:
 
 def _device_blocks(x, sharding):
   """{device: this process's block of `x` laid out by `sharding`} (views where possible). A
-  fully replicated or fully addressable value is sliced; a cross-process Array must already
-  be laid out by `sharding` (moving shards between processes is a collective the program
-  states explicitly)."""
+  fully replicated or fully addressable value is sliced; a cross-process Array laid out
+  otherwise moves between processes first (`_moved`)."""
   from jaxlite._src import array as array_mod
   if type(x) is core.array_type and array_mod.is_non_addressable(x):
     if _same_layout(x._device, sharding, len(x._aval.shape)):
       return {d: b for d, _, _, b in x._local_shards}
-    if not x.is_fully_replicated:
-      raise ValueError(
-          f"jit over a mesh spanning processes: an argument laid out as {x.sharding} is "
-          f"needed as {sharding}; moving shards between processes is not done implicitly "
-          "here: reshard it with a shard_map collective, or pass it laid out as the program "
-          "expects (in_shardings)")
+    return _moved(x, sharding)
   value = array_mod.host_value(x) if type(x) is core.array_type else np.asarray(x)
-  me = devices.process_index()
+  replicated, mine = _layout_of(sharding)
+  if replicated:  # every device's block is the whole value
+    return {d: value for d in mine}
   idx = sharding.devices_indices_map(value.shape)
-  return {d: value[idx[d]] for d in sharding._device_assignment if d.process_index == me}
+  return {d: value[idx[d]] for d in mine}
+
+
+_layouts: dict = {}  # id(sharding) -> (sharding, fully replicated?, this process's devices)
+
+
+def _layout_of(sharding):
+  """(whether `sharding` is fully replicated, its devices in this process in order); cached
+  by identity (the plans above keep their shardings)."""
+  hit = _layouts.get(id(sharding))
+  if hit is None or hit[0] is not sharding:
+    me = devices.process_index()
+    if len(_layouts) > 1024:
+      _layouts.clear()
+    hit = _layouts[id(sharding)] = (
+        sharding, bool(sharding.is_fully_replicated),
+        [d for d in sharding._device_assignment if d.process_index == me])
+  return hit[1], hit[2]
+
+
+_MOVE_TAG = 1 << 20  # above the tags of group_exchange's point-to-point exchanges
+
+
+def _region(index, shape):
+  """((start, stop) per dimension) of a device's index into an array of `shape`."""
+  return tuple(s.indices(n)[:2] for s, n in zip(index, shape))
+
+
+def _moved(x, sharding):
+  """{device: block} for this process's devices of cross-process Array `x` laid out by
+  `sharding` when it is laid out otherwise (JAX reshards such operands implicitly): each
+  region of `x` (its first replica) sends the part each destination block needs, point to
+  point, only between the processes concerned. Every process computes the same plan from
+  the two shardings, and reaches this at the same point of the same program."""
+  from jaxlite._src.distributed import mpi_collectives as mc
+  shape = x.shape
+  have_map = x._device.devices_indices_map(shape)
+  want_map = sharding.devices_indices_map(shape)
+  sources, seen = [], set()
+  for d in x._device._device_assignment:
+    r = _region(have_map[d], shape)
+    if r not in seen:
+      seen.add(r)
+      sources.append((d, r))
+  dests = [(e, _region(want_map[e], shape)) for e in sharding._device_assignment]
+  me = devices.process_index()
+  held = {d: b for d, _, _, b in x._local_shards}
+  dtype = next(iter(held.values())).dtype if held else x.dtype
+  out = {e: np.empty(tuple(b - a for a, b in r), dtype) for e, r in dests
+         if e.process_index == me}
+  comm = mc.global_state.spmd_comm
+  if len(sources) * len(dests) + _MOVE_TAG > comm.Get_attr(mc.global_state.MPI.TAG_UB):
+    raise ValueError(f"jit over a mesh spanning processes: moving an argument from {x.sharding} "
+                     f"to {sharding} needs more messages than MPI has tags")
+  reqs, received = [], []
+  for i, (d, rs) in enumerate(sources):
+    for j, (e, rd) in enumerate(dests):
+      inter = [(max(a0, b0), min(a1, b1)) for (a0, a1), (b0, b1) in zip(rs, rd)]
+      p, q = d.process_index, e.process_index
+      if (p != me and q != me) or any(a >= b for a, b in inter):
+        continue
+      src = tuple(slice(a - s0, b - s0) for (a, b), (s0, _) in zip(inter, rs))
+      dst = tuple(slice(a - t0, b - t0) for (a, b), (t0, _) in zip(inter, rd))
+      tag = _MOVE_TAG + i * len(dests) + j
+      if p == me and q == me:
+        out[e][dst] = held[d][src]
+      elif p == me:
+        buf = np.ascontiguousarray(held[d][src])
+        received.append((None, None, buf))  # kept alive until the send completes
+        reqs.append(comm.Isend(mc._bytes(buf), dest=q, tag=tag))
+      else:
+        buf = np.empty(tuple(b - a for a, b in inter), dtype)
+        received.append((e, dst, buf))
+        reqs.append(comm.Irecv(mc._bytes(buf), source=p, tag=tag))
+  if reqs:
+    mc.global_state.MPI.Request.Waitall(reqs)
+  for e, dst, buf in received:
+    if e is not None:
+      out[e][dst] = buf
+  return out
+
+
+def local_blocks(x, sharding):
+  """{device: block} of Array `x` laid out by `sharding` for this process's devices, moving
+  shards between processes when `x` is laid out otherwise (eager shard_map's operands)."""
+  return _device_blocks(x, sharding)
 
 
 def run_program(program, values, out_avals):
   """Runs partition.Program `program` on this process's devices: `values` are the flat jit
-  arguments (lifted constants first), results are Arrays laid out by `program.out_specs`."""
+  arguments (lifted constants first), results are Arrays laid out by `program.out_specs`.
+  What a call needs besides the values (the executable, the shardings, how results are
+  built) is worked out once per program (`_program_plan`); a process driving one device of
+  the mesh runs its program on the calling thread."""
+  plan = program.__dict__.get("_mpi_plan")
+  if plan is None:
+    plan = program._mpi_plan = _program_plan(program, out_avals)
+  exe, ins, outs, index, device = plan
+  mesh = program.mesh
+  if index is not None and runtime.current_context() is None:
+    blocks = [_device_blocks(x, s)[device] for x, s in zip(values, ins)]
+    res = runtime.run_one(mesh, index, lambda *xs: list(exe(*xs)), blocks)
+    return [o.make({device: np.asarray(r)}) if o.replicated else
+            o.make_one(device, np.asarray(r)) for o, r in zip(outs, res)]
+  in_blocks = [_device_blocks(x, s) for x, s in zip(values, ins)]
+  flat_devices = list(mesh.devices.flat)
+  per_device = [[b.get(d) for b in in_blocks] for d in flat_devices]
+  res = runtime.run_spmd(mesh, lambda *blocks: list(exe(*blocks)), per_device)
+  return [o.make({d: np.asarray(r[i]) for d, r in zip(flat_devices, res) if r is not None})
+          for i, o in enumerate(outs)]
+
+
+def _program_plan(program, out_avals):
+  """(executable, input shardings, outputs' `_Out`s, this process's one device's flat index
+  and the device, or Nones) of a partitioned program."""
   from jaxlite._src.compiler import backend
-  from jaxlite._src.distributed import global_arrays
   from jaxlite._src.interpreters import partial_eval as pe
   from jaxlite._src.sharding import partition
-  from jaxlite._src.spmd import runtime
   mesh = program.mesh
   exe = program._spmd_executable
   if exe is None:  # the same per-device program partition.execute_spmd compiles
@@ -79,59 +185,206 @@ def run_program(program, values, out_avals):
     with runtime.bind_axes(dict(program.mesh_shape)):
       closed = pe.trace_to_jaxpr(lambda *blocks: list(program(*blocks)), avals)
     exe = program._spmd_executable = backend.compile_jaxpr(closed)
-  in_blocks = [_device_blocks(x, partition._out_sharding(mesh, s))
-               for x, s in zip(values, program.in_specs)]
-  flat_devices = list(mesh.devices.flat)
-  per_device = [[b.get(d) for b in in_blocks] for d in flat_devices]
-  outs = runtime.run_spmd(mesh, lambda *blocks: list(exe(*blocks)), per_device)
-  results = []
-  for i, (spec, aval) in enumerate(zip(program.out_specs, out_avals)):
-    sharding = partition._out_sharding(mesh, spec)
-    local = {d: np.asarray(o[i]) for d, o in zip(flat_devices, outs) if o is not None}
-    results.append(global_arrays._assemble(aval.shape, sharding, local, aval.weak_type))
-  return results
+  ins = [partition._out_sharding(mesh, s) for s in program.in_specs]
+  outs = [_Out(aval, partition._out_sharding(mesh, s), assemble=True)
+          for s, aval in zip(program.out_specs, out_avals)]
+  local = runtime._local_indices(mesh)
+  index = local[0] if len(local) == 1 else None
+  return exe, ins, outs, index, (mesh.devices.flat[index] if index is not None else None)
 
 
 class _Out:
-  """How one output of a cross-process shard_map becomes an Array: its sharding, and whether
-  it is replicated (then this process's first block is the whole value, no copy)."""
-  __slots__ = ("shape", "sharding", "replicated", "weak_type")
+  """How one output of a cross-process shard_map (or partitioned program: `assemble`, which
+  builds every output as `global_arrays._assemble` does) becomes an Array: its sharding, and
+  whether it is replicated (then this process's first block is the whole value, no copy)."""
+  __slots__ = ("shape", "sharding", "replicated", "weak_type", "_one", "assemble")
 
-  def __init__(self, aval, sharding):
+  def __init__(self, aval, sharding, assemble=False):
     self.shape, self.sharding, self.weak_type = aval.shape, sharding, aval.weak_type
     self.replicated = sharding.is_fully_replicated
+    self.assemble = assemble
+    self._one = None  # (device, dtype, its shard's (device, index, replica id), aval)
 
   def make(self, blocks):
     from jaxlite._src import array as array_mod
     from jaxlite._src.distributed import global_arrays
     if self.replicated:
-      a = array_mod._from_numpy(next(iter(blocks.values())), self.weak_type)
+      first = next(iter(blocks.values()))
+      if self.assemble:  # what _assemble does for a replicated sharding (no index map)
+        return array_mod.from_host(first, self.weak_type, self.sharding)
+      a = array_mod._from_numpy(first, self.weak_type)
       a._device = self.sharding
       return a
     return global_arrays._assemble(self.shape, self.sharding, blocks, self.weak_type)
 
+  def make_one(self, device, block):
+    """`make({device: block})` for this process's only device of the mesh (what `make`
+    would work out is kept, per block dtype)."""
+    if self.replicated:
+      a = _from_numpy(block, self.weak_type)
+      a._device = self.sharding
+      return a
+    one = self._one
+    if one is None or one[0] is not device or one[1] != block.dtype:
+      from jaxlite._src import array as array_mod
+      ref = self.make({device: block})
+      if type(ref) is not core.array_type or not array_mod.is_non_addressable(ref) or \
+          len(ref._local_shards) != 1:
+        return ref
+      d, idx, rid, _ = ref._local_shards[0]
+      self._one = (device, block.dtype, (d, idx, rid), ref._aval)
+      return ref
+    d, idx, rid = one[2]
+    return _from_local_shards(((d, idx, rid, block),), one[3], self.sharding)
 
-_plans: dict = {}  # id(ClosedJaxpr) -> (the jaxpr, its per-eqn shardings)
+
+def _from_numpy(value, weak_type):
+  global _from_numpy
+  from jaxlite._src.array import _from_numpy
+  return _from_numpy(value, weak_type)
+
+
+def _from_local_shards(shards, aval, sharding):
+  global _from_local_shards
+  from jaxlite._src.array import from_local_shards as _from_local_shards
+  return _from_local_shards(shards, aval, sharding)
+
+
+class _Step:
+  """How one shard_map equation over a mesh spanning processes runs: its inputs' shardings
+  (`ins`) and outputs (`outs`). Where this process drives one device of the mesh (`index`),
+  the steady state runs that device's program on the calling thread (`runtime.run_one`), fed
+  the argument's local shard directly when its placement is the one seen before, and a body
+  made only of reductions over every mesh axis runs no program at all: each is one MPI
+  Allreduce with the communicator and op resolved here (`direct`)."""
+  __slots__ = ("ins", "outs", "params", "mesh", "index", "device", "direct", "seen")
+
+  def __init__(self, eqn):
+    from jaxlite._src.sharding.named_sharding import NamedSharding
+    p = self.params = eqn.params
+    m = self.mesh = p["mesh"]
+    self.ins = [NamedSharding(m, s) for s in p["in_specs"]]
+    self.outs = [_Out(v.aval, NamedSharding(m, s)) for v, s in zip(eqn.outvars, p["out_specs"])]
+    local = runtime._local_indices(m)
+    self.index = local[0] if len(local) == 1 else None
+    self.device = m.devices.flat[self.index] if self.index is not None else None
+    self.direct = _direct_body(p["jaxpr"], m, self.index) if self.index is not None else None
+    self.seen = [None] * len(self.ins)  # per input: a placement known to be laid out as needed
+
+  def run(self, ins):
+    """The step's outputs (Arrays) from its operands `ins`."""
+    if self.index is None:
+      return self._run_general(ins)
+    if runtime.current_context() is not None:
+      return self._run_general(ins)
+    blocks = []
+    seen = self.seen
+    for i, x in enumerate(ins):
+      placement = seen[i]
+      if placement is not None and type(x) is core.array_type and x._device is placement:
+        shards = getattr(x, "_local_shards", None)  # None once deleted
+        if shards is not None:
+          blocks.append(shards[0][3])
+          continue
+      blocks.append(self._block(i, x))
+    if self.direct is not None:
+      res = self.direct(blocks)
+    else:
+      from jaxlite._src.compiler import backend
+      exe = backend.compile_jaxpr(self.params["jaxpr"])
+      res = runtime.run_one(self.mesh, self.index, lambda *xs: list(exe(*xs)), blocks)
+    return [o.make_one(self.device, r) for o, r in zip(self.outs, res)]
+
+  def _block(self, i, x):
+    from jaxlite._src import array as array_mod
+    block = _device_blocks(x, self.ins[i])[self.device]
+    if type(x) is core.array_type and array_mod.is_non_addressable(x) and \
+        len(x._local_shards) == 1 and x._local_shards[0][3] is block:
+      self.seen[i] = x._device  # laid out as needed: next time its shard is read directly
+    return block
+
+  def _run_general(self, ins):
+    from jaxlite._src import shard_map as sm
+    m = self.mesh
+    blocks = [sm._LocalBlocks(m, _device_blocks(x, s)) for x, s in zip(ins, self.ins)]
+    return [o.make(b.blocks) for o, b in zip(self.outs, sm._impl(*blocks, **self.params))]
+
+
+def _reduction_ops():
+  from jaxlite._src.lax import parallel, parallel_comm
+  return {parallel.psum_p: "sum", parallel_comm.psum_invariant_p: "sum",
+          parallel.pmax_p: "max", parallel.pmin_p: "min"}
+
+
+def _direct_body(closed, mesh, index):
+  """For a shard_map body (ClosedJaxpr) whose every equation is a psum/pmax/pmin over every
+  axis of `mesh`, with each process holding one device of it: a function of device `index`'s
+  blocks giving its outputs, one MPI Allreduce per equation (what the body's device program
+  would do, without running one). None for any other body."""
+  from jaxlite._src.distributed import group_exchange
+  from jaxlite._src.distributed import mpi_collectives as mc
+  jaxpr = closed.jaxpr
+  if not jaxpr.eqns:
+    return None
+  ops = _reduction_ops()
+  names = tuple(mesh.axis_names)
+  coords = runtime.mesh_coords(mesh)[index]
+  steps = []
+  for eqn in jaxpr.eqns:
+    op = ops.get(eqn.primitive)
+    axes = eqn.params.get("axes", ())
+    if op is None or eqn.params.get("axis_index_groups") is not None or \
+        len(eqn.invars) != 1 or any(isinstance(a, (int, np.integer)) for a in axes) or \
+        set(axes) != set(names) or len(axes) != len(names):
+      return None
+    group_axes = tuple(axes)
+    layout = group_exchange.rank_processes(mesh, group_axes, coords)
+    procs, by_proc = group_exchange._layout(layout)
+    if len(procs) < 2 or any(len(r) != 1 for r in by_proc.values()):
+      return None
+    steps.append((eqn.invars[0], eqn.outvars[0], mc.allreducer(op, procs)))
+  consts = list(zip(jaxpr.constvars, closed.consts))
+  invars, outvars = list(jaxpr.invars), list(jaxpr.outvars)
+  if len(steps) == 1 and not consts and invars == [steps[0][0]] and outvars == [steps[0][1]]:
+    reduce = steps[0][2]
+    return lambda blocks: [reduce(blocks[0])]
+
+  def run(blocks):
+    env = dict(consts)
+    env.update(zip(invars, blocks))
+    for a, out, reduce in steps:
+      env[out] = reduce(a.val if isinstance(a, core.Literal) else env[a])
+    return [v.val if isinstance(v, core.Literal) else env[v] for v in outvars]
+  return run
+
+
+class _Plan:
+  """A jaxpr's equations, each None (run eagerly) or the `_Step` of a shard_map over a mesh
+  spanning processes; `single` is the step when the jaxpr is that one equation applied to its
+  arguments (no environment to keep)."""
+  __slots__ = ("steps", "single")
+
+  def __init__(self, closed):
+    from jaxlite._src import shard_map as sm
+    jaxpr = closed.jaxpr
+    self.steps = [_Step(e) if e.primitive is sm.shard_map_p and spans_processes(e.params["mesh"])
+                  else None for e in jaxpr.eqns]
+    self.single = None
+    if len(self.steps) == 1 and self.steps[0] is not None and not jaxpr.constvars:
+      eqn = jaxpr.eqns[0]
+      if list(eqn.invars) == list(jaxpr.invars) and list(eqn.outvars) == list(jaxpr.outvars):
+        self.single = self.steps[0]
+
+
+_plans: dict = {}  # id(ClosedJaxpr) -> (the jaxpr, its _Plan)
 
 
 def _plan(closed):
-  """Per equation of `closed`: None (run eagerly) or, for a shard_map over a mesh spanning
-  processes, (its inputs' NamedShardings, its outputs' `_Out`s). Cached per jaxpr."""
+  """The `_Plan` of `closed`, cached per jaxpr."""
   hit = _plans.get(id(closed))
   if hit is not None and hit[0] is closed:
     return hit[1]
-  from jaxlite._src import shard_map as sm
-  from jaxlite._src.sharding.named_sharding import NamedSharding
-  plan = []
-  for eqn in closed.jaxpr.eqns:
-    p = eqn.params
-    if eqn.primitive is sm.shard_map_p and spans_processes(p["mesh"]):
-      m = p["mesh"]
-      plan.append(([NamedSharding(m, s) for s in p["in_specs"]],
-                   [_Out(v.aval, NamedSharding(m, s))
-                    for v, s in zip(eqn.outvars, p["out_specs"])]))
-    else:
-      plan.append(None)
+  plan = _Plan(closed)
   if len(_plans) > 256:
     _plans.clear()
   _plans[id(closed)] = (closed, plan)
@@ -141,8 +394,11 @@ def _plan(closed):
 def run_with_shard_maps(closed, values, mesh):
   """A jitted program holding shard_map equations, over a mesh spanning processes: evaluated
   equation by equation, each shard_map run on this process's devices from its operands' local
-  shards, the others eagerly (on Arrays: see the eager rules for cross-process Arrays)."""
-  from jaxlite._src import shard_map as sm
+  shards (`_Step`), the others eagerly (on Arrays: see the eager rules for cross-process
+  Arrays)."""
+  plan = _plan(closed)
+  if plan.single is not None:
+    return plan.single.run(values)
   env = {}
 
   def read(a):
@@ -151,13 +407,10 @@ def run_with_shard_maps(closed, values, mesh):
     env[v] = c
   for v, x in zip(closed.jaxpr.invars, values):
     env[v] = x
-  for eqn, step in zip(closed.jaxpr.eqns, _plan(closed)):
+  for eqn, step in zip(closed.jaxpr.eqns, plan.steps):
     ins = [read(a) for a in eqn.invars]
     if step is not None:
-      p = eqn.params
-      m = p["mesh"]
-      blocks = [sm._LocalBlocks(m, _device_blocks(x, s)) for x, s in zip(ins, step[0])]
-      outs = [o.make(b.blocks) for o, b in zip(step[1], sm._impl(*blocks, **p))]
+      outs = step.run(ins)
     else:
       out = eqn.primitive.bind(*ins, **eqn.params)
       outs = list(out) if eqn.primitive.multiple_results else [out]
@@ -194,21 +447,36 @@ def eager(primitive, args, params):
 
 # --- the entry from jit --------------------------------------------------------------------------
 # partition.call_sharded hands a call over here once it knows the mesh spans processes; a call
-# whose arguments are all Arrays (no in/out shardings, no keywords) is remembered by its
-# arguments' placements (by identity: hashing a mesh costs more than the whole lookup), shapes,
-# dtypes and the trace context, so that repeating it skips the tracing-cache lookup, the
-# placement checks and the partitioning (`repeat_call`).
+# whose arguments' leaves are all Arrays (no in/out shardings, no keywords, no static
+# arguments) is remembered by the arguments' tree and its leaves' placements (by identity:
+# hashing a mesh costs more than the whole lookup), shapes, dtypes and the trace context, so
+# that repeating it skips the tracing-cache lookup, the placement checks and the partitioning
+# (`repeat_call`).
 _calls: dict = {}  # (id(fn), signature) -> (fn, placements, entry, mesh, program)
 
 
 def _call_key(fn, args):
-  from jaxlite._src.config import config
+  """(key, leaves' placements, leaves) of a call whose leaves are all Arrays, else Nones."""
   sig = [id(fn), config.trace_context()]
+  leaves = args
   for a in args:
+    if type(a) is not core.array_type:  # a pytree (or not an Array): by its leaves
+      leaves, tree = _flatten(args)
+      sig.append(tree)
+      break
+  for a in leaves:
     if type(a) is not core.array_type:
-      return None, None
+      return None, None, None
     sig.append((id(a._device), a.shape, a.dtype, a.weak_type))
-  return tuple(sig), [a._device for a in args]
+  return tuple(sig), [a._device for a in leaves], leaves
+
+
+def _flatten(args):
+  from jaxlite._src import tree_util
+  try:
+    return tree_util.tree_flatten(args)
+  except Exception:  # noqa: BLE001 -- not a pytree jit takes: the general path says why
+    return [None], None
 
 
 def call(fn, args, kwargs, entry, flat, mesh, program):
@@ -216,8 +484,9 @@ def call(fn, args, kwargs, entry, flat, mesh, program):
   `program`, or, with None, the jaxpr's shard_maps; remembers the plan for `repeat_call`."""
   if not kwargs and fn._simple and fn._in_shardings is None and fn._out_shardings is None \
       and not entry.lifted:
-    key, placements = _call_key(fn, args)
-    if key is not None:
+    key, placements, leaves = _call_key(fn, args)
+    if key is not None and len(leaves) == len(flat) and \
+        all(a is b for a, b in zip(leaves, flat)):  # the leaves are the flat arguments
       if len(_calls) > 256:
         _calls.clear()
       _calls[key] = (fn, placements, entry, mesh, program)
@@ -231,12 +500,20 @@ def _run(entry, values, mesh, program):
 
 
 def repeat_call(fn, args, kwargs):
-  """The result of a call `call` has seen the like of (same function, argument placements,
-  shapes and dtypes, trace context), or None."""
+  """The result of a call `call` has seen the like of (same function, argument tree and
+  leaves' placements, shapes and dtypes, trace context), or None."""
   if kwargs or not _calls:
     return None
-  key, placements = _call_key(fn, args)
+  key, placements, leaves = _call_key(fn, args)
   hit = _calls.get(key) if key is not None else None
-  if hit is None or hit[0] is not fn or any(p is not q for p, q in zip(hit[1], placements)):
+  if hit is None or hit[0] is not fn:
     return None
-  return _run(hit[2], list(args), hit[3], hit[4])
+  for p, q in zip(hit[1], placements):
+    if p is not q:
+      return None
+  entry, program = hit[2], hit[4]
+  if program is None:
+    step = _plan(entry.closed).single
+    if step is not None:  # the program is one shard_map of the arguments
+      return entry.out_tree.unflatten(step.run(leaves))
+  return _run(entry, list(leaves), hit[3], program)

@@ -123,11 +123,29 @@ class Group:
     return dict(zip(self.axes, (int(c) for c in np.unravel_index(rank, sizes))))
 
 
+_groups: dict = {}  # (id(mesh), device index, axes, spans processes) -> (mesh, Group)
+
+
 def group_of(axes) -> Group:
-  """This device's group over mesh `axes` (the other axes' coordinates fixed)."""
+  """This device's group over mesh `axes` (the other axes' coordinates fixed); cached per
+  mesh, device and axes (a Group is never changed once made)."""
   ctx = current_context()
   if ctx is None:
     raise NameError(f"unbound axis name: {axes[0]}")
+  if type(axes) is not tuple:
+    axes = tuple(axes)
+  key = (id(ctx.mesh), ctx.index, axes, ctx.mesh_spans_processes)
+  hit = _groups.get(key)  # by identity: hashing a mesh costs more than the lookup
+  if hit is not None and hit[0] is ctx.mesh:
+    return hit[1]
+  group = _make_group(ctx, axes)
+  if len(_groups) > 4096:
+    _groups.clear()
+  _groups[key] = (ctx.mesh, group)
+  return group
+
+
+def _make_group(ctx, axes) -> Group:
   shape = ctx.mesh.shape
   rank = 0
   for a in axes:
@@ -142,7 +160,7 @@ def group_of(axes) -> Group:
     layout = group_exchange.rank_processes(ctx.mesh, axes, ctx.coords)
     if not group_exchange.spans_processes(layout):
       layout = None
-  return Group(tuple(axes), size, rank, (tuple(axes), rest), layout)
+  return Group(axes, size, rank, (axes, rest), layout)
 
 
 class _Slot:
@@ -214,32 +232,42 @@ def _arrive(group, block, combine, kind=None):
 
 def _across_processes(run, group, blocks, combine, kind):
   """The combination of a group whose members live in several processes, computed by its
-  last local member with run.cond and its compute slot released while MPI moves data. The
-  only group of its collective (it spans every mesh axis) uses MPI collectives: reductions
-  reduce locally, then one Allreduce; others one Allgather, then `combine` on every block.
-  Groups that are one of several (other axes' coordinates fixed) exchange point to point,
-  tagged by those coordinates, so that concurrent groups cannot cross."""
-  from jaxlite._src.distributed import group_exchange
+  last local member with run.cond and its compute slot released while MPI moves data."""
   local = {r: np.asarray(b) for r, b in enumerate(blocks) if b is not None}
-  rest = group.key[1]
   run.cond.release()
   run.release_compute()
   try:
-    if not rest:
-      if kind in ("psum", "pmax", "pmin"):
-        return next(iter(group_exchange.exchange(kind, local, group.layout).values()))
-      full = list(next(iter(group_exchange.exchange("all_gather", local,
-                                                    group.layout).values())))
-    else:
-      mesh = current_context().mesh
-      names = [n for n in mesh.axis_names if n not in group.axes]
-      tag = 1 + int(np.ravel_multi_index([dict(rest)[n] for n in names],
-                                         [mesh.shape[n] for n in names]))
-      full = group_exchange.gather_p2p(local, group.layout, tag)
+    full, reduced = _exchange_across(group, local, kind)
   finally:
     run.acquire_compute()
     run.cond.acquire()
+  if reduced:
+    return full
   return full if combine is None else combine(full)
+
+
+_REDUCTIONS = frozenset(("psum", "pmax", "pmin"))
+
+
+def _exchange_across(group, local, kind):
+  """The MPI part of a cross-process group's exchange, from this process's {rank: block}:
+  (the reduction, True) or (every member's block in rank order, False). The only
+  group of its collective (it spans every mesh axis) uses MPI collectives: reductions reduce
+  locally, then one Allreduce; others one Allgather. Groups that are one of several (other
+  axes' coordinates fixed) exchange point to point, tagged by those coordinates, so that
+  concurrent groups cannot cross."""
+  from jaxlite._src.distributed import group_exchange
+  rest = group.key[1]
+  if not rest:
+    if kind in _REDUCTIONS:
+      return next(iter(group_exchange.exchange(kind, local, group.layout).values())), True
+    return list(next(iter(group_exchange.exchange("all_gather", local,
+                                                  group.layout).values()))), False
+  mesh = current_context().mesh
+  names = [n for n in mesh.axis_names if n not in group.axes]
+  tag = 1 + int(np.ravel_multi_index([dict(rest)[n] for n in names],
+                                     [mesh.shape[n] for n in names]))
+  return group_exchange.gather_p2p(local, group.layout, tag), False
 
 
 def _leave(run, key, slot):
@@ -253,11 +281,37 @@ def exchange(group: Group, block, combine=None, kind=None):
   (computed once, by the last member to arrive) or, without `combine`, the list of blocks in
   rank order (valid only until the members move on: copy what you keep). The replaceable
   transport step of every collective."""
-  run = current_context().run
+  ctx = current_context()
+  run = ctx.run
+  if group.local_size == 1 and group.layout is not None:
+    # This process's only member: nothing to meet in shared memory (no slot, no lock); the
+    # sequence number still advances, as the slot keys of later collectives count on it.
+    ctx.seq += 1
+    return _lone_across_processes(run, group, block, combine, kind)
   with run.cond:
     run, key, slot = _arrive(group, block, combine, kind)
     _leave(run, key, slot)
     return slot.result
+
+
+def _lone_across_processes(run, group, block, combine, kind):
+  """`_across_processes` for a group with one member in this process, which holds no lock:
+  its compute slot is released while MPI moves data; a failure fails the run."""
+  run.release_compute()
+  try:
+    full, reduced = _exchange_across(group, {group.rank: np.asarray(block)}, kind)
+  except BaseException as e:  # noqa: BLE001 -- a failed exchange fails the whole group
+    run.fail(e)
+    raise
+  finally:
+    run.acquire_compute()
+  if reduced:
+    return full
+  try:
+    return full if combine is None else combine(full)
+  except BaseException as e:  # noqa: BLE001
+    run.fail(e)
+    raise
 
 
 def exchange_parallel(group: Group, block, prepare, work):
@@ -291,16 +345,26 @@ _compute = threading.BoundedSemaphore(_CORES)
 class _Run:
   """The shared state of one run_spmd call."""
 
-  def __init__(self, n, timeout, inline=False):
+  def __init__(self, n, timeout, inline=False, solo=False):
     self.slots = {}
     self.error = None
     self.results = [None] * n
     self.pending = n
     self.timeout = timeout
     self.inline = inline  # devices run one after another on the caller's thread: no peers
-    self.cond = threading.Condition()
-    if not inline:
-      self.finished = threading.Event()
+    if not solo:
+      self.cond = threading.Condition()
+      if not inline:
+        self.finished = threading.Event()
+
+  def __getattr__(self, name):
+    # A solo run (every device program on the calling thread, one after another) makes its
+    # `cond` on first use, if ever: making it is a large share of a small run's cost, and
+    # only that one thread can ask for it. Other runs make it up front (their threads race).
+    if name == "cond":
+      self.cond = threading.Condition()
+      return self.cond
+    raise AttributeError(name)
 
   def fail(self, e):
     with self.cond:
@@ -389,11 +453,20 @@ def _process_index() -> int:
 def _local_indices(mesh) -> list:
   """The flat indices of `mesh`'s devices that this process runs (cached per device tuple)."""
   me = _process_index()
+  hit = _local_by_mesh.get(id(mesh))  # by identity first: the device tuple costs more
+  if hit is not None and hit[0] is mesh and hit[1] == me:
+    return hit[2]
   key = (me, tuple(mesh.devices.flat))
-  hit = _local_devices.get(key)
-  if hit is None:
-    hit = _local_devices[key] = [i for i, d in enumerate(key[1]) if d.process_index == me]
-  return hit
+  out = _local_devices.get(key)
+  if out is None:
+    out = _local_devices[key] = [i for i, d in enumerate(key[1]) if d.process_index == me]
+  if len(_local_by_mesh) > 256:
+    _local_by_mesh.clear()
+  _local_by_mesh[id(mesh)] = (mesh, me, out)
+  return out
+
+
+_local_by_mesh: dict = {}  # id(mesh) -> (mesh, process index, its local flat indices)
 
 
 def run_spmd(mesh, per_device_fn, per_device_args, timeout: float | None = None,
@@ -412,14 +485,14 @@ def run_spmd(mesh, per_device_fn, per_device_args, timeout: float | None = None,
     return _run_local(mesh, per_device_fn, per_device_args, local,
                       DEFAULT_TIMEOUT if timeout is None else timeout)
   if n == 1:  # one device: run inline, no threads
-    run = _Run(n, DEFAULT_TIMEOUT if timeout is None else timeout)
+    run = _Run(n, DEFAULT_TIMEOUT if timeout is None else timeout, solo=True)
     with _Bound(DeviceContext(mesh, 0, run)):
       return [per_device_fn(*per_device_args[0])]
   if current_context() is not None:
     raise NotImplementedError("run_spmd: a device program cannot start another SPMD run")
   coords = mesh_coords(mesh)
   if inline:
-    run = _Run(n, None, inline=True)
+    run = _Run(n, None, inline=True, solo=True)
     results = run.results
     for i in range(n):
       with _Bound(DeviceContext(mesh, i, run, coords[i])):
@@ -451,17 +524,12 @@ def _run_local(mesh, per_device_fn, per_device_args, local, timeout):
   """run_spmd for a mesh spanning processes: this process's devices' programs (None in the
   other devices' places)."""
   n = mesh.devices.size
-  run = _Run(n, timeout)
+  solo = len(local) == 1 and current_context() is None
+  run = _Run(n, timeout, solo=solo)
   run.pending = len(local)
-  if len(local) == 1 and current_context() is None:  # one local device: inline, no hand-off
-    ctx = DeviceContext(mesh, local[0], run)
-    ctx.mesh_spans_processes = True
-    _compute.acquire()  # the slot a worker would hold (collectives give it back meanwhile)
-    try:
-      with _Bound(ctx):
-        run.results[local[0]] = per_device_fn(*per_device_args[local[0]])
-    finally:
-      _compute.release()
+  if solo:  # one local device: inline, no hand-off
+    run.results[local[0]] = _run_solo(run, mesh, local[0], per_device_fn,
+                                      per_device_args[local[0]])
     return run.results
   limits = _blas_limits(min(len(local), _CORES))
   try:
@@ -476,6 +544,27 @@ def _run_local(mesh, per_device_fn, per_device_args, local, timeout):
   if run.error is not None:
     raise run.error
   return run.results
+
+
+def _run_solo(run, mesh, index, fn, args):
+  ctx = DeviceContext(mesh, index, run)
+  ctx.mesh_spans_processes = True
+  _compute.acquire()  # the slot a worker would hold (collectives give it back meanwhile)
+  try:
+    with _Bound(ctx):
+      return fn(*args)
+  finally:
+    _compute.release()
+
+
+def run_one(mesh, index, fn, args, timeout: float | None = None):
+  """`fn(*args)`, device `index`'s program of a mesh spanning processes of which it is this
+  process's only device: on the calling thread (no worker, no rendezvous in shared memory);
+  its collectives meet the other processes' devices through MPI. Only outside device
+  programs (`current_context()` None)."""
+  run = _Run(mesh.devices.size, DEFAULT_TIMEOUT if timeout is None else timeout, solo=True)
+  run.pending = 1
+  return _run_solo(run, mesh, index, fn, args)
 
 
 def meets_peers(jaxpr) -> bool:
