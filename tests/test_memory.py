@@ -100,6 +100,20 @@ def test_trace_cache_drops_dead_functions():
   assert len(jit_mod._trace_caches) <= before + 1
 
 
+def test_reduce_window_computations_are_bounded():
+  # A reduce_window with a general computation kept each traced computation's jaxpr (and its
+  # executable) in a dict by id, for good: one entry per trace.
+  from jaxlite._src.lax import windowed
+  x = jnp.arange(8.0)
+  for _ in range(windowed._COMPUTATIONS_LIMIT + 50):
+    out = jax.lax.reduce_window(x, -jnp.inf, lambda a, b: jnp.maximum(a, b) * 1.0, (2,), (1,),
+                                "VALID")
+  np.testing.assert_array_equal(out, np.arange(1.0, 8.0))
+  assert len(windowed._compiled_computations) == windowed._COMPUTATIONS_LIMIT
+  jax.clear_caches()
+  assert not windowed._compiled_computations
+
+
 def test_clear_caches_empties_all():
   f = jax.jit(lambda v: v * 3)
   x = jnp.arange(3.0)

@@ -254,6 +254,7 @@ DERIVED_CACHES = (
 ("interpreters.batching", "_jaxpr_cache"),
     ("interpreters.linearize", "_linearize_cache"), ("interpreters.ad", "_jvp_jaxpr_cache"),
     ("interpreters.ad", "_transpose_cache"), ("ad_checkpoint", "_remat_split_cached"),
+    ("lax.windowed", "_compiled_computations"),
 )
 
 
