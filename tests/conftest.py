@@ -29,3 +29,10 @@ def x64(enabled: bool = True):
     yield
   finally:
     jaxlite.config.update("jax_enable_x64", old)
+
+
+@pytest.fixture
+def soak_selected(request):
+  """Skips a soak test (minutes, `@pytest.mark.soak`) unless `-m soak` selected it."""
+  if "soak" not in (request.config.getoption("-m") or ""):
+    pytest.skip("soak test: run with -m soak")

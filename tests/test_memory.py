@@ -1,7 +1,11 @@
 """Bounded memory: jit's caches hold functions weakly or up to a bound, so long-running loops of
 jits, calls and retraces keep the heap flat after warm-up; `jax.clear_caches` empties them."""
+import ctypes
 import gc
 import importlib
+import os
+import sys
+import time
 import tracemalloc
 
 import numpy as np
@@ -11,11 +15,12 @@ import jaxlite as jax
 import jaxlite.numpy as jnp
 from jaxlite._src import jit_function as jit_mod
 
-# Each compile of generated source keeps ~100-500 bytes: Python keeps the strings it interns for
-# the new function and file names, and numpy_codegen names every executable uniquely
-# (`_jaxpr_fn{N}`, `<jaxlite tier0 _jaxpr_fnN>`). Until codegen reuses one name, "flat" means far
-# under what holding each traced function cost (~5.5 KB a jit before the fix).
-PER_COMPILE_SLACK = 600
+# Every compile used to keep ~100 bytes for good: numpy_codegen named each executable uniquely
+# (`_jaxpr_fn{N}`) and CPython keeps every distinct name `compile` sees. The names are shared now,
+# so the limits below are absolute. The weak dicts keyed by function (trace caches, argument names,
+# live wrappers) churn with fresh functions: how many dead ones await collection when a table
+# resizes sets its size (~18 KB for one of them after a long test session), so the churning cases
+# allow 64 KB over enough calls that the old ~100 bytes a compile would show (200 KB).
 
 
 def _growth(step, n, warmup):
@@ -65,10 +70,10 @@ def _jit_in_loop(x):
 
 
 CASES = [  # (name, make step, calls measured, warm-up calls, allowed growth in bytes)
-    ("fresh-lambdas", _fresh_lambda, 600, 100, 600 * PER_COMPILE_SLACK),
+    ("fresh-lambdas", _fresh_lambda, 2000, 100, 64_000),
     ("one-jitted-function", _one_function, 10000, 200, 20_000),
-    ("retrace-many-shapes", _many_shapes, 300, 300, 300 * PER_COMPILE_SLACK),
-    ("jit-in-loop-closure", _jit_in_loop, 300, 50, 300 * PER_COMPILE_SLACK),
+    ("retrace-many-shapes", _many_shapes, 300, 300, 20_000),
+    ("jit-in-loop-closure", _jit_in_loop, 2000, 50, 64_000),
 ]
 
 
@@ -98,6 +103,20 @@ def test_trace_cache_drops_dead_functions():
   assert len(jit_mod._trace_caches) <= before + 1
 
 
+def test_reduce_window_computations_are_bounded():
+  # A reduce_window with a general computation kept each traced computation's jaxpr (and its
+  # executable) in a dict by id, for good: one entry per trace.
+  from jaxlite._src.lax import windowed
+  x = jnp.arange(8.0)
+  for _ in range(windowed._COMPUTATIONS_LIMIT + 50):
+    out = jax.lax.reduce_window(x, -jnp.inf, lambda a, b: jnp.maximum(a, b) * 1.0, (2,), (1,),
+                                "VALID")
+  np.testing.assert_array_equal(out, np.arange(1.0, 8.0))
+  assert len(windowed._compiled_computations) == windowed._COMPUTATIONS_LIMIT
+  jax.clear_caches()
+  assert not windowed._compiled_computations
+
+
 def test_clear_caches_empties_all():
   f = jax.jit(lambda v: v * 3)
   x = jnp.arange(3.0)
@@ -115,22 +134,139 @@ def test_clear_caches_empties_all():
   np.testing.assert_array_equal(f(x), [0.0, 3.0, 6.0])  # and everything still works
 
 
-@pytest.fixture
-def soak_selected(request):
-  if "soak" not in (request.config.getoption("-m") or ""):
-    pytest.skip("soak test: run with -m soak")
+# --- soak: the issue's counts (minutes; `pytest -m soak -s tests/test_memory.py` prints figures)
+# tracemalloc hooks every allocation and made these loops ~3.7x slower in CPU time (the soak never
+# finished on a loaded machine). The soak reads the same in-use heap from counters that cost
+# nothing per allocation instead: glibc's bytes in use (mallinfo2: every malloc, NumPy buffers and
+# pymalloc's big requests included) and pymalloc's live blocks (every small Python object), plus
+# the resident set, sampled through the run. tracemalloc stays for the default run above, and for
+# the soak where mallinfo2 is missing and to name the growing sites when a limit is exceeded.
+
+class _MallInfo2(ctypes.Structure):
+  _fields_ = [(f, ctypes.c_size_t) for f in (
+      "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+      "fordblks", "keepcost")]
 
 
-SOAK = [  # the issue's figures: minutes, not in the default run
-    ("fresh-lambdas", _fresh_lambda, 100_000, 1000, 100_000 * PER_COMPILE_SLACK),
-    ("one-jitted-function", _one_function, 100_000, 1000, 50_000),
-    ("retrace-many-shapes", _many_shapes, 10_000, 4200, 10_000 * PER_COMPILE_SLACK),
-    ("jit-in-loop-closure", _jit_in_loop, 20_000, 1000, 20_000 * PER_COMPILE_SLACK),
+def _mallinfo2():
+  try:
+    fn = ctypes.CDLL(None).mallinfo2
+  except (AttributeError, OSError):
+    return None
+  fn.restype = _MallInfo2
+  return fn
+
+
+_MALLINFO2 = _mallinfo2()
+
+
+def _rss_bytes() -> int:
+  with open("/proc/self/statm") as f:
+    return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _heap() -> dict:
+  """In-use heap after a full collection: malloc'd bytes, pymalloc blocks, resident set."""
+  gc.collect()
+  if _MALLINFO2 is not None:
+    m = _MALLINFO2()
+    malloc, arena = m.uordblks + m.hblkhd, m.arena
+  else:
+    malloc, arena = tracemalloc.get_traced_memory()[0], 0
+  # arena: the bytes malloc holds from the system (in use or free), for the report only.
+  return {"malloc": malloc, "blocks": sys.getallocatedblocks(), "rss": _rss_bytes(),
+          "arena": arena}
+
+
+def _soak(step, n, warmup, samples=50) -> dict:
+  if _MALLINFO2 is None:
+    tracemalloc.start()
+  try:
+    t0 = time.perf_counter()
+    start = _heap()
+    for i in range(warmup):
+      step(i)
+    warm = _heap()
+    peak_rss, stride = warm["rss"], max(1, n // samples)
+    for k, i in enumerate(range(warmup, warmup + n), 1):
+      step(i)
+      if k % stride == 0:
+        peak_rss = max(peak_rss, _rss_bytes())
+    end = _heap()
+    return {"start": start, "warm": warm, "end": end, "peak_rss": max(peak_rss, end["rss"]),
+            "seconds": time.perf_counter() - t0}
+  finally:
+    if _MALLINFO2 is None:
+      tracemalloc.stop()
+
+
+def _growth_sites(step, first, n=300, top=5):
+  """The source lines whose allocations grew most over `n` more calls (a failure's diagnosis)."""
+  tracemalloc.start(12)
+  try:
+    for i in range(first, first + 50):
+      step(i)
+    gc.collect()
+    before = tracemalloc.take_snapshot()
+    for i in range(first + 50, first + 50 + n):
+      step(i)
+    gc.collect()
+    stats = tracemalloc.take_snapshot().compare_to(before, "traceback")[:top]
+  finally:
+    tracemalloc.stop()
+  return "\n".join(f"{s.size_diff:+} B {s.count_diff:+} blocks\n  " + "\n  ".join(
+      s.traceback.format()[-6:]) for s in stats)
+
+
+def _caches_left() -> dict:
+  """Every cache `clear_caches` must empty, with its size (empty: {})."""
+  sizes = {"trace": len(jit_mod._trace_caches), "unweakrefable": len(jit_mod._unweakrefable_caches)}
+  for w in list(jit_mod._live_wrappers):
+    sizes[f"wrapper {id(w)}"] = len(w._cache) + len(w._fast_cache) + len(w._sharded_cache)
+  for module, name in jit_mod.DERIVED_CACHES:
+    cache = getattr(importlib.import_module(f"jaxlite._src.{module}"), name)
+    sizes[name] = cache.cache_info().currsize if hasattr(cache, "cache_info") else len(cache)
+  return {k: v for k, v in sizes.items() if v}
+
+
+SOAK = [  # the issue's counts: (name, make step, calls measured, warm-up calls)
+    ("fresh-lambdas", _fresh_lambda, 100_000, 1000),
+    ("one-jitted-function", _one_function, 100_000, 1000),
+    # The warm-up fills the function's cache (4096 entries, JAX's default) and turns it over once:
+    # until then evictions free blocks scattered through memory that later entries refill (the
+    # first run, with 4,200 warm-up calls, saw a flat heap but the resident set still settling,
+    # +10 MB). The measured calls then turn it over more than twice.
+    ("retrace-many-shapes", _many_shapes, 10_000, 8200),
+    ("jit-in-loop-closure", _jit_in_loop, 20_000, 1000),
 ]
+# Growth allowed after warm-up over the whole measured run. A leak of one small object per call
+# is 10,000+ blocks and 100 bytes a call is 1 MB+; the resident set moves in pages and arenas.
+MALLOC_LIMIT = 256 * 1024
+BLOCKS_LIMIT = 2_000
+RSS_LIMIT = 8 * 2**20
 
 
 @pytest.mark.soak
-@pytest.mark.parametrize("name,make,n,warmup,limit", SOAK, ids=[c[0] for c in SOAK])
-def test_soak_heap_stays_flat(name, make, n, warmup, limit, soak_selected):
-  grew = _growth(make(jnp.ones(3)), n, warmup)
-  assert grew < limit, f"{name}: heap grew by {grew} bytes over {n} calls (limit {limit})"
+@pytest.mark.parametrize("name,make,n,warmup", SOAK, ids=[c[0] for c in SOAK])
+def test_soak_memory_stays_flat(name, make, n, warmup, soak_selected):
+  step = make(jnp.ones(3))
+  r = _soak(step, n, warmup)
+  mb = lambda b: f"{b / 2**20:.1f} MB"
+  grew = {k: r["end"][k] - r["warm"][k] for k in ("malloc", "blocks", "rss")}
+  rss_peak = r["peak_rss"] - r["warm"]["rss"]
+  load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+  print(f"\nSOAK {name}: {n} calls after {warmup} warm-up, {r['seconds']:.0f} s, load {load:.1f}; "
+        f"RSS start {mb(r['start']['rss'])}, after warm-up {mb(r['warm']['rss'])}, "
+        f"end {mb(r['end']['rss'])} (peak +{mb(rss_peak)}); after warm-up: malloc in use "
+        f"{grew['malloc']:+} B, pymalloc blocks {grew['blocks']:+}, malloc arena "
+        f"{r['end']['arena'] - r['warm']['arena']:+} B", flush=True)
+  ok = (grew["malloc"] < MALLOC_LIMIT and grew["blocks"] < BLOCKS_LIMIT
+        and max(grew["rss"], rss_peak) < RSS_LIMIT)
+  # The same step continues (its caches full), so the sites are those of the steady state.
+  sites = "" if ok else _growth_sites(step, warmup + n)
+  del step
+  jax.clear_caches()
+  assert _caches_left() == {}, f"{name}: clear_caches left {_caches_left()}"
+  if not ok:
+    pytest.fail(f"{name}: grew {grew} (RSS peak +{rss_peak}) over {n} calls after warm-up; "
+                f"growing sites:\n{sites}")

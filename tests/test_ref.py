@@ -244,7 +244,7 @@ ERRORS = [
      "Exception performing an addupdate operation with vmapped value on an unbatched array "
      "reference of type Ref{float32[4]}. Move the array reference to be an argument to the "
      "vmapped function?"),
-    ("not_a_ref", lambda r: jaxlite.ref.get(jlnp.ones(3), 0), TypeError, "expected a Ref"),
+    ("not_a_ref", lambda r: jaxlite.ref.get(jlnp.ones(3), 0), ValueError, "expected a Ref"),
 ]
 
 

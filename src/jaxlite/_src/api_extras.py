@@ -132,6 +132,8 @@ def _maybe_perturbed(x) -> bool:
 def closure_convert(fun, *example_args):
   """(converted, consts): `converted(*args, *consts)` computes `fun(*args)` with the closed-over
   values that may be differentiated hoisted out as explicit arguments."""
+  if not callable(fun):
+    raise TypeError(f"closure_convert: the first argument must be callable, got {fun!r}")
   flat_args, in_tree = tree_util.tree_flatten(example_args)
   in_avals = [_abstractify(a) for a in flat_args]
   box = []

@@ -237,6 +237,8 @@ class EvalTrace(Trace):
       return eager_across_processes(primitive, args, params)
     weak_rule = primitive.eager_weak_type
     if weak_rule is None or extended:
+      if primitive.impl is None or primitive.abstract_eval is None:
+        raise NotImplementedError(f"Evaluation rule for '{primitive.name}' not implemented")
       avals = [get_aval(a) for a in args]
       out_avals = primitive.abstract_eval(*avals, **params)
       # Only committed arguments carry shardings in their types; else only an out_sharding does.
@@ -507,10 +509,15 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args, propagate_source_info=True):
   def read(v):
     return v.val if type(v) is Literal else env[v]
 
+  # JAX's class for a count mismatch is ValueError (its safe_map's); the message says which.
+  if len(consts) != len(jaxpr.constvars):
+    raise ValueError(f"eval_jaxpr: the jaxpr has {len(jaxpr.constvars)} constvars, got "
+                     f"{len(consts)} consts")
+  if len(args) != len(jaxpr.invars):
+    raise ValueError(f"eval_jaxpr: the jaxpr has {len(jaxpr.invars)} invars, got {len(args)} "
+                     "arguments")
   for v, x in zip(jaxpr.constvars, consts):
     env[v] = x
-  if len(args) != len(jaxpr.invars):
-    raise TypeError(f"eval_jaxpr expected {len(jaxpr.invars)} arguments, got {len(args)}")
   for v, x in zip(jaxpr.invars, args):
     env[v] = x
   for eqn in jaxpr.eqns:

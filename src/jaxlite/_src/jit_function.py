@@ -254,6 +254,7 @@ DERIVED_CACHES = (
 ("interpreters.batching", "_jaxpr_cache"),
     ("interpreters.linearize", "_linearize_cache"), ("interpreters.ad", "_jvp_jaxpr_cache"),
     ("interpreters.ad", "_transpose_cache"), ("ad_checkpoint", "_remat_split_cached"),
+    ("lax.windowed", "_compiled_computations"),
 )
 
 
@@ -727,10 +728,35 @@ class Compiled:
                       f"was called with: compiled for {n_dyn} positional and keyword arguments "
                       f"{sorted(dyn_keys)}, called with {len(args)} and {sorted(kwargs)} (static "
                       "arguments are not passed to a compiled function).")
+    self._check_arg_types(args, kwargs, [i % (n_dyn + len(static_pos)) for i, _ in static_pos])
     full = list(args)
     for i, a in sorted((i % (n_dyn + len(static_pos)), a) for i, a in static_pos):
       full.insert(i, a)
     return self._fn(*full, **kwargs, **static_kw)
+
+
+  def _check_arg_types(self, args, kwargs, static_positions):
+    """JAX's TypeError for arguments whose shapes or dtypes differ from those it was compiled
+    for: a compiled program never retraces (weak types may differ, as in JAX)."""
+    paths = tree_util.tree_flatten_with_path((tuple(args), kwargs))[0]
+    infos = tree_util.tree_leaves(self._args_info)
+    positions = [j for j in range(len(args) + len(static_positions)) if j not in static_positions]
+    short = lambda a: f"{dtypes.dtype_name(a.dtype)}[{','.join(map(str, a.shape))}]"
+    bad = []
+    for (path, x), info in zip(paths, infos):
+      got, want = core.get_aval(as_traceable_arg(x)), info._aval
+      if got.shape != want.shape or got.dtype != want.dtype:
+        if path[0].idx == 0:  # positional: named by its position among all (static too) args
+          path = (path[0], type(path[1])(positions[path[1].idx]), *path[2:])
+        bad.append(f"Argument '{_placement_arg_name(path, self._fn._fun)}' compiled with "
+                   f"{short(want)} and called with {short(got)}")
+    if len(paths) != len(infos):
+      bad.append(f"compiled for {len(infos)} array arguments, called with {len(paths)}")
+    if bad:
+      raise TypeError("Argument types differ from the types for which this computation was "
+                      "compiled. Perhaps you are calling the compiled executable with a "
+                      "different enable_x64 mode than when it was AOT compiled? The mismatches "
+                      "are:\n" + "\n".join(bad))
 
 
 def _placement_arg_name(keypath, fun):

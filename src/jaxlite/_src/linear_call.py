@@ -35,6 +35,9 @@ def linear_call(fun, fun_transpose, residual_args, linear_args):
   """`fun(residual_args, linear_args)`, linear in `linear_args`, whose transpose (used by grad,
   vjp and linear_transpose) is `fun_transpose(residual_args, cotangents)`."""
   from jaxlite._src.lax.elementwise_functions import asarg
+  for name, f in (("fun", fun), ("fun_transpose", fun_transpose)):
+    if not callable(f):
+      raise TypeError(f"linear_call: {name} must be callable, got {f!r}")
   operands_res, res_tree = tree_util.tree_flatten(residual_args)
   operands_lin, lin_tree = tree_util.tree_flatten(linear_args)
   operands_res, operands_lin = [asarg(x) for x in operands_res], [asarg(x) for x in operands_lin]

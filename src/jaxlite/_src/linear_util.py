@@ -117,6 +117,8 @@ class WrappedFun:
 
 def wrap_init(f: Callable, params=None, *, debug_info: DebugInfo | None = None) -> WrappedFun:
   """Wraps `f` (with `params` as extra keyword arguments) for transformation."""
+  if not callable(f):
+    raise TypeError(f"wrap_init: the first argument must be callable, got {f!r}")
   params_dict = dict(params or {})
   f_call = functools.partial(f, **params_dict) if params_dict else f
   dbg = debug_info or _missing_debug_info("linear_util.wrap_init")

@@ -510,6 +510,12 @@ def random_unwrap(keys):
 def threefry_2x32(keypair, count):
   """JAX's `threefry_2x32(key, count)`: the non-partitionable hash of a uint32 count array."""
   from jaxlite._src.numpy.creation import asarray
+  # JAX's checks, before any cast: a pair of keys (its unpacking's ValueError) and uint32 values.
+  if np.ndim(keypair) == 0 or len(keypair) != 2:
+    raise ValueError(f"threefry_2x32: keypair must be a pair of uint32 values, got {keypair!r}")
+  got = [dtypes.dtype_and_weak(x)[0] for x in (keypair[0], keypair[1], count)]
+  if any(d != np.uint32 for d in got):
+    raise TypeError(f"threefry_2x32 requires uint32 arguments, got {got}")
   key = np.asarray(keypair, np.uint32) if not isinstance(keypair, core.Tracer) else keypair
   if isinstance(key, core.Tracer) or isinstance(count, core.Tracer):
     raise NotImplementedError("threefry_2x32 on traced values: use jax.random.bits")

@@ -82,6 +82,9 @@ class TraceAnnotation:
   """A named span of host work in the trace (`with TraceAnnotation("step"):`)."""
 
   def __init__(self, name: str, **kwargs):
+    if not isinstance(name, str):  # JAX's binding rejects it (TypeError) before any tracing
+      raise TypeError(f"TraceAnnotation: name must be a str, got {name!r} of type "
+                      f"{type(name).__name__}")
     self.name, self.kwargs = name, kwargs
 
   def __enter__(self):

@@ -7,6 +7,8 @@ what a library puts in them. Rule signatures are JAX's:
 """
 from __future__ import annotations
 
+import numpy as np
+
 from jaxlite._src.interpreters import ad as _ad
 from jaxlite._src.interpreters.ad import (  # noqa: F401
     JVPTrace, JVPTracer, UndefinedPrimal, Zero, add_tangents, defbilinear, defjvp, defjvp2,
@@ -17,6 +19,9 @@ add_jaxvals_p = _ad.add_any_p
 
 def add_jaxvals(x, y):
   """The sum of two tangents of one type (the primitive reverse mode accumulates with)."""
+  xs, ys = np.shape(x), np.shape(y)
+  if xs != ys:  # add_any adds equal types only: JAX's lax.add error, not NumPy's broadcasting
+    raise TypeError(f"add got incompatible shapes for broadcasting: {xs}, {ys}.")
   return add_jaxvals_p.bind(x, y)
 
 

@@ -7,6 +7,8 @@ older form, adapted on assignment.
 """
 from __future__ import annotations
 
+import numpy as _np
+
 from jaxlite._src.interpreters import batching as _b
 from jaxlite._src.interpreters.batching import (  # noqa: F401
     BatchTrace, BatchTracer, AxisData, defbroadcasting, defvectorized, not_mapped,
@@ -38,6 +40,9 @@ def defreducer(prim, ident=None) -> None:
 
 def bdim_at_front(x, bdim, size: int, mesh_axis=None):
   del mesh_axis
+  ndim = len(_np.shape(x))
+  if bdim is not not_mapped and not -ndim <= bdim < ndim:  # JAX's error, before NumPy's
+    raise ValueError(f"axis {bdim} is out of bounds for array of dimension {ndim}")
   return _b.bdim_at_front(x, bdim, size)
 
 

@@ -119,6 +119,9 @@ def trace_to_jaxpr_dynamic(fun, in_avals, *, keep_inputs=None):
 def dce_jaxpr(jaxpr: core.Jaxpr, used_outputs, instantiate=False):
   """(jaxpr computing only the used outputs, which inputs it still reads)."""
   used_outputs = list(used_outputs)
+  if len(used_outputs) != len(jaxpr.outvars):  # ValueError, as JAX's (from its safe_map)
+    raise ValueError(f"dce_jaxpr: used_outputs has {len(used_outputs)} entries for a jaxpr with "
+                     f"{len(jaxpr.outvars)} outputs")
   outvars = [v for v, u in zip(jaxpr.outvars, used_outputs) if u]
   pruned = _passes.dce(jaxpr.replace(outvars=outvars))
   read = {v for eqn in pruned.eqns for v in eqn.invars if isinstance(v, core.Var)}

@@ -22,7 +22,11 @@ from jaxlite._src.core import Literal
 # Primitive modules register into them (see lax/families.py's helpers).
 TABLES = backend_lib.LoweringTables()
 
-_fn_counter = itertools.count()
+# Every executable is compiled under the same function and file names (each has its own globals,
+# so they never clash): CPython 3.11 keeps ~100 bytes of every distinct name a `compile` sees for
+# the life of the process, so a counter in the name grew the heap with each compile (issue 17).
+JAXPR_FN = "_jaxpr_fn"
+SCAN_FN = "_scan_fn"
 
 
 def _const_value(x):
@@ -286,7 +290,7 @@ class NumpyBackend(backend_lib.Backend):
 
   def compile(self, closed: core.ClosedJaxpr, donated: tuple = ()):
     jaxpr, consts = passes.optimize(closed)
-    name = f"_jaxpr_fn{next(_fn_counter)}"
+    name = JAXPR_FN
     src, glob = jaxpr_to_source(jaxpr, consts, name, self.tables, donated)
     return _exec_source(src, glob, name)
 
@@ -300,7 +304,7 @@ class NumpyBackend(backend_lib.Backend):
   def compile_scan(self, closed, num_consts, num_carry, reverse):
     """The whole scan as one generated loop (body inlined, invariants hoisted)."""
     jaxpr, consts = passes.optimize(closed)
-    name = f"_scan_fn{next(_fn_counter)}"
+    name = SCAN_FN
     src, glob = scan_to_source(jaxpr, consts, num_consts, num_carry, reverse, name, self.tables)
     return _exec_source(src, glob, name)
 

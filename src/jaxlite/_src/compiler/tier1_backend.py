@@ -204,7 +204,7 @@ class TiledBackend(tier0.NumpyBackend):
 
   def compile(self, closed: core.ClosedJaxpr, donated: tuple = ()):
     jaxpr, consts = passes.optimize(closed)
-    name = f"_jaxpr_fn{next(tier0._fn_counter)}"
+    name = tier0.JAXPR_FN  # one name for all (see numpy_codegen.JAXPR_FN)
     if not _has_big_values(jaxpr):
       # No kernel can reach the tiled size: tier 0's code as is, with no fusion pass (the
       # small-array path costs first calls nothing over tier 0), donated buffers reused as there.

@@ -127,8 +127,10 @@ class DynamicJaxprTrace(core.Trace):
   def process_primitive(self, primitive, args, params):
     atoms = [self.to_atom(a) for a in args]
     avals = [a.aval for a in atoms]
-    out_avals = core.with_out_shardings(primitive, avals, params,
-                                        primitive.abstract_eval(*avals, **params))
+    rule = primitive.abstract_eval
+    if rule is None:  # a user's Primitive (jax.extend.core) given no rule: JAX's error
+      raise NotImplementedError(f"Abstract evaluation for '{primitive.name}' not implemented")
+    out_avals = core.with_out_shardings(primitive, avals, params, rule(*avals, **params))
     if primitive.multiple_results:
       outvars = [Var(a) for a in out_avals]
       self.eqns.append(JaxprEqn(atoms, outvars, primitive, params))

@@ -42,9 +42,12 @@ def _triangular_solve_abstract(a, b, *, left_side=False, lower=False, transpose_
                                conjugate_a=False, unit_diagonal=False):
   _check_inexact("triangular_solve", a, 0)
   _check_inexact("triangular_solve", b, 1)
-  if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+  if a.ndim < 2:
     raise TypeError("triangular_solve requires a to be a batch of square matrices, got "
                     f"shape {a.shape}")
+  if a.shape[-1] != a.shape[-2]:  # JAX's shape rule: a ValueError, as is the one below
+    raise ValueError("The first input to triangular_solve must be a square matrix. Got "
+                     f"shape {a.shape[-2:]}.")
   if a.ndim != b.ndim:
     raise TypeError("triangular_solve requires a and b to have the same number of "
                     f"dimensions, got {a.shape} and {b.shape}")
@@ -53,8 +56,8 @@ def _triangular_solve_abstract(a, b, *, left_side=False, lower=False, transpose_
                     f"dimensions, got {a.shape[:-2]} and {b.shape[:-2]}")
   common = b.shape[-2] if left_side else b.shape[-1]
   if common != a.shape[-1]:
-    raise TypeError(f"Incompatible shapes for arguments to triangular_solve: {a.shape} and "
-                    f"{b.shape}.")
+    raise ValueError(f"Incompatible shapes for arguments to triangular_solve: {a.shape} and "
+                     f"{b.shape}.")
   if a.dtype != b.dtype:
     raise TypeError("triangular_solve requires a and b to have the same dtype, got "
                     f"{a.dtype.name} and {b.dtype.name}")

@@ -711,6 +711,7 @@ _reduce_window_min = _window_function("min")
 reduce_window_p = core.Primitive("reduce_window")
 reduce_window_p.multiple_results = True
 _compiled_computations: dict = {}
+_COMPUTATIONS_LIMIT = 256
 
 
 def _reduce_window_abstract(*avals, jaxpr, consts, **params):
@@ -730,7 +731,11 @@ def _computation_fn(jaxpr, consts):
   key = id(jaxpr)
   hit = _compiled_computations.get(key)
   if hit is None or hit[0] is not jaxpr:
-    hit = _compiled_computations[key] = (jaxpr, core.ClosedJaxpr(jaxpr, consts))
+    # Bounded (each entry holds its jaxpr: a dict by id grew by one per traced computation for
+    # good, issue 17); `jax.clear_caches` empties it (jit_function.DERIVED_CACHES).
+    from jaxlite._src.jit_function import _bounded_put
+    hit = (jaxpr, core.ClosedJaxpr(jaxpr, consts))
+    _bounded_put(_compiled_computations, key, hit, _COMPUTATIONS_LIMIT)
   return backend.compile_jaxpr(hit[1])
 
 

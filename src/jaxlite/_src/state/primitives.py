@@ -532,8 +532,8 @@ def freeze(ref):
 
 def _indexer_of(ref, idx, fun_name):
   if not isinstance(ref, Ref):
-    raise TypeError(f"jax.ref.{fun_name}: expected a Ref as first argument, got "
-                    f"{type(ref).__name__}")
+    raise ValueError(f"Can only call `ref_{fun_name}` on a `Ref`: jax.ref.{fun_name} expected "
+                     f"a Ref as first argument, got {type(ref).__name__}")  # JAX's class
   return make_indexer(idx, ref.aval.shape, fun_name)
 
 
