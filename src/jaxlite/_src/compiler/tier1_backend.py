@@ -7,13 +7,12 @@ tier 0.
 """
 from __future__ import annotations
 
-import math
-
 from jaxlite._src import core, prng
 from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler import fusion
 from jaxlite._src.compiler import numpy_codegen as tier0
 from jaxlite._src.compiler import passes
+from jaxlite._src.compiler import tiers
 from jaxlite._src.compiler import tiled_executor
 
 _WORKERS = tiled_executor.worker_count()
@@ -177,18 +176,6 @@ def fused_source(jaxpr: core.Jaxpr, consts: list, fn_name: str, tables,
   return src, glob, kernels
 
 
-def _has_big_values(jaxpr) -> bool:
-  """Whether any value could make a kernel tiled (`SMALL_ELEMENTS` or more elements): a
-  kernel's size is its largest operand or result, each an input of the jaxpr or an eqn's
-  result."""
-  small = tiled_executor.SMALL_ELEMENTS
-  for v in (*jaxpr.invars, *jaxpr.constvars, *(o for e in jaxpr.eqns for o in e.outvars)):
-    shape = getattr(v.aval, "shape", None)
-    if shape and math.prod(shape) >= small:
-      return True
-  return False
-
-
 class TiledBackend(tier0.NumpyBackend):
   """Tier 1 over NumPy: big fused kernels run tiled and threaded, everything else as tier 0.
 
@@ -203,9 +190,13 @@ class TiledBackend(tier0.NumpyBackend):
   fuse_random_bits = True
 
   def compile(self, closed: core.ClosedJaxpr, donated: tuple = ()):
-    jaxpr, consts = passes.optimize(closed)
+    return self.compile_optimized(*passes.optimize(closed), donated)
+
+  def compile_optimized(self, jaxpr: core.Jaxpr, consts: list, donated: tuple = ()):
+    """`compile` of a jaxpr `passes.optimize` already ran on (tiers.PendingTier1 hands over
+    the program it looked at)."""
     name = f"_jaxpr_fn{next(tier0._fn_counter)}"
-    if not _has_big_values(jaxpr):
+    if not tiers.has_big_values(jaxpr, tiled_executor.SMALL_ELEMENTS):
       # No kernel can reach the tiled size: tier 0's code as is, with no fusion pass (the
       # small-array path costs first calls nothing over tier 0), donated buffers reused as there.
       src, glob = tier0.jaxpr_to_source(jaxpr, consts, name, self.tables, donated)

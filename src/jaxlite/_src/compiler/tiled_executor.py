@@ -17,6 +17,8 @@ import threading
 
 import numpy as np
 
+from jaxlite._src.compiler import tiers
+
 # Target bytes of one tile, counted as the sum of every value the kernel reads or makes for
 # its rows (fusion.Kernel.row_bytes). That sum is an upper bound: buffers are reused within a
 # tile and views cost nothing, so the live set is about a third of it, ~256-512 KiB, a core's
@@ -24,9 +26,9 @@ import numpy as np
 # Python overhead (~15 NumPy calls a tile), 1 MiB is within noise of the best on every row.
 TILE_BYTES = 1024 * 1024
 
-# Kernels whose largest value has fewer elements run inline as tier 0 code: below this, a pool
-# hand-off (tens of microseconds) costs more than the cache and the second core win.
-SMALL_ELEMENTS = 1 << 17
+# Kernels whose largest value has fewer elements run inline as tier 0 code (see tiers.py, which
+# decides without loading tier 1 whether a program has a value this big).
+SMALL_ELEMENTS = tiers.SMALL_ELEMENTS
 
 
 def worker_count() -> int:
