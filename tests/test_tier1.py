@@ -289,9 +289,10 @@ def test_threads_used_for_large_inputs():
   assert_same(TIER0.compile(closed)(x), exe(x))
   _, workers = tiled_executor.POOL.get()
   assert k.last_tiles > 1
-  assert k.last_threads == min(workers, k.last_tiles)
-  if tiled_executor.worker_count() > 1:
-    assert k.last_threads > 1
+  # Tiles are claimed dynamically: a worker that gets no core leaves its share to the caller,
+  # so how many threads ran tiles depends on the machine's load (test_tier1_runtime.py checks
+  # that workers do take tiles, deterministically).
+  assert 1 <= k.last_threads <= min(workers, k.last_tiles)
 
 
 def test_one_thread_when_threads_unavailable(monkeypatch):

@@ -12,6 +12,7 @@ two add up to at most one thread per core at any moment.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 
@@ -86,7 +87,12 @@ class TiledKernel:
 
   `tiled[k]` says whether operand k is sliced by rows (else passed whole, to broadcast);
   `outs` are the outputs' (shape, dtype). `last_tiles` / `last_threads` record the latest
-  call (how many tiles ran, on how many distinct threads)."""
+  call (how many tiles ran, on how many distinct threads).
+
+  Tiles are claimed one at a time from a shared counter by the calling thread and by the pool's
+  workers, so the caller never waits for a worker that has not started: on a machine whose
+  cores are busy elsewhere, a worker that gets no core finds no tiles left, and the caller
+  waits at most for the tiles workers are running (dynamic scheduling, not a fixed split)."""
 
   def __init__(self, tile_fn, n: int, rows: int, tiled, outs, quiet: bool):
     self.tile_fn, self.n, self.rows = tile_fn, n, rows
@@ -97,36 +103,22 @@ class TiledKernel:
     self.last_tiles = 0
     self.last_threads = 0
 
-  def chunks(self, workers: int) -> list:
-    """The tiles split into at most `workers` contiguous runs of near-equal length."""
-    b, w = self.bounds, max(1, min(workers, len(self.bounds)))
-    step, extra = divmod(len(b), w)
-    out, lo = [], 0
-    for k in range(w):
-      hi = lo + step + (k < extra)
-      out.append(b[lo:hi])
-      lo = hi
-    return out
-
   def __call__(self, *operands):
     outs = [np.empty(shape, dtype) for shape, dtype in self.outs]
     executor, workers = POOL.get()
-    threads = set()
     if executor is None or workers == 1 or len(self.bounds) == 1:
-      self._run(self.bounds, operands, outs, threads)
-    else:
-      first, *rest = self.chunks(workers)
-      futures = [executor.submit(self._run, c, operands, outs, threads) for c in rest]
-      try:
-        self._run(first, operands, outs, threads)
-      finally:
-        for f in futures:
-          f.result()
-    self.last_tiles, self.last_threads = len(self.bounds), len(threads)
+      self._tiles(self.bounds, operands, outs)
+      self.last_tiles, self.last_threads = len(self.bounds), 1
+      return outs
+    job = _Job(self, operands, outs)
+    for _ in range(min(workers, len(self.bounds)) - 1):
+      executor.submit(job.work)
+    job.work()
+    job.wait()
+    self.last_tiles, self.last_threads = len(self.bounds), len(job.threads)
     return outs
 
-  def _run(self, bounds, operands, outs, threads) -> None:
-    threads.add(threading.get_ident())
+  def _tiles(self, bounds, operands, outs) -> None:
     fn, tiled = self.tile_fn, self.tiled
     if self.quiet:  # errstate is per thread: a worker does not see the caller's
       with np.errstate(all="ignore"):
@@ -137,6 +129,60 @@ class TiledKernel:
       for lo, hi in bounds:
         fn(lo, hi - lo, *[x[lo:hi] if t else x for x, t in zip(operands, tiled)],
            *[o[lo:hi] for o in outs])
+
+
+class _Job:
+  """One call of a TiledKernel shared by the threads running it: `work` claims tiles until none
+  are left; `wait` returns once every claimed tile is done (raising the first tile error)."""
+  __slots__ = ("kernel", "operands", "outs", "claim", "lock", "done", "finished", "threads",
+               "error")
+
+  def __init__(self, kernel: TiledKernel, operands, outs):
+    self.kernel, self.operands, self.outs = kernel, operands, outs
+    self.claim = itertools.count().__next__  # atomic: one C call under the GIL
+    self.lock = threading.Lock()
+    self.done = threading.Event()
+    self.finished = 0
+    self.threads = set()
+    self.error = None
+
+  def work(self) -> None:
+    bounds, claim, count = self.kernel.bounds, self.claim, 0
+    i = claim()
+    if i >= len(bounds):
+      return  # a worker that started after the last tile was taken
+    try:
+      if self.kernel.quiet:
+        with np.errstate(all="ignore"):
+          count = self._loop(i, bounds, claim)
+      else:
+        count = self._loop(i, bounds, claim)
+    finally:
+      with self.lock:
+        self.threads.add(threading.get_ident())
+        self.finished += count
+        if self.finished == len(bounds):
+          self.done.set()
+
+  def _loop(self, i, bounds, claim) -> int:
+    fn, tiled, operands, outs = self.kernel.tile_fn, self.kernel.tiled, self.operands, self.outs
+    count = 0
+    while i < len(bounds):
+      count += 1  # a tile that raises counts as finished: the error is raised by `wait`
+      if self.error is None:
+        lo, hi = bounds[i]
+        try:
+          fn(lo, hi - lo, *[x[lo:hi] if t else x for x, t in zip(operands, tiled)],
+             *[o[lo:hi] for o in outs])
+        except BaseException as e:  # noqa: BLE001 - handed to the calling thread
+          self.error = e
+      i = claim()
+    return count
+
+  def wait(self) -> None:
+    self.done.wait()
+    if self.error is not None:
+      raise self.error
 
 
 def tile_rows(n: int, row_bytes: int, workers: int) -> int:

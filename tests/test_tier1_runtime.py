@@ -1,0 +1,165 @@
+"""Tier 1's runtime: its code loads only when a compile needs it, and its tiles are scheduled so
+that the calling thread never waits for a worker that has not started."""
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+TIER1_MODULES = ("jaxlite._src.compiler.tier1_backend", "jaxlite._src.compiler.fusion",
+                 "jaxlite._src.compiler.tiled_executor", "jaxlite._src.compiler.native",
+                 "numba")
+
+
+def _python(code: str, **env) -> str:
+  full = {k: v for k, v in os.environ.items() if k not in ("JAXLITE_TIER", "JAXLITE_NATIVE")}
+  full.update(PYTHONPATH=SRC, **env)
+  out = subprocess.run([sys.executable, "-c", code], env=full, capture_output=True, text=True,
+                       timeout=300)
+  assert out.returncode == 0, out.stderr
+  return out.stdout.strip()
+
+
+_LOADED = f"[m for m in {TIER1_MODULES!r} if m in sys.modules]"
+
+
+# --- lazy loading --------------------------------------------------------------------------------
+
+def test_import_and_small_programs_load_no_tier1_code():
+  out = _python(
+      "import sys, numpy as np, jaxlite, jaxlite.numpy as jnp\n"
+      "from jaxlite._src.compiler import backend\n"
+      f"print({_LOADED}, backend.installed().name)\n"
+      "f = jaxlite.jit(lambda x: jnp.tanh(x) * 2 + 1)\n"
+      "x = np.linspace(-1, 1, 1000, dtype=np.float32)\n"
+      "np.testing.assert_array_equal(np.asarray(f(x)), np.tanh(x) * 2 + 1)\n"
+      "s = jaxlite.jit(lambda x: jaxlite.lax.scan(lambda c, y: (c + y, c), 0.0, x))(x)\n"
+      f"print({_LOADED}, backend.installed().name)")
+  assert out.splitlines() == ["[] numpy-tier1-pending", "[] numpy-tier1-pending"]
+
+
+def test_first_big_program_loads_and_installs_tier1():
+  out = _python(
+      "import sys, numpy as np, jaxlite, jaxlite.numpy as jnp\n"
+      "from jaxlite._src.compiler import backend\n"
+      "small = jaxlite.jit(lambda x: jnp.exp(x) - 1)\n"
+      "xs = np.linspace(-1, 1, 100, dtype=np.float32)\n"
+      "a = np.asarray(small(xs))\n"
+      "big = jaxlite.jit(lambda x: jnp.exp(x) - 1)\n"
+      "xb = np.linspace(-1, 1, 1 << 18, dtype=np.float32).reshape(512, 512)\n"
+      "b = np.asarray(big(xb))\n"
+      "np.testing.assert_array_equal(b, np.exp(xb) - 1)\n"
+      "np.testing.assert_array_equal(np.asarray(small(xs)), a)\n"
+      "text = big.lower(xb).compile().as_text()\n"
+      f"print('tiled_executor' in str({_LOADED}), backend.installed().name, '_k0_tile' in text)",
+      JAXLITE_NATIVE="0")
+  assert out == "True numpy-tiled True"
+
+
+@pytest.mark.parametrize("code, want", [
+    # asking for the installed backend loads it
+    ("print(backend.get_backend().name)", "numpy-tiled"),
+    # asking for tier 1 by name loads it, and leaves the pending one installed
+    ("print(backend.get_backend('numpy-tiled').name, backend.installed().name)",
+     "numpy-tiled numpy-tier1-pending"),
+    # switching tiers before anything loaded: nothing loads
+    ("jaxlite.config.update('jax_jaxlite_tier', 0); a = backend.installed().name\n"
+     "jaxlite.config.update('jax_jaxlite_tier', 1)\n"
+     f"print(a, backend.installed().name, {_LOADED})", "numpy numpy-tier1-pending []"),
+    # the native flag is read when tier 1 loads
+    ("jaxlite.config.update('jax_jaxlite_native', False)\n"
+     f"print(backend.get_backend().name, {_LOADED})",
+     "numpy-tiled ['jaxlite._src.compiler.tier1_backend', 'jaxlite._src.compiler.fusion', "
+     "'jaxlite._src.compiler.tiled_executor', 'jaxlite._src.compiler.native']"),
+])
+def test_pending_tier_resolves_on_request(code, want):
+  out = _python("import sys, jaxlite\nfrom jaxlite._src.compiler import backend\n" + code)
+  assert out == want
+
+
+def test_tier0_env_never_loads_tier1():
+  out = _python(
+      "import sys, numpy as np, jaxlite, jaxlite.numpy as jnp\n"
+      "from jaxlite._src.compiler import backend\n"
+      "jaxlite.jit(lambda x: jnp.exp(x) - 1)(np.ones((512, 512), np.float32))\n"
+      f"print(backend.get_backend().name, {_LOADED})", JAXLITE_TIER="0")
+  assert out == "numpy []"
+
+
+# --- tile scheduling -----------------------------------------------------------------------------
+
+from jaxlite._src.compiler import tiled_executor  # noqa: E402  (after the subprocess tests' doc)
+
+
+def _kernel(tile_fn, n=64, rows=4):
+  return tiled_executor.TiledKernel(tile_fn, n, rows, [True], [((n,), np.float64)], False)
+
+
+def _pool_of(workers):
+  pool = tiled_executor._Pool()
+  from concurrent.futures import ThreadPoolExecutor
+  pool.executor, pool.workers = ThreadPoolExecutor(workers - 1), workers
+  return pool
+
+
+def test_caller_takes_every_tile_when_workers_are_busy(monkeypatch):
+  # The pool's one worker is blocked: the caller must run all tiles itself and return, not
+  # wait for that worker (a fixed split would hang here until the worker is free).
+  pool = _pool_of(2)
+  monkeypatch.setattr(tiled_executor, "POOL", pool)
+  release = threading.Event()
+  pool.executor.submit(release.wait)
+  try:
+    x = np.arange(64.0)
+    k = _kernel(lambda lo, n, x, o: np.multiply(x, 2, out=o))
+    (out,) = k(x)
+    np.testing.assert_array_equal(out, x * 2)
+    assert k.last_tiles == 16 and k.last_threads == 1
+  finally:
+    release.set()
+    pool.executor.shutdown()
+
+
+def test_workers_take_tiles_while_the_caller_is_busy(monkeypatch):
+  # Neither thread finishes a tile before the other has started one: both take tiles.
+  pool = _pool_of(2)
+  monkeypatch.setattr(tiled_executor, "POOL", pool)
+  seen, other, caller = set(), threading.Event(), threading.Event()
+  main = threading.get_ident()
+
+  def tile(lo, n, x, o):  # each side's first tile waits until the other side has one
+    seen.add(threading.get_ident())
+    mine, theirs = (caller, other) if threading.get_ident() == main else (other, caller)
+    mine.set()
+    assert theirs.wait(30)
+    np.add(x, 1, out=o)
+  try:
+    x = np.arange(64.0)
+    k = _kernel(tile)
+    (out,) = k(x)
+    np.testing.assert_array_equal(out, x + 1)
+    assert k.last_threads == 2 and len(seen) == 2
+  finally:
+    pool.executor.shutdown()
+
+
+def test_error_in_a_worker_tile_reaches_the_caller(monkeypatch):
+  pool = _pool_of(2)
+  monkeypatch.setattr(tiled_executor, "POOL", pool)
+  main = threading.get_ident()
+  other = threading.Event()
+
+  def tile(lo, n, x, o):
+    if threading.get_ident() != main:
+      other.set()
+      raise ValueError(f"tile at {lo}")
+    assert other.wait(30)
+    o[...] = x
+  try:
+    with pytest.raises(ValueError, match="tile at"):
+      _kernel(tile)(np.arange(64.0))
+  finally:
+    pool.executor.shutdown()
