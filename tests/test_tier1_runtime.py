@@ -163,3 +163,47 @@ def test_error_in_a_worker_tile_reaches_the_caller(monkeypatch):
       _kernel(tile)(np.arange(64.0))
   finally:
     pool.executor.shutdown()
+
+
+# --- the cost model: tier 0's code where nothing is tiled, tier 0's reuse between kernels --------
+
+import jaxlite  # noqa: E402
+import jaxlite.numpy as jnp  # noqa: E402
+from jaxlite._src.compiler import numpy_codegen, tier1_backend  # noqa: E402
+
+
+def test_program_with_nothing_to_tile_is_tier0_code():
+  # Big values, but only a matmul and a one-op kernel on one worker or a scalar epilogue: no
+  # kernel that can win from tiling, so the program is tier 0's code (its `del`s and `out=`).
+  a = np.random.default_rng(1).normal(size=(512, 512)).astype(np.float32)
+  closed = jaxlite.make_jaxpr(lambda a: (a @ a).sum() * 2)(a)
+  exe = tier1_backend.TIER1.compile(closed)
+  assert exe.__jaxlite_kernels__ == []
+  src0 = numpy_codegen.NUMPY.compile(closed).__jaxlite_source__
+  strip = lambda s: s.split("\n", 1)[1]  # noqa: E731  (the function's name differs)
+  assert strip(exe.__jaxlite_source__) == strip(src0)
+  np.testing.assert_array_equal(exe(a)[0], numpy_codegen.NUMPY.compile(closed)(a)[0])
+
+
+def test_tier0_lines_between_kernels_reuse_donated_and_free_dead_buffers():
+  rng = np.random.default_rng(2)
+  w = rng.normal(size=(64, 64)).astype(np.float32)
+  x = rng.normal(size=(1024, 512)).astype(np.float32)
+  m = rng.normal(size=(512, 512)).astype(np.float32)
+
+  def f(w, x, m):
+    y = jnp.tanh(x) * 2          # a tiled kernel
+    z = (y @ m) @ m              # y dies at the first matmul: freed there
+    return w * 0.5 + 1, z.sum()  # w is donated: its update goes into its buffer
+  closed = jaxlite.make_jaxpr(f)(w, x, m)
+  exe = tier1_backend.TIER1.compile(closed, (0,))
+  assert len(exe.__jaxlite_kernels__) == 1
+  src = exe.__jaxlite_source__
+  main = src[src.index("def _jaxpr_fn"):]
+  assert "del " in main
+  want = numpy_codegen.NUMPY.compile(closed)(w.copy(), x, m)
+  w_buf = w.copy()
+  got = exe(w_buf, x, m)
+  assert np.shares_memory(got[0], w_buf)
+  for g, e in zip(got, want):
+    np.testing.assert_array_equal(g, e)

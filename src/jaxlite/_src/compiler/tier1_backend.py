@@ -117,26 +117,47 @@ def kernel_source(k: fusion.Kernel, index: int, namer, atom, glob, counter, last
   return "\n".join(lines), call_args
 
 
+def _tiled(k: fusion.Kernel) -> bool:
+  """The cost model: a kernel runs tiled where that can win, i.e. its largest value is past the
+  small-array size and it either fuses ops (intermediates stay in cache) or has threads to use.
+  Otherwise its eqns are tier 0's lines."""
+  return k.elements >= tiled_executor.SMALL_ELEMENTS and (_WORKERS > 1 or len(k.eqns) > 1)
+
+
 def fused_source(jaxpr: core.Jaxpr, consts: list, fn_name: str, tables,
-                 fuse_bits: bool = True):
+                 fuse_bits: bool = True, donated: tuple = ()):
   """(source, globals, kernels): tile functions, then the jaxpr's function calling them.
-  `kernels` lists (global name, TiledKernel arguments) to bind once the source is run."""
-  namer, glob, atom, counter = tier0._source_context(jaxpr, consts)
+  `kernels` lists (global name, TiledKernel arguments) to bind once the source is run.
+  None where no kernel is tiled: tier 0's code is then the whole program.
+
+  Between tiled kernels the eqns are tier 0's lines, with tier 0's buffer reuse (`out=` into
+  dying buffers, donated inputs `donated` included) and freeing of dead big values."""
   items, eqns, last_use = fusion.plan(jaxpr, fuse_bits)
+  if not any(isinstance(it, fusion.Kernel) and _tiled(it) for it in items):
+    return None
+  namer, glob, atom, counter = tier0._source_context(jaxpr, consts)
   args = [namer(v) for v in jaxpr.invars]
   defs, body, kernels, run, index = [], [], [], [], 0
   notes = {}  # position in `run` -> comment line naming the untiled kernel starting there
+  free_dead = set(jaxpr.invars)  # never freed: the caller holds them; grows as values die
+  # A donated input may take a result inside a run of tier 0 lines only if every eqn reading
+  # it is in that run (the run tracks views of it; a kernel's reads are outside its view).
+  donors = {jaxpr.invars[i] for i in donated}
+  readers = {v: sum(v in e.invars for e in eqns) for v in donors}
 
   def flush():
     # Plain eqns and untiled kernels are one run of tier 0 lines, so buffer reuse (`out=`)
     # spans them exactly as in tier 0.
     if run:
+      owned = {v for v in donors if sum(v in e.invars for e in run) == readers[v]}
       lines = tier0._eqn_lines(run, index - len(run), last_use, namer, atom, glob, counter,
-                               "  ", tables)
-      for j, line in enumerate(lines):
-        if j in notes:
-          body.append(notes[j])
+                               "  ", tables, owned, free_dead)
+      j = 0
+      for line in lines:
+        if j in notes and not line.lstrip().startswith("del "):
+          body.append(notes.pop(j))
         body.append(line)
+        j += not line.lstrip().startswith("del ")
       run.clear()
       notes.clear()
 
@@ -146,8 +167,7 @@ def fused_source(jaxpr: core.Jaxpr, consts: list, fn_name: str, tables,
       index += 1
       continue
     k, kid = item, len(defs)
-    tiled = k.elements >= tiled_executor.SMALL_ELEMENTS and (_WORKERS > 1 or len(k.eqns) > 1)
-    if not tiled:
+    if not _tiled(k):
       notes[len(run)] = (f"  # kernel {kid} (untiled: {k.elements} elements < "
                          f"{tiled_executor.SMALL_ELEMENTS}): {k.describe()}")
       run.extend(k.eqns)
@@ -197,13 +217,13 @@ class TiledBackend(tier0.NumpyBackend):
     the program it looked at)."""
     name = f"_jaxpr_fn{next(tier0._fn_counter)}"
     if not tiers.has_big_values(jaxpr, tiled_executor.SMALL_ELEMENTS):
-      # No kernel can reach the tiled size: tier 0's code as is, with no fusion pass (the
-      # small-array path costs first calls nothing over tier 0), donated buffers reused as there.
-      src, glob = tier0.jaxpr_to_source(jaxpr, consts, name, self.tables, donated)
-      fn = tier0._exec_source(src, glob, name)
-      fn.__jaxlite_kernels__ = []
-      return fn
-    src, glob, kernels = fused_source(jaxpr, consts, name, self.tables, self.fuse_random_bits)
+      # No kernel can reach the tiled size: tier 0's code, with no fusion pass (the small-array
+      # path costs first calls nothing over tier 0).
+      return self._tier0(jaxpr, consts, name, donated)
+    fused = fused_source(jaxpr, consts, name, self.tables, self.fuse_random_bits, donated)
+    if fused is None:  # nothing to tile: tier 0's code, with its buffer reuse and freeing
+      return self._tier0(jaxpr, consts, name, donated)
+    src, glob, kernels = fused
     exec(compile(src, f"<jaxlite {self.name} {name}>", "exec"), glob)
     wrap = self._kernel_wrapper(jaxpr)
     for gname, tile_name, n, rows, tiled, outs, quiet in kernels:
@@ -214,9 +234,17 @@ class TiledBackend(tier0.NumpyBackend):
     fn.__jaxlite_kernels__ = [glob[g] for g, *_ in kernels]
     return fn
 
+  def _tier0(self, jaxpr, consts, name, donated):
+    """Tier 0's code for the program, donated buffers reused as there."""
+    src, glob = tier0.jaxpr_to_source(jaxpr, consts, name, self.tables, donated)
+    fn = tier0._exec_source(src, glob, name)
+    fn.__jaxlite_kernels__ = []
+    return fn
+
   def compile_donating(self, closed, donated):
-    # Donated buffers are reused where tier 0's code runs (programs with no value of tiled
-    # size); fused kernels write into fresh buffers (the donated ones are still deleted).
+    # Donated buffers are reused by tier 0's lines (between kernels, or the whole program when
+    # nothing is tiled); fused kernels write into fresh buffers (the donated ones are still
+    # deleted).
     return self.compile(closed, donated)
 
   def _kernel_wrapper(self, jaxpr):

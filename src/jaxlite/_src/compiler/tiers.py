@@ -1,4 +1,4 @@
-"""Which tier compiles jitted code (`jax_jaxlite_tier`, `jax_jaxlite_native`), and tier 1's lazy load.
+"""Which tier compiles jitted code (flags `jax_jaxlite_tier`, `jax_jaxlite_native`); lazy tier 1.
 
 `import jaxlite` loads no tier-1 or native code: tier 1 starts as `PendingTier1`, which compiles
 programs with no value of tiled size exactly as tier 1 would (tier 0's code), and loads and
