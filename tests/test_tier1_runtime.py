@@ -207,3 +207,17 @@ def test_tier0_lines_between_kernels_reuse_donated_and_free_dead_buffers():
   assert np.shares_memory(got[0], w_buf)
   for g, e in zip(got, want):
     np.testing.assert_array_equal(g, e)
+
+
+def test_clear_caches_empties_the_pending_tier_too():
+  # The placeholder is installed, not registered: jax.clear_caches still reaches its scan loops.
+  from jaxlite._src.compiler import backend, tiers
+  closed = jaxlite.make_jaxpr(lambda c, x: (c + x, c * 2))(0.0, 0.0)
+  with backend.using_backend(tiers.PENDING):
+    loop = backend.compile_scan(closed, 0, 1, False)
+    ys = np.zeros(3, np.float32)
+    assert loop(np.float32(1), np.arange(3, dtype=np.float32), ys, 3) == (4.0,)
+    np.testing.assert_array_equal(ys, [2, 2, 4])
+    assert len(tiers.PENDING._scan_loops) == 1
+    jaxlite.clear_caches()
+    assert len(tiers.PENDING._scan_loops) == 0

@@ -190,8 +190,9 @@ def register_backend(backend: Backend, default: bool = False) -> Backend:
 
 
 def clear_backend_caches() -> None:
-  """Empties every registered backend's own caches (`jax.clear_caches`)."""
-  for b in _backends.values():
+  """Empties every registered backend's own caches, and the installed one's (an unregistered
+  placeholder: tiers.PendingTier1) (`jax.clear_caches`)."""
+  for b in {*_backends.values(), _state.current}:
     b.clear_caches()
 
 
