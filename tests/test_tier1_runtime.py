@@ -221,3 +221,134 @@ def test_clear_caches_empties_the_pending_tier_too():
     assert len(tiers.PENDING._scan_loops) == 1
     jaxlite.clear_caches()
     assert len(tiers.PENDING._scan_loops) == 0
+
+
+# --- adaptive choice of how a kernel runs --------------------------------------------------------
+
+def _timed_kernel(slow):
+  """A kernel over 64 rows whose calls sleep when `slow(n_rows_of_this_tile)` says so."""
+  import time
+
+  def tile(lo, n, x, o):
+    if slow(n):
+      time.sleep(0.004)
+    np.multiply(x, 3, out=o)
+  return _kernel(tile)
+
+
+@pytest.mark.parametrize("slow, want", [
+    (lambda n: n < 64, tiled_executor.WHOLE),   # tiles are slow: one call over all rows wins
+    (lambda n: n == 64, None),                  # the whole is slow: a tiled mode wins
+])
+def test_kernel_settles_on_its_fastest_mode(monkeypatch, slow, want):
+  monkeypatch.setattr(tiled_executor, "ADAPTIVE", True)
+  pool = _pool_of(2)
+  monkeypatch.setattr(tiled_executor, "POOL", pool)
+  try:
+    k = _timed_kernel(slow)
+    x = np.arange(64.0)
+    seen = []
+    for _ in range(tiled_executor.PROBES * 3):
+      np.testing.assert_array_equal(k(x)[0], x * 3)
+      seen.append(k.last_mode)
+    assert set(seen) == {tiled_executor.POOLED, tiled_executor.TILES, tiled_executor.WHOLE}
+    if want is not None:
+      assert k.mode == want
+    else:
+      assert k.mode in (tiled_executor.POOLED, tiled_executor.TILES)
+    for _ in range(3):
+      k(x)
+      assert k.last_mode == k.mode
+  finally:
+    pool.executor.shutdown()
+
+
+def test_kernel_switches_mode_when_another_becomes_faster(monkeypatch):
+  monkeypatch.setattr(tiled_executor, "REPROBE", 4)
+  monkeypatch.setattr(tiled_executor, "ADAPTIVE", True)
+  pool = tiled_executor._Pool()
+  pool.workers = 1
+  monkeypatch.setattr(tiled_executor, "POOL", pool)
+  state = {"slow_whole": False}
+  k = _timed_kernel(lambda n: (n == 64) == state["slow_whole"])
+  x = np.arange(64.0)
+  for _ in range(tiled_executor.PROBES * 2):
+    k(x)
+  assert k.mode == tiled_executor.WHOLE  # tiles sleep
+  state["slow_whole"] = True  # the load changes: now the whole is slow
+  for _ in range(12):
+    np.testing.assert_array_equal(k(x)[0], x * 3)
+  assert k.mode == tiled_executor.TILES
+
+
+def test_adaptation_off_always_tiles(monkeypatch):
+  monkeypatch.setattr(tiled_executor, "ADAPTIVE", False)
+  pool = tiled_executor._Pool()
+  pool.workers = 1
+  monkeypatch.setattr(tiled_executor, "POOL", pool)
+  k = _timed_kernel(lambda n: False)
+  for _ in range(5):
+    k(np.arange(64.0))
+    assert k.last_mode == tiled_executor.TILES and k.last_tiles == 16
+
+
+# --- output buffers lent to intermediates, dying operands taking outputs -------------------------
+
+def _both(f, *args):
+  """Outputs of tier 0 and of tier 1 with every kernel tiled in tiles of 2 rows, each of tier
+  1's modes; and tier 1's source."""
+  closed = jaxlite.make_jaxpr(f)(*args)
+  want = numpy_codegen.NUMPY.compile(closed)(*args)
+  old = tiled_executor.SMALL_ELEMENTS, tiled_executor.TILE_BYTES
+  tiled_executor.SMALL_ELEMENTS, tiled_executor.TILE_BYTES = 1, 64
+  try:
+    exe = tier1_backend.TIER1.compile(closed)
+  finally:
+    tiled_executor.SMALL_ELEMENTS, tiled_executor.TILE_BYTES = old
+  for _ in range(3):  # pooled, tiles, whole
+    got = exe(*args)
+    for g, w in zip(got, want):
+      np.testing.assert_array_equal(g, w)
+  return exe.__jaxlite_source__
+
+
+X = np.random.default_rng(4).normal(size=(40, 4)).astype(np.float32)
+M = np.random.default_rng(5).normal(size=(4, 4)).astype(np.float32)
+
+
+def test_intermediate_chain_is_written_into_the_output():
+  src = _both(lambda x: jnp.exp(x * 2) * 3 - 1, X)
+  tile = src[src.index("def _k0_tile"):src.index("def _jaxpr_fn")]
+  assert "np.empty" not in tile and tile.count("out=_o0") >= 2
+
+
+def test_output_not_lent_to_a_value_read_after_it():
+  # a is read after out1 is written: it must not live in out1's rows (it may use out2's).
+  def f(x):
+    a = x * 2
+    out1 = a + 1
+    return out1, a * 3
+  src = _both(f, X)
+  tile = src[src.index("def _k0_tile"):src.index("def _jaxpr_fn")]
+  first = [ln for ln in tile.splitlines() if "np.multiply" in ln][0]
+  assert "out=_o0" not in first
+
+
+def test_output_not_lent_while_a_view_of_its_occupant_is_live():
+  def f(x):
+    a = x * 2
+    b = jnp.reshape(a, (40, 2, 2))
+    c = jnp.exp(x) + 1  # made while b (a view of a) is still to be read
+    return c, b * 3 + jnp.reshape(c, (40, 2, 2))
+  _both(f, X)
+
+
+@pytest.mark.parametrize("f", [
+    lambda x, m: jnp.tanh(x @ m) * 2 + (x @ m),        # the dying matmul result, read twice
+    lambda x, m: jnp.exp((x @ m) * 0.5) - 1,             # read first, its rows taken after
+    lambda x, m: ((x @ m) * 2, jnp.sin(x @ m) + 1),      # two outputs, one dying operand
+    lambda x, m: (x @ m) - jnp.max(x @ m, axis=1, keepdims=True),  # a row reduction of it
+])
+def test_dying_operand_takes_the_output(f):
+  src = _both(f, X, M)
+  assert "into" in src  # the kernel writes an output into the matmul result's buffer

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import os
 import threading
+import time
 
 import numpy as np
 
@@ -81,42 +82,118 @@ if hasattr(os, "register_at_fork"):
   os.register_at_fork(after_in_child=_forget_pool_in_child)
 
 
+# How a kernel runs a call: its tile function once over all rows (tier 0's whole-array NumPy
+# calls, no per-tile overhead), over the tiles on the calling thread, or over the tiles on the
+# calling thread plus the pool.
+WHOLE, TILES, POOLED = "whole", "tiles", "pool"
+
+# Adaptive choice between them (env JAXLITE_TIER1_ADAPT=0: always tiles, pooled where threads
+# exist). Tiling wins only where a kernel's values outgrow the caches, and the pool only where
+# a second core is free: a worker preempted while it holds the GIL stalls the caller, which on a
+# loaded 2-core machine made a pooled kernel 4x slower than one thread (measured). Neither is
+# known when the program compiles, so each kernel times its calls: the first PROBES calls of
+# each mode (the pooled and tiled ones first), then the fastest mode, trying another mode every
+# REPROBE calls and switching when it is faster than the current mode's latest calls.
+ADAPTIVE = os.environ.get("JAXLITE_TIER1_ADAPT", "1").strip().lower() not in ("0", "false",
+                                                                             "no", "off")
+PROBES = 2
+REPROBE = 32
+
+
 class TiledKernel:
   """Calls `tile_fn(first_row, n_rows, *operand_tiles, *output_tiles)` for each tile of the
-  `n` rows (the first row places a tile in the whole, e.g. random_bits' counters).
+  `n` rows (the first row places a tile in the whole, e.g. random_bits' counters), or once over
+  all rows (mode WHOLE; see ADAPTIVE).
 
   `tiled[k]` says whether operand k is sliced by rows (else passed whole, to broadcast);
-  `outs` are the outputs' (shape, dtype). `last_tiles` / `last_threads` record the latest
-  call (how many tiles ran, on how many distinct threads).
+  `outs` are the outputs' (shape, dtype); `reuse[j]` the operand output j is written into.
+  `last_tiles` / `last_threads` / `last_mode` record the latest call (how many tiles ran, on
+  how many distinct threads, in which mode); `mode` is the mode chosen once probing is done.
 
-  Tiles are claimed one at a time from a shared counter by the calling thread and by the pool's
-  workers, so the caller never waits for a worker that has not started: on a machine whose
-  cores are busy elsewhere, a worker that gets no core finds no tiles left, and the caller
-  waits at most for the tiles workers are running (dynamic scheduling, not a fixed split)."""
+  Pooled tiles are claimed one at a time from a shared counter by the calling thread and the
+  pool's workers, so the caller never waits for a worker that has not started: a worker that
+  gets no core finds no tiles left, and the caller waits at most for the tiles workers are
+  running (dynamic scheduling, not a fixed split)."""
 
-  def __init__(self, tile_fn, n: int, rows: int, tiled, outs, quiet: bool):
+  def __init__(self, tile_fn, n: int, rows: int, tiled, outs, quiet: bool, reuse=None):
     self.tile_fn, self.n, self.rows = tile_fn, n, rows
     self.tiled = tuple(tiled)
     self.outs = tuple(outs)
+    # Per output, the operand whose buffer it is written into (a dying buffer the program owns,
+    # as tier 0's `out=`: no fresh allocation and its page faults), or -1 for a new buffer.
+    self.reuse = tuple(reuse) if reuse is not None and any(r >= 0 for r in reuse) else None
     self.quiet = quiet
     self.bounds = [(lo, min(lo + rows, n)) for lo in range(0, n, rows)]
-    self.last_tiles = 0
-    self.last_threads = 0
+    self.last_tiles = self.last_threads = 0
+    self.last_mode = self.mode = None
+    self.modes = None  # the candidate modes, settled on the first call (the pool exists then)
+    self.calls = 0
+    self.recent = {}   # mode -> seconds of its best probe, then of its latest call
 
   def __call__(self, *operands):
-    outs = [np.empty(shape, dtype) for shape, dtype in self.outs]
+    if self.reuse is None:
+      outs = [np.empty(shape, dtype) for shape, dtype in self.outs]
+    else:
+      outs = [operands[r] if r >= 0 else np.empty(shape, dtype)
+              for r, (shape, dtype) in zip(self.reuse, self.outs)]
     executor, workers = POOL.get()
-    if executor is None or workers == 1 or len(self.bounds) == 1:
+    modes = self.modes
+    if modes is None:
+      modes = self.modes = self._candidates(executor, workers)
+    if len(modes) == 1:
+      self._run(modes[0], executor, workers, operands, outs)
+      return outs
+    mode = self._pick(modes)
+    t = time.perf_counter()
+    self._run(mode, executor, workers, operands, outs)
+    self._record(modes, mode, time.perf_counter() - t)
+    return outs
+
+  def _candidates(self, executor, workers) -> tuple:
+    tiled = len(self.bounds) > 1
+    pooled = tiled and executor is not None and workers > 1
+    if not ADAPTIVE:
+      return (POOLED,) if pooled else (TILES,)
+    return (POOLED,) * pooled + (TILES,) * tiled + (WHOLE,)
+
+  def _pick(self, modes):
+    c = self.calls
+    self.calls = c + 1
+    if c < PROBES * len(modes):
+      return modes[c % len(modes)]
+    if c % REPROBE == 0:  # now and then, another mode: the machine's load changes
+      others = [m for m in modes if m != self.mode]
+      return others[(c // REPROBE) % len(others)]
+    return self.mode
+
+  def _record(self, modes, mode, dt) -> None:
+    recent = self.recent
+    if self.mode is None:  # probing: keep each mode's best call
+      recent[mode] = min(recent.get(mode, dt), dt)
+      if self.calls >= PROBES * len(modes):
+        self.mode = min(modes, key=lambda m: recent.get(m, float("inf")))
+    elif mode == self.mode:
+      recent[mode] = dt
+    else:
+      recent[mode] = dt
+      if dt < 0.9 * recent.get(self.mode, float("inf")):
+        self.mode = mode
+
+  def _run(self, mode, executor, workers, operands, outs) -> None:
+    self.last_mode = mode
+    if mode == WHOLE:
+      self._tiles([(0, self.n)], operands, outs)
+      self.last_tiles = self.last_threads = 1
+    elif mode == TILES:
       self._tiles(self.bounds, operands, outs)
       self.last_tiles, self.last_threads = len(self.bounds), 1
-      return outs
-    job = _Job(self, operands, outs)
-    for _ in range(min(workers, len(self.bounds)) - 1):
-      executor.submit(job.work)
-    job.work()
-    job.wait()
-    self.last_tiles, self.last_threads = len(self.bounds), len(job.threads)
-    return outs
+    else:
+      job = _Job(self, operands, outs)
+      for _ in range(min(workers, len(self.bounds)) - 1):
+        executor.submit(job.work)
+      job.work()
+      job.wait()
+      self.last_tiles, self.last_threads = len(self.bounds), len(job.threads)
 
   def _tiles(self, bounds, operands, outs) -> None:
     fn, tiled = self.tile_fn, self.tiled
