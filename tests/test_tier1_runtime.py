@@ -281,6 +281,25 @@ def test_kernel_switches_mode_when_another_becomes_faster(monkeypatch):
   assert k.mode == tiled_executor.TILES
 
 
+def test_losing_tries_back_off(monkeypatch):
+  # The other mode always loses: tries of it come after 4, 8, 16, 32, 64, 64... calls.
+  monkeypatch.setattr(tiled_executor, "REPROBE", 4)
+  monkeypatch.setattr(tiled_executor, "REPROBE_MAX", 64)
+  monkeypatch.setattr(tiled_executor, "ADAPTIVE", True)
+  pool = tiled_executor._Pool()
+  pool.workers = 1
+  monkeypatch.setattr(tiled_executor, "POOL", pool)
+  k = _timed_kernel(lambda n: n < 64)  # tiles sleep: the whole wins
+  x = np.arange(64.0)
+  modes = []
+  for _ in range(200):
+    k(x)
+    modes.append(k.last_mode)
+  assert k.mode == tiled_executor.WHOLE
+  tries = [i for i, m in enumerate(modes) if i >= 4 and m == tiled_executor.TILES]
+  assert [b - a for a, b in zip(tries, tries[1:])][:5] == [8, 16, 32, 64, 64]
+
+
 def test_adaptation_off_always_tiles(monkeypatch):
   monkeypatch.setattr(tiled_executor, "ADAPTIVE", False)
   pool = tiled_executor._Pool()

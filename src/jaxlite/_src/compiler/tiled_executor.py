@@ -92,12 +92,15 @@ WHOLE, TILES, POOLED = "whole", "tiles", "pool"
 # a second core is free: a worker preempted while it holds the GIL stalls the caller, which on a
 # loaded 2-core machine made a pooled kernel 4x slower than one thread (measured). Neither is
 # known when the program compiles, so each kernel times its calls: the first PROBES calls of
-# each mode (the pooled and tiled ones first), then the fastest mode, trying another mode every
-# REPROBE calls and switching when it is faster than the current mode's latest calls.
+# each mode (the pooled and tiled ones first), then the fastest mode, trying another mode after
+# REPROBE calls and switching when it is faster than the current mode's latest call; each try
+# that loses doubles the wait before the next (up to REPROBE_MAX calls), so a mode that is much
+# slower (4x, a starved pool) costs a few percent at first and then next to nothing.
 ADAPTIVE = os.environ.get("JAXLITE_TIER1_ADAPT", "1").strip().lower() not in ("0", "false",
                                                                              "no", "off")
 PROBES = 2
 REPROBE = 32
+REPROBE_MAX = 2048
 
 
 class TiledKernel:
@@ -129,6 +132,9 @@ class TiledKernel:
     self.modes = None  # the candidate modes, settled on the first call (the pool exists then)
     self.calls = 0
     self.recent = {}   # mode -> seconds of its best probe, then of its latest call
+    self.interval = REPROBE  # calls from one try of another mode to the next
+    self.next_try = 0
+    self.tries = 0
 
   def __call__(self, *operands):
     if self.reuse is None:
@@ -161,9 +167,11 @@ class TiledKernel:
     self.calls = c + 1
     if c < PROBES * len(modes):
       return modes[c % len(modes)]
-    if c % REPROBE == 0:  # now and then, another mode: the machine's load changes
+    if c >= self.next_try:  # now and then, another mode: the machine's load changes
+      self.next_try = c + REPROBE_MAX  # until this try is timed (`_record` sets the next)
+      self.tries += 1
       others = [m for m in modes if m != self.mode]
-      return others[(c // REPROBE) % len(others)]
+      return others[self.tries % len(others)]
     return self.mode
 
   def _record(self, modes, mode, dt) -> None:
@@ -172,12 +180,16 @@ class TiledKernel:
       recent[mode] = min(recent.get(mode, dt), dt)
       if self.calls >= PROBES * len(modes):
         self.mode = min(modes, key=lambda m: recent.get(m, float("inf")))
+        self.next_try = self.calls + self.interval
     elif mode == self.mode:
       recent[mode] = dt
     else:
       recent[mode] = dt
       if dt < 0.9 * recent.get(self.mode, float("inf")):
-        self.mode = mode
+        self.mode, self.interval = mode, REPROBE
+      else:
+        self.interval = min(2 * self.interval, REPROBE_MAX)
+      self.next_try = self.calls - 1 + self.interval  # counted from the try's own call
 
   def _run(self, mode, executor, workers, operands, outs) -> None:
     self.last_mode = mode
