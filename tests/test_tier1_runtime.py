@@ -41,6 +41,18 @@ def test_import_and_small_programs_load_no_tier1_code():
   assert out.splitlines() == ["[] numpy-tier1-pending", "[] numpy-tier1-pending"]
 
 
+def test_big_values_read_only_by_matmuls_load_no_tier1_code():
+  # An MLP loss: its weights are big, but only matmuls read them; nothing to tile.
+  out = _python(
+      "import sys, numpy as np, jaxlite, jaxlite.numpy as jnp\n"
+      "from jaxlite._src.compiler import backend\n"
+      "w = np.full((784, 512), 0.01, np.float32); x = np.ones((128, 784), np.float32)\n"
+      "f = jaxlite.jit(lambda x, w: jnp.maximum(x @ w - 1, 0).sum())\n"
+      "np.testing.assert_allclose(float(f(x, w)), 128 * 512 * 6.84, rtol=1e-4)\n"
+      f"print({_LOADED}, backend.installed().name)")
+  assert out == "[] numpy-tier1-pending"
+
+
 def test_first_big_program_loads_and_installs_tier1():
   out = _python(
       "import sys, numpy as np, jaxlite, jaxlite.numpy as jnp\n"

@@ -27,13 +27,22 @@ _TIER1_MODULE = "jaxlite._src.compiler.tier1_backend"
 TIER1_NAMES = ("numpy-tiled", "numpy-native")
 
 
+# Primitives never in a kernel (BLAS keeps them): a big value that only they read or make gives
+# tier 1 nothing to tile (an MLP's weights read only by its matmuls).
+_NEVER_FUSED = frozenset(("dot_general", "conv_general_dilated"))
+
+
 def has_big_values(jaxpr, small: int = SMALL_ELEMENTS) -> bool:
-  """Whether any value could make a kernel tiled (`small` or more elements): a kernel's size is
-  its largest operand or result, each an input of the jaxpr or an eqn's result."""
-  for v in (*jaxpr.invars, *jaxpr.constvars, *(o for e in jaxpr.eqns for o in e.outvars)):
-    shape = getattr(v.aval, "shape", None)
-    if shape and math.prod(shape) >= small:
-      return True
+  """Whether a kernel could be tiled: some eqn that may join one (any but a matmul or
+  convolution) reads or makes a value of `small` or more elements (a kernel's size is its
+  largest operand or result)."""
+  for e in jaxpr.eqns:
+    if e.primitive.name in _NEVER_FUSED:
+      continue
+    for v in (*e.invars, *e.outvars):
+      shape = getattr(v.aval, "shape", None)
+      if shape and math.prod(shape) >= small:
+        return True
   return False
 
 
