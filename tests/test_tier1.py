@@ -61,7 +61,18 @@ def run_both(f, *args):
   with force_tiles():
     exe = TIER1.compile(closed)
   outs1 = exe(*args)
+  every_mode(closed, outs1, *args)
   return outs0, outs1, exe
+
+
+def every_mode(closed, outs1, *args):
+  """A kernel's first calls try each way to run it (pooled tiles, tiles on one thread, one call
+  over all rows; tiled_executor.ADAPTIVE): every way gives the same results. (A second
+  executable, so that the caller's saw one call.)"""
+  with force_tiles():
+    again = TIER1.compile(closed)
+  for _ in range(3):
+    assert_same(outs1, again(*args))
 
 
 def assert_same(outs0, outs1):
@@ -289,9 +300,10 @@ def test_threads_used_for_large_inputs():
   assert_same(TIER0.compile(closed)(x), exe(x))
   _, workers = tiled_executor.POOL.get()
   assert k.last_tiles > 1
-  assert k.last_threads == min(workers, k.last_tiles)
-  if tiled_executor.worker_count() > 1:
-    assert k.last_threads > 1
+  # Tiles are claimed dynamically: a worker that gets no core leaves its share to the caller,
+  # so how many threads ran tiles depends on the machine's load (test_tier1_runtime.py checks
+  # that workers do take tiles, deterministically).
+  assert 1 <= k.last_threads <= min(workers, k.last_tiles)
 
 
 def test_one_thread_when_threads_unavailable(monkeypatch):
@@ -387,9 +399,9 @@ def test_effects_keep_their_place():
   x = np.random.default_rng(9).normal(size=(40, 8)).astype(np.float32)
   outs0, outs1, exe = run_both(f, x)
   assert_same(outs0, outs1)
-  assert len(seen) == 2  # once per tier
-  np.testing.assert_array_equal(seen[0], seen[1])
-  np.testing.assert_array_equal(seen[1], x[:, 0])
+  assert len(seen) == 5  # once per call: tier 0, tier 1, then tier 1 in each mode (every_mode)
+  for s in seen:
+    np.testing.assert_array_equal(s, x[:, 0])
   src = exe.__jaxlite_source__
   main = src[src.index("def _jaxpr_fn"):]
   assert main.index("_k0(") < main.index("callback") < main.index("_k1(")
@@ -436,7 +448,9 @@ def run_both_keys(f, keys):
   outs0 = TIER0.compile(closed)(keys._value)
   with force_tiles():
     exe = TIER1.compile(closed)
-  return outs0, exe(keys._value), exe
+  outs1 = exe(keys._value)
+  every_mode(closed, outs1, keys._value)
+  return outs0, outs1, exe
 
 
 BITS_SHAPES = [(0,), (1,), (3,), (17,), (1001,), (37, 5), (4, 3, 7), (2, 0), (5, 1)]

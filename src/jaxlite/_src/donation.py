@@ -137,7 +137,7 @@ def executable(entry, plan: Plan, reuse: tuple):
   """The executable of the entry's jaxpr that may write into the inputs `reuse`."""
   if not reuse:
     return entry.executable or entry.compiled()
-  b = backend.get_backend()
+  b = backend.installed()  # a pending tier 1 compiles small programs without loading tier 1
   key = (b, reuse)
   exe = plan.executables.get(key)
   if exe is None:

@@ -146,6 +146,11 @@ class Backend:
   def clear_caches(self) -> None:
     self._scan_loops.clear()
 
+  def resolve(self) -> Backend:
+    """The backend this one stands for: itself, except for a placeholder whose code loads on
+    first use (tier 1's `PendingTier1`), which loads it and installs the real one."""
+    return self
+
   def as_text(self, executable) -> str:
     return getattr(executable, "__jaxlite_source__", repr(executable))
 
@@ -164,6 +169,7 @@ class Backend:
 # --- the registry and the one entry point ----------------------------------------------------
 
 _backends: dict = {}
+_lazy_backends: dict = {}  # name -> module that registers it when imported
 
 
 class _State:
@@ -184,19 +190,34 @@ def register_backend(backend: Backend, default: bool = False) -> Backend:
 
 
 def clear_backend_caches() -> None:
-  """Empties every registered backend's own caches (`jax.clear_caches`)."""
-  for b in _backends.values():
+  """Empties every registered backend's own caches, and the installed one's (an unregistered
+  placeholder: tiers.PendingTier1) (`jax.clear_caches`)."""
+  for b in {*_backends.values(), _state.current}:
     b.clear_caches()
 
 
+def register_lazy_backend(name: str, module: str) -> None:
+  """`get_backend(name)` imports `module` (which registers the backend) on first ask."""
+  _lazy_backends[name] = module
+
+
 def get_backend(name: str | None = None) -> Backend:
+  """The installed backend (loaded, where it was a placeholder), or the one named `name`."""
   if name is None:
-    return _state.current
+    return _state.current.resolve()
+  if name not in _backends and name in _lazy_backends:
+    import importlib
+    importlib.import_module(_lazy_backends[name])
   try:
     return _backends[name]
   except KeyError:
     raise RuntimeError(f"Unknown backend {name!r}; known backends: "
-                       f"{', '.join(sorted(_backends))}") from None
+                       f"{', '.join(sorted({*_backends, *_lazy_backends}))}") from None
+
+
+def installed() -> Backend:
+  """The installed backend as it is, a placeholder included (compiles without loading more)."""
+  return _state.current
 
 
 def install_backend(backend: Backend) -> Backend:
@@ -220,8 +241,13 @@ def compile_jaxpr(closed: core.ClosedJaxpr, backend: Backend | None = None):
   jaxpr for the backend that compiled it last."""
   b = _state.current if backend is None else backend
   hit = closed._compiled
-  if hit is not None and hit[0] is b:
-    return hit[1]
+  if hit is not None:
+    if hit[0] is b:
+      return hit[1]
+    if getattr(hit[0], "resolved", None) is b:
+      # Compiled by the placeholder `b` replaced: the same code `b` makes of it.
+      closed._compiled = (b, hit[1])
+      return hit[1]
   exe = b.compile(closed)
   closed._compiled = (b, exe)
   return exe

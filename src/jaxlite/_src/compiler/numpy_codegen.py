@@ -318,22 +318,6 @@ class NumpyBackend(backend_lib.Backend):
 NUMPY = backend_lib.register_backend(NumpyBackend(), default=True)
 
 
-def select_tier(tier: int) -> None:
-  """`jax_jaxlite_tier` (env JAXLITE_TIER): 1, the default, installs tier 1 (fused, tiled,
-  threaded kernels; loaded only then), 0 this backend. Any other installed backend is left alone."""
-  current = backend_lib.get_backend()
-  if tier == 1 and current is NUMPY:
-    from jaxlite._src.compiler import native  # picks tier 1 or, when enabled, native
-    backend_lib.install_backend(native.tier1_backend())
-  elif tier == 0 and current.name in ("numpy-tiled", "numpy-native"):
-    backend_lib.install_backend(NUMPY)
-
-
-config._add_listener("jax_jaxlite_tier", select_tier)
-if config.jax_jaxlite_tier:
-  select_tier(config.jax_jaxlite_tier)
-
-
 def compile_jaxpr(closed: core.ClosedJaxpr):
   """The NumPy backend's executable of `closed`, whichever backend is installed."""
   return backend_lib.compile_jaxpr(closed, NUMPY)
@@ -342,3 +326,7 @@ def compile_jaxpr(closed: core.ClosedJaxpr):
 def compile_scan(closed: core.ClosedJaxpr, num_consts: int, num_carry: int, reverse: bool):
   """The NumPy backend's fused scan loop for a body jaxpr (cached on the jaxpr)."""
   return backend_lib.compile_scan(closed, num_consts, num_carry, reverse, NUMPY)
+
+
+# The tier the config names (tier 1 by default, loaded lazily): after NUMPY exists.
+from jaxlite._src.compiler import tiers  # noqa: E402,F401

@@ -7,13 +7,12 @@ tier 0.
 """
 from __future__ import annotations
 
-import math
-
 from jaxlite._src import core, prng
 from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler import fusion
 from jaxlite._src.compiler import numpy_codegen as tier0
 from jaxlite._src.compiler import passes
+from jaxlite._src.compiler import tiers
 from jaxlite._src.compiler import tiled_executor
 
 _WORKERS = tiled_executor.worker_count()
@@ -45,9 +44,25 @@ def _materialize(name: str, aval) -> str:
 
 
 def kernel_source(k: fusion.Kernel, index: int, namer, atom, glob, counter, last_use,
-                  tables) -> tuple[str, list]:
+                  tables, reuse=None) -> tuple[str, list]:
   """(source of `_k{index}_tile(_lo, _n, *operands, *outputs)`, operand names in call order):
-  the tile is rows _lo:_lo+_n of the kernel."""
+  the tile is rows _lo:_lo+_n of the kernel. `reuse[j]`: the operand output j's buffer is (or
+  -1), see `_output_donors`.
+
+  Intermediates are written into dying intermediates' buffers (tier 0's `out=`) and, before an
+  output is made, into that output's rows (so a chain x -> a -> b -> out allocates nothing per
+  tile); an output buffer whose occupant would be read after the output is written is not lent
+  (checked after generating, then generated again without that loan)."""
+  enabled = set(range(len(k.outputs)))
+  while True:
+    src, call_args, clashes = _kernel_source(k, index, namer, atom, glob, counter, last_use,
+                                             tables, reuse, enabled)
+    if not clashes:
+      return src, call_args
+    enabled -= clashes
+
+
+def _kernel_source(k, index, namer, atom, glob, counter, last_use, tables, reuse, enabled):
   params, call_args = [], []
   for v, mode in k.inputs:
     call_args.append(namer(v))
@@ -55,6 +70,21 @@ def kernel_source(k: fusion.Kernel, index: int, namer, atom, glob, counter, last
   out_names = {v: f"_o{j}" for j, v in enumerate(k.outputs)}
   lines = [f"def _k{index}_tile(_lo, _n, {', '.join(params + list(out_names.values()))}):",
            f"  # kernel {index}: {k.describe()}"]
+  # Output buffers lent to intermediates: slot j is output j's rows, usable from eqn
+  # `free_from[j]` (after the last read of the operand whose buffer it is, if any) until the
+  # eqn making output j (`made_at[j]`), which must find every earlier occupant dead.
+  made_at = {j: k.first + next(p for p, e in enumerate(k.eqns) if e.outvars[0] is o)
+             for j, o in enumerate(k.outputs)}
+  free_from = {j: k.first for j in enabled}
+  for j, r in enumerate(reuse or ()):
+    if r >= 0 and j in enabled:
+      free_from[j] = _last_read(k, k.inputs[r][0])
+  # var -> slot whose rows hold it (or that it may view); slot -> last read of any of those
+  slot_of, busy_until = {}, {}
+
+  def occupy(v, j):
+    slot_of[v] = j
+    busy_until[j] = max(busy_until.get(j, -1), last_use.get(v, -1))
   owned = set()
   lazy = set()  # values still missing broadcast axes (size 1 where the aval has more)
   for i, (eqn, roles) in enumerate(zip(k.eqns, k.roles), k.first):
@@ -107,37 +137,146 @@ def kernel_source(k: fusion.Kernel, index: int, namer, atom, glob, counter, last
         donor = tier0._dying_owned_input(eqn, i, owned, last_use)
         if donor is not None:
           line = f"{line[:-1]}, out={namer(donor)})"
+          if donor in slot_of:
+            occupy(out, slot_of[donor])
+        else:
+          j = _free_slot(k, out, i, enabled, free_from, made_at, busy_until)
+          if j is not None:
+            line = f"{line[:-1]}, out=_o{j})"
+            occupy(out, j)
         owned.add(out)
     elif eqn.primitive in tables.fresh_outputs and out not in lazy:
       owned.add(out)
     else:
       owned.difference_update(eqn.invars)
+      for v in eqn.invars:  # the result may be a view of a lent buffer: it occupies it too
+        if v in slot_of and out not in out_names:
+          occupy(out, slot_of[v])
     lines.append("  " + line)
     if out in out_names and not written:
       lines.append(f"  {out_names[out]}[...] = {namer(out)}")
-  return "\n".join(lines), call_args
+  clashes = {j for j, last in busy_until.items() if last > made_at[j]}
+  return "\n".join(lines), call_args, clashes
+
+
+def _last_read(k: fusion.Kernel, v) -> int:
+  """Index (in the jaxpr's order) of the kernel's last eqn reading `v` or a view the kernel
+  makes of it."""
+  aliases, last = {v}, k.first
+  for i, e in enumerate(k.eqns, k.first):
+    if any(a in aliases for a in e.invars):
+      last = i
+      if e.primitive.name in fusion.VIEWS:
+        aliases.update(e.outvars)
+  return last
+
+
+def _free_slot(k, out, i, enabled, free_from, made_at, busy_until):
+  """An output slot intermediate `out` (made by eqn i) may be written into: enabled, of its
+  shape and dtype, not yet written (i before made_at), free of the operand it reuses, and with
+  no occupant (or view of one) read from eqn i on."""
+  for j in sorted(enabled):
+    o = k.outputs[j]
+    if o.aval.shape == out.aval.shape and o.aval.dtype == out.aval.dtype \
+        and free_from[j] <= i < made_at[j] \
+        and busy_until.get(j, -1) < i:
+      return j
+  return None
+
+
+def _tiled(k: fusion.Kernel) -> bool:
+  """The cost model: a kernel runs tiled where that can win, i.e. its largest value is past the
+  small-array size and it either fuses ops (intermediates stay in cache) or has threads to use.
+  Otherwise its eqns are tier 0's lines."""
+  return k.elements >= tiled_executor.SMALL_ELEMENTS and (_WORKERS > 1 or len(k.eqns) > 1)
+
+
+def _owned_values(items, eqns, tables, donors: set) -> set:
+  """Values whose buffer nothing else references when they die: donated inputs, fresh results of
+  tier 0's lines (a ufunc call, or a primitive flagged fresh) and of tiled kernels, none of them
+  read by a tier-0 line that might return a view of it (anything but a ufunc call)."""
+  in_tiled = {id(e) for it in items if isinstance(it, fusion.Kernel) and _tiled(it)
+              for e in it.eqns}
+  owned = set(donors)
+  for eqn in eqns:
+    if id(eqn) in in_tiled or eqn.primitive in tables.fresh_outputs or (
+        eqn.primitive in tables.ufuncs and eqn.outvars[0].aval.ndim):
+      owned.update(eqn.outvars)
+  for eqn in eqns:  # a tile reads its operands' rows and keeps no reference to them
+    if id(eqn) not in in_tiled and eqn.primitive not in tables.ufuncs:
+      owned.difference_update(eqn.invars)
+  return owned
+
+
+def _output_donors(k: fusion.Kernel, owned: set, last_use: dict) -> list:
+  """For each output of tiled kernel `k`, the index of an operand whose buffer it may be written
+  into, or -1. The operand must be owned, die in this kernel, have the output's shape and dtype,
+  be read by rows only, and not be read (nor any view the tile makes of it) after the eqn that
+  writes the output. Tiles hold disjoint rows, so a tile reads the rows it overwrites first."""
+  end = k.first + len(k.eqns)
+  modes = {}
+  for v, mode in k.inputs:
+    modes.setdefault(v, set()).add(mode)
+  position = {e.outvars[0]: j for j, e in enumerate(k.eqns)}
+  taken, donors = set(), []
+  for out in k.outputs:
+    j_out = position[out]
+    pick = -1
+    if k.eqns[j_out].primitive.name not in fusion.VIEWS:
+      for idx, (v, mode) in enumerate(k.inputs):
+        if (mode != fusion.TILE or modes[v] != {fusion.TILE} or v in taken or v not in owned
+            or not k.first <= last_use.get(v, -1) < end or v.aval.shape != out.aval.shape
+            or v.aval.dtype != out.aval.dtype):
+          continue
+        aliases, last_read = {v}, -1
+        for j, e in enumerate(k.eqns):
+          if any(a in aliases for a in e.invars):
+            last_read = j
+            if e.primitive.name in fusion.VIEWS:
+              aliases.update(e.outvars)
+        if last_read <= j_out:
+          pick = idx
+          taken.add(v)
+          break
+    donors.append(pick)
+  return donors
 
 
 def fused_source(jaxpr: core.Jaxpr, consts: list, fn_name: str, tables,
-                 fuse_bits: bool = True):
+                 fuse_bits: bool = True, donated: tuple = ()):
   """(source, globals, kernels): tile functions, then the jaxpr's function calling them.
-  `kernels` lists (global name, TiledKernel arguments) to bind once the source is run."""
-  namer, glob, atom, counter = tier0._source_context(jaxpr, consts)
+  `kernels` lists (global name, TiledKernel arguments) to bind once the source is run.
+  None where no kernel is tiled: tier 0's code is then the whole program.
+
+  Between tiled kernels the eqns are tier 0's lines, with tier 0's buffer reuse (`out=` into
+  dying buffers, donated inputs `donated` included) and freeing of dead big values."""
   items, eqns, last_use = fusion.plan(jaxpr, fuse_bits)
+  if not any(isinstance(it, fusion.Kernel) and _tiled(it) for it in items):
+    return None
+  namer, glob, atom, counter = tier0._source_context(jaxpr, consts)
   args = [namer(v) for v in jaxpr.invars]
   defs, body, kernels, run, index = [], [], [], [], 0
   notes = {}  # position in `run` -> comment line naming the untiled kernel starting there
+  free_dead = set(jaxpr.invars)  # never freed: the caller holds them; grows as values die
+  # A donated input may take a result inside a run of tier 0 lines only if every eqn reading
+  # it is in that run (the run tracks views of it; a kernel's reads are outside its view).
+  donors = {jaxpr.invars[i] for i in donated}
+  readers = {v: sum(v in e.invars for e in eqns) for v in donors}
+  owned = _owned_values(items, eqns, tables, donors)
 
   def flush():
     # Plain eqns and untiled kernels are one run of tier 0 lines, so buffer reuse (`out=`)
     # spans them exactly as in tier 0.
     if run:
+      mine = {v for v in donors if sum(v in e.invars for e in run) == readers[v]}
       lines = tier0._eqn_lines(run, index - len(run), last_use, namer, atom, glob, counter,
-                               "  ", tables)
-      for j, line in enumerate(lines):
-        if j in notes:
-          body.append(notes[j])
+                               "  ", tables, mine, free_dead)
+      j = 0
+      for line in lines:
+        if j in notes and not line.lstrip().startswith("del "):
+          body.append(notes.pop(j))
         body.append(line)
+        j += not line.lstrip().startswith("del ")
       run.clear()
       notes.clear()
 
@@ -147,27 +286,30 @@ def fused_source(jaxpr: core.Jaxpr, consts: list, fn_name: str, tables,
       index += 1
       continue
     k, kid = item, len(defs)
-    tiled = k.elements >= tiled_executor.SMALL_ELEMENTS and (_WORKERS > 1 or len(k.eqns) > 1)
-    if not tiled:
+    if not _tiled(k):
       notes[len(run)] = (f"  # kernel {kid} (untiled: {k.elements} elements < "
                          f"{tiled_executor.SMALL_ELEMENTS}): {k.describe()}")
       run.extend(k.eqns)
       defs.append(None)
     else:
       flush()
-      src, call_args = kernel_source(k, kid, namer, atom, glob, counter, last_use, tables)
+      reuse = _output_donors(k, owned, last_use)
+      src, call_args = kernel_source(k, kid, namer, atom, glob, counter, last_use, tables,
+                                     reuse)
       rows = tiled_executor.tile_rows(k.n, k.row_bytes, _WORKERS)
       quiet = any(e.primitive in tables.quiet for e in k.eqns)
       tiles = -(-k.n // rows)
+      into = [f"{namer(o)} into {call_args[r]}" for o, r in zip(k.outputs, reuse) if r >= 0]
       body.append(f"  # kernel {kid} (tiled: {tiles} tiles of {rows} rows, "
-                  f"{min(_WORKERS, tiles)} threads): {k.describe()}")
+                  f"{min(_WORKERS, tiles)} threads{'; ' if into else ''}{', '.join(into)}): "
+                  f"{k.describe()}")
       outs = [namer(v) for v in k.outputs]
       call = f"_k{kid}({', '.join(call_args)})"
       body.append(f"  {', '.join(outs)}, = {call}" if outs else f"  {call}")
       defs.append(src)
       kernels.append((f"_k{kid}", f"_k{kid}_tile", k.n, rows,
                       [mode == fusion.TILE for _, mode in k.inputs],
-                      [(v.aval.shape, v.aval.dtype) for v in k.outputs], quiet))
+                      [(v.aval.shape, v.aval.dtype) for v in k.outputs], quiet, reuse))
     index += len(k.eqns)
   flush()
   rets = [atom(v) for v in jaxpr.outvars]
@@ -175,18 +317,6 @@ def fused_source(jaxpr: core.Jaxpr, consts: list, fn_name: str, tables,
   main = "\n".join(tier0._quiet(lines, eqns, tables))
   src = "\n\n".join([d for d in defs if d] + [main])
   return src, glob, kernels
-
-
-def _has_big_values(jaxpr) -> bool:
-  """Whether any value could make a kernel tiled (`SMALL_ELEMENTS` or more elements): a
-  kernel's size is its largest operand or result, each an input of the jaxpr or an eqn's
-  result."""
-  small = tiled_executor.SMALL_ELEMENTS
-  for v in (*jaxpr.invars, *jaxpr.constvars, *(o for e in jaxpr.eqns for o in e.outvars)):
-    shape = getattr(v.aval, "shape", None)
-    if shape and math.prod(shape) >= small:
-      return True
-  return False
 
 
 class TiledBackend(tier0.NumpyBackend):
@@ -203,29 +333,41 @@ class TiledBackend(tier0.NumpyBackend):
   fuse_random_bits = True
 
   def compile(self, closed: core.ClosedJaxpr, donated: tuple = ()):
-    jaxpr, consts = passes.optimize(closed)
+    return self.compile_optimized(*passes.optimize(closed), donated)
+
+  def compile_optimized(self, jaxpr: core.Jaxpr, consts: list, donated: tuple = ()):
+    """`compile` of a jaxpr `passes.optimize` already ran on (tiers.PendingTier1 hands over
+    the program it looked at)."""
     name = tier0.JAXPR_FN  # one name for all (see numpy_codegen.JAXPR_FN)
-    if not _has_big_values(jaxpr):
-      # No kernel can reach the tiled size: tier 0's code as is, with no fusion pass (the
-      # small-array path costs first calls nothing over tier 0), donated buffers reused as there.
-      src, glob = tier0.jaxpr_to_source(jaxpr, consts, name, self.tables, donated)
-      fn = tier0._exec_source(src, glob, name)
-      fn.__jaxlite_kernels__ = []
-      return fn
-    src, glob, kernels = fused_source(jaxpr, consts, name, self.tables, self.fuse_random_bits)
+    if not tiers.has_big_values(jaxpr, tiled_executor.SMALL_ELEMENTS):
+      # No kernel can reach the tiled size: tier 0's code, with no fusion pass (the small-array
+      # path costs first calls nothing over tier 0).
+      return self._tier0(jaxpr, consts, name, donated)
+    fused = fused_source(jaxpr, consts, name, self.tables, self.fuse_random_bits, donated)
+    if fused is None:  # nothing to tile: tier 0's code, with its buffer reuse and freeing
+      return self._tier0(jaxpr, consts, name, donated)
+    src, glob, kernels = fused
     exec(compile(src, f"<jaxlite {self.name} {name}>", "exec"), glob)
     wrap = self._kernel_wrapper(jaxpr)
-    for gname, tile_name, n, rows, tiled, outs, quiet in kernels:
+    for gname, tile_name, n, rows, tiled, outs, quiet, reuse in kernels:
       glob[gname] = wrap(gname, tiled_executor.TiledKernel(glob[tile_name], n, rows, tiled, outs,
-                                                            quiet))
+                                                            quiet, reuse))
     fn = glob[name]
     fn.__jaxlite_source__ = src
     fn.__jaxlite_kernels__ = [glob[g] for g, *_ in kernels]
     return fn
 
+  def _tier0(self, jaxpr, consts, name, donated):
+    """Tier 0's code for the program, donated buffers reused as there."""
+    src, glob = tier0.jaxpr_to_source(jaxpr, consts, name, self.tables, donated)
+    fn = tier0._exec_source(src, glob, name)
+    fn.__jaxlite_kernels__ = []
+    return fn
+
   def compile_donating(self, closed, donated):
-    # Donated buffers are reused where tier 0's code runs (programs with no value of tiled
-    # size); fused kernels write into fresh buffers (the donated ones are still deleted).
+    # Donated buffers are reused by tier 0's lines (between kernels, or the whole program when
+    # nothing is tiled); fused kernels write into fresh buffers (the donated ones are still
+    # deleted).
     return self.compile(closed, donated)
 
   def _kernel_wrapper(self, jaxpr):

@@ -12,10 +12,14 @@ two add up to at most one thread per core at any moment.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import threading
+import time
 
 import numpy as np
+
+from jaxlite._src.compiler import tiers
 
 # Target bytes of one tile, counted as the sum of every value the kernel reads or makes for
 # its rows (fusion.Kernel.row_bytes). That sum is an upper bound: buffers are reused within a
@@ -24,9 +28,9 @@ import numpy as np
 # Python overhead (~15 NumPy calls a tile), 1 MiB is within noise of the best on every row.
 TILE_BYTES = 1024 * 1024
 
-# Kernels whose largest value has fewer elements run inline as tier 0 code: below this, a pool
-# hand-off (tens of microseconds) costs more than the cache and the second core win.
-SMALL_ELEMENTS = 1 << 17
+# Kernels whose largest value has fewer elements run inline as tier 0 code (see tiers.py, which
+# decides without loading tier 1 whether a program has a value this big).
+SMALL_ELEMENTS = tiers.SMALL_ELEMENTS
 
 
 def worker_count() -> int:
@@ -78,53 +82,132 @@ if hasattr(os, "register_at_fork"):
   os.register_at_fork(after_in_child=_forget_pool_in_child)
 
 
+# How a kernel runs a call: its tile function once over all rows (tier 0's whole-array NumPy
+# calls, no per-tile overhead), over the tiles on the calling thread, or over the tiles on the
+# calling thread plus the pool.
+WHOLE, TILES, POOLED = "whole", "tiles", "pool"
+
+# Adaptive choice between them (env JAXLITE_TIER1_ADAPT=0: always tiles, pooled where threads
+# exist). Tiling wins only where a kernel's values outgrow the caches, and the pool only where
+# a second core is free: a worker preempted while it holds the GIL stalls the caller, which on a
+# loaded 2-core machine made a pooled kernel 4x slower than one thread (measured). Neither is
+# known when the program compiles, so each kernel times its calls: the first PROBES calls of
+# each mode (the pooled and tiled ones first), then the fastest mode, trying another mode after
+# REPROBE calls and switching when it is faster than the current mode's latest call; each try
+# that loses doubles the wait before the next (up to REPROBE_MAX calls), so a mode that is much
+# slower (4x, a starved pool) costs a few percent at first and then next to nothing.
+ADAPTIVE = os.environ.get("JAXLITE_TIER1_ADAPT", "1").strip().lower() not in ("0", "false",
+                                                                             "no", "off")
+PROBES = 2
+REPROBE = 32
+REPROBE_MAX = 2048
+
+
 class TiledKernel:
   """Calls `tile_fn(first_row, n_rows, *operand_tiles, *output_tiles)` for each tile of the
-  `n` rows (the first row places a tile in the whole, e.g. random_bits' counters).
+  `n` rows (the first row places a tile in the whole, e.g. random_bits' counters), or once over
+  all rows (mode WHOLE; see ADAPTIVE).
 
   `tiled[k]` says whether operand k is sliced by rows (else passed whole, to broadcast);
-  `outs` are the outputs' (shape, dtype). `last_tiles` / `last_threads` record the latest
-  call (how many tiles ran, on how many distinct threads)."""
+  `outs` are the outputs' (shape, dtype); `reuse[j]` the operand output j is written into.
+  `last_tiles` / `last_threads` / `last_mode` record the latest call (how many tiles ran, on
+  how many distinct threads, in which mode); `mode` is the mode chosen once probing is done.
 
-  def __init__(self, tile_fn, n: int, rows: int, tiled, outs, quiet: bool):
+  Pooled tiles are claimed one at a time from a shared counter by the calling thread and the
+  pool's workers, so the caller never waits for a worker that has not started: a worker that
+  gets no core finds no tiles left, and the caller waits at most for the tiles workers are
+  running (dynamic scheduling, not a fixed split)."""
+
+  def __init__(self, tile_fn, n: int, rows: int, tiled, outs, quiet: bool, reuse=None):
     self.tile_fn, self.n, self.rows = tile_fn, n, rows
     self.tiled = tuple(tiled)
     self.outs = tuple(outs)
+    # Per output, the operand whose buffer it is written into (a dying buffer the program owns,
+    # as tier 0's `out=`: no fresh allocation and its page faults), or -1 for a new buffer.
+    self.reuse = tuple(reuse) if reuse is not None and any(r >= 0 for r in reuse) else None
     self.quiet = quiet
     self.bounds = [(lo, min(lo + rows, n)) for lo in range(0, n, rows)]
-    self.last_tiles = 0
-    self.last_threads = 0
-
-  def chunks(self, workers: int) -> list:
-    """The tiles split into at most `workers` contiguous runs of near-equal length."""
-    b, w = self.bounds, max(1, min(workers, len(self.bounds)))
-    step, extra = divmod(len(b), w)
-    out, lo = [], 0
-    for k in range(w):
-      hi = lo + step + (k < extra)
-      out.append(b[lo:hi])
-      lo = hi
-    return out
+    self.last_tiles = self.last_threads = 0
+    self.last_mode = self.mode = None
+    self.modes = None  # the candidate modes, settled on the first call (the pool exists then)
+    self.calls = 0
+    self.recent = {}   # mode -> seconds of its best probe, then of its latest call
+    self.interval = REPROBE  # calls from one try of another mode to the next
+    self.next_try = 0
+    self.tries = 0
 
   def __call__(self, *operands):
-    outs = [np.empty(shape, dtype) for shape, dtype in self.outs]
-    executor, workers = POOL.get()
-    threads = set()
-    if executor is None or workers == 1 or len(self.bounds) == 1:
-      self._run(self.bounds, operands, outs, threads)
+    if self.reuse is None:
+      outs = [np.empty(shape, dtype) for shape, dtype in self.outs]
     else:
-      first, *rest = self.chunks(workers)
-      futures = [executor.submit(self._run, c, operands, outs, threads) for c in rest]
-      try:
-        self._run(first, operands, outs, threads)
-      finally:
-        for f in futures:
-          f.result()
-    self.last_tiles, self.last_threads = len(self.bounds), len(threads)
+      outs = [operands[r] if r >= 0 else np.empty(shape, dtype)
+              for r, (shape, dtype) in zip(self.reuse, self.outs)]
+    executor, workers = POOL.get()
+    modes = self.modes
+    if modes is None:
+      modes = self.modes = self._candidates(executor, workers)
+    if len(modes) == 1:
+      self._run(modes[0], executor, workers, operands, outs)
+      return outs
+    mode = self._pick(modes)
+    t = time.perf_counter()
+    self._run(mode, executor, workers, operands, outs)
+    self._record(modes, mode, time.perf_counter() - t)
     return outs
 
-  def _run(self, bounds, operands, outs, threads) -> None:
-    threads.add(threading.get_ident())
+  def _candidates(self, executor, workers) -> tuple:
+    tiled = len(self.bounds) > 1
+    pooled = tiled and executor is not None and workers > 1
+    if not ADAPTIVE:
+      return (POOLED,) if pooled else (TILES,)
+    return (POOLED,) * pooled + (TILES,) * tiled + (WHOLE,)
+
+  def _pick(self, modes):
+    c = self.calls
+    self.calls = c + 1
+    if c < PROBES * len(modes):
+      return modes[c % len(modes)]
+    if c >= self.next_try:  # now and then, another mode: the machine's load changes
+      self.next_try = c + REPROBE_MAX  # until this try is timed (`_record` sets the next)
+      self.tries += 1
+      others = [m for m in modes if m != self.mode]
+      return others[self.tries % len(others)]
+    return self.mode
+
+  def _record(self, modes, mode, dt) -> None:
+    recent = self.recent
+    if self.mode is None:  # probing: keep each mode's best call
+      recent[mode] = min(recent.get(mode, dt), dt)
+      if self.calls >= PROBES * len(modes):
+        self.mode = min(modes, key=lambda m: recent.get(m, float("inf")))
+        self.next_try = self.calls + self.interval
+    elif mode == self.mode:
+      recent[mode] = dt
+    else:
+      recent[mode] = dt
+      if dt < 0.9 * recent.get(self.mode, float("inf")):
+        self.mode, self.interval = mode, REPROBE
+      else:
+        self.interval = min(2 * self.interval, REPROBE_MAX)
+      self.next_try = self.calls - 1 + self.interval  # counted from the try's own call
+
+  def _run(self, mode, executor, workers, operands, outs) -> None:
+    self.last_mode = mode
+    if mode == WHOLE:
+      self._tiles([(0, self.n)], operands, outs)
+      self.last_tiles = self.last_threads = 1
+    elif mode == TILES:
+      self._tiles(self.bounds, operands, outs)
+      self.last_tiles, self.last_threads = len(self.bounds), 1
+    else:
+      job = _Job(self, operands, outs)
+      for _ in range(min(workers, len(self.bounds)) - 1):
+        executor.submit(job.work)
+      job.work()
+      job.wait()
+      self.last_tiles, self.last_threads = len(self.bounds), len(job.threads)
+
+  def _tiles(self, bounds, operands, outs) -> None:
     fn, tiled = self.tile_fn, self.tiled
     if self.quiet:  # errstate is per thread: a worker does not see the caller's
       with np.errstate(all="ignore"):
@@ -135,6 +218,60 @@ class TiledKernel:
       for lo, hi in bounds:
         fn(lo, hi - lo, *[x[lo:hi] if t else x for x, t in zip(operands, tiled)],
            *[o[lo:hi] for o in outs])
+
+
+class _Job:
+  """One call of a TiledKernel shared by the threads running it: `work` claims tiles until none
+  are left; `wait` returns once every claimed tile is done (raising the first tile error)."""
+  __slots__ = ("kernel", "operands", "outs", "claim", "lock", "done", "finished", "threads",
+               "error")
+
+  def __init__(self, kernel: TiledKernel, operands, outs):
+    self.kernel, self.operands, self.outs = kernel, operands, outs
+    self.claim = itertools.count().__next__  # atomic: one C call under the GIL
+    self.lock = threading.Lock()
+    self.done = threading.Event()
+    self.finished = 0
+    self.threads = set()
+    self.error = None
+
+  def work(self) -> None:
+    bounds, claim, count = self.kernel.bounds, self.claim, 0
+    i = claim()
+    if i >= len(bounds):
+      return  # a worker that started after the last tile was taken
+    try:
+      if self.kernel.quiet:
+        with np.errstate(all="ignore"):
+          count = self._loop(i, bounds, claim)
+      else:
+        count = self._loop(i, bounds, claim)
+    finally:
+      with self.lock:
+        self.threads.add(threading.get_ident())
+        self.finished += count
+        if self.finished == len(bounds):
+          self.done.set()
+
+  def _loop(self, i, bounds, claim) -> int:
+    fn, tiled, operands, outs = self.kernel.tile_fn, self.kernel.tiled, self.operands, self.outs
+    count = 0
+    while i < len(bounds):
+      count += 1  # a tile that raises counts as finished: the error is raised by `wait`
+      if self.error is None:
+        lo, hi = bounds[i]
+        try:
+          fn(lo, hi - lo, *[x[lo:hi] if t else x for x, t in zip(operands, tiled)],
+             *[o[lo:hi] for o in outs])
+        except BaseException as e:  # noqa: BLE001 - handed to the calling thread
+          self.error = e
+      i = claim()
+    return count
+
+  def wait(self) -> None:
+    self.done.wait()
+    if self.error is not None:
+      raise self.error
 
 
 def tile_rows(n: int, row_bytes: int, workers: int) -> int:

@@ -163,14 +163,3 @@ def tier1_backend():
     from jaxlite._src.compiler.native import backend
     return backend.NATIVE
   return t1.TIER1
-
-
-def _on_flag(value) -> None:
-  from jaxlite._src.compiler import backend as backend_lib
-  _state.on = bool(value)
-  current = backend_lib.get_backend()
-  if current.name in ("numpy-tiled", "numpy-native"):
-    backend_lib.install_backend(tier1_backend())
-
-
-config._add_listener("jax_jaxlite_native", _on_flag)

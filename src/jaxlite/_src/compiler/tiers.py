@@ -1,0 +1,129 @@
+"""Which tier compiles jitted code (flags `jax_jaxlite_tier`, `jax_jaxlite_native`); lazy tier 1.
+
+`import jaxlite` loads no tier-1 or native code: tier 1 starts as `PendingTier1`, which compiles
+programs with no value of tiled size exactly as tier 1 would (tier 0's code), and loads and
+installs the real tier-1 backend (or the native one) on the first compile that can use it.
+"""
+from __future__ import annotations
+
+import math
+import sys
+
+from jaxlite._src.compiler import backend as backend_lib
+from jaxlite._src.compiler import numpy_codegen as tier0
+from jaxlite._src.compiler import passes
+from jaxlite._src.config import config
+
+# Kernels whose largest value has fewer elements run inline as tier 0 code: below this, a pool
+# hand-off (tens of microseconds) costs more than the cache and the second core win. Tier 1
+# reads it as `tiled_executor.SMALL_ELEMENTS` (tests lower it there).
+SMALL_ELEMENTS = 1 << 17
+
+# The native tier's threefry runs draws of this many elements or more (native/backend.py): a
+# program with such a draw needs the native tier's tables even when nothing in it is tiled.
+THREEFRY_MIN = 1 << 16
+
+_TIER1_MODULE = "jaxlite._src.compiler.tier1_backend"
+TIER1_NAMES = ("numpy-tiled", "numpy-native")
+
+
+# Primitives never in a kernel (BLAS keeps them): a big value that only they read or make gives
+# tier 1 nothing to tile (an MLP's weights read only by its matmuls).
+_NEVER_FUSED = frozenset(("dot_general", "conv_general_dilated"))
+
+
+def has_big_values(jaxpr, small: int = SMALL_ELEMENTS) -> bool:
+  """Whether a kernel could be tiled: some eqn that may join one (any but a matmul or
+  convolution) reads or makes a value of `small` or more elements (a kernel's size is its
+  largest operand or result)."""
+  for e in jaxpr.eqns:
+    if e.primitive.name in _NEVER_FUSED:
+      continue
+    for v in (*e.invars, *e.outvars):
+      shape = getattr(v.aval, "shape", None)
+      if shape and math.prod(shape) >= small:
+        return True
+  return False
+
+
+def _needs_tier1(jaxpr) -> bool:
+  if has_big_values(jaxpr):
+    return True
+  return any(e.primitive.name == "random_bits" and math.prod(e.outvars[0].aval.shape)
+             >= THREEFRY_MIN for e in jaxpr.eqns)
+
+
+def load_tier1() -> backend_lib.Backend:
+  """The backend tier 1 is now: the native one where that tier is on and numba is installed,
+  else tier 1's. Loads their modules (never numba itself)."""
+  from jaxlite._src.compiler import native
+  return native.tier1_backend()
+
+
+class PendingTier1(tier0.NumpyBackend):
+  """Tier 1 before its code is loaded. Programs without a value of tiled size compile to tier 0's
+  code, which is what tier 1 makes of them; the first program with one (or once tier 1's modules
+  are loaded anyway) loads tier 1, installs it in this placeholder's place and compiles there."""
+  name = "numpy-tier1-pending"
+  platform = "cpu"
+
+  def __init__(self):
+    super().__init__()
+    self.resolved = None  # the backend that took this placeholder's place
+
+  def resolve(self) -> backend_lib.Backend:
+    real = self.resolved = load_tier1()
+    if backend_lib._state.current is self:
+      backend_lib.install_backend(real)
+    return real
+
+  def compile(self, closed, donated: tuple = ()):
+    if _TIER1_MODULE in sys.modules:  # already loaded (by a test, say): nothing left to save
+      return self.resolve().compile_donating(closed, donated)
+    jaxpr, consts = passes.optimize(closed)
+    if _needs_tier1(jaxpr):
+      return self.resolve().compile_optimized(jaxpr, consts, donated)
+    name = tier0.JAXPR_FN  # one name for all (see numpy_codegen.JAXPR_FN)
+    src, glob = tier0.jaxpr_to_source(jaxpr, consts, name, self.tables, donated)
+    fn = tier0._exec_source(src, glob, name)
+    fn.__jaxlite_kernels__ = []
+    return fn
+
+  def compile_donating(self, closed, donated):
+    return self.compile(closed, donated)
+
+
+PENDING = PendingTier1()
+
+
+def _tier1() -> backend_lib.Backend:
+  return load_tier1() if _TIER1_MODULE in sys.modules else PENDING
+
+
+def select_tier(tier: int) -> None:
+  """`jax_jaxlite_tier` (env JAXLITE_TIER): 1, the default, installs tier 1 (its code loads on
+  the first compile that needs it), 0 the NumPy backend. Any other installed backend is left
+  alone."""
+  current = backend_lib._state.current
+  if tier == 1 and current is tier0.NUMPY:
+    backend_lib.install_backend(_tier1())
+  elif tier == 0 and (current is PENDING or current.name in TIER1_NAMES):
+    backend_lib.install_backend(tier0.NUMPY)
+
+
+def _on_native_flag(value) -> None:
+  native = sys.modules.get("jaxlite._src.compiler.native")
+  if native is not None:  # kernels already wrapped for the native tier read this switch
+    native._state.on = bool(value)
+  if backend_lib._state.current.name in TIER1_NAMES:
+    backend_lib.install_backend(load_tier1())
+  # A pending tier 1 reads the flag when it loads.
+
+
+# `get_backend(name)` imports these on first ask.
+backend_lib.register_lazy_backend("numpy-tiled", _TIER1_MODULE)
+backend_lib.register_lazy_backend("numpy-native", "jaxlite._src.compiler.native.backend")
+config._add_listener("jax_jaxlite_tier", select_tier)
+config._add_listener("jax_jaxlite_native", _on_native_flag)
+if config.jax_jaxlite_tier:
+  select_tier(config.jax_jaxlite_tier)
