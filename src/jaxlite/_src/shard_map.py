@@ -192,19 +192,21 @@ def _indices(spec, mesh, shape) -> list:
 _writers_memo: dict = {}
 
 
-def _writers(out_specs, mesh, out_avals) -> list:
-  """Per output, the devices whose block `_assemble` reads (device 0 for a replicated one, the
-  first device holding each distinct block otherwise); cached."""
-  key = (out_specs, mesh, tuple(a.shape for a in out_avals))
+def _writers(out_specs, mesh, out_avals, check_vma) -> list:
+  """Per output, the devices whose block `_assemble` reads (cached): the first device holding
+  each distinct block; for a fully replicated output typed so by check_vma (every replica is
+  the same) one device, chosen to balance the elements each computes (a data-parallel step's
+  parameter updates are then shared out), else device 0 (as JAX reads it)."""
+  key = (out_specs, mesh, tuple(a.shape for a in out_avals), check_vma)
   hit = _writers_memo.get(key)
   if hit is None:
     if len(_writers_memo) >= 1024:
       _writers_memo.clear()
-    hit = _writers_memo[key] = _find_writers(out_specs, mesh, out_avals)
+    hit = _writers_memo[key] = _find_writers(out_specs, mesh, out_avals, check_vma)
   return hit
 
 
-def _find_writers(out_specs, mesh, out_avals) -> list:
+def _find_writers(out_specs, mesh, out_avals, check_vma) -> list:
   out = []
   for spec, aval in zip(out_specs, out_avals):
     if not any(spec_names(e) for e in spec):
@@ -217,6 +219,13 @@ def _find_writers(out_specs, mesh, out_avals) -> list:
         seen.add(key)
         devs.add(d)
     out.append(devs)
+  if check_vma:
+    load = [0] * mesh.devices.size
+    for i in sorted((i for i, w in enumerate(out) if w == {0} and not any(
+        spec_names(e) for e in out_specs[i])), key=lambda i: -math.prod(out_avals[i].shape)):
+      d = load.index(min(load))
+      out[i] = {d}
+      load[d] += math.prod(out_avals[i].shape)
   return out
 
 
@@ -229,7 +238,7 @@ def _impl(*args, jaxpr, mesh, in_specs, out_specs, check_vma, newly_manual_axes)
   local = any(isinstance(a, _LocalBlocks) for a in args)
   # Over a mesh spanning processes every local block is read: all devices run it whole.
   writers = [set(range(mesh.devices.size))] * len(out_specs) if local or \
-      not _fully_addressable(mesh) else _writers(out_specs, mesh, jaxpr.out_avals)
+      not _fully_addressable(mesh) else _writers(out_specs, mesh, jaxpr.out_avals, check_vma)
   progs = programs.device_programs(jaxpr, mesh, writers)
   runs = {}
   for p in progs:
@@ -246,8 +255,8 @@ def _impl(*args, jaxpr, mesh, in_specs, out_specs, check_vma, newly_manual_axes)
   if any(o is None for o in outs):  # a mesh over several processes: this process's blocks
     return [_LocalBlocks(mesh, {mesh.devices.flat[d]: o[i] for d, o in enumerate(outs)
                                 if o is not None}) for i in range(len(jaxpr.out_avals))]
-  return [_assemble([o[i] for o in outs], s, mesh, coords, aval)
-          for i, (s, aval) in enumerate(zip(out_specs, jaxpr.out_avals))]
+  return [_assemble([o[i] for o in outs], s, mesh, coords, aval, w)
+          for i, (s, aval, w) in enumerate(zip(out_specs, jaxpr.out_avals, writers))]
 
 
 class _LocalBlocks:
@@ -275,10 +284,11 @@ def _local_blocks(a, mesh, spec):
   return _LocalBlocks(mesh, {d: b for d, _, _, b in array.shard_views(a)})
 
 
-def _assemble(blocks, spec, mesh, coords, aval):
-  """The global buffer of one output from every device's block (one buffer when replicated)."""
+def _assemble(blocks, spec, mesh, coords, aval, writers=(0,)):
+  """The global buffer of one output from every device's block (one buffer, from its writer,
+  when replicated)."""
   if not any(spec_names(e) for e in spec):
-    return np.asarray(blocks[0])
+    return np.asarray(blocks[min(writers)])
   shape = global_shape(aval.shape, spec, mesh)
   out = np.empty(shape, prng.storage_dtype(aval.dtype))
   seen = set()
