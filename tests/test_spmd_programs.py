@@ -86,6 +86,9 @@ if sys.argv[1] == "jaxlite":
   progs = programs.device_programs(closed, mesh2, writers)
   out["eqns"] = [len(p.closed.jaxpr.eqns) for p in progs]
   out["eqns_whole"] = len(programs.fuse_psums(closed).jaxpr.eqns)
+  from jaxlite._src.lax import parallel
+  fused = jax.vmap(lambda a, b: parallel.psum_fused_p.bind(a, b, axes=("i",)), axis_name="i")
+  out["fused_vmap"] = [np.asarray(o).tolist() for o in fused(np.arange(3.), A[:3])]
   out["fused"] = [sum(e.primitive.name == "psum_fused" for e in p.closed.jaxpr.eqns)
                   for p in progs]
 print(json.dumps(out))
@@ -131,6 +134,13 @@ def test_replicated_outputs_shared_out_and_replicas_pruned(ours):
   assert all(len(w) == 1 for w in writers)
   # each device's program drops the updates of the parameters the other one returns
   assert max(ours["eqns"]) < ours["eqns_whole"]
+
+
+def test_fused_psum_under_vmap_is_one_psum_per_operand(ours):
+  A = np.arange(8, dtype=np.float32).reshape(4, 2)
+  a, b = ours["fused_vmap"]
+  assert a == [3.0] * 3
+  np.testing.assert_array_equal(b, np.tile(A[:3].sum(0), (3, 1)))
 
 
 def test_mixed_collectives_known_answers(ours):

@@ -130,6 +130,14 @@ psum_fused_p.def_impl(lambda *xs, axes: reduce_many(runtime.group_of(axes),
                                                     [np.asarray(x) for x in xs], np.add))
 
 
+def _psum_fused_batcher(axis_data, vals, dims, *, axes):
+  # Each operand as its own psum (what the fused eqn stands for).
+  rule = batching.axis_primitive_batchers[psum_p]
+  outs = [rule(axis_data, [v], [d], axes=axes, axis_index_groups=None)
+          for v, d in zip(vals, dims)]
+  return [o for o, _ in outs], [d for _, d in outs]
+
+
 def _reduction_collective(name, np_reduce, ufunc, replicated):
   """A reduction over named and positional axes. `replicated(x, n)` is its value for an operand
   that is the same on each of the n members of a named axis (psum: n * x; pmax/pmin: x)."""
@@ -196,6 +204,7 @@ def _scalar_like(n, x):
 
 
 psum_p = _reduction_collective("psum", np.sum, np.add, _times_size)
+batching.axis_primitive_batchers[psum_fused_p] = _psum_fused_batcher
 pmax_p = _reduction_collective("pmax", np.max, np.maximum, lambda x, n: x)
 pmin_p = _reduction_collective("pmin", np.min, np.minimum, lambda x, n: x)
 
