@@ -25,6 +25,7 @@ EXCLUDED = {
                     "need a named axis: tests/test_vmap.py"),
     **dict.fromkeys(("ppermute", "all_to_all", "reduce_scatter", "pbroadcast", "pvary",
                      "psum_invariant"), "need a named axis: tests/test_shard_map.py"),
+    "psum_fused": "shard_map's fused psums, device programs only: tests/test_spmd_programs.py",
     **dict.fromkeys(("gather", "scatter", "scatter-add", "scatter-mul", "scatter-min",
                      "scatter-max", "scatter-sub"), "index specs: tests/test_indexing.py"),
     **dict.fromkeys(("conv_general_dilated", "reduce_window_sum", "reduce_window_max",

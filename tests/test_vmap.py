@@ -553,7 +553,9 @@ NEVER_BATCHED = {"iota", "custom_lin",
 NAMED_AXES = {"psum", "pmax", "pmin", "all_gather", "axis_index",
               # checked by value under vmap(axis_name=) and shard_map in tests/test_shard_map.py
               "ppermute", "all_to_all", "reduce_scatter", "pbroadcast", "pvary",
-              "psum_invariant", "shard_map"}
+              "psum_invariant", "shard_map",
+              # shard_map's fused psums (device programs only): tests/test_spmd_programs.py
+              "psum_fused"}
 
 
 def test_every_primitive_has_a_batching_rule():

@@ -158,20 +158,15 @@ def _checked_placement(dev, shape):
       if d not in known:
         raise ValueError(f"device_put: device {d} of sharding {dev!r} is not one of this "
                          f"process's devices {known}")
-    factors = getattr(dev, "_factors", None)
-    if factors is not None:
-      spec = tuple(dev.spec)
-      if len(spec) > len(shape):
-        # JAX 0.10.2 fails an internal assert here; a ValueError that says why is kinder.
-        raise ValueError(f"device_put: sharding {dev!r} is only valid for values of rank at "
-                         f"least {len(spec)}, but was applied to a value of shape "
-                         f"{tuple(shape)}")
-      for i, (n, f) in enumerate(zip(shape, factors(len(shape)))):
-        if n % f:
-          raise ValueError(
-              f"Sharding spec {spec} implies that array axis {i} is partitioned {f} times, but "
-              f"does not evenly divide the dimension size {n}. Got shape: {tuple(shape)} and "
-              f"sharding {dev!r}")
+    if getattr(dev, "_factors", None) is not None:
+      if len(dev.spec) > len(shape):
+        raise ValueError(f"One of device_put args is incompatible with its sharding annotation "
+                         f"{dev!r}: Sharding {dev!r} is only valid for values of rank at least "
+                         f"{len(dev.spec)}, but was applied to a value of rank {len(shape)}.")
+      if devices.sharding_in_type(dev):  # the type's ValueError, as JAX checks it first
+        from jaxlite._src.sharding.named_sharding import check_type_divisible
+        check_type_divisible(dev, shape)
+      dev.shard_shape(tuple(shape))  # JAX's IndivisibleError
     return assignment[0] if len(assignment) == 1 and not hasattr(dev, "mesh") else dev
   return _checked_device(dev)
 

@@ -20,7 +20,7 @@ from jaxlite._src.lax import parallel, parallel_comm
 from jaxlite._src.sharding.mesh import AbstractMesh, Mesh, get_abstract_mesh, get_mesh
 from jaxlite._src.sharding.partition_spec import PartitionSpec
 from jaxlite._src.shard_map_vma import annotate, spec_axes
-from jaxlite._src.spmd import runtime
+from jaxlite._src.spmd import programs, runtime
 
 
 class _Infer:
@@ -189,21 +189,74 @@ def _indices(spec, mesh, shape) -> list:
   return hit
 
 
+_writers_memo: dict = {}
+
+
+def _writers(out_specs, mesh, out_avals, check_vma) -> list:
+  """Per output, the devices whose block `_assemble` reads (cached): the first device holding
+  each distinct block; for a fully replicated output typed so by check_vma (every replica is
+  the same) one device, chosen to balance the elements each computes (a data-parallel step's
+  parameter updates are then shared out), else device 0 (as JAX reads it)."""
+  key = (out_specs, mesh, tuple(a.shape for a in out_avals), check_vma)
+  hit = _writers_memo.get(key)
+  if hit is None:
+    if len(_writers_memo) >= 1024:
+      _writers_memo.clear()
+    hit = _writers_memo[key] = _find_writers(out_specs, mesh, out_avals, check_vma)
+  return hit
+
+
+def _find_writers(out_specs, mesh, out_avals, check_vma) -> list:
+  out = []
+  for spec, aval in zip(out_specs, out_avals):
+    if not any(spec_names(e) for e in spec):
+      out.append({0})
+      continue
+    seen, devs = set(), set()
+    for d, idx in enumerate(_indices(spec, mesh, global_shape(aval.shape, spec, mesh))):
+      key = tuple((s.start, s.stop) for s in idx)
+      if key not in seen:
+        seen.add(key)
+        devs.add(d)
+    out.append(devs)
+  if check_vma:
+    load = [0] * mesh.devices.size
+    for i in sorted((i for i, w in enumerate(out) if w == {0} and not any(
+        spec_names(e) for e in out_specs[i])), key=lambda i: -math.prod(out_avals[i].shape)):
+      d = load.index(min(load))
+      out[i] = {d}
+      load[d] += math.prod(out_avals[i].shape)
+  return out
+
+
+def _run_program(run, *blocks):
+  return run(*blocks)
+
+
 def _impl(*args, jaxpr, mesh, in_specs, out_specs, check_vma, newly_manual_axes):
   args = [a if isinstance(a, _LocalBlocks) else np.asarray(a) for a in args]
-  exe = backend.compile_jaxpr(jaxpr)
+  local = any(isinstance(a, _LocalBlocks) for a in args)
+  # Over a mesh spanning processes every local block is read: all devices run it whole.
+  writers = [set(range(mesh.devices.size))] * len(out_specs) if local or \
+      not _fully_addressable(mesh) else _writers(out_specs, mesh, jaxpr.out_avals, check_vma)
+  progs = programs.device_programs(jaxpr, mesh, writers)
+  runs = {}
+  for p in progs:
+    if id(p) not in runs:
+      runs[id(p)] = p.executable()
   coords = runtime.mesh_coords(mesh)
   index = [None if isinstance(a, _LocalBlocks) else _indices(s, mesh, a.shape)
            for a, s in zip(args, in_specs)]
-  per_device = [[a.block(i) if ix is None else a[ix[i]] for a, ix in zip(args, index)]
+  per_device = [[runs[id(progs[i])]] + [a.block(i) if ix is None else a[ix[i]]
+                                        for a, ix in zip(args, index)]
                 for i in range(len(coords))]
-  inline = not any(isinstance(a, _LocalBlocks) for a in args) and _runs_inline(jaxpr)
-  outs = runtime.run_spmd(mesh, lambda *xs: list(exe(*xs)), per_device, inline=inline)
+  inline = not local and _runs_inline(jaxpr)
+  outs = runtime.run_spmd(mesh, _run_program, per_device, inline=inline)
   if any(o is None for o in outs):  # a mesh over several processes: this process's blocks
     return [_LocalBlocks(mesh, {mesh.devices.flat[d]: o[i] for d, o in enumerate(outs)
                                 if o is not None}) for i in range(len(jaxpr.out_avals))]
-  return [_assemble([o[i] for o in outs], s, mesh, coords, aval)
-          for i, (s, aval) in enumerate(zip(out_specs, jaxpr.out_avals))]
+  return [_assemble([o[i] for o in outs], s, mesh, coords, aval, w)
+          for i, (s, aval, w) in enumerate(zip(out_specs, jaxpr.out_avals, writers))]
 
 
 class _LocalBlocks:
@@ -231,10 +284,11 @@ def _local_blocks(a, mesh, spec):
   return _LocalBlocks(mesh, {d: b for d, _, _, b in array.shard_views(a)})
 
 
-def _assemble(blocks, spec, mesh, coords, aval):
-  """The global buffer of one output from every device's block (one buffer when replicated)."""
+def _assemble(blocks, spec, mesh, coords, aval, writers=(0,)):
+  """The global buffer of one output from every device's block (one buffer, from its writer,
+  when replicated)."""
   if not any(spec_names(e) for e in spec):
-    return np.asarray(blocks[0])
+    return np.asarray(blocks[min(writers)])
   shape = global_shape(aval.shape, spec, mesh)
   out = np.empty(shape, prng.storage_dtype(aval.dtype))
   seen = set()
@@ -517,8 +571,8 @@ def _eager_key(f, mesh, manual, flat_in, out_specs, check_vma, in_tree, in_avals
 
 
 def _call(f, mesh, manual, in_specs, out_specs, check_vma, args):
-  from jaxlite._src.shard_map_checks import (check_in_specs, check_out_specs, check_vma_out,
-                                             infer_in_specs)
+  from jaxlite._src.shard_map_checks import (check_arg_devices, check_in_specs,
+                                             check_out_specs, check_vma_out, infer_in_specs)
   from jaxlite._src.call_primitives import as_traceable_arg
   flat, in_tree = tree_util.tree_flatten(args)
   flat = [as_traceable_arg(x) for x in flat]
@@ -537,6 +591,8 @@ def _call(f, mesh, manual, in_specs, out_specs, check_vma, args):
       params, out_tree = hit
       return tree_util.tree_unflatten(out_tree, _eager(flat, params))
   check_in_specs(f, mesh, manual, in_tree, flat_in, in_avals)
+  if eager:
+    check_arg_devices(f, mesh, flat)
   block = _block_avals(in_avals, flat_in, mesh, check_vma, manual)
   out_tree_box = []
 

@@ -1,5 +1,6 @@
-"""shard_map's argument checks with JAX 0.10.2's errors: axis names that are not manual, specs
-longer than the rank, indivisible dimensions, and out_specs claiming replication (check_vma)."""
+"""shard_map's argument checks with JAX 0.10.2's errors: axis names that are not manual or
+repeated, specs longer than the rank, indivisible dimensions, arguments committed to devices
+outside the mesh, and out_specs claiming replication (check_vma)."""
 from __future__ import annotations
 
 import inspect
@@ -45,8 +46,15 @@ def _check_names(mesh, manual, specs, what):
               f"Check the {what}_specs values passed to shard_map.")
 
 
+def _check_unique(specs):
+  from jaxlite._src.sharding.named_sharding import check_unique_axes
+  for spec in specs:
+    check_unique_axes(spec)  # JAX's DuplicateSpecError, worded as for a NamedSharding
+
+
 def check_in_specs(f, mesh, manual, in_tree, specs, avals):
   _check_names(mesh, manual, specs, "in")
+  _check_unique(specs)
   # Leaf i's top-level argument, for the "bound to parameter" phrase.
   tops = []
   for k, kid in enumerate(_children(in_tree)):
@@ -96,6 +104,7 @@ def _children(tree):
 
 def check_out_specs(f, mesh, manual, specs, avals):
   _check_names(mesh, manual, specs, "out")
+  _check_unique(specs)
   name = _fun_name(f)
   for spec, aval in zip(specs, avals):
     # JAX names the output's type without its varying axes here
@@ -151,3 +160,24 @@ def infer_in_specs(flat_args) -> list:
     spec = getattr(getattr(a, "_device", None), "spec", None)
     out.append(spec if isinstance(spec, PartitionSpec) else PartitionSpec())
   return out
+
+
+def check_arg_devices(f, mesh, flat_args):
+  """JAX's error for an argument committed to devices other than the shard_map's mesh (JAX
+  reports it as jit's, since shard_map runs inside one)."""
+  want = None
+  for i, a in enumerate(flat_args):
+    placed = getattr(a, "_device", None)
+    assignment = getattr(placed, "_device_assignment", None)
+    if assignment is None or len(assignment) < 2:
+      continue  # uncommitted or on one device: placed by the in_spec
+    if want is None:
+      want = set(mesh.devices.flat)
+    if set(assignment) != want:
+      ids = sorted(d.id for d in assignment)
+      mesh_ids = [d.id for d in mesh.devices.flat]
+      raise ValueError(
+          f"Received incompatible devices for jitted computation. Got argument args[{i}] of "
+          f"{_fun_name(f)} with shape {a.aval.str_short(short_dtypes=False)} and with device "
+          f"ids {ids} on platform CPU and shard_map inside jit with device ids {mesh_ids} on "
+          "platform CPU")

@@ -85,6 +85,59 @@ def reduce_blocks(group, x, ufunc):
   return _readonly(runtime.exchange_parallel(group, x, prepare, work))
 
 
+def reduce_many(group, xs, ufunc):
+  """`reduce_blocks` of several operands in one rendezvous (two barriers instead of two per
+  operand): operands of at least _PARALLEL_MIN elements are split among the members, smaller
+  ones go whole to one member each (round robin)."""
+  if group.size == 1 or group.layout is not None:
+    return [reduce_blocks(group, x, ufunc) for x in xs]
+
+  def prepare(blocks):
+    return [np.empty(x.shape, np.result_type(*(b[i] for b in blocks)))
+            for i, x in enumerate(xs)]
+
+  def work(blocks, outs, rank, size):
+    for i, out in enumerate(outs):
+      # Split along the leading dim, not the flattened one: an operand may be a strided view
+      # (a transposed gradient), which reshape(-1) would copy whole on every member.
+      if out.size < _PARALLEL_MIN or out.shape[0] < size:
+        if i % size != rank:
+          continue
+        lo, hi = 0, (out.shape[0] if out.ndim else None)
+      else:
+        lo, hi = rank * out.shape[0] // size, (rank + 1) * out.shape[0] // size
+      if hi is None:  # a scalar
+        ufunc(blocks[0][i], blocks[1][i], out=out)
+        for b in blocks[2:]:
+          ufunc(out, b[i], out=out)
+        continue
+      mine = out[lo:hi]
+      ufunc(blocks[0][i][lo:hi], blocks[1][i][lo:hi], out=mine)
+      for b in blocks[2:]:
+        ufunc(mine, b[i][lo:hi], out=mine)
+
+  return [_readonly(o) for o in runtime.exchange_parallel(group, xs, prepare, work)]
+
+
+# psum of several operands over the same axes at once: not a public primitive, only what
+# shard_map's device programs run for a run of psums (spmd/programs.py), one rendezvous.
+psum_fused_p = core.Primitive("psum_fused")
+psum_fused_p.multiple_results = True
+psum_fused_p.meets_peers = True
+psum_fused_p.def_abstract_eval(
+    lambda *xs, axes: [ShapedArray(x.shape, x.dtype, x.weak_type) for x in xs])
+psum_fused_p.def_impl(lambda *xs, axes: reduce_many(runtime.group_of(axes),
+                                                    [np.asarray(x) for x in xs], np.add))
+
+
+def _psum_fused_batcher(axis_data, vals, dims, *, axes):
+  # Each operand as its own psum (what the fused eqn stands for).
+  rule = batching.axis_primitive_batchers[psum_p]
+  outs = [rule(axis_data, [v], [d], axes=axes, axis_index_groups=None)
+          for v, d in zip(vals, dims)]
+  return [o for o, _ in outs], [d for _, d in outs]
+
+
 def _reduction_collective(name, np_reduce, ufunc, replicated):
   """A reduction over named and positional axes. `replicated(x, n)` is its value for an operand
   that is the same on each of the n members of a named axis (psum: n * x; pmax/pmin: x)."""
@@ -151,6 +204,7 @@ def _scalar_like(n, x):
 
 
 psum_p = _reduction_collective("psum", np.sum, np.add, _times_size)
+batching.axis_primitive_batchers[psum_fused_p] = _psum_fused_batcher
 pmax_p = _reduction_collective("pmax", np.max, np.maximum, lambda x, n: x)
 pmin_p = _reduction_collective("pmin", np.min, np.minimum, lambda x, n: x)
 
@@ -190,6 +244,8 @@ def _collective(prim, replicated, x, axis_name, axis_index_groups):
     outs = [prim.bind(leaf, axes=axes, axis_index_groups=axis_index_groups) for leaf in leaves]
     return tree_util.tree_unflatten(tree, outs)
   # Values known in Python are the same on every member of the named axes.
+  if prim is not psum_p:  # JAX's wording for an unbound pmax/pmin (psum's is axis_size's)
+    _check_bound(axes, "psum")
   n = _named_size(axes)
   positional = _split_axes(axes)[1]
   if positional:

@@ -17,7 +17,7 @@ from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.elementwise_functions import asarg
 from jaxlite._src.lax.parallel import (_axes_tuple, _check_bound, _readonly, axis_index,
-                                       axis_size, psum_p)
+                                       axis_is_bound, axis_size, psum_p)
 from jaxlite._src.spmd import runtime
 
 
@@ -119,6 +119,12 @@ def ppermute(x, axis_name, perm):
   `axis_name`; members that receive nothing get zeros."""
   perm = tuple((int(s), int(d)) for s, d in perm)
   names = _axes_tuple(axis_name)
+  if not all(axis_is_bound(a) for a in names):
+    if core.current_trace() is core.eval_trace and not any(
+        isinstance(leaf, core.Tracer) for leaf in tree_util.tree_leaves(x)):
+      # JAX evaluates an unbound ppermute eagerly and has no rule for it
+      raise NotImplementedError("Evaluation rule for 'ppermute' not implemented")
+    _check_bound(names, "ppermute")
   n = axis_size(names)
   srcs, dsts = [s for s, _ in perm], [d for _, d in perm]
   if len(set(srcs)) != len(srcs) or len(set(dsts)) != len(dsts):

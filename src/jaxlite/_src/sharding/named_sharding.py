@@ -14,10 +14,42 @@ class IndivisibleError(ValueError):
   """A sharded dimension is not divisible by its number of shards."""
 
 
+class DuplicateSpecError(Exception):
+  """A spec maps one mesh axis to two dimensions (or twice to one): JAX's class (not a
+  ValueError), raised by NamedSharding and by the APIs that take PartitionSpecs."""
+
+
+def check_unique_axes(spec, what="NamedSharding spec"):
+  """JAX's DuplicateSpecError when `spec` names a mesh axis more than once; `what` names the
+  argument as JAX's message does (NamedSharding spec, in_shardings, shardings...)."""
+  seen = set()
+  for entry in spec:
+    for n in _names(entry):
+      if n in seen:
+        raise DuplicateSpecError(
+            f"A single {what} specification can map every mesh axis to at most one "
+            f"positional dimension, but {spec!r} has duplicate entries for `{n}`")
+      seen.add(n)
+
+
 def _names(entry):
   if entry is None or entry is UNCONSTRAINED:
     return ()
   return entry if isinstance(entry, tuple) else (entry,)
+
+
+def check_type_divisible(sharding, shape):
+  """JAX's ValueError for a sharding in a type (explicit axes) that does not evenly divide
+  `shape`: a type cannot describe uneven shards (IndivisibleError is the placement's error)."""
+  sizes = sharding.mesh.shape
+  for d, (entry, n) in enumerate(zip(sharding.spec, shape)):
+    names = _names(entry)
+    k = int(np.prod([sizes[a] for a in names], dtype=int))
+    if n % k:
+      raise ValueError(
+          f"Sharding spec {tuple(names)} implies that array axis {d} is partitioned {k} times, "
+          f"but does not evenly divide the dimension size {n}. Got shape: {tuple(shape)} and "
+          f"sharding {sharding}")
 
 
 class NamedSharding(Sharding):
@@ -33,17 +65,12 @@ class NamedSharding(Sharding):
       raise TypeError(f"NamedSharding: spec must be a PartitionSpec, got {type(spec).__name__}")
     self.mesh, self.spec = mesh, spec
     self._memory_kind = memory_kind
-    seen = set()
     for entry in spec:
       for n in _names(entry):
         if n not in mesh.axis_names:
           raise ValueError(f"Resource axis: {n} of {spec!r} is not found in mesh: "
                            f"{mesh.axis_names}.")
-        if n in seen:
-          raise ValueError(f"A single NamedSharding spec specification can map every mesh "
-                           f"axis to at most one positional dimension, but {spec!r} has "
-                           f"duplicate entries for `{n}`")
-        seen.add(n)
+    check_unique_axes(spec)
 
   # Over a concrete mesh the memory kind defaults to "device" (as JAX canonicalizes it); a
   # sharding in a type, over an AbstractMesh, names none.

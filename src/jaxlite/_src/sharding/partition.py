@@ -38,7 +38,7 @@ class Program:
     self.mesh_shape = dict(mesh.shape)
     self.in_specs = tuple(in_specs)
     jaxpr = closed.jaxpr
-    self.env, self.plans = prop.propagate(jaxpr, in_specs, self.mesh_shape)
+    self.env, self.plans = prop.propagate(jaxpr, in_specs, self.mesh_shape, out_specs)
     self.out_specs = tuple(
         self._read_spec(v) if s is None else s for v, s in zip(jaxpr.outvars, out_specs))
     self._executable = self._spmd_executable = None
@@ -333,9 +333,10 @@ def _is_sharding_leaf(x) -> bool:
 def _resolve(s, what):
   """A jit in/out sharding leaf as a Sharding (PartitionSpecs need a mesh in context)."""
   from jaxlite._src.sharding.mesh import get_mesh
-  from jaxlite._src.sharding.named_sharding import NamedSharding
+  from jaxlite._src.sharding.named_sharding import NamedSharding, check_unique_axes
   from jaxlite._src.sharding.partition_spec import PartitionSpec
   if isinstance(s, PartitionSpec):
+    check_unique_axes(s, what)  # JAX's DuplicateSpecError names the argument
     mesh = get_mesh()
     if mesh.empty:
       raise RuntimeError(f"jit requires a non-empty mesh in context if you are passing "
@@ -366,6 +367,27 @@ def _flat_prefix(prefix, tree_value, n, what, args_word):
                      f"{e}") from None
   return [s for s, sub in zip(leaves, subtrees)
           for _ in range(len(tree_util.tree_leaves(sub)))]
+
+
+def _check_shard_map_devices(fn, dyn_args, jaxpr, committed):
+  """JAX's error for an argument committed to devices other than those of a shard_map inside
+  the jitted function."""
+  want = [set(e.params["mesh"].devices.flat) for e in jaxpr.eqns
+          if e.primitive.name == "shard_map"]
+  for i, c in enumerate(committed):
+    if not is_multi_device(c) or all(set(c._device_assignment) == w for w in want):
+      continue
+    paths = tree_util.tree_flatten_with_path((tuple(dyn_args), {}))[0]
+    name = jf._placement_arg_name(paths[i][0], fn._fun) if i < len(paths) else f"args[{i}]"
+    mesh = next(e.params["mesh"] for e in jaxpr.eqns if e.primitive.name == "shard_map" and
+                set(c._device_assignment) != set(e.params["mesh"].devices.flat))
+    x = tree_util.tree_leaves(tuple(dyn_args))[i]
+    raise ValueError(
+        f"Received incompatible devices for jitted computation. Got argument {name} of "
+        f"{fn._name} with shape {core.get_aval(x).str_short(short_dtypes=False)} and with "
+        f"device ids {sorted(d.id for d in c._device_assignment)} on platform CPU and "
+        f"shard_map inside jit with device ids {[d.id for d in mesh.devices.flat]} on "
+        "platform CPU")
 
 
 def _has_shard_map(jaxpr) -> bool:
@@ -630,6 +652,7 @@ def _plan_call(fn, args, kwargs):
   from jaxlite._src.distributed import sharded_jit  # a mesh over several processes (MPI)
   spans = sharded_jit.spans_processes(mesh)
   if whole:
+    _check_shard_map_devices(fn, dyn_args, entry.closed.jaxpr, committed)
     if spans:
       return _AcrossProcesses(fn, args, kwargs, entry, mesh, None), flat
     return _CallPlan(entry, None, _whole_placements(entry, out_leaves, mesh)), flat
@@ -647,13 +670,13 @@ def _plan_call(fn, args, kwargs):
   in_specs = []
   for i, (x, a, s, c) in enumerate(zip(flat, avals, in_leaves, committed)):
     nd = len(a.shape)
+    if s is not None and isinstance(c, devices.Sharding) and is_multi_device(c) and \
+        not c.is_equivalent_to(s, nd):  # (over another mesh too)
+      raise ValueError(
+          "Sharding passed to jit does not match the sharding on the respective arg. Got jit "
+          f"sharding: {s},\narg sharding: {c} for arg type: "
+          f"{a.str_short(short_dtypes=False)}")
     if s is not None and same_axes(s):
-      if isinstance(c, devices.Sharding) and is_multi_device(c) and \
-          not c.is_equivalent_to(s, nd):
-        raise ValueError(
-            "Sharding passed to jit does not match the sharding on the respective arg. Got jit "
-            f"sharding: {s},\narg sharding: {c} for arg type: "
-            f"{a.str_short(short_dtypes=False)}")
       if hasattr(s, "spec") and len(s.spec) > nd:
         raise ValueError(
             f"One of pjit arguments with pytree key path {path(i)} is incompatible with its "
@@ -668,7 +691,16 @@ def _plan_call(fn, args, kwargs):
     else:
       in_specs.append(prop.replicated(nd))
   out_specs = []
-  for s, a in zip(out_leaves, entry.out_avals):
+  out_paths = None
+  for k, (s, a) in enumerate(zip(out_leaves, entry.out_avals)):
+    if s is not None and len(getattr(s, "spec", ())) > len(a.shape):
+      if out_paths is None:
+        out_paths = [tree_util.keystr(p) for p, _ in
+                     tree_util.tree_flatten_with_path(out_tree_value)[0]]
+      raise ValueError(
+          f"One of pjit outputs with pytree key path result{out_paths[k]} is incompatible "
+          f"with its sharding annotation {s}: Sharding {s} is only valid for values of rank "
+          f"at least {len(s.spec)}, but was applied to a value of rank {len(a.shape)}.")
     if s is not None and hasattr(s, "shard_shape"):
       s.shard_shape(a.shape)
     out_specs.append(None if s is None or not same_axes(s) else

@@ -23,8 +23,13 @@ and the collective that completes each output. The policy is deliberately simple
 5. Replicate when in doubt: any other primitive (control flow, gathers, scatters, calls of
    unknown bodies) gets all its operands gathered and runs whole on every device; its outputs
    are replicated.
-6. One backward touch: a replicated `broadcast_in_dim` result that all its consumers want split
-   over dims the broadcast creates is produced split (no whole value built, then sliced).
+6. Backward from the outputs: a result jit's `out_shardings` asks split, which forward
+   propagation left replicated, is computed split where JAX's propagation computes it so:
+   its producer (elementwise and layout ops, reductions, dot_general, calls) takes the
+   requested spec and asks its operands for the matching one, and so on up to the inputs
+   (sliced locally), as long as every consumer of a value wants the same spec
+   (`back_propagate`). Likewise a replicated `broadcast_in_dim` result that all its consumers
+   want split over dims the broadcast creates is produced split.
 
 `partition.py` turns the plan into one per-device program.
 """
@@ -317,9 +322,10 @@ def _splittable(spec, shape, mesh_shape) -> tuple:
   return tuple(out)
 
 
-def propagate(jaxpr, in_specs, mesh_shape):
+def propagate(jaxpr, in_specs, mesh_shape, out_specs=None):
   """(specs of every var, plans of every eqn) of `jaxpr` (a core.Jaxpr) whose invars have
-  `in_specs`; `mesh_shape` maps axis names to sizes."""
+  `in_specs`; `mesh_shape` maps axis names to sizes; `out_specs` (None entries: free) are the
+  specs its results are asked for (jit's out_shardings), propagated backward."""
   env = {}
   for v, s in zip(jaxpr.invars, in_specs):
     env[v] = s
@@ -349,8 +355,207 @@ def propagate(jaxpr, in_specs, mesh_shape):
       if typed is None and i < len(given):
         typed = _given_spec(given[i], v, mesh_shape)
       env[v] = _splittable(typed, v.aval.shape, mesh_shape) if typed is not None else s
+  if out_specs is not None and any(t is not None for t in out_specs):
+    back_propagate(jaxpr, env, plans, list(out_specs), mesh_shape)
   _split_broadcasts(jaxpr, env, plans)
   return env, plans
+
+
+# --- backward propagation -----------------------------------------------------------------------
+
+def _back_elementwise(eqn, t):
+  shape = eqn.outvars[0].aval.shape
+  ins = []
+  for v in eqn.invars:
+    vs = v.aval.shape
+    ins.append(replicated(len(vs)) if len(vs) != len(shape)
+               else tuple(e if n == m else () for e, n, m in zip(t, vs, shape)))
+  return ins
+
+
+def _back_transpose(eqn, t):
+  perm = eqn.params["permutation"]
+  ins = [()] * len(perm)
+  for d, p in enumerate(perm):
+    ins[p] = t[d]
+  return [tuple(ins)]
+
+
+def _back_broadcast_in_dim(eqn, t):
+  in_shape, out_shape = eqn.invars[0].aval.shape, eqn.params["shape"]
+  ins = [t[d] if in_shape[i] == out_shape[d] else ()
+         for i, d in enumerate(eqn.params["broadcast_dimensions"])]
+  return [tuple(ins)] + [replicated(_ndim(v)) for v in eqn.invars[1:]]
+
+
+def _back_reshape(eqn, t):
+  in_shape, out_shape = eqn.invars[0].aval.shape, tuple(eqn.params["new_sizes"])
+  same = 0
+  while same < min(len(in_shape), len(out_shape)) and in_shape[same] == out_shape[same]:
+    same += 1
+  if any(t[same:]):
+    return None  # a split dim the reshape does not keep whole
+  return [tuple(t[:same]) + ((),) * (len(in_shape) - same)]
+
+
+def _back_squeeze(eqn, t):
+  nd = _ndim(eqn.invars[0])
+  dims = set(d % nd for d in eqn.params["dimensions"])
+  it = iter(t)
+  return [tuple(() if d in dims else next(it) for d in range(nd))]
+
+
+def _back_expand_dims(eqn, t):
+  dims = set(eqn.params["dimensions"])
+  if any(t[d] for d in dims):
+    return None
+  return [tuple(e for d, e in enumerate(t) if d not in dims)]
+
+
+def _back_reduction(eqn, t):
+  # The reduced dims stay whole on each device: the reduction is local, no collective.
+  nd = _ndim(eqn.invars[0])
+  axes = set(eqn.params["axes"])
+  it = iter(t)
+  return [tuple(() if d in axes else next(it) for d in range(nd))]
+
+
+def _back_dot_general(eqn, t):
+  (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+  nl, nr = _ndim(eqn.invars[0]), _ndim(eqn.invars[1])
+  lfree = [i for i in range(nl) if i not in lc and i not in lb]
+  rfree = [i for i in range(nr) if i not in rc and i not in rb]
+  lhs, rhs = [()] * nl, [()] * nr
+  it = iter(t)
+  for li, ri in zip(lb, rb):
+    lhs[li] = rhs[ri] = next(it)
+  for i in lfree:
+    lhs[i] = next(it)
+  for i in rfree:
+    rhs[i] = next(it)
+  return [tuple(lhs), tuple(rhs)]
+
+
+_BACK_RULES = {
+    "transpose": _back_transpose, "broadcast_in_dim": _back_broadcast_in_dim,
+    "reshape": _back_reshape, "squeeze": _back_squeeze, "expand_dims": _back_expand_dims,
+    "dot_general": _back_dot_general, **dict.fromkeys(_REDUCTIONS, _back_reduction),
+}
+
+
+def _back_rule(eqn):
+  rule = _BACK_RULES.get(eqn.primitive.name)
+  if rule is not None:
+    return rule
+  return _back_elementwise if _rule_for(eqn) is _rule_elementwise else None
+
+
+def _refines(t, s) -> bool:
+  """Whether spec `t` splits each dim over the axes `s` does and maybe more (going from `s` to
+  `t` is a local slice, no communication), and is not `s` itself."""
+  return t != s and all(a[:len(b)] == b for a, b in zip(t, s))
+
+
+def back_propagate(jaxpr, env, plans, out_targets, mesh_shape):
+  """Propagates the specs `out_targets` asks of `jaxpr`'s outputs (None: none) backward from
+  each output into its producers, updating `env` and `plans` in place. A value is computed
+  with a spec `t` instead of its forward one when `t` refines it (`_refines`: only local
+  slicing), every use of the value takes `t` (wants it; an `inspect_array_sharding` or an
+  output with no spec asked takes any; another consumer takes it when its forward rule,
+  replanned on `t`, gives the same outputs: a full reduction psums instead), its producer has
+  a backward rule (`_BACK_RULES`, elementwise ops, calls) and `t` evenly divides every
+  operand. Returns {invar: (spec, commit)} for the inputs whose uses would take a refining
+  spec: a call eqn around `jaxpr` hands that spec to its operand and calls `commit()`."""
+  uses, producer = {}, {}
+  for k, eqn in enumerate(jaxpr.eqns):
+    for i, v in enumerate(eqn.invars):
+      if isinstance(v, core.Var):
+        uses.setdefault(v, []).append((k, i))
+    for v in eqn.outvars:
+      producer[v] = k
+  for j, v in enumerate(jaxpr.outvars):
+    if isinstance(v, core.Var):
+      uses.setdefault(v, []).append((None, j))
+
+  def takes(v, t):
+    """None when some use of `v` does not take spec `t`, else {eqn index: its new plan} for
+    the consumers that must be replanned."""
+    replans = {}
+    for k, i in uses.get(v, ()):
+      if k is None:
+        if out_targets[i] is not None and out_targets[i] != t:
+          return None
+        continue
+      eqn, plan = jaxpr.eqns[k], plans[k]
+      if eqn.primitive.name == "inspect_sharding" or plan.in_specs[i] == t:
+        continue
+      if plan.inner is not None or not plan.local or eqn.primitive.name not in \
+          _REPLANNABLE:
+        return None
+      specs = [t if u is v else env[u] if isinstance(u, core.Var) else replicated(_ndim(u))
+               for u in eqn.invars]
+      new = _rule_for(eqn)(eqn, specs)
+      if new.out_specs != plan.out_specs or any(
+          _splittable(sp, u.aval.shape, mesh_shape) != sp for u, sp in zip(eqn.invars,
+                                                                          new.in_specs)):
+        return None
+      replans[k] = new
+    return replans
+
+  def commit(v, t, replans):
+    env[v] = t
+    for k, new in replans.items():
+      plans[k] = new
+    for k, i in uses.get(v, ()):  # an inspection reads the value where it now is
+      if k is not None and jaxpr.eqns[k].primitive.name == "inspect_sharding":
+        plans[k].in_specs[i] = t
+
+  todo = [(v, t) for v, t in zip(jaxpr.outvars, out_targets)
+          if isinstance(v, core.Var) and t is not None]
+  wants = {}
+  while todo:
+    v, t = todo.pop()
+    if not _refines(t, env[v]):
+      continue
+    replans = takes(v, t)
+    if replans is None:
+      continue
+    k = producer.get(v)
+    if k is None:
+      if v in jaxpr.invars:
+        wants[v] = (t, replans)
+      continue
+    eqn, plan = jaxpr.eqns[k], plans[k]
+    if len(eqn.outvars) != 1 or any(r is not None for r in plan.reduce):
+      continue
+    if plan.inner is not None:  # a call: back into its body, then ask its operands
+      closed, inner_env, inner_plans = plan.inner
+      inner_wants = back_propagate(closed.jaxpr, inner_env, inner_plans, [t], mesh_shape)
+      (inner_out,) = closed.jaxpr.outvars
+      if not isinstance(inner_out, core.Var) or inner_env[inner_out] != t:
+        continue
+      ins = list(plan.in_specs)
+      for n, u in enumerate(closed.jaxpr.invars):
+        if u in inner_wants:
+          ins[n], apply = inner_wants[u]
+          apply()
+    else:
+      rule = _back_rule(eqn) if plan.local else None
+      ins = None if rule is None else rule(eqn, t)
+      if ins is None or any(_splittable(sp, u.aval.shape, mesh_shape) != sp
+                            for u, sp in zip(eqn.invars, ins)):
+        continue
+    plan.in_specs, plan.out_specs = list(ins), [t]
+    commit(v, t, replans)
+    todo += [(u, sp) for u, sp in zip(eqn.invars, ins)
+             if isinstance(u, core.Var) and env[u] != sp]
+  # An input's uses would take `t`: a call eqn around `jaxpr` may provide it (then commits).
+  return {v: (t, lambda v=v, t=t, r=replans: commit(v, t, r)) for v, (t, replans)
+          in wants.items()}
+
+
+# Consumers that may be replanned on an operand's new spec (their forward rule handles any).
+_REPLANNABLE = frozenset(_REDUCTIONS) | {"dot_general"}
 
 
 def _split_broadcasts(jaxpr, env, plans):
@@ -428,7 +633,11 @@ def _constraint_impl(x, *, sharding, layout, context_mesh, unconstrained_dims):
 
 
 def _constraint_abstract(x, *, sharding, layout, context_mesh, unconstrained_dims):
-  _check_sharding(sharding, x.shape)
+  # Under jit JAX accepts a constraint that does not evenly divide a dim (XLA pads; here the
+  # partitioner leaves such a dim whole); only a spec longer than the rank is an error.
+  factors = getattr(sharding, "_factors", None)
+  if factors is not None:
+    factors(len(x.shape))
   return x
 
 
@@ -508,6 +717,8 @@ def _as_sharding(s, fun):
   from jaxlite._src.sharding.named_sharding import NamedSharding
   from jaxlite._src.sharding.partition_spec import PartitionSpec
   if isinstance(s, PartitionSpec):
+    from jaxlite._src.sharding.named_sharding import check_unique_axes
+    check_unique_axes(s, "shardings")  # JAX's DuplicateSpecError names the argument
     mesh = get_mesh()
     if mesh.empty:
       raise RuntimeError(f"{fun} requires a non-empty mesh in context if you are passing "

@@ -12,7 +12,7 @@ from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.sharding import rules
 from jaxlite._src.sharding.mesh import (AxisType, Mesh, _stack, get_abstract_mesh, get_mesh,
                                         use_abstract_mesh)
-from jaxlite._src.sharding.named_sharding import NamedSharding
+from jaxlite._src.sharding.named_sharding import NamedSharding, check_type_divisible
 from jaxlite._src.sharding.partition_spec import PartitionSpec
 
 reshard_p = core.Primitive("reshard")
@@ -73,16 +73,10 @@ def _as_sharding(s, x, fun_name):
       mesh = getattr(getattr(core.get_aval(x), "sharding", None), "mesh", None) or \
           getattr(getattr(x, "_device", None), "mesh", None)
     if mesh is None or mesh.empty:
-      raise ValueError(f"{fun_name}: a PartitionSpec ({s!r}) needs a mesh: use "
-                       "`jax.set_mesh(mesh)` or pass a NamedSharding")
-    types = mesh._name_to_type
-    for e in s:
-      for n in rules.entry_names(e if isinstance(e, (str, tuple)) else None):
-        if n in types and types[n] != AxisType.Explicit:
-          raise ValueError(
-            f"PartitionSpec passed to {fun_name} cannot contain axis names that are of type "
-            f"Auto or Manual. Got PartitionSpec: {s!r} with axis name: {n} of type: "
-            f"{types[n]!s}")
+      raise ValueError("Using PartitionSpec when you are not under a mesh context is not "
+                       "allowed. Please pass a NamedSharding instance or enter into a mesh "
+                       f"context via `jax.set_mesh`. Got {s!r}")
+    _check_explicit(s, mesh, fun_name)
     return NamedSharding(mesh, s)
   if isinstance(s, NamedSharding):
     return s
@@ -90,12 +84,28 @@ def _as_sharding(s, x, fun_name):
                   f"{type(s).__name__}")
 
 
+def _check_explicit(spec, mesh, fun_name):
+  """JAX's error for a reshard target naming mesh axes that are not Explicit."""
+  types = mesh._name_to_type
+  for e in spec:
+    for n in rules.entry_names(e if isinstance(e, (str, tuple)) else None):
+      if n in types and types[n] != AxisType.Explicit:
+        raise ValueError(
+          f"PartitionSpec passed to {fun_name} cannot contain axis names that are of type "
+          f"Auto or Manual. Got PartitionSpec: {spec!r} with axis name: {n} of type: "
+          f"{types[n]!s}")
+
+
 def _reshard_leaf(x, s, fun_name="reshard"):
   s = _as_sharding(s, x, fun_name)
-  ndim = len(core.get_aval(x).shape)
+  shape = core.get_aval(x).shape
+  ndim = len(shape)
   if len(s.spec) > ndim:
-    raise ValueError(f"Sharding {s!r} is only valid for values of rank at least {len(s.spec)}, "
-                     f"but was applied to a value of rank {ndim}")
+    if any(e is not None for e in tuple(s.spec)[ndim:]):
+      raise ValueError(f"Sharding {s!r} is only valid for values of rank at least "
+                       f"{len(s.spec)}, but was applied to a value of rank {ndim}")
+    s = s.with_spec(PartitionSpec(*tuple(s.spec)[:ndim]))  # JAX drops the extra Nones
+  check_type_divisible(s, shape)
   # As JAX: a sharding in the type names every dimension; one outside it drops trailing Nones.
   parts = list(s.spec)
   if devices.sharding_in_type(s):
@@ -118,6 +128,9 @@ def reshard(xs, out_shardings, *, _fun_name="reshard"):
   PartitionSpec of the current mesh, or a pytree prefix of them)."""
   from jaxlite._src import tree_util
   is_leaf = lambda s: s is None or isinstance(s, (PartitionSpec, NamedSharding))  # noqa: E731
+  for s in tree_util.tree_leaves(out_shardings, is_leaf=is_leaf):
+    if isinstance(s, NamedSharding):  # (JAX words it as for a PartitionSpec)
+      _check_explicit(s.spec, s.mesh, _fun_name)
   if is_leaf(out_shardings):
     return tree_util.tree_map(lambda x: _reshard_leaf(x, out_shardings, _fun_name), xs)
   flat, tree = tree_util.tree_flatten(out_shardings, is_leaf=is_leaf)

@@ -16,9 +16,10 @@ OMP_NUM_THREADS) before starting Python, e.g. to 1 when running as many devices 
 Exchange. `exchange(group, block, combine)` is the one step collectives use to meet their peers:
 each member deposits its block (no copy) in a slot keyed by (the member's collective sequence
 number, the group), the last to arrive runs `combine(blocks)` once, and everyone gets its
-result. A cross-process transport (MPI) replaces this function. Nothing hangs: a member whose
-peers do not arrive within `timeout` seconds, or whose run was aborted because another device's
-program raised, raises.
+result. A cross-process transport (MPI) replaces this function. Nothing hangs: a member raises
+when its run was aborted because another device's program raised, when no peer is left to
+arrive (every program still running waits in an incomplete collective: a collective that some
+devices skip), or when its peers do not arrive within `timeout` seconds.
 """
 from __future__ import annotations
 
@@ -173,11 +174,16 @@ class _Slot:
 
 def _wait(run, slot, group, pred):
   """Waits (holding run.cond, without a compute slot) until `pred()`; raises if the run was
-  aborted or the peers do not come in time."""
+  aborted, if it can never complete (every device still running waits in a collective that
+  is not complete: `_Run.stuck`), or if the peers do not come in time."""
+  me = current_context().index
+  run.waiting[me] = pred
+  run.cond.notify_all()  # peers re-check whether the run is stuck now that this one waits
   run.release_compute()
   try:
-    ok = run.cond.wait_for(lambda: pred() or run.error is not None, run.timeout)
+    ok = run.cond.wait_for(lambda: pred() or run.error is not None or run.stuck(), run.timeout)
   finally:
+    del run.waiting[me]
     run.cond.release()
     run.acquire_compute()
     run.cond.acquire()
@@ -186,6 +192,14 @@ def _wait(run, slot, group, pred):
   if run.error is not None:
     raise CollectiveError("collective aborted: another device's program raised "
                           f"{type(run.error).__name__}: {run.error}")
+  if ok:  # stuck: no device left to arrive
+    err = CollectiveError(
+        f"collective over axes {group.axes} cannot complete: {slot.arrived} of {group.size} "
+        "devices arrived and the others finished their programs or wait in other "
+        "collectives (is it under control flow that not every device takes, e.g. a cond on "
+        "axis_index?)")
+    run.fail(err)
+    raise err
   if not ok:
     err = CollectiveError(
         f"collective over axes {group.axes} timed out after {run.timeout} s: only "
@@ -352,6 +366,7 @@ class _Run:
     self.pending = n
     self.timeout = timeout
     self.inline = inline  # devices run one after another on the caller's thread: no peers
+    self.waiting = {}  # device index -> the predicate it waits on (in a collective)
     if not solo:
       self.cond = threading.Condition()
       if not inline:
@@ -365,6 +380,11 @@ class _Run:
       self.cond = threading.Condition()
       return self.cond
     raise AttributeError(name)
+
+  def stuck(self) -> bool:
+    """Whether no waiting device can ever go on: every device program still running waits
+    (holding self.cond) on a collective that is not complete, so no one is left to arrive."""
+    return len(self.waiting) == self.pending and not any(p() for p in self.waiting.values())
 
   def fail(self, e):
     with self.cond:
@@ -410,6 +430,8 @@ def _run_device(run, ctx, fn, args, i):
       run.pending -= 1
       if run.pending == 0:
         run.finished.set()
+      elif run.waiting:
+        run.cond.notify_all()  # waiters re-check whether the run is stuck
 
 
 _workers: list = []

@@ -1,0 +1,137 @@
+"""What each device of a shard_map runs: the body with its runs of psums fused into one
+rendezvous, and, for devices whose blocks of some outputs are never read, the body without the
+work only those outputs need.
+
+shard_map assembles a replicated output from device 0's block (and an output replicated over
+some axes from the first device of each distinct block), so the other replicas need not
+compute it: in a data-parallel step every device but one skips the parameter update after the
+gradient psum. Collectives stay on every device (their peers wait for them), and their results
+stay outputs of the pruned program so that no later pass drops them.
+"""
+from __future__ import annotations
+
+import weakref
+
+from jaxlite._src import core
+from jaxlite._src.compiler import passes
+from jaxlite._src.lax import parallel, parallel_comm
+from jaxlite._src.spmd import runtime
+
+
+def fuse_psums(closed):
+  """`closed` (a device program's ClosedJaxpr) with each run of two or more consecutive psums
+  over the same named axes (psum, or the psum_invariant check_vma inserts) replaced by one
+  `psum_fused`: a data-parallel step's gradient psums then meet their peers once. Returns
+  `closed` itself when there is nothing to fuse."""
+  def axes_of(eqn):
+    p = eqn.params
+    if eqn.primitive is parallel_comm.psum_invariant_p:
+      axes = p["axes"]
+    elif eqn.primitive is parallel.psum_p and p["axis_index_groups"] is None:
+      axes = p["axes"]
+    else:
+      return None
+    named, positional = parallel._split_axes(axes)
+    return None if positional or not named else named
+
+  eqns, out, changed = closed.jaxpr.eqns, [], False
+  i = 0
+  while i < len(eqns):
+    axes = axes_of(eqns[i])
+    j = i + 1
+    while axes is not None and j < len(eqns) and axes_of(eqns[j]) == axes:
+      j += 1
+    if j - i >= 2:
+      run = eqns[i:j]
+      out.append(core.JaxprEqn([e.invars[0] for e in run], [e.outvars[0] for e in run],
+                               parallel.psum_fused_p, {"axes": axes}))
+      changed = True
+    else:
+      out.extend(eqns[i:j])
+    i = j
+  if not changed:
+    return closed
+  jaxpr = closed.jaxpr
+  return core.ClosedJaxpr(core.Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, out,
+                                     jaxpr.effects, jaxpr.debug_info), closed.consts)
+
+
+
+def _meets_peers(eqn) -> bool:
+  return runtime.meets_peers(core.Jaxpr([], [], [], [eqn]))
+
+
+def prune(closed, needed):
+  """`closed` computing only the outputs where `needed` is True (plus every collective and
+  effect, whose results are appended as extra outputs); the ClosedJaxpr and the number of
+  needed outputs it returns first."""
+  jaxpr = closed.jaxpr
+  outs = [v for v, n in zip(jaxpr.outvars, needed) if n]
+  live = {v for v in outs if isinstance(v, core.Var)}
+  kept, extra = [], []
+  for eqn in reversed(jaxpr.eqns):
+    peers = _meets_peers(eqn)
+    if peers or passes.is_effectful(eqn) or any(v in live for v in eqn.outvars):
+      kept.append(eqn)
+      live.update(v for v in eqn.invars if isinstance(v, core.Var))
+      if peers:
+        extra += [v for v in eqn.outvars if isinstance(v, core.Var)]
+  kept.reverse()
+  pruned = core.Jaxpr(jaxpr.constvars, jaxpr.invars, outs + extra, kept, jaxpr.effects,
+                      jaxpr.debug_info)
+  return core.ClosedJaxpr(pruned, closed.consts)
+
+
+class DeviceProgram:
+  """One device's program: `run(*blocks)` returns every output of the body, None for those
+  this device does not produce."""
+  __slots__ = ("closed", "needed", "_made")
+
+  def __init__(self, closed, needed):
+    self.closed, self.needed, self._made = closed, needed, (None, None)
+
+  def executable(self):
+    from jaxlite._src.compiler import backend
+    exe = backend.compile_jaxpr(self.closed)  # (cached on the jaxpr per backend)
+    made, run = self._made
+    if made is exe:
+      return run
+    needed = self.needed
+    if needed is None:
+      def run(*xs):
+        return list(exe(*xs))
+    else:
+      def run(*xs):
+        it = iter(exe(*xs))
+        return [next(it) if n else None for n in needed]
+    self._made = (exe, run)
+    return run
+
+
+_programs: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def device_programs(jaxpr, mesh, writers):
+  """Per device of `mesh` (flat order), its DeviceProgram for body `jaxpr` (a ClosedJaxpr),
+  where writers[i] is the set of devices whose block of output i is read (cached per body,
+  mesh and writers)."""
+  per_body = _programs.get(jaxpr)
+  if per_body is None:
+    per_body = _programs[jaxpr] = {}
+  key = (mesh, tuple(map(frozenset, writers)))
+  hit = per_body.get(key)
+  if hit is None:
+    full = fuse_psums(jaxpr)
+    made = {}
+    hit = []
+    for d in range(mesh.devices.size):
+      needed = tuple(d in w for w in writers)
+      prog = made.get(needed)
+      if prog is None:
+        prog = made[needed] = DeviceProgram(full, None) if all(needed) else \
+            DeviceProgram(prune(full, needed), needed)
+      hit.append(prog)
+    if len(per_body) >= 16:
+      per_body.clear()
+    per_body[key] = hit
+  return hit
