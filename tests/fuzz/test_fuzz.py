@@ -168,3 +168,33 @@ def test_seeded_run_against_jax():
   if undocumented:
     pytest.xfail("open jaxlite defects (tests/fuzz/open_defects.py): " +
                  "; ".join(sorted({f"{m.mode} {m.kind}" for m in undocumented})))
+
+
+def _scalar_prog():
+  return {"id": 0, "seed": 0, "x64": False, "outs": ["x0"], "ops": [],
+          "inputs": [{"name": "x0", "dtype": "float32", "shape": [], "py": False,
+                      "values": [1.5], "batch": [1.5]}]}
+
+
+@pytest.mark.parametrize("jax_eager,lite_jit,marked", [
+  (1.828125, 1.828125, True),    # JAX's jit left its own eager answer; jaxlite kept it
+  (1.8312073, 1.828125, False),  # JAX agrees with itself: jaxlite's jit is simply different
+  (1.828125, 1.9, False),        # jaxlite matches neither
+])
+def test_jit_mismatch_that_leaves_jax_eager_is_marked_and_documented(jax_eager, lite_jit,
+                                                                     marked):
+  def rec(v):
+    return ("ok", [("arr", "float32", (), False, np.array(v, np.float32))])
+  rj = {"eager": rec(jax_eager), "jit": rec(1.8312073)}
+  rl = {"eager": rec(jax_eager), "jit": rec(lite_jit)}
+  (m,) = [m for m in fuzz.compare(_scalar_prog(), rj, rl, ("jit",))]
+  assert m.detail.startswith(fuzz.JIT_LEAVES_EAGER) == marked
+  assert (fuzz.classify_known(m) == "xla-jit-precision") == marked
+
+
+def test_float_inputs_generator_makes_differentiable_programs():
+  progs = generate(5, 60, float_inputs=True)
+  # the first input (the one grad differentiates) is a float array; ops may add index inputs
+  assert all(p["inputs"][0]["dtype"] in ("float16", "bfloat16", "float32", "float64")
+             and not p["inputs"][0]["py"] for p in progs)
+  assert progs != generate(5, 60)
