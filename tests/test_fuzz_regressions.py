@@ -810,3 +810,49 @@ def test_row38_rounding_integers_returns_arrays(fn, value, dtype, weak):
   out = getattr(jnp, fn)(value)
   assert isinstance(out, jax.Array) and out.dtype == dtype and out.weak_type == weak
   assert out.shape == () and out.item() == value
+
+
+# --- jaxpr rows (campaigns 1-3): the printed jaxpr is JAX's, the values are known answers -----
+
+def _jaxpr_and_value(m, build, args, x64_on=False):
+  """(str(make_jaxpr(f)(*args)), f(*args)) in library `m` (jaxlite or JAX) with x64 set."""
+  old = m.config.jax_enable_x64
+  m.config.update("jax_enable_x64", x64_on)
+  try:
+    f = build(m, m.numpy, m.lax)
+    arrays = [m.numpy.asarray(a) if isinstance(a, (np.ndarray, np.generic)) else a for a in args]
+    return str(m.make_jaxpr(f)(*args)), f(*arrays)
+  finally:
+    m.config.update("jax_enable_x64", old)
+
+
+def _check_jaxpr_row(build, args, want, x64_on=False, dtype=None):
+  """jaxlite's value is `want` (dtype `dtype`); its jaxpr text and value equal JAX's."""
+  text, got = _jaxpr_and_value(jax, build, args, x64_on)
+  with np.errstate(invalid="ignore"):
+    np.testing.assert_array_equal(np.asarray(got, np.float64), np.asarray(want, np.float64))
+  if dtype is not None:
+    assert str(got.dtype) == dtype
+  ref_text, ref = _jaxpr_and_value(oracle(), build, args, x64_on)
+  assert (str(got.dtype), got.weak_type) == (str(ref.dtype), ref.weak_type)
+  np.testing.assert_array_equal(np.asarray(got, np.float64), np.asarray(ref, np.float64))
+  assert text == ref_text
+
+
+# Row 39, jaxpr-power-bool-exponent: a Python bool exponent passes operator.index (integer_pow);
+# NumPy's bool refuses it, so `x ** np.True_` is the general pow of a converted exponent.
+_POWER_BOOL = [  # (build, args, want, dtype)
+  (lambda m, jnp, lax: lambda x: x ** True, (np.uint32(3),), 3, "uint32"),
+  (lambda m, jnp, lax: lambda x: x ** False, (np.array([2.5, 0.0], np.float32),), [1, 1],
+   "float32"),
+  (lambda m, jnp, lax: lambda x: jnp.power(x, True), (np.array([True, False]),), [1, 0], "int32"),
+  (lambda m, jnp, lax: lambda x: x ** np.True_, (np.float32(2.5),), 2.5, "float32"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_POWER_BOOL)))
+def test_row39_power_bool_exponent(case):
+  build, args, want, dtype = _POWER_BOOL[case]
+  _check_jaxpr_row(build, args, want, dtype=dtype)
+  if case == 0:
+    assert "integer_pow[y=1]" in _jaxpr_and_value(jax, build, args)[0]

@@ -31,7 +31,4 @@ OPEN: list[Known] = [
   Known("jaxpr-power-empty", "x ** y of size-0 half-precision operands: JAX broadcasts in bf16, "
         "jaxlite converts to f32 first", modes=("jaxpr",), program=r"\*\*",
         detail=r"broadcast_in_dim.*\| jaxlite: .*convert_element_type"),
-  Known("jaxpr-power-bool-exponent", "x ** True: JAX's operator.index(True) makes it "
-        "integer_pow[y=1]; jaxlite excludes bools from concrete int exponents (campaign 3, seed "
-        "506)", modes=("jaxpr",), program=r"\*\* (True|False)"),
 ]

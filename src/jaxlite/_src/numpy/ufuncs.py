@@ -394,7 +394,9 @@ pow = power  # noqa: A001
 
 
 def _concrete_int_scalar(x) -> bool:
-  if isinstance(x, (bool, np.bool_)):
+  # JAX tries operator.index: a Python bool is an int (x ** True is integer_pow[y=1]); NumPy's
+  # bool and 0-d bool arrays refuse it and take the general path.
+  if isinstance(x, np.bool_):
     return False
   if isinstance(x, (int, np.integer)):
     return True
