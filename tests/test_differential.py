@@ -1096,11 +1096,8 @@ KNOWN = [
                      "grad of lax.logistic at a weak input is weak in JAX, strong in jaxlite "
                      "(logistic's JVP rule, lax/elementwise.py AD rules)")),
                  id="grad-logistic-weak"),
+    # Fixed (fuzz row 4's remainder): a cast of a scalar constant folds into a literal.
     pytest.param(lambda: _case(lambda L, x: x + L.jnp.float16(1), V3, mode="jaxpr"),
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "JAX folds convert_element_type of a scalar constant into a literal "
-                     "(add a 1.0:f32[]); jaxlite stages the cast (interpreters/partial_eval.py "
-                     "has no constant-folding rules)")),
                  id="convert-scalar-constant-folding"),
 ]
 

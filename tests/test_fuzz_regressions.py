@@ -856,3 +856,65 @@ def test_row39_power_bool_exponent(case):
   _check_jaxpr_row(build, args, want, dtype=dtype)
   if case == 0:
     assert "integer_pow[y=1]" in _jaxpr_and_value(jax, build, args)[0]
+
+
+# Row 4's remainder, jaxpr-randint-dtype: a narrower dtype clips the bounds with x.clip(lo, hi)
+# (keyword bounds: the jitted clip takes (x, max, min)), and the cast of a scalar constant folds
+# into a literal while tracing, as JAX's const_fold_rules (no convert eqn of `-5:i32[]`).
+_RANDINT_DTYPE = [  # (build, args, want (JAX's draws), dtype, x64)
+  (lambda m, jnp, lax: lambda: m.random.randint(m.random.PRNGKey(41), (2, 3), -5, 100,
+                                                 dtype=jnp.uint8), (),
+   [[99, 22, 84], [91, 48, 46]], "uint8", False),
+  (lambda m, jnp, lax: lambda: m.random.randint(m.random.PRNGKey(41), (2, 3), -5, 100,
+                                                 dtype=jnp.int16), (),
+   [[49, 17, 49], [71, 63, 1]], "int16", False),
+  (lambda m, jnp, lax: lambda lo: m.random.randint(m.random.PRNGKey(41), (2,), lo, 300,
+                                                    dtype=jnp.int8), (np.int32(4),),
+   None, "int8", True),
+]
+_CLIP_FOLD = [  # (build, args, want, dtype)
+  (lambda m, jnp, lax: lambda x: x.clip(0, 5), (np.array([-2, 3, 9], np.int32),), [0, 3, 5],
+   "int32"),
+  (lambda m, jnp, lax: lambda x: jnp.clip(x, min=0, max=5), (np.array([-2, 9], np.int32),),
+   [0, 5], "int32"),
+  (lambda m, jnp, lax: lambda x: jnp.clip(x, 1, max=2.5), (np.array([-2., 9.], np.float32),),
+   [1, 2.5], "float32"),
+  (lambda m, jnp, lax: lambda x: x.clip(None, 2), (np.array([-2., 9.], np.float32),), [-2, 2],
+   "float32"),
+  (lambda m, jnp, lax: lambda x: x + jnp.array(2), (np.ones(2, np.float32),), [3, 3], "float32"),
+  (lambda m, jnp, lax: lambda x: x * jnp.array(True), (np.ones(2, np.float16),), [1, 1],
+   "float16"),
+  (lambda m, jnp, lax: lambda x: x + jnp.array(0.1).astype(jnp.float16),
+   (np.zeros(1, np.float32),), [np.float32(np.float16(0.1))], "float32"),
+  (lambda m, jnp, lax: lambda x: x + jnp.array(-3.7).astype(jnp.int32),
+   (np.zeros(1, np.int32),), [-3], "int32"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_RANDINT_DTYPE)))
+def test_row4_randint_narrow_dtype_jaxpr(case):
+  build, args, want, dtype, x64_on = _RANDINT_DTYPE[case]
+  if want is None:  # drawn in [4, 127]: the upper bound clips to int8's max + 1
+    got = _jaxpr_and_value(jax, build, args, x64_on)[1]
+    assert np.all((np.asarray(got) >= 4) & (np.asarray(got) < 128))
+    want = np.asarray(got)
+  _check_jaxpr_row(build, args, want, x64_on, dtype)
+
+
+@pytest.mark.parametrize("case", range(len(_CLIP_FOLD)))
+def test_clip_keyword_order_and_scalar_cast_folding(case):
+  build, args, want, dtype = _CLIP_FOLD[case]
+  _check_jaxpr_row(build, args, want, dtype=dtype)
+  assert "convert_element_type" not in _jaxpr_and_value(jax, build, args)[0] or case < 4
+
+
+def test_clip_bad_arguments():
+  x = jnp.ones(2)
+  with pytest.raises(TypeError, match="multiple values for argument 'min'"):
+    jnp.clip(x, 0, min=1)
+  with pytest.raises(TypeError, match="unexpected keyword argument 'lo'"):
+    jnp.clip(x, lo=1)
+  with pytest.raises(TypeError, match="positional arguments"):
+    jnp.clip(x, 0, 1, 2)
+  import inspect
+  assert list(inspect.signature(jnp.clip).parameters) == ["arr", "min", "max"]

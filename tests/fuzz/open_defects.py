@@ -11,10 +11,6 @@ OPEN: list[Known] = [
   Known("jaxpr-array-constants", "make_jaxpr inlines array constants (jnp.array([...]) inside "
         "the function) where JAX lifts them to constvars (`{ lambda a:i32[2]; ...`)",
         modes=("jaxpr",), kinds=("jaxpr-text",), detail=r"jax: \{ lambda [a-z]+:"),
-  Known("jaxpr-randint-dtype", "random.randint with an explicit narrower dtype (uint8, int16): "
-        "jaxlite folds the clip of constant bounds where JAX stages max/min (the default dtype "
-        "matches since row 4's fix; the fuzzer draws only the default)", modes=("jaxpr",),
-        program=r"randint\(.*dtype=", detail=r"= (max|min|convert_element_type)"),
   Known("jaxpr-inner-dtype-x64", "under x64 jnp.cbrt's inner jaxpr types a bf16 constant as f64",
         modes=("jaxpr",), kinds=("jaxpr-text",), detail=r"jaxpr=\{ lambda"),
   Known("jaxpr-nansum", "jnp.nansum/nanmax's jaxpr differs: jnp.where's inner _where types a "

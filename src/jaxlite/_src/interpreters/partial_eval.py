@@ -81,6 +81,11 @@ def _literal_value(x):
   return x
 
 
+# primitive -> rule(atoms, params, out_aval) giving a Literal to use instead of staging an eqn, or
+# None. As JAX's `pe.const_fold_rules` (convert_element_type of a scalar literal folds).
+const_fold_rules: dict = {}
+
+
 class DynamicJaxprTrace(core.Trace):
   __slots__ = ("eqns", "invars", "constvar_of", "const_vals", "debug_info")
 
@@ -129,6 +134,11 @@ class DynamicJaxprTrace(core.Trace):
     avals = [a.aval for a in atoms]
     out_avals = core.with_out_shardings(primitive, avals, params,
                                         primitive.abstract_eval(*avals, **params))
+    fold = const_fold_rules.get(primitive)
+    if fold is not None:
+      folded = fold(atoms, params, out_avals)
+      if folded is not None:
+        return DynamicJaxprTracer(self, folded.aval, folded)
     if primitive.multiple_results:
       outvars = [Var(a) for a in out_avals]
       self.eqns.append(JaxprEqn(atoms, outvars, primitive, params))
