@@ -1056,10 +1056,8 @@ KNOWN = [
                      "within 1 ulp of JAX's (ours round once from complex128), and _case "
                      "compares exactly (tests/test_jnp_math.py checks them to 1e-6)")),
                  id="arctan2-complex"),
+    # Fixed (with fuzz row 16): an out-of-range axis reaches the primitive's ValueError.
     pytest.param(lambda: _case(lambda L, x: L.jnp.max(x, axis=0), np.array(1.0, F32)),
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "max/min of a 0-d array with axis=0 under jit: jaxlite raises "
-                     "IndexError, JAX ValueError (numpy/reductions.py)")),
                  id="reduce-0d-axis0-jit"),
     pytest.param(lambda: _case(lambda L, x: x[np.array([0, -1])], np.zeros((0,), F32)),
                  id="gather-empty-axis-error"),  # fixed: TypeError as JAX (fuzz row 32)

@@ -918,3 +918,40 @@ def test_clip_bad_arguments():
     jnp.clip(x, 0, 1, 2)
   import inspect
   assert list(inspect.signature(jnp.clip).parameters) == ["arr", "min", "max"]
+
+
+# Rows 16 (jaxpr-nansum) and 5 (jaxpr-inner-dtype-x64): the NaN fill is a strong NumPy scalar of
+# a's dtype (JAX's _reduction_init_val), so `_where` converts a weak `a` inside its jaxpr and no
+# Python float reaches it as f64 under x64; with `initial` an all-NaN slice gives `initial`.
+_BF = jnp.bfloat16
+_NAN_RED = [  # (build, args, want, x64)
+  (lambda m, jnp, lax: lambda x: jnp.nansum(lax.nextafter(x, x)), (np.float32(-1.5),), -1.5,
+   False),
+  (lambda m, jnp, lax: lambda x: jnp.nanmax(x), (3.0,), 3.0, False),
+  (lambda m, jnp, lax: lambda x: jnp.nanmin(x, axis=0),
+   (np.array([[np.nan, 1], [np.nan, 2]], np.float32),), [np.nan, 1], True),
+  (lambda m, jnp, lax: lambda x: jnp.nanprod(x, axis=1, keepdims=True),
+   (np.array([[np.nan, 1], [np.nan, 2]], _BF),), [[1], [2]], False),
+  (lambda m, jnp, lax: lambda x: jnp.nanmax(x, axis=0), (np.array([np.nan], _BF),), np.nan, True),
+  (lambda m, jnp, lax: lambda x: (jnp.cbrt(x), jnp.nanmax(x, axis=1))[1],
+   (np.array([[-1.0, np.inf], [0.125, np.nan]], _BF),), [np.inf, 0.125], True),
+  (lambda m, jnp, lax: lambda x: jnp.nanmax(x, where=x > 0, initial=0),
+   (np.array([np.nan, -1, 2], np.float32),), 2.0, False),
+  (lambda m, jnp, lax: lambda x: jnp.nanmin(x, where=x > 0, initial=5.),
+   (np.array([np.nan, np.nan], np.float32),), 5.0, True),
+  (lambda m, jnp, lax: lambda x: jnp.max(x, where=x > 0, initial=3),
+   (np.array([1, -1, 2], np.int8),), 3, False),
+  (lambda m, jnp, lax: lambda x: jnp.nansum(x), (np.array([1, 2], np.int8),), 3, True),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_NAN_RED)))
+def test_rows5_16_nan_reductions_jaxpr(case):
+  build, args, want, x64_on = _NAN_RED[case]
+  _check_jaxpr_row(build, args, want, x64_on)
+
+
+def test_nan_reduction_out_of_range_axis_is_value_error():
+  with pytest.raises(ValueError, match="out-of-bounds"):
+    jax.make_jaxpr(lambda x: jnp.nanmax(x, axis=0))(np.float16(2))
+

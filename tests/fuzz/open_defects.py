@@ -11,11 +11,6 @@ OPEN: list[Known] = [
   Known("jaxpr-array-constants", "make_jaxpr inlines array constants (jnp.array([...]) inside "
         "the function) where JAX lifts them to constvars (`{ lambda a:i32[2]; ...`)",
         modes=("jaxpr",), kinds=("jaxpr-text",), detail=r"jax: \{ lambda [a-z]+:"),
-  Known("jaxpr-inner-dtype-x64", "under x64 jnp.cbrt's inner jaxpr types a bf16 constant as f64",
-        modes=("jaxpr",), kinds=("jaxpr-text",), detail=r"jaxpr=\{ lambda"),
-  Known("jaxpr-nansum", "jnp.nansum/nanmax's jaxpr differs: jnp.where's inner _where types a "
-        "weak fill (JAX converts inside it, jaxlite converts outside or not at all)",
-        modes=("jaxpr",), program=r"nan(sum|max|min|prod)", detail="convert_element_type|_where"),
   Known("jaxpr-einsum", "jnp.einsum's jaxpr differs: jaxlite converts operands before "
         "dot_general, JAX passes preferred_element_type", modes=("jaxpr",),
         program="einsum", detail="dot_general|dimension_numbers"),
