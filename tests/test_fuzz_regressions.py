@@ -955,3 +955,32 @@ def test_nan_reduction_out_of_range_axis_is_value_error():
   with pytest.raises(ValueError, match="out-of-bounds"):
     jax.make_jaxpr(lambda x: jnp.nanmax(x, axis=0))(np.float16(2))
 
+
+# Rows 35 (jaxpr-hypot-nan) and 29 (jaxpr-heaviside-broadcast): their constants are JAX's
+# _lax_const (weak like a weak scalar operand: hypot(inf, nan) is weak) and heaviside promotes
+# dtypes only, so x2 is broadcast inside the innermost _where.
+_HYPOT_HEAVISIDE = [  # (build, args, want, x64)
+  (lambda m, jnp, lax: lambda: jnp.hypot(np.inf, float("nan")), (), np.inf, False),
+  (lambda m, jnp, lax: lambda x: jnp.hypot(x, float("nan")), (np.float32(np.inf),), np.inf,
+   True),
+  (lambda m, jnp, lax: lambda x: jnp.hypot(x, 3), (np.array([4., np.inf, 0.], np.float16),),
+   [5, np.inf, 3], False),
+  (lambda m, jnp, lax: lambda x: jnp.hypot(x, 3), (4,), 5, True),
+  (lambda m, jnp, lax: lambda x: jnp.heaviside(x, jnp.ones(4)), (np.ones((1, 4), np.float32),),
+   [[1, 1, 1, 1]], False),
+  (lambda m, jnp, lax: lambda x: jnp.heaviside(x, 0.5), (np.array([-1, 0, 2.], _BF),),
+   [0, 0.5, 1], True),
+  (lambda m, jnp, lax: lambda x: jnp.heaviside(x, 0.5), (-2.0,), 0, False),
+  (lambda m, jnp, lax: lambda x: jnp.heaviside(x, np.array([0.5, 1.])),
+   (np.array([[0, 0, 2.]]).T,), [[0.5, 1], [0.5, 1], [1, 1]], True),
+  (lambda m, jnp, lax: lambda x, y: jnp.heaviside(x, y),
+   (np.array([0, 3], np.int8), np.array([[1], [2]], np.int16)), [[1, 1], [2, 1]], False),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_HYPOT_HEAVISIDE)))
+def test_rows29_35_hypot_heaviside_jaxpr(case):
+  build, args, want, x64_on = _HYPOT_HEAVISIDE[case]
+  _check_jaxpr_row(build, args, want, x64_on)
+  if case == 0:
+    assert _jaxpr_and_value(jax, build, args)[1].weak_type  # as JAX's

@@ -14,11 +14,6 @@ OPEN: list[Known] = [
   Known("jaxpr-einsum", "jnp.einsum's jaxpr differs: jaxlite converts operands before "
         "dot_general, JAX passes preferred_element_type", modes=("jaxpr",),
         program="einsum", detail="dot_general|dimension_numbers"),
-  Known("jaxpr-heaviside-broadcast", "jnp.heaviside broadcasts x2 up front (promote_args_inexact"
-        " rank-promotes) where JAX broadcasts inside _where", modes=("jaxpr",),
-        program="heaviside", detail="broadcast_in_dim"),
-  Known("jaxpr-hypot-nan", "jnp.hypot's jaxpr orders select_n and convert differently",
-        modes=("jaxpr",), program="hypot"),
   Known("jaxpr-power-empty", "x ** y of size-0 half-precision operands: JAX broadcasts in bf16, "
         "jaxlite converts to f32 first", modes=("jaxpr",), program=r"\*\*",
         detail=r"broadcast_in_dim.*\| jaxlite: .*convert_element_type"),

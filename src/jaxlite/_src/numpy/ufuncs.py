@@ -618,17 +618,20 @@ def hypot(x1, x2, /):
   ratio = ew.div_p.bind(small, where(ew.eq_p.bind(big, _zero_like(big)), ones_like(big), big))
   scaled = ew.mul_p.bind(big, ew.sqrt_p.bind(ew.add_p.bind(
       _one_like(ratio), ew.square_p.bind(ratio))))
-  return where(any_inf, _strong_scalar(np.inf, big), where(is_zero, big, scaled))
+  x = where(is_zero, big, scaled)
+  return where(any_inf, ew._const(x, np.inf), x)  # JAX's _lax_const: weak like a weak x
 
 
 @internal_jit
 def heaviside(x1, x2, /):
-  x1, x2 = promote_args_inexact("heaviside", x1, x2)
+  # Dtypes only, as JAX: x2 is broadcast by the innermost _where, not up front.
+  check_arraylike("heaviside", x1, x2)
+  x1, x2 = promote_dtypes_inexact(x1, x2)
   where = _where()
-  negative_, positive_ = (ew.lt_p.bind(x1, _zero_like(x1)), ew.gt_p.bind(x1, _zero_like(x1)))
+  zero = ew._const(x1, 0)  # JAX's _lax_const: weak like a weak scalar x1
+  negative_, positive_ = ew.lt_p.bind(x1, zero), ew.gt_p.bind(x1, zero)
   at_zero = where(isnan(x1), x1, x2)  # NaN stays NaN, 0 takes x2
-  return where(negative_, _strong_scalar(0, x1),
-               where(positive_, _strong_scalar(1, x1), at_zero))
+  return where(negative_, zero, where(positive_, ew._const(x1, 1), at_zero))
 
 
 @internal_jit
