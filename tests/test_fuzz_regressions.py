@@ -984,3 +984,28 @@ def test_rows29_35_hypot_heaviside_jaxpr(case):
   _check_jaxpr_row(build, args, want, x64_on)
   if case == 0:
     assert _jaxpr_and_value(jax, build, args)[1].weak_type  # as JAX's
+
+
+# Row 36, jaxpr-power-empty: x ** y promotes ranks first, in the operands' own dtypes, then the
+# dtypes (JAX's _power), so a lower-rank bf16 exponent is broadcast before its cast to f32.
+_POWER_SHAPES = [  # (build, args, want, dtype, x64)
+  (lambda m, jnp, lax: lambda x, y: x ** y,
+   (np.ones((2, 0), np.float16), np.ones(0, _BF)), np.ones((2, 0)), "float32", False),
+  (lambda m, jnp, lax: lambda x, y: x ** y,
+   (np.array([4, 9, 16], np.float16), np.array([[0.5], [2]], np.float32)),
+   [[2, 3, 4], [16, 81, 256]], "float32", True),
+  (lambda m, jnp, lax: lambda x, y: x ** y,
+   (np.full((2, 3), 2, np.float32), np.array([1, 2, 3], np.int8)), [[2, 4, 8]] * 2, "float32",
+   False),
+  (lambda m, jnp, lax: lambda x, y: x ** y,
+   (np.full((2, 3), 2, np.int8), np.array([1, 2, 3], np.int16)), [[2, 4, 8]] * 2, "int16",
+   False),
+  (lambda m, jnp, lax: lambda x, y: jnp.power(x, y),
+   (np.array([2, 3]), np.array([[3], [2]], np.uint64)), [[8, 27], [4, 9]], "float64", True),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_POWER_SHAPES)))
+def test_row36_power_promotes_shapes_first(case):
+  build, args, want, dtype, x64_on = _POWER_SHAPES[case]
+  _check_jaxpr_row(build, args, want, x64_on, dtype)

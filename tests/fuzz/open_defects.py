@@ -14,7 +14,4 @@ OPEN: list[Known] = [
   Known("jaxpr-einsum", "jnp.einsum's jaxpr differs: jaxlite converts operands before "
         "dot_general, JAX passes preferred_element_type", modes=("jaxpr",),
         program="einsum", detail="dot_general|dimension_numbers"),
-  Known("jaxpr-power-empty", "x ** y of size-0 half-precision operands: JAX broadcasts in bf16, "
-        "jaxlite converts to f32 first", modes=("jaxpr",), program=r"\*\*",
-        detail=r"broadcast_in_dim.*\| jaxlite: .*convert_element_type"),
 ]

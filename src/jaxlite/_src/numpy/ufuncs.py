@@ -14,7 +14,7 @@ from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import elementwise_functions as lax
 from jaxlite._src.numpy.util import (promote_args, promote_args_inexact, promote_args_numeric,
                                      promote_dtypes_inexact, promote_dtypes, dtype_weak,
-                                     check_arraylike)
+                                     check_arraylike, promote_shapes)
 
 _PROMOTERS = {"same": promote_args, "inexact": promote_args_inexact,
               "numeric": promote_args_numeric}
@@ -376,18 +376,19 @@ def power(x1, x2, /):
   if _concrete_int_scalar(x2):
     (x1,) = promote_args_numeric("power", x1)
     return ew.integer_pow_p.bind(x1, y=int(x2))  # its abstract eval rejects int ** -n
-  original_x1, original_x2 = x1, x2
-  x1, x2 = promote_args_numeric("power", x1, x2)  # JAX stages the exponent's cast even unused
-  d = dtype_weak(x1)[0]
+  check_arraylike("power", x1, x2)
+  # As JAX's _power: ranks first, in the operands' own dtypes, then the dtypes.
+  x1, x2 = promote_shapes("power", x1, x2)
+  x1_, x2_ = promote_args_numeric("power", x1, x2)  # JAX stages the exponent's cast even unused
+  d = dtype_weak(x1_)[0]
   if d.kind in "iub":
-    return _integer_power(x1, x2)
+    return _integer_power(x1_, x2_)
   # An inexact base with an integer exponent: pow takes the exponent as it is. An integer base
   # that promotion made inexact (int64 with uint64 is a weak float) takes the promoted pair.
-  if dtypes.issubdtype(dtype_weak(original_x1)[0], np.inexact) \
-      and dtype_weak(original_x2)[0].kind in "iu" \
-      and not isinstance(original_x2, (int, np.integer)):
-    return ew.pow_p.bind(x1, original_x2)
-  return ew.pow_p.bind(x1, x2)
+  if dtypes.issubdtype(dtype_weak(x1)[0], np.inexact) and dtype_weak(x2)[0].kind in "iu" \
+      and not isinstance(x2, (int, np.integer)):
+    return ew.pow_p.bind(x1_, x2)
+  return ew.pow_p.bind(x1_, x2_)
 
 
 pow = power  # noqa: A001
