@@ -1044,11 +1044,9 @@ KNOWN = [
     # Fixed: einsum checks label sizes and raises JAX's ValueError (tests/test_bad_input.py).
     pytest.param(lambda: _case(lambda L, x: L.jnp.einsum("ij,jk->ik", x, x), np.ones((2, 3))),
                  id="einsum-label-size-error"),
+    # Fixed (fuzz row 15): einsum passes preferred_element_type, operands as they are.
     pytest.param(lambda: _case(lambda L, x, y: L.jnp.einsum("i,i->", x, y),
                                V3, np.array([1, 2, 3], np.int8), mode="jaxpr"),
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "einsum of mixed dtypes: JAX gives dot_general the operands as they are "
-                     "with preferred_element_type; jaxlite casts both first")),
                  id="einsum-mixed-dtypes"),
     pytest.param(lambda: _case(lambda L, x: L.jnp.arctan2(x, x), C64),
                  marks=pytest.mark.xfail(strict=True, reason=(

@@ -1009,3 +1009,41 @@ _POWER_SHAPES = [  # (build, args, want, dtype, x64)
 def test_row36_power_promotes_shapes_first(case):
   build, args, want, dtype, x64_on = _POWER_SHAPES[case]
   _check_jaxpr_row(build, args, want, x64_on, dtype)
+
+
+# Row 15, jaxpr-einsum: operands keep their dtypes (dot_general gets preferred_element_type),
+# the later operand is dot_general's lhs unless (rhs, lhs) yields the output order directly (as
+# JAX's _einsum after opt_einsum), and repeated letters use JAX's uint32 Kronecker delta.
+_A23, _B34 = np.arange(6.).reshape(2, 3), np.arange(12.).reshape(3, 4)
+_EINSUM = [  # (build, args, want, x64)
+  (lambda m, jnp, lax: lambda x, y: jnp.einsum("...i,...i->...", x, y),
+   (np.ones((3, 1), _BF), np.arange(3, dtype=np.int32).reshape(3, 1)), [0, 1, 2], False),
+  (lambda m, jnp, lax: lambda x, y: jnp.einsum("ij,jk->ki", x, y),
+   (_A23.astype(np.float32), _B34.astype(np.float32)), (_A23 @ _B34).T, True),
+  (lambda m, jnp, lax: lambda x, y: jnp.einsum("ij,jk", x, y),
+   (np.ones((2, 3), np.int8), _B34.astype(np.uint8)), np.ones((2, 3)) @ _B34, False),
+  (lambda m, jnp, lax: lambda x, y: jnp.einsum("ij,kj->", x, y),
+   (_A23.astype(np.float16), np.ones((4, 3), np.float32)), 4 * _A23.sum(), False),
+  (lambda m, jnp, lax: lambda x, y: jnp.einsum("ij,j->i", x, y),
+   (_A23, np.array([True, False, True])), _A23 @ [1, 0, 1], True),
+  (lambda m, jnp, lax: lambda x, y: jnp.einsum("ij,ij->i", x, y),
+   (np.ones((1, 3), np.float32), _A23.astype(np.float32)), _A23.sum(1), False),
+  (lambda m, jnp, lax: lambda x: jnp.einsum("ii->i", x), (np.arange(9.).reshape(3, 3),),
+   [0, 4, 8], False),
+  (lambda m, jnp, lax: lambda x: jnp.einsum("iji->ij", x), (np.arange(18.).reshape(3, 2, 3),),
+   np.einsum("iji->ij", np.arange(18.).reshape(3, 2, 3)), True),
+  (lambda m, jnp, lax: lambda x, y: jnp.einsum("ii,ij->j", x, y),
+   (np.arange(4.).reshape(2, 2), np.ones((2, 3))), [3, 3, 3], False),
+  (lambda m, jnp, lax: lambda x, y: jnp.einsum("ij,jk->ki", x, y,
+                                               preferred_element_type=jnp.float32),
+   (np.ones((2, 3), np.int8), np.ones((3, 4), np.int8)), np.full((4, 2), 3), False),
+  (lambda m, jnp, lax: lambda x, y, z: jnp.einsum("ij,jk,kl->il", x, y, z),
+   (np.ones((2, 3), np.float32), np.ones((3, 4), np.float32), np.ones((4, 5), np.float32)),
+   np.full((2, 5), 12), False),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_EINSUM)))
+def test_row15_einsum_jaxpr(case):
+  build, args, want, x64_on = _EINSUM[case]
+  _check_jaxpr_row(build, args, want, x64_on)

@@ -11,7 +11,4 @@ OPEN: list[Known] = [
   Known("jaxpr-array-constants", "make_jaxpr inlines array constants (jnp.array([...]) inside "
         "the function) where JAX lifts them to constvars (`{ lambda a:i32[2]; ...`)",
         modes=("jaxpr",), kinds=("jaxpr-text",), detail=r"jax: \{ lambda [a-z]+:"),
-  Known("jaxpr-einsum", "jnp.einsum's jaxpr differs: jaxlite converts operands before "
-        "dot_general, JAX passes preferred_element_type", modes=("jaxpr",),
-        program="einsum", detail="dot_general|dimension_numbers"),
 ]
