@@ -1047,3 +1047,49 @@ _EINSUM = [  # (build, args, want, x64)
 def test_row15_einsum_jaxpr(case):
   build, args, want, x64_on = _EINSUM[case]
   _check_jaxpr_row(build, args, want, x64_on)
+
+
+# Row 8, jaxpr-array-constants: iterating an array while staging is lax.index_in_dim per row
+# (JAX's tracer iteration), so `jnp.array([...])` made inside the function and used as
+# dynamic_slice starts is a constvar sliced in the jaxpr, under jit and in nested jaxprs too.
+_ARRAY_CONSTS = [  # (build, args, want)
+  (lambda m, jnp, lax: lambda x: lax.dynamic_slice(x, jnp.array([0]), [0]),
+   (np.ones(1, np.int16),), np.zeros(0)),
+  (lambda m, jnp, lax: lambda x: lax.dynamic_slice(x, jnp.array([1, -1]), [1, 2]),
+   (np.arange(12.).reshape(3, 4),), [[6, 7]]),
+  (lambda m, jnp, lax: lambda x: lax.dynamic_update_slice(x, jnp.zeros((1, 2)),
+                                                          jnp.array([1, 7])),
+   (np.ones((2, 3), np.float32),), [[1, 1, 1], [1, 0, 0]]),
+  (lambda m, jnp, lax: lambda x: [i for i in jnp.array([1., 2.])][1] + x,
+   (np.ones(2, np.float32),), [3, 3]),
+  (lambda m, jnp, lax: lambda x: [r for r in jnp.ones((2, 3))][1] * x,
+   (np.full(3, 2, np.float32),), [2, 2, 2]),
+  (lambda m, jnp, lax: lambda x: m.jit(lambda y: lax.dynamic_slice(y, jnp.array([2]), [1]))(x),
+   (np.arange(4, dtype=np.float32),), [2]),
+  (lambda m, jnp, lax: lambda x: lax.cond(
+      True, lambda y: lax.dynamic_slice(y, jnp.array([2]), [1]), lambda y: y[:1], x),
+   (np.arange(4, dtype=np.float32),), [2]),
+  (lambda m, jnp, lax: lambda x: sum(jnp.array(np.arange(150.))) + x, (np.float32(1),),
+   11176.0),
+  (lambda m, jnp, lax: lambda x: sum(x), (np.arange(6.).reshape(3, 2),), [6, 9]),
+  # a closed-over NumPy array is a constvar in its own dtype, cast by an eqn (scalars fold)
+  (lambda m, jnp, lax: lambda x: x + np.array([3, 4], np.int32), (np.ones(2, np.float32),),
+   [4, 5]),
+  (lambda m, jnp, lax: lambda x: x * np.array([True, False]), (np.ones(2, np.int8),), [1, 0]),
+  (lambda m, jnp, lax: lambda x: x + np.array(3, np.int32), (np.ones(2, np.float32),), [4, 4]),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_ARRAY_CONSTS)))
+def test_row8_array_constants_jaxpr(case):
+  build, args, want = _ARRAY_CONSTS[case]
+  _check_jaxpr_row(build, args, want)
+  if case == 0:
+    assert _jaxpr_and_value(jax, build, args)[0].startswith("{ lambda a:i32[1]; b:i16[1]. let")
+
+
+def test_iterating_arrays_outside_traces_stays_concrete():
+  rows = list(jnp.arange(6).reshape(3, 2))
+  assert all(type(r) is type(jnp.zeros(2)) for r in rows)
+  np.testing.assert_array_equal(np.asarray(rows[2]), [4, 5])
+  assert [int(v) for v in jnp.array([3, 1])] == [3, 1]

@@ -7,8 +7,4 @@ from __future__ import annotations
 
 from known_differences import Known
 
-OPEN: list[Known] = [
-  Known("jaxpr-array-constants", "make_jaxpr inlines array constants (jnp.array([...]) inside "
-        "the function) where JAX lifts them to constvars (`{ lambda a:i32[2]; ...`)",
-        modes=("jaxpr",), kinds=("jaxpr-text",), detail=r"jax: \{ lambda [a-z]+:"),
-]
+OPEN: list[Known] = []

@@ -88,6 +88,7 @@ const_fold_rules: dict = {}
 
 class DynamicJaxprTrace(core.Trace):
   __slots__ = ("eqns", "invars", "constvar_of", "const_vals", "debug_info")
+  stages_constants = True  # operations on concrete arrays are staged too (ArrayImpl.__iter__)
 
   def __init__(self, parent, debug_info=None):
     super().__init__(parent)
