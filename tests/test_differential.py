@@ -1044,11 +1044,9 @@ KNOWN = [
     # Fixed: einsum checks label sizes and raises JAX's ValueError (tests/test_bad_input.py).
     pytest.param(lambda: _case(lambda L, x: L.jnp.einsum("ij,jk->ik", x, x), np.ones((2, 3))),
                  id="einsum-label-size-error"),
+    # Fixed (fuzz row 15): einsum passes preferred_element_type, operands as they are.
     pytest.param(lambda: _case(lambda L, x, y: L.jnp.einsum("i,i->", x, y),
                                V3, np.array([1, 2, 3], np.int8), mode="jaxpr"),
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "einsum of mixed dtypes: JAX gives dot_general the operands as they are "
-                     "with preferred_element_type; jaxlite casts both first")),
                  id="einsum-mixed-dtypes"),
     pytest.param(lambda: _case(lambda L, x: L.jnp.arctan2(x, x), C64),
                  marks=pytest.mark.xfail(strict=True, reason=(
@@ -1056,10 +1054,8 @@ KNOWN = [
                      "within 1 ulp of JAX's (ours round once from complex128), and _case "
                      "compares exactly (tests/test_jnp_math.py checks them to 1e-6)")),
                  id="arctan2-complex"),
+    # Fixed (with fuzz row 16): an out-of-range axis reaches the primitive's ValueError.
     pytest.param(lambda: _case(lambda L, x: L.jnp.max(x, axis=0), np.array(1.0, F32)),
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "max/min of a 0-d array with axis=0 under jit: jaxlite raises "
-                     "IndexError, JAX ValueError (numpy/reductions.py)")),
                  id="reduce-0d-axis0-jit"),
     pytest.param(lambda: _case(lambda L, x: x[np.array([0, -1])], np.zeros((0,), F32)),
                  id="gather-empty-axis-error"),  # fixed: TypeError as JAX (fuzz row 32)
@@ -1096,11 +1092,8 @@ KNOWN = [
                      "grad of lax.logistic at a weak input is weak in JAX, strong in jaxlite "
                      "(logistic's JVP rule, lax/elementwise.py AD rules)")),
                  id="grad-logistic-weak"),
+    # Fixed (fuzz row 4's remainder): a cast of a scalar constant folds into a literal.
     pytest.param(lambda: _case(lambda L, x: x + L.jnp.float16(1), V3, mode="jaxpr"),
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "JAX folds convert_element_type of a scalar constant into a literal "
-                     "(add a 1.0:f32[]); jaxlite stages the cast (interpreters/partial_eval.py "
-                     "has no constant-folding rules)")),
                  id="convert-scalar-constant-folding"),
 ]
 

@@ -810,3 +810,4 @@ def test_row38_rounding_integers_returns_arrays(fn, value, dtype, weak):
   out = getattr(jnp, fn)(value)
   assert isinstance(out, jax.Array) and out.dtype == dtype and out.weak_type == weak
   assert out.shape == () and out.item() == value
+

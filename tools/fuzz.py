@@ -363,7 +363,7 @@ def classify_known(m: Mismatch) -> str | None:
     from known_differences import KNOWN
   except ImportError:
     return None
-  line = one_line(m.prog)
+  line = one_line(m.prog, batch=m.mode == "vmap")  # vmap ran on the batch rows too
   for entry in KNOWN:
     if entry.matches(m.mode, m.kind, m.detail, line):
       return entry.name

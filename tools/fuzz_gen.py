@@ -217,8 +217,10 @@ def render(prog: dict, hook: bool = False) -> str:
   return "\n".join(lines) + "\n"
 
 
-def one_line(prog: dict) -> str:
-  """The whole program on one line for reports: `v0 = ...; v1 = ...; -> v1  with x0=f32[3][...]`."""
+def one_line(prog: dict, batch: bool = False) -> str:
+  """The whole program on one line for reports: `v0 = ...; v1 = ...; -> v1  with x0=f32[3][...]`.
+  With `batch`, vmap's second batch row follows (`; batch x0=[...]`) for inputs that have one
+  (Python scalars are unbatched), so a vmap mismatch is matched against every value it ran on."""
   body = "; ".join(f"{op['out']} = {op['tmpl'].format(*op['args'])}" for op in prog["ops"])
   ret = ", ".join(prog["outs"])
 
@@ -228,4 +230,6 @@ def one_line(prog: dict) -> str:
     return f"{i['name']}={i['dtype']}{i['shape']}{i['values']}"
   x64 = " [x64]" if prog["x64"] else ""
   args = "; ".join(desc(i) for i in prog["inputs"])
-  return f"{body + '; ' if body else ''}-> {ret}  with {args}{x64}"
+  rows = "".join(f"; batch {i['name']}={i['batch']}" for i in prog["inputs"]
+                 if batch and not i["py"] and i["batch"] != i["values"])
+  return f"{body + '; ' if body else ''}-> {ret}  with {args}{rows}{x64}"

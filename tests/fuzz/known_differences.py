@@ -25,7 +25,9 @@ KNOWN: list[Known] = [
   Known("xla-cpu-flushes-subnormals", "backend-dependent: XLA's CPU backend runs with "
         "subnormal floats flushed to zero (JAX 0.10.2 on CPU: jnp.float32(1e-40) * 1 == 0, "
         "jnp.sqrt of bfloat16/float32 1e-40 is 0, true value 1e-20); jaxlite computes with "
-        "NumPy's IEEE subnormals. Only programs with the generator's subnormal input 1e-40 match",
+        "NumPy's IEEE subnormals. Only programs with the generator's subnormal input 1e-40 "
+        "match (for a vmap mismatch, in either batch row: tools/fuzz.py matches vmap against "
+        "both)",
         kinds=("value",), program=r"\b1e-40\b"),
   Known("jax-vmap-assertion", "JAX bug: some invalid programs (lax.cumsum with a negative axis) "
         "under vmap fail an internal `AssertionError` instead of raising the user-facing error "

@@ -7,31 +7,4 @@ from __future__ import annotations
 
 from known_differences import Known
 
-OPEN: list[Known] = [
-  Known("jaxpr-array-constants", "make_jaxpr inlines array constants (jnp.array([...]) inside "
-        "the function) where JAX lifts them to constvars (`{ lambda a:i32[2]; ...`)",
-        modes=("jaxpr",), kinds=("jaxpr-text",), detail=r"jax: \{ lambda [a-z]+:"),
-  Known("jaxpr-randint-dtype", "random.randint with an explicit narrower dtype (uint8, int16): "
-        "jaxlite folds the clip of constant bounds where JAX stages max/min (the default dtype "
-        "matches since row 4's fix; the fuzzer draws only the default)", modes=("jaxpr",),
-        program=r"randint\(.*dtype=", detail=r"= (max|min|convert_element_type)"),
-  Known("jaxpr-inner-dtype-x64", "under x64 jnp.cbrt's inner jaxpr types a bf16 constant as f64",
-        modes=("jaxpr",), kinds=("jaxpr-text",), detail=r"jaxpr=\{ lambda"),
-  Known("jaxpr-nansum", "jnp.nansum/nanmax's jaxpr differs: jnp.where's inner _where types a "
-        "weak fill (JAX converts inside it, jaxlite converts outside or not at all)",
-        modes=("jaxpr",), program=r"nan(sum|max|min|prod)", detail="convert_element_type|_where"),
-  Known("jaxpr-einsum", "jnp.einsum's jaxpr differs: jaxlite converts operands before "
-        "dot_general, JAX passes preferred_element_type", modes=("jaxpr",),
-        program="einsum", detail="dot_general|dimension_numbers"),
-  Known("jaxpr-heaviside-broadcast", "jnp.heaviside broadcasts x2 up front (promote_args_inexact"
-        " rank-promotes) where JAX broadcasts inside _where", modes=("jaxpr",),
-        program="heaviside", detail="broadcast_in_dim"),
-  Known("jaxpr-hypot-nan", "jnp.hypot's jaxpr orders select_n and convert differently",
-        modes=("jaxpr",), program="hypot"),
-  Known("jaxpr-power-empty", "x ** y of size-0 half-precision operands: JAX broadcasts in bf16, "
-        "jaxlite converts to f32 first", modes=("jaxpr",), program=r"\*\*",
-        detail=r"broadcast_in_dim.*\| jaxlite: .*convert_element_type"),
-  Known("jaxpr-power-bool-exponent", "x ** True: JAX's operator.index(True) makes it "
-        "integer_pow[y=1]; jaxlite excludes bools from concrete int exponents (campaign 3, seed "
-        "506)", modes=("jaxpr",), program=r"\*\* (True|False)"),
-]
+OPEN: list[Known] = []

@@ -198,3 +198,26 @@ def test_float_inputs_generator_makes_differentiable_programs():
   assert all(p["inputs"][0]["dtype"] in ("float16", "bfloat16", "float32", "float64")
              and not p["inputs"][0]["py"] for p in progs)
   assert progs != generate(5, 60)
+
+
+def _with_rows(values, batch, py=False):
+  return dict(_PROG, inputs=[dict(_PROG["inputs"][0], values=values, batch=batch, py=py)])
+
+
+# xla-cpu-flushes-subnormals: a vmap mismatch is matched against both batch rows (campaign 3,
+# seeds 404 and 503: the subnormal was only in the second row); other modes ran on `values` only.
+_SUBNORMAL_ROWS = [  # (prog, mode, kind, known)
+  (_with_rows([-0.4, 2.0], [-0.4, 1e-40]), "vmap", "value", "xla-cpu-flushes-subnormals"),
+  (_with_rows([1e-40, 2.0], [-0.4, 3.0]), "vmap", "value", "xla-cpu-flushes-subnormals"),
+  (_with_rows([-0.4, 2.0], [-0.4, 1e-40]), "jit", "value", None),   # jit never saw that row
+  (_with_rows([-0.4, 2.0], [-0.4, 1.5e-40]), "vmap", "value", None),  # not the generator's
+  (_with_rows([-0.4, 2.0], [-0.4, 3.0]), "vmap", "value", None),
+  (_with_rows([-0.4, 2.0], [-0.4, 1e-40]), "vmap", "dtype", None),  # values only
+]
+
+
+@pytest.mark.parametrize("prog,mode,kind,known", _SUBNORMAL_ROWS)
+def test_subnormal_difference_matches_vmap_batch_rows(prog, mode, kind, known):
+  assert fuzz.classify_known(fuzz.Mismatch(prog, mode, kind, "leaf 0: values differ")) == known
+  assert ("; batch x0=" in one_line(prog, batch=True)) == (prog["inputs"][0]["batch"] !=
+                                                           prog["inputs"][0]["values"])

@@ -49,6 +49,16 @@ from jaxlite._src import devices
 from jaxlite._src import dtypes
 
 
+def _staged_rows(x):
+  """Rows of a concrete array iterated while staging (make_jaxpr, jit), as JAX iterates an
+  array made inside the traced function (a tracer there): lax.index_in_dim per row, staged, so
+  the array becomes a constvar (`lax.dynamic_slice(x, jnp.array([1]), ...)` prints
+  `{ lambda a:i32[1]; ...`). JAX iterates an Array closed over from outside with its `unstack`
+  primitive instead; jaxlite cannot tell the two apart and stages both this way."""
+  from jaxlite._src.lax import slicing
+  return (slicing.index_in_dim(x, i, 0, keepdims=False) for i in range(x.shape[0]))
+
+
 class ArrayImpl(core.Array):
   __slots__ = ("_value", "weak_type", "_device", "_aval", "_local_shards", "__weakref__")
   __array_priority__ = 100
@@ -223,6 +233,8 @@ class ArrayImpl(core.Array):
   def __iter__(self):
     if not self._value.ndim:
       raise TypeError("iteration over a 0-d array")
+    if getattr(core.current_trace(), "stages_constants", False):
+      return _staged_rows(self)
     weak = self.weak_type
     return (_from_numpy(v, weak) for v in self._host_value())
 

@@ -369,7 +369,9 @@ class Tracer(Array):
   def __iter__(self):
     if not self.aval.shape:
       raise TypeError("iteration over a 0-d array")
-    return (self[i] for i in range(self.aval.shape[0]))
+    # As JAX's ShapedArray._iter: lax.index_in_dim per row (slice with unit strides + squeeze).
+    from jaxlite._src.lax import slicing
+    return (slicing.index_in_dim(self, i, 0, keepdims=False) for i in range(self.aval.shape[0]))
 
   def item(self, *args):
     val = self._concrete("item", errors.ConcretizationTypeError)

@@ -501,8 +501,8 @@ def randint(key, shape, minval, maxval, dtype=None):
 
 
 def _clip_int32(x, lo, hi):
-  x = _lax.convert_element_type(_jnp().asarray(x), dtypes.int32)
-  return _clip(x, np.int32(lo), np.int32(hi))
+  # JAX: jnp.asarray(x).astype('int32').clip(lo, hi) with Python int bounds (weak, by keyword).
+  return _jnp().asarray(x).astype(dtypes.int32).clip(lo, hi)
 
 
 def _convert_and_clip_integer(val, dtype):

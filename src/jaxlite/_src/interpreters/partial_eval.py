@@ -81,8 +81,14 @@ def _literal_value(x):
   return x
 
 
+# primitive -> rule(atoms, params, out_aval) giving a Literal to use instead of staging an eqn, or
+# None. As JAX's `pe.const_fold_rules` (convert_element_type of a scalar literal folds).
+const_fold_rules: dict = {}
+
+
 class DynamicJaxprTrace(core.Trace):
   __slots__ = ("eqns", "invars", "constvar_of", "const_vals", "debug_info")
+  stages_constants = True  # operations on concrete arrays are staged too (ArrayImpl.__iter__)
 
   def __init__(self, parent, debug_info=None):
     super().__init__(parent)
@@ -131,6 +137,11 @@ class DynamicJaxprTrace(core.Trace):
     if rule is None:  # a user's Primitive (jax.extend.core) given no rule: JAX's error
       raise NotImplementedError(f"Abstract evaluation for '{primitive.name}' not implemented")
     out_avals = core.with_out_shardings(primitive, avals, params, rule(*avals, **params))
+    fold = const_fold_rules.get(primitive)
+    if fold is not None:
+      folded = fold(atoms, params, out_avals)
+      if folded is not None:
+        return DynamicJaxprTracer(self, folded.aval, folded)
     if primitive.multiple_results:
       outvars = [Var(a) for a in out_avals]
       self.eqns.append(JaxprEqn(atoms, outvars, primitive, params))

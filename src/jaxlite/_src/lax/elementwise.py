@@ -14,6 +14,7 @@ from jaxlite._src import pretty_print as pp
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
+from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.families import (binop, check_dtype_kinds, first_weak, kind_of,
                                        numpy_eqn_templates, numpy_templates,
@@ -775,6 +776,25 @@ convert_element_type_p.def_impl(_convert_impl)
 convert_element_type_p.def_abstract_eval(_convert_abstract)
 convert_element_type_p.eager_weak_type = lambda args, params: params["weak_type"]
 batching.defvectorized(convert_element_type_p)
+
+
+def _convert_fold(atoms, params, out_aval):
+  """A scalar literal operand is cast while tracing (the eqn is never staged), as JAX folds
+  convert_element_type of Python and NumPy scalar constants. The cast is NumPy's, as JAX's fold:
+  an out-of-range float becomes what NumPy gives (int32 min for 1e10), not XLA's saturation."""
+  (x,) = atoms
+  new_dtype = params["new_dtype"]
+  if type(x) is not core.Literal or x.aval.shape or hasattr(new_dtype, "_is_extended") \
+      or hasattr(x.aval.dtype, "_is_extended"):
+    return None
+  val = np.asarray(x.val)
+  if val.dtype.kind == "c" and new_dtype.kind != "c":
+    val = val.real
+  with np.errstate(invalid="ignore", over="ignore"):
+    return core.Literal(val.astype(new_dtype)[()], out_aval)
+
+
+pe.const_fold_rules[convert_element_type_p] = _convert_fold
 
 
 def _convert_jvp(t, y, x, **params):

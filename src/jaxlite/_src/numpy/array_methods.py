@@ -139,10 +139,15 @@ def _method(name):
   return m
 
 
-_METHODS = ("all", "any", "argmax", "argmin", "argpartition", "argsort", "choose", "clip",
+_METHODS = ("all", "any", "argmax", "argmin", "argpartition", "argsort", "choose",
             "conj", "conjugate", "cumprod", "cumsum", "diagonal", "dot", "max",
             "mean", "min", "nonzero", "prod", "ptp", "repeat", "searchsorted", "sort",
             "squeeze", "std", "sum", "swapaxes", "take", "trace", "var", "round")
+
+
+def _clip(self, min=None, max=None):  # noqa: A002 - numpy's names
+  # JAX's method passes the bounds by keyword, so jnp.clip's jaxpr takes them as (max, min).
+  return _jnp().clip(self, min=min, max=max)
 
 
 def _compress(self, condition, axis=None, *, size=None, fill_value=0):
@@ -245,6 +250,7 @@ def set_array_methods(cls) -> None:
   for name in _METHODS:
     setattr(cls, name, _method(name))
   cls.astype = _astype
+  cls.clip = _clip
   cls.compress = _compress
   cls.reshape = _reshape
   cls.transpose = _transpose

@@ -19,6 +19,7 @@ from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import reductions as red
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.creation import iota_p
+from jaxlite._src.lax.elementwise_functions import _convert_element_type
 from jaxlite._src.numpy.where_reshape import _where, reshape, transpose
 from jaxlite._src.numpy.util import (canonicalize_axis, check_arraylike, convert, dtype_weak,
                                      promote_dtypes, shape_of)
@@ -489,43 +490,106 @@ def _drop_broadcast_labels(ops, terms):
   return new_ops, new_terms
 
 
-def _einsum_diagonal(x, term):
-  """Collapses repeated letters of one operand onto their diagonal."""
-  while len(set(term)) != len(term):
-    c = next(ch for ch in term if term.count(ch) > 1)
-    i = term.index(c)
-    j = term.index(c, i + 1)
+def _sum_repeats(x, term, keep, preferred):
+  """JAX's sum_repeats: a letter repeated in `term` masks `x` off its diagonal (a Kronecker
+  delta of uint32 iotas), then sums all those axes (or all but the last, if kept)."""
+  counts = {}
+  for c in term:
+    counts[c] = counts.get(c, 0) + 1
+  for c, count in counts.items():
+    if count < 2:
+      continue
+    axes = tuple(i for i, n in enumerate(term) if n == c)
     shape = tuple(shape_of(x))
-    mask = _diagonal_mask(shape, 0, i, j)
+    base = tuple(shape[a] for a in axes)
+    iotas = [iota_p.bind(dtype=np.dtype(np.uint32), shape=base, dimension=k, sharding=None)
+             for k in range(len(base))]
+    eye = ew.eq_p.bind(iotas[0], iotas[1])
+    for a, b in zip(iotas[1:-1], iotas[2:]):
+      eye = ew.and_p.bind(eye, ew.eq_p.bind(a, b))
+    if base != shape:
+      eye = shape_prims.broadcast_in_dim_p.bind(eye, shape=shape, broadcast_dimensions=axes,
+                                                sharding=None)
     from jaxlite._src.numpy.creation import zeros_like
-    x = ew.select_n_p.bind(mask, zeros_like(x), x)
-    x = red.reduce_sum_p.bind(x, axes=(j,), out_sharding=None)
-    term = term[:j] + term[j + 1:]
+    x = ew.select_n_p.bind(eye, zeros_like(x), x)
+    if c not in keep:
+      x, term = _einsum_sum(x, term, [c] * count, preferred, axes)
+    else:
+      x, term = _einsum_sum(x, term, [c] * (count - 1), preferred, axes[:-1])
   return x, term
 
 
-def _sum_out(x, term, keep):
-  """Sums away letters of `term` that are not in `keep`."""
-  axes = tuple(i for i, c in enumerate(term) if c not in keep)
-  if not axes:
+def _einsum_sum(x, term, letters, preferred, axes=None):
+  """JAX's einsum `sum`: reduces the axes of `letters` (in that order; or the given `axes`),
+  first casting `x` to `preferred` when promoting with it would change x's dtype; bools reduce
+  with or. Each reduced axis drops its letter."""
+  if not letters:
     return x, term
-  x = red.reduce_sum_p.bind(x, axes=axes, out_sharding=None)
-  return x, "".join(c for c in term if c in keep)
+  d, w = dtype_weak(x)
+  if dtypes.promote_signature(((d, w), (preferred, False)))[0] != d:
+    x = convert(x, preferred, False)
+  prim = red.reduce_or_p if dtype_weak(x)[0] == np.bool_ else red.reduce_sum_p
+  axes = tuple(term.index(c) for c in letters) if axes is None else tuple(axes)
+  x = prim.bind(x, **prim.params_of(axes))
+  return x, "".join(c for i, c in enumerate(term) if i not in axes)
 
 
-def _einsum_pair(a, ta, b, tb, keep, precision, preferred):
-  """Contracts two operands; letters in `keep` survive (as batch dims when in both)."""
-  shared = [c for c in ta if c in tb]
-  batch = [c for c in shared if c in keep]
-  contract = [c for c in shared if c not in keep]
-  dims = ((tuple(ta.index(c) for c in contract), tuple(tb.index(c) for c in contract)),
-          (tuple(ta.index(c) for c in batch), tuple(tb.index(c) for c in batch)))
-  term = "".join(batch) + "".join(c for c in ta if c not in shared) + \
-      "".join(c for c in tb if c not in shared)
-  out = lax_dot.dot_general_p.bind(a, b, dimension_numbers=dims, precision=precision,
-                                   preferred_element_type=preferred,
-                                   out_sharding=_einsum_out_sharding(term, keep))
-  return out, term
+def _sum_out(x, term, keep, preferred):
+  """Sums away letters of `term` that are not in `keep` (sorted, as JAX's contracted names)."""
+  return _einsum_sum(x, term, sorted(c for c in set(term) if c not in keep), preferred)
+
+
+def _filter_singleton_dims(x, term, other_shape, other_term):
+  """Squeezes size-1 axes whose label has another size in the other operand (JAX's rule)."""
+  shape = shape_of(x)
+  squeeze = tuple(i for i, c in enumerate(term) if shape[i] == 1 and c in other_term
+                  and other_shape[other_term.index(c)] != 1)
+  if not squeeze:
+    return x, term
+  x = shape_prims.squeeze_p.bind(x, dimensions=squeeze)
+  return x, "".join(c for i, c in enumerate(term) if i not in squeeze)
+
+
+def _einsum_pair(lhs, tl, rhs, tr, result, precision, preferred, keep=None):
+  """One two-operand contraction as JAX's _einsum: `lhs` is the later operand (opt_einsum pops
+  the higher index first); dot_general takes (rhs, lhs) when that yields `result`'s order
+  directly, else (lhs, rhs) and a transpose. `result` None: an intermediate whose letters in
+  `keep` survive, in any order."""
+  keep = result if result is not None else keep
+  contracted = sorted(c for c in set(tl) | set(tr) if c not in keep)
+  lhs, tl = _filter_singleton_dims(lhs, tl, shape_of(rhs), tr)
+  rhs, tr = _filter_singleton_dims(rhs, tr, shape_of(lhs), tl)
+  lhs, tl = _einsum_sum(lhs, tl, [c for c in contracted if tl.count(c) == 1 and c not in tr],
+                        preferred)
+  rhs, tr = _einsum_sum(rhs, tr, [c for c in contracted if tr.count(c) == 1 and c not in tl],
+                        preferred)
+  lhs, tl = _sum_repeats(lhs, tl, keep + tr, preferred)
+  rhs, tr = _sum_repeats(rhs, tr, keep + tl, preferred)
+  contracted = [c for c in contracted if c in tl or c in tr]
+  both = set(tl) & set(tr)
+  order = result if result is not None else tl + tr
+  batch = "".join(c for c in dict.fromkeys(order) if c in both and c not in contracted)
+  gone = batch + "".join(contracted)
+  rem_l = "".join(c for c in tl if c not in gone)
+  rem_r = "".join(c for c in tr if c not in gone)
+  cont_l, cont_r = tuple(tl.index(c) for c in contracted), tuple(tr.index(c) for c in contracted)
+  bat_l, bat_r = tuple(tl.index(c) for c in batch), tuple(tr.index(c) for c in batch)
+  names = batch + rem_r + rem_l
+  if names == result:
+    out = lax_dot.dot_general_p.bind(rhs, lhs, dimension_numbers=((cont_r, cont_l),
+                                                                    (bat_r, bat_l)),
+                                     precision=precision, preferred_element_type=preferred,
+                                     out_sharding=_einsum_out_sharding(names, result or names))
+  else:
+    names = batch + rem_l + rem_r
+    out = lax_dot.dot_general_p.bind(lhs, rhs, dimension_numbers=((cont_l, cont_r),
+                                                                    (bat_l, bat_r)),
+                                     precision=precision, preferred_element_type=preferred,
+                                     out_sharding=_einsum_out_sharding(names, result or names))
+  if result is not None and names != result:
+    out = transpose(out, tuple(names.index(c) for c in result))
+    names = result
+  return out, names
 
 
 def _einsum_out_sharding(term, keep):
@@ -549,23 +613,31 @@ def einsum(subscripts, *operands, out=None, optimize="auto", precision=None,
   if not isinstance(subscripts, str):
     subscripts, operands = _sublists_to_subscripts(subscripts, operands)
   ops = _arrays("einsum", *operands)
-  preferred = _preferred(preferred_element_type, *ops)
-  ops = promote_dtypes(*ops)
+  if preferred_element_type is not None:
+    preferred, out_weak = dtypes.check_user_dtype(preferred_element_type), False
+  else:
+    preferred, out_weak = dtypes.promote_signature(tuple(dtype_weak(a) for a in ops))
+  # Operands keep their dtypes (JAX): dot_general gets `preferred_element_type`.
   terms, out_term = _parse_einsum(subscripts, [tuple(shape_of(o)) for o in ops])
-  ops, terms = _drop_broadcast_labels(ops, terms)
   precision = lax_dot.canonicalize_precision(precision)
-  work = []
-  for k, (x, term) in enumerate(zip(ops, terms)):
-    x, term = _einsum_diagonal(x, term)
-    others = "".join(t for i, t in enumerate(terms) if i != k)
-    x, term = _sum_out(x, term, out_term + others)
-    work.append((x, term))
-  x, term = work[0]
-  for k in range(1, len(work)):
-    y, ty = work[k]
-    rest = "".join(t for _, t in work[k + 1:])
-    x, term = _einsum_pair(x, term, y, ty, out_term + rest, precision, preferred)
-  x, term = _sum_out(x, term, out_term)
+  if len(ops) == 1:
+    term = terms[0]
+    x, term = _einsum_sum(ops[0], term, sorted(c for c in set(term) if c not in out_term
+                                               and term.count(c) == 1), preferred)
+    x, term = _sum_repeats(x, term, out_term, preferred)
+  elif len(ops) == 2:
+    x, term = _einsum_pair(ops[1], terms[1], ops[0], terms[0], out_term, precision, preferred)
+  else:  # JAX follows opt_einsum's path here; this contracts left to right
+    ops, terms = _drop_broadcast_labels(ops, terms)
+    x, term = ops[0], terms[0]
+    for k in range(1, len(ops)):
+      rest = "".join(terms[k + 1:])
+      x, term = _sum_out(x, term, out_term + rest + terms[k], preferred)
+      y, ty = _sum_out(ops[k], terms[k], out_term + rest + term, preferred)
+      last = k == len(ops) - 1
+      x, term = _einsum_pair(y, ty, x, term, out_term if last else None, precision, preferred,
+                             out_term + rest)
+    x, term = _sum_out(x, term, out_term, preferred)
   if term != out_term:
     x = transpose(x, tuple(term.index(c) for c in out_term))
-  return convert(x, preferred, False) if dtype_weak(x)[0] != preferred else x
+  return _convert_element_type(x, preferred, out_weak)

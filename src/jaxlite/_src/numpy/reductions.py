@@ -17,6 +17,7 @@ from jaxlite._src.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import reductions as red
 from jaxlite._src.lax import shape as shape_prims
+from jaxlite._src.lax.elementwise_functions import _convert_element_type
 from jaxlite._src.numpy.where_reshape import _where, expand_dims, reshape
 from jaxlite._src.numpy.util import check_arraylike, convert, dtype_weak, promote_dtypes, shape_of
 
@@ -110,9 +111,21 @@ def _bind_reduction(prim, a, axes, keepdims):
 
 # --- the monoid reductions ---------------------------------------------------------------------
 
-def _reduce(name, prim, a, axis, keepdims, initial, where, identity, combine):
-  """Reduces an already-converted `a` with `prim`; `identity` (None when there is none) fills
-  masked-out elements, and `initial` is folded in with `combine` afterwards."""
+def _init_val(value, dtype):
+  """JAX's _reduction_init_val: `value` as a NumPy scalar of `dtype`, an infinity clipped to an
+  integer dtype's range (bool: value > 0)."""
+  if dtype == np.bool_:
+    return np.array(value > 0, dtype)[()]
+  if dtype.kind in "iu" and not np.isfinite(value):
+    info = dtypes.iinfo(dtype)
+    return np.array(info.min if value < 0 else info.max, dtype)[()]
+  return _literal(value, dtype)
+
+
+def _reduce(name, prim, a, axis, keepdims, initial, where, identity, combine, init=None):
+  """Reduces an already-converted `a` with `prim`; `identity` (else the reduction's `init`,
+  which needs `initial`) fills masked-out elements, and `initial` is folded in with `combine`
+  afterwards."""
   nd = len(shape_of(a))
   axes = reduction_axes(axis, nd)
   dtype = dtype_weak(a)[0]
@@ -120,9 +133,10 @@ def _reduce(name, prim, a, axis, keepdims, initial, where, identity, combine):
     if identity is None and initial is None:
       raise ValueError(f"reduction operation {name} does not have an identity, so to use a "
                        "where mask one has to specify 'initial'")
-    fill = identity if identity is not None else initial
-    a = _where(where, a, _literal(fill, dtype))
-  if identity is None and initial is None and 0 in [shape_of(a)[i] for i in axes]:
+    fill = identity if identity is not None else init
+    a = _where(where, a, _init_val(fill, dtype))
+  # (an out-of-range axis is left to the primitive's ValueError, as JAX's)
+  if identity is None and initial is None and 0 in [shape_of(a)[i] for i in axes if i < nd]:
     raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
   out = prim.bind(a, **prim.params_of(axes))
   if initial is not None:
@@ -196,7 +210,8 @@ def _extremum(name, prim, combine):
     _check_no_out(out, name)
     a = _as_array(name, a)
     a = _strong(a, dtype_weak(a)[0])
-    return _reduce(name, prim, a, axis, keepdims, initial, where, None, combine)
+    return _reduce(name, prim, a, axis, keepdims, initial, where, None, combine,
+                   -np.inf if name == "max" else np.inf)
   reduce.__name__ = reduce.__qualname__ = name
   reduce.__doc__ = f"jnp.{name}: the {name}imum over `axis`; NaN propagates."
   return reduce
@@ -453,10 +468,13 @@ def _isnan(a):
 
 
 def _nan_to(a, value):
-  """`a` with NaNs replaced by `value` (a no-op for non-float inputs)."""
-  if not dtypes.is_inexact(dtype_weak(a)[0]):
+  """`a` with NaNs replaced by `value` (a no-op for non-float inputs). The fill is a strong
+  NumPy scalar of a's dtype (JAX's _reduction_init_val), so a weak `a` is the operand that
+  `_where` converts, inside its jaxpr."""
+  dtype = dtype_weak(a)[0]
+  if not dtypes.is_inexact(dtype):
     return a
-  return _where(_isnan(a), value, a)
+  return _where(_isnan(a), np.array(value, dtype), a)
 
 
 def _nan_reduction(name, reduce_fn, fill):
@@ -502,10 +520,11 @@ def _nan_extremum(name, reduce_fn, fill):
   def jitted(a, axis=None, keepdims=False, initial=None, where=None):
     out = reduce_fn(_nan_to(a, fill(None)), axis=axis, keepdims=keepdims, initial=initial,
                     where=where)
-    if not dtypes.is_inexact(dtype_weak(a)[0]):
-      return out
-    all_nan = all(_isnan(a), axis=axis, keepdims=keepdims, where=where)
-    return _where(all_nan, np.nan, out)
+    if not dtypes.is_inexact(dtype_weak(a)[0]) or initial is not None:
+      return out  # with an `initial`, an all-NaN slice gives it (JAX's nan_if_all_nan)
+    # As JAX: every entry NaN, `where` or not; the NaN is lax._const(a, nan) (weak like a).
+    all_nan = all(_isnan(a), axis=axis, keepdims=keepdims)
+    return _where(all_nan, _convert_element_type(np.nan, *dtype_weak(a)), out)
 
   def fn(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     _check_no_out(out, name)

@@ -6,6 +6,7 @@ under the same names so printed jaxprs match.
 """
 from __future__ import annotations
 
+import inspect
 import operator
 import warnings
 
@@ -182,8 +183,19 @@ def _clip(arr, min=None, max=None):  # noqa: A002 - jnp's argument names
   return arr
 
 
-def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):  # noqa: A002
-  """jnp.clip: values limited to [min, max] (either bound may be None)."""
+def clip(arr=None, /, *bounds, a=None, a_min=None, a_max=None, **named):
+  """jnp.clip(arr, /, min=None, max=None): values limited to [min, max] (either may be None).
+
+  Bounds reach the jitted `clip` as they were passed: JAX's jnp.clip is a jit, so keyword
+  bounds are its kwargs and its jaxpr takes them sorted by name (`max` before `min`)."""
+  if len(bounds) > 2:
+    raise TypeError(f"clip() takes from 0 to 3 positional arguments but {len(bounds) + 1} were "
+                    "given")
+  for k in named:
+    if k not in ("min", "max"):
+      raise TypeError(f"clip() got an unexpected keyword argument '{k}'")
+    if ("min", "max").index(k) < len(bounds):
+      raise TypeError(f"clip() got multiple values for argument '{k}'")
   if a is not None:
     warnings.warn("Passing `a` to jnp.clip is deprecated; pass the array positionally.",
                   DeprecationWarning, stacklevel=2)
@@ -191,15 +203,22 @@ def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):  #
   if a_min is not None or a_max is not None:
     warnings.warn("The a_min and a_max arguments to jnp.clip are deprecated; use min and max.",
                   DeprecationWarning, stacklevel=2)
-    min = a_min if min is None else min
-    max = a_max if max is None else max
+    given = dict(zip(("min", "max"), bounds), **named)
+    bounds, named = (), {"min": a_min if given.get("min") is None else given["min"],
+                         "max": a_max if given.get("max") is None else given["max"]}
   arr = _array("clip", arr)
   if dtype_weak(arr)[0].kind == "c":
     raise ValueError("Clip received a complex value either through the input or the min/max "
                      "keywords. Complex values have no ordering and cannot be clipped. Please "
                      "convert to a real value or array by taking the real or imaginary "
                      "components via jax.numpy.real/imag respectively.")
-  return _clip(arr, min, max)
+  return _clip(arr, *bounds, **named)
+
+
+clip.__signature__ = inspect.Signature([
+    inspect.Parameter("arr", inspect.Parameter.POSITIONAL_ONLY, default=None),
+    inspect.Parameter("min", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None),
+    inspect.Parameter("max", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)])
 
 
 @internal_jit(static_argnames=("equal_nan",), name="isclose")

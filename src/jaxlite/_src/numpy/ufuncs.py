@@ -14,7 +14,7 @@ from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import elementwise_functions as lax
 from jaxlite._src.numpy.util import (promote_args, promote_args_inexact, promote_args_numeric,
                                      promote_dtypes_inexact, promote_dtypes, dtype_weak,
-                                     check_arraylike)
+                                     check_arraylike, promote_shapes)
 
 _PROMOTERS = {"same": promote_args, "inexact": promote_args_inexact,
               "numeric": promote_args_numeric}
@@ -384,25 +384,28 @@ def power(x1, x2, /):
   if _concrete_int_scalar(x2):
     (x1,) = promote_args_numeric("power", x1)
     return ew.integer_pow_p.bind(x1, y=int(x2))  # its abstract eval rejects int ** -n
-  original_x1, original_x2 = x1, x2
-  x1, x2 = promote_args_numeric("power", x1, x2)  # JAX stages the exponent's cast even unused
-  d = dtype_weak(x1)[0]
+  check_arraylike("power", x1, x2)
+  # As JAX's _power: ranks first, in the operands' own dtypes, then the dtypes.
+  x1, x2 = promote_shapes("power", x1, x2)
+  x1_, x2_ = promote_args_numeric("power", x1, x2)  # JAX stages the exponent's cast even unused
+  d = dtype_weak(x1_)[0]
   if d.kind in "iub":
-    return _integer_power(x1, x2)
+    return _integer_power(x1_, x2_)
   # An inexact base with an integer exponent: pow takes the exponent as it is. An integer base
   # that promotion made inexact (int64 with uint64 is a weak float) takes the promoted pair.
-  if dtypes.issubdtype(dtype_weak(original_x1)[0], np.inexact) \
-      and dtype_weak(original_x2)[0].kind in "iu" \
-      and not isinstance(original_x2, (int, np.integer)):
-    return ew.pow_p.bind(x1, original_x2)
-  return ew.pow_p.bind(x1, x2)
+  if dtypes.issubdtype(dtype_weak(x1)[0], np.inexact) and dtype_weak(x2)[0].kind in "iu" \
+      and not isinstance(x2, (int, np.integer)):
+    return ew.pow_p.bind(x1_, x2)
+  return ew.pow_p.bind(x1_, x2_)
 
 
 pow = power  # noqa: A001
 
 
 def _concrete_int_scalar(x) -> bool:
-  if isinstance(x, (bool, np.bool_)):
+  # JAX tries operator.index: a Python bool is an int (x ** True is integer_pow[y=1]); NumPy's
+  # bool and 0-d bool arrays refuse it and take the general path.
+  if isinstance(x, np.bool_):
     return False
   if isinstance(x, (int, np.integer)):
     return True
@@ -624,17 +627,20 @@ def hypot(x1, x2, /):
   ratio = ew.div_p.bind(small, where(ew.eq_p.bind(big, _zero_like(big)), ones_like(big), big))
   scaled = ew.mul_p.bind(big, ew.sqrt_p.bind(ew.add_p.bind(
       _one_like(ratio), ew.square_p.bind(ratio))))
-  return where(any_inf, _strong_scalar(np.inf, big), where(is_zero, big, scaled))
+  x = where(is_zero, big, scaled)
+  return where(any_inf, ew._const(x, np.inf), x)  # JAX's _lax_const: weak like a weak x
 
 
 @internal_jit
 def heaviside(x1, x2, /):
-  x1, x2 = promote_args_inexact("heaviside", x1, x2)
+  # Dtypes only, as JAX: x2 is broadcast by the innermost _where, not up front.
+  check_arraylike("heaviside", x1, x2)
+  x1, x2 = promote_dtypes_inexact(x1, x2)
   where = _where()
-  negative_, positive_ = (ew.lt_p.bind(x1, _zero_like(x1)), ew.gt_p.bind(x1, _zero_like(x1)))
+  zero = ew._const(x1, 0)  # JAX's _lax_const: weak like a weak scalar x1
+  negative_, positive_ = ew.lt_p.bind(x1, zero), ew.gt_p.bind(x1, zero)
   at_zero = where(isnan(x1), x1, x2)  # NaN stays NaN, 0 takes x2
-  return where(negative_, _strong_scalar(0, x1),
-               where(positive_, _strong_scalar(1, x1), at_zero))
+  return where(negative_, zero, where(positive_, ew._const(x1, 1), at_zero))
 
 
 @internal_jit

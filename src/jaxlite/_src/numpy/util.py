@@ -96,6 +96,13 @@ def convert(x, dtype, weak: bool):
   if t in _typed:
     py = int(x) if t is dtypes.TypedInt else float(x) if t is dtypes.TypedFloat else complex(x)
     return scalar_to_dtype(py, dtype, weak)
+  if isinstance(x, np.ndarray) and x.ndim and \
+      getattr(core.current_trace(), "stages_constants", False):
+    # While staging, JAX folds casts of scalar constants only: an array constant is lifted to a
+    # constvar in its own dtype and cast by an eqn (`x + np.array([3], np.int32)`).
+    if dtypes.canonicalize_dtype(x.dtype) == dtype and not weak:
+      return x
+    return ew.convert_element_type_p.bind(x, new_dtype=dtype, weak_type=weak)
   if isinstance(x, (np.ndarray, np.generic)):
     v = ew.convert_value(np.asarray(x), dtype)
     if v.ndim == 0:
