@@ -540,9 +540,10 @@ class CheckifyTrace(core.Trace):
       new = _trace_body(new_body, body.in_avals, mesh, manual)
       new, lifted = pe.convert_constvars_to_invars(new)
       n_state = _state_size(pad)
+      err_spec = PartitionSpec(axes[0] if len(axes) == 1 else axes)
       outs = bind_shard_map([*lifted, *args], new, mesh=mesh,
                             in_specs=[PartitionSpec()] * len(lifted) + list(params["in_specs"]),
-                            out_specs=[*params["out_specs"], *[PartitionSpec(axes[0] if len(axes) == 1 else axes)] * n_state],
+                            out_specs=[*params["out_specs"], *[err_spec] * n_state],
                             check_vma=params["check_vma"], manual=manual)
     self.merge(_unflatten_state(pad, outs[n_out:], self.sites), batched=True)
     return outs[:n_out]
