@@ -590,3 +590,21 @@ def test_transformed_functions_expose_wrapped_like_jax(transform):
     assert g is fun, (jx.__name__, transform)
   g = getattr(jaxlite, transform)(fun)
   assert g.__name__ == getattr(jax, transform)(fun).__name__ == "fun"
+
+
+# jnp.dtype of ml_dtypes' names (optax numerics_test's safe_increment over "bfloat16").
+DTYPE_NAMES = ["bfloat16", "float8_e4m3fn", "float8_e5m2", "int4", "uint4", "float16", "int8"]
+
+
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_jnp_dtype_of_ml_dtypes_names(name):
+  import ml_dtypes
+  got = jaxlite.numpy.dtype(name)
+  assert got == np.dtype(getattr(ml_dtypes, name, name)) and got.name == name
+  jax = oracle()
+  assert got == jax.numpy.dtype(name)
+
+
+def test_jnp_dtype_unknown_name_is_numpys_type_error():
+  with pytest.raises(TypeError, match="data type 'bfloat17' not understood"):
+    jaxlite.numpy.dtype("bfloat17")
