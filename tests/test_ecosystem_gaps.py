@@ -608,3 +608,23 @@ def test_jnp_dtype_of_ml_dtypes_names(name):
 def test_jnp_dtype_unknown_name_is_numpys_type_error():
   with pytest.raises(TypeError, match="data type 'bfloat17' not understood"):
     jaxlite.numpy.dtype("bfloat17")
+
+
+# vmap over an empty batch where operand and index are both batched (optax's hungarian_algorithm
+# under vmap with k=0: a dynamic_slice inside a while inside a scan).
+EMPTY_BATCH_CASES = [
+    ("dynamic_slice", lambda L, x, i: L.lax.dynamic_slice(x, (i, 0), (1, 2))),
+    ("index", lambda L, x, i: x[i]),
+    ("in_while", lambda L, x, i: L.lax.while_loop(
+        lambda c: c[1] < 2, lambda c: (c[0] + L.lax.dynamic_slice(x, (i, 0), (1, 3)), c[1] + 1),
+        (L.numpy.zeros((1, 3)), 0))[0]),
+]
+
+
+@pytest.mark.parametrize("name,fn", EMPTY_BATCH_CASES, ids=[c[0] for c in EMPTY_BATCH_CASES])
+def test_vmap_over_empty_batch_with_batched_operand_and_index(name, fn):
+  x, i = np.zeros((0, 4, 3), np.float32), np.zeros((0,), np.int32)
+  got = jaxlite.jit(jaxlite.vmap(functools.partial(fn, jaxlite)))(x, i)
+  jax = oracle()
+  want = jax.jit(jax.vmap(functools.partial(fn, jax)))(x, i)
+  assert got.shape == want.shape and got.dtype == want.dtype and got.shape[0] == 0
