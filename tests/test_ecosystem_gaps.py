@@ -628,3 +628,25 @@ def test_vmap_over_empty_batch_with_batched_operand_and_index(name, fn):
   jax = oracle()
   want = jax.jit(jax.vmap(functools.partial(fn, jax)))(x, i)
   assert got.shape == want.shape and got.dtype == want.dtype and got.shape[0] == 0
+
+
+# jnp.iscomplexobj of dtype-carrying objects (optax alias_test skips complex cases through
+# `jnp.iscomplexobj(jnp.complex64)`).
+ISCOMPLEXOBJ_CASES = [
+    ("jnp_complex64", lambda L: L.numpy.complex64, True),
+    ("jnp_float32", lambda L: L.numpy.float32, False),
+    ("shape_dtype_complex", lambda L: L.ShapeDtypeStruct((2,), np.complex64), True),
+    ("shape_dtype_float", lambda L: L.ShapeDtypeStruct((2,), np.float32), False),
+    ("complex_array", lambda L: L.numpy.zeros(2, np.complex64), True),
+    ("python_complex", lambda L: 1j, True),
+    ("float_list", lambda L: [1.0, 2.0], False),
+]
+
+
+@pytest.mark.parametrize("name,make,want", ISCOMPLEXOBJ_CASES,
+                         ids=[c[0] for c in ISCOMPLEXOBJ_CASES])
+def test_iscomplexobj_of_dtype_like_objects(name, make, want):
+  assert jaxlite.numpy.iscomplexobj(make(jaxlite)) is want
+  assert jaxlite.numpy.isrealobj(make(jaxlite)) is (not want)
+  jax = oracle()
+  assert jax.numpy.iscomplexobj(make(jax)) is want
