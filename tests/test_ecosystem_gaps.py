@@ -650,3 +650,22 @@ def test_iscomplexobj_of_dtype_like_objects(name, make, want):
   assert jaxlite.numpy.isrealobj(make(jaxlite)) is (not want)
   jax = oracle()
   assert jax.numpy.iscomplexobj(make(jax)) is want
+
+
+# Key entries built with keywords, as optax's state_utils tests write them.
+KEY_ENTRY_KEYWORDS = [
+    ("DictKey", {"key": "learning_rate"}, "['learning_rate']"),
+    ("SequenceKey", {"idx": 1}, "[1]"),
+    ("GetAttrKey", {"name": "mu"}, ".mu"),
+    ("FlattenedIndexKey", {"key": 3}, "[<flat index 3>]"),
+]
+
+
+@pytest.mark.parametrize("cls,kwargs,text", KEY_ENTRY_KEYWORDS,
+                         ids=[c[0] for c in KEY_ENTRY_KEYWORDS])
+def test_key_entries_take_their_field_as_keyword(cls, kwargs, text):
+  tu = jaxlite.tree_util
+  k = getattr(tu, cls)(**kwargs)
+  assert str(k) == text and k == getattr(tu, cls)(*kwargs.values())
+  jax = oracle()
+  assert str(getattr(jax.tree_util, cls)(**kwargs)) == text
