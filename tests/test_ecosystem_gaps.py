@@ -669,3 +669,22 @@ def test_key_entries_take_their_field_as_keyword(cls, kwargs, text):
   assert str(k) == text and k == getattr(tu, cls)(*kwargs.values())
   jax = oracle()
   assert str(getattr(jax.tree_util, cls)(**kwargs)) == text
+
+
+# A Python bool predicate (optax's join_schedules: `jnp.where(step < boundary, ...)` with an int
+# step) reaches select_n's eager impl as a bool.
+WHERE_PY_BOOL_CASES = [
+    ("weak_scalars", lambda L: L.numpy.where(True, 1.0, 2.0)),
+    ("typed_scalars", lambda L: L.numpy.where(False, L.numpy.float32(1.0), L.numpy.float32(2.0))),
+    ("array_case", lambda L: L.numpy.where(0 < 3, L.numpy.asarray([1.0, 3.0]), 2.0)),
+    ("select_n", lambda L: L.lax.select_n(True, L.numpy.float32(1.0), L.numpy.float32(2.0))),
+]
+
+
+@pytest.mark.parametrize("name,fn", WHERE_PY_BOOL_CASES, ids=[c[0] for c in WHERE_PY_BOOL_CASES])
+def test_where_with_a_python_bool_predicate(name, fn):
+  got = fn(jaxlite)
+  jax = oracle()
+  want = fn(jax)
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+  assert got.dtype == want.dtype and got.weak_type == want.weak_type
