@@ -688,3 +688,18 @@ def test_where_with_a_python_bool_predicate(name, fn):
   want = fn(jax)
   np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
   assert got.dtype == want.dtype and got.weak_type == want.weak_type
+
+
+# jnp.issubdtype of ml_dtypes' names (optax schedule_free's explicit-dtype tests).
+ISSUBDTYPE_NAME_CASES = [("bfloat16", "complexfloating", False), ("bfloat16", "floating", True),
+                         ("bfloat16", "inexact", True), ("float8_e4m3fn", "bfloat16", False),
+                         ("bfloat16", "bfloat16", True), ("float32", "bfloat16", False)]
+
+
+@pytest.mark.parametrize("a,b,want", ISSUBDTYPE_NAME_CASES)
+def test_issubdtype_of_ml_dtypes_names(a, b, want):
+  lite_b = getattr(jaxlite.numpy, b) if b in ("complexfloating", "floating", "inexact") else b
+  assert jaxlite.numpy.issubdtype(a, lite_b) is want
+  jax = oracle()
+  jax_b = getattr(jax.numpy, b) if b in ("complexfloating", "floating", "inexact") else b
+  assert jax.numpy.issubdtype(a, jax_b) is want
