@@ -703,3 +703,28 @@ def test_issubdtype_of_ml_dtypes_names(a, b, want):
   jax = oracle()
   jax_b = getattr(jax.numpy, b) if b in ("complexfloating", "floating", "inexact") else b
   assert jax.numpy.issubdtype(a, jax_b) is want
+
+
+# jnp.reshape / ravel / Array.reshape with order='F' (optax microbatching: 36 tests).
+RESHAPE_F_SHAPES = [(6, 4), (4, -1), 24, (2, 12), (2, 3, 4)]
+
+
+@pytest.mark.parametrize("shape", RESHAPE_F_SHAPES, ids=str)
+def test_reshape_fortran_order(shape):
+  x = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+  want = np.reshape(x, shape, order="F")
+  np.testing.assert_array_equal(jaxlite.numpy.reshape(x, shape, order="F"), want)
+  np.testing.assert_array_equal(jaxlite.numpy.asarray(x).reshape(shape, order="F"), want)
+  jax = oracle()
+  f = functools.partial(jax.numpy.reshape, shape=shape, order="F")
+  assert str(jaxlite.make_jaxpr(functools.partial(
+      jaxlite.numpy.reshape, shape=shape, order="F"))(x)) == str(jax.make_jaxpr(f)(x))
+
+
+def test_ravel_fortran_order_and_bad_orders():
+  x = np.arange(6).reshape(2, 3)
+  np.testing.assert_array_equal(jaxlite.numpy.ravel(x, order="F"), x.ravel(order="F"))
+  with pytest.raises(NotImplementedError, match="order=A is not implemented"):
+    jaxlite.numpy.reshape(x, 6, order="A")
+  with pytest.raises(ValueError, match="Unexpected value for 'order' argument: K"):
+    jaxlite.numpy.reshape(x, 6, order="K")
