@@ -728,3 +728,25 @@ def test_ravel_fortran_order_and_bad_orders():
     jaxlite.numpy.reshape(x, 6, order="A")
   with pytest.raises(ValueError, match="Unexpected value for 'order' argument: K"):
     jaxlite.numpy.reshape(x, 6, order="K")
+
+
+# logsumexp with zero weights b: JAX leaves those terms out and stops the shift's gradient, so
+# second derivatives stay finite (optax sigmoid_focal_loss's Hessian at extreme logits).
+def _focal_like(L, x):
+  jnp = L.numpy
+  labels = jnp.array([0.9, 0.1, 0.8, 0.2, 1.0, 0.0])
+  lp, lq = L.nn.log_sigmoid(x), L.nn.log_sigmoid(-x)
+  lse = L.scipy.special.logsumexp(jnp.stack([lp, lq], -1), axis=-1,
+                                  b=jnp.stack([1 - labels, labels], -1))
+  return jnp.sum(jnp.exp(0.5 * lse) * x)
+
+
+def test_logsumexp_zero_weights_have_finite_hessians():
+  x = np.array([100.0, -100.0, 75.0, -75.0, 50.0, -50.0], np.float32)
+  got = np.asarray(jaxlite.hessian(functools.partial(_focal_like, jaxlite))(x))
+  assert np.isfinite(got).all()
+  np.testing.assert_allclose(jaxlite.scipy.special.logsumexp(
+      np.array([1.0, np.inf]), b=np.array([1.0, 0.0])), 1.0)
+  jax = oracle()
+  want = np.asarray(jax.hessian(functools.partial(_focal_like, jax))(x))
+  np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-30)
