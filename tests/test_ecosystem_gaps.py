@@ -590,3 +590,163 @@ def test_transformed_functions_expose_wrapped_like_jax(transform):
     assert g is fun, (jx.__name__, transform)
   g = getattr(jaxlite, transform)(fun)
   assert g.__name__ == getattr(jax, transform)(fun).__name__ == "fun"
+
+
+# jnp.dtype of ml_dtypes' names (optax numerics_test's safe_increment over "bfloat16").
+DTYPE_NAMES = ["bfloat16", "float8_e4m3fn", "float8_e5m2", "int4", "uint4", "float16", "int8"]
+
+
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_jnp_dtype_of_ml_dtypes_names(name):
+  import ml_dtypes
+  got = jaxlite.numpy.dtype(name)
+  assert got == np.dtype(getattr(ml_dtypes, name, name)) and got.name == name
+  jax = oracle()
+  assert got == jax.numpy.dtype(name)
+
+
+def test_jnp_dtype_unknown_name_is_numpys_type_error():
+  with pytest.raises(TypeError, match="data type 'bfloat17' not understood"):
+    jaxlite.numpy.dtype("bfloat17")
+
+
+# vmap over an empty batch where operand and index are both batched (optax's hungarian_algorithm
+# under vmap with k=0: a dynamic_slice inside a while inside a scan).
+EMPTY_BATCH_CASES = [
+    ("dynamic_slice", lambda L, x, i: L.lax.dynamic_slice(x, (i, 0), (1, 2))),
+    ("index", lambda L, x, i: x[i]),
+    ("in_while", lambda L, x, i: L.lax.while_loop(
+        lambda c: c[1] < 2, lambda c: (c[0] + L.lax.dynamic_slice(x, (i, 0), (1, 3)), c[1] + 1),
+        (L.numpy.zeros((1, 3)), 0))[0]),
+]
+
+
+@pytest.mark.parametrize("name,fn", EMPTY_BATCH_CASES, ids=[c[0] for c in EMPTY_BATCH_CASES])
+def test_vmap_over_empty_batch_with_batched_operand_and_index(name, fn):
+  x, i = np.zeros((0, 4, 3), np.float32), np.zeros((0,), np.int32)
+  got = jaxlite.jit(jaxlite.vmap(functools.partial(fn, jaxlite)))(x, i)
+  jax = oracle()
+  want = jax.jit(jax.vmap(functools.partial(fn, jax)))(x, i)
+  assert got.shape == want.shape and got.dtype == want.dtype and got.shape[0] == 0
+
+
+# jnp.iscomplexobj of dtype-carrying objects (optax alias_test skips complex cases through
+# `jnp.iscomplexobj(jnp.complex64)`).
+ISCOMPLEXOBJ_CASES = [
+    ("jnp_complex64", lambda L: L.numpy.complex64, True),
+    ("jnp_float32", lambda L: L.numpy.float32, False),
+    ("shape_dtype_complex", lambda L: L.ShapeDtypeStruct((2,), np.complex64), True),
+    ("shape_dtype_float", lambda L: L.ShapeDtypeStruct((2,), np.float32), False),
+    ("complex_array", lambda L: L.numpy.zeros(2, np.complex64), True),
+    ("python_complex", lambda L: 1j, True),
+    ("float_list", lambda L: [1.0, 2.0], False),
+]
+
+
+@pytest.mark.parametrize("name,make,want", ISCOMPLEXOBJ_CASES,
+                         ids=[c[0] for c in ISCOMPLEXOBJ_CASES])
+def test_iscomplexobj_of_dtype_like_objects(name, make, want):
+  assert jaxlite.numpy.iscomplexobj(make(jaxlite)) is want
+  assert jaxlite.numpy.isrealobj(make(jaxlite)) is (not want)
+  jax = oracle()
+  assert jax.numpy.iscomplexobj(make(jax)) is want
+
+
+# Key entries built with keywords, as optax's state_utils tests write them.
+KEY_ENTRY_KEYWORDS = [
+    ("DictKey", {"key": "learning_rate"}, "['learning_rate']"),
+    ("SequenceKey", {"idx": 1}, "[1]"),
+    ("GetAttrKey", {"name": "mu"}, ".mu"),
+    ("FlattenedIndexKey", {"key": 3}, "[<flat index 3>]"),
+]
+
+
+@pytest.mark.parametrize("cls,kwargs,text", KEY_ENTRY_KEYWORDS,
+                         ids=[c[0] for c in KEY_ENTRY_KEYWORDS])
+def test_key_entries_take_their_field_as_keyword(cls, kwargs, text):
+  tu = jaxlite.tree_util
+  k = getattr(tu, cls)(**kwargs)
+  assert str(k) == text and k == getattr(tu, cls)(*kwargs.values())
+  jax = oracle()
+  assert str(getattr(jax.tree_util, cls)(**kwargs)) == text
+
+
+# A Python bool predicate (optax's join_schedules: `jnp.where(step < boundary, ...)` with an int
+# step) reaches select_n's eager impl as a bool.
+WHERE_PY_BOOL_CASES = [
+    ("weak_scalars", lambda L: L.numpy.where(True, 1.0, 2.0)),
+    ("typed_scalars", lambda L: L.numpy.where(False, L.numpy.float32(1.0), L.numpy.float32(2.0))),
+    ("array_case", lambda L: L.numpy.where(0 < 3, L.numpy.asarray([1.0, 3.0]), 2.0)),
+    ("select_n", lambda L: L.lax.select_n(True, L.numpy.float32(1.0), L.numpy.float32(2.0))),
+]
+
+
+@pytest.mark.parametrize("name,fn", WHERE_PY_BOOL_CASES, ids=[c[0] for c in WHERE_PY_BOOL_CASES])
+def test_where_with_a_python_bool_predicate(name, fn):
+  got = fn(jaxlite)
+  jax = oracle()
+  want = fn(jax)
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+  assert got.dtype == want.dtype and got.weak_type == want.weak_type
+
+
+# jnp.issubdtype of ml_dtypes' names (optax schedule_free's explicit-dtype tests).
+ISSUBDTYPE_NAME_CASES = [("bfloat16", "complexfloating", False), ("bfloat16", "floating", True),
+                         ("bfloat16", "inexact", True), ("float8_e4m3fn", "bfloat16", False),
+                         ("bfloat16", "bfloat16", True), ("float32", "bfloat16", False)]
+
+
+@pytest.mark.parametrize("a,b,want", ISSUBDTYPE_NAME_CASES)
+def test_issubdtype_of_ml_dtypes_names(a, b, want):
+  lite_b = getattr(jaxlite.numpy, b) if b in ("complexfloating", "floating", "inexact") else b
+  assert jaxlite.numpy.issubdtype(a, lite_b) is want
+  jax = oracle()
+  jax_b = getattr(jax.numpy, b) if b in ("complexfloating", "floating", "inexact") else b
+  assert jax.numpy.issubdtype(a, jax_b) is want
+
+
+# jnp.reshape / ravel / Array.reshape with order='F' (optax microbatching: 36 tests).
+RESHAPE_F_SHAPES = [(6, 4), (4, -1), 24, (2, 12), (2, 3, 4)]
+
+
+@pytest.mark.parametrize("shape", RESHAPE_F_SHAPES, ids=str)
+def test_reshape_fortran_order(shape):
+  x = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+  want = np.reshape(x, shape, order="F")
+  np.testing.assert_array_equal(jaxlite.numpy.reshape(x, shape, order="F"), want)
+  np.testing.assert_array_equal(jaxlite.numpy.asarray(x).reshape(shape, order="F"), want)
+  jax = oracle()
+  f = functools.partial(jax.numpy.reshape, shape=shape, order="F")
+  assert str(jaxlite.make_jaxpr(functools.partial(
+      jaxlite.numpy.reshape, shape=shape, order="F"))(x)) == str(jax.make_jaxpr(f)(x))
+
+
+def test_ravel_fortran_order_and_bad_orders():
+  x = np.arange(6).reshape(2, 3)
+  np.testing.assert_array_equal(jaxlite.numpy.ravel(x, order="F"), x.ravel(order="F"))
+  with pytest.raises(NotImplementedError, match="order=A is not implemented"):
+    jaxlite.numpy.reshape(x, 6, order="A")
+  with pytest.raises(ValueError, match="Unexpected value for 'order' argument: K"):
+    jaxlite.numpy.reshape(x, 6, order="K")
+
+
+# logsumexp with zero weights b: JAX leaves those terms out and stops the shift's gradient, so
+# second derivatives stay finite (optax sigmoid_focal_loss's Hessian at extreme logits).
+def _focal_like(L, x):
+  jnp = L.numpy
+  labels = jnp.array([0.9, 0.1, 0.8, 0.2, 1.0, 0.0])
+  lp, lq = L.nn.log_sigmoid(x), L.nn.log_sigmoid(-x)
+  lse = L.scipy.special.logsumexp(jnp.stack([lp, lq], -1), axis=-1,
+                                  b=jnp.stack([1 - labels, labels], -1))
+  return jnp.sum(jnp.exp(0.5 * lse) * x)
+
+
+def test_logsumexp_zero_weights_have_finite_hessians():
+  x = np.array([100.0, -100.0, 75.0, -75.0, 50.0, -50.0], np.float32)
+  got = np.asarray(jaxlite.hessian(functools.partial(_focal_like, jaxlite))(x))
+  assert np.isfinite(got).all()
+  np.testing.assert_allclose(jaxlite.scipy.special.logsumexp(
+      np.array([1.0, np.inf]), b=np.array([1.0, 0.0])), 1.0)
+  jax = oracle()
+  want = np.asarray(jax.hessian(functools.partial(_focal_like, jax))(x))
+  np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-30)

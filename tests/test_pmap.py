@@ -54,6 +54,18 @@ err("too_many", lambda: jax.pmap(lambda a: a)(np.ones((9, 2))))
 err("unbound", lambda: jax.pmap(lambda a: lax.psum(a, "j"), axis_name="i")(x))
 err("in_axes_len", lambda: jax.pmap(lambda a, b: a, in_axes=(0, 0, 0))(x, x))
 err("in_axes_type", lambda: jax.pmap(lambda a, b: a, in_axes=[0, 0])(x, x))
+# Rank errors: JAX's messages come from its jit-level sharding check, so only the classes are
+# compared with JAX (the first mapped leaf sizes the map: IndexError; a later one: ValueError).
+out["rank_errors"] = {}
+for name, thunk in [("rank0_second", lambda: jax.pmap(lambda a, n: a * n)(x, 3)),
+                    ("rank0_first", lambda: jax.pmap(lambda a: a)(np.float32(3))),
+                    ("axis_too_big", lambda: jax.pmap(lambda a, b: a, in_axes=(0, 1))(x, x[0])),
+                    ("negative_axis", lambda: jax.pmap(lambda a, b: a, in_axes=(0, -1))(x, 2.))]:
+  try:
+    thunk()
+    out["rank_errors"][name] = None
+  except Exception as e:
+    out["rank_errors"][name] = type(e).__name__
 print(json.dumps(out))
 """
 
@@ -102,6 +114,14 @@ ERRORS = [("mismatch", "IndivisibleError", "the dimension size is 3"),
           ("in_axes_type", "ValueError", "different types at key path")]
 
 
+RANK_ERRORS = {"rank0_second": "ValueError", "rank0_first": "IndexError",
+               "axis_too_big": "ValueError", "negative_axis": "ValueError"}
+
+
+def test_pmap_rank_errors(ours):
+  assert ours["rank_errors"] == RANK_ERRORS
+
+
 @pytest.mark.parametrize("name,cls,substring", ERRORS)
 def test_pmap_bad_input(ours, name, cls, substring):
   got = ours["errors"][name]
@@ -116,3 +136,4 @@ def test_pmap_equals_jax(ours):
   assert ours["sharding"] == theirs["sharding"]
   assert ours["jaxpr"] == theirs["jaxpr"]
   assert ours["errors"] == theirs["errors"]
+  assert ours["rank_errors"] == theirs["rank_errors"]

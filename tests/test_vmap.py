@@ -548,7 +548,9 @@ NEVER_BATCHED = {"iota", "custom_lin",
                  # unbatched refs, which BatchTrace binds without a rule; empty_ref has no operands.
                  "new_ref", "empty_ref", "freeze", "free_ref",
                  # As in JAX 0.10.2 (NotImplementedError): tests/test_linear_call.py
-                 "linear_call"}
+                 "linear_call",
+                 # Compiler-internal: made only by passes.fuse_marked_fma after tracing is done.
+                 "fma"}
 # Primitives with named axes are checked against known answers below (no loop reference).
 NAMED_AXES = {"psum", "pmax", "pmin", "all_gather", "axis_index",
               # checked by value under vmap(axis_name=) and shard_map in tests/test_shard_map.py

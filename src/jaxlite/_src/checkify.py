@@ -30,6 +30,19 @@ class JaxException(Exception):
   """The base of the errors checkify finds; `str()` is the message `Error.get()` returns."""
 
 
+class BatchedError(JaxException):
+  """The failures of a batched Error (vmapped, or one per shard_map device): mapped index ->
+  the exception found there, printed one per line as JAX's."""
+
+  def __init__(self, error_mapping: dict):
+    super().__init__(error_mapping)
+    self.error_mapping = error_mapping
+
+  def __str__(self):
+    return "\n".join(f"at mapped index {', '.join(map(str, idx))}: {e}"
+                     for idx, e in self.error_mapping.items())
+
+
 class FailedCheckError(JaxException):
   def __init__(self, fmt_string, *args, **kwargs):
     super().__init__(fmt_string)
@@ -115,11 +128,12 @@ class Error:
     """(code, payload) of every failed effect, the payload arrays indexed by `select`."""
     out = []
     for pred, code, payload in self._effects.values():
-      if np.asarray(pred)[select]:
+      sel = select if np.ndim(pred) else ()  # an unbatched effect holds for every index
+      if np.asarray(pred)[sel]:
         # The payload stays jax Arrays (indexed, not converted), so a message formats its
         # values as JAX's does (`Array(nan, dtype=float32)`), and key arrays stay keys.
-        out.append((int(np.asarray(code)[select]),
-                    [p[select] if isinstance(p, core.Array) else np.asarray(p)[select]
+        out.append((int(np.asarray(code)[sel]),
+                    [p[sel] if isinstance(p, core.Array) else np.asarray(p)[sel]
                      for p in payload]))
     return out
 
@@ -129,15 +143,14 @@ class Error:
 
   def get_exception(self) -> JaxException | None:
     shape = self._batch_shape()
-    if shape:  # batched by vmap: one message per failing example
-      msgs = []
+    if shape:  # batched (one per shard_map device): one exception per failing index
+      mapping = {}
       for idx in np.ndindex(*shape):
         fails = self._failures(idx)
         if fails:
           code, payload = min(fails, key=lambda f: f[0])
-          where = ", ".join(map(str, idx))
-          msgs.append(f"at mapped index {where}: {self._sites[code](payload)}")
-      return JaxException("\n".join(msgs)) if msgs else None
+          mapping[idx] = self._sites[code](payload)
+      return BatchedError(mapping) if mapping else None
     fails = self._failures(())
     if not fails:
       return None
@@ -209,9 +222,19 @@ check_p.def_abstract_eval(lambda *avals, **params: [])
 passes.effectful_primitives.add(check_p)
 ad.jvp_rules[check_p] = lambda primals, tangents, **params: (check_p.bind(*primals, **params),
                                                               [])
-batching.primitive_batchers[check_p] = lambda vals, dims, **params: (
-    check_p.bind(*[batching.moveaxis(v, d, 0) if d is not None else v
-                   for v, d in zip(vals, dims)], **params), [])
+def _check_batcher(vals, dims, *, make, key, debug):
+  """A vmapped check binds one unbatched check: the last failing example's predicate and
+  payload (the last example when none failed), as JAX's batching rule reduces."""
+  from jaxlite import numpy as jnp
+  size = next(np.shape(v)[d] for v, d in zip(vals, dims) if d is not None)
+  vals = [batching.moveaxis(v, d, 0) if d is not None else
+          jnp.broadcast_to(v, (size,) + tuple(np.shape(v))) for v, d in zip(vals, dims)]
+  i = size - 1 - jnp.argmax(jnp.logical_not(vals[0])[::-1])
+  check_p.bind(*[v[i] for v in vals], make=make, key=key, debug=debug)
+  return [], []
+
+
+batching.primitive_batchers[check_p] = _check_batcher
 
 
 def _register_codegen():
@@ -254,8 +277,30 @@ def debug_check(pred, msg: str, *fmt_args, **fmt_kwargs) -> None:
   _check(pred, msg, True, *fmt_args, **fmt_kwargs)
 
 
+def _reduce_any_error(error: Error) -> Error:
+  """A batched Error as one unbatched: each effect keeps its last failing index (JAX takes
+  `argsort(pred)[-1]`, so the last one; the last index when none failed)."""
+  if not any(np.shape(pred) for pred, _, _ in error._effects.values()):
+    return error
+  from jaxlite import numpy as jnp
+  effects = {}
+  for key, (pred, code, payload) in error._effects.items():
+    if not np.shape(pred):
+      effects[key] = (pred, code, payload)
+      continue
+    pred, code = jnp.ravel(pred), jnp.ravel(code)
+    n = pred.shape[0]
+    i = n - 1 - jnp.argmax(pred[::-1])
+    effects[key] = (pred[i], code[i],
+                    [jnp.reshape(p, (n,) + tuple(np.shape(p))[np.ndim(error._effects[key][0]):])[i]
+                     for p in payload])
+  return Error(effects, error._sites)
+
+
 def _check_error(error: Error, debug=False) -> None:
-  """Raises (or records under checkify) the failure `error` holds."""
+  """Raises (or records under checkify) the failure `error` holds; a batched Error is reduced
+  to its last failing index first, as JAX's `check_error` does."""
+  error = _reduce_any_error(error)
   leaves = tree_util.tree_leaves(error)
   traced = any(isinstance(x, core.Tracer) for x in leaves)
   trace = core.current_trace()
@@ -301,11 +346,12 @@ class CheckifyTrace(core.Trace):
     from jaxlite import numpy as jnp
     return jnp
 
-  def _fold(self, key, failed, code, payload):
-    """The first failure of an effect wins: later ones change nothing once it has failed."""
+  def _fold(self, key, failed, code, payload, batched=False):
+    """The first failure of an effect wins: later ones change nothing once it has failed.
+    `batched`: `failed` has a leading axis (one per device of a shard_map) that is kept."""
     jnp = self._jnp()
     with core.set_current_trace(self.parent):
-      failed = jnp.any(failed)
+      failed = jnp.asarray(failed) if batched else jnp.any(failed)
       old = self.effects.get(key)
       if old is None:
         self.effects[key] = (failed, jnp.asarray(code, np.int32), list(payload))
@@ -318,7 +364,7 @@ class CheckifyTrace(core.Trace):
   def record(self, failed, code: int, category: str, payload=()):
     self._fold(_effect_key(category, payload), failed, code, payload)
 
-  def merge(self, error: Error):
+  def merge(self, error: Error, batched=False):
     remap = None
     if error._sites is not self.sites and error._effects:  # codes of another call's table
       remap = np.array([self.sites.code(m, ("merged", id(error._sites), i))
@@ -328,7 +374,7 @@ class CheckifyTrace(core.Trace):
         with core.set_current_trace(self.parent):
           jnp = self._jnp()
           code = jnp.take(remap, jnp.maximum(jnp.asarray(code, np.int32), 0))
-      self._fold(key, pred, code, payload)
+      self._fold(key, pred, code, payload, batched)
 
   def state(self, keys: dict) -> list:
     """The flat error state for the effects `keys` ({key: payload avals}), padded."""
@@ -354,6 +400,8 @@ class CheckifyTrace(core.Trace):
       return self._cond(args, params)
     if primitive.name == "scan":
       return self._scan(args, params)
+    if primitive.name == "shard_map":
+      return self._shard_map(args, params)
     if primitive.name == "while" and not any(
         e.primitive is check_p for e in params["cond_jaxpr"].jaxpr.eqns):
       return self._while(args, params)
@@ -466,6 +514,40 @@ class CheckifyTrace(core.Trace):
     self.merge(_unflatten_state(pad, outs[nk:], self.sites))
     return outs[:nk]
 
+  def _shard_map(self, args, params):
+    """A shard_map whose body is checkified: each device's error state comes out as an extra
+    output with a leading axis over the manual mesh axes and stays batched, as JAX's does, so
+    `Error.get()` reports each failing device ("at mapped index i: ...")."""
+    from jaxlite._src.interpreters import partial_eval as pe
+    from jaxlite._src.sharding.partition_spec import PartitionSpec
+    from jaxlite._src.shard_map import _trace_body, bind_shard_map
+    body, mesh = params["jaxpr"], params["mesh"]
+    manual = frozenset(params["newly_manual_axes"])
+    axes = tuple(n for n in mesh.axis_names if n in manual)
+    jnp = self._jnp()
+    with core.set_current_trace(self.parent):
+      probe = self._checked_branch(body, {})
+      _trace_body(probe, body.in_avals, mesh, manual)
+      pad = probe.effect_avals
+      if not pad:  # no check in the body: nothing to thread out
+        return shard_map_p_bind(args, params)
+      checked = self._checked_branch(body, pad)
+      n_out = len(body.out_avals)
+
+      def new_body(*xs):
+        outs = checked(*xs)
+        return [*outs[:n_out], *[jnp.expand_dims(e, 0) for e in outs[n_out:]]]
+      new = _trace_body(new_body, body.in_avals, mesh, manual)
+      new, lifted = pe.convert_constvars_to_invars(new)
+      n_state = _state_size(pad)
+      err_spec = PartitionSpec(axes[0] if len(axes) == 1 else axes)
+      outs = bind_shard_map([*lifted, *args], new, mesh=mesh,
+                            in_specs=[PartitionSpec()] * len(lifted) + list(params["in_specs"]),
+                            out_specs=[*params["out_specs"], *[err_spec] * n_state],
+                            check_vma=params["check_vma"], manual=manual)
+    self.merge(_unflatten_state(pad, outs[n_out:], self.sites), batched=True)
+    return outs[:n_out]
+
   def _automatic_checks(self, primitive, args, params, out):
     jnp = self._jnp()
     rule = _oob_rules.get(primitive.name)
@@ -498,6 +580,11 @@ def _unflatten_state(keys: dict, flat, sites=None) -> Error:
 
 def _state_size(keys: dict) -> int:
   return sum(2 + len(avals) for avals in keys.values())
+
+
+def shard_map_p_bind(args, params):
+  from jaxlite._src.shard_map import shard_map_p
+  return shard_map_p.bind(*args, **params)
 
 
 def params_bind(index, ops, params, branches):

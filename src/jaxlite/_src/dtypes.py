@@ -475,7 +475,22 @@ def is_bfloat16(dtype) -> bool:
 _ABSTRACT_FLOATS = (np.floating, np.inexact, np.number, np.generic)
 
 
+def _load_ml_dtypes_for_names(*xs) -> None:
+  """Loads ml_dtypes when a dtype is named by a string NumPy does not know yet ('bfloat16')."""
+  if _ml is None and any(isinstance(x, str) and not _numpy_knows(x) for x in xs):
+    load_ml_dtypes()
+
+
+def _numpy_knows(name: str) -> bool:
+  try:
+    np.dtype(name)
+  except TypeError:
+    return False
+  return True
+
+
 def issubdtype(a, b) -> bool:
+  _load_ml_dtypes_for_names(a, b)
   if hasattr(a, "_is_extended") or hasattr(b, "_is_extended"):
     from jaxlite._src import prng
     return prng.issubdtype_extended(a, b)

@@ -39,6 +39,7 @@ def pmap(fun=None, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_
       dyn = dyn + (kwargs,)
     flat_axes = _in_axes_leaves(axes, dyn)
     leaves, tree = tree_util.tree_flatten(dyn)
+    _check_ranks(leaves, flat_axes)
     mapped_sizes = [np.shape(x)[a] for x, a in zip(leaves, flat_axes) if a is not None]
     if not mapped_sizes:
       raise ValueError("pmap requires at least one argument with a mapped axis")
@@ -133,6 +134,23 @@ def _in_axes_leaves(in_axes, dyn) -> list:
     if err is None:
       raise
     raise ValueError(str(err("pmap in_axes")) + _IN_AXES_HINT) from None
+
+
+def _check_ranks(leaves, flat_axes):
+  """Every mapped leaf must have the axis `in_axes` names. As JAX 0.10.2: the first mapped leaf
+  sizes the map, so a bad one there is an IndexError (JAX indexes its shape); a later one is the
+  ValueError of JAX's jit-level sharding check."""
+  first = True
+  for i, (x, a) in enumerate(zip(leaves, flat_axes)):
+    if a is None:
+      continue
+    ndim = np.ndim(x)
+    if not -ndim <= a < ndim:
+      msg = (f"pmap: argument flat_args[{i}] of rank {ndim} (shape {np.shape(x)}) is mapped over "
+             f"axis {a} (in_axes), which it does not have; pass an array with a leading axis "
+             f"to map, or mark the argument unmapped (in_axes None or static_broadcasted_argnums)")
+      raise (IndexError if first else ValueError)(msg)
+    first = False
 
 
 def _check_divisible(leaves, flat_axes, devs, axis_name):

@@ -54,6 +54,9 @@ class DictKey(_KeyEntry):
   __match_args__ = ("key",)
   key = property(lambda self: self._v)
 
+  def __init__(self, key):  # any hashable key; `DictKey(key=...)` as JAX's
+    super().__init__(key)
+
   def __str__(self):
     return f"[{self._v!r}]"
 

@@ -304,7 +304,39 @@ def _scale_shift(x, span, shift):
     return array_lib.from_host(
         fused_multiply_add(x._host_value(), span._host_value(), shift._host_value()), False,
         array_lib.committed_device((x, span, shift)))
-  return _lax.add(_lax.mul(x, span), shift)
+  out = _lax.add(_lax.mul(x, span), shift)
+  _mark_fma(out)
+  return out
+
+
+def _mark_fma(out):
+  """Marks the staged `add` that made `out` for the compiler's FMA contraction (jit then rounds
+  x * span + shift once, as eager and XLA do). Only a jaxpr trace's own last eqn is marked."""
+  from jaxlite._src.interpreters import partial_eval as pe
+  from jaxlite.extend.source_info_util import FmaHint
+  trace = getattr(out, "_trace", None)
+  if not isinstance(out, pe.DynamicJaxprTracer) or not getattr(trace, "eqns", None):
+    return
+  last = trace.eqns[-1]
+  if last.primitive.name == "add" and last.outvars[0] is out._var:
+    last.source_info = FmaHint()
+
+
+def _fma_impl(a, b, c):
+  return fused_multiply_add(np.asarray(a), np.asarray(b), np.asarray(c))
+
+
+fma_p = core.Primitive("fma")  # compiler-internal: only `passes.fuse_marked_fma` makes it
+fma_p.def_impl(_fma_impl)
+fma_p.def_abstract_eval(lambda a, b, c: core.ShapedArray(a.shape, a.dtype, a.weak_type))
+
+
+def _register_fma():
+  from jaxlite._src.compiler import passes
+  passes.fma_primitive = fma_p
+
+
+_register_fma()
 
 
 def fused_multiply_add(a, b, c):

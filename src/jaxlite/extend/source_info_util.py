@@ -45,6 +45,11 @@ class SourceInfo(NamedTuple):
                       self.name_stack if name_stack is None else name_stack)
 
 
+class FmaHint(SourceInfo):
+  """The source info of an `add` whose `mul` operand the compiler contracts into one FMA, as
+  XLA does (see `compiler/passes.fuse_marked_fma`); otherwise an ordinary SourceInfo."""
+
+
 _name_stack = [NameStack()]
 
 

@@ -18,14 +18,15 @@ from jaxlite._src.core import Literal
 # Primitives computed element by element: each operand has the output's shape, is rank 0, or
 # has its rank with size-1 axes that NumPy broadcasts; their params never name a shape. Named
 # here rather than inferred, so a primitive is fused only once tests/test_tier1.py's table
-# checks it against tier 0 (complex parts and mulhi are not in that table yet).
+# checks it against tier 0 (complex parts and mulhi are not in that table yet). `fma` is the
+# compiler-internal contraction of a marked mul+add (passes.fuse_marked_fma), checked there too.
 ELEMENTWISE = frozenset("""
   neg sign floor ceil round is_finite exp exp2 log log1p expm1 tanh logistic sin cos tan
   asin acos atan sinh cosh asinh acosh atanh sqrt rsqrt cbrt abs not square integer_pow
   erf erfc erf_inv lgamma digamma clz population_count
   add sub mul div rem pow max min atan2 nextafter and or xor eq ne lt le gt ge
   shift_left shift_right_arithmetic shift_right_logical
-  convert_element_type bitcast_convert_type reduce_precision select_n clamp
+  convert_element_type bitcast_convert_type reduce_precision select_n clamp fma
 """.split())
 
 # Reductions whose kernel takes only `axes`: per row they compute the same thing on a tile.

@@ -142,10 +142,32 @@ def fold_transposes(jaxpr: Jaxpr) -> Jaxpr:
   return jaxpr.replace(eqns=[e for e in eqns if e is not None])
 
 
+# `add` eqns that a sampler marked (random's `x * span + shift`, source_info an FmaHint): XLA
+# contracts that mul+add into one FMA, so the compiled program rounds once, as eager jaxlite does.
+# `fma_primitive` is set by `random` (the only marker); the jaxpr still prints mul and add.
+fma_primitive = None
+
+
+def fuse_marked_fma(jaxpr: Jaxpr) -> Jaxpr:
+  """Marked `add(mul(a, b), c)` -> `fma(a, b, c)`; the mul is left for DCE."""
+  from jaxlite.extend.source_info_util import FmaHint
+  if fma_primitive is None or not any(type(e.source_info) is FmaHint for e in jaxpr.eqns):
+    return jaxpr
+  made_by = {o: e for e in jaxpr.eqns for o in e.outvars}
+  eqns = []
+  for e in jaxpr.eqns:
+    m = made_by.get(e.invars[0]) if type(e.source_info) is FmaHint else None
+    if m is not None and m.primitive.name == "mul" and e.primitive.name == "add":
+      e = e.replace(primitive=fma_primitive, invars=[*m.invars, e.invars[1]], params={},
+                    source_info=None)
+    eqns.append(e)
+  return jaxpr.replace(eqns=eqns)
+
+
 def optimize(closed: core.ClosedJaxpr) -> tuple[Jaxpr, list]:
   """The pass pipeline run before code generation."""
   jaxpr, consts = inline_calls(closed.jaxpr, closed.consts)
-  jaxpr = dce(fold_transposes(cse(jaxpr)))
+  jaxpr = dce(fuse_marked_fma(fold_transposes(cse(jaxpr))))
   if config.jax_enable_checks:  # the test suite turns this on: passes must keep jaxprs well typed
     core.check_jaxpr(jaxpr)
   return jaxpr, consts

@@ -898,6 +898,8 @@ def _select_n_abstract(which, *cases):
 def _select_n_impl(which, *cases):
   if len(cases) == 1:
     return cases[0]
+  if type(which) is not np.ndarray:  # a Python bool predicate (jnp.where(step < 3, ...))
+    which = np.asarray(which)
   if which.dtype == np.bool_:
     return np.where(which, cases[1], cases[0])
   return np.choose(np.asarray(which), [np.asarray(c) for c in cases])

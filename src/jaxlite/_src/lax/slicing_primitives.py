@@ -438,8 +438,10 @@ def _gather_batcher(vals, dims, *, dimension_numbers, slice_sizes, **params):
   x = batching.moveaxis(x, x_dim, 0)
   dn = _batching_dim_in_front(_past_batch_axis(dn), "operand_batching_dims",
                               "start_indices_batching_dims")
-  return gather_p.bind(x, idx, dimension_numbers=dn, slice_sizes=(1,) + tuple(slice_sizes),
-                       **params), 0
+  # As JAX: an empty batch takes windows of size 0 along it (1 would not fit in the operand).
+  batch_window = 0 if np.shape(x)[0] == 0 else 1
+  return gather_p.bind(x, idx, dimension_numbers=dn,
+                       slice_sizes=(batch_window,) + tuple(slice_sizes), **params), 0
 
 
 def _past_batch_axis(dn, keep=None):

@@ -290,6 +290,9 @@ def isreal(x):
 def iscomplexobj(x):
   if x is None:
     return False
+  typ = getattr(getattr(x, "dtype", None), "type", None)
+  if isinstance(typ, type):  # as JAX: anything with a dtype (jnp.complex64, ShapeDtypeStruct)
+    return issubclass(typ, np.complexfloating)
   try:
     dt = _dtype(x) if not isinstance(x, (list, tuple)) else np.asarray(x).dtype
   except (TypeError, AttributeError):

@@ -832,9 +832,14 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     broadcast_shapes(shape_of(b), shape_of(a))  # JAX broadcasts a with b: its ValueError
   dtype = _inexact(dtype_weak(a)[0])
   a = _strong(a, dtype)
+  if b is not None:  # as JAX: a term with b == 0 is left out (its a could be +-inf)
+    a = _where(ew.ne_p.bind(*promote_dtypes(b, 0)), a, -np.inf)
   axes = reduction_axes(axis, len(shape_of(a)))
   shift = max(a, axis=axes, keepdims=True, initial=-np.inf, where=where)
-  shift = _where(ew.is_finite_p.bind(shift), shift, _literal(0, dtype))
+  # The shift carries no gradient (as JAX's): it cancels mathematically, and differentiating it
+  # through `max` gives NaN second derivatives where terms are left out.
+  from jaxlite._src.ad_api import stop_gradient
+  shift = stop_gradient(_where(ew.is_finite_p.bind(shift), shift, _literal(0, dtype)))
   exp = ew.exp_p.bind(ew.sub_p.bind(a, _bcast_like(shift, a)))
   if b is not None:
     exp = ew.mul_p.bind(exp, _strong(b, dtype))

@@ -88,7 +88,14 @@ def dtype(obj, align=False, copy=False):
     return dtypes.default_complex_dtype()
   if hasattr(obj, "dtype") and not isinstance(obj, (type, np.dtype, str)):
     return obj.dtype
-  return np.dtype(obj)
+  try:
+    return np.dtype(obj)
+  except TypeError:
+    # 'bfloat16', 'float8_e4m3fn', 'int4', ...: NumPy knows ml_dtypes' names once it is
+    # imported, which JAX always does and jaxlite only on demand.
+    if not isinstance(obj, str) or not dtypes.load_ml_dtypes():
+      raise
+    return np.dtype(obj)
 
 
 def can_cast(from_, to, casting="safe"):

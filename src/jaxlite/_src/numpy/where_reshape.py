@@ -94,9 +94,16 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None, out_sharding=
   from jaxlite._src.numpy.creation import asarray
   a = a if isinstance(a, (core.Tracer, core.array_type)) else asarray(a)
   if order != "C":
-    if order not in ("F", "A"):
+    if order == "A":
+      raise NotImplementedError("np.reshape order=A is not implemented.")
+    if order != "F":
       raise ValueError(f"Unexpected value for 'order' argument: {order}.")
-    raise NotImplementedError("jnp.reshape supports only order='C'")
+    # Column-major, as JAX stages it: a reshape reading the axes reversed, to the reversed
+    # shape, then the result's axes reversed.
+    shape = _compute_newshape(a.shape, shape)
+    flipped = shape_prims.reshape_p.bind(a, new_sizes=tuple(shape[::-1]),
+                                         dimensions=tuple(range(a.ndim))[::-1], sharding=None)
+    return transpose(flipped)
   shape = _compute_newshape(a.shape, shape)
   if tuple(shape) == tuple(a.shape) and out_sharding is None:
     return a
