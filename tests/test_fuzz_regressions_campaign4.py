@@ -52,7 +52,11 @@ def test_arithmetic_scatter_of_bools_raises_type_error(method, prim, jitted):
   want = ("TypeError", f"{prim} does not accept dtype bool at position 0. Accepted dtypes at "
                        "position 0 are subtypes of integer, floating, complexfloating.")
   x = np.array([True])
-  assert _error(jax.jit(f) if jitted else f, jnp.asarray(x)) == want
+  got = _error(jax.jit(f) if jitted else f, jnp.asarray(x))
+  if jitted:  # the update computation's `add` rejects bool as it is traced (JAX: same class)
+    assert got[0] == "TypeError" and got[1].startswith(f"{prim} does not accept dtype bool")
+  else:
+    assert got == want
   jax_ = oracle()
   if jax_ is not None:
     g = lambda x: getattr(x.at[jax_.numpy.array([-2])], method)(False, mode="clip")  # noqa: E731
@@ -118,3 +122,44 @@ def test_float_divmod_is_one_computation_with_python_semantics():
     assert mine == theirs
   with pytest.raises(TypeError, match="floor_divide does not support complex"):
     jnp.divmod(np.array(1j), np.array(2j))
+
+
+# The dtype check runs where JAX's does: index and shape errors come first, a slice of size 0
+# returns the operand, and make_jaxpr of a promoted update (bool + weak int) stages the scatter.
+_SCATTER_ORDER = [
+  ("oob-index-first", lambda: jnp.zeros(0, bool).at[-1].add(-1), ("IndexError",
+                                                                 "index is out of bounds")),
+  ("size-0-slice", lambda: jnp.zeros((2, 0), bool).at[-1:].add(True), None),
+  ("size-0-drop", lambda: jnp.zeros(0, bool).at[0:].add(jnp.zeros(0, bool), mode="drop"), None),
+  ("all-dropped", lambda: jnp.zeros(3, bool).at[5].add(True, mode="drop"), ("TypeError", "add")),
+  ("min-is-fine", lambda: jnp.zeros(3, bool).at[1].min(True), None),
+]
+
+
+@pytest.mark.parametrize("name,thunk,want", _SCATTER_ORDER, ids=[r[0] for r in _SCATTER_ORDER])
+def test_bool_scatter_errors_come_in_jax_order(name, thunk, want):
+  import warnings
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    got = _error(thunk)
+  if want is None:
+    assert got is None
+  else:
+    assert got[0] == want[0] and want[1] in got[1]
+
+
+def test_bool_scatter_with_a_promoting_update_traces():
+  import warnings
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    text = str(jax.make_jaxpr(lambda x: x.at[0:].add(1, mode="promise_in_bounds"))(
+      jnp.zeros(1, bool)))
+  assert "scatter-add" in text and "i32[1]" in text
+
+
+# --- lax functions take Python complex scalars (asarg's `complex` was lax.complex) -------------
+
+def test_lax_accepts_python_complex_scalars():
+  got = jax.lax.max(1j, 1j)
+  assert got.dtype == np.complex64 and got.weak_type and complex(got) == 1j
+  assert complex(jax.lax.neg(2j)) == -2j and complex(jax.lax.add(1j, 2j)) == 3j

@@ -28,7 +28,7 @@ def asarg(x):
   t = type(x)
   if t is core.array_type or isinstance(x, core.Array) or t in dtypes.typed_scalar_types:
     return x
-  if t in (int, float, complex, bool):
+  if t in (int, float, builtins.complex, bool):  # `complex` here is lax.complex
     return weak_scalar(x)
   if isinstance(x, (np.ndarray, np.generic)):
     canon = dtypes.canonicalize_dtype(x.dtype)

@@ -513,7 +513,8 @@ _ARITHMETIC_SCATTERS = {"scatter-add": "add", "scatter-mul": "mul", "scatter-sub
 
 
 def check_scatter_operand_dtype(name, dtype):
-  """JAX checks an arithmetic combiner's operand: `x.at[i].add` of bools is a TypeError."""
+  """`x.at[i].add` of bools is a TypeError when it runs (XLA rejects the combiner as JAX lowers
+  it: make_jaxpr accepts it, and index and shape errors come first)."""
   arith = _ARITHMETIC_SCATTERS.get(name)
   if arith is not None and dtype == np.bool_:
     raise TypeError(f"{arith} does not accept dtype bool at position 0. Accepted dtypes at "
@@ -526,7 +527,6 @@ def _scatter_abstract(operand, indices, updates, *, dimension_numbers, indices_a
   if not _is_int(indices.dtype):
     raise TypeError(f"{_name} indices must have an integer type, got "
                     f"{dtypes.dtype_name(indices.dtype)}")
-  check_scatter_operand_dtype(_name, operand.dtype)
   if operand.dtype != updates.dtype:
     raise TypeError(f"lax.{_name} requires arguments to have the same dtypes, got "
                     f"{dtypes.dtype_name(operand.dtype)}, {dtypes.dtype_name(updates.dtype)}.")
@@ -600,9 +600,10 @@ def _point_scatter_targets(out, indices, updates, dn, mode):
   return target, tuple(cols), upd
 
 
-def _scatter_impl_for(ufunc, inplace=False):
+def _scatter_impl_for(ufunc, inplace=False, name=None):
   def impl(operand, indices, updates, *, dimension_numbers, indices_are_sorted, unique_indices,
            mode, update_jaxpr, update_consts):
+    check_scatter_operand_dtype(name, operand.dtype)
     out = operand if inplace else np.array(operand, copy=True)
     if out.size == 0 or np.size(updates) == 0:
       return out
@@ -655,11 +656,11 @@ def _apply_in_rounds(out, grids, upd, fn):
 
 
 def _scatter_prim(name, ufunc):
-  p = _prim(name, _scatter_impl_for(ufunc),
+  p = _prim(name, _scatter_impl_for(ufunc, name=name),
             lambda *a, **k: _scatter_abstract(*a, _name=name, **k))
   batching.primitive_batchers[p] = lambda vals, dims, **params: _scatter_batcher(
       p, vals, dims, **params)
-  families.numpy_codegen.TABLES.inplace[p] = _scatter_impl_for(ufunc, inplace=True)
+  families.numpy_codegen.TABLES.inplace[p] = _scatter_impl_for(ufunc, inplace=True, name=name)
   return p
 
 

@@ -598,8 +598,6 @@ def _zeros(dtype_and_weak, shape):
 def _scatter_update(x, idx, y, scatter_fn, indices_are_sorted, unique_indices, mode):
   """`x` with `x[idx]` combined with `y` by `scatter_fn` (a lax.scatter* function)."""
   x_dtype, x_weak = dtype_weak(x)
-  if scatter_fn in _ARITHMETIC:  # before the eager path, which would compute a bool or/and
-    slicing_primitives.check_scatter_operand_dtype(_ARITHMETIC[scatter_fn], x_dtype)
   if type(x) is core.array_type and core._state.trace is core.eval_trace \
       and scatter_fn in _EAGER_UFUNCS and not array_lib.is_sharded(x):
     out = _eager_scatter(x, idx, y, _EAGER_UFUNCS[scatter_fn], mode)
@@ -627,8 +625,8 @@ def _scatter_update(x, idx, y, scatter_fn, indices_are_sorted, unique_indices, m
   return _convert_element_type(out, x_dtype, weak_type=x_weak)
 
 
-_ARITHMETIC = {slicing.scatter_add: "scatter-add", slicing.scatter_sub: "scatter-sub",
-               slicing.scatter_mul: "scatter-mul"}
+# the eager path's arithmetic combiners, by the scatter JAX would run (its dtype check)
+_ARITHMETIC = {np.add: "scatter-add", np.subtract: "scatter-sub", np.multiply: "scatter-mul"}
 _EAGER_UFUNCS = {slicing.scatter: None, slicing.scatter_add: np.add,
                  slicing.scatter_sub: np.subtract, slicing.scatter_mul: np.multiply,
                  slicing.scatter_min: np.minimum, slicing.scatter_max: np.maximum}
@@ -650,6 +648,7 @@ def _eager_scatter(x, idx, y, ufunc, mode):
   if dtype != x_dtype:
     _warn_unsafe_cast(x_dtype, x_weak, y, stacklevel=6)
   if plan is _DROP_ALL:
+    slicing_primitives.check_scatter_operand_dtype(_ARITHMETIC.get(ufunc), x_dtype)
     return x
   index, adv = plan
   out = x._host_value().astype(dtype, copy=True)
@@ -663,6 +662,7 @@ def _eager_scatter(x, idx, y, ufunc, mode):
     return None  # the general path raises JAX's error
   if out.size == 0:  # no position to update (even clip mode has none on a size-0 axis)
     return x
+  slicing_primitives.check_scatter_operand_dtype(_ARITHMETIC.get(ufunc), x_dtype)
   if adv is not None:
     pos, arr, valid = adv
     if valid is not None:  # out-of-bounds updates are dropped
