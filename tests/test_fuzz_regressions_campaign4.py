@@ -163,3 +163,12 @@ def test_lax_accepts_python_complex_scalars():
   got = jax.lax.max(1j, 1j)
   assert got.dtype == np.complex64 and got.weak_type and complex(got) == 1j
   assert complex(jax.lax.neg(2j)) == -2j and complex(jax.lax.add(1j, 2j)) == 3j
+
+
+def test_bool_scatter_with_a_promoting_update_runs_eagerly():
+  # bool + weak int promotes to int32: the scatter adds in int32 and casts back (JAX: [True])
+  import warnings
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    got = jnp.zeros(1, bool).at[0:].add(1, mode="promise_in_bounds")
+  assert got.dtype == np.bool_ and got.tolist() == [True]

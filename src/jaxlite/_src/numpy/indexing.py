@@ -648,7 +648,7 @@ def _eager_scatter(x, idx, y, ufunc, mode):
   if dtype != x_dtype:
     _warn_unsafe_cast(x_dtype, x_weak, y, stacklevel=6)
   if plan is _DROP_ALL:
-    slicing_primitives.check_scatter_operand_dtype(_ARITHMETIC.get(ufunc), x_dtype)
+    slicing_primitives.check_scatter_operand_dtype(_ARITHMETIC.get(ufunc), dtype)
     return x
   index, adv = plan
   out = x._host_value().astype(dtype, copy=True)
@@ -662,7 +662,7 @@ def _eager_scatter(x, idx, y, ufunc, mode):
     return None  # the general path raises JAX's error
   if out.size == 0:  # no position to update (even clip mode has none on a size-0 axis)
     return x
-  slicing_primitives.check_scatter_operand_dtype(_ARITHMETIC.get(ufunc), x_dtype)
+  slicing_primitives.check_scatter_operand_dtype(_ARITHMETIC.get(ufunc), dtype)
   if adv is not None:
     pos, arr, valid = adv
     if valid is not None:  # out-of-bounds updates are dropped
