@@ -51,4 +51,10 @@ KNOWN: list[Known] = [
         "is 9.26e29, 2**100 = 1.27e30; float32 exp2(127.) is 14 ulp high); jaxlite computes "
         "2**x within an ulp (tests/test_differential.py::test_jax_bug_exp2_loses_precision)",
         kinds=("value",), program=r"exp2\("),
+  Known("jax-reshape-unchecked-size", "JAX bug: lax.reshape to a different total size is not "
+        "checked when traced (make_jaxpr of `lax.reshape(f32[3], (4,))` succeeds) and fails only "
+        "when XLA lowers it (`ValueError: Cannot lower jaxpr with verifier errors`); jaxlite "
+        "raises JAX's documented TypeError ('reshape total size must be unchanged') as it traces",
+        kinds=("error-class", "unexpected-error"), program=r"lax\.reshape\(",
+        detail=r"Cannot lower jaxpr with verifier errors|jaxlite raised TypeError: reshape total"),
 ]
