@@ -255,10 +255,23 @@ CASES = [
 
 
 @pytest.mark.parametrize("name,case", CASES, ids=[c[0] for c in CASES])
+# JAX's own answer depends on its compilation cache here: `x.copy()` is a jitted copy whose C++
+# fast path, once some earlier test compiled it, reports the deleted buffer as XLA's ValueError,
+# while a cold call's Python dispatch raises the RuntimeError jaxlite gives. Either is JAX's.
+_JAX_WARM_ANSWERS = {
+    "use-copy": [("raises", "ValueError", "INVALID_ARGUMENT: Invalid buffer passed to Execute() "
+                  "as argument 0 to replica 0: INVALID_ARGUMENT: Buffer has been deleted or "
+                  "donated.")],
+}
+
+
 def test_donation_matches_jax(name, case):
   jax = oracle()
   want = observe(_M(jax), case)
   got = observe(_M(jaxlite), case)
+  if name in _JAX_WARM_ANSWERS and want == _JAX_WARM_ANSWERS[name]:
+    assert got == [("raises", "RuntimeError", "Array has been deleted with shape=float32[3].")]
+    return
   assert got == want
 
 

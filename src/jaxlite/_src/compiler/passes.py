@@ -92,6 +92,30 @@ def _params_key(params):
     return None
 
 
+# Primitives that only matter to transformations (autodiff): the identity when run
+_RUN_AS_IDENTITY = frozenset(["stop_gradient"])
+
+
+def drop_identities(jaxpr: Jaxpr) -> Jaxpr:
+  """Removes eqns that compute their operand unchanged (stop_gradient), so that they neither cost
+  a line nor split a fused kernel (logsumexp's stopped shift)."""
+  if not any(e.primitive.name in _RUN_AS_IDENTITY for e in jaxpr.eqns):
+    return jaxpr
+  rename, eqns = {}, []
+
+  def read(v):
+    return v if type(v) is Literal else rename.get(v, v)
+
+  for eqn in jaxpr.eqns:
+    if eqn.primitive.name in _RUN_AS_IDENTITY and len(eqn.invars) == len(eqn.outvars) == 1 \
+        and eqn.invars[0].aval == eqn.outvars[0].aval:
+      rename[eqn.outvars[0]] = read(eqn.invars[0])
+      continue
+    invars = [read(v) for v in eqn.invars]
+    eqns.append(eqn.replace(invars=invars) if invars != eqn.invars else eqn)
+  return jaxpr.replace(eqns=eqns, outvars=[read(v) for v in jaxpr.outvars])
+
+
 def cse(jaxpr: Jaxpr) -> Jaxpr:
   """Common subexpression elimination: an eqn equal to an earlier one reuses its outputs."""
   seen, rename, eqns = {}, {}, []
@@ -167,7 +191,7 @@ def fuse_marked_fma(jaxpr: Jaxpr) -> Jaxpr:
 def optimize(closed: core.ClosedJaxpr) -> tuple[Jaxpr, list]:
   """The pass pipeline run before code generation."""
   jaxpr, consts = inline_calls(closed.jaxpr, closed.consts)
-  jaxpr = dce(fuse_marked_fma(fold_transposes(cse(jaxpr))))
+  jaxpr = dce(fuse_marked_fma(fold_transposes(cse(drop_identities(jaxpr)))))
   if config.jax_enable_checks:  # the test suite turns this on: passes must keep jaxprs well typed
     core.check_jaxpr(jaxpr)
   return jaxpr, consts
