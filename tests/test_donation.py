@@ -254,7 +254,6 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("name,case", CASES, ids=[c[0] for c in CASES])
 # JAX's own answer depends on its compilation cache here: `x.copy()` is a jitted copy whose C++
 # fast path, once some earlier test compiled it, reports the deleted buffer as XLA's ValueError,
 # while a cold call's Python dispatch raises the RuntimeError jaxlite gives. Either is JAX's.
@@ -265,6 +264,7 @@ _JAX_WARM_ANSWERS = {
 }
 
 
+@pytest.mark.parametrize("name,case", CASES, ids=[c[0] for c in CASES])
 def test_donation_matches_jax(name, case):
   jax = oracle()
   want = observe(_M(jax), case)
