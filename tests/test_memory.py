@@ -77,10 +77,34 @@ CASES = [  # (name, make step, calls measured, warm-up calls, allowed growth in 
 ]
 
 
+_GROWTH_IN_FRESH_PROCESS = """
+import sys
+sys.path.insert(0, {tests!r})
+import jaxlite
+import jaxlite.numpy as jnp
+from jaxlite._src import jit_function as jit_mod
+import test_memory as tm
+jaxlite.config.update("jax_enable_checks", True)  # as tests/conftest.py sets it
+jit_mod.TRACE_CACHE_SIZE = 32
+name, make, n, warmup, limit = next(c for c in tm.CASES if c[0] == {name!r})
+print(tm._growth(make(jnp.ones(3)), n, warmup))
+"""
+
+
 @pytest.mark.parametrize("name,make,n,warmup,limit", CASES, ids=[c[0] for c in CASES])
-def test_heap_stays_flat(name, make, n, warmup, limit, small_trace_cache):
-  x = jnp.ones(3)
-  grew = _growth(make(x), n, warmup)
+def test_heap_stays_flat(name, make, n, warmup, limit):
+  # Measured in a fresh interpreter: after thousands of earlier tests, a weak dict keyed by
+  # function (trace caches, argument names) can resize its table once during the measured calls
+  # (~80 KB in CI's full run, the same bytes every run), which is the session's history, not this
+  # scenario's growth. The soak (`-m soak`) measures 100,000 calls the same way.
+  import subprocess
+  tests = os.path.dirname(os.path.abspath(__file__))
+  env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+      [os.path.join(os.path.dirname(tests), "src"), os.environ.get("PYTHONPATH", "")]))
+  out = subprocess.run([sys.executable, "-c", _GROWTH_IN_FRESH_PROCESS.format(
+      tests=tests, name=name)], capture_output=True, text=True, env=env, timeout=600)
+  assert out.returncode == 0, out.stderr
+  grew = int(out.stdout.split()[-1])
   assert grew < limit, f"{name}: heap grew by {grew} bytes over {n} calls (limit {limit})"
 
 
