@@ -36,3 +36,17 @@ def soak_selected(request):
   """Skips a soak test (minutes, `@pytest.mark.soak`) unless `-m soak` selected it."""
   if "soak" not in (request.config.getoption("-m") or ""):
     pytest.skip("soak test: run with -m soak")
+
+
+def run_json_program(program: str, mod: str, **env_vars) -> object:
+  """Runs `program` in a fresh interpreter with argv[1] = `mod` ("jaxlite" or "jax") and returns
+  the JSON its last stdout line holds: the multi-device tables set the device count per process."""
+  import json
+  import os
+  import subprocess
+  import sys
+  env = dict(os.environ, OPENBLAS_NUM_THREADS="1", **env_vars)
+  r = subprocess.run([sys.executable, "-c", program, mod], capture_output=True, text=True,
+                     env=env, timeout=600)
+  assert r.returncode == 0, r.stderr[-3000:]
+  return json.loads(r.stdout.splitlines()[-1])

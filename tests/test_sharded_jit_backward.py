@@ -5,15 +5,11 @@ out_shardings asks split compute split (as JAX's propagation has them), seen thr
 One subprocess per library (4 CPU devices; the count freezes at first use) prints a JSON
 record per case: the inspected shardings, the results' specs and values (and, for jaxlite,
 whether each requested result came out of the partitioned program already in its spec)."""
-import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from conftest import oracle
+from conftest import oracle, run_json_program
 
 _PROGRAM = r"""
 import json, sys
@@ -73,11 +69,7 @@ print(json.dumps(out))
 
 
 def _run(mod):
-  env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-  r = subprocess.run([sys.executable, "-c", _PROGRAM, mod], capture_output=True, text=True,
-                     env=env, timeout=600)
-  assert r.returncode == 0, r.stderr[-3000:]
-  return json.loads(r.stdout.splitlines()[-1])
+  return run_json_program(_PROGRAM, mod)
 
 
 @pytest.fixture(scope="module")

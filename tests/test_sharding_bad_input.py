@@ -6,14 +6,10 @@ same program runs under JAX (where installed) and its class and phrases are chec
 
 The device count freezes at first use, so the cases run in one subprocess per library (4 CPU
 devices), which prints {case: [class name, message] or None} as JSON."""
-import json
-import os
-import subprocess
-import sys
 
 import pytest
 
-from conftest import oracle
+from conftest import oracle, run_json_program
 
 _PROGRAM = r"""
 import json, sys, time
@@ -320,11 +316,7 @@ STUCK = {
 
 
 def _run(mod):
-  env = dict(os.environ, OPENBLAS_NUM_THREADS="1", JAXLITE_COLLECTIVE_TIMEOUT="120")
-  r = subprocess.run([sys.executable, "-c", _PROGRAM, mod], capture_output=True, text=True,
-                     env=env, timeout=600)
-  assert r.returncode == 0, r.stderr[-3000:]
-  return json.loads(r.stdout.splitlines()[-1])
+  return run_json_program(_PROGRAM, mod, JAXLITE_COLLECTIVE_TIMEOUT="120")
 
 
 @pytest.fixture(scope="module")

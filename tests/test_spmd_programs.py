@@ -4,15 +4,11 @@ work pruned; checked on a data-parallel MLP step (values equal on 1, 2 and 4 dev
 against JAX for which replica a check_vma=False output reads.
 
 One subprocess per library with 4 CPU devices (the count freezes at first use)."""
-import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from conftest import oracle
+from conftest import oracle, run_json_program
 
 _PROGRAM = r"""
 import itertools, json, sys
@@ -96,11 +92,7 @@ print(json.dumps(out))
 
 
 def _run(mod):
-  env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-  r = subprocess.run([sys.executable, "-c", _PROGRAM, mod], capture_output=True, text=True,
-                     env=env, timeout=600)
-  assert r.returncode == 0, r.stderr[-3000:]
-  return json.loads(r.stdout.splitlines()[-1])
+  return run_json_program(_PROGRAM, mod)
 
 
 @pytest.fixture(scope="module")
