@@ -7,10 +7,13 @@ with its combined block (`exchange_across_processes`). Every function takes `pro
 sorted process indices of the group (None: all), whose communicator is created once and cached;
 the world communicator is the one `distributed.initialize` created.
 
-Mismatched programs. Before moving data every collective allgathers a small record of each
+Mismatched programs. Before moving data a collective allgathers a small record of each
 process's (shape, dtype) -- one tiny extra MPI call -- and raises the same ValueError in every
-process when they differ, instead of deadlocking or corrupting memory. Set
-JAXLITE_MPI_CHECK_SHAPES=0 to skip it (measured: see BENCHMARKS.md).
+process when they differ, instead of deadlocking or corrupting memory. The reducers of compiled
+programs (`allreducer`) check only the first call of each (shape, dtype): what is not caught is
+processes running two different programs whose collectives had each been checked before, which
+then block in MPI until the job's fault handling ends them. Set JAXLITE_MPI_CHECK_SHAPES=0 to
+skip every check (measured: see BENCHMARKS.md).
 """
 from __future__ import annotations
 
@@ -227,12 +230,17 @@ def allreducer(op="sum", processes=None):
     return lambda x: allreduce(x, op, processes)
   mop = _mpi_op(op)
   mpi_allreduce = comm.Allreduce
+  # A reducer belongs to one collective of one compiled program, so every process that got
+  # here with a (shape, dtype) agreed on it the first time: later calls skip the extra
+  # rendezvous (a quarter of a 1 MiB Allreduce's time on this machine, BENCHMARKS.md).
+  verified: set = set()
 
   def run(x):
     if type(x) is not np.ndarray or x.dtype not in _NATIVE or not x.flags.c_contiguous:
       return allreduce(x, op, processes)
-    if CHECK_SHAPES:
+    if CHECK_SHAPES and (x.shape, x.dtype) not in verified:
       _check_same(comm, x, "allreduce")
+      verified.add((x.shape, x.dtype))
     out = result_buffer(x.shape, x.dtype) if x.nbytes >= _POOL_MIN else \
         np.empty(x.shape, x.dtype)
     mpi_allreduce(x, out, op=mop)
