@@ -20,6 +20,7 @@ from jaxlite._src.lax import reductions as red
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.creation import iota_p
 from jaxlite._src.lax.elementwise_functions import _convert_element_type
+from jaxlite._src.numpy import einsum_path
 from jaxlite._src.numpy.where_reshape import _where, reshape, transpose
 from jaxlite._src.numpy.util import (canonicalize_axis, check_arraylike, convert, dtype_weak,
                                      promote_dtypes, shape_of)
@@ -471,25 +472,6 @@ def _sublists_to_subscripts(first, rest):
   return (spec if out is None else f"{spec}->{term(out)}"), ops
 
 
-def _drop_broadcast_labels(ops, terms):
-  """A label of size 1 in one operand and n > 1 in another broadcasts (as in JAX): that operand
-  does not vary along it, so its unit axis is squeezed out and the label left to the others."""
-  sizes = {}
-  for x, term in zip(ops, terms):
-    for c, d in zip(term, shape_of(x)):
-      sizes[c] = max(sizes.get(c, 1), d)
-  new_ops, new_terms = [], []
-  for x, term in zip(ops, terms):
-    unit = tuple(i for i, (c, d) in enumerate(zip(term, shape_of(x)))
-                 if d == 1 and sizes[c] != 1 and term.count(c) == 1)
-    if unit:
-      x = shape_prims.squeeze_p.bind(x, dimensions=unit)
-      term = "".join(c for i, c in enumerate(term) if i not in unit)
-    new_ops.append(x)
-    new_terms.append(term)
-  return new_ops, new_terms
-
-
 def _sum_repeats(x, term, keep, preferred):
   """JAX's sum_repeats: a letter repeated in `term` masks `x` off its diagonal (a Kronecker
   delta of uint32 iotas), then sums all those axes (or all but the last, if kept)."""
@@ -504,9 +486,10 @@ def _sum_repeats(x, term, keep, preferred):
     base = tuple(shape[a] for a in axes)
     iotas = [iota_p.bind(dtype=np.dtype(np.uint32), shape=base, dimension=k, sharding=None)
              for k in range(len(base))]
-    eye = ew.eq_p.bind(iotas[0], iotas[1])
-    for a, b in zip(iotas[1:-1], iotas[2:]):
-      eye = ew.and_p.bind(eye, ew.eq_p.bind(a, b))
+    eyes = [ew.eq_p.bind(a, b) for a, b in zip(iotas, iotas[1:])]  # all eqs, then the ands
+    eye = eyes[0]
+    for e in eyes[1:]:
+      eye = ew.and_p.bind(eye, e)
     if base != shape:
       eye = shape_prims.broadcast_in_dim_p.bind(eye, shape=shape, broadcast_dimensions=axes,
                                                 sharding=None)
@@ -532,11 +515,6 @@ def _einsum_sum(x, term, letters, preferred, axes=None):
   axes = tuple(term.index(c) for c in letters) if axes is None else tuple(axes)
   x = prim.bind(x, **prim.params_of(axes))
   return x, "".join(c for i, c in enumerate(term) if i not in axes)
-
-
-def _sum_out(x, term, keep, preferred):
-  """Sums away letters of `term` that are not in `keep` (sorted, as JAX's contracted names)."""
-  return _einsum_sum(x, term, sorted(c for c in set(term) if c not in keep), preferred)
 
 
 def _filter_singleton_dims(x, term, other_shape, other_term):
@@ -592,6 +570,34 @@ def _einsum_pair(lhs, tl, rhs, tr, result, precision, preferred, keep=None):
   return out, names
 
 
+def _einsum_along_path(ops, terms, out_term, optimize, precision, preferred):
+  """Three or more operands, contracted pairwise along the path JAX's opt_einsum would choose
+  (einsum_path.py): each step takes the operands at its two positions (the later one as the
+  dot_general's lhs, as JAX pops them) and appends the result, whose labels are those still
+  needed, in their order of appearance in the pair (the last step: the output's order)."""
+  sizes = {}
+  for x, t in zip(ops, terms):
+    for c, d in zip(t, shape_of(x)):
+      if sizes.get(c, 1) == 1:  # a size-1 label broadcasts against the others
+        sizes[c] = int(d)
+  path = einsum_path.contraction_path(terms, out_term, sizes, optimize)
+  ops, terms = list(ops), list(terms)
+  for n, step in enumerate(path):
+    hi, lo = sorted(step, reverse=True)
+    lhs, tl = ops.pop(hi), terms.pop(hi)
+    rhs, tr = ops.pop(lo), terms.pop(lo)
+    if n == len(path) - 1:
+      result = out_term
+    else:
+      needed = set(out_term).union(*terms)
+      pair = tl + tr
+      result = "".join(sorted({c for c in pair if c in needed}, key=pair.find))
+    x, t = _einsum_pair(lhs, tl, rhs, tr, result, precision, preferred)
+    ops.append(x)
+    terms.append(t)
+  return ops[0], terms[0]
+
+
 def _einsum_out_sharding(term, keep):
   """The einsum's `out_sharding=` for the contraction that makes its result (`term` holds the
   output letters `keep`, maybe permuted), its spec in `term`'s order; None for the others."""
@@ -627,17 +633,8 @@ def einsum(subscripts, *operands, out=None, optimize="auto", precision=None,
     x, term = _sum_repeats(x, term, out_term, preferred)
   elif len(ops) == 2:
     x, term = _einsum_pair(ops[1], terms[1], ops[0], terms[0], out_term, precision, preferred)
-  else:  # JAX follows opt_einsum's path here; this contracts left to right
-    ops, terms = _drop_broadcast_labels(ops, terms)
-    x, term = ops[0], terms[0]
-    for k in range(1, len(ops)):
-      rest = "".join(terms[k + 1:])
-      x, term = _sum_out(x, term, out_term + rest + terms[k], preferred)
-      y, ty = _sum_out(ops[k], terms[k], out_term + rest + term, preferred)
-      last = k == len(ops) - 1
-      x, term = _einsum_pair(y, ty, x, term, out_term if last else None, precision, preferred,
-                             out_term + rest)
-    x, term = _sum_out(x, term, out_term, preferred)
+  else:
+    x, term = _einsum_along_path(ops, terms, out_term, optimize, precision, preferred)
   if term != out_term:
     x = transpose(x, tuple(term.index(c) for c in out_term))
   return _convert_element_type(x, preferred, out_weak)
