@@ -137,3 +137,65 @@ def test_python_float_outside_int64_under_x64_raises_as_jax():
   # without an explicit dtype the weak-scalar rules still apply (jaxlite's wording is JAX's)
   assert _error(jnp.array, 2**31) == (
       "OverflowError", "Python int 2147483648 too large to convert to int32")
+
+
+# --- lax binary ops with mismatched or unaccepted dtypes: JAX's class and message, word for word
+
+_BINARY = ("add sub mul div rem pow max min atan2 nextafter eq ne lt le gt ge bitwise_and "
+           "bitwise_or bitwise_xor shift_left shift_right_logical shift_right_arithmetic complex "
+           "igamma igammac igamma_grad_a polygamma zeta").split()
+
+
+def _dtype_grid():
+  ml_dtypes = pytest.importorskip("ml_dtypes")
+  return [np.bool_, np.int32, np.uint8, np.float16, np.float32, ml_dtypes.bfloat16, np.complex64]
+
+
+def _outcome(fn, *args):
+  try:
+    return "ok", str(fn(*args).dtype)
+  except Exception as e:  # noqa: BLE001 - the class and message are what is compared
+    return type(e).__name__, str(e)
+
+
+@pytest.mark.parametrize("op", _BINARY)
+def test_lax_binary_dtype_errors_match_jax(op):
+  j = oracle()
+  grid = _dtype_grid()
+  mine = {d: jnp.asarray(np.ones((), d)) for d in grid}
+  theirs = {d: j.numpy.asarray(np.ones((), d)) for d in grid}
+  for a in grid:
+    for b in grid:
+      got = _outcome(getattr(jax.lax, op), mine[a], mine[b])
+      want = _outcome(getattr(j.lax, op), theirs[a], theirs[b])
+      assert got == want, (op, np.dtype(a).name, np.dtype(b).name)
+  # under jit the error is the same (raised while tracing)
+  a, b = mine[np.int32], mine[np.float32]
+  assert _outcome(jax.jit(getattr(jax.lax, op)), a, b) == \
+      _outcome(j.jit(getattr(j.lax, op)), theirs[np.int32], theirs[np.float32])
+
+
+def test_lax_add_mixed_dtypes_known_answers():
+  i, f = jnp.asarray(1, jnp.int32), jnp.asarray(1.0, jnp.float32)
+  assert _error(jax.lax.add, i, f) == (
+      "TypeError", "lax.add requires arguments to have the same dtypes, got int32, float32. "
+      "(Tip: jnp.add is a similar function that does automatic type promotion on inputs).")
+  assert _error(jax.lax.rem, i, f) == (
+      "TypeError", "lax.rem requires arguments to have the same dtypes, got int32, float32.")
+  assert _error(jax.lax.add, jnp.asarray(True), i) == (
+      "TypeError", "add does not accept dtype bool at position 0. Accepted dtypes at position 0 "
+      "are subtypes of integer, floating, complexfloating.")
+  assert _error(jax.lax.shift_left, i, f) == (
+      "TypeError", "shift_left does not accept dtype float32 at position 1. Accepted dtypes at "
+      "position 1 are subtypes of integer.")
+
+
+@pytest.mark.parametrize("op,dtype", [("neg", np.bool_), ("abs", np.bool_), ("sign", np.bool_),
+                                      ("population_count", np.float32), ("clz", np.float32),
+                                      ("square", np.bool_), ("sqrt", np.int32),
+                                      ("floor", np.int32)])
+def test_lax_unary_dtype_errors_match_jax(op, dtype):
+  j = oracle()
+  got = _outcome(getattr(jax.lax, op), jnp.asarray(np.ones((), dtype)))
+  assert got[0] == "TypeError"
+  assert got == _outcome(getattr(j.lax, op), j.numpy.asarray(np.ones((), dtype)))
