@@ -193,7 +193,8 @@ def test_lax_add_mixed_dtypes_known_answers():
 @pytest.mark.parametrize("op,dtype", [("neg", np.bool_), ("abs", np.bool_), ("sign", np.bool_),
                                       ("population_count", np.float32), ("clz", np.float32),
                                       ("square", np.bool_), ("sqrt", np.int32),
-                                      ("floor", np.int32)])
+                                      ("floor", np.int32), ("conj", np.float16),
+                                      ("conj", np.int32)])
 def test_lax_unary_dtype_errors_match_jax(op, dtype):
   j = oracle()
   got = _outcome(getattr(jax.lax, op), jnp.asarray(np.ones((), dtype)))

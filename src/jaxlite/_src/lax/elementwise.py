@@ -154,6 +154,20 @@ conj_p = unop("conj", np.conjugate, "fc", out_dtype=lambda d: d if d.kind == "c"
 square_p = unop("square", _quiet(_square), NUM, template="np.multiply({0}, {0})")
 
 
+def _wrap_conj(rule):
+  """JAX's conj takes float32, float64 and complex operands only (not float16/bfloat16)."""
+  def checked(x, **params):
+    d = x.dtype  # an aval's while tracing, an ndarray's eagerly
+    if d.kind != "c" and d not in (np.float32, np.float64):
+      raise dtype_kind_error("conj", d, "float32, complexfloating, float64")
+    return rule(x, **params)
+  return checked
+
+
+conj_p.def_abstract_eval(_wrap_conj(conj_p.abstract_eval))
+conj_p.def_impl(_wrap_conj(conj_p.impl))
+
+
 # Their templates may warn on overflow or domain errors: generated code silences NumPy there,
 # since JAX returns inf/nan without warnings.
 # sin/cos of +-inf: NaN, which NumPy warns about ("invalid value") and XLA does not.
