@@ -136,9 +136,11 @@ def evaluate(lib: str, prog: dict, ns: dict, src: str, hooked: str | None,
 
     def T(name, v):
       try:
-        a = np.asarray(v).astype(np.float64)
+        a0 = np.asarray(v)
+        a = a0.astype(np.float64)
         fin = np.abs(a[np.isfinite(a)])
-        mags[name] = (float(fin.max(initial=0.0)), int(a.size))
+        # the dtype lets the tolerance model count each step's ulps in its own precision
+        mags[name] = (float(fin.max(initial=0.0)), int(a.size), str(a0.dtype))
       except Exception:  # noqa: BLE001 - keys and other non-numeric values carry no magnitude
         pass
       return v

@@ -134,6 +134,62 @@ def test_sample_sum_tolerance_scales_with_the_sample(got, kind):
   assert (m and m.kind) == kind, m
 
 
+def _cast_prog(in_dtype, tmpl, cls, ulps, out_dtype):
+  return dict(_PROG, outs=["v1"],
+              inputs=[dict(_PROG["inputs"][0], dtype=in_dtype, values=[0.25], batch=[0.25])],
+              ops=[{"out": "v0", "tmpl": tmpl, "args": ["x0"], "cls": cls, "ulps": ulps,
+                    "red": 1},
+                   {"out": "v1", "tmpl": f"{{0}}.astype(jnp.{out_dtype})", "args": ["v0"],
+                    "cls": "struct", "ulps": 0, "red": 1}])
+
+
+# A half-precision step's ulps are counted in its own dtype, through a cast (campaign 4's
+# unclassified vmap pair: bfloat16 asinh(0.25) is one bfloat16 ulp apart in JAX and jaxlite,
+# 2**16 float32 ulps once cast); a float32 step cast to float16 is not widened to float16 ulps.
+_HALF_CASES = [
+  (_cast_prog("bfloat16", "jnp.arcsinh({0})", "transc", 8, "float32"),
+   {"v0": (0.248, 1, "bfloat16"), "v1": (0.248, 1, "float32")},
+   "float32", 0.24804688, 0.24707031, None),
+  (_cast_prog("bfloat16", "jnp.arcsinh({0})", "transc", 8, "float32"),
+   {"v0": (0.248, 1, "bfloat16"), "v1": (0.248, 1, "float32")},
+   "float32", 0.24804688, 0.2, "value"),
+  (_cast_prog("float16", "jnp.exp({0})", "transc", 4, "float32"),
+   {"v0": (1.28, 1, "float16"), "v1": (1.28, 1, "float32")},
+   "float32", 1.2841796875, 1.2851562500, None),  # one float16 ulp
+  (_cast_prog("float32", "jnp.exp({0})", "transc", 4, "float16"),
+   {"v0": (2.0, 1, "float32"), "v1": (2.0, 1, "float16")},
+   "float16", 2.0, 2.00390625, "value"),  # two float16 ulps: beyond 4 float32 ulps + rounding
+  (_cast_prog("float32", "jnp.exp({0})", "transc", 4, "float16"),
+   {"v0": (2.0, 1, "float32"), "v1": (2.0, 1, "float16")},
+   "float16", 2.0, 2.001953125, None),  # one float16 ulp: the cast may round either way
+]
+
+
+@pytest.mark.parametrize("prog,mags,dtype,want,got,kind", _HALF_CASES)
+def test_half_precision_tolerance_follows_each_steps_dtype(prog, mags, dtype, want, got, kind):
+  m = fuzz.compare_mode(prog, "vmap", _arr(dtype, [want]), _arr(dtype, [got]), mags)
+  assert (m and m.kind) == kind, m
+
+
+_GELU = dict(_PROG, ops=[dict(_PROG["ops"][0], tmpl="nn.gelu({0})", cls="transc", ulps=16)])
+
+
+@pytest.mark.parametrize("got,kind", [(-0.015084221959114075, None), (-0.0152, "value")])
+def test_gelu_tolerance_is_absolute_in_its_cancelling_tail(got, kind):
+  # seed 531: gelu(-2.5) (f32) is -0.0150842661; JAX -0.015084296, jaxlite -0.015084222
+  m = fuzz.compare_mode(_GELU, "eager", _arr("float32", [-0.015084296464920044]),
+                        _arr("float32", [got]), {"x0": (3.0, 6, "float32")})
+  assert (m and m.kind) == kind, m
+
+
+def test_rescale_tol_counts_ulps_in_the_target_dtype():
+  t = fuzz.Tol(2.0)
+  assert fuzz.rescale_tol(t, 2.0**-7, 2.0**-23) == fuzz.Tol(2.0 * 2**16)
+  assert fuzz.rescale_tol(t, 2.0**-23, 2.0**-10) == fuzz.Tol(2.0 * 2**-13 + 1.0)
+  assert fuzz.rescale_tol(fuzz.EXACT, 2.0**-7, 2.0**-23) == fuzz.EXACT
+  assert fuzz.rescale_tol(fuzz.UNCHECKED, 2.0**-7, 2.0**-23) == fuzz.UNCHECKED
+
+
 @pytest.mark.parametrize("prog,mode,want,got,kind", COMPARE_CASES)
 def test_compare_mode(prog, mode, want, got, kind):
   m = fuzz.compare_mode(prog, mode, want, got, {})

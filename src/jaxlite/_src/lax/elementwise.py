@@ -16,8 +16,8 @@ from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.lax import shape as shape_prims
-from jaxlite._src.lax.families import (binop, check_dtype_kinds, first_weak, kind_of,
-                                       numpy_eqn_templates, numpy_templates,
+from jaxlite._src.lax.families import (binop, check_dtype_kinds, dtype_kind_error, first_weak,
+                                       kind_of, numpy_eqn_templates, numpy_templates,
                                        numpy_quiet_primitives, unop,
                                        broadcast_shapes_lax)
 
@@ -152,6 +152,20 @@ imag_p = unop("imag", np.imag, "c", out_dtype=_real_dtype)
 conj_p = unop("conj", np.conjugate, "fc", out_dtype=lambda d: d if d.kind == "c" else
               dtypes.complex128 if d == np.float64 else dtypes.complex64)
 square_p = unop("square", _quiet(_square), NUM, template="np.multiply({0}, {0})")
+
+
+def _wrap_conj(rule):
+  """JAX's conj takes float32, float64 and complex operands only (not float16/bfloat16)."""
+  def checked(x, **params):
+    d = x.dtype  # an aval's while tracing, an ndarray's eagerly
+    if d.kind != "c" and d not in (np.float32, np.float64):
+      raise dtype_kind_error("conj", d, "float32, complexfloating, float64")
+    return rule(x, **params)
+  return checked
+
+
+conj_p.def_abstract_eval(_wrap_conj(conj_p.abstract_eval))
+conj_p.def_impl(_wrap_conj(conj_p.impl))
 
 
 # Their templates may warn on overflow or domain errors: generated code silences NumPy there,
@@ -371,7 +385,8 @@ numpy_eqn_templates[min_p] = _extremum_template("minimum", True)
 
 def _pow_abstract(x, y, **params):
   """pow takes an integer exponent too (x ** 3 for float x keeps x's dtype)."""
-  check_dtype_kinds("pow", x.dtype, "fc")
+  check_dtype_kinds("pow", x.dtype, "fc", 0)
+  check_dtype_kinds("pow", y.dtype, "fciu", 1)
   if kind_of(y.dtype) not in "iu" and y.dtype != x.dtype:
     raise TypeError(
         "the first argument to pow must have an inexact dtype (float or complex), and the "
@@ -414,7 +429,9 @@ ge_p = binop("ge", np.greater_equal, "fiub", out_dtype=dtypes.bool_,
 
 # complex(x, y) makes a complex dtype out of two floats: its own abstract eval.
 def _complex_abstract(x, y):
-  check_dtype_kinds("complex", x.dtype, "f")
+  for i, d in enumerate((x.dtype, y.dtype)):  # JAX's complex takes float32/float64 only
+    if d not in (np.float32, np.float64):
+      raise dtype_kind_error("complex", d, "float32, float64", i)
   if x.dtype != y.dtype:
     raise TypeError(f"lax.complex requires arguments to have the same dtypes, got "
                     f"{x.dtype.name}, {y.dtype.name}.")

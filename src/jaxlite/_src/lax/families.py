@@ -63,11 +63,28 @@ def kind_of(dtype) -> str:
   return dtype.kind
 
 
-def check_dtype_kinds(name: str, dtype, kinds: str) -> None:
+def accepted_kinds_text(kinds: str) -> str:
+  """The accepted dtype classes as JAX's dtype rules name them: signed and unsigned together
+  are "integer", listed first, then floating, complexfloating, bool; signed or unsigned alone
+  (abs) come after the inexact kinds."""
+  ints = "i" in kinds, "u" in kinds
+  head = ["integer"] if all(ints) else []
+  tail = ["signedinteger"] if ints[0] and not ints[1] else \
+      ["unsignedinteger"] if ints[1] and not ints[0] else []
+  return ", ".join(head + [_KIND_NAMES[k] for k in "fc" if k in kinds] + tail +
+                   (["bool"] if "b" in kinds else []))
+
+
+def check_dtype_kinds(name: str, dtype, kinds: str, position: int | None = None) -> None:
+  """JAX's dtype-rule TypeError; n-ary primitives name the operand's `position`."""
   if kind_of(dtype) not in kinds:
-    accepted = ", ".join(_KIND_NAMES[k] for k in "fciub" if k in kinds)
-    raise TypeError(f"{name} does not accept dtype {dtypes.dtype_name(dtype)}. Accepted dtypes "
-                    f"are subtypes of {accepted}.")
+    raise dtype_kind_error(name, dtype, accepted_kinds_text(kinds), position)
+
+
+def dtype_kind_error(name: str, dtype, accepted: str, position: int | None = None):
+  at = "" if position is None else f" at position {position}"
+  return TypeError(f"{name} does not accept dtype {dtypes.dtype_name(dtype)}{at}. Accepted "
+                   f"dtypes{at} are subtypes of {accepted}.")
 
 
 def broadcast_shapes_lax(name: str, *shapes) -> tuple:
@@ -95,17 +112,19 @@ def _shape_error(name, shapes):
 def _same_dtypes(name, dts):
   if any(d != dts[0] for d in dts[1:]):
     names = ", ".join(dtypes.dtype_name(d) for d in dts)
-    raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got {names}. "
-                    f"(Tip: jnp.{_JNP_TIP.get(name, name)} is a similar function that does "
-                    "automatic type promotion on inputs).")
+    tip = _JNP_TIP.get(name)
+    tip = "" if tip is None else (f" (Tip: jnp.{tip} is a similar function that does automatic "
+                                  "type promotion on inputs).")
+    raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got {names}.{tip}")
 
 
-_JNP_TIP = {"sub": "subtract", "mul": "multiply", "div": "divide", "max": "maximum",
-            "min": "minimum", "rem": "remainder", "pow": "power", "atan2": "arctan2",
-            "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor", "eq": "equal",
-            "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater",
-            "ge": "greater_equal", "shift_left": "left_shift",
-            "shift_right_arithmetic": "right_shift"}
+# The binary primitives whose mismatched-dtype TypeError points to a jnp function, as JAX
+# 0.10.2's does (checked op by op: rem, the ordered comparisons, and/or/xor and the special
+# functions get no tip there).
+_JNP_TIP = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide",
+            "max": "maximum", "min": "minimum", "atan2": "arctan2", "nextafter": "nextafter",
+            "eq": "equal", "ne": "not_equal", "shift_left": "left_shift",
+            "shift_right_arithmetic": "right_shift", "shift_right_logical": "right_shift"}
 
 
 def primitive(name: str, impl, abstract_eval, weak=None):
@@ -166,8 +185,8 @@ def binop(name: str, np_fn, kinds: str = "fciub", out_dtype=None, template: str 
   def abstract_eval(x, y, **params):
     if keys and _is_key_pair(x, y):
       return ShapedArray(broadcast_shapes_lax(name, x.shape, y.shape), out_dtype, False)
-    check_dtype_kinds(name, x.dtype, kinds)
-    check_dtype_kinds(name, y.dtype, kinds)
+    check_dtype_kinds(name, x.dtype, kinds, 0)
+    check_dtype_kinds(name, y.dtype, kinds, 1)
     _same_dtypes(name, (x.dtype, y.dtype))
     shape = broadcast_shapes_lax(name, x.shape, y.shape)
     dt = x.dtype if out_dtype is None else out_dtype

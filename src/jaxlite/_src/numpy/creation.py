@@ -38,12 +38,22 @@ def _contains_tracer(x) -> bool:
   return isinstance(x, core.Tracer)
 
 
-def _check_int_range(x, dtype):
+def _check_int_range(x, dtype, explicit: bool = False):
   if isinstance(x, (list, tuple)):
     for e in x:
-      _check_int_range(e, dtype)
+      _check_int_range(e, dtype, explicit)
+  elif explicit and type(x) in (int, float, complex) and dtype.kind in "iu":
+    _python_to_int(x, dtype)
   elif type(x) is int and dtype.kind in "iu":
     check_python_int(x, dtype)
+
+
+def _python_to_int(x, dtype):
+  """A Python number converted to an explicitly requested integer dtype as JAX does: truncated
+  by `int()` and handed to NumPy, so out-of-range values raise NumPy's OverflowError ("Python
+  integer 300 out of bounds for uint8"), inf OverflowError, NaN ValueError and complex TypeError
+  (Python's own `int()` errors) instead of saturating."""
+  return np.array(int(x), dtype)
 
 
 def array(object, dtype=None, copy: bool = True, order=None, ndmin: int = 0, *, device=None,
@@ -99,6 +109,8 @@ def _from_concrete(obj, dtype):
     d = dtypes.python_scalar_dtype(obj)
     weak = t is not bool and dtype is None
     target = dtype or d
+    if dtype is not None and t is not bool and target.kind in "iu":
+      return core.array_from_numpy(_python_to_int(obj, target), False)
     if t is int:
       check_python_int(obj, target if target.kind in "iu" else dtypes.default_int_dtype())
     val = ew.convert_value(np.asarray(obj), target) if t is not int or target.kind not in "iu" \
@@ -107,7 +119,7 @@ def _from_concrete(obj, dtype):
   if isinstance(obj, (list, tuple)):
     d, _ = _leaf_dtype_weak(obj)
     target = dtype or d
-    _check_int_range(obj, target)
+    _check_int_range(obj, target, dtype is not None)
     vals = _nested_values(obj)
     val = np.array(vals)
     if val.dtype == object:

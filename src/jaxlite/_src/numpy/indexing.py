@@ -573,10 +573,14 @@ def _x_axis_of(idx, pos) -> int:
 def _gather(x, indexer, indices_are_sorted, unique_indices, mode, fill_value):
   if 0 in indexer.slice_shape:
     return _zeros(dtype_weak(x), indexer.slice_shape)
-  y = slicing.gather(x, indexer.gather_indices, indexer.dnums, indexer.gather_slice_shape,
-                     unique_indices=unique_indices or indexer.unique_and_sorted,
-                     indices_are_sorted=indices_are_sorted or indexer.unique_and_sorted,
-                     mode=mode, fill_value=fill_value)
+  idx = indexer.gather_indices
+  if 0 in shape_of(idx) and tuple(indexer.gather_slice_shape) == tuple(shape_of(x)):
+    y = x  # whole-array slices only: JAX stages no gather (and no empty index constant)
+  else:
+      y = slicing.gather(x, idx, indexer.dnums, indexer.gather_slice_shape,
+                       unique_indices=unique_indices or indexer.unique_and_sorted,
+                       indices_are_sorted=indices_are_sorted or indexer.unique_and_sorted,
+                       mode=mode, fill_value=fill_value)
   if indexer.reversed_y_dims:
     y = lax_shape.rev(y, indexer.reversed_y_dims)
   if indexer.newaxis_dims:

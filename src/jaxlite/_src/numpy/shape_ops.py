@@ -74,6 +74,8 @@ def _eager_join(prim, arrays, axis):
   """The join primitive's backend impl run right away on concrete arrays of one dtype and weak
   type (None when promotion is needed, or when shapes disagree: the general path raises JAX's
   error)."""
+  if len(arrays) > 1 and any(dtype_weak(a) == (np.bool_, True) for a in arrays):
+    return None  # promotion makes weak booleans strong (JAX's promote_dtypes casts each one)
   params = {"dimension": axis} if prim is lax_shape.concatenate_p else {"axis": axis}
   try:
     return array_lib.bind_uniform(prim, arrays, **params)
