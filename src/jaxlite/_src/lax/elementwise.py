@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite._src import array as array_lib
+from jaxlite._src import extended_dtypes
 from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src import pretty_print as pp
@@ -728,6 +729,8 @@ ad.defjvp(integer_pow_p, _integer_pow_jvp)
 def convert_value(x, new_dtype):
   """NumPy cast with XLA semantics: float->int saturates and maps NaN to 0."""
   x = np.asarray(x)
+  if extended_dtypes.has_rules(new_dtype):  # a user extended dtype: stored as its physical type
+    new_dtype = extended_dtypes.physical_dtype(new_dtype)
   old = x.dtype
   if old == new_dtype:
     return x
@@ -754,9 +757,11 @@ def convert_value(x, new_dtype):
 
 
 def check_convertible(old_dtype, new_dtype) -> None:
-  """Typed PRNG keys (extended dtypes) convert to nothing else, with JAX's error."""
+  """Typed PRNG keys (extended dtypes) convert to nothing else, with JAX's error; a user extended
+  dtype converts as its `_rules` allow."""
   if old_dtype != new_dtype and (hasattr(old_dtype, "_is_extended")
-                                 or hasattr(new_dtype, "_is_extended")):
+                                 or hasattr(new_dtype, "_is_extended")) \
+      and not extended_dtypes.can_convert(old_dtype, new_dtype):
     raise ValueError(f"Cannot convert_element_type from {dtypes.dtype_name(old_dtype)} to "
                      f"{dtypes.dtype_name(new_dtype)}")
 
