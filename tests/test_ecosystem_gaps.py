@@ -886,3 +886,50 @@ def test_supports_inf_matches_jax(name):
   from jax._src import dtypes as jax_dtypes
   from jaxlite._src import dtypes as lite_dtypes
   assert lite_dtypes.supports_inf(dtype) == jax_dtypes.supports_inf(dtype)
+
+
+# --- flax.nnx: a hijax Variable closed over by jax.jit, issue 18 ---------------------------------
+
+_NNX_CLOSED_OVER = """
+import jax, jax.numpy as jnp
+from flax import nnx
+with nnx.var_defaults(hijax=True):
+  v = nnx.Variable(jnp.arange(3.0))
+  w = nnx.Variable(jnp.ones(()))
+
+@jax.jit
+def f(x):
+  v[...] = v[...] * 2 + x   # closed over (not an argument) and mutated inside
+  return v[...] + w[...]    # w only read
+
+rows = []
+for i in range(3):
+  out = f(jnp.full(3, float(i)))
+  rows.append((out.tolist(), type(v[...]).__name__, v[...].tolist(), w[...].tolist()))
+try:
+  jax.jit(lambda: v.__setitem__(..., v[...] / 0 + jnp.ones((2,))))()
+except Exception as e:
+  rows.append(type(e).__name__)
+rows.append(v[...].tolist())
+print(repr(rows))
+"""
+
+
+def test_nnx_hijax_variable_closed_over_by_jit_matches_jax(tmp_path):
+  """The Variable gets the jit's results back (not its tracers), and each call reads its current
+  value, as JAX's jit functionalizes it; a failed trace leaves it as it was."""
+  import subprocess
+  import sys
+  oracle()
+  pytest.importorskip("flax")
+  script = tmp_path / "nnx_closed_over.py"
+  script.write_text(_NNX_CLOSED_OVER)
+  src = str(__import__("pathlib").Path(jaxlite.__file__).parents[1])
+  env = {**__import__("os").environ, "PYTHONPATH": src, "JAX_PLATFORMS": "cpu"}
+  outs = []
+  for cmd in ([sys.executable, "-m", "jaxlite", str(script)], [sys.executable, str(script)]):
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    outs.append(r.stdout.strip().splitlines()[-1])
+  assert outs[0] == outs[1]
+  assert "Tracer" not in outs[0]
