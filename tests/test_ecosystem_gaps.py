@@ -788,6 +788,15 @@ def _max_meta_dtype(jx):
     def tangent_dtype(dt):
       return dt
 
+    @staticmethod
+    def global_sharded_result_handler(aval, out_sharding, committed):
+      # JAX makes eager arrays of the dtype through it, as flax's rules do; jaxlite never calls it
+      pxla = importlib.import_module(jx.__name__ + "._src.interpreters.pxla")
+      earray = importlib.import_module(jx.__name__ + "._src.earray")
+      handler = pxla.global_result_handlers[core.ShapedArray](
+          core.physical_aval(aval), out_sharding, committed)
+      return lambda bufs: earray.EArray(aval, handler(bufs))
+
   class max_meta(dtypes.extended):
     pass
 
@@ -933,3 +942,45 @@ def test_nnx_hijax_variable_closed_over_by_jit_matches_jax(tmp_path):
     outs.append(r.stdout.strip().splitlines()[-1])
   assert outs[0] == outs[1]
   assert "Tracer" not in outs[0]
+
+
+def _max_meta_eager(jx):
+  """The same max-accumulating dtype eagerly (no jit): grad through a scan, and the arrays of it
+  that eager casts and jit outputs make."""
+  dt = _max_meta_dtype(jx)
+  f32 = np.float32
+
+  @jx.custom_vjp
+  def tap(x, h):
+    return x
+
+  tap.defvjp(lambda x, h: (x, h), lambda h, g: (g, jx.lax.convert_element_type(
+      jx.lax.max(jx.lax.convert_element_type(h, f32), jx.numpy.max(jx.numpy.abs(g))), dt)))
+
+  def outer(x, h):
+    hm = jx.lax.convert_element_type(h, dt)
+    c, _ = jx.lax.scan(lambda c, _: (tap(c, hm) * 2.0, None), x, None, length=3)
+    return c.sum()
+
+  grads = jx.grad(outer, (0, 1))(np.array([0.5, -1.5], f32), np.array([0.25, 9.0], f32))
+  x = jx.lax.convert_element_type(np.arange(3, dtype=f32), dt)
+  y = jx.jit(lambda v: jx.lax.convert_element_type(v, dt))(np.arange(3, dtype=f32))
+  back = jx.lax.convert_element_type(y, f32)
+  return grads, x, y, back, dt
+
+
+def test_user_extended_dtype_eager_arrays_like_jax():
+  jax = oracle()
+  (g_lite, x_lite, y_lite, b_lite, dt_lite) = _max_meta_eager(jaxlite)
+  (g_jax, x_jax, y_jax, b_jax, dt_jax) = _max_meta_eager(jax)
+  for g, w in zip(g_lite, g_jax):
+    np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+  np.testing.assert_array_equal(np.asarray(g_lite[1]), [8.0, 9.0])  # max, not sum
+  for lite, ref, dt in ((x_lite, x_jax, dt_jax), (y_lite, y_jax, dt_jax)):
+    assert lite.dtype == dt_lite and ref.dtype == dt and lite.shape == ref.shape == (3,)
+  np.testing.assert_array_equal(np.asarray(b_lite), np.asarray(b_jax))
+  assert b_lite.dtype == np.float32
+  from jaxlite._src import earray
+  assert isinstance(x_lite, earray.EArray) and not isinstance(b_lite, earray.EArray)
+  with pytest.raises(ValueError, match="Cannot convert_element_type"):
+    lax.convert_element_type(np.arange(3, dtype=np.int32), dt_lite)

@@ -78,14 +78,29 @@ def zeros_like_aval(aval):
   if aval.dtype == dtypes.float0:
     return np.zeros(aval.shape, dtypes.float0)
   if extended_dtypes.has_rules(aval.dtype):  # its own zero (flax's fp8 meta dtype: -inf)
-    scalar = aval.dtype._rules.zero(aval.dtype)
-  else:
-    scalar = core.array_from_numpy(np.zeros((), aval.dtype), aval.weak_type)
+    return _extended_zeros(aval)
+  scalar = core.array_from_numpy(np.zeros((), aval.dtype), aval.weak_type)
   if not aval.shape:
     return scalar
   from jaxlite._src.lax.shape import broadcast_in_dim_p
   return broadcast_in_dim_p.bind(scalar, shape=tuple(aval.shape), broadcast_dimensions=(),
                                  sharding=None)
+
+
+def _extended_zeros(aval):
+  """`_rules.zero` of a user extended dtype, broadcast as its physical type and cast back (so
+  eager results stay typed by it)."""
+  from jaxlite._src.lax.elementwise import convert_element_type_p
+  from jaxlite._src.lax.shape import broadcast_in_dim_p
+  dt = aval.dtype
+  scalar = dt._rules.zero(dt)
+  if not aval.shape:
+    return scalar
+  phys = extended_dtypes.physical_dtype(dt)
+  flat = convert_element_type_p.bind(scalar, new_dtype=phys, weak_type=False)
+  flat = broadcast_in_dim_p.bind(flat, shape=tuple(aval.shape), broadcast_dimensions=(),
+                                 sharding=None)
+  return convert_element_type_p.bind(flat, new_dtype=dt, weak_type=False)
 
 
 def zeros_like(x):

@@ -775,7 +775,22 @@ def _convert_impl(x, new_dtype, weak_type=False, sharding=None):
   return convert_value(x, new_dtype)
 
 
-convert_element_type_p = core.Primitive("convert_element_type")
+class _ConvertElementType(core.Primitive):
+  """convert_element_type; an eager cast to a user extended dtype (extended_dtypes.py) makes an
+  Array typed by it (the eager weak-type path would type the result by its NumPy value)."""
+  __slots__ = ()
+
+  def bind(self, *args, **params):
+    if core.current_trace() is core.eval_trace and \
+        getattr(params.get("new_dtype"), "_rules", None) is not None:
+      (x,) = args
+      check_convertible(core.get_aval(x).dtype, params["new_dtype"])
+      value = convert_value(np.asarray(x), params["new_dtype"])
+      return core.make_array(value, ShapedArray(value.shape, params["new_dtype"]))
+    return super().bind(*args, **params)
+
+
+convert_element_type_p = _ConvertElementType("convert_element_type")
 pp.param_rules[convert_element_type_p] = pp.ParamRule(drop={"sharding": pp.always})
 convert_element_type_p.def_impl(_convert_impl)
 convert_element_type_p.def_abstract_eval(_convert_abstract)
