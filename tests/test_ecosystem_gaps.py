@@ -750,3 +750,237 @@ def test_logsumexp_zero_weights_have_finite_hessians():
   jax = oracle()
   want = np.asarray(jax.hessian(functools.partial(_focal_like, jax))(x))
   np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-30)
+
+
+# --- user-defined extended dtypes with `_rules` (flax's fp8 meta dtype), issue 18 --------------
+
+def _max_meta_dtype(jx):
+  """An extended dtype built like flax's `fp8_meta_dtype_wrapper` against `jx` (jaxlite or JAX):
+  stored as float32, cotangents start at -inf and accumulate by max."""
+  import dataclasses
+  core = importlib.import_module(jx.__name__ + "._src.core")
+  dtypes = importlib.import_module(jx.__name__ + "._src.dtypes")
+  f32 = np.dtype("float32")
+
+  class Rules:
+    @staticmethod
+    def physical_element_aval(dt):
+      return core.ShapedArray((), dt.float_dtype)
+
+    @staticmethod
+    def convert_from(dt, other):
+      return dt.float_dtype == other
+
+    @staticmethod
+    def convert_to(other, dt):
+      return dt.float_dtype == other
+
+    @staticmethod
+    def add(dt, x, y):
+      to_f = functools.partial(jx.lax.convert_element_type, new_dtype=dt.float_dtype)
+      return jx.lax.convert_element_type(jx.lax.max(to_f(x), to_f(y)), dt)
+
+    @staticmethod
+    def zero(dt):
+      return jx.lax.convert_element_type(np.array(-np.inf, dt.float_dtype), dt)
+
+    @staticmethod
+    def tangent_dtype(dt):
+      return dt
+
+    @staticmethod
+    def global_sharded_result_handler(aval, out_sharding, committed):
+      # JAX makes eager arrays of the dtype through it, as flax's rules do; jaxlite never calls it
+      pxla = importlib.import_module(jx.__name__ + "._src.interpreters.pxla")
+      earray = importlib.import_module(jx.__name__ + "._src.earray")
+      handler = pxla.global_result_handlers[core.ShapedArray](
+          core.physical_aval(aval), out_sharding, committed)
+      return lambda bufs: earray.EArray(aval, handler(bufs))
+
+  class max_meta(dtypes.extended):
+    pass
+
+  @dataclasses.dataclass(frozen=True)
+  class MaxMeta(dtypes.ExtendedDType):
+    float_dtype: object
+    _rules: type = Rules
+    type: type = max_meta
+    name = property(lambda self: "max_meta32")
+
+  return MaxMeta(f32)
+
+
+def _max_meta_grad(jx):
+  """grad of a scan whose body taps a max-meta history through a custom_vjp: the history's
+  cotangents from the three iterations must meet by max (JAX's `_rules.add`), not by sum."""
+  dt = _max_meta_dtype(jx)
+  f32 = np.float32
+
+  @jx.custom_vjp
+  def tap(x, h):
+    return x
+
+  def tap_fwd(x, h):
+    return x, h
+
+  def tap_bwd(h, g):
+    amax = jx.lax.max(jx.lax.convert_element_type(h, f32), jx.numpy.max(jx.numpy.abs(g)))
+    return g, jx.lax.convert_element_type(amax, dt)
+
+  tap.defvjp(tap_fwd, tap_bwd)
+
+  def outer(x, h):
+    hm = jx.lax.convert_element_type(h, dt)
+    c, _ = jx.lax.scan(lambda c, _: (tap(c, hm) * 2.0, None), x, None, length=3)
+    return c.sum()
+
+  return jx.jit(jx.grad(outer, (0, 1)))(np.array([0.5, -1.5], f32), np.array(0.25, f32))
+
+
+def test_user_extended_dtype_cotangents_accumulate_by_its_rules_like_jax():
+  jax = oracle()
+  got, want = _max_meta_grad(jaxlite), _max_meta_grad(jax)
+  for g, w in zip(got, want):
+    np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+  assert float(got[1]) == 8.0  # max of |g| over 2, 4, 8 (a sum would give 14)
+
+
+def test_user_extended_dtype_casts_follow_its_rules():
+  dt = _max_meta_dtype(jaxlite)
+  f = jaxlite.jit(lambda x: lax.convert_element_type(lax.convert_element_type(x, dt),
+                                                     np.float32) * 2)
+  np.testing.assert_array_equal(np.asarray(f(np.arange(3, dtype=np.float32))), [0., 2., 4.])
+  jpr = jaxlite.make_jaxpr(lambda x: lax.convert_element_type(x, dt))(np.float32(1))
+  assert jpr.out_avals[0].dtype == dt
+  with pytest.raises(ValueError, match="Cannot convert_element_type"):
+    jaxlite.make_jaxpr(lambda x: lax.convert_element_type(x, dt))(np.int32(1))
+
+
+def _bwd_of_zero_cotangent(jx):
+  """A custom_vjp whose output does not reach the loss: JAX still runs its bwd (with zeros),
+  and what bwd returns for the inputs counts (flax's fp8 `in_q` passes new scales out so)."""
+  @jx.custom_vjp
+  def f(x, s):
+    return x * 3.0
+
+  f.defvjp(lambda x, s: (x * 3.0, s), lambda s, g: (g * 3.0, s + 1.0))
+
+  @jx.custom_vjp
+  def use(x, y):  # y reaches the output, but its bwd gives y no cotangent
+    return x + y
+
+  use.defvjp(lambda x, y: (x + y, None), lambda _, g: (g, None))
+
+  def loss(x, s):
+    return use(x, f(x, s)).sum()
+
+  return jx.jit(jx.grad(loss, (0, 1)))(np.ones(2, np.float32), np.float32(5.0))
+
+
+def test_custom_vjp_bwd_runs_on_zero_cotangents_like_jax():
+  jax = oracle()
+  got, want = _bwd_of_zero_cotangent(jaxlite), _bwd_of_zero_cotangent(jax)
+  for g, w in zip(got, want):
+    np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+  assert float(got[1]) == 6.0
+
+
+@pytest.mark.parametrize("name", ["float32", "float16", "bfloat16", "complex64", "int32", "bool",
+                                  "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+                                  "float8_e5m2fnuz", "float4_e2m1fn", "float8_e8m0fnu"])
+def test_supports_inf_matches_jax(name):
+  jax = oracle()
+  import ml_dtypes
+  dtype = np.dtype(getattr(ml_dtypes, name, None) or name)
+  from jax._src import dtypes as jax_dtypes
+  from jaxlite._src import dtypes as lite_dtypes
+  assert lite_dtypes.supports_inf(dtype) == jax_dtypes.supports_inf(dtype)
+
+
+# --- flax.nnx: a hijax Variable closed over by jax.jit, issue 18 ---------------------------------
+
+_NNX_CLOSED_OVER = """
+import jax, jax.numpy as jnp
+from flax import nnx
+with nnx.var_defaults(hijax=True):
+  v = nnx.Variable(jnp.arange(3.0))
+  w = nnx.Variable(jnp.ones(()))
+
+@jax.jit
+def f(x):
+  v[...] = v[...] * 2 + x   # closed over (not an argument) and mutated inside
+  return v[...] + w[...]    # w only read
+
+rows = []
+for i in range(3):
+  out = f(jnp.full(3, float(i)))
+  rows.append((out.tolist(), type(v[...]).__name__, v[...].tolist(), w[...].tolist()))
+try:
+  jax.jit(lambda: v.__setitem__(..., v[...] / 0 + jnp.ones((2,))))()
+except Exception as e:
+  rows.append(type(e).__name__)
+rows.append(v[...].tolist())
+print(repr(rows))
+"""
+
+
+def test_nnx_hijax_variable_closed_over_by_jit_matches_jax(tmp_path):
+  """The Variable gets the jit's results back (not its tracers), and each call reads its current
+  value, as JAX's jit functionalizes it; a failed trace leaves it as it was."""
+  import subprocess
+  import sys
+  oracle()
+  pytest.importorskip("flax")
+  script = tmp_path / "nnx_closed_over.py"
+  script.write_text(_NNX_CLOSED_OVER)
+  src = str(__import__("pathlib").Path(jaxlite.__file__).parents[1])
+  env = {**__import__("os").environ, "PYTHONPATH": src, "JAX_PLATFORMS": "cpu"}
+  outs = []
+  for cmd in ([sys.executable, "-m", "jaxlite", str(script)], [sys.executable, str(script)]):
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    outs.append(r.stdout.strip().splitlines()[-1])
+  assert outs[0] == outs[1]
+  assert "Tracer" not in outs[0]
+
+
+def _max_meta_eager(jx):
+  """The same max-accumulating dtype eagerly (no jit): grad through a scan, and the arrays of it
+  that eager casts and jit outputs make."""
+  dt = _max_meta_dtype(jx)
+  f32 = np.float32
+
+  @jx.custom_vjp
+  def tap(x, h):
+    return x
+
+  tap.defvjp(lambda x, h: (x, h), lambda h, g: (g, jx.lax.convert_element_type(
+      jx.lax.max(jx.lax.convert_element_type(h, f32), jx.numpy.max(jx.numpy.abs(g))), dt)))
+
+  def outer(x, h):
+    hm = jx.lax.convert_element_type(h, dt)
+    c, _ = jx.lax.scan(lambda c, _: (tap(c, hm) * 2.0, None), x, None, length=3)
+    return c.sum()
+
+  grads = jx.grad(outer, (0, 1))(np.array([0.5, -1.5], f32), np.array([0.25, 9.0], f32))
+  x = jx.lax.convert_element_type(np.arange(3, dtype=f32), dt)
+  y = jx.jit(lambda v: jx.lax.convert_element_type(v, dt))(np.arange(3, dtype=f32))
+  back = jx.lax.convert_element_type(y, f32)
+  return grads, x, y, back, dt
+
+
+def test_user_extended_dtype_eager_arrays_like_jax():
+  jax = oracle()
+  (g_lite, x_lite, y_lite, b_lite, dt_lite) = _max_meta_eager(jaxlite)
+  (g_jax, x_jax, y_jax, b_jax, dt_jax) = _max_meta_eager(jax)
+  for g, w in zip(g_lite, g_jax):
+    np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+  np.testing.assert_array_equal(np.asarray(g_lite[1]), [8.0, 9.0])  # max, not sum
+  for lite, ref, dt in ((x_lite, x_jax, dt_jax), (y_lite, y_jax, dt_jax)):
+    assert lite.dtype == dt_lite and ref.dtype == dt and lite.shape == ref.shape == (3,)
+  np.testing.assert_array_equal(np.asarray(b_lite), np.asarray(b_jax))
+  assert b_lite.dtype == np.float32
+  from jaxlite._src import earray
+  assert isinstance(x_lite, earray.EArray) and not isinstance(b_lite, earray.EArray)
+  with pytest.raises(ValueError, match="Cannot convert_element_type"):
+    lax.convert_element_type(np.arange(3, dtype=np.int32), dt_lite)

@@ -482,6 +482,11 @@ def _from_numpy(value, weak_type=False):
 
 def _from_numpy_aval(value, aval):
   if value.dtype != aval.dtype:
+    if getattr(aval.dtype, "_rules", None) is not None:
+      # a user extended dtype (extended_dtypes.py): the physical value, typed by its aval
+      out = _from_numpy(value, aval.weak_type)
+      out._aval = aval
+      return out
     if hasattr(aval.dtype, "_is_extended"):  # typed PRNG keys: see prng.PRNGKeyArray
       out = aval.dtype._make_array(value, aval)
       if aval.sharding is not None:

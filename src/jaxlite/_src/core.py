@@ -43,6 +43,17 @@ class ShapedArray:
   def strip_weak_type(self) -> "ShapedArray":
     return self.update(weak_type=False) if self.weak_type else self
 
+  # JAX's aval lowering interface, trivial for a lo type (hijax's mutable hi types, e.g. nnx
+  # Variables, lower their leaves through it: see hijax.CaptureFrame).
+  def lo_ty(self):
+    return [self]
+
+  def lower_val(self, val):
+    return [val]
+
+  def raise_val(self, val):
+    return val
+
   # The sharding takes part in equality and hash (so in jit's trace key). A plain array's aval
   # carries None: like JAX's abstract single-device sharding it names no device, so a function
   # is traced once for every device; placement is resolved per call (devices.common_device).

@@ -545,6 +545,10 @@ custom_lin_p.def_impl(_custom_lin_impl)
 batching.primitive_batchers[custom_lin_p] = _custom_lin_batcher
 numpy_templates[custom_lin_p] = _custom_lin_lowering
 ad.primitive_transposes[custom_lin_p] = _custom_lin_transpose
+# A custom_vjp's bwd runs even when every output cotangent is zero, as in JAX's backward pass
+# (which skips no linear eqn): a bwd may return values that are not linear in its cotangents
+# (flax's fp8 `in_q` passes its updated scale and amax history out as "gradients").
+custom_lin_p.transpose_zero_cts = True
 
 
 class custom_vjp(_CustomFunction):

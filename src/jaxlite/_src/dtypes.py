@@ -86,7 +86,7 @@ def short_dtype_name(dtype) -> str:
 
 
 def dtype_name(dtype) -> str:
-  if hasattr(dtype, "_short_name"):
+  if hasattr(dtype, "_short_name") or hasattr(dtype, "_is_extended"):
     return dtype.name
   if dtype == float0:
     return "float0"
@@ -605,6 +605,19 @@ def itemsize_bits(dtype) -> int:
   if dtype.name in ("int2", "uint2"):
     return 2
   return dtype.itemsize * 8
+
+
+# The float8 types without an infinity, as JAX lists them (JAX counts float4/float6 and
+# float8_e8m0fnu as having one, though they have none: its list is the spec here).
+_FINITE_FLOATS = frozenset(("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2fnuz",
+                            "float8_e4m3b11fnuz", "float8_e5m3fnu"))
+
+
+def supports_inf(dtype) -> bool:
+  """Whether `dtype` has infinities, as JAX answers it (flax's fp8 meta dtype's zero asks)."""
+  dtype = np.dtype(dtype)
+  return dtype.kind in "fc" or (dtype.kind == "V" and dtype.name not in _FINITE_FLOATS
+                                and "float" in dtype.name)
 
 
 def __getattr__(name):  # `jax._src.dtypes` names JAX libraries import; see extended_dtypes.py

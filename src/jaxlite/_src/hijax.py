@@ -118,6 +118,97 @@ class EffectTypeSet:
 control_flow_allowed_effects = EffectTypeSet()
 
 
+# --- mutable hi values closed over by jit --------------------------------------------------------
+# A jit trace expands hi primitives at bind time, so a concrete mutable hi value the traced
+# function closes over (not an argument) would be left holding the trace's tracers. JAX
+# functionalizes such a value: its lo values at entry are inputs, at exit extra outputs written
+# back after the call. jaxlite gets the same effect with one frame per jit trace: the lo values
+# at the first hi bind that touches the value are its inputs (concrete arrays, so the trace's
+# constants, and the entry is not cached), at the end of the trace the value is put back to them
+# and its new lo values become extra outputs, which `Writeback.unflatten` stores into it.
+_capture_frames: list = []
+
+
+class _Born:
+  """A frame's entry for a hi value made inside its trace (kept alive so its id stays its)."""
+  __slots__ = ("x",)
+
+  def __init__(self, x):
+    self.x = x
+
+
+def _capture_closed_over(args):
+  for x in args:
+    if isinstance(x, core.Tracer):
+      continue
+    rule = core.hitype_avals.get(type(x))
+    if rule is None:
+      continue
+    for frame in _capture_frames:
+      if id(x) not in frame:
+        frame[id(x)] = _Born(x)  # reading the state binds hi primitives on x: no recursion
+        aval = rule(x)
+        if not getattr(aval, "has_qdd", False):
+          continue
+        try:
+          state = cur_qdd(x)
+          lo = list(aval.read_loval(state, x))
+        except NotImplementedError:  # a type without the lowering interface: left as is
+          continue
+        frame[id(x)] = (x, aval, state, lo)
+
+
+def _captured(frame):
+  return [e for e in frame.values() if type(e) is tuple]
+
+
+class CaptureFrame:
+  """Records the mutable hi values a jit trace touches (`with` around the traced call)."""
+
+  def __enter__(self):
+    self.frame = {}
+    _capture_frames.append(self.frame)
+    return self
+
+  def __exit__(self, *exc):
+    _capture_frames.remove(self.frame)
+    if exc[0] is not None:  # a failed trace: put every value back as it was
+      for x, aval, state, lo0 in _captured(self.frame):
+        aval.update_from_loval(state, x, *lo0)
+    return False
+
+  def mutated(self):
+    """[(value, state at exit, new lo values)] of the values the trace changed; each value is
+    put back to its lo values at entry (the call's outputs bring the new ones)."""
+    out = []
+    for x, aval, state0, lo0 in _captured(self.frame):
+      state = cur_qdd(x)
+      lo = list(aval.read_loval(state, x))
+      if len(lo) == len(lo0) and all(a is b for a, b in zip(lo, lo0)):
+        continue
+      aval.update_from_loval(state0, x, *lo0)
+      out.append((x, aval, state, lo))
+    return out
+
+
+class Writeback:
+  """An output treedef that also stores a jit call's trailing extra outputs into the closed-over
+  mutable hi values its trace changed (see CaptureFrame)."""
+
+  def __init__(self, tree, mutated):
+    self.tree = tree
+    self.targets = [(x, aval, state, len(lo)) for x, aval, state, lo in mutated]
+    self.num_leaves = tree.num_leaves + sum(n for *_, n in self.targets)
+
+  def unflatten(self, leaves):
+    leaves = list(leaves)
+    i = self.tree.num_leaves
+    for x, aval, state, n in self.targets:
+      aval.update_from_loval(state, x, *leaves[i:i + n])
+      i += n
+    return self.tree.unflatten(leaves[:self.tree.num_leaves])
+
+
 def _must_override(obj, name):
   return NotImplementedError(f"{type(obj).__name__}.{name} must be overridden")
 
@@ -144,7 +235,15 @@ class HiPrimitive(core.Primitive):
     # lo ops, whose binds go to the current trace as any other jaxlite primitive's do.
     if core.current_trace() is core.eval_trace and type(self).impl is not HiPrimitive.impl:
       return self.impl(*args, **params)
-    return self.to_lojax(*args, **params)
+    if not _capture_frames:
+      return self.to_lojax(*args, **params)
+    _capture_closed_over(args)
+    out = self.to_lojax(*args, **params)
+    for x in (out if isinstance(out, (list, tuple)) else [out]):
+      if type(x) in core.hitype_avals:  # made inside the trace: not closed over
+        for frame in _capture_frames:
+          frame.setdefault(id(x), _Born(x))
+    return out
 
   def impl(self, *args, **params):
     """The eager rule; a subclass without one runs `to_lojax` eagerly too."""

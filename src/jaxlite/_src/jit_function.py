@@ -383,6 +383,21 @@ class PjitFunction:
       from jaxlite._src import cache_miss
       cache_miss.explain(self._fun, self._name, key, list(self._cache), names)
     dbg = pe.TracingDebugInfo("jit", fun_src_info(self._fun), names)
+    writeback = None
+    if core.hitype_avals:  # hi types registered (flax.nnx): closed-over hi values, see hijax
+      from jaxlite._src import hijax
+      inner = flat_fun
+
+      def flat_fun(*flat):
+        nonlocal writeback
+        with hijax.CaptureFrame() as cap:
+          outs = inner(*flat)
+          mutated = cap.mutated()
+        if mutated:
+          writeback = hijax.Writeback(inner.out_tree, mutated)
+          outs = list(outs) + [v for *_, lo in mutated for v in lo]
+        flat_fun.out_tree = inner.out_tree
+        return outs
     closed = pe.trace_to_jaxpr(flat_fun, in_avals, dbg, names)
     for aval in closed.out_avals:
       if type(aval) is AbstractRef:
@@ -390,13 +405,13 @@ class PjitFunction:
                          f"array reference of type {aval}, but mutable array references cannot "
                          "be returned.")
     closed, lifted = pe.convert_constvars_to_invars(closed)
-    entry = _CacheEntry(closed, flat_fun.out_tree, lifted)
+    entry = _CacheEntry(closed, writeback or flat_fun.out_tree, lifted)
     if not self._sharded and (_has_constraint(closed.jaxpr) or any(
         e.primitive.name == "shard_map" for e in closed.jaxpr.eqns)):
       # a sharding_constraint inside: every call is partitioned; a shard_map: its out_specs
       # place the results (sharding/partition.py)
       self._sharded = True
-    if not lifted:
+    if not lifted and writeback is None:  # a writeback's inputs are the values at trace time
       _bounded_put(self._cache, key, entry)
     return entry
 
@@ -485,7 +500,7 @@ class PjitFunction:
     runner = self._fast_cache.get(key)
     if runner is None:
       entry, _ = self._get_entry(args, {})
-      if entry.lifted or self._sharded:
+      if entry.lifted or self._sharded or type(entry.out_tree) is not tree_util.PyTreeDef:
         return _MISS
       runner = entry.fast_runner()
       _bounded_put(self._fast_cache, key, runner)

@@ -22,8 +22,12 @@ KEY_STORAGE = np.dtype([("k0", np.uint32), ("k1", np.uint32)])
 def storage_dtype(dtype):
   """The NumPy dtype of the buffers of arrays of `dtype` (key arrays hold KEY_STORAGE records);
   for buffers that impls allocate ahead of filling them (scan's stacked outputs, ...)."""
-  return KEY_STORAGE if getattr(dtype, "_is_extended", False) is True and hasattr(
-      dtype, "_impl") else dtype
+  if getattr(dtype, "_is_extended", False) is not True:
+    return dtype
+  if hasattr(dtype, "_impl"):
+    return KEY_STORAGE
+  from jaxlite._src import extended_dtypes  # user extended dtypes: their physical type
+  return extended_dtypes.physical_dtype(dtype) if extended_dtypes.has_rules(dtype) else dtype
 
 
 class extended(np.generic):

@@ -27,7 +27,7 @@ import weakref
 
 import numpy as np
 
-from jaxlite._src import core, dtypes
+from jaxlite._src import core, dtypes, extended_dtypes
 from jaxlite._src.core import Literal, ShapedArray, Var
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax.families import first_weak, kind_of, numpy_templates
@@ -42,7 +42,10 @@ transpose_rules = primitive_transposes
 
 
 def tangent_dtype(dtype):
-  """The dtype of tangents of `dtype` values: float0 for integers, booleans and keys."""
+  """The dtype of tangents of `dtype` values: float0 for integers, booleans and keys; a user
+  extended dtype names its own (`_rules.tangent_dtype`)."""
+  if extended_dtypes.has_rules(dtype):
+    return dtype._rules.tangent_dtype(dtype)
   if not isinstance(dtype, np.dtype) or dtype == dtypes.float0 or kind_of(dtype) in "iub":
     return dtypes.float0
   return dtype
@@ -74,12 +77,30 @@ def zeros_like_aval(aval):
   """A zero array of type `aval`: a scalar constant broadcast (one eqn when traced)."""
   if aval.dtype == dtypes.float0:
     return np.zeros(aval.shape, dtypes.float0)
+  if extended_dtypes.has_rules(aval.dtype):  # its own zero (flax's fp8 meta dtype: -inf)
+    return _extended_zeros(aval)
   scalar = core.array_from_numpy(np.zeros((), aval.dtype), aval.weak_type)
   if not aval.shape:
     return scalar
   from jaxlite._src.lax.shape import broadcast_in_dim_p
   return broadcast_in_dim_p.bind(scalar, shape=tuple(aval.shape), broadcast_dimensions=(),
                                  sharding=None)
+
+
+def _extended_zeros(aval):
+  """`_rules.zero` of a user extended dtype, broadcast as its physical type and cast back (so
+  eager results stay typed by it)."""
+  from jaxlite._src.lax.elementwise import convert_element_type_p
+  from jaxlite._src.lax.shape import broadcast_in_dim_p
+  dt = aval.dtype
+  scalar = dt._rules.zero(dt)
+  if not aval.shape:
+    return scalar
+  phys = extended_dtypes.physical_dtype(dt)
+  flat = convert_element_type_p.bind(scalar, new_dtype=phys, weak_type=False)
+  flat = broadcast_in_dim_p.bind(flat, shape=tuple(aval.shape), broadcast_dimensions=(),
+                                 sharding=None)
+  return convert_element_type_p.bind(flat, new_dtype=dt, weak_type=False)
 
 
 def zeros_like(x):
@@ -96,6 +117,14 @@ def add_tangents(x, y):
     return y
   if type(y) is Zero:
     return x
+  return _add_cts(x, y)
+
+
+def _add_cts(x, y):
+  """Accumulates two (co)tangents; a user extended dtype accumulates by its `_rules.add`."""
+  dtype = core.get_aval(x).dtype
+  if extended_dtypes.has_rules(dtype):
+    return dtype._rules.add(dtype, x, y)
   return add_any_p.bind(x, y)
 
 
@@ -419,14 +448,14 @@ def backward_pass(jaxpr: core.Jaxpr, consts, args, cts_out) -> list:
   def accumulate(v, ct):
     if is_linear(v) and ct is not None and type(ct) is not Zero:
       prev = ct_env.get(v)
-      ct_env[v] = ct if prev is None else add_any_p.bind(prev, ct)
+      ct_env[v] = ct if prev is None else _add_cts(prev, ct)
 
   for v, ct in zip(jaxpr.outvars, cts_out):
     accumulate(v, ct)
   for eqn in reversed(lin_eqns):
     cts = [ct_env.pop(v, None) for v in eqn.outvars]
-    if all(ct is None for ct in cts):
-      continue
+    if all(ct is None for ct in cts) and not getattr(eqn.primitive, "transpose_zero_cts", False):
+      continue  # a zero cotangent transposes to zeros, except through a user's bwd (below)
     cts = [Zero(tangent_aval(v.aval)) if ct is None else ct for v, ct in zip(eqn.outvars, cts)]
     rule = primitive_transposes.get(eqn.primitive)
     if rule is None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite._src import array as array_lib
+from jaxlite._src import extended_dtypes
 from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src import pretty_print as pp
@@ -745,6 +746,8 @@ ad.defjvp(integer_pow_p, _integer_pow_jvp)
 def convert_value(x, new_dtype):
   """NumPy cast with XLA semantics: float->int saturates and maps NaN to 0."""
   x = np.asarray(x)
+  if extended_dtypes.has_rules(new_dtype):  # a user extended dtype: stored as its physical type
+    new_dtype = extended_dtypes.physical_dtype(new_dtype)
   old = x.dtype
   if old == new_dtype:
     return x
@@ -771,9 +774,11 @@ def convert_value(x, new_dtype):
 
 
 def check_convertible(old_dtype, new_dtype) -> None:
-  """Typed PRNG keys (extended dtypes) convert to nothing else, with JAX's error."""
+  """Typed PRNG keys (extended dtypes) convert to nothing else, with JAX's error; a user extended
+  dtype converts as its `_rules` allow."""
   if old_dtype != new_dtype and (hasattr(old_dtype, "_is_extended")
-                                 or hasattr(new_dtype, "_is_extended")):
+                                 or hasattr(new_dtype, "_is_extended")) \
+      and not extended_dtypes.can_convert(old_dtype, new_dtype):
     raise ValueError(f"Cannot convert_element_type from {dtypes.dtype_name(old_dtype)} to "
                      f"{dtypes.dtype_name(new_dtype)}")
 
@@ -787,7 +792,23 @@ def _convert_impl(x, new_dtype, weak_type=False, sharding=None):
   return convert_value(x, new_dtype)
 
 
-convert_element_type_p = core.Primitive("convert_element_type")
+class _ConvertElementType(core.Primitive):
+  """convert_element_type; an eager cast to a user extended dtype (extended_dtypes.py) makes an
+  Array typed by it (the eager weak-type path would type the result by its NumPy value)."""
+  __slots__ = ()
+
+  def bind(self, *args, **params):
+    dt = params["new_dtype"]  # (the isinstance test first: NumPy dtypes pass it at no cost)
+    if not isinstance(dt, np.dtype) and getattr(dt, "_rules", None) is not None and \
+        core.current_trace() is core.eval_trace:
+      (x,) = args
+      check_convertible(core.get_aval(x).dtype, params["new_dtype"])
+      value = convert_value(np.asarray(x), params["new_dtype"])
+      return core.make_array(value, ShapedArray(value.shape, params["new_dtype"]))
+    return core._state.trace.process_primitive(self, args, params)  # Primitive.bind, inlined
+
+
+convert_element_type_p = _ConvertElementType("convert_element_type")
 pp.param_rules[convert_element_type_p] = pp.ParamRule(drop={"sharding": pp.always})
 convert_element_type_p.def_impl(_convert_impl)
 convert_element_type_p.def_abstract_eval(_convert_abstract)

@@ -152,8 +152,9 @@ def _convert_element_type(operand, new_dtype=None, weak_type=False):
   if old_dtype == new_dtype and old_weak == weak_type and not isinstance(operand, np.generic):
     if type(operand) not in dtypes.typed_scalar_types:
       return operand
-  if type(operand) in dtypes.typed_scalar_types or isinstance(operand, (np.generic,)) \
-      or (isinstance(operand, np.ndarray) and operand.ndim == 0):
+  if (type(operand) in dtypes.typed_scalar_types or isinstance(operand, (np.generic,))
+      or (isinstance(operand, np.ndarray) and operand.ndim == 0)) \
+      and getattr(new_dtype, "_rules", None) is None:  # a user extended dtype types an Array
     # Scalar constants are converted in Python so they stay literals when traced.
     if weak_type and new_dtype in (dtypes.default_int_dtype(), dtypes.default_float_dtype(),
                                    dtypes.default_complex_dtype()) \
