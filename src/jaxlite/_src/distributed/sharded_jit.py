@@ -257,7 +257,7 @@ class _Step:
   the argument's local shard directly when its placement is the one seen before, and a body
   made only of reductions over every mesh axis runs no program at all: each is one MPI
   Allreduce with the communicator and op resolved here (`direct`)."""
-  __slots__ = ("ins", "outs", "params", "mesh", "index", "device", "direct", "seen")
+  __slots__ = ("ins", "outs", "params", "mesh", "index", "device", "direct", "seen", "fused")
 
   def __init__(self, eqn):
     from jaxlite._src.sharding.named_sharding import NamedSharding
@@ -270,6 +270,7 @@ class _Step:
     self.device = m.devices.flat[self.index] if self.index is not None else None
     self.direct = _direct_body(p["jaxpr"], m, self.index) if self.index is not None else None
     self.seen = [None] * len(self.ins)  # per input: a placement known to be laid out as needed
+    self.fused = None  # the body with its runs of psums fused, made on first use
 
   def run(self, ins):
     """The step's outputs (Arrays) from its operands `ins`."""
@@ -290,10 +291,18 @@ class _Step:
     if self.direct is not None:
       res = self.direct(blocks)
     else:
-      from jaxlite._src.compiler import backend
-      exe = backend.compile_jaxpr(self.params["jaxpr"])
+      exe = self._executable()
       res = runtime.run_one(self.mesh, self.index, lambda *xs: list(exe(*xs)), blocks)
     return [o.make_one(self.device, r) for o, r in zip(self.outs, res)]
+
+  def _executable(self):
+    """The body compiled with its runs of psums fused (spmd/programs.py: one packed MPI
+    Allreduce per dtype for a run of gradient psums, as shard_map's device programs do)."""
+    from jaxlite._src.compiler import backend
+    from jaxlite._src.spmd import programs
+    if self.fused is None:  # kept: compile_jaxpr caches on the jaxpr object
+      self.fused = programs.fuse_psums(self.params["jaxpr"])
+    return backend.compile_jaxpr(self.fused)
 
   def _block(self, i, x):
     from jaxlite._src import array as array_mod
@@ -351,11 +360,59 @@ def _direct_body(closed, mesh, index):
     one.reduce = reduce  # the one Allreduce: `_Fast` calls it on the block itself
     return one
 
+  packed = _packed_reductions(steps, invars, consts, outvars, mc, procs)
+  if packed is not None:
+    return packed
+
   def run(blocks):
     env = dict(consts)
     env.update(zip(invars, blocks))
     for a, out, reduce in steps:
       env[out] = reduce(a.val if isinstance(a, core.Literal) else env[a])
+    return [v.val if isinstance(v, core.Literal) else env[v] for v in outvars]
+  return run
+
+
+def _packed_reductions(steps, invars, consts, outvars, mc, procs):
+  """For a body of several reductions with one op, each of an argument or constant (a psum
+  of a pytree of gradients): a function of the blocks doing one MPI Allreduce per dtype on
+  the operands packed into one contiguous buffer, the outputs read-only views into the
+  result. None when some reduction reads another's result, the ops differ, or nothing is
+  gained (one operand)."""
+  produced = {out for _, out, _ in steps}
+  known = set(invars) | {v for v, _ in consts}
+  if len(steps) < 2 or any(
+      not isinstance(a, core.Var) or a in produced or a not in known for a, _, _ in steps):
+    return None
+  op = steps[0][2].op
+  if any(r.op != op for _, _, r in steps):
+    return None
+  reduce = mc.allreducer(op, procs)
+  consts = dict(consts)
+  ins = [a for a, _, _ in steps]
+  outs = [o for _, o, _ in steps]
+  where = {v: i for i, v in enumerate(invars)}
+
+  def run(blocks):
+    xs = [np.asarray(blocks[where[a]] if a in where else consts[a]) for a in ins]
+    by_dtype: dict = {}
+    for i, x in enumerate(xs):
+      by_dtype.setdefault(x.dtype, []).append(i)
+    env = {}
+    for dtype, idx in by_dtype.items():
+      sizes = [xs[i].size for i in idx]
+      buf = np.empty(sum(sizes), dtype)
+      o = 0
+      for i, k in zip(idx, sizes):
+        buf[o:o + k] = xs[i].reshape(-1)
+        o += k
+      total = reduce(buf)
+      total.flags.writeable = False  # results share it (as psum results are read-only)
+      o = 0
+      for i, k in zip(idx, sizes):
+        env[outs[i]] = total[o:o + k].reshape(xs[i].shape)
+        o += k
+    env.update(zip(invars, blocks))
     return [v.val if isinstance(v, core.Literal) else env[v] for v in outvars]
   return run
 
