@@ -1,6 +1,6 @@
 """Run under `mpiexec -n N` (argument: CPU devices per process, default 1): several psums over
 an axis spanning the processes at one point of a jitted shard_map -- a psum of a pytree, and a
-data-parallel step's gradient psums -- are packed into one MPI Allreduce per dtype. Values are
+data-parallel step's gradient psums, written in the body or inserted by the partitioner -- are packed into one MPI Allreduce per dtype. Values are
 checked against the single-process computation on the global data (every process can build
 it), and the MPI calls counted; each rank prints `OK <rank>` at the end."""
 import os
@@ -109,6 +109,23 @@ for i in range(3):
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-5)
   if n > 1:
     assert len(calls) == 1, calls  # seven float32 psums, one Allreduce
+
+# 3. The same step as jit of the global-batch function (the partitioner inserts each layer's
+# gradient psum inside the backward pass, between the next layer's backprop): reordered so the
+# psums meet once.
+@jax.jit
+def partitioned(p, x, y):
+  return jax.value_and_grad(loss_sum)(p, x, y)
+
+
+for i in range(3):
+  calls.clear()
+  loss, g = partitioned(p_rep, put(x), put(y))
+  np.testing.assert_allclose(float(loss), float(want_loss), rtol=1e-5)
+  for got, want in zip(jax.tree.leaves(g), jax.tree.leaves(want_g)):
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-5)
+  if n > 1:
+    assert len(calls) == 1, calls
 
 jax.distributed.shutdown()
 os.write(1, f"OK {me}\n".encode())  # one write: ranks share the pipe

@@ -184,7 +184,10 @@ def _program_plan(program, out_avals):
              for v, s in zip(program.closed.jaxpr.invars, program.in_specs)]
     with runtime.bind_axes(dict(program.mesh_shape)):
       closed = pe.trace_to_jaxpr(lambda *blocks: list(program(*blocks)), avals)
-    exe = program._spmd_executable = backend.compile_jaxpr(closed)
+    # Runs of the partitioner's psums (a data-parallel step's gradients) meet once: one
+    # packed Allreduce per dtype across processes (lax/parallel.py's reduce_many).
+    from jaxlite._src.spmd import programs
+    exe = program._spmd_executable = backend.compile_jaxpr(programs.fuse_psums(closed))
   ins = [partition._out_sharding(mesh, s) for s in program.in_specs]
   outs = [_Out(aval, partition._out_sharding(mesh, s), assemble=True)
           for s, aval in zip(program.out_specs, out_avals)]
