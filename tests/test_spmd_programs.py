@@ -87,6 +87,18 @@ if sys.argv[1] == "jaxlite":
   out["fused_vmap"] = [np.asarray(o).tolist() for o in fused(np.arange(3.), A[:3])]
   out["fused"] = [sum(e.primitive.name == "psum_fused" for e in p.closed.jaxpr.eqns)
                   for p in progs]
+  # psums interleaved with work that does not read them (a backward pass's per-layer gradient
+  # psums) are deferred into one run; a pmax in between keeps the collective order.
+  def interleaved(a):
+    s1 = lax.psum(a, "b")
+    t = s1.T @ a  # reads s1: deferred with it
+    s2 = lax.psum(a * 3, "b")
+    s3 = lax.psum(t, "b")  # reads a deferred value: runs after the first run
+    return s1, s2, s3, lax.pmax(a, "b"), lax.psum(a - 1, "b")
+  isp = jax.shard_map(interleaved, mesh=mesh, in_specs=P("b"), out_specs=P())
+  body = jax.make_jaxpr(isp)(A).eqns[0].params["jaxpr"]
+  out["sunk"] = [e.primitive.name for e in programs.fuse_psums(body).jaxpr.eqns]
+  out["sunk_values"] = [np.asarray(v).tolist() for v in jax.jit(isp)(A)]
 print(json.dumps(out))
 """
 
@@ -159,3 +171,19 @@ def test_unchecked_replicated_output_reads_device_0_as_jax():
     np.testing.assert_allclose(ours[f"dp_{n}_unchecked"][0], theirs[f"dp_{n}_unchecked"][0],
                                rtol=1e-5)
   np.testing.assert_allclose(ours["dp_1"][0], theirs["dp_1"][0], rtol=1e-5)
+
+
+def test_psums_apart_are_deferred_into_one_run(ours):
+  # (check_vma makes the psums psum_invariant eqns)
+  names = [n.replace("psum_invariant", "psum") for n in ours["sunk"]
+           if n in ("psum", "psum_invariant", "psum_fused", "pmax")]
+  # psum(a), psum(a*3) fused; psum(t) reads the deferred dot, so after it; the pmax keeps its
+  # place before the last psum
+  assert names == ["psum_fused", "psum", "pmax", "psum"], " ".join(ours["sunk"])
+  A = np.arange(8, dtype=np.float32).reshape(4, 2)
+  blocks = A.reshape(4, 1, 2)
+  s1 = blocks.sum(0)
+  want = [s1, (blocks * 3).sum(0), sum(s1.T @ b for b in blocks), blocks.max(0),
+          (blocks - 1).sum(0)]
+  for got, w in zip(ours["sunk_values"], want):
+    np.testing.assert_allclose(got, w, rtol=1e-6)

@@ -158,3 +158,11 @@ def test_repeated_jitted_shard_map_with_one_device_per_process(n):
   p, _ = _launch(n, "jit_one_device.py")
   assert p.returncode == 0, p.stdout + p.stderr
   assert _ok_ranks(p) == list(range(n)), p.stdout + p.stderr
+
+
+@needs_mpi
+@pytest.mark.parametrize("n,local", [(2, 1), (4, 1), (2, 2)])
+def test_psums_at_one_point_are_packed_into_one_allreduce_per_dtype(n, local):
+  p, _ = _launch(n, "fused_psums.py", str(local))
+  assert p.returncode == 0, p.stdout + p.stderr
+  assert _ok_ranks(p) == list(range(n)), p.stdout + p.stderr

@@ -443,6 +443,11 @@ class PjitFunction:
       if self._eager_direct:
         return self._fun(*args, **kwargs)
       if self._sharded:
+        fast = self._sharded_cache.get("mpi_fast")  # distributed/sharded_jit.py's _Fast
+        if fast is not None and not kwargs:
+          out = fast(args)
+          if out is not None:
+            return out
         out = _call_sharded(self, args, kwargs)
         if out is not _MISS:
           return out

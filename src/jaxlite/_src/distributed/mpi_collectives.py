@@ -227,7 +227,9 @@ def allreducer(op="sum", processes=None):
   1 MiB, recycled) buffer; anything else takes `allreduce`'s general path."""
   comm = communicator(processes)
   if comm.Get_size() == 1:
-    return lambda x: allreduce(x, op, processes)
+    one = lambda x: allreduce(x, op, processes)  # noqa: E731
+    one.op = op
+    return one
   mop = _mpi_op(op)
   mpi_allreduce = comm.Allreduce
   # A reducer belongs to one collective of one compiled program, so every process that got
@@ -245,6 +247,7 @@ def allreducer(op="sum", processes=None):
         np.empty(x.shape, x.dtype)
     mpi_allreduce(x, out, op=mop)
     return out
+  run.op = op
   return run
 
 

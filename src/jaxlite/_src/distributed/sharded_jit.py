@@ -184,7 +184,10 @@ def _program_plan(program, out_avals):
              for v, s in zip(program.closed.jaxpr.invars, program.in_specs)]
     with runtime.bind_axes(dict(program.mesh_shape)):
       closed = pe.trace_to_jaxpr(lambda *blocks: list(program(*blocks)), avals)
-    exe = program._spmd_executable = backend.compile_jaxpr(closed)
+    # Runs of the partitioner's psums (a data-parallel step's gradients) meet once: one
+    # packed Allreduce per dtype across processes (lax/parallel.py's reduce_many).
+    from jaxlite._src.spmd import programs
+    exe = program._spmd_executable = backend.compile_jaxpr(programs.fuse_psums(closed))
   ins = [partition._out_sharding(mesh, s) for s in program.in_specs]
   outs = [_Out(aval, partition._out_sharding(mesh, s), assemble=True)
           for s, aval in zip(program.out_specs, out_avals)]
@@ -257,7 +260,7 @@ class _Step:
   the argument's local shard directly when its placement is the one seen before, and a body
   made only of reductions over every mesh axis runs no program at all: each is one MPI
   Allreduce with the communicator and op resolved here (`direct`)."""
-  __slots__ = ("ins", "outs", "params", "mesh", "index", "device", "direct", "seen")
+  __slots__ = ("ins", "outs", "params", "mesh", "index", "device", "direct", "seen", "fused")
 
   def __init__(self, eqn):
     from jaxlite._src.sharding.named_sharding import NamedSharding
@@ -270,6 +273,7 @@ class _Step:
     self.device = m.devices.flat[self.index] if self.index is not None else None
     self.direct = _direct_body(p["jaxpr"], m, self.index) if self.index is not None else None
     self.seen = [None] * len(self.ins)  # per input: a placement known to be laid out as needed
+    self.fused = None  # the body with its runs of psums fused, made on first use
 
   def run(self, ins):
     """The step's outputs (Arrays) from its operands `ins`."""
@@ -290,10 +294,18 @@ class _Step:
     if self.direct is not None:
       res = self.direct(blocks)
     else:
-      from jaxlite._src.compiler import backend
-      exe = backend.compile_jaxpr(self.params["jaxpr"])
+      exe = self._executable()
       res = runtime.run_one(self.mesh, self.index, lambda *xs: list(exe(*xs)), blocks)
     return [o.make_one(self.device, r) for o, r in zip(self.outs, res)]
+
+  def _executable(self):
+    """The body compiled with its runs of psums fused (spmd/programs.py: one packed MPI
+    Allreduce per dtype for a run of gradient psums, as shard_map's device programs do)."""
+    from jaxlite._src.compiler import backend
+    from jaxlite._src.spmd import programs
+    if self.fused is None:  # kept: compile_jaxpr caches on the jaxpr object
+      self.fused = programs.fuse_psums(self.params["jaxpr"])
+    return backend.compile_jaxpr(self.fused)
 
   def _block(self, i, x):
     from jaxlite._src import array as array_mod
@@ -347,13 +359,63 @@ def _direct_body(closed, mesh, index):
   invars, outvars = list(jaxpr.invars), list(jaxpr.outvars)
   if len(steps) == 1 and not consts and invars == [steps[0][0]] and outvars == [steps[0][1]]:
     reduce = steps[0][2]
-    return lambda blocks: [reduce(blocks[0])]
+    one = lambda blocks: [reduce(blocks[0])]  # noqa: E731
+    one.reduce = reduce  # the one Allreduce: `_Fast` calls it on the block itself
+    return one
+
+  packed = _packed_reductions(steps, invars, consts, outvars, mc, procs)
+  if packed is not None:
+    return packed
 
   def run(blocks):
     env = dict(consts)
     env.update(zip(invars, blocks))
     for a, out, reduce in steps:
       env[out] = reduce(a.val if isinstance(a, core.Literal) else env[a])
+    return [v.val if isinstance(v, core.Literal) else env[v] for v in outvars]
+  return run
+
+
+def _packed_reductions(steps, invars, consts, outvars, mc, procs):
+  """For a body of several reductions with one op, each of an argument or constant (a psum
+  of a pytree of gradients): a function of the blocks doing one MPI Allreduce per dtype on
+  the operands packed into one contiguous buffer, the outputs read-only views into the
+  result. None when some reduction reads another's result, the ops differ, or nothing is
+  gained (one operand)."""
+  produced = {out for _, out, _ in steps}
+  known = set(invars) | {v for v, _ in consts}
+  if len(steps) < 2 or any(
+      not isinstance(a, core.Var) or a in produced or a not in known for a, _, _ in steps):
+    return None
+  op = steps[0][2].op
+  if any(r.op != op for _, _, r in steps):
+    return None
+  reduce = mc.allreducer(op, procs)
+  consts = dict(consts)
+  ins = [a for a, _, _ in steps]
+  outs = [o for _, o, _ in steps]
+  where = {v: i for i, v in enumerate(invars)}
+
+  def run(blocks):
+    xs = [np.asarray(blocks[where[a]] if a in where else consts[a]) for a in ins]
+    by_dtype: dict = {}
+    for i, x in enumerate(xs):
+      by_dtype.setdefault(x.dtype, []).append(i)
+    env = {}
+    for dtype, idx in by_dtype.items():
+      sizes = [xs[i].size for i in idx]
+      buf = np.empty(sum(sizes), dtype)
+      o = 0
+      for i, k in zip(idx, sizes):
+        buf[o:o + k] = xs[i].reshape(-1)
+        o += k
+      total = reduce(buf)
+      total.flags.writeable = False  # results share it (as psum results are read-only)
+      o = 0
+      for i, k in zip(idx, sizes):
+        env[outs[i]] = total[o:o + k].reshape(xs[i].shape)
+        o += k
+    env.update(zip(invars, blocks))
     return [v.val if isinstance(v, core.Literal) else env[v] for v in outvars]
   return run
 
@@ -490,6 +552,8 @@ def call(fn, args, kwargs, entry, flat, mesh, program):
       if len(_calls) > 256:
         _calls.clear()
       _calls[key] = (fn, placements, entry, mesh, program)
+      if program is None and len(leaves) == len(args):  # flat Array arguments
+        _install_fast(fn, entry, placements, leaves, key[1])
   return _run(entry, list(entry.lifted) + list(flat), mesh, program)
 
 
@@ -517,3 +581,62 @@ def repeat_call(fn, args, kwargs):
     if step is not None:  # the program is one shard_map of the arguments
       return entry.out_tree.unflatten(step.run(leaves))
   return _run(entry, list(leaves), hit[3], program)
+
+
+# --- the steady state of one jit function ---------------------------------------------------------
+# A jit function whose program is one shard_map of its (flat, Array) arguments over a mesh where
+# this process drives one device keeps a `_Fast` in its `_sharded_cache` (so jax.clear_caches
+# drops it): PjitFunction.__call__ tries it before anything else. It checks what `_call_key`
+# would key on (placements by identity, avals, the trace context) without building a key, then
+# runs the step's body on the arguments' local shards. Each Python step saved matters: the
+# interpreter's working set is cold after a large Allreduce (BENCHMARKS.md, issue 13).
+FAST = "mpi_fast"
+
+
+class _Fast:
+  __slots__ = ("n", "placements", "avals", "ctx", "step", "reduce", "out", "unflatten")
+
+  def __init__(self, entry, placements, leaves, ctx, step):
+    self.n = len(leaves)
+    self.placements = tuple(placements)
+    self.avals = tuple((a.shape, a.dtype, a.weak_type) for a in leaves)
+    self.ctx = ctx
+    self.step = step
+    self.reduce = getattr(step.direct, "reduce", None)
+    self.out = step.outs[0] if len(step.outs) == 1 else None
+    leaf = entry.out_tree.num_leaves == 1 and entry.out_tree.num_nodes == 1
+    self.unflatten = None if leaf and self.out is not None else entry.out_tree.unflatten
+
+  def __call__(self, args):
+    """The call's result, or None when the arguments or context are not the remembered ones
+    (or under a device program, or before each input's layout has been seen to match)."""
+    if len(args) != self.n or config.trace_context() != self.ctx or \
+        runtime.current_context() is not None:
+      return None
+    step = self.step
+    seen = step.seen
+    blocks = []
+    for i, (a, p, av) in enumerate(zip(args, self.placements, self.avals)):
+      if type(a) is not core.array_type or a._device is not p or seen[i] is not p:
+        return None
+      shards = a._local_shards  # None once deleted: the general path raises JAX's error
+      aval = a._aval
+      if shards is None or aval is None or \
+          (aval.shape, aval.dtype, aval.weak_type) != av:
+        return None
+      blocks.append(shards[0][3])
+    if self.reduce is not None:
+      out = self.out.make_one(step.device, self.reduce(blocks[0]))
+      return out if self.unflatten is None else self.unflatten([out])
+    res = step.direct(blocks) if step.direct is not None else None
+    if res is None:
+      return None
+    outs = [o.make_one(step.device, r) for o, r in zip(step.outs, res)]
+    return outs[0] if self.unflatten is None else self.unflatten(outs)
+
+
+def _install_fast(fn, entry, placements, leaves, ctx):
+  step = _plan(entry.closed).single
+  if step is None or step.index is None or step.direct is None:
+    return
+  fn._sharded_cache[FAST] = _Fast(entry, placements, leaves, ctx, step)

@@ -34,7 +34,7 @@ def fuse_psums(closed):
     named, positional = parallel._split_axes(axes)
     return None if positional or not named else named
 
-  eqns, out, changed = closed.jaxpr.eqns, [], False
+  eqns, out, changed = _sink_psums(closed.jaxpr.eqns, axes_of), [], False
   i = 0
   while i < len(eqns):
     axes = axes_of(eqns[i])
@@ -55,6 +55,40 @@ def fuse_psums(closed):
   return core.ClosedJaxpr(core.Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, out,
                                      jaxpr.effects, jaxpr.debug_info), closed.consts)
 
+
+
+def _sink_psums(eqns, axes_of):
+  """`eqns` reordered so that fusable psums computed at different points meet their peers
+  together: each psum is deferred, with every equation reading a deferred result, until an
+  equation that meets peers or has an effect (collective order and effects stay as they were)
+  or the end; there the deferred psums that read no deferred result go first, then the other
+  deferred equations in their order. The same rewrite runs in every device and process. A
+  backward pass interleaves each layer's gradient psum with the next layer's backprop, which
+  never reads it: reordered, the psums form one run (one packed MPI Allreduce across processes
+  instead of one per gradient)."""
+  out, pending, held = [], [], set()
+
+  def flush():
+    ready = [e for e in pending if axes_of(e) is not None and not reads[id(e)]]
+    ids = {id(e) for e in ready}
+    out.extend(ready)
+    out.extend(e for e in pending if id(e) not in ids)
+
+  reads: dict = {}  # id(deferred eqn) -> whether it reads an earlier deferred result
+  for eqn in eqns:
+    reads_held = pending and any(isinstance(v, core.Var) and v in held for v in eqn.invars)
+    if axes_of(eqn) is not None or reads_held and not (
+        _meets_peers(eqn) or passes.is_effectful(eqn)):
+      reads[id(eqn)] = bool(reads_held)
+      pending.append(eqn)
+      held.update(v for v in eqn.outvars if isinstance(v, core.Var))
+      continue
+    if pending and (reads_held or _meets_peers(eqn) or passes.is_effectful(eqn)):
+      flush()
+      pending, held = [], set()
+    out.append(eqn)
+  flush()
+  return out
 
 
 def _meets_peers(eqn) -> bool:
