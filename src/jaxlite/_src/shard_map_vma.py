@@ -184,18 +184,22 @@ class TraceTyping:
     key = _RULES[prim][1]
     return [a for a in _names(params[key]) if not isinstance(a, int)]
 
+  def check_bound(self, prim, named):
+    unbound = [a for a in named if a not in self.order and not parallel.axis_is_bound(a)]
+    if unbound:
+      # JAX 0.10.2 fails an internal assertion here (with no message) under check_vma: its
+      # class, and the message its unbound-name NameErrors give.
+      name = "psum" if prim is parallel.psum_p else prim.name
+      raise AssertionError(f"Found an unbound axis name: {unbound[0]}. To fix this, please "
+                           f"call {name} under `jax.shard_map`.")
+
   def cast(self, prim, args, params):
     if prim in _SKIP or not args:
       return args
     if prim in _RULES:
       named = self._named(prim, params)
-      unbound = [a for a in named if a not in self.order and not parallel.axis_is_bound(a)]
-      if prim in _UNBOUND_ASSERTS and unbound:
-        # JAX 0.10.2 fails an internal assertion here (with no message) under check_vma: its
-        # class, and the message its unbound-name NameErrors give.
-        name = "psum" if prim is parallel.psum_p else prim.name
-        raise AssertionError(f"Found an unbound axis name: {unbound[0]}. To fix this, please "
-                             f"call {name} under `jax.shard_map`.")
+      if prim in _UNBOUND_ASSERTS:
+        self.check_bound(prim, named)
       if prim is parallel.psum_p:
         axes = frozenset(named) & self.manual
         for x in args:
