@@ -3,15 +3,11 @@ where installed, JAX 0.10.2: values, printed jaxprs, gradients, vmap/jit composi
 
 The device count freezes at first use, so every check runs in one subprocess per library
 (`_PROGRAM`, 8 CPU devices) that prints a JSON record; the tests compare the records."""
-import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from conftest import oracle
+from conftest import oracle, run_json_program
 
 _PROGRAM = r"""
 import json, sys, threading, re
@@ -175,11 +171,7 @@ print(json.dumps(res))
 
 
 def _run(mod, program=_PROGRAM):
-  env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONHASHSEED="0")
-  r = subprocess.run([sys.executable, "-c", program, mod], capture_output=True, text=True,
-                     env=env, timeout=600)
-  assert r.returncode == 0, r.stderr[-3000:]
-  return json.loads(r.stdout.splitlines()[-1])
+  return run_json_program(program, mod, PYTHONHASHSEED="0")
 
 
 @pytest.fixture(scope="module")
@@ -428,10 +420,7 @@ print(json.dumps(out))
 
 
 def _small(mod):
-  r = subprocess.run([sys.executable, "-c", _SMALL, mod], capture_output=True, text=True,
-                     env=dict(os.environ, OPENBLAS_NUM_THREADS="1"), timeout=600)
-  assert r.returncode == 0, r.stderr[-3000:]
-  return json.loads(r.stdout.splitlines()[-1])
+  return run_json_program(_SMALL, mod)
 
 
 @pytest.fixture(scope="module")

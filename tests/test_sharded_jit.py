@@ -2,12 +2,13 @@
 
 Every case runs in ONE subprocess per library (the CPU device count is fixed at first use), with
 8 devices; values are checked against NumPy, output shardings and shard indices against JAX."""
-import json
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+
+from conftest import run_json_program
 
 _PROGRAM = r"""
 import json
@@ -206,10 +207,7 @@ print(json.dumps(out))
 
 
 def _run(mod):
-  r = subprocess.run([sys.executable, "-c", _PROGRAM.format(mod=mod)], capture_output=True,
-                     text=True, timeout=600)
-  assert r.returncode == 0, r.stderr[-3000:]
-  return json.loads(r.stdout.strip().splitlines()[-1])
+  return run_json_program(_PROGRAM.format(mod=mod), mod)
 
 
 @pytest.fixture(scope="module")
@@ -522,10 +520,7 @@ _given_runs = {}
 
 def _given(mod, n):
   if (mod, n) not in _given_runs:
-    r = subprocess.run([sys.executable, "-c", _GIVEN_PROGRAM.format(mod=mod, n=n)],
-                       capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr[-3000:]
-    _given_runs[mod, n] = json.loads(r.stdout.strip().splitlines()[-1])
+    _given_runs[mod, n] = run_json_program(_GIVEN_PROGRAM.format(mod=mod, n=n), mod)
   return _given_runs[mod, n]
 
 
