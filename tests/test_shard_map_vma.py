@@ -35,7 +35,7 @@ def rec(name, thunk):
     out[name] = r if isinstance(r, (str, list)) and name.startswith(("typeof", "eqns")) else \
         jax.tree_util.tree_map(lambda a: np.asarray(a).tolist(), r)
   except Exception as e:
-    out[name] = [type(e).__name__, str(e)[:300]]
+    out[name] = [type(e).__name__, str(e)[:1000]]
 
 def typeof_rows(f, i, args):
   seen = []
@@ -123,6 +123,16 @@ rec("err_all_gather_unknown_unchecked", lambda: sm(lambda a: lax.all_gather(a, "
 rec("err_psum_scatter_unknown", lambda: sm(lambda a: lax.psum_scatter(a, "z"), P("x"), P("x"))(X))
 rec("err_psum_unknown_jit", lambda: jax.jit(lambda a: lax.pmean(a, "z"))(X))
 rec("err_pmean_unknown_eager", lambda: lax.pmean(X, "z"))
+# control flow: carries and branches must agree in their varying axes (JAX's TypeErrors)
+rec("scan_varying_carry", lambda: sm(lambda a, w: lax.scan(lambda c, r: (c + r * w, c), jnp.zeros_like(a[0]), a)[0], (P("x"), P()), P("x"))(X, W))
+rec("cond_varying_pred", lambda: sm(lambda a, w: lax.cond(a[0, 0] > 0, lambda: w * 2, lambda: w), (P("x"), P()), P("x"))(X, W))
+rec("grad_remat_inside", lambda: sm(lambda a, w: jax.grad(jax.checkpoint(lambda w: jnp.sum(jnp.sin(a * w))))(w), (P("x"), P()), P())(X, W))
+rec("grad_custom_jvp_inside", lambda: sm(lambda a, w: jax.grad(lambda w: jnp.sum(jax.nn.relu(a * w)))(w), (P("x"), P()), P())(X, W))
+rec("err_scan_invariant_carry", lambda: sm(lambda a, w: lax.scan(lambda c, r: (c + r, c), w, a)[0], (P("x"), P()), P("x"))(X, W))
+rec("err_fori_invariant_carry", lambda: sm(lambda a, w: lax.fori_loop(0, 3, lambda i, c: c * a[0], w), (P("x"), P()), P("x"))(X, W))
+rec("err_while_invariant_carry", lambda: sm(lambda a, w: lax.while_loop(lambda c: c[0] < 10, lambda c: c * 2 + a[0], w), (P("x"), P()), P("x"))(X, W))
+rec("err_cond_branches_differ", lambda: sm(lambda a, w: lax.cond(w[0] > 0, lambda: a[0], lambda: w), (P("x"), P()), P("x"))(X, W))
+rec("err_grad_scan_inside", lambda: sm(lambda a, w: jax.grad(lambda w: jnp.sum(lax.scan(lambda c, r: (jnp.sin(c * r), None), w, a)[0]))(w), (P("x"), P()), P())(X, W))
 # a collective whose result nothing reads, beside a replicated output one device computes
 for cv in (True, False):
   rec(f"dead_collective_{cv}", lambda: sm(lambda a: (lax.psum(a, "x"), jnp.zeros(()))[1],
@@ -181,6 +191,26 @@ def test_grad_of_replicated_input_inside_body_is_summed_over_devices(ours):
   # value_and_grad then psum over x: the already-summed gradient is summed again (x has 2)
   np.testing.assert_allclose(ours["value_and_grad_psum"][1], 2 * whole, rtol=1e-5, atol=1e-6)
   np.testing.assert_allclose(ours["value_and_grad_psum"][0], np.sin(X * W).sum(), rtol=1e-5)
+
+
+def test_control_flow_in_body(ours):
+  # scan: c = 0 + sum_r r * w per x-block (zeros_like(a[0]) varies as a does)
+  want = np.concatenate([(X[:4] * W).sum(0), (X[4:] * W).sum(0)])
+  np.testing.assert_allclose(ours["scan_varying_carry"], want, rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(ours["cond_varying_pred"],
+                             np.concatenate([W * 2 if X[0, 0] > 0 else W, W * 2 if X[4, 0] > 0 else W]))
+  np.testing.assert_allclose(ours["grad_remat_inside"], _dloss_dw(X), rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(ours["grad_custom_jvp_inside"], (X * (X * W > 0)).sum(0),
+                             rtol=1e-5, atol=1e-6)
+  for name in ("err_scan_invariant_carry", "err_fori_invariant_carry",
+               "err_while_invariant_carry", "err_grad_scan_inside"):
+    cls, msg = ours[name]
+    assert cls == "TypeError" and "so the manual axis types do not match" in msg, (name, msg)
+    assert "jax.lax.pcast(..., ('x',), to='varying')" in msg
+  assert "input carry component loop_carry[1] has type float32[2]" in ours["err_fori_invariant_carry"][1]
+  cls, msg = ours["err_cond_branches_differ"]
+  assert cls == "TypeError" and msg.startswith("cond branches must have equal output types")
+  assert "has type float32[2]{V:x} but the corresponding output of false_fun has type float32[2]" in msg
 
 
 def test_typeof_in_body(ours):

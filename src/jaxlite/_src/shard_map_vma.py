@@ -244,6 +244,15 @@ class TraceTyping:
     return _with_vma(out_avals, vma)
 
 
+def cast_like(out, x):
+  """`out` cast up (pvary) to vary where `x` does: the `*_like` constructors' type (JAX)."""
+  missing = _atom_vma(x) - _atom_vma(out)
+  if not missing or core.vma_typing is None:
+    return out
+  return parallel_comm.pvary_p.bind(out, axes=tuple(n for n in core.vma_typing.order
+                                                      if n in missing))
+
+
 def _with_vma(aval, vma):
   return aval.update(vma=vma) if isinstance(aval, core.ShapedArray) else aval
 
