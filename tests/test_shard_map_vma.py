@@ -133,6 +133,7 @@ rec("err_fori_invariant_carry", lambda: sm(lambda a, w: lax.fori_loop(0, 3, lamb
 rec("err_while_invariant_carry", lambda: sm(lambda a, w: lax.while_loop(lambda c: c[0] < 10, lambda c: c * 2 + a[0], w), (P("x"), P()), P("x"))(X, W))
 rec("err_cond_branches_differ", lambda: sm(lambda a, w: lax.cond(w[0] > 0, lambda: a[0], lambda: w), (P("x"), P()), P("x"))(X, W))
 rec("err_grad_scan_inside", lambda: sm(lambda a, w: jax.grad(lambda w: jnp.sum(lax.scan(lambda c, r: (jnp.sin(c * r), None), w, a)[0]))(w), (P("x"), P()), P())(X, W))
+rec("err_lax_pvary_removed", lambda: lax.pvary)
 # a collective whose result nothing reads, beside a replicated output one device computes
 for cv in (True, False):
   rec(f"dead_collective_{cv}", lambda: sm(lambda a: (lax.psum(a, "x"), jnp.zeros(()))[1],
@@ -242,6 +243,9 @@ def test_errors(ours):
                "err_ppermute_unknown"):
     assert ours[name][0] == "AssertionError", (name, ours[name])
     assert "Found an unbound axis name: z" in ours[name][1]
+  assert ours["err_lax_pvary_removed"] == [
+      "AttributeError", "jax.lax.pvary was deprecated in JAX v0.8.2 and removed in JAX v0.10.0; "
+      "use `jax.lax.pcast(..., to='varying')"]
   for name in ("err_all_gather_unknown", "err_psum_unknown_unchecked",
                "err_pmean_unknown_unchecked", "err_psum_scatter_unknown"):
     assert ours[name][0] == "NameError", (name, ours[name])
