@@ -3,16 +3,12 @@ reduction of batched errors by `check_error` and by vmapped checks, compared wit
 
 The SPMD cases run in a subprocess per library (the CPU device count freezes at first use)."""
 import importlib
-import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import jaxlite
-from conftest import oracle
+from conftest import oracle, run_json_program
 
 _PROGRAM = r"""
 import json, sys
@@ -49,11 +45,7 @@ print(json.dumps(out))
 
 
 def _run(mod):
-  env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONHASHSEED="0")
-  r = subprocess.run([sys.executable, "-c", _PROGRAM, mod], capture_output=True, text=True,
-                     env=env, timeout=600)
-  assert r.returncode == 0, r.stderr[-3000:]
-  return json.loads(r.stdout.splitlines()[-1])
+  return run_json_program(_PROGRAM, mod, PYTHONHASHSEED="0")
 
 
 @pytest.fixture(scope="module")

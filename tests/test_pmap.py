@@ -2,15 +2,11 @@
 (output shardings, printed jaxprs, gradients, compositions with vmap, and its errors).
 
 One subprocess per library (the CPU device count freezes at first use) prints a JSON record."""
-import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from conftest import oracle
+from conftest import oracle, run_json_program
 
 _PROGRAM = r"""
 import json, re, sys
@@ -71,11 +67,7 @@ print(json.dumps(out))
 
 
 def _run(mod):
-  env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONHASHSEED="0")
-  r = subprocess.run([sys.executable, "-c", _PROGRAM, mod], capture_output=True, text=True,
-                     env=env, timeout=600)
-  assert r.returncode == 0, r.stderr[-3000:]
-  return json.loads(r.stdout.splitlines()[-1])
+  return run_json_program(_PROGRAM, mod, PYTHONHASHSEED="0")
 
 
 @pytest.fixture(scope="module")

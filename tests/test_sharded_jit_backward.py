@@ -64,6 +64,13 @@ probe("through_custom_jvp", lambda t, a: jax.nn.relu(t(a * 2, "mul")), (x,), NS(
 probe("through_jit", lambda t, a: jax.nn.log_softmax(t(a * 2, "mul"), axis=1), (x,),
       NS(mesh, P("x")))
 probe("refines_argument", lambda t, a: t(jnp.sin(a), "sin") * 2, (xs,), NS(mesh, P("x", "y")))
+# inputs that come uncommitted (NumPy) take what the backward pass asks of them; their other
+# uses follow (committed replicated inputs keep their sharding)
+probe("free_other_use", lambda t, a, b: (a @ b, t(a - 1, "sub")), (X, W), (NS(mesh, P("x")), None))
+probe("free_elementwise", lambda t, a: (jnp.sin(a) * 2, t(jnp.cos(a), "cos")), (X,),
+      (NS(mesh, P("x", "y")), None))
+probe("committed_other_use", lambda t, a, b: (a @ b, t(a - 1, "sub")), (x, w),
+      (NS(mesh, P("x")), None))
 print(json.dumps(out))
 """
 
@@ -111,6 +118,10 @@ CASES = {
     "through_custom_jvp": ([np.maximum(X * 2, 0)], [["mul", "P('x',)"]], ["P('x',)"]),
     "through_jit": ([_log_softmax(X * 2)], [["mul", "P('x',)"]], ["P('x',)"]),
     "refines_argument": ([np.sin(X) * 2], [["sin", "P('x', 'y')"]], ["P('x', 'y')"]),
+    "free_other_use": ([X @ W, X - 1], [["sub", "P('x',)"]], ["P('x',)", "P('x',)"]),
+    "free_elementwise": ([np.sin(X) * 2, np.cos(X)], [["cos", "P('x', 'y')"]],
+                         ["P('x', 'y')", "P('x', 'y')"]),
+    "committed_other_use": ([X @ W, X - 1], [["sub", "P()"]], ["P('x',)", "P()"]),
 }
 
 

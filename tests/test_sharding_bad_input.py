@@ -272,7 +272,7 @@ ROWS = {
     "axis_index_in_jit": ("NameError", ["Found an unbound axis name: x. To fix this, please "
                                         "call axis_index under `jax.shard_map`."]),
     # JAX 0.10.2 fails an internal assertion (an AssertionError without a message) here.
-    "psum_unbound_in_shard_map": ("NameError", ["Found an unbound axis name: z. To fix this, "
+    "psum_unbound_in_shard_map": ("AssertionError", ["Found an unbound axis name: z. To fix this, "
                                                 "please call psum under `jax.shard_map`."]),
     "all_gather_unbound_in_shard_map": ("NameError", ["unbound axis name: z"]),
     "psum_non_manual_axis": ("NameError", ["Found an unbound axis name: y."]),
@@ -305,8 +305,8 @@ ROWS = {
     "reshard_auto_axis": ("ValueError", [_RESHARD_AUTO]),
     "reshard_auto_mesh_sharding": ("ValueError", [_RESHARD_AUTO]),
 }
-# Rows where JAX's class is its own internal failure, not an API error: jaxlite raises the
-# class of the neighbouring rows (an unbound name is a NameError) and says why.
+# Rows where JAX's error is its own internal failure (an AssertionError with no message):
+# jaxlite raises JAX's class with the message of the neighbouring NameError rows.
 JAX_DIFFERS = {"psum_unbound_in_shard_map"}
 # Rows only jaxlite runs: JAX's runtime aborts the process after its 40 s rendezvous timeout.
 STUCK = {
@@ -345,7 +345,7 @@ def test_rows_hold_for_jax(theirs, name):
   cls, phrases = ROWS[name]
   got = theirs[name]
   if name in JAX_DIFFERS:
-    assert got is not None and got[0] == "AssertionError", got
+    assert got is not None and got[0] == cls == "AssertionError", got
     return
   assert got is not None and got[0] == cls, got
   for phrase in phrases:

@@ -1,6 +1,7 @@
 """What each device of a shard_map runs (spmd/programs.py): runs of psums fused into one
 rendezvous, replicated outputs computed by one device each (balanced), the other replicas'
-work pruned; checked on a data-parallel MLP step (values equal on 1, 2 and 4 devices) and
+work pruned; checked on a data-parallel MLP step (unchecked: values equal on 1, 2 and 4
+devices; checked: JAX's values, the gradient summed by the implicit pvary's transpose) and
 against JAX for which replica a check_vma=False output reads.
 
 One subprocess per library with 4 CPU devices (the count freezes at first use)."""
@@ -112,8 +113,16 @@ def ours():
   return _run("jaxlite")
 
 
-@pytest.mark.parametrize("suffix", ["", "_unchecked"])
-def test_data_parallel_step_equal_on_1_2_4_devices(ours, suffix):
+@pytest.fixture(scope="module")
+def theirs():
+  oracle()
+  return _run("jax")
+
+
+def test_data_parallel_step_equal_on_1_2_4_devices(ours):
+  # check_vma=False: the gradient taken inside the body is the device's own part, so the
+  # explicit psum makes the step the same on any number of devices.
+  suffix = "_unchecked"
   losses1, params1 = ours["dp_1" + suffix]
   assert losses1[-1] < losses1[0]
   for n in (2, 4):
@@ -122,6 +131,21 @@ def test_data_parallel_step_equal_on_1_2_4_devices(ours, suffix):
     for a, b in zip(params, params1):
       np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     assert ours[f"dp_{n}{suffix}_specs"] == ["P()"] * 6
+
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_data_parallel_step_checked_equals_jax(ours, theirs, n):
+  # check_vma=True: the replicated params meet the sharded batch through an implicit pvary, whose
+  # transpose psums, so the gradient is already summed over the devices and the explicit psum
+  # sums it again (n times the 1-device step): JAX's values, not the unchecked ones.
+  losses, params = ours[f"dp_{n}"]
+  want_losses, want_params = theirs[f"dp_{n}"]
+  np.testing.assert_allclose(losses, want_losses, rtol=1e-5, atol=1e-6)
+  for a, b in zip(params, want_params):
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+  if n > 1:
+    assert not np.allclose(losses, ours["dp_1"][0], rtol=1e-3)
+  assert ours[f"dp_{n}_specs"] == theirs[f"dp_{n}_specs"] == ["P()"] * 6
 
 
 def test_one_rendezvous_for_the_gradient_psums(ours):

@@ -345,7 +345,11 @@ def _check_scalar(x):
 def _one_like(x):
   """The cotangent seed of a scalar output: a 1 of its dtype (a literal when traced)."""
   aval = core.get_aval(x)
-  return core.array_from_numpy(np.ones((), aval.dtype), aval.weak_type)
+  one = core.array_from_numpy(np.ones((), aval.dtype), aval.weak_type)
+  if core.vma_typing is not None and aval.vma:  # JAX seeds with the output's varying axes
+    from jaxlite._src.lax.parallel_comm import pvary_p
+    one = pvary_p.bind(one, axes=tuple(n for n in core.vma_typing.order if n in aval.vma))
+  return one
 
 
 def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,

@@ -91,6 +91,12 @@ class ShardingTypeError(Exception):
   valid output sharding (JAX's jax._src.core.ShardingTypeError)."""
 
 
+# While a shard_map body with check_vma is traced: the typing (shard_map_vma.TraceTyping) that
+# casts a primitive's less-varying operands up with pvary at bind, as JAX's binds do, and gives
+# the traced results their varying manual axes (so jax.typeof and autodiff inside see them).
+vma_typing = None
+
+
 def with_out_shardings(primitive, avals, params, out_avals):
   """Abstract evaluation's `out_avals` with the shardings the primitive's sharding rule gives
   them: the rule runs only when an operand's type carries a sharding or the params name an
@@ -157,6 +163,8 @@ class Primitive:
     return self.name
 
   def bind(self, *args, **params):
+    if vma_typing is not None:  # tracing a check_vma shard_map body: JAX's implicit pvary
+      args = vma_typing.cast(self, args, params)
     return _state.trace.process_primitive(self, args, params)
 
   def def_impl(self, impl):

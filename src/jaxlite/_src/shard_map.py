@@ -19,7 +19,7 @@ from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.lax import parallel, parallel_comm
 from jaxlite._src.sharding.mesh import AbstractMesh, Mesh, get_abstract_mesh, get_mesh
 from jaxlite._src.sharding.partition_spec import PartitionSpec
-from jaxlite._src.shard_map_vma import annotate, spec_axes
+from jaxlite._src.shard_map_vma import annotate, spec_axes, trace_typed
 from jaxlite._src.spmd import programs, runtime
 
 
@@ -308,8 +308,11 @@ def _manual_env(mesh, manual) -> dict:
   return {n: mesh.shape[n] for n in mesh.axis_names if n in manual}
 
 
-def _trace_body(fun, avals, mesh, manual):
+def _trace_body(fun, avals, mesh, manual, check_vma=False):
   with runtime.bind_axes(_manual_env(mesh, manual)):
+    if check_vma:  # the user's body: typed as it is traced (shard_map_vma.TraceTyping)
+      with trace_typed(mesh, manual):
+        return pe.trace_to_jaxpr(fun, list(avals))
     return pe.trace_to_jaxpr(fun, list(avals))
 
 
@@ -601,7 +604,7 @@ def _call(f, mesh, manual, in_specs, out_specs, check_vma, args):
     leaves, tree = tree_util.tree_flatten(out)
     out_tree_box.append(tree)
     return [as_traceable_arg(x) for x in leaves]
-  closed = _trace_body(body, block, mesh, manual)
+  closed = _trace_body(body, block, mesh, manual, check_vma)
   closed, lifted = pe.convert_constvars_to_invars(closed)
   out_tree = out_tree_box[0]
   flat_out = _broadcast_specs(out_specs, out_tree, "out")

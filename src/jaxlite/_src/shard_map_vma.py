@@ -148,3 +148,125 @@ def _nested(eqn, ins, vmas, mesh, manual, pvary):
           for a, v, c in zip(ins[nc:nc + ncar], vmas[nc:nc + ncar], carry)]
   ins = ins[:nc] + init + ins[nc + ncar:]
   return ins, {**params, "jaxpr": typed}, carry + body_outs[ncar:]
+
+
+# --- trace-time typing ----------------------------------------------------------------------------
+# While the user's body is traced (check_vma=True), every bind casts its less-varying operands up
+# with pvary and every traced result carries its varying axes, as JAX's binds do: so
+# `jax.typeof` inside the body prints `{V:x}`, and `grad` taken inside the body differentiates
+# through the pvary (whose transpose is a psum), giving a replicated input's gradient summed over
+# the devices it is shared by. `annotate` still types the finished jaxpr (it is idempotent on a
+# body typed here) and the bodies autodiff and vmap derive later.
+
+_SKIP = {parallel_comm.pvary_p}
+_UNBOUND_ASSERTS = {parallel.psum_p, parallel.pmax_p, parallel.pmin_p, parallel_comm.ppermute_p}
+
+
+def _higher_order(params) -> bool:
+  for v in params.values():
+    if isinstance(v, (ClosedJaxpr, Jaxpr)) or (callable(v) and not isinstance(v, type)):
+      return True
+    if isinstance(v, tuple) and v and isinstance(v[0], (ClosedJaxpr, Jaxpr)):
+      return True
+  return False
+
+
+def _atom_vma(x) -> frozenset:
+  return getattr(getattr(x, "aval", None), "vma", None) or frozenset()
+
+
+class TraceTyping:
+  def __init__(self, mesh, manual):
+    self.order = mesh.axis_names
+    self.manual = frozenset(manual)
+
+  def _named(self, prim, params):
+    key = _RULES[prim][1]
+    return [a for a in _names(params[key]) if not isinstance(a, int)]
+
+  def check_bound(self, prim, named):
+    unbound = [a for a in named if a not in self.order and not parallel.axis_is_bound(a)]
+    if unbound:
+      # JAX 0.10.2 fails an internal assertion here (with no message) under check_vma: its
+      # class, and the message its unbound-name NameErrors give.
+      name = "psum" if prim is parallel.psum_p else prim.name
+      raise AssertionError(f"Found an unbound axis name: {unbound[0]}. To fix this, please "
+                           f"call {name} under `jax.shard_map`.")
+
+  def cast(self, prim, args, params):
+    if prim in _SKIP or not args:
+      return args
+    if prim in _RULES:
+      named = self._named(prim, params)
+      if prim in _UNBOUND_ASSERTS:
+        self.check_bound(prim, named)
+      if prim is parallel.psum_p:
+        axes = frozenset(named) & self.manual
+        for x in args:
+          vma = _atom_vma(x)
+          if axes & vma and axes - vma:
+            raise ValueError(
+                "jax.lax.psum can only accept axis_name which corresponds to one of varying, "
+                "unreduced, reduced or invarying state of the input. Got input type: "
+                f"{core.get_aval(x)}, axes: {tuple(named)} and input state: "
+                "{'varying', 'invarying'}")
+      return args
+    if _higher_order(params):
+      return args
+    vmas = [_atom_vma(a) for a in args]
+    union = frozenset().union(*vmas)
+    if all(v == union for v in vmas):
+      return args
+    return tuple(a if v == union else
+                 parallel_comm.pvary_p.bind(a, axes=tuple(n for n in self.order
+                                                          if n in union - v))
+                 for a, v in zip(args, vmas))
+
+  def type_out(self, prim, avals, params, out_avals):
+    vmas = [getattr(a, "vma", None) or frozenset() for a in avals]
+    if prim in _RULES:
+      kind = _RULES[prim][0]
+      axes = frozenset(self._named(prim, params)) & self.manual
+      if kind == "index":
+        vma = axes
+      elif kind in ("add", "same"):
+        vma = vmas[0] | axes
+      else:
+        vma = vmas[0] - axes
+    elif _higher_order(params):
+      return out_avals
+    else:
+      vma = frozenset().union(*vmas) if vmas else frozenset()
+    if not vma:
+      return out_avals
+    if isinstance(out_avals, (list, tuple)):
+      return type(out_avals)(_with_vma(a, vma) for a in out_avals)
+    return _with_vma(out_avals, vma)
+
+
+def cast_like(out, x):
+  """`out` cast up (pvary) to vary where `x` does: the `*_like` constructors' type (JAX)."""
+  missing = _atom_vma(x) - _atom_vma(out)
+  if not missing or core.vma_typing is None:
+    return out
+  return parallel_comm.pvary_p.bind(out, axes=tuple(n for n in core.vma_typing.order
+                                                      if n in missing))
+
+
+def _with_vma(aval, vma):
+  return aval.update(vma=vma) if isinstance(aval, core.ShapedArray) else aval
+
+
+def trace_typed(mesh, manual):
+  """A context manager: binds inside it are typed by TraceTyping (restores the outer typing)."""
+  import contextlib
+
+  @contextlib.contextmanager
+  def ctx():
+    saved = core.vma_typing
+    core.vma_typing = TraceTyping(mesh, manual)
+    try:
+      yield
+    finally:
+      core.vma_typing = saved
+  return ctx()

@@ -137,6 +137,8 @@ class DynamicJaxprTrace(core.Trace):
     if rule is None:  # a user's Primitive (jax.extend.core) given no rule: JAX's error
       raise NotImplementedError(f"Abstract evaluation for '{primitive.name}' not implemented")
     out_avals = core.with_out_shardings(primitive, avals, params, rule(*avals, **params))
+    if core.vma_typing is not None:
+      out_avals = core.vma_typing.type_out(primitive, avals, params, out_avals)
     fold = const_fold_rules.get(primitive)
     if fold is not None:
       folded = fold(atoms, params, out_avals)

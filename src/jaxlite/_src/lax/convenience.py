@@ -40,7 +40,11 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     fill = lax._convert_element_type(fill, x_dtype, weak_type=x_weak)
   else:
     fill = lax.convert_element_type(fill, dtype)
-  return full(out_shape, fill, sharding=sharding)
+  out = full(out_shape, fill, sharding=sharding)
+  if core.vma_typing is not None:  # in a check_vma shard_map body: varies where `x` does (JAX)
+    from jaxlite._src.shard_map_vma import cast_like
+    out = cast_like(out, x)
+  return out
 
 
 def empty(shape, dtype, *, out_sharding=None):

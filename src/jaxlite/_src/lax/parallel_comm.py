@@ -124,6 +124,8 @@ def ppermute(x, axis_name, perm):
         isinstance(leaf, core.Tracer) for leaf in tree_util.tree_leaves(x)):
       # JAX evaluates an unbound ppermute eagerly and has no rule for it
       raise NotImplementedError("Evaluation rule for 'ppermute' not implemented")
+    if core.vma_typing is not None:  # in a check_vma shard_map body: JAX's AssertionError
+      core.vma_typing.check_bound(ppermute_p, names)
     _check_bound(names, "ppermute")
   n = axis_size(names)
   srcs, dsts = [s for s, _ in perm], [d for _, d in perm]

@@ -175,6 +175,9 @@ def _placed(like=False):
     @functools.wraps(fn)
     def wrapper(*args, device=None, out_sharding=None, **kw):
       out = fn(*args, **kw)
+      if like and args and core.vma_typing is not None:  # varies where its input does (JAX)
+        from jaxlite._src.shard_map_vma import cast_like
+        out = cast_like(out, args[0])
       if out_sharding is None and like and args and kw.get("shape") is None:
         # Under a trace a `*_like` result has the input's type, its sharding included.
         out_sharding = getattr(core.get_aval(args[0]), "sharding", None) \

@@ -33,12 +33,17 @@ class Program:
   """The per-device program of `closed` (a ClosedJaxpr) for inputs with `in_specs`, outputs
   brought to `out_specs` (None entries: the propagated spec)."""
 
-  def __init__(self, closed, in_specs, out_specs, mesh):
+  def __init__(self, closed, in_specs, out_specs, mesh, free=None):
     self.closed, self.mesh = closed, mesh
     self.mesh_shape = dict(mesh.shape)
-    self.in_specs = tuple(in_specs)
     jaxpr = closed.jaxpr
-    self.env, self.plans = prop.propagate(jaxpr, in_specs, self.mesh_shape, out_specs)
+    if free is not None and any(free) and any(s is not None for s in out_specs):
+      # uncommitted inputs given no in_sharding take what the out_shardings ask of them
+      in_specs, self.env, self.plans = prop.propagate_free(jaxpr, in_specs, self.mesh_shape,
+                                                           out_specs, free)
+    else:
+      self.env, self.plans = prop.propagate(jaxpr, in_specs, self.mesh_shape, out_specs)
+    self.in_specs = tuple(in_specs)
     self.out_specs = tuple(
         self._read_spec(v) if s is None else s for v, s in zip(jaxpr.outvars, out_specs))
     self._executable = self._spmd_executable = None
@@ -667,7 +672,7 @@ def _plan_call(fn, args, kwargs):
     return not isinstance(s, NamedSharding) or \
         tuple(s.mesh.shape.items()) == tuple(mesh.shape.items())
 
-  in_specs = []
+  in_specs, free = [], []
   for i, (x, a, s, c) in enumerate(zip(flat, avals, in_leaves, committed)):
     nd = len(a.shape)
     if s is not None and isinstance(c, devices.Sharding) and is_multi_device(c) and \
@@ -690,6 +695,7 @@ def _plan_call(fn, args, kwargs):
       in_specs.append(prop.spec_of_sharding(c, nd))
     else:
       in_specs.append(prop.replicated(nd))
+    free.append(len(in_specs) == i + 1 and s is None and c is None)
   out_specs = []
   out_paths = None
   for k, (s, a) in enumerate(zip(out_leaves, entry.out_avals)):
@@ -708,7 +714,7 @@ def _plan_call(fn, args, kwargs):
   key = (in_specs_key := tuple(in_specs), tuple(out_specs), mesh)
   cached = fn._sharded_cache.get(key)
   if cached is None or cached[0] is not entry.closed:
-    program = Program(entry.closed, in_specs_key, out_specs, mesh)
+    program = Program(entry.closed, in_specs_key, out_specs, mesh, free)
     cached = fn._sharded_cache[key] = (entry.closed, program)
   program = cached[1]
   if spans:
@@ -737,7 +743,7 @@ def _plan_call(fn, args, kwargs):
 _eqn_out_shardings: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def jit_eqn_placements(closed, args, device):
+def jit_eqn_placements(closed, args, device, out_shardings=None, free=None):
   """Placements of the results of a `jit` eqn run eagerly on `args` laid out over the mesh of
   `device` (a NamedSharding): the shardings propagation gives its outputs, as JAX's
   partitioner does for a transformed jit (grad or vmap of jit run whole: the eqn's jaxpr is
@@ -756,11 +762,20 @@ def jit_eqn_placements(closed, args, device):
   per_jaxpr = _eqn_out_shardings.get(closed)
   if per_jaxpr is None:
     per_jaxpr = _eqn_out_shardings[closed] = {}
-  key = (tuple(in_specs), mesh)
+  out_specs = None
+  if out_shardings is not None and any(s is not None for s in out_shardings) and free:
+    # given out_shardings: free inputs take what they ask of them (as a direct call does)
+    out_specs = tuple(None if s is None else prop.spec_of_sharding(s, len(v.aval.shape))
+                      for s, v in zip(out_shardings, closed.jaxpr.outvars))
+  key = (tuple(in_specs), mesh, out_specs, None if out_specs is None else tuple(free))
   out = per_jaxpr.get(key)
   if out is None:
     try:
-      env, _ = prop.propagate(closed.jaxpr, in_specs, dict(mesh.shape))
+      if out_specs is not None and any(free):
+        _, env, _ = prop.propagate_free(closed.jaxpr, in_specs, dict(mesh.shape), out_specs,
+                                        free)
+      else:
+        env, _ = prop.propagate(closed.jaxpr, in_specs, dict(mesh.shape))
     except (ValueError, TypeError):
       return None
     out = []
@@ -800,7 +815,13 @@ def given_placements(closed, orig_args, args, in_shardings, out_shardings):
   given = [s for s in (*in_shardings, *out_shardings) if s is not None and s is not UNSPECIFIED]
   device = next((s for s in given if isinstance(s, NamedSharding) and is_multi_device(s)),
                 None)
-  rest = jit_eqn_placements(closed, args, device) if device is not None else None
+  rest = None
+  if device is not None:
+    free = [(i is None or i is UNSPECIFIED) and getattr(a, "_device", None) is None
+            for a, i in zip(args, in_shardings)]
+    wanted = [s if isinstance(s, NamedSharding) and s.mesh == device.mesh else None
+              for s in out_shardings]
+    rest = jit_eqn_placements(closed, args, device, wanted, free)
   out = []
   for i, (s, v) in enumerate(zip(out_shardings, closed.jaxpr.outvars)):
     if s is not None and s is not UNSPECIFIED:

@@ -322,7 +322,7 @@ def _splittable(spec, shape, mesh_shape) -> tuple:
   return tuple(out)
 
 
-def propagate(jaxpr, in_specs, mesh_shape, out_specs=None):
+def propagate(jaxpr, in_specs, mesh_shape, out_specs=None, loose=None):
   """(specs of every var, plans of every eqn) of `jaxpr` (a core.Jaxpr) whose invars have
   `in_specs`; `mesh_shape` maps axis names to sizes; `out_specs` (None entries: free) are the
   specs its results are asked for (jit's out_shardings), propagated backward."""
@@ -356,7 +356,7 @@ def propagate(jaxpr, in_specs, mesh_shape, out_specs=None):
         typed = _given_spec(given[i], v, mesh_shape)
       env[v] = _splittable(typed, v.aval.shape, mesh_shape) if typed is not None else s
   if out_specs is not None and any(t is not None for t in out_specs):
-    back_propagate(jaxpr, env, plans, list(out_specs), mesh_shape)
+    back_propagate(jaxpr, env, plans, list(out_specs), mesh_shape, loose)
   _split_broadcasts(jaxpr, env, plans)
   return env, plans
 
@@ -456,7 +456,26 @@ def _refines(t, s) -> bool:
   return t != s and all(a[:len(b)] == b for a, b in zip(t, s))
 
 
-def back_propagate(jaxpr, env, plans, out_targets, mesh_shape):
+def propagate_free(jaxpr, in_specs, mesh_shape, out_specs, free):
+  """`propagate` where the inputs marked `free` (uncommitted, no in_sharding) may take the
+  spec the backward pass asks of them, as XLA's propagation picks a free parameter's sharding
+  from its uses: (the input specs chosen, env, plans). The other uses of such an input then
+  follow it forward (a result computed from it and left unspecified comes out split too)."""
+  loose = {}
+  env, plans = propagate(jaxpr, in_specs, mesh_shape, out_specs, loose=loose)
+  new = list(in_specs)
+  for n, v in enumerate(jaxpr.invars):
+    t = loose.get(v)
+    if free[n] and t is not None and t != new[n] and \
+        _splittable(t, v.aval.shape, mesh_shape) == t:
+      new[n] = t
+  if new == list(in_specs):
+    return tuple(in_specs), env, plans
+  env, plans = propagate(jaxpr, new, mesh_shape, out_specs)
+  return tuple(new), env, plans
+
+
+def back_propagate(jaxpr, env, plans, out_targets, mesh_shape, loose=None):
   """Propagates the specs `out_targets` asks of `jaxpr`'s outputs (None: none) backward from
   each output into its producers, updating `env` and `plans` in place. A value is computed
   with a spec `t` instead of its forward one when `t` refines it (`_refines`: only local
@@ -512,11 +531,14 @@ def back_propagate(jaxpr, env, plans, out_targets, mesh_shape):
 
   todo = [(v, t) for v, t in zip(jaxpr.outvars, out_targets)
           if isinstance(v, core.Var) and t is not None]
+  invars = set(jaxpr.invars)
   wants = {}
   while todo:
     v, t = todo.pop()
     if not _refines(t, env[v]):
       continue
+    if loose is not None and v not in loose and v in invars:  # asked of an input (free ones)
+      loose[v] = t
     replans = takes(v, t)
     if replans is None:
       continue

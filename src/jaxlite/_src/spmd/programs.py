@@ -158,11 +158,15 @@ def device_programs(jaxpr, mesh, writers):
     full = fuse_psums(jaxpr)
     made = {}
     hit = []
-    for d in range(mesh.devices.size):
-      needed = tuple(d in w for w in writers)
+    needs = [tuple(d in w for w in writers) for d in range(mesh.devices.size)]
+    # When some device runs a pruned program, every device does (a writer of all outputs too):
+    # the compiler would drop a collective whose result nothing reads from a whole program,
+    # while the pruned ones keep it, and its peers would wait for it forever.
+    whole = all(all(n) for n in needs)
+    for needed in needs:
       prog = made.get(needed)
       if prog is None:
-        prog = made[needed] = DeviceProgram(full, None) if all(needed) else \
+        prog = made[needed] = DeviceProgram(full, None) if whole else \
             DeviceProgram(prune(full, needed), needed)
       hit.append(prog)
     if len(per_body) >= 16:

@@ -181,13 +181,26 @@ def promote_weak_input(val, in_aval, out_aval):
 
 
 def typematch(a, b) -> bool:
-  """Equal shape and dtype; weak types are ignored like JAX."""
-  return a.shape == b.shape and a.dtype == b.dtype
+  """Equal shape, dtype and varying manual axes (check_vma); weak types are ignored like JAX."""
+  return a.shape == b.shape and a.dtype == b.dtype and _vma(a) == _vma(b)
+
+
+def _vma(a) -> frozenset:
+  return getattr(a, "vma", None) or frozenset()
+
+
+def _pcast_hint(axes, target) -> str:
+  """JAX's advice when only the varying manual axes of two types differ."""
+  return (f"\nThis might be fixed by applying `jax.lax.pcast(..., {tuple(sorted(axes))}, "
+          f"to='varying')`{target}.\nSee https://docs.jax.dev/en/latest/notebooks/"
+          "shard_map.html#scan-vma for more information.\n")
 
 
 def aval_mismatch_extra(a, b) -> str:
   what = [w for w, differ in (("the dtypes do not match", a.dtype != b.dtype),
-                              ("the shapes do not match", a.shape != b.shape)) if differ]
+                              ("the shapes do not match", a.shape != b.shape),
+                              ("the manual axis types do not match", _vma(a) != _vma(b)))
+          if differ]
   if not what:
     return ""
   return ", so " + (what[0] if len(what) == 1 else ", ".join(what[:-1]) + ", and " + what[-1])
@@ -230,6 +243,11 @@ def check_branch_outputs(api_name, name1, name2, f1, f2, tree1, avals1, tree2, a
     return
   text = f"{_capitalize(diffs[0])}.\n" if len(diffs) == 1 else \
       "\n".join(f"  * {d};" for d in diffs[:-1]) + f"\n  * {diffs[-1]}.\n"
+  vma_only = [(a, b) for a, b in zip(avals1, avals2) if not typematch(a, b)
+              and a.shape == b.shape and a.dtype == b.dtype]
+  if len(diffs) == 1 and vma_only:
+    a, b = vma_only[0]
+    text += _pcast_hint(_vma(b) - _vma(a), f" to the output of {name1}")
   raise TypeError(f"{api_name} branches must have equal output types but they differ.\n\n"
                   f"{header}{text}\nRevise {name1} and/or {name2} so that all output types "
                   "match.")
@@ -275,8 +293,15 @@ def check_carry_type(name, body_fun, in_tree, in_avals, out_tree, out_avals):
            for p, a, b in zip(paths, in_avals, out_avals) if not typematch(a, b)]
   if not diffs:
     return
+  text = _diff_text(diffs)
+  vma_only = [(p, a, b) for p, a, b in zip(paths, in_avals, out_avals) if not typematch(a, b)
+              and a.shape == b.shape and a.dtype == b.dtype]
+  if len(diffs) == 1 and vma_only:
+    p, a, b = vma_only[0]
+    text += _pcast_hint(_vma(b) - _vma(a), ", to the initial carry value corresponding to "
+                        + component(p))
   raise TypeError(f"{name} function carry input and carry output must have equal types, but "
-                  f"they differ:\n\n{_diff_text(diffs)}\nRevise the function so that all output "
+                  f"they differ:\n\n{text}\nRevise the function so that all output "
                   "types match the corresponding input types.")
 
 

@@ -359,8 +359,8 @@ def _memo_wrapper(kind, fun, make):
 
 def _fori_while_body(body_fun):
   def make(fun_ref):
-    def while_body(carry):
-      i, upper, x = carry
+    def while_body(loop_carry):  # JAX's name, which its carry type errors print
+      i, upper, x = loop_carry
       return lax.add(i, np.array(1, dtypes.dtype_and_weak(i)[0])), upper, fun_ref()(i, x)
     return while_body
   return _memo_wrapper("fori_while", body_fun, make)
@@ -368,8 +368,8 @@ def _fori_while_body(body_fun):
 
 def _fori_scan_body(body_fun):
   def make(fun_ref):
-    def scan_body(carry, _):
-      i, x = carry
+    def scan_body(loop_carry, _):  # JAX's name, which its carry type errors print
+      i, x = loop_carry
       return (i + 1, fun_ref()(i, x)), None
     return scan_body
   return _memo_wrapper("fori_scan", body_fun, make)
