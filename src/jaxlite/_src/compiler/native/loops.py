@@ -1,0 +1,204 @@
+"""Whole `scan` loops as one numba function: the body's array ops (elementwise, broadcasts,
+reshapes, 1-D/2-D matrix products through numba's BLAS `np.dot`) inlined in a compiled loop over
+the steps, so a step costs no Python dispatch (tier 1 spends ~15 NumPy calls a step there).
+
+`scan_source` writes the module (an explicit signature: every value C-contiguous, each dtype
+numba's) or raises codegen.Unsupported; the native backend wraps the tier-1 loop in a HotSwap
+that compiles it in the background when hot and keeps it only when its calls are faster.
+
+Not covered (stay on tier 1): 0-d values (scalar carries and counters, hence while_loop's
+typical `i < n`), reductions, integer division, float-to-int converts, gathers and every other
+primitive outside `_EXPR`. Nothing here imports numba.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from jaxlite._src.compiler import passes
+from jaxlite._src.compiler.native import codegen
+from jaxlite._src.core import Literal
+
+# Off by default: on the scan RNN anchor (1000 steps, hidden 128, batch 32) the compiled loop did
+# not beat tier 1 by enough to be the default in the one run we could make (see BENCHMARKS.md /
+# the helper's report). JAXLITE_NATIVE_LOOPS=1 turns it on.
+ENABLED = os.environ.get("JAXLITE_NATIVE_LOOPS", "0").strip().lower() in ("1", "true", "on")
+
+_UNARY = {"tanh": "np.tanh({0})", "exp": "np.exp({0})", "log": "np.log({0})",
+          "sin": "np.sin({0})", "cos": "np.cos({0})", "sqrt": "np.sqrt({0})",
+          "log1p": "np.log1p({0})", "expm1": "np.expm1({0})", "abs": "np.abs({0})",
+          "neg": "(-{0})"}
+_FLOAT_ONLY = {"tanh", "exp", "log", "sin", "cos", "sqrt", "log1p", "expm1", "div", "pow",
+               "logistic"}
+_BINARY = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
+           "div": "({0} / {1})", "max": "np.maximum({0}, {1})", "min": "np.minimum({0}, {1})",
+           "pow": "np.power({0}, {1})", "and": "({0} & {1})", "or": "({0} | {1})",
+           "xor": "({0} ^ {1})", "lt": "({0} < {1})", "gt": "({0} > {1})",
+           "le": "({0} <= {1})", "ge": "({0} >= {1})", "eq": "({0} == {1})",
+           "ne": "({0} != {1})"}
+_BITWISE = {"and", "or", "xor"}
+
+
+def _array_type(aval) -> str:
+  if not aval.shape:
+    raise codegen.Unsupported("a 0-d value")
+  name = codegen._TYPES.get(np.dtype(aval.dtype), (None,))[0]
+  if name is None:
+    raise codegen.Unsupported(f"dtype {aval.dtype}")
+  return f"{name}[{', '.join([':'] * (len(aval.shape) - 1) + ['::1'])}]"
+
+
+def _expr(eqn, ins) -> str:
+  """The numba expression of one eqn over array (or typed scalar literal) operands `ins`."""
+  name, p = eqn.primitive.name, eqn.params
+  out = eqn.outvars[0].aval
+  kinds = {np.dtype(v.aval.dtype).kind for v in eqn.invars}
+  if name in _FLOAT_ONLY and kinds - {"f"}:
+    raise codegen.Unsupported(f"{name} on {kinds}")
+  if name in _BITWISE and kinds - {"b", "i", "u"}:
+    raise codegen.Unsupported(f"{name} on {kinds}")
+  if any(np.dtype(v.aval.dtype) != np.dtype(out.dtype) for v in eqn.invars) \
+      and name not in ("lt", "gt", "le", "ge", "eq", "ne", "select_n", "convert_element_type"):
+    raise codegen.Unsupported(f"{name} mixing dtypes")
+  if name in _UNARY:
+    return _UNARY[name].format(*ins)
+  if name == "logistic":
+    one = codegen.literal(1, out.dtype)
+    return f"({one} / ({one} + np.exp(-{ins[0]})))"
+  if name in _BINARY:
+    return _BINARY[name].format(*ins)
+  if name == "integer_pow" and p["y"] == 2:
+    return f"({ins[0]} * {ins[0]})"
+  if name == "select_n" and len(ins) == 3 and np.dtype(eqn.invars[0].aval.dtype) == np.bool_:
+    return f"np.where({ins[0]}, {ins[2]}, {ins[1]})"
+  if name == "convert_element_type":
+    src = np.dtype(eqn.invars[0].aval.dtype)
+    if src.kind == "f" and np.dtype(out.dtype).kind != "f":
+      raise codegen.Unsupported("float -> int convert")  # rounding/overflow rules differ
+    return f"{ins[0]}.astype({codegen._cast(out.dtype)})"
+  if name == "broadcast_in_dim":
+    in_shape = eqn.invars[0].aval.shape
+    shape = [1] * len(out.shape)
+    for d, s in zip(p["broadcast_dimensions"], in_shape):
+      shape[d] = s
+    x = f"np.ascontiguousarray({ins[0]}).reshape({tuple(shape)!r})"
+    return x if tuple(shape) == tuple(out.shape) else f"np.broadcast_to({x}, {tuple(out.shape)!r})"
+  if name == "reshape" and p.get("dimensions") is None:
+    return f"np.ascontiguousarray({ins[0]}).reshape({tuple(out.shape)!r})"
+  if name == "dot_general":
+    (lc, rc), (lb, rb) = p["dimension_numbers"]
+    lhs, rhs = (v.aval for v in eqn.invars)
+    if lb or rb or tuple(lc) != (lhs.ndim - 1,) or tuple(rc) != (0,) or lhs.ndim > 2 \
+        or rhs.ndim > 2 or kinds != {"f"} or np.dtype(lhs.dtype) != np.dtype(out.dtype):
+      raise codegen.Unsupported("dot_general beyond np.dot")
+    return f"np.dot(np.ascontiguousarray({ins[0]}), np.ascontiguousarray({ins[1]}))"
+  raise codegen.Unsupported(name)
+
+
+def scan_source(closed, num_consts: int, num_carry: int, reverse: bool):
+  """(numba module source, body consts): the module's `kernel(*body consts, *consts, *carry_in, *xs, *ys, *carry_out, length)`
+  running the scan of body `closed` and writing ys and the final carry in place."""
+  jaxpr, consts = passes.optimize(closed)
+  if any(np.ndim(c) == 0 for c in consts):
+    raise codegen.Unsupported("a 0-d constant")
+  names, counter = {}, iter(range(1 << 30))
+
+  def name(v):
+    if v not in names:
+      names[v] = f"v{next(counter)}"
+    return names[v]
+
+  def atom(v):
+    if type(v) is Literal:
+      return codegen.literal(v.val, v.aval.dtype)
+    if not v.aval.shape:
+      raise codegen.Unsupported("a 0-d value")
+    return name(v)
+
+  invars = jaxpr.invars
+  n_in = num_consts + num_carry
+  xs_vars = invars[n_in:]
+  outs = jaxpr.outvars
+  if any(type(v) is Literal for v in outs):
+    raise codegen.Unsupported("a literal result")
+  params, sig = [], []
+  for i, v in enumerate(jaxpr.constvars):
+    params.append(f"k{i}")
+    sig.append(_array_type(v.aval))
+  for i, v in enumerate(invars[:num_consts]):
+    params.append(name(v))
+    sig.append(_array_type(v.aval))
+  carry_vars = invars[num_consts:n_in]
+  for i, v in enumerate(carry_vars):
+    params.append(f"c{i}")
+    sig.append(_array_type(v.aval))
+  for i, v in enumerate(xs_vars):
+    params.append(f"xs{i}")
+    sig.append(_array_type(_stacked(v.aval)))
+  for i, v in enumerate(outs[num_carry:]):
+    params.append(f"ys{i}")
+    sig.append(_array_type(_stacked(v.aval)))
+  for i, v in enumerate(outs[:num_carry]):
+    params.append(f"co{i}")
+    sig.append(_array_type(v.aval))
+  params.append("length")
+  sig.append("int64")
+  body = []
+  for eqn in jaxpr.eqns:
+    if len(eqn.outvars) != 1:
+      raise codegen.Unsupported(f"{eqn.primitive.name}: several results")
+    body.append(f"{name(eqn.outvars[0])} = {_expr(eqn, [atom(v) for v in eqn.invars])}")
+  lines = ["import numpy as np", "from numba import njit", "",
+           f"@njit('void({', '.join(sig)})', cache=True, nogil=True)",
+           f"def kernel({', '.join(params)}):"]
+  lines += [f"  {name(v)} = k{i}" for i, v in enumerate(jaxpr.constvars)]
+  lines += [f"  {name(v)} = c{i}.copy()" for i, v in enumerate(carry_vars)]
+  lines.append("  for _t in range(length):")
+  lines.append(f"    _i = {'length - 1 - _t' if reverse else '_t'}")
+  lines += [f"    {name(v)} = xs{i}[_i]" for i, v in enumerate(xs_vars)]
+  lines += [f"    {line}" for line in body]
+  lines += [f"    ys{i}[_i] = {name(v)}" for i, v in enumerate(outs[num_carry:])]
+  # The next step's carry: C-contiguous copies (types stay one across iterations, and a
+  # carry never aliases a value the next step's results overwrite).
+  new = [f"np.ascontiguousarray({name(v)}).copy()" for v in outs[:num_carry]]
+  if carry_vars:
+    lines.append(f"    {', '.join(name(v) for v in carry_vars)} = {', '.join(new)}")
+  lines += [f"  co{i}[...] = {name(v)}" for i, v in enumerate(carry_vars)]
+  return "\n".join(lines) + "\n", consts
+
+
+def _stacked(aval):
+  class _A:  # the aval with a leading steps axis (only shape and dtype are read)
+    shape = (0, *aval.shape)
+    dtype = aval.dtype
+  return _A
+
+
+class NativeScan:
+  """The compiled loop with tier 1's calling convention `(*consts, *carry, *xs, *ys, length)
+  -> carry`; calls whose buffers it cannot take as they are (not C-contiguous, other dtype)
+  run `fallback`."""
+
+  def __init__(self, fn, body_consts, closed, num_consts, num_carry, fallback):
+    self.fn, self.fallback = fn, fallback
+    self.body_consts = [np.ascontiguousarray(c) for c in body_consts]
+    self.n_in = num_consts + num_carry
+    self.num_consts, self.num_carry = num_consts, num_carry
+    self.carry_avals = [v.aval for v in closed.jaxpr.outvars[:num_carry]]
+
+  def __call__(self, *args):
+    length = args[-1]
+    ins = [np.asarray(a) for a in args[:-1]]
+    # consts and carry are only read: a contiguous copy will do; xs are read too, but big;
+    # ys are written in place, so must be taken as they are.
+    ins = [a if a.flags.c_contiguous else np.ascontiguousarray(a) for a in ins[:self.n_in]] \
+        + ins[self.n_in:]
+    if not all(a.flags.c_contiguous for a in ins):
+      return self.fallback(*args)
+    outs = [np.empty(a.shape, a.dtype) for a in self.carry_avals]
+    try:
+      self.fn(*self.body_consts, *ins, *outs, int(length))
+    except TypeError:  # dtypes or ranks other than the body's avals: tier 1 runs it
+      return self.fallback(*args)
+    return tuple(outs)
