@@ -393,6 +393,9 @@ def main(argv):
         + (f"; torch.set_num_threads({torch.get_num_threads()})" if torch else "")
         + (f"; numba threads {__import__('numba').config.NUMBA_NUM_THREADS}"
            if native.available() else ""))
+  from jaxlite._src.compiler.native import loops
+  print(f"# native whole-scan loops: {'on' if loops.ENABLED else 'off'} "
+        "(JAXLITE_NATIVE_LOOPS=1 turns them on; tier 1's loop otherwise)")
   print("# cells: median per call (cpu/wall for jaxlite and JAX columns); ratios are times, "
         "<= 1 meets a target")
   print("| workload | " + " | ".join(COLUMNS) + " | ratios |")

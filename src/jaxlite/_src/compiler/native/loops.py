@@ -20,9 +20,13 @@ from jaxlite._src.compiler import passes
 from jaxlite._src.compiler.native import codegen
 from jaxlite._src.core import Literal
 
-# Off by default: on the scan RNN anchor (1000 steps, hidden 128, batch 32) the compiled loop did
-# not beat tier 1 by enough to be the default in the one run we could make (see BENCHMARKS.md /
-# the helper's report). JAXLITE_NATIVE_LOOPS=1 turns it on.
+# Off by default (JAXLITE_NATIVE_LOOPS=1 turns it on): on the scan RNN anchor (tanh, 1000 steps,
+# hidden 128, batch 32; 2-core machine, loaded, 2026-12-04) the compiled loop's best call was
+# 130-172 ms against tier 1's 30-34 ms, so the HotSwap rejected it: numba has no SIMD tanh here
+# (no SVML; 55 us for a (32, 128) tanh against NumPy's 1.8 us), while the step's two np.dot
+# cost what NumPy's do (11.5 us against 9.2 us). With ReLU in place of tanh it won: best
+# 26.3 ms against 32.7 ms (kept). On by default it would spend a background compile (~6 s
+# of CPU) and two slow trial calls on every hot transcendental loop to learn that.
 ENABLED = os.environ.get("JAXLITE_NATIVE_LOOPS", "0").strip().lower() in ("1", "true", "on")
 
 _UNARY = {"tanh": "np.tanh({0})", "exp": "np.exp({0})", "log": "np.log({0})",
