@@ -12,6 +12,7 @@ import pytest
 import jaxlite
 import jaxlite.numpy as jnp
 from jaxlite import lax
+from jaxlite._src import core
 from jaxlite._src.compiler import numpy_codegen
 from jaxlite._src.compiler import native
 from jaxlite._src.compiler.native import backend as native_backend
@@ -33,12 +34,16 @@ def _scan_eqn(f, *args):
   """(body ClosedJaxpr, num_consts, num_carry, reverse, eqn, the scan's operand values) of the
   one scan in f's jaxpr (its operands are f's arguments or captured constants)."""
   closed = jaxlite.make_jaxpr(f)(*args)
-  (eqn,) = [e for e in closed.jaxpr.eqns if e.primitive.name == "scan"]
-  env = dict(zip(closed.jaxpr.invars, args))
-  env.update(zip(closed.jaxpr.constvars, closed.consts))
+  eqns = closed.jaxpr.eqns
+  (at,) = [i for i, e in enumerate(eqns) if e.primitive.name == "scan"]
+  eqn = eqns[at]
+  # the scan's operands: the jaxpr's eqns before it, evaluated with its operands as results
+  before = core.Jaxpr(closed.jaxpr.constvars, closed.jaxpr.invars,
+                      [v for v in eqn.invars], eqns[:at])
+  ins = core.eval_jaxpr(before, closed.consts, *args)
   p = eqn.params
   return p["jaxpr"], p["num_consts"], p["num_carry"], p["reverse"], eqn, \
-      [np.asarray(env[v]) if v in env else None for v in eqn.invars]
+      [np.asarray(v, var.aval.dtype) for v, var in zip(ins, eqn.invars)]
 
 
 def _loop_args(f, *args):
@@ -96,6 +101,24 @@ def with_consts(w, h0, xs):
   return lax.scan(step, h0, xs)
 
 
+def fori_counter(v, xs):
+  # fori_loop with static bounds is a scan with a 0-d int32 counter in its carry; the counter
+  # scales an array, a 0-d float accumulates, an int32 scalar wraps around
+  def body(i, carry):
+    v, acc, h = carry
+    v = jnp.tanh(v * 0.9 + i.astype(jnp.float32) * 0.01)
+    return v, acc + jnp.float32(0.5) * i.astype(jnp.float32), h * jnp.int32(65599) + i
+  return lax.fori_loop(0, xs.shape[0], body, (v, jnp.float32(0), jnp.int32(7)))
+
+
+def scalar_xs(c, xs):
+  # 0-d slices of xs and 0-d per-step results (ys of shape (length,))
+  def step(c, x):
+    c = jnp.where(x > 0, c * x, c - x) + jnp.float32(1)
+    return c, (c * 2, x > 0)
+  return lax.scan(step, c, xs)
+
+
 _F32 = np.random.default_rng(2).standard_normal
 CASES = [
     ("rnn", rnn, lambda: (_F32((4, 16)).astype(np.float32), _F32((12, 4, 16)).astype(np.float32))),
@@ -104,6 +127,10 @@ CASES = [
     ("int32 wraparound", int_hash,
      lambda: (np.arange(-8, 8, dtype=np.int32).reshape(2, 8) * 977,
               (np.arange(5 * 16, dtype=np.int32).reshape(5, 2, 8) * 40503) - 2**20)),
+    ("fori_loop 0-d counter", fori_counter,
+     lambda: (_F32(8).astype(np.float32), np.zeros((30, 1), np.float32))),
+    ("0-d xs and ys", scalar_xs,
+     lambda: (np.float32(0.25), _F32(11).astype(np.float32))),
     ("traced consts", with_consts,
      lambda: (np.linspace(-2, 2, 8, dtype=np.float32), np.zeros(8, np.float32),
               _F32((7, 8)).astype(np.float32))),
@@ -123,6 +150,10 @@ def test_scan_source_plans(name, f, make):
 def test_native_scan_equals_tier0(cache_dir, name, f, make):
   body, nc, ncar, rev, ins, ys, length = _loop_args(f, *make())
   loop, tier0 = _native_loop(body, nc, ncar, rev)
+
+  def no_fallback(*args):
+    raise AssertionError("the native loop handed this call to tier 1")
+  loop.fallback = no_fallback
   got_c, got_y = _run(loop, ins, ys, length)
   want_c, want_y = _run(tier0, ins, ys, length)
   for g, w in zip(got_c + got_y, want_c + want_y):
@@ -134,9 +165,9 @@ def test_native_scan_equals_tier0(cache_dir, name, f, make):
 
 
 @pytest.mark.parametrize("f", [
-    # a reduction, a 0-d carry (while_loop's counter shape), a float->int convert
+    # a reduction, integer division, a float->int convert
     lambda h, xs: lax.scan(lambda h, x: (h + jnp.sum(x), x), h, xs),
-    lambda h, xs: lax.scan(lambda c, x: (c + 1, x * 2), jnp.int32(0), xs),
+    lambda h, xs: lax.scan(lambda c, x: (c // 3, x * 2), jnp.arange(4, dtype=jnp.int32), xs),
     lambda h, xs: lax.scan(lambda h, x: (h, x.astype(jnp.int32)), h, xs),
 ])
 def test_unsupported_bodies_stay_on_tier1(f):

@@ -6,9 +6,10 @@ the steps, so a step costs no Python dispatch (tier 1 spends ~15 NumPy calls a s
 numba's) or raises codegen.Unsupported; the native backend wraps the tier-1 loop in a HotSwap
 that compiles it in the background when hot and keeps it only when its calls are faster.
 
-Not covered (stay on tier 1): 0-d values (scalar carries and counters, hence while_loop's
-typical `i < n`), reductions, integer division, float-to-int converts, gathers and every other
-primitive outside `_EXPR`. Nothing here imports numba.
+0-d values (fori_loop's counter, scalar accumulators) are numba scalars cast to their dtype
+after every op. Not covered (stay on tier 1): while_loop (its impl has no backend seam yet),
+reductions, integer division, float-to-int converts, gathers and every other primitive
+`_array_expr` does not name. Nothing here imports numba.
 """
 from __future__ import annotations
 
@@ -44,17 +45,38 @@ _BINARY = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
 _BITWISE = {"and", "or", "xor"}
 
 
-def _array_type(aval) -> str:
-  if not aval.shape:
-    raise codegen.Unsupported("a 0-d value")
+def _array_type(aval, readonly: bool = True) -> str:
+  """numba type of a kernel argument of `aval`, C-contiguous (a 0-d value travels as a
+  shape-(1,) array). Inputs are declared read-only and always passed as read-only views:
+  jaxlite's buffers are read-only, and a signature accepts only the flag it names."""
   name = codegen._TYPES.get(np.dtype(aval.dtype), (None,))[0]
   if name is None:
     raise codegen.Unsupported(f"dtype {aval.dtype}")
-  return f"{name}[{', '.join([':'] * (len(aval.shape) - 1) + ['::1'])}]"
+  return f"types.Array(types.{name}, {max(len(aval.shape), 1)}, 'C', readonly={readonly})"
 
 
 def _expr(eqn, ins) -> str:
-  """The numba expression of one eqn over array (or typed scalar literal) operands `ins`."""
+  """The numba expression of one eqn over array or scalar operands `ins`. A 0-d result is a
+  numba scalar cast to its dtype: numba computes int32 + int32 in int64 and float32 math may
+  widen, NumPy's 0-d arrays (tier 0) keep the dtype, and the cast wraps as they do."""
+  out = eqn.outvars[0].aval
+  if not out.shape:
+    if eqn.primitive.name in ("dot_general", "reshape", "broadcast_in_dim"):
+      raise codegen.Unsupported(f"0-d {eqn.primitive.name}")
+    if eqn.primitive.name == "select_n":
+      if len(ins) != 3 or np.dtype(eqn.invars[0].aval.dtype) != np.bool_:
+        raise codegen.Unsupported("select_n beyond a bool predicate")
+      return f"{codegen._cast(out.dtype)}({ins[2]} if {ins[0]} else {ins[1]})"
+    if eqn.primitive.name == "convert_element_type":
+      _array_expr(eqn, ins)  # its checks (no float -> int)
+      return f"{codegen._cast(out.dtype)}({ins[0]})"
+    return f"{codegen._cast(out.dtype)}({_array_expr(eqn, ins)})"
+  if eqn.primitive.name == "broadcast_in_dim" and not eqn.invars[0].aval.shape:
+    return f"np.full({tuple(out.shape)!r}, {ins[0]}, {codegen._cast(out.dtype)})"
+  return _array_expr(eqn, ins)
+
+
+def _array_expr(eqn, ins) -> str:
   name, p = eqn.primitive.name, eqn.params
   out = eqn.outvars[0].aval
   kinds = {np.dtype(v.aval.dtype).kind for v in eqn.invars}
@@ -104,8 +126,7 @@ def scan_source(closed, num_consts: int, num_carry: int, reverse: bool):
   """(numba module source, body consts): the module's `kernel(*body consts, *consts, *carry_in, *xs, *ys, *carry_out, length)`
   running the scan of body `closed` and writing ys and the final carry in place."""
   jaxpr, consts = passes.optimize(closed)
-  if any(np.ndim(c) == 0 for c in consts):
-    raise codegen.Unsupported("a 0-d constant")
+  consts = [np.asarray(c, v.aval.dtype) for c, v in zip(consts, jaxpr.constvars)]
   names, counter = {}, iter(range(1 << 30))
 
   def name(v):
@@ -116,9 +137,10 @@ def scan_source(closed, num_consts: int, num_carry: int, reverse: bool):
   def atom(v):
     if type(v) is Literal:
       return codegen.literal(v.val, v.aval.dtype)
-    if not v.aval.shape:
-      raise codegen.Unsupported("a 0-d value")
     return name(v)
+
+  def scalar(v) -> bool:
+    return not v.aval.shape
 
   invars = jaxpr.invars
   n_in = num_consts + num_carry
@@ -131,7 +153,7 @@ def scan_source(closed, num_consts: int, num_carry: int, reverse: bool):
     params.append(f"k{i}")
     sig.append(_array_type(v.aval))
   for i, v in enumerate(invars[:num_consts]):
-    params.append(name(v))
+    params.append(f"a{i}")
     sig.append(_array_type(v.aval))
   carry_vars = invars[num_consts:n_in]
   for i, v in enumerate(carry_vars):
@@ -142,22 +164,26 @@ def scan_source(closed, num_consts: int, num_carry: int, reverse: bool):
     sig.append(_array_type(_stacked(v.aval)))
   for i, v in enumerate(outs[num_carry:]):
     params.append(f"ys{i}")
-    sig.append(_array_type(_stacked(v.aval)))
+    sig.append(_array_type(_stacked(v.aval), readonly=False))
   for i, v in enumerate(outs[:num_carry]):
     params.append(f"co{i}")
-    sig.append(_array_type(v.aval))
+    sig.append(_array_type(v.aval, readonly=False))
   params.append("length")
-  sig.append("int64")
+  sig.append("types.int64")
   body = []
   for eqn in jaxpr.eqns:
     if len(eqn.outvars) != 1:
       raise codegen.Unsupported(f"{eqn.primitive.name}: several results")
     body.append(f"{name(eqn.outvars[0])} = {_expr(eqn, [atom(v) for v in eqn.invars])}")
-  lines = ["import numpy as np", "from numba import njit", "",
-           f"@njit('void({', '.join(sig)})', cache=True, nogil=True)",
+  lines = ["import numpy as np", "from numba import njit, types", "",
+           f"@njit(types.void({', '.join(sig)}), cache=True, nogil=True)",
            f"def kernel({', '.join(params)}):"]
-  lines += [f"  {name(v)} = k{i}" for i, v in enumerate(jaxpr.constvars)]
-  lines += [f"  {name(v)} = c{i}.copy()" for i, v in enumerate(carry_vars)]
+  lines += [f"  {name(v)} = k{i}{'[0]' if scalar(v) else ''}"
+            for i, v in enumerate(jaxpr.constvars)]
+  lines += [f"  {name(v)} = a{i}{'[0]' if scalar(v) else ''}"
+            for i, v in enumerate(invars[:num_consts])]
+  lines += [f"  {name(v)} = c{i}[0]" if scalar(v) else f"  {name(v)} = c{i}.copy()"
+            for i, v in enumerate(carry_vars)]
   lines.append("  for _t in range(length):")
   lines.append(f"    _i = {'length - 1 - _t' if reverse else '_t'}")
   lines += [f"    {name(v)} = xs{i}[_i]" for i, v in enumerate(xs_vars)]
@@ -165,10 +191,12 @@ def scan_source(closed, num_consts: int, num_carry: int, reverse: bool):
   lines += [f"    ys{i}[_i] = {name(v)}" for i, v in enumerate(outs[num_carry:])]
   # The next step's carry: C-contiguous copies (types stay one across iterations, and a
   # carry never aliases a value the next step's results overwrite).
-  new = [f"np.ascontiguousarray({name(v)}).copy()" for v in outs[:num_carry]]
+  new = [f"{codegen._cast(v.aval.dtype)}({atom(v)})" if scalar(v)
+         else f"np.ascontiguousarray({name(v)}).copy()" for v in outs[:num_carry]]
   if carry_vars:
     lines.append(f"    {', '.join(name(v) for v in carry_vars)} = {', '.join(new)}")
-  lines += [f"  co{i}[...] = {name(v)}" for i, v in enumerate(carry_vars)]
+  lines += [f"  co{i}[{'0' if scalar(v) else '...'}] = {name(v)}"
+            for i, v in enumerate(carry_vars)]
   return "\n".join(lines) + "\n", consts
 
 
@@ -186,23 +214,38 @@ class NativeScan:
 
   def __init__(self, fn, body_consts, closed, num_consts, num_carry, fallback):
     self.fn, self.fallback = fn, fallback
-    self.body_consts = [np.ascontiguousarray(c) for c in body_consts]
+    # 0-d values travel as shape-(1,) arrays (scan_source reads and writes their element)
+    self.body_consts = [_readonly(np.ascontiguousarray(c).reshape(np.shape(c) or (1,)))
+                        for c in body_consts]
     self.n_in = num_consts + num_carry
     self.num_consts, self.num_carry = num_consts, num_carry
     self.carry_avals = [v.aval for v in closed.jaxpr.outvars[:num_carry]]
+    self.n_ys = len(closed.jaxpr.outvars) - num_carry
 
   def __call__(self, *args):
     length = args[-1]
     ins = [np.asarray(a) for a in args[:-1]]
     # consts and carry are only read: a contiguous copy will do; xs are read too, but big;
     # ys are written in place, so must be taken as they are.
-    ins = [a if a.flags.c_contiguous else np.ascontiguousarray(a) for a in ins[:self.n_in]] \
-        + ins[self.n_in:]
-    if not all(a.flags.c_contiguous for a in ins):
+    n_x = len(ins) - self.n_in - self.n_ys
+    ins = [_readonly(np.ascontiguousarray(a).reshape(a.shape or (1,)))
+           for a in ins[:self.n_in]] \
+        + [_readonly(a) for a in ins[self.n_in:self.n_in + n_x]] + ins[self.n_in + n_x:]
+    if not all(a.flags.c_contiguous for a in ins) \
+        or not all(a.flags.writeable for a in ins[self.n_in + n_x:]):
       return self.fallback(*args)
-    outs = [np.empty(a.shape, a.dtype) for a in self.carry_avals]
+    outs = [np.empty(a.shape or (1,), a.dtype) for a in self.carry_avals]
     try:
       self.fn(*self.body_consts, *ins, *outs, int(length))
     except TypeError:  # dtypes or ranks other than the body's avals: tier 1 runs it
       return self.fallback(*args)
-    return tuple(outs)
+    return tuple(o.reshape(a.shape) for o, a in zip(outs, self.carry_avals))
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+  """A read-only view of `a` (no copy): what the kernel's input types declare."""
+  if not a.flags.writeable:
+    return a
+  v = a.view()
+  v.flags.writeable = False
+  return v
