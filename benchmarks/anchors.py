@@ -384,9 +384,10 @@ def main(argv):
   first = first_call_mlp()
   print(f"# python {platform.python_version()}, numpy {np.__version__}, jaxlite from "
         f"{pathlib.Path(jaxlite.__file__).parent}, {platform.machine()}, {_CORES} cpus")
+  numba = _optional("numba") if native.available() else None
   print(f"# jax {getattr(jax, '__version__', 'not installed')}, torch "
         f"{getattr(torch, '__version__', 'not installed')}, numba "
-        f"{getattr(_optional('numba'), '__version__', 'not installed') if native.available() else 'not installed'}")
+        f"{getattr(numba, '__version__', 'not installed')}")
   print("# BLAS threads: " + ", ".join(f"{v}={os.environ[v]}" for v in
                                        ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
                                         "MKL_NUM_THREADS"))

@@ -204,3 +204,89 @@ def test_hot_scan_swaps_in_only_when_faster(cache_dir, monkeypatch):
       np.testing.assert_allclose(g, w, rtol=2e-6, atol=2e-6)
   assert swap.rejected == (swap.native is None)
   assert swap.best_native < float("inf") and swap.best_fallback < float("inf")
+
+
+# --- while_loop -----------------------------------------------------------------------------------
+
+def _while_eqn(f, *args):
+  closed = jaxlite.make_jaxpr(f)(*args)
+  eqns = closed.jaxpr.eqns
+  (at,) = [i for i, e in enumerate(eqns) if e.primitive.name == "while"]
+  eqn = eqns[at]
+  before = core.Jaxpr(closed.jaxpr.constvars, closed.jaxpr.invars, list(eqn.invars), eqns[:at])
+  ins = core.eval_jaxpr(before, closed.consts, *args)
+  return eqn.params, [np.asarray(v, var.aval.dtype) for v, var in zip(ins, eqn.invars)]
+
+
+def while_tanh(x):
+  return lax.while_loop(lambda c: c[0] < 37,
+                        lambda c: (c[0] + 1, jnp.tanh(c[1] @ W * 1.1) + c[0].astype(jnp.float32)
+                                   * 0.01), (jnp.int32(0), x))
+
+
+def while_int(h):
+  def body(c):
+    i, h, s = c
+    h = (h * jnp.int32(1103515245) + i) ^ jnp.int32(0x5bd1e995)
+    return i + 1, h, s + jnp.where(h[0] > 0, jnp.int32(1), jnp.int32(-1))
+  return lax.while_loop(lambda c: (c[0] < 25) & (c[2] > -1000), body,
+                        (jnp.int32(0), h, jnp.int32(0)))
+
+
+WHILE_CASES = [
+    ("tanh matmul, 0-d counter", while_tanh, lambda: (_F32((4, 16)).astype(np.float32),)),
+    ("int32 wraparound", while_int, lambda: (np.arange(-6, 6, dtype=np.int32) * 104729,)),
+]
+
+
+@needs_numba
+@pytest.mark.parametrize("name, f, make", WHILE_CASES, ids=[c[0] for c in WHILE_CASES])
+def test_native_while_equals_tier0(cache_dir, name, f, make):
+  from jaxlite._src.compiler.native import cache
+  from jaxlite._src.lax.control_flow import loops as lax_loops
+  p, ins = _while_eqn(f, *make())
+  source, cconsts, bconsts = loops.while_source(p["cond_jaxpr"], p["body_jaxpr"],
+                                                p["cond_nconsts"], p["body_nconsts"])
+  fn, _ = cache.load(source)
+
+  def no_fallback(*args):
+    raise AssertionError("the native loop handed this call to Python's")
+  loop = loops.NativeWhile(fn, cconsts, bconsts, p["body_jaxpr"], p["body_nconsts"],
+                           no_fallback)
+  got = loop(*ins)
+  with jaxlite._src.compiler.backend.using_backend(numpy_codegen.NUMPY):
+    want = lax_loops.while_python(*ins, **p)
+  for g, w in zip(got, want):
+    g, w = np.asarray(g), np.asarray(w)
+    assert g.dtype == w.dtype and g.shape == w.shape
+    if g.dtype.kind in "iub":
+      np.testing.assert_array_equal(g, w)
+    else:
+      np.testing.assert_allclose(g, w, rtol=2e-6, atol=2e-6)
+
+
+def test_batched_while_stays_in_python():
+  f = jaxlite.vmap(lambda n: lax.while_loop(lambda c: c < n, lambda c: c + 1.0, 0.0))
+  p, _ = _while_eqn(f, np.array([1.0, 3.0], np.float32))
+  with pytest.raises(codegen.Unsupported):
+    loops.while_source(p["cond_jaxpr"], p["body_jaxpr"], p["cond_nconsts"], p["body_nconsts"])
+
+
+@needs_numba
+def test_jitted_while_through_the_native_backend(cache_dir, monkeypatch):
+  monkeypatch.setattr(loops, "ENABLED", True)
+  x = _F32((4, 16)).astype(np.float32)
+  with jaxlite._src.compiler.backend.using_backend(numpy_codegen.NUMPY):
+    want = jaxlite.jit(while_tanh)(x)
+  with jaxlite._src.compiler.backend.using_backend(native_backend.NATIVE):
+    f = jaxlite.jit(while_tanh)
+    for _ in range(native.HOT_CALLS + 1):
+      f(x)
+    assert native.wait(timeout=300)
+    swaps = [v[1] for per in native_backend.NATIVE._while_loops.values()
+             for v in per.values() if isinstance(v[1], native.HotSwap)]
+    assert swaps and all(s.error is None for s in swaps)
+    for _ in range(native.TRIALS + 1):
+      got = f(x)
+      for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-6, atol=2e-6)

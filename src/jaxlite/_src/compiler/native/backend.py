@@ -78,6 +78,27 @@ class NativeBackend(tier1.TiledBackend):
       return loops.NativeScan(fn, body_consts, closed, num_consts, num_carry, fallback)
     return native.HotSwap(fallback, build, "scan")
 
+  def compile_while(self, cond, body, cond_nconsts, body_nconsts):
+    """None (Python's loop), or where loops.ENABLED and both jaxprs have a native plan, a
+    HotSwap of Python's loop and the whole loop compiled in the background once hot."""
+    if not loops.ENABLED:
+      return None
+    try:
+      source, cconsts, bconsts = loops.while_source(cond, body, cond_nconsts, body_nconsts)
+    except codegen.Unsupported:
+      return None
+    from jaxlite._src.lax.control_flow import loops as lax_loops
+
+    def fallback(*args):
+      return lax_loops.while_python(*args, cond_jaxpr=cond, body_jaxpr=body,
+                                    cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
+
+    def build():
+      from jaxlite._src.compiler.native import cache
+      fn, _ = cache.load(source)
+      return loops.NativeWhile(fn, cconsts, bconsts, body, body_nconsts, fallback)
+    return native.HotSwap(fallback, build, "while")
+
 
 # --- threefry ---------------------------------------------------------------------------------
 

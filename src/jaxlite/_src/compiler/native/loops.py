@@ -1,14 +1,16 @@
-"""Whole `scan` loops as one numba function: the body's array ops (elementwise, broadcasts,
-reshapes, 1-D/2-D matrix products through numba's BLAS `np.dot`) inlined in a compiled loop over
-the steps, so a step costs no Python dispatch (tier 1 spends ~15 NumPy calls a step there).
+"""Whole `scan` and `while_loop` loops as one numba function: the body's array ops (elementwise,
+broadcasts, reshapes, slices, 1-D/2-D matrix products through numba's BLAS `np.dot`) inlined in a
+compiled loop over the steps, so a step costs no Python dispatch (tier 1 spends ~15 NumPy calls
+a step on the scan RNN).
 
 `scan_source` writes the module (an explicit signature: every value C-contiguous, each dtype
 numba's) or raises codegen.Unsupported; the native backend wraps the tier-1 loop in a HotSwap
 that compiles it in the background when hot and keeps it only when its calls are faster.
 
 0-d values (fori_loop's counter, scalar accumulators) are numba scalars cast to their dtype
-after every op. Not covered (stay on tier 1): while_loop (its impl has no backend seam yet),
-reductions, integer division, float-to-int converts, gathers and every other primitive
+after every op. `while_source` compiles a while_loop with one 0-d predicate the same way.
+Not covered (stay on tier 1): a batched (vmapped) while predicate, reductions, integer
+division, float-to-int converts, gathers and every other primitive
 `_array_expr` does not name. Nothing here imports numba.
 """
 from __future__ import annotations
@@ -70,6 +72,8 @@ def _expr(eqn, ins) -> str:
     if eqn.primitive.name == "convert_element_type":
       _array_expr(eqn, ins)  # its checks (no float -> int)
       return f"{codegen._cast(out.dtype)}({ins[0]})"
+    if eqn.primitive.name == "squeeze":  # a one-element array's element
+      return f"{codegen._cast(out.dtype)}(np.ascontiguousarray({ins[0]}).ravel()[0])"
     return f"{codegen._cast(out.dtype)}({_array_expr(eqn, ins)})"
   if eqn.primitive.name == "broadcast_in_dim" and not eqn.invars[0].aval.shape:
     return f"np.full({tuple(out.shape)!r}, {ins[0]}, {codegen._cast(out.dtype)})"
@@ -112,6 +116,13 @@ def _array_expr(eqn, ins) -> str:
     return x if tuple(shape) == tuple(out.shape) else f"np.broadcast_to({x}, {tuple(out.shape)!r})"
   if name == "reshape" and p.get("dimensions") is None:
     return f"np.ascontiguousarray({ins[0]}).reshape({tuple(out.shape)!r})"
+  if name == "slice":
+    strides = p.get("strides") or (1,) * len(p["start_indices"])
+    idx = ", ".join(f"{a}:{b}:{c}" for a, b, c in zip(p["start_indices"], p["limit_indices"],
+                                                     strides))
+    return f"{ins[0]}[{idx}]"
+  if name == "squeeze":
+    return f"np.ascontiguousarray({ins[0]}).reshape({tuple(out.shape)!r})"
   if name == "dot_general":
     (lc, rc), (lb, rb) = p["dimension_numbers"]
     lhs, rhs = (v.aval for v in eqn.invars)
@@ -123,8 +134,8 @@ def _array_expr(eqn, ins) -> str:
 
 
 def scan_source(closed, num_consts: int, num_carry: int, reverse: bool):
-  """(numba module source, body consts): the module's `kernel(*body consts, *consts, *carry_in, *xs, *ys, *carry_out, length)`
-  running the scan of body `closed` and writing ys and the final carry in place."""
+  """(numba module source, body consts): the module's `kernel(*body consts, *consts,
+  *carry_in, *xs, *ys, *carry_out, length)` running the scan of body `closed` and writing ys and the final carry in place."""
   jaxpr, consts = passes.optimize(closed)
   consts = [np.asarray(c, v.aval.dtype) for c, v in zip(consts, jaxpr.constvars)]
   names, counter = {}, iter(range(1 << 30))
@@ -170,11 +181,7 @@ def scan_source(closed, num_consts: int, num_carry: int, reverse: bool):
     sig.append(_array_type(v.aval, readonly=False))
   params.append("length")
   sig.append("types.int64")
-  body = []
-  for eqn in jaxpr.eqns:
-    if len(eqn.outvars) != 1:
-      raise codegen.Unsupported(f"{eqn.primitive.name}: several results")
-    body.append(f"{name(eqn.outvars[0])} = {_expr(eqn, [atom(v) for v in eqn.invars])}")
+  body = _eqn_lines(jaxpr, name, atom)
   lines = ["import numpy as np", "from numba import njit, types", "",
            f"@njit(types.void({', '.join(sig)}), cache=True, nogil=True)",
            f"def kernel({', '.join(params)}):"]
@@ -198,6 +205,93 @@ def scan_source(closed, num_consts: int, num_carry: int, reverse: bool):
   lines += [f"  co{i}[{'0' if scalar(v) else '...'}] = {name(v)}"
             for i, v in enumerate(carry_vars)]
   return "\n".join(lines) + "\n", consts
+
+
+def _eqn_lines(jaxpr, name, atom) -> list:
+  lines = []
+  for eqn in jaxpr.eqns:
+    if len(eqn.outvars) != 1:
+      raise codegen.Unsupported(f"{eqn.primitive.name}: several results")
+    lines.append(f"{name(eqn.outvars[0])} = {_expr(eqn, [atom(v) for v in eqn.invars])}")
+  return lines
+
+
+def while_source(cond, body, cond_nconsts: int, body_nconsts: int):
+  """(numba module source, cond consts, body consts) of `kernel(*cond consts, *body consts,
+  *cond_consts, *body_consts, *carry_in, *carry_out)` running while_loop(cond, body) on one
+  0-d predicate (a batched predicate stays on tier 1) and writing the final carry."""
+  cj, cconsts = passes.optimize(cond)
+  bj, bconsts = passes.optimize(body)
+  cconsts = [np.asarray(c, v.aval.dtype) for c, v in zip(cconsts, cj.constvars)]
+  bconsts = [np.asarray(c, v.aval.dtype) for c, v in zip(bconsts, bj.constvars)]
+  pred = cj.outvars[0]
+  if type(pred) is Literal or pred.aval.shape or np.dtype(pred.aval.dtype) != np.bool_:
+    raise codegen.Unsupported("a predicate that is not one traced bool")
+  if any(type(v) is Literal for v in bj.outvars):
+    raise codegen.Unsupported("a literal result")
+  names, counter = {}, iter(range(1 << 30))
+
+  def name(v):
+    if v not in names:
+      names[v] = f"v{next(counter)}"
+    return names[v]
+
+  def atom(v):
+    return codegen.literal(v.val, v.aval.dtype) if type(v) is Literal else name(v)
+
+  def load(var, arg):
+    return f"  {name(var)} = {arg}{'[0]' if not var.aval.shape else ''}"
+  carry = bj.invars[body_nconsts:]
+  groups = [("ck", cj.constvars), ("bk", bj.constvars), ("ca", cj.invars[:cond_nconsts]),
+            ("ba", bj.invars[:body_nconsts]), ("c", carry)]
+  params, sig, lines = [], [], []
+  for prefix, vs in groups:
+    for i, v in enumerate(vs):
+      params.append(f"{prefix}{i}")
+      sig.append(_array_type(v.aval))
+      if prefix == "c" and v.aval.shape:
+        lines.append(f"  {name(v)} = c{i}.copy()")
+      else:
+        lines.append(load(v, f"{prefix}{i}"))
+  for i, v in enumerate(carry):
+    params.append(f"co{i}")
+    sig.append(_array_type(v.aval, readonly=False))
+  lines.append("  while True:")
+  lines += [f"    {name(cv)} = {name(bv)}" for cv, bv in zip(cj.invars[cond_nconsts:], carry)]
+  lines += [f"    {line}" for line in _eqn_lines(cj, name, atom)]
+  lines.append(f"    if not {name(pred)}:")
+  lines.append("      break")
+  lines += [f"    {line}" for line in _eqn_lines(bj, name, atom)]
+  new = [f"{codegen._cast(v.aval.dtype)}({atom(v)})" if not v.aval.shape
+         else f"np.ascontiguousarray({name(v)}).copy()" for v in bj.outvars]
+  if carry:
+    lines.append(f"    {', '.join(name(v) for v in carry)} = {', '.join(new)}")
+  lines += [f"  co{i}[{'...' if v.aval.shape else '0'}] = {name(v)}"
+            for i, v in enumerate(carry)]
+  head = ["import numpy as np", "from numba import njit, types", "",
+          f"@njit(types.void({', '.join(sig)}), cache=True, nogil=True)",
+          f"def kernel({', '.join(params)}):"]
+  return "\n".join(head + lines) + "\n", cconsts, bconsts
+
+
+class NativeWhile:
+  """The compiled while loop with while_p's calling convention `(*cond_consts, *body_consts,
+  *carry) -> carry`; a call it cannot take (other dtypes or ranks) runs `fallback`."""
+
+  def __init__(self, fn, cconsts, bconsts, body, body_nconsts, fallback):
+    self.fn, self.fallback = fn, fallback
+    self.consts = [_readonly(np.ascontiguousarray(c).reshape(np.shape(c) or (1,)))
+                   for c in (*cconsts, *bconsts)]
+    self.carry_avals = [v.aval for v in body.jaxpr.outvars]
+
+  def __call__(self, *args):
+    ins = [_readonly(np.ascontiguousarray(a).reshape(np.shape(a) or (1,))) for a in args]
+    outs = [np.empty(a.shape or (1,), a.dtype) for a in self.carry_avals]
+    try:
+      self.fn(*self.consts, *ins, *outs)
+    except TypeError:
+      return self.fallback(*args)
+    return [o.reshape(a.shape) for o, a in zip(outs, self.carry_avals)]
 
 
 def _stacked(aval):
