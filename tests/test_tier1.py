@@ -265,6 +265,23 @@ def test_as_text_shows_kernels():
   assert text.count("_tile(_lo, _n") == 1
 
 
+def test_dead_tile_buffers_are_written_again():
+  # tanh(x) * exp(x) + sin(x): exp's buffer is dead once multiplied, sin writes into it (one
+  # temporary per tile, not two); where the dtype differs (a bool) no buffer is shared.
+  f = lambda x: jnp.tanh(x) * jnp.exp(x) + jnp.sin(x)  # noqa: E731
+  x = values((64, 3), np.float32)
+  with backend.using_backend(TIER1), force_tiles():
+    text = jaxlite.jit(f).lower(x).compile().as_text()
+  tile = text.split("def _jaxpr_fn")[0]
+  exp_name = tile.split(" = np.exp(")[0].split()[-1]
+  assert f"np.sin(v0, out={exp_name})" in tile, tile
+  outs0, outs1, _ = run_both(f, x)
+  assert_same(outs0, outs1)
+  g = lambda x: jnp.where(jnp.exp(x) > 1, jnp.sin(x), jnp.cos(x)) * 2  # noqa: E731
+  outs0, outs1, _ = run_both(g, x)
+  assert_same(outs0, outs1)
+
+
 def test_small_jaxprs_compile_to_tier0_code():
   # No value can reach the tiled size: no fusion pass, tier 0's source exactly (first calls and
   # the cached call cost what they cost in tier 0).

@@ -310,7 +310,8 @@ def test_losing_tries_back_off(monkeypatch):
     k(x)
     modes.append(k.last_mode)
   assert k.mode == tiled_executor.WHOLE
-  tries = [i for i, m in enumerate(modes) if i >= 4 and m == tiled_executor.TILES]
+  tries = [i for i, m in enumerate(modes)
+           if i >= tiled_executor.PROBES * 2 and m == tiled_executor.TILES]
   assert [b - a for a, b in zip(tries, tries[1:])][:5] == [8, 16, 32, 64, 64]
 
 

@@ -143,8 +143,15 @@ class Backend:
       return tuple(carry)
     return loop
 
+  def compile_while(self, cond: core.ClosedJaxpr, body: core.ClosedJaxpr, cond_nconsts: int,
+                    body_nconsts: int):
+    """`fn(*cond_consts, *body_consts, *carry) -> carry` running the whole while loop, or None
+    (the default): while_p's impl then loops in Python over `compile_jaxpr` of each."""
+    return None
+
   def clear_caches(self) -> None:
     self._scan_loops.clear()
+    getattr(self, "_while_loops", {}).clear()
 
   def resolve(self) -> Backend:
     """The backend this one stands for: itself, except for a placeholder whose code loads on
@@ -251,6 +258,26 @@ def compile_jaxpr(closed: core.ClosedJaxpr, backend: Backend | None = None):
   exe = b.compile(closed)
   closed._compiled = (b, exe)
   return exe
+
+
+def compile_while(cond: core.ClosedJaxpr, body: core.ClosedJaxpr, cond_nconsts: int,
+                  body_nconsts: int, backend: Backend | None = None):
+  """The installed backend's whole while loop of (cond, body), or None (cached per backend and
+  body jaxpr; the default Backend answers None at the cost of one lookup)."""
+  b = _state.current if backend is None else backend
+  if type(b).compile_while is Backend.compile_while:
+    return None
+  loops = b.__dict__.get("_while_loops")
+  if loops is None:
+    loops = b._while_loops = weakref.WeakKeyDictionary()
+  per_body = loops.get(body)
+  if per_body is None:
+    per_body = loops[body] = {}
+  key = (id(cond), cond_nconsts, body_nconsts)
+  hit = per_body.get(key)
+  if hit is None or hit[0] is not cond:
+    hit = per_body[key] = (cond, b.compile_while(cond, body, cond_nconsts, body_nconsts))
+  return hit[1]
 
 
 def compile_scan(closed: core.ClosedJaxpr, num_consts: int, num_carry: int, reverse: bool,

@@ -92,13 +92,19 @@ WHOLE, TILES, POOLED = "whole", "tiles", "pool"
 # a second core is free: a worker preempted while it holds the GIL stalls the caller, which on a
 # loaded 2-core machine made a pooled kernel 4x slower than one thread (measured). Neither is
 # known when the program compiles, so each kernel times its calls: the first PROBES calls of
-# each mode (the pooled and tiled ones first), then the fastest mode, trying another mode after
-# REPROBE calls and switching when it is faster than the current mode's latest call; each try
-# that loses doubles the wait before the next (up to REPROBE_MAX calls), so a mode that is much
-# slower (4x, a starved pool) costs a few percent at first and then next to nothing.
+# each mode (the pooled and tiled ones first), then the mode with the fastest median probe,
+# trying another mode after REPROBE calls and switching when it is faster than the median of
+# the current mode's latest PROBES calls; each try that loses doubles the wait before the next
+# (up to REPROBE_MAX calls), so a mode that is much slower (4x, a starved pool) costs a few
+# percent at first and then next to nothing.
+# Medians, not minima: the pooled mode's calls vary the most (its second thread gets a core or
+# not), so its best of two probes beat the one-thread modes while its typical call lost to them.
+# That made tier 1 slower than tier 0 on the 10M elementwise chains (quiet machine: tier 0
+# 15.3 ms, tier 1 23.6 ms at cpu/wall 1.43, i.e. pooled), and a benchmark's ~15 calls ended
+# before the first re-try (REPROBE) could undo the choice.
 ADAPTIVE = os.environ.get("JAXLITE_TIER1_ADAPT", "1").strip().lower() not in ("0", "false",
                                                                              "no", "off")
-PROBES = 2
+PROBES = 3
 REPROBE = 32
 REPROBE_MAX = 2048
 
@@ -131,7 +137,7 @@ class TiledKernel:
     self.last_mode = self.mode = None
     self.modes = None  # the candidate modes, settled on the first call (the pool exists then)
     self.calls = 0
-    self.recent = {}   # mode -> seconds of its best probe, then of its latest call
+    self.recent = {}   # mode -> seconds of its latest calls (PROBES at most)
     self.interval = REPROBE  # calls from one try of another mode to the next
     self.next_try = 0
     self.tries = 0
@@ -175,18 +181,19 @@ class TiledKernel:
     return self.mode
 
   def _record(self, modes, mode, dt) -> None:
-    recent = self.recent
-    if self.mode is None:  # probing: keep each mode's best call
-      recent[mode] = min(recent.get(mode, dt), dt)
+    recent = self.recent  # mode -> its latest calls' seconds (at most PROBES of them)
+    times = recent.setdefault(mode, [])
+    times.append(dt)
+    if len(times) > PROBES:
+      del times[0]
+    if self.mode is None:  # probing
       if self.calls >= PROBES * len(modes):
-        self.mode = min(modes, key=lambda m: recent.get(m, float("inf")))
+        self.mode = min(modes, key=lambda m: _median(recent.get(m)))
         self.next_try = self.calls + self.interval
-    elif mode == self.mode:
-      recent[mode] = dt
-    else:
-      recent[mode] = dt
-      if dt < 0.9 * recent.get(self.mode, float("inf")):
+    elif mode != self.mode:
+      if dt < 0.9 * _median(recent.get(self.mode)):
         self.mode, self.interval = mode, REPROBE
+        recent[mode] = [dt]  # its probes are old news: the load changed
       else:
         self.interval = min(2 * self.interval, REPROBE_MAX)
       self.next_try = self.calls - 1 + self.interval  # counted from the try's own call
@@ -272,6 +279,13 @@ class _Job:
     self.done.wait()
     if self.error is not None:
       raise self.error
+
+
+def _median(times) -> float:
+  """The median of a short list of seconds (the upper one of an even count), inf if none."""
+  if not times:
+    return float("inf")
+  return sorted(times)[len(times) // 2]
 
 
 def tile_rows(n: int, row_bytes: int, workers: int) -> int:

@@ -20,6 +20,7 @@ from jaxlite._src.compiler import tiers
 from jaxlite._src.compiler import tiled_executor
 from jaxlite._src.compiler import native
 from jaxlite._src.compiler.native import codegen
+from jaxlite._src.compiler.native import loops
 from jaxlite._src.config import config
 
 
@@ -58,6 +59,45 @@ class NativeBackend(tier1.TiledBackend):
       build = _kernel_builder(planned[int(gname[2:])], self.tables)
       return kernel if build is None else native.HotSwap(kernel, build, gname)
     return wrap
+
+
+  def compile_scan(self, closed, num_consts, num_carry, reverse):
+    """Tier 1's loop, wrapped (where loops.ENABLED and the body has a native plan) in a HotSwap
+    that compiles the whole loop in the background once hot and keeps it if it is faster."""
+    fallback = super().compile_scan(closed, num_consts, num_carry, reverse)
+    if not loops.ENABLED:
+      return fallback
+    try:
+      source, body_consts = loops.scan_source(closed, num_consts, num_carry, reverse)
+    except codegen.Unsupported:
+      return fallback
+
+    def build():
+      from jaxlite._src.compiler.native import cache
+      fn, _ = cache.load(source)
+      return loops.NativeScan(fn, body_consts, closed, num_consts, num_carry, fallback)
+    return native.HotSwap(fallback, build, "scan")
+
+  def compile_while(self, cond, body, cond_nconsts, body_nconsts):
+    """None (Python's loop), or where loops.ENABLED and both jaxprs have a native plan, a
+    HotSwap of Python's loop and the whole loop compiled in the background once hot."""
+    if not loops.ENABLED:
+      return None
+    try:
+      source, cconsts, bconsts = loops.while_source(cond, body, cond_nconsts, body_nconsts)
+    except codegen.Unsupported:
+      return None
+    from jaxlite._src.lax.control_flow import loops as lax_loops
+
+    def fallback(*args):
+      return lax_loops.while_python(*args, cond_jaxpr=cond, body_jaxpr=body,
+                                    cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
+
+    def build():
+      from jaxlite._src.compiler.native import cache
+      fn, _ = cache.load(source)
+      return loops.NativeWhile(fn, cconsts, bconsts, body, body_nconsts, fallback)
+    return native.HotSwap(fallback, build, "while")
 
 
 # --- threefry ---------------------------------------------------------------------------------

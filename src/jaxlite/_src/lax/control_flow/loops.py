@@ -39,6 +39,16 @@ def _while_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncon
 
 
 def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+  # A backend may run the whole loop itself (the native tier's compiled loops); else Python.
+  loop = backend.compile_while(cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
+  if loop is not None:
+    return loop(*args)
+  return while_python(*args, cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr,
+                      cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
+
+
+def while_python(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+  """The while loop in Python over the backend's compiled cond and body."""
   cconsts, bconsts, carry = split_list(args, [cond_nconsts, body_nconsts])
   cond_fn = backend.compile_jaxpr(cond_jaxpr)
   body_fn = backend.compile_jaxpr(body_jaxpr)

@@ -1,0 +1,345 @@
+"""Whole `scan` and `while_loop` loops as one numba function: the body's array ops (elementwise,
+broadcasts, reshapes, slices, 1-D/2-D matrix products through numba's BLAS `np.dot`) inlined in a
+compiled loop over the steps, so a step costs no Python dispatch (tier 1 spends ~15 NumPy calls
+a step on the scan RNN).
+
+`scan_source` writes the module (an explicit signature: every value C-contiguous, each dtype
+numba's) or raises codegen.Unsupported; the native backend wraps the tier-1 loop in a HotSwap
+that compiles it in the background when hot and keeps it only when its calls are faster.
+
+0-d values (fori_loop's counter, scalar accumulators) are numba scalars cast to their dtype
+after every op. `while_source` compiles a while_loop with one 0-d predicate the same way.
+Not covered (stay on tier 1): a batched (vmapped) while predicate, reductions, integer
+division, float-to-int converts, gathers and every other primitive
+`_array_expr` does not name. Nothing here imports numba.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from jaxlite._src.compiler import passes
+from jaxlite._src.compiler.native import codegen
+from jaxlite._src.core import Literal
+
+# Off by default (JAXLITE_NATIVE_LOOPS=1 turns it on): on the scan RNN anchor (tanh, 1000 steps,
+# hidden 128, batch 32; 2-core machine, loaded, 2026-12-04) the compiled loop's best call was
+# 130-172 ms against tier 1's 30-34 ms, so the HotSwap rejected it: numba has no SIMD tanh here
+# (no SVML; 55 us for a (32, 128) tanh against NumPy's 1.8 us), while the step's two np.dot
+# cost what NumPy's do (11.5 us against 9.2 us). With ReLU in place of tanh it won: best
+# 26.3 ms against 32.7 ms (kept). On by default it would spend a background compile (~6 s
+# of CPU) and two slow trial calls on every hot transcendental loop to learn that.
+ENABLED = os.environ.get("JAXLITE_NATIVE_LOOPS", "0").strip().lower() in ("1", "true", "on")
+
+_UNARY = {"tanh": "np.tanh({0})", "exp": "np.exp({0})", "log": "np.log({0})",
+          "sin": "np.sin({0})", "cos": "np.cos({0})", "sqrt": "np.sqrt({0})",
+          "log1p": "np.log1p({0})", "expm1": "np.expm1({0})", "abs": "np.abs({0})",
+          "neg": "(-{0})"}
+_FLOAT_ONLY = {"tanh", "exp", "log", "sin", "cos", "sqrt", "log1p", "expm1", "div", "pow",
+               "logistic"}
+_BINARY = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
+           "div": "({0} / {1})", "max": "np.maximum({0}, {1})", "min": "np.minimum({0}, {1})",
+           "pow": "np.power({0}, {1})", "and": "({0} & {1})", "or": "({0} | {1})",
+           "xor": "({0} ^ {1})", "lt": "({0} < {1})", "gt": "({0} > {1})",
+           "le": "({0} <= {1})", "ge": "({0} >= {1})", "eq": "({0} == {1})",
+           "ne": "({0} != {1})"}
+_BITWISE = {"and", "or", "xor"}
+
+
+def _array_type(aval, readonly: bool = True) -> str:
+  """numba type of a kernel argument of `aval`, C-contiguous (a 0-d value travels as a
+  shape-(1,) array). Inputs are declared read-only and always passed as read-only views:
+  jaxlite's buffers are read-only, and a signature accepts only the flag it names."""
+  name = codegen._TYPES.get(np.dtype(aval.dtype), (None,))[0]
+  if name is None:
+    raise codegen.Unsupported(f"dtype {aval.dtype}")
+  return f"types.Array(types.{name}, {max(len(aval.shape), 1)}, 'C', readonly={readonly})"
+
+
+def _expr(eqn, ins) -> str:
+  """The numba expression of one eqn over array or scalar operands `ins`. A 0-d result is a
+  numba scalar cast to its dtype: numba computes int32 + int32 in int64 and float32 math may
+  widen, NumPy's 0-d arrays (tier 0) keep the dtype, and the cast wraps as they do."""
+  out = eqn.outvars[0].aval
+  if not out.shape:
+    if eqn.primitive.name in ("dot_general", "reshape", "broadcast_in_dim"):
+      raise codegen.Unsupported(f"0-d {eqn.primitive.name}")
+    if eqn.primitive.name == "select_n":
+      if len(ins) != 3 or np.dtype(eqn.invars[0].aval.dtype) != np.bool_:
+        raise codegen.Unsupported("select_n beyond a bool predicate")
+      return f"{codegen._cast(out.dtype)}({ins[2]} if {ins[0]} else {ins[1]})"
+    if eqn.primitive.name == "convert_element_type":
+      _array_expr(eqn, ins)  # its checks (no float -> int)
+      return f"{codegen._cast(out.dtype)}({ins[0]})"
+    if eqn.primitive.name == "squeeze":  # a one-element array's element
+      return f"{codegen._cast(out.dtype)}(np.ascontiguousarray({ins[0]}).ravel()[0])"
+    return f"{codegen._cast(out.dtype)}({_array_expr(eqn, ins)})"
+  if eqn.primitive.name == "broadcast_in_dim" and not eqn.invars[0].aval.shape:
+    return f"np.full({tuple(out.shape)!r}, {ins[0]}, {codegen._cast(out.dtype)})"
+  return _array_expr(eqn, ins)
+
+
+def _array_expr(eqn, ins) -> str:
+  name, p = eqn.primitive.name, eqn.params
+  out = eqn.outvars[0].aval
+  kinds = {np.dtype(v.aval.dtype).kind for v in eqn.invars}
+  if name in _FLOAT_ONLY and kinds - {"f"}:
+    raise codegen.Unsupported(f"{name} on {kinds}")
+  if name in _BITWISE and kinds - {"b", "i", "u"}:
+    raise codegen.Unsupported(f"{name} on {kinds}")
+  if any(np.dtype(v.aval.dtype) != np.dtype(out.dtype) for v in eqn.invars) \
+      and name not in ("lt", "gt", "le", "ge", "eq", "ne", "select_n", "convert_element_type"):
+    raise codegen.Unsupported(f"{name} mixing dtypes")
+  if name in _UNARY:
+    return _UNARY[name].format(*ins)
+  if name == "logistic":
+    one = codegen.literal(1, out.dtype)
+    return f"({one} / ({one} + np.exp(-{ins[0]})))"
+  if name in _BINARY:
+    return _BINARY[name].format(*ins)
+  if name == "integer_pow" and p["y"] == 2:
+    return f"({ins[0]} * {ins[0]})"
+  if name == "select_n" and len(ins) == 3 and np.dtype(eqn.invars[0].aval.dtype) == np.bool_:
+    return f"np.where({ins[0]}, {ins[2]}, {ins[1]})"
+  if name == "convert_element_type":
+    src = np.dtype(eqn.invars[0].aval.dtype)
+    if src.kind == "f" and np.dtype(out.dtype).kind != "f":
+      raise codegen.Unsupported("float -> int convert")  # rounding/overflow rules differ
+    return f"{ins[0]}.astype({codegen._cast(out.dtype)})"
+  if name == "broadcast_in_dim":
+    in_shape = eqn.invars[0].aval.shape
+    shape = [1] * len(out.shape)
+    for d, s in zip(p["broadcast_dimensions"], in_shape):
+      shape[d] = s
+    x = f"np.ascontiguousarray({ins[0]}).reshape({tuple(shape)!r})"
+    return x if tuple(shape) == tuple(out.shape) else f"np.broadcast_to({x}, {tuple(out.shape)!r})"
+  if name == "reshape" and p.get("dimensions") is None:
+    return f"np.ascontiguousarray({ins[0]}).reshape({tuple(out.shape)!r})"
+  if name == "slice":
+    strides = p.get("strides") or (1,) * len(p["start_indices"])
+    idx = ", ".join(f"{a}:{b}:{c}" for a, b, c in zip(p["start_indices"], p["limit_indices"],
+                                                     strides))
+    return f"{ins[0]}[{idx}]"
+  if name == "squeeze":
+    return f"np.ascontiguousarray({ins[0]}).reshape({tuple(out.shape)!r})"
+  if name == "dot_general":
+    (lc, rc), (lb, rb) = p["dimension_numbers"]
+    lhs, rhs = (v.aval for v in eqn.invars)
+    if lb or rb or tuple(lc) != (lhs.ndim - 1,) or tuple(rc) != (0,) or lhs.ndim > 2 \
+        or rhs.ndim > 2 or kinds != {"f"} or np.dtype(lhs.dtype) != np.dtype(out.dtype):
+      raise codegen.Unsupported("dot_general beyond np.dot")
+    return f"np.dot(np.ascontiguousarray({ins[0]}), np.ascontiguousarray({ins[1]}))"
+  raise codegen.Unsupported(name)
+
+
+def scan_source(closed, num_consts: int, num_carry: int, reverse: bool):
+  """(numba module source, body consts): the module's `kernel(*body consts, *consts,
+  *carry_in, *xs, *ys, *carry_out, length)` running the scan of body `closed` and writing ys and the final carry in place."""
+  jaxpr, consts = passes.optimize(closed)
+  consts = [np.asarray(c, v.aval.dtype) for c, v in zip(consts, jaxpr.constvars)]
+  names, counter = {}, iter(range(1 << 30))
+
+  def name(v):
+    if v not in names:
+      names[v] = f"v{next(counter)}"
+    return names[v]
+
+  def atom(v):
+    if type(v) is Literal:
+      return codegen.literal(v.val, v.aval.dtype)
+    return name(v)
+
+  def scalar(v) -> bool:
+    return not v.aval.shape
+
+  invars = jaxpr.invars
+  n_in = num_consts + num_carry
+  xs_vars = invars[n_in:]
+  outs = jaxpr.outvars
+  if any(type(v) is Literal for v in outs):
+    raise codegen.Unsupported("a literal result")
+  params, sig = [], []
+  for i, v in enumerate(jaxpr.constvars):
+    params.append(f"k{i}")
+    sig.append(_array_type(v.aval))
+  for i, v in enumerate(invars[:num_consts]):
+    params.append(f"a{i}")
+    sig.append(_array_type(v.aval))
+  carry_vars = invars[num_consts:n_in]
+  for i, v in enumerate(carry_vars):
+    params.append(f"c{i}")
+    sig.append(_array_type(v.aval))
+  for i, v in enumerate(xs_vars):
+    params.append(f"xs{i}")
+    sig.append(_array_type(_stacked(v.aval)))
+  for i, v in enumerate(outs[num_carry:]):
+    params.append(f"ys{i}")
+    sig.append(_array_type(_stacked(v.aval), readonly=False))
+  for i, v in enumerate(outs[:num_carry]):
+    params.append(f"co{i}")
+    sig.append(_array_type(v.aval, readonly=False))
+  params.append("length")
+  sig.append("types.int64")
+  body = _eqn_lines(jaxpr, name, atom)
+  lines = ["import numpy as np", "from numba import njit, types", "",
+           f"@njit(types.void({', '.join(sig)}), cache=True, nogil=True)",
+           f"def kernel({', '.join(params)}):"]
+  lines += [f"  {name(v)} = k{i}{'[0]' if scalar(v) else ''}"
+            for i, v in enumerate(jaxpr.constvars)]
+  lines += [f"  {name(v)} = a{i}{'[0]' if scalar(v) else ''}"
+            for i, v in enumerate(invars[:num_consts])]
+  lines += [f"  {name(v)} = c{i}[0]" if scalar(v) else f"  {name(v)} = c{i}.copy()"
+            for i, v in enumerate(carry_vars)]
+  lines.append("  for _t in range(length):")
+  lines.append(f"    _i = {'length - 1 - _t' if reverse else '_t'}")
+  lines += [f"    {name(v)} = xs{i}[_i]" for i, v in enumerate(xs_vars)]
+  lines += [f"    {line}" for line in body]
+  lines += [f"    ys{i}[_i] = {name(v)}" for i, v in enumerate(outs[num_carry:])]
+  # The next step's carry: C-contiguous copies (types stay one across iterations, and a
+  # carry never aliases a value the next step's results overwrite).
+  new = [f"{codegen._cast(v.aval.dtype)}({atom(v)})" if scalar(v)
+         else f"np.ascontiguousarray({name(v)}).copy()" for v in outs[:num_carry]]
+  if carry_vars:
+    lines.append(f"    {', '.join(name(v) for v in carry_vars)} = {', '.join(new)}")
+  lines += [f"  co{i}[{'0' if scalar(v) else '...'}] = {name(v)}"
+            for i, v in enumerate(carry_vars)]
+  return "\n".join(lines) + "\n", consts
+
+
+def _eqn_lines(jaxpr, name, atom) -> list:
+  lines = []
+  for eqn in jaxpr.eqns:
+    if len(eqn.outvars) != 1:
+      raise codegen.Unsupported(f"{eqn.primitive.name}: several results")
+    lines.append(f"{name(eqn.outvars[0])} = {_expr(eqn, [atom(v) for v in eqn.invars])}")
+  return lines
+
+
+def while_source(cond, body, cond_nconsts: int, body_nconsts: int):
+  """(numba module source, cond consts, body consts) of `kernel(*cond consts, *body consts,
+  *cond_consts, *body_consts, *carry_in, *carry_out)` running while_loop(cond, body) on one
+  0-d predicate (a batched predicate stays on tier 1) and writing the final carry."""
+  cj, cconsts = passes.optimize(cond)
+  bj, bconsts = passes.optimize(body)
+  cconsts = [np.asarray(c, v.aval.dtype) for c, v in zip(cconsts, cj.constvars)]
+  bconsts = [np.asarray(c, v.aval.dtype) for c, v in zip(bconsts, bj.constvars)]
+  pred = cj.outvars[0]
+  if type(pred) is Literal or pred.aval.shape or np.dtype(pred.aval.dtype) != np.bool_:
+    raise codegen.Unsupported("a predicate that is not one traced bool")
+  if any(type(v) is Literal for v in bj.outvars):
+    raise codegen.Unsupported("a literal result")
+  names, counter = {}, iter(range(1 << 30))
+
+  def name(v):
+    if v not in names:
+      names[v] = f"v{next(counter)}"
+    return names[v]
+
+  def atom(v):
+    return codegen.literal(v.val, v.aval.dtype) if type(v) is Literal else name(v)
+
+  def load(var, arg):
+    return f"  {name(var)} = {arg}{'[0]' if not var.aval.shape else ''}"
+  carry = bj.invars[body_nconsts:]
+  groups = [("ck", cj.constvars), ("bk", bj.constvars), ("ca", cj.invars[:cond_nconsts]),
+            ("ba", bj.invars[:body_nconsts]), ("c", carry)]
+  params, sig, lines = [], [], []
+  for prefix, vs in groups:
+    for i, v in enumerate(vs):
+      params.append(f"{prefix}{i}")
+      sig.append(_array_type(v.aval))
+      if prefix == "c" and v.aval.shape:
+        lines.append(f"  {name(v)} = c{i}.copy()")
+      else:
+        lines.append(load(v, f"{prefix}{i}"))
+  for i, v in enumerate(carry):
+    params.append(f"co{i}")
+    sig.append(_array_type(v.aval, readonly=False))
+  lines.append("  while True:")
+  lines += [f"    {name(cv)} = {name(bv)}" for cv, bv in zip(cj.invars[cond_nconsts:], carry)]
+  lines += [f"    {line}" for line in _eqn_lines(cj, name, atom)]
+  lines.append(f"    if not {name(pred)}:")
+  lines.append("      break")
+  lines += [f"    {line}" for line in _eqn_lines(bj, name, atom)]
+  new = [f"{codegen._cast(v.aval.dtype)}({atom(v)})" if not v.aval.shape
+         else f"np.ascontiguousarray({name(v)}).copy()" for v in bj.outvars]
+  if carry:
+    lines.append(f"    {', '.join(name(v) for v in carry)} = {', '.join(new)}")
+  lines += [f"  co{i}[{'...' if v.aval.shape else '0'}] = {name(v)}"
+            for i, v in enumerate(carry)]
+  head = ["import numpy as np", "from numba import njit, types", "",
+          f"@njit(types.void({', '.join(sig)}), cache=True, nogil=True)",
+          f"def kernel({', '.join(params)}):"]
+  return "\n".join(head + lines) + "\n", cconsts, bconsts
+
+
+class NativeWhile:
+  """The compiled while loop with while_p's calling convention `(*cond_consts, *body_consts,
+  *carry) -> carry`; a call it cannot take (other dtypes or ranks) runs `fallback`."""
+
+  def __init__(self, fn, cconsts, bconsts, body, body_nconsts, fallback):
+    self.fn, self.fallback = fn, fallback
+    self.consts = [_readonly(np.ascontiguousarray(c).reshape(np.shape(c) or (1,)))
+                   for c in (*cconsts, *bconsts)]
+    self.carry_avals = [v.aval for v in body.jaxpr.outvars]
+
+  def __call__(self, *args):
+    ins = [_readonly(np.ascontiguousarray(a).reshape(np.shape(a) or (1,))) for a in args]
+    outs = [np.empty(a.shape or (1,), a.dtype) for a in self.carry_avals]
+    try:
+      self.fn(*self.consts, *ins, *outs)
+    except TypeError:
+      return self.fallback(*args)
+    return [o.reshape(a.shape) for o, a in zip(outs, self.carry_avals)]
+
+
+def _stacked(aval):
+  class _A:  # the aval with a leading steps axis (only shape and dtype are read)
+    shape = (0, *aval.shape)
+    dtype = aval.dtype
+  return _A
+
+
+class NativeScan:
+  """The compiled loop with tier 1's calling convention `(*consts, *carry, *xs, *ys, length)
+  -> carry`; calls whose buffers it cannot take as they are (not C-contiguous, other dtype)
+  run `fallback`."""
+
+  def __init__(self, fn, body_consts, closed, num_consts, num_carry, fallback):
+    self.fn, self.fallback = fn, fallback
+    # 0-d values travel as shape-(1,) arrays (scan_source reads and writes their element)
+    self.body_consts = [_readonly(np.ascontiguousarray(c).reshape(np.shape(c) or (1,)))
+                        for c in body_consts]
+    self.n_in = num_consts + num_carry
+    self.num_consts, self.num_carry = num_consts, num_carry
+    self.carry_avals = [v.aval for v in closed.jaxpr.outvars[:num_carry]]
+    self.n_ys = len(closed.jaxpr.outvars) - num_carry
+
+  def __call__(self, *args):
+    length = args[-1]
+    ins = [np.asarray(a) for a in args[:-1]]
+    # consts and carry are only read: a contiguous copy will do; xs are read too, but big;
+    # ys are written in place, so must be taken as they are.
+    n_x = len(ins) - self.n_in - self.n_ys
+    ins = [_readonly(np.ascontiguousarray(a).reshape(a.shape or (1,)))
+           for a in ins[:self.n_in]] \
+        + [_readonly(a) for a in ins[self.n_in:self.n_in + n_x]] + ins[self.n_in + n_x:]
+    if not all(a.flags.c_contiguous for a in ins) \
+        or not all(a.flags.writeable for a in ins[self.n_in + n_x:]):
+      return self.fallback(*args)
+    outs = [np.empty(a.shape or (1,), a.dtype) for a in self.carry_avals]
+    try:
+      self.fn(*self.body_consts, *ins, *outs, int(length))
+    except TypeError:  # dtypes or ranks other than the body's avals: tier 1 runs it
+      return self.fallback(*args)
+    return tuple(o.reshape(a.shape) for o, a in zip(outs, self.carry_avals))
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+  """A read-only view of `a` (no copy): what the kernel's input types declare."""
+  if not a.flags.writeable:
+    return a
+  v = a.view()
+  v.flags.writeable = False
+  return v
