@@ -48,8 +48,11 @@ def _dp_step(jax, ndev):
     lv, grads = jax.lax.psum((lv, grads), "batch")
     return lv, jax.tree.map(lambda p, g: p - LR * g, params, grads)
 
+  # check_vma=False: each device's gradient is its own part, summed by the explicit psum (with
+  # the default check_vma=True the gradient of the replicated params is already summed through
+  # JAX's implicit pvary, and the psum would count it once per device again).
   step = jax.jit(jax.shard_map(local_step, mesh=mesh, in_specs=(P(), P("batch"), P("batch")),
-                               out_specs=(P(), P())))
+                               out_specs=(P(), P()), check_vma=False))
   xs = jax.device_put(x, NamedSharding(mesh, P("batch")))
   ls = jax.device_put(labels, NamedSharding(mesh, P("batch")))
   params = jax.device_put(params, NamedSharding(mesh, P()))

@@ -1,6 +1,8 @@
 """The backend seam: a second backend written as one class plus its tables sees every compile
 (jit, scan, cond, while, custom_jvp/vjp, checkpoint, reduce, scatter, reduce_window), and lowering
 tables merge by override."""
+import importlib.util
+
 import numpy as np
 import pytest
 
@@ -132,7 +134,10 @@ def test_jit_compiles_once_and_caches_the_executable(counting):
 
 def test_tier1_is_the_default_and_is_restored():
   # The default backend is tier 1 (NumPy with fused tiled kernels); JAXLITE_TIER=0 picks tier 0.
-  default = backend_lib.get_backend("numpy-tiled" if jax.config.jax_jaxlite_tier else "numpy")
+  # Tier 1 is the native tier's variant where numba is installed and the native flag is on.
+  native = jax.config.jax_jaxlite_native and importlib.util.find_spec("numba") is not None
+  default = backend_lib.get_backend(("numpy-native" if native else "numpy-tiled")
+                                    if jax.config.jax_jaxlite_tier else "numpy")
   assert backend_lib.get_backend() is default
   assert backend_lib.get_backend("numpy") is numpy_codegen.NUMPY
   b = CountingBackend()

@@ -200,3 +200,35 @@ def test_lax_unary_dtype_errors_match_jax(op, dtype):
   got = _outcome(getattr(jax.lax, op), jnp.asarray(np.ones((), dtype)))
   assert got[0] == "TypeError"
   assert got == _outcome(getattr(j.lax, op), j.numpy.asarray(np.ones((), dtype)))
+
+
+# --- campaign 6 (seeds 900-911): integer_pow with a huge exponent hung; half cumsum rounding ----
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "complex64"])
+@pytest.mark.parametrize("y", [3, 5, 7, 11, 13, 16, -3, -7, 2**31 - 1])
+def test_integer_pow_squares_in_xlas_order(dtype, y):
+  """Square-and-multiply as XLA lowers it: log2(y) products (2**31 - 1 took 2**31 before: a
+  hang), bit-equal to JAX (exponents up to 16 keep the values normal: XLA:CPU flushes
+  subnormals, a documented difference)."""
+  rng = np.random.default_rng(0)
+  x = np.asarray(rng.uniform(0.5, 1.5, 64) * rng.choice([-1, 1], 64)).astype(
+      jnp.dtype(dtype))
+  got = np.asarray(jax.lax.integer_pow(jnp.asarray(x), y))
+  assert got.dtype == x.dtype
+  if y == 2**31 - 1:  # |x| < 1 goes to 0, |x| > 1 to inf, 1 stays
+    small = np.abs(x.astype(np.complex128)) < 1
+    assert np.all(got[small] == 0)
+  j = oracle()
+  np.testing.assert_array_equal(got, np.asarray(j.lax.integer_pow(j.numpy.asarray(x), y)))
+
+
+def test_half_precision_cumsum_rounds_each_partial_sum():
+  """XLA rounds every partial sum of a bfloat16/float16 cumsum to the dtype (fuzz seed 902)."""
+  import ml_dtypes
+  x = np.array([-0.4, 2.7, -3.0], ml_dtypes.bfloat16)
+  got = np.asarray(jnp.cumsum(jnp.asarray(x)))
+  np.testing.assert_array_equal(got.astype(np.float32), [-0.400390625, 2.296875, -0.703125])
+  j = oracle()
+  for v in (x, x.astype(np.float16)):
+    np.testing.assert_array_equal(np.asarray(jax.vmap(jnp.cumsum)(jnp.asarray(v[None]))),
+                                  np.asarray(j.vmap(j.numpy.cumsum)(j.numpy.asarray(v[None]))))

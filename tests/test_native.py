@@ -436,7 +436,11 @@ def test_random_normal_native_matches_tier0(cache_dir, monkeypatch):
   exe(keys)
   assert native.wait(600)
   assert native_backend.THREEFRY_BITS32.native is not None
-  assert all(k.native is not None for k in exe.__jaxlite_kernels__)
+  # The sampler's x * span + shift is one fused multiply-add (random._mark_fma), which has no
+  # native rule (its correct rounding is emulated in NumPy): that kernel stays on tier 1; the
+  # others compiled.
+  swapped = [k for k in exe.__jaxlite_kernels__ if isinstance(k, native.HotSwap)]
+  assert all(k.native is not None for k in swapped)
   got = exe(keys)[0]
   assert _ulps(got, want).max() <= 4
   bits = jaxlite.make_jaxpr(lambda k: jaxlite.random.bits(k, (300, 1000)))(key)

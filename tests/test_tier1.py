@@ -341,8 +341,11 @@ def test_tier1_is_the_default():
   import sys
   script = ("import jaxlite; from jaxlite._src.compiler import backend; "
             "print(jaxlite.config.jax_jaxlite_tier, backend.get_backend().name)")
+  # The native tier (where numba is installed) is tier 1 with native kernels: off here, and
+  # its own selection is test_native's.
   for env_tier, want in ((None, "1 numpy-tiled"), ("0", "0 numpy")):
     env = {k: v for k, v in os.environ.items() if k != "JAXLITE_TIER"}
+    env["JAXLITE_NATIVE"] = "0"
     if env_tier is not None:
       env["JAXLITE_TIER"] = env_tier
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
@@ -352,7 +355,9 @@ def test_tier1_is_the_default():
 
 def test_config_flag_selects_tier():
   prev, prev_tier = backend.get_backend(), jaxlite.config.jax_jaxlite_tier
+  prev_native = jaxlite.config.jax_jaxlite_native
   try:
+    jaxlite.config.update("jax_jaxlite_native", False)  # tier 1 itself, not its native variant
     jaxlite.config.update("jax_jaxlite_tier", 1)
     assert backend.get_backend() is TIER1
     x = np.ones((1024, 512), np.float32)
@@ -363,6 +368,7 @@ def test_config_flag_selects_tier():
     with pytest.raises(ValueError, match="jax_jaxlite_tier must be 0 or 1, got 2"):
       jaxlite.config.update("jax_jaxlite_tier", 2)
   finally:
+    jaxlite.config.update("jax_jaxlite_native", prev_native)
     jaxlite.config.update("jax_jaxlite_tier", prev_tier)
     backend.install_backend(prev)
 

@@ -97,8 +97,10 @@ def shard_grads(p, xb, yb):
   return lax.psum((loss, g), "x")
 
 
+# check_vma=False: the body's gradient is this shard's own part, summed by the psum (with
+# check_vma=True, as in JAX, it would already be summed through the implicit pvary).
 step = jax.jit(jax.shard_map(shard_grads, mesh=mesh, in_specs=(P(), P("x"), P("x")),
-                             out_specs=P()))
+                             out_specs=P(), check_vma=False))
 p_rep = jax.device_put(params, repl)
 want_loss, want_g = jax.value_and_grad(loss_sum)(params, jnp.asarray(x), jnp.asarray(y))
 for i in range(3):

@@ -700,10 +700,16 @@ def _integer_pow_impl(x, y):
         base = base * base
         e >>= 1
       return acc
-    out = x
-    for _ in range(abs(y) - 1):
-      out = out * x
-    return (1 / out).astype(x.dtype) if y < 0 else out
+    # Square-and-multiply in XLA's order (the rounding of floats depends on it), in log2(|y|)
+    # steps: a linear chain of |y| - 1 products hung on exponents like 2**31 - 1.
+    acc, base, e = None, x, abs(y)
+    while e:
+      if e & 1:
+        acc = base if acc is None else acc * base
+      e >>= 1
+      if e:
+        base = base * base
+    return (np.ones((), x.dtype) / acc).astype(x.dtype) if y < 0 else acc
 
 
 def _integer_pow_abstract(x, y):

@@ -307,8 +307,8 @@ def _cumulative(name, np_accumulate, kinds):
 
 def _accumulate(ufunc):
   def acc(x, axis):
-    if _half_precision(x.dtype) and ufunc in (np.add, np.multiply):
-      return ufunc.accumulate(x, axis=axis, dtype=np.float32).astype(x.dtype)
+    # Half-precision partial sums and products are rounded to the dtype at every step, as
+    # XLA's are (each op computes in float32 and rounds back), not accumulated in float32.
     with np.errstate(over="ignore", invalid="ignore"):
       return ufunc.accumulate(x, axis=axis, dtype=x.dtype)
   return acc

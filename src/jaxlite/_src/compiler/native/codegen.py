@@ -184,9 +184,16 @@ def _integer_pow(c):
   x, T, y = c.ins[0], c.T, int(c.params["y"])
   if y == 0:
     return f"{T}(1)"
-  acc = x
-  for _ in range(abs(y) - 1):  # tier 0's order: ((x*x)*x)..., each product rounded to T
-    acc = f"{T}({acc} * {x})"
+  if abs(y) > 64:  # the expression below doubles per squaring: such kernels stay on tier 1
+    raise Unsupported(f"integer_pow with |y| = {abs(y)} > 64")
+  # tier 0's (and XLA's) square-and-multiply order, each product rounded to T
+  acc, base, e = None, x, abs(y)
+  while e:
+    if e & 1:
+      acc = base if acc is None else f"{T}({acc} * {base})"
+    e >>= 1
+    if e:
+      base = f"{T}({base} * {base})"
   return f"{T}(1) / {acc}" if y < 0 else acc
 
 
