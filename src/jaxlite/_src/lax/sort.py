@@ -124,10 +124,21 @@ def descending_permutation(x, axis):
   return (n - 1) - np.flip(asc, axis)
 
 
+def _total_order_key(x):
+  """Integers ordered as XLA's TopK orders floats: by their bits' total order, so -NaN is the
+  smallest value and +NaN the largest, and -0 < +0 (x86 makes -NaN, e.g. sin(inf))."""
+  if x.dtype.kind != "f" and x.dtype.name not in ("bfloat16",) and \
+      not x.dtype.name.startswith("float8"):
+    return x
+  signed = np.dtype(f"i{x.dtype.itemsize}")
+  bits = np.ascontiguousarray(x).view(signed)
+  return bits ^ ((bits >> (8 * x.dtype.itemsize - 1)) & np.iinfo(signed).max)
+
+
 def _top_k_impl(x, *, k, axis):
   x = np.asarray(x)
   _top_k_abstract(core.get_aval(x), k=k, axis=axis)
-  perm = np.take(descending_permutation(x, axis), np.arange(k), axis=axis)
+  perm = np.take(descending_permutation(_total_order_key(x), axis), np.arange(k), axis=axis)
   return [np.take_along_axis(x, perm, axis=axis), perm.astype(np.int32)]
 
 
