@@ -811,3 +811,26 @@ def test_row38_rounding_integers_returns_arrays(fn, value, dtype, weak):
   assert isinstance(out, jax.Array) and out.dtype == dtype and out.weak_type == weak
   assert out.shape == () and out.item() == value
 
+
+
+# --- documented: jax-scatter-extremal-clip-grad (tests/fuzz/known_differences.py) ---------------
+
+@pytest.mark.parametrize("method,update", [("max", 2.5), ("min", -7.0)])
+def test_scatter_extremal_clip_grad_documented_difference(method, update):
+  """With mode='clip' and an out-of-range index, JAX's value applies the update at the clipped
+  position but its gradient (and JVP) act as if nothing was updated; jaxlite's gradient agrees
+  with the value (0 where the update won, as JAX's own in-bounds gradient). If JAX changes,
+  the known_differences entry must go."""
+  x = np.array([-3.0], np.float32)
+
+  def f(lib, v):
+    return getattr(v.at[lib.numpy.array([3, 3])], method)(update, mode="clip")
+  assert float(f(jax, jnp.asarray(x))[0]) == update
+  np.testing.assert_array_equal(np.asarray(jax.grad(lambda v: f(jax, v).sum())(jnp.asarray(x))),
+                                [0.0])
+  jax_ = oracle()
+  assert float(f(jax_, jax_.numpy.asarray(x))[0]) == update
+  np.testing.assert_array_equal(
+      np.asarray(jax_.grad(lambda v: f(jax_, v).sum())(jax_.numpy.asarray(x))), [1.0])
+  in_bounds = jax_.grad(lambda v: getattr(v.at[0], method)(update).sum())(jax_.numpy.asarray(x))
+  np.testing.assert_array_equal(np.asarray(in_bounds), [0.0])

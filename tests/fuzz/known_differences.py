@@ -29,6 +29,13 @@ KNOWN: list[Known] = [
         "match (for a vmap mismatch, in either batch row: tools/fuzz.py matches vmap against "
         "both)",
         kinds=("value",), program=r"\b1e-40\b"),
+  Known("jax-scatter-extremal-clip-grad", "JAX bug: the JVP of `.at[].min/.max(..., "
+        "mode='clip')` with an out-of-range index ignores the clipping: JAX's value applies "
+        "the update to the clipped position (x=[-3.], x.at[[3, 3]].max(2.5, mode='clip') is "
+        "[2.5]) but its gradient with respect to x is 1 and its JVP tangent NaN, as if nothing "
+        "had been updated; in bounds (index 0) JAX's gradient is 0, as jaxlite's is with clip",
+        modes=("grad",), kinds=("value",),
+        program=r"\.at\[.*?\]\.(min|max)\([^;]*mode='clip'"),
   Known("jax-vmap-assertion", "JAX bug: some invalid programs (lax.cumsum with a negative axis) "
         "under vmap fail an internal `AssertionError` instead of raising the user-facing error "
         "they raise eagerly; jaxlite's class is compared in the eager and jit modes instead",
