@@ -41,6 +41,12 @@ def leaf_signature(x):
   t = type(x)
   if t is core.array_type:
     v = x._value
+    if type(x._device).__name__ == "NamedSharding":
+      # On Explicit mesh axes the sharding is part of the type: it keys the trace (P('x') and
+      # P(None, 'x') arguments trace to different programs with different output types).
+      sharding = core.get_aval(x).sharding
+      if sharding is not None:
+        return (v.shape, v.dtype, x.weak_type, sharding)
     return (v.shape, v.dtype, x.weak_type)
   if t in _PY_SCALARS:
     # Same key as a weak 0-d array of the default dtype: both trace to the same aval.

@@ -52,6 +52,30 @@ def _check_unique(specs):
     check_unique_axes(spec)  # JAX's DuplicateSpecError, worded as for a NamedSharding
 
 
+def _padded(spec, ndim) -> PartitionSpec:
+  entries = [e[0] if isinstance(e, tuple) and len(e) == 1 else e for e in tuple(spec)]
+  return PartitionSpec(*entries, *([None] * (ndim - len(entries))))
+
+
+def _check_explicit_args(mesh, manual, specs, avals):
+  """On Explicit mesh axes an argument's type carries its sharding, and shard_map (JAX 0.10.2)
+  takes it as given: an in_specs entry that differs raises instead of resharding."""
+  types = dict(zip(mesh.axis_names, getattr(mesh, "axis_types", ())))
+  if not any(getattr(types.get(n), "name", None) == "Explicit" for n in manual):
+    return
+  for spec, aval in zip(specs, avals):
+    held = getattr(getattr(aval, "sharding", None), "spec", None)
+    have = _padded(held if held is not None else PartitionSpec(), aval.ndim)
+    want = _padded(spec, aval.ndim)
+    if tuple(have) != tuple(want):
+      raise ValueError(
+          f"in_specs passed to shard_map: {want} does not match the specs of the input: "
+          f"{have} for arg: {aval.str_short(short_dtypes=False)}. `in_specs` is an optional "
+          "argument so you can omit specifying it and shard_map will infer the in_specs from "
+          "the arguments. If you want to reshard your inputs, you can use `jax.reshard` on the "
+          "arguments and then pass those args to shard_map.")
+
+
 def check_in_specs(f, mesh, manual, in_tree, specs, avals):
   _check_names(mesh, manual, specs, "in")
   _check_unique(specs)
@@ -95,6 +119,7 @@ def check_in_specs(f, mesh, manual, in_tree, specs, avals):
             "indicated by the corresponding elements of the argument's in_specs entry. "
             "Consider checking that in_specs are correct, and if so consider changing the "
             f"mesh axis sizes or else padding the input and adapting '{name}' appropriately.")
+  _check_explicit_args(mesh, manual, specs, avals)
 
 
 def _children(tree):
