@@ -249,3 +249,48 @@ def test_top_k_orders_floats_by_their_bits_total_order(dtype):
     np.testing.assert_array_equal(np.asarray(got_idx), np.asarray(want_idx))
     assert (np.signbit(np.asarray(got_vals, np.float64)) ==
             np.signbit(np.asarray(want_vals, np.float64))).all()
+
+
+# --- campaign 7 (seeds 1000+, eager and grad) ------------------------------------------------
+
+def test_bool_scatter_multiply_of_an_empty_array_raises_as_jax():
+  """JAX rejects the bool combiner when it lowers the scatter, even with nothing to update
+  (fuzz seed 1003; the eager fast path returned the empty array first)."""
+  x = jnp.zeros((0,), bool)
+  want = _error(lambda: oracle().numpy.zeros((0,), bool).at[oracle().numpy.array([0])].multiply(
+      False))
+  got = _error(lambda: x.at[jnp.array([0])].multiply(False))
+  assert got is not None and got[0] == "TypeError" and got[1].startswith(
+      "mul does not accept dtype bool at position 0")
+  assert got == want
+
+
+def test_top_k_gradient_with_nothing_selected():
+  """grad of top_k(x, 0) (or of an empty batch) is zero, not a gather error (fuzz seed 1003)."""
+  f = lambda m: lambda x: m.lax.top_k(m.numpy.reshape(x, (0, 3)), 0)[0].sum()  # noqa: E731
+  g = lambda m: lambda x: m.lax.top_k(x, 0)[0].sum()  # noqa: E731
+  assert np.asarray(jax.grad(f(jax))(jnp.zeros((0,), jnp.float16))).shape == (0,)
+  np.testing.assert_array_equal(np.asarray(jax.grad(g(jax))(jnp.ones(3))), [0, 0, 0])
+  j = oracle()
+  np.testing.assert_array_equal(np.asarray(j.grad(g(j))(j.numpy.ones(3))), [0, 0, 0])
+  assert np.asarray(j.grad(f(j))(j.numpy.zeros((0,), j.numpy.float16))).shape == (0,)
+
+
+@pytest.mark.parametrize("name", ["cummin", "cummax", "cumprod"])
+@pytest.mark.parametrize("n", [3, 5, 8])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cumulative_gradients_follow_jaxs_associative_scan(name, n, reverse):
+  """The JVP of cummin/cummax/cumprod goes through associative_scan's odd/even tree as JAX's
+  does, which decides how ties split (fuzz seed 1028: grad of cummin of bf16 [2, 2, 2] is
+  [1.75, 0.75, 0.5] in JAX; recursive doubling gave [2, 0.75, 0.25])."""
+  x = np.random.default_rng(n).integers(0, 3, (n, 2)).astype(np.float32)
+  w = np.arange(1.0, 2 * n + 1, dtype=np.float32).reshape(n, 2)
+
+  def grad(m):
+    return np.asarray(m.grad(lambda v: (getattr(m.lax, name)(v, axis=0, reverse=reverse)
+                                        * w).sum())(m.numpy.asarray(x)))
+  if name == "cummin" and n == 3 and not reverse:
+    np.testing.assert_array_equal(
+        np.asarray(jax.grad(lambda v: jax.lax.cummin(v, axis=0).sum())(
+            jnp.full(3, 2.0, jnp.bfloat16))).astype(np.float32), [1.75, 0.75, 0.5])
+  np.testing.assert_array_equal(grad(jax), grad(oracle()))

@@ -357,28 +357,6 @@ cummin = _cumulative_fn(cummin_p)
 cumlogsumexp = _cumulative_fn(cumlogsumexp_p)
 
 
-def prefix_scan(combine, x, axis: int, reverse: bool):
-  """The inclusive scan of `combine` along `axis` by recursive doubling, built of primitives
-  that have derivatives: the JVP of the cumulative ops other than cumsum is this one's."""
-  from jaxlite._src.lax.slicing_primitives import slice_p
-  if reverse:
-    x = shape_prims.rev_p.bind(x, dimensions=(axis,))
-  aval = core.get_aval(x)
-  n, shift = aval.shape[axis], 1
-  position = np.arange(n).reshape([-1 if i == axis else 1 for i in range(aval.ndim)])
-  while shift < n:
-    limit = tuple(n - shift if i == axis else d for i, d in enumerate(aval.shape))
-    head = slice_p.bind(x, start_indices=(0,) * aval.ndim, limit_indices=limit, strides=None)
-    config = tuple((shift, 0, 0) if i == axis else (0, 0, 0) for i in range(aval.ndim))
-    shifted = shape_prims.pad_p.bind(head, np.zeros((), aval.dtype)[()], padding_config=config)
-    has_prev = np.broadcast_to(position >= shift, aval.shape)
-    x = ew.select_n_p.bind(has_prev, x, combine(shifted, x))
-    shift *= 2
-  if reverse:
-    x = shape_prims.rev_p.bind(x, dimensions=(axis,))
-  return x
-
-
 def _logaddexp(a, b):
   # m + log(e^(a-m) + e^(b-m)): exact derivatives even where a == b.
   m = ew.max_p.bind(a, b)
@@ -387,9 +365,13 @@ def _logaddexp(a, b):
 
 
 def _scan_jvp(combine):
+  # JAX differentiates these through lax.associative_scan's odd/even recursion; its tree decides
+  # how tied max/min split their derivative (cummin of [2, 2, 2]: [1.75, 0.75, 0.5]).
   def jvp(primals, tangents, *, axis, reverse):
-    (out,), (t_out,) = ad.jvp_flat(lambda x: [prefix_scan(combine, x, axis, reverse)],
-                                   primals, tangents, instantiate=False)
+    from jaxlite._src.lax.control_flow.loops import associative_scan
+    (out,), (t_out,) = ad.jvp_flat(
+        lambda x: [associative_scan(combine, x, reverse=reverse, axis=axis)],
+        primals, tangents, instantiate=False)
     return out, t_out
   return jvp
 

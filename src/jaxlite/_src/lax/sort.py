@@ -195,6 +195,9 @@ def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
 def _top_k_jvp(primals, tangents, *, k, axis):
   values, indices = top_k_p.bind(*primals, k=k, axis=axis)
   (t,) = tangents
+  if 0 in core.get_aval(values).shape:  # nothing selected (k = 0 or an empty batch): no gather
+    return [values, indices], [ad.Zero.from_primal_value(values),
+                               ad.Zero.from_primal_value(indices)]
   t_values = take_along(t, indices, axis)
   return [values, indices], [t_values, ad.Zero.from_primal_value(indices)]
 
