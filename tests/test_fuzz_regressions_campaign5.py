@@ -294,3 +294,19 @@ def test_cumulative_gradients_follow_jaxs_associative_scan(name, n, reverse):
         np.asarray(jax.grad(lambda v: jax.lax.cummin(v, axis=0).sum())(
             jnp.full(3, 2.0, jnp.bfloat16))).astype(np.float32), [1.75, 0.75, 0.5])
   np.testing.assert_array_equal(grad(jax), grad(oracle()))
+
+
+@pytest.mark.parametrize("name", ["dot", "matmul", "inner", "tensordot", "vdot", "matmul_op"])
+def test_products_of_a_weak_operand_and_a_bool_stay_weak(name):
+  """JAX's dot/matmul/inner/tensordot end with a cast carrying the promoted weak flag: a weak
+  int32 times a bool array is weak (fuzz seed 1045: jnp.dot of a scan's weak ys and a bool)."""
+  def run(m):
+    w = m.numpy.array([[True, False]]) * 2
+    b = m.numpy.array([[True], [True]])
+    fn = {"dot": m.numpy.dot, "matmul": m.numpy.matmul, "inner": lambda x, y: m.numpy.inner(
+        x, y.T), "tensordot": lambda x, y: m.numpy.tensordot(x, y, 1), "vdot": m.numpy.vdot,
+        "matmul_op": lambda x, y: x @ y}[name]
+    r = fn(w, b if name != "vdot" else b.T)
+    return str(r.dtype), r.weak_type, np.asarray(r).tolist()
+  assert run(jax)[1] is True
+  assert run(jax) == run(oracle())

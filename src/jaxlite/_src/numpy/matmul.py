@@ -66,6 +66,15 @@ def _sharded_product(fn, args, kw, out_sharding):
     _pending_out_sharding.value = prev
 
 
+def _weak_result(out, preferred_element_type, *args):
+  """JAX's products end with a cast to the promoted type with its weak flag: a weak operand
+  with a bool (or another weak one) gives a weak result, which dot_general's own type is not."""
+  if preferred_element_type is not None:
+    return out
+  dtype, weak = dtypes.promote_signature(tuple(dtype_weak(a) for a in args))
+  return _convert_element_type(out, dtype, weak) if weak else out
+
+
 def _preferred(preferred_element_type, *args):
   if preferred_element_type is not None:
     return dtypes.check_user_dtype(preferred_element_type)
@@ -80,7 +89,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
     return _sharded_product(matmul, (a, b), dict(
       precision=precision, preferred_element_type=preferred_element_type), out_sharding)
   if type(a) is core.array_type and type(b) is core.array_type \
-      and preferred_element_type is None:
+      and preferred_element_type is None and not (a.weak_type or b.weak_type):
     dims = _plain_matmul_dims(a, b)
     if dims is not None:
       return _dot_general(a, b, dims[0], dims[1], precision, a.dtype)
@@ -132,7 +141,8 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
   order = pairs + a_free + (["n"] if not a_vec else []) + b_free + (["m"] if not b_vec else [])
   target = list(range(nb)) + (["n"] if not a_vec else []) + (["m"] if not b_vec else [])
   perm = tuple(order.index(t) for t in target)
-  return transpose(out, perm) if perm != tuple(range(len(perm))) else out
+  out = transpose(out, perm) if perm != tuple(range(len(perm))) else out
+  return _weak_result(out, preferred_element_type, a, b)
 
 
 def _plain_matmul_dims(a, b):
@@ -176,7 +186,8 @@ def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None)
     contract = ((), ())
   else:
     contract = ((a_nd - 1,), (0,) if b_nd == 1 else (b_nd - 2,))
-  return _dot_general(a, b, contract, ((), ()), precision, preferred)
+  return _weak_result(_dot_general(a, b, contract, ((), ()), precision, preferred),
+                      preferred_element_type, a, b)
 
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
@@ -198,8 +209,9 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
   nd = len(shape_of(x1))
   ax = canonicalize_axis(axis, nd)
   batch = tuple(i for i in range(nd) if i != ax)
-  return _dot_general(x1, x2, ((ax,), (ax,)), (batch, batch), precision,
-                      _preferred(preferred_element_type, x1, x2))
+  return _weak_result(_dot_general(x1, x2, ((ax,), (ax,)), (batch, batch), precision,
+                                   _preferred(preferred_element_type, x1, x2)),
+                      preferred_element_type, x1, x2)
 
 
 def inner(a, b, *, precision=None, preferred_element_type=None):
@@ -207,8 +219,9 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
   a, b = _arrays("inner", a, b)
   a_nd, b_nd = len(shape_of(a)), len(shape_of(b))
   contract = ((), ()) if a_nd == 0 or b_nd == 0 else ((a_nd - 1,), (b_nd - 1,))
-  return _dot_general(a, b, contract, ((), ()), precision,
-                      _preferred(preferred_element_type, a, b))
+  return _weak_result(_dot_general(a, b, contract, ((), ()), precision,
+                                   _preferred(preferred_element_type, a, b)),
+                      preferred_element_type, a, b)
 
 
 def outer(a, b, out=None):
@@ -251,8 +264,9 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None,
   else:
     raise TypeError("tensordot axes argument must be an int, a pair of ints, or a pair of "
                     f"lists/tuples of ints; got {axes!r}.")
-  return _dot_general(a, b, contract, ((), ()), precision,
-                      _preferred(preferred_element_type, a, b))
+  return _weak_result(_dot_general(a, b, contract, ((), ()), precision,
+                                   _preferred(preferred_element_type, a, b)),
+                      preferred_element_type, a, b)
 
 
 @internal_jit(static_argnames=("precision", "preferred_element_type"), name="matvec")
