@@ -845,7 +845,13 @@ def test_nan_sign_documented_difference():
   with x64():
     got = np.asarray(jnp.log(jnp.array([-0.4], jnp.float64)))
     assert np.isnan(got[0]) and np.signbit(got[0])  # NumPy's NaN
-    j = oracle()
+  j = oracle()
+  old = j.config.jax_enable_x64
+  j.config.update("jax_enable_x64", True)
+  try:
     theirs = np.asarray(j.numpy.log(j.numpy.array([-0.4], j.numpy.float64)))
+    assert theirs.dtype == np.float64
     assert np.isnan(theirs[0]) and not np.signbit(theirs[0])
     assert np.signbit(np.asarray(j.numpy.log(j.numpy.array([-0.4], j.numpy.float32)))[0])
+  finally:
+    j.config.update("jax_enable_x64", old)
