@@ -68,8 +68,9 @@ def _sharded_product(fn, args, kw, out_sharding):
 
 def _weak_result(out, preferred_element_type, *args):
   """JAX's products end with a cast to the promoted type with its weak flag: a weak operand
-  with a bool (or another weak one) gives a weak result, which dot_general's own type is not."""
-  if preferred_element_type is not None:
+  with a bool (or another weak one) gives a weak result, which dot_general's own type is not.
+  Only a weak operand can make one, so strong operands cost no promotion here."""
+  if preferred_element_type is not None or not any(dtype_weak(a)[1] for a in args):
     return out
   dtype, weak = dtypes.promote_signature(tuple(dtype_weak(a) for a in args))
   return _convert_element_type(out, dtype, weak) if weak else out
