@@ -216,6 +216,31 @@ def test_where_fast_path_matches_general_path(case):
     lax.select_n(c, x, y.astype(np.int32))
 
 
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.int32, np.int64,
+                                   np.float16, np.float32, np.float64, np.complex64])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "broadcast_case"])
+def test_big_select_is_bit_for_bit_np_where(dtype, layout):
+  # Big selects go through the operands' bits (no per-element branch): every bit pattern,
+  # NaN payloads and signed zeros included, must come out as np.where's.
+  from jaxlite._src.lax.elementwise import _BITWISE_SELECT_MIN
+  shape = (64, 2 * _BITWISE_SELECT_MIN // 64)
+  raw = RNG.integers(0, 256, (2, *shape, np.dtype(dtype).itemsize), dtype=np.uint8)
+  on_false, on_true = (r.view(dtype).reshape(shape) for r in raw) if dtype != np.bool_ else \
+      (raw[0, ..., 0] > 127, raw[1, ..., 0] > 127)
+  which = RNG.random(shape) > 0.5
+  if layout == "transposed":
+    which, on_false, on_true = which.T, on_false.T, on_true.T
+  elif layout == "broadcast_case":
+    on_false = np.broadcast_to(on_false[:1], shape)
+  want = np.where(which, on_true, on_false)
+  with x64(np.dtype(dtype).itemsize == 8 and np.dtype(dtype).kind != "c"):
+    for select in (lax.select_n, jax.jit(lax.select_n)):
+      got = select(which, on_false, on_true)
+      assert got.dtype == want.dtype
+      np.testing.assert_array_equal(np.ascontiguousarray(got).view(np.uint8),
+                                    np.ascontiguousarray(want).view(np.uint8))
+
+
 # --- erf_inv float32: blocked, in place, bit for bit the plain vectorized formula --------------
 
 def _erf_inv_f32_reference(x):
