@@ -412,6 +412,22 @@ def test_independent_eqns_move_above_the_kernel():
   assert_same(TIER0.compile(closed)(key._value), exe(key._value))
 
 
+def test_moved_eqns_form_kernels_of_their_own():
+  # An SGD step over two parameters of different row counts: the first update cannot join the
+  # second's kernel and moves above it, where it is a kernel of its own, not loose eqns.
+  w0, w1 = values((40, 6), np.float32), values((24, 6), np.float32, 3)
+  g0, g1 = values((40, 6), np.float32, 5), values((24, 6), np.float32, 7)
+
+  def step(w0, w1, g0, g1):
+    return w1 - 0.5 * g1, w0 - 0.25 * g0
+
+  closed = jaxlite.make_jaxpr(step)(w0, w1, g0, g1)
+  with force_tiles():
+    exe = TIER1.compile(closed)
+  assert sorted(k.n for k in exe.__jaxlite_kernels__) == [24, 40]
+  assert_same(TIER0.compile(closed)(w0, w1, g0, g1), exe(w0, w1, g0, g1))
+
+
 def test_effects_keep_their_place():
   seen = []
 

@@ -139,15 +139,40 @@ def plan(jaxpr, fuse_bits: bool = True) -> tuple[list, list, dict]:
 
   A pure eqn that cannot join the open kernel but reads none of its values (a bias reshaped
   for the next op, a scalar) moves above the kernel, so the kernel can go on past it."""
+  items = _group(jaxpr.eqns, fuse_bits, 0)
+  eqns = []
+  for item in items:
+    if isinstance(item, Kernel):
+      item.first = len(eqns)
+      eqns.extend(item.eqns)
+    else:
+      eqns.append(item)
+  last_use = passes.last_uses(eqns, jaxpr.outvars)
+  for item in items:
+    if isinstance(item, Kernel):
+      _finish(item, last_use)
+  return items, eqns, last_use
+
+
+# Eqns moved above a kernel are grouped again at most this deep (each level sees every moved
+# eqn once: the bound keeps planning linear in the program's length).
+_MAX_REGROUP_DEPTH = 4
+
+
+def _group(eqns, fuse_bits: bool, depth: int) -> list:
+  """The eqns as items (eqns and Kernels) in execution order; eqns moved above an open kernel
+  are grouped the same way among themselves (the update of every parameter but the last one
+  of an optimizer step moves above the last one's kernel, and each can be a kernel too)."""
   items, cur, internal, hoisted = [], None, set(), []
 
   def close():
     if cur is not None:
-      items.extend(hoisted)
+      regroup = len(hoisted) > 1 and depth < _MAX_REGROUP_DEPTH
+      items.extend(_group(hoisted, fuse_bits, depth + 1) if regroup else hoisted)
       items.append(cur)
     hoisted.clear()
 
-  for eqn in jaxpr.eqns:
+  for eqn in eqns:
     roles = _roles(eqn, cur.n, internal, fuse_bits) if cur is not None else None
     if roles is None and cur is not None and _independent(eqn, internal):
       hoisted.append(eqn)
@@ -167,19 +192,7 @@ def plan(jaxpr, fuse_bits: bool = True) -> tuple[list, list, dict]:
     cur.roles.append(roles)
     internal.update(eqn.outvars)
   close()
-
-  eqns = []
-  for item in items:
-    if isinstance(item, Kernel):
-      item.first = len(eqns)
-      eqns.extend(item.eqns)
-    else:
-      eqns.append(item)
-  last_use = passes.last_uses(eqns, jaxpr.outvars)
-  for item in items:
-    if isinstance(item, Kernel):
-      _finish(item, last_use)
-  return items, eqns, last_use
+  return items
 
 
 def _independent(eqn, internal: set) -> bool:
