@@ -581,6 +581,29 @@ def test_cached_jit_call_matches_first_call(fun, args):
     assert jax.tree.structure(got) == jax.tree.structure(want)
 
 
+def test_cached_jit_call_with_parameter_tuples():
+  # `f(params, x)` with params a tuple or list of Arrays takes the fast path too: the cache key
+  # tells tuples from lists and from flat arguments, and shapes/weak types inside them.
+  f = jax.jit(lambda p, x: (p, p[0] * x + p[1]))
+  a, b, x = jnp.ones(3), jnp.arange(3.0), jnp.full(3, 2.0)
+  calls = [((a, b), x), ([a, b], x), ((a, b), x), ((jnp.ones(4), jnp.ones(4)), jnp.ones(4)),
+           ((a, b), 2.0), ((jnp.ones(3, np.int32), b), x), ([a, b], x)]
+  for args in calls:
+    for _ in range(2):  # the first call traces, the second runs the fast runner
+      got = f(*args)
+      want = (args[0], args[0][0] * args[1] + args[0][1])
+      assert jax.tree.structure(got) == jax.tree.structure(want)
+      for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
+        assert (g.dtype, g.weak_type, g.shape) == (w.dtype, w.weak_type, w.shape)
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+  # 2 argument structures x 4 leaf signatures (the Python scalar call is not a fast one)
+  assert len(f._fast_cache) == 4
+  with pytest.raises(RuntimeError, match="deleted"):  # JAX: RuntimeError, warm or not
+    gone = jnp.ones(3)
+    gone.delete()
+    f((a, gone), x)
+
+
 def test_cached_jit_call_checks_nans_when_asked():
   f = jax.jit(lambda v: v * np.float32(np.nan))
   x = jnp.ones(2)

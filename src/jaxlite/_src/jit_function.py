@@ -486,26 +486,40 @@ class PjitFunction:
     the entry's `fast_runner`."""
     at = core.array_type
     try:  # free unless it raises: a deleted Array's buffer raises on `v.shape`
-      if len(args) == 1:
+      if len(args) == 1 and type(args[0]) is at:
         a = args[0]
-        if type(a) is not at:
-          return _MISS
         v = a._value
         key = (v.shape, v.dtype, a.weak_type, config.trace_context())
         committed = a._device is not None
         values = (v,)
       else:
-        sig = []
-        committed = False
+        sig, values, arrays = [], [], []
         for a in args:
-          if type(a) is not at:
+          ta = type(a)
+          if ta is at:
+            v = a._value
+            sig.append((v.shape, v.dtype, a.weak_type))
+            values.append(v)
+            arrays.append(a)
+          elif (ta is tuple or ta is list) and a:
+            # A parameter tuple (`f(params, x, y)`): its leaves in flattening order.
+            inner = []
+            for e in a:
+              if type(e) is not at:
+                return _MISS
+              v = e._value
+              inner.append((v.shape, v.dtype, e.weak_type))
+              values.append(v)
+              arrays.append(e)
+            sig.append((ta, tuple(inner)))
+          else:
             return _MISS
-          v = a._value
-          sig.append((v.shape, v.dtype, a.weak_type))
+        key = (tuple(sig), config.trace_context())
+        committed = False
+        for a in arrays:
           if a._device is not None:
             committed = True
-        key = (tuple(sig), config.trace_context())
-        values = [a._value for a in args]
+            break
     except RuntimeError as err:
       raise self._deleted_arg_error(args, err) from None
     runner = self._fast_cache.get(key)
@@ -517,7 +531,9 @@ class PjitFunction:
       _bounded_put(self._fast_cache, key, runner)
     if not committed:
       return runner(values)
-    device = self._committed_device(args, args, {})
+    if len(args) == 1 and type(args[0]) is at:
+      arrays = args
+    device = self._committed_device(arrays, args, {})
     if type(device) is not devices.CpuDevice:
       out = _call_sharded(self, args, {})
       if out is not _MISS:
@@ -529,7 +545,7 @@ class PjitFunction:
     types) JAX raises from its C++ fast path, else from Python (`err`)."""
     from jaxlite._src import donation
     sig = donation.aval_key(args)
-    if sig is None:
+    if sig is None:  # a parameter tuple holds it: JAX raises the RuntimeError, warm or not
       return err
     key = (*sig[0], config.trace_context()) if len(args) == 1 else \
         (sig, config.trace_context())

@@ -188,10 +188,28 @@ def fuse_marked_fma(jaxpr: Jaxpr) -> Jaxpr:
   return jaxpr.replace(eqns=eqns)
 
 
+# primitive -> rule(eqn) giving the eqns (last one writing eqn's outvars) that compute the same
+# values in primitives the fusion pass can tile, or None: a product with nothing contracted
+# (vmap of a gradient's outer product) is a broadcast multiply.
+elementwise_rewrite_rules: dict = {}
+
+
+def rewrite_as_elementwise(jaxpr: Jaxpr) -> Jaxpr:
+  if not any(e.primitive in elementwise_rewrite_rules for e in jaxpr.eqns):
+    return jaxpr
+  eqns = []
+  for e in jaxpr.eqns:
+    rule = elementwise_rewrite_rules.get(e.primitive)
+    new = rule(e) if rule is not None else None
+    eqns.extend(new if new is not None else (e,))
+  return jaxpr.replace(eqns=eqns)
+
+
 def optimize(closed: core.ClosedJaxpr) -> tuple[Jaxpr, list]:
   """The pass pipeline run before code generation."""
   jaxpr, consts = inline_calls(closed.jaxpr, closed.consts)
-  jaxpr = dce(fuse_marked_fma(fold_transposes(cse(drop_identities(jaxpr)))))
+  jaxpr = dce(rewrite_as_elementwise(
+      fuse_marked_fma(fold_transposes(cse(drop_identities(jaxpr))))))
   if config.jax_enable_checks:  # the test suite turns this on: passes must keep jaxprs well typed
     core.check_jaxpr(jaxpr)
   return jaxpr, consts

@@ -291,4 +291,9 @@ def _median(times) -> float:
 def tile_rows(n: int, row_bytes: int, workers: int) -> int:
   """Rows per tile: about TILE_BYTES of working set, and at least one tile per worker."""
   rows = max(1, TILE_BYTES // max(row_bytes, 1))
-  return max(1, min(rows, -(-n // max(workers, 1))))
+  rows = max(1, min(rows, -(-n // max(workers, 1))))
+  # Tiles of equal size, as many as a multiple of the workers: 256 rows of 127-row tiles were
+  # 127 + 127 + 2, one worker idle for the whole last tile.
+  tiles = -(-n // rows)
+  tiles = -(-tiles // max(workers, 1)) * max(workers, 1)
+  return max(1, -(-n // tiles))

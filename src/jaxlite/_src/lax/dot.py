@@ -261,6 +261,42 @@ def _fold_transpose(eqn, permutation):
 
 
 passes.transpose_folding_rules[dot_general_p] = _fold_transpose
+
+
+def _outer_product_as_mul(eqn):
+  """A product contracting nothing whose batch dims lead in order (vmap(grad) of a linear
+  model makes `err[:, None] * x`) as broadcast_in_dim + mul: each element is one product either
+  way (the impl multiplies too), and as elementwise ops tier 1 fuses it with its neighbours and
+  runs it over tiles on both cores."""
+  from jaxlite._src.lax.elementwise import mul_p
+  from jaxlite._src.lax.shape import broadcast_in_dim_p
+  lhs, rhs = eqn.invars
+  (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+  out = eqn.outvars[0]
+  dtype = out.aval.dtype
+  if lc or rc or tuple(lb) != tuple(range(len(lb))) or tuple(rb) != tuple(range(len(rb))) \
+      or not all(isinstance(v, core.Var) for v in (lhs, rhs)) \
+      or lhs.aval.dtype != dtype or rhs.aval.dtype != dtype or dtype.kind not in "fiuc" \
+      or _compute_dtype(dtype) != dtype:
+    return None
+  nb, lfree = len(lb), lhs.aval.ndim - len(lb)
+  dims = {lhs: tuple(range(lhs.aval.ndim)),
+          rhs: tuple(range(nb)) + tuple(range(nb + lfree, out.aval.ndim))}
+  eqns, operands = [], []
+  for v in (lhs, rhs):
+    if v.aval.shape == out.aval.shape:
+      operands.append(v)
+      continue
+    spread = core.Var(out.aval.update(weak_type=v.aval.weak_type))
+    eqns.append(eqn.replace(primitive=broadcast_in_dim_p, invars=[v], outvars=[spread],
+                            params=dict(shape=out.aval.shape, broadcast_dimensions=dims[v],
+                                        sharding=out.aval.sharding)))
+    operands.append(spread)
+  eqns.append(eqn.replace(primitive=mul_p, invars=operands, params={}))
+  return eqns
+
+
+passes.elementwise_rewrite_rules[dot_general_p] = _outer_product_as_mul
 dot_general_p.eager_weak_type = lambda args, params: (
     params["preferred_element_type"] is None and all(getattr(a, "weak_type", False)
                                                      for a in args))
