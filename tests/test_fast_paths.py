@@ -44,6 +44,9 @@ DOTS = [  # (lhs shape, rhs shape, dimension numbers, einsum, lowered to one np.
     ((3, 2, 4), (4, 5, 2), (((2,), (0,)), ((1,), (2,))), "ibj,jkb->bik", False),
     ((2, 4, 3), (2, 4, 5), (((1,), (1,)), ((0,), (0,))), "bji,bjk->bik", False),
     ((3, 4), (5,), (((), ()), ((), ())), "ij,k->ijk", False),
+    ((6,), (6, 7), (((), ()), ((0,), (0,))), "b,bk->bk", False),
+    ((3, 4), (3, 5), (((), ()), ((0,), (0,))), "bi,bk->bik", False),
+    ((4, 3), (3, 5), (((), ()), ((1,), (0,))), "ib,bk->bik", False),
     ((2, 3, 4, 5), (4, 3, 6), (((1, 2), (1, 0)), ((), ())), "aijb,jic->abc", False),
 ]
 
@@ -65,6 +68,27 @@ def test_dot_general_paths_match_einsum_and_jit(ls, rs, dims, spec, lowered, dty
   np.testing.assert_array_equal(np.asarray(jax.jit(f)(a, b)), np.asarray(got))
   inlined = "np.matmul(" in _source(f, a, b)
   assert inlined == (lowered and dtype != np.float16)
+
+
+@pytest.mark.parametrize("ls,rs,dims,rewritten", [
+    ((6,), (6, 7), (((), ()), ((0,), (0,))), True),      # vmap(grad) of a linear model
+    ((3, 4), (3, 5), (((), ()), ((0,), (0,))), True),
+    ((3, 4), (5,), (((), ()), ((), ())), True),
+    ((4, 3), (3, 5), (((), ()), ((1,), (0,))), False),   # batch dim not leading
+    ((3, 4), (4,), (((1,), (0,)), ((), ())), False),     # contracts: BLAS
+])
+def test_outer_products_compile_to_broadcast_multiply(ls, rs, dims, rewritten):
+  # Nothing contracted: each element is one product, so the compiled code multiplies
+  # broadcasts (tier 1 then fuses it) and the values equal the product's bit for bit.
+  a, b = _data(ls, np.float32), _data(rs, np.float32)
+  f = lambda x, y: lax.dot_general(x, y, dims)
+  src = _source(f, a, b)
+  assert ("_dot_general" not in src and "np.matmul" not in src) == rewritten, src
+  want = np.asarray(lax.dot_general(a, b, dims))
+  np.testing.assert_array_equal(np.asarray(jax.jit(f)(a, b)), want)
+  from jaxlite._src.compiler import tier1_backend
+  np.testing.assert_array_equal(
+      tier1_backend.TIER1.compile(jax.make_jaxpr(f)(a, b))(a, b)[0], want)
 
 
 def test_dot_general_lowering_needs_equal_dtypes_and_no_widening():

@@ -412,6 +412,17 @@ def test_independent_eqns_move_above_the_kernel():
   assert_same(TIER0.compile(closed)(key._value), exe(key._value))
 
 
+@pytest.mark.parametrize("n,row_bytes,workers", [(256, 8200, 2), (1000, 1 << 12, 2),
+                                                  (7, 1 << 20, 2), (4096, 4096, 3),
+                                                  (5, 8, 1), (1, 8, 2)])
+def test_tiles_are_even_and_a_multiple_of_the_workers(n, row_bytes, workers):
+  rows = tiled_executor.tile_rows(n, row_bytes, workers)
+  tiles = -(-n // rows)
+  assert rows * row_bytes <= max(tiled_executor.TILE_BYTES, row_bytes)
+  assert tiles % workers == 0 or tiles == n  # (fewer rows than workers: one row a tile)
+  assert tiles * rows - n < tiles  # the last tile is at most one row short of the others
+
+
 def test_moved_eqns_form_kernels_of_their_own():
   # An SGD step over two parameters of different row counts: the first update cannot join the
   # second's kernel and moves above it, where it is a kernel of its own, not loose eqns.
