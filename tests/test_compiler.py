@@ -50,3 +50,33 @@ def test_no_float_warnings_like_jax(recwarn):
   out = jax.jit(lambda x: jnp.exp(x) + jnp.log(x - 2.0))(jnp.array([1000.0]))
   assert np.isinf(np.asarray(out)).all() or np.isnan(np.asarray(out)).all()
   assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_scalar_broadcasts_fold_into_their_readers():
+  # uniform's bounds are broadcast to f32[1] and read by `max d m` / `sub e d`: the reader takes
+  # the literal (one side only, so the result keeps its shape); no signed-zero fix-up is left.
+  from jaxlite import lax
+  key = jax.random.key(0)
+  closed = jax.make_jaxpr(lambda k: jax.random.uniform(k, (5,), minval=-1.0, maxval=2.0))(key)
+  jaxpr, _ = passes.optimize(closed)
+  (mx,) = [e for e in jaxpr.eqns if e.primitive.name == "max"]
+  assert type(mx.invars[0]) is passes.Literal and float(mx.invars[0].val) == -1.0
+  src = jax.jit(lambda k: jax.random.uniform(k, (5,), minval=-1.0, maxval=2.0)) \
+      .lower(key).compile().as_text()
+  assert "copysign" not in src
+  for e in jaxpr.eqns:
+    if e.primitive in passes.scalar_operand_primitives:
+      assert sum(type(v) is passes.Literal for v in e.invars) < 2
+  np.testing.assert_array_equal(
+      np.asarray(jax.jit(lambda k: jax.random.uniform(k, (1000,), minval=-1.0))(key)),
+      np.asarray(jax.random.uniform(key, (1000,), minval=-1.0)))
+
+  def signed(x):  # a zero bound broadcast: folding keeps JAX's max(-0., 0.) = 0.
+    zero = lax.broadcast_in_dim(np.float32(0.0), x.shape, ())
+    return lax.max(zero, x), lax.min(x, lax.broadcast_in_dim(np.float32(-0.0), x.shape, ()))
+  x = np.array([-0.0, 0.0, -1.0, 1.0, np.nan], np.float32)
+  for got, want in zip(jax.jit(signed)(x), (np.array([0.0, 0.0, 0.0, 1.0, np.nan], np.float32),
+                                            np.array([-0.0, -0.0, -1.0, -0.0, np.nan],
+                                                     np.float32))):
+    np.testing.assert_array_equal(np.asarray(got), want)
+    np.testing.assert_array_equal(np.signbit(np.asarray(got)), np.signbit(want))

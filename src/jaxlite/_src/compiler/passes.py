@@ -5,6 +5,8 @@ Passes build new jaxprs and never mutate their input: traced jaxprs are cached a
 """
 from __future__ import annotations
 
+import numpy as np
+
 from jaxlite._src import core
 from jaxlite._src.config import config
 from jaxlite._src.core import Jaxpr, Literal, Var
@@ -205,11 +207,55 @@ def rewrite_as_elementwise(jaxpr: Jaxpr) -> Jaxpr:
   return jaxpr.replace(eqns=eqns)
 
 
+# Elementwise binary primitives that take a rank-0 operand against an array (lax's scalar
+# broadcasting); registered by lax's `binop` family.
+scalar_operand_primitives: set = set()
+
+
+def fold_scalar_broadcasts(jaxpr: Jaxpr) -> Jaxpr:
+  """`d = broadcast_in_dim(2.0)` (or of a converted literal) read by a binary elementwise op
+  against a value of the result's shape becomes the literal itself (random.uniform's bounds:
+  `max d m`). Code then sees the constant: a nonzero bound needs no signed-zero fix-up in
+  max/min, and no array is made."""
+  consts, spread = {}, {}  # var -> the rank-0 Literal it is / it broadcasts
+  for e in jaxpr.eqns:
+    if len(e.invars) != 1 or len(e.outvars) != 1:
+      continue
+    x, out = e.invars[0], e.outvars[0]
+    lit = x if type(x) is Literal else consts.get(x)
+    if lit is None or getattr(lit.aval, "shape", None) or \
+        not isinstance(getattr(out.aval, "dtype", None), np.dtype):
+      continue
+    if e.primitive.name == "broadcast_in_dim":
+      spread[out] = lit
+    elif e.primitive.name == "convert_element_type" and not out.aval.shape:
+      value = np.asarray(e.primitive.impl(np.asarray(lit.val, lit.aval.dtype), **e.params))
+      consts[out] = Literal(value[()], out.aval)
+  if not spread:
+    return jaxpr
+  eqns, changed = [], False
+  for e in jaxpr.eqns:
+    if e.primitive in scalar_operand_primitives and len(e.invars) == 2:
+      shape = e.outvars[0].aval.shape
+      ins = list(e.invars)
+      for i in (0, 1):  # one side at most: the other keeps the result's shape
+        v, other = ins[i], ins[1 - i]
+        lit = spread.get(v) if type(v) is Var else None
+        if lit is not None and type(other) is Var and other.aval.shape == shape \
+            and lit.aval.dtype == v.aval.dtype and lit.aval.weak_type == v.aval.weak_type:
+          ins[i] = lit
+          break
+      if ins != list(e.invars):
+        e, changed = e.replace(invars=ins), True
+    eqns.append(e)
+  return jaxpr.replace(eqns=eqns) if changed else jaxpr
+
+
 def optimize(closed: core.ClosedJaxpr) -> tuple[Jaxpr, list]:
   """The pass pipeline run before code generation."""
   jaxpr, consts = inline_calls(closed.jaxpr, closed.consts)
-  jaxpr = dce(rewrite_as_elementwise(
-      fuse_marked_fma(fold_transposes(cse(drop_identities(jaxpr))))))
+  jaxpr = dce(rewrite_as_elementwise(fold_scalar_broadcasts(
+      fuse_marked_fma(fold_transposes(cse(drop_identities(jaxpr)))))))
   if config.jax_enable_checks:  # the test suite turns this on: passes must keep jaxprs well typed
     core.check_jaxpr(jaxpr)
   return jaxpr, consts

@@ -257,8 +257,9 @@ def _min(x, y):
 
 
 def _extremum_template(ufunc: str, safe_zero_sign: bool):
-  """One ufunc call unless float zeros of both signs can meet: a literal second operand that is
-  not zero, or the zero NumPy's tie-break already returns right (relu's max(x, 0.0))."""
+  """One ufunc call unless float zeros of both signs can meet: a literal operand that is not
+  zero, or a second one that is the zero NumPy's tie-break already returns right (relu's
+  max(x, 0.0))."""
   plain, signed = f"np.{ufunc}({{0}}, {{1}})", _SIGNED_EXTREMUM.format(ufunc)
 
   def rule(eqn):
@@ -266,9 +267,11 @@ def _extremum_template(ufunc: str, safe_zero_sign: bool):
       return plain
     if eqn.outvars[0].aval.dtype == np.float16:
       return signed  # NumPy's float16 loop breaks ties the other way (max(-0., 0.) is -0.)
-    y = eqn.invars[1]
+    x, y = eqn.invars
     if type(y) is core.Literal and (np.asarray(y.val) != 0
                                     or bool(np.signbit(y.val)) == safe_zero_sign):
+      return plain
+    if type(x) is core.Literal and np.asarray(x.val) != 0:  # (uniform's lower bound)
       return plain
     return signed
   return rule

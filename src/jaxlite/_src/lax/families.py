@@ -10,6 +10,7 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.compiler import numpy_codegen
+from jaxlite._src.compiler import passes
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import batching
 from jaxlite._src.sharding import rules as sharding_rules
@@ -213,6 +214,8 @@ def binop(name: str, np_fn, kinds: str = "fciub", out_dtype=None, template: str 
   prim.eager_weak_type = all_weak
   batching.defbroadcasting(prim)
   sharding_rules.elementwise(prim)
+  if not keys:
+    passes.scalar_operand_primitives.add(prim)
   if template is not None:
     lower_to_numpy(prim, template, ufunc=True)
   if keys:  # key operands lower to the structured comparison instead of the ufunc template
