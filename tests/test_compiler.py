@@ -80,3 +80,19 @@ def test_scalar_broadcasts_fold_into_their_readers():
                                                      np.float32))):
     np.testing.assert_array_equal(np.asarray(got), want)
     np.testing.assert_array_equal(np.signbit(np.asarray(got)), np.signbit(want))
+
+
+def test_custom_derivative_calls_are_inlined():
+  # Compiled code runs only the primal function of a custom_jvp/custom_vjp call: its eqns join
+  # the caller's (relu's max can fuse with the bias add before it).
+  @jax.custom_vjp
+  def clip_grad(x):
+    return jnp.sin(x)
+  clip_grad.defvjp(lambda x: (jnp.sin(x), x), lambda x, g: (jnp.clip(g, -1, 1),))
+  x = np.linspace(-2, 2, 7, dtype=np.float32)
+  assert _optimized(lambda v: jax.nn.relu(v + 1.0), x) == ["add", "max"]
+  assert _optimized(lambda v: clip_grad(v) * 2, x) == ["sin", "mul"]
+  np.testing.assert_array_equal(np.asarray(jax.jit(lambda v: jax.nn.relu(v + 1.0))(x)),
+                                np.maximum(x + 1, 0))
+  np.testing.assert_array_equal(np.asarray(jax.jit(jax.grad(lambda v: clip_grad(v * 3).sum()))(x)),
+                                np.full(7, 3.0, np.float32))

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from jaxlite._src import core, dtypes, tree_util
 from jaxlite._src import pretty_print as pp
 from jaxlite._src.compiler import backend
+from jaxlite._src.compiler import passes
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.interpreters import linearize as lin
 from jaxlite._src.interpreters import partial_eval as pe
@@ -153,6 +154,8 @@ pp.param_rules[custom_jvp_call_p] = pp.ParamRule(
 custom_jvp_call_p.multiple_results = True
 custom_jvp_call_p.def_impl(_run_jaxpr)
 custom_jvp_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **params: call_jaxpr.out_avals)
+passes.inlinable_call_primitives.add(custom_jvp_call_p)
+passes.inline_jaxpr_param[custom_jvp_call_p] = "call_jaxpr"
 
 
 def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, symbolic_zeros,
@@ -390,6 +393,8 @@ pp.param_rules[custom_vjp_call_p] = pp.ParamRule(
 custom_vjp_call_p.multiple_results = True
 custom_vjp_call_p.def_impl(_run_jaxpr)
 custom_vjp_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **params: call_jaxpr.out_avals)
+passes.inlinable_call_primitives.add(custom_vjp_call_p)
+passes.inline_jaxpr_param[custom_vjp_call_p] = "call_jaxpr"
 
 
 def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts, symbolic_zeros,

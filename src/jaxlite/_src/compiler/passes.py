@@ -11,8 +11,11 @@ from jaxlite._src import core
 from jaxlite._src.config import config
 from jaxlite._src.core import Jaxpr, Literal, Var
 
-# Primitives whose eqns are pure calls of a sub-jaxpr that execution may inline.
+# Primitives whose eqns are pure calls of a sub-jaxpr that execution may inline, and the param
+# holding that ClosedJaxpr where it is not "jaxpr" (custom_jvp/vjp calls: once compiled, only
+# the primal function runs).
 inlinable_call_primitives: set = set()
+inline_jaxpr_param: dict = {}
 # Primitives with side effects that DCE must keep.
 effectful_primitives: set = set()
 # producer primitive -> rule(eqn, permutation) giving an eqn that computes the producer's result
@@ -35,7 +38,7 @@ def inline_calls(jaxpr: Jaxpr, consts: list) -> tuple[Jaxpr, list]:
     if eqn.primitive not in inlinable_call_primitives:
       new_eqns.append(eqn.replace(invars=[read(v) for v in eqn.invars]))
       continue
-    closed = eqn.params["jaxpr"]
+    closed = eqn.params[inline_jaxpr_param.get(eqn.primitive, "jaxpr")]
     inner, inner_consts = inline_calls(closed.jaxpr, closed.consts)
     sub = {}
     for v, c in zip(inner.constvars, inner_consts):
