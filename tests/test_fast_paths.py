@@ -246,7 +246,7 @@ def test_where_fast_path_matches_general_path(case):
 def test_big_select_is_bit_for_bit_np_where(dtype, layout):
   # Big selects go through the operands' bits (no per-element branch): every bit pattern,
   # NaN payloads and signed zeros included, must come out as np.where's.
-  from jaxlite._src.lax.elementwise import _BITWISE_SELECT_MIN
+  from jaxlite._src.lax.select import _BITWISE_SELECT_MIN
   shape = (64, 2 * _BITWISE_SELECT_MIN // 64)
   raw = RNG.integers(0, 256, (2, *shape, np.dtype(dtype).itemsize), dtype=np.uint8)
   on_false, on_true = (r.view(dtype).reshape(shape) for r in raw) if dtype != np.bool_ else \

@@ -1,0 +1,182 @@
+"""select_n and clamp: choosing elements by a predicate or between bounds (split from
+elementwise.py, which re-exports both primitives)."""
+from __future__ import annotations
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src.core import ShapedArray
+from jaxlite._src.interpreters import ad
+from jaxlite._src.interpreters import batching
+from jaxlite._src.lax import shape as shape_prims
+# elementwise imports this module at its end, once these helpers exist.
+from jaxlite._src.lax.elementwise import _full_like, _maybe_broadcast, _op, _select
+
+def _select_n_abstract(which, *cases):
+  if len(cases) == 2:  # the common case, settled without the error checks' generators
+    x, y = cases
+    if which.dtype == np.bool_ and x.dtype == y.dtype and x.shape == y.shape \
+        and (not which.shape or which.shape == x.shape):
+      return ShapedArray(x.shape, x.dtype, x.weak_type and y.weak_type)
+  if not cases:
+    raise TypeError("select_n() must have at least one case")
+  if any(c.dtype != cases[0].dtype for c in cases):
+    raise TypeError("select_n requires all cases to have the same dtype, got "
+                    f"{[c.dtype.name for c in cases]}.")
+  if any(c.shape != cases[0].shape for c in cases):
+    raise TypeError("select_n requires all cases to have the same shape, got "
+                    f"{[c.shape for c in cases]}.")
+  if which.shape and which.shape != cases[0].shape:
+    raise TypeError("select_n requires that which be a scalar or have the same shape as "
+                    f"cases, got which shape {which.shape} and case shape {cases[0].shape}.")
+  if which.dtype != np.bool_ and which.dtype.kind != "i" and which.dtype.kind != "u":
+    raise TypeError(f"select_n requires which to be a boolean or integer type, got "
+                    f"{which.dtype.name}")
+  if which.dtype == np.bool_ and len(cases) > 2:
+    raise TypeError("select_n with a boolean predicate supports at most two cases")
+  return ShapedArray(cases[0].shape, cases[0].dtype, all(c.weak_type for c in cases))
+
+
+# np.where branches on each element: on an unpredictable mask (relu's gradient, dropout) it
+# mispredicts about half of them and a 128x512 float32 select takes ~250 us. Selecting bits
+# through an all-ones/all-zeros mask has no branches (~30 us) and is exact for every dtype, so
+# big selects take it; small ones keep np.where's lower fixed cost.
+_BITWISE_SELECT_MIN = 2048
+_SAME_WIDTH_INT = {1: np.dtype(np.int8), 2: np.dtype(np.int16), 4: np.dtype(np.int32),
+                   8: np.dtype(np.int64)}
+
+
+def _select_bits(which, on_false, on_true):
+  """np.where(which, on_true, on_false) for same-shape arrays, through their bits."""
+  as_int = _SAME_WIDTH_INT[on_true.dtype.itemsize]
+  mask = which.view(np.int8).astype(as_int)
+  np.negative(mask, out=mask)  # True -> all ones
+  low = on_false.view(as_int)
+  out = np.bitwise_xor(on_true.view(as_int), low)
+  np.bitwise_and(out, mask, out=out)
+  np.bitwise_xor(out, low, out=out)
+  return out.view(on_true.dtype)
+
+
+def _select_n_impl(which, *cases):
+  if len(cases) == 1:
+    return cases[0]
+  if type(which) is not np.ndarray:  # a Python bool predicate (jnp.where(step < 3, ...))
+    which = np.asarray(which)
+  if which.dtype == np.bool_:
+    on_false, on_true = cases
+    if which.size >= _BITWISE_SELECT_MIN and type(on_true) is np.ndarray \
+        and type(on_false) is np.ndarray and on_true.dtype == on_false.dtype \
+        and on_true.shape == which.shape == on_false.shape \
+        and on_true.dtype.kind in "biufc" and on_true.dtype.itemsize in _SAME_WIDTH_INT:
+      return _select_bits(which, on_false, on_true)
+    return np.where(which, on_true, on_false)
+  return np.choose(np.asarray(which), [np.asarray(c) for c in cases])
+
+
+select_n_p = core.Primitive("select_n")
+select_n_p.def_impl(_select_n_impl)
+select_n_p.def_abstract_eval(_select_n_abstract)
+
+
+def _select_n_batcher(vals, dims):
+  which, cases, wdim, cdims = vals[0], vals[1:], dims[0], dims[1:]
+  shape_of, size = batching.shape_of, batching.mapped_size(vals, dims)
+  cshape = shape_of(cases[0])
+  cases_agree = cdims[0] is not None and all(
+      d == cdims[0] and shape_of(c) == cshape for c, d in zip(cases, cdims))
+  scalar_which = wdim is None and not shape_of(which)
+  if cases_agree and (scalar_which or (wdim == cdims[0] and shape_of(which) == cshape)):
+    return select_n_p.bind(which, *cases), cdims[0]
+  if scalar_which:
+    return select_n_p.bind(which, *batching.all_at_front(cases, cdims, size)), 0
+  if wdim is not None and not batching.example_ndim(which, wdim) \
+      and batching.example_ndim(cases[0], cdims[0]):
+    # A per-example scalar predicate: align the cases, then spread it over their shape.
+    cases = batching.all_at_front(cases, cdims, size)
+    which = shape_prims.broadcast_in_dim_p.bind(which, shape=shape_of(cases[0]),
+                                                broadcast_dimensions=(0,), sharding=None)
+    return select_n_p.bind(which, *cases), 0
+  which = batching.bdim_at_front(which, wdim, size)
+  return select_n_p.bind(which, *batching.all_at_front(cases, cdims, size)), 0
+
+
+batching.primitive_batchers[select_n_p] = _select_n_batcher
+
+
+def _select_n_jvp(primals, tangents):
+  which, cases = primals[0], primals[1:]
+  out = select_n_p.bind(which, *cases)
+  case_tangents = tangents[1:]
+  nonzero = [t for t in case_tangents if type(t) is not ad.Zero]
+  if not nonzero:
+    return out, ad.Zero.from_primal_value(out)
+  zero = _full_like(nonzero[0], 0)
+  return out, select_n_p.bind(which, *[zero if type(t) is ad.Zero else t for t in case_tangents])
+
+
+def _select_n_transpose(ct, which, *cases):
+  if ad.is_undefined_primal(which):
+    raise NotImplementedError("select_n is not linear in its predicate")
+  zero = _full_like(ct, 0)
+  n = len(cases)
+  return [None] + [select_n_p.bind(which, *([zero] * i + [ct] + [zero] * (n - i - 1)))
+                   if ad.is_undefined_primal(c) else None for i, c in enumerate(cases)]
+
+
+ad.deflinear(select_n_p, _select_n_transpose)  # linear in the cases, given the predicate
+ad.jvp_rules[select_n_p] = _select_n_jvp
+
+
+def _clamp_abstract(lo, x, hi):
+  for name, a in (("min", lo), ("max", hi)):
+    if a.dtype != x.dtype:
+      raise TypeError(f"lax.clamp requires arguments to have the same dtypes, got "
+                      f"{lo.dtype.name}, {x.dtype.name}, {hi.dtype.name}.")
+    if a.shape and a.shape != x.shape:
+      raise TypeError(f"Clamp with non-scalar {name} requires operand and {name} to have the "
+                      f"same shape, got {a.shape} and {x.shape}.")
+  return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+def _clamp_impl(lo, x, hi):
+  return np.minimum(np.maximum(x, lo), hi).astype(x.dtype)
+
+
+clamp_p = core.Primitive("clamp")
+clamp_p.def_impl(_clamp_impl)
+clamp_p.def_abstract_eval(_clamp_abstract)
+
+
+def _clamp_batcher(vals, dims):
+  if batching.dims_agree(vals, dims):
+    return clamp_p.bind(*vals), next(d for d in dims if d is not None)
+  size = batching.mapped_size(vals, dims)
+  (lo, x, hi), (lo_d, x_d, hi_d) = vals, dims
+  x = batching.bdim_at_front(x, x_d, size)
+  hi, lo = (_clamp_bound(v, d, x, size) for v, d in ((hi, hi_d), (lo, lo_d)))
+  return clamp_p.bind(lo, x, hi), 0
+
+
+def _clamp_bound(v, d, x, size):
+  # A scalar bound is spread over the whole batched operand; others just align with it.
+  if batching.example_ndim(v, d):
+    return batching.bdim_at_front(v, d, size)
+  return shape_prims.broadcast_in_dim_p.bind(
+      v, shape=batching.shape_of(x), broadcast_dimensions=() if d is None else (0,), sharding=None)
+
+
+batching.primitive_batchers[clamp_p] = _clamp_batcher
+
+
+def _clamp_jvp_rule(pred):
+  def rule(t, lo, x, hi):
+    shape = core.get_aval(x).shape
+    return _select(pred(lo, x, hi), _maybe_broadcast(shape, t), _full_like(x, 0))
+  return rule
+
+
+ad.defjvp(clamp_p,
+          _clamp_jvp_rule(lambda lo, x, hi: _op.bitand(_op.gt(lo, x), _op.lt(lo, hi))),
+          _clamp_jvp_rule(lambda lo, x, hi: _op.bitand(_op.gt(x, lo), _op.lt(x, hi))),
+          _clamp_jvp_rule(lambda lo, x, hi: _op.lt(hi, x)))
