@@ -41,7 +41,8 @@ def leaf_signature(x):
   t = type(x)
   if t is core.array_type:
     v = x._value
-    if type(x._device).__name__ == "NamedSharding":
+    d = x._device  # None for most Arrays: the type-name test runs only for placed ones
+    if d is not None and type(d).__name__ == "NamedSharding":
       # On Explicit mesh axes the sharding is part of the type: it keys the trace (P('x') and
       # P(None, 'x') arguments trace to different programs with different output types).
       sharding = core.get_aval(x).sharding
