@@ -936,6 +936,18 @@ EDGE_CASES = [
                                                            np.array([-1, 2], np.int32)]),
     ("complex with float16", lambda L, x: x * (1 + 2j) + 3.0,
      [np.array([1.0, -2.0], np.float16)]),
+    # jnp.vecdot and jnp.vectorize: vmap over the loop dims an argument has, no broadcast copy
+    ("vecdot axes and broadcasting", lambda L, x, y, v: (
+        L.jnp.vecdot(x, y), L.jnp.vecdot(x, y, axis=0), L.jnp.vecdot(v, y),
+        L.jnp.vecdot(y, v), L.jnp.vecdot(x[:, None], y[None, :2])),
+     [np.arange(12, dtype=F32).reshape(3, 4), np.ones((3, 4), F32) * 0.5,
+      np.array([1.0, -2.0, 3.0, 0.25], F32)]),
+    ("vecdot complex", lambda L, x, y: L.jnp.vecdot(x, y),
+     [np.array([[1 + 2j, 3j], [2.0, -1j]], np.complex64), np.array([1j, 2.0], np.complex64)]),
+    ("vectorize loop dims", lambda L, x, y: (
+        L.jnp.vectorize(lambda a, b: L.jnp.dot(a, b), signature="(n),(n)->()")(x[:, None], y),
+        L.jnp.vectorize(lambda a, b: a * b + 1)(x[:1], y)),
+     [np.arange(6, dtype=F32).reshape(2, 3), np.ones((4, 3), F32)]),
 ]
 
 
@@ -1027,11 +1039,8 @@ C64 = np.array([1 + 2j, -1.5 + 0.5j], np.complex64)
 V3 = np.array([0.5, -1.0, 2.0], F32)
 
 KNOWN = [
-    pytest.param(lambda: _case(lambda L, x: L.jnp.conj(x), C64),
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "conj_p has no input_dtype param: JAX prints conj[input_dtype=complex64] "
-                     "(lax/elementwise.py plus every conj_p.bind in linalg*.py, reductions.py)")),
-                 id="conj-input_dtype-param"),
+    # Fixed: conj_p binds JAX's input_dtype param (prints conj[input_dtype=complex64]).
+    pytest.param(lambda: _case(lambda L, x: L.jnp.conj(x), C64), id="conj-input_dtype-param"),
     pytest.param(lambda: _case(lambda L, x, y: L.jnp.logaddexp(x, y), V3, V3[::-1].copy()),
                  marks=pytest.mark.xfail(strict=True, reason=(
                      "the jaxpr now matches (custom_jvp_call, fuzz row 6 fixed); the value is "

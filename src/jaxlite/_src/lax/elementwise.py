@@ -151,8 +151,18 @@ population_count_p = unop("population_count", _popcount, INT)
 clz_p = unop("clz", _clz, INT)
 real_p = unop("real", np.real, "c", out_dtype=_real_dtype)
 imag_p = unop("imag", np.imag, "c", out_dtype=_real_dtype)
+class _Conj(core.Primitive):
+  """conj, bound with JAX's `input_dtype` param (jaxprs print `conj[input_dtype=complex64]`)."""
+  __slots__ = ()
+
+  def bind(self, *args, **params):
+    if "input_dtype" not in params:
+      params["input_dtype"] = core.get_aval(args[0]).dtype
+    return core.Primitive.bind(self, *args, **params)
+
+
 conj_p = unop("conj", np.conjugate, "fc", out_dtype=lambda d: d if d.kind == "c" else
-              dtypes.complex128 if d == np.float64 else dtypes.complex64)
+              dtypes.complex128 if d == np.float64 else dtypes.complex64, primitive_type=_Conj)
 square_p = unop("square", _quiet(_square), NUM, template="np.multiply({0}, {0})")
 
 
@@ -588,7 +598,7 @@ def _transpose_each(*rules):
   return transpose
 
 
-def _conj_transpose(ct, x):
+def _conj_transpose(ct, x, **params):
   return [_op.conj(ct) if x.aval.dtype.kind == "c" else _op.real(ct)]
 
 

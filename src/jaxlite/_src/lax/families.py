@@ -141,9 +141,11 @@ def primitive(name: str, impl, abstract_eval, weak=None):
   return p
 
 
-def unop(name: str, np_fn, kinds: str = "fc", out_dtype=None, template: str | None = None):
-  """An elementwise unary primitive computed by `np_fn`."""
-  prim = core.Primitive(name)
+def unop(name: str, np_fn, kinds: str = "fc", out_dtype=None, template: str | None = None,
+         primitive_type=core.Primitive):
+  """An elementwise unary primitive computed by `np_fn` (an instance of `primitive_type`, for
+  one whose `bind` adds params)."""
+  prim = primitive_type(name)
 
   def abstract_eval(x, **params):
     check_dtype_kinds(name, x.dtype, kinds)

@@ -86,13 +86,32 @@ class vectorize:
       return self.pyfunc(*full, **kw)
 
     loop_shapes = [a.shape[:a.ndim - len(cd)] for a, cd in zip(mapped, core_dims)]
-    loop = np.broadcast_shapes(*loop_shapes) if loop_shapes else ()
-    mapped = [lnp.broadcast_to(a, loop + a.shape[a.ndim - len(cd):])
-              for a, cd in zip(mapped, core_dims)]
-    f = call
-    for _ in loop:
-      f = vmap(f)
-    return f(*mapped)
+    try:
+      loop = np.broadcast_shapes(*loop_shapes) if loop_shapes else ()
+    except ValueError:
+      raise ValueError("Incompatible shapes for broadcasting: "
+                       f"shapes={[tuple(s) for s in loop_shapes]}") from None
+    # As JAX: no argument is broadcast to the loop shape. Size-1 loop dims are squeezed out and
+    # each loop dim is a vmap over the arguments that have it (in_axes None for the others), so
+    # a vector dotted with a stack of vectors stays one product (jnp.vecdot); a loop dim no
+    # argument has is put back on the result.
+    squeezed, padded = [], []
+    for a, shape in zip(mapped, loop_shapes):
+      ones = tuple(i for i, n in enumerate(shape) if n == 1)
+      squeezed.append(lnp.squeeze(a, ones) if ones else a)
+      padded.append((1,) * (len(loop) - len(shape)) + shape)
+    f, expand = call, []
+    for dim in range(len(loop) - 1, -1, -1):
+      in_axes = tuple(None if shape[dim] == 1 else 0 for shape in padded)
+      if all(ax is None for ax in in_axes):
+        expand.append(dim)
+      else:
+        f = vmap(f, in_axes=in_axes)
+    out = f(*squeezed)
+    if not expand:
+      return out
+    grow = lambda r: lnp.expand_dims(r, tuple(sorted(expand)))
+    return tuple(grow(r) for r in out) if isinstance(out, tuple) else grow(out)
 
 
 def fromfunction(function, shape, *, dtype=float, **kwargs):

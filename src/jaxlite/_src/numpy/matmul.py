@@ -6,6 +6,8 @@ as JAX does; einsum parses its subscripts and contracts pairwise with dot_genera
 """
 from __future__ import annotations
 
+import functools
+
 import operator
 import threading
 
@@ -201,18 +203,18 @@ def vdot(a, b, *, precision=None, preferred_element_type=None):
 
 
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
-  """jnp.vecdot: conj(x1) . x2 along `axis`, broadcasting the rest."""
+  """jnp.vecdot: conj(x1) . x2 along `axis`, broadcasting the rest. Staged as JAX stages it:
+  `axis` moved last, then vdot vectorized over the loop dims (a vector against a stack of
+  vectors is one product, not a broadcast copy)."""
+  from jaxlite._src.numpy.functional import vectorize
+  from jaxlite._src.numpy.shape_ops import moveaxis
   x1, x2 = _arrays("vecdot", x1, x2)
-  if dtype_weak(x1)[0].kind == "c":
-    x1 = ew.conj_p.bind(x1)
-  from jaxlite._src.numpy.where_reshape import broadcast_arrays
-  x1, x2 = broadcast_arrays(x1, x2)
-  nd = len(shape_of(x1))
-  ax = canonicalize_axis(axis, nd)
-  batch = tuple(i for i in range(nd) if i != ax)
-  return _weak_result(_dot_general(x1, x2, ((ax,), (ax,)), (batch, batch), precision,
-                                   _preferred(preferred_element_type, x1, x2)),
-                      preferred_element_type, x1, x2)
+  s1, s2 = shape_of(x1), shape_of(x2)
+  if s1[axis] != s2[axis]:  # (a rank-0 operand raises IndexError here, as in JAX)
+    raise ValueError(f"axes must match; got shapes {s1} and {s2} with axis={axis}")
+  one = functools.partial(vdot, precision=precision,
+                          preferred_element_type=preferred_element_type)
+  return vectorize(one, signature="(n),(n)->()")(moveaxis(x1, axis, -1), moveaxis(x2, axis, -1))
 
 
 def inner(a, b, *, precision=None, preferred_element_type=None):
