@@ -11,7 +11,9 @@ Columns: JAX (jit, block_until_ready), jaxlite tier 0 (`jax_jaxlite_tier=0`), ti
 (`jax_jaxlite_tier=1`, `jax_jaxlite_native=False`), native (tier 1 with the native tier on;
 only where numba is installed: each function is called until its kernels are hot, the
 background compiles are waited for with `native.wait()`, and the HotSwap trials run, all before
-timing, so the compile is never timed), NumPy, PyTorch eager, torch.compile (rows where it
+timing, so the compile is never timed; for tier 1 and native, the 9 calls in which each kernel
+probes its three ways to run are made before timing too: benchmarks/harness.py), NumPy,
+PyTorch eager, torch.compile (rows where it
 fuses something; a failure is written in its cell). A cell is the median time per call and,
 for jaxlite and JAX, the cores kept busy (process CPU time / wall time over the timed calls).
 Every jaxlite column builds its own jitted function, so no column reuses another's executable.
