@@ -244,16 +244,38 @@ def test_loop_sources():
   assert "_hoist" not in plain and plain.count("np.matmul") == 2
 
 
+def test_dense_broadcast_without_product():
+  # no product to hoist, but the bias broadcast the loop adds each step is made dense
+  def step(h, x):
+    return jaxlite.numpy.tanh(h * x + BIAS), h
+  xs = _f32(L, B, H)
+  body, ins = _body(lambda h, xs: jaxlite.lax.scan(step, h, xs), H0, xs)
+  loop = scan_hoist.compile_scan(TIER1, *body)
+  src = loop.__jaxlite_source__
+  assert "= np.array(" in src and "_hoist" not in src
+  got = _call(loop, body, ins, L)
+  want = _call(TIER0.compile_scan(*body), body, ins, L)
+  for g, w in zip(got[0] + got[1], want[0] + want[1]):
+    np.testing.assert_array_equal(g, w)  # the same NumPy calls: bit for bit
+
+
 @pytest.mark.parametrize("step", [
     lambda h, x: (jaxlite.numpy.tanh(h + x * 2.0), h),    # elementwise only: cheap per step
     lambda h, x: (h @ W + x[:, :H], None),                 # no product reads only x
     lambda h, x: ((h + x[:, :H]) @ W, None),               # the product reads the carry
 ])
-def test_no_product_keeps_tier0_loop(step):
+def test_nothing_to_do_keeps_tier0_loop(step):
   xs = _f32(L, B, H)
   body, _ = _body(lambda h, xs: jaxlite.lax.scan(step, h, xs), H0, xs)
   src = scan_hoist.compile_scan(TIER1, *body).__jaxlite_source__
   assert src == TIER0.compile_scan(*body).__jaxlite_source__
+
+
+def test_disabled_keeps_tier0_loop(monkeypatch):
+  body, _ = _body(rnn(jaxlite), H0, XS)
+  monkeypatch.setattr(scan_hoist, "ENABLED", False)
+  assert scan_hoist.compile_scan(TIER1, *body).__jaxlite_source__ == \
+      TIER0.compile_scan(*body).__jaxlite_source__
 
 
 def test_random_and_effects_stay_in_loop():
@@ -266,6 +288,29 @@ def test_random_and_effects_stay_in_loop():
   keys = jaxlite.random.split(jaxlite.random.key(0), L)
   body, _ = _body(f, H0, keys)
   assert "_hoist" not in scan_hoist.compile_scan(TIER1, *body).__jaxlite_source__
+
+
+def test_callbacks_stay_in_loop():
+  # a callback's result feeding the product: the callback runs once per step, in order, and
+  # the product that reads it stays in the loop with it
+  seen = []
+
+  def double(x):
+    seen.append(float(x[0, 0]))
+    return x * 2
+
+  def f(h, xs):
+    def step(h, x):
+      x2 = jaxlite.pure_callback(double, jaxlite.ShapeDtypeStruct(x.shape, x.dtype), x)
+      return jaxlite.numpy.tanh(h @ W + x2 @ U), None
+    return jaxlite.lax.scan(step, h, xs)
+  body, ins = _body(f, H0, XS)
+  loop = scan_hoist.compile_scan(TIER1, *body)
+  assert "_hoist" not in loop.__jaxlite_source__
+  got = _call(loop, body, ins, L)
+  assert seen == [float(x) for x in XS[:, 0, 0]]
+  want = _call(TIER0.compile_scan(*body), body, ins, L)
+  np.testing.assert_array_equal(got[0][0], want[0][0])
 
 
 def test_outside_length_range_runs_plain_loop(monkeypatch):
