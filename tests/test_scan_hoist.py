@@ -6,13 +6,17 @@ constants; tier 1 must hoist the latter where it contains a product (`_hoist(` i
 source) and give tier 0's values (float tolerance: a stacked product may sum in another order in
 BLAS; integers exactly).
 """
+import os
+import time
+
 import numpy as np
 import pytest
 
 import jaxlite
 from conftest import oracle
 from jaxlite._src import core
-from jaxlite._src.compiler import backend, numpy_codegen, scan_hoist, tier1_backend
+from jaxlite._src.compiler import (backend, numpy_codegen, scan_hoist, tier1_backend,
+                                   tiled_executor)
 
 TIER0, TIER1 = numpy_codegen.NUMPY, tier1_backend.TIER1
 RNG = np.random.default_rng(7)
@@ -179,7 +183,9 @@ def _assert_close(got, want):
 
 
 @pytest.mark.parametrize("name, make, args, hoists", CASES, ids=[c[0] for c in CASES])
-def test_hoisted_equals_tier0(name, make, args, hoists):
+def test_hoisted_equals_tier0(name, make, args, hoists, monkeypatch):
+  # always the hoisted loop where the length allows (no timing-based choice)
+  monkeypatch.setattr(tiled_executor, "ADAPTIVE", False)
   args = args()
   closed = jaxlite.make_jaxpr(make(jaxlite))(*args)
   sources = [scan_hoist.compile_scan(TIER1, *body).__jaxlite_source__
@@ -316,28 +322,30 @@ def test_callbacks_stay_in_loop():
 def test_outside_length_range_runs_plain_loop(monkeypatch):
   body, ins = _body(rnn(jaxlite), H0, XS)
   want = _call(TIER0.compile_scan(*body), body, ins, L)
-  # A budget below one scan's stacked values: the plain loop runs (built on first need).
+  # A budget below one scan's stacked values: the plain loop runs, nothing is batched.
   monkeypatch.setattr(scan_hoist, "MAX_BYTES", 16)
   loop = scan_hoist.compile_scan(TIER1, *body)
-  assert "_length <= 0" in loop.__jaxlite_source__
+  assert isinstance(loop, scan_hoist.AdaptiveLoop) and loop.max_length == 0
   got = _call(loop, body, ins, L)
-  plain = loop.__globals__["_plain"]
-  assert plain.fn is not None and not loop.__globals__["_hoist"].by_length
+  assert loop.last_mode is None and not loop.hoisted.__globals__["_hoist"].by_length
   for g, w in zip(got[0] + got[1], want[0] + want[1]):
     np.testing.assert_array_equal(g, w)
 
 
-def test_stacked_carry_is_not_a_view():
+def test_stacked_carry_is_not_a_view(monkeypatch):
+  monkeypatch.setattr(tiled_executor, "ADAPTIVE", False)
   body, ins = _body(carry_is_stacked(jaxlite), _f32(B, H), XS)
   loop = scan_hoist.compile_scan(TIER1, *body)
   (carry,), _ = _call(loop, body, ins, L)
-  stacked = loop.__globals__["_hoist"].by_length[L]
-  assert carry.base is None or carry.flags.owndata
+  assert loop.last_mode is True
+  assert loop.hoisted.__globals__["_hoist"].by_length[L] is not None
+  # a copy of the last row, not a view keeping all L rows alive
+  assert carry.flags.owndata and carry.base is None
   np.testing.assert_allclose(carry, XS[-1] @ U, rtol=1e-6, atol=1e-6)
-  assert stacked is not None
 
 
-def test_batched_program_per_length():
+def test_batched_program_per_length(monkeypatch):
+  monkeypatch.setattr(tiled_executor, "ADAPTIVE", False)
   body, ins = _body(rnn(jaxlite), H0, XS)
   loop = scan_hoist.compile_scan(TIER1, *body)
   for n in (L, L - 2, L):
@@ -345,4 +353,58 @@ def test_batched_program_per_length():
     want = _call(TIER0.compile_scan(*body), body, ins, n)
     for g, w in zip(got[0] + got[1], want[0] + want[1]):
       np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
-  assert sorted(loop.__globals__["_hoist"].by_length) == [L - 2, L]
+  assert sorted(loop.hoisted.__globals__["_hoist"].by_length) == [L - 2, L]
+
+
+def test_stacked_product_on_one_blas_thread(monkeypatch):
+  calls = []
+  monkeypatch.setattr(scan_hoist, "_BLAS", [(lambda: 4, calls.append)])
+  body, ins = _body(rnn(jaxlite), H0, XS)
+  loop = scan_hoist.compile_scan(TIER1, *body)
+  assert not loop.adaptive  # hoisting cannot lose: no timing
+  _call(loop, body, ins, L)
+  assert loop.last_mode is True and calls == [1, 4]  # one thread, then the count restored
+
+
+def test_openblas_found_where_numpy_uses_it():
+  config = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+  blas = scan_hoist._openblas()
+  if "openblas" not in config["name"].lower() or not os.path.exists("/proc/self/maps"):
+    pytest.skip(f"NumPy's BLAS is {config['name']}")
+  get, set_threads = blas
+  n = get()
+  set_threads(1)
+  try:
+    assert get() == 1
+  finally:
+    set_threads(n)
+  assert get() == n
+
+
+def test_adaptive_probes_both_then_keeps_the_faster(monkeypatch):
+  # without control of the BLAS's threads, the loop times both
+  monkeypatch.setattr(scan_hoist, "_BLAS", [None])
+  body, ins = _body(rnn(jaxlite), H0, XS)
+  loop = scan_hoist.compile_scan(TIER1, *body)
+  want = _call(TIER0.compile_scan(*body), body, ins, L)
+  modes = []
+  for _ in range(2 * tiled_executor.PROBES):
+    got = _call(loop, body, ins, L)
+    modes.append(loop.last_mode)
+    for g, w in zip(got[0] + got[1], want[0] + want[1]):
+      np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+  assert modes == [True, False] * tiled_executor.PROBES
+  assert loop.mode is not None  # the faster median per step
+  # the plain loop made 3x slower: the choice is the hoisted one from then on
+  plain = loop.plain
+  loop2 = scan_hoist.compile_scan(TIER1, *body)
+  assert loop2 is not loop
+
+  def slow_plain(*args):
+    out = plain(*args)
+    time.sleep(0.002)
+    return out
+  loop2.plain = slow_plain
+  for _ in range(2 * tiled_executor.PROBES + 3):
+    _call(loop2, body, ins, L)
+  assert loop2.mode is True and loop2.last_mode is True

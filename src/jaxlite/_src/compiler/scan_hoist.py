@@ -13,17 +13,20 @@ loop invariants, literals and other stacked values, at least one of them per-ste
 model hoists those that a *stacked product* needs (a dot_general with one per-step operand, no
 batch dimensions, which the batched form turns into one matmul) and the product itself:
 elementwise work alone runs in cache per step, and hoisting it would only add a trip through
-memory for the stacked intermediate. Without a stacked product the loop is tier 0's exactly.
+memory for the stacked intermediate. Without a stacked product there is only the plain loop.
 
 The batched program is the stacked eqns as a jaxpr batched over the scan axis by the vmap rules
 (`control_flow.common.batch_body`), compiled by the backend itself (so big elementwise chains in
 it get tier 1's tiles); it is built per scan length on first use. A scan shorter than
-`MIN_LENGTH` (nothing to amortize) or whose stacked values would exceed `MAX_BYTES` runs tier 0's
-loop (compiled on first need).
+`MIN_LENGTH` (nothing to amortize) or whose stacked values would exceed `MAX_BYTES` runs the
+plain loop (`AdaptiveLoop`; which also times both where the BLAS's threads are out of reach).
+The stacked product runs on one BLAS thread (`_openblas`): the per-step products it replaces
+ran on one too, and a multi-threaded OpenBLAS call leaves its workers spinning through the loop.
 
-Loop-invariant broadcasts (`b` stretched to the batch: a stride-0 view) of at most `DENSE_BYTES`
-that the loop reads are copied into dense arrays before it (`_dense_broadcasts`): same values,
-a faster ufunc path each step (RNN anchor: ~0.8 us of the step's ~25).
+The plain loop is tier 0's, except that loop-invariant broadcasts (`b` stretched to the batch:
+a stride-0 view) of at most `DENSE_BYTES` that the loop reads are copied into dense arrays before
+it (`_dense_broadcasts`): same values, a faster ufunc path each step (RNN anchor: ~0.8 us of the
+step's ~25). Without any, it is tier 0's loop exactly.
 
 Values: each stacked value's row equals the per-step value up to the batched kernels' order of
 summation. Elementwise ops are the same NumPy calls over more elements (bit for bit). A product
@@ -37,6 +40,7 @@ may run NumPy's pairwise summation over a different loop order: the same bound.
 from __future__ import annotations
 
 import os
+import time
 
 import numpy as np
 
@@ -44,6 +48,7 @@ from jaxlite._src import core
 from jaxlite._src.compiler import fusion
 from jaxlite._src.compiler import numpy_codegen as tier0
 from jaxlite._src.compiler import passes
+from jaxlite._src.compiler import tiled_executor
 from jaxlite._src.core import Literal
 
 # Primitives whose batched form computes exactly the per-step rows (vmap's rules): elementwise
@@ -101,8 +106,8 @@ def plan(jaxpr: core.Jaxpr, invariant_eqns, num_consts: int, num_carry: int):
     invariant.update(e.outvars)
   hoisted_ids = {id(e) for e in invariant_eqns}
   stacked = set(x_in)
-  candidates = []  # (eqn, its position in the body)
-  for pos, eqn in enumerate(jaxpr.eqns):
+  candidates = []
+  for eqn in jaxpr.eqns:
     if id(eqn) in hoisted_ids:
       continue
     ok = (eqn.primitive.name in HOISTABLE and not eqn.effects
@@ -152,7 +157,18 @@ class _Batched:
     exe = self.by_length.get(length)
     if exe is None:
       exe = self._compile(length)
-    return exe(*args)
+    blas = _openblas()
+    if blas is None:
+      return exe(*args)
+    get, set_threads = blas
+    threads = get()
+    if threads <= 1:
+      return exe(*args)
+    set_threads(1)  # see `_openblas`
+    try:
+      return exe(*args)
+    finally:
+      set_threads(threads)
 
   def _compile(self, length):
     from jaxlite._src.interpreters import batching
@@ -166,19 +182,47 @@ class _Batched:
     return exe
 
 
-class _PlainLoop:
-  """Tier 0's loop of the body, compiled on its first call (short or huge scans)."""
+_BLAS = []  # [(get_num_threads, set_num_threads) or None], once looked for
 
-  def __init__(self, jaxpr, consts, num_consts, num_carry, reverse, tables):
-    self.args = (jaxpr, consts, num_consts, num_carry, reverse)
-    self.tables = tables
-    self.fn = None
 
-  def __call__(self, *args):
-    if self.fn is None:
-      src, glob = tier0.scan_to_source(*self.args, tier0.SCAN_FN, self.tables)
-      self.fn = tier0._exec_source(src, glob, tier0.SCAN_FN)
-    return self.fn(*args)
+def _openblas():
+  """OpenBLAS's (get, set) of its thread count, when NumPy's BLAS is a loaded OpenBLAS (Linux:
+  found in /proc/self/maps), else None.
+
+  The stacked product runs on one BLAS thread. Over all threads it is faster on a quiet
+  machine, but OpenBLAS's workers then busy-wait (~0.1 s) for more work through the loop that
+  follows, whose per-step products run on one thread anyway (below OpenBLAS's threading size).
+  On the 2-core dev machine with the other core busy, that made the RNN anchor's hoisted call
+  45-78 ms against the plain loop's 27-35; on one thread the stacked product still beats the
+  per-step ones (0.26 against 0.30 us per row, and one call instead of `length`), so hoisting
+  never loses to the plain loop. Setting the count costs ~0.4 us. It is process-wide: BLAS calls
+  other threads make during the stacked product run on one thread too (same values)."""
+  if not _BLAS:
+    _BLAS.append(_find_openblas())
+  return _BLAS[0]
+
+
+def _find_openblas():
+  import ctypes
+  try:
+    with open("/proc/self/maps") as f:
+      paths = {line.split()[-1] for line in f if "openblas" in line.lower() and "/" in line}
+  except OSError:
+    return None
+  for path in sorted(paths):
+    try:
+      lib = ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 0) | ctypes.RTLD_GLOBAL)
+    except OSError:
+      continue
+    for prefix, suffix in (("scipy_openblas", "64_"), ("openblas", "64_"), ("openblas", ""),
+                           ("scipy_openblas", "")):
+      get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
+      set_threads = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
+      if get is not None and set_threads is not None:
+        get.restype, get.argtypes = ctypes.c_int, []
+        set_threads.restype, set_threads.argtypes = None, [ctypes.c_int]
+        return get, set_threads
+  return None
 
 
 def _dense_broadcasts(invariant, loop) -> list:
@@ -196,9 +240,8 @@ def _dense_broadcasts(invariant, loop) -> list:
 def loop_source(jaxpr, consts, num_consts, num_carry, reverse, p: Plan | None, tables):
   """(source, globals) of tier 0's scan loop function with small invariant broadcasts made
   dense and, given a plan, its eqns moved out: their stacked results are computed by
-  `_hoist(_length, ...)` before the loop and read by row in it. Globals `_hoist` and `_plain`
-  (tier 0's loop, for lengths outside the hoisting range) are the caller's to bind.
-  None when neither applies (tier 0's loop is then the loop)."""
+  `_hoist(_length, ...)` before the loop and read by row in it (global `_hoist`, the caller's
+  to bind). None when neither applies (tier 0's loop is then the loop)."""
   fn_name = tier0.SCAN_FN
   const_in = jaxpr.invars[:num_consts]
   invariant, loop = tier0._split_invariant(jaxpr, list(jaxpr.constvars) + list(const_in))
@@ -215,10 +258,6 @@ def loop_source(jaxpr, consts, num_consts, num_carry, reverse, p: Plan | None, t
   ys = [f"_ys{k}" for k in range(len(y_out))]
   args = [namer(v) for v in const_in + carry_in] + xs + ys + ["_length"]
   lines = [f"def {fn_name}({', '.join(args)}):"]
-  if p is not None:
-    max_length = max(MAX_BYTES // p.step_bytes, 0)
-    lines += [f"  if not {MIN_LENGTH} <= _length <= {max_length}:",
-              f"    return _plain({', '.join(args)})"]
   last_use = passes.last_uses(invariant + loop, jaxpr.outvars)
   for v, stacked_in in zip(p.inputs, p.batched) if p is not None else ():
     if not stacked_in:  # read by `_hoist` after the invariants: none may write into them
@@ -250,21 +289,101 @@ def loop_source(jaxpr, consts, num_consts, num_carry, reverse, p: Plan | None, t
   return "\n".join(tier0._quiet(lines, jaxpr.eqns, tables)), glob
 
 
+class AdaptiveLoop:
+  """The hoisted loop, or the plain one where the length is out of range or, without control
+  of the BLAS's threads, where the plain one is timed faster per step.
+
+  Scans of `MIN_LENGTH` to `max_length` steps (stacked values within `MAX_BYTES`) hoist; the
+  others run the plain loop. Where `_openblas` can hold the stacked product to one thread,
+  hoisting never loses and that is all (`adaptive` False). Otherwise the BLAS runs it on all its
+  threads, whose workers may then busy-wait through the loop: on a quiet 2-core machine that
+  costs only the idle core (RNN anchor: 21.5 ms hoisted against 24.5 plain, at cpu/wall 2.0),
+  with the other core busy the hoisted call took 45-78 ms against the plain loop's 29-34. So
+  then, as tier 1's tiled kernels do (tiled_executor.ADAPTIVE, env JAXLITE_TIER1_ADAPT=0: always
+  hoist), the loop times its calls per step: the first `PROBES` of each, alternating, then the
+  faster median, trying the other after `REPROBE` calls and switching when that beats the
+  current mode's median by 10%; each losing try doubles the wait (up to `REPROBE_MAX` calls).
+  `last_mode` / `mode`: the latest and chosen (True: hoisted)."""
+
+  def __init__(self, hoisted, plain, max_length: int, adaptive: bool):
+    self.hoisted, self.plain = hoisted, plain
+    self.max_length = max_length
+    self.adaptive = adaptive
+    self.__jaxlite_source__ = hoisted.__jaxlite_source__
+    self.mode = self.last_mode = None
+    self.calls = self.tries = 0
+    self.recent = {True: [], False: []}  # mode -> its latest calls' seconds per step
+    self.interval = tiled_executor.REPROBE
+    self.next_try = 0
+
+  def __call__(self, *args):
+    length = args[-1]
+    if not MIN_LENGTH <= length <= self.max_length:
+      return self.plain(*args)
+    if not self.adaptive:
+      self.last_mode = True
+      return self.hoisted(*args)
+    mode = self._pick()
+    self.last_mode = mode
+    t = time.perf_counter()
+    out = (self.hoisted if mode else self.plain)(*args)
+    self._record(mode, (time.perf_counter() - t) / length)
+    return out
+
+  def _pick(self) -> bool:
+    c = self.calls
+    self.calls = c + 1
+    if c < 2 * tiled_executor.PROBES:
+      return c % 2 == 0
+    if c >= self.next_try:  # now and then the other: the machine's load changes
+      self.next_try = c + tiled_executor.REPROBE_MAX  # until this try is timed
+      self.tries += 1
+      return not self.mode
+    return self.mode
+
+  def _record(self, mode: bool, dt: float) -> None:
+    times = self.recent[mode]
+    times.append(dt)
+    if len(times) > tiled_executor.PROBES:
+      del times[0]
+    median = tiled_executor._median
+    if self.mode is None:  # probing
+      if self.calls >= 2 * tiled_executor.PROBES:
+        self.mode = median(self.recent[True]) <= median(self.recent[False])
+        self.next_try = self.calls + self.interval
+    elif mode != self.mode:
+      if dt < 0.9 * median(self.recent[self.mode]):
+        self.mode, self.interval = mode, tiled_executor.REPROBE
+        self.recent[mode] = [dt]  # its probes are old news: the load changed
+      else:
+        self.interval = min(2 * self.interval, tiled_executor.REPROBE_MAX)
+      self.next_try = self.calls - 1 + self.interval
+
+
 def compile_scan(backend, closed, num_consts, num_carry, reverse):
-  """Tier 1's scan loop: tier 0's, with carry-free products hoisted where `plan` finds some and
-  small invariant broadcasts made dense."""
+  """Tier 1's scan loop: tier 0's with small invariant broadcasts made dense, and where `plan`
+  finds carry-free products, an AdaptiveLoop of that loop and one with them hoisted."""
   jaxpr, consts = passes.optimize(closed)
+  if not ENABLED:
+    return _tier0_loop(jaxpr, consts, num_consts, num_carry, reverse, backend.tables)
   invariant, _ = tier0._split_invariant(jaxpr, list(jaxpr.constvars)
                                         + list(jaxpr.invars[:num_consts]))
-  p = plan(jaxpr, invariant, num_consts, num_carry) if ENABLED else None
-  made = loop_source(jaxpr, consts, num_consts, num_carry, reverse, p, backend.tables) \
-      if ENABLED else None
+  made = loop_source(jaxpr, consts, num_consts, num_carry, reverse, None, backend.tables)
   if made is None:
-    src, glob = tier0.scan_to_source(jaxpr, consts, num_consts, num_carry, reverse,
-                                     tier0.SCAN_FN, backend.tables)
-    return tier0._exec_source(src, glob, tier0.SCAN_FN)
-  src, glob = made
-  if p is not None:
-    glob["_hoist"] = _Batched(backend, p)
-    glob["_plain"] = _PlainLoop(jaxpr, consts, num_consts, num_carry, reverse, backend.tables)
+    plain = _tier0_loop(jaxpr, consts, num_consts, num_carry, reverse, backend.tables)
+  else:
+    plain = tier0._exec_source(*made, tier0.SCAN_FN)
+  p = plan(jaxpr, invariant, num_consts, num_carry)
+  if p is None:
+    return plain
+  src, glob = loop_source(jaxpr, consts, num_consts, num_carry, reverse, p, backend.tables)
+  glob["_hoist"] = _Batched(backend, p)
+  hoisted = tier0._exec_source(src, glob, tier0.SCAN_FN)
+  adaptive = tiled_executor.ADAPTIVE and _openblas() is None
+  return AdaptiveLoop(hoisted, plain, MAX_BYTES // p.step_bytes, adaptive)
+
+
+def _tier0_loop(jaxpr, consts, num_consts, num_carry, reverse, tables):
+  src, glob = tier0.scan_to_source(jaxpr, consts, num_consts, num_carry, reverse,
+                                   tier0.SCAN_FN, tables)
   return tier0._exec_source(src, glob, tier0.SCAN_FN)
