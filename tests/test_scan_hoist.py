@@ -182,10 +182,32 @@ def _assert_close(got, want):
       np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
 
 
+class _Pool:
+  """tiled_executor.POOL's stand-in: a pool of two threads, whatever the machine has."""
+
+  def __init__(self):
+    from concurrent.futures import ThreadPoolExecutor
+    self.executor = ThreadPoolExecutor(2, thread_name_prefix="test-pool")
+
+  def get(self):
+    return self.executor, 3
+
+
+def _pipelined(monkeypatch):
+  """Every scan of 4 or more steps pipelined in chunks of 2-3 steps on a pool."""
+  monkeypatch.setattr(tiled_executor, "POOL", _Pool())
+  monkeypatch.setattr(scan_hoist, "PIPELINE_MIN", 4)
+  monkeypatch.setattr(scan_hoist, "PIPELINE_MIN_CHUNK", 2)
+  monkeypatch.setattr(scan_hoist, "PIPELINE_CHUNKS", 5)
+
+
+@pytest.mark.parametrize("pipelined", [False, True], ids=["one_chunk", "pipelined"])
 @pytest.mark.parametrize("name, make, args, hoists", CASES, ids=[c[0] for c in CASES])
-def test_hoisted_equals_tier0(name, make, args, hoists, monkeypatch):
+def test_hoisted_equals_tier0(name, make, args, hoists, pipelined, monkeypatch):
   # always the hoisted loop where the length allows (no timing-based choice)
   monkeypatch.setattr(tiled_executor, "ADAPTIVE", False)
+  if pipelined:
+    _pipelined(monkeypatch)
   args = args()
   closed = jaxlite.make_jaxpr(make(jaxlite))(*args)
   sources = [scan_hoist.compile_scan(TIER1, *body).__jaxlite_source__
@@ -193,7 +215,7 @@ def test_hoisted_equals_tier0(name, make, args, hoists, monkeypatch):
   assert sources
   # Where the body has a carry-free product, some loop hoists it (the grad case's backward scan
   # has none: its products all read the carried cotangent).
-  assert any("_hoist(" in s for s in sources) == hoists
+  assert any("_hoist.start(" in s for s in sources) == hoists
   want = _run(TIER0, closed, args)
   got = _run(TIER1, closed, args)
   _assert_close(got, want)
@@ -242,7 +264,7 @@ def _call(loop, body, ins, length):
 def test_loop_sources():
   body, _ = _body(rnn(jaxlite), H0, XS)
   hoisted = scan_hoist.compile_scan(TIER1, *body).__jaxlite_source__
-  assert "_hoist(_length" in hoisted and "_h0[_i]" in hoisted
+  assert "_hoist.start(_length" in hoisted and "_h0[_i - _lo]" in hoisted
   assert "_xs0[_i]" not in hoisted  # x is read only by the hoisted product
   assert hoisted.count("np.matmul") == 1  # h @ W stays in the loop
   # tier 0 keeps its plain loop: both products per step
@@ -354,6 +376,53 @@ def test_batched_program_per_length(monkeypatch):
     for g, w in zip(got[0] + got[1], want[0] + want[1]):
       np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
   assert sorted(loop.hoisted.__globals__["_hoist"].by_length) == [L - 2, L]
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("length", [11, 12, 4, 3])
+def test_pipelined_chunks(monkeypatch, length, reverse):
+  _pipelined(monkeypatch)
+  monkeypatch.setattr(tiled_executor, "ADAPTIVE", False)
+  body, ins = _body(rnn(jaxlite, reverse), H0, XS)
+  loop = scan_hoist.compile_scan(TIER1, *body)
+  run = loop.hoisted.__globals__["_hoist"].start(length, *ins[3:4], U)
+  run.close()
+  covered = sorted(i for lo, hi in run.chunks for i in range(lo, hi))
+  assert covered == list(range(length))  # every step once
+  if length < 4:
+    assert len(run.chunks) == 1
+  else:  # chunks of at least 2 steps, at most 5 chunks
+    assert 1 < len(run.chunks) <= 5 and all(hi - lo >= 2 for lo, hi in run.chunks)
+  firsts = [lo for lo, _ in run.chunks]
+  assert firsts == sorted(firsts, reverse=reverse)  # the loop's order
+  got = _call(loop, body, ins, length)
+  want = _call(TIER0.compile_scan(*body), body, ins, length)
+  for g, w in zip(got[0] + got[1], want[0] + want[1]):
+    np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+
+
+def test_exception_in_loop_restores_blas_threads(monkeypatch):
+  _pipelined(monkeypatch)
+  monkeypatch.setattr(tiled_executor, "ADAPTIVE", False)
+  calls = []
+  monkeypatch.setattr(scan_hoist, "_BLAS", [(lambda: 4, calls.append)])
+
+  def boom(x):
+    if x[0, 0] == XS[5, 0, 0]:
+      raise ValueError("step 5")
+    return x
+
+  def f(h, xs):
+    def step(h, x):
+      x2 = jaxlite.pure_callback(boom, jaxlite.ShapeDtypeStruct(x.shape, x.dtype), x)
+      return jaxlite.numpy.tanh(h @ W + x @ U) + x2[:, :1], None
+    return jaxlite.lax.scan(step, h, xs)
+  body, ins = _body(f, H0, XS)
+  loop = scan_hoist.compile_scan(TIER1, *body)
+  assert "_hoist.start(" in loop.__jaxlite_source__
+  with pytest.raises(ValueError, match="step 5"):
+    _call(loop, body, ins, L)
+  assert calls == [1, 4]
 
 
 def test_stacked_product_on_one_blas_thread(monkeypatch):

@@ -3,8 +3,9 @@ small loop-invariant broadcasts are made dense.
 
 In `h = tanh(h @ w + x @ u + b)` the product `x_t @ u` depends only on the scanned input and a
 constant, so all `length` of them are one product of the stacked xs (`xs.reshape(-1, k) @ u`):
-one big BLAS call instead of `length` small ones (the RNN anchor, 32x128 @ 128x128: ~4 us per
-step against ~8). The loop then reads step i's row, `_h0[_i]`, a view.
+a few big BLAS calls instead of `length` small ones, which run beside the loop on tier 1's pool
+(`_Run`: by chunks of steps, the first computed before the loop starts). The loop then reads
+step i's row of its chunk, `_h0[_i - _lo]`, a view.
 
 Which eqns (`plan`): the *stacked* eqns are pure, of a primitive in `HOISTABLE` (elementwise,
 shape ops, reductions, dot_general: ops whose per-step result is the batched op's row, with no
@@ -20,8 +21,9 @@ The batched program is the stacked eqns as a jaxpr batched over the scan axis by
 it get tier 1's tiles); it is built per scan length on first use. A scan shorter than
 `MIN_LENGTH` (nothing to amortize) or whose stacked values would exceed `MAX_BYTES` runs the
 plain loop (`AdaptiveLoop`; which also times both where the BLAS's threads are out of reach).
-The stacked product runs on one BLAS thread (`_openblas`): the per-step products it replaces
-ran on one too, and a multi-threaded OpenBLAS call leaves its workers spinning through the loop.
+The stacked products run on one BLAS thread (`_openblas`): the per-step products they replace
+ran on one too, and a multi-threaded OpenBLAS call leaves its workers spinning through the loop;
+the second core is used by the pipeline instead.
 
 The plain loop is tier 0's, except that loop-invariant broadcasts (`b` stretched to the batch:
 a stride-0 view) of at most `DENSE_BYTES` that the loop reads are copied into dense arrays before
@@ -40,6 +42,7 @@ may run NumPy's pairwise summation over a different loop order: the same bound.
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 import numpy as np
@@ -70,6 +73,11 @@ MAX_BYTES = 64 << 20
 MIN_LENGTH = 4
 # Loop-invariant broadcasts up to this size read in the loop are made dense before it.
 DENSE_BYTES = 64 << 10
+# Scans of this many steps or more compute their stacked values by chunks of at least
+# PIPELINE_MIN_CHUNK steps, at most PIPELINE_CHUNKS of them, on tier 1's pool beside the loop.
+PIPELINE_MIN = 64
+PIPELINE_MIN_CHUNK = 16
+PIPELINE_CHUNKS = 16
 # Batched programs kept per loop (one per scan length seen); past it the cache starts over.
 MAX_LENGTHS = 8
 
@@ -144,42 +152,84 @@ def plan(jaxpr: core.Jaxpr, invariant_eqns, num_consts: int, num_carry: int):
 
 
 class _Batched:
-  """`hoist(length, *inputs) -> stacked outputs`: the plan's eqns batched over the scan axis by
-  the vmap rules, compiled by `backend` once per length."""
+  """`start(length, *inputs) -> _Run`: the plan's eqns batched over the scan axis by the vmap
+  rules (compiled by `backend` once per length), computed for the loop's chunks of steps."""
 
-  def __init__(self, backend, p: Plan):
+  def __init__(self, backend, p: Plan, reverse: bool):
     self.backend = backend
     self.closed = core.ClosedJaxpr(core.Jaxpr([], p.inputs, p.outputs, p.eqns), [])
     self.batched = p.batched
+    self.reverse = reverse
     self.by_length = {}
 
-  def __call__(self, length, *args):
+  def exe(self, length):
     exe = self.by_length.get(length)
     if exe is None:
-      exe = self._compile(length)
-    blas = _openblas()
-    if blas is None:
-      return exe(*args)
-    get, set_threads = blas
-    threads = get()
-    if threads <= 1:
-      return exe(*args)
-    set_threads(1)  # see `_openblas`
-    try:
-      return exe(*args)
-    finally:
-      set_threads(threads)
-
-  def _compile(self, length):
-    from jaxlite._src.interpreters import batching
-    from jaxlite._src.lax.control_flow import common
-    batched, _ = common.batch_body(self.closed, batching.AxisData(None, length), self.batched,
-                                   [True] * len(self.closed.jaxpr.outvars))
-    exe = self.backend.compile(batched)
-    if len(self.by_length) >= MAX_LENGTHS:
-      self.by_length.clear()
-    self.by_length[length] = exe
+      from jaxlite._src.interpreters import batching
+      from jaxlite._src.lax.control_flow import common
+      batched, _ = common.batch_body(self.closed, batching.AxisData(None, length),
+                                     self.batched, [True] * len(self.closed.jaxpr.outvars))
+      exe = self.backend.compile(batched)
+      if len(self.by_length) >= MAX_LENGTHS:
+        self.by_length.clear()
+      self.by_length[length] = exe
     return exe
+
+  def start(self, length, *args):
+    return _Run(self, length, args)
+
+
+class _Run:
+  """One scan call's stacked values, by chunks of steps (`chunks`, in the loop's order).
+
+  With a worker thread (tier 1's pool, a usable core past the caller's) and at least
+  `PIPELINE_MIN` steps, the steps are cut into up to `PIPELINE_CHUNKS` chunks: the first is
+  computed when the loop asks for it, the others on the pool meanwhile, in the loop's order, so
+  the stacked products of later steps run beside the loop's own work (RNN anchor: the 1000
+  steps' x @ u, ~8 ms on one core, overlap the ~15 ms loop). Else one chunk, computed here.
+  Every stacked product runs on one BLAS thread (`_openblas`), held from `start` to `close`:
+  the cores are used by the pipeline, not by BLAS threads that would spin between calls."""
+
+  def __init__(self, batched: _Batched, length: int, args):
+    self.batched, self.args = batched, args
+    executor, workers = tiled_executor.POOL.get() if length >= PIPELINE_MIN else (None, 1)
+    if executor is None or workers < 2 or threading.current_thread().name.startswith(
+        "jaxlite-tier1"):
+      pieces = 1
+    else:
+      pieces = max(1, min(PIPELINE_CHUNKS, length // PIPELINE_MIN_CHUNK))
+    size = -(-length // pieces)
+    chunks = [(lo, min(lo + size, length)) for lo in range(0, length, size)]
+    if batched.reverse:
+      chunks.reverse()
+    self.chunks = chunks
+    for lo, hi in chunks[:2] + chunks[-1:]:  # compiled here, never on a worker
+      batched.exe(hi - lo)
+    self.threads = 0
+    blas = _openblas()
+    if blas is not None:
+      threads = blas[0]()
+      if threads > 1:
+        blas[1](1)  # see `_openblas`
+        self.threads = threads
+    self.futures = {lo: executor.submit(self.compute, lo, hi) for lo, hi in chunks[1:]}
+
+  def compute(self, lo, hi):
+    n = len(self.chunks)
+    args = [a[lo:hi] if b and n > 1 else a for a, b in zip(self.args, self.batched.batched)]
+    return self.batched.exe(hi - lo)(*args)
+
+  def wait(self, lo):
+    future = self.futures.get(lo)
+    if future is None:
+      return self.compute(*next(c for c in self.chunks if c[0] == lo))
+    return future.result()
+
+  def close(self):
+    for future in self.futures.values():
+      future.cancel()  # after an exception in the loop: the rest is not needed
+    if self.threads:
+      _openblas()[1](self.threads)
 
 
 _BLAS = []  # [(get_num_threads, set_num_threads) or None], once looked for
@@ -189,14 +239,15 @@ def _openblas():
   """OpenBLAS's (get, set) of its thread count, when NumPy's BLAS is a loaded OpenBLAS (Linux:
   found in /proc/self/maps), else None.
 
-  The stacked product runs on one BLAS thread. Over all threads it is faster on a quiet
-  machine, but OpenBLAS's workers then busy-wait (~0.1 s) for more work through the loop that
-  follows, whose per-step products run on one thread anyway (below OpenBLAS's threading size).
-  On the 2-core dev machine with the other core busy, that made the RNN anchor's hoisted call
-  45-78 ms against the plain loop's 27-35; on one thread the stacked product still beats the
-  per-step ones (0.26 against 0.30 us per row, and one call instead of `length`), so hoisting
-  never loses to the plain loop. Setting the count costs ~0.4 us. It is process-wide: BLAS calls
-  other threads make during the stacked product run on one thread too (same values)."""
+  Stacked products run on one BLAS thread. Over all threads one is faster on a quiet machine,
+  but OpenBLAS's workers then busy-wait (~0.1 s) for more work through the loop that follows,
+  whose per-step products run on one thread anyway (below OpenBLAS's threading size). On the
+  2-core dev machine with the other core busy, that made the RNN anchor's hoisted call 45-78 ms
+  against the plain loop's 27-35; on one thread the stacked product still beats the per-step
+  ones (0.26 against 0.30 us per row, and one call instead of `length`), so hoisting never loses
+  to the plain loop, and the pipeline (`_Run`) puts the second core to work without spinning.
+  Setting the count costs ~0.4 us. It is process-wide, for the scan call: BLAS calls other
+  threads make meanwhile run on one thread too (same values)."""
   if not _BLAS:
     _BLAS.append(_find_openblas())
   return _BLAS[0]
@@ -265,23 +316,35 @@ def loop_source(jaxpr, consts, num_consts, num_carry, reverse, p: Plan | None, t
   lines += tier0._eqn_lines(invariant, 0, last_use, namer, atom, glob, counter, "  ", tables)
   # (the loop never writes into invariants: its `out=` targets are its own fresh results)
   lines += [f"  {namer(v)} = np.array({namer(v)})" for v in dense]
-  stacked = []
+  ind = "    "
   if p is not None:
+    # By chunks (`_Run`): the loop over a chunk's steps reads its rows, `_h0[_i - _lo]`.
     x_names = dict(zip(x_in, xs))
     hoist_args = [x_names[v] if v in x_names else atom(v) for v in p.inputs]
     stacked = [f"_h{k}" for k in range(len(p.outputs))]
-    lines.append(f"  {', '.join(stacked)}, = _hoist(_length, {', '.join(hoist_args)})")
-  steps = "range(_length - 1, -1, -1)" if reverse else "range(_length)"
-  lines.append(f"  for _i in {steps}:")
-  body = [f"    {namer(v)} = {x}[_i]" for v, x in zip(x_in, xs) if v in last_use]
-  body += [f"    {namer(v)} = {h}[_i]" for v, h in zip(p.outputs if p else (), stacked)]
+    steps = "range(_hi - 1, _lo - 1, -1)" if reverse else "range(_lo, _hi)"
+    lines += [f"  _run = _hoist.start(_length, {', '.join(hoist_args)})",
+              "  try:",
+              "    for _lo, _hi in _run.chunks:",
+              f"      {', '.join(stacked)}, = _run.wait(_lo)",
+              f"      for _i in {steps}:"]
+    ind = "        "
+  else:
+    steps = "range(_length - 1, -1, -1)" if reverse else "range(_length)"
+    lines.append(f"  for _i in {steps}:")
+  body = [f"{ind}{namer(v)} = {x}[_i]" for v, x in zip(x_in, xs) if v in last_use]
+  if p is not None:
+    body += [f"{ind}{namer(v)} = {h}[_i - _lo]" for v, h in zip(p.outputs, stacked)]
   body += tier0._eqn_lines(loop, len(invariant), last_use, namer, atom, glob, counter,
-                           "    ", tables)
-  body += [f"    {y}[_i] = {atom(v)}" for y, v in zip(ys, y_out)]
+                           ind, tables)
+  body += [f"{ind}{y}[_i] = {atom(v)}" for y, v in zip(ys, y_out)]
   carry = [namer(v) for v in carry_in]
   if carry:
-    body.append(f"    {', '.join(carry)}, = {tier0._tuple_source([atom(v) for v in carry_out])}")
-  lines += body or ["    pass"]
+    body.append(f"{ind}{', '.join(carry)}, = "
+                f"{tier0._tuple_source([atom(v) for v in carry_out])}")
+  lines += body or [f"{ind}pass"]
+  if p is not None:
+    lines += ["  finally:", "    _run.close()"]
   # A carry that is a stacked row would be a view keeping the whole stacked array alive.
   made = set(p.outputs) if p is not None else set()
   rets = [f"{c}.copy()" if v in made else c for c, v in zip(carry, carry_out)]
@@ -377,7 +440,7 @@ def compile_scan(backend, closed, num_consts, num_carry, reverse):
   if p is None:
     return plain
   src, glob = loop_source(jaxpr, consts, num_consts, num_carry, reverse, p, backend.tables)
-  glob["_hoist"] = _Batched(backend, p)
+  glob["_hoist"] = _Batched(backend, p, reverse)
   hoisted = tier0._exec_source(src, glob, tier0.SCAN_FN)
   adaptive = tiled_executor.ADAPTIVE and _openblas() is None
   return AdaptiveLoop(hoisted, plain, MAX_BYTES // p.step_bytes, adaptive)
