@@ -385,7 +385,8 @@ def test_pipelined_chunks(monkeypatch, length, reverse):
   monkeypatch.setattr(tiled_executor, "ADAPTIVE", False)
   body, ins = _body(rnn(jaxlite, reverse), H0, XS)
   loop = scan_hoist.compile_scan(TIER1, *body)
-  run = loop.hoisted.__globals__["_hoist"].start(length, *ins[3:4], U)
+  loop.batched.pipeline = True
+  run = loop.batched.start(length, *ins[3:4], U)
   run.close()
   covered = sorted(i for lo, hi in run.chunks for i in range(lo, hi))
   assert covered == list(range(length))  # every step once
@@ -430,7 +431,7 @@ def test_stacked_product_on_one_blas_thread(monkeypatch):
   monkeypatch.setattr(scan_hoist, "_BLAS", [(lambda: 4, calls.append)])
   body, ins = _body(rnn(jaxlite), H0, XS)
   loop = scan_hoist.compile_scan(TIER1, *body)
-  assert not loop.adaptive  # hoisting cannot lose: no timing
+  assert loop.blas
   _call(loop, body, ins, L)
   assert loop.last_mode is True and calls == [1, 4]  # one thread, then the count restored
 
@@ -448,6 +449,32 @@ def test_openblas_found_where_numpy_uses_it():
   finally:
     set_threads(n)
   assert get() == n
+
+
+def test_adaptive_pipeline_or_one_chunk(monkeypatch):
+  _pipelined(monkeypatch)
+  monkeypatch.setattr(scan_hoist, "_BLAS", [(lambda: 1, lambda n: None)])
+  body, ins = _body(rnn(jaxlite), H0, XS)
+  loop = scan_hoist.compile_scan(TIER1, *body)
+  want = _call(TIER0.compile_scan(*body), body, ins, L)
+  chunks = []
+  start = loop.batched.start
+
+  def counting_start(*args):
+    run = start(*args)
+    chunks.append(len(run.chunks))
+    return run
+  loop.batched.start = counting_start
+  modes = []
+  for _ in range(2 * tiled_executor.PROBES + 2):
+    got = _call(loop, body, ins, L)
+    modes.append(loop.last_mode)
+    for g, w in zip(got[0] + got[1], want[0] + want[1]):
+      np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+  assert modes[:2 * tiled_executor.PROBES] == [True, False] * tiled_executor.PROBES
+  assert loop.mode is not None and modes[-1] == loop.mode
+  # pipelined (several chunks) exactly when the mode was True
+  assert [n > 1 for n in chunks] == modes
 
 
 def test_adaptive_probes_both_then_keeps_the_faster(monkeypatch):

@@ -161,6 +161,14 @@ class _Batched:
     self.batched = p.batched
     self.reverse = reverse
     self.by_length = {}
+    self.pipeline = False  # the next call's way (AdaptiveLoop sets it)
+
+  def can_pipeline(self, length) -> bool:
+    """Whether a scan of `length` steps could run its stacked products beside the loop."""
+    if length < PIPELINE_MIN or threading.current_thread().name.startswith("jaxlite-tier1"):
+      return False
+    executor, workers = tiled_executor.POOL.get()
+    return executor is not None and workers > 1
 
   def exe(self, length):
     exe = self.by_length.get(length)
@@ -182,22 +190,22 @@ class _Batched:
 class _Run:
   """One scan call's stacked values, by chunks of steps (`chunks`, in the loop's order).
 
-  With a worker thread (tier 1's pool, a usable core past the caller's) and at least
-  `PIPELINE_MIN` steps, the steps are cut into up to `PIPELINE_CHUNKS` chunks: the first is
-  computed when the loop asks for it, the others on the pool meanwhile, in the loop's order, so
-  the stacked products of later steps run beside the loop's own work (RNN anchor: the 1000
-  steps' x @ u, ~8 ms on one core, overlap the ~15 ms loop). Else one chunk, computed here.
+  Pipelined (`AdaptiveLoop`'s choice), with a worker thread (tier 1's pool, a usable core past
+  the caller's) and at least `PIPELINE_MIN` steps, the steps are cut into up to
+  `PIPELINE_CHUNKS` chunks: the first is computed when the loop asks for it, the others on the
+  pool meanwhile, in the loop's order, so the stacked products of later steps run beside the
+  loop's own work (RNN anchor: the 1000 steps' x @ u, ~8 ms on one core, overlap the ~15 ms
+  loop). Else one chunk, computed here.
   Every stacked product runs on one BLAS thread (`_openblas`), held from `start` to `close`:
   the cores are used by the pipeline, not by BLAS threads that would spin between calls."""
 
   def __init__(self, batched: _Batched, length: int, args):
     self.batched, self.args = batched, args
-    executor, workers = tiled_executor.POOL.get() if length >= PIPELINE_MIN else (None, 1)
-    if executor is None or workers < 2 or threading.current_thread().name.startswith(
-        "jaxlite-tier1"):
-      pieces = 1
-    else:
+    if batched.pipeline and batched.can_pipeline(length):
+      executor = tiled_executor.POOL.get()[0]
       pieces = max(1, min(PIPELINE_CHUNKS, length // PIPELINE_MIN_CHUNK))
+    else:
+      executor, pieces = None, 1
     size = -(-length // pieces)
     chunks = [(lo, min(lo + size, length)) for lo in range(0, length, size)]
     if batched.reverse:
@@ -353,25 +361,31 @@ def loop_source(jaxpr, consts, num_consts, num_carry, reverse, p: Plan | None, t
 
 
 class AdaptiveLoop:
-  """The hoisted loop, or the plain one where the length is out of range or, without control
-  of the BLAS's threads, where the plain one is timed faster per step.
+  """The hoisted loop (pipelined or not) or the plain one, per call.
 
   Scans of `MIN_LENGTH` to `max_length` steps (stacked values within `MAX_BYTES`) hoist; the
-  others run the plain loop. Where `_openblas` can hold the stacked product to one thread,
-  hoisting never loses and that is all (`adaptive` False). Otherwise the BLAS runs it on all its
-  threads, whose workers may then busy-wait through the loop: on a quiet 2-core machine that
-  costs only the idle core (RNN anchor: 21.5 ms hoisted against 24.5 plain, at cpu/wall 2.0),
-  with the other core busy the hoisted call took 45-78 ms against the plain loop's 29-34. So
-  then, as tier 1's tiled kernels do (tiled_executor.ADAPTIVE, env JAXLITE_TIER1_ADAPT=0: always
-  hoist), the loop times its calls per step: the first `PROBES` of each, alternating, then the
-  faster median, trying the other after `REPROBE` calls and switching when that beats the
-  current mode's median by 10%; each losing try doubles the wait (up to `REPROBE_MAX` calls).
-  `last_mode` / `mode`: the latest and chosen (True: hoisted)."""
+  others run the plain loop. Which way to hoist is the machine's choice, not the program's, so
+  where there is a choice the loop times its calls per step, as tier 1's tiled kernels do
+  (tiled_executor.ADAPTIVE; env JAXLITE_TIER1_ADAPT=0: always the first option below): the
+  first `PROBES` calls of each option, alternating, then the faster median, trying the other
+  after `REPROBE` calls and switching when that beats the current one's median by 10%; each
+  losing try doubles the wait (up to `REPROBE_MAX` calls). `last_mode` / `mode`: the latest and
+  chosen (True: the first option).
 
-  def __init__(self, hoisted, plain, max_length: int, adaptive: bool):
-    self.hoisted, self.plain = hoisted, plain
+  - Where `_openblas` holds the stacked products to one thread, hoisting never loses to the
+    plain loop; the choice is pipelined (`_Run`) or in one chunk. The pipeline wins where a
+    second core is free (RNN anchor: 21 against 28 ms at cpu/wall 1.4); where it is busy, the
+    worker and the loop share one core, and a worker preempted while it holds the GIL stalls
+    the loop (41-43 against 33-37 ms under load).
+  - Otherwise the BLAS runs a stacked product on all its threads, whose workers may then
+    busy-wait through the loop: on a quiet 2-core machine that costs only the idle core (21.5 ms
+    hoisted against 24.5 plain, at cpu/wall 2.0), with the other core busy the hoisted call took
+    45-78 ms against the plain loop's 29-34. The choice is hoisted (one chunk) or plain."""
+
+  def __init__(self, hoisted, plain, batched, max_length: int, blas: bool):
+    self.hoisted, self.plain, self.batched = hoisted, plain, batched
     self.max_length = max_length
-    self.adaptive = adaptive
+    self.blas = blas
     self.__jaxlite_source__ = hoisted.__jaxlite_source__
     self.mode = self.last_mode = None
     self.calls = self.tries = 0
@@ -382,14 +396,22 @@ class AdaptiveLoop:
   def __call__(self, *args):
     length = args[-1]
     if not MIN_LENGTH <= length <= self.max_length:
+      self.last_mode = None
       return self.plain(*args)
-    if not self.adaptive:
+    if self.blas:
+      choice = tiled_executor.ADAPTIVE and self.batched.can_pipeline(length)
+    else:
+      choice = tiled_executor.ADAPTIVE
+    if not choice:
+      self.batched.pipeline = self.blas
       self.last_mode = True
       return self.hoisted(*args)
     mode = self._pick()
     self.last_mode = mode
+    self.batched.pipeline = self.blas and mode
+    run = self.hoisted if self.blas or mode else self.plain
     t = time.perf_counter()
-    out = (self.hoisted if mode else self.plain)(*args)
+    out = run(*args)
     self._record(mode, (time.perf_counter() - t) / length)
     return out
 
@@ -442,8 +464,8 @@ def compile_scan(backend, closed, num_consts, num_carry, reverse):
   src, glob = loop_source(jaxpr, consts, num_consts, num_carry, reverse, p, backend.tables)
   glob["_hoist"] = _Batched(backend, p, reverse)
   hoisted = tier0._exec_source(src, glob, tier0.SCAN_FN)
-  adaptive = tiled_executor.ADAPTIVE and _openblas() is None
-  return AdaptiveLoop(hoisted, plain, MAX_BYTES // p.step_bytes, adaptive)
+  return AdaptiveLoop(hoisted, plain, glob["_hoist"], MAX_BYTES // p.step_bytes,
+                      _openblas() is not None)
 
 
 def _tier0_loop(jaxpr, consts, num_consts, num_carry, reverse, tables):
