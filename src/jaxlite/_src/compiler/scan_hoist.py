@@ -214,13 +214,19 @@ class _Run:
     for lo, hi in chunks[:2] + chunks[-1:]:  # compiled here, never on a worker
       batched.exe(hi - lo)
     self.threads = 0
+    self.futures = {}
     blas = _openblas()
     if blas is not None:
       threads = blas[0]()
       if threads > 1:
         blas[1](1)  # see `_openblas`
         self.threads = threads
-    self.futures = {lo: executor.submit(self.compute, lo, hi) for lo, hi in chunks[1:]}
+    try:
+      for lo, hi in chunks[1:]:
+        self.futures[lo] = executor.submit(self.compute, lo, hi)
+    except BaseException:  # no pool after all (interpreter shutdown): nothing half-set
+      self.close()
+      raise
 
   def compute(self, lo, hi):
     n = len(self.chunks)
@@ -268,9 +274,11 @@ def _find_openblas():
       paths = {line.split()[-1] for line in f if "openblas" in line.lower() and "/" in line}
   except OSError:
     return None
-  for path in sorted(paths):
+  # NumPy's own first (numpy.libs/ in a wheel): SciPy or torch may have loaded another copy
+  for path in sorted(paths, key=lambda p: ("numpy" not in p, p)):
     try:
-      lib = ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 0) | ctypes.RTLD_GLOBAL)
+      # the library NumPy already loaded (NOLOAD: never a second copy), its symbols kept local
+      lib = ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 0))
     except OSError:
       continue
     for prefix, suffix in (("scipy_openblas", "64_"), ("openblas", "64_"), ("openblas", ""),
