@@ -87,7 +87,7 @@ class Plan:
 
   def __init__(self, eqns, inputs, outputs, step_bytes):
     self.eqns = eqns            # the hoisted (stacked) eqns, in the body's order
-    self.inputs = inputs        # vars the batched program reads: invariants/consts, then xs
+    self.inputs = inputs        # vars the batched program reads: xs, invariants, consts
     self.batched = None         # per input: stacked (an xs)
     self.outputs = outputs      # stacked vars the loop reads (or returns)
     self.step_bytes = step_bytes  # bytes of one step's row of every stacked value
