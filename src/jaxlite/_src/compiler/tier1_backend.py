@@ -12,6 +12,7 @@ from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler import fusion
 from jaxlite._src.compiler import numpy_codegen as tier0
 from jaxlite._src.compiler import passes
+from jaxlite._src.compiler import scan_hoist
 from jaxlite._src.compiler import tiers
 from jaxlite._src.compiler import tiled_executor
 
@@ -344,7 +345,8 @@ def fused_source(jaxpr: core.Jaxpr, consts: list, fn_name: str, tables,
 class TiledBackend(tier0.NumpyBackend):
   """Tier 1 over NumPy: big fused kernels run tiled and threaded, everything else as tier 0.
 
-  Scan loops use tier 0's generated loop (their bodies are small per step)."""
+  Scan loops are tier 0's generated loop with carry-free products hoisted out of it and run
+  batched (`scan_hoist`)."""
   name = "numpy-tiled"
   platform = "cpu"
   # Tier 0's own tables: tier 1 overrides no lowering, and a derived layer would add a lookup
@@ -391,6 +393,9 @@ class TiledBackend(tier0.NumpyBackend):
     # nothing is tiled); fused kernels write into fresh buffers (the donated ones are still
     # deleted).
     return self.compile(closed, donated)
+
+  def compile_scan(self, closed, num_consts, num_carry, reverse):
+    return scan_hoist.compile_scan(self, closed, num_consts, num_carry, reverse)
 
   def _kernel_wrapper(self, jaxpr):
     """(global name, TiledKernel) -> the callable the generated code calls; a subclass (the
