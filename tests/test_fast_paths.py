@@ -628,6 +628,29 @@ def test_cached_jit_call_with_parameter_tuples():
     f((a, gone), x)
 
 
+def test_cached_jit_call_with_numpy_arguments():
+  # NumPy arrays and scalars take the fast path as they are when no x64 setting changes their
+  # dtype; float64 ones go the general way (canonicalized to float32 without x64).
+  f = jax.jit(lambda p, x: (p[0] * x + p[1], x))
+  w, b = np.arange(3, dtype=np.float32), np.float32(0.5)
+  calls = [((w, b), np.ones(3, np.float32)), ((w, b), np.ones(3, np.float64)),
+           ((w.astype(np.int32), np.int32(2)), np.ones(3, np.int32)), ((w, b), jnp.ones(3)),
+           ([w, b], np.ones(3, np.float16))]
+  for (p, x) in calls:
+    for _ in range(2):
+      got, x_in = f(p, x)
+      assert x_in.dtype == jnp.asarray(x).dtype
+      want = jnp.asarray(p[0]) * jnp.asarray(x) + jnp.asarray(p[1])
+      assert (got.dtype, got.weak_type, got.shape) == (want.dtype, want.weak_type, want.shape)
+      np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+  assert not any(isinstance(k, tuple) and any(
+      isinstance(s, tuple) and np.dtype(np.float64) in s for s in k[0]) for k in f._fast_cache)
+  with x64():
+    got, _ = f((w.astype(np.float64), np.float64(1)), np.ones(3, np.float64))
+    got, _ = f((w.astype(np.float64), np.float64(1)), np.ones(3, np.float64))
+    assert got.dtype == np.float64
+
+
 def test_cached_jit_call_checks_nans_when_asked():
   f = jax.jit(lambda v: v * np.float32(np.nan))
   x = jnp.ones(2)

@@ -33,6 +33,14 @@ from jaxlite._src.state.types import AbstractRef, Ref  # mutable refs are jit ar
 _MISS = object()
 
 
+# Dtypes a NumPy argument keeps whatever jax_enable_x64 says: the eager fast path passes such
+# arrays (and scalars) to the executable as they are, as `numpy_value` does.
+_FAST_NUMPY_DTYPES = frozenset(np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32, np.float16,
+    np.float32, np.complex64))
+_FAST_NUMPY_SCALARS = frozenset(d.type for d in _FAST_NUMPY_DTYPES)
+
+
 def leaf_signature(x):
   """The part of a leaf that keys the trace cache: shape, dtype and weak type, and the aval's
   sharding when it has one. Placement is not part of it: a plain array's aval names no device
@@ -483,8 +491,9 @@ class PjitFunction:
     return entry.out_tree.unflatten(outs)
 
   def _call_arrays_fast(self, args):
-    """Eager call with only Array arguments: skips pytree flattening on a cache hit and runs
-    the entry's `fast_runner`."""
+    """Eager call whose arguments are Arrays or NumPy arrays/scalars of x64-independent dtypes,
+    or non-empty tuples/lists of them (`f(params, x, y)`): skips pytree flattening on a cache
+    hit and runs the entry's `fast_runner`."""
     at = core.array_type
     try:  # free unless it raises: a deleted Array's buffer raises on `v.shape`
       if len(args) == 1 and type(args[0]) is at:
@@ -495,26 +504,36 @@ class PjitFunction:
         values = (v,)
       else:
         sig, values, arrays = [], [], []
-        for a in args:
-          ta = type(a)
+
+        def leaf(a, ta):  # False: not a leaf this path takes
           if ta is at:
             v = a._value
-            sig.append((v.shape, v.dtype, a.weak_type))
-            values.append(v)
+            sig_of = (v.shape, v.dtype, a.weak_type)
             arrays.append(a)
-          elif (ta is tuple or ta is list) and a:
+          elif ta is np.ndarray or ta in _FAST_NUMPY_SCALARS:
+            # NumPy values of a dtype no x64 setting changes go in as they are (numpy_value)
+            v = a
+            if v.dtype not in _FAST_NUMPY_DTYPES:
+              return False
+            sig_of = (v.shape, v.dtype, False)
+          else:
+            return False
+          values.append(v)
+          return sig_of
+
+        for a in args:
+          ta = type(a)
+          if (ta is tuple or ta is list) and a:
             # A parameter tuple (`f(params, x, y)`): its leaves in flattening order.
-            inner = []
-            for e in a:
-              if type(e) is not at:
-                return _MISS
-              v = e._value
-              inner.append((v.shape, v.dtype, e.weak_type))
-              values.append(v)
-              arrays.append(e)
+            inner = [leaf(e, type(e)) for e in a]
+            if not all(inner):
+              return _MISS
             sig.append((ta, tuple(inner)))
           else:
-            return _MISS
+            one = leaf(a, ta)
+            if not one:
+              return _MISS
+            sig.append(one)
         key = (tuple(sig), config.trace_context())
         committed = False
         for a in arrays:
