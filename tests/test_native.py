@@ -163,9 +163,12 @@ def test_source_of_elementwise_chain():
   (k,) = _kernels(lambda x: lax.tanh(x) * lax.exp(x) + lax.sin(x), x)
   src = codegen.plan(k, NATIVE.tables).source()
   assert "parallel=True, cache=True" in src and "for _i in prange(_n):" in src
-  for call in ("math.tanh(x0)", "math.exp(x0)", "math.sin(x0)"):
+  for call in ("math.tanh(x0)", "_s.exp_f32(x0)", "math.sin(x0)"):
     assert call in src
   assert src.count("o0[_i]") == 1
+  with x64(True):
+    (k64,) = _kernels(lambda x: lax.exp(x) + 1, x.astype(np.float64))
+    assert "math.exp(x0)" in codegen.plan(k64, NATIVE.tables).source()  # float64: libm's
 
 
 def test_row_reduction_source_is_a_row_loop():
@@ -175,6 +178,22 @@ def test_row_reduction_source_is_a_row_loop():
   src = codegen.plan(k, NATIVE.tables).source()
   assert src.count("for _j in range(32):") == 2  # the max, then the sum of exps
   assert "_acc = np.float32(-np.inf)" in src and "o0[_i] = " in src
+  # vectorizable: NaN-propagating llvm.maximum, a sum whose adds may be reassociated, exp
+  # without libm, unsigned element indices (no wraparound select)
+  for part in ("_s.fmaximum(_acc, x0)", "_bacc = _s.radd(_bacc, ", "_s.exp_f32(",
+               "_e = np.uint64(_i) * np.uint64(32) + np.uint64(_j)"):
+    assert part in src
+
+
+def test_long_row_sum_is_blocked():
+  jnp = jaxlite.numpy
+  x = np.ones((8, 1000), np.float32)
+  (k,) = _kernels(lambda x: jnp.sum(x * x, axis=1), x)
+  src = codegen.plan(k, NATIVE.tables).source()
+  # float32 partial sums of 256 elements added into a float64 accumulator
+  assert "for _b in range(0, 1000, 256):" in src
+  assert "for _j in range(_b, min(_b + 256, 1000)):" in src
+  assert "_acc = _acc + np.float64(_bacc)" in src
 
 
 def test_kernel_of_three_element_counts_stays_on_tier1():
@@ -408,6 +427,112 @@ def test_row_reductions_match_tier0(dtype, table_cache, monkeypatch):
       np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=name)
     else:
       np.testing.assert_array_equal(g, w, err_msg=name)
+
+
+# --- vectorizable float32 transcendentals (support.py) -------------------------------------------
+
+_VECTOR_F32 = ("exp", "log", "log1p")
+
+
+def _sweep_values():
+  """Random bit patterns (every class: subnormals, NaNs, infinities), a dense band of the
+  float32s around each function's thresholds and special points, and the edge values."""
+  rng = np.random.default_rng(15)
+  bits = rng.integers(0, 1 << 32, 1 << 21, dtype=np.uint64).astype(np.uint32)
+  bands = [np.arange(a, b, dtype=np.uint32) for a, b in (
+      (0, 1 << 16),                              # +0 and the smallest subnormals
+      (0x007F0000, 0x00810000),                  # subnormal / normal boundary
+      (0x3F700000, 0x3F880000),                  # around 1 (log's and log1p's small results)
+      (0x33000000, 0x33100000), (0xB3000000, 0xB3100000),  # |x| ~ 2**-25 (log1p, exp ~ 1)
+      (0xBF7F0000, 0xBF800001),                  # x -> -1 (log1p -> -inf)
+      (0x42B00000, 0x42B20000),                  # 88 .. 89: exp overflow
+      (0xC2AE0000, 0xC2D00000))]                 # -87 .. -104: exp's subnormal results
+  edges = np.array(F_EDGES + [88.72283, 88.72284, -87.33654, -103.972, -103.973, 3.4028235e38,
+                              -3.4028235e38, 1e-45, -1e-45, 1.1754942e-38, -1.0, -0.99999994],
+                   np.float32)
+  return np.concatenate([bits.view(np.float32)] + [b.view(np.float32) for b in bands] + [edges])
+
+
+@pytest.fixture(scope="module")
+def vector_f32():
+  """Serial numba loops over support.exp_f32 / log_f32 / log1p_f32."""
+  pytest.importorskip("numba", reason="the native tier needs the extra jaxlite[native]")
+  from numba import njit
+  from jaxlite._src.compiler.native import support
+
+  def compile_loop(fn):
+    @njit("void(float32[::1], float32[::1])", error_model="numpy")
+    def loop(a, o):
+      for i in range(a.size):
+        o[i] = fn(a[i])
+    return loop
+  return {name: compile_loop(getattr(support, f"{name}_f32")) for name in _VECTOR_F32}
+
+
+@needs_numba
+@pytest.mark.parametrize("name", _VECTOR_F32)
+def test_vector_f32_transcendentals_match_numpy(name, vector_f32):
+  x = _sweep_values()
+  got = np.empty_like(x)
+  vector_f32[name](x, got)
+  with np.errstate(all="ignore"):
+    want = getattr(np, name)(x)  # tier 0
+    exact = getattr(np, name)(x.astype(np.float64)).astype(np.float32)  # correctly rounded
+  nan = np.isnan(want)
+  np.testing.assert_array_equal(np.isnan(got), nan)
+  g, w, e = got[~nan], want[~nan], exact[~nan]
+  assert _ulps(g, e).max() <= 1, (x[~nan][_ulps(g, e) > 1], g[_ulps(g, e) > 1])
+  assert _ulps(g, w).max() <= 4  # JAX-COMPAT allows 8
+  # infinities and zeros exactly, signs included (-0.0 -> -0.0, exp(-inf) = +0, log(0) = -inf)
+  special = ~np.isfinite(w) | (w == 0)
+  np.testing.assert_array_equal(g[special].view(np.uint32), w[special].view(np.uint32))
+
+
+@needs_numba
+def test_vector_f32_transcendentals_vectorize(vector_f32):
+  import platform
+  import re
+  if platform.machine() not in ("x86_64", "AMD64"):
+    pytest.skip("checks x86 packed instructions")
+  for name, loop in vector_f32.items():
+    asm = "\n".join(loop.inspect_asm().values())
+    # packed single-precision multiplies (SSE mulps, AVX vmulps): the loop runs several lanes
+    assert re.search(r"\bv?mulps\b", asm), name
+    assert not re.search(r"call\w*\s+\S*(exp|log)", asm), name  # no libm call left
+
+
+@needs_numba
+def test_row_kernels_vectorize(cache_dir, monkeypatch):
+  """logsumexp's row kernel: the max and the sum of exps run packed (lanes of float32
+  maxima, float32 exps and partial sums)."""
+  import platform
+  import re
+  if platform.machine() not in ("x86_64", "AMD64"):
+    pytest.skip("checks x86 packed instructions")
+  from jaxlite.scipy.special import logsumexp
+  x = np.ones((64, 512), np.float32)
+  (k,) = _kernels(lambda x: logsumexp(x, axis=1), x)
+  kernel = native_backend.build_kernel(k, NATIVE.tables)
+  asm = "\n".join(kernel.fn.inspect_asm().values())
+  for op in ("maxps", "addps", "mulps"):
+    assert re.search(rf"\bv?{op}\b", asm), op
+
+
+def test_thread_count_adapts():
+  t = codegen._Threads(2)
+  picks = [t.pick() for _ in range(4)]
+  assert picks == [2, 1, 2, 1]
+  for m, sec in zip(picks, (5.0, 1.0, 4.0, 2.0)):
+    t.record(m, sec)
+  assert t.pick() == 1  # the faster
+  t.record(1, 1.0)
+  n = t.calls
+  while t.calls % t.wait:  # run up to the next try of the other count
+    t.record(t.pick(), 1.0)
+  assert t.pick() == 2 and t.calls == n + (t.wait - n % t.wait) % t.wait + 1
+  t.record(2, 0.5)  # faster than one thread's latest call: switch
+  assert t.current == 2
+  assert codegen._Threads(1).modes == (1,)
 
 
 # --- threefry ------------------------------------------------------------------------------------
