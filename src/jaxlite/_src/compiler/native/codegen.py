@@ -123,6 +123,14 @@ def _erf_inv(c):
   return f"_s.erf_inv_f32({c.ins[0]})"
 
 
+@_rule("fma", "f")
+def _fma(c):
+  # random.fused_multiply_add (tier 0's impl of the compiler-made fma) per element, see support
+  if c.dtype not in (np.float32, np.float64) or len(set(c.in_dtypes)) != 1:
+    raise Unsupported(f"fma on {c.in_dtypes}")
+  return f"_s.fma_f{c.width}({', '.join(c.ins)})"
+
+
 @_rule("rsqrt", "f")
 def _rsqrt(c):
   return f"{c.T}(1) / math.sqrt({c.ins[0]})"

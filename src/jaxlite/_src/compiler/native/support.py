@@ -1,7 +1,12 @@
 """Scalar helpers the generated native kernels call (imports numba: loaded only by a compile).
 
-`bitcast` reinterprets a scalar's bits; `erf_inv_f32` is tier 0's float32 erf_inv (Giles, with
-XLA's fused Horner steps emulated exactly in float64), so that random.normal keeps its bits.
+Everything here is written so that a loop calling it vectorizes: no libm calls (numba has no
+SVML here, and a scalar libm call keeps LLVM from vectorizing the whole loop), selects where
+libm would branch. `bitcast` reinterprets a scalar's bits; `radd`, `fmaximum`/`fminimum` and
+`fma` are single LLVM instructions (a reassociable add, NaN-propagating max/min, a fused
+multiply-add); `exp_f32`, `log_f32`, `log1p_f32` are float32 transcendentals within 1 ulp of
+the correctly rounded result; `fma_f32`/`fma_f64` are tier 0's fma (random.fused_multiply_add)
+op for op; `erf_inv_f32` is tier 0's float32 erf_inv (Giles, with XLA's fused Horner steps).
 """
 from __future__ import annotations
 
@@ -50,33 +55,19 @@ def _nan_propagating(name):
   return intrinsic(extremum)
 
 
+@intrinsic
+def fma(typingctx, a, b, c):
+  """a * b + c rounded once (llvm.fma: one instruction where the CPU has FMA)."""
+  def codegen(context, builder, signature, args):
+    ty = args[0].type
+    fnty = ir.FunctionType(ty, [ty, ty, ty])
+    fn = cgutils.get_or_insert_function(builder.module, fnty, f"llvm.fma.{ty.intrinsic_name}")
+    return builder.call(fn, args)
+  return a(a, b, c), codegen
+
+
 fmaximum = _nan_propagating("maximum")
 fminimum = _nan_propagating("minimum")
-
-
-_CENTRAL = tuple(float(np.float32(c)) for c in special._GILES_CENTRAL)
-_TAIL = tuple(float(np.float32(c)) for c in special._GILES_TAIL)
-
-
-@njit(inline="always")
-def _horner(coefs, w):
-  w64 = np.float64(w)
-  out = np.float32(w64 * coefs[0] + coefs[1])
-  for c in coefs[2:]:
-    out = np.float32(np.float64(out) * w64 + c)  # the product is exact: one rounding, an fma
-  return out
-
-
-@njit(inline="always")
-def erf_inv_f32(x):
-  w = -math.log1p(-(x * x))
-  if w < np.float32(5):
-    p = _horner(_CENTRAL, w - np.float32(2.5))
-  else:
-    p = _horner(_TAIL, np.float32(math.sqrt(w)) - np.float32(3))
-  if abs(x) == np.float32(1):
-    return x * np.float32(np.inf)
-  return p * x
 
 
 # --- vectorizable transcendentals ------------------------------------------------------------
@@ -171,3 +162,104 @@ def log1p_f32(x):
   y = y if x < _F32(np.inf) else x
   y = y if u > _F32(0) else (_F32(-np.inf) if u == _F32(0) else _F32(np.nan))
   return y if (x == x and x != _F32(0)) else x  # NaN, and -0.0 keeps its sign
+
+
+# --- fma: tier 0's random.fused_multiply_add, element by element -------------------------------
+
+_F64 = np.float64
+_I64 = np.int64
+
+
+@njit(inline="always")
+def _is_pow2_or_zero(b, mant_bits, exp_max, itype):
+  """frexp(b)'s mantissa is +-0.5 (a power of two, subnormal ones included) or b == 0."""
+  bits = bitcast(b, itype(0))
+  m = bits & itype((1 << mant_bits) - 1)
+  e = (bits >> itype(mant_bits)) & itype(exp_max)
+  normal = (e > 0) & (e < exp_max) & (m == 0)
+  sub = (e == 0) & ((m & (m - itype(1))) == 0)  # m == 0 too: b == +-0
+  return normal | sub
+
+
+@njit(inline="always")
+def _nextafter64(s, t):
+  """np.nextafter(s, t) for finite s != 0 (t == s or NaN: s)."""
+  bits = bitcast(s, _I64(0))
+  up = (t > s) == (s > _F64(0))  # away from zero
+  step = bitcast(_I64(bits + _I64(1)) if up else _I64(bits - _I64(1)), _F64(0))
+  return step if (t != s and t == t) else s
+
+
+@njit(inline="always")
+def _round_to_odd_sum(a, b):
+  """random._round_to_odd_sum of two float64s, op for op."""
+  s = a + b
+  bb = s - a
+  err = (a - (s - bb)) + (b - bb)
+  even = (bitcast(s, _I64(0)) & _I64(1)) == 0
+  fix = (err != _F64(0)) and even and (s - s == _F64(0))  # s - s == 0: s is finite
+  return _nextafter64(s, s + err) if fix else s
+
+
+@njit(inline="always")
+def fma_f32(a, b, c):
+  """random.fused_multiply_add for float32: a * b + c where b is a power of two or zero (tier 0
+  decides for the whole array; here per element, the same where b is one value, as in the
+  samplers); else the float64 product (exact) and sum rounded to odd, then to float32."""
+  if _is_pow2_or_zero(b, 23, 255, _I32):
+    return a * b + c
+  return _F32(_round_to_odd_sum(_F64(a) * _F64(b), _F64(c)))
+
+
+@njit(inline="always")
+def _split(a):
+  c = a * _F64(134217729.0)  # 2**27 + 1
+  hi = c - (c - a)
+  return hi, a - hi
+
+
+@njit(inline="always")
+def fma_f64(a, b, c):
+  """random.fused_multiply_add for float64 (Boldo-Melquiond's emulation), op for op."""
+  if _is_pow2_or_zero(b, 52, 2047, _I64):
+    return a * b + c
+  p = a * b
+  ah, al = _split(a)
+  bh, bl = _split(b)
+  p_err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+  th = c + p
+  bb = th - c
+  tl = (c - (th - bb)) + (p - bb)
+  out = th + _round_to_odd_sum(tl, p_err)
+  return out if p - p == _F64(0) else p + c
+
+
+# --- erf_inv: tier 0's float32 erf_inv ----------------------------------------------------------
+
+_CENTRAL = tuple(np.float32(c) for c in special._GILES_CENTRAL)
+_TAIL = tuple(np.float32(c) for c in special._GILES_TAIL)
+
+
+@njit(inline="always")
+def _horner(coefs, w):
+  # Tier 0 emulates XLA's fused steps in float64 (the product is exact there, then one float64
+  # add and the rounding to float32); the float32 fma rounds once. The two differ only where
+  # the float64 sum lands exactly on a float32 tie it did not start on (about 2**-29 of
+  # steps), and the fma takes one packed instruction where the emulation takes four.
+  out = fma(w, coefs[0], coefs[1])
+  for c in coefs[2:]:
+    out = fma(out, w, c)
+  return out
+
+
+@njit(inline="always")
+def erf_inv_f32(x):
+  # Both polynomials, then a select: no branch, no libm call, so a loop over it vectorizes.
+  # log1p_f32 is within 1 ulp of the correctly rounded log1p, as NumPy's float32 log1p is
+  # (a different implementation: the two differ by an ulp on some inputs, and that shows as an
+  # ulp or two of erf_inv's result).
+  w = -log1p_f32(-(x * x))
+  central = _horner(_CENTRAL, w - np.float32(2.5))
+  tail = _horner(_TAIL, np.float32(math.sqrt(w)) - np.float32(3))
+  p = central if w < np.float32(5) else tail
+  return x * np.float32(np.inf) if abs(x) == np.float32(1) else p * x
