@@ -21,8 +21,10 @@ from jaxlite._src.config import config
 # A kernel's calls before it is compiled: its first calls run on tier 1 at once.
 HOT_CALLS = max(1, int(os.environ.get("JAXLITE_NATIVE_HOT", "3")))
 
-# Timed calls of a new native kernel before it is kept (or dropped for the faster fallback).
-TRIALS = 2
+# Timed calls of a new native kernel before it is kept (or dropped for the faster fallback):
+# two of each thread count a fused kernel tries first (codegen._Threads: all, one, all, one),
+# so that a call whose second thread found no free core does not decide alone.
+TRIALS = 4
 
 
 def available() -> bool:

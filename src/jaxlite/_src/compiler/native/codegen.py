@@ -98,7 +98,7 @@ _MATH.update(exp2="np.exp2({0})", is_finite="np.isfinite({0})", floor="np.floor(
              ceil="np.ceil({0})", atan2="math.atan2({0}, {1})", pow="np.power({0}, {1})")
 
 # float32 versions without libm calls (support.py): a loop that calls them vectorizes.
-_VECTOR_F32 = {n: f"_s.{n}_f32({{0}})" for n in ("exp", "log", "log1p")}
+_VECTOR_F32 = {n: f"_s.{n}_f32({{0}})" for n in ("exp", "log", "log1p", "expm1", "tanh")}
 
 
 def _math(name, dtype, *args) -> str:

@@ -164,6 +164,43 @@ def log1p_f32(x):
   return y if (x == x and x != _F32(0)) else x  # NaN, and -0.0 keeps its sign
 
 
+
+_TANH_P_F32 = tuple(_F32(c) for c in (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2,
+                                      1.33314422036e-1, -3.33332819422e-1))
+
+
+@njit(inline="always")
+def tanh_f32(x):
+  """tanh in float32 (Cephes' tanhf): an odd polynomial below |x| = 0.625, 1 - 2 / (e**2|x| + 1)
+  above (e**2|x| overflows to inf past 44: the result is then 1). Both, then a select."""
+  z = abs(x)
+  big = _F32(1) - _F32(2) / (exp_f32(z + z) + _F32(1))
+  big = -big if x < _F32(0) else big
+  s = x * x
+  p = _TANH_P_F32[0]
+  for c in _TANH_P_F32[1:]:
+    p = p * s + c
+  small = (p * s) * x + x
+  y = big if z >= _F32(0.625) else small
+  return y if x != _F32(0) else x  # -0.0 keeps its sign
+
+
+# 1/11! .. 1/2!: e**x - 1 = x + x**2 (1/2! + x (1/3! + ...)), to 2**-28 for |x| <= 1
+_EXPM1_P_F32 = tuple(_F32(1.0 / math.factorial(k)) for k in range(11, 1, -1))
+
+
+@njit(inline="always")
+def expm1_f32(x):
+  """e**x - 1 in float32: the Taylor polynomial where |x| <= 1 (no cancellation), exp_f32(x) - 1
+  beyond. Both, then a select."""
+  p = _EXPM1_P_F32[0]
+  for c in _EXPM1_P_F32[1:]:
+    p = p * x + c
+  small = x + (x * x) * p
+  y = exp_f32(x) - _F32(1)
+  y = small if abs(x) <= _F32(1) else y
+  return y if x != _F32(0) else x
+
 # --- fma: tier 0's random.fused_multiply_add, element by element -------------------------------
 
 _F64 = np.float64
