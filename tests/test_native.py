@@ -167,8 +167,9 @@ def test_source_of_elementwise_chain():
     assert call in src
   assert src.count("o0[_i]") == 1
   with x64(True):
-    (k64,) = _kernels(lambda x: lax.exp(x) + 1, x.astype(np.float64))
-    assert "math.exp(x0)" in codegen.plan(k64, NATIVE.tables).source()  # float64: libm's
+    (k64,) = _kernels(lambda x: lax.exp(x) + lax.tanh(x), x.astype(np.float64))
+    src64 = codegen.plan(k64, NATIVE.tables).source()
+    assert "_s.exp_f64(x0)" in src64 and "math.tanh(x0)" in src64  # no float64 tanh of ours
 
 
 def test_row_reduction_source_is_a_row_loop():
@@ -455,12 +456,18 @@ def _sweep_values():
   return np.concatenate([bits.view(np.float32)] + [b.view(np.float32) for b in bands] + [edges])
 
 
-@pytest.fixture(scope="module")
-def vector_f32():
-  """Serial numba loops over support's exp_f32, log_f32, log1p_f32, expm1_f32, tanh_f32."""
+@pytest.fixture(scope="module", params=[True, False], ids=["fma", "no-fma"])
+def vector_f32(request):
+  """Serial numba loops over support's exp_f32, log_f32, log1p_f32, expm1_f32, tanh_f32, with
+  fused multiply-adds (where the CPU has them) and without (CPUs without FMA)."""
   pytest.importorskip("numba", reason="the native tier needs the extra jaxlite[native]")
   from numba import njit
   from jaxlite._src.compiler.native import support
+  if request.param and not support._HAS_FMA:
+    pytest.skip("this CPU has no FMA")
+  mp = pytest.MonkeyPatch()
+  mp.setattr(support, "_HAS_FMA", request.param)  # read when the loops below compile
+  request.addfinalizer(mp.undo)
 
   def compile_loop(fn):
     @njit("void(float32[::1], float32[::1])", error_model="numpy")
@@ -468,7 +475,11 @@ def vector_f32():
       for i in range(a.size):
         o[i] = fn(a[i])
     return loop
-  return {name: compile_loop(getattr(support, f"{name}_f32")) for name in _VECTOR_F32}
+  loops = {name: compile_loop(getattr(support, f"{name}_f32")) for name in _VECTOR_F32}
+  x = np.ones(4, np.float32)
+  for loop in loops.values():
+    loop(x, x.copy())  # compiled now (the signature compiles eagerly; this checks it runs)
+  return loops
 
 
 @needs_numba
@@ -519,6 +530,40 @@ def test_row_kernels_vectorize(cache_dir, monkeypatch):
   asm = "\n".join(kernel.fn.inspect_asm().values())
   for op in ("maxps", "addps", "mulps"):
     assert re.search(rf"\bv?{op}\b", asm), op
+
+
+_VECTOR_F64 = ("exp", "log", "log1p")
+
+
+@needs_numba
+@pytest.mark.parametrize("name", _VECTOR_F64)
+def test_vector_f64_transcendentals_match_numpy(name):
+  from numba import njit
+  from jaxlite._src.compiler.native import support
+  fn = getattr(support, f"{name}_f64")
+
+  @njit("void(float64[::1], float64[::1])", error_model="numpy")
+  def loop(a, o):
+    for i in range(a.size):
+      o[i] = fn(a[i])
+  rng = np.random.default_rng(64)
+  n = 1 << 20
+  x = np.concatenate([
+      rng.integers(0, 1 << 64, n, dtype=np.uint64).view(np.float64),  # every class
+      rng.uniform(-750, 720, n),  # exp's whole range, overflow and subnormal results included
+      rng.uniform(-1, 3, n), np.exp(rng.uniform(-745, 709, n)),
+      np.array(F_EDGES + [709.78, 709.79, -745.1, -745.2, 5e-324, 2.2250738585072014e-308,
+                          1.7976931348623157e308, -1 + 2.0**-53, 2.0**-60, -2.0**-60])])
+  got = np.empty_like(x)
+  loop(x, got)
+  with np.errstate(all="ignore"):
+    want = getattr(np, name)(x)
+  nan = np.isnan(want)
+  np.testing.assert_array_equal(np.isnan(got), nan)
+  g, w = got[~nan], want[~nan]
+  assert _ulps(g, w).max() <= 2, (x[~nan][_ulps(g, w) > 2], g[_ulps(g, w) > 2])
+  special = ~np.isfinite(w) | (w == 0)
+  np.testing.assert_array_equal(g[special].view(np.uint64), w[special].view(np.uint64))
 
 
 def _fma_operands(dtype, rng):

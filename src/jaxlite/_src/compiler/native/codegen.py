@@ -97,13 +97,15 @@ _MATH = {n: f"math.{n}({{0}})" for n in
 _MATH.update(exp2="np.exp2({0})", is_finite="np.isfinite({0})", floor="np.floor({0})",
              ceil="np.ceil({0})", atan2="math.atan2({0}, {1})", pow="np.power({0}, {1})")
 
-# float32 versions without libm calls (support.py): a loop that calls them vectorizes.
-_VECTOR_F32 = {n: f"_s.{n}_f32({{0}})" for n in ("exp", "log", "log1p", "expm1", "tanh")}
+# Versions without libm calls (support.py): a loop that calls them vectorizes.
+_VECTOR = {np.dtype(np.float32): ("exp", "log", "log1p", "expm1", "tanh"),
+           np.dtype(np.float64): ("exp", "log", "log1p")}
 
 
 def _math(name, dtype, *args) -> str:
-  if dtype == np.float32 and name in _VECTOR_F32:
-    return _VECTOR_F32[name].format(*args)
+  dtype = np.dtype(dtype)
+  if name in _VECTOR.get(dtype, ()):
+    return f"_s.{name}_f{dtype.itemsize * 8}({', '.join(args)})"
   return _MATH[name].format(*args)
 
 
@@ -666,15 +668,18 @@ class NativeKernel:
     if self.count:
       nb, nt = self._numba, self.threads.pick()
       nt0 = nb.get_num_threads()
-      nb.set_num_threads(nt)
+      if nt != nt0:  # each of these calls costs ~1-2 us: only the needed ones
+        nb.set_num_threads(nt)
       cs0 = nb.set_parallel_chunksize(self.chunk)
       try:
         t = time.perf_counter()
         self.fn(self.count, *arrays, *outs)
         self.threads.record(nt, time.perf_counter() - t)
       finally:
-        nb.set_parallel_chunksize(cs0)
-        nb.set_num_threads(nt0)
+        if cs0 != self.chunk:
+          nb.set_parallel_chunksize(cs0)
+        if nt != nt0:
+          nb.set_num_threads(nt0)
     return [o.reshape(shape) for o, (shape, _, _) in zip(outs, self.outs)]
 
 

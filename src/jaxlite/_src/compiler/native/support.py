@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 from numba import njit
+from llvmlite import binding as llvm
 from llvmlite import ir
 from numba.core import cgutils
 from numba.extending import intrinsic
@@ -78,6 +79,10 @@ fminimum = _nan_propagating("minimum")
 # Every constant is typed: a bare Python float would widen the float32 arithmetic to float64,
 # and numba computes int32 op int32 in int64, so integer steps are cast back before a bitcast.
 
+# The CPU fuses multiply-adds (llvm.fma is then one instruction; elsewhere it is a libm call,
+# so the polynomials keep separate multiplies and adds).
+_HAS_FMA = "+fma" in llvm.get_host_cpu_features().flatten().split(",")
+
 _F32 = np.float32
 _I32 = np.int32
 _LOG2E_F32 = _F32(1.44269504088896341)
@@ -89,6 +94,21 @@ _EXP_P_F32 = tuple(_F32(c) for c in (1.9875691500e-4, 1.3981999507e-3, 8.3334519
 _LOG_P_F32 = tuple(_F32(c) for c in (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1,
                                      -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1,
                                      2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1))
+
+
+@njit(inline="always")
+def _madd(a, b, c):
+  """a * b + c: fused where the CPU has FMA (_HAS_FMA is a compile-time constant)."""
+  return fma(a, b, c) if _HAS_FMA else a * b + c
+
+
+@njit(inline="always")
+def _poly(coefs, x):
+  """Horner's rule, highest coefficient first."""
+  p = coefs[0]
+  for c in coefs[1:]:
+    p = _madd(p, x, c)
+  return p
 
 
 @njit(inline="always")
@@ -108,10 +128,7 @@ def exp_f32(x):
   fn = t - _ROUND_F32
   n = _I32(bitcast(t, _I32(0)) - bitcast(_ROUND_F32, _I32(0)))
   r = (xc - fn * _LN2_HI_F32) - fn * _LN2_LO_F32
-  p = _EXP_P_F32[0]
-  for c in _EXP_P_F32[1:]:
-    p = p * r + c
-  p = (p * (r * r) + r) + _F32(1)
+  p = _madd(_poly(_EXP_P_F32, r), r * r, r) + _F32(1)
   n1 = _I32(n >> _I32(1))
   y = (p * _pow2_f32(n1)) * _pow2_f32(_I32(n - n1))
   return y if x == x else x
@@ -130,10 +147,7 @@ def _log_parts_f32(x):
 def _log_core_f32(k, f, c):
   """log(2**k * (1 + f)) + c (Cephes' logf polynomial), for |f| <= 0.415, small c."""
   z = f * f
-  p = _LOG_P_F32[0]
-  for co in _LOG_P_F32[1:]:
-    p = p * f + co
-  y = (p * f) * z + (c + k * _LN2_LO_F32)
+  y = _madd(_poly(_LOG_P_F32, f) * f, z, c + k * _LN2_LO_F32)
   y = y - _F32(0.5) * z
   return (f + y) + k * _LN2_HI_F32
 
@@ -177,10 +191,7 @@ def tanh_f32(x):
   big = _F32(1) - _F32(2) / (exp_f32(z + z) + _F32(1))
   big = -big if x < _F32(0) else big
   s = x * x
-  p = _TANH_P_F32[0]
-  for c in _TANH_P_F32[1:]:
-    p = p * s + c
-  small = (p * s) * x + x
+  small = _madd(_poly(_TANH_P_F32, s) * s, x, x)
   y = big if z >= _F32(0.625) else small
   return y if x != _F32(0) else x  # -0.0 keeps its sign
 
@@ -193,13 +204,85 @@ _EXPM1_P_F32 = tuple(_F32(1.0 / math.factorial(k)) for k in range(11, 1, -1))
 def expm1_f32(x):
   """e**x - 1 in float32: the Taylor polynomial where |x| <= 1 (no cancellation), exp_f32(x) - 1
   beyond. Both, then a select."""
-  p = _EXPM1_P_F32[0]
-  for c in _EXPM1_P_F32[1:]:
-    p = p * x + c
-  small = x + (x * x) * p
+  small = _madd(x * x, _poly(_EXPM1_P_F32, x), x)
   y = exp_f32(x) - _F32(1)
   y = small if abs(x) <= _F32(1) else y
   return y if x != _F32(0) else x
+
+
+# float64: the same shapes with float64 constants (Cephes' exp, fdlibm's log); 4 lanes of AVX2.
+_ROUND_F64 = 6755399441055744.0  # 1.5 * 2**52
+_LN2_HI_F64, _LN2_LO_F64 = 6.93145751953125e-1, 1.42860682030941723212e-6
+_EXP_P_F64 = (1.26177193074810590878e-4, 3.02994407707441961300e-2, 9.99999999999999999910e-1)
+_EXP_Q_F64 = (3.00198505138664455042e-6, 2.52448340349684104192e-3, 2.27265548208155028766e-1,
+              2.00000000000000000009e0)
+_LG_F64 = (6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01,
+           2.222219843214978396e-01, 1.818357216161805012e-01, 1.531383769920937332e-01,
+           1.479819860511658591e-01)
+
+
+@njit(inline="always")
+def _pow2_f64(n):
+  """2.0**n for int64 n in [-1022, 1023], from its bits."""
+  return bitcast(_I64((n + _I64(1023)) << _I64(52)), _F64(0))
+
+
+@njit(inline="always")
+def exp_f64(x):
+  """e**x in float64 (Cephes' exp: a Pade form of e**r), scaled by 2**n in two factors."""
+  xc = x if x > -746.0 else -746.0
+  xc = xc if xc < 710.0 else 710.0
+  t = xc * 1.4426950408889634073599 + _ROUND_F64
+  fn = t - _ROUND_F64
+  n = _I64(bitcast(t, _I64(0)) - bitcast(_F64(_ROUND_F64), _I64(0)))
+  r = (xc - fn * _LN2_HI_F64) - fn * _LN2_LO_F64
+  rr = r * r
+  p = (_EXP_P_F64[0] * rr + _EXP_P_F64[1]) * rr + _EXP_P_F64[2]
+  p = r * p
+  q = ((_EXP_Q_F64[0] * rr + _EXP_Q_F64[1]) * rr + _EXP_Q_F64[2]) * rr + _EXP_Q_F64[3]
+  e = 1.0 + 2.0 * (p / (q - p))
+  n1 = _I64(n >> _I64(1))
+  y = (e * _pow2_f64(n1)) * _pow2_f64(_I64(n - n1))
+  return y if x == x else x
+
+
+@njit(inline="always")
+def _log_f64(u, c, k0):
+  """log(2**k0 * u) + c (fdlibm's log) for u > 0 finite normal, small c."""
+  ix = _I64(bitcast(u, _I64(0)) + _I64(0x3FF0000000000000 - 0x3FE6A09E667F3BCD))
+  k = _F64(_I64(ix >> _I64(52)) - _I64(0x3FF)) + k0
+  m = bitcast(_I64(_I64(ix & _I64(0x000FFFFFFFFFFFFF)) + _I64(0x3FE6A09E667F3BCD)), _F64(0))
+  f = m - 1.0
+  hfsq = 0.5 * f * f
+  s = f / (2.0 + f)
+  z = s * s
+  w = z * z
+  t1 = w * (_LG_F64[1] + w * (_LG_F64[3] + w * _LG_F64[5]))
+  t2 = z * (_LG_F64[0] + w * (_LG_F64[2] + w * (_LG_F64[4] + w * _LG_F64[6])))
+  return s * (hfsq + (t2 + t1)) + (k * 1.90821492927058770002e-10 + c) - hfsq + f + \
+      k * 6.93147180369123816490e-01
+
+
+@njit(inline="always")
+def log_f64(x):
+  """Natural log in float64: -inf at +-0, NaN below 0, inf at inf; subnormals scaled first."""
+  sub = x < 2.2250738585072014e-308
+  xs = x * 18014398509481984.0 if sub else x  # 2**54
+  y = _log_f64(xs, 0.0, -54.0 if sub else 0.0)
+  y = y if x < np.inf else x
+  y = y if x > 0.0 else (-np.inf if x == 0.0 else np.nan)
+  return y if x == x else x
+
+
+@njit(inline="always")
+def log1p_f64(x):
+  """log(1 + x) in float64, as log1p_f32."""
+  u = x + 1.0
+  c = (x - (u - 1.0)) / u
+  y = _log_f64(u, c, 0.0)
+  y = y if x < np.inf else x
+  y = y if u > 0.0 else (-np.inf if u == 0.0 else np.nan)
+  return y if (x == x and x != 0.0) else x
 
 # --- fma: tier 0's random.fused_multiply_add, element by element -------------------------------
 
