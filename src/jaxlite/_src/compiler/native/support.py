@@ -76,6 +76,9 @@ fminimum = _nan_propagating("minimum")
 # a kernel's loop. These are arithmetic and bit manipulation only, with selects where libm would
 # branch, so a loop calling them vectorizes. float32 runs in float32 (8-16 lanes); each is
 # within 2 ulp of the correctly rounded result (tests/test_native.py sweeps them against NumPy).
+# They are `inline="always"` (numba inlines them into the kernel before typing): as plain
+# njit functions the kernels compile ~25% faster, but LLVM's inliner leaves the bigger ones
+# (expm1_f32 without FMA, measured) as calls, and a call in the loop stops it vectorizing.
 # Every constant is typed: a bare Python float would widen the float32 arithmetic to float64,
 # and numba computes int32 op int32 in int64, so integer steps are cast back before a bitcast.
 
