@@ -615,19 +615,32 @@ def test_fma_matches_tier0_bits(dtype):
 
 def test_thread_count_adapts():
   t = codegen._Threads(2)
-  picks = [t.pick() for _ in range(4)]
-  assert picks == [2, 1, 2, 1]
-  for m, sec in zip(picks, (5.0, 1.0, 4.0, 2.0)):
+  picks = [t.pick() for _ in range(6)]
+  assert picks == [2, 1, 2, 1, 2, 1]
+  for m, sec in zip(picks, (5.0, 1.0, 4.0, 2.0, 6.0, 3.0)):
     t.record(m, sec)
   assert t.pick() == 1  # the faster
   t.record(1, 1.0)
-  n = t.calls
-  while t.calls % t.wait:  # run up to the next try of the other count
-    t.record(t.pick(), 1.0)
-  assert t.pick() == 2 and t.calls == n + (t.wait - n % t.wait) % t.wait + 1
+  for k in range(1, 100):  # steady: the other count is tried REPROBE calls after the choice
+    m = t.pick()
+    if m == 2:
+      break
+    t.record(1, 1.0)
+  assert k == t.REPROBE
   t.record(2, 0.5)  # faster than one thread's latest call: switch
-  assert t.current == 2
+  assert t.current == 2 and t.pick() == 2
+  # the current count slows down (a starved second thread): the other is tried within 4 calls
+  t.record(2, 8.0)
+  tried = []
+  for _ in range(4):
+    m = t.pick()
+    tried.append(m)
+    t.record(m, 8.0 if m == 2 else 1.0)
+  assert 1 in tried and t.current == 1
   assert codegen._Threads(1).modes == (1,)
+  one = codegen._Threads(1)
+  assert [one.pick() for _ in range(40)] == [1] * 40
+
 
 
 # --- threefry ------------------------------------------------------------------------------------

@@ -22,9 +22,10 @@ from jaxlite._src.config import config
 HOT_CALLS = max(1, int(os.environ.get("JAXLITE_NATIVE_HOT", "3")))
 
 # Timed calls of a new native kernel before it is kept (or dropped for the faster fallback):
-# two of each thread count a fused kernel tries first (codegen._Threads: all, one, all, one),
-# so that a call whose second thread found no free core does not decide alone.
-TRIALS = 4
+# three of each thread count a fused kernel tries first (codegen._Threads alternates all and
+# one), so that calls whose second thread found no free core do not decide alone (on the
+# shared 2-core machine logsumexp's first native calls took 6-8 ms, its later ones 3 ms).
+TRIALS = 6
 
 
 def available() -> bool:
