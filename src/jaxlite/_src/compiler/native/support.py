@@ -11,12 +11,14 @@ op for op; `erf_inv_f32` is tier 0's float32 erf_inv (Giles, with XLA's fused Ho
 from __future__ import annotations
 
 import math
+import platform
 
 import numpy as np
-from numba import njit
 from llvmlite import binding as llvm
 from llvmlite import ir
+from numba import njit
 from numba.core import cgutils
+from numba.core import config as numba_config
 from numba.extending import intrinsic
 
 from jaxlite._src.lax import special
@@ -82,9 +84,24 @@ fminimum = _nan_propagating("minimum")
 # Every constant is typed: a bare Python float would widen the float32 arithmetic to float64,
 # and numba computes int32 op int32 in int64, so integer steps are cast back before a bitcast.
 
-# The CPU fuses multiply-adds (llvm.fma is then one instruction; elsewhere it is a libm call,
-# so the polynomials keep separate multiplies and adds).
-_HAS_FMA = "+fma" in llvm.get_host_cpu_features().flatten().split(",")
+
+
+def _target_has_fma() -> bool:
+  """numba's target CPU fuses multiply-adds (llvm.fma is then one instruction; elsewhere a
+  libm call, so the polynomials keep separate multiplies and adds). numba targets the host
+  unless NUMBA_CPU_NAME / NUMBA_CPU_FEATURES say otherwise (portable caches: then only the
+  features named count)."""
+  if platform.machine().lower() in ("aarch64", "arm64"):
+    return True  # fused multiply-add is part of the base architecture
+  features = numba_config.CPU_FEATURES
+  if features is None:
+    if numba_config.CPU_NAME:
+      return False  # a named CPU without a feature list: assume the least
+    features = llvm.get_host_cpu_features().flatten()
+  return "+fma" in features.split(",")
+
+
+_HAS_FMA = _target_has_fma()
 
 _F32 = np.float32
 _I32 = np.int32
