@@ -21,8 +21,11 @@ from jaxlite._src.config import config
 # A kernel's calls before it is compiled: its first calls run on tier 1 at once.
 HOT_CALLS = max(1, int(os.environ.get("JAXLITE_NATIVE_HOT", "3")))
 
-# Timed calls of a new native kernel before it is kept (or dropped for the faster fallback).
-TRIALS = 2
+# Timed calls of a new native kernel before it is kept (or dropped for the faster fallback):
+# three of each thread count a fused kernel tries first (codegen._Threads alternates all and
+# one), so that calls whose second thread found no free core do not decide alone (on the
+# shared 2-core machine logsumexp's first native calls took 6-8 ms, its later ones 3 ms).
+TRIALS = 6
 
 
 def available() -> bool:

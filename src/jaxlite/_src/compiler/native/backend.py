@@ -31,7 +31,10 @@ def build_kernel(k: fusion.Kernel, tables):
   plan = codegen.plan(k, tables)
   source = plan.source()
   fn, hit = cache.load(source)
-  return codegen.NativeKernel(fn, plan, [v.aval.shape for v in k.outputs], source, hit)
+  import numba
+  threads = numba.config.NUMBA_NUM_THREADS if codegen.PARALLEL else 1
+  return codegen.NativeKernel(fn, plan, [v.aval.shape for v in k.outputs], source, hit,
+                              threads)
 
 
 def _kernel_builder(k: fusion.Kernel, tables):

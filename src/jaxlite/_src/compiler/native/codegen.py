@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import time
 
 import numpy as np
 
@@ -96,8 +97,20 @@ _MATH = {n: f"math.{n}({{0}})" for n in
 _MATH.update(exp2="np.exp2({0})", is_finite="np.isfinite({0})", floor="np.floor({0})",
              ceil="np.ceil({0})", atan2="math.atan2({0}, {1})", pow="np.power({0}, {1})")
 
-for _name, _expr in _MATH.items():
-  _rule(_name, "f")(lambda c, e=_expr: e.format(*c.ins))
+# Versions without libm calls (support.py): a loop that calls them vectorizes.
+_VECTOR = {np.dtype(np.float32): ("exp", "log", "log1p", "expm1", "tanh"),
+           np.dtype(np.float64): ("exp", "log", "log1p")}
+
+
+def _math(name, dtype, *args) -> str:
+  dtype = np.dtype(dtype)
+  if name in _VECTOR.get(dtype, ()):
+    return f"_s.{name}_f{dtype.itemsize * 8}({', '.join(args)})"
+  return _MATH[name].format(*args)
+
+
+for _name in _MATH:
+  _rule(_name, "f")(lambda c, n=_name: _math(n, c.dtype, *c.ins))
 
 
 # Tier 0 computes these in float64 and rounds once.
@@ -112,6 +125,14 @@ def _erf_inv(c):
   return f"_s.erf_inv_f32({c.ins[0]})"
 
 
+@_rule("fma", "f")
+def _fma(c):
+  # random.fused_multiply_add (tier 0's impl of the compiler-made fma) per element, see support
+  if c.dtype not in (np.float32, np.float64) or len(set(c.in_dtypes)) != 1:
+    raise Unsupported(f"fma on {c.in_dtypes}")
+  return f"_s.fma_f{c.width}({', '.join(c.ins)})"
+
+
 @_rule("rsqrt", "f")
 def _rsqrt(c):
   return f"{c.T}(1) / math.sqrt({c.ins[0]})"
@@ -119,9 +140,10 @@ def _rsqrt(c):
 
 @_rule("logistic", "f")
 def _logistic(c):
-  x, T = c.ins[0], c.T
-  return f"({T}(1) / ({T}(1) + math.exp(-{x})) if {x} >= 0 else " \
-         f"math.exp({x}) / ({T}(1) + math.exp({x})))"
+  x, T, o = c.ins[0], c.T, c.out
+  # tier 0's 1 / (1 + e**-x) for x >= 0, e**x / (1 + e**x) below: both exps are e**-|x|
+  return [f"_ex = {_math('exp', c.dtype, f'(-abs({x}))')}",
+          f"{o} = {T}({T}(1) / ({T}(1) + _ex) if {x} >= 0 else _ex / ({T}(1) + _ex))"]
 
 
 @_rule("neg", "f")
@@ -358,7 +380,8 @@ class Plan:
   def source(self) -> str:
     args = [f"a{j}" for j in range(len(self.specs))] + \
         [f"o{j}" for j in range(len(self.outputs))]
-    lines = ["import math", "import numpy as np", "from numba import njit, prange",
+    lines = ["import math", "import numpy as np",
+             "from numba import njit, prange",
              "from numba import types as _t",
              "from jaxlite._src.compiler.native import support as _s", "",
              f"@njit({self.signature()}, parallel={PARALLEL}, cache=True, nogil=True, "
@@ -370,22 +393,31 @@ class Plan:
     return "\n".join(lines) + "\n"
 
 
+# Parallel loops run in chunks of about 1/_CHUNKS of their trip count (NativeKernel).
+_CHUNKS = 32
+
+
 # Row reductions: (init, combine) statements over accumulator `acc` and element `val`, and the
-# result's expression. Float sums accumulate in float64 (a row's sum in order then stays within
-# JAX-COMPAT's reduction tolerance of tier 0's pairwise one); products in their own dtype, so
-# that overflow and inf * 0 come out as in tier 0; max/min propagate NaN as np.max/np.min do.
+# result's expression. Float sums accumulate in float64 (a row's sum then stays within
+# JAX-COMPAT's reduction tolerance of tier 0's pairwise one) through `_s.radd`, whose add may be
+# reassociated, so the row loop vectorizes (lanes of partial sums); products in their own dtype,
+# in order, so that overflow and inf * 0 come out as in tier 0; float max/min propagate NaN as
+# np.max/np.min do, through llvm.maximum/minimum (vectorizable; -0 counts below +0, where
+# np.max's pick among zeros of both signs depends on their order and its SIMD lanes).
 def _reduction(name, acc, val, dtype):
   T, kind = _cast(dtype), np.dtype(dtype).kind
   if name in ("reduce_sum", "reduce_prod") and kind in "fiu":
     op, unit = ("+", 0) if name == "reduce_sum" else ("*", 1)
     if kind == "f" and name == "reduce_sum":
-      return f"{acc} = np.float64({unit})", f"{acc} = {acc} {op} np.float64({val})", f"{T}({acc})"
+      return f"{acc} = np.float64({unit})", f"{acc} = _s.radd({acc}, np.float64({val}))", \
+          f"{T}({acc})"
     return f"{acc} = {T}({unit})", f"{acc} = {T}({acc} {op} {val})", acc
   if name in ("reduce_max", "reduce_min") and kind in "fiu":
     cmp = ">" if name == "reduce_max" else "<"
     if kind == "f":
       init = f"{T}({'-' if name == 'reduce_max' else ''}np.inf)"
-      step = f"{acc} = {val} if ({val} {cmp} {acc} or {val} != {val}) else {acc}"
+      fn = "fmaximum" if name == "reduce_max" else "fminimum"
+      step = f"{acc} = _s.{fn}({acc}, {val})"
     else:
       info = np.iinfo(dtype)
       init = f"{T}({info.min if name == 'reduce_max' else info.max})"
@@ -498,6 +530,10 @@ def plan(k: fusion.Kernel, tables) -> Plan:
   return Plan(total, b.specs, b.scalars, loads + body + stores, outputs)
 
 
+# Elements per float32 partial sum of a row sum (see _plan_rows' blocked_sum).
+_SUM_BLOCK = 256
+
+
 def _plan_rows(k: fusion.Kernel, tables, total: int) -> Plan:
   rows = k.n
   m = total // rows
@@ -517,10 +553,27 @@ def _plan_rows(k: fusion.Kernel, tables, total: int) -> Plan:
         todo.extend(elem[v][1])
     return [ln for v, (lines, _) in elem.items() if v in seen for ln in lines]
 
-  def inner(lines) -> list:
+  def inner(lines, span=f"range({m})") -> list:
     loads = [ln.format("_e") for ln in b.elem_loads]
-    return [f"for _j in range({m}):", f"  _e = _i * {m} + _j"] + \
+    # An unsigned index: numba then skips the wraparound of negative indices, a select that
+    # keeps LLVM from seeing consecutive loads (the loop would not vectorize). All of it
+    # unsigned: prange's index may be either, and numba types uint64 op int64 as float64.
+    return [f"for _j in {span}:", f"  _e = np.uint64(_i) * np.uint64({m}) + np.uint64(_j)"] + \
         ["  " + ln for ln in loads + lines]
+
+  def blocked_sum(val, lines) -> list:
+    # A float32 row sum: float32 partial sums over blocks of _SUM_BLOCK elements (vectorized:
+    # 8 lanes of float32, where float64 lanes would halve the width of the whole loop, exp and
+    # all), added into the float64 `_acc`: each block's error is a few float32 ulps of its sum
+    # of magnitudes, far inside JAX-COMPAT's rtol 1e-5, and blocks do not compound it.
+    step = f"_bacc = _s.radd(_bacc, {val})"
+    if m <= _SUM_BLOCK:
+      return ["_bacc = np.float32(0)"] + inner(lines + [step]) + ["_acc = np.float64(_bacc)"]
+    end = f"_b + {_SUM_BLOCK}" if m % _SUM_BLOCK == 0 else f"min(_b + {_SUM_BLOCK}, {m})"
+    body = inner(lines + [step], f"range(_b, {end})")
+    return ["_acc = np.float64(0)", f"for _b in range(0, {m}, {_SUM_BLOCK}):",
+            "  _bacc = np.float32(0)"] + ["  " + ln for ln in body] + \
+        ["  _acc = _acc + np.float64(_bacc)"]
 
   for eqn in k.eqns:
     name, out = eqn.primitive.name, eqn.outvars[0]
@@ -554,8 +607,11 @@ def _plan_rows(k: fusion.Kernel, tables, total: int) -> Plan:
       rank = len(eqn.invars[0].aval.shape)
       if tuple(sorted(eqn.params["axes"])) != tuple(range(1, rank)) or lvl != "r":
         raise Unsupported(f"{name} over axes {eqn.params['axes']} of a rank-{rank} value")
-      init, step, final = _reduction(name, "_acc", ins[0], out.aval.dtype)
-      row_body += [init] + inner(closure(deps) + [step]) + [f"{local} = {final}"]
+      if name == "reduce_sum" and np.dtype(out.aval.dtype) == np.float32:
+        row_body += blocked_sum(ins[0], closure(deps)) + [f"{local} = np.float32(_acc)"]
+      else:
+        init, step, final = _reduction(name, "_acc", ins[0], out.aval.dtype)
+        row_body += [init] + inner(closure(deps) + [step]) + [f"{local} = {final}"]
     elif name in fusion.ELEMENTWISE:
       lines = statement(name, local, ins, [v.aval.dtype for v in eqn.invars], out.aval.dtype,
                         eqn.params)
@@ -578,13 +634,26 @@ def _plan_rows(k: fusion.Kernel, tables, total: int) -> Plan:
 
 class NativeKernel:
   """Calls the compiled loop with tier 1's operands: flattens (or broadcasts) them, allocates
-  the outputs and returns them in the kernel's output shapes."""
-  __slots__ = ("fn", "count", "specs", "outs", "source", "from_cache")
+  the outputs and returns them in the kernel's output shapes.
 
-  def __init__(self, fn, plan_: Plan, out_shapes, source: str, from_cache: bool):
+  The loop runs on all `threads` or on one, whichever its calls show faster (`_Threads`), in
+  chunks of about 1/_CHUNKS of its trip count handed out as threads free up: numba's default
+  splits a loop evenly once, and on a shared machine a thread that loses its core then holds
+  the whole call up, as tier 1's README says of its pool. Both are numba's settings of the
+  calling thread, set around the call (set inside the kernel they would keep numba from
+  caching it) and restored after."""
+  __slots__ = ("fn", "count", "specs", "outs", "source", "from_cache", "threads", "chunk",
+               "_numba")
+
+  def __init__(self, fn, plan_: Plan, out_shapes, source: str, from_cache: bool,
+               threads: int = 1):
+    import numba  # loaded already: the kernel was compiled
     self.fn, self.count, self.specs = fn, plan_.count, plan_.specs
     self.outs = [(shape, d, size) for shape, (d, size) in zip(out_shapes, plan_.outputs)]
     self.source, self.from_cache = source, from_cache
+    self.threads = _Threads(threads)
+    self.chunk = max(1, plan_.count // _CHUNKS)
+    self._numba = numba
 
   def __call__(self, *operands):
     arrays = []
@@ -597,5 +666,70 @@ class NativeKernel:
       arrays.append(x)
     outs = [np.empty(size, d) for _, d, size in self.outs]
     if self.count:
-      self.fn(self.count, *arrays, *outs)
+      nb, nt = self._numba, self.threads.pick()
+      nt0 = nb.get_num_threads()
+      if nt != nt0:  # each of these calls costs ~1-2 us: only the needed ones
+        nb.set_num_threads(nt)
+      cs0 = nb.set_parallel_chunksize(self.chunk)
+      try:
+        t = time.perf_counter()
+        self.fn(self.count, *arrays, *outs)
+        self.threads.record(nt, time.perf_counter() - t)
+      finally:
+        if cs0 != self.chunk:
+          nb.set_parallel_chunksize(cs0)
+        if nt != nt0:
+          nb.set_num_threads(nt0)
     return [o.reshape(shape) for o, (shape, _, _) in zip(outs, self.outs)]
+
+
+class _Threads:
+  """Thread count of a native kernel's calls, by timing: its first calls alternate all threads
+  and one (all first), then the faster runs. The other is tried again after `wait` calls, or
+  after wait / 8 when the current count's latest call took over 1.5x the other's best (a
+  second thread that lost its core makes every call wait for the chunk it holds: 8 ms against
+  3 ms on one thread, measured on logsumexp's kernel), and taken when faster than the current
+  one's latest call; a losing try doubles the wait (up to 2048). Tier 1's executor adapts the
+  same way: a second thread pays only when a core is free."""
+  __slots__ = ("modes", "best", "last", "current", "calls", "wait", "probing", "probed",
+               "slow")
+
+  PROBES, REPROBE, MAX_WAIT = 3, 32, 2048
+
+  def __init__(self, threads: int):
+    self.modes = (threads, 1) if threads > 1 else (1,)
+    self.best = {m: float("inf") for m in self.modes}
+    self.last = dict(self.best)
+    self.current, self.calls, self.wait, self.probing = self.modes[0], 0, self.REPROBE, None
+    self.probed, self.slow = 0, False
+
+  def _other(self) -> int:
+    return self.modes[1 - self.modes.index(self.current)]
+
+  def pick(self) -> int:
+    n = self.calls
+    self.calls += 1
+    probes = self.PROBES * len(self.modes)
+    if n < probes:
+      return self.modes[n % len(self.modes)]
+    if n == probes:
+      self.current, self.probed = min(self.modes, key=self.best.__getitem__), n
+    elif len(self.modes) > 1:
+      since = n - self.probed
+      if since >= self.wait or (self.slow and since >= max(4, self.wait // 8)):
+        self.probing, self.probed = self._other(), n
+        return self.probing
+    return self.current
+
+  def record(self, mode: int, seconds: float) -> None:
+    self.best[mode] = min(self.best[mode], seconds)
+    self.last[mode] = seconds
+    if mode == self.probing:
+      self.probing = None
+      if seconds < self.last[self.current]:
+        self.current, self.wait = mode, self.REPROBE
+      else:
+        self.wait = min(2 * self.wait, self.MAX_WAIT)
+      self.slow = False
+    elif mode == self.current and len(self.modes) > 1:
+      self.slow = seconds > 1.5 * self.best[self._other()]
