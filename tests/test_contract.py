@@ -1641,8 +1641,15 @@ def primitive_names(m):
       from jax.extend.core import Primitive
       for mod in ("jax.scipy.special", "jax.numpy.fft", "jax.lax.linalg"):
         importlib.import_module(mod)
-    _PRIMITIVE_NAMES[m.name] = {o.name for o in gc.get_objects() if isinstance(o, Primitive)}
+    _PRIMITIVE_NAMES[m.name] = {o.name for o in gc.get_objects() if _is_a(o, Primitive)}
   return _PRIMITIVE_NAMES[m.name]
+
+
+def _is_a(o, cls) -> bool:
+  try:
+    return isinstance(o, cls)
+  except ReferenceError:  # a weakref.proxy whose object is gone (numba's compiler keeps some)
+    return False
 
 
 def _missing(m, names):
