@@ -561,6 +561,14 @@ def test_fused_multiply_add_is_correctly_rounded(dtype):
   c = (rng.standard_normal(n) * 10.0 ** rng.integers(-8, 4, n)).astype(dtype)
   # hard cases: products that cancel c almost exactly
   c[:50] = -(a[:50].astype(np.float64) * b[:50].astype(np.float64)).astype(dtype)
+  # double-rounding traps: a * b + c lies just below the midpoint between c and its upper
+  # neighbour, close enough that the wide sum rounds onto the midpoint (then to even, up:
+  # wrong); rounding the wide sum to odd keeps it below
+  bits = np.finfo(dtype).nmant
+  k = np.arange(1, 41, dtype=np.float64)
+  a[50:90] = 1 + k * 2.0 ** -bits
+  b[50:90] = 2.0 ** -(bits + 1) * (1 - k * 2.0 ** -bits)
+  c[50:90] = 1 + 2.0 ** -bits
   got = random_impl.fused_multiply_add(a, b, c)
   assert got.dtype == dtype
   for i in range(n):

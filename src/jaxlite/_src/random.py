@@ -371,8 +371,8 @@ def _round_to_odd_sum(a, b):
     s, err = _two_sum(a, b)
     even = (s.view(np.uint64) & np.uint64(1)) == 0
     fix = (err != 0) & even & np.isfinite(s)
-    if fix.any():
-      s = np.where(fix, np.nextafter(s, s + err), s)
+    if fix.any():  # towards the exact sum: `s + err` itself rounds back to s
+      s = np.where(fix, np.nextafter(s, np.copysign(np.inf, err)), s)
   return s
 
 

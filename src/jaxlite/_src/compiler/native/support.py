@@ -338,7 +338,8 @@ def _round_to_odd_sum(a, b):
   err = (a - (s - bb)) + (b - bb)
   even = (bitcast(s, _I64(0)) & _I64(1)) == 0
   fix = (err != _F64(0)) and even and (s - s == _F64(0))  # s - s == 0: s is finite
-  return _nextafter64(s, s + err) if fix else s
+  # towards the exact sum (`s + err` itself rounds back to s)
+  return _nextafter64(s, _F64(np.inf) if err > _F64(0) else _F64(-np.inf)) if fix else s
 
 
 @njit(inline="always")
