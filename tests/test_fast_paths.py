@@ -223,6 +223,22 @@ def test_matmul_of_weak_arrays_is_weak_like_jax():
   assert not (strong @ weak).weak_type
 
 
+@pytest.mark.parametrize("name", ["dot", "matmul", "inner", "tensordot", "vdot", "vecdot"])
+def test_products_of_types_meeting_at_a_weak_type_are_weak(name):
+  # Fuzz campaign 8 (seed 1102003384): uint64 with int16 promotes to weak float64 in JAX
+  # 0.10.2 (its lattice joins them at f*): the product is weak though neither operand is.
+  f = {"dot": jnp.dot, "matmul": jnp.matmul, "inner": lambda a, b: jnp.inner(a, b.T),
+       "tensordot": lambda a, b: jnp.tensordot(a, b, 1),
+       "vdot": lambda a, b: jnp.vdot(a[0], b[:, 0]),
+       "vecdot": lambda a, b: jnp.vecdot(a[:, :3], b[:, :3])}[name]
+  with x64():
+    a, b = jnp.ones((3, 3), np.uint64), jnp.ones((3, 4), np.int16)
+    for got in (f(a, b), jax.jit(f)(a, b)):
+      assert got.dtype == np.float64 and got.weak_type
+    a, b = jnp.ones((3, 3), np.int32), jnp.ones((3, 4), np.int16)  # strong: int32
+    assert not f(a, b).weak_type and f(a, b).dtype == np.int32
+
+
 @pytest.mark.parametrize("case", ["same", "scalar", "broadcast", "int_mask", "mixed"])
 def test_where_fast_path_matches_general_path(case):
   c = _data((3, 4), np.bool_)

@@ -70,11 +70,15 @@ def _sharded_product(fn, args, kw, out_sharding):
 
 def _weak_result(out, preferred_element_type, *args):
   """JAX's products end with a cast to the promoted type with its weak flag: a weak operand
-  with a bool (or another weak one) gives a weak result, which dot_general's own type is not.
-  Only a weak operand can make one, so strong operands cost no promotion here."""
-  if preferred_element_type is not None or not any(dtype_weak(a)[1] for a in args):
+  with a bool (or another weak one) gives a weak result, which dot_general's own type is not,
+  and so do strong operands whose types meet at a weak one (uint64 with a signed int: weak
+  float64). Strong operands of one dtype cost no promotion here."""
+  if preferred_element_type is not None:
     return out
-  dtype, weak = dtypes.promote_signature(tuple(dtype_weak(a) for a in args))
+  sig = tuple(dtype_weak(a) for a in args)
+  if not any(w for _, w in sig) and all(d == sig[0][0] for d, _ in sig):
+    return out
+  dtype, weak = dtypes.promote_signature(sig)
   return _convert_element_type(out, dtype, weak) if weak else out
 
 
