@@ -738,8 +738,8 @@ def test_jit_end_to_end_swaps_in(cache_dir, monkeypatch):
   calls = []
   build = native_backend.build_kernel
 
-  def counting_build(k, tables):
-    kernel = build(k, tables)
+  def counting_build(k, tables, reuse=None):
+    kernel = build(k, tables, reuse)
     return lambda *a: (calls.append(1), kernel(*a))[1]
   monkeypatch.setattr(native_backend, "build_kernel", counting_build)
   prev = backend.install_backend(NATIVE)
@@ -755,3 +755,36 @@ def test_jit_end_to_end_swaps_in(cache_dir, monkeypatch):
     assert _ulps(again, first).max() <= 8
   finally:
     backend.install_backend(prev)
+
+
+@needs_numba
+@pytest.mark.parametrize("case", ["elementwise", "rows"])
+def test_outputs_go_into_dying_operands_as_tier1s(cache_dir, case):
+  """A native kernel writes an output into the operand buffer tier 1's kernel would (a dying
+  buffer the program owns: an SGD update `w - lr * g` into g) when the loop reads that operand
+  element by element; values equal tier 1's, and a spread operand is never written into."""
+  from jaxlite.scipy.special import logsumexp
+  g = np.linspace(-3, 3, 64 * 48, dtype=np.float32).reshape(64, 48)
+  w = np.cos(g)
+  if case == "elementwise":
+    f, args = (lambda w, g: w - 0.1 * lax.exp(g)), (w, g)
+  else:
+    f, args = (lambda w, g: (g - logsumexp(g, axis=1, keepdims=True)) * w), (w, g)
+  jaxpr, _ = passes.optimize(jaxlite.make_jaxpr(f)(*args))
+  (k,) = [it for it in fusion.plan(jaxpr)[0] if isinstance(it, fusion.Kernel)]
+  value_of = {v: a for v, a in zip(jaxpr.invars, args)}
+  operand_of_g = next(j for j, (v, _) in enumerate(k.inputs) if v is jaxpr.invars[1])
+  kernel = native_backend.build_kernel(k, NATIVE.tables, reuse=(operand_of_g,))
+  assert kernel.reuse == (operand_of_g,)
+  operands = [np.array(value_of[v]) for v, _ in k.inputs]
+  donor = operands[operand_of_g]
+  (out,) = kernel(*operands)
+  assert np.shares_memory(out, donor)
+  want = np.asarray(jaxlite.jit(f)(w, g))
+  np.testing.assert_allclose(out, want, rtol=4e-7, atol=1e-7)
+  # an operand read spread over the rows (w of shape (48,) broadcast) is not a donor
+  spread = np.cos(g[0])
+  (k2,) = _kernels(lambda w, g: g * w, spread, g)
+  j_spread = next(j for j, (v, _) in enumerate(k2.inputs) if v.aval.shape == (1, 48))
+  k2_native = native_backend.build_kernel(k2, NATIVE.tables, reuse=(j_spread,))
+  assert k2_native.reuse == (-1,)

@@ -24,9 +24,10 @@ from jaxlite._src.compiler.native import loops
 from jaxlite._src.config import config
 
 
-def build_kernel(k: fusion.Kernel, tables):
+def build_kernel(k: fusion.Kernel, tables, reuse=None):
   """The NativeKernel of tier-1 kernel `k` (compiles or loads from the disk cache; imports
-  numba). Raises codegen.Unsupported where `k` has no native plan."""
+  numba). Raises codegen.Unsupported where `k` has no native plan. `reuse`: the tier-1 kernel's
+  (TiledKernel.reuse), the dying operand each output may be written into."""
   from jaxlite._src.compiler.native import cache
   plan = codegen.plan(k, tables)
   source = plan.source()
@@ -34,15 +35,15 @@ def build_kernel(k: fusion.Kernel, tables):
   import numba
   threads = numba.config.NUMBA_NUM_THREADS if codegen.PARALLEL else 1
   return codegen.NativeKernel(fn, plan, [v.aval.shape for v in k.outputs], source, hit,
-                              threads)
+                              threads, reuse)
 
 
-def _kernel_builder(k: fusion.Kernel, tables):
+def _kernel_builder(k: fusion.Kernel, tables, reuse=None):
   try:
     codegen.plan(k, tables)  # settle eligibility now: an ineligible kernel is never wrapped
   except codegen.Unsupported:
     return None
-  return lambda: build_kernel(k, tables)
+  return lambda: build_kernel(k, tables, reuse)
 
 
 class NativeBackend(tier1.TiledBackend):
@@ -59,7 +60,7 @@ class NativeBackend(tier1.TiledBackend):
                if isinstance(it, fusion.Kernel)]
 
     def wrap(gname, kernel):
-      build = _kernel_builder(planned[int(gname[2:])], self.tables)
+      build = _kernel_builder(planned[int(gname[2:])], self.tables, kernel.reuse)
       return kernel if build is None else native.HotSwap(kernel, build, gname)
     return wrap
 

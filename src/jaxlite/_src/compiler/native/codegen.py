@@ -643,13 +643,21 @@ class NativeKernel:
   calling thread, set around the call (set inside the kernel they would keep numba from
   caching it) and restored after."""
   __slots__ = ("fn", "count", "specs", "outs", "source", "from_cache", "threads", "chunk",
-               "_numba")
+               "_numba", "reuse")
 
   def __init__(self, fn, plan_: Plan, out_shapes, source: str, from_cache: bool,
-               threads: int = 1):
+               threads: int = 1, reuse=None):
     import numba  # loaded already: the kernel was compiled
     self.fn, self.count, self.specs = fn, plan_.count, plan_.specs
     self.outs = [(shape, d, size) for shape, (d, size) in zip(out_shapes, plan_.outputs)]
+    # Output j may go into operand reuse[j]'s buffer, as tier 1's kernel writes it (a dying
+    # buffer the program owns: no fresh pages to fault in, ~0.1 ms a MiB here): only where the
+    # loop reads that operand element by element at the index it writes (a flat load, never
+    # spread or scalar), so each element is read before it is overwritten.
+    flat_only = {j for j, kind, _, _ in plan_.specs} - \
+        {j for j, kind, _, _ in plan_.specs if kind != "flat"}
+    self.reuse = None if reuse is None else tuple(
+        r if r in flat_only and plan_.outputs[i][1] > 1 else -1 for i, r in enumerate(reuse))
     self.source, self.from_cache = source, from_cache
     self.threads = _Threads(threads)
     self.chunk = max(1, plan_.count // _CHUNKS)
@@ -664,7 +672,17 @@ class NativeKernel:
       x = np.ascontiguousarray(x, dtype).reshape(-1).view()
       x.flags.writeable = False
       arrays.append(x)
-    outs = [np.empty(size, d) for _, d, size in self.outs]
+    if self.reuse is None:
+      outs = [np.empty(size, d) for _, d, size in self.outs]
+    else:
+      outs = []
+      for (_, d, size), r in zip(self.outs, self.reuse):
+        x = operands[r] if r >= 0 else None
+        if type(x) is np.ndarray and x.dtype == d and x.size == size and \
+            x.flags.c_contiguous and x.flags.writeable:
+          outs.append(x.reshape(-1))
+        else:
+          outs.append(np.empty(size, d))
     if self.count:
       nb, nt = self._numba, self.threads.pick()
       nt0 = nb.get_num_threads()
