@@ -27,6 +27,14 @@ HOT_CALLS = max(1, int(os.environ.get("JAXLITE_NATIVE_HOT", "3")))
 # shared 2-core machine logsumexp's first native calls took 6-8 ms, its later ones 3 ms).
 TRIALS = 6
 
+# A native kernel is kept only if its best trial beats the fallback's best by this factor. The
+# trials time the kernel alone, not what its numba threads cost the code around it (OpenMP
+# workers that spin after the loop take the core the next BLAS call wanted): the MLP step's
+# SGD update kernel won its trials by 9% (170 against 187 us) while the whole step ran 2-20%
+# slower with it (quiet machine, interleaved runs). The kernels worth the swap win by far more
+# (logsumexp 2.7x, the normal sampler 7x).
+KEEP_RATIO = 0.8
+
 
 def available() -> bool:
   """numba is installed (found without importing it: `import jaxlite` stays cheap)."""
@@ -110,8 +118,9 @@ class HotSwap:
   callable, same signature) run on the compile thread and calls its result from then on.
 
   Choice by measurement: the fallback's calls are timed, and so are the native callable's first
-  TRIALS calls; if its best is slower than the fallback's best (a loop of scalar libm calls can
-  lose to NumPy's SIMD transcendentals), it is dropped and the fallback stays (`rejected`).
+  TRIALS calls; if its best is over KEEP_RATIO (0.8) of the fallback's best (a loop of scalar
+  libm calls can lose to NumPy's SIMD transcendentals; a marginal win does not pay for the
+  threads), it is dropped and the fallback stays (`rejected`).
   `measure=False` skips that (for callables whose calls differ in size, where one call's time
   says nothing of another's). A failed build is logged once and leaves `fallback` in place
   (`error` holds why)."""
@@ -133,7 +142,7 @@ class HotSwap:
       out = native(*args)
       self.best_native = min(self.best_native, time.perf_counter() - t)
       self.trials += 1
-      if self.trials == TRIALS and self.best_native > self.best_fallback:
+      if self.trials == TRIALS and self.best_native > KEEP_RATIO * self.best_fallback:
         self.native, self.rejected = None, True
       return out
     if not self.submitted:
