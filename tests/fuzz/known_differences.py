@@ -66,6 +66,14 @@ KNOWN: list[Known] = [
         "is 9.26e29, 2**100 = 1.27e30; float32 exp2(127.) is 14 ulp high); jaxlite computes "
         "2**x within an ulp (tests/test_differential.py::test_jax_bug_exp2_loses_precision)",
         kinds=("value",), program=r"exp2\("),
+  Known("xla-mul-by-bool-select", "backend-dependent: XLA's algebraic simplifier rewrites a "
+        "product with a converted boolean, `x * convert(b)`, into `select(b, x, 0)`, so NaN or "
+        "inf times False is 0 where it survives (every eager op; jitted programs where the "
+        "product feeds more work): JAX eager `float('nan') * jnp.asarray(False)` is 0.0, JAX's "
+        "jit of the bare product NaN; jaxlite gives IEEE's NaN in every mode "
+        "(test_mul_by_bool_documented_difference)",
+        kinds=("value",), program=r"float\('(nan|inf)'\) \* v\d",
+        detail=r"jax np\.float64\(0\.0\) jaxlite np\.float64\(nan\)|values differ \(exact\)$"),
   Known("jax-reshape-unchecked-size", "JAX bug: lax.reshape to a different total size is not "
         "checked when traced (make_jaxpr of `lax.reshape(f32[3], (4,))` succeeds) and fails only "
         "when XLA lowers it (`ValueError: Cannot lower jaxpr with verifier errors`); jaxlite "
