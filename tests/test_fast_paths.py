@@ -258,7 +258,8 @@ def test_where_fast_path_matches_general_path(case):
 
 @pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.int32, np.int64,
                                    np.float16, np.float32, np.float64, np.complex64])
-@pytest.mark.parametrize("layout", ["contiguous", "transposed", "broadcast_case"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "broadcast_case", "zero_false",
+                                    "zero_true", "negative_zero"])
 def test_big_select_is_bit_for_bit_np_where(dtype, layout):
   # Big selects go through the operands' bits (no per-element branch): every bit pattern,
   # NaN payloads and signed zeros included, must come out as np.where's.
@@ -272,6 +273,15 @@ def test_big_select_is_bit_for_bit_np_where(dtype, layout):
     which, on_false, on_true = which.T, on_false.T, on_true.T
   elif layout == "broadcast_case":
     on_false = np.broadcast_to(on_false[:1], shape)
+  elif layout in ("zero_false", "zero_true", "negative_zero"):  # a broadcast literal case
+    zero = np.zeros((), dtype)
+    if layout == "negative_zero" and np.dtype(dtype).kind in "fc":
+      zero = np.array(-0.0, dtype)  # bits not all zero: the general path
+    spread = np.broadcast_to(zero, shape)
+    if layout == "zero_true":
+      on_true = spread
+    else:
+      on_false = spread
   want = np.where(which, on_true, on_false)
   with x64(np.dtype(dtype).itemsize == 8 and np.dtype(dtype).kind != "c"):
     for select in (lax.select_n, jax.jit(lax.select_n)):

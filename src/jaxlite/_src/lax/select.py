@@ -46,10 +46,22 @@ _SAME_WIDTH_INT = {1: np.dtype(np.int8), 2: np.dtype(np.int16), 4: np.dtype(np.i
                    8: np.dtype(np.int64)}
 
 
+def _zero_bits(x) -> bool:
+  """`x` is one value spread by strides of 0 (a broadcast literal) whose bits are all zero
+  (+0.0, 0, False): selecting it is a bitwise and with the mask."""
+  return not any(x.strides) and x.size > 0 and not x.reshape(-1)[:1].view(np.uint8).any()
+
+
 def _select_bits(which, on_false, on_true):
   """np.where(which, on_true, on_false) for same-shape arrays, through their bits."""
   as_int = _SAME_WIDTH_INT[on_true.dtype.itemsize]
   mask = which.view(np.int8).astype(as_int)
+  if _zero_bits(on_false):  # relu's gradient: select(x > 0, 0, g) is g's bits and the mask
+    np.negative(mask, out=mask)  # True -> all ones
+    return np.bitwise_and(on_true.view(as_int), mask, out=mask).view(on_true.dtype)
+  if _zero_bits(on_true):
+    np.subtract(mask, 1, out=mask)  # False -> all ones
+    return np.bitwise_and(on_false.view(as_int), mask, out=mask).view(on_true.dtype)
   np.negative(mask, out=mask)  # True -> all ones
   low = on_false.view(as_int)
   out = np.bitwise_xor(on_true.view(as_int), low)
