@@ -74,6 +74,7 @@ def test_dot_general_paths_match_einsum_and_jit(ls, rs, dims, spec, lowered, dty
     ((6,), (6, 7), (((), ()), ((0,), (0,))), True),      # vmap(grad) of a linear model
     ((3, 4), (3, 5), (((), ()), ((0,), (0,))), True),
     ((3, 4), (5,), (((), ()), ((), ())), True),
+    ((5,), (5,), (((), ()), ((), ())), True),             # an outer product (x, x below)
     ((4, 3), (3, 5), (((), ()), ((1,), (0,))), False),   # batch dim not leading
     ((3, 4), (4,), (((1,), (0,)), ((), ())), False),     # contracts: BLAS
 ])
@@ -89,6 +90,9 @@ def test_outer_products_compile_to_broadcast_multiply(ls, rs, dims, rewritten):
   from jaxlite._src.compiler import tier1_backend
   np.testing.assert_array_equal(
       tier1_backend.TIER1.compile(jax.make_jaxpr(f)(a, b))(a, b)[0], want)
+  if ls == rs:  # one operand on both sides: spread along two different dims
+    np.testing.assert_array_equal(np.asarray(jax.jit(lambda x: f(x, x))(a)),
+                                  np.asarray(lax.dot_general(a, a, dims)))
 
 
 def test_dot_general_lowering_needs_equal_dtypes_and_no_widening():

@@ -280,16 +280,17 @@ def _outer_product_as_mul(eqn):
       or _compute_dtype(dtype) != dtype:
     return None
   nb, lfree = len(lb), lhs.aval.ndim - len(lb)
-  dims = {lhs: tuple(range(lhs.aval.ndim)),
-          rhs: tuple(range(nb)) + tuple(range(nb + lfree, out.aval.ndim))}
+  # per side, not per var: dot_general(x, x) spreads x along two different dims
+  sides = ((lhs, tuple(range(lhs.aval.ndim))),
+           (rhs, tuple(range(nb)) + tuple(range(nb + lfree, out.aval.ndim))))
   eqns, operands = [], []
-  for v in (lhs, rhs):
+  for v, dims in sides:
     if v.aval.shape == out.aval.shape:
       operands.append(v)
       continue
     spread = core.Var(out.aval.update(weak_type=v.aval.weak_type))
     eqns.append(eqn.replace(primitive=broadcast_in_dim_p, invars=[v], outvars=[spread],
-                            params=dict(shape=out.aval.shape, broadcast_dimensions=dims[v],
+                            params=dict(shape=out.aval.shape, broadcast_dimensions=dims,
                                         sharding=out.aval.sharding)))
     operands.append(spread)
   eqns.append(eqn.replace(primitive=mul_p, invars=operands, params={}))
