@@ -41,6 +41,21 @@ _FAST_NUMPY_DTYPES = frozenset(np.dtype(t) for t in (
 _FAST_NUMPY_SCALARS = frozenset(d.type for d in _FAST_NUMPY_DTYPES)
 
 
+def _fast_leaf(a, values: list, arrays: list):
+  """The signature of one argument leaf on the eager fast path (its value appended to `values`,
+  an Array also to `arrays`), or False where the leaf needs the general path."""
+  t = type(a)
+  if t is core.array_type:
+    v = a._value
+    arrays.append(a)
+    values.append(v)
+    return (v.shape, v.dtype, a.weak_type)
+  if (t is np.ndarray or t in _FAST_NUMPY_SCALARS) and a.dtype in _FAST_NUMPY_DTYPES:
+    values.append(a)  # as `numpy_value` passes it
+    return (a.shape, a.dtype, False)
+  return False
+
+
 def leaf_signature(x):
   """The part of a leaf that keys the trace cache: shape, dtype and weak type, and the aval's
   sharding when it has one. Placement is not part of it: a plain array's aval names no device
@@ -501,36 +516,24 @@ class PjitFunction:
         v = a._value
         key = (v.shape, v.dtype, a.weak_type, config.trace_context())
         committed = a._device is not None
-        values = (v,)
+        values, arrays = (v,), args
       else:
         sig, values, arrays = [], [], []
-
-        def leaf(a, ta):  # False: not a leaf this path takes
-          if ta is at:
-            v = a._value
-            sig_of = (v.shape, v.dtype, a.weak_type)
-            arrays.append(a)
-          elif ta is np.ndarray or ta in _FAST_NUMPY_SCALARS:
-            # NumPy values of a dtype no x64 setting changes go in as they are (numpy_value)
-            v = a
-            if v.dtype not in _FAST_NUMPY_DTYPES:
-              return False
-            sig_of = (v.shape, v.dtype, False)
-          else:
-            return False
-          values.append(v)
-          return sig_of
-
         for a in args:
           ta = type(a)
-          if (ta is tuple or ta is list) and a:
+          if ta is at:  # the common leaf, inline (as `_fast_leaf` takes it)
+            v = a._value
+            sig.append((v.shape, v.dtype, a.weak_type))
+            values.append(v)
+            arrays.append(a)
+          elif (ta is tuple or ta is list) and a:
             # A parameter tuple (`f(params, x, y)`): its leaves in flattening order.
-            inner = [leaf(e, type(e)) for e in a]
+            inner = [_fast_leaf(e, values, arrays) for e in a]
             if not all(inner):
               return _MISS
             sig.append((ta, tuple(inner)))
           else:
-            one = leaf(a, ta)
+            one = _fast_leaf(a, values, arrays)
             if not one:
               return _MISS
             sig.append(one)
@@ -551,8 +554,6 @@ class PjitFunction:
       _bounded_put(self._fast_cache, key, runner)
     if not committed:
       return runner(values)
-    if len(args) == 1 and type(args[0]) is at:
-      arrays = args
     device = self._committed_device(arrays, args, {})
     if type(device) is not devices.CpuDevice:
       out = _call_sharded(self, args, {})
