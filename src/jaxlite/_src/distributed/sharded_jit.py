@@ -398,23 +398,7 @@ def _packed_reductions(steps, invars, consts, outvars, mc, procs):
 
   def run(blocks):
     xs = [np.asarray(blocks[where[a]] if a in where else consts[a]) for a in ins]
-    by_dtype: dict = {}
-    for i, x in enumerate(xs):
-      by_dtype.setdefault(x.dtype, []).append(i)
-    env = {}
-    for dtype, idx in by_dtype.items():
-      sizes = [xs[i].size for i in idx]
-      buf = np.empty(sum(sizes), dtype)
-      o = 0
-      for i, k in zip(idx, sizes):
-        buf[o:o + k] = xs[i].reshape(-1)
-        o += k
-      total = reduce(buf)
-      total.flags.writeable = False  # results share it (as psum results are read-only)
-      o = 0
-      for i, k in zip(idx, sizes):
-        env[outs[i]] = total[o:o + k].reshape(xs[i].shape)
-        o += k
+    env = dict(zip(outs, runtime.reduce_packed(xs, reduce)))
     env.update(zip(invars, blocks))
     return [v.val if isinstance(v, core.Literal) else env[v] for v in outvars]
   return run

@@ -123,30 +123,10 @@ def reduce_many(group, xs, ufunc):
 
 def _reduce_packed(group, xs, ufunc):
   """`reduce_many` over a group spanning processes: the operands of each dtype packed into one
-  contiguous buffer, reduced by one exchange (one MPI Allreduce per process, after the
-  in-process combine), results read-only views into it. A data-parallel step's gradient psums
-  then cost one MPI call per dtype instead of one per leaf (each call has a fixed latency of
-  tens of microseconds, a multiple of a small leaf's transfer time)."""
-  by_dtype: dict = {}
-  for i, x in enumerate(xs):
-    by_dtype.setdefault(x.dtype, []).append(i)
-  outs = [None] * len(xs)
-  for dtype, idx in by_dtype.items():
-    if len(idx) == 1:
-      outs[idx[0]] = reduce_blocks(group, xs[idx[0]], ufunc)
-      continue
-    sizes = [xs[i].size for i in idx]
-    buf = np.empty(sum(sizes), dtype)
-    o = 0
-    for i, k in zip(idx, sizes):
-      buf[o:o + k] = xs[i].reshape(-1)  # copies a strided view (a transposed gradient) once
-      o += k
-    total = reduce_blocks(group, buf, ufunc)
-    o = 0
-    for i, k in zip(idx, sizes):
-      outs[i] = total[o:o + k].reshape(xs[i].shape)
-      o += k
-  return outs
+  contiguous buffer reduced by one exchange (one MPI Allreduce per process, after the
+  in-process combine): `runtime.reduce_packed`."""
+  reduce = lambda x: reduce_blocks(group, x, ufunc)  # noqa: E731
+  return runtime.reduce_packed(xs, reduce, single=reduce)
 
 
 # psum of several operands over the same axes at once: not a public primitive, only what

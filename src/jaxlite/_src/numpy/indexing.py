@@ -577,7 +577,7 @@ def _gather(x, indexer, indices_are_sorted, unique_indices, mode, fill_value):
   if 0 in shape_of(idx) and tuple(indexer.gather_slice_shape) == tuple(shape_of(x)):
     y = x  # whole-array slices only: JAX stages no gather (and no empty index constant)
   else:
-      y = slicing.gather(x, idx, indexer.dnums, indexer.gather_slice_shape,
+    y = slicing.gather(x, idx, indexer.dnums, indexer.gather_slice_shape,
                        unique_indices=unique_indices or indexer.unique_and_sorted,
                        indices_are_sorted=indices_are_sorted or indexer.unique_and_sorted,
                        mode=mode, fill_value=fill_value)
