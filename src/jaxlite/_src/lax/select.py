@@ -47,21 +47,31 @@ _SAME_WIDTH_INT = {1: np.dtype(np.int8), 2: np.dtype(np.int16), 4: np.dtype(np.i
 
 
 def _zero_bits(x) -> bool:
-  """`x` is one value spread by strides of 0 (a broadcast literal) whose bits are all zero
-  (+0.0, 0, False): selecting it is a bitwise and with the mask."""
-  return not any(x.strides) and x.size > 0 and not x.reshape(-1)[:1].view(np.uint8).any()
+  """`x` is one value, spread by strides of 0 (a broadcast literal) or of size 1 (a tier-1
+  tile's lazily broadcast literal), whose bits are all zero (+0.0, 0, False): selecting it is
+  a bitwise and with the mask."""
+  return (x.size == 1 or (not any(x.strides) and x.size > 0)) and \
+      not x.reshape(-1)[:1].view(np.uint8).any()
 
 
 def _select_bits(which, on_false, on_true):
-  """np.where(which, on_true, on_false) for same-shape arrays, through their bits."""
+  """np.where(which, on_true, on_false) through the bits: both cases of the predicate's shape,
+  or one of them a zero (`_zero_bits`) and the other of that shape; else None."""
+  shape = which.shape
+  if on_true.shape == shape and (on_false.shape == shape or on_false.size == 1) \
+      and _zero_bits(on_false):  # relu's gradient: select(x > 0, 0, g) is g's bits and the mask
+    mask = which.view(np.int8).astype(_SAME_WIDTH_INT[on_true.dtype.itemsize])
+    np.negative(mask, out=mask)  # True -> all ones
+    return np.bitwise_and(on_true.view(mask.dtype), mask, out=mask).view(on_true.dtype)
+  if on_false.shape == shape and (on_true.shape == shape or on_true.size == 1) \
+      and _zero_bits(on_true):
+    mask = which.view(np.int8).astype(_SAME_WIDTH_INT[on_true.dtype.itemsize])
+    np.subtract(mask, 1, out=mask)  # False -> all ones
+    return np.bitwise_and(on_false.view(mask.dtype), mask, out=mask).view(on_true.dtype)
+  if not on_true.shape == shape == on_false.shape:
+    return None
   as_int = _SAME_WIDTH_INT[on_true.dtype.itemsize]
   mask = which.view(np.int8).astype(as_int)
-  if _zero_bits(on_false):  # relu's gradient: select(x > 0, 0, g) is g's bits and the mask
-    np.negative(mask, out=mask)  # True -> all ones
-    return np.bitwise_and(on_true.view(as_int), mask, out=mask).view(on_true.dtype)
-  if _zero_bits(on_true):
-    np.subtract(mask, 1, out=mask)  # False -> all ones
-    return np.bitwise_and(on_false.view(as_int), mask, out=mask).view(on_true.dtype)
   np.negative(mask, out=mask)  # True -> all ones
   low = on_false.view(as_int)
   out = np.bitwise_xor(on_true.view(as_int), low)
@@ -79,9 +89,10 @@ def _select_n_impl(which, *cases):
     on_false, on_true = cases
     if which.size >= _BITWISE_SELECT_MIN and type(on_true) is np.ndarray \
         and type(on_false) is np.ndarray and on_true.dtype == on_false.dtype \
-        and on_true.shape == which.shape == on_false.shape \
         and on_true.dtype.kind in "biufc" and on_true.dtype.itemsize in _SAME_WIDTH_INT:
-      return _select_bits(which, on_false, on_true)
+      out = _select_bits(which, on_false, on_true)
+      if out is not None:
+        return out
     return np.where(which, on_true, on_false)
   return np.choose(np.asarray(which), [np.asarray(c) for c in cases])
 
