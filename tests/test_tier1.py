@@ -571,3 +571,30 @@ def test_random_bits_stay_out_when_not_partitionable():
     assert_same(TIER0.compile(closed)(key._value), exe(key._value))
   src = exe.__jaxlite_source__
   assert "_bits_rows" not in src and "_random_bits" in src[src.index("def _jaxpr_fn"):]
+
+
+def test_broadcast_literals_are_made_again_for_each_kernel():
+  """relu's gradient masks of two layers read one zeros broadcast; each kernel gets its own
+  (a literal it reads in place, not an array another kernel made), values unchanged."""
+  from jaxlite._src.compiler import fusion, passes
+  from jaxlite._src.core import Literal
+  rng = np.random.default_rng(0)
+  a, b, g, w = (rng.standard_normal((512, 512)).astype(np.float32) for _ in range(4))
+
+  def f(a, b, g, w):
+    zeros = lax.broadcast_in_dim(np.float32(0), a.shape, ())
+    first = lax.select(a > 0, g, zeros)
+    return first, lax.select(b > 0, first @ w, zeros)
+  jaxpr, _ = passes.optimize(jaxlite.make_jaxpr(f)(a, b, g, w))
+  literal_broadcasts = {e.outvars[0] for e in jaxpr.eqns
+                        if e.primitive.name == "broadcast_in_dim"
+                        and type(e.invars[0]) is Literal}
+  assert len(literal_broadcasts) == 1  # one zeros array in the program
+  kernels = [it for it in fusion.plan(jaxpr)[0] if isinstance(it, fusion.Kernel)]
+  with_select = [k for k in kernels if any(e.primitive.name == "select_n" for e in k.eqns)]
+  assert len(with_select) == 2
+  for k in with_select:  # each makes its own, and reads no other's
+    assert any(e.primitive.name == "broadcast_in_dim" for e in k.eqns)
+    assert not literal_broadcasts & {v for v, _ in k.inputs}
+  outs0, outs1, _ = run_both(f, a, b, g, w)
+  assert_same(outs0, outs1)

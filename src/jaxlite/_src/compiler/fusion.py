@@ -13,7 +13,7 @@ import numpy as np
 
 from jaxlite._src.compiler import passes
 from jaxlite._src.config import config
-from jaxlite._src.core import Literal
+from jaxlite._src.core import Literal, Var
 
 # Primitives computed element by element: each operand has the output's shape, is rank 0, or
 # has its rank with size-1 axes that NumPy broadcasts; their params never name a shape. Named
@@ -132,14 +132,19 @@ def _bits_roles(eqn, n: int, internal: set) -> list | None:
   return [TILE] if keys.aval.shape[0] == n else None
 
 
-def plan(jaxpr, fuse_bits: bool = True) -> tuple[list, list, dict]:
+def plan(jaxpr, fuse_bits: bool = True, split_sizes: bool = False) -> tuple[list, list, dict]:
   """(items, eqns, last_use): the jaxpr's eqns grouped into items, each an eqn or a Kernel, in
   execution order; the eqns in that order; the index of each var's last reader in it (len(eqns)
   for the jaxpr's outputs).
 
   A pure eqn that cannot join the open kernel but reads none of its values (a bias reshaped
-  for the next op, a scalar) moves above the kernel, so the kernel can go on past it."""
-  items = _group(jaxpr.eqns, fuse_bits, 0)
+  for the next op, a scalar) moves above the kernel, so the kernel can go on past it.
+  `split_sizes`: a kernel of independent parts with values of different sizes (an optimizer
+  step updating a weight and its bias) becomes a kernel per size (`_split_by_size`)."""
+  items = _group(_spread_literal_broadcasts(jaxpr.eqns), fuse_bits, 0)
+  if split_sizes:
+    items = [part for it in items
+             for part in (_split_by_size(it) if isinstance(it, Kernel) else (it,))]
   eqns = []
   for item in items:
     if isinstance(item, Kernel):
@@ -152,6 +157,72 @@ def plan(jaxpr, fuse_bits: bool = True) -> tuple[list, list, dict]:
     if isinstance(item, Kernel):
       _finish(item, last_use)
   return items, eqns, last_use
+
+
+def _split_by_size(k: Kernel) -> list:
+  """`k` as kernels of one element count each: its eqns' connected parts (by the values they
+  make and read) grouped by their largest value's size, in the order of their first eqns. A
+  native loop runs over one element count; tier 1's tiles do not mind (it keeps them whole)."""
+  part = {}  # var made in k -> its part (an eqn index), merged union-find style
+  parent = list(range(len(k.eqns)))
+
+  def find(i):
+    while parent[i] != i:
+      parent[i] = parent[parent[i]]
+      i = parent[i]
+    return i
+  for i, eqn in enumerate(k.eqns):
+    for v in eqn.invars:
+      if type(v) is not Literal and v in part:
+        parent[find(part[v])] = find(i)
+    for v in eqn.outvars:
+      part[v] = i
+  size = {}
+  for i, eqn in enumerate(k.eqns):
+    root = find(i)
+    size[root] = max(size.get(root, 0), math.prod(eqn.outvars[0].aval.shape))
+  by_size = {}
+  for i in range(len(k.eqns)):
+    by_size.setdefault(size[find(i)], []).append(i)
+  if len(by_size) == 1:
+    return [k]
+  out = []
+  for members in by_size.values():
+    sub = Kernel(k.n, 0)
+    sub.eqns = [k.eqns[i] for i in members]
+    sub.roles = [k.roles[i] for i in members]
+    out.append(sub)
+  return out
+
+
+def _spread_literal_broadcasts(eqns) -> list:
+  """The eqns, where a broadcast literal (a `zeros_like`) read by several eqns is made again
+  just before each later reader, so that each kernel reading it has its own: a kernel then
+  reads a literal, where it read a whole array another kernel had made (relu's gradient
+  masks of two layers share one zeros array; the native tier filled and read 256 KiB for it)."""
+  readers = {}
+  for e in eqns:
+    for v in e.invars:
+      if type(v) is not Literal:
+        readers[v] = readers.get(v, 0) + 1
+  made = {e.outvars[0]: e for e in eqns
+          if e.primitive.name == "broadcast_in_dim" and type(e.invars[0]) is Literal
+          and readers.get(e.outvars[0], 0) > 1}
+  if not made:
+    return eqns
+  out, seen = [], set()
+  for e in eqns:
+    ins = list(e.invars)
+    for i, v in enumerate(ins):
+      if type(v) is not Literal and v in made:
+        if v in seen:
+          copy = Var(v.aval)
+          out.append(made[v].replace(outvars=[copy]))
+          ins[i] = copy
+        else:
+          seen.add(v)
+    out.append(e.replace(invars=ins) if ins != e.invars else e)
+  return out
 
 
 # Eqns moved above a kernel are grouped again at most this deep (each level sees every moved
