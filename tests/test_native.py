@@ -141,6 +141,21 @@ def test_hot_swap_keeps_the_faster(native_delay, fallback_delay, kept, monkeypat
   assert h() == ("native" if kept else "fallback")
 
 
+def test_hot_swap_trials_wait_for_the_compiler(monkeypatch):
+  """Calls while other kernels still compile run the native callable untimed: compiling holds
+  the GIL, and trials timed then read slow (kernels were rejected for the compiler's sake)."""
+  monkeypatch.setattr(native, "HOT_CALLS", 1)
+  monkeypatch.setattr(native, "TRIALS", 2)
+  h = native.HotSwap(lambda: "fallback", lambda: (lambda: "native"), "k")
+  h()
+  assert native.wait(60) and h.native is not None
+  monkeypatch.setattr(native.COMPILER, "pending", 1)
+  assert [h(), h(), h()] == ["native"] * 3 and h.trials == 0
+  monkeypatch.setattr(native.COMPILER, "pending", 0)
+  h(), h()
+  assert h.trials == 2
+
+
 def test_hot_swap_failed_build_keeps_fallback(monkeypatch):
   monkeypatch.setattr(native, "HOT_CALLS", 1)
 
@@ -777,6 +792,11 @@ def test_outputs_go_into_dying_operands_as_tier1s(cache_dir, case):
   operand_of_g = next(j for j, (v, _) in enumerate(k.inputs) if v is jaxpr.invars[1])
   kernel = native_backend.build_kernel(k, NATIVE.tables, reuse=(operand_of_g,))
   assert kernel.reuse == (operand_of_g,)
+  # one argument loaded and stored in place (a separate output argument aliasing it would fail
+  # LLVM's overlap check at run time and run the scalar loop)
+  (s,) = [s for s, spec in enumerate(kernel.specs) if spec[0] == operand_of_g]
+  assert f"a{s}[_e] = " in kernel.source or f"a{s}[_i] = " in kernel.source
+  assert ", o0)" not in kernel.source
   operands = [np.array(value_of[v]) for v, _ in k.inputs]
   donor = operands[operand_of_g]
   (out,) = kernel(*operands)
@@ -789,3 +809,88 @@ def test_outputs_go_into_dying_operands_as_tier1s(cache_dir, case):
   j_spread = next(j for j, (v, _) in enumerate(k2.inputs) if v.aval.shape == (1, 48))
   k2_native = native_backend.build_kernel(k2, NATIVE.tables, reuse=(j_spread,))
   assert k2_native.reuse == (-1,)
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_spread_operands_are_read_where_they_are(dtype, cache_dir, monkeypatch):
+  """An operand spread over the rows (a bias of shape (1, m), or broadcast_in_dim of an (m,)
+  row) or over a row (one value per row, (n, 1)) is read in place by a loop over rows and one
+  over the row, never copied out to the kernel's size; values equal tier 0's."""
+  monkeypatch.setattr(codegen, "PARALLEL", False)
+  rng = np.random.default_rng(3)
+  x = (rng.standard_normal((24, 40)) * 8).astype(dtype)
+  bias = (rng.standard_normal((1, 40)) * 8).astype(dtype)
+  row = (rng.standard_normal(40) * 8).astype(dtype)
+  per_row = (rng.standard_normal((24, 1)) * 8).astype(dtype)
+
+  def f(x, bias, row, per_row):
+    h = lax.max(x + bias, lax.broadcast_in_dim(row, x.shape, (1,)))
+    return h * per_row - bias, h > per_row
+  (k,) = _kernels(f, x, bias, row, per_row)
+  plan = codegen.plan(k, NATIVE.tables)
+  assert all(kind == "flat" for _, kind, _, _ in plan.specs)
+  src = plan.source()
+  assert "for _j in range(40):" in src and "[_j]" in src
+  want, got, _ = _run_native(f, (x, bias, row, per_row), monkeypatch)
+  for g, w in zip(got, want):
+    np.testing.assert_array_equal(g, w)
+
+
+@needs_numba
+def test_small_kernels_go_native(cache_dir, monkeypatch):
+  """Under tier 1's tiling size a fused kernel of 3+ eqns (or 16K+ elements) is a native
+  kernel too, on one thread (tier 1 runs it as tier 0's lines): the MLP step's bias + relu +
+  mask and its softmax. Values equal tier 0's."""
+  monkeypatch.setattr(native, "HOT_CALLS", 1)
+  rng = np.random.default_rng(0)
+  big = rng.standard_normal((512, 512)).astype(np.float32)  # the program has a big value
+  x = rng.standard_normal((128, 100)).astype(np.float32)
+  w = rng.standard_normal((100, 10)).astype(np.float32)
+  b = rng.standard_normal(10).astype(np.float32)
+
+  def f(big, x, w, b):
+    logits = jaxlite.nn.relu(x @ w + b)
+    return jaxlite.nn.log_softmax(logits), big * 2.0 + 1.0, logits > 0
+  closed, exe0, exe = _compile_both(f, big, x, w, b)
+  small = [k for k in exe.__jaxlite_kernels__ if isinstance(k, native.HotSwap)
+           and k.fallback.n == 128]
+  assert small, exe.__jaxlite_source__
+  exe(big, x, w, b)
+  assert native.wait(600)
+  assert all(k.native is not None and k.native.threads.modes == (1,) for k in small), \
+      [k.error for k in small]
+  assert "parallel=False" in small[0].native.source
+  monkeypatch.setattr(native, "TRIALS", 0)  # the native kernels, kept or not
+  want, got = exe0(big, x, w, b), exe(big, x, w, b)
+  assert all(k.native is not None for k in small)
+  np.testing.assert_allclose(got[0], want[0], rtol=2e-6, atol=2e-6)
+  for g, w_ in zip(got[1:], want[1:]):
+    np.testing.assert_array_equal(g, w_)
+
+
+@needs_numba
+def test_kernels_split_by_size_for_native_loops(cache_dir, monkeypatch):
+  """An SGD update of a weight and its bias is one tier-1 kernel (values of two sizes); the
+  native backend plans a kernel per size, so the weight's update can be a native loop."""
+  rng = np.random.default_rng(1)
+  w, gw = (rng.standard_normal((512, 300)).astype(np.float32) for _ in range(2))
+  b, gb = (rng.standard_normal(512).astype(np.float32) for _ in range(2))
+
+  def f(w, b, gw, gb):
+    return w - 0.01 * gw, b - 0.01 * gb
+  jaxpr, _ = passes.optimize(jaxlite.make_jaxpr(f)(w, b, gw, gb))
+  (whole,) = [it for it in fusion.plan(jaxpr)[0] if isinstance(it, fusion.Kernel)]
+  with pytest.raises(codegen.Unsupported):
+    codegen.plan(whole, NATIVE.tables)
+  parts = [it for it in fusion.plan(jaxpr, split_sizes=True)[0]
+           if isinstance(it, fusion.Kernel)]
+  assert sorted(k.elements for k in parts) == [512, 512 * 300]
+  codegen.plan(max(parts, key=lambda k: k.elements), NATIVE.tables)
+  monkeypatch.setattr(native, "HOT_CALLS", 1)
+  closed, exe0, exe = _compile_both(f, w, b, gw, gb)
+  exe(w, b, gw, gb)
+  assert native.wait(600)
+  monkeypatch.setattr(native, "TRIALS", 0)
+  for g, want in zip(exe(w, b, gw, gb), exe0(w, b, gw, gb)):
+    np.testing.assert_array_equal(g, want)

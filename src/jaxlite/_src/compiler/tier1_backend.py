@@ -214,11 +214,11 @@ def _tiled(k: fusion.Kernel) -> bool:
   return k.elements >= tiled_executor.SMALL_ELEMENTS and (_WORKERS > 1 or len(k.eqns) > 1)
 
 
-def _owned_values(items, eqns, tables, donors: set) -> set:
+def _owned_values(items, eqns, tables, donors: set, called=_tiled) -> set:
   """Values whose buffer nothing else references when they die: donated inputs, fresh results of
   tier 0's lines (a ufunc call, or a primitive flagged fresh) and of tiled kernels, none of them
   read by a tier-0 line that might return a view of it (anything but a ufunc call)."""
-  in_tiled = {id(e) for it in items if isinstance(it, fusion.Kernel) and _tiled(it)
+  in_tiled = {id(e) for it in items if isinstance(it, fusion.Kernel) and called(it)
               for e in it.eqns}
   owned = set(donors)
   for eqn in eqns:
@@ -266,16 +266,18 @@ def _output_donors(k: fusion.Kernel, owned: set, last_use: dict) -> list:
 
 
 def fused_source(jaxpr: core.Jaxpr, consts: list, fn_name: str, tables,
-                 fuse_bits: bool = True, donated: tuple = ()):
+                 fuse_bits: bool = True, donated: tuple = (), called=None,
+                 split_sizes: bool = False):
   """(source, globals, kernels): tile functions, then the jaxpr's function calling them.
   `kernels` lists (global name, TiledKernel arguments) to bind once the source is run.
   None where no kernel is tiled: tier 0's code is then the whole program.
 
   Between tiled kernels the eqns are tier 0's lines, with tier 0's buffer reuse (`out=` into
   dying buffers, donated inputs `donated` included) and freeing of dead big values."""
-  items, eqns, last_use = fusion.plan(jaxpr, fuse_bits)
+  items, eqns, last_use = fusion.plan(jaxpr, fuse_bits, split_sizes)
   if not any(isinstance(it, fusion.Kernel) and _tiled(it) for it in items):
     return None
+  called = called or _tiled
   namer, glob, atom, counter = tier0._source_context(jaxpr, consts)
   args = [namer(v) for v in jaxpr.invars]
   defs, body, kernels, run, index = [], [], [], [], 0
@@ -285,7 +287,7 @@ def fused_source(jaxpr: core.Jaxpr, consts: list, fn_name: str, tables,
   # it is in that run (the run tracks views of it; a kernel's reads are outside its view).
   donors = {jaxpr.invars[i] for i in donated}
   readers = {v: sum(v in e.invars for e in eqns) for v in donors}
-  owned = _owned_values(items, eqns, tables, donors)
+  owned = _owned_values(items, eqns, tables, donors, called)
 
   def flush():
     # Plain eqns and untiled kernels are one run of tier 0 lines, so buffer reuse (`out=`)
@@ -309,7 +311,7 @@ def fused_source(jaxpr: core.Jaxpr, consts: list, fn_name: str, tables,
       index += 1
       continue
     k, kid = item, len(defs)
-    if not _tiled(k):
+    if not called(k):
       notes[len(run)] = (f"  # kernel {kid} (untiled: {k.elements} elements < "
                          f"{tiled_executor.SMALL_ELEMENTS}): {k.describe()}")
       run.extend(k.eqns)
@@ -319,7 +321,7 @@ def fused_source(jaxpr: core.Jaxpr, consts: list, fn_name: str, tables,
       reuse = _output_donors(k, owned, last_use)
       src, call_args = kernel_source(k, kid, namer, atom, glob, counter, last_use, tables,
                                      reuse)
-      rows = tiled_executor.tile_rows(k.n, k.row_bytes, _WORKERS)
+      rows = tiled_executor.tile_rows(k.n, k.row_bytes, _WORKERS) if _tiled(k) else k.n
       quiet = any(e.primitive in tables.quiet for e in k.eqns)
       tiles = -(-k.n // rows)
       into = [f"{namer(o)} into {call_args[r]}" for o, r in zip(k.outputs, reuse) if r >= 0]
@@ -355,6 +357,8 @@ class TiledBackend(tier0.NumpyBackend):
   # random_bits sources kernels (each tile hashes its own rows' counters); a backend with a
   # faster random_bits kernel of its own (the native tier) turns this off.
   fuse_random_bits = True
+  # Kernels stay whole across value sizes (fusion.plan's split_sizes).
+  split_sizes = False
 
   def compile(self, closed: core.ClosedJaxpr, donated: tuple = ()):
     return self.compile_optimized(*passes.optimize(closed), donated)
@@ -367,7 +371,8 @@ class TiledBackend(tier0.NumpyBackend):
       # No kernel can reach the tiled size: tier 0's code, with no fusion pass (the small-array
       # path costs first calls nothing over tier 0).
       return self._tier0(jaxpr, consts, name, donated)
-    fused = fused_source(jaxpr, consts, name, self.tables, self.fuse_random_bits, donated)
+    fused = fused_source(jaxpr, consts, name, self.tables, self.fuse_random_bits, donated,
+                         self._called_kernel, self.split_sizes)
     if fused is None:  # nothing to tile: tier 0's code, with its buffer reuse and freeing
       return self._tier0(jaxpr, consts, name, donated)
     src, glob, kernels = fused
@@ -396,6 +401,11 @@ class TiledBackend(tier0.NumpyBackend):
 
   def compile_scan(self, closed, num_consts, num_carry, reverse):
     return scan_hoist.compile_scan(self, closed, num_consts, num_carry, reverse)
+
+  def _called_kernel(self, k: fusion.Kernel) -> bool:
+    """Whether kernel `k` runs as a kernel object the generated code calls (else as tier 0's
+    lines inline): tier 1 calls the kernels worth tiling."""
+    return _tiled(k)
 
   def _kernel_wrapper(self, jaxpr):
     """(global name, TiledKernel) -> the callable the generated code calls; a subclass (the

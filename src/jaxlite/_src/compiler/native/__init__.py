@@ -34,6 +34,9 @@ TRIALS = 6
 # slower with it (quiet machine, interleaved runs). The kernels worth the swap win by far more
 # (logsumexp 2.7x, the normal sampler 7x).
 KEEP_RATIO = 0.8
+# A kernel on one thread (a small one) leaves no workers behind: it only has to win clearly
+# over the trials' noise.
+SERIAL_KEEP_RATIO = 0.9
 
 
 def available() -> bool:
@@ -118,7 +121,8 @@ class HotSwap:
   callable, same signature) run on the compile thread and calls its result from then on.
 
   Choice by measurement: the fallback's calls are timed, and so are the native callable's first
-  TRIALS calls; if its best is over KEEP_RATIO (0.8) of the fallback's best (a loop of scalar
+  TRIALS calls; if its best is over KEEP_RATIO (0.8; SERIAL_KEEP_RATIO for a callable on one
+  thread, by its `keep_ratio`) of the fallback's best (a loop of scalar
   libm calls can lose to NumPy's SIMD transcendentals; a marginal win does not pay for the
   threads), it is dropped and the fallback stays (`rejected`).
   `measure=False` skips that (for callables whose calls differ in size, where one call's time
@@ -136,13 +140,17 @@ class HotSwap:
   def __call__(self, *args):
     native = self.native
     if native is not None and _state.on:
-      if self.trials >= TRIALS:
+      if self.trials >= TRIALS or COMPILER.pending:
+        # Trials wait for the compile thread to go idle: compiling holds the GIL for long
+        # stretches, and trials timed meanwhile read 2-4x slow (the MLP step's small kernels
+        # measured 95 us in trials, 25 us alone), so kernels were rejected for the compiler.
         return native(*args)
       t = time.perf_counter()
       out = native(*args)
       self.best_native = min(self.best_native, time.perf_counter() - t)
       self.trials += 1
-      if self.trials == TRIALS and self.best_native > KEEP_RATIO * self.best_fallback:
+      keep = getattr(native, "keep_ratio", KEEP_RATIO)
+      if self.trials == TRIALS and self.best_native > keep * self.best_fallback:
         self.native, self.rejected = None, True
       return out
     if not self.submitted:

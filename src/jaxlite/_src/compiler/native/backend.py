@@ -30,12 +30,14 @@ def build_kernel(k: fusion.Kernel, tables, reuse=None):
   (TiledKernel.reuse), the dying operand each output may be written into."""
   from jaxlite._src.compiler.native import cache
   plan = codegen.plan(k, tables)
+  plan.parallel = codegen.PARALLEL and k.elements >= PARALLEL_MIN_ELEMENTS
+  plan.write_in_place(reuse, [math.prod(v.aval.shape) for v, _ in k.inputs])
   source = plan.source()
   fn, hit = cache.load(source)
   import numba
-  threads = numba.config.NUMBA_NUM_THREADS if codegen.PARALLEL else 1
+  threads = numba.config.NUMBA_NUM_THREADS if plan.parallel else 1
   return codegen.NativeKernel(fn, plan, [v.aval.shape for v in k.outputs], source, hit,
-                              threads, reuse)
+                              threads)
 
 
 def _kernel_builder(k: fusion.Kernel, tables, reuse=None):
@@ -46,6 +48,21 @@ def _kernel_builder(k: fusion.Kernel, tables, reuse=None):
   return lambda: build_kernel(k, tables, reuse)
 
 
+# Kernels on fewer elements than this run serial loops. The MLP step's SGD update (784x512
+# float32, W - lr * g in place, memory-bound) took 57 us on one thread and 72 us on two alone,
+# and in the step, between BLAS calls, its parallel version lost to tier 1 (160 against
+# 143 us: OpenMP's workers spin after a loop, on the core the next BLAS call wants) where the
+# serial one won (108 us). Logsumexp's 4M elements and the 10M-element rows gain ~2x from
+# the second core.
+PARALLEL_MIN_ELEMENTS = 1 << 20
+
+# Kernels under tier 1's tiling size (tier 0's lines there) are native kernels too where they
+# have at least this many elements and either 3 eqns or 16K elements: one loop instead of a
+# NumPy call and a temporary per eqn (the MLP step's bias + relu + mask over 128x512: 61 ->
+# 30 us; its 12-eqn softmax over 128x10: 65 -> 25 us).
+SMALL_MIN_ELEMENTS = 1024
+
+
 class NativeBackend(tier1.TiledBackend):
   """Tier 1 whose tiled kernels (and 32-bit random bits of one key) go native when hot."""
   name = "numpy-native"
@@ -53,10 +70,25 @@ class NativeBackend(tier1.TiledBackend):
   tables = tier1.TiledBackend.tables.derive()
   # random_bits runs the native threefry of these tables (faster than tier 1's tiled hash).
   fuse_random_bits = False
+  # A native loop runs over one element count: an optimizer step's kernel updating weights
+  # and biases together becomes a kernel per size (the MLP step's 512-row update: 130 us on
+  # tier 1, ~60 us as a native weight update and tier 0's lines for the biases).
+  split_sizes = True
+
+  def _called_kernel(self, k: fusion.Kernel) -> bool:
+    if tier1._tiled(k):
+      return True
+    if k.elements < SMALL_MIN_ELEMENTS or (len(k.eqns) < 3 and k.elements < 16384):
+      return False
+    try:
+      codegen.plan(k, self.tables)
+    except codegen.Unsupported:
+      return False
+    return True
 
   def _kernel_wrapper(self, jaxpr):
     # fused_source plans the same jaxpr the same way: kernel kid is the kid-th Kernel item.
-    planned = [it for it in fusion.plan(jaxpr, self.fuse_random_bits)[0]
+    planned = [it for it in fusion.plan(jaxpr, self.fuse_random_bits, self.split_sizes)[0]
                if isinstance(it, fusion.Kernel)]
 
     def wrap(gname, kernel):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 import time
 
 import numpy as np
@@ -369,27 +370,52 @@ class Plan:
   def __init__(self, count, specs, scalars, body, outputs):
     self.count, self.specs, self.scalars = count, specs, scalars
     self.body, self.outputs = body, outputs
+    self.parallel = PARALLEL
+    self.in_place = {}  # output j -> argument written in place (write_in_place)
+
+  def write_in_place(self, reuse, sizes) -> None:
+    """Outputs written into the buffer of the operand tier 1 reuses for them (`reuse[j]`, an
+    operand index, or -1; `sizes[r]` operand r's element count): the loop then loads and
+    stores one array at each index. Passed as a separate output, the same buffer made LLVM's
+    overlap check fail at run time, and the loop ran its scalar version: the MLP step's
+    bias + relu kernel took 41 us in place against 15 us into a fresh buffer. Only where the
+    operand is one argument read element by element (never spread, scalar or converted)."""
+    for j, r in enumerate(reuse or ()):
+      mine = [s for s, spec in enumerate(self.specs) if spec[0] == r]
+      if r >= 0 and len(mine) == 1 and self.specs[mine[0]][1] == "flat" and \
+          sizes[r] == self.outputs[j][1] > 1 and \
+          np.dtype(self.specs[mine[0]][3]) == self.outputs[j][0] and \
+          mine[0] not in self.in_place.values():
+        self.in_place[j] = mine[0]
 
   def signature(self) -> str:
     """Source of the numba signature: read-only C arrays in (NativeKernel passes read-only
-    views, so a read-only buffer matches too), writable C arrays out."""
-    arrays = [f"_t.Array(_t.{_TYPES[d][0]}, 1, 'C', readonly=True)" for *_, d in self.specs] + \
-        [f"_t.{_TYPES[d][0]}[::1]" for d, _ in self.outputs]
+    views, so a read-only buffer matches too), writable C arrays out (and in place)."""
+    written = set(self.in_place.values())
+    arrays = [f"_t.{_TYPES[d][0]}[::1]" if s in written else
+              f"_t.Array(_t.{_TYPES[d][0]}, 1, 'C', readonly=True)"
+              for s, (*_, d) in enumerate(self.specs)] + \
+        [f"_t.{_TYPES[d][0]}[::1]" for j, (d, _) in enumerate(self.outputs)
+         if j not in self.in_place]
     return f"_t.void(_t.int64, {', '.join(arrays)})"
 
   def source(self) -> str:
     args = [f"a{j}" for j in range(len(self.specs))] + \
-        [f"o{j}" for j in range(len(self.outputs))]
+        [f"o{j}" for j in range(len(self.outputs)) if j not in self.in_place]
+    body = self.body
+    for j, s in self.in_place.items():  # output j's stores go to argument s
+      store = re.compile(rf"^(\s*)o{j}\[")
+      body = [store.sub(rf"\1a{s}[", ln) for ln in body]
     lines = ["import math", "import numpy as np",
              "from numba import njit, prange",
              "from numba import types as _t",
              "from jaxlite._src.compiler.native import support as _s", "",
-             f"@njit({self.signature()}, parallel={PARALLEL}, cache=True, nogil=True, "
+             f"@njit({self.signature()}, parallel={self.parallel}, cache=True, nogil=True, "
              "error_model='numpy')",
              f"def kernel(_n, {', '.join(args)}):"]
     lines += ["  " + ln for ln in self.scalars]
     lines.append("  for _i in prange(_n):")
-    lines += ["    " + ln for ln in self.body]
+    lines += ["    " + ln for ln in body]
     return "\n".join(lines) + "\n"
 
 
@@ -431,7 +457,8 @@ def _reduction(name, acc, val, dtype):
 
 class _Builder:
   """Arguments and their loads: 'one' (size 1, read once), 'r' (one per row, read at `_i`
-  in row mode), 'e' (one per element, read at the loop's element index)."""
+  in row mode), 'c' (one row's values, the same for every row: read at `_j`, the index within
+  the row), 'e' (one per element, read at the loop's element index)."""
 
   def __init__(self, k: fusion.Kernel, tables):
     self.k, self.tables = k, tables
@@ -439,6 +466,7 @@ class _Builder:
     for j, (v, _) in enumerate(k.inputs):
       self.index.setdefault(v, j)
     self.specs, self.args, self.scalars, self.row_loads, self.elem_loads = [], {}, [], [], []
+    self.col_loads = []
 
   def argument(self, v, level, kind="flat", extra=None, key=None):
     dtype = np.dtype(v.aval.dtype)
@@ -450,6 +478,9 @@ class _Builder:
       if level == "one":
         self.args[k2] = f"s{j}"
         self.scalars.append(f"s{j} = a{j}[0]")
+      elif level == "c":
+        self.args[k2] = f"x{j}"
+        self.col_loads.append(f"x{j} = a{j}[_j]")
       else:
         self.args[k2] = f"x{j}"
         (self.row_loads if level == "r" else self.elem_loads).append(f"x{j} = a{j}[{{}}]")
@@ -468,6 +499,10 @@ class _Builder:
         (name in fusion.ELEMENTWISE or name == "broadcast_in_dim") and \
         _row_broadcast(eqn, vshape):
       return self.argument(v, "r")  # one value per row, spread over the row
+    if level == "e" and sizes[1] and vsize * sizes[1] == sizes[0] and \
+        (name in fusion.ELEMENTWISE or name == "broadcast_in_dim") and \
+        _column_broadcast(eqn, vshape):
+      return self.argument(v, "c")  # one row, spread over the rows (a bias)
     if name == "broadcast_in_dim":
       fn = functools.partial(self.tables.kernel(eqn.primitive), **eqn.params)
       return self.argument(v, level, "apply", fn, key=id(eqn))
@@ -486,6 +521,18 @@ def _row_broadcast(eqn, vshape) -> bool:
   return len(vshape) == len(eqn.outvars[0].aval.shape) and all(s == 1 for s in vshape[1:])
 
 
+def _column_broadcast(eqn, vshape) -> bool:
+  """`vshape` is one row of the eqn's output, the same for every row: with broadcast_in_dim's
+  dims placed (size 1 elsewhere) it is (1, *the output's trailing shape)."""
+  oshape = tuple(eqn.outvars[0].aval.shape)
+  if eqn.primitive.name == "broadcast_in_dim":
+    placed = [1] * len(oshape)
+    for i, d in enumerate(eqn.params["broadcast_dimensions"]):
+      placed[d] = vshape[i]
+    vshape = placed
+  return len(vshape) == len(oshape) and vshape[0] == 1 and tuple(vshape[1:]) == oshape[1:]
+
+
 def plan(k: fusion.Kernel, tables) -> Plan:
   """The native plan of tier-1 kernel `k`; raises Unsupported where it has to stay tier 1.
 
@@ -502,6 +549,7 @@ def plan(k: fusion.Kernel, tables) -> Plan:
     return _plan_rows(k, tables, total)
   b = _Builder(k, tables)
   env, body = {}, []
+  rows = k.n if total % max(k.n, 1) == 0 and 1 < k.n < total else 0
   for eqn in k.eqns:
     name, out = eqn.primitive.name, eqn.outvars[0]
     if math.prod(out.aval.shape) != total:
@@ -514,7 +562,7 @@ def plan(k: fusion.Kernel, tables) -> Plan:
       elif v in env:
         ins.append(env[v])
       else:
-        ins.append(b.operand(eqn, v, total, "e", (total, 0)))
+        ins.append(b.operand(eqn, v, total, "e", (total, rows)))
     if name in fusion.VIEWS:
       env[out] = ins[0]  # flat C order: a view of the same elements is the same element
       continue
@@ -524,10 +572,21 @@ def plan(k: fusion.Kernel, tables) -> Plan:
     body += statement(name, local, ins, [v.aval.dtype for v in eqn.invars], out.aval.dtype,
                       eqn.params)
     env[out] = local
-  loads = [ln.format("_i") for ln in b.elem_loads]
-  stores = [f"o{j}[_i] = {env[v]}" for j, v in enumerate(k.outputs)]
   outputs = [(np.dtype(v.aval.dtype), total) for v in k.outputs]
-  return Plan(total, b.specs, b.scalars, loads + body + stores, outputs)
+  if not (b.row_loads or b.col_loads):  # one flat loop over the elements
+    loads = [ln.format("_i") for ln in b.elem_loads]
+    stores = [f"o{j}[_i] = {env[v]}" for j, v in enumerate(k.outputs)]
+    return Plan(total, b.specs, b.scalars, loads + body + stores, outputs)
+  # Operands spread over rows or columns are read where they are, never copied out to the
+  # kernel's size: a loop over rows, and within it one over the row's m elements (unsigned
+  # indices: see _plan_rows' `inner`).
+  m = total // rows
+  loads = [ln.format("_e") for ln in b.elem_loads] + b.col_loads
+  stores = [f"o{j}[_e] = {env[v]}" for j, v in enumerate(k.outputs)]
+  inner = [f"for _j in range({m}):", f"  _e = np.uint64(_i) * np.uint64({m}) + np.uint64(_j)"]
+  inner += ["  " + ln for ln in loads + body + stores]
+  return Plan(rows, b.specs, b.scalars, [ln.format("_i") for ln in b.row_loads] + inner,
+              outputs)
 
 
 # Elements per float32 partial sum of a row sum (see _plan_rows' blocked_sum).
@@ -554,7 +613,7 @@ def _plan_rows(k: fusion.Kernel, tables, total: int) -> Plan:
     return [ln for v, (lines, _) in elem.items() if v in seen for ln in lines]
 
   def inner(lines, span=f"range({m})") -> list:
-    loads = [ln.format("_e") for ln in b.elem_loads]
+    loads = [ln.format("_e") for ln in b.elem_loads] + b.col_loads
     # An unsigned index: numba then skips the wraparound of negative indices, a select that
     # keeps LLVM from seeing consecutive loads (the loop would not vectorize). All of it
     # unsigned: prange's index may be either, and numba types uint64 op int64 as float64.
@@ -643,47 +702,50 @@ class NativeKernel:
   calling thread, set around the call (set inside the kernel they would keep numba from
   caching it) and restored after."""
   __slots__ = ("fn", "count", "specs", "outs", "source", "from_cache", "threads", "chunk",
-               "_numba", "reuse")
+               "_numba", "written", "keep_ratio")
 
   def __init__(self, fn, plan_: Plan, out_shapes, source: str, from_cache: bool,
-               threads: int = 1, reuse=None):
+               threads: int = 1):
     import numba  # loaded already: the kernel was compiled
     self.fn, self.count, self.specs = fn, plan_.count, plan_.specs
-    self.outs = [(shape, d, size) for shape, (d, size) in zip(out_shapes, plan_.outputs)]
-    # Output j may go into operand reuse[j]'s buffer, as tier 1's kernel writes it (a dying
-    # buffer the program owns: no fresh pages to fault in, ~0.1 ms a MiB here): only where the
-    # loop reads that operand element by element at the index it writes (a flat load, never
-    # spread or scalar), so each element is read before it is overwritten.
-    flat_only = {j for j, kind, _, _ in plan_.specs} - \
-        {j for j, kind, _, _ in plan_.specs if kind != "flat"}
-    self.reuse = None if reuse is None else tuple(
-        r if r in flat_only and plan_.outputs[i][1] > 1 else -1 for i, r in enumerate(reuse))
+    # (shape, dtype, size, argument written in place or -1) per output
+    self.outs = [(shape, d, size, plan_.in_place.get(j, -1))
+                 for j, (shape, (d, size)) in enumerate(zip(out_shapes, plan_.outputs))]
+    self.written = frozenset(plan_.in_place.values())
     self.source, self.from_cache = source, from_cache
     self.threads = _Threads(threads)
     self.chunk = max(1, plan_.count // _CHUNKS)
     self._numba = numba
+    from jaxlite._src.compiler import native
+    self.keep_ratio = native.KEEP_RATIO if threads > 1 else native.SERIAL_KEEP_RATIO
+
+  @property
+  def reuse(self) -> tuple:
+    """Per output, the operand whose buffer it is written into (in place), or -1."""
+    return tuple(self.specs[s][0] if s >= 0 else -1 for *_, s in self.outs)
 
   def __call__(self, *operands):
     arrays = []
-    for j, kind, extra, dtype in self.specs:
+    for s, (j, kind, extra, dtype) in enumerate(self.specs):
       x = operands[j]
       if kind == "apply":
         x = extra(x)
+      if s in self.written:
+        # Output into this operand's buffer (a dying one tier 1 would reuse too: no fresh
+        # pages to fault in, ~0.1 ms a MiB here); a copy where it cannot be written.
+        if not (type(x) is np.ndarray and x.dtype == dtype and x.flags.c_contiguous
+                and x.flags.writeable):
+          x = np.array(x, dtype, order="C")
+        arrays.append(x.reshape(-1))
+        continue
       x = np.ascontiguousarray(x, dtype).reshape(-1).view()
       x.flags.writeable = False
       arrays.append(x)
-    if self.reuse is None:
-      outs = [np.empty(size, d) for _, d, size in self.outs]
-    else:
-      outs = []
-      for (_, d, size), r in zip(self.outs, self.reuse):
-        x = operands[r] if r >= 0 else None
-        if type(x) is np.ndarray and x.dtype == d and x.size == size and \
-            x.flags.c_contiguous and x.flags.writeable:
-          outs.append(x.reshape(-1))
-        else:
-          outs.append(np.empty(size, d))
-    if self.count:
+    outs = [arrays[s] if s >= 0 else np.empty(size, d) for _, d, size, s in self.outs]
+    fresh = [o for o, (*_, s) in zip(outs, self.outs) if s < 0]
+    if self.count and self.threads.modes == (1,):  # serial: numba's thread settings unused
+      self.fn(self.count, *arrays, *fresh)
+    elif self.count:
       nb, nt = self._numba, self.threads.pick()
       nt0 = nb.get_num_threads()
       if nt != nt0:  # each of these calls costs ~1-2 us: only the needed ones
@@ -691,14 +753,14 @@ class NativeKernel:
       cs0 = nb.set_parallel_chunksize(self.chunk)
       try:
         t = time.perf_counter()
-        self.fn(self.count, *arrays, *outs)
+        self.fn(self.count, *arrays, *fresh)
         self.threads.record(nt, time.perf_counter() - t)
       finally:
         if cs0 != self.chunk:
           nb.set_parallel_chunksize(cs0)
         if nt != nt0:
           nb.set_num_threads(nt0)
-    return [o.reshape(shape) for o, (shape, _, _) in zip(outs, self.outs)]
+    return [o.reshape(shape) for o, (shape, *_) in zip(outs, self.outs)]
 
 
 class _Threads:
