@@ -871,11 +871,12 @@ def test_small_kernels_go_native(cache_dir, monkeypatch):
 
 @needs_numba
 def test_kernels_split_by_size_for_native_loops(cache_dir, monkeypatch):
-  """An SGD update of a weight and its bias is one tier-1 kernel (values of two sizes); the
-  native backend plans a kernel per size, so the weight's update can be a native loop."""
+  """An SGD update of two weights with 512 rows is one tier-1 kernel (values of two sizes, as
+  the MLP step's 512x512 and 512x10 layers); the native backend plans a kernel per size, so
+  each update can be a native loop."""
   rng = np.random.default_rng(1)
   w, gw = (rng.standard_normal((512, 300)).astype(np.float32) for _ in range(2))
-  b, gb = (rng.standard_normal(512).astype(np.float32) for _ in range(2))
+  b, gb = (rng.standard_normal((512, 10)).astype(np.float32) for _ in range(2))
 
   def f(w, b, gw, gb):
     return w - 0.01 * gw, b - 0.01 * gb
@@ -885,7 +886,7 @@ def test_kernels_split_by_size_for_native_loops(cache_dir, monkeypatch):
     codegen.plan(whole, NATIVE.tables)
   parts = [it for it in fusion.plan(jaxpr, split_sizes=True)[0]
            if isinstance(it, fusion.Kernel)]
-  assert sorted(k.elements for k in parts) == [512, 512 * 300]
+  assert sorted(k.elements for k in parts) == [512 * 10, 512 * 300]
   codegen.plan(max(parts, key=lambda k: k.elements), NATIVE.tables)
   monkeypatch.setattr(native, "HOT_CALLS", 1)
   closed, exe0, exe = _compile_both(f, w, b, gw, gb)
@@ -894,3 +895,25 @@ def test_kernels_split_by_size_for_native_loops(cache_dir, monkeypatch):
   monkeypatch.setattr(native, "TRIALS", 0)
   for g, want in zip(exe(w, b, gw, gb), exe0(w, b, gw, gb)):
     np.testing.assert_array_equal(g, want)
+
+
+@needs_numba
+def test_values_of_one_per_row_plan_a_row_loop(cache_dir, monkeypatch):
+  """Per-example grads' kernel makes one residual per example and spreads it over the
+  example's row: a loop over rows (the residual computed once per row) with an inner loop,
+  values equal tier 0's (was tier 1 only: two element counts)."""
+  monkeypatch.setattr(codegen, "PARALLEL", False)
+  rng = np.random.default_rng(2)
+  w, x = rng.standard_normal(64).astype(np.float32), rng.standard_normal((32, 64)).astype(
+      np.float32)
+  y = rng.standard_normal(32).astype(np.float32)
+
+  def f(w, b, x, y):
+    r = 2.0 * (x @ w + b - y)
+    return r[:, None] * x, r
+  (k,) = _kernels(f, w, np.float32(0.5), x, y)
+  src = codegen.plan(k, NATIVE.tables).source()
+  assert "for _j in range(64):" in src
+  want, got, _ = _run_native(f, (w, np.float32(0.5), x, y), monkeypatch)
+  for g, w_ in zip(got, want):
+    np.testing.assert_array_equal(g, w_)

@@ -545,7 +545,11 @@ def plan(k: fusion.Kernel, tables) -> Plan:
     # native threefry is the backend's random_bits kernel, not a rule inside fused loops.
     raise Unsupported("random_bits inside a fused kernel")
   total = max(k.elements, *(math.prod(e.outvars[0].aval.shape) for e in k.eqns))
-  if any(e.primitive.name in fusion.REDUCTIONS for e in k.eqns):
+  if any(e.primitive.name in fusion.REDUCTIONS for e in k.eqns) or (
+      1 < k.n < total and total % k.n == 0 and
+      any(math.prod(e.outvars[0].aval.shape) == k.n for e in k.eqns)):
+    # Reductions, or values of one per row (per-example grads' residual, spread over the
+    # example's row): a loop over rows computing those, and inner loops over the row.
     return _plan_rows(k, tables, total)
   b = _Builder(k, tables)
   env, body = {}, []
