@@ -273,7 +273,9 @@ def fused_source(jaxpr: core.Jaxpr, consts: list, fn_name: str, tables,
   None where no kernel is tiled: tier 0's code is then the whole program.
 
   Between tiled kernels the eqns are tier 0's lines, with tier 0's buffer reuse (`out=` into
-  dying buffers, donated inputs `donated` included) and freeing of dead big values."""
+  dying buffers, donated inputs `donated` included) and freeing of dead big values.
+  `called(kernel)`: whether a kernel is a kernel object the code calls (default `_tiled`; the
+  native tier calls small kernels too, as one tile); `split_sizes`: see fusion.plan."""
   items, eqns, last_use = fusion.plan(jaxpr, fuse_bits, split_sizes)
   if not any(isinstance(it, fusion.Kernel) and _tiled(it) for it in items):
     return None
@@ -325,8 +327,9 @@ def fused_source(jaxpr: core.Jaxpr, consts: list, fn_name: str, tables,
       quiet = any(e.primitive in tables.quiet for e in k.eqns)
       tiles = -(-k.n // rows)
       into = [f"{namer(o)} into {call_args[r]}" for o, r in zip(k.outputs, reuse) if r >= 0]
-      body.append(f"  # kernel {kid} (tiled: {tiles} tiles of {rows} rows, "
-                  f"{min(_WORKERS, tiles)} threads{'; ' if into else ''}{', '.join(into)}): "
+      how = f"tiled: {tiles} tiles of {rows} rows, {min(_WORKERS, tiles)} threads" \
+          if _tiled(k) else f"called: {k.elements} elements, one tile"
+      body.append(f"  # kernel {kid} ({how}{'; ' if into else ''}{', '.join(into)}): "
                   f"{k.describe()}")
       outs = [namer(v) for v in k.outputs]
       call = f"_k{kid}({', '.join(call_args)})"

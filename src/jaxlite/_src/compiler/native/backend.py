@@ -57,10 +57,13 @@ def _kernel_builder(k: fusion.Kernel, tables, reuse=None):
 PARALLEL_MIN_ELEMENTS = 1 << 20
 
 # Kernels under tier 1's tiling size (tier 0's lines there) are native kernels too where they
-# have at least this many elements and either 3 eqns or 16K elements: one loop instead of a
-# NumPy call and a temporary per eqn (the MLP step's bias + relu + mask over 128x512: 61 ->
-# 30 us; its 12-eqn softmax over 128x10: 65 -> 25 us).
+# have at least SMALL_MIN_ELEMENTS elements and either SMALL_MIN_EQNS eqns or SMALL_ANY_EQNS
+# elements: one loop instead of a NumPy call and a temporary per eqn (the MLP step's bias +
+# relu + mask over 128x512: 61 -> 30 us; its 12-eqn softmax over 128x10: 65 -> 25 us). Under
+# these, a native call's fixed cost (~5 us) is most of what tier 0's lines take.
 SMALL_MIN_ELEMENTS = 1024
+SMALL_MIN_EQNS = 3
+SMALL_ANY_EQNS = 1 << 14
 
 
 class NativeBackend(tier1.TiledBackend):
@@ -70,15 +73,18 @@ class NativeBackend(tier1.TiledBackend):
   tables = tier1.TiledBackend.tables.derive()
   # random_bits runs the native threefry of these tables (faster than tier 1's tiled hash).
   fuse_random_bits = False
-  # A native loop runs over one element count: an optimizer step's kernel updating weights
-  # and biases together becomes a kernel per size (the MLP step's 512-row update: 130 us on
-  # tier 1, ~60 us as a native weight update and tier 0's lines for the biases).
+  # A native loop runs over one element count: an optimizer step's kernel updating weights of
+  # different sizes together becomes a kernel per size (the MLP step's 512-row update of a
+  # 512x512 and a 512x10 weight and two biases: 130 us on tier 1; the 512x512 one's native
+  # loop 85 us in the step, the rest ~15 us).
   split_sizes = True
 
   def _called_kernel(self, k: fusion.Kernel) -> bool:
+    # Tier 1's tiled kernels, and small ones with a native plan (see SMALL_MIN_ELEMENTS).
     if tier1._tiled(k):
       return True
-    if k.elements < SMALL_MIN_ELEMENTS or (len(k.eqns) < 3 and k.elements < 16384):
+    if k.elements < SMALL_MIN_ELEMENTS or (len(k.eqns) < SMALL_MIN_EQNS and
+                                           k.elements < SMALL_ANY_EQNS):
       return False
     try:
       codegen.plan(k, self.tables)
