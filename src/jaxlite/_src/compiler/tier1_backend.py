@@ -269,7 +269,8 @@ def fused_source(jaxpr: core.Jaxpr, consts: list, fn_name: str, tables,
                  fuse_bits: bool = True, donated: tuple = (), called=None,
                  split_sizes: bool = False):
   """(source, globals, kernels): tile functions, then the jaxpr's function calling them.
-  `kernels` lists (global name, TiledKernel arguments) to bind once the source is run.
+  `kernels` lists (global name, TiledKernel arguments, fusion.Kernel) to bind once the source
+  is run.
   None where no kernel is tiled: tier 0's code is then the whole program.
 
   Between tiled kernels the eqns are tier 0's lines, with tier 0's buffer reuse (`out=` into
@@ -337,7 +338,7 @@ def fused_source(jaxpr: core.Jaxpr, consts: list, fn_name: str, tables,
       defs.append(src)
       kernels.append((f"_k{kid}", f"_k{kid}_tile", k.n, rows,
                       [mode == fusion.TILE for _, mode in k.inputs],
-                      [(v.aval.shape, v.aval.dtype) for v in k.outputs], quiet, reuse))
+                      [(v.aval.shape, v.aval.dtype) for v in k.outputs], quiet, reuse, k))
     index += len(k.eqns)
   flush()
   rets = [atom(v) for v in jaxpr.outvars]
@@ -380,10 +381,9 @@ class TiledBackend(tier0.NumpyBackend):
       return self._tier0(jaxpr, consts, name, donated)
     src, glob, kernels = fused
     exec(compile(src, f"<jaxlite {self.name} {name}>", "exec"), glob)
-    wrap = self._kernel_wrapper(jaxpr)
-    for gname, tile_name, n, rows, tiled, outs, quiet, reuse in kernels:
-      glob[gname] = wrap(gname, tiled_executor.TiledKernel(glob[tile_name], n, rows, tiled, outs,
-                                                            quiet, reuse))
+    for gname, tile_name, n, rows, tiled, outs, quiet, reuse, k in kernels:
+      glob[gname] = self._wrap_kernel(gname, tiled_executor.TiledKernel(
+          glob[tile_name], n, rows, tiled, outs, quiet, reuse), k)
     fn = glob[name]
     fn.__jaxlite_source__ = src
     fn.__jaxlite_kernels__ = [glob[g] for g, *_ in kernels]
@@ -410,10 +410,10 @@ class TiledBackend(tier0.NumpyBackend):
     lines inline): tier 1 calls the kernels worth tiling."""
     return _tiled(k)
 
-  def _kernel_wrapper(self, jaxpr):
-    """(global name, TiledKernel) -> the callable the generated code calls; a subclass (the
-    native tier) wraps kernels here."""
-    return lambda gname, kernel: kernel
+  def _wrap_kernel(self, gname: str, kernel, k: fusion.Kernel):
+    """The callable the generated code calls for TiledKernel `kernel` of fusion kernel `k`; a
+    subclass (the native tier) wraps kernels here."""
+    return kernel
 
 
 TIER1 = backend_lib.register_backend(TiledBackend())

@@ -92,15 +92,9 @@ class NativeBackend(tier1.TiledBackend):
       return False
     return True
 
-  def _kernel_wrapper(self, jaxpr):
-    # fused_source plans the same jaxpr the same way: kernel kid is the kid-th Kernel item.
-    planned = [it for it in fusion.plan(jaxpr, self.fuse_random_bits, self.split_sizes)[0]
-               if isinstance(it, fusion.Kernel)]
-
-    def wrap(gname, kernel):
-      build = _kernel_builder(planned[int(gname[2:])], self.tables, kernel.reuse)
-      return kernel if build is None else native.HotSwap(kernel, build, gname)
-    return wrap
+  def _wrap_kernel(self, gname, kernel, k):
+    build = _kernel_builder(k, self.tables, kernel.reuse)
+    return kernel if build is None else native.HotSwap(kernel, build, gname)
 
 
   def compile_scan(self, closed, num_consts, num_carry, reverse):
