@@ -58,20 +58,21 @@ def _select_bits(which, on_false, on_true):
   """np.where(which, on_true, on_false) through the bits: both cases of the predicate's shape,
   or one of them a zero (`_zero_bits`) and the other of that shape; else None."""
   shape = which.shape
-  if on_true.shape == shape and (on_false.shape == shape or on_false.size == 1) \
-      and _zero_bits(on_false):  # relu's gradient: select(x > 0, 0, g) is g's bits and the mask
-    mask = which.view(np.int8).astype(_SAME_WIDTH_INT[on_true.dtype.itemsize])
-    np.negative(mask, out=mask)  # True -> all ones
-    return np.bitwise_and(on_true.view(mask.dtype), mask, out=mask).view(on_true.dtype)
-  if on_false.shape == shape and (on_true.shape == shape or on_true.size == 1) \
-      and _zero_bits(on_true):
-    mask = which.view(np.int8).astype(_SAME_WIDTH_INT[on_true.dtype.itemsize])
-    np.subtract(mask, 1, out=mask)  # False -> all ones
-    return np.bitwise_and(on_false.view(mask.dtype), mask, out=mask).view(on_true.dtype)
-  if not on_true.shape == shape == on_false.shape:
+  # relu's gradient: select(x > 0, 0, g) is g's bits and the mask
+  zero_false = on_true.shape == shape and (on_false.shape == shape or on_false.size == 1) \
+      and _zero_bits(on_false)
+  zero_true = not zero_false and on_false.shape == shape \
+      and (on_true.shape == shape or on_true.size == 1) and _zero_bits(on_true)
+  if not (zero_false or zero_true or on_true.shape == shape == on_false.shape):
     return None
   as_int = _SAME_WIDTH_INT[on_true.dtype.itemsize]
   mask = which.view(np.int8).astype(as_int)
+  if zero_false:
+    np.negative(mask, out=mask)  # True -> all ones
+    return np.bitwise_and(on_true.view(as_int), mask, out=mask).view(on_true.dtype)
+  if zero_true:
+    np.subtract(mask, 1, out=mask)  # False -> all ones
+    return np.bitwise_and(on_false.view(as_int), mask, out=mask).view(on_true.dtype)
   np.negative(mask, out=mask)  # True -> all ones
   low = on_false.view(as_int)
   out = np.bitwise_xor(on_true.view(as_int), low)
