@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 from jaxlite._src.compiler import fusion
+from jaxlite._src.compiler import native
 from jaxlite._src.core import Literal
 
 # dtype -> (numba signature name, cast in the generated source)
@@ -536,24 +537,24 @@ def _column_broadcast(eqn, vshape) -> bool:
 def plan(k: fusion.Kernel, tables) -> Plan:
   """The native plan of tier-1 kernel `k`; raises Unsupported where it has to stay tier 1.
 
-  Without reductions: one parallel loop over the N elements. With row reductions: a parallel
-  loop over rows; each reduction is an inner loop over the row's m elements that computes the
-  element values it needs in place (they are recomputed, never stored), and element outputs
-  get one more inner loop."""
+  Elementwise: one parallel loop over the N elements, or, where operands are spread over rows
+  or columns, a loop over rows with an inner loop over the row. With row reductions (or values
+  of one per row): a parallel loop over rows; each reduction is an inner loop over the row's m
+  elements that computes the element values it needs in place (they are recomputed, never
+  stored), and element outputs get one more inner loop."""
   if any(e.primitive.name == "random_bits" for e in k.eqns):
     # A tier-1 kernel sourced by random_bits (it hashes its tiles' counters itself): the
     # native threefry is the backend's random_bits kernel, not a rule inside fused loops.
     raise Unsupported("random_bits inside a fused kernel")
   total = max(k.elements, *(math.prod(e.outvars[0].aval.shape) for e in k.eqns))
+  rows = k.n if 1 < k.n < total and total % k.n == 0 else 0  # rows of more than one element
   if any(e.primitive.name in fusion.REDUCTIONS for e in k.eqns) or (
-      1 < k.n < total and total % k.n == 0 and
-      any(math.prod(e.outvars[0].aval.shape) == k.n for e in k.eqns)):
+      rows and any(math.prod(e.outvars[0].aval.shape) == rows for e in k.eqns)):
     # Reductions, or values of one per row (per-example grads' residual, spread over the
     # example's row): a loop over rows computing those, and inner loops over the row.
     return _plan_rows(k, tables, total)
   b = _Builder(k, tables)
   env, body = {}, []
-  rows = k.n if total % max(k.n, 1) == 0 and 1 < k.n < total else 0
   for eqn in k.eqns:
     name, out = eqn.primitive.name, eqn.outvars[0]
     if math.prod(out.aval.shape) != total:
@@ -720,7 +721,6 @@ class NativeKernel:
     self.threads = _Threads(threads)
     self.chunk = max(1, plan_.count // _CHUNKS)
     self._numba = numba
-    from jaxlite._src.compiler import native
     self.keep_ratio = native.KEEP_RATIO if threads > 1 else native.SERIAL_KEEP_RATIO
 
   @property
