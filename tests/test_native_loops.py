@@ -12,6 +12,7 @@ import pytest
 import jaxlite
 import jaxlite.numpy as jnp
 from jaxlite import lax
+from jaxlite import nn as jax_nn
 from jaxlite._src import core
 from jaxlite._src.compiler import numpy_codegen
 from jaxlite._src.compiler import native
@@ -119,6 +120,28 @@ def scalar_xs(c, xs):
   return lax.scan(step, c, xs)
 
 
+def transcendentals(h0, xs):
+  # the float32 unary ops support.py has libm-free versions of, over arrays (mapped by a
+  # generated helper) and 0-d values (called directly), on edge values: +-inf, nan, +-0, past
+  # exp's overflow and underflow
+  def step(h, x):
+    a = jnp.tanh(x) + jnp.exp(x) * 1e-3 + jnp.log(jnp.abs(x)) + jnp.log1p(jnp.abs(x))
+    a = a + jnp.expm1(x * 0.5) * 1e-3 + jax_nn.sigmoid(x) + h
+    s = jnp.tanh(x[0]) + jnp.exp(x[1]) + jnp.log(x[2]) + jnp.expm1(x[3]) + jax_nn.sigmoid(x[4])
+    return a * 0.5, (a, s)
+  return lax.scan(step, h0, xs)
+
+
+def division_by_zero(c, xs):
+  # division by zero gives inf or nan as in NumPy, for 0-d values and arrays (numba's default
+  # error model raises ZeroDivisionError on a scalar)
+  def step(c, x):
+    return c / x[0] + jnp.float32(1), x / x[1]
+  return lax.scan(step, c, xs)
+
+
+_EDGES = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 100.0, -100.0, 89.0, -104.0, 1e-30,
+                   0.3, -0.7, 0.625, -0.625, 44.5, 3.0], np.float32)
 _F32 = np.random.default_rng(2).standard_normal
 CASES = [
     ("rnn", rnn, lambda: (_F32((4, 16)).astype(np.float32), _F32((12, 4, 16)).astype(np.float32))),
@@ -131,6 +154,12 @@ CASES = [
      lambda: (_F32(8).astype(np.float32), np.zeros((30, 1), np.float32))),
     ("0-d xs and ys", scalar_xs,
      lambda: (np.float32(0.25), _F32(11).astype(np.float32))),
+    ("float32 transcendentals", transcendentals,
+     lambda: (np.zeros(16, np.float32),
+              np.stack([_EDGES, _EDGES[::-1], -_EDGES, _F32(16).astype(np.float32) * 30]))),
+    ("division by zero", division_by_zero,
+     lambda: (np.float32(2), np.array([[0, 1, 2, 0], [-0.0, 3, 0, 5], [4, 0, 0, 1]],
+                                      np.float32))),
     ("traced consts", with_consts,
      lambda: (np.linspace(-2, 2, 8, dtype=np.float32), np.zeros(8, np.float32),
               _F32((7, 8)).astype(np.float32))),
@@ -143,6 +172,19 @@ def test_scan_source_plans(name, f, make):
   source, _ = loops.scan_source(body, nc, ncar, rev)
   assert "def kernel(" in source and "for _t in range(length):" in source
   assert ("length - 1 - _t" in source) == rev
+
+
+def test_float32_transcendentals_map_libm_free_versions():
+  # arrays map support.py's functions through generated helpers (a loop that vectorizes; numba's
+  # np.tanh over an array is a scalar libm call per element), 0-d values call them directly
+  (case,) = [c for c in CASES if c[0] == "float32 transcendentals"]
+  body, nc, ncar, rev, _, _ = _scan_eqn(case[1], *case[2]())
+  source, _ = loops.scan_source(body, nc, ncar, rev)
+  for fn in ("tanh", "exp", "log", "log1p", "expm1"):
+    assert f"def _map_{fn}_f32(a):" in source and f"_map_{fn}_f32(v" in source
+    assert f"np.{fn}(" not in source
+  assert "(_s.tanh_f32(" in source and "(_s.exp_f32(" in source  # the 0-d ones
+  assert source.count("error_model='numpy'") == 1  # the kernel: x / 0 is inf, never raises
 
 
 @needs_numba

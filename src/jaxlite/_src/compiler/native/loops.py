@@ -16,6 +16,7 @@ division, float-to-int converts, gathers and every other primitive
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 
@@ -24,12 +25,13 @@ from jaxlite._src.compiler.native import codegen
 from jaxlite._src.core import Literal
 
 # Off by default (JAXLITE_NATIVE_LOOPS=1 turns it on): on the scan RNN anchor (tanh, 1000 steps,
-# hidden 128, batch 32; 2-core machine, loaded, 2026-12-04) the compiled loop's best call was
-# 130-172 ms against tier 1's 30-34 ms, so the HotSwap rejected it: numba has no SIMD tanh here
-# (no SVML; 55 us for a (32, 128) tanh against NumPy's 1.8 us), while the step's two np.dot
-# cost what NumPy's do (11.5 us against 9.2 us). With ReLU in place of tanh it won: best
-# 26.3 ms against 32.7 ms (kept). On by default it would spend a background compile (~6 s
-# of CPU) and two slow trial calls on every hot transcendental loop to learn that.
+# hidden 128, batch 32; 2-core AMD EPYC, 2026-12-05) the compiled loop's best call is 31 ms
+# against tier 1's 20 ms, so the HotSwap rejects it. Tier 1 hoists the step's x @ u out of the
+# loop (scan_hoist: one stacked product, on the other core beside the loop); the compiled loop
+# makes both products every step (2 x ~9.5 us of its ~31 us). Its float32 transcendentals are
+# support.py's, mapped by `_map_*` helpers (a (32, 128) tanh 2.7 us; numba's own np.tanh, a
+# scalar libm call per element, took 27 us and the loop 55 ms). On by default it would spend a
+# background compile (~5 s of CPU) and slow trial calls on every hot loop of this kind.
 ENABLED = os.environ.get("JAXLITE_NATIVE_LOOPS", "0").strip().lower() in ("1", "true", "on")
 
 _UNARY = {"tanh": "np.tanh({0})", "exp": "np.exp({0})", "log": "np.log({0})",
@@ -74,10 +76,56 @@ def _expr(eqn, ins) -> str:
       return f"{codegen._cast(out.dtype)}({ins[0]})"
     if eqn.primitive.name == "squeeze":  # a one-element array's element
       return f"{codegen._cast(out.dtype)}(np.ascontiguousarray({ins[0]}).ravel()[0])"
+    if eqn.primitive.name in _UNARY or eqn.primitive.name == "logistic":
+      _array_expr(eqn, ins)  # its checks (float operands, one dtype)
+      return f"{codegen._cast(out.dtype)}({_unary(eqn.primitive.name, out.dtype, ins[0], True)})"
     return f"{codegen._cast(out.dtype)}({_array_expr(eqn, ins)})"
   if eqn.primitive.name == "broadcast_in_dim" and not eqn.invars[0].aval.shape:
     return f"np.full({tuple(out.shape)!r}, {ins[0]}, {codegen._cast(out.dtype)})"
   return _array_expr(eqn, ins)
+
+
+def _unary(name: str, dtype, x: str, scalar: bool) -> str:
+  """Unary `name` of `x` (a numba scalar where `scalar`, else an array). Where support.py has a
+  libm-free version for the dtype (codegen._VECTOR), a scalar calls it and an array maps it
+  with a generated helper (`_map_helpers`), so the loop over the elements vectorizes: numba's
+  own np.tanh over an array is one scalar libm call per element (no SVML here; 55 us against
+  3 us for a (32, 128) float32 tanh)."""
+  if name == "logistic":
+    one = codegen.literal(1, dtype)
+    return f"({one} / ({one} + {_unary('exp', dtype, f'(-{x})', scalar)}))"
+  dtype = np.dtype(dtype)
+  if name in codegen._VECTOR.get(dtype, ()):
+    fn = f"{name}_f{dtype.itemsize * 8}"
+    return f"_s.{fn}({x})" if scalar else f"_map_{fn}({x})"
+  return _UNARY[name].format(x)
+
+
+# One helper per support.py function an array expression maps (`_unary`): the elements of a
+# C-contiguous copy (a view where the operand already is) through the scalar function, into a
+# fresh array of the same shape.
+_MAP_HELPER = """@njit(nogil=True, error_model="numpy")
+def _map_{fn}(a):
+  a = np.ascontiguousarray(a)
+  out = np.empty(a.shape, a.dtype)
+  src, dst = a.reshape(a.size), out.reshape(out.size)
+  for i in range(src.size):
+    dst[i] = _s.{fn}(src[i])
+  return out
+"""
+
+
+def _module_head(body_lines) -> list:
+  """The generated module's imports, and the map helpers `body_lines` call."""
+  text = "\n".join(body_lines)
+  used = sorted(set(re.findall(r"\b_map_(\w+?)\(", text)))
+  head = ["import numpy as np", "from numba import njit, types"]
+  if used or "_s." in text:
+    head.append("from jaxlite._src.compiler.native import support as _s")
+  head.append("")
+  for fn in used:
+    head += [_MAP_HELPER.format(fn=fn)]
+  return head
 
 
 def _array_expr(eqn, ins) -> str:
@@ -91,11 +139,8 @@ def _array_expr(eqn, ins) -> str:
   if any(np.dtype(v.aval.dtype) != np.dtype(out.dtype) for v in eqn.invars) \
       and name not in ("lt", "gt", "le", "ge", "eq", "ne", "select_n", "convert_element_type"):
     raise codegen.Unsupported(f"{name} mixing dtypes")
-  if name in _UNARY:
-    return _UNARY[name].format(*ins)
-  if name == "logistic":
-    one = codegen.literal(1, out.dtype)
-    return f"({one} / ({one} + np.exp(-{ins[0]})))"
+  if name in _UNARY or name == "logistic":
+    return _unary(name, out.dtype, ins[0], False)
   if name in _BINARY:
     return _BINARY[name].format(*ins)
   if name == "integer_pow" and p["y"] == 2:
@@ -182,9 +227,9 @@ def scan_source(closed, num_consts: int, num_carry: int, reverse: bool):
   params.append("length")
   sig.append("types.int64")
   body = _eqn_lines(jaxpr, name, atom)
-  lines = ["import numpy as np", "from numba import njit, types", "",
-           f"@njit(types.void({', '.join(sig)}), cache=True, nogil=True)",
-           f"def kernel({', '.join(params)}):"]
+  lines = _module_head(body) + [
+      f"@njit(types.void({', '.join(sig)}), cache=True, nogil=True, error_model='numpy')",
+      f"def kernel({', '.join(params)}):"]
   lines += [f"  {name(v)} = k{i}{'[0]' if scalar(v) else ''}"
             for i, v in enumerate(jaxpr.constvars)]
   lines += [f"  {name(v)} = a{i}{'[0]' if scalar(v) else ''}"
@@ -268,8 +313,8 @@ def while_source(cond, body, cond_nconsts: int, body_nconsts: int):
     lines.append(f"    {', '.join(name(v) for v in carry)} = {', '.join(new)}")
   lines += [f"  co{i}[{'...' if v.aval.shape else '0'}] = {name(v)}"
             for i, v in enumerate(carry)]
-  head = ["import numpy as np", "from numba import njit, types", "",
-          f"@njit(types.void({', '.join(sig)}), cache=True, nogil=True)",
+  head = _module_head(lines) + [
+          f"@njit(types.void({', '.join(sig)}), cache=True, nogil=True, error_model='numpy')",
           f"def kernel({', '.join(params)}):"]
   return "\n".join(head + lines) + "\n", cconsts, bconsts
 
