@@ -180,7 +180,8 @@ def _array_expr(eqn, ins) -> str:
 
 def scan_source(closed, num_consts: int, num_carry: int, reverse: bool):
   """(numba module source, body consts): the module's `kernel(*body consts, *consts,
-  *carry_in, *xs, *ys, *carry_out, length)` running the scan of body `closed` and writing ys and the final carry in place."""
+  *carry_in, *xs, *ys, *carry_out, length)` running the scan of body `closed` and writing ys
+  and the final carry in place."""
   jaxpr, consts = passes.optimize(closed)
   consts = [np.asarray(c, v.aval.dtype) for c, v in zip(consts, jaxpr.constvars)]
   names, counter = {}, iter(range(1 << 30))
