@@ -395,11 +395,12 @@ class AdaptiveLoop:
     self.max_length = max_length
     self.blas = blas
     self.__jaxlite_source__ = hoisted.__jaxlite_source__
-    self.mode = self.last_mode = None
-    self.calls = self.tries = 0
-    self.recent = {True: [], False: []}  # mode -> its latest calls' seconds per step
-    self.interval = tiled_executor.REPROBE
-    self.next_try = 0
+    self.last_mode = None
+    self.chooser = tiled_executor.ModeChooser((True, False))  # times per step
+
+  @property
+  def mode(self):
+    return self.chooser.mode
 
   def __call__(self, *args):
     length = args[-1]
@@ -414,43 +415,14 @@ class AdaptiveLoop:
       self.batched.pipeline = self.blas
       self.last_mode = True
       return self.hoisted(*args)
-    mode = self._pick()
+    mode = self.chooser.pick()
     self.last_mode = mode
     self.batched.pipeline = self.blas and mode
     run = self.hoisted if self.blas or mode else self.plain
     t = time.perf_counter()
     out = run(*args)
-    self._record(mode, (time.perf_counter() - t) / length)
+    self.chooser.record(mode, (time.perf_counter() - t) / length)
     return out
-
-  def _pick(self) -> bool:
-    c = self.calls
-    self.calls = c + 1
-    if c < 2 * tiled_executor.PROBES:
-      return c % 2 == 0
-    if c >= self.next_try:  # now and then the other: the machine's load changes
-      self.next_try = c + tiled_executor.REPROBE_MAX  # until this try is timed
-      self.tries += 1
-      return not self.mode
-    return self.mode
-
-  def _record(self, mode: bool, dt: float) -> None:
-    times = self.recent[mode]
-    times.append(dt)
-    if len(times) > tiled_executor.PROBES:
-      del times[0]
-    median = tiled_executor._median
-    if self.mode is None:  # probing
-      if self.calls >= 2 * tiled_executor.PROBES:
-        self.mode = median(self.recent[True]) <= median(self.recent[False])
-        self.next_try = self.calls + self.interval
-    elif mode != self.mode:
-      if dt < 0.9 * median(self.recent[self.mode]):
-        self.mode, self.interval = mode, tiled_executor.REPROBE
-        self.recent[mode] = [dt]  # its probes are old news: the load changed
-      else:
-        self.interval = min(2 * self.interval, tiled_executor.REPROBE_MAX)
-      self.next_try = self.calls - 1 + self.interval
 
 
 def compile_scan(backend, closed, num_consts, num_carry, reverse):

@@ -109,6 +109,52 @@ REPROBE = 32
 REPROBE_MAX = 2048
 
 
+class ModeChooser:
+  """Which of `modes` the next call runs in, by timing calls as above: `pick()` before a call,
+  `record(mode, seconds)` after it. `mode` is the choice once probing is done (None before),
+  `tries` how many times another mode was tried since. Tier 1's tiled kernels, its scan loops
+  (scan_hoist.AdaptiveLoop) and its BLAS thread count (blas.AdaptiveThreads) choose with it."""
+  __slots__ = ("modes", "mode", "calls", "tries", "recent", "interval", "next_try")
+
+  def __init__(self, modes):
+    self.modes = tuple(modes)
+    self.mode = None
+    self.calls = self.tries = 0
+    self.recent = {}  # mode -> seconds of its latest calls (PROBES at most)
+    self.interval = REPROBE  # calls from one try of another mode to the next
+    self.next_try = 0
+
+  def pick(self):
+    c, modes = self.calls, self.modes
+    self.calls = c + 1
+    if c < PROBES * len(modes):
+      return modes[c % len(modes)]
+    if c >= self.next_try:  # now and then, another mode: the machine's load changes
+      self.next_try = c + REPROBE_MAX  # until this try is timed (`record` sets the next)
+      self.tries += 1
+      others = [m for m in modes if m != self.mode]
+      return others[self.tries % len(others)]
+    return self.mode
+
+  def record(self, mode, seconds: float) -> None:
+    recent = self.recent
+    times = recent.setdefault(mode, [])
+    times.append(seconds)
+    if len(times) > PROBES:
+      del times[0]
+    if self.mode is None:  # probing
+      if self.calls >= PROBES * len(self.modes):
+        self.mode = min(self.modes, key=lambda m: _median(recent.get(m)))
+        self.next_try = self.calls + self.interval
+    elif mode != self.mode:
+      if seconds < 0.9 * _median(recent.get(self.mode)):
+        self.mode, self.interval = mode, REPROBE
+        recent[mode] = [seconds]  # its probes are old news: the load changed
+      else:
+        self.interval = min(2 * self.interval, REPROBE_MAX)
+      self.next_try = self.calls - 1 + self.interval  # counted from the try's own call
+
+
 class TiledKernel:
   """Calls `tile_fn(first_row, n_rows, *operand_tiles, *output_tiles)` for each tile of the
   `n` rows (the first row places a tile in the whole, e.g. random_bits' counters), or once over
@@ -134,13 +180,15 @@ class TiledKernel:
     self.quiet = quiet
     self.bounds = [(lo, min(lo + rows, n)) for lo in range(0, n, rows)]
     self.last_tiles = self.last_threads = 0
-    self.last_mode = self.mode = None
-    self.modes = None  # the candidate modes, settled on the first call (the pool exists then)
-    self.calls = 0
-    self.recent = {}   # mode -> seconds of its latest calls (PROBES at most)
-    self.interval = REPROBE  # calls from one try of another mode to the next
-    self.next_try = 0
-    self.tries = 0
+    self.last_mode = None
+    # the candidate modes, settled on the first call (the pool exists then); a ModeChooser
+    # where there are several
+    self.modes = self.chooser = None
+
+  @property
+  def mode(self):
+    """The mode chosen once probing is done (None before, and where there is no choice)."""
+    return self.chooser.mode if self.chooser is not None else None
 
   def __call__(self, *operands):
     if self.reuse is None:
@@ -152,13 +200,15 @@ class TiledKernel:
     modes = self.modes
     if modes is None:
       modes = self.modes = self._candidates(executor, workers)
+      if len(modes) > 1:
+        self.chooser = ModeChooser(modes)
     if len(modes) == 1:
       self._run(modes[0], executor, workers, operands, outs)
       return outs
-    mode = self._pick(modes)
+    mode = self.chooser.pick()
     t = time.perf_counter()
     self._run(mode, executor, workers, operands, outs)
-    self._record(modes, mode, time.perf_counter() - t)
+    self.chooser.record(mode, time.perf_counter() - t)
     return outs
 
   def _candidates(self, executor, workers) -> tuple:
@@ -167,36 +217,6 @@ class TiledKernel:
     if not ADAPTIVE:
       return (POOLED,) if pooled else (TILES,)
     return (POOLED,) * pooled + (TILES,) * tiled + (WHOLE,)
-
-  def _pick(self, modes):
-    c = self.calls
-    self.calls = c + 1
-    if c < PROBES * len(modes):
-      return modes[c % len(modes)]
-    if c >= self.next_try:  # now and then, another mode: the machine's load changes
-      self.next_try = c + REPROBE_MAX  # until this try is timed (`_record` sets the next)
-      self.tries += 1
-      others = [m for m in modes if m != self.mode]
-      return others[self.tries % len(others)]
-    return self.mode
-
-  def _record(self, modes, mode, dt) -> None:
-    recent = self.recent  # mode -> its latest calls' seconds (at most PROBES of them)
-    times = recent.setdefault(mode, [])
-    times.append(dt)
-    if len(times) > PROBES:
-      del times[0]
-    if self.mode is None:  # probing
-      if self.calls >= PROBES * len(modes):
-        self.mode = min(modes, key=lambda m: _median(recent.get(m)))
-        self.next_try = self.calls + self.interval
-    elif mode != self.mode:
-      if dt < 0.9 * _median(recent.get(self.mode)):
-        self.mode, self.interval = mode, REPROBE
-        recent[mode] = [dt]  # its probes are old news: the load changed
-      else:
-        self.interval = min(2 * self.interval, REPROBE_MAX)
-      self.next_try = self.calls - 1 + self.interval  # counted from the try's own call
 
   def _run(self, mode, executor, workers, operands, outs) -> None:
     self.last_mode = mode
