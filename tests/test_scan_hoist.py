@@ -15,8 +15,8 @@ import pytest
 import jaxlite
 from conftest import oracle
 from jaxlite._src import core
-from jaxlite._src.compiler import (backend, numpy_codegen, scan_hoist, tier1_backend,
-                                   tiled_executor)
+from jaxlite._src.compiler import (adaptive, backend, blas, numpy_codegen, scan_hoist,
+                                   tier1_backend, tiled_executor)
 
 TIER0, TIER1 = numpy_codegen.NUMPY, tier1_backend.TIER1
 RNG = np.random.default_rng(7)
@@ -205,7 +205,7 @@ def _pipelined(monkeypatch):
 @pytest.mark.parametrize("name, make, args, hoists", CASES, ids=[c[0] for c in CASES])
 def test_hoisted_equals_tier0(name, make, args, hoists, pipelined, monkeypatch):
   # always the hoisted loop where the length allows (no timing-based choice)
-  monkeypatch.setattr(tiled_executor, "ADAPTIVE", False)
+  monkeypatch.setattr(adaptive, "ADAPTIVE", False)
   if pipelined:
     _pipelined(monkeypatch)
   args = args()
@@ -355,7 +355,7 @@ def test_outside_length_range_runs_plain_loop(monkeypatch):
 
 
 def test_stacked_carry_is_not_a_view(monkeypatch):
-  monkeypatch.setattr(tiled_executor, "ADAPTIVE", False)
+  monkeypatch.setattr(adaptive, "ADAPTIVE", False)
   body, ins = _body(carry_is_stacked(jaxlite), _f32(B, H), XS)
   loop = scan_hoist.compile_scan(TIER1, *body)
   (carry,), _ = _call(loop, body, ins, L)
@@ -367,7 +367,7 @@ def test_stacked_carry_is_not_a_view(monkeypatch):
 
 
 def test_batched_program_per_length(monkeypatch):
-  monkeypatch.setattr(tiled_executor, "ADAPTIVE", False)
+  monkeypatch.setattr(adaptive, "ADAPTIVE", False)
   body, ins = _body(rnn(jaxlite), H0, XS)
   loop = scan_hoist.compile_scan(TIER1, *body)
   for n in (L, L - 2, L):
@@ -382,7 +382,7 @@ def test_batched_program_per_length(monkeypatch):
 @pytest.mark.parametrize("length", [11, 12, 4, 3])
 def test_pipelined_chunks(monkeypatch, length, reverse):
   _pipelined(monkeypatch)
-  monkeypatch.setattr(tiled_executor, "ADAPTIVE", False)
+  monkeypatch.setattr(adaptive, "ADAPTIVE", False)
   body, ins = _body(rnn(jaxlite, reverse), H0, XS)
   loop = scan_hoist.compile_scan(TIER1, *body)
   loop.batched.pipeline = True
@@ -404,9 +404,9 @@ def test_pipelined_chunks(monkeypatch, length, reverse):
 
 def test_exception_in_loop_restores_blas_threads(monkeypatch):
   _pipelined(monkeypatch)
-  monkeypatch.setattr(tiled_executor, "ADAPTIVE", False)
+  monkeypatch.setattr(adaptive, "ADAPTIVE", False)
   calls = []
-  monkeypatch.setattr(scan_hoist, "_BLAS", [(lambda: 4, calls.append)])
+  monkeypatch.setattr(blas, "_BLAS", [(lambda: 4, calls.append)])
 
   def boom(x):
     if x[0, 0] == XS[5, 0, 0]:
@@ -428,7 +428,7 @@ def test_exception_in_loop_restores_blas_threads(monkeypatch):
 
 def test_stacked_product_on_one_blas_thread(monkeypatch):
   calls = []
-  monkeypatch.setattr(scan_hoist, "_BLAS", [(lambda: 4, calls.append)])
+  monkeypatch.setattr(blas, "_BLAS", [(lambda: 4, calls.append)])
   body, ins = _body(rnn(jaxlite), H0, XS)
   loop = scan_hoist.compile_scan(TIER1, *body)
   assert loop.blas
@@ -438,10 +438,10 @@ def test_stacked_product_on_one_blas_thread(monkeypatch):
 
 def test_openblas_found_where_numpy_uses_it():
   config = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
-  blas = scan_hoist._openblas()
+  lib = blas.openblas()
   if "openblas" not in config["name"].lower() or not os.path.exists("/proc/self/maps"):
     pytest.skip(f"NumPy's BLAS is {config['name']}")
-  get, set_threads = blas
+  get, set_threads = lib
   n = get()
   set_threads(1)
   try:
@@ -453,7 +453,7 @@ def test_openblas_found_where_numpy_uses_it():
 
 def test_adaptive_pipeline_or_one_chunk(monkeypatch):
   _pipelined(monkeypatch)
-  monkeypatch.setattr(scan_hoist, "_BLAS", [(lambda: 1, lambda n: None)])
+  monkeypatch.setattr(blas, "_BLAS", [(lambda: 1, lambda n: None)])
   body, ins = _body(rnn(jaxlite), H0, XS)
   loop = scan_hoist.compile_scan(TIER1, *body)
   want = _call(TIER0.compile_scan(*body), body, ins, L)
@@ -466,12 +466,12 @@ def test_adaptive_pipeline_or_one_chunk(monkeypatch):
     return run
   loop.batched.start = counting_start
   modes = []
-  for _ in range(2 * tiled_executor.PROBES + 2):
+  for _ in range(2 * adaptive.PROBES + 2):
     got = _call(loop, body, ins, L)
     modes.append(loop.last_mode)
     for g, w in zip(got[0] + got[1], want[0] + want[1]):
       np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
-  assert modes[:2 * tiled_executor.PROBES] == [True, False] * tiled_executor.PROBES
+  assert modes[:2 * adaptive.PROBES] == [True, False] * adaptive.PROBES
   assert loop.mode is not None and modes[-1] == loop.mode
   # pipelined (several chunks) exactly when the mode was True
   assert [n > 1 for n in chunks] == modes
@@ -479,17 +479,17 @@ def test_adaptive_pipeline_or_one_chunk(monkeypatch):
 
 def test_adaptive_probes_both_then_keeps_the_faster(monkeypatch):
   # without control of the BLAS's threads, the loop times both
-  monkeypatch.setattr(scan_hoist, "_BLAS", [None])
+  monkeypatch.setattr(blas, "_BLAS", [None])
   body, ins = _body(rnn(jaxlite), H0, XS)
   loop = scan_hoist.compile_scan(TIER1, *body)
   want = _call(TIER0.compile_scan(*body), body, ins, L)
   modes = []
-  for _ in range(2 * tiled_executor.PROBES):
+  for _ in range(2 * adaptive.PROBES):
     got = _call(loop, body, ins, L)
     modes.append(loop.last_mode)
     for g, w in zip(got[0] + got[1], want[0] + want[1]):
       np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
-  assert modes == [True, False] * tiled_executor.PROBES
+  assert modes == [True, False] * adaptive.PROBES
   assert loop.mode is not None  # the faster median per step
   # the plain loop made 3x slower: the choice is the hoisted one from then on
   plain = loop.plain
@@ -501,6 +501,6 @@ def test_adaptive_probes_both_then_keeps_the_faster(monkeypatch):
     time.sleep(0.002)
     return out
   loop2.plain = slow_plain
-  for _ in range(2 * tiled_executor.PROBES + 3):
+  for _ in range(2 * adaptive.PROBES + 3):
     _call(loop2, body, ins, L)
   assert loop2.mode is True and loop2.last_mode is True

@@ -51,8 +51,13 @@ def test_big_values_read_only_by_matmuls_load_no_tier1_code():
       "w = np.full((784, 512), 0.01, np.float32); x = np.ones((128, 784), np.float32)\n"
       "f = jaxlite.jit(lambda x, w: jnp.maximum(x @ w - 1, 0).sum())\n"
       "np.testing.assert_allclose(float(f(x, w)), 128 * 512 * 6.84, rtol=1e-4)\n"
+      # its product is big enough for BLAS threads: the count is chosen per call all the same
+      "from jaxlite._src.compiler import blas, tiers\n"
+      "exe = tiers.PENDING.compile(jaxlite.make_jaxpr(lambda x, w: (x @ w).sum())(x, w))\n"
+      "lib = blas.openblas()\n"
+      "print(type(exe).__name__ if lib and lib[0]() > 1 else 'AdaptiveThreads')\n"
       f"print({_LOADED}, backend.installed().name)")
-  assert out == "[] numpy-tier1-pending"
+  assert out.splitlines() == ["AdaptiveThreads", "[] numpy-tier1-pending"]
 
 
 def test_first_big_program_loads_and_installs_tier1():
@@ -105,7 +110,7 @@ def test_tier0_env_never_loads_tier1():
 
 # --- tile scheduling -----------------------------------------------------------------------------
 
-from jaxlite._src.compiler import tiled_executor  # noqa: E402  (after the subprocess tests' doc)
+from jaxlite._src.compiler import adaptive, tiled_executor  # noqa: E402  (after the subprocess tests' doc)
 
 
 def _kernel(tile_fn, n=64, rows=4):
@@ -255,14 +260,14 @@ def _timed_kernel(slow):
     (lambda n: n == 64, None),                  # the whole is slow: a tiled mode wins
 ])
 def test_kernel_settles_on_its_fastest_mode(monkeypatch, slow, want):
-  monkeypatch.setattr(tiled_executor, "ADAPTIVE", True)
+  monkeypatch.setattr(adaptive, "ADAPTIVE", True)
   pool = _pool_of(2)
   monkeypatch.setattr(tiled_executor, "POOL", pool)
   try:
     k = _timed_kernel(slow)
     x = np.arange(64.0)
     seen = []
-    for _ in range(tiled_executor.PROBES * 3):
+    for _ in range(adaptive.PROBES * 3):
       np.testing.assert_array_equal(k(x)[0], x * 3)
       seen.append(k.last_mode)
     assert set(seen) == {tiled_executor.POOLED, tiled_executor.TILES, tiled_executor.WHOLE}
@@ -278,15 +283,15 @@ def test_kernel_settles_on_its_fastest_mode(monkeypatch, slow, want):
 
 
 def test_kernel_switches_mode_when_another_becomes_faster(monkeypatch):
-  monkeypatch.setattr(tiled_executor, "REPROBE", 4)
-  monkeypatch.setattr(tiled_executor, "ADAPTIVE", True)
+  monkeypatch.setattr(adaptive, "REPROBE", 4)
+  monkeypatch.setattr(adaptive, "ADAPTIVE", True)
   pool = tiled_executor._Pool()
   pool.workers = 1
   monkeypatch.setattr(tiled_executor, "POOL", pool)
   state = {"slow_whole": False}
   k = _timed_kernel(lambda n: (n == 64) == state["slow_whole"])
   x = np.arange(64.0)
-  for _ in range(tiled_executor.PROBES * 2):
+  for _ in range(adaptive.PROBES * 2):
     k(x)
   assert k.mode == tiled_executor.WHOLE  # tiles sleep
   state["slow_whole"] = True  # the load changes: now the whole is slow
@@ -297,9 +302,9 @@ def test_kernel_switches_mode_when_another_becomes_faster(monkeypatch):
 
 def test_losing_tries_back_off(monkeypatch):
   # The other mode always loses: tries of it come after 4, 8, 16, 32, 64, 64... calls.
-  monkeypatch.setattr(tiled_executor, "REPROBE", 4)
-  monkeypatch.setattr(tiled_executor, "REPROBE_MAX", 64)
-  monkeypatch.setattr(tiled_executor, "ADAPTIVE", True)
+  monkeypatch.setattr(adaptive, "REPROBE", 4)
+  monkeypatch.setattr(adaptive, "REPROBE_MAX", 64)
+  monkeypatch.setattr(adaptive, "ADAPTIVE", True)
   pool = tiled_executor._Pool()
   pool.workers = 1
   monkeypatch.setattr(tiled_executor, "POOL", pool)
@@ -311,12 +316,12 @@ def test_losing_tries_back_off(monkeypatch):
     modes.append(k.last_mode)
   assert k.mode == tiled_executor.WHOLE
   tries = [i for i, m in enumerate(modes)
-           if i >= tiled_executor.PROBES * 2 and m == tiled_executor.TILES]
+           if i >= adaptive.PROBES * 2 and m == tiled_executor.TILES]
   assert [b - a for a, b in zip(tries, tries[1:])][:5] == [8, 16, 32, 64, 64]
 
 
 def test_adaptation_off_always_tiles(monkeypatch):
-  monkeypatch.setattr(tiled_executor, "ADAPTIVE", False)
+  monkeypatch.setattr(adaptive, "ADAPTIVE", False)
   pool = tiled_executor._Pool()
   pool.workers = 1
   monkeypatch.setattr(tiled_executor, "POOL", pool)

@@ -21,9 +21,9 @@ The batched program is the stacked eqns as a jaxpr batched over the scan axis by
 it get tier 1's tiles); it is built per scan length on first use. A scan shorter than
 `MIN_LENGTH` (nothing to amortize) or whose stacked values would exceed `MAX_BYTES` runs the
 plain loop (`AdaptiveLoop`; which also times both where the BLAS's threads are out of reach).
-The stacked products run on one BLAS thread (`_openblas`): the per-step products they replace
-ran on one too, and a multi-threaded OpenBLAS call leaves its workers spinning through the loop;
-the second core is used by the pipeline instead.
+The stacked products run on one BLAS thread (`blas.openblas`): the per-step products they
+replace ran on one too, and a multi-threaded OpenBLAS call leaves its workers spinning through
+the loop; the second core is used by the pipeline instead.
 
 The plain loop is tier 0's, except that loop-invariant broadcasts (`b` stretched to the batch:
 a stride-0 view) of at most `DENSE_BYTES` that the loop reads are copied into dense arrays before
@@ -48,6 +48,8 @@ import time
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src.compiler import adaptive
+from jaxlite._src.compiler import blas
 from jaxlite._src.compiler import fusion
 from jaxlite._src.compiler import numpy_codegen as tier0
 from jaxlite._src.compiler import passes
@@ -196,8 +198,16 @@ class _Run:
   pool meanwhile, in the loop's order, so the stacked products of later steps run beside the
   loop's own work (RNN anchor: the 1000 steps' x @ u, ~8 ms on one core, overlap the ~15 ms
   loop). Else one chunk, computed here.
-  Every stacked product runs on one BLAS thread (`_openblas`), held from `start` to `close`:
-  the cores are used by the pipeline, not by BLAS threads that would spin between calls."""
+  Every stacked product runs on one BLAS thread (`blas.openblas`), held from `start` to `close`:
+  the cores are used by the pipeline, not by BLAS threads that would spin between calls. Over
+  all threads one stacked product is faster on a quiet machine, but OpenBLAS's workers then
+  busy-wait (~0.1 s) for more work through the loop that follows, whose per-step products run
+  on one thread anyway (below OpenBLAS's threading size). On the 2-core dev machine with the
+  other core busy, that made the RNN anchor's hoisted call 45-78 ms against the plain loop's
+  27-35; on one thread the stacked product still beats the per-step ones (0.26 against 0.30 us
+  per row, and one call instead of `length`), so hoisting never loses to the plain loop. The
+  count is process-wide, for the scan call: BLAS calls other threads make meanwhile run on one
+  thread too (same values)."""
 
   def __init__(self, batched: _Batched, length: int, args):
     self.batched, self.args = batched, args
@@ -215,11 +225,11 @@ class _Run:
       batched.exe(hi - lo)
     self.threads = 0
     self.futures = {}
-    blas = _openblas()
-    if blas is not None:
-      threads = blas[0]()
+    lib = blas.openblas()
+    if lib is not None:
+      threads = lib[0]()
       if threads > 1:
-        blas[1](1)  # see `_openblas`
+        lib[1](1)
         self.threads = threads
     try:
       for lo, hi in chunks[1:]:
@@ -243,53 +253,7 @@ class _Run:
     for future in self.futures.values():
       future.cancel()  # after an exception in the loop: the rest is not needed
     if self.threads:
-      _openblas()[1](self.threads)
-
-
-_BLAS = []  # [(get_num_threads, set_num_threads) or None], once looked for
-
-
-def _openblas():
-  """OpenBLAS's (get, set) of its thread count, when NumPy's BLAS is a loaded OpenBLAS (Linux:
-  found in /proc/self/maps), else None.
-
-  Stacked products run on one BLAS thread. Over all threads one is faster on a quiet machine,
-  but OpenBLAS's workers then busy-wait (~0.1 s) for more work through the loop that follows,
-  whose per-step products run on one thread anyway (below OpenBLAS's threading size). On the
-  2-core dev machine with the other core busy, that made the RNN anchor's hoisted call 45-78 ms
-  against the plain loop's 27-35; on one thread the stacked product still beats the per-step
-  ones (0.26 against 0.30 us per row, and one call instead of `length`), so hoisting never loses
-  to the plain loop, and the pipeline (`_Run`) puts the second core to work without spinning.
-  Setting the count costs ~0.4 us. It is process-wide, for the scan call: BLAS calls other
-  threads make meanwhile run on one thread too (same values)."""
-  if not _BLAS:
-    _BLAS.append(_find_openblas())
-  return _BLAS[0]
-
-
-def _find_openblas():
-  import ctypes
-  try:
-    with open("/proc/self/maps") as f:
-      paths = {line.split()[-1] for line in f if "openblas" in line.lower() and "/" in line}
-  except OSError:
-    return None
-  # NumPy's own first (numpy.libs/ in a wheel): SciPy or torch may have loaded another copy
-  for path in sorted(paths, key=lambda p: ("numpy" not in p, p)):
-    try:
-      # the library NumPy already loaded (NOLOAD: never a second copy), its symbols kept local
-      lib = ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 0))
-    except OSError:
-      continue
-    for prefix, suffix in (("scipy_openblas", "64_"), ("openblas", "64_"), ("openblas", ""),
-                           ("scipy_openblas", "")):
-      get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
-      set_threads = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
-      if get is not None and set_threads is not None:
-        get.restype, get.argtypes = ctypes.c_int, []
-        set_threads.restype, set_threads.argtypes = None, [ctypes.c_int]
-        return get, set_threads
-  return None
+      blas.openblas()[1](self.threads)
 
 
 def _dense_broadcasts(invariant, loop) -> list:
@@ -374,13 +338,13 @@ class AdaptiveLoop:
   Scans of `MIN_LENGTH` to `max_length` steps (stacked values within `MAX_BYTES`) hoist; the
   others run the plain loop. Which way to hoist is the machine's choice, not the program's, so
   where there is a choice the loop times its calls per step, as tier 1's tiled kernels do
-  (tiled_executor.ADAPTIVE; env JAXLITE_TIER1_ADAPT=0: always the first option below): the
+  (adaptive.ADAPTIVE; env JAXLITE_TIER1_ADAPT=0: always the first option below): the
   first `PROBES` calls of each option, alternating, then the faster median, trying the other
   after `REPROBE` calls and switching when that beats the current one's median by 10%; each
   losing try doubles the wait (up to `REPROBE_MAX` calls). `last_mode` / `mode`: the latest and
   chosen (True: the first option).
 
-  - Where `_openblas` holds the stacked products to one thread, hoisting never loses to the
+  - Where `blas.openblas` holds the stacked products to one thread, hoisting never loses to the
     plain loop; the choice is pipelined (`_Run`) or in one chunk. The pipeline wins where a
     second core is free (RNN anchor: 21 against 28 ms at cpu/wall 1.4); where it is busy, the
     worker and the loop share one core, and a worker preempted while it holds the GIL stalls
@@ -396,7 +360,7 @@ class AdaptiveLoop:
     self.blas = blas
     self.__jaxlite_source__ = hoisted.__jaxlite_source__
     self.last_mode = None
-    self.chooser = tiled_executor.ModeChooser((True, False))  # times per step
+    self.chooser = adaptive.ModeChooser((True, False))  # times per step
 
   @property
   def mode(self):
@@ -408,9 +372,9 @@ class AdaptiveLoop:
       self.last_mode = None
       return self.plain(*args)
     if self.blas:
-      choice = tiled_executor.ADAPTIVE and self.batched.can_pipeline(length)
+      choice = adaptive.ADAPTIVE and self.batched.can_pipeline(length)
     else:
-      choice = tiled_executor.ADAPTIVE
+      choice = adaptive.ADAPTIVE
     if not choice:
       self.batched.pipeline = self.blas
       self.last_mode = True
@@ -445,7 +409,7 @@ def compile_scan(backend, closed, num_consts, num_carry, reverse):
   glob["_hoist"] = _Batched(backend, p, reverse)
   hoisted = tier0._exec_source(src, glob, tier0.SCAN_FN)
   return AdaptiveLoop(hoisted, plain, glob["_hoist"], MAX_BYTES // p.step_bytes,
-                      _openblas() is not None)
+                      blas.openblas() is not None)
 
 
 def _tier0_loop(jaxpr, consts, num_consts, num_carry, reverse, tables):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from jaxlite._src import core, prng
 from jaxlite._src.compiler import backend as backend_lib
+from jaxlite._src.compiler import blas
 from jaxlite._src.compiler import fusion
 from jaxlite._src.compiler import numpy_codegen as tier0
 from jaxlite._src.compiler import passes
@@ -369,7 +370,11 @@ class TiledBackend(tier0.NumpyBackend):
 
   def compile_optimized(self, jaxpr: core.Jaxpr, consts: list, donated: tuple = ()):
     """`compile` of a jaxpr `passes.optimize` already ran on (tiers.PendingTier1 hands over
-    the program it looked at)."""
+    the program it looked at). A program with a product big enough for BLAS threads chooses
+    their count per call (blas.adapt)."""
+    return blas.adapt(self._compile_program(jaxpr, consts, donated), jaxpr)
+
+  def _compile_program(self, jaxpr: core.Jaxpr, consts: list, donated: tuple):
     name = tier0.JAXPR_FN  # one name for all (see numpy_codegen.JAXPR_FN)
     if not tiers.has_big_values(jaxpr, tiled_executor.SMALL_ELEMENTS):
       # No kernel can reach the tiled size: tier 0's code, with no fusion pass (the small-array

@@ -10,6 +10,7 @@ import math
 import sys
 
 from jaxlite._src.compiler import backend as backend_lib
+from jaxlite._src.compiler import blas
 from jaxlite._src.compiler import numpy_codegen as tier0
 from jaxlite._src.compiler import passes
 from jaxlite._src.config import config
@@ -87,7 +88,7 @@ class PendingTier1(tier0.NumpyBackend):
     src, glob = tier0.jaxpr_to_source(jaxpr, consts, name, self.tables, donated)
     fn = tier0._exec_source(src, glob, name)
     fn.__jaxlite_kernels__ = []
-    return fn
+    return blas.adapt(fn, jaxpr)  # as tier 1 does
 
   def compile_donating(self, closed, donated):
     return self.compile(closed, donated)

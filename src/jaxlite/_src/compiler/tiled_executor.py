@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 
+from jaxlite._src.compiler import adaptive
 from jaxlite._src.compiler import tiers
 
 # Target bytes of one tile, counted as the sum of every value the kernel reads or makes for
@@ -87,72 +88,12 @@ if hasattr(os, "register_at_fork"):
 # calling thread plus the pool.
 WHOLE, TILES, POOLED = "whole", "tiles", "pool"
 
-# Adaptive choice between them (env JAXLITE_TIER1_ADAPT=0: always tiles, pooled where threads
-# exist). Tiling wins only where a kernel's values outgrow the caches, and the pool only where
-# a second core is free: a worker preempted while it holds the GIL stalls the caller, which on a
-# loaded 2-core machine made a pooled kernel 4x slower than one thread (measured). Neither is
-# known when the program compiles, so each kernel times its calls: the first PROBES calls of
-# each mode (the pooled and tiled ones first), then the mode with the fastest median probe,
-# trying another mode after REPROBE calls and switching when it is faster than the median of
-# the current mode's latest PROBES calls; each try that loses doubles the wait before the next
-# (up to REPROBE_MAX calls), so a mode that is much slower (4x, a starved pool) costs a few
-# percent at first and then next to nothing.
-# Medians, not minima: the pooled mode's calls vary the most (its second thread gets a core or
-# not), so its best of two probes beat the one-thread modes while its typical call lost to them.
-# That made tier 1 slower than tier 0 on the 10M elementwise chains (quiet machine: tier 0
-# 15.3 ms, tier 1 23.6 ms at cpu/wall 1.43, i.e. pooled), and a benchmark's ~15 calls ended
-# before the first re-try (REPROBE) could undo the choice.
-ADAPTIVE = os.environ.get("JAXLITE_TIER1_ADAPT", "1").strip().lower() not in ("0", "false",
-                                                                             "no", "off")
-PROBES = 3
-REPROBE = 32
-REPROBE_MAX = 2048
-
-
-class ModeChooser:
-  """Which of `modes` the next call runs in, by timing calls as above: `pick()` before a call,
-  `record(mode, seconds)` after it. `mode` is the choice once probing is done (None before),
-  `tries` how many times another mode was tried since. Tier 1's tiled kernels, its scan loops
-  (scan_hoist.AdaptiveLoop) and its BLAS thread count (blas.AdaptiveThreads) choose with it."""
-  __slots__ = ("modes", "mode", "calls", "tries", "recent", "interval", "next_try")
-
-  def __init__(self, modes):
-    self.modes = tuple(modes)
-    self.mode = None
-    self.calls = self.tries = 0
-    self.recent = {}  # mode -> seconds of its latest calls (PROBES at most)
-    self.interval = REPROBE  # calls from one try of another mode to the next
-    self.next_try = 0
-
-  def pick(self):
-    c, modes = self.calls, self.modes
-    self.calls = c + 1
-    if c < PROBES * len(modes):
-      return modes[c % len(modes)]
-    if c >= self.next_try:  # now and then, another mode: the machine's load changes
-      self.next_try = c + REPROBE_MAX  # until this try is timed (`record` sets the next)
-      self.tries += 1
-      others = [m for m in modes if m != self.mode]
-      return others[self.tries % len(others)]
-    return self.mode
-
-  def record(self, mode, seconds: float) -> None:
-    recent = self.recent
-    times = recent.setdefault(mode, [])
-    times.append(seconds)
-    if len(times) > PROBES:
-      del times[0]
-    if self.mode is None:  # probing
-      if self.calls >= PROBES * len(self.modes):
-        self.mode = min(self.modes, key=lambda m: _median(recent.get(m)))
-        self.next_try = self.calls + self.interval
-    elif mode != self.mode:
-      if seconds < 0.9 * _median(recent.get(self.mode)):
-        self.mode, self.interval = mode, REPROBE
-        recent[mode] = [seconds]  # its probes are old news: the load changed
-      else:
-        self.interval = min(2 * self.interval, REPROBE_MAX)
-      self.next_try = self.calls - 1 + self.interval  # counted from the try's own call
+# Adaptive choice between them (adaptive.ADAPTIVE; env JAXLITE_TIER1_ADAPT=0: always tiles,
+# pooled where threads exist). Tiling wins only where a kernel's values outgrow the caches, and
+# the pool only where a second core is free: a worker preempted while it holds the GIL stalls
+# the caller, which on a loaded 2-core machine made a pooled kernel 4x slower than one thread
+# (measured). Neither is known when the program compiles, so each kernel times its calls
+# (adaptive.ModeChooser), the pooled and tiled modes probed first.
 
 
 class TiledKernel:
@@ -201,7 +142,7 @@ class TiledKernel:
     if modes is None:
       modes = self.modes = self._candidates(executor, workers)
       if len(modes) > 1:
-        self.chooser = ModeChooser(modes)
+        self.chooser = adaptive.ModeChooser(modes)
     if len(modes) == 1:
       self._run(modes[0], executor, workers, operands, outs)
       return outs
@@ -214,7 +155,7 @@ class TiledKernel:
   def _candidates(self, executor, workers) -> tuple:
     tiled = len(self.bounds) > 1
     pooled = tiled and executor is not None and workers > 1
-    if not ADAPTIVE:
+    if not adaptive.ADAPTIVE:
       return (POOLED,) if pooled else (TILES,)
     return (POOLED,) * pooled + (TILES,) * tiled + (WHOLE,)
 
@@ -299,13 +240,6 @@ class _Job:
     self.done.wait()
     if self.error is not None:
       raise self.error
-
-
-def _median(times) -> float:
-  """The median of a short list of seconds (the upper one of an even count), inf if none."""
-  if not times:
-    return float("inf")
-  return sorted(times)[len(times) // 2]
 
 
 def tile_rows(n: int, row_bytes: int, workers: int) -> int:

@@ -1,0 +1,156 @@
+"""Tier 1's choice of the BLAS thread count per program (compiler/blas.py): programs with a
+matrix product big enough for OpenBLAS's threads time their calls on all threads and on one,
+and run the faster; values never change. A fake BLAS (get, set) stands in for OpenBLAS where
+the test is about the choice; the last test uses NumPy's own OpenBLAS where it has one."""
+import os
+import time
+
+import numpy as np
+import pytest
+
+import jaxlite
+import jaxlite.numpy as jnp
+from jaxlite._src.compiler import adaptive, blas, numpy_codegen, tier1_backend
+
+
+class FakeBlas:
+  """A BLAS thread count the program reads: `fn` sleeps longer on the slow count."""
+
+  def __init__(self, threads=4):
+    self.threads, self.sets = threads, []
+
+  def get(self):
+    return self.threads
+
+  def set(self, n):
+    self.sets.append(n)
+    self.threads = n
+
+
+def _program(slow_on_one: bool, fake: FakeBlas, calls: list):
+  def fn(x):
+    calls.append(fake.threads)
+    one = fake.threads == 1
+    time.sleep(0.004 if one == slow_on_one else 0.001)
+    return (x * 2,)
+  return fn
+
+
+@pytest.mark.parametrize("slow_on_one, want", [(True, blas.ALL), (False, blas.ONE)])
+def test_faster_count_is_chosen_and_count_restored(monkeypatch, slow_on_one, want):
+  monkeypatch.setattr(adaptive, "ADAPTIVE", True)
+  fake, calls = FakeBlas(), []
+  exe = blas.AdaptiveThreads(_program(slow_on_one, fake, calls), fake.get, fake.set)
+  x = np.arange(4.0)
+  for _ in range(2 * adaptive.PROBES + 4):
+    np.testing.assert_array_equal(exe(x)[0], x * 2)
+    assert fake.threads == 4  # restored after every call
+  # the probes alternate all threads (the count as set) and one
+  assert calls[:2 * adaptive.PROBES] == [4, 1] * adaptive.PROBES
+  assert exe.mode == want
+  assert calls[2 * adaptive.PROBES:] == [4 if want == blas.ALL else 1] * 4
+  # a ONE call sets 1 and then the count it found
+  assert fake.sets[:2] == [1, 4] and len(fake.sets) == 2 * calls.count(1)
+
+
+def test_exception_restores_count(monkeypatch):
+  monkeypatch.setattr(adaptive, "ADAPTIVE", True)
+  fake = FakeBlas()
+
+  def boom(x):
+    raise ValueError("inside the program")
+  exe = blas.AdaptiveThreads(boom, fake.get, fake.set)
+  for _ in range(2):  # one call on all threads, one on one thread
+    with pytest.raises(ValueError, match="inside the program"):
+      exe(np.zeros(2))
+    assert fake.threads == 4
+  assert fake.sets == [1, 4]
+
+
+def _jaxpr(f, *shapes):
+  args = [np.zeros(s, np.float32) for s in shapes]
+  return jaxlite.make_jaxpr(f)(*args).jaxpr
+
+
+def test_threaded_products_by_gemm_size():
+  mm = lambda a, b: a @ b  # noqa: E731
+  assert blas.threaded_products(_jaxpr(mm, (128, 784), (784, 512)))  # the MLP's first layer
+  assert not blas.threaded_products(_jaxpr(mm, (32, 64), (64, 64)))  # 131072 <= 2**18
+  assert blas.threaded_products(_jaxpr(mm, (64, 128), (128, 64)))  # 524288
+  # a batched product: OpenBLAS sees one gemm per batch element, each 16 * 16 * 16
+  bmm = lambda a, b: jnp.einsum("bij,bjk->bik", a, b)  # noqa: E731
+  assert not blas.threaded_products(_jaxpr(bmm, (4096, 16, 16), (4096, 16, 16)))
+  assert not blas.threaded_products(_jaxpr(lambda a: jnp.tanh(a) * 2, (1024, 1024)))
+
+
+def _fake_blas(monkeypatch, threads):
+  fake = FakeBlas(threads)
+  monkeypatch.setattr(blas, "_BLAS", [(fake.get, fake.set)])
+  return fake
+
+
+def test_tier1_programs_with_big_products_adapt_tier0_does_not(monkeypatch):
+  monkeypatch.setattr(adaptive, "ADAPTIVE", True)
+  fake = _fake_blas(monkeypatch, 2)
+  rng = np.random.default_rng(0)
+  x = rng.normal(size=(128, 256)).astype(np.float32)
+  w = rng.normal(size=(256, 256)).astype(np.float32)
+  closed = jaxlite.make_jaxpr(lambda x, w: jnp.maximum(x @ w, 0).sum())(x, w)
+  exe = tier1_backend.TIER1.compile(closed)
+  assert isinstance(exe, blas.AdaptiveThreads)
+  t0 = numpy_codegen.NUMPY.compile(closed)
+  assert not isinstance(t0, blas.AdaptiveThreads)
+  want = t0(x, w)[0]
+  for _ in range(2 * adaptive.PROBES + 2):
+    np.testing.assert_array_equal(exe(x, w)[0], want)
+  assert exe.mode in (blas.ALL, blas.ONE) and fake.threads == 2
+  assert 1 in fake.sets  # the one-thread probes ran
+  assert exe.__jaxlite_source__ == exe.fn.__jaxlite_source__  # as_text shows the program
+
+
+@pytest.mark.parametrize("why", ["small product", "one thread", "no OpenBLAS", "adapt off"])
+def test_no_choice_no_wrapper(monkeypatch, why):
+  monkeypatch.setattr(adaptive, "ADAPTIVE", why != "adapt off")
+  if why == "no OpenBLAS":
+    monkeypatch.setattr(blas, "_BLAS", [None])
+  else:
+    _fake_blas(monkeypatch, 1 if why == "one thread" else 2)
+  n = 16 if why == "small product" else 256
+  x = np.ones((n, n), np.float32)
+  closed = jaxlite.make_jaxpr(lambda x: (x @ x).sum())(x)
+  exe = tier1_backend.TIER1.compile(closed)
+  assert not isinstance(exe, blas.AdaptiveThreads)
+  np.testing.assert_allclose(exe(x)[0], n ** 3, rtol=1e-6)
+
+
+def test_jitted_mlp_step_on_numpys_openblas():
+  # The real library: a jitted MLP step gives tier 0's values on either count, and the count
+  # NumPy had is what it has after every call.
+  lib = blas.openblas()
+  if lib is None or not os.path.exists("/proc/self/maps"):
+    pytest.skip("NumPy's BLAS is not a loaded OpenBLAS")
+  get, set_threads = lib
+  before = get()
+  set_threads(2)
+  try:
+    rng = np.random.default_rng(3)
+    w1 = (rng.normal(size=(256, 128)) / 16).astype(np.float32)
+    w2 = (rng.normal(size=(128, 10)) / 11).astype(np.float32)
+    x = rng.normal(size=(64, 256)).astype(np.float32)
+
+    def loss(w1, w2, x):
+      return jnp.mean(jaxlite.nn.logsumexp(jnp.maximum(x @ w1, 0) @ w2, axis=1))
+    step = jaxlite.jit(jaxlite.value_and_grad(loss, argnums=(0, 1)))
+    old = jaxlite.config.jax_jaxlite_tier
+    jaxlite.config.update("jax_jaxlite_tier", 0)
+    try:
+      want = jaxlite.jit(jaxlite.value_and_grad(loss, argnums=(0, 1)))(w1, w2, x)
+    finally:
+      jaxlite.config.update("jax_jaxlite_tier", old)
+    for _ in range(2 * adaptive.PROBES + 2):
+      got = step(w1, w2, x)
+      assert get() == 2
+      for g, w in zip(jaxlite.tree_util.tree_leaves(got), jaxlite.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-6, atol=1e-7)
+  finally:
+    set_threads(before)
