@@ -3,10 +3,13 @@
 
 Separate-process runs of the step (anchors.py) spread more than the gap between the two; this
 puts both under the same machine state. Both share the cores, so neither figure is what the
-program gets alone. `python benchmarks/mlp_interleaved.py [rounds]` (default 12).
+program gets alone. `python benchmarks/mlp_interleaved.py [rounds] [--busy N]` (default 12
+rounds): `--busy N` starts N processes spinning on the CPU for the run (a loaded machine: each
+takes a core from the step whenever the scheduler gives it one).
 """
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -50,5 +53,23 @@ def main(rounds: int) -> None:
   print(f"jaxlite/jax {np.median(medians['jaxlite']) / np.median(medians['jax']):.2f}")
 
 
+def _busy(n: int) -> list:
+  return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
 if __name__ == "__main__":
-  main(int(sys.argv[1]) if len(sys.argv) > 1 else 12)
+  args = sys.argv[1:]
+  busy = 0
+  if "--busy" in args:
+    i = args.index("--busy")
+    busy = int(args[i + 1])
+    del args[i:i + 2]
+  spinners = _busy(busy)
+  try:
+    if busy:
+      print(f"# {busy} busy process(es) running beside the benchmark")
+    main(int(args[0]) if args else 12)
+  finally:
+    for p in spinners:
+      p.kill()
+      p.wait()
