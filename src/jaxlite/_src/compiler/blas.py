@@ -79,9 +79,10 @@ class AdaptiveThreads:
   """Compiled program `fn` run with the BLAS thread count as set (ALL) or with one (ONE), the
   faster chosen by timing its calls (adaptive.ModeChooser: probes, then now and then the
   other; env JAXLITE_TIER1_ADAPT=0 turns this off). Tier 1 wraps its programs in it, tier 0
-  does not. The count is process-wide: a BLAS call
-  another thread makes during a ONE call runs on one thread too (same values). `last_mode`:
-  the latest call's mode."""
+  does not. The count is process-wide: a BLAS call another thread makes during a ONE call runs
+  on one thread too (same values; programs on several threads, as sharded ones, each restore
+  the count they found, so it ends as it was). Products inside loops and branches are not
+  counted (`threaded_products`). `last_mode`: the latest call's mode."""
 
   def __init__(self, fn, get_threads, set_threads):
     self.fn, self.get_threads, self.set_threads = fn, get_threads, set_threads
