@@ -11,6 +11,7 @@ Ratios are jaxlite's growth over JAX's: below 1 means jaxlite needs less.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import pathlib
@@ -24,8 +25,12 @@ SRC = str(HERE.parent / "src")
 N = 10_000_000
 MLP_SIZES, MLP_BATCH, MLP_STEPS = (784, 512, 512, 10), 128, 50
 
-# (name, jaxlite tier or None for JAX): the columns.
-IMPLS = [("jaxlite-t0", "0"), ("jaxlite-t1", "1"), ("jax", None)]
+# (name, jaxlite's environment or None for JAX): the columns. Tier 1 without and with the native
+# tier (numba and LLVM loaded, kernels compiled in the background: their memory is counted).
+IMPLS = [("jaxlite-t0", {"JAXLITE_TIER": "0"}),
+         ("jaxlite-t1", {"JAXLITE_TIER": "1", "JAXLITE_NATIVE": "0"}),
+         ("jl-native", {"JAXLITE_TIER": "1", "JAXLITE_NATIVE": "1"}),
+         ("jax", None)]
 
 
 def workloads():
@@ -127,15 +132,17 @@ def child(impl: str, name: str) -> None:
                     "wall": wall, "check": check}))
 
 
-def measure(impl: str, tier, name: str):
+def measure(impl: str, jl_env, name: str):
   env = dict(os.environ)
-  if tier is not None:
-    env["JAXLITE_TIER"] = tier
+  if jl_env is not None:
+    if impl == "jl-native" and importlib.util.find_spec("numba") is None:
+      return None  # the native extra is not installed
+    env.update(jl_env)
     env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
-  r = subprocess.run([sys.executable, __file__, "--child", "jax" if tier is None else impl, name],
-                     capture_output=True, text=True, env=env, timeout=1800)
+  r = subprocess.run([sys.executable, __file__, "--child", "jax" if jl_env is None else impl,
+                      name], capture_output=True, text=True, env=env, timeout=1800)
   if r.returncode != 0:
-    if tier is None and "No module named 'jax'" in r.stderr:
+    if jl_env is None and "No module named 'jax'" in r.stderr:
       return None
     return {"error": (r.stderr.strip().splitlines() or ["?"])[-1]}
   return json.loads(r.stdout.strip().splitlines()[-1])
@@ -151,7 +158,7 @@ def main(argv) -> None:
   for name in WORKLOADS:
     if argv and not any(s in name for s in argv):
       continue
-    rows = {impl: measure(impl, tier, name) for impl, tier in IMPLS}
+    rows = {impl: measure(impl, jl_env, name) for impl, jl_env in IMPLS}
     ref = rows.get("jax")
     for impl, _ in IMPLS:
       row = rows[impl]

@@ -228,6 +228,30 @@ def test_tier0_lines_between_kernels_reuse_donated_and_free_dead_buffers():
     np.testing.assert_array_equal(g, e)
 
 
+def test_sgd_update_writes_into_the_donated_weights():
+  # An SGD update `w - lr * g` whose w is donated and also read by matmuls before it (the
+  # backward pass): a matmul's result is new memory, so w stays the program's to overwrite, and
+  # the fused update writes into w's buffer (the gradient's dies with it either way), as JAX's
+  # donation does.
+  rng = np.random.default_rng(4)
+  w = (rng.normal(size=(784, 512)) / 28).astype(np.float32)
+  x = rng.normal(size=(128, 784)).astype(np.float32)
+
+  def step(w, x):
+    g = jaxlite.grad(lambda w: jnp.mean(jnp.tanh(x @ w) ** 2))(w)
+    return w - 0.01 * g
+  closed = jaxlite.make_jaxpr(step)(w, x)
+  exe = tier1_backend.TIER1.compile(closed, (0,))
+  assert len(exe.__jaxlite_kernels__) >= 1
+  src = exe.__jaxlite_source__
+  (update,) = [line for line in src.splitlines() if "into" in line and "784 rows" in line]
+  want = numpy_codegen.NUMPY.compile(closed)(w.copy(), x)
+  w_buf = w.copy()
+  got = exe(w_buf, x)
+  assert np.shares_memory(got[0], w_buf), update
+  np.testing.assert_allclose(got[0], want[0], rtol=1e-6, atol=1e-7)
+
+
 def test_clear_caches_empties_the_pending_tier_too():
   # The placeholder is installed, not registered: jax.clear_caches still reaches its scan loops.
   from jaxlite._src.compiler import backend, tiers

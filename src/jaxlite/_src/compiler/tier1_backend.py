@@ -218,7 +218,8 @@ def _tiled(k: fusion.Kernel) -> bool:
 def _owned_values(items, eqns, tables, donors: set, called=_tiled) -> set:
   """Values whose buffer nothing else references when they die: donated inputs, fresh results of
   tier 0's lines (a ufunc call, or a primitive flagged fresh) and of tiled kernels, none of them
-  read by a tier-0 line that might return a view of it (anything but a ufunc call)."""
+  read by a tier-0 line that might return a view of it (anything but a ufunc call or a
+  primitive flagged fresh)."""
   in_tiled = {id(e) for it in items if isinstance(it, fusion.Kernel) and called(it)
               for e in it.eqns}
   owned = set(donors)
@@ -227,16 +228,19 @@ def _owned_values(items, eqns, tables, donors: set, called=_tiled) -> set:
         eqn.primitive in tables.ufuncs and eqn.outvars[0].aval.ndim):
       owned.update(eqn.outvars)
   for eqn in eqns:  # a tile reads its operands' rows and keeps no reference to them
-    if id(eqn) not in in_tiled and eqn.primitive not in tables.ufuncs:
+    if id(eqn) not in in_tiled and eqn.primitive not in tables.ufuncs \
+        and eqn.primitive not in tables.fresh_outputs:
       owned.difference_update(eqn.invars)
   return owned
 
 
-def _output_donors(k: fusion.Kernel, owned: set, last_use: dict) -> list:
+def _output_donors(k: fusion.Kernel, owned: set, last_use: dict, donated=frozenset()) -> list:
   """For each output of tiled kernel `k`, the index of an operand whose buffer it may be written
   into, or -1. The operand must be owned, die in this kernel, have the output's shape and dtype,
   be read by rows only, and not be read (nor any view the tile makes of it) after the eqn that
-  writes the output. Tiles hold disjoint rows, so a tile reads the rows it overwrites first."""
+  writes the output. Tiles hold disjoint rows, so a tile reads the rows it overwrites first.
+  Donated inputs (`donated`) come first: an SGD update `w - lr * g` with w donated writes into
+  w's buffer, as JAX's does (the gradient's buffer dies with the kernel either way)."""
   end = k.first + len(k.eqns)
   modes = {}
   for v, mode in k.inputs:
@@ -247,7 +251,8 @@ def _output_donors(k: fusion.Kernel, owned: set, last_use: dict) -> list:
     j_out = position[out]
     pick = -1
     if k.eqns[j_out].primitive.name not in fusion.VIEWS:
-      for idx, (v, mode) in enumerate(k.inputs):
+      order = sorted(enumerate(k.inputs), key=lambda item: item[1][0] not in donated)
+      for idx, (v, mode) in order:
         if (mode != fusion.TILE or modes[v] != {fusion.TILE} or v in taken or v not in owned
             or not k.first <= last_use.get(v, -1) < end or v.aval.shape != out.aval.shape
             or v.aval.dtype != out.aval.dtype):
@@ -322,7 +327,7 @@ def fused_source(jaxpr: core.Jaxpr, consts: list, fn_name: str, tables,
       defs.append(None)
     else:
       flush()
-      reuse = _output_donors(k, owned, last_use)
+      reuse = _output_donors(k, owned, last_use, donors)
       src, call_args = kernel_source(k, kid, namer, atom, glob, counter, last_use, tables,
                                      reuse)
       rows = tiled_executor.tile_rows(k.n, k.row_bytes, _WORKERS) if _tiled(k) else k.n
