@@ -324,6 +324,29 @@ def test_kernel_switches_mode_when_another_becomes_faster(monkeypatch):
   assert k.mode == tiled_executor.TILES
 
 
+def test_no_whole_call_over_many_tiles(monkeypatch):
+  # A kernel of more than WHOLE_MAX_TILES tiles never runs over all rows at once, not even as a
+  # probe: that call's whole-array intermediates were the program's peak memory.
+  monkeypatch.setattr(adaptive, "ADAPTIVE", True)
+  pool = tiled_executor._Pool()
+  pool.workers = 1
+  monkeypatch.setattr(tiled_executor, "POOL", pool)
+  widest = []
+
+  def tile(lo, n, x, o):
+    widest.append(n)
+    np.multiply(x, 3, out=o)
+  many = tiled_executor.WHOLE_MAX_TILES + 1
+  k = _kernel(tile, n=many * 4, rows=4)
+  x = np.arange(many * 4.0)
+  for _ in range(3 * adaptive.PROBES):
+    np.testing.assert_array_equal(k(x)[0], x * 3)
+  assert k.modes == (tiled_executor.TILES,) and max(widest) == 4
+  few = _kernel(tile, n=tiled_executor.WHOLE_MAX_TILES * 4, rows=4)
+  few(np.arange(tiled_executor.WHOLE_MAX_TILES * 4.0))
+  assert few.modes == (tiled_executor.TILES, tiled_executor.WHOLE)
+
+
 def test_losing_tries_back_off(monkeypatch):
   # The other mode always loses: tries of it come after 4, 8, 16, 32, 64, 64... calls.
   monkeypatch.setattr(adaptive, "REPROBE", 4)

@@ -88,6 +88,13 @@ if hasattr(os, "register_at_fork"):
 # calling thread plus the pool.
 WHOLE, TILES, POOLED = "whole", "tiles", "pool"
 
+# One call over all rows is a mode only for kernels of at most this many tiles (a working set of
+# about as many MiB, see TILE_BYTES): its intermediates are whole arrays. On the 10M-element
+# anchors (230-344 tiles) it never won (chain 28 ms against 11 pooled, 10M normals 534 against
+# 241 tiled), and the one probe call in it set the program's peak memory: jit(random.normal)
+# of 10M grew 345 MiB on tier 1 against tier 0's 153 and JAX's 182 (2026-12-05).
+WHOLE_MAX_TILES = 16
+
 # Adaptive choice between them (adaptive.ADAPTIVE; env JAXLITE_TIER1_ADAPT=0: always tiles,
 # pooled where threads exist). Tiling wins only where a kernel's values outgrow the caches, and
 # the pool only where a second core is free: a worker preempted while it holds the GIL stalls
@@ -157,7 +164,8 @@ class TiledKernel:
     pooled = tiled and executor is not None and workers > 1
     if not adaptive.ADAPTIVE:
       return (POOLED,) if pooled else (TILES,)
-    return (POOLED,) * pooled + (TILES,) * tiled + (WHOLE,)
+    whole = len(self.bounds) <= WHOLE_MAX_TILES
+    return (POOLED,) * pooled + (TILES,) * tiled + (WHOLE,) * whole
 
   def _run(self, mode, executor, workers, operands, outs) -> None:
     self.last_mode = mode
