@@ -34,7 +34,6 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import gc  # noqa: E402
 import pathlib  # noqa: E402
 import platform  # noqa: E402
-import statistics  # noqa: E402
 import time  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -44,7 +43,6 @@ sys.path.insert(0, str(HERE.parent / "src"))
 import numpy as np  # noqa: E402
 
 from harness import time_callable_cpu  # noqa: E402
-import bench_core  # noqa: E402
 import bench_mlp  # noqa: E402
 import bench_scan  # noqa: E402
 import bench_vmap  # noqa: E402

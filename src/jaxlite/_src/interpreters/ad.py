@@ -17,8 +17,9 @@ Rule tables, keyed by Primitive, filled right below each primitive's definition:
       `ct` is a list for multiple-result primitives (entries may be Zero).
 Helpers: defjvp (rule(t, *primals)), defjvp2 (rule(t, ans, *primals)), defjvp_zero,
 deflinear (transpose(ct, *args)), defbilinear (lhs(ct, x, y), rhs(ct, x, y)); Zero,
-instantiate_zeros, zeros_like_aval, zeros_like, add_tangents, add_any_p, tangent_aval, is_undefined_primal,
-backward_pass, jvp_jaxpr, transpose_jaxpr. `primitive_jvps` and `transpose_rules` are aliases.
+instantiate_zeros, zeros_like_aval, zeros_like, add_tangents, add_any_p, tangent_aval,
+is_undefined_primal, backward_pass, jvp_jaxpr, transpose_jaxpr. `primitive_jvps` and
+`transpose_rules` are aliases.
 """
 from __future__ import annotations
 

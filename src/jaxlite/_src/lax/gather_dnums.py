@@ -57,7 +57,7 @@ class GatherScatterMode(enum.Enum):
     raise ValueError(f'Unknown gather mode "{s}"')
 
 
-# --- index arithmetic shared by gather and scatter -------------------------------------------------
+# --- index arithmetic shared by gather and scatter ------------------------------------------------
 
 def _window_starts(indices, operand_shape, index_map, operand_bdims, index_bdims):
   """(batch_shape, starts): one operand start vector per index vector, shape (n, rank)."""

@@ -321,9 +321,10 @@ def _gather_abstract(operand, indices, *, dimension_numbers, slice_sizes, indice
                       f"[0, {n} + 1), got {s}.")
   for d in dn.collapsed_slice_dims + dn.operand_batching_dims:
     if slice_sizes[d] > 1:
+      collapsed = list(dn.collapsed_slice_dims)
+      position = collapsed.index(d) if d in collapsed else 0
       raise TypeError(f"Gather op can only collapse slice dims with bound 1, but bound is "
-                      f"{slice_sizes[d]} for index {d} at position "
-                      f"{list(dn.collapsed_slice_dims).index(d) if d in dn.collapsed_slice_dims else 0}.")
+                      f"{slice_sizes[d]} for index {d} at position {position}.")
   offsets = _offset_sizes(operand.ndim, slice_sizes, dn)
   if len(offsets) != len(dn.offset_dims):
     raise TypeError(f"All components of the offset index in a gather op must either be a offset "

@@ -30,7 +30,7 @@ _NON_TUPLE_MSG = (
     "more information.")
 
 
-# --- classifying index entries ---------------------------------------------------------------------
+# --- classifying index entries --------------------------------------------------------------------
 
 def _is_static_int(e) -> bool:
   return isinstance(e, (int, np.integer)) and not isinstance(e, (bool, np.bool_))
@@ -55,7 +55,7 @@ def _is_advanced(e) -> bool:
   return isinstance(e, np.ndarray) and e.ndim > 0
 
 
-# --- canonical index tuples ------------------------------------------------------------------------
+# --- canonical index tuples -----------------------------------------------------------------------
 
 def _index_tuple(idx) -> tuple:
   if isinstance(idx, tuple):
@@ -387,7 +387,7 @@ def _insert_newaxes(y, idx):
   return lax_shape.expand_dims(y, positions) if positions else y
 
 
-# --- the general case: one gather --------------------------------------------------------------------
+# --- the general case: one gather -----------------------------------------------------------------
 
 class _Indexer(NamedTuple):
   """What a gather (or the matching scatter) needs to compute `x[idx]`."""
@@ -859,7 +859,7 @@ class _IndexUpdateRef:
                            indices_are_sorted, unique_indices, mode)
 
 
-# --- take and take_along_axis -------------------------------------------------------------------------
+# --- take and take_along_axis ---------------------------------------------------------------------
 
 def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
          indices_are_sorted=False, fill_value=None):

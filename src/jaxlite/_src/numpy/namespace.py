@@ -20,8 +20,8 @@ from jaxlite._src.numpy.ufuncs import (  # noqa: F401
     degrees, round, around, rint, trunc, real, imag, signbit, copysign, hypot, heaviside,
     fmax, fmin, sinc)
 from jaxlite._src.numpy.scalar_types import (  # noqa: F401
-    bool_, bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64,
-    complex64, complex128, int_, uint, float_, complex_, generic, number, integer,
+    bool_, bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32,
+    float64, complex64, complex128, int_, uint, float_, complex_, generic, number, integer,
     signedinteger, unsignedinteger, inexact, floating, complexfloating, dtype, finfo, iinfo,
     issubdtype, promote_types, can_cast, isdtype)
 from jaxlite._src.numpy.reductions import (  # noqa: F401

@@ -312,7 +312,7 @@ def place(arr, mask, vals, *, inplace: bool = True):
   return lax_numpy.reshape(filled, arr.shape)
 
 
-# --- r_ and c_ -------------------------------------------------------------------------------------
+# --- r_ and c_ ------------------------------------------------------------------------------------
 
 class _AxisConcatenator:
   """`r_`/`c_`: concatenation by index syntax; slices become ranges (complex steps: linspace)."""

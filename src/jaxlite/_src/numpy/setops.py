@@ -39,7 +39,7 @@ def _arange(n):
   return arange(n)
 
 
-# --- nonzero and friends ---------------------------------------------------------------------------
+# --- nonzero and friends --------------------------------------------------------------------------
 
 def nonzero(a, *, size=None, fill_value=None):
   """Indices of the nonzero elements, one array per dimension (padded to `size`)."""
@@ -96,7 +96,7 @@ def argwhere(a, *, size=None, fill_value=None):
   return lax_numpy.reshape(result, (result.shape[0], a.ndim))
 
 
-# --- unique ----------------------------------------------------------------------------------------
+# --- unique ---------------------------------------------------------------------------------------
 
 class _UniqueAllResult(NamedTuple):
   values: object

@@ -332,7 +332,7 @@ def _repeat_array(a, repeats, axis, total):
   return indexing.take(a, cumsum(block_starts) - 1, axis=axis)
 
 
-# --- flipping, rolling, rotating -------------------------------------------------------------------
+# --- flipping, rolling, rotating ------------------------------------------------------------------
 
 def _flip_impl(m, axis):
   return lax_shape.rev(m, _axes_tuple(axis, m.ndim))
@@ -697,7 +697,7 @@ def _hashable(v):
   return v
 
 
-# --- inserting, deleting, resizing -----------------------------------------------------------------
+# --- inserting, deleting, resizing ----------------------------------------------------------------
 
 def delete(arr, obj, axis=None, *, assume_unique_indices: bool = False):
   """`arr` without the entries `obj` (a concrete int, slice or index array) along `axis`."""
