@@ -7,7 +7,6 @@ import pytest
 
 import jaxlite
 import jaxlite.numpy as jnp
-from jaxlite._src.compiler import backend as backend_lib
 from tests.conftest import oracle
 
 

@@ -889,7 +889,7 @@ def test_custom_vjp_bwd_runs_on_zero_cotangents_like_jax():
                                   "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
                                   "float8_e5m2fnuz", "float4_e2m1fn", "float8_e8m0fnu"])
 def test_supports_inf_matches_jax(name):
-  jax = oracle()
+  oracle()  # skips without real JAX
   import ml_dtypes
   dtype = np.dtype(getattr(ml_dtypes, name, None) or name)
   from jax._src import dtypes as jax_dtypes
