@@ -82,6 +82,20 @@ def test_threaded_products_by_gemm_size():
   assert not blas.threaded_products(_jaxpr(bmm, (4096, 16, 16), (4096, 16, 16)))
   assert not blas.threaded_products(_jaxpr(lambda a: jnp.tanh(a) * 2, (1024, 1024)))
 
+  # products inside loop bodies and branches count
+  def layers(h, ws):  # a scan over layers: one 128x512x512 product per step
+    return jaxlite.lax.scan(lambda h, w: (jnp.tanh(h @ w), None), h, ws)[0]
+  assert blas.threaded_products(_jaxpr(layers, (128, 512), (4, 512, 512)))
+  assert not blas.threaded_products(_jaxpr(layers, (8, 32), (4, 32, 32)))
+
+  def branch(p, a, b):
+    return jaxlite.lax.cond(p.sum() > 0, lambda: a @ b, lambda: a)
+  assert blas.threaded_products(_jaxpr(branch, (2,), (128, 256), (256, 256)))
+
+  def looped(h, w):
+    return jaxlite.lax.fori_loop(0, 3, lambda i, h: jnp.tanh(h @ w), h)
+  assert blas.threaded_products(_jaxpr(looped, (128, 256), (256, 256)))
+
 
 def _fake_blas(monkeypatch, threads):
   fake = FakeBlas(threads)

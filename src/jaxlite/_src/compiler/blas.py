@@ -15,6 +15,7 @@ import math
 import os
 import time
 
+from jaxlite._src import core
 from jaxlite._src.compiler import adaptive
 
 # A matrix product whose m * n * k is past this runs on OpenBLAS's threads (its gemm takes one
@@ -25,9 +26,12 @@ _BLAS = []  # [(get_num_threads, set_num_threads) or None], once looked for
 
 
 def threaded_products(jaxpr) -> bool:
-  """Whether some matrix product among `jaxpr`'s own eqns is big enough for BLAS threads."""
+  """Whether some matrix product of `jaxpr`, its loop bodies and branches included, is big
+  enough for BLAS threads."""
   for e in jaxpr.eqns:
     if e.primitive.name != "dot_general":
+      if any(threaded_products(sub) for sub in core.jaxprs_in_params(e.params)):
+        return True
       continue
     (lc, rc), (lb, rb) = e.params["dimension_numbers"]
     lhs, rhs = (v.aval.shape for v in e.invars)
@@ -81,8 +85,7 @@ class AdaptiveThreads:
   other; env JAXLITE_TIER1_ADAPT=0 turns this off). Tier 1 wraps its programs in it, tier 0
   does not. The count is process-wide: a BLAS call another thread makes during a ONE call runs
   on one thread too (same values; programs on several threads, as sharded ones, each restore
-  the count they found, so it ends as it was). Products inside loops and branches are not
-  counted (`threaded_products`). `last_mode`: the latest call's mode."""
+  the count they found, so it ends as it was). `last_mode`: the latest call's mode."""
 
   def __init__(self, fn, get_threads, set_threads):
     self.fn, self.get_threads, self.set_threads = fn, get_threads, set_threads
