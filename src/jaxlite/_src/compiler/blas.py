@@ -76,6 +76,18 @@ def _find_openblas():
   return None
 
 
+def one_thread(lib) -> int:
+  """Sets the thread count of `lib` (`openblas()`'s (get, set), or None) to one; returns the
+  count to set back afterwards, 0 where there is nothing to set back."""
+  if lib is None:
+    return 0
+  threads = lib[0]()
+  if threads < 2:
+    return 0
+  lib[1](1)
+  return threads
+
+
 ALL, ONE = "all", 1  # the modes: BLAS's own thread count, or one thread
 
 
@@ -88,7 +100,7 @@ class AdaptiveThreads:
   the count they found, so it ends as it was). `last_mode`: the latest call's mode."""
 
   def __init__(self, fn, get_threads, set_threads):
-    self.fn, self.get_threads, self.set_threads = fn, get_threads, set_threads
+    self.fn, self.lib = fn, (get_threads, set_threads)
     self.chooser = adaptive.ModeChooser((ALL, ONE))
     self.last_mode = None
     self.__jaxlite_source__ = getattr(fn, "__jaxlite_source__", repr(fn))
@@ -100,16 +112,14 @@ class AdaptiveThreads:
 
   def __call__(self, *args):
     mode = self.last_mode = self.chooser.pick()
-    threads = self.get_threads() if mode == ONE else 1
-    if threads > 1:
-      self.set_threads(1)
+    restore = one_thread(self.lib) if mode == ONE else 0
     t = time.perf_counter()
     try:
       return self.fn(*args)
     finally:
       self.chooser.record(mode, time.perf_counter() - t)
-      if threads > 1:
-        self.set_threads(threads)
+      if restore:
+        self.lib[1](restore)
 
 
 def adapt(fn, jaxpr):

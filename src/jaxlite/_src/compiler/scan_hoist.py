@@ -223,14 +223,8 @@ class _Run:
     self.chunks = chunks
     for lo, hi in chunks[:2] + chunks[-1:]:  # compiled here, never on a worker
       batched.exe(hi - lo)
-    self.threads = 0
     self.futures = {}
-    lib = blas.openblas()
-    if lib is not None:
-      threads = lib[0]()
-      if threads > 1:
-        lib[1](1)
-        self.threads = threads
+    self.threads = blas.one_thread(blas.openblas())  # the count `close` sets back
     try:
       for lo, hi in chunks[1:]:
         self.futures[lo] = executor.submit(self.compute, lo, hi)

@@ -246,12 +246,12 @@ def _output_donors(k: fusion.Kernel, owned: set, last_use: dict, donated=frozens
   for v, mode in k.inputs:
     modes.setdefault(v, set()).add(mode)
   position = {e.outvars[0]: j for j, e in enumerate(k.eqns)}
+  order = sorted(enumerate(k.inputs), key=lambda item: item[1][0] not in donated)
   taken, donors = set(), []
   for out in k.outputs:
     j_out = position[out]
     pick = -1
     if k.eqns[j_out].primitive.name not in fusion.VIEWS:
-      order = sorted(enumerate(k.inputs), key=lambda item: item[1][0] not in donated)
       for idx, (v, mode) in order:
         if (mode != fusion.TILE or modes[v] != {fusion.TILE} or v in taken or v not in owned
             or not k.first <= last_use.get(v, -1) < end or v.aval.shape != out.aval.shape
