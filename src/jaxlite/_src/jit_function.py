@@ -181,16 +181,21 @@ class _CacheEntry:
     self.out_avals = closed.out_avals
     self.donation = None  # donation.Plan per donation vector, made on the first donating call
 
-  def compiled(self):
-    """The installed backend's executable, built on first use."""
+  def compiled(self, on=None):
+    """The executable on backend `on`: by default the one installed when it was first built
+    (kept by the entry); another backend's is cached on the jaxpr (`compile_jaxpr`)."""
+    if on is not None and on is not backend.installed():
+      return backend.compile_jaxpr(self.closed, on)
     exe = self.executable
     if exe is None:
       exe = self.executable = backend.compile_jaxpr(self.closed)
     return exe
 
-  def run(self, values):
-    """Runs the executable on NumPy values; Arrays in the output pytree."""
-    outs = (self.executable or self.compiled())(*values)
+  def run(self, values, on=None):
+    """Runs the executable of backend `on` (see `compiled`) on that backend's buffers; Arrays
+    in the output pytree."""
+    exe = self.executable if on is None else None
+    outs = (exe or self.compiled(on))(*values)
     make = core.make_array
     return self.out_tree.unflatten([make(o, a) for o, a in zip(outs, self.out_avals)])
 
@@ -290,6 +295,7 @@ DERIVED_CACHES = (
 
 class PjitFunction:
   """The callable `jax.jit(f)` returns."""
+  _donates = False  # DonatingPjitFunction: the eager path plans and deletes donated buffers
 
   def __new__(cls, fun=None, static_argnums=(), static_argnames=(), donate_argnums=(),
               donate_argnames=(), *rest, **options):
@@ -303,18 +309,11 @@ class PjitFunction:
                in_shardings=None, out_shardings=None, **options):
     self._fun = fun
     functools.update_wrapper(self, fun, updated=())
-    names = _arg_names(fun)
-    static_argnums = _as_tuple(static_argnums)
-    static_argnames = _as_tuple(static_argnames)
-    # Like JAX, a static name also makes its position static and vice versa.
-    static_argnums = tuple(sorted(set(static_argnums) | {names.index(n) for n in static_argnames
-                                                         if n in names}))
-    static_argnames = tuple(set(static_argnames) | {names[i] for i in static_argnums
-                                                    if 0 <= i < len(names)})
+    (static_argnums, static_argnames, self._donate_argnums,
+     self._donate_argnames) = resolve_argnums(fun, static_argnums, static_argnames,
+                                              donate_argnums, donate_argnames)
     self._static_argnums = static_argnums
     self._static_argnames = static_argnames
-    self._donate_argnums, self._donate_argnames = _resolve_donation(
-        fun, donate_argnums, donate_argnames, static_argnames)
     self._keep_unused = keep_unused
     self._inline = inline
     self._name = name or fun_name(fun)
@@ -323,6 +322,8 @@ class PjitFunction:
     # (jit params), so jit(f, donate_argnums=0) reuses jit(f)'s trace, as in JAX.
     self._options = (static_argnums, static_argnames)
     self._simple = not static_argnums and not static_argnames
+    # The all-Array fast path (`_call_arrays_fast`): no statics, no donation to plan.
+    self._fast_path = self._simple and not self._donates
     # jnp's own wrappers run op by op when eager: same result, no compile on the hot path.
     self._eager_direct = False
     self._fast_cache = {}
@@ -342,11 +343,17 @@ class PjitFunction:
     return functools.partial(self, obj)
 
   # -- argument splitting ---------------------------------------------------------------------
+  def _is_static(self, i, n_args) -> bool:
+    """Whether positional argument `i` of `n_args` is static (a negative number counts from
+    the end, as in JAX)."""
+    nums = self._static_argnums
+    return i in nums or (i - n_args) in nums
+
   def _split_args(self, args, kwargs):
     static = []
     dyn_args = []
     for i, a in enumerate(args):
-      if i in self._static_argnums or (i - len(args)) in self._static_argnums:
+      if self._is_static(i, len(args)):
         static.append((i, _hashable_static(a)))
       else:
         dyn_args.append(a)
@@ -454,7 +461,7 @@ class PjitFunction:
     donated = [False] * n_lifted
     nums, names, n = self._donate_argnums, self._donate_argnames, len(args)
     for i, a in enumerate(args):
-      if i in self._static_argnums or (i - n) in self._static_argnums:
+      if self._is_static(i, n):
         continue
       donated += [i in nums] * len(tree_util.tree_leaves(a))
     for k in sorted(kwargs):
@@ -468,32 +475,62 @@ class PjitFunction:
   def __call__(self, *args, **kwargs):
     if config.jax_disable_jit:
       return self._fun(*args, **kwargs)
-    trace = core._state.trace
-    if trace is core.eval_trace:
-      if self._eager_direct:
-        return self._fun(*args, **kwargs)
-      if self._sharded:
-        fast = self._sharded_cache.get("mpi_fast")  # distributed/sharded_jit.py's _Fast
-        if fast is not None and not kwargs:
-          out = fast(args)
-          if out is not None:
-            return out
-        out = _call_sharded(self, args, kwargs)
-        if out is not _MISS:
+    if core._state.trace is core.eval_trace:
+      return self._call_eager(args, kwargs)
+    return self._call_staged(args, kwargs)
+
+  def _call_eager(self, args, kwargs):
+    """The one eager call path: the NumPy backend's all-Array fast path where it applies, else
+    the cache entry of these argument types, partitioned when the arguments or the function
+    name several devices, else run on the backend that owns the arguments' buffers and placed
+    as the committed arguments are. Donation (DonatingPjitFunction) hooks in at `_run`."""
+    if self._eager_direct:
+      return self._fun(*args, **kwargs)
+    if self._sharded and not self._donates:  # donated buffers are planned first (below)
+      fast = self._sharded_cache.get("mpi_fast")  # distributed/sharded_jit.py's _Fast
+      if fast is not None and not kwargs:
+        out = fast(args)
+        if out is not None:
           return out
-      elif not kwargs and self._simple:
-        out = self._call_arrays_fast(args)
-        if out is not _MISS:
-          return out
+      out = _call_sharded(self, args, kwargs)
+      if out is not _MISS:
+        return out
+    elif self._fast_path and not kwargs:
+      out = self._call_arrays_fast(args)
+      if out is not _MISS:
+        return out
+    try:
+      entry, flat = self._get_entry(args, kwargs)
+    except RuntimeError as err:  # a deleted argument
+      raise self._entry_error(args, kwargs, err) from None
+    if entry.lifted:  # constants lifted to arguments: the staged path binds them with the rest
+      return self._call_staged(args, kwargs)
+    device = self._committed_device(flat, args, kwargs)
+    plan = self._plan(entry, flat, args, kwargs)
+    if self._sharded or device is not None and type(device) is not devices.CpuDevice:
+      out = _call_sharded(self, args, kwargs)
+      if out is not _MISS:
+        return self._ran_sharded(plan, flat, out)
+    out = self._run(entry, flat, plan)
+    return out if device is None else _place_tree(out, device)
+
+  # Hooks of the eager path that donation overrides (the plain jit pays nothing for them).
+  def _entry_error(self, args, kwargs, err):
+    return err
+
+  def _plan(self, entry, flat, args, kwargs):
+    return None
+
+  def _ran_sharded(self, plan, flat, out):
+    return out
+
+  def _run(self, entry, flat, plan):
+    return entry.run([numpy_value(x) for x in flat], _arguments_backend(flat))
+
+  def _call_staged(self, args, kwargs):
+    """Under a transformation (or with lifted constants): a `jit` eqn bound on the current
+    trace (the eval trace runs it through the jit primitive's impl)."""
     entry, flat = self._get_entry(args, kwargs)
-    if trace is core.eval_trace and not entry.lifted:
-      device = self._committed_device(flat, args, kwargs)
-      if self._sharded or device is not None and type(device) is not devices.CpuDevice:
-        out = _call_sharded(self, args, kwargs)
-        if out is not _MISS:
-          return out
-      out = entry.run([numpy_value(x) for x in flat])
-      return out if device is None else _place_tree(out, device)
     args_in = list(entry.lifted) + [as_traceable_arg(x) for x in flat]
     in_sh = out_sh = None
     if self._in_shardings is not None or self._out_shardings is not None:
@@ -510,6 +547,10 @@ class PjitFunction:
     or non-empty tuples/lists of them (`f(params, x, y)`): skips pytree flattening on a cache
     hit and runs the entry's `fast_runner`."""
     at = core.array_type
+    if core.eager_routes or core.default_eager_route is not None:
+      if core.default_eager_route is not None or any(
+          type(a) is at and not core.numpy_buffer(a._value) for a in tree_util.tree_leaves(args)):
+        return _MISS  # another backend's buffers, or another default backend: the general path
     try:  # free unless it raises: a deleted Array's buffer raises on `v.shape`
       if len(args) == 1 and type(args[0]) is at:
         a = args[0]
@@ -596,8 +637,7 @@ class PjitFunction:
     traced = Traced(self, entry)
     # The static arguments are baked in: the Compiled stage is called with the others only.
     dyn_args, dyn_kwargs, _ = self._split_args(args, kwargs)
-    traced._statics = ([(i, a) for i, a in enumerate(args)
-                        if i in self._static_argnums or (i - len(args)) in self._static_argnums],
+    traced._statics = ([(i, a) for i, a in enumerate(args) if self._is_static(i, len(args))],
                        {k: v for k, v in kwargs.items() if k in self._static_argnames},
                        len(dyn_args), frozenset(dyn_kwargs))
     traced._args_info = self._args_info(args, kwargs, flat)
@@ -631,31 +671,32 @@ class PjitFunction:
 class DonatingPjitFunction(PjitFunction):
   """`jax.jit` with `donate_argnums` / `donate_argnames`. Eager calls delete the usable donated
   Arrays and let the executable reuse their buffers (donation.py); traced calls stage a `jit`
-  eqn whose `donated_invars` say which inputs are donated (tracers are never deleted)."""
+  eqn whose `donated_invars` say which inputs are donated (tracers are never deleted). The
+  eager path is PjitFunction's, with these hooks."""
+  _donates = True
 
-  def __call__(self, *args, **kwargs):
-    if config.jax_disable_jit or core._state.trace is not core.eval_trace or self._eager_direct:
-      return PjitFunction.__call__(self, *args, **kwargs)
+  def _entry_error(self, args, kwargs, err):
     from jaxlite._src import donation
-    try:
-      entry, flat = self._get_entry(args, kwargs)
-    except RuntimeError as err:
-      flat = self._dyn_leaves(args, kwargs)
-      raise donation.deleted_arg_error(flat, donation.aval_key(flat) in self._warm, err) \
-          from None
-    if entry.lifted:
-      return PjitFunction.__call__(self, *args, **kwargs)
+    flat = self._dyn_leaves(args, kwargs)
+    return donation.deleted_arg_error(flat, donation.aval_key(flat) in self._warm, err)
+
+  def _plan(self, entry, flat, args, kwargs):
+    from jaxlite._src import donation
     plan = donation.plan_for(entry, self._donated(len(flat), 0, args, kwargs),
                              self._keep_unused)
     donation.check_no_reuse_in_call(plan, flat)
-    device = self._committed_device(flat, args, kwargs)
-    if self._sharded or device is not None and type(device) is not devices.CpuDevice:
-      out = _call_sharded(self, args, kwargs)
-      if out is not _MISS:
-        donation.delete_consumed(plan, flat)  # sharded: deleted, buffers not reused (as JAX)
-        return self._warmed(plan, flat, out)
+    return plan
+
+  def _ran_sharded(self, plan, flat, out):
+    from jaxlite._src import donation
+    donation.delete_consumed(plan, flat)  # sharded: deleted, buffers not reused (as JAX)
+    return self._warmed(plan, flat, out)
+
+  def _run(self, entry, flat, plan):
+    from jaxlite._src import donation
+    b = _arguments_backend(flat)
     if not plan.consumed:
-      out = entry.run([numpy_value(x) for x in flat])
+      out = entry.run([numpy_value(x) for x in flat], b)
     elif fast_runners_enabled:
       exe = donation.executable(entry, plan, donation.reusable_inputs(plan, flat))
       values = [numpy_value(x) for x in flat]
@@ -667,8 +708,7 @@ class DonatingPjitFunction(PjitFunction):
     else:  # instrumentation sees every call through `run`: no buffer reuse
       values = [numpy_value(x) for x in flat]
       donation.delete_consumed(plan, flat)
-      out = entry.run(values)
-    out = out if device is None else _place_tree(out, device)
+      out = entry.run(values, b)
     return self._warmed(plan, flat, out)
 
   def __init__(self, *args, **kwargs):
@@ -851,6 +891,15 @@ def _has_constraint(jaxpr) -> bool:
   return False
 
 
+def _arguments_backend(flat):
+  """The backend a jit call on flat arguments `flat` runs on, or None for the installed one:
+  asked of `backend.backend_for_arguments` only while another backend's buffers or routes
+  exist (the NumPy-only call pays one test)."""
+  if core.eager_routes or core.default_eager_route is not None:
+    return backend.backend_for_arguments(flat)
+  return None
+
+
 def _call_sharded(fn, args, kwargs):
   """A call with multi-device arguments or shardings: partitioned (sharding/partition.py), or
   _MISS when there is nothing to partition (one device)."""
@@ -904,47 +953,101 @@ def _hashable_static(val):
         f"hash an object of type {type(val)}, {val!r}. The error was:\nTypeError: {e}") from None
 
 
-def _resolve_donation(fun, nums, names, static_argnames):
-  """(donate_argnums, donate_argnames) completed and checked against `fun`'s signature as JAX's
-  jit does: names inferred from numbers or the reverse (positional-or-keyword parameters only),
-  JAX's ValueErrors for numbers past the positional parameters, unknown names and donated
-  static arguments."""
-  nums, names = _as_tuple(nums), _as_tuple(names)
-  if not nums and not names:
-    return (), ()
+def resolve_argnums(fun, static_argnums=(), static_argnames=(), donate_argnums=(),
+                    donate_argnames=()):
+  """(static_argnums, static_argnames, donate_argnums, donate_argnames) of `jit(fun, ...)`,
+  completed and checked against `fun`'s signature as JAX's jit does at wrap time: a number
+  given alone infers its name and a name its number (positional-or-keyword parameters only);
+  JAX's TypeError for a number or name of the wrong type, its ValueErrors for numbers past the
+  positional parameters (none with `*args`), unknown names (none with `**kwargs`),
+  positional-only names, and donated static names. A function without a signature (a builtin)
+  is taken as given."""
+  static = _infer_argnums(fun, static_argnums, static_argnames)
+  donate = _infer_argnums(fun, donate_argnums, donate_argnames)
   try:
     sig = inspect.signature(fun)
   except (TypeError, ValueError):
-    if names:
+    if donate_argnames and not _as_tuple(donate_argnums):
       raise ValueError(f"Getting the signature of function {fun} failed. Pass donate_argnums "
                        "instead of donate_argnames.") from None
-    return nums, ()
-  params = list(sig.parameters.items())
-  pos_kw = inspect.Parameter.POSITIONAL_OR_KEYWORD
-  if not names:
-    names = tuple(k for i, (k, p) in enumerate(params) if p.kind == pos_kw and i in nums)
-  elif not nums:
-    nums = tuple(i for i, (k, p) in enumerate(params) if p.kind == pos_kw and k in names)
-  kinds = [p.kind for _, p in params]
-  if inspect.Parameter.VAR_POSITIONAL not in kinds:
-    n_pos = sum(k in (inspect.Parameter.POSITIONAL_ONLY, pos_kw) for k in kinds)
-    if nums and (-min(nums) > n_pos or max(nums) >= n_pos):
-      raise ValueError(f"Jitted function has donate_argnums={nums}, but only accepts {n_pos} "
-                       "positional arguments.")
-  positional_only = {k for k, p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY,
-                                                        inspect.Parameter.VAR_POSITIONAL)}
-  if bad := positional_only & set(names):
-    raise ValueError(f"Jitted function has invalid argnames {bad} in donate_argnames. These "
-                     "are positional-only")
-  if inspect.Parameter.VAR_KEYWORD not in kinds:
-    valid = {k for k, p in params if p.kind in (pos_kw, inspect.Parameter.KEYWORD_ONLY)}
-    if bad := set(names) - valid:
-      raise ValueError(f"Jitted function has invalid argnames {bad} in donate_argnames. "
-                       "Function does not take these args.")
-  if both := set(static_argnames) & set(names):
+    sig = None
+  if sig is not None:
+    for (nums, names), kind in ((static, "static"), (donate, "donate")):
+      _check_argnums(sig, nums, f"{kind}_argnums")
+      _check_argnames(sig, names, f"{kind}_argnames")
+  if both := set(static[1]) & set(donate[1]):
     raise ValueError("static_argnames and donate_argnames cannot intersect. Argument names "
                      f"{both} appear in both static_argnames and donate_argnames")
+  return (tuple(sorted(set(static[0]))), static[1]) + donate
+
+
+def _index_tuple(x):
+  """JAX's `_ensure_index_tuple`: an int or a sequence of ints (its TypeErrors otherwise)."""
+  import operator
+  if x is None:
+    return ()
+  try:
+    return (operator.index(x),)
+  except TypeError:
+    return tuple(map(operator.index, x))
+
+
+def _str_tuple(x):
+  """JAX's `_ensure_str_tuple`: a str or a sequence of strs."""
+  if x is None:
+    return ()
+  if isinstance(x, str):
+    return (x,)
+  out = tuple(x)
+  for s in out:
+    if not isinstance(s, str):
+      raise TypeError(f"argument is not a string: {s!r}")
+  return out
+
+
+def _infer_argnums(fun, nums, names):
+  """(argnums, argnames) with the missing one inferred through the signature, as JAX's
+  `infer_argnums_and_argnames`: both given are taken as given."""
+  given_nums, given_names = _as_tuple(nums) != (), _as_tuple(names) != ()
+  nums, names = _index_tuple(nums), _str_tuple(names)
+  if given_nums == given_names:  # both given, or neither
+    return nums, names
+  try:
+    params = list(inspect.signature(fun).parameters.items())
+  except (TypeError, ValueError):
+    return nums, names
+  pos_kw = inspect.Parameter.POSITIONAL_OR_KEYWORD
+  if given_nums:
+    names = tuple(k for i, (k, p) in enumerate(params) if p.kind == pos_kw and i in nums)
+  else:
+    nums = tuple(i for i, (k, p) in enumerate(params) if p.kind == pos_kw and k in names)
   return nums, names
+
+
+def _check_argnums(sig, nums, what):
+  kinds = [p.kind for p in sig.parameters.values()]
+  if inspect.Parameter.VAR_POSITIONAL in kinds:
+    return  # any number of positional arguments
+  n_pos = sum(k in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+              for k in kinds)
+  if nums and (-min(nums) > n_pos or max(nums) >= n_pos):
+    raise ValueError(f"Jitted function has {what}={nums}, but only accepts {n_pos} positional "
+                     "arguments.")
+
+
+def _check_argnames(sig, names, what):
+  P = inspect.Parameter
+  params = sig.parameters.items()
+  positional_only = {k for k, p in params if p.kind in (P.POSITIONAL_ONLY, P.VAR_POSITIONAL)}
+  if bad := positional_only & set(names):
+    raise ValueError(f"Jitted function has invalid argnames {bad} in {what}. These are "
+                     "positional-only")
+  if any(p.kind == P.VAR_KEYWORD for _, p in params):
+    return
+  valid = {k for k, p in params if p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)}
+  if bad := set(names) - valid:
+    raise ValueError(f"Jitted function has invalid argnames {bad} in {what}. Function does not "
+                     "take these args.")
 
 
 def _as_tuple(x):

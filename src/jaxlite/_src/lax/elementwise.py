@@ -488,7 +488,7 @@ def _convert(x, dtype, weak_type=False):
   aval = core.get_aval(x)
   if aval.dtype == dtype and aval.weak_type == weak_type:
     return x
-  if type(x) is core.array_type:
+  if type(x) is core.array_type and array_lib.numpy_eager(x):
     return array_lib.like(x, np.asarray(convert_value(x._host_value(), dtype)), weak_type)
   if type(x) in dtypes.typed_scalar_types or isinstance(x, np.generic):
     return convert_value(np.asarray(x, aval.dtype), dtype)[()]
