@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from jaxlite._src import core, dtypes
+from jaxlite._src import primitive_kinds as pk
 from jaxlite._src.config import config
 from jaxlite._src.core import ShapedArray
 
@@ -769,3 +770,14 @@ _register_batching_rules()
 def _array_impl():
   from jaxlite._src.array import ArrayImpl
   return ArrayImpl
+
+
+# --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
+
+pk.register(random_bits_p, pk.RANDOM, role="random_bits", source=True,
+            propagation_rule="per_key")
+pk.register(random_split_p, pk.RANDOM, propagation_rule="per_key")
+pk.register(random_unwrap_p, pk.RANDOM, propagation_rule="unwrap")
+pk.register(random_wrap_p, pk.RANDOM, propagation_rule="wrap")
+pk.register(threefry2x32_p, pk.RANDOM, propagation_rule="threefry")
+pk.register(random_fold_in_p, pk.ELEMENTWISE)

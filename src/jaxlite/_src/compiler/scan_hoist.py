@@ -48,6 +48,7 @@ import time
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import primitive_kinds as kinds
 from jaxlite._src.compiler import adaptive
 from jaxlite._src.compiler import blas
 from jaxlite._src.compiler import fusion
@@ -59,10 +60,7 @@ from jaxlite._src.core import Literal
 # Primitives whose batched form computes exactly the per-step rows (vmap's rules): elementwise
 # ops and converts, shape ops, reductions, products. No random bits, gathers/scatters (their
 # batched indexing is a different kernel), control flow, custom rules or collectives.
-HOISTABLE = frozenset(fusion.ELEMENTWISE) | frozenset((
-    "broadcast_in_dim", "reshape", "squeeze", "expand_dims", "transpose", "rev", "slice",
-    "concatenate", "pad", "copy", "dot_general", "reduce_sum", "reduce_max", "reduce_min",
-    "reduce_prod", "reduce_and", "reduce_or", "argmax", "argmin"))
+HOISTABLE = kinds.hoistable  # registered with each primitive (primitive_kinds)
 
 # JAXLITE_SCAN_HOIST=0 turns this module off (tier 1's loops are then tier 0's): comparisons.
 ENABLED = os.environ.get("JAXLITE_SCAN_HOIST", "1") != "0"
@@ -101,7 +99,7 @@ def _plain_dtype(v) -> bool:
 
 def _stacked_product(eqn, stacked) -> bool:
   """A dot_general that batching turns into one product: one per-step operand, no batch dims."""
-  if eqn.primitive.name != "dot_general":
+  if eqn.primitive is not kinds.roles.dot_general:
     return False
   (_, _), (lb, rb) = eqn.params["dimension_numbers"]
   lhs, rhs = eqn.invars
@@ -120,7 +118,7 @@ def plan(jaxpr: core.Jaxpr, invariant_eqns, num_consts: int, num_carry: int):
   for eqn in jaxpr.eqns:
     if id(eqn) in hoisted_ids:
       continue
-    ok = (eqn.primitive.name in HOISTABLE and not eqn.effects
+    ok = (eqn.primitive in HOISTABLE and not eqn.effects
           and eqn.primitive not in passes.effectful_primitives
           and all(_plain_dtype(v) for v in (*eqn.invars, *eqn.outvars))
           and all(type(v) is Literal or v in stacked or v in invariant for v in eqn.invars)
@@ -257,7 +255,7 @@ def _dense_broadcasts(invariant, loop) -> list:
   for the same values contiguous; at 256x1024 the two are equal (memory-bound)."""
   read = {v for e in loop for v in e.invars if type(v) is not Literal}
   return [e.outvars[0] for e in invariant
-          if e.primitive.name == "broadcast_in_dim" and e.outvars[0] in read
+          if e.primitive is kinds.roles.broadcast_in_dim and e.outvars[0] in read
           and e.outvars[0].aval.ndim and 0 < tier0._nbytes(e.outvars[0]) <= DENSE_BYTES
           and e.outvars[0].aval.shape != e.invars[0].aval.shape]
 

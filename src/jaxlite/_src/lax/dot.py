@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import primitive_kinds as pk
 from jaxlite._src import dtypes
 from jaxlite._src import pretty_print as pp
 from jaxlite._src.core import ShapedArray
@@ -408,3 +409,9 @@ def batch_matmul(lhs, rhs, precision=None):
   nb = len(ls) - 2
   batch = tuple(range(nb))
   return dot_general(lhs, rhs, (((nb + 1,), (nb,)), (batch, batch)), precision)
+
+
+# --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
+
+pk.register(dot_general_p, pk.PRODUCT, hoist=True, role="dot_general",
+            propagation_rule="dot_general")

@@ -11,6 +11,7 @@ import numpy as np
 from jaxlite._src import array as array_lib
 from jaxlite._src import extended_dtypes
 from jaxlite._src import core
+from jaxlite._src import primitive_kinds as pk
 from jaxlite._src import dtypes
 from jaxlite._src import pretty_print as pp
 from jaxlite._src.core import ShapedArray
@@ -149,8 +150,8 @@ abs_p = unop("abs", np.abs, SIGNED_NUM, out_dtype=_abs_dtype, template="np.abs({
 not_p = unop("not", np.invert, INT_BOOL, template="np.invert({0})")
 population_count_p = unop("population_count", _popcount, INT)
 clz_p = unop("clz", _clz, INT)
-real_p = unop("real", np.real, "c", out_dtype=_real_dtype)
-imag_p = unop("imag", np.imag, "c", out_dtype=_real_dtype)
+real_p = unop("real", np.real, "c", out_dtype=_real_dtype, fuse=False)
+imag_p = unop("imag", np.imag, "c", out_dtype=_real_dtype, fuse=False)
 class _Conj(core.Primitive):
   """conj, bound with JAX's `input_dtype` param (jaxprs print `conj[input_dtype=complex64]`)."""
   __slots__ = ()
@@ -162,7 +163,8 @@ class _Conj(core.Primitive):
 
 
 conj_p = unop("conj", np.conjugate, "fc", out_dtype=lambda d: d if d.kind == "c" else
-              dtypes.complex128 if d == np.float64 else dtypes.complex64, primitive_type=_Conj)
+              dtypes.complex128 if d == np.float64 else dtypes.complex64, primitive_type=_Conj,
+              fuse=False)  # complex parts: not in tests/test_tier1.py's table yet
 square_p = unop("square", _quiet(_square), NUM, template="np.multiply({0}, {0})")
 
 
@@ -427,9 +429,9 @@ xor_p = binop("xor", np.bitwise_xor, "iub", template="np.bitwise_xor({0}, {1})")
 shift_left_p = binop("shift_left", _shift_left, "iu")
 shift_right_arithmetic_p = binop("shift_right_arithmetic", _shift_right_arithmetic, "iu")
 shift_right_logical_p = binop("shift_right_logical", _shift_right_logical, "iu")
-mulhi_p = binop("mulhi", _quiet(_mulhi), "iu")
+mulhi_p = binop("mulhi", _quiet(_mulhi), "iu", fuse=False)
 complex_p = binop("complex", _complex, "f",
-                  out_dtype=None)
+                  out_dtype=None, fuse=False)
 eq_p = binop("eq", np.equal, "fciub", out_dtype=dtypes.bool_, template="np.equal({0}, {1})",
              keys=True)
 ne_p = binop("ne", np.not_equal, "fciub", out_dtype=dtypes.bool_,
@@ -928,3 +930,14 @@ ad.deflinear(reduce_precision_p, lambda ct, x, **params: [reduce_precision_p.bin
 
 # select_n and clamp live in their own module; their names stay importable from here.
 from jaxlite._src.lax.select import clamp_p, select_n_p  # noqa: E402,F401
+
+
+# --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
+
+for _p in (round_p, bitcast_convert_type_p, reduce_precision_p):
+  pk.register(_p, pk.ELEMENTWISE, fuse=True)
+pk.register(integer_pow_p, pk.ELEMENTWISE, fuse=True, role="integer_pow")
+pk.register(convert_element_type_p, pk.ELEMENTWISE, fuse=True, role="convert_element_type")
+for _p, _role in ((logistic_p, "logistic"), (add_p, "add"), (mul_p, "mul"),
+                  (shift_left_p, "shift_left"), (shift_right_logical_p, "shift_right_logical")):
+  pk.set_role(_p, _role)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import primitive_kinds as pk
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
@@ -204,3 +205,9 @@ ad.defjvp(clamp_p,
           _clamp_jvp_rule(lambda lo, x, hi: _op.bitand(_op.gt(lo, x), _op.lt(lo, hi))),
           _clamp_jvp_rule(lambda lo, x, hi: _op.bitand(_op.gt(x, lo), _op.lt(x, hi))),
           _clamp_jvp_rule(lambda lo, x, hi: _op.lt(hi, x)))
+
+
+# --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
+
+pk.register(select_n_p, pk.ELEMENTWISE, fuse=True, role="select_n")
+pk.register(clamp_p, pk.ELEMENTWISE, fuse=True)

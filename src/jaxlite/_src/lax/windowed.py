@@ -13,6 +13,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from jaxlite._src import core, dtypes
+from jaxlite._src import primitive_kinds as pk
 from jaxlite._src.compiler import backend
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.lax import elementwise as ew
@@ -803,3 +804,8 @@ def _generic_reduce_window(operands, init_values, computation, **params):
   outs = reduce_window_p.bind(*flat_ops, *flat_inits, jaxpr=closed.jaxpr,
                               consts=tuple(closed.consts), **params)
   return tree_util.tree_unflatten(tree, outs)
+
+
+# --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
+
+pk.register(conv_general_dilated_p, pk.PRODUCT)

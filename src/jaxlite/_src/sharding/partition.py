@@ -18,6 +18,7 @@ import weakref
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import primitive_kinds as kinds
 from jaxlite._src import jit_function as jf
 from jaxlite._src import tree_util
 from jaxlite._src.config import config
@@ -53,7 +54,7 @@ class Program:
     """`inspect_array_sharding` callbacks inside the program get their operands' shardings
     now, at partition time (JAX calls them at compile time)."""
     for eqn, plan in zip(jaxpr.eqns, plans):
-      if eqn.primitive.name == "inspect_sharding":
+      if eqn.primitive is kinds.roles.inspect_sharding:
         (v,) = eqn.invars
         spec = env[v] if isinstance(v, core.Var) else prop.replicated(len(v.aval.shape))
         eqn.params["callback"](_out_sharding(self.mesh, spec))
@@ -92,7 +93,7 @@ class Program:
         outs = self._run(closed.jaxpr, closed.consts, inner_env, inner_plans, ins)
       elif eqn.primitive is prop.sharding_constraint_p:
         outs = ins  # the blocks already have the constrained layout
-      elif eqn.primitive.name == "inspect_sharding":
+      elif eqn.primitive is kinds.roles.inspect_sharding:
         outs = []  # reported when the program was partitioned
       else:
         params = self._local_params(eqn, plan) if plan.local else eqn.params
@@ -107,13 +108,11 @@ class Program:
   def _local_params(self, eqn, plan):
     params = dict(eqn.params)
     for k in ("sharding", "out_sharding"):
-      if k in params and eqn.primitive.name != "sharding_constraint":
+      if k in params and eqn.primitive is not prop.sharding_constraint_p:
         params[k] = None
-    name = eqn.primitive.name
-    if name == "broadcast_in_dim":
-      params["shape"] = self.local_shape(params["shape"], plan.out_specs[0])
-    elif name == "reshape":
-      params["new_sizes"] = self.local_shape(params["new_sizes"], plan.out_specs[0])
+    shape = kinds.shape_param.get(eqn.primitive)  # broadcast_in_dim's, reshape's: the block's
+    if shape is not None:
+      params[shape] = self.local_shape(params[shape], plan.out_specs[0])
     return params
 
   def local_shape(self, shape, spec):
@@ -378,13 +377,13 @@ def _check_shard_map_devices(fn, dyn_args, jaxpr, committed):
   """JAX's error for an argument committed to devices other than those of a shard_map inside
   the jitted function."""
   want = [set(e.params["mesh"].devices.flat) for e in jaxpr.eqns
-          if e.primitive.name == "shard_map"]
+          if e.primitive is kinds.roles.shard_map]
   for i, c in enumerate(committed):
     if not is_multi_device(c) or all(set(c._device_assignment) == w for w in want):
       continue
     paths = tree_util.tree_flatten_with_path((tuple(dyn_args), {}))[0]
     name = jf._placement_arg_name(paths[i][0], fn._fun) if i < len(paths) else f"args[{i}]"
-    mesh = next(e.params["mesh"] for e in jaxpr.eqns if e.primitive.name == "shard_map" and
+    mesh = next(e.params["mesh"] for e in jaxpr.eqns if e.primitive is kinds.roles.shard_map and
                 set(c._device_assignment) != set(e.params["mesh"].devices.flat))
     x = tree_util.tree_leaves(tuple(dyn_args))[i]
     raise ValueError(
@@ -396,7 +395,7 @@ def _check_shard_map_devices(fn, dyn_args, jaxpr, committed):
 
 
 def _has_shard_map(jaxpr) -> bool:
-  return any(e.primitive.name == "shard_map" for e in jaxpr.eqns)
+  return any(e.primitive is kinds.roles.shard_map for e in jaxpr.eqns)
 
 
 def _whole_placements(entry, out_leaves, mesh) -> list:
@@ -407,7 +406,7 @@ def _whole_placements(entry, out_leaves, mesh) -> list:
   from jaxlite._src.sharding.named_sharding import NamedSharding
   produced = {}
   for e in entry.closed.jaxpr.eqns:
-    if e.primitive.name == "shard_map":
+    if e.primitive is kinds.roles.shard_map:
       m = e.params["mesh"]
       for v, spec in zip(e.outvars, e.params["out_specs"]):
         produced[v] = _out_sharding(m, prop.spec_of_sharding(NamedSharding(m, spec),
@@ -444,7 +443,7 @@ def _constraints(closed) -> list:
     for eqn in todo.pop().eqns:
       if eqn.primitive is prop.sharding_constraint_p:
         out.append(eqn.params["sharding"])
-      elif eqn.primitive.name == "jit":
+      elif eqn.primitive is kinds.roles.jit:
         out += [s for s in (*eqn.params.get("in_shardings", ()),
                             *eqn.params.get("out_shardings", ())) if hasattr(s, "mesh")]
       todo += core.jaxprs_in_params(eqn.params)
@@ -642,7 +641,7 @@ def _plan_call(fn, args, kwargs):
                if isinstance(s, NamedSharding) and is_multi_device(s)), None)
   if mesh is None and _has_shard_map(entry.closed.jaxpr):  # shard_maps place their results
     mesh = next(e.params["mesh"] for e in entry.closed.jaxpr.eqns
-                if e.primitive.name == "shard_map")
+                if e.primitive is kinds.roles.shard_map)
   device = fn._committed_device(flat, args, kwargs)  # JAX's incompatible-devices error
   whole = _has_shard_map(entry.closed.jaxpr)
   if mesh is None or (device is not None and not is_multi_device(device)):
