@@ -246,11 +246,11 @@ def _cache_for(fun) -> dict:
     held = _unweakrefable_caches.get(id(fun))
     if held is None or held[0] is not fun:
       held = (fun, {})
-      _bounded_put(_unweakrefable_caches, id(fun), held, _UNWEAKREFABLE_LIMIT)
+      bounded_put(_unweakrefable_caches, id(fun), held, _UNWEAKREFABLE_LIMIT)
     return held[1]
 
 
-def _bounded_put(cache: dict, key, value, limit=None):
+def bounded_put(cache: dict, key, value, limit=None):
   """`cache[key] = value`, first evicting the oldest entries past `limit` (insertion order: a
   hit costs nothing extra on the dispatch path, unlike a true LRU's reordering)."""
   limit = TRACE_CACHE_SIZE if limit is None else limit
@@ -293,6 +293,51 @@ DERIVED_CACHES = (
 )
 
 
+class CallSite:
+  """What the partitioner (sharding/partition.py, distributed/sharded_jit.py) knows of one jit:
+  the function and its name, the static and donated positions, the in/out shardings, and the
+  caches it keeps for the jit's sharded calls; its methods give the trace cache entry of a
+  call, the dynamic arguments, the committed device and argument names for errors, and the
+  backend of a call's arguments. jit builds one per wrapper (`PjitFunction.site`); nothing
+  outside this module reads the wrapper's private fields."""
+  __slots__ = ("_wrapper", "fun", "name", "static_argnums", "static_argnames",
+               "donate_argnums", "donate_argnames", "in_shardings", "out_shardings",
+               "simple", "cache", "__weakref__")
+
+  def __init__(self, wrapper):
+    self._wrapper = wrapper
+    self.fun, self.name = wrapper._fun, wrapper._name
+    self.static_argnums, self.static_argnames = wrapper._static_argnums, \
+        wrapper._static_argnames
+    self.donate_argnums, self.donate_argnames = wrapper._donate_argnums, \
+        wrapper._donate_argnames
+    self.in_shardings, self.out_shardings = wrapper._in_shardings, wrapper._out_shardings
+    self.simple = wrapper._simple  # no static arguments: the call's args are the dynamic ones
+    # The partitioner's per-jit caches (programs by specs, call plans, the MPI fast path),
+    # emptied with the jit's own by `clear_cache` / `jax.clear_caches`.
+    self.cache = wrapper._sharded_cache
+
+  def entry(self, args, kwargs):
+    """(trace cache entry, flat dynamic arguments) of a call: traced on a miss."""
+    return self._wrapper._get_entry(args, kwargs)
+
+  def dynamic_args(self, args, kwargs) -> tuple:
+    """The call's positional arguments that are not static."""
+    return args if self.simple else self._wrapper._split_args(args, kwargs)[0]
+
+  def committed_device(self, flat, args, kwargs):
+    """Where the call's results live (JAX's incompatible-devices error naming arguments)."""
+    return self._wrapper._committed_device(flat, args, kwargs)
+
+  def arg_name(self, keypath) -> str:
+    """An argument leaf named as JAX's placement errors name it."""
+    return _placement_arg_name(keypath, self.fun)
+
+  def backend(self, flat):
+    """The backend the call's flat arguments run on (`backend.backend_for_arguments`)."""
+    return backend.backend_for_arguments(flat)
+
+
 class PjitFunction:
   """The callable `jax.jit(f)` returns."""
   _donates = False  # DonatingPjitFunction: the eager path plans and deletes donated buffers
@@ -332,6 +377,7 @@ class PjitFunction:
     self._in_shardings, self._out_shardings = in_shardings, out_shardings
     self._sharded = in_shardings is not None or out_shardings is not None
     self._sharded_cache = {}
+    self.site = CallSite(self)  # what the partitioner sees of this jit
     _live_wrappers.add(self)
 
   def __repr__(self):
@@ -449,7 +495,7 @@ class PjitFunction:
       # place the results (sharding/partition.py)
       self._sharded = True
     if not lifted and writeback is None:  # a writeback's inputs are the values at trace time
-      _bounded_put(self._cache, key, entry)
+      bounded_put(self._cache, key, entry)
     return entry
 
   def _donated(self, n_flat, n_lifted, args, kwargs):
@@ -476,14 +522,20 @@ class PjitFunction:
     if config.jax_disable_jit:
       return self._fun(*args, **kwargs)
     if core._state.trace is core.eval_trace:
+      # The NumPy backend's all-Array fast path first (inline here: a cached call is the
+      # hottest jit path), then the one eager path.
+      if self._fast_path and not kwargs and not self._sharded:
+        out = self._call_arrays_fast(args)
+        if out is not _MISS:
+          return out
       return self._call_eager(args, kwargs)
     return self._call_staged(args, kwargs)
 
   def _call_eager(self, args, kwargs):
-    """The one eager call path: the NumPy backend's all-Array fast path where it applies, else
-    the cache entry of these argument types, partitioned when the arguments or the function
-    name several devices, else run on the backend that owns the arguments' buffers and placed
-    as the committed arguments are. Donation (DonatingPjitFunction) hooks in at `_run`."""
+    """The one eager call path (behind the all-Array fast path): the cache entry of these
+    argument types, partitioned when the arguments or the function name several devices, else
+    run on the backend that owns the arguments' buffers and placed as the committed arguments
+    are. Donation (DonatingPjitFunction) hooks in at `_plan`, `_ran_sharded` and `_run`."""
     if self._eager_direct:
       return self._fun(*args, **kwargs)
     if self._sharded and not self._donates:  # donated buffers are planned first (below)
@@ -493,10 +545,6 @@ class PjitFunction:
         if out is not None:
           return out
       out = _call_sharded(self, args, kwargs)
-      if out is not _MISS:
-        return out
-    elif self._fast_path and not kwargs:
-      out = self._call_arrays_fast(args)
       if out is not _MISS:
         return out
     try:
@@ -535,7 +583,7 @@ class PjitFunction:
     in_sh = out_sh = None
     if self._in_shardings is not None or self._out_shardings is not None:
       from jaxlite._src.sharding import partition  # the eqn carries them, as JAX's does
-      in_sh, out_sh = partition.eqn_shardings(self, args, kwargs, entry, len(flat))
+      in_sh, out_sh = partition.eqn_shardings(self.site, args, kwargs, entry, len(flat))
     params = jit_params(entry.closed, self._name, len(args_in), len(entry.out_avals),
                         self._donated(len(flat), len(entry.lifted), args, kwargs),
                         self._keep_unused, self._inline, in_sh, out_sh)
@@ -592,7 +640,7 @@ class PjitFunction:
       if entry.lifted or self._sharded or type(entry.out_tree) is not tree_util.PyTreeDef:
         return _MISS
       runner = entry.fast_runner()
-      _bounded_put(self._fast_cache, key, runner)
+      bounded_put(self._fast_cache, key, runner)
     if not committed:
       return runner(values)
     device = self._committed_device(arrays, args, {})
@@ -901,10 +949,10 @@ def _arguments_backend(flat):
 
 
 def _call_sharded(fn, args, kwargs):
-  """A call with multi-device arguments or shardings: partitioned (sharding/partition.py), or
-  _MISS when there is nothing to partition (one device)."""
+  """A call with multi-device arguments or shardings: partitioned (sharding/partition.py, given
+  the jit's call site), or _MISS when there is nothing to partition (one device)."""
   from jaxlite._src.sharding import partition
-  out = partition.call_sharded(fn, args, kwargs)
+  out = partition.call_sharded(fn.site, args, kwargs)
   return _MISS if out is None else out
 
 
@@ -1065,4 +1113,5 @@ def internal_jit(fun=None, *, static_argnums=(), static_argnames=(), name=None):
                              static_argnames=static_argnames, name=name)
   wrapped = PjitFunction(fun, static_argnums, static_argnames, name=name)
   wrapped._eager_direct = True
+  wrapped._fast_path = False
   return wrapped
