@@ -193,3 +193,35 @@ def test_jit_accepted_arguments_as_jax(fun, kw, args, kwargs):
   jax_real = oracle()
   want = jax_real.jit(fun, **kw)(*args, **kwargs)
   np.testing.assert_allclose(jax.jit(fun, **kw)(*args, **kwargs), want)
+
+
+# --- the seams, checked in the source -----------------------------------------------------------
+
+import pathlib  # noqa: E402
+import re  # noqa: E402
+
+_SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "jaxlite" / "_src"
+
+
+def test_partitioner_reads_no_private_field_of_the_jit_wrapper():
+  """sharding/partition.py and distributed/sharded_jit.py see a jit through its CallSite."""
+  for rel in ("sharding/partition.py", "distributed/sharded_jit.py"):
+    text = (_SRC / rel).read_text()
+    assert not re.findall(r"\bfn\._\w+", text), rel
+    assert not re.findall(r"\bjf\._\w+", text), rel
+
+
+# Name tests left in compiler/ and sharding/, each not a dispatch on what a primitive is:
+# backend names (tiers), a file name (the native cache), an axis type's name (rules), and the
+# native backend's lowering tables, keyed by the name of the op they print code for.
+_ALLOWED = {"compiler/tiers.py": 2, "compiler/native/cache.py": 1, "sharding/rules.py": 1,
+            "compiler/native/loops.py": 16, "compiler/native/codegen.py": 8}
+
+
+def test_no_dispatch_on_primitive_names_in_compiler_and_sharding():
+  pattern = re.compile(r"name ==|\.name in\b|name !=|\.name not in\b")
+  for folder in ("compiler", "sharding"):
+    for path in sorted((_SRC / folder).rglob("*.py")):
+      rel = path.relative_to(_SRC).as_posix()
+      hits = [ln for ln in path.read_text().splitlines() if pattern.search(ln)]
+      assert len(hits) <= _ALLOWED.get(rel, 0), (rel, hits)
