@@ -602,9 +602,11 @@ def test_broadcast_literals_are_made_again_for_each_kernel():
 
 # --- each execution mode on a pool of two threads, whatever the machine has --------------------
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def two_workers(monkeypatch):
-  """tiled_executor.POOL with two workers (the caller and one thread), on any machine."""
+  """tiled_executor.POOL with two workers (the caller and one thread), on any machine: every
+  case of this file then runs its kernels pooled, wide-pooled, tiled and whole (every_mode),
+  also on a one-core CI runner."""
   from concurrent.futures import ThreadPoolExecutor
   pool = tiled_executor._Pool()
   pool.executor, pool.workers = ThreadPoolExecutor(1), 2
