@@ -310,6 +310,7 @@ def loop_source(jaxpr, consts, num_consts, num_carry, reverse, p: Plan | None, t
   body += tier0._eqn_lines(loop, len(invariant), last_use, namer, atom, glob, counter,
                            ind, tables)
   body += [f"{ind}{y}[_i] = {atom(v)}" for y, v in zip(ys, y_out)]
+  into = _store_into_ys(body, ind) if STORE_INTO_YS else False
   carry = [namer(v) for v in carry_in]
   if carry:
     body.append(f"{ind}{', '.join(carry)}, = "
@@ -318,10 +319,42 @@ def loop_source(jaxpr, consts, num_consts, num_carry, reverse, p: Plan | None, t
   if p is not None:
     lines += ["  finally:", "    _run.close()"]
   # A carry that is a stacked row would be a view keeping the whole stacked array alive.
+  # So would one computed into a row of ys (`_store_into_ys`), and it would alias that output.
   made = set(p.outputs) if p is not None else set()
-  rets = [f"{c}.copy()" if v in made else c for c, v in zip(carry, carry_out)]
+  rets = [f"{c}.copy()" if v in made or into else c for c, v in zip(carry, carry_out)]
   lines.append(f"  return {tier0._tuple_source(rets)}")
   return "\n".join(tier0._quiet(lines, jaxpr.eqns, tables)), glob
+
+
+# Step i's ufunc result that is stored as row i of a ys output is computed into that row.
+STORE_INTO_YS = True
+
+
+def _store_into_ys(body: list, ind: str) -> bool:
+  """Rewrites `vN = np.f(.., out=vM)` + `_ysK[_i] = vN` into `vN = np.f(.., out=_ysK[_i])`:
+  the step's result is made in its row, not made and then copied there (RNN anchor: the 16 KB
+  copy was ~1-1.5 us of a ~30 us step). `out=` lines are ufunc calls writing into a dying
+  buffer of the step (tier 0's reuse), so the row takes the same values; a value in ys is live
+  to the step's end, so no later line writes into it. Returns whether any line changed (the
+  carry may then be a view of a row: the loop returns a copy)."""
+  changed = False
+  for j, line in enumerate(body):
+    head, _, value = line.partition("[_i] = ")
+    if not head.startswith(f"{ind}_ys") or not value.isidentifier():
+      continue
+    for k in range(j - 1, -1, -1):
+      made = body[k]
+      if made is None:  # a store this rewrite removed
+        continue
+      if made.startswith(f"{ind}{value} = np.") and ", out=" in made and made.endswith(")") \
+          and ", out=_ys" not in made:  # a value stored twice is made in the first row
+        body[k] = f"{made[:made.rindex(', out=')]}, out={head.strip()}[_i])"
+        body[j] = None
+        changed = True
+      if made.startswith(f"{ind}{value} = ") or made.startswith(f"{ind}{value}, "):
+        break
+  body[:] = [line for line in body if line is not None]
+  return changed
 
 
 class AdaptiveLoop:

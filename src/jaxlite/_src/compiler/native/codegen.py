@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 
+from jaxlite._src import machine
 from jaxlite._src import primitive_kinds as kinds
 from jaxlite._src.compiler import fusion
 from jaxlite._src.compiler import native
@@ -751,7 +752,10 @@ class NativeKernel:
     if self.count and self.threads.modes == (1,):  # serial: numba's thread settings unused
       self.fn(self.count, *arrays, *fresh)
     elif self.count:
-      nb, nt = self._numba, self.threads.pick()
+      nb, mode = self._numba, self.threads.pick()
+      # all threads = this program's share while CPU devices run programs at once (the SPMD
+      # runtime's machine.sharing): each OpenMP team of its own size, together the cores
+      nt = machine.share(mode) if mode > 1 else 1
       nt0 = nb.get_num_threads()
       if nt != nt0:  # each of these calls costs ~1-2 us: only the needed ones
         nb.set_num_threads(nt)
@@ -759,7 +763,7 @@ class NativeKernel:
       try:
         t = time.perf_counter()
         self.fn(self.count, *arrays, *fresh)
-        self.threads.record(nt, time.perf_counter() - t)
+        self.threads.record(mode, time.perf_counter() - t)
       finally:
         if cs0 != self.chunk:
           nb.set_parallel_chunksize(cs0)
