@@ -745,7 +745,7 @@ class DonatingPjitFunction(PjitFunction):
     b = _arguments_backend(flat)
     if not plan.consumed:
       out = entry.run([numpy_value(x) for x in flat], b)
-    elif fast_runners_enabled:
+    elif fast_runners_enabled and b is None:  # buffer reuse: the NumPy backends' executables
       exe = donation.executable(entry, plan, donation.reusable_inputs(plan, flat))
       values = [numpy_value(x) for x in flat]
       donation.delete_consumed(plan, flat)
@@ -753,7 +753,8 @@ class DonatingPjitFunction(PjitFunction):
       del values
       make = core.make_array
       out = entry.out_tree.unflatten([make(o, a) for o, a in zip(outs, entry.out_avals)])
-    else:  # instrumentation sees every call through `run`: no buffer reuse
+    else:  # instrumentation sees every call through `run`, or another backend's buffers: the
+      # donated Arrays are deleted, their buffers not reused here
       values = [numpy_value(x) for x in flat]
       donation.delete_consumed(plan, flat)
       out = entry.run(values, b)
