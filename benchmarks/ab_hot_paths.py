@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -92,9 +93,12 @@ def main() -> None:
   a = ap.parse_args()
   sides = {"old": _export(a.old), "new": str(ROOT / "src")}
   results = {"old": [], "new": []}
-  for r in range(a.rounds):
-    for side in (("old", "new") if r % 2 == 0 else ("new", "old")):
-      results[side].append(_run(sides[side]))
+  try:
+    for r in range(a.rounds):
+      for side in (("old", "new") if r % 2 == 0 else ("new", "old")):
+        results[side].append(_run(sides[side]))
+  finally:
+    shutil.rmtree(Path(sides["old"]).parent, ignore_errors=True)
   print(f"# old = {a.old}, new = this checkout; {a.rounds} rounds, alternating")
   print(f"{'workload':24} {'old':>14} {'new':>14} {'new/old':>8} {'range':>13}")
   for k in results["old"][0]:

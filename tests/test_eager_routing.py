@@ -225,3 +225,18 @@ def test_no_dispatch_on_primitive_names_in_compiler_and_sharding():
       rel = path.relative_to(_SRC).as_posix()
       hits = [ln for ln in path.read_text().splitlines() if pattern.search(ln)]
       assert len(hits) <= _ALLOWED.get(rel, 0), (rel, hits)
+
+
+def test_donating_jit_on_foreign_buffers_runs_on_their_backend(route):
+  b = CountingBackend()
+  backend_lib._backends[b.name] = b
+  backend_lib.buffer_backends[ForeignBuffer] = b.name
+  try:
+    f = jax.jit(lambda x: x + 1, donate_argnums=0)
+    x = _foreign(np.arange(3, dtype=np.float32))
+    out = f(x)
+    np.testing.assert_allclose(np.asarray(out), [1, 2, 3])
+    assert b.compiled == 1 and x.is_deleted()
+  finally:
+    del backend_lib.buffer_backends[ForeignBuffer]
+    del backend_lib._backends[b.name]
