@@ -52,6 +52,8 @@ _DEFAULTS = {
     "jax_array_garbage_collection_guard": None,
     "jax2tf_associative_scan_reductions": False,
     "jax_thread_guard": False,
+    # Accepted and recorded (flax's tests set it); jaxlite's traceback filtering is its own.
+    "jax_traceback_filtering": os.environ.get("JAX_TRACEBACK_FILTERING", "auto"),
     # 1 (the default): fused kernels run over cache-sized tiles on a thread pool, small ones
     # inline with no pool (tier 1, compiler/tier1_backend.py); 0: jit compiles to one NumPy
     # call per op (tier 0). JAXLITE_TIER=0 in the environment selects tier 0.
@@ -69,6 +71,8 @@ _ENUMS = {
     "jax_numpy_dtype_promotion": ("standard", "strict"),
     "jax_numpy_rank_promotion": ("allow", "warn", "raise"),
     "jax_legacy_prng_key": ("allow", "warn", "error"),
+    "jax_traceback_filtering": ("off", "tracebackhide", "remove_frames", "quiet_remove_frames",
+                                "auto"),
     "jax_default_prng_impl": ("threefry2x32", "threefry4x32", "rbg", "unsafe_rbg", "philox2x32",
                               "philox4x32"),
     "jax_default_matmul_precision": (
@@ -156,6 +160,11 @@ class Config:
     """Whether a flag is on globally or in some thread's context (dispatch hooks need it)."""
     with _lock:
       return bool(self.__dict__[name]) or any(_local_values.get(name, ()))
+
+  @property
+  def x64_enabled(self) -> bool:
+    """`jax.config.x64_enabled` (jaxopt reads it): the current value of jax_enable_x64."""
+    return bool(self.jax_enable_x64)
 
   def parse_flags_with_absl(self):  # JAX compat no-op
     pass

@@ -656,3 +656,9 @@ def concrete_or_error(force, val, context=""):
       raise errors.ConcretizationTypeError(val, context)
     return force(c) if force is not None else c
   return force(val) if force is not None else val
+
+
+def trace_state_clean() -> bool:
+  """No transformation is active in this thread (JAX's `core.trace_state_clean`; numpyro asks
+  it whether a sampler runs under jit/vmap)."""
+  return _state.trace is eval_trace
