@@ -43,6 +43,14 @@ class ShapedArray:
   def strip_weak_type(self) -> "ShapedArray":
     return self.update(weak_type=False) if self.weak_type else self
 
+  def to_tangent_aval(self) -> "ShapedArray":
+    """The type of this type's tangents (float0 for integers, booleans and keys); the rule is
+    autodiff's (interpreters/ad.py registers it in `tangent_aval_rule`)."""
+    return tangent_aval_rule(self)
+
+  def at_least_vspace(self) -> "ShapedArray":  # JAX's older name, still called by equinox
+    return tangent_aval_rule(self)
+
   # JAX's aval lowering interface, trivial for a lo type (hijax's mutable hi types, e.g. nnx
   # Variables, lower their leaves through it: see hijax.CaptureFrame).
   def lo_ty(self):
@@ -170,6 +178,11 @@ class Primitive:
   def def_impl(self, impl):
     self.impl = impl
     return impl
+
+  def get_bind_params(self, params) -> dict:
+    """The params `bind` takes for an eqn of this primitive with `params` (JAX's hook for call
+    primitives; jaxlite's eqns hold bind's own params, equinox rebinds eqns through it)."""
+    return dict(params)
 
   def def_abstract_eval(self, rule):
     self.abstract_eval = rule
@@ -662,3 +675,8 @@ def trace_state_clean() -> bool:
   """No transformation is active in this thread (JAX's `core.trace_state_clean`; numpyro asks
   it whether a sampler runs under jit/vmap)."""
   return _state.trace is eval_trace
+
+
+# `ShapedArray.to_tangent_aval`'s rule, registered by interpreters/ad.py (autodiff owns tangent
+# types: extended dtypes name theirs in their `_rules`).
+tangent_aval_rule = None

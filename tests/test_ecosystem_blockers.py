@@ -1,0 +1,84 @@
+"""Behaviour the ecosystem libraries rely on (issue 34's blockers), each against real JAX."""
+import numpy as np
+import pytest
+
+import jaxlite as jax
+import jaxlite.numpy as jnp
+from conftest import oracle
+
+
+def _leaves_equal(a, b):
+  la, lb = jax.tree.leaves(a), oracle().tree.leaves(b)
+  assert len(la) == len(lb)
+  for x, y in zip(la, lb):
+    assert (tuple(x.shape), np.dtype(x.dtype), getattr(x, "weak_type", False)) == \
+        (tuple(y.shape), np.dtype(y.dtype), getattr(y, "weak_type", False))
+
+
+def test_eval_shape_passes_through_returned_shape_dtype_structs():
+  """lineax's operators return ShapeDtypeStructs from functions it eval_shapes."""
+  real = oracle()
+  for m in (jax, real):
+    sds = m.ShapeDtypeStruct((2,), np.int32)
+    out = m.eval_shape(lambda x: (x, sds, {"a": x * 2}), 1.0)
+    assert out[1] is sds or out[1] == sds
+  _leaves_equal(
+      jax.eval_shape(lambda x: (x, jax.ShapeDtypeStruct((3,), np.float32)), jnp.ones(2)),
+      real.eval_shape(lambda x: (x, real.ShapeDtypeStruct((3,), np.float32)),
+                      real.numpy.ones(2)))
+
+
+@pytest.mark.parametrize("op", ["segment_sum", "segment_max", "segment_min", "segment_prod"])
+def test_segment_ops_broadcast_scalar_data(op):
+  """jraph counts nodes per graph with `segment_sum(1, ids)`: scalar data broadcast to ids."""
+  real = oracle()
+  ids = np.array([0, 2, 2, 1, 2])
+  for data, kw in ((2.0, {}), (3, {}), (np.ones((1, 2), np.float32), {}),
+                   (2.0, {"bucket_size": 2})):
+    got = getattr(jax.ops, op)(data, ids, 4, **kw)
+    want = getattr(real.ops, op)(data, ids, 4, **kw)
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == want.dtype
+  with pytest.raises(ValueError):
+    getattr(jax.ops, op)(jnp.ones(2), ids, 3)
+
+
+def test_tangent_avals_and_bind_params():
+  real = oracle()
+  for dt in map(np.dtype, (np.int32, np.float32, np.bool_)):
+    a = jax.core.ShapedArray((2,), dt).at_least_vspace()
+    b = real.core.ShapedArray((2,), dt).at_least_vspace()
+    assert (a.shape, str(a.dtype)) == (b.shape, str(b.dtype))
+    assert str(jax.core.ShapedArray((2,), dt).to_tangent_aval().dtype) == str(b.dtype)
+  params = {"axes": (0,)}
+  assert jax.lax.reduce_sum_p.get_bind_params(params) == \
+      real.lax.reduce_sum_p.get_bind_params(params) == params
+  # equinox rebinds a jaxpr's eqns through it: the result is bind's params
+  jaxpr = jax.make_jaxpr(lambda x: jnp.sum(jnp.sin(x)))(jnp.ones(3))
+  x = jnp.arange(3.)
+  for eqn in jaxpr.eqns:
+    x = eqn.primitive.bind(x, **eqn.primitive.get_bind_params(eqn.params))
+  np.testing.assert_allclose(x, np.sum(np.sin(np.arange(3.))), rtol=1e-6)
+
+
+def test_bool_flag_contexts_without_argument():
+  """`with jax.enable_custom_prng():` (haiku) turns the flag on, as JAX's bool states do."""
+  real = oracle()
+  for m in (jax, real):
+    assert not m.config.jax_enable_custom_prng
+    with m.enable_custom_prng():
+      assert m.config.jax_enable_custom_prng
+    assert not m.config.jax_enable_custom_prng
+
+
+def test_asarray_big_python_int_with_float_dtype():
+  real = oracle()
+  for value, dtype in ((2**32, float), (2**100, float), (-2**40, np.complex64), (7, float)):
+    got, want = jnp.asarray(value, dtype=dtype), real.numpy.asarray(value, dtype=dtype)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+  for m in (jnp, real.numpy):
+    with pytest.raises(OverflowError):
+      m.asarray(2**32)
+    with pytest.raises(OverflowError):
+      m.asarray(2**32, dtype=np.int32)
