@@ -82,3 +82,26 @@ def test_asarray_big_python_int_with_float_dtype():
       m.asarray(2**32)
     with pytest.raises(OverflowError):
       m.asarray(2**32, dtype=np.int32)
+
+
+@pytest.mark.parametrize("tier", [0, 1])
+def test_jit_closing_over_big_constant(tier):
+  """A closed-over array big enough for the generated code to free it after its last use is a
+  global of that code, never `del`eted (was UnboundLocalError: 'v0' / equinox noinline's
+  'v2' over an MLP's 512x512 weights)."""
+  real = oracle()
+  w = np.random.default_rng(0).normal(size=(512, 512)).astype(np.float32) / 20
+  x = np.ones((3, 512), np.float32)
+  old = jax.config.jax_jaxlite_tier
+  jax.config.update("jax_jaxlite_tier", tier)
+  try:
+    for m in (jax, real):
+      W = m.numpy.asarray(w)
+      out = (m.jit(lambda x: m.numpy.tanh(x @ W) @ W)(x),
+             m.jit(m.vmap(lambda r: m.numpy.tanh(W @ r).sum()))(x))
+      if m is jax:
+        lite = out
+    for a, b in zip(lite, out):
+      np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-5)
+  finally:
+    jax.config.update("jax_jaxlite_tier", old)

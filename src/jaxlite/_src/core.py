@@ -206,6 +206,13 @@ class Trace:
   def invalidate(self):
     self.alive = False
 
+  @property
+  def main(self):
+    """What identifies this transformation to its tracers (JAX's `trace.main`, its tag):
+    equinox's filter_jvp keeps the outputs whose `x._trace.main is main`. One jaxlite trace
+    object per transformation, so the trace itself."""
+    return self
+
   def __repr__(self):
     return f"{type(self).__name__}"
 
