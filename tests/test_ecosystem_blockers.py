@@ -105,3 +105,15 @@ def test_jit_closing_over_big_constant(tier):
       np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-5)
   finally:
     jax.config.update("jax_jaxlite_tier", old)
+
+
+def test_jit_forwards_function_attributes():
+  real = oracle()
+  def f(x):
+    return x + 1
+  f.tag = "mine"
+  for m in (jax, real):
+    g = m.jit(f)
+    assert g.tag == "mine" and g.__name__ == "f" and g.__wrapped__ is f
+    assert m.jit(g).tag == "mine"
+    assert int(m.jit(g)(1)) == 2

@@ -302,7 +302,7 @@ class PjitFunction:
                donate_argnames=(), keep_unused=False, inline=False, name=None,
                in_shardings=None, out_shardings=None, **options):
     self._fun = fun
-    functools.update_wrapper(self, fun, updated=())
+    functools.update_wrapper(self, fun)  # f.__dict__ too, as JAX (haiku reads attributes)
     names = _arg_names(fun)
     static_argnums = _as_tuple(static_argnums)
     static_argnames = _as_tuple(static_argnames)
