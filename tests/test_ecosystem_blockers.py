@@ -117,3 +117,22 @@ def test_jit_forwards_function_attributes():
     assert g.tag == "mine" and g.__name__ == "f" and g.__wrapped__ is f
     assert m.jit(g).tag == "mine"
     assert int(m.jit(g)(1)) == 2
+
+
+def test_switch_traces_a_repeated_branch_callable_once():
+  real = oracle()
+  for m in (jax, real):
+    count = [0]
+    def branch(x):
+      count[0] += 1
+      return x * 2
+    other = lambda x: x - 1
+    out = m.jit(lambda i, x: m.lax.switch(i, [branch, other, branch, branch], x))(2, 3.0)
+    assert float(out) == 6.0
+    assert count[0] == 1, m
+    count[0] = 0
+    out = m.jit(lambda p, x: m.lax.cond(p, branch, branch, x))(True, 3.0)
+    assert float(out) == 6.0 and count[0] == 1
+  np.testing.assert_allclose(
+      jax.grad(lambda x: jax.lax.switch(1, [jnp.sin, jnp.cos, jnp.sin], x))(0.5), -np.sin(0.5),
+      rtol=1e-6)

@@ -290,7 +290,12 @@ def _bind_branches(index, funs, operands, api_name, named):
 
 
 def _trace_branches(funs, in_tree, in_avals, api_name, named):
-  traced = {i: common.trace_body(funs[i], in_tree, in_avals, api_name) for _, i in named}
+  traced = {}
+  for _, i in named:
+    # one callable given for several branches is traced once, as JAX does (haiku counts)
+    same = next((j for j in traced if funs[j] is funs[i]), None)
+    traced[i] = traced[same] if same is not None else common.trace_body(
+        funs[i], in_tree, in_avals, api_name)
   (name0, i0), first = named[0], traced[named[0][1]]
   for name, i in named[1:]:
     common.check_branch_outputs(api_name, name0, name, funs[i0], funs[i], first.out_tree,
