@@ -136,3 +136,20 @@ def test_switch_traces_a_repeated_branch_callable_once():
   np.testing.assert_allclose(
       jax.grad(lambda x: jax.lax.switch(1, [jnp.sin, jnp.cos, jnp.sin], x))(0.5), -np.sin(0.5),
       rtol=1e-6)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_vmapped_cond_with_key_operands(jit):
+  """A batched predicate runs both branches and selects: PRNG keys are selected too."""
+  real = oracle()
+  outs = []
+  for m in (jax, real):
+    def f(p, k):
+      return m.lax.cond(p, lambda k: (m.random.split(k)[0], m.random.normal(k)),
+                        lambda k: (k, 0.0), k)
+    g = m.vmap(f)
+    g = m.jit(g) if jit else g
+    keys, vals = g(m.numpy.array([True, False, True]), m.random.split(m.random.key(4), 3))
+    outs.append((np.asarray(m.random.key_data(keys)), np.asarray(vals)))
+  np.testing.assert_array_equal(outs[0][0], outs[1][0])
+  np.testing.assert_allclose(outs[0][1], outs[1][1], rtol=1e-6)

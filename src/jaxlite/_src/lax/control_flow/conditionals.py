@@ -89,8 +89,10 @@ def _bcast_select_n(which, *cases):
 
 
 def _stop_gradient(x):
-  # Only inexact values carry gradients (like lax.stop_gradient).
-  if dtypes.kind_of_dtype(dtypes.dtype_and_weak(x)[0]) in "fc":
+  # Only inexact values carry gradients (like lax.stop_gradient); keys and other extended
+  # dtypes (blackjax's vmapped conds over PRNG keys) carry none.
+  dtype = dtypes.dtype_and_weak(x)[0]
+  if getattr(dtype, "_is_extended", False) is not True and dtypes.kind_of_dtype(dtype) in "fc":
     return ad.stop_gradient_p.bind(x)
   return x
 
