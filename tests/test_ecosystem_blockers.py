@@ -153,3 +153,25 @@ def test_vmapped_cond_with_key_operands(jit):
     outs.append((np.asarray(m.random.key_data(keys)), np.asarray(vals)))
   np.testing.assert_array_equal(outs[0][0], outs[1][0])
   np.testing.assert_allclose(outs[0][1], outs[1][1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(3, 2), (2, 3), (4, 4), (2, 5, 3)])
+def test_qr_raw_matches_jax(shape):
+  """lineax's QR solver reads `jnp.linalg.qr(mode='raw')` (LAPACK geqrf's packed reflectors)."""
+  real = oracle()
+  a = np.random.default_rng(1).normal(size=shape).astype(np.float32)
+  h, tau = jnp.linalg.qr(a, mode="raw")
+  rh, rtau = real.numpy.linalg.qr(a, mode="raw")
+  np.testing.assert_allclose(h, rh, rtol=1e-4, atol=1e-5)
+  np.testing.assert_allclose(tau, rtau, rtol=1e-4, atol=1e-5)
+  from jaxlite._src.lax.linalg_more import geqrf
+  import importlib
+  packed, taus = geqrf(a)
+  rpacked, rtaus = importlib.import_module("jax._src.lax.linalg").geqrf(a)
+  np.testing.assert_allclose(packed, rpacked, rtol=1e-4, atol=1e-5)
+  # the reflectors reproduce the matrix: Q R = a (Q from ormqr on the identity)
+  k = min(shape[-2:])
+  r = np.triu(np.asarray(packed))[..., :k, :]
+  eye = np.broadcast_to(np.eye(shape[-2], k, dtype=np.float32), shape[:-2] + (shape[-2], k))
+  q = jax.lax.linalg.ormqr(packed, taus, eye)
+  np.testing.assert_allclose(np.asarray(q) @ r, a, rtol=1e-4, atol=1e-5)
