@@ -175,3 +175,22 @@ def test_qr_raw_matches_jax(shape):
   eye = np.broadcast_to(np.eye(shape[-2], k, dtype=np.float32), shape[:-2] + (shape[-2], k))
   q = jax.lax.linalg.ormqr(packed, taus, eye)
   np.testing.assert_allclose(np.asarray(q) @ r, a, rtol=1e-4, atol=1e-5)
+
+
+def test_custom_jvp_call_transposes_through_its_body():
+  real = oracle()
+  outs = []
+  for m in (jax, real):
+    w = m.numpy.arange(3.0)
+
+    @m.custom_jvp
+    def f(x):
+      return 2 * x * w
+    f.defjvp(lambda p, t: (f(p[0]), 2 * t[0] * w))
+    outs.append((m.linear_transpose(f, 1.0)(m.numpy.ones(3))[0],
+                 m.linear_transpose(m.jit(lambda x: f(x) + x), 1.0)(m.numpy.ones(3))[0],
+                 m.grad(lambda x: m.linear_transpose(f, 1.0)(x * m.numpy.ones(3))[0])(2.0),
+                 str(m.make_jaxpr(lambda x: m.linear_transpose(f, 1.0)(x))(m.numpy.ones(3)))
+                 .count("custom_jvp_call")))
+  for a, b in zip(*outs):
+    np.testing.assert_allclose(a, b, rtol=1e-6)
