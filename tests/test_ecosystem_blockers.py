@@ -117,6 +117,14 @@ def test_jit_forwards_function_attributes():
     assert g.tag == "mine" and g.__name__ == "f" and g.__wrapped__ is f
     assert m.jit(g).tag == "mine"
     assert int(m.jit(g)(1)) == 2
+  # a jit of a function wrapping another jit (its __dict__ holds that jit's state) is its own
+  @jax.custom_jvp
+  def h(x):
+    return jnp.sin(x)
+  h.defjvp(lambda p, t: (h(p[0]), 2 * jnp.cos(p[0]) * t[0]))
+  inner = jax.jit(h)
+  assert float(inner(0.7)) == pytest.approx(np.sin(0.7), rel=1e-6)
+  assert float(jax.jit(jax.grad(inner))(0.7)) == pytest.approx(2 * np.cos(0.7), rel=1e-6)
 
 
 def test_switch_traces_a_repeated_branch_callable_once():
@@ -194,3 +202,46 @@ def test_custom_jvp_call_transposes_through_its_body():
                  .count("custom_jvp_call")))
   for a, b in zip(*outs):
     np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_make_jaxpr_keeps_closed_over_tracers_as_consts():
+  """Inside a trace, make_jaxpr of a function closing over a tracer has it as a const (and the
+  function's own arguments as the only invars), so `eval_jaxpr(j.jaxpr, j.consts, *args)`
+  works (equinox's filter_closure_convert in diffrax's while loops)."""
+  real = oracle()
+  for m in (jax, real):
+    seen = []
+
+    def f(y, x):
+      j = m.make_jaxpr(lambda a: a * y + 1)(x)
+      seen.append((len(j.jaxpr.invars), len(j.jaxpr.constvars), len(j.consts)))
+      return m.core.eval_jaxpr(j.jaxpr, j.consts, x)[0]
+    assert float(m.jit(f)(2.0, 3.0)) == 7.0
+    out = m.lax.while_loop(lambda c: c[0] < 1, lambda c: (c[0] + 1, f(c[1], c[1])), (0, 3.0))
+    assert float(out[1]) == 10.0
+    assert seen == [(1, 1, 1), (1, 1, 1)], m
+
+
+def test_ravel_pytree_unravel_warns_as_jax():
+  """NumPy float64 leaves are float32 leaves without x64: unravel casts (and warns) nothing."""
+  import warnings
+  from jaxlite.flatten_util import ravel_pytree
+  real = oracle()
+  from jax.flatten_util import ravel_pytree as real_ravel
+  trees = [{"a": np.array(0.0), "b": np.array([[1, 2], [3, 4]])},
+           [False, True, 0.0, np.array([[1.0, 2.0], [3.0, 4.0]])],
+           {"a": np.array(0), "b": np.array([[1.0, 2.0]])}]
+  for tree in trees:
+    with warnings.catch_warnings():
+      warnings.simplefilter("error")
+      flat, unravel = ravel_pytree(tree)
+      rflat, runravel = real_ravel(tree)
+      got, want = unravel(flat), runravel(rflat)
+    np.testing.assert_array_equal(flat, rflat)
+    assert flat.dtype == rflat.dtype
+    for a, b in zip(jax.tree.leaves(got), real.tree.leaves(want)):
+      assert a.dtype == b.dtype
+      np.testing.assert_array_equal(a, b)
+  # one dtype: unravel keeps the vector's dtype (JAX's dtype-polymorphic unravel)
+  _, unravel = ravel_pytree([np.ones(2, np.float32)])
+  assert unravel(np.ones(2, np.int32))[0].dtype == np.int32

@@ -61,8 +61,10 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
 
     in_avals = [_abstractify(x) for x in flat]
     dbg = pe.TracingDebugInfo("make_jaxpr", fun_src_info(fun), None)
+    # Tracers of an enclosing trace that `fun` closes over stay consts (constvars), as in JAX:
+    # callers evaluate the jaxpr with `closed.consts` and their own arguments (equinox's
+    # filter_closure_convert inside diffrax's loops).
     closed = pe.trace_to_jaxpr(flat_fun, in_avals, dbg)
-    closed, lifted = pe.convert_constvars_to_invars(closed)
     if return_shape:
       shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
                 for a in closed.out_avals]

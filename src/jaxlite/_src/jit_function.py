@@ -302,7 +302,12 @@ class PjitFunction:
                donate_argnames=(), keep_unused=False, inline=False, name=None,
                in_shardings=None, out_shardings=None, **options):
     self._fun = fun
-    functools.update_wrapper(self, fun)  # f.__dict__ too, as JAX (haiku reads attributes)
+    functools.update_wrapper(self, fun, updated=())
+    # f's attributes too, as JAX's functools.wraps (haiku reads them), except private ones: a
+    # function wrapping another jit (grad(jit(f))) carries that jit's state in its __dict__
+    for k, v in getattr(fun, "__dict__", {}).items():
+      if not k.startswith("_"):
+        self.__dict__.setdefault(k, v)
     names = _arg_names(fun)
     static_argnums = _as_tuple(static_argnums)
     static_argnames = _as_tuple(static_argnames)
