@@ -245,3 +245,32 @@ def test_ravel_pytree_unravel_warns_as_jax():
   # one dtype: unravel keeps the vector's dtype (JAX's dtype-polymorphic unravel)
   _, unravel = ravel_pytree([np.ones(2, np.float32)])
   assert unravel(np.ones(2, np.int32))[0].dtype == np.int32
+
+
+def test_library_primitive_impl_sees_arrays():
+  """A primitive made with jax.extend.core.Primitive gets jax Arrays in its impl (equinox's
+  maybe_set impl uses `xs.at[i]`), eagerly and compiled; every primitive is an instance of it."""
+  real = oracle()
+  import importlib
+  importlib.import_module("jax.extend")
+  import jaxlite.extend  # noqa: F401
+  results = []
+  for m in (jax, real):
+    p = m.extend.core.Primitive("set_first")
+    seen = []
+
+    def impl(xs, x):
+      seen.append(type(xs).__name__)
+      return xs.at[0].set(x)
+    p.def_impl(impl)
+    p.def_abstract_eval(lambda xs, x: xs)
+    mlir = importlib.import_module(f"{m.__name__}.interpreters.mlir")
+    mlir.register_lowering(p, mlir.lower_fun(impl, multiple_results=False))
+    xs = m.numpy.arange(3.0)
+    results.append((p.bind(xs, 5.0), m.jit(lambda a: p.bind(a, 7.0) * 2)(xs)))
+    assert seen and all(s in ("ArrayImpl", "Array", "DynamicJaxprTracer") for s in seen), seen
+    if m is jax:
+      assert seen == ["ArrayImpl"] * len(seen) or seen == ["Array"] * len(seen), seen
+    assert isinstance(m.lax.sin_p, m.extend.core.Primitive)
+  for a, b in zip(*results):
+    np.testing.assert_array_equal(a, b)
