@@ -274,3 +274,19 @@ def test_library_primitive_impl_sees_arrays():
     assert isinstance(m.lax.sin_p, m.extend.core.Primitive)
   for a, b in zip(*results):
     np.testing.assert_array_equal(a, b)
+
+
+def test_check_grads_tolerance_follows_the_canonical_dtype():
+  """A Python-float argument computes in float32 without x64: check_vjp's cotangent
+  projection uses float32's gradient tolerance, as JAX's (numpyro's log1mexp grads, order 3)."""
+  real = oracle()
+  import importlib
+  from jaxlite import test_util
+
+  def log1mexp(m, x):
+    return m.numpy.where(x > -0.6931472, m.numpy.log(-m.numpy.expm1(x)),
+                         m.numpy.log1p(-m.numpy.exp(x)))
+  for x in (-0.5, -0.32523):
+    test_util.check_grads(lambda v: log1mexp(jax, v), (x,), order=3)
+    importlib.import_module("jax.test_util").check_grads(lambda v: log1mexp(real, v), (x,),
+                                                         order=3)
