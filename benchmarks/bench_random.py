@@ -1,4 +1,6 @@
-"""PRNG benchmarks: 10M standard normals from one key, and raw threefry bits.
+"""PRNG benchmarks: 10M standard normals from one key, raw threefry bits, and key operations
+over 100k batched keys (vmap of normal over split keys, with and without fold_in; jitted and
+eager).
 
 `workloads()` feeds the shared harness; `python benchmarks/bench_random.py` times them alone.
 """
@@ -54,9 +56,37 @@ def _bits_impls(n: int) -> dict[str, Callable[[], object]]:
   return impls
 
 
+KEYS = 100_000
+
+
+def _batched_key_impls(fold: bool, jit: bool) -> dict[str, Callable[[], object]]:
+  """`jax.vmap(lambda k: jax.random.normal(k, (4,)))(jax.random.split(key, KEYS))` (with
+  `fold_in(k, 7)` first when `fold`), the whole expression jitted or run eagerly."""
+  def build(m):
+    key = m.random.key(0)
+
+    def sample(k):
+      return m.random.normal(m.random.fold_in(k, 7) if fold else k, (4,))
+
+    def run(key):
+      return m.vmap(sample)(m.random.split(key, KEYS))
+    fn = m.jit(run) if jit else run
+    return lambda: fn(key).block_until_ready()
+  import jaxlite
+  impls = {"jaxlite": build(jaxlite)}
+  try:
+    import jax
+    impls["jax"] = build(jax)
+  except ImportError:
+    pass
+  return impls
+
+
 def workloads() -> list[tuple[str, dict[str, Callable[[], object]]]]:
   return [(f"random.normal(key, ({N:_},))", tiered(_normal_impls(N))),
-          (f"random.bits(key, ({N:_},)) uint32", _bits_impls(N))]
+          (f"random.bits(key, ({N:_},)) uint32", _bits_impls(N))] + [
+      (f"{'jit ' if jit else 'eager '}vmap normal{' fold_in' if fold else ''} {KEYS:_} keys",
+       _batched_key_impls(fold, jit)) for fold in (False, True) for jit in (True, False)]
 
 
 def main() -> None:

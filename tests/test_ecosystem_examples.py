@@ -70,3 +70,56 @@ def test_example_matches_real_jax(example, libs, args):
   assert [i for i, _ in ours] == [i for i, _ in theirs]
   for (i, a), (_, b) in zip(ours, theirs):
     assert abs(a - b) <= 1e-5 * max(1.0, abs(b)) + 1e-6, f"step {i}: jaxlite {a} vs JAX {b}"
+
+
+# --- numpyro and diffrax (issue 34): their output against JAX's, recorded -----------------------
+# Recorded with real JAX 0.10.2 (numpyro 0.22.0, diffrax 0.7.2, equinox 0.13.8) running the
+# example files unchanged: `python examples/numpyro_nuts.py`, `python examples/diffrax_ode.py`.
+JAX_NUTS = {"intercept": (-0.483, 0.046), "sigma": (0.315, 0.034), "slope": (1.463, 0.047)}
+# NUTS is chaotic in its float32 arithmetic: jaxlite's chain (same keys, same bits) drifts from
+# JAX's by float32 rounding, so the posterior summaries agree to Monte Carlo error, not digits.
+NUTS_TOL = 0.02
+NUTS_RE = re.compile(r"^(\w+)\s+mean (\S+) std (\S+)$", re.M)
+
+
+def _run_output(example, libs):
+  for lib in libs:
+    if not _have(lib):
+      pytest.skip(f"{lib} is not installed (install it with --no-deps, see ECOSYSTEM.md, or set "
+                  "JAXLITE_ECOSYSTEM_SITE)")
+  path = os.path.join(ROOT, "examples", example)
+  env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, *EXTRA]), "OPENBLAS_NUM_THREADS": "1",
+         "JAX_PLATFORMS": "cpu"}
+  r = subprocess.run([sys.executable, "-m", "jaxlite", path], capture_output=True, text=True,
+                     env=env, timeout=900, cwd=ROOT)
+  assert r.returncode == 0, f"{example} failed:\n{r.stdout}\n{r.stderr[-4000:]}"
+  return r.stdout
+
+
+def test_numpyro_nuts_matches_recorded_jax():
+  out = _run_output("numpyro_nuts.py", ("numpyro", "multipledispatch", "tqdm"))
+  got = {name: (float(m), float(s)) for name, m, s in NUTS_RE.findall(out)}
+  assert set(got) == set(JAX_NUTS), out
+  for name, (mean, std) in JAX_NUTS.items():
+    assert abs(got[name][0] - mean) <= NUTS_TOL and abs(got[name][1] - std) <= NUTS_TOL, \
+        f"{name}: jaxlite {got[name]} vs JAX {(mean, std)}"
+
+
+JAX_DIFFRAX = """t 0.5 position 0.771698 velocity -0.853169
+t 1.0 position 0.231569 velocity -1.207592
+t 2.0 position -0.675516 velocity -0.340541
+t 4.0 position 0.398337 velocity 0.477477
+d position(4)/dk 0.552394 d position(4)/dc -0.998903"""
+NUMBER_RE = re.compile(r"-?\d+\.\d+")
+
+
+def test_diffrax_ode_matches_recorded_jax():
+  out = _run_output("diffrax_ode.py", ("diffrax", "equinox", "jaxtyping", "lineax",
+                                       "optimistix", "wadler_lindig"))
+  lines = [ln for ln in out.splitlines() if not ln.startswith("wall_time")]
+  want = JAX_DIFFRAX.splitlines()
+  assert len(lines) == len(want), out
+  for got_line, want_line in zip(lines, want):
+    assert NUMBER_RE.sub("#", got_line) == NUMBER_RE.sub("#", want_line), (got_line, want_line)
+    for a, b in zip(NUMBER_RE.findall(got_line), NUMBER_RE.findall(want_line)):
+      assert abs(float(a) - float(b)) <= 2e-6, (got_line, want_line)  # the printed 6 decimals

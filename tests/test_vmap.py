@@ -465,10 +465,12 @@ def _identity_ops_program(x, y):
 
 
 def _householder_program(a, c):
-  """hessenberg, tridiagonal and ormqr (lax.linalg's Householder primitives)."""
+  """hessenberg, tridiagonal, ormqr and geqrf (the Householder primitives)."""
+  from jaxlite._src.lax.linalg_more import geqrf
   packed, taus = lax.linalg.hessenberg(a)
   tri = lax.linalg.tridiagonal(a + a.T, lower=False)
-  return packed, taus, tri, lax.linalg.ormqr(packed, taus, c, left=False, transpose=True)
+  return (packed, taus, tri, lax.linalg.ormqr(packed, taus, c, left=False, transpose=True),
+          geqrf(a - c))
 
 
 def _call_program(x, y):

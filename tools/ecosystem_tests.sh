@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Runs optax's, chex's, flax's and equinox's own test suites on jaxlite and (when real JAX can be
-# installed) on JAX, in fresh virtual environments, and prints passed/failed/skipped per library.
+# Runs optax's, chex's, flax's, equinox's, jraph's and numpyro's own test suites on jaxlite and
+# (when real JAX can be installed) on JAX, in fresh virtual environments, and prints
+# passed/failed/skipped and wall time per library.
 #
-# usage: tools/ecosystem_tests.sh [--dir DIR] [--quick] [--libs "optax chex flax equinox"]
+# usage: tools/ecosystem_tests.sh [--dir DIR] [--quick] [--libs "optax chex flax equinox ..."]
 #                                 [--no-jax] [--timeout SECONDS] [--setup-only]
 #   --dir DIR     where the venvs, sources and logs go (default /tmp/jaxlite-ecosystem)
 #   --quick       each library's core test files only (the lists below), not the whole suite
-#   --libs LIST   which libraries to run (default: all four)
+#   --libs LIST   which libraries to run (default: all six)
 #   --no-jax      skip the real-JAX column
 #   --timeout S   wall-clock limit per suite run (default 1800)
 #   --setup-only  build the venvs and fetch the sources, run nothing
@@ -20,7 +21,7 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DIR=/tmp/jaxlite-ecosystem
 QUICK=0
-LIBS="optax chex flax equinox"
+LIBS="optax chex flax equinox jraph numpyro"
 WITH_JAX=1
 TIMEOUT=1800
 SETUP_ONLY=0
@@ -39,13 +40,15 @@ done
 PY="${PYTHON:-python3}"
 
 # The libraries under test (installed with --no-deps) and what they need besides jax.
-LIB_PINS="optax==0.2.8 chex==0.1.92 flax==0.12.8 equinox==0.13.8 jaxtyping==0.3.11"
+LIB_PINS="optax==0.2.8 chex==0.1.92 flax==0.12.8 equinox==0.13.8 jaxtyping==0.3.11
+  jraph==0.0.6.dev0 numpyro==0.22.0"
 DEP_PINS="numpy==2.4.6 ml_dtypes==0.7.0 absl-py==2.5.1 toolz==1.2.0 typing_extensions==4.15.0
   msgpack==1.2.4 rich==15.0.0 PyYAML==6.0.3 treescope==0.1.10 wadler_lindig==0.1.8
-  opt_einsum==3.4.0 scipy==1.17.1 scikit-learn==1.9.1 pytest==9.0.3 cloudpickle==3.1.2 einops==0.8.2"
+  opt_einsum==3.4.0 scipy==1.17.1 scikit-learn==1.9.1 pytest==9.0.3 cloudpickle==3.1.2 einops==0.8.2
+  multipledispatch==1.0.0 tqdm==4.70.1"
 JAX_PINS="jax==0.10.2 jaxlib==0.10.2"
-# Versions of the sdists that carry flax's and equinox's tests (same as the wheels above).
-SDISTS="flax==0.12.8 equinox==0.13.8"
+# Versions of the sdists that carry flax's, equinox's and numpyro's tests (same as the wheels).
+SDISTS="flax==0.12.8 equinox==0.13.8 numpyro==0.22.0"
 
 # --quick: the core files of each suite (paths relative to the test root of that library).
 QUICK_optax="_src/alias_test.py _src/transform_test.py _src/combine_test.py _src/base_test.py
@@ -60,6 +63,11 @@ QUICK_flax="linen/linen_module_test.py linen/linen_test.py linen/linen_linear_te
 # (test_grad.py is not in equinox 0.13.8's tests; the other seven are)
 QUICK_equinox="test_module.py test_filters.py test_jit.py test_grad.py test_nn.py
   test_tree.py test_make_jaxpr.py test_vmap.py"
+# jraph's tests are in its wheel (utils_test.py imports jax.lib.xla_bridge, which JAX 0.10.2 no
+# longer has: a collection error on both columns)
+QUICK_jraph="_src/models_test.py _src/utils_test.py"
+QUICK_numpyro="test_util.py test_handlers.py test_constraints.py test_distributions_util.py
+  test_optimizers.py"
 
 mkdir -p "$DIR/logs" "$DIR/src"
 log() { echo "[ecosystem] $*" >&2; }
@@ -112,6 +120,10 @@ test_root() {  # test_root VENV LIB: the directory holding LIB's tests
       echo "$site/$2";;
     flax) echo "$DIR/src/flax-0.12.8/tests";;
     equinox) echo "$DIR/src/equinox-0.13.8/tests";;
+    jraph)
+      site="$("$DIR/$1/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+      echo "$site/jraph";;
+    numpyro) echo "$DIR/src/numpyro-0.22.0/test";;
   esac
 }
 
@@ -130,6 +142,7 @@ run_suite() {  # run_suite VENV LIB -> prints "passed failed skipped" (errors co
   [ "$venv" = lite ] && env_path="$("$DIR/lite/bin/python" -m jaxlite --shim-path)"
   out="$DIR/logs/$lib-$venv.log"
   log "running $lib on $venv (log: $out)"
+  local t0=$SECONDS
   # Run from the test root's parent so rootdir-relative imports (flax's tests import each other).
   (cd "$(dirname "$root")" && OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 JAX_PLATFORMS=cpu \
     PYTHONPATH="$env_path" timeout "$TIMEOUT" "$DIR/$venv/bin/python" -m pytest -q \
@@ -141,22 +154,23 @@ run_suite() {  # run_suite VENV LIB -> prints "passed failed skipped" (errors co
   failed=$(grep -oE '[0-9]+ failed' <<<"$summary" | grep -oE '[0-9]+' || true)
   errors=$(grep -oE '[0-9]+ errors?' <<<"$summary" | grep -oE '[0-9]+' || true)
   skipped=$(grep -oE '[0-9]+ skipped' <<<"$summary" | grep -oE '[0-9]+' || true)
-  if [ -z "$summary" ]; then echo "timeout/crash - -"; return; fi
-  echo "${passed:-0} $(( ${failed:-0} + ${errors:-0} )) ${skipped:-0}"
+  if [ -z "$summary" ]; then echo "timeout/crash - - $(( SECONDS - t0 ))s"; return; fi
+  echo "${passed:-0} $(( ${failed:-0} + ${errors:-0} )) ${skipped:-0} $(( SECONDS - t0 ))s"
 }
 
 declare -A LITE JAXR
 for lib in $LIBS; do
   LITE[$lib]="$(run_suite lite "$lib")"
-  if [ "$WITH_JAX" = 1 ]; then JAXR[$lib]="$(run_suite jax "$lib")"; else JAXR[$lib]="- - -"; fi
+  if [ "$WITH_JAX" = 1 ]; then JAXR[$lib]="$(run_suite jax "$lib")"; else JAXR[$lib]="- - - -"; fi
 done
 
 ver() { "$DIR/lite/bin/python" -c "import importlib.metadata as m; print(m.version('$1'))"; }
 echo
-printf '%-9s %-8s | %-26s | %-26s\n' library version "jaxlite passed/failed/skip" \
-  "JAX passed/failed/skip"
+printf '%-9s %-12s | %-32s | %-32s\n' library version "jaxlite passed/failed/skip (wall)" \
+  "JAX passed/failed/skip (wall)"
 for lib in $LIBS; do
-  read -r lp lf ls <<<"${LITE[$lib]}"; read -r jp jf js <<<"${JAXR[$lib]}"
-  printf '%-9s %-8s | %-26s | %-26s\n' "$lib" "$(ver "$lib")" "$lp / $lf / $ls" "$jp / $jf / $js"
+  read -r lp lf ls lt <<<"${LITE[$lib]}"; read -r jp jf js jt <<<"${JAXR[$lib]}"
+  printf '%-9s %-12s | %-32s | %-32s\n' "$lib" "$(ver "$lib")" "$lp / $lf / $ls ($lt)" \
+    "$jp / $jf / $js ($jt)"
 done
 echo "(mode: $([ "$QUICK" = 1 ] && echo quick || echo full); logs under $DIR/logs)"

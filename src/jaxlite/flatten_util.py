@@ -34,13 +34,21 @@ def _unravel_pytree(treedef, unravel_list, flat):
 def _ravel_list(leaves: list) -> tuple[Any, Callable]:
   if not leaves:
     return _empty_f32(), lambda _: []
-  from_dtypes = tuple(dtypes.dtype_and_weak(x)[0] for x in leaves)
+  # canonical dtypes, as JAX's dtypes.dtype: a NumPy float64 leaf is float32 without x64, so
+  # unravel casts nothing (and warns of nothing) that the ravel did not
+  from_dtypes = tuple(dtypes.canonicalize_dtype(dtypes.dtype_and_weak(x)[0]) for x in leaves)
   to_dtype = dtypes.result_type(*from_dtypes)
   sizes = tuple(int(np.size(x)) for x in leaves)
   shapes = tuple(np.shape(x) for x in leaves)
   flat = lax.concatenate([lax.reshape(lax.convert_element_type(x, to_dtype), (np.size(x),))
                           for x in leaves], dimension=0)
+  if all(d == to_dtype for d in from_dtypes):  # one dtype: unravel keeps the vector's, as JAX
+    return flat, functools.partial(_unravel_single_dtype, sizes, shapes)
   return flat, functools.partial(_unravel_list, sizes, shapes, from_dtypes, to_dtype)
+
+
+def _unravel_single_dtype(sizes, shapes, flat) -> list:
+  return [lax.reshape(c, s) for c, s in zip(lax.split(flat, sizes), shapes)]
 
 
 def _unravel_list(sizes, shapes, from_dtypes, to_dtype, flat) -> list:

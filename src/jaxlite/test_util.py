@@ -117,8 +117,10 @@ def check_vjp(f: Callable, f_vjp: Callable, args, atol=None, rtol=None, eps: flo
   cotangent_out = _conj(vjp_fun(_conj(cotangent)))
   ip = _inner_prod(tangent, cotangent_out)
   ip_expected = _inner_prod(tangent_out, cotangent)
-  dt = max((_dtype(x) for x in tree_util.tree_leaves(args) if _is_inexact(x)),
-           key=lambda d: _tolerance(d, None), default=np.dtype(np.float64))
+  # the tolerance of the dtype the products are computed in, as JAX's check_close of them: a
+  # Python or NumPy float64 argument is float32 without x64 (numpy's log1mexp grads)
+  dt = max((dtypes.canonicalize_dtype(_dtype(x)) for x in tree_util.tree_leaves(args)
+            if _is_inexact(x)), key=lambda d: _tolerance(d, None), default=np.dtype(np.float64))
   np.testing.assert_allclose(ip, ip_expected, atol=_tolerance(dt, atol),
                              rtol=_tolerance(dt, rtol),
                              err_msg=f"{err_msg} cotangent projection" if err_msg

@@ -61,8 +61,10 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
 
     in_avals = [_abstractify(x) for x in flat]
     dbg = pe.TracingDebugInfo("make_jaxpr", fun_src_info(fun), None)
+    # Tracers of an enclosing trace that `fun` closes over stay consts (constvars), as in JAX:
+    # callers evaluate the jaxpr with `closed.consts` and their own arguments (equinox's
+    # filter_closure_convert inside diffrax's loops).
     closed = pe.trace_to_jaxpr(flat_fun, in_avals, dbg)
-    closed, lifted = pe.convert_constvars_to_invars(closed)
     if return_shape:
       shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
                 for a in closed.out_avals]
@@ -77,18 +79,23 @@ def eval_shape(fun, *args, **kwargs):
   """Output ShapeDtypeStructs of `fun` without computing anything."""
   flat, in_tree = tree_util.tree_flatten((args, kwargs))
   out_tree_box = []
+  passed = {}  # output position -> a ShapeDtypeStruct the function returned (JAX passes it on)
 
   def flat_fun(*flat_in):
     a, kw = tree_util.tree_unflatten(in_tree, flat_in)
     out_flat, out_tree = tree_util.tree_flatten(fun(*a, **kw))
     out_tree_box.append(out_tree)
-    return [_check_output(o, fun) for o in out_flat]
+    passed.update((i, o) for i, o in enumerate(out_flat) if type(o) is ShapeDtypeStruct)
+    return [_check_output(o, fun) for i, o in enumerate(out_flat) if i not in passed]
 
   in_avals = [_abstractify(x) for x in flat]
   closed = pe.trace_to_jaxpr(flat_fun, in_avals,
                              pe.TracingDebugInfo("eval_shape", fun_src_info(fun), None))
-  shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals]
-  return tree_util.tree_unflatten(out_tree_box[0], shapes)
+  shapes = iter(ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+                for a in closed.out_avals)
+  out_tree = out_tree_box[0]
+  return tree_util.tree_unflatten(
+      out_tree, [passed[i] if i in passed else next(shapes) for i in range(out_tree.num_leaves)])
 
 
 def typeof(x) -> core.ShapedArray:

@@ -52,6 +52,8 @@ _DEFAULTS = {
     "jax_array_garbage_collection_guard": None,
     "jax2tf_associative_scan_reductions": False,
     "jax_thread_guard": False,
+    # Accepted and recorded (flax's tests set it); jaxlite's traceback filtering is its own.
+    "jax_traceback_filtering": os.environ.get("JAX_TRACEBACK_FILTERING", "auto"),
     # 1 (the default): fused kernels run over cache-sized tiles on a thread pool, small ones
     # inline with no pool (tier 1, compiler/tier1_backend.py); 0: jit compiles to one NumPy
     # call per op (tier 0). JAXLITE_TIER=0 in the environment selects tier 0.
@@ -69,6 +71,8 @@ _ENUMS = {
     "jax_numpy_dtype_promotion": ("standard", "strict"),
     "jax_numpy_rank_promotion": ("allow", "warn", "raise"),
     "jax_legacy_prng_key": ("allow", "warn", "error"),
+    "jax_traceback_filtering": ("off", "tracebackhide", "remove_frames", "quiet_remove_frames",
+                                "auto"),
     "jax_default_prng_impl": ("threefry2x32", "threefry4x32", "rbg", "unsafe_rbg", "philox2x32",
                               "philox4x32"),
     "jax_default_matmul_precision": (
@@ -156,6 +160,11 @@ class Config:
     """Whether a flag is on globally or in some thread's context (dispatch hooks need it)."""
     with _lock:
       return bool(self.__dict__[name]) or any(_local_values.get(name, ()))
+
+  @property
+  def x64_enabled(self) -> bool:
+    """`jax.config.x64_enabled` (jaxopt reads it): the current value of jax_enable_x64."""
+    return bool(self.jax_enable_x64)
 
   def parse_flags_with_absl(self):  # JAX compat no-op
     pass
@@ -306,16 +315,16 @@ threefry_partitionable = State("jax_threefry_partitionable", default_arg=True)
 enable_checks = State("jax_enable_checks", default_arg=True)
 default_prng_impl = State("jax_default_prng_impl")
 legacy_prng_key = State("jax_legacy_prng_key")
-enable_custom_prng = State("jax_enable_custom_prng")
-debug_key_reuse = State("jax_debug_key_reuse")
-softmax_custom_jvp = State("jax_softmax_custom_jvp")
+enable_custom_prng = State("jax_enable_custom_prng", default_arg=True)
+debug_key_reuse = State("jax_debug_key_reuse", default_arg=True)
+softmax_custom_jvp = State("jax_softmax_custom_jvp", default_arg=True)
 transfer_guard_host_to_device = State("jax_transfer_guard_host_to_device")
 transfer_guard_device_to_host = State("jax_transfer_guard_device_to_host")
 transfer_guard_device_to_device = State("jax_transfer_guard_device_to_device")
 disable_jit_ctx = State("jax_disable_jit", default_arg=True)
 check_tracer_leaks = checking_leaks_state
-no_tracing = State("jax_no_tracing")
-no_execution = State("jax_no_execution")
+no_tracing = State("jax_no_tracing", default_arg=True)
+no_execution = State("jax_no_execution", default_arg=True)
 # If False, reduce_sum over a non-trivial axis of float16/bfloat16 raises (lax/reductions.py).
 allow_f16_reductions = State("jax_allow_f16_reductions", default_arg=True)
 # What to do when a jax.Array is freed by the garbage collector rather than by reference

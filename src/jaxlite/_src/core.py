@@ -43,6 +43,14 @@ class ShapedArray:
   def strip_weak_type(self) -> "ShapedArray":
     return self.update(weak_type=False) if self.weak_type else self
 
+  def to_tangent_aval(self) -> "ShapedArray":
+    """The type of this type's tangents (float0 for integers, booleans and keys); the rule is
+    autodiff's (interpreters/ad.py registers it in `tangent_aval_rule`)."""
+    return tangent_aval_rule(self)
+
+  def at_least_vspace(self) -> "ShapedArray":  # JAX's older name, still called by equinox
+    return tangent_aval_rule(self)
+
   # JAX's aval lowering interface, trivial for a lo type (hijax's mutable hi types, e.g. nnx
   # Variables, lower their leaves through it: see hijax.CaptureFrame).
   def lo_ty(self):
@@ -171,6 +179,11 @@ class Primitive:
     self.impl = impl
     return impl
 
+  def get_bind_params(self, params) -> dict:
+    """The params `bind` takes for an eqn of this primitive with `params` (JAX's hook for call
+    primitives; jaxlite's eqns hold bind's own params, equinox rebinds eqns through it)."""
+    return dict(params)
+
   def def_abstract_eval(self, rule):
     self.abstract_eval = rule
     return rule
@@ -192,6 +205,13 @@ class Trace:
 
   def invalidate(self):
     self.alive = False
+
+  @property
+  def main(self):
+    """What identifies this transformation to its tracers (JAX's `trace.main`, its tag):
+    equinox's filter_jvp keeps the outputs whose `x._trace.main is main`. One jaxlite trace
+    object per transformation, so the trace itself."""
+    return self
 
   def __repr__(self):
     return f"{type(self).__name__}"
@@ -685,3 +705,14 @@ def concrete_or_error(force, val, context=""):
       raise errors.ConcretizationTypeError(val, context)
     return force(c) if force is not None else c
   return force(val) if force is not None else val
+
+
+def trace_state_clean() -> bool:
+  """No transformation is active in this thread (JAX's `core.trace_state_clean`; numpyro asks
+  it whether a sampler runs under jit/vmap)."""
+  return _state.trace is eval_trace
+
+
+# `ShapedArray.to_tangent_aval`'s rule, registered by interpreters/ad.py (autodiff owns tangent
+# types: extended dtypes name theirs in their `_rules`).
+tangent_aval_rule = None

@@ -7,6 +7,8 @@ from __future__ import annotations
 import abc
 import contextlib
 
+import numpy as np
+
 from jaxlite._src import core
 
 
@@ -184,3 +186,46 @@ def jaxpr_as_fun(closed, *args):
   def fun(*xs):
     return eval_jaxpr(closed.jaxpr, closed.consts, *xs)
   return fun(*args) if args else fun
+
+
+class _LibraryPrimitiveType(type):
+  """Every primitive is a `jax.extend.core.Primitive`, jaxlite's own too (libraries check
+  `isinstance(eqn.primitive, jax.extend.core.Primitive)`); only the class itself is special."""
+
+  def __instancecheck__(cls, obj):
+    return isinstance(obj, core.Primitive) if cls is Primitive else type.__instancecheck__(cls,
+                                                                                          obj)
+
+  def __subclasscheck__(cls, sub):
+    return issubclass(sub, core.Primitive) if cls is Primitive else type.__subclasscheck__(cls,
+                                                                                          sub)
+
+
+class Primitive(core.Primitive, metaclass=_LibraryPrimitiveType):
+  """`jax.extend.core.Primitive`: a library's primitive. Its impl sees jax Arrays, as JAX's
+  impls do (equinox's `maybe_set` impl indexes with `xs.at[i]`); jaxlite's own primitives'
+  impls compute on NumPy buffers, so the impl registered here is wrapped: NumPy arguments
+  become Arrays on the way in, Array results NumPy buffers on the way out. Everything else
+  (bind, the rule tables, jit and the compilers) treats it as any primitive."""
+
+  def def_impl(self, impl):
+    multiple = lambda: self.multiple_results  # noqa: E731  (set after def_impl by some)
+
+    def array_impl(*vals, **params):
+      out = impl(*[_library_arg(v) for v in vals], **params)
+      if multiple():
+        return [_buffer(o) for o in out]
+      return _buffer(out)
+    array_impl.__wrapped__ = impl
+    self.impl = array_impl
+    return impl
+
+
+def _library_arg(v):
+  if isinstance(v, (np.ndarray, np.generic)) and v.dtype.fields is None:
+    return core.array_from_numpy(np.asarray(v), False)
+  return v  # Arrays already, Python scalars, key buffers (structured), tokens
+
+
+def _buffer(o):
+  return o._value if type(o) is core.array_type else o

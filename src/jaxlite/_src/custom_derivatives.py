@@ -179,6 +179,22 @@ def _apply_jvp_rule(jvp, args, t_args, symbolic_zeros):
 ad.jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
 
 
+def _custom_jvp_call_transpose(cts, *args, call_jaxpr, jvp, num_consts, symbolic_zeros, name):
+  """A linear custom_jvp function transposes as its body does (the JVP rule plays no part in
+  the transpose), evaluated inline as JAX's backward pass does (optimistix transposes
+  lineax's linear solves through one)."""
+  undefined = [ad.is_undefined_primal(a) for a in args]
+  nz_cts = [type(c) is not Zero for c in cts]
+  trans, nonzero = ad.transpose_jaxpr(call_jaxpr, undefined, nz_cts)
+  ins = [a for a in args if not ad.is_undefined_primal(a)]
+  ins += [c for c in cts if type(c) is not Zero]
+  outs = core.eval_jaxpr(trans.jaxpr, trans.consts, *ins) if any(nonzero) else []
+  return ad.spread_transposed(args, nonzero, outs)
+
+
+ad.primitive_transposes[custom_jvp_call_p] = _custom_jvp_call_transpose
+
+
 def _batched_call(call_jaxpr, axis_data, vals, dims):
   """`call_jaxpr` over batched values, every output batched at axis 0."""
   size = axis_data.size

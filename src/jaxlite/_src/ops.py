@@ -64,6 +64,13 @@ def _num_segments(name: str, segment_ids, num_segments) -> int:
   return num_segments
 
 
+def _broadcasts(shape, target) -> bool:
+  try:
+    return np.broadcast_shapes(shape, target) == tuple(target)
+  except ValueError:
+    return False
+
+
 def _segment_update(name, kind, reducer, data, segment_ids, num_segments, indices_are_sorted,
                     unique_indices, bucket_size, mode):
   jnp, lax = _jnp(), _lax()
@@ -74,6 +81,11 @@ def _segment_update(name, kind, reducer, data, segment_ids, num_segments, indice
                       f"position {i}.")
   mode = lax.GatherScatterMode.FILL_OR_DROP if mode is None else mode
   data, segment_ids = jnp.asarray(data), jnp.asarray(segment_ids)
+  target = segment_ids.shape + data.shape[segment_ids.ndim:]
+  if data.shape != target and _broadcasts(data.shape, target):
+    # a scalar (jraph's `segment_sum(1, ids)` counts) or size-1 rows: one update per id, as
+    # JAX's scatter broadcasts them
+    data = jnp.broadcast_to(data, target)
   if data.shape[:segment_ids.ndim] != segment_ids.shape:  # not NumPy's broadcast message
     raise ValueError(f"{name}: segment_ids of shape {segment_ids.shape} must match the leading "
                      f"dimensions of data, of shape {data.shape}")

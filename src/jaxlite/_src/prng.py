@@ -297,6 +297,52 @@ def _each_key(keys: np.ndarray, fn, out_shape, out_dtype):
   return out
 
 
+def _counter_words(n: int, start: int = 0):
+  """(hi, lo) uint32 words of the counters start..start+n-1 (hi a scalar when it is 0)."""
+  if start + n <= 1 << 32:
+    return np.uint32(0), np.arange(start, start + n, dtype=np.uint32)
+  count = np.arange(start, start + n, dtype=np.uint64)
+  return (count >> np.uint64(32)).astype(np.uint32), (count & _MASK32).astype(np.uint32)
+
+
+# A compiled hash for batched keys, registered by a higher layer (the native tier): called as
+# `keys_hash_kernel(k0, k1, x0, x1, xor)` with k0, k1 uint32 of shape (K,) and counter words
+# x0, x1 of shape (n,) (shared by every key) or (K, n); returns (y0, y1) of shape (K, n), or
+# y0 ^ y1 with `xor`, or None to leave the hash to NumPy.
+keys_hash_kernel = None
+
+
+def keys_hash_numpy(k0, k1, x0, x1):
+  """(y0, y1) of shape (K, n): every key of k0, k1 (K,) hashed over counter words x0, x1 of
+  shape (n,) or (K, n), as one vectorised NumPy hash."""
+  return threefry2x32(k0[:, None], k1[:, None], x0, x1)
+
+
+def _keys_hash(keys: np.ndarray, x0, x1, xor: bool = False):
+  """threefry of every key over counter words x0, x1 (shape (n,), shared, or keys.shape +
+  (n,)): (y0, y1) of shape keys.shape + (n,), or y0 ^ y1 with `xor`. One hash over all keys
+  (a batch of 10^5 keys under vmap is one computation, not a Python loop over the keys)."""
+  k0, k1 = (w.reshape(-1) for w in key_words(keys))
+  n = max(np.shape(x0)[-1:] + np.shape(x1)[-1:])
+  x0, x1 = (np.broadcast_to(np.asarray(x, np.uint32), (n,)) if np.ndim(x) <= 1
+            else np.asarray(x, np.uint32).reshape(-1, n) for x in (x0, x1))
+  out = None
+  if keys_hash_kernel is not None:
+    out = keys_hash_kernel(k0, k1, x0, x1, xor)
+  if out is None:
+    y0, y1 = keys_hash_numpy(k0, k1, x0, x1)
+    out = np.bitwise_xor(y0, y1, out=y0) if xor else (y0, y1)
+  shape = keys.shape + (n,)
+  return out.reshape(shape) if xor else tuple(y.reshape(shape) for y in out)
+
+
+# Batched keys hash as one array over all keys' counters, unless each key's draw alone fills
+# the hash's blocks (then key by key: the per-call overhead is amortised, and the one-key path
+# never materialises counter arrays or broadcast keys).
+def _batched(keys: np.ndarray, n: int) -> bool:
+  return keys.ndim > 0 and n < _CHUNK
+
+
 # --- split, fold_in and bits -------------------------------------------------------------------
 
 def _split_one(k0: int, k1: int, shape: tuple) -> np.ndarray:
@@ -314,14 +360,29 @@ def _split_one(k0: int, k1: int, shape: tuple) -> np.ndarray:
 
 
 def split_keys(keys: np.ndarray, shape: tuple) -> np.ndarray:
-  return _each_key(keys, lambda k0, k1: _split_one(k0, k1, shape), shape, KEY_STORAGE)
+  n = math.prod(shape)
+  if not _batched(keys, n):
+    return _each_key(keys, lambda k0, k1: _split_one(k0, k1, shape), shape, KEY_STORAGE)
+  if config.jax_threefry_partitionable:
+    y0, y1 = _keys_hash(keys, *_counter_words(n))
+    return keys_from_words(y0, y1).reshape(keys.shape + tuple(shape))
+  # each key's data: the original hash of counters 0..2n-1, halved (y0 ++ y1) into n pairs
+  y0, y1 = _keys_hash(keys, np.arange(n, dtype=np.uint32),
+                      np.arange(n, 2 * n, dtype=np.uint32))
+  data = np.concatenate([y0, y1], axis=-1)
+  return keys_from_data(data.reshape(keys.shape + tuple(shape) + (2,)))
 
 
 def fold_in_keys(keys: np.ndarray, msgs) -> np.ndarray:
   """new key = threefry(key; 0, msg): the same in both partitionable modes."""
-  k0, k1 = key_words(keys)
-  y0, y1 = threefry2x32(k0, k1, np.uint32(0), np.asarray(msgs, np.uint32))
-  return keys_from_words(y0, y1)
+  msgs = np.asarray(msgs, np.uint32)
+  shape = np.broadcast_shapes(keys.shape, msgs.shape)
+  if not shape:
+    k0, k1 = key_words(keys)
+    return keys_from_words(*threefry2x32(k0, k1, np.uint32(0), msgs))
+  keys = np.broadcast_to(keys, shape)
+  y0, y1 = _keys_hash(keys, np.zeros(1, np.uint32), np.broadcast_to(msgs, shape)[..., None])
+  return keys_from_words(y0[..., 0], y1[..., 0])
 
 
 _UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
@@ -360,8 +421,7 @@ def bits_rows(keys: np.ndarray, bit_width: int, shape: tuple, lo: int, n: int,
     piece = (n,) + tuple(shape[1:])
     start = lo * math.prod(shape[1:])
     return _bits_partitionable(int(keys["k0"]), int(keys["k1"]), bit_width, piece, start, out)
-  bits = _each_key(keys, lambda k0, k1: _bits_partitionable(k0, k1, bit_width, shape), shape,
-                   _UINT[bit_width])
+  bits = bits_keys(keys, bit_width, shape)
   if out is None:
     return bits
   out[...] = bits
@@ -387,8 +447,49 @@ def _bits_original(k0: int, k1: int, bit_width: int, shape: tuple) -> np.ndarray
 
 
 def bits_keys(keys: np.ndarray, bit_width: int, shape: tuple) -> np.ndarray:
-  fn = _bits_partitionable if config.jax_threefry_partitionable else _bits_original
-  return _each_key(keys, lambda k0, k1: fn(k0, k1, bit_width, shape), shape, _UINT[bit_width])
+  n = math.prod(shape)
+  partitionable = config.jax_threefry_partitionable
+  if not _batched(keys, n):
+    fn = _bits_partitionable if partitionable else _bits_original
+    return _each_key(keys, lambda k0, k1: fn(k0, k1, bit_width, shape), shape,
+                     _UINT[bit_width])
+  bits = (_batched_bits_partitionable if partitionable else _batched_bits_original)(
+      keys, bit_width, n)
+  return bits.reshape(keys.shape + tuple(shape))
+
+
+def _batched_bits_partitionable(keys, bit_width: int, n: int) -> np.ndarray:
+  """`_bits_partitionable` of every key at once: (..., n) bits of counters 0..n-1."""
+  if bit_width != 64:
+    bits = _keys_hash(keys, *_counter_words(n), xor=True)
+    return bits if bit_width == 32 else bits.astype(_UINT[bit_width])
+  y0, y1 = _keys_hash(keys, *_counter_words(n))
+  out = y0.astype(np.uint64)
+  np.left_shift(out, np.uint64(32), out=out)
+  return np.bitwise_or(out, y1, out=out)
+
+
+def _batched_bits_original(keys, bit_width: int, n: int) -> np.ndarray:
+  """`_bits_original` of every key at once: the counters 0..words-1 (a zero pads an odd
+  count) halved into x0 | x1, each key's words y0 ++ y1, then cut into bit_width pieces."""
+  words = -(-bit_width * n // 32)
+  if words >= _MASK32:
+    raise NotImplementedError("random bits of more than 2**32 - 1 words with "
+                              "jax_threefry_partitionable=False")
+  half = -(-words // 2)
+  x1 = np.arange(half, 2 * half, dtype=np.uint32)
+  if words % 2:
+    x1[-1] = 0
+  y0, y1 = _keys_hash(keys, np.arange(half, dtype=np.uint32), x1)
+  bits = np.concatenate([y0, y1], axis=-1)[..., :words]
+  if bit_width == 64:
+    hi, lo = np.split(bits.astype(np.uint64), 2, axis=-1)
+    return (hi << np.uint64(32)) | lo
+  if bit_width == 32:
+    return bits
+  pieces = bits[..., None] >> (np.arange(32 // bit_width, dtype=np.uint32) * bit_width)
+  pieces = (pieces & np.uint32((1 << bit_width) - 1)).astype(_UINT[bit_width])
+  return pieces.reshape(keys.shape + (-1,))[..., :n]
 
 
 def seed_keys(seeds: np.ndarray) -> np.ndarray:

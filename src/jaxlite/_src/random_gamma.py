@@ -37,7 +37,7 @@ def _gamma_impl(keys, a, log_space):
   keys = prng._as_keys(keys)
   a = np.asarray(a)
   per_key = math.prod(a.shape[keys.ndim:])
-  element_keys = np.concatenate([prng.split_keys(k, (per_key,)) for k in keys.reshape(-1)]) \
+  element_keys = prng.split_keys(keys.reshape(-1), (per_key,)).reshape(-1) \
       if a.size else np.empty(0, prng.KEY_STORAGE)
   k0, k1 = prng.key_words(element_keys)
   return _gamma_numpy(k0, k1, a.reshape(-1), log_space).reshape(a.shape)

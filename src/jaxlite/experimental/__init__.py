@@ -5,7 +5,7 @@ from jaxlite._src.callbacks import io_callback  # noqa: F401
 
 # Submodules other changes may add files for; each is imported on first attribute access.
 _SUBMODULES = {"checkify", "ode", "layout", "mesh_utils", "shard_map", "multihost_utils",
-               "random", "hijax"}
+               "random", "hijax", "sparse"}
 
 
 def __getattr__(name):

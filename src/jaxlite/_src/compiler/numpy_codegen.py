@@ -84,7 +84,10 @@ def jaxpr_to_source(jaxpr: core.Jaxpr, consts: list, fn_name: str = "_jaxpr_fn",
   lines = [f"def {fn_name}({', '.join(args)}):"]
   last_use = passes.last_uses(jaxpr.eqns, jaxpr.outvars)
   lines += _eqn_lines(jaxpr.eqns, 0, last_use, namer, atom, glob, counter, "  ", tables,
-                      {jaxpr.invars[i] for i in donated}, free_dead=set(jaxpr.invars))
+                      {jaxpr.invars[i] for i in donated},
+                      # the inputs, and the constants: globals of the code (a `del` of one
+                      # would make its name a local, unbound at its first read)
+                      free_dead=set(jaxpr.invars) | set(jaxpr.constvars))
   rets = [atom(v) for v in jaxpr.outvars]
   lines.append(f"  return {_tuple_source(rets)}")
   return "\n".join(_quiet(lines, jaxpr.eqns, tables)), glob

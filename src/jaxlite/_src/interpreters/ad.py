@@ -60,6 +60,9 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
   return ShapedArray(aval.shape, dt, False)
 
 
+core.tangent_aval_rule = tangent_aval
+
+
 class Zero:
   """A symbolic zero tangent or cotangent of type `aval`: no array is ever built for it."""
   __slots__ = ("aval",)

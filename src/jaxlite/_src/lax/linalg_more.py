@@ -94,6 +94,41 @@ def _tridiagonal_lower_2d(a):
   return out, d, e, t
 
 
+def _geqrf_2d(a):
+  """geqrf: for k < min(m, n), a reflector zeroes column k below the diagonal (R on and above
+  it, the vectors below it, as LAPACK stores them); returns (packed, taus)."""
+  jnp = _jnp()
+  m, n = a.shape
+  taus = []
+  for k in range(min(m, n)):
+    beta, tau, v = _reflector(a[k:, k])
+    w = jnp.concatenate([jnp.ones((1,), a.dtype), v])
+    rest = a[k:, k + 1:]
+    a = a.at[k:, k + 1:].set(rest - tau * jnp.outer(w, w @ rest))
+    a = a.at[k, k].set(beta).at[k + 1:, k].set(v)
+    taus.append(tau)
+  return a, jnp.stack(taus) if taus else jnp.zeros((0,), a.dtype)
+
+
+def geqrf(a):
+  """(packed, taus): LAPACK geqrf's Householder QR of each matrix of `a` (R on and above the
+  diagonal of `packed`, the reflectors' vectors below it; Q = H_0 ... H_{k-1}, ormqr applies
+  it). `jnp.linalg.qr(mode='raw')` returns (packed^T, taus), as NumPy."""
+  jnp = _jnp()
+  a = jnp.asarray(a)
+  if a.ndim < 2:
+    raise ValueError(f"geqrf: expected a batch of matrices, got shape {a.shape}")
+  if jnp.issubdtype(a.dtype, jnp.complexfloating):
+    raise NotImplementedError("geqrf: complex inputs are not supported by jaxlite yet")
+  if not jnp.issubdtype(a.dtype, jnp.floating):
+    a = a.astype(jnp.result_type(float))
+  return tuple(geqrf_p.bind(a))
+
+
+def _geqrf(a):
+  return _jnp().vectorize(_geqrf_2d, signature="(m,n)->(m,n),(k)")(a)
+
+
 def tridiagonal(a, *, lower: bool = True):
   """(packed, d, e, taus): Q^T A Q = tridiagonal(d, e) for symmetric A read from its `lower`
   (or upper) triangle, Q's Householder vectors packed as LAPACK sytrd stores them."""
@@ -180,6 +215,7 @@ def _composite_primitive(name, fn, multiple_results):
 hessenberg_p = _composite_primitive("hessenberg", _hessenberg, True)
 tridiagonal_p = _composite_primitive("tridiagonal", _tridiagonal, True)
 ormqr_p = _composite_primitive("ormqr", _ormqr, False)
+geqrf_p = _composite_primitive("geqrf", _geqrf, True)
 
 
 # --- QDWH polar decomposition ------------------------------------------------------------------

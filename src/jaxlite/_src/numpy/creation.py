@@ -112,8 +112,10 @@ def _from_concrete(obj, dtype):
     target = dtype or d
     if dtype is not None and t is not bool and target.kind in "iu":
       return core.array_from_numpy(_python_to_int(obj, target), False)
-    if t is int:
+    if t is int and dtype is None:  # a weak int must fit the default int dtype
       check_python_int(obj, target if target.kind in "iu" else dtypes.default_int_dtype())
+    if t is int and target.kind in "fc":  # asarray(2**32, float): float32 4.29e9, as JAX
+      obj = float(obj)
     val = ew.convert_value(np.asarray(obj), target) if t is not int or target.kind not in "iu" \
         else np.asarray(obj, target)
     return core.array_from_numpy(np.asarray(val), weak)

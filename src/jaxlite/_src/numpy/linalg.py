@@ -337,13 +337,16 @@ def _cholesky(a, *, upper, symmetrize_input):
 
 
 def qr(a, mode: str = "reduced"):
-  """QRResult(Q, R) for mode 'reduced' or 'complete'; R alone for mode 'r'."""
+  """QRResult(Q, R) for mode 'reduced' or 'complete'; R alone for mode 'r'; for 'raw',
+  QRResult(reflectors^T, taus) (LAPACK geqrf's packed form, as NumPy and JAX)."""
   (a,) = _inexact("qr", a)
   _check_matrix("qr", a)
   if mode not in ("reduced", "complete", "r", "raw"):
     raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
-  if mode == "raw":
-    raise NotImplementedError("qr mode='raw' is not implemented")
+  if mode == "raw":  # LAPACK's reflectors, transposed as NumPy returns them
+    from jaxlite._src.lax.linalg_more import geqrf
+    packed, taus = geqrf(a)
+    return QRResult(packed.mT, taus)
   return _qr(a, mode=mode)
 
 

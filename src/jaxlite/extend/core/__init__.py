@@ -1,15 +1,16 @@
 """`jax.extend.core`: primitives, jaxprs and trace access for libraries that define primitives.
 
-`Primitive` is jaxlite's own: `def_impl`, `def_abstract_eval`, `bind`, `multiple_results`;
-rules registered in `jax.interpreters.ad/batching` tables are the ones jit/grad/vmap use.
+`Primitive` is jaxlite's own (a subclass whose impl sees jax Arrays, as a library's impl
+expects): `def_impl`, `def_abstract_eval`, `bind`, `multiple_results`; rules registered in
+`jax.interpreters.ad/batching` tables are the ones jit/grad/vmap use.
 """
 from jaxlite._src import core as _core
 from jaxlite._src.core import (  # noqa: F401
-    AbstractToken, ClosedJaxpr, Jaxpr, JaxprEqn, JaxprTypeError, Literal, Primitive, Var,
+    AbstractToken, ClosedJaxpr, Jaxpr, JaxprEqn, JaxprTypeError, Literal, Var,
     check_jaxpr, concrete_or_error, jaxprs_in_params, set_current_trace,
     take_current_trace, valid_jaxtype)
 from jaxlite._src.core_adapters import (  # noqa: F401
-    DropVar, jaxpr_as_fun, find_top_trace, get_opaque_trace_state, gensym, mapped_aval,
+    Primitive, DropVar, jaxpr_as_fun, find_top_trace, get_opaque_trace_state, gensym, mapped_aval,
     new_jaxpr_eqn,
     primal_dtype_to_tangent_dtype, subjaxprs, unmapped_aval)
 from jaxlite._src.core_adapters import nonempty_axis_env as nonempty_axis_env_DO_NOT_USE  # noqa

@@ -89,8 +89,10 @@ def _bcast_select_n(which, *cases):
 
 
 def _stop_gradient(x):
-  # Only inexact values carry gradients (like lax.stop_gradient).
-  if dtypes.kind_of_dtype(dtypes.dtype_and_weak(x)[0]) in "fc":
+  # Only inexact values carry gradients (like lax.stop_gradient); keys and other extended
+  # dtypes (blackjax's vmapped conds over PRNG keys) carry none.
+  dtype = dtypes.dtype_and_weak(x)[0]
+  if getattr(dtype, "_is_extended", False) is not True and dtypes.kind_of_dtype(dtype) in "fc":
     return ad.stop_gradient_p.bind(x)
   return x
 
@@ -290,7 +292,12 @@ def _bind_branches(index, funs, operands, api_name, named):
 
 
 def _trace_branches(funs, in_tree, in_avals, api_name, named):
-  traced = {i: common.trace_body(funs[i], in_tree, in_avals, api_name) for _, i in named}
+  traced = {}
+  for _, i in named:
+    # one callable given for several branches is traced once, as JAX does (haiku counts)
+    same = next((j for j in traced if funs[j] is funs[i]), None)
+    traced[i] = traced[same] if same is not None else common.trace_body(
+        funs[i], in_tree, in_avals, api_name)
   (name0, i0), first = named[0], traced[named[0][1]]
   for name, i in named[1:]:
     common.check_branch_outputs(api_name, name0, name, funs[i0], funs[i], first.out_tree,
