@@ -102,14 +102,25 @@ def typeof(x) -> core.ShapedArray:
     from jaxlite._src.sharding.named_sharding import type_sharding
     aval = core.ShapedArray(aval.shape, aval.dtype, aval.weak_type,
                             type_sharding(aval, getattr(x, "_device", None)), aval.vma)
+  elif type(aval) is core.ShapedArray and hasattr(getattr(aval.sharding, "mesh", None),
+                                                  "devices"):
+    # A type names its mesh abstractly (JAX: AbstractMesh(..., device_kind=cpu)); the
+    # concrete mesh stays with the value's placement (`x.sharding`).
+    s = aval.sharding
+    aval = core.ShapedArray(aval.shape, aval.dtype, aval.weak_type,
+                            type(s)(s.mesh.abstract_mesh, s.spec), aval.vma)
   return aval
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
   """Places every leaf of `x` on `device`: a Device, a Sharding (a multi-device sharding splits
-  the leaf over its devices), or a pytree of these that is a prefix of `x`; committed if given."""
+  the leaf over its devices), or a pytree of these that is a prefix of `x`; committed if given.
+  A PartitionSpec (alone or in the pytree) means a NamedSharding over the mesh of
+  `jax.set_mesh`, as in JAX."""
+  device = _pspec_to_sharding(device)
   if device is not None and not _is_placement(device):
-    flat_dev, dev_tree = tree_util.tree_flatten(device, is_leaf=_is_placement_or_none)
+    flat_dev, dev_tree = tree_util.tree_flatten(
+        device, is_leaf=lambda d: _is_placement_or_none(d) or _is_pspec(d))
     if tree_util.treedef_is_leaf(dev_tree):  # not a placement, nor a pytree of them
       return tree_util.tree_map(lambda leaf: _checked_device(device), x)
     try:
@@ -138,6 +149,25 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     return array_lib.from_host(arr._host_value(), arr.weak_type,
                                _checked_placement(dev, arr.shape))
   return tree_util.tree_map(put, x)
+
+
+def _is_pspec(d) -> bool:
+  from jaxlite._src.sharding.partition_spec import PartitionSpec
+  return isinstance(d, PartitionSpec)
+
+
+def _pspec_to_sharding(d):
+  """A bare PartitionSpec placed over the concrete mesh of `jax.set_mesh` (JAX's ValueError
+  without one); anything else unchanged."""
+  if not _is_pspec(d):
+    return d
+  from jaxlite._src.sharding.mesh import get_mesh
+  from jaxlite._src.sharding.named_sharding import NamedSharding
+  mesh = get_mesh()
+  if mesh.empty:
+    raise ValueError("Please set a mesh via `jax.set_mesh` if a PartitionSpec is passed to "
+                     "device_put")
+  return NamedSharding(mesh, d)
 
 
 def _is_placement(d) -> bool:
