@@ -73,6 +73,37 @@ def _():
   r = add2(a, b, out_sharding=P("X", None))
   return f"{jax.typeof(r)} {r.sum()}"
 
+@case("shard_map_infers_in_specs_under_jit")
+def _():
+  with jax.set_mesh(jax.make_mesh((8,), ("batch",))):
+    xb = jax.device_put(jnp.arange(32.).reshape(8, 4), P("batch"))
+    w = jax.device_put(jnp.ones((4, 2)), P())
+    f = jax.shard_map(lambda w, x: jax.lax.pmean(jnp.sum(x @ w), "batch"), out_specs=P())
+    return jax.jit(f)(w, xb)
+
+@case("grad_of_matmul_on_batch_sharded_explicit_axis")
+def _():
+  with jax.set_mesh(jax.make_mesh((8,), ("batch",))):
+    xb = jax.device_put(np.arange(32. * 4).reshape(32, 4) / 100, P("batch"))
+    w = jax.device_put(np.arange(12.).reshape(4, 3) / 10, P())
+    f = lambda w, x: jnp.sum(jnp.tanh(x @ w) ** 2)
+    v, g = jax.value_and_grad(f)(w, xb)
+    v2, g2 = jax.jit(jax.value_and_grad(f))(w, xb)
+    gx = jax.grad(f, 1)(w, xb)
+    return (f"{v:.4f} {np.round(np.asarray(g), 3).tolist()} {jax.typeof(g)}\n"
+            f"{v2:.4f} {np.round(np.asarray(g2), 3).tolist()} {jax.typeof(g2)}\n"
+            f"{jax.typeof(gx)} {float(gx.sum()):.3f}")
+
+@case("jit_inside_shard_map_traced_per_varying_axes")
+def _():
+  traces = []
+  g = jax.jit(lambda v: (traces.append(1), v * 2)[1])
+  m = jax.sharding.Mesh(np.array(jax.devices()[:2]), ("i",))
+  f = jax.shard_map(lambda a, c: (g(a), g(c)), mesh=m, in_specs=(P("i"), P()),
+                    out_specs=(P("i"), P()))
+  with jax.set_mesh(m):
+    return (f(jnp.arange(4.), jnp.arange(2.)), len(traces))
+
 print(json.dumps(out))
 """
 
@@ -103,6 +134,17 @@ _EXPECTED = {
     ' sharded result: i32[4@X,4@X]\n'
   ),
   'auto_axes_out_sharding': 'int32[4@X,4] 240\n',
+  'shard_map_infers_in_specs_under_jit': '124.0\n',
+  'grad_of_matmul_on_batch_sharded_explicit_axis': (
+    '61.6559 [[6.565000057220459, 4.678999900817871, 3.427000045776367], [6.698999881744385, 4.'
+    '790999889373779, 3.5230000019073486], [6.833000183105469, 4.9029998779296875, 3.6189999580'
+    '3833], [6.966000080108643, 5.014999866485596, 3.7139999866485596]] float32[4,3]\n'
+    '61.6559 [[6.565000057220459, 4.678999900817871, 3.427000045776367], [6.698999881744385, 4.'
+    '790999889373779, 3.5230000019073486], [6.833000183105469, 4.9029998779296875, 3.6189999580'
+    '3833], [6.966000080108643, 5.014999866485596, 3.7139999866485596]] float32[4,3]\n'
+    'float32[32@batch,4] 73.603\n'
+  ),
+  'jit_inside_shard_map_traced_per_varying_axes': '((Array([0., 2., 4., 6.], dtype=float32), Array([0., 2.], dtype=float32)), 2)\n',
 }
 
 

@@ -78,6 +78,10 @@ def leaf_signature(x):
   aval = core.get_aval(x)
   if type(aval) is AbstractRef:
     return aval  # a jax.ref.Ref: its AbstractRef keys the cache (never an array's key)
+  vma = getattr(aval, "vma", None)
+  if vma:  # a tracer of a shard_map body: the mesh axes it varies over are in its type (the
+    # trace inserts pvary casts by them), as JAX keys its traces on the full aval
+    return (aval.shape, aval.dtype, aval.weak_type, aval.sharding, vma)
   if aval.sharding is not None:
     return (aval.shape, aval.dtype, aval.weak_type, aval.sharding)
   return (aval.shape, aval.dtype, aval.weak_type)

@@ -179,10 +179,13 @@ def check_vma_out(f, mesh, manual, specs, vmas):
 
 
 def infer_in_specs(flat_args) -> list:
-  """in_specs from the arguments' own NamedShardings (P() for the others)."""
+  """in_specs from the arguments' own NamedShardings (P() for the others); a traced argument
+  (shard_map under jit) gives the sharding of its type, as JAX infers it from the aval."""
   out = []
   for a in flat_args:
     spec = getattr(getattr(a, "_device", None), "spec", None)
+    if spec is None and hasattr(a, "_trace"):
+      spec = getattr(getattr(a.aval, "sharding", None), "spec", None)
     out.append(spec if isinstance(spec, PartitionSpec) else PartitionSpec())
   return out
 
