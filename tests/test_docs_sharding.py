@@ -104,6 +104,89 @@ def _():
   with jax.set_mesh(m):
     return (f(jnp.arange(4.), jnp.arange(2.)), len(traces))
 
+@case("eager_shard_map_prints_each_device_block")
+def _():
+  m = jax.make_mesh((2,), ("i",))
+  with jax.set_mesh(m):
+    @jax.shard_map(in_specs=P("i"), out_specs=P("i"))
+    def f(v):
+      print("BEFORE:\n", v)
+      try:
+        print(v + 1)
+      except Exception:  # the switch to op-by-op is not an Exception a body catches
+        print("caught")
+      w = jax.lax.psum(v, "i")
+      print("AFTER:", jax.typeof(w), w)
+      return 2 * v
+    print(f(jax.device_put(jnp.arange(6.), P("i"))))
+    print(f(jax.device_put(jnp.arange(6.) + 10, P("i"))))  # again: every call prints
+    g = jax.shard_map(lambda v: (print(v), v)[1], in_specs=P(), out_specs=P())
+    print(g(jnp.arange(3)))
+    print(jax.jit(g)(jnp.arange(3)))  # under jit: the tracer
+  m2 = jax.sharding.Mesh(np.array(jax.devices()[:4]).reshape(2, 2), ("i", "j"))
+  @jax.shard_map(mesh=m2, in_specs=P("i", "j"), out_specs=P(None, "j"))
+  def f2(b):
+    print(b)
+    return jax.lax.psum(b, "i")
+  with jax.set_mesh(m2):
+    return f2(jnp.arange(16).reshape(4, 4))
+
+@case("typeof_manual_axis_type")
+def _():
+  with jax.set_mesh(jax.make_mesh((4, 2), ("i", "j"))):
+    @jax.shard_map(in_specs=P("i", "j"), out_specs=P("i"))
+    def f(v):
+      y = jax.lax.psum(v, "j")
+      print(jax.typeof(y).manual_axis_type.varying == {"i"}, jax.typeof(y))
+      return y
+    return f(jax.device_put(jnp.arange(32.).reshape(8, 4), P("i", "j")))
+
+@case("eager_replication_error_names_jax_helper")
+def _():
+  with jax.set_mesh(jax.make_mesh((2,), ("i",))):
+    v = jax.device_put(jnp.arange(6.), P("i"))
+    def named(v):
+      return v * 2
+    for fn in (named, lambda v: v):
+      for wrap in (lambda f: f, jax.jit):
+        try:
+          wrap(jax.shard_map(fn, in_specs=P("i"), out_specs=P()))(v)
+        except ValueError as e:
+          print(str(e).splitlines()[0])
+
+@case("shard_map_jaxpr_shows_context_abstract_mesh")
+def _():
+  m = jax.make_mesh((2,), ("i",))
+  f = jax.shard_map(lambda a, b: a * b, in_specs=(P("i"), P()), out_specs=P("i"))
+  g = jax.shard_map(lambda a, b: a * b, mesh=jax.sharding.Mesh(np.array(jax.devices()[:2]),
+                                                                ("i",)),
+                    in_specs=(P("i"), P()), out_specs=P("i"))
+  with jax.set_mesh(m):
+    a = jax.device_put(jnp.arange(6.), P("i"))
+    print(jax.make_jaxpr(f)(a, jnp.arange(3.)))
+  print(jax.make_jaxpr(g)(jnp.arange(6.), jnp.arange(3.)))  # JAX: the context mesh differs
+
+@case("jit_dot_out_sharding_resharded_in_partitioner")
+def _():
+  with jax.set_mesh(jax.make_mesh((4, 2), ("x", "y"))):
+    a = jax.device_put(jnp.arange(8 * 16.).reshape(8, 16), P("x", "y"))
+    b = jax.device_put(jnp.arange(16 * 4.).reshape(16, 4), P("y", None))
+    c = jax.jit(lambda a, b: jnp.dot(a, b, out_sharding=P("x", None)))(a, b)
+    return (jax.typeof(c), c.sharding.spec, float(c.sum()),
+            bool(jnp.allclose(c, jnp.dot(a, b, out_sharding=P("x", None)))))
+
+@case("auto_axes_out_sharding_over_auto_mesh")
+def _():
+  Auto = jax.sharding.AxisType.Auto
+  with jax.set_mesh(jax.make_mesh((4, 2), ("X", "Y"), (Auto, Auto))):
+    arr = jnp.sin(jax.device_put(np.arange(8), P("X")))
+    @jax.sharding.auto_axes
+    def check(v):
+      print(v.sharding.spec if hasattr(v, "sharding") else None, jax.typeof(v).sharding.spec)
+      return v
+    r = check(arr, out_sharding=P("X"))
+    return (r.sharding.spec, jax.typeof(r).sharding.spec)
+
 print(json.dumps(out))
 """
 
@@ -145,6 +228,117 @@ _EXPECTED = {
     'float32[32@batch,4] 73.603\n'
   ),
   'jit_inside_shard_map_traced_per_varying_axes': '((Array([0., 2., 4., 6.], dtype=float32), Array([0., 2.], dtype=float32)), 2)\n',
+  'eager_shard_map_prints_each_device_block': (
+    'BEFORE:\n'
+    ' On cpu:0 at mesh coordinates (i,) = (0,):\n'
+    '[0. 1. 2.]\n'
+    '\n'
+    'On cpu:1 at mesh coordinates (i,) = (1,):\n'
+    '[3. 4. 5.]\n'
+    '\n'
+    'On cpu:0 at mesh coordinates (i,) = (0,):\n'
+    '[1. 2. 3.]\n'
+    '\n'
+    'On cpu:1 at mesh coordinates (i,) = (1,):\n'
+    '[4. 5. 6.]\n'
+    '\n'
+    'AFTER: float32[3] On cpu:0 at mesh coordinates (i,) = (0,):\n'
+    '[3. 5. 7.]\n'
+    '\n'
+    'On cpu:1 at mesh coordinates (i,) = (1,):\n'
+    '[3. 5. 7.]\n'
+    '\n'
+    '[ 0.  2.  4.  6.  8. 10.]\n'
+    'BEFORE:\n'
+    ' On cpu:0 at mesh coordinates (i,) = (0,):\n'
+    '[10. 11. 12.]\n'
+    '\n'
+    'On cpu:1 at mesh coordinates (i,) = (1,):\n'
+    '[13. 14. 15.]\n'
+    '\n'
+    'On cpu:0 at mesh coordinates (i,) = (0,):\n'
+    '[11. 12. 13.]\n'
+    '\n'
+    'On cpu:1 at mesh coordinates (i,) = (1,):\n'
+    '[14. 15. 16.]\n'
+    '\n'
+    'AFTER: float32[3] On cpu:0 at mesh coordinates (i,) = (0,):\n'
+    '[23. 25. 27.]\n'
+    '\n'
+    'On cpu:1 at mesh coordinates (i,) = (1,):\n'
+    '[23. 25. 27.]\n'
+    '\n'
+    '[20. 22. 24. 26. 28. 30.]\n'
+    'On cpu:0 at mesh coordinates (i,) = (0,):\n'
+    '[0 1 2]\n'
+    '\n'
+    'On cpu:1 at mesh coordinates (i,) = (1,):\n'
+    '[0 1 2]\n'
+    '\n'
+    '[0 1 2]\n'
+    'JitTracer(int32[3])\n'
+    '[0 1 2]\n'
+    'On cpu:0 at mesh coordinates (i, j,) = (0, 0):\n'
+    '[[0 1]\n'
+    ' [4 5]]\n'
+    '\n'
+    'On cpu:1 at mesh coordinates (i, j,) = (0, 1):\n'
+    '[[2 3]\n'
+    ' [6 7]]\n'
+    '\n'
+    'On cpu:2 at mesh coordinates (i, j,) = (1, 0):\n'
+    '[[ 8  9]\n'
+    ' [12 13]]\n'
+    '\n'
+    'On cpu:3 at mesh coordinates (i, j,) = (1, 1):\n'
+    '[[10 11]\n'
+    ' [14 15]]\n'
+    '\n'
+    '[[ 8 10 12 14]\n'
+    ' [16 18 20 22]]\n'
+  ),
+  'typeof_manual_axis_type': (
+    'True float32[2,2]{V:i}\n'
+    '[[ 2.  4.]\n'
+    ' [10. 12.]\n'
+    ' [18. 20.]\n'
+    ' [26. 28.]\n'
+    ' [34. 36.]\n'
+    ' [42. 44.]\n'
+    ' [50. 52.]\n'
+    ' [58. 60.]]\n'
+  ),
+  'eager_replication_error_names_jax_helper': (
+    "shard_map applied to the function '_rem_singleton' was given out_specs which require repli"
+    "cation which can't be statically inferred given the mesh:\n"
+    "shard_map applied to the function 'named' was given out_specs which require replication wh"
+    "ich can't be statically inferred given the mesh:\n"
+    "shard_map applied to the function '_rem_singleton' was given out_specs which require repli"
+    "cation which can't be statically inferred given the mesh:\n"
+    "shard_map applied to the function '<lambda>' was given out_specs which require replication"
+    " which can't be statically inferred given the mesh:\n"
+  ),
+  'shard_map_jaxpr_shows_context_abstract_mesh': (
+    '{ lambda ; a:f32[6@i] b:f32[3]. let\n'
+    '    c:f32[6@i] = shard_map[\n'
+    '      check_vma=True\n'
+    "      in_specs=(P('i',), P())\n"
+    '      jaxpr={ lambda ; d:f32[3]{V:i} e:f32[3]. let\n'
+    "          f:f32[3]{V:i} = pvary[axes=('i',)] e\n"
+    '          g:f32[3]{V:i} = mul d f\n'
+    '        in (g,) }\n'
+    "      mesh=AbstractMesh('i': 2, axis_types=(Explicit,), device_kind=cpu, num_cores=None, p"
+    'latform=cpu)\n'
+    "      newly_manual_axes=frozenset({'i'})\n"
+    "      out_specs=(P('i',),)\n"
+    '    ] a b\n'
+    '  in (c,) }\n'
+    "ValueError: The context mesh AbstractMesh('X': 4, 'Y': 2, axis_types=(Explicit, Explicit),"
+    ' device_kind=cpu, num_cores=None, platform=cpu) should match the mesh passed to shard_map '
+    "Mesh('i': 2, axis_types=(Auto,))\n"
+  ),
+  'jit_dot_out_sharding_resharded_in_partitioner': "(ShapedArray(float32[8@x,4]), P('x', None), 1067648.0, True)\n",
+  'auto_axes_out_sharding_over_auto_mesh': "P('X',) P(None,)\n(P('X',), P(None,))\n",
 }
 
 

@@ -40,6 +40,12 @@ class ShapedArray:
                        self.sharding if sharding is None else sharding,
                        self.vma if vma is None else vma)
 
+  @property
+  def manual_axis_type(self):
+    """JAX's view of `vma` inside shard_map: a ManualAxisType varying over those axes."""
+    from jaxlite._src.sharding.manual_axis_type import ManualAxisType
+    return ManualAxisType(varying=self.vma)
+
   def strip_weak_type(self) -> "ShapedArray":
     return self.update(weak_type=False) if self.weak_type else self
 

@@ -35,9 +35,16 @@ class DynamicJaxprTracer(core.Tracer):
             f"depends on the value of {dbg.arg_desc(self)}.")
 
   def __repr__(self):
+    for hook in tracer_text_hooks:
+      hook(self)
     return f"JitTracer({self._aval})"
 
   __str__ = __repr__
+
+
+# Called with a tracer whose text (str/repr) is asked for, before it is made: an eager
+# shard_map's body that prints a value runs op by op instead (shard_map_eager.py).
+tracer_text_hooks: list = []
 
 
 class TracingDebugInfo:
