@@ -308,7 +308,8 @@ def saved_residuals(f: Callable, *args, **kwargs) -> list[tuple]:
     a, kw = tree_util.tree_unflatten(in_tree, xs)
     return vjp(lambda *a_: f(*a_, **kw), *a)
 
-  closed, out_shape = make_jaxpr(f_flat, return_shape=True)(*leaves)
+  with core.recording_source_info(source_info_util.current):  # "... from file:line:col (fn)"
+    closed, out_shape = make_jaxpr(f_flat, return_shape=True)(*leaves)
   jaxpr = closed.jaxpr
   n_res = len(tree_util.tree_leaves(out_shape[1]))
   res = jaxpr.outvars[len(jaxpr.outvars) - n_res:]
@@ -322,7 +323,6 @@ def saved_residuals(f: Callable, *args, **kwargs) -> list[tuple]:
       results.append((v.aval, f"from the argument {where}" if where else
                       f"from the argument at flattened index {i}"))
   for eqn in jaxpr.eqns:
-    # jaxlite's eqns carry a source location only when tracing recorded one
     src = (" from " + source_info_util.summarize(eqn.source_info)) if eqn.source_info else ""
     for v in eqn.outvars:
       if v not in res_vars:

@@ -529,6 +529,41 @@ class ClosedJaxpr:
     p.text(str(self))
 
 
+class _SourceInfoState(threading.local):
+  """While `recording_source_info` is on: `current` gives the calling user frame's SourceInfo
+  for each eqn staged (`pe.DynamicJaxprTrace`), and `override`, set by `eval_jaxpr` while it
+  re-binds an eqn that has one, is used instead (a re-staged eqn keeps its origin)."""
+  current = None
+  override = None
+
+
+source_info_state = _SourceInfoState()
+
+
+class recording_source_info:
+  """Staged eqns record where user code called their operation (`jax.ad_checkpoint.
+  print_saved_residuals` names it); off by default: walking the stack costs every eqn."""
+
+  def __init__(self, current):
+    self.current = current
+
+  def __enter__(self):
+    st = source_info_state
+    self.prev = (st.current, st.override)
+    st.current, st.override = self.current, None
+
+  def __exit__(self, *exc):
+    source_info_state.current, source_info_state.override = self.prev
+
+
+def staged_source_info():
+  """The source info of an eqn being staged now (None unless recording)."""
+  st = source_info_state
+  if st.current is None:
+    return None
+  return st.override or st.current()
+
+
 def eval_jaxpr(jaxpr: Jaxpr, consts, *args, propagate_source_info=True):
   """Interprets a jaxpr by binding each eqn on the current trace."""
   env = {}
@@ -547,9 +582,18 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args, propagate_source_info=True):
     env[v] = x
   for v, x in zip(jaxpr.invars, args):
     env[v] = x
+  st = source_info_state
+  recording = st.current is not None and propagate_source_info
   for eqn in jaxpr.eqns:
     ins = [read(v) for v in eqn.invars]
-    outs = eqn.primitive.bind(*ins, **eqn.params)
+    if recording and eqn.source_info is not None:
+      prev, st.override = st.override, eqn.source_info
+      try:
+        outs = eqn.primitive.bind(*ins, **eqn.params)
+      finally:
+        st.override = prev
+    else:
+      outs = eqn.primitive.bind(*ins, **eqn.params)
     if not eqn.primitive.multiple_results:
       outs = [outs]
     for v, x in zip(eqn.outvars, outs):

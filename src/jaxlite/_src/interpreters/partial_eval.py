@@ -153,16 +153,19 @@ class DynamicJaxprTrace(core.Trace):
         return DynamicJaxprTracer(self, folded.aval, folded)
     if primitive.multiple_results:
       outvars = [Var(a) for a in out_avals]
-      self.eqns.append(JaxprEqn(atoms, outvars, primitive, params))
+      self.eqns.append(JaxprEqn(atoms, outvars, primitive, params,
+                                source_info=core.staged_source_info()))
       return [DynamicJaxprTracer(self, v.aval, v) for v in outvars]
     var = Var(out_avals)
-    self.eqns.append(JaxprEqn(atoms, [var], primitive, params))
+    self.eqns.append(JaxprEqn(atoms, [var], primitive, params,
+                              source_info=core.staged_source_info()))
     return DynamicJaxprTracer(self, out_avals, var)
 
   def add_eqn(self, primitive, atoms, out_avals, params):
     """Records an eqn with precomputed output types (used by higher-order primitives)."""
     outvars = [Var(a) for a in out_avals]
-    self.eqns.append(JaxprEqn(atoms, outvars, primitive, params))
+    self.eqns.append(JaxprEqn(atoms, outvars, primitive, params,
+                              source_info=core.staged_source_info()))
     return [DynamicJaxprTracer(self, v.aval, v) for v in outvars]
 
   def to_closed_jaxpr(self, outs) -> tuple[ClosedJaxpr, list]:
