@@ -246,3 +246,18 @@ def named_scope(name):
   if not isinstance(name, str):
     raise TypeError("named_scope name argument must be a string.")
   yield
+
+
+# JAX defines its transformations in `jax._src.api`, and JAX's own tutorials call them from
+# there (`api.jit`, `api.grad`, `api.vmap`...): they are jaxlite's, read on first use (their
+# modules import this one).
+_TRANSFORMS = ("jit", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "vmap", "jvp",
+               "linearize", "vjp", "pmap", "checkpoint", "remat", "device_put_sharded",
+               "device_put_replicated")
+
+
+def __getattr__(name):
+  if name in _TRANSFORMS:
+    import jaxlite
+    return getattr(jaxlite, name)
+  raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

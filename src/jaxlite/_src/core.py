@@ -514,6 +514,7 @@ class ClosedJaxpr:
   in_avals = property(lambda self: self.jaxpr.in_avals)
   out_avals = property(lambda self: self.jaxpr.out_avals)
   eqns = property(lambda self: self.jaxpr.eqns)
+  literals = property(lambda self: self.consts)  # JAX 0.10's name for the consts
 
   def __str__(self):
     from jaxlite._src import pretty_print
