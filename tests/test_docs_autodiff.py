@@ -53,6 +53,41 @@ f3 = jax.checkpoint(f, policy=jax.checkpoint_policies.dots_with_no_batch_dims_sa
 print_saved_residuals(f3, W1, W2, x)
 """)
 
+case("grad_through_nested_checkpoints", """
+def recursive_checkpoint(funs):
+  if len(funs) == 1:
+    return funs[0]
+  elif len(funs) == 2:
+    f1, f2 = funs
+    return lambda x: f1(f2(x))
+  else:
+    f1 = recursive_checkpoint(funs[:len(funs)//2])
+    f2 = recursive_checkpoint(funs[len(funs)//2:])
+    return lambda x: f1(jax.checkpoint(f2)(x))
+f = lambda x: jnp.sin(jax.checkpoint(lambda y: jnp.sin(jax.checkpoint(jnp.sin)(y)))(x))
+print(jax.grad(f)(3.), jax.jit(jax.grad(f))(3.))
+for n in (8, 16):
+  g = recursive_checkpoint([jnp.sin] * n)
+  print_saved_residuals(g, 3.)
+  print(jax.grad(g)(3.))
+""")
+
+case("checkpoint_traces_a_function_once_per_signature", """
+def predict(x):
+  return jnp.sin(x)
+def loss(x):
+  return jnp.sum(predict(x) ** 2)
+print_saved_residuals(jax.checkpoint(loss, policy=jax.checkpoint_policies.nothing_saveable),
+                      jnp.ones(3))
+def predict(x):  # redefined: a checkpoint of `loss` traced before does not see it (as JAX)
+  return jax.ad_checkpoint.checkpoint_name(jnp.sin(x), "s")
+print_saved_residuals(jax.checkpoint(loss, policy=jax.checkpoint_policies.save_any_names_but_these()),
+                      jnp.ones(3))
+print_saved_residuals(jax.checkpoint(lambda x: loss(x),
+                                     policy=jax.checkpoint_policies.save_any_names_but_these()),
+                      jnp.ones(3))
+""")
+
 print(json.dumps(out))
 '''
 
@@ -81,6 +116,26 @@ _EXPECTED = {
     'f32[4] from the argument x\n'
     'f32[5] output of dot_general from <cell 0>:3:6 (g)\n'
     'f32[6] output of dot_general from <cell 0>:3:6 (g)\n'
+  ),
+  'grad_through_nested_checkpoints': (
+    '-0.9704719 -0.9704719\n'
+    'f32[] from the argument x\n'
+    'f32[] output of sin from <cell 1>:7:21 (recursive_checkpoint.<locals>.<lambda>)\n'
+    'f32[] output of cos from <cell 1>:7:24 (recursive_checkpoint.<locals>.<lambda>)\n'
+    'f32[] output of cos from <cell 1>:7:21 (recursive_checkpoint.<locals>.<lambda>)\n'
+    '-0.92438275\n'
+    'f32[] from the argument x\n'
+    'f32[] output of sin from <cell 1>:7:21 (recursive_checkpoint.<locals>.<lambda>)\n'
+    'f32[] output of sin from <cell 1>:7:21 (recursive_checkpoint.<locals>.<lambda>)\n'
+    'f32[] output of cos from <cell 1>:7:24 (recursive_checkpoint.<locals>.<lambda>)\n'
+    'f32[] output of cos from <cell 1>:7:21 (recursive_checkpoint.<locals>.<lambda>)\n'
+    '-0.8578497\n'
+  ),
+  'checkpoint_traces_a_function_once_per_signature': (
+    'f32[3] from the argument x\n'
+    'f32[3] from the argument x\n'
+    'f32[3] from the argument x\n'
+    "f32[3] named 's' from <cell 2>:9:9 (predict)\n"
   ),
 }
 
