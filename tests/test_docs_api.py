@@ -56,6 +56,41 @@ def _():
   print(repr(jax.jit(f, static_argnums=0).trace(10, i32).lower().compile()(5)))
   print(repr(jax.jit(f).trace(1, 2).lower().compile()(3, 4)))
 
+@case("primitive_with_only_an_impl_runs_eagerly")
+def _():
+  core = __import__(mod + ".extend.core", fromlist=["core"])
+  p = core.Primitive("multiply_add")
+  p.def_impl(lambda x, y, z: (print("impl", x, y, z), np.add(np.multiply(x, y), z))[1])
+  r = p.bind(2., 2., 10.)
+  return (r, type(r).__name__)
+
+@case("var_repr_long_dtype")
+def _():
+  c = jax.make_jaxpr(lambda x: x + 1)(1)
+  return [str(v).split(":")[1] for v in c.jaxpr.invars + c.jaxpr.eqns[0].outvars]
+
+@case("reshape_to_a_traced_size_is_a_type_error")
+def _():
+  try:
+    jax.jit(lambda x: x.reshape(jnp.array(x.shape).prod()))(jnp.ones((2, 3)))
+  except Exception as e:
+    return type(e).__name__
+
+@case("ref_shows_the_weak_type_of_its_value")
+def _():
+  r = jax.new_ref(0)
+  print(r)
+  for i in range(3):
+    r[...] += jnp.int32(i)
+  print(r)
+  x = jax.new_ref(jnp.arange(3.))
+  p0 = x.unsafe_buffer_pointer()
+  @jax.jit
+  def sin_inplace(x_ref):
+    x_ref[...] = jnp.sin(x_ref[...])
+  sin_inplace(x)
+  return (type(p0).__name__, p0 == x.unsafe_buffer_pointer(), np.round(np.asarray(x[...]), 4).tolist())
+
 print(json.dumps(out))
 '''
 
@@ -89,6 +124,14 @@ _EXPECTED = {
     'Array(10, dtype=int32)\n'
     'Array(25, dtype=int32)\n'
     'Array(10, dtype=int32, weak_type=True)\n'
+  ),
+  'primitive_with_only_an_impl_runs_eagerly': "impl 2.0 2.0 10.0\n(np.float64(14.0), 'float64')\n",
+  'var_repr_long_dtype': "['int32[]', 'int32[]']\n",
+  'reshape_to_a_traced_size_is_a_type_error': "'TypeError'\n",
+  'ref_shows_the_weak_type_of_its_value': (
+    'Ref(0, dtype=int32, weak_type=True)\n'
+    'Ref(3, dtype=int32)\n'
+    "('int', True, [0.0, 0.8414999842643738, 0.9093000292778015])\n"
   ),
 }
 

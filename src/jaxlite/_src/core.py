@@ -262,8 +262,12 @@ class EvalTrace(Trace):
       return eager_across_processes(primitive, args, params)
     weak_rule = primitive.eager_weak_type
     if weak_rule is None or extended:
-      if primitive.impl is None or primitive.abstract_eval is None:
+      if primitive.impl is None:
         raise NotImplementedError(f"Evaluation rule for '{primitive.name}' not implemented")
+      if primitive.abstract_eval is None:
+        # A user's primitive given an impl only: as in JAX, evaluating it eagerly is calling
+        # the impl on the arguments, its result handed back as it is.
+        return primitive.impl(*args, **params)
       avals = [get_aval(a) for a in args]
       out_avals = primitive.abstract_eval(*avals, **params)
       # Only committed arguments carry shardings in their types; else only an out_sharding does.
@@ -432,7 +436,7 @@ class Var:
     self.count = next(_var_counter)
 
   def __repr__(self):
-    return f"Var(id={self.count}):{self.aval.str_short()}"
+    return f"Var(id={self.count}):{self.aval.str_short(short_dtypes=False)}"
 
 
 class Literal:
