@@ -91,6 +91,14 @@ def _():
   sin_inplace(x)
   return (type(p0).__name__, p0 == x.unsafe_buffer_pointer(), np.round(np.asarray(x[...]), 4).tolist())
 
+@case("broadcasting_error_names_the_operands_shapes")
+def _():
+  for a, b in (((100,), (100, 10)), ((3,), (2, 1, 3)), ((4,), (2, 3)), ((2, 1), (5, 3, 4))):
+    try:
+      print((jnp.ones(a) * jnp.ones(b)).shape)
+    except ValueError as e:
+      print(e)
+
 print(json.dumps(out))
 '''
 
@@ -132,6 +140,12 @@ _EXPECTED = {
     'Ref(0, dtype=int32, weak_type=True)\n'
     'Ref(3, dtype=int32)\n'
     "('int', True, [0.0, 0.8414999842643738, 0.9093000292778015])\n"
+  ),
+  'broadcasting_error_names_the_operands_shapes': (
+    'Incompatible shapes for broadcasting: shapes=[(100,), (100, 10)]\n'
+    '(2, 1, 3)\n'
+    'Incompatible shapes for broadcasting: shapes=[(4,), (2, 3)]\n'
+    'Incompatible shapes for broadcasting: shapes=[(2, 1), (5, 3, 4)]\n'
   ),
 }
 
