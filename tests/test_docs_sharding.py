@@ -187,6 +187,20 @@ def _():
     r = check(arr, out_sharding=P("X"))
     return (r.sharding.spec, jax.typeof(r).sharding.spec)
 
+@case("grad_of_pmean_loss_wrt_replicated_param_inside_shard_map")
+def _():
+  m = jax.sharding.Mesh(np.array(jax.devices()), ("i",))
+  loss = lambda w, v: jax.lax.pmean(jnp.sum(v * w), "i")
+  xs = jnp.arange(16.)
+  g = jax.shard_map(lambda w, v: jax.grad(loss)(w, v), mesh=m, in_specs=(P(), P("i")),
+                    out_specs=P())
+  g2 = jax.shard_map(lambda w, v: jax.grad(lambda w: jax.lax.psum(jnp.sum(v * w) ** 2, "i"))(w),
+                     mesh=m, in_specs=(P(), P("i")), out_specs=P())
+  with jax.set_mesh(m):
+    outer = jax.grad(jax.shard_map(loss, mesh=m, in_specs=(P(), P("i")), out_specs=P()))
+    return (g(jnp.float32(2.), xs), jax.jit(g)(jnp.float32(2.), xs),
+            g2(jnp.float32(2.), xs), outer(jnp.float32(2.), xs))
+
 print(json.dumps(out))
 """
 
@@ -339,6 +353,10 @@ _EXPECTED = {
   ),
   'jit_dot_out_sharding_resharded_in_partitioner': "(ShapedArray(float32[8@x,4]), P('x', None), 1067648.0, True)\n",
   'auto_axes_out_sharding_over_auto_mesh': "P('X',) P(None,)\n(P('X',), P(None,))\n",
+  'grad_of_pmean_loss_wrt_replicated_param_inside_shard_map': (
+    '(Array(15., dtype=float32), Array(15., dtype=float32), Array(9888., dtype=float32), Array('
+    '15., dtype=float32))\n'
+  ),
 }
 
 
