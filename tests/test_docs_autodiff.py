@@ -88,6 +88,18 @@ print_saved_residuals(jax.checkpoint(lambda x: loss(x),
                       jnp.ones(3))
 """)
 
+case("jacobian_through_custom_root_whose_solve_closes_over_the_argument", """
+def sqrt_root(a):
+  def solve(g, y):  # Newton on x**2 - a, reading `a` from the closure
+    x = y
+    for _ in range(20):
+      x = x - (x ** 2 - a) / (2 * x)
+    return x
+  return jax.lax.custom_root(lambda x: x ** 2 - a, 1.0, solve, lambda g, y: y / g(1.0))
+print(sqrt_root(4.), jax.grad(sqrt_root)(4.), jax.jacobian(sqrt_root)(jnp.float32(4.)))
+print(jax.jit(jax.grad(sqrt_root))(9.), jax.vmap(jax.grad(sqrt_root))(jnp.array([4., 16.])))
+""")
+
 print(json.dumps(out))
 '''
 
@@ -137,6 +149,7 @@ _EXPECTED = {
     'f32[3] from the argument x\n'
     "f32[3] named 's' from <cell 2>:9:9 (predict)\n"
   ),
+  'jacobian_through_custom_root_whose_solve_closes_over_the_argument': '2.0 0.25 0.25\n0.16666667 [0.25  0.125]\n',
 }
 
 
