@@ -99,6 +99,15 @@ def _():
     except ValueError as e:
       print(e)
 
+@case("array_of_tracers_staged_as_jax")
+def _():
+  f = lambda x: jnp.sum(jnp.array(x))
+  print(jax.make_jaxpr(f)(list(range(3))))
+  print(jax.make_jaxpr(lambda a, b: jnp.array([[a, 1.], [b, 2]]))(1., 2))
+  print(jax.jit(lambda a, b: jnp.array([a, b]))(1, 2.5))
+  print(jax.vmap(lambda a: jnp.array([a, a * 2]))(jnp.arange(3.)))
+  return jax.grad(lambda a: jnp.sum(jnp.array([a, a * 2]) ** 2))(1.)
+
 print(json.dumps(out))
 '''
 
@@ -146,6 +155,36 @@ _EXPECTED = {
     '(2, 1, 3)\n'
     'Incompatible shapes for broadcasting: shapes=[(4,), (2, 3)]\n'
     'Incompatible shapes for broadcasting: shapes=[(2, 1), (5, 3, 4)]\n'
+  ),
+  'array_of_tracers_staged_as_jax': (
+    '{ lambda ; a:i32[] b:i32[] c:i32[]. let\n'
+    '    d:i32[] = convert_element_type[new_dtype=int32 weak_type=False] a\n'
+    '    e:i32[1] = broadcast_in_dim d\n'
+    '    f:i32[] = convert_element_type[new_dtype=int32 weak_type=False] b\n'
+    '    g:i32[1] = broadcast_in_dim f\n'
+    '    h:i32[] = convert_element_type[new_dtype=int32 weak_type=False] c\n'
+    '    i:i32[1] = broadcast_in_dim h\n'
+    '    j:i32[3] = concatenate[dimension=0] e g i\n'
+    '    k:i32[] = reduce_sum[axes=(0,) out_sharding=None] j\n'
+    '  in (k,) }\n'
+    '{ lambda ; a:f32[] b:i32[]. let\n'
+    '    c:f32[] = convert_element_type[new_dtype=float32 weak_type=False] a\n'
+    '    d:f32[1] = broadcast_in_dim c\n'
+    '    e:f32[1] = broadcast_in_dim 1.0:f32[]\n'
+    '    f:f32[2] = concatenate[dimension=0] d e\n'
+    '    g:f32[1,2] = broadcast_in_dim[broadcast_dimensions=(1,)] f\n'
+    '    h:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b\n'
+    '    i:f32[1] = broadcast_in_dim h\n'
+    '    j:f32[1] = broadcast_in_dim 2.0:f32[]\n'
+    '    k:f32[2] = concatenate[dimension=0] i j\n'
+    '    l:f32[1,2] = broadcast_in_dim[broadcast_dimensions=(1,)] k\n'
+    '    m:f32[2,2] = concatenate[dimension=0] g l\n'
+    '  in (m,) }\n'
+    '[1.  2.5]\n'
+    '[[0. 0.]\n'
+    ' [1. 2.]\n'
+    ' [2. 4.]]\n'
+    'Array(10., dtype=float32, weak_type=True)\n'
   ),
 }
 
