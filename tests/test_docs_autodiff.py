@@ -100,6 +100,14 @@ print(sqrt_root(4.), jax.grad(sqrt_root)(4.), jax.jacobian(sqrt_root)(jnp.float3
 print(jax.jit(jax.grad(sqrt_root))(9.), jax.vmap(jax.grad(sqrt_root))(jnp.array([4., 16.])))
 """)
 
+case("no_numpy_warning_from_a_nan_cotangent", """
+def log1pexp(x):
+  return jnp.log(1. + jnp.exp(x))
+print(jax.grad(log1pexp)(100.), jax.jit(jax.grad(log1pexp))(100.))
+f = lambda x: jnp.sqrt(x) * 0.
+print(jax.grad(f)(0.))
+""")
+
 print(json.dumps(out))
 '''
 
@@ -150,6 +158,7 @@ _EXPECTED = {
     "f32[3] named 's' from <cell 2>:9:9 (predict)\n"
   ),
   'jacobian_through_custom_root_whose_solve_closes_over_the_argument': '2.0 0.25 0.25\n0.16666667 [0.25  0.125]\n',
+  'no_numpy_warning_from_a_nan_cotangent': 'nan nan\nnan\n',
 }
 
 

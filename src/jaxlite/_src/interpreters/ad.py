@@ -421,6 +421,13 @@ forward_splits: dict = {}
 
 
 def backward_pass(jaxpr: core.Jaxpr, consts, args, cts_out) -> list:
+  """Cotangents of `jaxpr`'s inputs, given cotangents of its outputs (NumPy's floating-point
+  warnings silenced, as XLA gives none: `0 * inf` in a cotangent is NaN, quietly)."""
+  with np.errstate(all="ignore"):
+    return _backward_pass(jaxpr, consts, args, cts_out)
+
+
+def _backward_pass(jaxpr: core.Jaxpr, consts, args, cts_out) -> list:
   """Cotangents of `jaxpr`'s inputs, given cotangents of its outputs.
 
   `args` holds UndefinedPrimal for the inputs the jaxpr is linear in and values for the rest;
