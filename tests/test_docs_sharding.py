@@ -201,6 +201,15 @@ def _():
     return (g(jnp.float32(2.), xs), jax.jit(g)(jnp.float32(2.), xs),
             g2(jnp.float32(2.), xs), outer(jnp.float32(2.), xs))
 
+@case("device_put_unreduced_gives_partial_values_per_device")
+def _():
+  for src, spec in ((x, P("X", None, unreduced={"Y"})),
+                    (jnp.arange(12.).reshape(4, 3), P(None, None, unreduced={"Y"})),
+                    (jnp.arange(16.).reshape(2, 8), P(None, "X", unreduced={"Y"}))):
+    y = jax.device_put(src, spec)
+    print(y.sharding)
+    print([(str(s.device), np.asarray(s.data).tolist()) for s in y.addressable_shards])
+
 print(json.dumps(out))
 """
 
@@ -356,6 +365,32 @@ _EXPECTED = {
   'grad_of_pmean_loss_wrt_replicated_param_inside_shard_map': (
     '(Array(15., dtype=float32), Array(15., dtype=float32), Array(9888., dtype=float32), Array('
     '15., dtype=float32))\n'
+  ),
+  'device_put_unreduced_gives_partial_values_per_device': (
+    "NamedSharding(mesh=Mesh('X': 4, 'Y': 2, axis_types=(Explicit, Explicit)), spec=P('X', None"
+    ", unreduced={'Y'}), memory_kind=device)\n"
+    "[('cpu:0', [[0.0, 1.0, 0.0, 0.0], [4.0, 5.0, 0.0, 0.0]]), ('cpu:1', [[0.0, 0.0, 2.0, 3.0],"
+    " [0.0, 0.0, 6.0, 7.0]]), ('cpu:2', [[8.0, 9.0, 0.0, 0.0], [12.0, 13.0, 0.0, 0.0]]), ('cpu:"
+    "3', [[0.0, 0.0, 10.0, 11.0], [0.0, 0.0, 14.0, 15.0]]), ('cpu:4', [[16.0, 17.0, 0.0, 0.0], "
+    "[20.0, 21.0, 0.0, 0.0]]), ('cpu:5', [[0.0, 0.0, 18.0, 19.0], [0.0, 0.0, 22.0, 23.0]]), ('c"
+    "pu:6', [[24.0, 25.0, 0.0, 0.0], [28.0, 29.0, 0.0, 0.0]]), ('cpu:7', [[0.0, 0.0, 26.0, 27.0"
+    '], [0.0, 0.0, 30.0, 31.0]])]\n'
+    "NamedSharding(mesh=Mesh('X': 4, 'Y': 2, axis_types=(Explicit, Explicit)), spec=P(None, Non"
+    "e, unreduced={'Y'}), memory_kind=device)\n"
+    "[('cpu:0', [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0], [6.0, 7.0, 8.0], [9.0, 10.0, 11.0]]), ('cpu:"
+    "1', [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]), ('cpu:2', [[0.0"
+    ", 1.0, 2.0], [3.0, 4.0, 5.0], [6.0, 7.0, 8.0], [9.0, 10.0, 11.0]]), ('cpu:3', [[0.0, 0.0, "
+    "0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]), ('cpu:4', [[0.0, 1.0, 2.0], [3."
+    "0, 4.0, 5.0], [6.0, 7.0, 8.0], [9.0, 10.0, 11.0]]), ('cpu:5', [[0.0, 0.0, 0.0], [0.0, 0.0,"
+    " 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]), ('cpu:6', [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0], [6"
+    ".0, 7.0, 8.0], [9.0, 10.0, 11.0]]), ('cpu:7', [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0"
+    ', 0.0], [0.0, 0.0, 0.0]])]\n'
+    "NamedSharding(mesh=Mesh('X': 4, 'Y': 2, axis_types=(Explicit, Explicit)), spec=P(None, 'X'"
+    ", unreduced={'Y'}), memory_kind=device)\n"
+    "[('cpu:0', [[0.0, 1.0], [8.0, 9.0]]), ('cpu:1', [[0.0, 0.0], [0.0, 0.0]]), ('cpu:2', [[2.0"
+    ", 3.0], [10.0, 11.0]]), ('cpu:3', [[0.0, 0.0], [0.0, 0.0]]), ('cpu:4', [[4.0, 5.0], [12.0,"
+    " 13.0]]), ('cpu:5', [[0.0, 0.0], [0.0, 0.0]]), ('cpu:6', [[6.0, 7.0], [14.0, 15.0]]), ('cp"
+    "u:7', [[0.0, 0.0], [0.0, 0.0]])]\n"
   ),
 }
 

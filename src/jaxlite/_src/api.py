@@ -144,6 +144,13 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     dev = device
     if hasattr(device, "_device_put"):
       return device._device_put(arr)
+    if getattr(getattr(device, "spec", None), "unreduced", None):
+      # partial values per device along the unreduced axes (their sum is `arr`)
+      from jaxlite._src.sharding.arrays import unreduced_shards
+      out = array_lib.from_host(arr._host_value(), arr.weak_type,
+                                _checked_placement(device, arr.shape))
+      out._local_shards = tuple(unreduced_shards(arr._host_value(), arr._device, device))
+      return out
     if isinstance(device, devices.SingleDeviceSharding):
       dev = device._device
     return array_lib.from_host(arr._host_value(), arr.weak_type,
