@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import inspect
 import types
+import weakref
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -165,17 +166,30 @@ def _remat_partial_eval(closed, nonzeros, policy) -> RematSplit:
   primal_in, tangent_in = jvp.invars[:n_in], jvp.invars[n_in:]
   tangent_out = jvp.outvars[n_out:]
   unknown = set(tangent_in)
-  known_eqns = []
+  known_eqns, eqns = [], []
   for eqn in jvp.eqns:
-    if any(type(v) is Var and v in unknown for v in eqn.invars):
-      unknown.update(eqn.outvars)
-    else:
+    unknown_in = [type(v) is Var and v in unknown for v in eqn.invars]
+    if not any(unknown_in):
       known_eqns.append(eqn)
+    elif eqn.primitive is remat_p and not all(unknown_in):
+      # A checkpoint nested inside (its JVP: primals and tangents in, both out): its primal
+      # outputs are known, computed by a remat of the part of its body that gives them; the
+      # eqn left for the linear side gives only the tangents (recomputing what it needs).
+      known, eqn, unknown_out = _split_remat_eqn(eqn, unknown_in)
+      if known is not None:
+        known_eqns.append(known)
+        eqns.append(known)
+      unknown.update(v for v, u in zip(eqn.outvars, unknown_out) if u)
+      eqns.append(eqn)
+      continue
+    else:
+      unknown.update(eqn.outvars)
+    eqns.append(eqn)
   # Walk back from the output tangents: a known value they need is saved when the policy
   # allows it, else the eqn producing it is recomputed on the linear side.
   needed = {v for v in tangent_out if type(v) is Var}
   saved, lin_eqns = [], []
-  for eqn in reversed(jvp.eqns):
+  for eqn in reversed(eqns):
     is_known = not any(v in unknown for v in eqn.outvars)
     # As in JAX, a known effect (a debug print) is recomputed too: it runs again on the way back.
     effect = is_known and (eqn.effects or eqn.primitive in passes.effectful_primitives)
@@ -195,6 +209,50 @@ def _remat_partial_eval(closed, nonzeros, policy) -> RematSplit:
   known = core.Jaxpr(jvp.constvars, primal_in, list(jvp.outvars[:n_out]) + saved, known_eqns)
   return RematSplit(_dce(ClosedJaxpr(known, jvp_closed.consts)),
                     _dce(ClosedJaxpr(lin, jvp_closed.consts)), input_res, nz_out)
+
+
+def _known_part_of_remat(eqn, unknown_in):
+  """(an eqn computing the outputs of remat `eqn` that do not depend on its unknown inputs,
+  from its known ones, or None; per output, whether it is unknown)."""
+  inner = eqn.params["jaxpr"]
+  jaxpr = inner.jaxpr
+  dep = {v for v, u in zip(jaxpr.invars, unknown_in) if u}
+  body_eqns = []
+  for e in jaxpr.eqns:
+    unk = [type(v) is Var and v in dep for v in e.invars]
+    if not any(unk):
+      body_eqns.append(e)
+    elif e.primitive is remat_p and not all(unk):  # nested deeper: its known part, likewise
+      k, unk_out = _known_part_of_remat(e, unk)
+      if k is not None:
+        body_eqns.append(k)
+      dep.update(v for v, u in zip(e.outvars, unk_out) if u)
+    else:
+      dep.update(e.outvars)
+  unknown_out = [type(v) is Var and v in dep for v in jaxpr.outvars]
+  keep = [i for i, u in enumerate(unknown_out) if not u]
+  if not keep:
+    return None, unknown_out
+  known_in = [i for i, u in enumerate(unknown_in) if not u]
+  body = core.Jaxpr(jaxpr.constvars, [jaxpr.invars[i] for i in known_in],
+                    [jaxpr.outvars[i] for i in keep], body_eqns)
+  closed = _dce(ClosedJaxpr(body, inner.consts))
+  return core.JaxprEqn([eqn.invars[i] for i in known_in], [eqn.outvars[i] for i in keep],
+                       remat_p, dict(eqn.params, jaxpr=closed)), unknown_out
+
+
+def _split_remat_eqn(eqn, unknown_in):
+  """(the eqn computing remat `eqn`'s outputs that do not read its unknown inputs, or None;
+  `eqn` with those outputs dropped; per output, whether it is unknown)."""
+  known, unknown_out = _known_part_of_remat(eqn, unknown_in)
+  if known is not None:
+    eqn = core.JaxprEqn(eqn.invars, [v if u else Var(v.aval)
+                                     for v, u in zip(eqn.outvars, unknown_out)],
+                        eqn.primitive, eqn.params, eqn.effects, eqn.source_info)
+  return known, eqn, unknown_out
+
+
+ad.forward_splits[remat_p] = _split_remat_eqn
 
 
 def _dce(closed):
@@ -227,7 +285,17 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
       out = fun(*full, **kw)
       leaves, store["out_tree"] = tree_util.tree_flatten(out)
       return [_as_array(o) for o in leaves]
-    closed = pe.trace_to_jaxpr(flat_fun, [core.get_aval(x) for x in flat])
+    avals = [core.get_aval(x) for x in flat]
+    cache, key = _trace_key(fun, in_tree, avals, static, len(args))
+    hit = cache.get(key) if cache is not None else None
+    if hit is not None:
+      closed, store["out_tree"] = hit
+    else:
+      closed = pe.trace_to_jaxpr(flat_fun, avals)
+      if cache is not None and not any(isinstance(c, core.Tracer) for c in closed.consts):
+        if len(cache) >= 64:
+          cache.pop(next(iter(cache)))
+        cache[key] = (closed, store["out_tree"])
     consts_in, consts = _consts_as_args(closed)
     outs = remat_p.bind(*consts, *flat, jaxpr=consts_in, prevent_cse=prevent_cse,
                         differentiated=False, policy=policy)
@@ -237,6 +305,29 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
 
 
 remat = checkpoint
+
+
+# Traced bodies of checkpointed functions, per function (held weakly) and argument types: as
+# JAX traces a function for checkpoint once per signature (a global the body reads that changes
+# later is not seen: JAX's docs show it), and it saves tracing again on every call.
+_traces: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _trace_key(fun, in_tree, avals, static, nargs):
+  """(the cache for `fun`, the key of this call), or (None, None) when it cannot be cached."""
+  from jaxlite._src.config import config
+  from jaxlite._src.interpreters import batching
+  try:
+    cache = _traces.get(fun)
+    if cache is None:
+      cache = _traces[fun] = {}
+    key = (in_tree, tuple((a, getattr(a, "vma", None)) for a in avals),
+           tuple(sorted(static.items())), nargs, config.trace_context(),
+           batching.axis_env_key())
+    hash(key)
+  except TypeError:
+    return None, None
+  return cache, key
 
 
 def _consts_as_args(closed):
@@ -308,7 +399,8 @@ def saved_residuals(f: Callable, *args, **kwargs) -> list[tuple]:
     a, kw = tree_util.tree_unflatten(in_tree, xs)
     return vjp(lambda *a_: f(*a_, **kw), *a)
 
-  closed, out_shape = make_jaxpr(f_flat, return_shape=True)(*leaves)
+  with core.recording_source_info(source_info_util.current):  # "... from file:line:col (fn)"
+    closed, out_shape = make_jaxpr(f_flat, return_shape=True)(*leaves)
   jaxpr = closed.jaxpr
   n_res = len(tree_util.tree_leaves(out_shape[1]))
   res = jaxpr.outvars[len(jaxpr.outvars) - n_res:]
@@ -322,7 +414,6 @@ def saved_residuals(f: Callable, *args, **kwargs) -> list[tuple]:
       results.append((v.aval, f"from the argument {where}" if where else
                       f"from the argument at flattened index {i}"))
   for eqn in jaxpr.eqns:
-    # jaxlite's eqns carry a source location only when tracing recorded one
     src = (" from " + source_info_util.summarize(eqn.source_info)) if eqn.source_info else ""
     for v in eqn.outvars:
       if v not in res_vars:

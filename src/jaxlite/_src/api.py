@@ -109,14 +109,25 @@ def typeof(x) -> core.ShapedArray:
     from jaxlite._src.sharding.named_sharding import type_sharding
     aval = core.ShapedArray(aval.shape, aval.dtype, aval.weak_type,
                             type_sharding(aval, getattr(x, "_device", None)), aval.vma)
+  elif type(aval) is core.ShapedArray and hasattr(getattr(aval.sharding, "mesh", None),
+                                                  "devices"):
+    # A type names its mesh abstractly (JAX: AbstractMesh(..., device_kind=cpu)); the
+    # concrete mesh stays with the value's placement (`x.sharding`).
+    s = aval.sharding
+    aval = core.ShapedArray(aval.shape, aval.dtype, aval.weak_type,
+                            type(s)(s.mesh.abstract_mesh, s.spec), aval.vma)
   return aval
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
   """Places every leaf of `x` on `device`: a Device, a Sharding (a multi-device sharding splits
-  the leaf over its devices), or a pytree of these that is a prefix of `x`; committed if given."""
+  the leaf over its devices), or a pytree of these that is a prefix of `x`; committed if given.
+  A PartitionSpec (alone or in the pytree) means a NamedSharding over the mesh of
+  `jax.set_mesh`, as in JAX."""
+  device = _pspec_to_sharding(device)
   if device is not None and not _is_placement(device):
-    flat_dev, dev_tree = tree_util.tree_flatten(device, is_leaf=_is_placement_or_none)
+    flat_dev, dev_tree = tree_util.tree_flatten(
+        device, is_leaf=lambda d: _is_placement_or_none(d) or _is_pspec(d))
     if tree_util.treedef_is_leaf(dev_tree):  # not a placement, nor a pytree of them
       return tree_util.tree_map(lambda leaf: _checked_device(device), x)
     try:
@@ -140,11 +151,37 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     dev = device
     if hasattr(device, "_device_put"):
       return device._device_put(arr)
+    if getattr(getattr(device, "spec", None), "unreduced", None):
+      # partial values per device along the unreduced axes (their sum is `arr`)
+      from jaxlite._src.sharding.arrays import unreduced_shards
+      out = array_lib.from_host(arr._host_value(), arr.weak_type,
+                                _checked_placement(device, arr.shape))
+      out._local_shards = tuple(unreduced_shards(arr._host_value(), arr._device, device))
+      return out
     if isinstance(device, devices.SingleDeviceSharding):
       dev = device._device
     return array_lib.from_host(arr._host_value(), arr.weak_type,
                                _checked_placement(dev, arr.shape))
   return tree_util.tree_map(put, x)
+
+
+def _is_pspec(d) -> bool:
+  from jaxlite._src.sharding.partition_spec import PartitionSpec
+  return isinstance(d, PartitionSpec)
+
+
+def _pspec_to_sharding(d):
+  """A bare PartitionSpec placed over the concrete mesh of `jax.set_mesh` (JAX's ValueError
+  without one); anything else unchanged."""
+  if not _is_pspec(d):
+    return d
+  from jaxlite._src.sharding.mesh import get_mesh
+  from jaxlite._src.sharding.named_sharding import NamedSharding
+  mesh = get_mesh()
+  if mesh.empty:
+    raise ValueError("Please set a mesh via `jax.set_mesh` if a PartitionSpec is passed to "
+                     "device_put")
+  return NamedSharding(mesh, d)
 
 
 def _is_placement(d) -> bool:
@@ -223,3 +260,18 @@ def named_scope(name):
   if not isinstance(name, str):
     raise TypeError("named_scope name argument must be a string.")
   yield
+
+
+# JAX defines its transformations in `jax._src.api`, and JAX's own tutorials call them from
+# there (`api.jit`, `api.grad`, `api.vmap`...): they are jaxlite's, read on first use (their
+# modules import this one).
+_TRANSFORMS = ("jit", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "vmap", "jvp",
+               "linearize", "vjp", "pmap", "checkpoint", "remat", "device_put_sharded",
+               "device_put_replicated")
+
+
+def __getattr__(name):
+  if name in _TRANSFORMS:
+    import jaxlite
+    return getattr(jaxlite, name)
+  raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

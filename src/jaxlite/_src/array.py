@@ -311,6 +311,9 @@ def shard_views(x):
   value = x._value
   if type(value) is NON_ADDRESSABLE:
     return list(x._local_shards)
+  partial = getattr(x, "_local_shards", None)
+  if partial is not None:  # unreduced over some mesh axes: each device's partial value
+    return list(partial)
   out = _global_shards(x.sharding, value.shape, lambda idx: value[idx])
   if not x.is_fully_addressable:
     me = devices.process_index()

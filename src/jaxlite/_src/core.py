@@ -40,6 +40,12 @@ class ShapedArray:
                        self.sharding if sharding is None else sharding,
                        self.vma if vma is None else vma)
 
+  @property
+  def manual_axis_type(self):
+    """JAX's view of `vma` inside shard_map: a ManualAxisType varying over those axes."""
+    from jaxlite._src.sharding.manual_axis_type import ManualAxisType
+    return ManualAxisType(varying=self.vma)
+
   def strip_weak_type(self) -> "ShapedArray":
     return self.update(weak_type=False) if self.weak_type else self
 
@@ -290,8 +296,12 @@ class EvalTrace(Trace):
       return eager_across_processes(primitive, args, params)
     weak_rule = primitive.eager_weak_type
     if weak_rule is None or extended:
-      if primitive.impl is None or primitive.abstract_eval is None:
+      if primitive.impl is None:
         raise NotImplementedError(f"Evaluation rule for '{primitive.name}' not implemented")
+      if primitive.abstract_eval is None:
+        # A user's primitive given an impl only: as in JAX, evaluating it eagerly is calling
+        # the impl on the arguments, its result handed back as it is.
+        return primitive.impl(*args, **params)
       avals = [get_aval(a) for a in args]
       out_avals = primitive.abstract_eval(*avals, **params)
       # Only committed arguments carry shardings in their types; else only an out_sharding does.
@@ -475,7 +485,7 @@ class Var:
     self.count = next(_var_counter)
 
   def __repr__(self):
-    return f"Var(id={self.count}):{self.aval.str_short()}"
+    return f"Var(id={self.count}):{self.aval.str_short(short_dtypes=False)}"
 
 
 class Literal:
@@ -557,6 +567,7 @@ class ClosedJaxpr:
   in_avals = property(lambda self: self.jaxpr.in_avals)
   out_avals = property(lambda self: self.jaxpr.out_avals)
   eqns = property(lambda self: self.jaxpr.eqns)
+  literals = property(lambda self: self.consts)  # JAX 0.10's name for the consts
 
   def __str__(self):
     from jaxlite._src import pretty_print
@@ -570,6 +581,41 @@ class ClosedJaxpr:
 
   def _repr_pretty_(self, p, cycle):
     p.text(str(self))
+
+
+class _SourceInfoState(threading.local):
+  """While `recording_source_info` is on: `current` gives the calling user frame's SourceInfo
+  for each eqn staged (`pe.DynamicJaxprTrace`), and `override`, set by `eval_jaxpr` while it
+  re-binds an eqn that has one, is used instead (a re-staged eqn keeps its origin)."""
+  current = None
+  override = None
+
+
+source_info_state = _SourceInfoState()
+
+
+class recording_source_info:
+  """Staged eqns record where user code called their operation (`jax.ad_checkpoint.
+  print_saved_residuals` names it); off by default: walking the stack costs every eqn."""
+
+  def __init__(self, current):
+    self.current = current
+
+  def __enter__(self):
+    st = source_info_state
+    self.prev = (st.current, st.override)
+    st.current, st.override = self.current, None
+
+  def __exit__(self, *exc):
+    source_info_state.current, source_info_state.override = self.prev
+
+
+def staged_source_info():
+  """The source info of an eqn being staged now (None unless recording)."""
+  st = source_info_state
+  if st.current is None:
+    return None
+  return st.override or st.current()
 
 
 def eval_jaxpr(jaxpr: Jaxpr, consts, *args, propagate_source_info=True):
@@ -590,9 +636,18 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args, propagate_source_info=True):
     env[v] = x
   for v, x in zip(jaxpr.invars, args):
     env[v] = x
+  st = source_info_state
+  recording = st.current is not None and propagate_source_info
   for eqn in jaxpr.eqns:
     ins = [read(v) for v in eqn.invars]
-    outs = eqn.primitive.bind(*ins, **eqn.params)
+    if recording and eqn.source_info is not None:
+      prev, st.override = st.override, eqn.source_info
+      try:
+        outs = eqn.primitive.bind(*ins, **eqn.params)
+      finally:
+        st.override = prev
+    else:
+      outs = eqn.primitive.bind(*ins, **eqn.params)
     if not eqn.primitive.multiple_results:
       outs = [outs]
     for v, x in zip(eqn.outvars, outs):

@@ -27,6 +27,7 @@ from jaxlite._src.dtypes import check_python_int
 from jaxlite._src.interpreters import batching
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.jit_argnums import as_tuple, resolve_argnums
+from jaxlite._src.stage_info import CompiledInfo, StageInfo
 from jaxlite._src.state.types import AbstractRef, Ref  # mutable refs are jit arguments too
 
 # --- argument handling -------------------------------------------------------------------------
@@ -79,6 +80,10 @@ def leaf_signature(x):
   aval = core.get_aval(x)
   if type(aval) is AbstractRef:
     return aval  # a jax.ref.Ref: its AbstractRef keys the cache (never an array's key)
+  vma = getattr(aval, "vma", None)
+  if vma:  # a tracer of a shard_map body: the mesh axes it varies over are in its type (the
+    # trace inserts pvary casts by them), as JAX keys its traces on the full aval
+    return (aval.shape, aval.dtype, aval.weak_type, aval.sharding, vma)
   if aval.sharding is not None:
     return (aval.shape, aval.dtype, aval.weak_type, aval.sharding)
   return (aval.shape, aval.dtype, aval.weak_type)
@@ -813,8 +818,23 @@ class ShapeDtypeStruct:
   def __hash__(self):
     return hash((self.shape, self.dtype, self.weak_type))
 
+  @classmethod
+  def like(cls, x):
+    """The shape, dtype and weak type of `x` (an array, a tracer, a scalar or anything with
+    them), with its sharding when it is committed to one, as JAX's."""
+    aval = core.get_aval(as_traceable_arg(x))
+    if type(aval) is AbstractRef:
+      raise NotImplementedError("Ref/AbstractRef support is not implemented. Please file an "
+                                "issue at https://github.com/jax-ml/jax/issues")
+    sharding = aval.sharding
+    if type(x) is core.array_type:
+      sharding = x.sharding if x.committed else None
+    elif hasattr(x, "sharding") and not isinstance(x, core.Tracer):
+      sharding = x.sharding
+    return cls(aval.shape, aval.dtype, sharding=sharding, weak_type=aval.weak_type)
 
-class Traced:
+
+class Traced(StageInfo):
   def __init__(self, fn, entry):
     self._fn, self._entry = fn, entry
 
@@ -822,8 +842,8 @@ class Traced:
   def jaxpr(self):
     return self._entry.closed
 
-  out_info = property(lambda self: self._entry.out_tree.unflatten(self._entry.out_avals))
-  args_info = property(lambda self: self._args_info)
+  fun_name = property(lambda self: self._fn._name)
+  out_avals = property(lambda self: self._entry.out_tree.unflatten(self._entry.out_avals))
 
   def lower(self):
     if self._donated is not None and not self._entry.lifted:
@@ -835,7 +855,7 @@ class Traced:
     return lowered
 
 
-class Lowered:
+class Lowered(StageInfo):
   def __init__(self, fn, entry):
     self._fn, self._entry = fn, entry
 
@@ -859,10 +879,8 @@ class Lowered:
     compiled._statics, compiled._args_info = self._statics, self._args_info
     return compiled
 
-  args_info = property(lambda self: self._args_info)
 
-
-class Compiled:
+class Compiled(CompiledInfo):
   def __init__(self, fn, entry):
     self._fn, self._entry = fn, entry
     entry.compiled()
@@ -876,8 +894,6 @@ class Compiled:
     from jaxlite._src.cost_analysis import cost_analysis
     return cost_analysis(self._entry.closed)
 
-  args_info = property(lambda self: self._args_info)
-
   def __call__(self, *args, **kwargs):
     """Called, as JAX's, with the dynamic arguments only (the static ones are baked in)."""
     static_pos, static_kw, n_dyn, dyn_keys = self._statics
@@ -887,6 +903,10 @@ class Compiled:
                       f"{sorted(dyn_keys)}, called with {len(args)} and {sorted(kwargs)} (static "
                       "arguments are not passed to a compiled function).")
     self._check_arg_types(args, kwargs, [i % (n_dyn + len(static_pos)) for i, _ in static_pos])
+    # The program was compiled for the argument types of `trace`: a weakly typed argument (a
+    # Python scalar) where a strong type was traced runs as that type (so do its results).
+    args, kwargs = tree_util.tree_map(_as_traced_type, (tuple(args), kwargs),
+                                      tree_util.tree_map(lambda i: i._aval, self._args_info))
     full = list(args)
     for i, a in sorted((i % (n_dyn + len(static_pos)), a) for i, a in static_pos):
       full.insert(i, a)
@@ -915,6 +935,13 @@ class Compiled:
                       "compiled. Perhaps you are calling the compiled executable with a "
                       "different enable_x64 mode than when it was AOT compiled? The mismatches "
                       "are:\n" + "\n".join(bad))
+
+
+def _as_traced_type(x, aval):
+  if aval.weak_type or not getattr(core.get_aval(as_traceable_arg(x)), "weak_type", False):
+    return x
+  from jaxlite._src.numpy.creation import asarray
+  return asarray(x, dtype=aval.dtype)
 
 
 def _placement_arg_name(keypath, fun):

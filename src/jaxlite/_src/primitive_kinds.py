@@ -96,7 +96,8 @@ class Roles:
   NAMES = ("broadcast_in_dim", "squeeze", "reshape", "convert_element_type", "select_n", "add",
            "mul", "logistic", "integer_pow", "slice", "dot_general", "random_bits",
            "shift_left", "shift_right_logical", "reduce_sum", "reduce_max", "reduce_min",
-           "shard_map", "jit", "custom_vjp_call", "sharding_constraint", "inspect_sharding")
+           "shard_map", "jit", "custom_vjp_call", "sharding_constraint", "inspect_sharding",
+           "reshard")
 
   def __init__(self):
     for n in self.NAMES:

@@ -10,7 +10,7 @@ import weakref
 
 import numpy as np
 
-from jaxlite._src import core, prng, tree_util
+from jaxlite._src import core, prng, shard_map_eager, tree_util
 from jaxlite._src import primitive_kinds as pk
 from jaxlite._src import pretty_print as pp
 from jaxlite._src.compiler import backend
@@ -137,7 +137,27 @@ class _AxisSet(frozenset):
     return "frozenset({" + ", ".join(repr(a) for a in self.order) + "})"
 
 
-pp.param_rules[shard_map_p] = pp.ParamRule(show={"mesh": str})
+class _ContextMesh(Mesh):
+  """The mesh of `jax.set_mesh` as a shard_map given no `mesh=` takes it: JAX stages the
+  context's AbstractMesh, so a jaxpr prints that (running needs the devices: still a Mesh)."""
+  from_context = True
+
+
+_context_meshes: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _context_mesh(m):
+  hit = _context_meshes.get(m)
+  if hit is None:
+    hit = _context_meshes[m] = _ContextMesh(m.devices, m.axis_names, m.axis_types)
+  return hit
+
+
+def _mesh_text(m):
+  return str(m.abstract_mesh if getattr(m, "from_context", False) else m)
+
+
+pp.param_rules[shard_map_p] = pp.ParamRule(show={"mesh": _mesh_text})
 
 
 def _abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs, check_vma, newly_manual_axes):
@@ -535,6 +555,13 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
   @functools.wraps(f)
   def wrapped(*args):
     m = mesh if mesh is not None else get_mesh()
+    if mesh is None and not m.empty:
+      m = _context_mesh(m)
+    if mesh is not None:
+      ctx = get_abstract_mesh()
+      if not ctx.empty and mesh.abstract_mesh != ctx:
+        raise ValueError(f"The context mesh {ctx} should match the mesh passed to shard_map "
+                         f"{mesh}")
     if mesh is None and m.empty and not get_abstract_mesh().empty:
       m = get_abstract_mesh()  # under use_abstract_mesh: as if passed
     if isinstance(m, AbstractMesh) and not m.empty:
@@ -591,6 +618,8 @@ def _call(f, mesh, manual, in_specs, out_specs, check_vma, args):
   if eager:
     cache, key = _eager_key(f, mesh, manual, flat_in, out_specs, check_vma, in_tree, in_avals)
     hit = None if cache is None else cache.get(key)
+    if hit is shard_map_eager.BY_OP:
+      return shard_map_eager.run(f, mesh, manual, flat_in, out_specs, check_vma, in_tree, flat)
     if hit is not None:
       params, out_tree = hit
       return tree_util.tree_unflatten(out_tree, _eager(flat, params))
@@ -601,11 +630,22 @@ def _call(f, mesh, manual, in_specs, out_specs, check_vma, args):
   out_tree_box = []
 
   def body(*blocks):
+    if eager:
+      shard_map_eager.note_body_trace()
     out = f(*tree_util.tree_unflatten(in_tree, list(blocks)))
     leaves, tree = tree_util.tree_flatten(out)
     out_tree_box.append(tree)
     return [as_traceable_arg(x) for x in leaves]
-  closed = _trace_body(body, block, mesh, manual, check_vma)
+  if eager:  # a body that prints its values runs op by op, as JAX runs every eager body
+    try:
+      with shard_map_eager.watching():
+        closed = _trace_body(body, block, mesh, manual, check_vma)
+    except shard_map_eager.NeedsValues:
+      if cache is not None:
+        cache[key] = shard_map_eager.BY_OP
+      return shard_map_eager.run(f, mesh, manual, flat_in, out_specs, check_vma, in_tree, flat)
+  else:
+    closed = _trace_body(body, block, mesh, manual, check_vma)
   closed, lifted = pe.convert_constvars_to_invars(closed)
   out_tree = out_tree_box[0]
   flat_out = _broadcast_specs(out_specs, out_tree, "out")
@@ -614,7 +654,9 @@ def _call(f, mesh, manual, in_specs, out_specs, check_vma, args):
   if check_vma:
     closed = annotate(closed, [frozenset()] * len(lifted) +
                       [spec_axes(s, manual) for s in flat_in], mesh, manual)
-    check_vma_out(f, mesh, manual, flat_out, [v.aval.vma for v in closed.jaxpr.outvars])
+    # (an eager call's error names JAX's per-primitive helper, as JAX's eager shard_map does)
+    check_vma_out(f, mesh, manual, flat_out, [v.aval.vma for v in closed.jaxpr.outvars],
+                  fun_name="_rem_singleton" if eager else None)
   params = dict(jaxpr=closed, mesh=mesh, in_specs=tuple(in_all), out_specs=tuple(flat_out),
                 check_vma=check_vma, newly_manual_axes=_AxisSet(manual, mesh.axis_names))
   all_args = [*lifted, *flat]

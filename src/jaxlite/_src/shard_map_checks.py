@@ -146,8 +146,9 @@ def check_out_specs(f, mesh, manual, specs, avals):
           f"shorter, or modify '{name}' so that its outputs have sufficient rank.")
 
 
-def check_vma_out(f, mesh, manual, specs, vmas):
-  """out_specs may leave out only axes the output is known not to vary over."""
+def check_vma_out(f, mesh, manual, specs, vmas, fun_name=None):
+  """out_specs may leave out only axes the output is known not to vary over (the error names
+  `fun_name`, else `f`)."""
   msgs = []
   for spec, vma in zip(specs, vmas):
     mentioned = {n for e in spec for n in _names(e)}
@@ -170,19 +171,23 @@ def check_vma_out(f, mesh, manual, specs, vmas):
     return
   body = msgs[0] if len(msgs) == 1 else "\n\n".join("* " + m for m in msgs)
   raise ValueError(
-      f"shard_map applied to the function '{_fun_name(f)}' was given out_specs which require "
-      "replication which can't be statically inferred given the mesh:\n\nThe mesh given has "
-      f"shape {tuple(mesh.shape.values())} with corresponding axis names {mesh.axis_names}."
+      f"shard_map applied to the function '{fun_name or _fun_name(f)}' was given out_specs "
+      "which require replication which can't be statically inferred given the mesh:\n\nThe "
+      f"mesh given has shape {tuple(mesh.shape.values())} with corresponding axis names "
+      f"{mesh.axis_names}."
       f"\n\n{body}\n\nCheck if these output values are meant to be replicated over those mesh "
       "axes. If not, consider revising the corresponding out_specs entries. If so, consider "
       "disabling the check by passing the check_vma=False argument to `jax.shard_map`.")
 
 
 def infer_in_specs(flat_args) -> list:
-  """in_specs from the arguments' own NamedShardings (P() for the others)."""
+  """in_specs from the arguments' own NamedShardings (P() for the others); a traced argument
+  (shard_map under jit) gives the sharding of its type, as JAX infers it from the aval."""
   out = []
   for a in flat_args:
     spec = getattr(getattr(a, "_device", None), "spec", None)
+    if spec is None and hasattr(a, "_trace"):
+      spec = getattr(getattr(a.aval, "sharding", None), "spec", None)
     out.append(spec if isinstance(spec, PartitionSpec) else PartitionSpec())
   return out
 

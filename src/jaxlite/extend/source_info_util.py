@@ -6,6 +6,8 @@ name stacks as plain tuples so that libraries (flax, equinox) that register excl
 from __future__ import annotations
 
 import contextlib
+import itertools
+import os
 import sys
 from typing import NamedTuple
 
@@ -34,6 +36,9 @@ class Frame(NamedTuple):
   file_name: str
   function_name: str
   start_line: int
+  start_column: int = 0
+  end_line: int = 0
+  end_column: int = 0
 
 
 class SourceInfo(NamedTuple):
@@ -53,16 +58,29 @@ class FmaHint(SourceInfo):
 _name_stack = [NameStack()]
 
 
+_stdlib = os.path.dirname(os.__file__)
+
+
 def _user_frame():
+  # The innermost frame outside jaxlite, the standard library and registered exclusions, with
+  # the position of the call it is executing (as JAX's Frame: qualified function name, line,
+  # column).
   import jaxlite
   pkg = jaxlite.__path__[0]
   f = sys._getframe(2)
-  while f is not None and (f.f_code.co_filename.startswith(pkg) or
+  while f is not None and (f.f_code.co_filename.startswith((pkg, _stdlib)) or
                            any(f.f_code.co_filename.startswith(p) for p in _exclusions)):
     f = f.f_back
   if f is None:
     return ()
-  return (Frame(f.f_code.co_filename, f.f_code.co_name, f.f_lineno),)
+  code = f.f_code
+  line, end_line, col, end_col = f.f_lineno, 0, 0, 0
+  if f.f_lasti >= 0 and hasattr(code, "co_positions"):
+    pos = next(itertools.islice(code.co_positions(), f.f_lasti // 2, None), None)
+    if pos is not None and pos[0] is not None:
+      line, end_line, col, end_col = (v or 0 for v in pos)
+  return (Frame(code.co_filename, getattr(code, "co_qualname", code.co_name), line, col,
+                end_line, end_col),)
 
 
 def new_source_info() -> SourceInfo:
@@ -81,10 +99,14 @@ def new_name_stack(name: str = "") -> NameStack:
   return NameStack((name,) if name else ())
 
 
+def _summarize_frame(f) -> str:
+  col = f":{f.start_column}" if f.start_column else ""  # as JAX: no column 0
+  return f"{f.file_name}:{f.start_line}{col} ({f.function_name})"
+
+
 def summarize(source_info: SourceInfo, num_frames=1) -> str:
   frames = source_info.traceback[:num_frames]
-  return "\n".join(f"{f.file_name}:{f.start_line} ({f.function_name})" for f in frames) \
-      or "unknown"
+  return "\n".join(_summarize_frame(f) for f in frames) or "unknown"
 
 
 @contextlib.contextmanager

@@ -417,7 +417,21 @@ def _jvp_jaxpr(closed, nonzeros, instantiate):
 # --- reverse mode: transposing linear jaxprs ---------------------------------------------------
 
 
+# primitive -> split(eqn, linear_in) -> (an eqn computing the outputs that read no linear
+# input, or None; the eqn left to transpose, those outputs dropped; per output, whether it is
+# linear): for eqns that mix both (a checkpoint nested in a checkpoint, JVP'd: primals and
+# tangents in, both out), whose non-linear outputs later eqns read as ordinary values.
+forward_splits: dict = {}
+
+
 def backward_pass(jaxpr: core.Jaxpr, consts, args, cts_out) -> list:
+  """Cotangents of `jaxpr`'s inputs, given cotangents of its outputs (NumPy's floating-point
+  warnings silenced, as XLA gives none: `0 * inf` in a cotangent is NaN, quietly)."""
+  with np.errstate(all="ignore"):
+    return _backward_pass(jaxpr, consts, args, cts_out)
+
+
+def _backward_pass(jaxpr: core.Jaxpr, consts, args, cts_out) -> list:
   """Cotangents of `jaxpr`'s inputs, given cotangents of its outputs.
 
   `args` holds UndefinedPrimal for the inputs the jaxpr is linear in and values for the rest;
@@ -441,8 +455,18 @@ def backward_pass(jaxpr: core.Jaxpr, consts, args, cts_out) -> list:
 
   lin_eqns = []
   for eqn in jaxpr.eqns:
-    if any(is_linear(v) for v in eqn.invars):
-      linear.update(eqn.outvars)
+    lin_in = [is_linear(v) for v in eqn.invars]
+    if any(lin_in):
+      split = forward_splits.get(eqn.primitive)
+      if split is not None and not all(lin_in):
+        forward, eqn, lin_out = split(eqn, lin_in)
+        if forward is not None:
+          outs = forward.primitive.bind(*[read(v) for v in forward.invars], **forward.params)
+          env.update(zip(forward.outvars, outs if forward.primitive.multiple_results
+                         else [outs]))
+        linear.update(v for v, u in zip(eqn.outvars, lin_out) if u)
+      else:
+        linear.update(eqn.outvars)
       lin_eqns.append(eqn)
       continue
     outs = eqn.primitive.bind(*[read(v) for v in eqn.invars], **eqn.params)

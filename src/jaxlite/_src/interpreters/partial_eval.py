@@ -35,9 +35,16 @@ class DynamicJaxprTracer(core.Tracer):
             f"depends on the value of {dbg.arg_desc(self)}.")
 
   def __repr__(self):
+    for hook in tracer_text_hooks:
+      hook(self)
     return f"JitTracer({self._aval})"
 
   __str__ = __repr__
+
+
+# Called with a tracer whose text (str/repr) is asked for, before it is made: an eager
+# shard_map's body that prints a value runs op by op instead (shard_map_eager.py).
+tracer_text_hooks: list = []
 
 
 class TracingDebugInfo:
@@ -146,16 +153,19 @@ class DynamicJaxprTrace(core.Trace):
         return DynamicJaxprTracer(self, folded.aval, folded)
     if primitive.multiple_results:
       outvars = [Var(a) for a in out_avals]
-      self.eqns.append(JaxprEqn(atoms, outvars, primitive, params))
+      self.eqns.append(JaxprEqn(atoms, outvars, primitive, params,
+                                source_info=core.staged_source_info()))
       return [DynamicJaxprTracer(self, v.aval, v) for v in outvars]
     var = Var(out_avals)
-    self.eqns.append(JaxprEqn(atoms, [var], primitive, params))
+    self.eqns.append(JaxprEqn(atoms, [var], primitive, params,
+                              source_info=core.staged_source_info()))
     return DynamicJaxprTracer(self, out_avals, var)
 
   def add_eqn(self, primitive, atoms, out_avals, params):
     """Records an eqn with precomputed output types (used by higher-order primitives)."""
     outvars = [Var(a) for a in out_avals]
-    self.eqns.append(JaxprEqn(atoms, outvars, primitive, params))
+    self.eqns.append(JaxprEqn(atoms, outvars, primitive, params,
+                              source_info=core.staged_source_info()))
     return [DynamicJaxprTracer(self, v.aval, v) for v in outvars]
 
   def to_closed_jaxpr(self, outs) -> tuple[ClosedJaxpr, list]:

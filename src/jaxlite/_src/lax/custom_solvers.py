@@ -102,7 +102,15 @@ def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
     raise TypeError("custom_root: f must return a pytree with the structure of initial_guess, "
                     f"got {body.out_tree} for {guess_tree}")
   spec = _RootSpec(body.jaxpr, guess_tree, solve, tangent_solve, has_aux)
-  x, aux = _root(spec, list(body.consts), initial_guess)
+  # `solve` is traced too (as JAX does): the values it closes over (the differentiated
+  # parameters, often) become arguments of the root's rule, not tracers leaking into it; they
+  # get no gradient through the solver (the implicit rule gives it through f's).
+  consts = list(body.consts)
+  solve_body = common.trace_body(
+      lambda g: solve(functools.partial(spec.f, consts), g),
+      tree_util.tree_structure((initial_guess,)), avals, "custom_root solve")
+  spec.solve_jaxpr, spec.solve_tree = solve_body.jaxpr, solve_body.out_tree
+  x, aux = _root(spec, consts, list(solve_body.consts), initial_guess)
   return (x, aux) if has_aux else x
 
 
@@ -110,33 +118,40 @@ class _RootSpec:
   def __init__(self, f_jaxpr, tree, solve, tangent_solve, has_aux):
     self.f_jaxpr, self.tree = f_jaxpr, tree
     self.solve, self.tangent_solve, self.has_aux = solve, tangent_solve, has_aux
+    self.solve_jaxpr = self.solve_tree = None
 
   def f(self, consts, x):
     out = core.eval_jaxpr(self.f_jaxpr.jaxpr, self.f_jaxpr.consts, *consts,
                           *tree_util.tree_leaves(x))
     return tree_util.tree_unflatten(self.tree, out)
 
+  def solved(self, solve_consts, guess):
+    out = core.eval_jaxpr(self.solve_jaxpr.jaxpr, self.solve_jaxpr.consts, *solve_consts,
+                          *tree_util.tree_leaves(guess))
+    return tree_util.tree_unflatten(self.solve_tree, out)
+
 
 @functools.partial(custom_vjp, nondiff_argnums=(0,))
-def _root(spec, consts, guess):
-  out = spec.solve(functools.partial(spec.f, consts), guess)
+def _root(spec, consts, solve_consts, guess):
+  out = spec.solved(solve_consts, guess)
   return out if spec.has_aux else (out, None)
 
 
-def _root_fwd(spec, consts, guess):
-  x, aux = _root(spec, consts, guess)
-  return (x, aux), (consts, x)
+def _root_fwd(spec, consts, solve_consts, guess):
+  x, aux = _root(spec, consts, solve_consts, guess)
+  return (x, aux), (consts, solve_consts, x)
 
 
 def _root_bwd(spec, res, cts):
   """θ̄ = -(∂f/∂θ)ᵀ λ with (∂f/∂x)ᵀ λ = x̄ solved by `tangent_solve`; the guess gets zeros."""
   from jaxlite._src.ad_api import vjp
-  consts, x = res
+  consts, solve_consts, x = res
   _, f_x_t = vjp(functools.partial(spec.f, consts), x)
   lam = spec.tangent_solve(lambda y: f_x_t(y)[0], cts[0])
   _, pullback = vjp(lambda c: spec.f(c, x), consts)
   (ct_consts,) = pullback(tree_util.tree_map(lambda v: -v, lam))
-  return ct_consts, tree_util.tree_map(lambda v: v * 0, x)
+  return (ct_consts, tree_util.tree_map(lambda v: v * 0, solve_consts),
+          tree_util.tree_map(lambda v: v * 0, x))
 
 
 _root.defvjp(_root_fwd, _root_bwd)

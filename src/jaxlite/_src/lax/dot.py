@@ -343,14 +343,33 @@ def _dot_transpose_lhs(ct, x, y, *, dimension_numbers, swap_ans=False, **params)
   first = nb if swap_ans else nb + len(x_free)
   dims = ((tuple(range(first, first + len(y_free))), tuple(y_free)),
           (tuple(range(nb)), tuple(yb)))
-  out = dot_general_p.bind(ct, y, dimension_numbers=dims, **params)
   x_contract_by_y = [xc[k] for k in np.argsort(yc)]
-  perm = tuple(int(i) for i in np.argsort(list(xb) + x_free + x_contract_by_y))
+  unsorted = list(xb) + x_free + x_contract_by_y
+  # As JAX: the product comes out laid out as x (its sharding in x's type, dims in the product's
+  # order), so a contraction over a sharded dim (a batch-sharded x @ w's weight cotangent) sums
+  # over the devices instead of being ambiguous.
+  params["out_sharding"] = _permuted_sharding(x_aval, unsorted, (ct, y))
+  out = dot_general_p.bind(ct, y, dimension_numbers=dims, **params)
+  perm = tuple(int(i) for i in np.argsort(unsorted))
   if perm != tuple(range(len(perm))):
     out = shape_prims.transpose_p.bind(out, permutation=perm)
   if core.get_aval(out).dtype != x_aval.dtype:
     out = ew.convert_element_type_p.bind(out, new_dtype=x_aval.dtype, weak_type=x_aval.weak_type)
   return out
+
+
+def _permuted_sharding(aval, order, others):
+  """`aval`'s sharding in its type with its dims taken in `order`; an unsharded `aval` is
+  replicated over the mesh of the sharded operands among `others` (None when none is)."""
+  s = getattr(aval, "sharding", None)
+  if s is None:
+    s = next((o for o in (getattr(ad.aval_of(x), "sharding", None) for x in others)
+              if o is not None), None)
+    if s is None:
+      return None
+    s = s.with_spec(type(s.spec)())
+  parts = list(s.spec) + [None] * (aval.ndim - len(s.spec))
+  return s.with_spec(type(s.spec)(*(parts[o] for o in order)))
 
 
 def _dot_transpose_rhs(ct, x, y, *, dimension_numbers, **params):

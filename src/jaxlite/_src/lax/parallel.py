@@ -223,7 +223,17 @@ def _psum_transpose(ct, x, *, axes, axis_index_groups):
   # Every member's output reads every member's input: the cotangent is summed back the same
   # way; positional axes that were summed away are broadcast back.
   named, positional = _split_axes(axes)
-  if named:
+  vma = getattr(ad.aval_of(x), "vma", None) or frozenset()
+  if named and axis_index_groups is None and vma and frozenset(named) <= vma:
+    # Typed by check_vma, a psum of a value varying over the axes gives an invariant one (JAX's
+    # psum_invariant): its transpose hands every device the cotangent, unsummed (pvary). A
+    # psum here would count it once per device (an N-times gradient of a pmean-ed loss).
+    from jaxlite._src.lax import parallel_comm
+    have = getattr(core.get_aval(ct), "vma", None) or frozenset()
+    missing = tuple(a for a in named if a not in have)
+    if missing:
+      ct = parallel_comm.pvary_p.bind(ct, axes=missing)
+  elif named:
     ct = psum_p.bind(ct, axes=named, axis_index_groups=axis_index_groups)
   if positional:
     shape = ad.aval_of(x).shape

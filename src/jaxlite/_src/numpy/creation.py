@@ -77,18 +77,36 @@ def array(object, dtype=None, copy: bool = True, order=None, ndmin: int = 0, *, 
       else:
         out = array_lib.like(object, object._host_value(), object.weak_type)
   elif isinstance(object, (list, tuple)) and _contains_tracer(object):
-    from jaxlite._src.numpy.shape_ops import stack
-    out = stack([array(e) for e in object])
-    if dtype is not None:
-      out = _cast(out, dtype)
-    else:
-      out = _strong(out)
+    out = _stacked(object, dtype)
   else:
     out = _from_concrete(object, dtype)
   if ndmin > out.ndim:
     from jaxlite._src.numpy.where_reshape import reshape
     out = reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
   return out
+
+
+def _stacked(elems, dtype):
+  """A sequence holding tracers as JAX stages it: each element cast to the common (strong)
+  dtype, given a leading axis, and the pieces concatenated."""
+  if dtype is None:  # the type of all leaves together (nested sequences too), as JAX
+    leaves = []
+    todo = list(elems)
+    while todo:
+      e = todo.pop()
+      if isinstance(e, (list, tuple)):
+        todo.extend(e)
+      else:
+        leaves.append(e)
+    dtype = dtypes.canonicalize_dtype(dtypes.result_type(*leaves))
+  parts = []
+  for e in elems:  # (one element after the other, as JAX stages them)
+    e = _cast(array(e, dtype, copy=False), dtype)
+    shape = tuple(e.shape)
+    parts.append(shape_prims.broadcast_in_dim_p.bind(
+        e, shape=(1,) + shape, broadcast_dimensions=tuple(range(1, len(shape) + 1)),
+        sharding=None))
+  return shape_prims.concatenate(parts, 0)
 
 
 def _strong(x):

@@ -192,6 +192,8 @@ def promote_shapes(fun_name: str, *args):
     return list(args)
   if dtypes.config.jax_numpy_rank_promotion != "allow":
     _rank_promotion_check(fun_name, args)
+  # JAX's error names the operands' own shapes (before the leading 1s)
+  _check_broadcastable(fun_name, [shape_of(a) for a in args], top)
   out = []
   for a, r in zip(args, ranks):
     if r == top or r == 0:
@@ -201,7 +203,6 @@ def promote_shapes(fun_name: str, *args):
       new = (1,) * (top - r) + tuple(shp)
       out.append(shape_prims.broadcast_in_dim_p.bind(
           a, shape=new, broadcast_dimensions=tuple(range(top - r, top)), sharding=None))
-  _check_broadcastable(fun_name, [shape_of(a) for a in out])
   return out
 
 
@@ -219,8 +220,12 @@ def _rank_promotion_check(fun_name, args):
                 f"warning; for more information, see {doc}", stacklevel=4)
 
 
-def _check_broadcastable(fun_name, shapes):
+def _check_broadcastable(fun_name, shapes, ndim=None):
+  """JAX's error for `shapes` (of `ndim` dims after rank promotion, aligned at the right)
+  that do not broadcast together."""
   nonscalar = [s for s in shapes if len(s)]
+  if ndim is not None:
+    nonscalar = [(1,) * (ndim - len(s)) + tuple(s) for s in nonscalar]
   for dims in zip(*nonscalar):
     big = {d for d in dims if d != 1}
     if len(big) > 1:

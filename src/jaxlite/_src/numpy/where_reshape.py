@@ -120,6 +120,12 @@ def _compute_newshape(old, new):
       isinstance(d, (float, np.floating, str)) for d in new):
     shown = list(new) if isinstance(new, (tuple, list)) else [new]
     raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got {shown}.")
+  if any(isinstance(d, core.Tracer) and d.to_concrete_value() is None for d in new):
+    # JAX's TypeError (not a ConcretizationTypeError) for a traced size
+    shown = list(new) if not isinstance(new, tuple) else new
+    raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got "
+                    f"{shown}.\nIf using `jit`, try using `static_argnums` or applying `jit` to "
+                    "smaller subfunctions.")
   new = [core.concrete_or_error(int, d, "The shape argument of reshape must be concrete.")
          for d in new]
   size = math.prod(old)

@@ -130,3 +130,30 @@ def make_array_from_process_local_data(sharding, local_data, global_shape=None):
         f"{tuple(global_shape)} and local_data.shape={value.shape}.")
   value = value.astype(dtypes.canonicalize_dtype(value.dtype), copy=False)
   return array_lib.from_host(value, False, _placement(sharding, value.shape))
+
+
+def unreduced_shards(value, src, dst):
+  """The per-device blocks of `value` placed by `dst`, a NamedSharding whose spec leaves mesh
+  axes unreduced: the devices along those axes hold partial values summing to `value` (JAX's
+  device_put keeps what each device held under `src`, zeros elsewhere; a value they all held
+  goes to the first of them). (device, index, replica id, block) per device, in order."""
+  mesh, unreduced = dst.mesh, dst.spec.unreduced
+  src_map = src.devices_indices_map(value.shape) if hasattr(src, "devices_indices_map") \
+      and getattr(src, "mesh", None) is not None else None
+  dst_map = dst.devices_indices_map(value.shape)
+  names = mesh.axis_names
+  groups: dict = {}
+  for pos in np.ndindex(*mesh.axis_sizes):
+    key = tuple(c for n, c in zip(names, pos) if n not in unreduced)
+    groups.setdefault(key, []).append(mesh.devices[pos])
+  out = {}
+  for members in groups.values():  # in row-major order of the unreduced axes' coordinates
+    claimed = np.zeros(value.shape, bool)
+    for d in members:
+      own = np.zeros(value.shape, bool)
+      own[src_map[d] if src_map is not None else ()] = True
+      take = own & ~claimed
+      claimed |= own
+      idx = dst_map[d]
+      out[d] = (idx, np.where(take, value, np.zeros((), value.dtype))[idx])
+  return [(d, out[d][0], 0, out[d][1]) for d in dst._device_assignment]

@@ -91,8 +91,8 @@ class Program:
       if plan.inner is not None:
         closed, inner_env, inner_plans = plan.inner
         outs = self._run(closed.jaxpr, closed.consts, inner_env, inner_plans, ins)
-      elif eqn.primitive is prop.sharding_constraint_p:
-        outs = ins  # the blocks already have the constrained layout
+      elif eqn.primitive is prop.sharding_constraint_p or eqn.primitive is kinds.roles.reshard:
+        outs = ins  # the blocks already have the constrained (resharded) layout
       elif eqn.primitive is kinds.roles.inspect_sharding:
         outs = []  # reported when the program was partitioned
       else:

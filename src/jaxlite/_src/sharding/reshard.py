@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 
 from jaxlite._src import core
+from jaxlite._src import primitive_kinds as pk
 from jaxlite._src import devices
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.sharding import rules
@@ -38,6 +39,7 @@ def _reshard_impl(x, *, dst_sharding):
 reshard_p.def_impl(_reshard_impl)
 reshard_p.def_abstract_eval(_reshard_abstract)
 rules.register(reshard_p, lambda *a, **k: rules.KEEP)
+pk.set_role(reshard_p, "reshard")  # the partitioner passes its blocks through
 # Linear: the cotangent goes back to the operand's layout.
 ad.deflinear(reshard_p, lambda ct, x, *, dst_sharding: [
   reshard_p.bind(ct, dst_sharding=x.aval.sharding or dst_sharding.with_spec(PartitionSpec()))])
@@ -66,7 +68,7 @@ def current_mesh():
   return concrete
 
 
-def _as_sharding(s, x, fun_name):
+def _as_sharding(s, x, fun_name, check=True):
   if isinstance(s, PartitionSpec):
     mesh = current_mesh()
     if mesh.empty:
@@ -76,7 +78,8 @@ def _as_sharding(s, x, fun_name):
       raise ValueError("Using PartitionSpec when you are not under a mesh context is not "
                        "allowed. Please pass a NamedSharding instance or enter into a mesh "
                        f"context via `jax.set_mesh`. Got {s!r}")
-    _check_explicit(s, mesh, fun_name)
+    if check:
+      _check_explicit(s, mesh, fun_name)
     return NamedSharding(mesh, s)
   if isinstance(s, NamedSharding):
     return s
@@ -96,8 +99,8 @@ def _check_explicit(spec, mesh, fun_name):
           f"{types[n]!s}")
 
 
-def _reshard_leaf(x, s, fun_name="reshard"):
-  s = _as_sharding(s, x, fun_name)
+def _reshard_leaf(x, s, fun_name="reshard", check=True):
+  s = _as_sharding(s, x, fun_name, check)
   shape = core.get_aval(x).shape
   ndim = len(shape)
   if len(s.spec) > ndim:
@@ -222,8 +225,22 @@ def _switched(f, args, kwargs, axes, kind, fun_name, out_s, in_s):
       args = tree_util.tree_map(lambda x: _retyped(x, inner), args)
     out = f(*args, **kwargs)
   if out_s is not None:
-    return reshard(out, out_s)
+    return _mesh_cast(out, out_s, fun_name)
   return tree_util.tree_map(lambda x: _retyped(x, outer), out)
+
+
+def _mesh_cast(xs, shardings, fun_name):
+  """`xs` laid out as `shardings` (a pytree prefix), as JAX's mesh_cast: like reshard, but a
+  spec may name Auto axes (auto_axes' out_sharding over an Auto mesh): the layout changes, the
+  type holds the Explicit axes only."""
+  from jaxlite._src import tree_util
+  is_leaf = lambda s: s is None or isinstance(s, (PartitionSpec, NamedSharding))  # noqa: E731
+  flat, tree = tree_util.tree_flatten(shardings, is_leaf=is_leaf)
+  subtrees = tree.flatten_up_to(xs) if not is_leaf(shardings) else [xs]
+  return tree.unflatten([
+      tree_util.tree_map(lambda x, s=s: x if s is None else
+                         _reshard_leaf(x, s, fun_name, check=False), sub)
+      for s, sub in zip(flat, subtrees)])
 
 
 def takes_out_sharding(fn):

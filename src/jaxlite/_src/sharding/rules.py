@@ -91,13 +91,15 @@ def sharding_str(mesh, spec) -> str:
   return f"NamedSharding(mesh={m!r}, spec={PartitionSpec(*spec)!r})"
 
 
-def type_str(aval, spec=None) -> str:
-  """`float32[8@x,4]`: JAX's `str_short(True)` of an aval with `spec`."""
+def type_str(aval, spec=None, short_dtypes=False) -> str:
+  """`float32[8@x,4]` (`f32[8@x,4]` with `short_dtypes`): JAX's `str_short` of an aval with
+  `spec`."""
   from jaxlite._src import dtypes
   spec = spec_of(aval) if spec is None else spec
   dims = ",".join(f"{d}@{_axes_str(e)}" if e is not None else str(d)
                   for d, e in zip(aval.shape, spec))
-  return f"{dtypes.dtype_name(aval.dtype)}[{dims}]"
+  name = dtypes.short_dtype_name if short_dtypes else dtypes.dtype_name
+  return f"{name(aval.dtype)}[{dims}]"
 
 
 def _axes_str(e):
@@ -188,8 +190,20 @@ def apply(primitive, avals, params, out_avals):
       return out_avals
     if not multiple:
       res = [res]
-  new = [_with_sharding(a, mesh, s) for a, s in zip(outs, res)]
+  try:
+    new = [_with_sharding(a, mesh, s) for a, s in zip(outs, res)]
+  except Exception as e:
+    from jaxlite._src.sharding.named_sharding import DuplicateSpecError
+    if multiple or not isinstance(e, DuplicateSpecError):
+      raise
+    # JAX's wording for a rule whose result names one mesh axis twice (x:P('X',None) +
+    # y:P(None,'X')): the operands' types and the illegal result's.
+    ins = ", ".join(a.str_short(short_dtypes=True) for a in avals)
+    out = type_str(outs[0], res[0], short_dtypes=True)
+    raise ShardingTypeError(f"{primitive.name} operation with inputs: {ins} produces an "
+                            f"illegally sharded result: {out}") from e
   return new if multiple else new[0]
+
 
 
 def eager_placements(primitive, args, params, outs, device):

@@ -57,11 +57,12 @@ class Ref(metaclass=_RefMeta):
   or a tracer when the ref was made under vmap/grad/jvp, where every write rebinds `_buf` to a
   new traced value (the state is discharged into pure operations as it happens).
   """
-  __slots__ = ("_aval", "_buf", "__weakref__")
+  __slots__ = ("_aval", "_buf", "_written", "__weakref__")
 
   def __init__(self, aval: AbstractRef, buf):
     self._aval = aval
     self._buf = buf
+    self._written = False  # the value shown is a written one (strong), as JAX's Ref shows it
 
   aval = property(lambda self: self._aval)
   shape = property(lambda self: self._aval.shape)
@@ -76,10 +77,18 @@ class Ref(metaclass=_RefMeta):
   def __setitem__(self, idx, value):
     from jaxlite._src.state import primitives
     primitives.ref_set(self, idx, value)
+    self._written = True
 
   def addupdate(self, x, idx=()):
     from jaxlite._src.state import primitives
     primitives.ref_addupdate(self, idx, x)
+    self._written = True
+
+  def unsafe_buffer_pointer(self) -> int:
+    """The address of the ref's buffer (the same across in-place writes)."""
+    if not isinstance(self._buf, np.ndarray):
+      raise TypeError(f"unsafe_buffer_pointer of a traced Ref {self._aval} is not available")
+    return self._buf.__array_interface__["data"][0]
 
   def __len__(self):
     if not self.shape:
@@ -89,5 +98,9 @@ class Ref(metaclass=_RefMeta):
   def __repr__(self):
     if isinstance(self._buf, np.ndarray):
       from jaxlite._src import core
-      return "Ref" + repr(core.make_array(self._buf.copy(), self._aval.inner_aval))[5:]
+      # JAX shows the weak type of the value held: a new ref's, until something is written
+      aval = self._aval.inner_aval
+      if self._written and aval.weak_type:
+        aval = aval.update(weak_type=False)
+      return "Ref" + repr(core.make_array(self._buf.copy(), aval))[5:]
     return f"Ref({self._buf!r})"
