@@ -20,6 +20,7 @@ from jaxlite._src.lax import shape as lax_shape
 from jaxlite._src.lax import slicing
 from jaxlite._src.lax import slicing_primitives
 from jaxlite._src.lax.elementwise_functions import _convert_element_type, asarg
+from jaxlite._src.numpy.creation import reject_none
 from jaxlite._src.numpy import where_reshape as lax_numpy
 from jaxlite._src.numpy.util import canonicalize_axis, dtype_weak, promote_dtypes, shape_of
 
@@ -813,6 +814,7 @@ class _IndexUpdateRef:
   def _update(self, values, scatter_fn, indices_are_sorted, unique_indices, mode):
     if mode is not None:  # JAX's 'Unknown gather mode' ValueError before any work
       slicing.GatherScatterMode.from_any(mode)
+    reject_none(values)  # JAX converts the values with jnp.asarray: its ValueError
     return _scatter_update(self.array, self.index, values, scatter_fn, indices_are_sorted,
                            unique_indices, mode)
 

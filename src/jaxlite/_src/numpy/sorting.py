@@ -19,6 +19,7 @@ from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import reductions as red
 from jaxlite._src.lax import sort as lax_sort
 from jaxlite._src.lax.creation import iota_p
+from jaxlite._src.numpy import ufuncs
 from jaxlite._src.numpy.where_reshape import reshape
 from jaxlite._src.numpy.util import (canonicalize_axis, check_arraylike, convert, dtype_weak,
                                      promote_dtypes, shape_of)
@@ -39,48 +40,54 @@ def _rev(x, axis):
 
 # --- sort, argsort, lexsort --------------------------------------------------------------------
 
-@internal_jit(static_argnames=("axis", "descending"), name="sort")
-def _sort(a, axis=-1, descending=False):
+@internal_jit(static_argnames=("axis", "stable", "descending"), name="sort")
+def _sort(a, axis=-1, stable=True, descending=False):
   if axis is None:
     a, axis = reshape(a, (-1,)), 0
   dim = canonicalize_axis(axis, len(shape_of(a)))
-  out = lax_sort.sort_p.bind(a, dimension=dim, is_stable=True, num_keys=1)[0]
+  out = lax_sort.sort_p.bind(a, dimension=dim, is_stable=stable, num_keys=1)[0]
   return _rev(out, dim) if descending else out
+
+
+def _check_sort_args(name, kind, order):
+  if kind is not None:
+    raise TypeError(f"'kind' argument to {name} is not supported. Use stable=True or "
+                    "stable=False to specify sort stability.")
+  if order is not None:
+    raise TypeError(f"'order' argument to {name} is not supported.")
 
 
 def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
   """jnp.sort: a sorted copy along `axis` (flattened when None); NaNs go last."""
-  if order is not None:
-    raise ValueError("'order' argument to sort is not supported.")
   a = _array("sort", a)
-  return _sort(a, axis=axis if axis is None else operator.index(axis),
+  _check_sort_args("sort", kind, order)
+  return _sort(a, axis=axis if axis is None else operator.index(axis), stable=bool(stable),
                descending=bool(descending))
 
 
-@internal_jit(static_argnames=("axis", "descending"), name="argsort")
-def _argsort(a, axis=-1, descending=False):
+@internal_jit(static_argnames=("axis", "stable", "descending", "dtype"), name="argsort")
+def _argsort(a, axis=-1, stable=True, descending=False, dtype=None):
   if axis is None:
     a, axis = reshape(a, (-1,)), 0
   shape = tuple(shape_of(a))
   dim = canonicalize_axis(axis, len(shape))
-  index = iota_p.bind(dtype=dtypes.default_int_dtype(), shape=shape, dimension=dim,
+  index = iota_p.bind(dtype=dtype or dtypes.default_int_dtype(), shape=shape, dimension=dim,
                       sharding=None)
-  if descending:
+  if descending and stable:
     # A stable ascending sort of the reversed array, reversed back: ties keep index order.
-    _, perm = lax_sort.sort_p.bind(_rev(a, dim), _rev(index, dim), dimension=dim,
-                                   is_stable=True, num_keys=1)
-    return _rev(perm, dim)
-  _, perm = lax_sort.sort_p.bind(a, index, dimension=dim, is_stable=True, num_keys=1)
-  return perm
+    a, index = _rev(a, dim), _rev(index, dim)
+  _, perm = lax_sort.sort_p.bind(a, index, dimension=dim, is_stable=stable, num_keys=1)
+  return _rev(perm, dim) if descending else perm
 
 
-def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-  """jnp.argsort: the indices that sort `a` along `axis` (stable)."""
-  if order is not None:
-    raise ValueError("'order' argument to argsort is not supported.")
+def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False, dtype=None):
+  """jnp.argsort: the indices that sort `a` along `axis` (stable unless `stable=False`)."""
   a = _array("argsort", a)
-  return _argsort(a, axis=axis if axis is None else operator.index(axis),
-                  descending=bool(descending))
+  _check_sort_args("argsort", kind, order)
+  if dtype is not None:
+    dtype = dtypes.check_user_dtype(dtype, "argsort")
+  return _argsort(a, axis=axis if axis is None else operator.index(axis), stable=bool(stable),
+                  descending=bool(descending), dtype=dtype)
 
 
 @internal_jit(static_argnames=("axis",), name="lexsort")
@@ -173,13 +180,12 @@ def argpartition(a, kth, axis=-1):
 
 @internal_jit(name="clip")
 def _clip(arr, min=None, max=None):  # noqa: A002 - jnp's argument names
-  dtype, weak = dtype_weak(arr)
+  # The bounds promote with the array as jnp.maximum/minimum promote (an int array clipped
+  # with float bounds is float, as JAX's), never cast down to the array's dtype.
   if min is not None:
-    arr = ew.max_p.bind(convert(min, dtype, False) if not weak else convert(min, dtype, weak),
-                        arr)
+    arr = ufuncs.maximum(min, arr)
   if max is not None:
-    arr = ew.min_p.bind(convert(max, dtype, False) if not weak else convert(max, dtype, weak),
-                        arr)
+    arr = ufuncs.minimum(max, arr)
   return arr
 
 
@@ -206,6 +212,8 @@ def clip(arr=None, /, *bounds, a=None, a_min=None, a_max=None, **named):
     given = dict(zip(("min", "max"), bounds), **named)
     bounds, named = (), {"min": a_min if given.get("min") is None else given["min"],
                          "max": a_max if given.get("max") is None else given["max"]}
+  if arr is None:
+    raise ValueError("No input was provided to the clip function.")
   arr = _array("clip", arr)
   if dtype_weak(arr)[0].kind == "c":
     raise ValueError("Clip received a complex value either through the input or the min/max "
