@@ -17,7 +17,9 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src import devices
 from jaxlite._src import dtypes
+from jaxlite._src import fp_quiet
 from jaxlite._src import pretty_print as pp
+from jaxlite._src import traceback_util
 from jaxlite._src import tree_util
 from jaxlite._src.call_primitives import (  # noqa: F401 - re-exported for the API modules
     _PY_SCALARS, _check_output, as_traceable_arg, fun_name, fun_src_info, jit_p, jit_params)
@@ -190,7 +192,12 @@ class _CacheEntry:
 
   def run(self, values):
     """Runs the executable on NumPy values; Arrays in the output pytree."""
-    outs = (self.executable or self.compiled())(*values)
+    exe = self.executable or self.compiled()
+    token = fp_quiet.quiet()  # NumPy's floating-point warnings: XLA's kernels never warn
+    try:
+      outs = exe(*values)
+    finally:
+      fp_quiet.loud(token)
     make = core.make_array
     return self.out_tree.unflatten([make(o, a) for o, a in zip(outs, self.out_avals)])
 
@@ -209,7 +216,11 @@ class _CacheEntry:
     make, from_numpy = core.make_array, core.array_from_numpy
 
     def run_one(values):
-      o = exe(*values)[0]
+      token = fp_quiet.quiet()
+      try:
+        o = exe(*values)[0]
+      finally:
+        fp_quiet.loud(token)
       return from_numpy(o, weak) if o.dtype == dt else make(o, aval)
     return run_one
 
@@ -466,6 +477,14 @@ class PjitFunction:
 
   # -- calls ----------------------------------------------------------------------------------
   def __call__(self, *args, **kwargs):
+    __tracebackhide__ = True  # noqa: F841 - an API boundary (traceback_util): read by pytest
+    try:
+      return self._call(*args, **kwargs)
+    except Exception as e:
+      traceback_util.filter_at_boundary(e)
+      raise
+
+  def _call(self, *args, **kwargs):
     if config.jax_disable_jit:
       return self._fun(*args, **kwargs)
     trace = core._state.trace
@@ -628,14 +647,17 @@ class PjitFunction:
     self._sharded_cache.clear()
 
 
+traceback_util.register_boundary_code(PjitFunction.__call__.__code__)
+
+
 class DonatingPjitFunction(PjitFunction):
   """`jax.jit` with `donate_argnums` / `donate_argnames`. Eager calls delete the usable donated
   Arrays and let the executable reuse their buffers (donation.py); traced calls stage a `jit`
   eqn whose `donated_invars` say which inputs are donated (tracers are never deleted)."""
 
-  def __call__(self, *args, **kwargs):
+  def _call(self, *args, **kwargs):
     if config.jax_disable_jit or core._state.trace is not core.eval_trace or self._eager_direct:
-      return PjitFunction.__call__(self, *args, **kwargs)
+      return PjitFunction._call(self, *args, **kwargs)
     from jaxlite._src import donation
     try:
       entry, flat = self._get_entry(args, kwargs)
@@ -644,7 +666,7 @@ class DonatingPjitFunction(PjitFunction):
       raise donation.deleted_arg_error(flat, donation.aval_key(flat) in self._warm, err) \
           from None
     if entry.lifted:
-      return PjitFunction.__call__(self, *args, **kwargs)
+      return PjitFunction._call(self, *args, **kwargs)
     plan = donation.plan_for(entry, self._donated(len(flat), 0, args, kwargs),
                              self._keep_unused)
     donation.check_no_reuse_in_call(plan, flat)

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from jaxlite._src import array as array_lib
-from jaxlite._src import core, dtypes, errors
+from jaxlite._src import core, dtypes, errors, fp_quiet
 from jaxlite._src.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as lax_shape
@@ -679,12 +679,16 @@ def _eager_scatter(x, idx, y, ufunc, mode):
       y_b = np.compress(valid.reshape(-1), flat, axis=pos)
       arr = arr.reshape(-1)[valid.reshape(-1)]
     index = index[:pos] + (arr,) + index[pos + 1:]
-  if ufunc is None:
-    out[index] = y_b
-  elif adv is None:
-    out[index] = ufunc(target, y_b)
-  else:
-    ufunc.at(out, index, y_b)
+  token = fp_quiet.quiet()  # an eager kernel of its own: no NumPy warning, as XLA shows none
+  try:
+    if ufunc is None:
+      out[index] = y_b
+    elif adv is None:
+      out[index] = ufunc(target, y_b)
+    else:
+      ufunc.at(out, index, y_b)
+  finally:
+    fp_quiet.loud(token)
   if dtype != x_dtype:
     out = ew.convert_value(out, x_dtype)
   return array_lib.from_host(out, x_weak, array_lib.committed_device((x, y)))
