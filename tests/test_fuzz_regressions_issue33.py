@@ -132,6 +132,7 @@ NONE_CASES = {
     "relu": lambda m, np_, l: m.nn.relu(None),
     "softplus": lambda m, np_, l: m.nn.softplus(None),
     "toeplitz": lambda m, np_, l: m.scipy.linalg.toeplitz(None),
+    "einsum-function": lambda m, np_, l: np_.einsum("i,->i", np_.arange(3.), print),
 }
 
 
@@ -171,6 +172,12 @@ STAGED = {
     "matmul-batch-11-1": (lambda m, np_: np_.matmul, [(1, 1, 2, 3), (1, 3, 4)]),
     "matmul-batch-2-1": (lambda m, np_: np_.matmul, [(2, 2, 3), (1, 3, 4)]),
     "matmul-batch-21-12": (lambda m, np_: np_.matmul, [(2, 1, 2, 3), (1, 2, 3, 4)]),
+    # the widened fuzzer's (campaign 6): default tolerances are constants of the body
+    "isclose-defaults": (lambda m, np_: lambda x: np_.isclose(x, 1.0), [(3,)]),
+    "isclose-rtol": (lambda m, np_: lambda x: np_.isclose(x, 1.0, rtol=0.1), [(3,)]),
+    "allclose": (lambda m, np_: lambda x: np_.allclose(x, x), [(3,)]),
+    "isclose-int": (lambda m, np_: lambda x: np_.isclose(x.astype(np_.int32), 1), [(3,)]),
+    "array-equal-weak": (lambda m, np_: lambda x: np_.array_equal(x.sum(), float("nan")), [(3,)]),
     "full-like-scalar": (lambda m, np_: lambda x: m.lax.full_like(x, 0), [()]),
     "array-copy": (lambda m, np_: lambda x: np_.array(x * 2, dtype=x.dtype), [(3,)]),
 }
@@ -200,3 +207,9 @@ def test_cumulative_rank_error_matches_jax():
 def test_sort_kind_and_order_raise_as_jax(kw):
   ours, theirs = _both(lambda m, np_, l: _outcome(lambda: np_.argsort(np_.ones(3), **kw)))
   assert ours == theirs
+
+
+def test_isclose_of_integers_compares_as_floats():
+  ours, theirs = _both(lambda m, np_, l: np_.isclose(np_.int32(2**31 - 1), np_.int32(2**31 - 2)))
+  _same_array(ours, theirs)
+  assert bool(ours)

@@ -646,9 +646,11 @@ def einsum(subscripts, *operands, out=None, optimize="auto", precision=None,
       preferred_element_type=preferred_element_type, _dot_general=_dot_general), out_sharding)
   if not isinstance(subscripts, str):
     subscripts, operands = _sublists_to_subscripts(subscripts, operands)
-  if any(op is None for op in operands):  # JAX's einsum asks each operand's shape first
-    raise ValueError("Cannot determine the shape of None, can only determine the shape of "
-                     "array-like objects.")
+  for op in operands:  # JAX's einsum asks each operand's shape first
+    if op is None or not (isinstance(op, (list, tuple)) or hasattr(op, "shape")
+                          or isinstance(op, (int, float, complex, bool))):
+      raise ValueError(f"Cannot determine the shape of {op}, can only determine the shape of "
+                       "array-like objects.")
   ops = _arrays("einsum", *operands)
   if preferred_element_type is not None:
     preferred, out_weak = dtypes.check_user_dtype(preferred_element_type), False

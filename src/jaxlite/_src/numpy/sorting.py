@@ -22,7 +22,7 @@ from jaxlite._src.lax.creation import iota_p
 from jaxlite._src.numpy import ufuncs
 from jaxlite._src.numpy.where_reshape import reshape
 from jaxlite._src.numpy.util import (canonicalize_axis, check_arraylike, convert, dtype_weak,
-                                     promote_dtypes, shape_of)
+                                     promote_dtypes, promote_dtypes_inexact, shape_of)
 
 
 def _array(name, a):
@@ -229,12 +229,21 @@ clip.__signature__ = inspect.Signature([
     inspect.Parameter("max", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)])
 
 
+_RTOL, _ATOL = 1e-05, 1e-08
+
+
+def _tolerances(rtol, atol) -> dict:
+  """The tolerances the caller passed: a default (the very default object) stays out of the jit
+  call, as in JAX, where it is a constant of the traced body, not an argument."""
+  return {k: v for k, v, d in (("rtol", rtol, _RTOL), ("atol", atol, _ATOL)) if v is not d}
+
+
 @internal_jit(static_argnames=("equal_nan",), name="isclose")
-def _isclose(a, b, rtol, atol, equal_nan=False):
+def _isclose(a, b, rtol=_RTOL, atol=_ATOL, equal_nan=False):
   a, b = promote_dtypes(a, b)
+  # integers compare as the default float, as JAX's (2**31 - 1 and 2**31 - 2 are close in f32)
+  a, b = promote_dtypes_inexact(a, b)
   dtype = dtype_weak(a)[0]
-  if not dtypes.is_inexact(dtype):
-    return ew.eq_p.bind(*_same_shape(a, b))
   rtol, atol = convert(rtol, _real(dtype), False), convert(atol, _real(dtype), False)
   a, b = _same_shape(a, b)
   both_nan = ew.and_p.bind(ew.ne_p.bind(a, a), ew.ne_p.bind(b, b))
@@ -285,27 +294,27 @@ def _broadcast_pair(x, y):
   return broadcast_arrays(x, y)
 
 
-def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+def isclose(a, b, rtol=_RTOL, atol=_ATOL, equal_nan=False):
   """jnp.isclose: |a - b| <= atol + rtol * |b|, elementwise."""
   if _is_key(a) or _is_key(b):
     return _keys_equal("isclose", a, b)
   a, b = _array("isclose", a), _array("isclose", b)
-  return _isclose(a, b, rtol, atol, equal_nan=bool(equal_nan))
+  return _isclose(a, b, equal_nan=bool(equal_nan), **_tolerances(rtol, atol))
 
 
 @internal_jit(static_argnames=("equal_nan",), name="allclose")
-def _allclose(a, b, rtol, atol, equal_nan=False):
-  close = _isclose(a, b, rtol, atol, equal_nan=equal_nan)
+def _allclose(a, b, rtol=_RTOL, atol=_ATOL, equal_nan=False):
+  close = _isclose(a, b, rtol, atol, equal_nan=equal_nan)  # JAX passes both on, defaults too
   return red.reduce_and_p.bind(close, axes=tuple(range(len(shape_of(close)))))
 
 
-def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+def allclose(a, b, rtol=_RTOL, atol=_ATOL, equal_nan=False):
   """jnp.allclose: whether isclose holds everywhere."""
   if _is_key(a) or _is_key(b):
     eq = _keys_equal("allclose", a, b)
     return red.reduce_and_p.bind(eq, axes=tuple(range(len(shape_of(eq)))))
   a, b = _array("allclose", a), _array("allclose", b)
-  return _allclose(a, b, rtol, atol, equal_nan=bool(equal_nan))
+  return _allclose(a, b, equal_nan=bool(equal_nan), **_tolerances(rtol, atol))
 
 
 def array_equal(a1, a2, equal_nan=False):
@@ -340,4 +349,6 @@ def _all_equal(a1, a2, equal_nan):
   eq = ew.eq_p.bind(a1, a2)
   if equal_nan and dtypes.is_inexact(dtype_weak(a1)[0]):
     eq = ew.or_p.bind(eq, ew.and_p.bind(ew.ne_p.bind(a1, a1), ew.ne_p.bind(a2, a2)))
+  if dtype_weak(eq)[1]:  # JAX's answer is a strong bool even from weak operands
+    eq = ew.convert_element_type_p.bind(eq, new_dtype=np.dtype(bool), weak_type=False)
   return red.reduce_and_p.bind(eq, axes=tuple(range(len(shape_of(eq)))))
