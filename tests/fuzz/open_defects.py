@@ -29,7 +29,8 @@ OPEN: list[Known] = [
         kinds=("error-class",), program=r"\(1, 'b'\) \* "),
   Known("wrapper-staging", "jnp/nn wrappers whose jaxpr differs from JAX's while values agree: "
         "ldexp (jaxlite stages a floor_divide jit), frexp/modf/spacing/i0 (JAX's own jits or "
-        "custom_jvp), diagonal, "
+        "custom_jvp), isclose/allclose of operands of different ranks (JAX broadcasts before it "
+        "converts), diagonal, "
         "trace, interp, nan_to_num with an array fill, average's weak type, nanmean/nanstd, "
         "softmax/log_softmax/log_sigmoid/log1mexp of integers",
         modes=("jaxpr",), kinds=("jaxpr-text",),
