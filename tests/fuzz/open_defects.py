@@ -34,7 +34,7 @@ OPEN: list[Known] = [
         "trace, interp, nan_to_num with an array fill, average's weak type, nanmean/nanstd, "
         "softmax/log_softmax/log_sigmoid/log1mexp of integers",
         modes=("jaxpr",), kinds=("jaxpr-text",),
-        program=r"jnp\.(ldexp|frexp|modf|spacing|i0|diagonal|trace|interp|"
+        program=r"jnp\.(ldexp|frexp|modf|spacing|i0|isclose|allclose|diagonal|trace|interp|"
                 r"nan_to_num|average|nanmean|nanstd|nanvar|median)\(|"
                 r"nn\.(softmax|log_softmax|log_sigmoid|log1mexp)\("),
   Known("nan-to-num-array-fill", "jnp.nan_to_num(x, nan=array): JAX broadcasts an array fill "
