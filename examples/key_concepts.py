@@ -1,15 +1,23 @@
-"""JAX's "Key concepts" page, run on jaxlite: every snippet, printing what JAX prints.
+"""JAX's "Key concepts" page, run on jaxlite: every snippet, printing what JAX prints, each
+value after a label saying what it is.
 
 Run: python examples/key_concepts.py
 """
 import jaxlite as jax
 import jaxlite.numpy as jnp
 
+
+def show(label, value):
+  """Prints `label: value` (a value of several lines starts on the next line)."""
+  text = str(value)
+  print(f"{label}:{chr(10) if chr(10) in text else ' '}{text}")
+
+
 # JAX arrays
 x = jnp.arange(5)
-print(isinstance(x, jax.Array))
-print(x.devices())
-print(x.sharding)
+show("isinstance(x, jax.Array)", isinstance(x, jax.Array))
+show("x.devices()", x.devices())
+show("x.sharding", x.sharding)
 
 
 # Transformations
@@ -18,13 +26,13 @@ def selu(x, alpha=1.67, lambda_=1.05):
 
 
 selu_jit = jax.jit(selu)
-print(selu_jit(1.0))
+show("selu_jit(1.0)", selu_jit(1.0))
 
 
 # Tracing
 @jax.jit
 def f(x):
-  print(x)
+  show("traced x inside f", x)
   return x + 1
 
 
@@ -33,16 +41,16 @@ result = f(x)
 
 # Jaxprs
 x = jnp.arange(5.0)
-print(jax.make_jaxpr(selu)(x))
+show("jax.make_jaxpr(selu)(x)", jax.make_jaxpr(selu)(x))
 
 # Pytrees
 params = [1, 2, (jnp.arange(3), jnp.ones(2))]
-print(jax.tree.structure(params))
-print(jax.tree.leaves(params))
+show("jax.tree.structure(params)", jax.tree.structure(params))
+show("jax.tree.leaves(params)", jax.tree.leaves(params))
 
 params = {'n': 5, 'W': jnp.ones((2, 2)), 'b': jnp.zeros(2)}
-print(jax.tree.structure(params))
-print(jax.tree.leaves(params))
+show("jax.tree.structure(params)", jax.tree.structure(params))
+show("jax.tree.leaves(params)", jax.tree.leaves(params))
 
 from typing import NamedTuple  # noqa: E402
 
@@ -53,16 +61,16 @@ class Params(NamedTuple):
 
 
 params = Params(1, 5.0)
-print(jax.tree.structure(params))
-print(jax.tree.leaves(params))
+show("jax.tree.structure(params)", jax.tree.structure(params))
+show("jax.tree.leaves(params)", jax.tree.leaves(params))
 
 # Pseudorandom numbers
 from jaxlite import random  # noqa: E402
 
 key = random.key(43)
-print(key)
-print(random.normal(key))
-print(random.normal(key))
+show("key", key)
+show("random.normal(key)", random.normal(key))
+show("random.normal(key) again (same key, same draw)", random.normal(key))
 
 for i in range(3):
   new_key, subkey = random.split(key)
@@ -73,5 +81,5 @@ for i in range(3):
   key = new_key
 
 # Beyond the page: grad and vmap compose with jit.
-print(jax.grad(lambda x: jnp.sum(selu(x)))(jnp.arange(3.0)))
-print(jax.vmap(jax.grad(lambda x: selu(x)))(jnp.arange(3.0)))
+show("grad of sum(selu) at [0, 1, 2]", jax.grad(lambda x: jnp.sum(selu(x)))(jnp.arange(3.0)))
+show("vmap(grad(selu)) at [0, 1, 2]", jax.vmap(jax.grad(lambda x: selu(x)))(jnp.arange(3.0)))

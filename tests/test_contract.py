@@ -1416,13 +1416,11 @@ JIT_WRAPPED += [
                        m.random.key(s), m.random.PRNGKey(s)))(_K(m), 0).jaxpr.eqns)),
 ]
 JIT_NAME_XFAILS = {
-    "cumulative_sum": "jnp.cumulative_sum stages `cumsum`, JAX its `_cumsum_with_promotion` jit "
-                      "(_src/numpy/reductions.py, still being edited)",
+    # cumulative_sum (`_cumsum_with_promotion`) and not-wrapped-nn (logsumexp's flat chain) are
+    # fixed by issue 33 (tests/test_fuzz_regressions_issue33.py)
     "unique-size": "jnp.unique(size=) sorts by argsort+gather and pads with `_where`; JAX stages a "
                    "`_unique_sorted_mask` jit and pads otherwise (setops.py: a different "
                    "algorithm, not a minimal edit)",
-    "not-wrapped-nn": "jax.nn.logsumexp stages a `_where` jit JAX does not (_src/nn, _src/scipy: "
-                      "still being edited)",
 }
 for _name, _text, _fn in JIT_WRAPPED:
   case(f"6.1/{_name}", _text, _fn, xfail=JIT_NAME_XFAILS.get(_name))

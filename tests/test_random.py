@@ -516,7 +516,11 @@ ERRORS = [
      "bernoulli probability `p` must have a floating dtype, got int32."),
     (lambda: random.choice(random.key(0), 3, (5,), replace=False), ValueError,
      "Cannot take a larger sample (size 5) than population (size 3) when 'replace=False'"),
-    (lambda: random.split(object()), TypeError, "unexpected PRNG key type <class 'object'>"),
+    (lambda: random.split(object()), TypeError, "JAX encountered invalid PRNG key data: expected "
+     "key_data to have ndim, shape, and dtype attributes. Got <object object"),
+    # a seed where a key belongs (issue 33: the message said only "unexpected PRNG key type")
+    (lambda: random.split(3), TypeError, "JAX encountered invalid PRNG key data: expected "
+     "key_data to have ndim, shape, and dtype attributes. Got 3"),
 ]
 
 

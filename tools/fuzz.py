@@ -554,10 +554,10 @@ def write_repro(m: Mismatch, outdir: str) -> str:
 # ----- the campaign --------------------------------------------------------------------------
 
 def fuzz(seed: int, n: int, modes=MODES, batch: int = 40, jobs: int = 1, max_ops: int = 4,
-         log=None, pairs: list | None = None, float_inputs: bool = False):
+         log=None, pairs: list | None = None, float_inputs: bool = False, wide: bool = True):
   """Generate and compare `n` programs; (mismatches, programs compared per mode). `pairs`: one
   WorkerPair per job, kept warm across batches (made and closed here when not given)."""
-  progs = generate(seed, n, max_ops=max_ops, float_inputs=float_inputs)
+  progs = generate(seed, n, max_ops=max_ops, float_inputs=float_inputs, wide=wide)
   batches = [progs[i:i + batch] for i in range(0, len(progs), batch)]
   mismatches, counts = [], collections.Counter()
   own = pairs is None
@@ -618,6 +618,10 @@ def main(argv=None):
   ap.add_argument("--float-inputs", action="store_true",
                   help="only floating-point input arrays (the grad campaign: nearly every "
                   "program is differentiable); a different program set from the same seeds")
+  ap.add_argument("--no-wide", action="store_true",
+                  help="leave out the wide families (tools/fuzz_wide.py: mixed scalars, "
+                  "non-arrays, ints into float-only functions, empty reductions, staged "
+                  "wrappers): the program set of the campaigns before issue 33")
   ap.add_argument("--minimise", type=int, default=8,
                   help="minimise at most this many mismatches (one per (mode, kind, op))")
   a = ap.parse_args(argv)
@@ -640,12 +644,13 @@ def main(argv=None):
 def _campaign(a, modes, pairs, t0):
   ms, counts = fuzz(a.seed, a.n, modes, a.batch, a.jobs, a.max_ops,
                     log=lambda s: print(f"[{time.time() - t0:6.0f}s] {s}", flush=True),
-                    pairs=pairs, float_inputs=a.float_inputs)
+                    pairs=pairs, float_inputs=a.float_inputs, wide=not a.no_wide)
   t_run = time.time() - t0
   os.makedirs(a.out, exist_ok=True)
   summary = {"seed": a.seed, "n": a.n, "seconds": round(time.time() - t0), "counts": counts,
              "run_seconds": round(t_run), "modes": list(modes), "batch": a.batch,
-             "load": os.getloadavg()[0], "float_inputs": a.float_inputs, "mismatches": []}
+             "load": os.getloadavg()[0], "float_inputs": a.float_inputs,
+             "wide": not a.no_wide, "mismatches": []}
   minimised = 0
   groups = {}
   for m in ms:

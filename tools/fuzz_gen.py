@@ -100,8 +100,11 @@ class Gen:
   """Builds one program: a few inputs, then `n_ops` ops each using earlier variables."""
 
   def __init__(self, seed: int, x64: bool | None = None, max_ops: int = 4,
-               float_inputs: bool = False):
+               float_inputs: bool = False, wide: bool = True):
     self.r = random.Random(seed)
+    # the wide families (tools/fuzz_wide.py) draw from a stream of their own, after the older
+    # families: a seed's older ops are the same with or without them
+    self.wide = random.Random(seed ^ 0x5EED_3333) if wide else None
     # float_inputs: every input array is floating point and the first is never a Python scalar,
     # so that (nearly) every program can be differentiated: the grad campaign's generator
     self.float_inputs = float_inputs
@@ -186,17 +189,36 @@ class Gen:
         FAMILIES[fam][1](self)
       except (ValueError, IndexError, ZeroDivisionError):  # no valid parameters for this value
         continue
+    self._wide_ops()
     outs = [self.vars[-1].name]
     if len(self.ops) > 1 and r.random() < 0.15:
       outs.append(r.choice(self.vars[:-1]).name)
     return {"id": pid, "seed": self.seed, "x64": self.x64, "inputs": self.inputs,
             "ops": self.ops, "outs": outs}
 
+  def _wide_ops(self):
+    """Up to two ops of the wide families, drawn from their own stream (see __init__)."""
+    if self.wide is None:
+      return
+    from fuzz_wide import WIDE_FAMILIES  # noqa: PLC0415 - one unit with fuzz_ops
+    base, self.r = self.r, self.wide
+    try:
+      for _ in range(self.r.choice([0, 1, 1, 2])):
+        fam = self.r.choices(list(WIDE_FAMILIES), weights=[w for w, _ in
+                                                           WIDE_FAMILIES.values()])[0]
+        try:
+          WIDE_FAMILIES[fam][1](self)
+        except (ValueError, IndexError, ZeroDivisionError):
+          continue
+    finally:
+      self.r = base
 
-def generate(seed: int, n: int, max_ops: int = 4, float_inputs: bool = False) -> list[dict]:
-  """`n` programs; program i depends only on (seed, i) and `float_inputs`."""
-  return [Gen(seed * 1_000_003 + i, max_ops=max_ops, float_inputs=float_inputs).program(i)
-          for i in range(n)]
+
+def generate(seed: int, n: int, max_ops: int = 4, float_inputs: bool = False,
+             wide: bool = True) -> list[dict]:
+  """`n` programs; program i depends only on (seed, i), `float_inputs` and `wide`."""
+  return [Gen(seed * 1_000_003 + i, max_ops=max_ops, float_inputs=float_inputs,
+              wide=wide).program(i) for i in range(n)]
 
 
 # ----- rendering -------------------------------------------------------------------------------

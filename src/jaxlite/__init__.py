@@ -74,6 +74,11 @@ from jaxlite._src.config import (  # noqa: F401,E402
 from jaxlite._src.config import (  # noqa: F401,E402 - surface (issue 14): remaining flags
     allow_f16_reductions, array_garbage_collection_guard, jax2tf_associative_scan_reductions,
     thread_guard)
+from jaxlite._src import traceback_util as _traceback_util  # noqa: E402
+
+# A script's uncaught exception loses jaxlite's frames as JAX's loses JAX's (a jnp call outside
+# any jit/grad boundary too); jax_traceback_filtering=off keeps them.
+_traceback_util.install_excepthook()
 
 
 def __getattr__(name):

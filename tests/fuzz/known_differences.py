@@ -80,4 +80,18 @@ KNOWN: list[Known] = [
         "raises JAX's documented TypeError ('reshape total size must be unchanged') as it traces",
         kinds=("error-class", "unexpected-error"), program=r"lax\.reshape\(",
         detail=r"Cannot lower jaxpr with verifier errors|jaxlite raised TypeError: reshape total"),
+  Known("xla-cpu-no-half-linalg", "backend-dependent: JAX's CPU linear algebra (LAPACK) has no "
+        "float16/bfloat16 kernels, so svd-based norms (ord=2, -2, 'nuc'), eigh and friends "
+        "raise NotImplementedError('Unsupported dtype float16'); jaxlite computes them in "
+        "float32 and rounds to the input's dtype",
+        kinds=("missing-error",), detail=r"Unsupported dtype (float16|bfloat16)"),
+  Known("jax-median-empty-axis", "JAX bug: jnp.median along a size-0 axis of a non-empty "
+        "batch ((2, 0), axis=-1) fails in its gather ('Slice size at index 1 in gather op is "
+        "out of range'); NumPy and jaxlite return NaN-filled (here all-zero int) results",
+        kinds=("missing-error",), program=r"jnp\.median\(",
+        detail=r"Slice size at index \d+ in gather op is out of range"),
+  Known("jax-digamma-precision", "JAX bug: lax.digamma loses precision in float32 near its "
+        "root at 1.4616 (digamma(1.5) is 0.036490083 in JAX, 0.036489975 in jaxlite; mpmath "
+        "0.0364899740): ~23 ulp, beyond the transcendental tolerance",
+        kinds=("value",), program=r"digamma\("),
 ]

@@ -52,6 +52,25 @@ def test_generator_covers_the_vocabulary():
   assert any(p["x64"] for p in progs) and not all(p["x64"] for p in progs)
 
 
+def test_generator_covers_the_wide_vocabulary():
+  # issue 33: what the lax-centred families missed (tools/fuzz_wide.py)
+  progs = generate(3, 400)
+  text = "\n".join(render(p) for p in progs)
+  for word in ["jnp.clip(", "None", "object()", "nn.sigmoid(", "lax.logistic(",
+               "jnp.linalg.norm(", "jnp.cumulative_sum(", "stable=False", "jnp.matmul(",
+               "approximate=False)", "np.float32(",
+               "nn.logsumexp("]:
+    assert word in text, word
+  empty = [i for p in progs for i in p["inputs"] if 0 in i["shape"]]
+  assert len(empty) > 40
+
+
+def test_wide_families_leave_the_older_ops_of_a_seed_unchanged():
+  for wide, narrow in zip(generate(11, 40), generate(11, 40, wide=False)):
+    assert wide["ops"][:len(narrow["ops"])] == narrow["ops"]
+    assert wide["inputs"][:len(narrow["inputs"])] == narrow["inputs"]
+
+
 def test_python_scalar_power_goes_through_jnp():
   # seed 502 program 55 drew `x0 ** x0` with x0 the Python int 2147483647: Python's own pow never
   # ended and hung both workers; the generator now writes jnp.power for Python operands

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from jaxlite._src import traceback_util
 from jaxlite._src import core, dtypes, tree_util
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import linearize as lin
@@ -57,6 +58,7 @@ def _fun_name(fun) -> str:
 # --- forward mode ------------------------------------------------------------------------------
 
 
+@traceback_util.api_boundary
 def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
   """(fun(*primals), the Jacobian of fun at primals applied to tangents)."""
   if not callable(fun):
@@ -107,6 +109,7 @@ def _check_tangent(p, t):
   return Zero(t_aval) if want == dtypes.float0 else t
 
 
+@traceback_util.api_boundary
 def linearize(fun: Callable, *primals, has_aux: bool = False):
   """(fun(*primals), a function applying fun's Jacobian at primals to tangents[, aux])."""
   flat_p, in_tree = tree_util.tree_flatten(primals)
@@ -253,6 +256,7 @@ arguments rather than in a tuple, this error can arise.
 """
 
 
+@traceback_util.api_boundary
 def vjp(fun: Callable, *primals, has_aux: bool = False):
   """(fun(*primals), a function pulling output cotangents back to input cotangents[, aux])."""
   if not callable(fun):
@@ -361,6 +365,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
   argnums = _check_argnums(argnums)
 
   @functools.wraps(fun)
+  @traceback_util.api_boundary
   def value_and_grad_f(*args, **kwargs):
     f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs)
     for leaf in tree_util.tree_leaves(dyn_args):
@@ -386,11 +391,13 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                                     allow_int=allow_int)
 
   @functools.wraps(fun)
+  @traceback_util.api_boundary
   def grad_f(*args, **kwargs):
     (_, aux), g = value_and_grad_f(*args, **kwargs)
     return g, aux
 
   @functools.wraps(fun)
+  @traceback_util.api_boundary
   def grad_f_noaux(*args, **kwargs):
     return value_and_grad_f(*args, **kwargs)[1]
 
@@ -471,6 +478,7 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
   argnums = _check_argnums(argnums)
 
   @functools.wraps(fun)  # `__wrapped__`, as JAX's (equinox looks through it)
+  @traceback_util.api_boundary
   def jacfun(*args, **kwargs):
     f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs)
     tree_util.tree_map(functools.partial(_check_input_dtype_jacfwd, holomorphic), dyn_args)
@@ -500,6 +508,7 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
   argnums = _check_argnums(argnums)
 
   @functools.wraps(fun)  # `__wrapped__`, as JAX's (equinox looks through it)
+  @traceback_util.api_boundary
   def jacfun(*args, **kwargs):
     f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs)
     tree_util.tree_map(functools.partial(_check_input_dtype_revderiv, "jacrev", holomorphic,

@@ -9,6 +9,7 @@ import functools
 
 import numpy as np
 
+from jaxlite._src import traceback_util
 from jaxlite._src import array as array_lib
 from jaxlite._src import core
 from jaxlite._src import devices
@@ -44,6 +45,7 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
   static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
   @functools.wraps(fun)
+  @traceback_util.api_boundary
   def make_jaxpr_f(*args, **kwargs):
     dyn_args = [a for i, a in enumerate(args) if i not in static_argnums]
     flat, in_tree = tree_util.tree_flatten((tuple(dyn_args), kwargs))
@@ -75,6 +77,7 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
   return make_jaxpr_f
 
 
+@traceback_util.api_boundary
 def eval_shape(fun, *args, **kwargs):
   """Output ShapeDtypeStructs of `fun` without computing anything."""
   flat, in_tree = tree_util.tree_flatten((args, kwargs))

@@ -52,7 +52,7 @@ _DEFAULTS = {
     "jax_array_garbage_collection_guard": None,
     "jax2tf_associative_scan_reductions": False,
     "jax_thread_guard": False,
-    # Accepted and recorded (flax's tests set it); jaxlite's traceback filtering is its own.
+    # tracebacks leaving a jaxlite API boundary (_src/traceback_util.py)
     "jax_traceback_filtering": os.environ.get("JAX_TRACEBACK_FILTERING", "auto"),
     # 1 (the default): fused kernels run over cache-sized tiles on a thread pool, small ones
     # inline with no pool (tier 1, compiler/tier1_backend.py); 0: jit compiles to one NumPy
@@ -67,6 +67,8 @@ _DEFAULTS = {
 # and by the flag contexts alike.
 _TRANSFER_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
 _ENUMS = {
+    "jax_traceback_filtering": ("off", "tracebackhide", "remove_frames", "quiet_remove_frames",
+                                "auto"),
     "jax_array_garbage_collection_guard": (None, "allow", "log", "fatal"),
     "jax_numpy_dtype_promotion": ("standard", "strict"),
     "jax_numpy_rank_promotion": ("allow", "warn", "raise"),

@@ -14,6 +14,7 @@ import numpy as np
 
 from jaxlite._src import dtypes
 from jaxlite._src import errors
+from jaxlite._src import fp_quiet
 
 # --- abstract values ---------------------------------------------------------------------------
 
@@ -308,13 +309,21 @@ class EvalTrace(Trace):
       if committed or params and (params.get("out_sharding") is not None
                                   or params.get("sharding") is not None):
         out_avals = with_out_shardings(primitive, avals, params, out_avals)
-      out = primitive.impl(*vals, **params)
+      token = fp_quiet.quiet()  # NumPy's floating-point warnings: XLA shows none
+      try:
+        out = primitive.impl(*vals, **params)
+      finally:
+        fp_quiet.loud(token)
       if primitive.multiple_results:
         out = [make_array(o, av) for o, av in zip(out, out_avals)]
       else:
         out = make_array(out, out_avals)
     else:
-      out = primitive.impl(*vals, **params)
+      token = fp_quiet.quiet()
+      try:
+        out = primitive.impl(*vals, **params)
+      finally:
+        fp_quiet.loud(token)
       weak = weak_rule(args, params)
       if primitive.multiple_results:
         out = [array_from_numpy(o, w) for o, w in zip(out, weak)]

@@ -17,7 +17,9 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src import devices
 from jaxlite._src import dtypes
+from jaxlite._src import fp_quiet
 from jaxlite._src import pretty_print as pp
+from jaxlite._src import traceback_util
 from jaxlite._src import tree_util
 from jaxlite._src.call_primitives import (  # noqa: F401 - re-exported for the API modules
     _PY_SCALARS, _check_output, as_traceable_arg, fun_name, fun_src_info, jit_p, jit_params)
@@ -201,7 +203,11 @@ class _CacheEntry:
     """Runs the executable of backend `on` (see `compiled`) on that backend's buffers; Arrays
     in the output pytree."""
     exe = self.executable if on is None else None
-    outs = (exe or self.compiled(on))(*values)
+    token = fp_quiet.quiet()  # NumPy's floating-point warnings: XLA's kernels never warn
+    try:
+      outs = (exe or self.compiled(on))(*values)
+    finally:
+      fp_quiet.loud(token)
     make = core.make_array
     return self.out_tree.unflatten([make(o, a) for o, a in zip(outs, self.out_avals)])
 
@@ -220,7 +226,11 @@ class _CacheEntry:
     make, from_numpy = core.make_array, core.array_from_numpy
 
     def run_one(values):
-      o = exe(*values)[0]
+      token = fp_quiet.quiet()
+      try:
+        o = exe(*values)[0]
+      finally:
+        fp_quiet.loud(token)
       return from_numpy(o, weak) if o.dtype == dt else make(o, aval)
     return run_one
 
@@ -530,6 +540,14 @@ class PjitFunction:
 
   # -- calls ----------------------------------------------------------------------------------
   def __call__(self, *args, **kwargs):
+    __tracebackhide__ = True  # noqa: F841 - an API boundary (traceback_util): read by pytest
+    try:
+      return self._call(*args, **kwargs)
+    except Exception as e:
+      traceback_util.filter_at_boundary(e)
+      raise
+
+  def _call(self, *args, **kwargs):
     if config.jax_disable_jit:
       return self._fun(*args, **kwargs)
     if core._state.trace is core.eval_trace:
@@ -725,6 +743,9 @@ class PjitFunction:
     self._cache.clear()
     self._fast_cache.clear()
     self._sharded_cache.clear()
+
+
+traceback_util.register_boundary_code(PjitFunction.__call__.__code__)
 
 
 class DonatingPjitFunction(PjitFunction):

@@ -57,7 +57,9 @@ def _check_prng_key(name: str, key, allow_batched: bool = False):
   elif _is_arraylike(key):
     typed, wrapped = prng.random_wrap(_as_uint_array(key), impl=prng.resolve_impl(None)), True
   else:
-    raise TypeError(f"unexpected PRNG key type {type(key)}")
+    # JAX's words: a key is an array (jax.random.key(0) or a raw uint32[2] PRNGKey), not a seed
+    raise TypeError("JAX encountered invalid PRNG key data: expected key_data to have ndim, "
+                    f"shape, and dtype attributes. Got {key}")
   if not allow_batched and typed.ndim:
     raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
                      f"{np.shape(key)} != (). Use jax.vmap for batching.")

@@ -11,6 +11,7 @@ import inspect
 
 import numpy as np
 
+from jaxlite._src import traceback_util
 from jaxlite._src import core, dtypes, tree_util
 from jaxlite._src.interpreters import batching
 from jaxlite._src.jit_function import as_traceable_arg
@@ -53,6 +54,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
   _check_axes_leaves(out_axes, "out_axes")
 
   @_wraps(fun)
+  @traceback_util.api_boundary
   def vmap_f(*args, **kwargs):
     if isinstance(in_axes, tuple) and len(in_axes) != len(args):
       raise ValueError(f"{_IN_AXES_TOP} len(in_axes)={len(in_axes)}, len(args)={len(args)}")

@@ -699,14 +699,12 @@ for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, not_p, population_coun
 # --- integer_pow: x ** y for a static integer y ------------------------------------------------
 
 def _integer_pow_impl(x, y):
-  if x.dtype.kind == "b":  # rejected like under jit (the y == 0 shortcut would accept it)
-    _integer_pow_abstract(core.get_aval(x), y)
+  if x.dtype.kind == "b" or (y < 0 and x.dtype.kind in "iu"):
+    _integer_pow_abstract(core.get_aval(x), y)  # rejected with the message jit gives
   if y == 0:
     return np.ones_like(x)
   with _err():
     if x.dtype.kind in "iu":
-      if y < 0:
-        raise TypeError("integer_pow with a negative exponent requires a float operand")
       acc = np.ones_like(x)
       base = np.asarray(x)
       e = y

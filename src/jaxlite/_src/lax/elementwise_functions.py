@@ -23,8 +23,9 @@ check_python_int = dtypes.check_python_int
 weak_scalar = dtypes.weak_scalar
 
 
-def asarg(x):
-  """Canonicalizes one argument of a lax function."""
+def asarg(x, name=None, position=None):
+  """Canonicalizes one argument of a lax function (`name` and `position` name it in the error
+  for a value that is no array, as JAX's do)."""
   t = type(x)
   if t is core.array_type or isinstance(x, core.Array) or t in dtypes.typed_scalar_types:
     return x
@@ -34,22 +35,26 @@ def asarg(x):
     canon = dtypes.canonicalize_dtype(x.dtype)
     return x if canon == x.dtype else np.asarray(x, canon)
   if hasattr(x, "__jax_array__"):
-    return asarg(x.__jax_array__())
+    return asarg(x.__jax_array__(), name, position)
   if isinstance(x, (int, float, builtins.complex)):
     return weak_scalar(type(x).__mro__[1](x)) if not isinstance(x, np.generic) else x
+  if name is not None:
+    raise TypeError(f"Error interpreting argument to {name} as a JAX value. The problematic "
+                    f"value is of type {type(x)} and was passed to {name} at position "
+                    f"{position}.\n")
   raise TypeError(f"Value {x!r} with type {type(x)} is not a valid JAX type")
 
 
 def _unary(prim):
   def fn(x):
-    return prim.bind(asarg(x))
+    return prim.bind(asarg(x, prim.name, 0))
   fn.__name__ = prim.name
   return fn
 
 
 def _binary(prim):
   def fn(x, y):
-    return prim.bind(asarg(x), asarg(y))
+    return prim.bind(asarg(x, prim.name, 0), asarg(y, prim.name, 1))
   fn.__name__ = prim.name
   return fn
 
@@ -89,11 +94,11 @@ tanh = _unary(ew.tanh_p)
 
 
 def exp(x, accuracy=None):
-  return ew.exp_p.bind(asarg(x))
+  return ew.exp_p.bind(asarg(x, "exp", 0))
 
 
 def log(x, accuracy=None):
-  return ew.log_p.bind(asarg(x))
+  return ew.log_p.bind(asarg(x, "log", 0))
 
 
 add = _binary(ew.add_p)
@@ -132,12 +137,14 @@ def integer_pow(x, y: int):
   if not isinstance(y, (int, np.integer)):  # int(1.5) would silently truncate
     raise TypeError(f"integer_pow: exponent y must be a Python int, got {y!r} of type "
                     f"{type(y).__name__}")
-  return ew.integer_pow_p.bind(asarg(x), y=int(y))
+  return ew.integer_pow_p.bind(asarg(x, "integer_pow", 0), y=int(y))
 
 
 def convert_element_type(operand, new_dtype):
   """Casts to `new_dtype` (canonicalized); the result is strong."""
   new_dtype = dtypes.check_user_dtype(new_dtype, "convert_element_type")
+  if operand is None:  # JAX asks None for its dtype first, hence its ValueError
+    raise ValueError("Invalid argument to dtype: None.")
   return _convert_element_type(operand, new_dtype, weak_type=False)
 
 
@@ -193,15 +200,17 @@ def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
 
 
 def select_n(which, *cases):
-  return ew.select_n_p.bind(asarg(which), *(asarg(c) for c in cases))
+  return ew.select_n_p.bind(asarg(which, "select_n", 0),
+                            *(asarg(c, "select_n", i + 1) for i, c in enumerate(cases)))
 
 
 def select(pred, on_true, on_false):
-  return ew.select_n_p.bind(asarg(pred), asarg(on_false), asarg(on_true))
+  return ew.select_n_p.bind(asarg(pred, "select_n", 0), asarg(on_false, "select_n", 1),
+                            asarg(on_true, "select_n", 2))
 
 
 def clamp(min, x, max):  # noqa: A002
-  return ew.clamp_p.bind(asarg(min), asarg(x), asarg(max))
+  return ew.clamp_p.bind(asarg(min, "clamp", 0), asarg(x, "clamp", 1), asarg(max, "clamp", 2))
 
 
 def dtype(x, canonicalize: bool = False):

@@ -590,6 +590,11 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None)
 def broadcast(operand, sizes, *, out_sharding=None):
   operand = _asarg(operand)
   sizes = core.canonicalize_shape(sizes)
+  if not sizes and out_sharding is None:  # nothing to add: the operand as an array (no eqn)
+    if _is_array(operand):
+      return operand
+    aval = core.get_aval(operand)
+    return core.array_from_numpy(np.asarray(operand, aval.dtype), aval.weak_type)
   nd = _ndim(operand)
   return broadcast_in_dim(operand, sizes + tuple(np.shape(operand) if not _is_array(operand)
                                                  else operand.shape),

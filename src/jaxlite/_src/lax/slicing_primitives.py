@@ -215,10 +215,16 @@ def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
   return out, dynamic_slice_p.bind(tangents[0], *starts, slice_sizes=slice_sizes)
 
 
+def _strong_zeros(aval):
+  # JAX fills the operand's cotangent with `lax.full` of its dtype: a strong zero, so the
+  # gradient of a weak input read through gather or dynamic_slice comes back strong.
+  return ad.zeros_like_aval(aval.update(weak_type=False))
+
+
 def _dynamic_slice_transpose(ct, x, *starts, slice_sizes):
   if any(ad.is_undefined_primal(i) for i in starts):
     raise NotImplementedError("dynamic_slice is not linear in its start indices")
-  zeros = ad.zeros_like_aval(x.aval)
+  zeros = _strong_zeros(x.aval)
   return [dynamic_update_slice_p.bind(zeros, ct, *starts)] + [None] * len(starts)
 
 
@@ -490,7 +496,7 @@ def _gather_transpose(ct, x, idx, *, dimension_numbers, slice_sizes, indices_are
                       unique_indices, mode, fill_value):
   if ad.is_undefined_primal(idx):
     raise NotImplementedError("gather is not linear in its indices")
-  zeros = ad.zeros_like_aval(x.aval)
+  zeros = _strong_zeros(x.aval)
   out = _scatter_add_bind(zeros, idx, ct, _scatter_dnums_of(dimension_numbers),
                           indices_are_sorted, unique_indices, mode)
   return [out, None]

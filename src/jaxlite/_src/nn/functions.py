@@ -16,6 +16,7 @@ from jaxlite._src.interpreters.ad import stop_gradient_p
 from jaxlite._src.jit_function import internal_jit
 from jaxlite._src.lax import creation
 from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax.families import accepted_kinds_text, dtype_kind_error
 from jaxlite._src.lax import slicing
 from jaxlite._src.lax import special
 from jaxlite._src.numpy import reductions
@@ -31,11 +32,16 @@ def _stop_gradient(x):
   return stop_gradient_p.bind(x)
 
 
-def _inexact(name, x):
-  """`x` as an array, integers and bools promoted to the default float like jnp's ufuncs."""
+def _inexact(name, x, bool_op=None, bool_position=None):
+  """`x` as an array, integers and bools promoted to the default float like jnp's ufuncs.
+
+  JAX's softmax and log1mexp apply a lax op (`bool_op`) to the input before promoting it, so a
+  bool input raises that op's dtype error there, not a float result."""
   check_arraylike(name, x)
   jnp = _jnp()
   x = jnp.asarray(x)
+  if bool_op is not None and x.dtype == np.bool_:
+    raise dtype_kind_error(bool_op, x.dtype, accepted_kinds_text("iufc"), bool_position)
   if not jnp.issubdtype(x.dtype, jnp.inexact):
     x = x.astype(dtypes.default_float_dtype())
   return x
@@ -49,6 +55,7 @@ def _nn_jit(fun=None, *, static_argnames=(), name=None):
 
   @functools.wraps(fun)
   def on_array(x, *args, **kwargs):
+    check_arraylike(name or fun.__name__.lstrip("_"), x)  # JAX's TypeError for a non-array
     return fun(_jnp().asarray(x), *args, **kwargs)
   return internal_jit(on_array, static_argnames=static_argnames, name=name or fun.__name__)
 
@@ -133,7 +140,9 @@ hard_swish = hard_silu
 
 def sigmoid(x):
   """The logistic function 1 / (1 + exp(-x))."""
-  return ew.logistic_p.bind(_inexact("sigmoid", x))
+  # No promotion: JAX's sigmoid is lax.logistic itself, which rejects integers and bools.
+  check_arraylike("sigmoid", x)
+  return ew.logistic_p.bind(_jnp().asarray(x))
 
 
 @_nn_jit
@@ -189,7 +198,8 @@ def gelu(x, approximate: bool = True):
     cdf = 0.5 * (1.0 + _jnp().tanh(sqrt_2_over_pi * (x + 0.044715 * (x ** 3))))
     return x * cdf
   sqrt_half = np.sqrt(0.5).astype(x.dtype)
-  return 0.5 * x * special.erfc_p.bind(-x * sqrt_half)
+  # jnp.array copies (a `copy` eqn when traced), as JAX's exact gelu ends.
+  return _jnp().array(0.5 * x * special.erfc_p.bind(-x * sqrt_half), dtype=x.dtype)
 
 
 @_nn_jit
@@ -215,7 +225,7 @@ def identity(x):
 def log1mexp(x):
   """log(1 - exp(-x)) for x > 0, switching between its two stable forms at log 2."""
   jnp = _jnp()
-  x = _inexact("log1mexp", x)
+  x = _inexact("log1mexp", x, bool_op="neg")
   c = math.log(2.0)
   return jnp.where(x < c, jnp.log(-jnp.expm1(-x)), jnp.log1p(-jnp.exp(-x)))
 
@@ -225,7 +235,7 @@ def log1mexp(x):
 def softmax(x, axis=-1, where=None):
   """exp(x) / sum(exp(x)) along `axis`, shifted by the (gradient-stopped) max."""
   jnp = _jnp()
-  x = _inexact("softmax", x)
+  x = _inexact("softmax", x, bool_op="sub", bool_position=0)
   x_max = jnp.max(x, axis, where=where, initial=-jnp.inf, keepdims=True)
   x_safe = x if where is None else jnp.where(where, x, -jnp.inf)
   unnormalized = jnp.exp(x_safe - _stop_gradient(x_max))
@@ -238,7 +248,7 @@ def softmax(x, axis=-1, where=None):
 @_nn_jit(static_argnames=("axis",))
 def log_softmax(x, axis=-1, where=None):
   jnp = _jnp()
-  x = _inexact("log_softmax", x)
+  x = _inexact("log_softmax", x, bool_op="sub", bool_position=0)
   x_max = jnp.max(x, axis, where=where, initial=-jnp.inf, keepdims=True)
   x_safe = x if where is None else jnp.where(where, x, -jnp.inf)
   shifted = x_safe - _stop_gradient(x_max)

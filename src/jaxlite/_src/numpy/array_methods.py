@@ -10,6 +10,7 @@ import sys
 
 import numpy as np
 
+from jaxlite._src import fp_quiet
 from jaxlite._src import core
 from jaxlite._src.array import ArrayImpl, _from_numpy
 from jaxlite._src.numpy import ufuncs as uf
@@ -67,11 +68,19 @@ def _eager_arith(np_fn, fn, reflected):
           conv = _scalar_partner(t, v.dtype, self.weak_type)
           if conv is not None:
             s = conv(other)
-            return from_numpy(np_fn(s, v) if reflected else np_fn(v, s), False)
+            token = fp_quiet.quiet()  # as eager dispatch (core): XLA never warns
+            try:
+              return from_numpy(np_fn(s, v) if reflected else np_fn(v, s), False)
+            finally:
+              fp_quiet.loud(token)
         elif t is at and other._device is None:
           w = other._value
           if w.dtype == v.dtype and w.shape == v.shape and other.weak_type == self.weak_type:
-            return from_numpy(np_fn(w, v) if reflected else np_fn(v, w), self.weak_type)
+            token = fp_quiet.quiet()
+            try:
+              return from_numpy(np_fn(w, v) if reflected else np_fn(v, w), self.weak_type)
+            finally:
+              fp_quiet.loud(token)
     if type(other) not in _FAST_TYPES:
       other = _unwrap_jax_array(other)
       if not _accepted(other):

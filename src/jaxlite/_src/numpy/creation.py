@@ -29,6 +29,7 @@ def _leaf_dtype_weak(x):
     sigs = {_leaf_dtype_weak(e) for e in x}
     d, w = dtypes.promote_signature(tuple(sigs)) if len(sigs) > 1 else next(iter(sigs))
     return d, False
+  reject_none(x)  # nested in a list: JAX asks it for its value, as for a bare None
   return dtype_weak(x)
 
 
@@ -68,6 +69,9 @@ def array(object, dtype=None, copy: bool = True, order=None, ndmin: int = 0, *, 
     object = object.__jax_array__()
   t = type(object)
   if t is core.array_type or isinstance(object, core.Array):  # tracers and typed key arrays too
+    if copy and isinstance(object, core.Tracer):  # JAX stages the copy (a `copy` eqn)
+      from jaxlite._src.lax.identity_ops import copy_p
+      object = copy_p.bind(object)
     out = object if dtype is None else _cast(object, dtype)
     if dtype is None and t is core.array_type and copy:
       if array_lib.is_non_addressable(object) or not array_lib.numpy_eager(object):
@@ -157,6 +161,26 @@ def _from_concrete(obj, dtype):
   if hasattr(obj, "__array__"):
     return _from_concrete(np.asarray(obj), dtype)
   raise TypeError(f"Value {obj!r} of type {type(obj)} is not a valid JAX array-like")
+
+
+def reject_none(value):
+  """JAX's jnp.array asks a None for its value and raises ValueError; the jnp functions that
+  check their arguments first (most) raise TypeError, which the internal `asarray` keeps."""
+  if value is None:
+    raise ValueError("None is not a valid value for jnp.array")
+
+
+def user_array(object, dtype=None, copy: bool = True, order=None, ndmin: int = 0, *,  # noqa: A002
+               device=None, out_sharding=None):
+  """jnp.array as the user calls it: `array`, with JAX's ValueError for None."""
+  reject_none(object)
+  return array(object, dtype, copy, order, ndmin, device=device, out_sharding=out_sharding)
+
+
+def user_asarray(a, dtype=None, order=None, *, copy=None, device=None, out_sharding=None):
+  """jnp.asarray as the user calls it: `asarray`, with JAX's ValueError for None."""
+  reject_none(a)
+  return asarray(a, dtype, order, copy=copy, device=device, out_sharding=out_sharding)
 
 
 def _nested_values(x):

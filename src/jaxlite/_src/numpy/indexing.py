@@ -13,13 +13,14 @@ from typing import NamedTuple
 import numpy as np
 
 from jaxlite._src import array as array_lib
-from jaxlite._src import core, dtypes, errors
+from jaxlite._src import core, dtypes, errors, fp_quiet
 from jaxlite._src.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as lax_shape
 from jaxlite._src.lax import slicing
 from jaxlite._src.lax import slicing_primitives
 from jaxlite._src.lax.elementwise_functions import _convert_element_type, asarg
+from jaxlite._src.numpy.creation import reject_none
 from jaxlite._src.numpy import where_reshape as lax_numpy
 from jaxlite._src.numpy.util import canonicalize_axis, dtype_weak, promote_dtypes, shape_of
 
@@ -681,12 +682,16 @@ def _eager_scatter(x, idx, y, ufunc, mode):
       y_b = np.compress(valid.reshape(-1), flat, axis=pos)
       arr = arr.reshape(-1)[valid.reshape(-1)]
     index = index[:pos] + (arr,) + index[pos + 1:]
-  if ufunc is None:
-    out[index] = y_b
-  elif adv is None:
-    out[index] = ufunc(target, y_b)
-  else:
-    ufunc.at(out, index, y_b)
+  token = fp_quiet.quiet()  # an eager kernel of its own: no NumPy warning, as XLA shows none
+  try:
+    if ufunc is None:
+      out[index] = y_b
+    elif adv is None:
+      out[index] = ufunc(target, y_b)
+    else:
+      ufunc.at(out, index, y_b)
+  finally:
+    fp_quiet.loud(token)
   if dtype != x_dtype:
     out = ew.convert_value(out, x_dtype)
   return array_lib.from_host(out, x_weak, array_lib.committed_device((x, y)))
@@ -816,6 +821,7 @@ class _IndexUpdateRef:
   def _update(self, values, scatter_fn, indices_are_sorted, unique_indices, mode):
     if mode is not None:  # JAX's 'Unknown gather mode' ValueError before any work
       slicing.GatherScatterMode.from_any(mode)
+    reject_none(values)  # JAX converts the values with jnp.asarray: its ValueError
     return _scatter_update(self.array, self.index, values, scatter_fn, indices_are_sorted,
                            unique_indices, mode)
 

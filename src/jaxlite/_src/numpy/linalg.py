@@ -702,22 +702,29 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
 
 
 def _vector_norm(x, ord, axes, keepdims):
+  # Staged as JAX stages it: max with `initial=0` (an empty vector's inf-norm is 0), ord=0
+  # counts without abs, and a general `ord` raises to literal powers ord and 1/ord.
   jnp = _jnp()
   if ord is None or ord == 2:
     return jnp.sqrt(jnp.sum(_abs_square(x), axis=axes, keepdims=keepdims))
   if isinstance(ord, str):
     raise ValueError(f"Invalid order '{ord}' for vector norm.")
+  if ord == 0:
+    return jnp.sum(x != 0, dtype=_real_dtype(x.dtype), axis=axes, keepdims=keepdims)
   ax = jnp.abs(x)
   if ord == np.inf:
-    return jnp.max(ax, axis=axes, keepdims=keepdims)
+    return jnp.max(ax, axis=axes, keepdims=keepdims, initial=0)
   if ord == -np.inf:
     return jnp.min(ax, axis=axes, keepdims=keepdims)
-  if ord == 0:
-    return jnp.sum(x != 0, dtype=ax.dtype, axis=axes, keepdims=keepdims)
   if ord == 1:
     return jnp.sum(ax, axis=axes, keepdims=keepdims)
-  p = jnp.asarray(ord, ax.dtype)
-  return jnp.power(jnp.sum(jnp.power(ax, p), axis=axes, keepdims=keepdims), 1 / p)
+  p = np.asarray(ord, ax.dtype)[()]
+  p_inv = np.asarray(1.0 / p, ax.dtype)[()]
+  return jnp.power(jnp.sum(jnp.power(ax, p), axis=axes, keepdims=keepdims), p_inv)
+
+
+def _real_dtype(dtype):
+  return np.finfo(dtype).dtype
 
 
 def _matrix_norm(x, ord, axes, keepdims):
@@ -728,18 +735,21 @@ def _matrix_norm(x, ord, axes, keepdims):
   if ord is None or ord == "fro":
     return jnp.sqrt(jnp.sum(_abs_square(x), axis=axes, keepdims=keepdims))
   if ord in (1, -1, np.inf, -np.inf):
+    # The inner sum drops its axis (unless keepdims), so the outer axis shifts down past it.
     inner, outer = (row, col) if ord in (1, -1) else (col, row)
-    sums = jnp.sum(jnp.abs(x), axis=inner, keepdims=True)
-    pick = jnp.max if ord in (1, np.inf) else jnp.min
-    out = pick(sums, axis=outer, keepdims=True)
-    return out if keepdims else out.reshape(tuple(d for i, d in enumerate(x.shape)
-                                                  if i not in axes))
+    if not keepdims and outer > inner:
+      outer -= 1
+    sums = jnp.sum(jnp.abs(x), axis=inner, keepdims=keepdims)
+    if ord in (1, np.inf):
+      return jnp.max(sums, axis=outer, keepdims=keepdims, initial=0)
+    return jnp.min(sums, axis=outer, keepdims=keepdims)
   if ord in (2, -2, "nuc"):
     moved = _moveaxis(x, (row, col), (-2, -1))
     s = svd(moved, compute_uv=False)
-    out = jnp.sum(s, axis=-1) if ord == "nuc" else (s[..., 0] if ord == 2 else s[..., -1])
+    out = jnp.sum(s, axis=-1) if ord == "nuc" else (
+        jnp.max(s, axis=-1, initial=0) if ord == 2 else jnp.min(s, axis=-1))
     if keepdims:
-      out = jnp.expand_dims(out, tuple(sorted(axes)))
+      out = jnp.expand_dims(out, axes)
     return out
   raise ValueError(f"Invalid order '{ord}' for matrix norm.")
 

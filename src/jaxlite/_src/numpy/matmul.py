@@ -118,11 +118,15 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
   out_batch = np.broadcast_shapes(a_batch, b_batch)
   nb = len(out_batch)
   a_off, b_off = nb - len(a_batch), nb - len(b_batch)
-  a_squeeze, b_squeeze, pairs, a_free, b_free = [], [], [], [], []
+  a_squeeze, b_squeeze, pairs, a_free, b_free, both = [], [], [], [], [], []
   for i in range(nb):
     da = a_batch[i - a_off] if i >= a_off else None
     db = b_batch[i - b_off] if i >= b_off else None
-    if da is not None and db is not None and da == db:
+    if da == 1 and db == 1:  # squeezed from both and restored after (JAX's cleaner 2-D dot)
+      a_squeeze.append(i - a_off)
+      b_squeeze.append(i - b_off)
+      both.append(i)
+    elif da is not None and db is not None and da == db:
       pairs.append(i)
     elif da == 1 and db is not None:
       a_squeeze.append(i - a_off)
@@ -146,9 +150,12 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
   out = _dot_general(a, b, contract, batch, precision, preferred)
   # dot_general orders dims as: batch pairs, a's free dims, b's free dims.
   order = pairs + a_free + (["n"] if not a_vec else []) + b_free + (["m"] if not b_vec else [])
-  target = list(range(nb)) + (["n"] if not a_vec else []) + (["m"] if not b_vec else [])
+  target = [i for i in range(nb) if i not in both] + (["n"] if not a_vec else []) + \
+      (["m"] if not b_vec else [])
   perm = tuple(order.index(t) for t in target)
   out = transpose(out, perm) if perm != tuple(range(len(perm))) else out
+  if both:
+    out = shape_prims.expand_dims(out, tuple(both))
   return _weak_result(out, preferred_element_type, a, b)
 
 
@@ -639,6 +646,11 @@ def einsum(subscripts, *operands, out=None, optimize="auto", precision=None,
       preferred_element_type=preferred_element_type, _dot_general=_dot_general), out_sharding)
   if not isinstance(subscripts, str):
     subscripts, operands = _sublists_to_subscripts(subscripts, operands)
+  for op in operands:  # JAX's einsum asks each operand's shape first
+    if op is None or not (isinstance(op, (list, tuple)) or hasattr(op, "shape")
+                          or isinstance(op, (int, float, complex, bool))):
+      raise ValueError(f"Cannot determine the shape of {op}, can only determine the shape of "
+                       "array-like objects.")
   ops = _arrays("einsum", *operands)
   if preferred_element_type is not None:
     preferred, out_weak = dtypes.check_user_dtype(preferred_element_type), False

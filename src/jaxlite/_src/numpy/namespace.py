@@ -3,8 +3,10 @@ import numpy as _np
 
 from jaxlite._src import dtypes as _dtypes
 from jaxlite._src.numpy import array_methods as _array_methods  # noqa: F401 - sets operators
+from jaxlite._src.numpy.creation import user_array as array  # noqa: F401
+from jaxlite._src.numpy.creation import user_asarray as asarray  # noqa: F401
 from jaxlite._src.numpy.creation import (  # noqa: F401
-    array, asarray, zeros, ones, full, empty, zeros_like, ones_like, full_like, empty_like)
+    zeros, ones, full, empty, zeros_like, ones_like, full_like, empty_like)
 from jaxlite._src.numpy.where_reshape import (  # noqa: F401
     where, reshape, ravel, transpose, permute_dims, matrix_transpose, squeeze, expand_dims,
     broadcast_to, broadcast_arrays, shape, ndim, size, result_type)

@@ -385,9 +385,10 @@ argmin = _arg_extremum("argmin", red.argmin_p)
 
 # --- cumulative reductions ---------------------------------------------------------------------
 
-def _cumulative(name, prim, promote_bool):
-  @internal_jit(static_argnames=("axis", "dtype"), name=name)
-  def jitted(a, axis=None, dtype=None):
+def _cumulative(name, prim, promote_bool, staged_as_jit=True):
+  """jnp's running reduction; `staged_as_jit=False` traces it inline (JAX's cumulative_prod
+  calls its reduction body directly, where cumsum and cumprod are jits)."""
+  def body(a, axis=None, dtype=None):
     if axis is None:
       a = reshape(a, (-1,))
       axis = 0
@@ -406,6 +407,9 @@ def _cumulative(name, prim, promote_bool):
     a = _strong(a, target)
     return prim.bind(a, axis=_canonical_axis(axis, nd), reverse=False)
 
+  jitted = internal_jit(static_argnames=("axis", "dtype"), name=name)(body) if staged_as_jit \
+      else body
+
   def fn(a, axis=None, dtype=None, out=None):
     _check_no_out(out, name)
     a = _as_array(name, a)
@@ -420,6 +424,9 @@ def _cumulative(name, prim, promote_bool):
 
 cumsum = _cumulative("cumsum", red.cumsum_p, True)
 cumprod = _cumulative("cumprod", red.cumprod_p, True)
+# The jit JAX's cumulative_sum calls (its integer promotion is the dtype passed in here).
+_cumsum_with_promotion = _cumulative("_cumsum_with_promotion", red.cumsum_p, True)
+_cumulative_prod = _cumulative("cumulative_prod", red.cumprod_p, True, staged_as_jit=False)
 
 
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
@@ -429,12 +436,12 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
   `_cumsum_with_promotion`)."""
   if dtype is None:
     dtype = _sum_dtype(dtype_weak(_as_array("cumulative_sum", x))[0], True)
-  return _cumulative_with_initial(cumsum, x, axis, dtype, include_initial, 0)
+  return _cumulative_with_initial(_cumsum_with_promotion, x, axis, dtype, include_initial, 0)
 
 
 def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
   """Array-API cumulative_prod: like cumprod, optionally starting with a one."""
-  return _cumulative_with_initial(cumprod, x, axis, dtype, include_initial, 1)
+  return _cumulative_with_initial(_cumulative_prod, x, axis, dtype, include_initial, 1)
 
 
 def _cumulative_with_initial(fn, x, axis, dtype, include_initial, unit):
@@ -446,8 +453,8 @@ def _cumulative_with_initial(fn, x, axis, dtype, include_initial, unit):
                      "array was given.")
   if axis is None:
     if nd > 1:
-      raise ValueError("The input array has rank 2, however, axis=None is only supported for "
-                       "1-D arrays.".replace("rank 2", f"rank {nd}"))
+      raise ValueError(f"The input array has rank {nd}, however axis was not set to an explicit "
+                       "value. The axis argument is only optional for one-dimensional arrays.")
     axis = 0
   out = fn(x, axis=axis, dtype=dtype)
   if not include_initial:
@@ -824,36 +831,50 @@ nanmedian = _median_front("nanmedian", nanquantile)
 # --- logsumexp ---------------------------------------------------------------------------------
 
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
-  """log(sum(b * exp(a))) along `axis`, shifted by the max so that it cannot overflow."""
+  """log(sum(b * exp(a))) along `axis`, shifted by the max so that it cannot overflow.
+
+  Staged as JAX stages it: reductions without kept dims, the shift expanded back by
+  broadcast_in_dim, and lax ops (no broadcast_to) between them."""
+  from jaxlite._src.ad_api import stop_gradient
+  from jaxlite._src.lax.convenience import full_like
+  from jaxlite._src.numpy.util import promote_args_inexact
   a = _as_array("logsumexp", a)
+  if where is not None:
+    a = _where(where, a, 0)
   if b is not None:
-    a, b = promote_dtypes(a, _as_array("logsumexp", b))
+    a, b = promote_args_inexact("logsumexp", a, _as_array("logsumexp", b))
     from jaxlite._src.numpy.util import broadcast_shapes
     broadcast_shapes(shape_of(b), shape_of(a))  # JAX broadcasts a with b: its ValueError
-  dtype = _inexact(dtype_weak(a)[0])
-  a = _strong(a, dtype)
-  if b is not None:  # as JAX: a term with b == 0 is left out (its a could be +-inf)
     a = _where(ew.ne_p.bind(*promote_dtypes(b, 0)), a, -np.inf)
+  else:
+    (a,) = promote_args_inexact("logsumexp", a)
+  dtype = dtype_weak(a)[0]
+  complex_ = dtype.kind == "c"
   axes = reduction_axes(axis, len(shape_of(a)))
-  shift = max(a, axis=axes, keepdims=True, initial=-np.inf, where=where)
+  amax = max(ew.real_p.bind(a) if complex_ else a, axis=axes, keepdims=keepdims, where=where,
+             initial=-np.inf)
   # The shift carries no gradient (as JAX's): it cancels mathematically, and differentiating it
   # through `max` gives NaN second derivatives where terms are left out.
-  from jaxlite._src.ad_api import stop_gradient
-  shift = stop_gradient(_where(ew.is_finite_p.bind(shift), shift, _literal(0, dtype)))
-  exp = ew.exp_p.bind(ew.sub_p.bind(a, _bcast_like(shift, a)))
+  amax = stop_gradient(ew.select_n_p.bind(ew.is_finite_p.bind(amax), full_like(amax, 0), amax))
+  shift = amax if keepdims else expand_dims(amax, axes)
+  exp = ew.exp_p.bind(ew.sub_p.bind(a, _convert_to(shift, dtype)))
   if b is not None:
-    exp = ew.mul_p.bind(exp, _strong(b, dtype))
-  total = sum(exp, axis=axes, keepdims=True, where=where)
+    exp = ew.mul_p.bind(exp, b)
+  total = sum(exp, axis=axes, keepdims=keepdims, where=where)
   sign = ew.sign_p.bind(total)
-  out = ew.add_p.bind(ew.log_p.bind(ew.abs_p.bind(total)), shift)
-  if not keepdims:
-    out = shape_prims.squeeze_p.bind(out, dimensions=axes) if axes else out
-    sign = shape_prims.squeeze_p.bind(sign, dimensions=axes) if axes else sign
+  if return_sign or not complex_:
+    total = ew.abs_p.bind(total)
+  out = ew.add_p.bind(ew.log_p.bind(total), _convert_to(amax, dtype_weak(total)[0]))
   if return_sign:
     return out, sign
-  if b is not None:
-    out = _where(ew.lt_p.bind(sign, _literal(0, dtype)), np.nan, out)
+  if b is not None and not complex_:
+    out = _where(ew.lt_p.bind(sign, _literal(0, dtype)), _literal(np.nan, dtype), out)
   return out
+
+
+def _convert_to(x, dtype):
+  """`x.astype(dtype)`: no eqn when it already has that dtype."""
+  return x if dtype_weak(x)[0] == dtype else _convert_element_type(x, dtype, weak_type=False)
 
 
 def _bcast_like(x, like):

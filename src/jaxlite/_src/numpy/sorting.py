@@ -19,9 +19,10 @@ from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import reductions as red
 from jaxlite._src.lax import sort as lax_sort
 from jaxlite._src.lax.creation import iota_p
+from jaxlite._src.numpy import ufuncs
 from jaxlite._src.numpy.where_reshape import reshape
 from jaxlite._src.numpy.util import (canonicalize_axis, check_arraylike, convert, dtype_weak,
-                                     promote_dtypes, shape_of)
+                                     promote_dtypes, promote_dtypes_inexact, shape_of)
 
 
 def _array(name, a):
@@ -39,48 +40,54 @@ def _rev(x, axis):
 
 # --- sort, argsort, lexsort --------------------------------------------------------------------
 
-@internal_jit(static_argnames=("axis", "descending"), name="sort")
-def _sort(a, axis=-1, descending=False):
+@internal_jit(static_argnames=("axis", "stable", "descending"), name="sort")
+def _sort(a, axis=-1, stable=True, descending=False):
   if axis is None:
     a, axis = reshape(a, (-1,)), 0
   dim = canonicalize_axis(axis, len(shape_of(a)))
-  out = lax_sort.sort_p.bind(a, dimension=dim, is_stable=True, num_keys=1)[0]
+  out = lax_sort.sort_p.bind(a, dimension=dim, is_stable=stable, num_keys=1)[0]
   return _rev(out, dim) if descending else out
+
+
+def _check_sort_args(name, kind, order):
+  if kind is not None:
+    raise TypeError(f"'kind' argument to {name} is not supported. Use stable=True or "
+                    "stable=False to specify sort stability.")
+  if order is not None:
+    raise TypeError(f"'order' argument to {name} is not supported.")
 
 
 def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
   """jnp.sort: a sorted copy along `axis` (flattened when None); NaNs go last."""
-  if order is not None:
-    raise ValueError("'order' argument to sort is not supported.")
   a = _array("sort", a)
-  return _sort(a, axis=axis if axis is None else operator.index(axis),
+  _check_sort_args("sort", kind, order)
+  return _sort(a, axis=axis if axis is None else operator.index(axis), stable=bool(stable),
                descending=bool(descending))
 
 
-@internal_jit(static_argnames=("axis", "descending"), name="argsort")
-def _argsort(a, axis=-1, descending=False):
+@internal_jit(static_argnames=("axis", "stable", "descending", "dtype"), name="argsort")
+def _argsort(a, axis=-1, stable=True, descending=False, dtype=None):
   if axis is None:
     a, axis = reshape(a, (-1,)), 0
   shape = tuple(shape_of(a))
   dim = canonicalize_axis(axis, len(shape))
-  index = iota_p.bind(dtype=dtypes.default_int_dtype(), shape=shape, dimension=dim,
+  index = iota_p.bind(dtype=dtype or dtypes.default_int_dtype(), shape=shape, dimension=dim,
                       sharding=None)
-  if descending:
+  if descending and stable:
     # A stable ascending sort of the reversed array, reversed back: ties keep index order.
-    _, perm = lax_sort.sort_p.bind(_rev(a, dim), _rev(index, dim), dimension=dim,
-                                   is_stable=True, num_keys=1)
-    return _rev(perm, dim)
-  _, perm = lax_sort.sort_p.bind(a, index, dimension=dim, is_stable=True, num_keys=1)
-  return perm
+    a, index = _rev(a, dim), _rev(index, dim)
+  _, perm = lax_sort.sort_p.bind(a, index, dimension=dim, is_stable=stable, num_keys=1)
+  return _rev(perm, dim) if descending else perm
 
 
-def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-  """jnp.argsort: the indices that sort `a` along `axis` (stable)."""
-  if order is not None:
-    raise ValueError("'order' argument to argsort is not supported.")
+def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False, dtype=None):
+  """jnp.argsort: the indices that sort `a` along `axis` (stable unless `stable=False`)."""
   a = _array("argsort", a)
-  return _argsort(a, axis=axis if axis is None else operator.index(axis),
-                  descending=bool(descending))
+  _check_sort_args("argsort", kind, order)
+  if dtype is not None:
+    dtype = dtypes.check_user_dtype(dtype, "argsort")
+  return _argsort(a, axis=axis if axis is None else operator.index(axis), stable=bool(stable),
+                  descending=bool(descending), dtype=dtype)
 
 
 @internal_jit(static_argnames=("axis",), name="lexsort")
@@ -173,13 +180,12 @@ def argpartition(a, kth, axis=-1):
 
 @internal_jit(name="clip")
 def _clip(arr, min=None, max=None):  # noqa: A002 - jnp's argument names
-  dtype, weak = dtype_weak(arr)
+  # The bounds promote with the array as jnp.maximum/minimum promote (an int array clipped
+  # with float bounds is float, as JAX's), never cast down to the array's dtype.
   if min is not None:
-    arr = ew.max_p.bind(convert(min, dtype, False) if not weak else convert(min, dtype, weak),
-                        arr)
+    arr = ufuncs.maximum(min, arr)
   if max is not None:
-    arr = ew.min_p.bind(convert(max, dtype, False) if not weak else convert(max, dtype, weak),
-                        arr)
+    arr = ufuncs.minimum(max, arr)
   return arr
 
 
@@ -206,6 +212,8 @@ def clip(arr=None, /, *bounds, a=None, a_min=None, a_max=None, **named):
     given = dict(zip(("min", "max"), bounds), **named)
     bounds, named = (), {"min": a_min if given.get("min") is None else given["min"],
                          "max": a_max if given.get("max") is None else given["max"]}
+  if arr is None:
+    raise ValueError("No input was provided to the clip function.")
   arr = _array("clip", arr)
   if dtype_weak(arr)[0].kind == "c":
     raise ValueError("Clip received a complex value either through the input or the min/max "
@@ -221,12 +229,21 @@ clip.__signature__ = inspect.Signature([
     inspect.Parameter("max", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)])
 
 
+_RTOL, _ATOL = 1e-05, 1e-08
+
+
+def _tolerances(rtol, atol) -> dict:
+  """The tolerances the caller passed: a default (the very default object) stays out of the jit
+  call, as in JAX, where it is a constant of the traced body, not an argument."""
+  return {k: v for k, v, d in (("rtol", rtol, _RTOL), ("atol", atol, _ATOL)) if v is not d}
+
+
 @internal_jit(static_argnames=("equal_nan",), name="isclose")
-def _isclose(a, b, rtol, atol, equal_nan=False):
+def _isclose(a, b, rtol=_RTOL, atol=_ATOL, equal_nan=False):
   a, b = promote_dtypes(a, b)
+  # integers compare as the default float, as JAX's (2**31 - 1 and 2**31 - 2 are close in f32)
+  a, b = promote_dtypes_inexact(a, b)
   dtype = dtype_weak(a)[0]
-  if not dtypes.is_inexact(dtype):
-    return ew.eq_p.bind(*_same_shape(a, b))
   rtol, atol = convert(rtol, _real(dtype), False), convert(atol, _real(dtype), False)
   a, b = _same_shape(a, b)
   both_nan = ew.and_p.bind(ew.ne_p.bind(a, a), ew.ne_p.bind(b, b))
@@ -277,27 +294,27 @@ def _broadcast_pair(x, y):
   return broadcast_arrays(x, y)
 
 
-def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+def isclose(a, b, rtol=_RTOL, atol=_ATOL, equal_nan=False):
   """jnp.isclose: |a - b| <= atol + rtol * |b|, elementwise."""
   if _is_key(a) or _is_key(b):
     return _keys_equal("isclose", a, b)
   a, b = _array("isclose", a), _array("isclose", b)
-  return _isclose(a, b, rtol, atol, equal_nan=bool(equal_nan))
+  return _isclose(a, b, equal_nan=bool(equal_nan), **_tolerances(rtol, atol))
 
 
 @internal_jit(static_argnames=("equal_nan",), name="allclose")
-def _allclose(a, b, rtol, atol, equal_nan=False):
-  close = _isclose(a, b, rtol, atol, equal_nan=equal_nan)
+def _allclose(a, b, rtol=_RTOL, atol=_ATOL, equal_nan=False):
+  close = _isclose(a, b, rtol, atol, equal_nan=equal_nan)  # JAX passes both on, defaults too
   return red.reduce_and_p.bind(close, axes=tuple(range(len(shape_of(close)))))
 
 
-def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+def allclose(a, b, rtol=_RTOL, atol=_ATOL, equal_nan=False):
   """jnp.allclose: whether isclose holds everywhere."""
   if _is_key(a) or _is_key(b):
     eq = _keys_equal("allclose", a, b)
     return red.reduce_and_p.bind(eq, axes=tuple(range(len(shape_of(eq)))))
   a, b = _array("allclose", a), _array("allclose", b)
-  return _allclose(a, b, rtol, atol, equal_nan=bool(equal_nan))
+  return _allclose(a, b, equal_nan=bool(equal_nan), **_tolerances(rtol, atol))
 
 
 def array_equal(a1, a2, equal_nan=False):
@@ -332,4 +349,6 @@ def _all_equal(a1, a2, equal_nan):
   eq = ew.eq_p.bind(a1, a2)
   if equal_nan and dtypes.is_inexact(dtype_weak(a1)[0]):
     eq = ew.or_p.bind(eq, ew.and_p.bind(ew.ne_p.bind(a1, a1), ew.ne_p.bind(a2, a2)))
+  if dtype_weak(eq)[1]:  # JAX's answer is a strong bool even from weak operands
+    eq = ew.convert_element_type_p.bind(eq, new_dtype=np.dtype(bool), weak_type=False)
   return red.reduce_and_p.bind(eq, axes=tuple(range(len(shape_of(eq)))))

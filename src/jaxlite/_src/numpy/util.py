@@ -291,6 +291,7 @@ def promote_args(fun_name: str, *args):
   try:
     promoted = promote_dtypes(*args)
   except TypeError as e:  # typed PRNG keys beside other dtypes: say which function refused
+    check_arraylike(fun_name, *args)  # or a non-array argument: JAX's message naming it
     if not str(e).startswith("Cannot promote extended dtypes"):
       raise
     names = ", ".join(dtypes.dtype_name(dtype_weak(a)[0]) for a in args)
@@ -299,11 +300,21 @@ def promote_args(fun_name: str, *args):
 
 
 def promote_args_inexact(fun_name: str, *args):
-  return promote_shapes(fun_name, *promote_dtypes_inexact(*args))
+  try:
+    promoted = promote_dtypes_inexact(*args)
+  except TypeError:
+    check_arraylike(fun_name, *args)  # a non-array argument: JAX's message naming it
+    raise
+  return promote_shapes(fun_name, *promoted)
 
 
 def promote_args_numeric(fun_name: str, *args):
-  return promote_shapes(fun_name, *promote_dtypes_numeric(*args))
+  try:
+    promoted = promote_dtypes_numeric(*args)
+  except TypeError:
+    check_arraylike(fun_name, *args)
+    raise
+  return promote_shapes(fun_name, *promoted)
 
 
 def canonicalize_axis(axis: int, ndim: int) -> int:

@@ -14,7 +14,7 @@ from jaxlite._src import dtypes
 from jaxlite._src.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
-from jaxlite._src.numpy.util import (canonicalize_axis, dtype_weak, promote_dtypes,
+from jaxlite._src.numpy.util import (canonicalize_axis, check_arraylike, dtype_weak, promote_dtypes,
                                      promote_shapes, shape_of, broadcast_shapes, ndim_of)
 
 
@@ -80,11 +80,13 @@ def _where(condition, x, y):
 
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
   if x is None and y is None:
+    check_arraylike("where", condition)
     from jaxlite._src.numpy import setops
     return setops.nonzero(condition, size=size, fill_value=fill_value)
-  if x is None or y is None:
-    raise ValueError("Either both or neither of the x and y arguments should be provided to "
-                     "jax.numpy.where, got x=None or y=None.")
+  check_arraylike("where", condition, x, y)  # a lone None is a non-array: JAX's TypeError
+  if size is not None or fill_value is not None:
+    raise ValueError("size and fill_value arguments cannot be used in three-term where "
+                     "function.")
   return _where(condition, x, y)
 
 

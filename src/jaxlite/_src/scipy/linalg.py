@@ -426,6 +426,7 @@ def _block_diag(*arrs):
 def toeplitz(c, r=None):
   """The Toeplitz matrix with first column c and first row r (r defaults to conj(c))."""
   jnp = _jnp()
+  check_arraylike("toeplitz", c)
   c = jnp.ravel(jnp.asarray(c))
   r = jnp.conj(c) if r is None else jnp.ravel(jnp.asarray(r))
   c, r = promote_dtypes_inexact(c, r) if c.dtype != r.dtype else (c, r)

@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 
+from jaxlite._src.numpy.util import check_arraylike
+
 
 def _jnp():
   import jaxlite.numpy as jnp
@@ -15,6 +17,7 @@ def _jnp():
 def _float(x):
   """x as an array, ints and bools promoted to the default float dtype."""
   jnp = _jnp()
+  check_arraylike("companion", x)  # JAX's TypeError for a non-array, not jnp.asarray's
   x = jnp.asarray(x)
   return x if jnp.issubdtype(x.dtype, jnp.inexact) else x.astype(jnp.result_type(x.dtype, 1.0))
 
@@ -28,6 +31,7 @@ def _default_float():
 def circulant(c):
   """The circulant matrix whose first column is `c` (batched over leading axes of `c`)."""
   jnp = _jnp()
+  check_arraylike("circulant", c)
   c = jnp.atleast_1d(jnp.asarray(c))
   n = c.shape[-1]
   idx = (np.arange(n)[:, None] - np.arange(n)[None, :]) % n
@@ -37,6 +41,7 @@ def circulant(c):
 def hankel(c, r=None):
   """The Hankel matrix with first column `c` and last row `r` (zeros when None)."""
   jnp = _jnp()
+  check_arraylike("hankel", c)
   c = jnp.ravel(jnp.asarray(c))
   r = jnp.zeros_like(c) if r is None else jnp.ravel(jnp.asarray(r))
   m, n = c.shape[0], r.shape[0]
@@ -78,6 +83,7 @@ def convolution_matrix(a, n: int, mode: str = "full"):
 def fiedler(a):
   """The symmetric Fiedler matrix |a_i - a_j|."""
   jnp = _jnp()
+  check_arraylike("fiedler", a)
   a = jnp.atleast_1d(jnp.asarray(a))
   return jnp.abs(a[..., :, None] - a[..., None, :])
 

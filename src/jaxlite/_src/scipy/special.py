@@ -541,8 +541,8 @@ def _betainc_impl(a, b, x):
 
 
 def _betainc_abstract(a, b, x):
-  for v in (a, b, x):
-    check_dtype_kinds("regularized_incomplete_beta", v.dtype, "f")
+  for i, v in enumerate((a, b, x)):
+    check_dtype_kinds("regularized_incomplete_beta", v.dtype, "f", i)
   if not a.dtype == b.dtype == x.dtype:
     raise TypeError("regularized_incomplete_beta requires arguments of one dtype, got "
                     f"{a.dtype.name}, {b.dtype.name}, {x.dtype.name}")

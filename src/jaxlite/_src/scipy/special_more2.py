@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from jaxlite._src.numpy.util import check_arraylike
 from jaxlite._src.scipy.special import _real_float, gammaln, ndtr
 
 
@@ -271,6 +272,7 @@ def wofz(z):
   """The Faddeeva function w(z) = exp(-z^2) erfc(-iz): Weideman's rational expansion in the
   upper half-plane, and w(z) = 2 exp(-z^2) - w(-z) below it."""
   jnp = _jnp()
+  check_arraylike("wofz", z)
   z = jnp.asarray(z)
   if not jnp.issubdtype(z.dtype, jnp.complexfloating):
     z = z.astype(jnp.result_type(z.dtype, jnp.complex64))

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from jaxlite._src import traceback_util
 from jaxlite._src import core, dtypes, tree_util
 from jaxlite._src.compiler import backend
 from jaxlite._src.config import config
@@ -192,6 +193,7 @@ ad.primitive_transposes[cond_p] = _cond_transpose
 # --- lax.cond ------------------------------------------------------------------------------------
 
 
+@traceback_util.api_boundary
 def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
   """`true_fun(*operands)` if `pred` else `false_fun(*operands)`, staged as one `cond` eqn."""
   if not (callable(true_fun) and callable(false_fun)):
@@ -243,6 +245,7 @@ def _is_concrete(x) -> bool:
 # --- lax.switch ----------------------------------------------------------------------------------
 
 
+@traceback_util.api_boundary
 def switch(index, branches, *operands, operand=_NO_OPERAND):
   """`branches[clamp(0, index, len(branches) - 1)](*operands)`, staged as one `cond` eqn."""
   if not all(callable(b) for b in branches):

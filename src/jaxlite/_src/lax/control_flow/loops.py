@@ -11,6 +11,7 @@ import weakref
 
 import numpy as np
 
+from jaxlite._src import traceback_util
 from jaxlite._src import core, dtypes, prng, tree_util
 from jaxlite._src.compiler import backend
 from jaxlite._src.config import config
@@ -190,6 +191,7 @@ def _spread(present, nonzeros, avals) -> list:
   return [next(it) if nz else ad.Zero(ad.tangent_aval(a)) for nz, a in zip(nonzeros, avals)]
 
 
+@traceback_util.api_boundary
 def while_loop(cond_fun, body_fun, init_val):
   """`while cond_fun(val): val = body_fun(val)`, staged as one `while` eqn."""
   if not (callable(body_fun) and callable(cond_fun)):
@@ -303,6 +305,7 @@ def _promoted(values, new_dtypes) -> list:
 # --- fori_loop -----------------------------------------------------------------------------------
 
 
+@traceback_util.api_boundary
 def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
   """`for i in range(lower, upper): val = body_fun(i, val)`: a scan when the bounds are
   concrete (so reverse mode works), a while loop otherwise."""
@@ -619,6 +622,7 @@ def _residual_kind(kind, i, num_consts, num_carry) -> str:
   return "stacked"
 
 
+@traceback_util.api_boundary
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
   """Loops `f(carry, x) -> (carry, y)` over the leading axis of `xs`; returns (carry, ys)."""
   if not callable(f):
@@ -748,6 +752,7 @@ def _python_scan(f, init, xs_flat, xs_tree, length, reverse):
 # --- map -----------------------------------------------------------------------------------------
 
 
+@traceback_util.api_boundary
 def map(f, xs, *, batch_size=None):
   """`stack([f(x) for x in xs])` as a scan; with `batch_size`, a scan over vmapped batches."""
   if batch_size is None:
