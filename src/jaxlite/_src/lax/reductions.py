@@ -11,12 +11,14 @@ from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.config import config
 from jaxlite._src.compiler import backend
+from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax.families import first_weak, kind_of, never_weak
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
+from jaxlite._src.lax import windowed_lowering
 from jaxlite._src.lax.elementwise_functions import asarg
 from jaxlite._src.sharding import rules as sharding_rules
 
@@ -332,6 +334,9 @@ cumprod_p = _cumulative("cumprod", _accumulate(np.multiply), "fciu")
 cummax_p = _cumulative("cummax", _extremum_accumulate(np.maximum), "fciu")
 cummin_p = _cumulative("cummin", _extremum_accumulate(np.minimum), "fciu")
 cumlogsumexp_p = _cumulative("cumlogsumexp", _accumulate(np.logaddexp), "f")
+for _p, _kind in ((cumsum_p, "sum"), (cumprod_p, "prod"), (cummax_p, "max"), (cummin_p, "min"),
+                  (cumlogsumexp_p, "logsumexp")):
+  xla.register(_p, windowed_lowering.cumulative_rule(_kind))
 
 
 def _cumulative_fn(prim):
@@ -421,6 +426,7 @@ def _reduce_impl(*args, computation, jaxpr, dimensions):
 
 reduce_p.def_impl(_reduce_impl)
 reduce_p.def_abstract_eval(_reduce_abstract)
+xla.register(reduce_p, windowed_lowering.reduce_rule)
 
 
 def _reduce_batcher(vals, dims, *, computation, jaxpr, dimensions):
