@@ -490,3 +490,20 @@ def compare_rule(direction: str):
   def rule(ctx, x, y, **params):
     return ctx.compare(x, y, direction)
   return rule
+
+
+def register_call(prim, jaxpr_param: str = "jaxpr") -> None:
+  """`prim` calls the closed jaxpr in its param `jaxpr_param` on its operands (jit, checkpoint,
+  custom_jvp/custom_vjp calls, whose compiled form runs the primal): lowered inline (XLA sees
+  one program and inlines calls anyway; the text stays one function)."""
+  def rule(ctx, *args, **params):
+    closed = params[jaxpr_param]
+    if isinstance(closed, core.ClosedJaxpr):
+      return ctx.lower_jaxpr(closed, None, args)
+    return ctx.lower_jaxpr(closed, [], args)
+  rules[prim] = rule
+
+
+def register_identity(prim) -> None:
+  """`prim` returns its operands unchanged in compiled code (stop_gradient, name tags)."""
+  rules[prim] = lambda ctx, *args, **params: list(args) if prim.multiple_results else args[0]
