@@ -1,6 +1,6 @@
 """StableHLO lowering rules of the slicing primitives (slice, dynamic_slice,
-dynamic_update_slice, gather, the scatters, split); `slicing_primitives.py` and `shape.py`
-register them next to their primitives.
+dynamic_update_slice, gather, the scatters) and tile; `slicing_primitives.py` registers them
+next to its primitives (tile_p comes from `shape.py`).
 
 XLA's gather clamps every window into the operand and its scatter skips any window that leaves
 it, so CLIP and PROMISE_IN_BOUNDS gathers and FILL_OR_DROP scatters are one op each; a
@@ -45,38 +45,6 @@ def dynamic_slice_rule(ctx, x, *starts, slice_sizes):
 def dynamic_update_slice_rule(ctx, x, update, *starts, **_):
   return ctx.op("stablehlo.dynamic_update_slice", [x, update, *_index_scalars(ctx, starts)],
                 ctx.aval_out)
-
-
-def split_rule(ctx, x, *, sizes, axis):
-  outs, start = [], 0
-  for size, aval in zip(sizes, ctx.avals_out):
-    lo = [0] * len(x.shape)
-    hi = list(x.shape)
-    lo[axis], hi[axis] = start, start + int(size)
-    start += int(size)
-    outs.append(ctx.op("stablehlo.slice", [x], aval,
-                       {"start_indices": xla.i64_array(lo), "limit_indices": xla.i64_array(hi),
-                        "strides": xla.i64_array([1] * len(lo))}))
-  return outs
-
-
-def stack_rule(ctx, *xs, axis):
-  out = ctx.aval_out
-  piece = _aval(out.shape[:axis] + (1,) + out.shape[axis + 1:], out.dtype)
-  parts = [ctx.reshape(x, piece.shape) for x in xs]
-  return ctx.op("stablehlo.concatenate", parts, out, {"dimension": f"{int(axis)} : i64"})
-
-
-def unstack_rule(ctx, x, *, axis):
-  outs = []
-  for i, aval in enumerate(ctx.avals_out):
-    lo, hi = [0] * len(x.shape), list(x.shape)
-    lo[axis], hi[axis] = i, i + 1
-    one = ctx.op("stablehlo.slice", [x], _aval(hi[:axis] + [1] + hi[axis + 1:], x.dtype),
-                 {"start_indices": xla.i64_array(lo), "limit_indices": xla.i64_array(hi),
-                  "strides": xla.i64_array([1] * len(lo))})
-    outs.append(ctx.reshape(one, aval.shape))
-  return outs
 
 
 def tile_rule(ctx, x, *, reps):

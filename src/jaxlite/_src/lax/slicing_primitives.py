@@ -876,8 +876,4 @@ xla.register(dynamic_update_slice_p, slicing_lowering.dynamic_update_slice_rule)
 xla.register(gather_p, slicing_lowering.gather_rule)
 for _p in (scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p, scatter_sub_p):
   xla.register(_p, slicing_lowering.scatter_rule)
-for _p, _rule in ((shape_prims.split_p, slicing_lowering.split_rule),
-                  (shape_prims.stack_p, slicing_lowering.stack_rule),
-                  (shape_prims.unstack_p, slicing_lowering.unstack_rule),
-                  (shape_prims.tile_p, slicing_lowering.tile_rule)):
-  xla.register(_p, _rule)
+xla.register(shape_prims.tile_p, slicing_lowering.tile_rule)
