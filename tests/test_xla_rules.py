@@ -8,6 +8,8 @@ is jaxlite or jax (`m.numpy`, `m.lax`, `m.random`), so one line serves both libr
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -18,7 +20,7 @@ pytest.importorskip("jaxlib")
 from jaxlite._src import tree_util  # noqa: E402
 from jaxlite._src.compiler.xla import backend as xla_backend  # noqa: E402
 from jaxlite._src.compiler.xla import lowering  # noqa: E402
-from tests.conftest import oracle  # noqa: E402
+from tests.conftest import oracle, x64  # noqa: E402
 
 # The primitives whose rules this file checks: a missing rule for one of them is a failure.
 MINE = {
@@ -26,7 +28,10 @@ MINE = {
     "scatter-sub", "scatter-mul", "scatter-min", "scatter-max", "split", "stack", "unstack",
     "tile", "sort", "top_k", "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp",
     "reduce_window", "reduce_window_sum", "reduce_window_max", "reduce_window_min", "reduce",
-    "conv_general_dilated", "while", "cond", "scan",
+    "conv_general_dilated", "while", "cond", "scan", "threefry2x32", "random_bits",
+    "random_seed", "random_split", "random_fold_in", "random_wrap", "random_unwrap", "erf",
+    "erfc", "erf_inv", "lgamma", "digamma", "bessel_i0e", "bessel_i1e", "zeta", "polygamma",
+    "nextafter", "population_count", "clz", "reduce_precision", "bitcast_convert_type",
 }
 X = (np.arange(24.0).reshape(4, 6) % 7 - 2.5).astype(np.float32)
 XI = np.array([[3, 1, 2, 1, 0, 3, 2], [5, 1, 0, 1, 5, 5, 5]], np.int32)
@@ -55,18 +60,28 @@ def _leaves(out):
   return [np.asarray(o) for o in tree_util.tree_leaves(out)]
 
 
+def _close(got, want, rtol, atol, name):
+  """Integers and bools exactly (PRNG bits, indices), floats within tolerance."""
+  assert got.shape == want.shape, (name, got.shape, want.shape)
+  if got.dtype.kind in "iub":
+    np.testing.assert_array_equal(got, want, err_msg=name)
+  else:
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True, err_msg=name)
+
+
 def _check(name, build, args, rtol=1e-5, atol=1e-6, against_jax=True):
   got = _xla_run(build(jaxlite), args)
   want = _leaves(build(jaxlite)(*[jaxlite.numpy.asarray(a) for a in args]))
   assert len(got) == len(want), name
   for g, w in zip(got, want):
-    assert g.shape == w.shape and g.dtype == w.dtype, (name, g.shape, g.dtype, w.shape, w.dtype)
-    np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True, err_msg=name)
+    assert g.dtype == w.dtype, (name, g.dtype, w.dtype)
+    _close(g, w, rtol, atol, name)
   if against_jax:
     jax = oracle()
     ref = _leaves(jax.jit(build(jax))(*args))
+    assert len(got) == len(ref), name
     for g, r in zip(got, ref):
-      np.testing.assert_allclose(g, r, rtol=rtol, atol=atol, equal_nan=True, err_msg=name)
+      _close(g, np.asarray(r), rtol, atol, name)
 
 
 SLICING = [
@@ -172,12 +187,78 @@ CONTROL_FLOW = [
     ("map", lambda m: lambda x: m.lax.map(lambda r: r.sum(), x), (X,)),
 ]
 
-TABLE = SLICING + SORTING + WINDOWED + CONTROL_FLOW
+KD = np.array([0, 42], np.uint32)
+KD3 = np.array([[0, 42], [7, 3], [1 << 31, 99]], np.uint32)
+
+
+def _key(m, data):
+  return m.random.wrap_key_data(data)
+
+
+# PRNG rows run on key data (uint32) in and out, so they compare bits with JAX exactly.
+RANDOM = [
+    ("random_bits32", lambda m: lambda d: m.random.bits(_key(m, d), (3, 5)), (KD,)),
+    ("random_bits8", lambda m: lambda d: m.random.bits(_key(m, d), (7,), np.uint8), (KD,)),
+    ("random_bits16", lambda m: lambda d: m.random.bits(_key(m, d), (2, 3), np.uint16), (KD,)),
+    ("random_split", lambda m: lambda d: m.random.key_data(m.random.split(_key(m, d), 3)), (KD,)),
+    ("random_split_unpacked", lambda m: lambda d: [
+        m.random.key_data(k) for k in m.random.split(_key(m, d))], (KD,)),
+    ("random_fold_in", lambda m: lambda d: m.random.key_data(m.random.fold_in(_key(m, d), 7)),
+     (KD,)),
+    ("random_seed", lambda m: lambda s: m.random.key_data(m.random.key(s)), (np.int32(-5),)),
+    ("random_prngkey", lambda m: lambda s: m.random.PRNGKey(s), (np.int32(123),)),
+    ("random_uniform", lambda m: lambda d: m.random.uniform(_key(m, d), (4,)), (KD,)),
+    ("random_normal", lambda m: lambda d: m.random.normal(_key(m, d), (4, 3)), (KD,)),
+    ("random_randint", lambda m: lambda d: m.random.randint(_key(m, d), (6,), 0, 10), (KD,)),
+    ("random_vmap_bits", lambda m: lambda d: m.vmap(
+        lambda k: m.random.bits(m.random.wrap_key_data(k), (4,)))(d), (KD3,)),
+    ("random_split_batched_keys", lambda m: lambda d: m.random.key_data(
+        m.vmap(lambda k: m.random.split(m.random.wrap_key_data(k)))(d)), (KD3,)),
+    ("random_keys_in_fori", lambda m: lambda d: m.random.key_data(m.lax.fori_loop(
+        0, 3, lambda i, k: m.random.split(k)[0], _key(m, d))), (KD,)),
+    ("random_keys_in_scan", lambda m: lambda d: m.lax.scan(
+        lambda k, _: (m.random.split(k)[1], m.random.normal(k)), _key(m, d), None, length=4)[1],
+     (KD,)),
+    ("random_permutation", lambda m: lambda d: m.random.permutation(_key(m, d), 8), (KD,)),
+    ("random_bernoulli", lambda m: lambda d: m.random.bernoulli(_key(m, d), 0.3, (8,)), (KD,)),
+    ("random_categorical", lambda m: lambda d: m.random.categorical(
+        _key(m, d), np.log(np.array([.1, .2, .7], np.float32)), shape=(6,)), (KD,)),
+]
+
+POS = np.array([0.1, 0.5, 1.0, 2.5, 7.0, 19.0, 30.0, 150.0], np.float32)
+UNIT = np.array([-0.99, -0.5, -0.1, 0.0, 0.3, 0.7, 0.95, 0.999], np.float32)
+BITS = np.array([0, 1, 7, -1, 1 << 20, -(1 << 30), 12345, 255], np.int32)
+
+SPECIAL = [
+    ("erf", lambda m: lambda x: m.lax.erf(x), (UNIT * 3,)),
+    ("erfc", lambda m: lambda x: m.lax.erfc(x), (UNIT * 3,)),
+    ("erf_inv", lambda m: lambda x: m.lax.erf_inv(x), (UNIT,)),
+    ("lgamma", lambda m: lambda x: m.lax.lgamma(x), (POS,)),
+    ("digamma", lambda m: lambda x: m.lax.digamma(x), (POS,)),
+    ("bessel_i0e", lambda m: lambda x: m.lax.bessel_i0e(x), (np.concatenate([-POS, POS]),)),
+    ("bessel_i1e", lambda m: lambda x: m.lax.bessel_i1e(x), (np.concatenate([-POS, POS]),)),
+    ("zeta", lambda m: lambda x, q: m.lax.zeta(x, q), (POS + 1.5, POS)),
+    ("polygamma", lambda m: lambda x: m.lax.polygamma(np.float32(1), x), (POS,)),
+    ("nextafter", lambda m: lambda x, y: m.lax.nextafter(x, y), (UNIT, UNIT[::-1].copy())),
+    ("population_count", lambda m: lambda i: m.lax.population_count(i), (BITS,)),
+    ("clz", lambda m: lambda i: m.lax.clz(i), (BITS,)),
+    ("reduce_precision", lambda m: lambda x: m.lax.reduce_precision(x, 5, 10), (POS * 1.001,)),
+    ("bitcast_convert_type", lambda m: lambda x: m.lax.bitcast_convert_type(x, np.int32),
+     (UNIT,)),
+]
+
+TABLE = SLICING + SORTING + WINDOWED + CONTROL_FLOW + RANDOM
 
 
 @pytest.mark.parametrize("name,build,args", TABLE, ids=[r[0] for r in TABLE])
 def test_xla_rule(name, build, args):
   _check(name, build, args)
+
+
+@pytest.mark.parametrize("name,build,args", SPECIAL, ids=[r[0] for r in SPECIAL])
+def test_xla_special_rule(name, build, args):
+  # chlo's expansions (JAX's too) against the NumPy impls, evaluated in float64 and rounded
+  _check(name, build, args, rtol=2e-5, atol=1e-6)
 
 
 def test_stablehlo_text_names_the_ops():
@@ -196,3 +277,41 @@ def test_stablehlo_text_names_the_ops():
   for op in ("stablehlo.sort", "stablehlo.scatter", "stablehlo.gather",
              "stablehlo.reduce_window"):
     assert op in text, op
+
+
+@contextlib.contextmanager
+def _jax_x64(jax):
+  old = jax.config.jax_enable_x64
+  jax.config.update("jax_enable_x64", True)
+  try:
+    yield
+  finally:
+    jax.config.update("jax_enable_x64", old)
+
+
+@pytest.fixture(params=[True, False], ids=["partitionable", "original"])
+def threefry_mode(request):
+  jax = oracle()
+  old = (jaxlite.config.jax_threefry_partitionable, jax.config.jax_threefry_partitionable)
+  jaxlite.config.update("jax_threefry_partitionable", request.param)
+  jax.config.update("jax_threefry_partitionable", request.param)
+  yield
+  jaxlite.config.update("jax_threefry_partitionable", old[0])
+  jax.config.update("jax_threefry_partitionable", old[1])
+
+
+@pytest.mark.parametrize("width", [8, 16, 32, 64])
+def test_random_bits_both_threefry_modes(threefry_mode, width):
+  jax = oracle()
+  dtype = np.dtype(f"uint{width}")
+  with x64(), _jax_x64(jax):
+    build = lambda m: lambda d: (m.random.bits(_key(m, d), (3, 5), dtype),  # noqa: E731
+                                 m.random.key_data(m.random.split(_key(m, d), 5)))
+    _check(f"bits{width}", build, (KD,))
+
+
+def test_random_seed_64bit():
+  jax = oracle()
+  with x64(), _jax_x64(jax):
+    _check("seed64", lambda m: lambda s: m.random.key_data(m.random.key(s)),
+           (np.int64(-(1 << 40) - 3),))

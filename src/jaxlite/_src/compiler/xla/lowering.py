@@ -82,7 +82,31 @@ def tensor_type(shape, dtype) -> str:
 def aval_type(aval) -> str:
   if isinstance(aval, core.AbstractToken):
     return "!stablehlo.token"
+  aval = physical_aval(aval)
   return tensor_type(aval.shape, aval.dtype)
+
+
+# --- extended dtypes (typed PRNG keys) ------------------------------------------------------
+# A value of an extended dtype lowers as its data (a key<fry>[3] as a ui32 tensor<3x2>): Values
+# keep the logical aval and print the physical type. The dtype's module registers (higher layers
+# fill these tables; this module imports nothing of theirs):
+# type(dtype) -> (fn(aval) -> physical aval, fn(host value) -> physical NumPy data)
+extended_types: dict = {}
+# primitives whose rules take extended operands and results as they come (calls, control flow,
+# the random_* ops); any other primitive meeting one goes through `extended_fallback[0]`,
+# fn(ctx, *operands, **params) -> outputs (the primitive on the physical data).
+extended_aware: set = set()
+extended_fallback: list = [None]
+
+
+def is_extended(aval) -> bool:
+  return type(getattr(aval, "dtype", None)) in extended_types
+
+
+def physical_aval(aval):
+  """The aval of `aval`'s data: itself unless its dtype is extended."""
+  entry = extended_types.get(type(getattr(aval, "dtype", None)))
+  return aval if entry is None else entry[0](aval)
 
 
 # --- attribute text -----------------------------------------------------------------------
@@ -405,7 +429,7 @@ def lower_jaxpr_body(fn: FunctionBuilder, jaxpr, consts, args) -> list:
   env: dict = {}
   ctx0 = LoweringContext(fn)
   for v, c in zip(jaxpr.constvars, consts):
-    env[v] = c if isinstance(c, Value) else ctx0.constant(_host(c), v.aval.dtype)
+    env[v] = c if isinstance(c, Value) else _const_value(ctx0, c, v.aval)
   for v, a in zip(jaxpr.invars, args):
     env[v] = a
 
@@ -421,6 +445,9 @@ def lower_jaxpr_body(fn: FunctionBuilder, jaxpr, consts, args) -> list:
                           "found for the xla backend")
     ctx = LoweringContext(fn, eqn.primitive, [x.aval for x in eqn.invars],
                           [x.aval for x in eqn.outvars], eqn.params)
+    if extended_types and eqn.primitive not in extended_aware and any(
+        is_extended(a) for a in (*ctx.avals_in, *ctx.avals_out)):
+      rule = extended_fallback[0] or rule
     outs = rule(ctx, *[read(x) for x in eqn.invars], **eqn.params)
     if isinstance(outs, Value):
       outs = [outs]
@@ -434,10 +461,17 @@ def lower_jaxpr_body(fn: FunctionBuilder, jaxpr, consts, args) -> list:
   return [read(v) for v in jaxpr.outvars]
 
 
+def _const_value(ctx, c, aval) -> Value:
+  if not is_extended(aval):
+    return ctx.constant(_host(c), aval.dtype)
+  return Value(ctx.constant(_host(c), physical_aval(aval).dtype).name, aval)
+
+
 def _host(c):
-  """A constant's host value (an Array's, a NumPy value's)."""
+  """A constant's host value (an Array's, a NumPy value's); an extended one's data."""
   if isinstance(c, core.Array) and hasattr(c, "_host_value"):
-    return c._host_value()
+    entry = extended_types.get(type(getattr(c, "dtype", None)))
+    return c._host_value() if entry is None else entry[1](c._host_value())
   return np.asarray(c)
 
 
@@ -466,8 +500,8 @@ def emit_function(module: ModuleBuilder, closed, name: str, visibility: str = "p
 
 def _retype(fn, v: Value, aval) -> Value:
   """An output whose lowered type differs from the jaxpr's (a weak-typed literal) converted."""
-  if isinstance(aval, core.AbstractToken) or (tuple(v.shape) == tuple(aval.shape)
-                                              and v.dtype == aval.dtype):
+  if isinstance(aval, core.AbstractToken) or is_extended(aval) or (
+      tuple(v.shape) == tuple(aval.shape) and v.dtype == aval.dtype):
     return v
   ctx = LoweringContext(fn)
   return ctx.convert(ctx.broadcast_to(v, aval.shape), aval.dtype)
