@@ -192,7 +192,10 @@ class ArrayImpl(core.Array):
     if type(v) is DeletedBuffer:
       return
     aval = self.aval
-    if type(v) in core.eager_routes:  # frees the device memory now
+    # A device buffer is freed now unless a call in flight still holds it (jit's donation
+    # deletes the Array before running the executable, which XLA then lets write into it).
+    # The references counted: `self._value`, the local `v` and getrefcount's argument.
+    if type(v) in core.eager_routes and sys.getrefcount(v) <= 3:
       v.delete()
     self._value = DeletedBuffer(aval)  # shape and dtype now come from the aval alone
     self._local_shards = None
