@@ -41,6 +41,16 @@ def on_xla():
     jaxlite.config.update("jax_jaxlite_backend", old)
 
 
+@pytest.fixture
+def on_numpy():
+  old = jaxlite.config.jax_jaxlite_backend
+  jaxlite.config.update("jax_jaxlite_backend", "numpy")
+  try:
+    yield
+  finally:
+    jaxlite.config.update("jax_jaxlite_backend", old)
+
+
 def _on(backend_name, fn, args):
   old = jaxlite.config.jax_jaxlite_backend
   jaxlite.config.update("jax_jaxlite_backend", backend_name)
@@ -361,7 +371,7 @@ def test_eager_ops_run_on_device_and_are_cached(on_xla):
   np.testing.assert_allclose(float(m), float(np.sin(F).sum() * 2), rtol=1e-5)
 
 
-def test_eager_on_device_array_with_numpy_default():
+def test_eager_on_device_array_with_numpy_default(on_numpy):
   """An Array on an XLA device routes its eager ops to XLA even while NumPy is the default."""
   dev = xla_backend.get_xla_backend("cpu").devices()[0]
   x = jaxlite.device_put(F, dev)
