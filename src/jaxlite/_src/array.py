@@ -109,12 +109,25 @@ class ArrayImpl(core.Array):
     """The whole array as one host NumPy value (the accessor everything outside the backend
     uses; with one buffer it is that buffer, never to be written)."""
     v = self._value
-    if type(v) is NON_ADDRESSABLE:
+    t = type(v)
+    if t is np.ndarray:
+      return v
+    if t is NON_ADDRESSABLE:
       raise RuntimeError(_NON_ADDRESSABLE)
+    if t in core.eager_routes:  # a device buffer: its host copy, made once and kept
+      return v.host()
     return v
+
+  def _xla_device(self):
+    """The device of a buffer on another backend (an XLA device), else None."""
+    v = self._value
+    return v.device if type(v) in core.eager_routes else None
 
   @property
   def sharding(self):
+    d = self._xla_device()
+    if d is not None:
+      return d.sharding_object()
     p = self._device
     if p is None or type(p) is devices.CpuDevice:
       return devices.SingleDeviceSharding(p or devices.default_device())
@@ -130,7 +143,8 @@ class ArrayImpl(core.Array):
     if type(self._value) is DeletedBuffer:
       self._value._fail()
     if p is None:
-      return devices.default_device()
+      d = self._xla_device()
+      return devices.default_device() if d is None else d
     if type(p) is devices.CpuDevice or len(p._device_assignment) > 1:
       return p
     return p._device_assignment[0]
@@ -159,10 +173,13 @@ class ArrayImpl(core.Array):
     return self.addressable_shards[index].data
 
   def block_until_ready(self):
-    if type(self._value) is DeletedBuffer:
+    v = self._value
+    if type(v) is DeletedBuffer:
       from jaxlite._src.errors import JaxRuntimeError
       raise JaxRuntimeError(
           "INVALID_ARGUMENT: BlockHostUntilReady() called on deleted or donated buffer")
+    if type(v) in core.eager_routes:  # asynchronous dispatch: wait for the device
+      v.block_until_ready()
     return self
 
   def is_deleted(self) -> bool:
@@ -171,9 +188,16 @@ class ArrayImpl(core.Array):
   def delete(self):
     """Frees the buffer (`x.delete()`, and jit's donation): every later use of the Array's data
     raises JAX's RuntimeError; its shape, dtype and sharding stay readable. Idempotent."""
-    if type(self._value) is DeletedBuffer:
+    v = self._value
+    if type(v) is DeletedBuffer:
       return
-    self._value = DeletedBuffer(self.aval)  # shape and dtype now come from the aval alone
+    aval = self.aval
+    # A device buffer is freed now unless a call in flight still holds it (jit's donation
+    # deletes the Array before running the executable, which XLA then lets write into it).
+    # The references counted: `self._value`, the local `v` and getrefcount's argument.
+    if type(v) in core.eager_routes and sys.getrefcount(v) <= 3:
+      v.delete()
+    self._value = DeletedBuffer(aval)  # shape and dtype now come from the aval alone
     self._local_shards = None
 
   def copy_to_host_async(self):
@@ -279,7 +303,7 @@ class ArrayImpl(core.Array):
   def __str__(self):
     if type(self._value) is NON_ADDRESSABLE:
       return repr(self)
-    return str(self._value)
+    return str(self._host_value())
 
   def __repr__(self):
     prefix = "Array("
@@ -360,6 +384,8 @@ def sole_owner(x) -> bool:
   if d is not None and type(d) is not devices.CpuDevice:
     return False
   v = x._value
+  if type(v) in core.eager_routes:  # a device buffer: XLA writes into it only when donated
+    return True
   if type(v) is not np.ndarray or v.base is not None or not v.flags.writeable \
       or not v.flags.c_contiguous:
     return False

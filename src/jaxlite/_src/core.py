@@ -232,13 +232,18 @@ class EvalTrace(Trace):
   # Backend-level code: reads each Array's buffer field directly (no accessor call on the
   # hottest path); committed arrays (`_device` set) send the result to their device.
   def process_primitive(self, primitive, args, params):
+    if default_eager_route is not None:  # another backend is the default one (XLA)
+      return default_eager_route(primitive, args, params)
     vals = []
     extended = False
     committed = False
     for a in args:
       t = type(a)
       if t is array_type:
-        vals.append(a._value)
+        v = a._value
+        vals.append(v)
+        if type(v) in eager_routes:  # a buffer of another backend: that backend runs it
+          return eager_routes[type(v)](primitive, args, params)
         if a._device is not None:
           committed = True
       elif t in dtypes.typed_scalar_types:
@@ -281,6 +286,11 @@ class EvalTrace(Trace):
       return place_outputs(out, primitive_device(primitive, args), primitive, args, params)
     return out
 
+
+# The eager routing contract (issue 29/30): buffer type of another backend's Arrays -> route
+# `(primitive, args, params) -> out`, and the route of the default backend when it is not NumPy.
+eager_routes: dict = {}
+default_eager_route: Callable | None = None
 
 eval_trace = EvalTrace()
 _state = _TraceState()

@@ -171,7 +171,8 @@ def set_fast_runners(enabled: bool) -> None:
 
 
 class _CacheEntry:
-  __slots__ = ("closed", "out_tree", "lifted", "executable", "out_avals", "donation")
+  __slots__ = ("closed", "out_tree", "lifted", "executable", "out_avals", "donation",
+               "per_backend")
 
   def __init__(self, closed, out_tree, lifted):
     self.closed = closed
@@ -180,6 +181,7 @@ class _CacheEntry:
     self.executable = None
     self.out_avals = closed.out_avals
     self.donation = None  # donation.Plan per donation vector, made on the first donating call
+    self.per_backend = None  # backend -> executable, for arguments on another backend's device
 
   def compiled(self):
     """The installed backend's executable, built on first use."""
@@ -189,10 +191,31 @@ class _CacheEntry:
     return exe
 
   def run(self, values):
-    """Runs the executable on NumPy values; Arrays in the output pytree."""
-    outs = (self.executable or self.compiled())(*values)
+    """Runs the executable on NumPy values (or another backend's buffers: that backend's
+    executable); Arrays in the output pytree."""
+    exe = self.executable or self.compiled()
+    if core.eager_routes:
+      exe = self._for_buffers(values, exe)
+    outs = exe(*values)
     make = core.make_array
     return self.out_tree.unflatten([make(o, a) for o, a in zip(outs, self.out_avals)])
+
+  def _for_buffers(self, values, exe):
+    """The executable for arguments that live on another backend's device (XLA): compiled by
+    that device's backend (the contract's `backend_for_arguments`), kept per backend."""
+    for v in values:
+      if type(v) in core.eager_routes:
+        b = v.device.backend
+        if b is backend.installed():
+          return exe
+        per = self.per_backend
+        if per is None:
+          per = self.per_backend = {}
+        hit = per.get(b)
+        if hit is None:
+          hit = per[b] = backend.compile_jaxpr(self.closed, b)
+        return hit
+    return exe
 
   def fast_runner(self):
     """`run` for the eager all-Array call path. A function returning one Array of a NumPy
@@ -209,7 +232,7 @@ class _CacheEntry:
     make, from_numpy = core.make_array, core.array_from_numpy
 
     def run_one(values):
-      o = exe(*values)[0]
+      o = (self._for_buffers(values, exe) if core.eager_routes else exe)(*values)[0]
       return from_numpy(o, weak) if o.dtype == dt else make(o, aval)
     return run_one
 
@@ -745,6 +768,10 @@ class Lowered:
     self._fn, self._entry = fn, entry
 
   def as_text(self, dialect=None) -> str:
+    """The StableHLO module on a backend that lowers to it (XLA), else the jaxpr."""
+    b = backend.get_backend()
+    if hasattr(b, "lower") and dialect in (None, "stablehlo", "mlir"):
+      return b.lower(self._entry.closed, name=_xla_module_name(self._fn))
     return str(self._entry.closed)
 
   def cost_analysis(self) -> dict[str, float]:
@@ -777,7 +804,11 @@ class Compiled:
 
   def cost_analysis(self) -> dict[str, float]:
     """The same counts as `Lowered.cost_analysis()`: jaxlite's compiled program runs the traced
-    equations (fused or not), so they are counted before fusion."""
+    equations (fused or not), so they are counted before fusion. XLA's executables count
+    themselves (XLA's own cost model, after its optimizations)."""
+    exe = self._entry.executable
+    if hasattr(exe, "cost_analysis"):
+      return exe.cost_analysis()
     from jaxlite._src.cost_analysis import cost_analysis
     return cost_analysis(self._entry.closed)
 
@@ -820,6 +851,11 @@ class Compiled:
                       "compiled. Perhaps you are calling the compiled executable with a "
                       "different enable_x64 mode than when it was AOT compiled? The mismatches "
                       "are:\n" + "\n".join(bad))
+
+
+def _xla_module_name(fn) -> str:
+  """JAX's module name for a jitted function: `jit_<its name>`."""
+  return "jit_" + str(getattr(fn, "_name", None) or getattr(fn, "__name__", "fn"))
 
 
 def _placement_arg_name(keypath, fun):

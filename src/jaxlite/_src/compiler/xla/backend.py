@@ -82,6 +82,32 @@ class XlaDevice:
   def memory_stats(self):
     return self.pjrt.memory_stats()
 
+  def sharding_object(self):
+    """`Array.sharding` of an array on this device (jaxlite's SingleDeviceSharding)."""
+    from jaxlite._src import devices as devices_lib
+    return devices_lib.SingleDeviceSharding(self)
+
+  def _device_put(self, arr):
+    """`jax.device_put(x, device)`: an Array's buffer copied device to device, a host value
+    transferred."""
+    from jaxlite._src import core as core_lib
+    v = getattr(arr, "_value", None)
+    if type(v) is DeviceBuffer:
+      buf = v if v.device == self else self.backend.copy_to(v, self)
+    else:
+      buf = self.backend.to_device(arr._host_value() if hasattr(arr, "_host_value") else
+                                   np.asarray(arr), self)
+    return core_lib.make_array(buf, core_lib.ShapedArray(buf.shape, buf.dtype,
+                                                         getattr(arr, "weak_type", False)))
+
+  coords = property(lambda self: getattr(self.pjrt, "coords", None))
+
+  def memory(self, kind=None):
+    return self.pjrt.default_memory() if kind is None else self.pjrt.memory(kind)
+
+  def addressable_memories(self):
+    return self.pjrt.addressable_memories()
+
   def __repr__(self):
     return repr(self.pjrt)
 
@@ -128,6 +154,30 @@ class DeviceBuffer:
 
   def __repr__(self):
     return f"DeviceBuffer({self.shape}, {self.dtype}, {self.device})"
+
+  # Python scalars and indexing read the host copy (explicit reads of the value, as JAX's).
+  def __bool__(self):
+    return bool(self.host())
+
+  def __int__(self):
+    return int(self.host())
+
+  __index__ = __int__
+
+  def __float__(self):
+    return float(self.host())
+
+  def __complex__(self):
+    return complex(self.host())
+
+  def __len__(self):
+    return len(self.host())
+
+  def __getitem__(self, idx):
+    return self.host()[idx]
+
+  def __iter__(self):
+    return iter(self.host())
 
 
 class XlaExecutable:
@@ -313,10 +363,11 @@ class XlaBackend(backend_lib.Backend):
 
 
 def _module_name(closed, default):
+  """`jit_<function name>` as JAX names its modules (`jit_<lambda>` for a lambda)."""
   info = getattr(closed.jaxpr, "debug_info", None)
-  name = getattr(info, "func_name", None) or getattr(info, "fun_name", None)
-  if isinstance(name, str) and name:
-    return "jit_" + name.split(" ")[0]
+  src = getattr(info, "func_src_info", None)
+  if isinstance(src, str) and src:
+    return "jit_" + src.split(" ")[0]
   return default
 
 
@@ -337,6 +388,8 @@ def get_xla_backend(platform: str = "cpu") -> XlaBackend:
   """The registered XLA backend of `platform` (made and registered on first ask)."""
   b = _backends.get(platform)
   if b is None:
+    from jaxlite._src.compiler.xla import eager  # registers DeviceBuffer's eager route
+    del eager
     b = _backends[platform] = XlaBackend(platform)
     backend_lib._backends[b.name] = b
   return b
