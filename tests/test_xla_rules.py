@@ -32,6 +32,8 @@ MINE = {
     "random_seed", "random_split", "random_fold_in", "random_wrap", "random_unwrap", "erf",
     "erfc", "erf_inv", "lgamma", "digamma", "bessel_i0e", "bessel_i1e", "zeta", "polygamma",
     "nextafter", "population_count", "clz", "reduce_precision", "bitcast_convert_type",
+    "cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr",
+    "householder_product", "eigh", "svd", "fft",
 }
 X = (np.arange(24.0).reshape(4, 6) % 7 - 2.5).astype(np.float32)
 XI = np.array([[3, 1, 2, 1, 0, 3, 2], [5, 1, 0, 1, 5, 5, 5]], np.int32)
@@ -247,12 +249,61 @@ SPECIAL = [
      (UNIT,)),
 ]
 
+_rng = np.random.default_rng(1)
+A = _rng.standard_normal((3, 3)).astype(np.float32)
+SPD = (A @ A.T + 3 * np.eye(3)).astype(np.float32)
+B3 = _rng.standard_normal((2, 4, 3)).astype(np.float32)
+TALL = _rng.standard_normal((4, 3)).astype(np.float32)
+WIDE = _rng.standard_normal((3, 4)).astype(np.float32)
+
+LINALG = [
+    ("cholesky", lambda m: lambda x: m.lax.linalg.cholesky(x), (SPD,)),
+    ("cholesky_not_pd_nan", lambda m: lambda x: m.lax.linalg.cholesky(x), (-SPD,)),
+    ("cholesky_batched", lambda m: lambda x: m.numpy.linalg.cholesky(x),
+     (np.stack([SPD, SPD * 2]),)),
+    ("triangular_solve_left_lower", lambda m: lambda a, b: m.lax.linalg.triangular_solve(
+        a, b, left_side=True, lower=True), (SPD, A)),
+    ("triangular_solve_right_transposed", lambda m: lambda a, b: m.lax.linalg.triangular_solve(
+        a, b, left_side=False, lower=False, transpose_a=True, unit_diagonal=True), (SPD, A)),
+    ("lu", lambda m: lambda x: m.lax.linalg.lu(x), (A,)),
+    ("lu_batched_tall", lambda m: lambda x: m.lax.linalg.lu(x), (B3,)),
+    ("lu_wide", lambda m: lambda x: m.lax.linalg.lu(x), (WIDE,)),
+    ("lu_pivots_to_permutation", lambda m: lambda p: m.lax.linalg.lu_pivots_to_permutation(
+        p, 5), (np.array([[2, 2, 4], [0, 3, 3]], np.int32),)),
+    ("solve", lambda m: lambda a, b: m.numpy.linalg.solve(a, b), (SPD, A)),
+    ("det", lambda m: lambda a: m.numpy.linalg.det(a), (A,)),
+    ("inv", lambda m: lambda x: m.numpy.linalg.inv(x), (SPD,)),
+    ("qr", lambda m: lambda x: m.numpy.linalg.qr(x), (TALL,)),
+    ("qr_complete", lambda m: lambda x: m.numpy.linalg.qr(x, mode="complete"), (TALL,)),
+    ("qr_wide", lambda m: lambda x: m.numpy.linalg.qr(x), (WIDE,)),
+    ("qr_batched", lambda m: lambda x: m.numpy.linalg.qr(x), (B3,)),
+    ("householder_product", lambda m: lambda a, t: m.lax.linalg.householder_product(a, t),
+     (TALL, np.array([1.2, 0.5, 0.0], np.float32))),
+    ("eigh", lambda m: lambda x: m.numpy.linalg.eigh(x), (SPD,)),
+    ("eigvalsh_batched", lambda m: lambda x: m.numpy.linalg.eigvalsh(x),
+     (np.stack([SPD, SPD * 2]),)),
+    ("svd_values", lambda m: lambda x: m.numpy.linalg.svd(x, compute_uv=False), (TALL,)),
+    ("svd_reconstructs", lambda m: lambda x: (lambda u, s, vt: (u * s[..., None, :]) @ vt)(
+        *m.numpy.linalg.svd(x, full_matrices=False)), (B3,)),
+    ("pinv", lambda m: lambda x: m.numpy.linalg.pinv(x), (TALL,)),
+    ("fft", lambda m: lambda x: m.numpy.fft.fft(x), (TALL,)),
+    ("ifft2", lambda m: lambda x: m.numpy.fft.ifft2(x.astype(np.complex64)), (TALL,)),
+    ("rfft", lambda m: lambda x: m.numpy.fft.rfft(x, axis=0), (TALL,)),
+    ("irfft", lambda m: lambda x: m.numpy.fft.irfft(m.numpy.fft.rfft(x), n=3), (TALL,)),
+]
+
 TABLE = SLICING + SORTING + WINDOWED + CONTROL_FLOW + RANDOM
 
 
 @pytest.mark.parametrize("name,build,args", TABLE, ids=[r[0] for r in TABLE])
 def test_xla_rule(name, build, args):
   _check(name, build, args)
+
+
+@pytest.mark.parametrize("name,build,args", LINALG, ids=[r[0] for r in LINALG])
+def test_xla_linalg_rule(name, build, args):
+  # LAPACK (jaxlib's kernels) against NumPy's LAPACK and JAX's: the same algorithms, float32
+  _check(name, build, args, rtol=2e-4, atol=2e-5)
 
 
 @pytest.mark.parametrize("name,build,args", SPECIAL, ids=[r[0] for r in SPECIAL])

@@ -6,11 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.dot import dot_general_p
 from jaxlite._src.lax.elementwise_functions import asarg
+from jaxlite._src.lax import linalg_lowering
 from jaxlite._src.lax.linalg_common import (
     _check_inexact, _check_square, _cholesky_np, _conj, _instantiate, _lapack,
     _linalg_primitive, _mT, _matmul, _row_scale, _solve_triangular_np, symmetrize, tril, triu)
@@ -66,6 +68,7 @@ def _triangular_solve_abstract(a, b, *, left_side=False, lower=False, transpose_
 
 triangular_solve_p = _linalg_primitive("triangular_solve", _triangular_solve_impl,
                                        _triangular_solve_abstract, False)
+xla.register(triangular_solve_p, linalg_lowering.triangular_solve_rule)
 
 
 def _triangular_solve_jvp_a(g_a, ans, a, b, *, left_side, lower, transpose_a, conjugate_a,
@@ -273,6 +276,7 @@ def _householder_product_abstract(a, taus):
 
 householder_product_p = _linalg_primitive("householder_product", _householder_product_impl,
                                           _householder_product_abstract, False)
+xla.register(householder_product_p, linalg_lowering.householder_product_rule)
 
 
 def householder_product(a, taus):

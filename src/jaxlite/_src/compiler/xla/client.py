@@ -150,6 +150,7 @@ def _make_client(platform: str):
   xc = xla_client()
   if platform == "cpu":
     from jaxlite._src import devices as devices_lib
+    _register_lapack(xc)
     return xc.make_cpu_client(num_devices=devices_lib._requested_count())
   path = plugin_paths().get(platform)
   if path is None:
@@ -159,6 +160,15 @@ def _make_client(platform: str):
   if not xc.pjrt_plugin_initialized(platform):
     xc.initialize_pjrt_plugin(platform)
   return xc.make_c_api_client(platform, {})
+
+
+def _register_lapack(xc) -> None:
+  """jaxlib's LAPACK kernels as XLA custom-call targets (`lapack_sgetrf_ffi`, ...): the CPU
+  lowering of lu, qr, eigh, svd and cholesky calls them, as JAX's does."""
+  from jaxlib import lapack
+  for name, fn, api_version in lapack.registrations()["cpu"]:
+    xc.register_custom_call_target(name, fn, "cpu", api_version)
+  lapack._lapack.initialize()
 
 
 def live_clients() -> dict:

@@ -1,0 +1,277 @@
+"""StableHLO lowering rules of the linalg primitives, as JAX lowers them on the CPU: XLA's own
+triangular_solve, and jaxlib's LAPACK kernels as typed-FFI custom calls (`lapack_spotrf_ffi`,
+`lapack_sgetrf_ffi`, `lapack_sgeqrf_ffi` + `lapack_sorgqr_ffi`, `lapack_ssyevd_ffi`,
+`lapack_sgesdd_ffi`; the CPU client registers them, `compiler/xla/client.py`). A matrix whose
+factorization fails comes out as NaNs, as in JAX and the NumPy impls. `linalg.py` and
+`linalg_solve.py` register the rules next to their primitives.
+
+The LAPACK targets exist only in jaxlib's CPU client: on a TPU or GPU these primitives have no
+lowering yet (JAX uses other algorithms there).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src.compiler.xla import lowering as xla
+
+_PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
+
+
+def _aval(shape, dtype):
+  return core.ShapedArray(tuple(shape), np.dtype(dtype))
+
+
+def _target(base: str, dtype) -> str:
+  name = np.dtype(dtype).name
+  if name not in _PREFIX:
+    raise xla.LoweringError(f"LAPACK has no {base} for dtype {name} (float32, float64, "
+                            "complex64, complex128)")
+  return f"lapack_{_PREFIX[name]}{base}_ffi"
+
+
+def _layout(rank: int) -> str:
+  """Column-major matrices (LAPACK's) with the batch dims outermost: minor-to-major
+  (r-2, r-1, r-3, ..., 0)."""
+  order = [rank - 2, rank - 1, *range(rank - 3, -1, -1)]
+  return f"dense<{xla.i64_list(order)}> : tensor<{rank}xindex>"
+
+
+def _vector_layout(rank: int) -> str:
+  """Row-major (vectors of pivots, taus, eigenvalues; info scalars)."""
+  order = list(range(rank - 1, -1, -1))
+  return f"dense<{xla.i64_list(order)}> : tensor<{rank}xindex>" if rank else \
+      "dense<> : tensor<0xindex>"
+
+
+def lapack_call(ctx, base, operands, results, config: dict, matrices_out, alias=0):
+  """One LAPACK custom call. `results`: avals; `matrices_out[i]`: whether result i is a matrix
+  (column-major) or a vector/scalar, as is operand 0 (the others are vectors); result 0
+  aliases operand `alias` (LAPACK works in place)."""
+  in_layouts = ", ".join(_layout(len(v.shape)) if i == 0 else _vector_layout(len(v.shape))
+                         for i, v in enumerate(operands))
+  out_layouts = ", ".join(_layout(len(a.shape)) if mat else _vector_layout(len(a.shape))
+                          for a, mat in zip(results, matrices_out))
+  backend = ", ".join(f"{k} = {v} : ui8" for k, v in config.items())
+  nbatch = len(operands[0].shape) - 2
+  attrs = {
+      "call_target_name": xla.string_attr(_target(base, operands[0].dtype)),
+      "api_version": "1 : i32",
+      "backend_config": '""',
+      "has_side_effect": "false",
+      "operand_layouts": f"[{in_layouts}]",
+      "result_layouts": f"[{out_layouts}]",
+      "mhlo.backend_config": f"{{{backend}}}",
+      "mhlo.frontend_attributes": f'{{num_batch_dims = "{nbatch}"}}',
+  }
+  if alias is not None:  # a single result is no tuple: its index path is empty
+    index = "[0]" if len(results) > 1 else "[]"
+    attrs["output_operand_aliases"] = (
+        f"[#stablehlo.output_operand_alias<output_tuple_indices = {index}, "
+        f"operand_index = {alias}, operand_tuple_indices = []>]")
+  return ctx.op("stablehlo.custom_call", list(operands), list(results), attrs)
+
+
+def _nan_unless(ctx, ok, x):
+  """x where the batch's `ok` (a bool per matrix, the batch shape) holds, else NaN."""
+  ok = ctx.broadcast_to(ok, x.shape, dims=range(len(ok.shape)))
+  nan = ctx.constant(np.full((), np.nan, x.dtype), shape=x.shape)
+  return ctx.select(ok, x, nan)
+
+
+def _info_ok(ctx, info, direction="EQ"):
+  return ctx.compare(info, ctx.constant(np.zeros((), info.dtype), shape=info.shape), direction)
+
+
+def _slice(ctx, x, limits, starts=None):
+  starts = starts or [0] * len(limits)
+  if list(limits) == list(x.shape) and not any(starts):
+    return x
+  shape = [hi - lo for lo, hi in zip(starts, limits)]
+  return ctx.op("stablehlo.slice", [x], _aval(shape, x.dtype),
+                {"start_indices": xla.i64_array(starts), "limit_indices": xla.i64_array(limits),
+                 "strides": xla.i64_array([1] * len(limits))})
+
+
+def _triangle(ctx, x, upper: bool):
+  """The upper (diagonal included) or strictly lower triangle of the last two dims, zero else."""
+  rank = len(x.shape)
+  rows = ctx.op("stablehlo.iota", [], _aval(x.shape, np.int32),
+                {"iota_dimension": f"{rank - 2} : i64"})
+  cols = ctx.op("stablehlo.iota", [], _aval(x.shape, np.int32),
+                {"iota_dimension": f"{rank - 1} : i64"})
+  keep = ctx.compare(cols, rows, "GE" if upper else "LT")
+  return ctx.select(keep, x, ctx.zeros(x.shape, x.dtype))
+
+
+# --- cholesky, triangular_solve -------------------------------------------------------------------
+
+def cholesky_rule(ctx, x):
+  batch = x.shape[:-2]
+  out, info = lapack_call(ctx, "potrf", [x], [x.aval, _aval(batch, np.int32)], {"uplo": 76},
+                          [True, False])
+  return _nan_unless(ctx, _info_ok(ctx, info), out)
+
+
+def triangular_solve_rule(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a,
+                          unit_diagonal):
+  if conjugate_a and not transpose_a and np.dtype(a.dtype).kind == "c":
+    a = ctx.op("chlo.conj", [a], a.aval)
+  how = ("ADJOINT" if conjugate_a else "TRANSPOSE") if transpose_a else "NO_TRANSPOSE"
+  return ctx.op("stablehlo.triangular_solve", [a, b], ctx.aval_out,
+                {"left_side": _b(left_side), "lower": _b(lower),
+                 "unit_diagonal": _b(unit_diagonal),
+                 "transpose_a": f"#stablehlo<transpose {how}>"})
+
+
+def _b(flag) -> str:
+  return "true" if flag else "false"
+
+
+# --- lu -------------------------------------------------------------------------------------------
+
+def lu_rule(ctx, x):
+  batch, (m, n) = x.shape[:-2], x.shape[-2:]
+  k = min(m, n)
+  lu, pivots, info = lapack_call(
+      ctx, "getrf", [x], [x.aval, _aval((*batch, k), np.int32), _aval(batch, np.int32)], {},
+      [True, False, False])
+  pivots = ctx.op("stablehlo.subtract", [pivots, ctx.constant(np.ones((), np.int32),
+                                                              shape=pivots.shape)],
+                  pivots.aval)  # LAPACK counts rows from 1
+  lu = _nan_unless(ctx, _info_ok(ctx, info, "GE"), lu)
+  perm = pivots_to_permutation(ctx, pivots, m, ctx.avals_out[2].dtype)
+  return [lu, ctx.convert(pivots, ctx.avals_out[1].dtype), perm]
+
+
+def pivots_to_permutation(ctx, pivots, size: int, dtype):
+  """The row permutation that LAPACK's successive swaps (row i with row pivots[i]) make: a
+  while loop over the pivots, each swap a one-hot select over the batch."""
+  pivots = ctx.convert(pivots, np.int32)
+  batch, k = pivots.shape[:-1], pivots.shape[-1]
+  perm_aval = _aval((*batch, size), np.int32)
+  perm0 = ctx.op("stablehlo.iota", [], perm_aval, {"iota_dimension": f"{len(batch)} : i64"})
+  i0 = ctx.constant(np.asarray(0, np.int32))
+  state = [i0, pivots, perm0]
+  avals = [v.aval for v in state]
+
+  def cond(c, i, piv, perm):
+    return [c.compare(i, c.constant(np.asarray(k, np.int32)), "LT")]
+
+  def body(c, i, piv, perm):
+    zero = c.constant(np.asarray(0, np.int32))
+    j = _column(c, piv, i, zero)                                   # batch
+    cols = c.op("stablehlo.iota", [], perm_aval, {"iota_dimension": f"{len(batch)} : i64"})
+    at_i = c.compare(cols, c.broadcast_to(i, perm_aval.shape, dims=[]), "EQ")
+    at_j = c.compare(cols, c.broadcast_to(j, perm_aval.shape, dims=range(len(batch))), "EQ")
+    p_i = _column(c, perm, i, zero)
+    p_j = _pick(c, perm, at_j)
+    spread = lambda v: c.broadcast_to(v, perm_aval.shape, dims=range(len(batch)))  # noqa: E731
+    new = c.select(at_j, spread(p_i), perm)
+    new = c.select(at_i, spread(p_j), new)
+    step = c.op("stablehlo.add", [i, c.constant(np.asarray(1, np.int32))], i.aval)
+    return [step, piv, new]
+
+  outs = ctx.op("stablehlo.while", state, avals,
+                regions=[ctx.region(avals, cond), ctx.region(avals, body)])
+  return ctx.convert(outs[2], dtype)
+
+
+def _column(ctx, x, i, zero):
+  """x[..., i] for a scalar index i (a batch-shaped value)."""
+  batch = x.shape[:-1]
+  one = ctx.op("stablehlo.dynamic_slice", [x] + [zero] * len(batch) + [i],
+               _aval((*batch, 1), x.dtype), {"slice_sizes": xla.i64_array((*batch, 1))})
+  return ctx.reshape(one, batch)
+
+
+def _pick(ctx, x, onehot):
+  """sum(where(onehot, x, 0), -1): the element a one-hot mask picks in each row."""
+  zero = ctx.zeros(x.shape, x.dtype)
+  masked = ctx.select(onehot, x, zero)
+  return ctx.op("stablehlo.reduce", [masked, ctx.constant(np.zeros((), x.dtype))],
+                _aval(x.shape[:-1], x.dtype), {"dimensions": xla.i64_array([len(x.shape) - 1])},
+                regions=[ctx.scalar_region(x.dtype, "stablehlo.add")])
+
+
+def lu_pivots_to_permutation_rule(ctx, pivots, *, permutation_size):
+  return pivots_to_permutation(ctx, pivots, permutation_size, ctx.aval_out.dtype)
+
+
+# --- qr, householder_product ----------------------------------------------------------------------
+
+def _orgqr(ctx, a, taus):
+  base = "ungqr" if np.dtype(a.dtype).kind == "c" else "orgqr"
+  return lapack_call(ctx, base, [a, taus], [a.aval], {}, [True])[0]
+
+
+def householder_product_rule(ctx, a, taus):
+  return _orgqr(ctx, a, taus)
+
+
+def qr_rule(ctx, x, *, pivoting, full_matrices, use_magma):
+  if pivoting:
+    raise xla.LoweringError("qr with pivoting=True has no XLA lowering here (LAPACK geqp3 is "
+                            "not wired); use pivoting=False")
+  batch, (m, n) = x.shape[:-2], x.shape[-2:]
+  k = min(m, n)
+  a, taus = lapack_call(ctx, "geqrf", [x], [x.aval, _aval((*batch, k), x.dtype)], {},
+                        [True, False])
+  q_cols = m if full_matrices else k
+  r = _triangle(ctx, _slice(ctx, a, (*batch, q_cols if m > n else m, n)), upper=True)
+  if q_cols <= n:
+    q_in = _slice(ctx, a, (*batch, m, q_cols))
+  else:  # a square Q wider than A: zero columns after A's
+    pad = ctx.zeros((*batch, m, q_cols - n), x.dtype)
+    q_in = ctx.op("stablehlo.concatenate", [a, pad], _aval((*batch, m, q_cols), x.dtype),
+                  {"dimension": f"{len(batch) + 1} : i64"})
+  return [_orgqr(ctx, q_in, taus), r]
+
+
+# --- eigh, svd ------------------------------------------------------------------------------------
+
+def eigh_rule(ctx, x, *, lower=True, sort_eigenvalues=True, subset_by_index=None,
+              algorithm=None):
+  batch, n = x.shape[:-2], x.shape[-1]
+  real = np.finfo(x.dtype).dtype
+  base = "heevd" if np.dtype(x.dtype).kind == "c" else "syevd"
+  v, w, info = lapack_call(ctx, base, [x], [x.aval, _aval((*batch, n), real),
+                                           _aval(batch, np.int32)],
+                           {"mode": 86, "uplo": 76 if lower else 85}, [True, False, False])
+  ok = _info_ok(ctx, info)
+  v, w = _nan_unless(ctx, ok, v), _nan_unless(ctx, ok, w)
+  if subset_by_index is not None:
+    lo, hi = subset_by_index
+    v = _slice(ctx, v, (*batch, n, hi), [0] * len(batch) + [0, lo])
+    w = _slice(ctx, w, (*batch, hi), [0] * len(batch) + [lo])
+  return [v, w]
+
+
+def svd_rule(ctx, x, *, full_matrices=True, compute_uv=True, subset_by_index=None,
+             algorithm=None):
+  batch, (m, n) = x.shape[:-2], x.shape[-2:]
+  k = min(m, n)
+  real = np.finfo(x.dtype).dtype
+  if not compute_uv:
+    mode, u_shape, vt_shape = 78, (m, m), (n, n)  # 'N': u, vt untouched
+  elif full_matrices:
+    mode, u_shape, vt_shape = 65, (m, m), (n, n)  # 'A'
+  else:
+    mode, u_shape, vt_shape = 83, (m, k), (k, n)  # 'S'
+  _, s, u, vt, info = lapack_call(
+      ctx, "gesdd", [x], [x.aval, _aval((*batch, k), real), _aval((*batch, *u_shape), x.dtype),
+                          _aval((*batch, *vt_shape), x.dtype), _aval(batch, np.int32)],
+      {"mode": mode}, [True, False, True, True, False])
+  ok = _info_ok(ctx, info)
+  s = _nan_unless(ctx, ok, s)
+  lead = [0] * len(batch)
+  if subset_by_index is not None:
+    lo, hi = subset_by_index
+    s = _slice(ctx, s, (*batch, hi), lead + [lo])
+  if not compute_uv:
+    return [s]
+  u, vt = _nan_unless(ctx, ok, u), _nan_unless(ctx, ok, vt)
+  if subset_by_index is not None:
+    u = _slice(ctx, u, (*batch, m, hi), lead + [0, lo])
+    vt = _slice(ctx, vt, (*batch, hi, n), lead + [lo, 0])
+  return [s, u, vt]
