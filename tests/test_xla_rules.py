@@ -33,7 +33,8 @@ MINE = {
     "erfc", "erf_inv", "lgamma", "digamma", "bessel_i0e", "bessel_i1e", "zeta", "polygamma",
     "nextafter", "population_count", "clz", "reduce_precision", "bitcast_convert_type",
     "cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr",
-    "householder_product", "eigh", "svd", "fft",
+    "householder_product", "eigh", "svd", "fft", "pure_callback", "io_callback",
+    "debug_callback", "debug_print",
 }
 X = (np.arange(24.0).reshape(4, 6) % 7 - 2.5).astype(np.float32)
 XI = np.array([[3, 1, 2, 1, 0, 3, 2], [5, 1, 0, 1, 5, 5, 5]], np.int32)
@@ -292,7 +293,19 @@ LINALG = [
     ("irfft", lambda m: lambda x: m.numpy.fft.irfft(m.numpy.fft.rfft(x), n=3), (TALL,)),
 ]
 
-TABLE = SLICING + SORTING + WINDOWED + CONTROL_FLOW + RANDOM
+CALLBACKS = [
+    ("pure_callback", lambda m: lambda x: m.pure_callback(
+        np.sin, m.ShapeDtypeStruct(x.shape, x.dtype), x) * 2, (X,)),
+    ("pure_callback_two_results", lambda m: lambda x: m.pure_callback(
+        lambda v: (np.cos(v), (v * 3).astype(np.int32)),
+        (m.ShapeDtypeStruct(x.shape, x.dtype), m.ShapeDtypeStruct(x.shape, np.int32)), x), (X,)),
+    ("pure_callback_in_scan", lambda m: lambda x: m.lax.scan(lambda c, r: (c + m.pure_callback(
+        np.exp, m.ShapeDtypeStruct(r.shape, r.dtype), r), c), x[0], x), (X,)),
+    ("io_callback", lambda m: lambda x: m.experimental.io_callback(
+        lambda v: np.float32(v.max()), m.ShapeDtypeStruct((), np.float32), x) + 1, (X,)),
+]
+
+TABLE = SLICING + SORTING + WINDOWED + CONTROL_FLOW + RANDOM + CALLBACKS
 
 
 @pytest.mark.parametrize("name,build,args", TABLE, ids=[r[0] for r in TABLE])
@@ -366,3 +379,23 @@ def test_random_seed_64bit():
   with x64(), _jax_x64(jax):
     _check("seed64", lambda m: lambda s: m.random.key_data(m.random.key(s)),
            (np.int64(-(1 << 40) - 3),))
+
+
+def test_debug_print_and_callback_run_inside_xla(capsys):
+  seen = []
+
+  def f(x):
+    jaxlite.debug.print("x sum is {s}", s=x.sum())
+    jaxlite.debug.callback(lambda v: seen.append(np.asarray(v)), x[0])
+    return x * 2
+  out = _xla_run(f, (X,))
+  np.testing.assert_array_equal(out[0], X * 2)
+  assert f"x sum is {X.sum()}" in capsys.readouterr().out
+  np.testing.assert_array_equal(seen[0], X[0])
+
+
+def test_host_callbacks_compile_without_the_cache_and_without_jax():
+  closed = jaxlite.make_jaxpr(lambda x: jaxlite.pure_callback(
+      np.sin, jaxlite.ShapeDtypeStruct(x.shape, x.dtype), x))(X)
+  text = xla_backend.get_xla_backend().lower(closed)
+  assert "xla_ffi_python_cpu_callback" in text and len(text.host_callbacks) == 1

@@ -38,6 +38,9 @@ def _dir():
 def compile_or_load(client, text: str, device, options, platform: str):
   xc = client_lib.xla_client()
   devices = xc.DeviceList((device.pjrt,))
+  callbacks = getattr(text, "host_callbacks", ())
+  if callbacks:  # Python callbacks cannot be serialized: compiled every time, never cached
+    return _compile_with_callbacks(client, text, devices, options, callbacks, device)
   d = _dir()
   path = None
   if d is not None:
@@ -59,6 +62,29 @@ def compile_or_load(client, text: str, device, options, platform: str):
   stats["compile_secs"] += dt
   if path is not None and dt >= config.config.jax_persistent_cache_min_compile_time_secs:
     _store(client, loaded, path)
+  return loaded
+
+
+def _compile_with_callbacks(client, text, devices, options, callbacks, device):
+  """jaxlib takes host callbacks only with a parsed MLIR module, not module text."""
+  from jaxlib.mlir import ir
+  from jaxlib.mlir.dialects import chlo, stablehlo
+  from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+  registry = ir.DialectRegistry()
+  _jax_mlir_ext.register_dialects(registry)
+  ctx = ir.Context()
+  ctx.append_dialect_registry(registry)
+  ctx.load_all_available_dialects()
+  stablehlo.register_dialect(ctx)
+  chlo.register_dialect(ctx)
+  try:
+    with ctx:
+      module = ir.Module.parse(str(text))
+    loaded = client.compile_and_load(module, devices, options, host_callbacks=list(callbacks))
+  except Exception as err:
+    from jaxlite._src.errors import JaxRuntimeError
+    raise JaxRuntimeError(f"XLA compilation failed on {device}: {err}") from err
+  stats["compiles"] += 1
   return loaded
 
 

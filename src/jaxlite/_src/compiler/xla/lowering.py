@@ -228,6 +228,7 @@ class ModuleBuilder:
     self._called: dict = {}   # id(jaxpr) -> (jaxpr kept alive, function name)
     self._names: set = set()
     self.attributes = {"mhlo.num_partitions": "1 : i32", "mhlo.num_replicas": "1 : i32"}
+    self.host_callbacks: list = []  # Python functions the host-callback custom calls index
 
   def unique(self, name: str) -> str:
     base, i = _symbol(name), 0
@@ -398,6 +399,11 @@ class LoweringContext:
       jaxpr = jaxpr.jaxpr
     return lower_jaxpr_body(self.fn, jaxpr, consts or [], args)
 
+  def host_callback(self, fn) -> int:
+    """Registers Python `fn` with the module; its index for a host-callback custom call."""
+    self.module.host_callbacks.append(fn)
+    return len(self.module.host_callbacks) - 1
+
   def call(self, closed, args, name: str = "call") -> list:
     """`closed` as a private function of the module (made once per jaxpr) and a `func.call` of
     it with `args`."""
@@ -507,13 +513,24 @@ def _retype(fn, v: Value, aval) -> Value:
   return ctx.convert(ctx.broadcast_to(v, aval.shape), aval.dtype)
 
 
+class ModuleText(str):
+  """Module text that calls back into Python: `host_callbacks[i]` is the function its custom
+  call with `index = i` runs (the compiler is handed them with the module)."""
+  host_callbacks: tuple = ()
+
+
 def lower_closed_jaxpr(closed, module_name: str = "jit_fn", donated_to=None) -> str:
   """The StableHLO module text of `closed` as `@main`. `donated_to`: {input index: output
-  index} pairs that alias (jit's donation, as XLA input/output aliases)."""
+  index} pairs that alias (jit's donation, as XLA input/output aliases). A module with host
+  callbacks comes back as a `ModuleText` carrying them."""
   module = ModuleBuilder(module_name)
   arg_attrs = {i: f"tf.aliasing_output = {o} : i32" for i, o in (donated_to or {}).items()}
   emit_function(module, closed, "main", "public", arg_attrs)
-  return module.text()
+  text = module.text()
+  if module.host_callbacks:
+    text = ModuleText(text)
+    text.host_callbacks = tuple(module.host_callbacks)
+  return text
 
 
 # --- rule factories the primitive modules use -------------------------------------------------
