@@ -30,36 +30,47 @@ def _freeze(v):
   return v
 
 
-def _device_of(args):
+def route(primitive, args, params):
+  """Runs `primitive` on `args` (Arrays on an XLA device, host values) on their device."""
+  device = None
+  vals, sig = [], []
   for a in args:
     v = getattr(a, "_value", None)
     if type(v) is xb.DeviceBuffer:
-      return v.device
-  return platforms.default_device()
-
-
-def route(primitive, args, params):
-  """Runs `primitive` on `args` (Arrays on an XLA device, host values) on their device."""
-  device = _device_of(args)
-  avals = [core.get_aval(a) for a in args]
+      if device is None:
+        device = v.device
+      vals.append(v)
+      sig.append((v.shape, v.dtype, a.weak_type))
+    elif isinstance(a, core.Tracer):
+      from jaxlite._src import errors
+      raise errors.unexpected_tracer_error(a)
+    else:
+      aval = core.get_aval(a)
+      vals.append(a._host_value() if hasattr(a, "_host_value") else np.asarray(a, aval.dtype))
+      sig.append((aval.shape, aval.dtype, aval.weak_type))
+  if device is None:
+    device = platforms.default_device()
   try:
-    key = (primitive, _freeze(params), tuple((a.shape, a.dtype, a.weak_type) for a in avals),
-           device)
+    key = (primitive, tuple(params.items()), tuple(sig), device)
     hit = _cache.get(key)
-  except TypeError:  # unhashable params: compiled every time
-    key, hit = None, None
+  except TypeError:  # a list or array among the params: their frozen form keys it
+    try:
+      key = (primitive, _freeze(params), tuple(sig), device)
+      hit = _cache.get(key)
+    except TypeError:  # unhashable params: compiled every time
+      key, hit = None, None
   if hit is None:
-    hit = _compile(primitive, avals, params, device)
+    hit = _compile(primitive, [core.get_aval(a) for a in args], params, device)
     if key is not None:
       if len(_cache) >= CACHE_LIMIT:
         _cache.pop(next(iter(_cache)))
       _cache[key] = hit
   exe, out_avals = hit
-  vals = [a._value if isinstance(a, core.Array) and hasattr(a, "_value") else
-          np.asarray(a, avals[i].dtype) for i, a in enumerate(args)]
   outs = exe(*vals)
-  made = [core.make_array(o, av) for o, av in zip(outs, out_avals)]
-  return made if primitive.multiple_results else made[0]
+  make = core.make_array
+  if primitive.multiple_results:
+    return [make(o, av) for o, av in zip(outs, out_avals)]
+  return make(outs[0], out_avals[0])
 
 
 default_route = route
