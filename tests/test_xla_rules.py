@@ -34,7 +34,7 @@ MINE = {
     "nextafter", "population_count", "clz", "reduce_precision", "bitcast_convert_type",
     "cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr",
     "householder_product", "eigh", "svd", "fft", "pure_callback", "io_callback",
-    "debug_callback", "debug_print",
+    "debug_callback", "debug_print", "call", "closed_call", "linear_call", "custom_vmap_call",
 }
 X = (np.arange(24.0).reshape(4, 6) % 7 - 2.5).astype(np.float32)
 XI = np.array([[3, 1, 2, 1, 0, 3, 2], [5, 1, 0, 1, 5, 5, 5]], np.int32)
@@ -305,7 +305,30 @@ CALLBACKS = [
         lambda v: np.float32(v.max()), m.ShapeDtypeStruct((), np.float32), x) + 1, (X,)),
 ]
 
-TABLE = SLICING + SORTING + WINDOWED + CONTROL_FLOW + RANDOM + CALLBACKS
+def _custom_vmapped(m):
+  @m.custom_batching.custom_vmap
+  def f(x):
+    return m.numpy.sin(x) * 2
+
+  @f.def_vmap
+  def rule(axis_size, in_batched, x):
+    return m.numpy.sin(x) * 2, in_batched[0]
+  return f
+
+
+def _linear(m):
+  def f(x, y):
+    return m.custom_derivatives.linear_call(lambda r, t: t * r, lambda r, t: t * r, y, x)
+  return f
+
+
+CALLS = [
+    ("custom_vmap_call", lambda m: _custom_vmapped(m), (X,)),
+    ("custom_vmap_call_vmapped", lambda m: m.vmap(_custom_vmapped(m)), (X,)),
+    ("linear_call", lambda m: _linear(m), (X, X + 1)),
+]
+
+TABLE = SLICING + SORTING + WINDOWED + CONTROL_FLOW + RANDOM + CALLBACKS + CALLS
 
 
 @pytest.mark.parametrize("name,build,args", TABLE, ids=[r[0] for r in TABLE])
@@ -399,3 +422,18 @@ def test_host_callbacks_compile_without_the_cache_and_without_jax():
       np.sin, jaxlite.ShapeDtypeStruct(x.shape, x.dtype), x))(X)
   text = xla_backend.get_xla_backend().lower(closed)
   assert "xla_ffi_python_cpu_callback" in text and len(text.host_callbacks) == 1
+
+
+@pytest.mark.parametrize("prim_name", ["call_p", "closed_call_p"])
+def test_call_primitives_inline(prim_name):
+  from jaxlite._src import closed_call
+  prim = getattr(closed_call, prim_name)
+  inner = jaxlite.make_jaxpr(lambda v: [jaxlite.numpy.cos(v) * X[0] + 1])(X)
+
+  def f(x):
+    if prim is closed_call.closed_call_p:
+      return prim.bind(x, call_jaxpr=inner)[0]
+    return prim.bind(lambda v: [jaxlite.numpy.cos(v) * X[0] + 1], x)[0]  # call_p takes a fun
+  eqns = [e.primitive for e in jaxlite.make_jaxpr(f)(X).jaxpr.eqns]
+  assert prim in eqns
+  np.testing.assert_allclose(_xla_run(f, (X,))[0], np.cos(X) * X[0] + 1, rtol=1e-6)
