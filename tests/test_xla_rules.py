@@ -35,6 +35,7 @@ MINE = {
     "cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr",
     "householder_product", "eigh", "svd", "fft", "pure_callback", "io_callback",
     "debug_callback", "debug_print", "call", "closed_call", "linear_call", "custom_vmap_call",
+    "random_gamma",
 }
 X = (np.arange(24.0).reshape(4, 6) % 7 - 2.5).astype(np.float32)
 XI = np.array([[3, 1, 2, 1, 0, 3, 2], [5, 1, 0, 1, 5, 5, 5]], np.int32)
@@ -226,6 +227,16 @@ RANDOM = [
     ("random_bernoulli", lambda m: lambda d: m.random.bernoulli(_key(m, d), 0.3, (8,)), (KD,)),
     ("random_categorical", lambda m: lambda d: m.random.categorical(
         _key(m, d), np.log(np.array([.1, .2, .7], np.float32)), shape=(6,)), (KD,)),
+    ("random_gamma", lambda m: lambda d: m.random.gamma(
+        _key(m, d), np.array([0.3, 1.0, 2.5, 7.0, 0.01], np.float32)), (KD,)),
+    ("random_gamma_shaped", lambda m: lambda d: m.random.gamma(_key(m, d), 2.0, (3, 4)), (KD,)),
+    ("random_loggamma", lambda m: lambda d: m.random.loggamma(
+        _key(m, d), np.array([0.3, 1.0, 2.5, 0.001], np.float32)), (KD,)),
+    ("random_beta", lambda m: lambda d: m.random.beta(_key(m, d), 0.5, 2.0, (5,)), (KD,)),
+    ("random_dirichlet", lambda m: lambda d: m.random.dirichlet(
+        _key(m, d), np.array([0.5, 1.0, 3.0], np.float32), (2,)), (KD,)),
+    ("random_gamma_batched_keys", lambda m: lambda d: m.vmap(
+        lambda k: m.random.gamma(m.random.wrap_key_data(k), 1.5, (3,)))(d), (KD3,)),
 ]
 
 POS = np.array([0.1, 0.5, 1.0, 2.5, 7.0, 19.0, 30.0, 150.0], np.float32)

@@ -234,3 +234,166 @@ def random_unwrap_rule(ctx, keys):
 
 def key_physical_aval(aval):
   return core.ShapedArray((*aval.shape, *aval.dtype._impl.key_shape), _U32)
+
+
+# --- random_gamma: Marsaglia-Tsang with JAX's key schedule ---------------------------------------
+# Every element has its own key and its own rejection loop; the loops run batched (a while
+# over all elements, each advancing only while it still rejects), drawing exactly what JAX's
+# vmapped sampler draws.
+
+class _Draws:
+  """Scalar draws from per-element keys (k0, k1: ui32 arrays of the elements' shape)."""
+
+  def __init__(self, ctx, dtype):
+    self.ctx, self.dtype = ctx, np.dtype(dtype)
+
+  def split(self, k0, k1, n):
+    """split(key, n)[i] for each key, i < n."""
+    ctx, shape = self.ctx, k0.shape
+    if config.jax_threefry_partitionable:
+      return [hash2x32(ctx, k0, k1, _const(ctx, 0, shape), _const(ctx, i, shape))
+              for i in range(n)]
+    words = []
+    for half in (0, 1):  # counters 0..n-1 in x0, n..2n-1 in x1; words y0 ++ y1
+      pairs = [hash2x32(ctx, k0, k1, _const(ctx, i, shape), _const(ctx, n + i, shape))
+               for i in range(n)]
+      words += [p[half] for p in pairs]
+    return [(words[2 * i], words[2 * i + 1]) for i in range(n)]
+
+  def bits(self, k0, k1, width):
+    ctx, shape = self.ctx, k0.shape
+    if width == 64:
+      low = 0 if config.jax_threefry_partitionable else 1
+      y0, y1 = hash2x32(ctx, k0, k1, _const(ctx, 0, shape), _const(ctx, low, shape))
+      hi = _bin(ctx, "stablehlo.shift_left", ctx.convert(y0, np.uint64),
+                _const(ctx, 32, shape, np.uint64))
+      return _bin(ctx, "stablehlo.or", hi, ctx.convert(y1, np.uint64))
+    y0, y1 = hash2x32(ctx, k0, k1, _const(ctx, 0, shape), _const(ctx, 0, shape))
+    word = _bin(ctx, "stablehlo.xor", y0, y1) if config.jax_threefry_partitionable else y0
+    return ctx.convert(word, _UINT[width])
+
+  def uniform(self, k0, k1, lo=0.0, hi=1.0):
+    ctx, dtype, shape = self.ctx, self.dtype, k0.shape
+    info = np.finfo(dtype)
+    nbits, nmant = info.bits, info.nmant
+    uint = _UINT[nbits]
+    raw = ctx.convert(self.bits(k0, k1, 8 if nmant < 8 else nbits), uint)
+    shifted = _bin(ctx, "stablehlo.shift_right_logical", raw,
+                   _const(ctx, (8 if nmant < 8 else nbits) - nmant, shape, uint))
+    one = np.asarray(1.0, dtype).view(uint)
+    floats = ctx.op("stablehlo.bitcast_convert",
+                    [_bin(ctx, "stablehlo.or", shifted, _const(ctx, one, shape, uint))],
+                    _aval(shape, dtype))
+    floats = _bin(ctx, "stablehlo.subtract", floats, _const(ctx, 1.0, shape, dtype))
+    lo_v, span = _const(ctx, lo, shape, dtype), _const(ctx, np.asarray(hi, dtype) -
+                                                        np.asarray(lo, dtype), shape, dtype)
+    out = _bin(ctx, "stablehlo.add", _bin(ctx, "stablehlo.multiply", floats, span), lo_v)
+    return _bin(ctx, "stablehlo.maximum", lo_v, out)
+
+  def normal(self, k0, k1):
+    lo = np.nextafter(np.asarray(-1.0, self.dtype), np.asarray(0.0, self.dtype))
+    u = self.uniform(k0, k1, lo, 1.0)
+    r = self.ctx.op("chlo.erf_inv", [u], u.aval)
+    return _bin(self.ctx, "stablehlo.multiply", _const(self.ctx, np.sqrt(2), u.shape, self.dtype),
+                r)
+
+
+def _gamma_loop(ctx, state, cond, body):
+  avals = [v.aval for v in state]
+  return ctx.op("stablehlo.while", state, avals,
+                regions=[ctx.region(avals, lambda c, *s: [_any(c, cond(c, *s))]),
+                         ctx.region(avals, body)])
+
+
+def _any(ctx, pred):
+  return ctx.op("stablehlo.reduce", [pred, ctx.constant(np.asarray(False))],
+                _aval((), np.bool_), {"dimensions": xla.i64_array(range(len(pred.shape)))},
+                regions=[ctx.scalar_region(np.bool_, "stablehlo.or")])
+
+
+def random_gamma_rule(ctx, keys, a, *, log_space):
+  dtype = np.dtype(a.dtype)
+  shape = tuple(a.shape)
+  k0, k1 = key_words(ctx, keys)
+  key_shape = tuple(k0.shape)
+  per_key = (math.prod(shape[len(key_shape):]),)
+  if config.jax_threefry_partitionable:  # one key per element: split(key, per_key)
+    y0, y1 = hash2x32(ctx, *_spread(ctx, [k0, k1], key_shape, per_key),
+                      *_counters(ctx, key_shape, per_key))
+  else:
+    flat = _hash_original(ctx, k0, k1, key_shape, 2 * per_key[0])
+    pairs = ctx.reshape(flat, (*key_shape, per_key[0], 2))
+    y0, y1 = (ctx.reshape(_slice_last(ctx, pairs, j, j + 1), (*key_shape, *per_key))
+              for j in (0, 1))
+  k0, k1 = ctx.reshape(y0, shape), ctx.reshape(y1, shape)
+  return _gamma_samples(ctx, _Draws(ctx, dtype), k0, k1, a, log_space)
+
+
+def _gamma_samples(ctx, draws, k0, k1, alpha, log_space):
+  dtype, shape = draws.dtype, alpha.shape
+  av = alpha.aval
+  f = lambda v: _const(ctx, v, shape, dtype)  # noqa: E731
+  op = lambda name, *xs: ctx.op(name, list(xs), xs[0].aval)  # noqa: E731
+  (k0, k1), (s0, s1) = draws.split(k0, k1, 2)
+  boost_mask = ctx.compare(alpha, f(1), "GE")
+  alpha_b = ctx.select(boost_mask, alpha, op("stablehlo.add", alpha, f(1)))
+  d = op("stablehlo.subtract", alpha_b, f(1 / 3))
+  c = op("stablehlo.divide", f(1 / 3), op("stablehlo.sqrt", d))
+
+  def rejects(cx, X, V, U):
+    o = lambda name, *xs: cx.op(name, list(xs), av)  # noqa: E731
+    g = lambda v: _const(cx, v, shape, dtype)  # noqa: E731
+    first = cx.compare(U, o("stablehlo.subtract", g(1), o("stablehlo.multiply", g(0.0331),
+                                                           o("stablehlo.multiply", X, X))), "GE")
+    rhs = o("stablehlo.add", o("stablehlo.multiply", X, g(0.5)), o("stablehlo.multiply", d, o(
+        "stablehlo.add", o("stablehlo.subtract", g(1), V), o("stablehlo.log", V))))
+    second = cx.compare(o("stablehlo.log", U), rhs, "GE")
+    return cx.op("stablehlo.and", [first, second], _aval(shape, np.bool_))
+
+  def outer_body(cx, k0, k1, X, V, U):
+    active = rejects(cx, X, V, U)
+    (n0, n1), (x0, x1), (u0, u1) = _Draws(cx, dtype).split(k0, k1, 3)
+    x, v = _gamma_proposal(cx, dtype, x0, x1, c)
+    u = _Draws(cx, dtype).uniform(u0, u1)
+    keep = lambda new, old: cx.select(active, new, old)  # noqa: E731
+    v3 = cx.op("stablehlo.multiply", [cx.op("stablehlo.multiply", [v, v], av), v], av)
+    return [keep(n0, k0), keep(n1, k1), keep(cx.op("stablehlo.multiply", [x, x], av), X),
+            keep(v3, V), keep(u, U)]
+
+  state = [k0, k1, f(0), f(1), f(2)]
+  _, _, X, V, U = _gamma_loop(ctx, state, lambda cx, k0, k1, X, V, U: rejects(cx, X, V, U),
+                              outer_body)
+  sample = draws.uniform(s0, s1)
+  if log_space:
+    log_samples = op("stablehlo.log_plus_one", op("stablehlo.negate", sample))
+    skip = ctx.op("stablehlo.or", [boost_mask, ctx.compare(log_samples, f(0), "EQ")],
+                  boost_mask.aval)
+    log_boost = ctx.select(skip, f(0), op("stablehlo.multiply", log_samples,
+                                         op("stablehlo.divide", f(1), alpha)))
+    return op("stablehlo.add", op("stablehlo.add", op("stablehlo.log", d), op("stablehlo.log", V)),
+              log_boost)
+  samples = op("stablehlo.subtract", f(1), sample)
+  boost = ctx.select(boost_mask, f(1), op("stablehlo.power", samples,
+                                          op("stablehlo.divide", f(1), alpha)))
+  return op("stablehlo.multiply", op("stablehlo.multiply", d, V), boost)
+
+
+def _gamma_proposal(ctx, dtype, k0, k1, c):
+  """x ~ normal and v = 1 + x c, redrawn (splitting the key) until v > 0."""
+  shape, av = c.shape, c.aval
+
+  def todo(cx, k0, k1, x, v):
+    return cx.compare(v, _const(cx, 0, shape, dtype), "LE")
+
+  def body(cx, k0, k1, x, v):
+    again = todo(cx, k0, k1, x, v)
+    (n0, n1), (s0, s1) = _Draws(cx, dtype).split(k0, k1, 2)
+    nx = _Draws(cx, dtype).normal(s0, s1)
+    nv = cx.op("stablehlo.add", [_const(cx, 1, shape, dtype),
+                                 cx.op("stablehlo.multiply", [nx, c], av)], av)
+    keep = lambda new, old: cx.select(again, new, old)  # noqa: E731
+    return [keep(n0, k0), keep(n1, k1), keep(nx, x), keep(nv, v)]
+
+  state = [k0, k1, _const(ctx, 0, shape, dtype), _const(ctx, -1, shape, dtype)]
+  _, _, x, v = _gamma_loop(ctx, state, todo, body)
+  return x, v
