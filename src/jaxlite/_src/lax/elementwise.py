@@ -117,7 +117,7 @@ INT = "iu"
 INT_BOOL = "iub"
 
 neg_p = unop("neg", np.negative, NUM, template="np.negative({0})", hlo="negate")
-sign_p = unop("sign", _sign, NUM, hlo="sign")
+sign_p = unop("sign", _sign, NUM)
 floor_p = unop("floor", np.floor, FLOAT, template="np.floor({0})", hlo="floor")
 ceil_p = unop("ceil", np.ceil, FLOAT, template="np.ceil({0})", hlo="ceil")
 is_finite_p = unop("is_finite", np.isfinite, FLOAT, out_dtype=lambda d: dtypes.bool_,
@@ -971,8 +971,45 @@ def _hlo_convert(ctx, x, *, new_dtype, weak_type=False, sharding=None):
   return ctx.convert(x, out.dtype)
 
 
+def _hlo_sign(ctx, x):
+  if x.dtype.kind != "u":
+    return ctx.op("sign", [x], x.aval)
+  zero, one = ctx.zeros(x.shape, x.dtype), ctx.constant(np.ones((), x.dtype), shape=x.shape)
+  return ctx.select(ctx.compare(x, zero, "EQ"), zero, one)  # XLA's sign takes no unsigned
+
+
+def _hlo_mulhi64(ctx, x, y):
+  """The high 64 bits of a 64-bit product from 32-bit halves (no 128-bit type in XLA); signed
+  operands: the unsigned high half, less y where x < 0 and x where y < 0."""
+  u64 = np.dtype(np.uint64)
+  av = ShapedArray(ctx.aval_out.shape, u64)
+  xu, yu = (ctx.op("bitcast_convert", [ctx.broadcast_to(v, av.shape)], av) if v.dtype != u64
+            else ctx.broadcast_to(v, av.shape) for v in (x, y))
+  c32, mask = (ctx.constant(np.asarray(v, u64), shape=av.shape) for v in (32, 0xFFFFFFFF))
+
+  def op(name, a, b):
+    return ctx.op(name, [a, b], av)
+  xl, xh, yl, yh = (op("and", xu, mask), op("shift_right_logical", xu, c32),
+                    op("and", yu, mask), op("shift_right_logical", yu, c32))
+  ll, lh, hl, hh = op("multiply", xl, yl), op("multiply", xl, yh), op("multiply", xh, yl), \
+      op("multiply", xh, yh)
+  mid = op("add", op("add", op("shift_right_logical", ll, c32), op("and", lh, mask)),
+           op("and", hl, mask))
+  hi = op("add", op("add", hh, op("shift_right_logical", lh, c32)),
+          op("add", op("shift_right_logical", hl, c32), op("shift_right_logical", mid, c32)))
+  if x.dtype.kind == "i":
+    zero = ctx.zeros(av.shape, x.dtype)
+    xs, ys = ctx.broadcast_to(x, av.shape), ctx.broadcast_to(y, av.shape)
+    hi = op("subtract", hi, ctx.select(ctx.compare(xs, zero, "LT"), yu, ctx.zeros(av.shape, u64)))
+    hi = op("subtract", hi, ctx.select(ctx.compare(ys, zero, "LT"), xu, ctx.zeros(av.shape, u64)))
+    hi = ctx.op("bitcast_convert", [hi], ctx.aval_out)
+  return hi
+
+
 def _hlo_mulhi(ctx, x, y):
-  """The high half of the double-width product (up to 32-bit operands)."""
+  """The high half of the double-width product."""
+  if x.dtype.itemsize == 8:
+    return _hlo_mulhi64(ctx, x, y)
   wide = np.dtype(f"{x.dtype.kind}{2 * x.dtype.itemsize}")
   w_av = ShapedArray(ctx.aval_out.shape, wide)
   xw, yw = (ctx.convert(ctx.broadcast_to(v, w_av.shape), wide) for v in (x, y))
@@ -995,6 +1032,7 @@ hlo.register(reduce_precision_p, lambda ctx, x, exponent_bits, mantissa_bits: ct
     "reduce_precision", [x], x.aval, {"exponent_bits": f"{int(exponent_bits)} : i32",
                                       "mantissa_bits": f"{int(mantissa_bits)} : i32"}))
 hlo.register(mulhi_p, _hlo_mulhi)
+hlo.register(sign_p, _hlo_sign)
 
 
 # select_n and clamp live in their own module; their names stay importable from here.
