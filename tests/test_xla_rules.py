@@ -448,3 +448,30 @@ def test_call_primitives_inline(prim_name):
   eqns = [e.primitive for e in jaxlite.make_jaxpr(f)(X).jaxpr.eqns]
   assert prim in eqns
   np.testing.assert_allclose(_xla_run(f, (X,))[0], np.cos(X) * X[0] + 1, rtol=1e-6)
+
+
+@pytest.fixture
+def xla_default():
+  old = jaxlite.config.jax_jaxlite_backend
+  jaxlite.config.update("jax_jaxlite_backend", "xla")
+  try:
+    yield
+  finally:
+    jaxlite.config.update("jax_jaxlite_backend", old)
+
+
+def test_typed_keys_eager_and_jitted_on_xla(xla_default):
+  """Key arrays cross the executable boundary as their ui32 data (eager random ops, jit)."""
+  jax = oracle()
+  rnd = jaxlite.random
+  k = rnd.key(0)
+  k1, k2 = rnd.split(k)
+  got = [rnd.normal(k, (3,)), jaxlite.jit(lambda k: rnd.normal(k, (3,)))(k),
+         rnd.uniform(k2, (2,)), rnd.key_data(k1), rnd.key_data(jaxlite.jit(rnd.split, static_argnums=1)(k, 3))]
+  j = jax.random
+  jk = j.key(0)
+  jk1, jk2 = j.split(jk)
+  want = [j.normal(jk, (3,)), j.normal(jk, (3,)), j.uniform(jk2, (2,)), j.key_data(jk1),
+          j.key_data(j.split(jk, 3))]
+  for g, w in zip(got, want):
+    _close(np.asarray(g), np.asarray(w), 1e-6, 1e-7, "keys on xla")

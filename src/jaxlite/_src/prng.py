@@ -742,7 +742,10 @@ for _name, _prim in (("neg", "neg"), ("pos", "pos"), ("abs", "abs"), ("invert", 
 
 
 def make_key_array(value: np.ndarray, aval: ShapedArray) -> PRNGKeyArray:
-  """The concrete array for a NumPy value of an extended-dtype aval (used by core.make_array)."""
+  """The concrete array for a NumPy value of an extended-dtype aval (used by core.make_array):
+  structured keys, or key data [..., 2] (what an XLA executable returns, copied to the host)."""
+  if tuple(np.shape(value)) == tuple(aval.shape) + aval.dtype._impl.key_shape:
+    return PRNGKeyArray(keys_from_data(np.asarray(value, np.uint32)), aval.dtype)
   return PRNGKeyArray(np.asarray(value, KEY_STORAGE), aval.dtype)
 
 

@@ -188,6 +188,8 @@ class XlaExecutable:
 
   def __init__(self, loaded, backend, device, in_avals, out_avals, text):
     self.loaded, self.backend, self.device = loaded, backend, device
+    # extended dtypes (typed PRNG keys) travel as their data: ui32 [..., 2] buffers
+    out_avals = [lowering.physical_aval(a) for a in out_avals]
     self.out_avals = [(tuple(a.shape), np.dtype(a.dtype)) for a in out_avals]
     _jax = client_lib.jax_ext()
     sh = device.sharding
@@ -299,6 +301,8 @@ class XlaBackend(backend_lib.Backend):
   def to_device(self, host_value, device=None) -> DeviceBuffer:
     device = device or self.default_device()
     x = np.asarray(host_value)
+    if x.dtype.names is not None:  # typed PRNG keys (k0, k1 records): their data, [..., 2]
+      x = np.stack([x[name] for name in x.dtype.names], axis=-1)
     if not x.flags.c_contiguous:
       x = np.ascontiguousarray(x)
     if x.dtype == dtypes.float0:
