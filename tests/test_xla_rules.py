@@ -235,6 +235,18 @@ RANDOM = [
     ("random_beta", lambda m: lambda d: m.random.beta(_key(m, d), 0.5, 2.0, (5,)), (KD,)),
     ("random_dirichlet", lambda m: lambda d: m.random.dirichlet(
         _key(m, d), np.array([0.5, 1.0, 3.0], np.float32), (2,)), (KD,)),
+    ("random_keys_as_scan_xs", lambda m: lambda d: m.lax.scan(
+        lambda c, k: (c + m.random.normal(k), m.random.key_data(k)), 0.0,
+        m.random.split(_key(m, d), 4)), (KD,)),
+    ("random_keys_as_scan_ys", lambda m: lambda d: m.random.key_data(m.lax.scan(
+        lambda k, _: (m.random.split(k)[0], m.random.split(k)[1]), _key(m, d), None,
+        length=3)[1]), (KD,)),
+    ("random_keys_through_cond", lambda m: lambda d, p: m.random.key_data(m.lax.cond(
+        p, lambda k: m.random.split(k)[0], lambda k: k, _key(m, d))), (KD, np.bool_(True))),
+    ("random_keys_batched_while", lambda m: lambda d: m.vmap(lambda k, n: m.random.key_data(
+        m.lax.while_loop(lambda s: s[1] < n, lambda s: (m.random.split(s[0])[0], s[1] + 1),
+                         (k, 0))[0]))(m.random.wrap_key_data(d), np.array([1, 3, 0], np.int32)),
+     (np.stack([KD, KD + 1, KD + 2]),)),
     ("random_gamma_batched_keys", lambda m: lambda d: m.vmap(
         lambda k: m.random.gamma(m.random.wrap_key_data(k), 1.5, (3,)))(d), (KD3,)),
 ]
