@@ -33,7 +33,8 @@ MINE = {
     "erfc", "erf_inv", "lgamma", "digamma", "bessel_i0e", "bessel_i1e", "zeta", "polygamma",
     "nextafter", "population_count", "clz", "reduce_precision", "bitcast_convert_type",
     "cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr",
-    "householder_product", "eigh", "svd", "fft", "pure_callback", "io_callback",
+    "householder_product", "eigh", "svd", "fft", "pure_callback", "io_callback", "eig",
+    "tridiagonal_solve",
     "debug_callback", "debug_print", "call", "closed_call", "linear_call", "custom_vmap_call",
     "random_gamma",
 }
@@ -310,6 +311,14 @@ LINALG = [
     ("svd_reconstructs", lambda m: lambda x: (lambda u, s, vt: (u * s[..., None, :]) @ vt)(
         *m.numpy.linalg.svd(x, full_matrices=False)), (B3,)),
     ("pinv", lambda m: lambda x: m.numpy.linalg.pinv(x), (TALL,)),
+    ("tridiagonal_solve", lambda m: lambda a, b, c, x: m.lax.linalg.tridiagonal_solve(
+        a, b, c, x), (np.array([0., 1., 2., 1.], np.float32),
+                      np.array([4., 5., 6., 7.], np.float32),
+                      np.array([1., 1., .5, 0.], np.float32), TALL[:, :2].copy())),
+    ("eigvals", lambda m: lambda x: m.numpy.linalg.eigvals(x),
+     ((A + A.T + np.diag([5., 0, -5])).astype(np.float32),)),
+    ("eig_reconstructs", lambda m: lambda x: (lambda w, v: (v * w[None, :]) @ m.numpy.linalg.inv(
+        v))(*m.numpy.linalg.eig(x)), (A,)),
     ("fft", lambda m: lambda x: m.numpy.fft.fft(x), (TALL,)),
     ("ifft2", lambda m: lambda x: m.numpy.fft.ifft2(x.astype(np.complex64)), (TALL,)),
     ("rfft", lambda m: lambda x: m.numpy.fft.rfft(x, axis=0), (TALL,)),
@@ -479,7 +488,8 @@ def test_typed_keys_eager_and_jitted_on_xla(xla_default):
   k = rnd.key(0)
   k1, k2 = rnd.split(k)
   got = [rnd.normal(k, (3,)), jaxlite.jit(lambda k: rnd.normal(k, (3,)))(k),
-         rnd.uniform(k2, (2,)), rnd.key_data(k1), rnd.key_data(jaxlite.jit(rnd.split, static_argnums=1)(k, 3))]
+         rnd.uniform(k2, (2,)), rnd.key_data(k1),
+         rnd.key_data(jaxlite.jit(rnd.split, static_argnums=1)(k, 3))]
   j = jax.random
   jk = j.key(0)
   jk1, jk2 = j.split(jk)

@@ -723,5 +723,6 @@ _register_rules()
 for _p, _rule in ((cholesky_p, linalg_lowering.cholesky_rule), (eigh_p, linalg_lowering.eigh_rule),
                   (lu_p, linalg_lowering.lu_rule), (qr_p, linalg_lowering.qr_rule),
                   (svd_p, linalg_lowering.svd_rule),
-                  (lu_pivots_to_permutation_p, linalg_lowering.lu_pivots_to_permutation_rule)):
+                  (lu_pivots_to_permutation_p, linalg_lowering.lu_pivots_to_permutation_rule),
+                  (eig_p, linalg_lowering.eig_rule)):
   xla.register(_p, _rule)

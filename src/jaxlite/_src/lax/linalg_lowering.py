@@ -44,16 +44,18 @@ def _vector_layout(rank: int) -> str:
       "dense<> : tensor<0xindex>"
 
 
-def lapack_call(ctx, base, operands, results, config: dict, matrices_out, alias=0):
+def lapack_call(ctx, base, operands, results, config: dict, matrices_out, alias=0,
+                matrices_in=(0,)):
   """One LAPACK custom call. `results`: avals; `matrices_out[i]`: whether result i is a matrix
-  (column-major) or a vector/scalar, as is operand 0 (the others are vectors); result 0
-  aliases operand `alias` (LAPACK works in place)."""
-  in_layouts = ", ".join(_layout(len(v.shape)) if i == 0 else _vector_layout(len(v.shape))
-                         for i, v in enumerate(operands))
+  (column-major) or a vector/scalar; operands numbered in `matrices_in` are matrices, the others
+  vectors; result 0 aliases operand `alias` (LAPACK works in place), or `alias` lists
+  (result, operand) pairs, or None."""
+  in_layouts = ", ".join(_layout(len(v.shape)) if i in matrices_in else
+                         _vector_layout(len(v.shape)) for i, v in enumerate(operands))
   out_layouts = ", ".join(_layout(len(a.shape)) if mat else _vector_layout(len(a.shape))
                           for a, mat in zip(results, matrices_out))
   backend = ", ".join(f"{k} = {v} : ui8" for k, v in config.items())
-  nbatch = len(operands[0].shape) - 2
+  nbatch = len(operands[matrices_in[0]].shape) - 2
   attrs = {
       "call_target_name": xla.string_attr(_target(base, operands[0].dtype)),
       "api_version": "1 : i32",
@@ -65,10 +67,11 @@ def lapack_call(ctx, base, operands, results, config: dict, matrices_out, alias=
       "mhlo.frontend_attributes": f'{{num_batch_dims = "{nbatch}"}}',
   }
   if alias is not None:  # a single result is no tuple: its index path is empty
-    index = "[0]" if len(results) > 1 else "[]"
-    attrs["output_operand_aliases"] = (
-        f"[#stablehlo.output_operand_alias<output_tuple_indices = {index}, "
-        f"operand_index = {alias}, operand_tuple_indices = []>]")
+    pairs = [(0, alias)] if isinstance(alias, int) else list(alias)
+    attrs["output_operand_aliases"] = "[" + ", ".join(
+        "#stablehlo.output_operand_alias<output_tuple_indices = "
+        f"{f'[{o}]' if len(results) > 1 else '[]'}, operand_index = {i}, "
+        "operand_tuple_indices = []>" for o, i in pairs) + "]"
   return ctx.op("stablehlo.custom_call", list(operands), list(results), attrs)
 
 
@@ -275,3 +278,39 @@ def svd_rule(ctx, x, *, full_matrices=True, compute_uv=True, subset_by_index=Non
     u = _slice(ctx, u, (*batch, m, hi), lead + [0, lo])
     vt = _slice(ctx, vt, (*batch, hi, n), lead + [lo, 0])
   return [s, u, vt]
+
+
+# --- eig, tridiagonal_solve -----------------------------------------------------------------------
+
+def eig_rule(ctx, x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
+             enable_eigvec_derivs=False, implementation=None):
+  batch, n = x.shape[:-2], x.shape[-1]
+  cdt = ctx.avals_out[0].dtype
+  vecs = [_aval(x.shape, cdt)] * 2
+  info_aval = _aval(batch, np.int32)
+  flags = {"compute_left": 86 if compute_left_eigenvectors else 78,
+           "compute_right": 86 if compute_right_eigenvectors else 78}
+  if np.dtype(x.dtype).kind == "c":
+    w, vl, vr, info = lapack_call(ctx, "geev", [x], [_aval((*batch, n), cdt), *vecs, info_aval],
+                                  flags, [False, True, True, False], alias=None)
+  else:
+    real = _aval((*batch, n), x.dtype)
+    wr, wi, vl, vr, info = lapack_call(ctx, "geev", [x], [real, real, *vecs, info_aval], flags,
+                                       [False, False, True, True, False], alias=None)
+    w = ctx.op("stablehlo.complex", [wr, wi], _aval(wr.shape, cdt))
+  ok = _info_ok(ctx, info)
+  out = [_nan_unless(ctx, ok, w)]
+  if compute_left_eigenvectors:
+    out.append(_nan_unless(ctx, ok, vl))
+  if compute_right_eigenvectors:
+    out.append(_nan_unless(ctx, ok, vr))
+  return out
+
+
+def tridiagonal_solve_rule(ctx, dl, d, du, b, *, perturb_singular=False):
+  batch = b.shape[:-2]
+  outs = lapack_call(ctx, "gtsv", [dl, d, du, b],
+                     [dl.aval, d.aval, du.aval, b.aval, _aval(batch, np.int32)], {},
+                     [False, False, False, True, False], alias=[(i, i) for i in range(4)],
+                     matrices_in=(3,))
+  return _nan_unless(ctx, _info_ok(ctx, outs[4]), outs[3])

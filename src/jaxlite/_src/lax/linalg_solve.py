@@ -323,6 +323,7 @@ def _tridiagonal_solve_abstract(dl, d, du, b, *, perturb_singular=False):
 
 tridiagonal_solve_p = _linalg_primitive("tridiagonal_solve", _tridiagonal_solve_impl,
                                         _tridiagonal_solve_abstract, False)
+xla.register(tridiagonal_solve_p, linalg_lowering.tridiagonal_solve_rule)
 
 
 def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
