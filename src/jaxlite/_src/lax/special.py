@@ -13,6 +13,7 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src.interpreters import ad
 from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import special_lowering
 from jaxlite._src.lax.families import binop, unop
 from jaxlite._src.lax.elementwise_functions import asarg
 
@@ -463,8 +464,8 @@ def _igammac64(a, x):
   return _igamma_pair(a, x)[1]
 
 
-igamma_p = binop("igamma", _in_f64(_igamma64), "f")
-igammac_p = binop("igammac", _in_f64(_igammac64), "f")
+igamma_p = binop("igamma", _in_f64(_igamma64), "f", hlo=special_lowering.igamma_rule)
+igammac_p = binop("igammac", _in_f64(_igammac64), "f", hlo=special_lowering.igammac_rule)
 
 
 # --- bessel_i0e, bessel_i1e: exponentially scaled modified Bessel functions ------------------
