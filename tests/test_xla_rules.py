@@ -34,7 +34,7 @@ MINE = {
     "nextafter", "population_count", "clz", "reduce_precision", "bitcast_convert_type",
     "cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr",
     "householder_product", "eigh", "svd", "fft", "pure_callback", "io_callback", "eig",
-    "tridiagonal_solve", "igamma", "igammac",
+    "tridiagonal_solve", "igamma", "igammac", "igamma_grad_a", "random_gamma_grad",
     "debug_callback", "debug_print", "call", "closed_call", "linear_call", "custom_vmap_call",
     "random_gamma",
 }
@@ -273,6 +273,9 @@ SPECIAL = [
     ("igamma", lambda m: lambda a, x: m.lax.igamma(a, x), (IG_A, IG_X)),
     ("igammac", lambda m: lambda a, x: m.lax.igammac(a, x), (IG_A, IG_X)),
     ("gammaincc", lambda m: lambda a, x: m.scipy.special.gammaincc(a, x), (IG_A[:6], IG_X[:6])),
+    ("igamma_grad_a", lambda m: lambda a, x: m.lax.igamma_grad_a(a, x), (IG_A[:7], IG_X[:7])),
+    ("random_gamma_grad", lambda m: lambda a, x: m.lax.random_gamma_grad(a, x),
+     (IG_A[:6], IG_X[:6])),
     ("population_count", lambda m: lambda i: m.lax.population_count(i), (BITS,)),
     ("clz", lambda m: lambda i: m.lax.clz(i), (BITS,)),
     ("reduce_precision", lambda m: lambda x: m.lax.reduce_precision(x, 5, 10), (POS * 1.001,)),
@@ -383,8 +386,8 @@ def test_xla_linalg_rule(name, build, args):
 @pytest.mark.parametrize("name,build,args", SPECIAL, ids=[r[0] for r in SPECIAL])
 def test_xla_special_rule(name, build, args):
   # chlo's expansions (JAX's too) against the NumPy impls, evaluated in float64 and rounded;
-  # igamma's series and fraction run in float32 (as JAX's)
-  _check(name, build, args, rtol=5e-5, atol=1e-6)
+  # igamma's series and fraction run in float32 (as JAX's); its derivative sums many terms
+  _check(name, build, args, rtol=1e-4 if "grad" in name else 5e-5, atol=1e-6)
 
 
 def test_stablehlo_text_names_the_ops():

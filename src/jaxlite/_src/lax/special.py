@@ -701,8 +701,10 @@ def _random_gamma_grad64(a, x):
 
 zeta_p = binop("zeta", _in_f64(_zeta64), "f", hlo="chlo.zeta")
 polygamma_p = binop("polygamma", _in_f64(_polygamma64), "f", hlo="chlo.polygamma")
-igamma_grad_a_p = binop("igamma_grad_a", _in_f64(_igamma_grad_a64), "f")
-random_gamma_grad_p = binop("random_gamma_grad", _in_f64(_random_gamma_grad64), "f")
+igamma_grad_a_p = binop("igamma_grad_a", _in_f64(_igamma_grad_a64), "f",
+                        hlo=special_lowering.igamma_grad_a_rule)
+random_gamma_grad_p = binop("random_gamma_grad", _in_f64(_random_gamma_grad64), "f",
+                            hlo=special_lowering.random_gamma_grad_rule)
 
 
 def _polygamma_dm(t, m, x):
