@@ -507,3 +507,26 @@ def test_typed_keys_eager_and_jitted_on_xla(xla_default):
           j.key_data(j.split(jk, 3))]
   for g, w in zip(got, want):
     _close(np.asarray(g), np.asarray(w), 1e-6, 1e-7, "keys on xla")
+
+
+def test_check_staged_without_checkify():
+  """As on the NumPy backend and in JAX: a debug_check is dropped, a check is an error."""
+  from jaxlite.experimental import checkify
+  out = _xla_run(lambda x: (checkify.debug_check(x.sum() > 0, "neg"), x * 2)[1], (X,))
+  np.testing.assert_array_equal(out[0], X * 2)
+  with pytest.raises(ValueError, match="not functionalized"):
+    _xla_run(lambda x: (checkify.check(x.sum() > 0, "neg"), x * 2)[1], (X,))
+
+
+def test_checkify_functionalized_runs_on_xla():
+  """checkify's error values (codes, payloads) computed by XLA equal the NumPy backend's."""
+  from jaxlite.experimental import checkify
+
+  def f(x):
+    checkify.check(x.sum() < 0, "sum is {s}", s=x.sum())
+    return x * 2
+  got = _xla_run(checkify.checkify(f), (X,))
+  want = _leaves(checkify.checkify(f)(jaxlite.numpy.asarray(X)))
+  assert len(got) == len(want) >= 2
+  for g, w in zip(got, want):
+    _close(g, w, 1e-6, 1e-6, "checkify")
