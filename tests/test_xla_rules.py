@@ -34,7 +34,7 @@ MINE = {
     "nextafter", "population_count", "clz", "reduce_precision", "bitcast_convert_type",
     "cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr",
     "householder_product", "eigh", "svd", "fft", "pure_callback", "io_callback", "eig",
-    "tridiagonal_solve", "igamma", "igammac", "igamma_grad_a", "random_gamma_grad",
+    "tridiagonal_solve", "symmetric_product", "cholesky_update", "igamma", "igammac", "igamma_grad_a", "random_gamma_grad",
     "debug_callback", "debug_print", "call", "closed_call", "linear_call", "custom_vmap_call",
     "random_gamma",
 }
@@ -328,6 +328,12 @@ LINALG = [
      ((A + A.T + np.diag([5., 0, -5])).astype(np.float32),)),
     ("eig_reconstructs", lambda m: lambda x: (lambda w, v: (v * w[None, :]) @ m.numpy.linalg.inv(
         v))(*m.numpy.linalg.eig(x)), (A,)),
+    ("symmetric_product", lambda m: lambda a, c: m.lax.linalg.symmetric_product(
+        a, c, alpha=2.0, beta=0.5), (TALL, (TALL @ TALL.T).astype(np.float32))),
+    ("symmetric_product_batched", lambda m: lambda a: m.lax.linalg.symmetric_product(
+        a, np.zeros((2, 4, 4), np.float32)), (B3,)),
+    ("cholesky_update", lambda m: lambda r, w: m.lax.linalg.cholesky_update(r, w),
+     (np.linalg.cholesky(SPD).T.astype(np.float32), A[0].copy())),
     ("fft", lambda m: lambda x: m.numpy.fft.fft(x), (TALL,)),
     ("ifft2", lambda m: lambda x: m.numpy.fft.ifft2(x.astype(np.complex64)), (TALL,)),
     ("rfft", lambda m: lambda x: m.numpy.fft.rfft(x, axis=0), (TALL,)),

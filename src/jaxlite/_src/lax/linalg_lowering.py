@@ -314,3 +314,58 @@ def tridiagonal_solve_rule(ctx, dl, d, du, b, *, perturb_singular=False):
                      [False, False, False, True, False], alias=[(i, i) for i in range(4)],
                      matrices_in=(3,))
   return _nan_unless(ctx, _info_ok(ctx, outs[4]), outs[3])
+
+
+# --- symmetric_product, cholesky_update -----------------------------------------------------------
+
+def _gram(ctx, a, b, conj_b: bool, out_aval, contract: str):
+  """a bᴴ (`contract` "last": over a's and b's last dims) or aᴴ b ("first": over the
+  second-to-last), batched over the leading dims."""
+  rank = len(a.shape)
+  batch = list(range(rank - 2))
+  k = rank - 1 if contract == "last" else rank - 2
+  if conj_b and np.dtype(b.dtype).kind == "c":
+    b = ctx.op("chlo.conj", [b], b.aval)
+  dims = (f"#stablehlo.dot<lhs_batching_dimensions = {xla.i64_list(batch)}, "
+          f"rhs_batching_dimensions = {xla.i64_list(batch)}, "
+          f"lhs_contracting_dimensions = [{k}], rhs_contracting_dimensions = [{k}]>")
+  if not batch:
+    dims = f"#stablehlo.dot<lhs_contracting_dimensions = [{k}], rhs_contracting_dimensions = [{k}]>"
+  return ctx.op("stablehlo.dot_general", [a, b], out_aval,
+                {"dot_dimension_numbers": dims,
+                 "precision_config": "[#stablehlo<precision HIGHEST>, #stablehlo<precision "
+                                     "HIGHEST>]"})
+
+
+def symmetric_product_rule(ctx, a, c, *, alpha, beta):
+  out = ctx.aval_out
+  prod = _gram(ctx, a, a, True, out, "last")
+  scale = lambda v, s: ctx.op("stablehlo.multiply", [v, ctx.constant(  # noqa: E731
+      np.asarray(s, out.dtype), shape=out.shape)], out)
+  return ctx.op("stablehlo.add", [scale(prod, alpha), scale(c, beta)], out)
+
+
+def cholesky_update_rule(ctx, r, w):
+  """The upper factor of Rᴴ R + w wᴴ: refactorized (potrf of the updated Gram matrix)."""
+  out = ctx.aval_out
+  rank = len(r.shape)
+  gram = _gram(ctx, r, r, False, out, "first")
+  if np.dtype(r.dtype).kind == "c":  # Rᴴ R: conjugate the left factor
+    gram = _gram(ctx, ctx.op("chlo.conj", [r], r.aval), r, False, out, "first")
+  col = ctx.reshape(w, (*w.shape, 1))
+  outer = _gram(ctx, col, col, True, out, "last")
+  lower = cholesky_rule(ctx.with_avals([out], [out]), ctx.op("stablehlo.add", [gram, outer], out))
+  lower = _lower_triangle(ctx, lower)  # potrf leaves the Gram matrix above the diagonal
+  perm = [*range(rank - 2), rank - 1, rank - 2]
+  upper = ctx.op("stablehlo.transpose", [lower], out, {"permutation": xla.i64_array(perm)})
+  return ctx.op("chlo.conj", [upper], out) if np.dtype(r.dtype).kind == "c" else upper
+
+
+def _lower_triangle(ctx, x):
+  """x on and below the diagonal of the last two dims, zero above."""
+  rank = len(x.shape)
+  rows = ctx.op("stablehlo.iota", [], _aval(x.shape, np.int32),
+                {"iota_dimension": f"{rank - 2} : i64"})
+  cols = ctx.op("stablehlo.iota", [], _aval(x.shape, np.int32),
+                {"iota_dimension": f"{rank - 1} : i64"})
+  return ctx.select(ctx.compare(cols, rows, "LE"), x, ctx.zeros(x.shape, x.dtype))

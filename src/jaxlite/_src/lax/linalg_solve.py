@@ -221,6 +221,7 @@ def _cholesky_update_abstract(r, w):
 
 cholesky_update_p = _linalg_primitive("cholesky_update", _cholesky_update_impl,
                                       _cholesky_update_abstract, False)
+xla.register(cholesky_update_p, linalg_lowering.cholesky_update_rule)
 
 
 def cholesky_update(r_matrix, w_vector):
@@ -243,6 +244,7 @@ def _symmetric_product_abstract(a, c, *, alpha, beta):
 
 symmetric_product_p = _linalg_primitive("symmetric_product", _symmetric_product_impl,
                                         _symmetric_product_abstract, False)
+xla.register(symmetric_product_p, linalg_lowering.symmetric_product_rule)
 
 
 def symmetric_product(a_matrix, c_matrix, *, alpha: float = 1.0, beta: float = 0.0,
