@@ -34,7 +34,8 @@ MINE = {
     "nextafter", "population_count", "clz", "reduce_precision", "bitcast_convert_type",
     "cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr",
     "householder_product", "eigh", "svd", "fft", "pure_callback", "io_callback", "eig",
-    "tridiagonal_solve", "symmetric_product", "cholesky_update", "igamma", "igammac", "igamma_grad_a", "random_gamma_grad",
+    "tridiagonal_solve", "symmetric_product", "cholesky_update", "igamma", "igammac",
+    "igamma_grad_a", "random_gamma_grad",
     "debug_callback", "debug_print", "call", "closed_call", "linear_call", "custom_vmap_call",
     "random_gamma",
 }
