@@ -37,7 +37,8 @@ MINE = {
     "tridiagonal_solve", "symmetric_product", "cholesky_update", "igamma", "igammac",
     "igamma_grad_a", "random_gamma_grad",
     "debug_callback", "debug_print", "call", "closed_call", "linear_call", "custom_vmap_call",
-    "random_gamma",
+    "random_gamma", "approx_top_k", "copy", "stage", "device_put", "empty2", "eq_to", "le_to",
+    "lt_to", "create_token", "after_all", "dce_sink", "check",
 }
 X = (np.arange(24.0).reshape(4, 6) % 7 - 2.5).astype(np.float32)
 XI = np.array([[3, 1, 2, 1, 0, 3, 2], [5, 1, 0, 1, 5, 5, 5]], np.int32)
@@ -132,6 +133,9 @@ SORTING = [
     ("argsort", lambda m: lambda x: m.numpy.argsort(x), (XNAN,)),
     ("top_k", lambda m: lambda x: m.lax.top_k(x, 3), (XNAN,)),
     ("top_k_int", lambda m: lambda i: m.lax.top_k(i, 2), (XI,)),
+    ("approx_max_k", lambda m: lambda x: m.lax.approx_max_k(x, 3), (X,)),
+    ("approx_min_k_axis0", lambda m: lambda x: m.lax.approx_min_k(x, 2, reduction_dimension=0),
+     (X,)),
     ("cumsum", lambda m: lambda x: m.lax.cumsum(x, 1), (X,)),
     ("cumsum_reverse", lambda m: lambda x: m.lax.cumsum(x, 0, reverse=True), (X,)),
     ("cumsum_int", lambda m: lambda i: m.lax.cumsum(i, 1), (XI,)),
@@ -537,3 +541,22 @@ def test_checkify_functionalized_runs_on_xla():
   assert len(got) == len(want) >= 2
   for g, w in zip(got, want):
     _close(g, w, 1e-6, 1e-6, "checkify")
+
+
+def test_identity_and_token_primitives():
+  from jaxlite._src.lax import identity_ops as io
+  from jaxlite._src.lax import tokens
+
+  def f(x):
+    tok = tokens.after_all(tokens.create_token(), tokens.create_token())
+    del tok
+    tokens.dce_sink(x)
+    y = io.copy_p.bind(x) * io.le_to_p.bind(x, np.float32(1.0))
+    z, = io.device_put_p.bind(y, devices=[None], srcs=[None],
+                              copy_semantics=[io.ArrayCopySemantics.ALWAYS_COPY])
+    return z + io.empty2_p.bind(dtype=np.dtype(np.float32), memory_space=None), \
+        io.eq_to_p.bind(x, np.float32(0.5)), io.lt_to_p.bind(x, np.float32(0.5))
+  got = _xla_run(f, (X,))
+  want = _leaves(f(jaxlite.numpy.asarray(X)))
+  for g, w in zip(got, want):
+    _close(g, w, 0, 0, "identity ops")

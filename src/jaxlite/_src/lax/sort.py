@@ -243,7 +243,7 @@ def _less(c, a, b):
   return c.compare(a, b, "LT", kind), c.compare(a, b, "EQ", kind)
 
 
-def _sort_comparator(ctx, operands, num_keys):
+def sort_comparator(ctx, operands, num_keys):
   """Lexicographic less-than over the first `num_keys` operands (their parts)."""
   scalars = [ShapedArray((), x.dtype) for x in operands for _ in (0, 1)]
 
@@ -263,7 +263,7 @@ def _sort_rule(ctx, *operands, dimension, is_stable, num_keys):
   return ctx.op("stablehlo.sort", list(operands), list(ctx.avals_out),
                 {"dimension": f"{int(dimension)} : i64",
                  "is_stable": "true" if is_stable else "false"},
-                regions=[_sort_comparator(ctx, operands, num_keys)])
+                regions=[sort_comparator(ctx, operands, num_keys)])
 
 
 def _top_k_rule(ctx, x, *, k, axis):
