@@ -580,6 +580,12 @@ class PRNGKeyArray(core.Array):
   # -- devices -----------------------------------------------------------------------------------
   # Placement as ArrayImpl's (a device or a multi-device sharding over the key shape).
   sharding = property(lambda self: _array_impl().sharding.fget(self))
+
+  def _xla_device(self):
+    """None: key arrays keep their structured value on the host (an XLA executable takes and
+    returns their ui32 data, copied at the call)."""
+    return None
+
   device = property(lambda self: _array_impl().device.fget(self))
   is_fully_replicated = property(lambda self: _array_impl().is_fully_replicated.fget(self))
 
