@@ -204,3 +204,66 @@ def random_gamma_grad_rule(ctx, a, x):
                   ctx.op("chlo.lgamma", [a], a.aval))
   grad_a = igamma_grad_a_rule(ctx, a, x)
   return o("negate", o("divide", grad_a, o("exponential", log_density)))
+
+
+def _beta_fraction(o, a, b, x):
+  """Lentz's continued fraction of the incomplete beta function (the convergent side)."""
+  tiny = o.c(np.finfo(o.dtype).tiny)
+  one = o.c(1)
+  qab, qap, qam = o("add", a, b), o("add", a, one), o("subtract", a, one)
+
+  def guard(oc, v):
+    return oc.where(oc.cmp(oc("abs", v), tiny, "LT"), tiny, v)
+
+  d = o("divide", one, guard(o, o("subtract", one, o("divide", o("multiply", qab, x), qap))))
+
+  def keep_going(c, m, cc, d, h, delta):
+    oc = o.with_ctx(c)
+    return _not_small(oc, oc("subtract", delta, oc.c(1)), oc.c(1))
+
+  def step(c, m, cc, d, h, delta):
+    oc = o.with_ctx(c)
+    m = oc("add", m, oc.c(1))
+    m2 = oc("multiply", m, oc.c(2))
+    half = lambda aa, cc, d: (oc("divide", oc.c(1), guard(oc, oc("add", oc.c(1), oc(  # noqa: E731
+        "multiply", aa, d)))), guard(oc, oc("add", oc.c(1), oc("divide", aa, cc))))
+    aa = oc("divide", oc("multiply", oc("multiply", m, oc("subtract", b, m)), x),
+            oc("multiply", oc("add", qam, m2), oc("add", a, m2)))
+    d, cc = half(aa, cc, d)
+    h = oc("multiply", h, oc("multiply", d, cc))
+    aa = oc("negate", oc("divide", oc("multiply", oc("multiply", oc("add", a, m),
+                                                     oc("add", qab, m)), x),
+                         oc("multiply", oc("add", a, m2), oc("add", qap, m2))))
+    d, cc = half(aa, cc, d)
+    delta = oc("multiply", d, cc)
+    return [m, cc, d, oc("multiply", h, delta), delta]
+
+  i0 = o.ctx.constant(np.asarray(0, np.int32))
+  outs = _loop(o.ctx, [i0, o.c(0), one, d, d, o.c(0)], keep_going, step)
+  return outs[3]
+
+
+def betainc_rule(ctx, a, b, x):
+  """I_x(a, b): the fraction where x < (a + 1) / (a + b + 2), I = 1 - I_{1-x}(b, a) beyond."""
+  shape = ctx.aval_out.shape
+  a, b, x = (ctx.broadcast_to(v, shape) for v in (a, b, x))
+  o = _Ops(ctx, shape, x.dtype)
+  one = o.c(1)
+  lgamma = lambda v: ctx.op("chlo.lgamma", [v], v.aval)  # noqa: E731
+  swap = o.cmp(x, o("divide", o("add", a, one), o("add", o("add", a, b), o.c(2))), "GT")
+  aa, bb, xx = o.where(swap, b, a), o.where(swap, a, b), o.where(swap, o("subtract", one, x), x)
+  inner = o.logic("and", o.cmp(xx, o.c(0), "GT"), o.cmp(xx, one, "LT"))
+  ok_ab = o.logic("and", o.cmp(aa, o.c(0), "GT"), o.cmp(bb, o.c(0), "GT"))
+  safe_x = o.where(inner, xx, o.c(0.5))
+  aa_s, bb_s = o.where(ok_ab, aa, one), o.where(ok_ab, bb, one)
+  log_beta = o("subtract", o("add", lgamma(aa_s), lgamma(bb_s)), lgamma(o("add", aa_s, bb_s)))
+  log_front = o("subtract", o("subtract", o("add", o("multiply", aa_s, o("log", safe_x)), o(
+      "multiply", bb_s, o("log_plus_one", o("negate", safe_x)))), log_beta), o("log", aa_s))
+  val = o("multiply", o("exponential", log_front), _beta_fraction(o, aa_s, bb_s, safe_x))
+  val = o.where(swap, o("subtract", one, val), val)
+  val = o.where(o.cmp(x, o.c(0), "LE"), o.c(0), o.where(o.cmp(x, one, "GE"), one, val))
+  bad = o.logic("or", o.logic("or", o.cmp(a, o.c(0), "LE"), o.cmp(b, o.c(0), "LE")),
+                o.logic("or", o.logic("or", o.cmp(a, a, "NE"), o.cmp(b, b, "NE")),
+                        o.logic("or", o.cmp(x, x, "NE"), o.logic(
+                            "or", o.cmp(x, o.c(0), "LT"), o.cmp(x, one, "GT")))))
+  return o.where(bad, o.c(np.nan), val)

@@ -10,10 +10,12 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src import dtypes
+from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import special as lax_special
+from jaxlite._src.lax import special_lowering
 from jaxlite._src.lax.families import broadcast_shapes_lax, check_dtype_kinds
 from jaxlite._src.numpy.util import check_arraylike, promote_args_inexact
 
@@ -552,6 +554,7 @@ def _betainc_abstract(a, b, x):
 regularized_incomplete_beta_p = core.Primitive("regularized_incomplete_beta")
 regularized_incomplete_beta_p.def_impl(_betainc_impl)
 regularized_incomplete_beta_p.def_abstract_eval(_betainc_abstract)
+xla.register(regularized_incomplete_beta_p, special_lowering.betainc_rule)
 
 
 def _betainc_jvp_x(t, a, b, x):
