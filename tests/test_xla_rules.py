@@ -34,7 +34,7 @@ MINE = {
     "nextafter", "population_count", "clz", "reduce_precision", "bitcast_convert_type",
     "cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr",
     "householder_product", "eigh", "svd", "fft", "pure_callback", "io_callback", "eig",
-    "tridiagonal_solve", "symmetric_product", "cholesky_update", "igamma", "igammac",
+    "tridiagonal_solve", "schur", "symmetric_product", "cholesky_update", "igamma", "igammac",
     "igamma_grad_a", "random_gamma_grad",
     "debug_callback", "debug_print", "call", "closed_call", "linear_call", "custom_vmap_call",
     "random_gamma", "approx_top_k", "copy", "stage", "device_put", "empty2", "eq_to", "le_to",
@@ -343,6 +343,8 @@ LINALG = [
         a, np.zeros((2, 4, 4), np.float32)), (B3,)),
     ("cholesky_update", lambda m: lambda r, w: m.lax.linalg.cholesky_update(r, w),
      (np.linalg.cholesky(SPD).T.astype(np.float32), A[0].copy())),
+    ("schur_reconstructs", lambda m: lambda x: (lambda t, z: z @ t @ z.T)(
+        *m.lax.linalg.schur(x)), (A,)),
     ("fft", lambda m: lambda x: m.numpy.fft.fft(x), (TALL,)),
     ("ifft2", lambda m: lambda x: m.numpy.fft.ifft2(x.astype(np.complex64)), (TALL,)),
     ("rfft", lambda m: lambda x: m.numpy.fft.rfft(x, axis=0), (TALL,)),

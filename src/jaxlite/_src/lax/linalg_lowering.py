@@ -369,3 +369,24 @@ def _lower_triangle(ctx, x):
   cols = ctx.op("stablehlo.iota", [], _aval(x.shape, np.int32),
                 {"iota_dimension": f"{rank - 1} : i64"})
   return ctx.select(ctx.compare(cols, rows, "LE"), x, ctx.zeros(x.shape, x.dtype))
+
+
+# --- schur ----------------------------------------------------------------------------------------
+
+def schur_rule(ctx, x, *, compute_schur_vectors=True, sort_eig_vals=False, select_callable=None):
+  if sort_eig_vals or select_callable is not None:
+    raise xla.LoweringError("schur with eigenvalue sorting has no XLA lowering (nor a NumPy "
+                            "impl) in jaxlite")
+  batch, n = x.shape[:-2], x.shape[-1]
+  scalar = _aval(batch, np.int32)
+  flags = {"mode": 86 if compute_schur_vectors else 78, "sort": 78}
+  if np.dtype(x.dtype).kind == "c":
+    outs = lapack_call(ctx, "gees", [x], [x.aval, x.aval, _aval((*batch, n), x.dtype), scalar,
+                                          scalar], flags, [True, True, False, False, False])
+  else:
+    w = _aval((*batch, n), x.dtype)
+    outs = lapack_call(ctx, "gees", [x], [x.aval, x.aval, w, w, scalar, scalar], flags,
+                       [True, True, False, False, False, False])
+  ok = _info_ok(ctx, outs[-1])
+  t = _nan_unless(ctx, ok, outs[0])
+  return [t, _nan_unless(ctx, ok, outs[1])] if compute_schur_vectors else [t]

@@ -189,6 +189,7 @@ def _schur_abstract(x, *, compute_schur_vectors=True, sort_eig_vals=False,
 
 
 schur_p = _linalg_primitive("schur", _schur_impl, _schur_abstract)
+xla.register(schur_p, linalg_lowering.schur_rule)
 
 
 def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
