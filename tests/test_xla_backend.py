@@ -247,12 +247,15 @@ def test_every_lowered_primitive_has_a_row():
   untested = {p.name for p in lowering.rules} - {p.name for p in seen}
   # lowered through other rows' helpers or only reachable from internals
   allowed = {"mulhi", "unstack", "copy_p", "name", "eq_to", "le_to", "lt_to"}
-  assert untested <= allowed | _OTHER_FAMILIES, sorted(untested - allowed - _OTHER_FAMILIES)
+  # read now, not at import: modules imported since (control flow, callbacks, ...) registered
+  # rules of the other families, which tests/test_xla_rules.py covers
+  others = {p.name for p in lowering.rules} - _CORE_FAMILIES
+  assert untested <= allowed | others, sorted(untested - allowed - others)
 
 
 # Rules the second engineer registers (gather/scatter, control flow, ...) are tested in their
 # own files.
-_OTHER_FAMILIES = {p.name for p in lowering.rules} - {
+_CORE_FAMILIES = {
     "neg", "sign", "floor", "ceil", "is_finite", "exp", "exp2", "log", "log1p", "expm1", "tanh",
     "logistic", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
     "atanh", "sqrt", "rsqrt", "cbrt", "abs", "not", "population_count", "clz", "real", "imag",
