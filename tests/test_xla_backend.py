@@ -402,6 +402,8 @@ def test_device_put_devices_sharding(on_xla):
   x = jaxlite.device_put(F, devs[0])
   assert x.devices() == {devs[0]} and x.device == devs[0]
   assert x.sharding.device_set == {devs[0]}
+  (shard,) = x.addressable_shards
+  assert shard.device == devs[0] and shard.data is x
   y = jaxlite.device_put(x, devs[0])
   np.testing.assert_array_equal(np.asarray(y), F)
 
@@ -500,8 +502,10 @@ def test_import_jaxlite_imports_no_jaxlib():
 
 
 def test_env_selects_xla_and_never_imports_jax():
-  r = _run("import sys, numpy as np, jaxlite, jaxlite.numpy as jnp\n"
+  r = _run("import sys, numpy as np, jaxlite, jaxlite.numpy as jnp, ml_dtypes\n"
            "y = jaxlite.jit(lambda x: jnp.sin(x) * 2)(np.ones(3, np.float32))\n"
+           "z = jaxlite.lax.exp(y).astype(ml_dtypes.bfloat16)\n"
+           "v = np.asarray(y).tolist(), str(z), jaxlite.device_get(z), float(y[0])\n"
            "print(type(y._value).__name__, jaxlite.devices()[0].platform,\n"
            "      'jax' in sys.modules, 'jaxlib' in sys.modules)", JAXLITE_BACKEND="xla")
   assert r.returncode == 0, r.stderr
