@@ -300,6 +300,9 @@ def test_dense_constants_are_exact():
     assert text.startswith("dense<") and text.endswith(lowering.tensor_type(np.shape(v),
                                                                             np.asarray(v).dtype))
   assert lowering.dense_elements(np.float32(2)) == "dense<2.0> : tensor<f32>"
+  assert lowering.dense_elements(np.float64(1e-5)) == "dense<1.0e-05> : tensor<f64>"
+  assert lowering.dense_elements(np.float32(3e38)) == \
+      f"dense<{float(np.float32(3e38))!r}> : tensor<f32>"
   assert lowering.dense_elements(np.zeros((2, 2), np.int32)) == "dense<0> : tensor<2x2xi32>"
 
 
@@ -402,6 +405,8 @@ def test_device_put_devices_sharding(on_xla):
   x = jaxlite.device_put(F, devs[0])
   assert x.devices() == {devs[0]} and x.device == devs[0]
   assert x.sharding.device_set == {devs[0]}
+  (shard,) = x.addressable_shards
+  assert shard.device == devs[0] and shard.data is x
   y = jaxlite.device_put(x, devs[0])
   np.testing.assert_array_equal(np.asarray(y), F)
 
@@ -500,8 +505,10 @@ def test_import_jaxlite_imports_no_jaxlib():
 
 
 def test_env_selects_xla_and_never_imports_jax():
-  r = _run("import sys, numpy as np, jaxlite, jaxlite.numpy as jnp\n"
+  r = _run("import sys, numpy as np, jaxlite, jaxlite.numpy as jnp, ml_dtypes\n"
            "y = jaxlite.jit(lambda x: jnp.sin(x) * 2)(np.ones(3, np.float32))\n"
+           "z = jaxlite.lax.exp(y).astype(ml_dtypes.bfloat16)\n"
+           "v = np.asarray(y).tolist(), str(z), jaxlite.device_get(z), float(y[0])\n"
            "print(type(y._value).__name__, jaxlite.devices()[0].platform,\n"
            "      'jax' in sys.modules, 'jaxlib' in sys.modules)", JAXLITE_BACKEND="xla")
   assert r.returncode == 0, r.stderr
@@ -540,3 +547,22 @@ def test_tpu_rejects_float64_by_name():
   dev = types.SimpleNamespace(platform="tpu")
   with pytest.raises(TypeError, match="float64 is not supported"):
     xla_backend._check_platform_dtype(np.float64, dev)
+
+
+@pytest.mark.parametrize("value", [
+    np.array([0.1, np.nan, -np.inf, np.inf, -0.0, 1e-5, 1e-40, 3e38], np.float32),
+    np.float32(1e-5), np.float64(1e-300), np.float64(-0.0), np.float32(np.nan),
+    np.array([-2**63, 2**63 - 1], np.int64), np.array([2**64 - 1, 0], np.uint64),
+    np.array([[True, False], [True, True]]), np.bool_(True), np.array([1 + 2j, -0.5j], np.complex64),
+    np.array([1.5, -3.25, 1e-3], np.float16), np.array([1.5, -3.25, 1e30], BF16), np.float16(5e-5),
+    np.zeros((0, 3), np.float32), np.full((2, 3), 7, np.int8), np.full((2,), 0.1, np.float64)],
+    ids=lambda v: f"{np.asarray(v).dtype}{np.shape(v)}")
+def test_constants_compile_exactly(value):
+  """Constants of every dtype reach XLA bit for bit (decimal splats, hex data, bool lists)."""
+  from jaxlite._src import core
+  arr = np.asarray(value)
+  var = core.Var(core.ShapedArray(arr.shape, arr.dtype))
+  closed = core.ClosedJaxpr(core.Jaxpr([var], [], [var], []), [arr])
+  out = np.asarray(xla_backend.get_xla_backend().compile(closed)()[0])
+  assert out.dtype == arr.dtype and out.shape == arr.shape
+  assert out.tobytes() == arr.tobytes()

@@ -164,6 +164,9 @@ class ArrayImpl(core.Array):
     """One `Shard` per device: its index into the global array, its replica number among the
     devices holding the same index, and its data (a view of the global buffer, committed to
     that device)."""
+    d = self._xla_device()
+    if d is not None:  # one device buffer: the one shard is the array itself
+      return [devices.Shard(d, (slice(None),) * self.ndim, 0, self)]
     return [devices.Shard(d, idx, rid, from_host(view, self.weak_type, d))
             for d, idx, rid, view in shard_views(self)]
 

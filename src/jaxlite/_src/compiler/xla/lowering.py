@@ -150,7 +150,7 @@ def dense_elements(value, dtype=None) -> str:
     arr = np.zeros(arr.shape, np.bool_)
   ttype = tensor_type(arr.shape, arr.dtype)
   if arr.size == 0:
-    return f"dense<{_nested(np.zeros(arr.shape, np.int8).tolist())}> : {ttype}"
+    return f"dense<> : {ttype}"
   if arr.dtype == np.bool_:
     if arr.all() or not arr.any():
       return f"dense<{'true' if arr.flat[0] else 'false'}> : {ttype}"
@@ -163,7 +163,10 @@ def dense_elements(value, dtype=None) -> str:
     if (arr.dtype.kind == "f" or dtypes.is_ml_float(arr.dtype)) and arr.dtype.itemsize >= 2:
       f = float(one[0])
       if math.isfinite(f):
-        return f"dense<{f!r}> : {ttype}"
+        text = repr(f)
+        if "." not in text.split("e")[0]:  # MLIR's float literals need the point: 1.0e-05
+          text = text.replace("e", ".0e")
+        return f"dense<{text}> : {ttype}"
     flat = one
   data = flat.astype(flat.dtype.newbyteorder("<"), copy=False) if flat.dtype.byteorder == ">" \
       else flat
