@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src.config import config
 from jaxlite._src.compiler.xla import backend as xb
 from jaxlite._src.compiler.xla import platforms
 
@@ -51,11 +52,12 @@ def route(primitive, args, params):
   if device is None:
     device = platforms.default_device()
   try:
-    key = (primitive, tuple(params.items()), tuple(sig), device)
+    # the trace context too: lowering bakes in flags (threefry's mode, x64, matmul precision)
+    key = (primitive, tuple(params.items()), tuple(sig), device, config.trace_context())
     hit = _cache.get(key)
   except TypeError:  # a list or array among the params: their frozen form keys it
     try:
-      key = (primitive, _freeze(params), tuple(sig), device)
+      key = (primitive, _freeze(params), tuple(sig), device, config.trace_context())
       hit = _cache.get(key)
     except TypeError:  # unhashable params: compiled every time
       key, hit = None, None
