@@ -110,10 +110,14 @@ def _triangle(ctx, x, upper: bool):
 # --- cholesky, triangular_solve -------------------------------------------------------------------
 
 def cholesky_rule(ctx, x):
+  """The lower factor, zero above the diagonal (potrf leaves the input's upper triangle, and the
+  JVP multiplies by the whole factor)."""
+  if 0 in x.shape:
+    return x
   batch = x.shape[:-2]
   out, info = lapack_call(ctx, "potrf", [x], [x.aval, _aval(batch, np.int32)], {"uplo": 76},
                           [True, False])
-  return _nan_unless(ctx, _info_ok(ctx, info), out)
+  return _nan_unless(ctx, _info_ok(ctx, info), _lower_triangle(ctx, out))
 
 
 def triangular_solve_rule(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a,
@@ -136,6 +140,11 @@ def _b(flag) -> str:
 def lu_rule(ctx, x):
   batch, (m, n) = x.shape[:-2], x.shape[-2:]
   k = min(m, n)
+  if 0 in x.shape:  # nothing to factor: LAPACK is not called
+    perm = ctx.op("stablehlo.iota", [], _aval((*batch, m), np.int32),
+                  {"iota_dimension": f"{len(batch)} : i64"})
+    return [x, ctx.zeros((*batch, k), ctx.avals_out[1].dtype),
+            ctx.convert(perm, ctx.avals_out[2].dtype)]
   lu, pivots, info = lapack_call(
       ctx, "getrf", [x], [x.aval, _aval((*batch, k), np.int32), _aval(batch, np.int32)], {},
       [True, False, False])
@@ -154,6 +163,8 @@ def pivots_to_permutation(ctx, pivots, size: int, dtype):
   batch, k = pivots.shape[:-1], pivots.shape[-1]
   perm_aval = _aval((*batch, size), np.int32)
   perm0 = ctx.op("stablehlo.iota", [], perm_aval, {"iota_dimension": f"{len(batch)} : i64"})
+  if k == 0 or 0 in batch:  # no swaps (and no row to slice a pivot from)
+    return ctx.convert(perm0, dtype)
   i0 = ctx.constant(np.asarray(0, np.int32))
   state = [i0, pivots, perm0]
   avals = [v.aval for v in state]

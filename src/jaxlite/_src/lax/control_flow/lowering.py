@@ -100,6 +100,9 @@ def cond_rule(ctx, index, *ops, branches):
 
 def scan_rule(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, unroll, **_):
   consts, carry, xs = _split(args, [num_consts, num_carry])
+  if length == 0:  # no step runs (and there is no row to slice): the carry and empty ys
+    return [*carry, *(ctx.zeros(a.shape, a.dtype) if not xla.is_extended(a) else _typed(
+        ctx.zeros(xla.physical_aval(a).shape, np.uint32), a) for a in ctx.avals_out[num_carry:])]
   # xs and ys are sliced and updated as data (key arrays: ui32 [..., 2]); the body sees types
   y_avals = jaxpr.out_avals[num_carry:]
   x_avals = jaxpr.in_avals[num_consts + num_carry:]
