@@ -195,6 +195,8 @@ CONTROL_FLOW = [
     ("scan_no_xs", lambda m: lambda x: m.lax.scan(lambda c, _: (c * 2, c), x[0], None, length=3),
      (X,)),
     ("map", lambda m: lambda x: m.lax.map(lambda r: r.sum(), x), (X,)),
+    ("scan_zero_length", lambda m: lambda x: m.lax.scan(lambda c, a: (c + a, c * a), x[0], x[:0]),
+     (X,)),
 ]
 
 KD = np.array([0, 42], np.uint32)
@@ -302,6 +304,9 @@ WIDE = _rng.standard_normal((3, 4)).astype(np.float32)
 LINALG = [
     ("cholesky", lambda m: lambda x: m.lax.linalg.cholesky(x), (SPD,)),
     ("cholesky_not_pd_nan", lambda m: lambda x: m.lax.linalg.cholesky(x), (-SPD,)),
+    ("cholesky_grad", lambda m: lambda x: m.grad(lambda a: m.lax.linalg.cholesky(a).sum())(x),
+     (SPD,)),
+    ("inv_empty", lambda m: lambda x: m.numpy.linalg.inv(x), (np.zeros((0, 0), np.float32),)),
     ("cholesky_batched", lambda m: lambda x: m.numpy.linalg.cholesky(x),
      (np.stack([SPD, SPD * 2]),)),
     ("triangular_solve_left_lower", lambda m: lambda a, b: m.lax.linalg.triangular_solve(
