@@ -49,6 +49,13 @@ from jaxlite._src import devices
 from jaxlite._src import dtypes
 
 
+def _xla_device_of(x):
+  """The device of an Array whose buffer lives on another backend (an XLA device), else None
+  (a function, not a method: typed PRNG key arrays share these properties)."""
+  v = x._value
+  return v.device if type(v) in core.eager_routes else None
+
+
 def _staged_rows(x):
   """Rows of a concrete array iterated while staging (make_jaxpr, jit), as JAX iterates an
   array made inside the traced function (a tracer there): lax.index_in_dim per row, staged, so
@@ -118,14 +125,9 @@ class ArrayImpl(core.Array):
       return v.host()
     return v
 
-  def _xla_device(self):
-    """The device of a buffer on another backend (an XLA device), else None."""
-    v = self._value
-    return v.device if type(v) in core.eager_routes else None
-
   @property
   def sharding(self):
-    d = self._xla_device()
+    d = _xla_device_of(self)
     if d is not None:
       return d.sharding_object()
     p = self._device
@@ -143,7 +145,7 @@ class ArrayImpl(core.Array):
     if type(self._value) is DeletedBuffer:
       self._value._fail()
     if p is None:
-      d = self._xla_device()
+      d = _xla_device_of(self)
       return devices.default_device() if d is None else d
     if type(p) is devices.CpuDevice or len(p._device_assignment) > 1:
       return p
@@ -164,7 +166,7 @@ class ArrayImpl(core.Array):
     """One `Shard` per device: its index into the global array, its replica number among the
     devices holding the same index, and its data (a view of the global buffer, committed to
     that device)."""
-    d = self._xla_device()
+    d = _xla_device_of(self)
     if d is not None:  # one device buffer: the one shard is the array itself
       return [devices.Shard(d, (slice(None),) * self.ndim, 0, self)]
     return [devices.Shard(d, idx, rid, from_host(view, self.weak_type, d))
