@@ -519,6 +519,13 @@ def test_jax_platforms_cpu_keeps_numpy_default():
   assert r.stdout.split() == ["cpu", "CpuDevice"]
 
 
+def test_jax_platforms_naming_a_missing_platform_raises():
+  r = _run("import jaxlite\ntry:\n  jaxlite.devices()\nexcept RuntimeError as e:\n  print(e)",
+           JAX_PLATFORMS="tpu")
+  assert r.returncode == 0, r.stderr
+  assert r.stdout.startswith("Unable to initialize backend 'tpu'")
+
+
 def test_plugin_discovery_reads_the_environment(monkeypatch, tmp_path):
   from jaxlite._src.compiler.xla import client
   monkeypatch.setattr(client, "_plugin_paths", None)
