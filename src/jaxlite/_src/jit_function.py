@@ -770,8 +770,8 @@ class Lowered:
   def as_text(self, dialect=None) -> str:
     """The StableHLO module on a backend that lowers to it (XLA), else the jaxpr."""
     b = backend.get_backend()
-    if hasattr(b, "lower") and dialect in (None, "stablehlo", "mlir"):
-      return b.lower(self._entry.closed, name=_xla_module_name(self._fn))
+    if hasattr(b, "lower_text") and dialect in (None, "stablehlo", "mlir"):
+      return b.lower_text(self._entry.closed, name=_xla_module_name(self._fn))
     return str(self._entry.closed)
 
   def cost_analysis(self) -> dict[str, float]:

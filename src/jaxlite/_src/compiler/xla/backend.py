@@ -266,6 +266,11 @@ class XlaBackend(backend_lib.Backend):
   def lower(self, closed, donated_to=None, name: str = "jit_fn") -> str:
     return lowering.lower_closed_jaxpr(closed, module_name=name, donated_to=donated_to)
 
+  def lower_text(self, closed, name: str = "jit_fn") -> str:
+    """What `jit(f).lower(x).as_text()` shows: the module in StableHLO's pretty form, as JAX
+    prints it (parsed and printed by jaxlib's MLIR), else the generic form lowering emits."""
+    return pretty_text(self.lower(closed, name=name))
+
   def _compile(self, closed, device, aliases, name="jit_fn"):
     name = _module_name(closed, name)
     text = self.lower(closed, aliases, name)
@@ -393,6 +398,30 @@ def get_xla_backend(platform: str = "cpu") -> XlaBackend:
     b = _backends[platform] = XlaBackend(platform)
     backend_lib._backends[b.name] = b
   return b
+
+
+_mlir_registry = []
+
+
+def pretty_text(text: str) -> str:
+  """`text` (generic-form MLIR) printed in the dialects' own syntax by jaxlib's MLIR bindings;
+  unchanged where they are missing or fail."""
+  try:
+    from jaxlib.mlir import ir
+    from jaxlib.mlir.dialects import chlo, stablehlo
+    import jaxlib.mlir._mlir_libs._jax_mlir_ext as ext
+    if not _mlir_registry:
+      reg = ir.DialectRegistry()
+      ext.register_dialects(reg)  # func and the upstream dialects
+      _mlir_registry.append(reg)
+    with ir.Context() as ctx:
+      ctx.append_dialect_registry(_mlir_registry[0])
+      ctx.load_all_available_dialects()
+      stablehlo.register_dialect(ctx)
+      chlo.register_dialect(ctx)
+      return str(ir.Module.parse(text))
+  except Exception:  # no MLIR bindings in this jaxlib, or a module they cannot print
+    return text
 
 
 def module_fingerprint(text: str) -> str:
