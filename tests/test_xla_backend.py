@@ -17,7 +17,7 @@ import pytest
 import jaxlite
 import jaxlite.numpy as jnp
 from jaxlite import lax
-from tests.conftest import oracle
+from conftest import oracle
 
 pytest.importorskip("jaxlib")
 ml_dtypes = pytest.importorskip("ml_dtypes")
@@ -572,3 +572,21 @@ def test_constants_compile_exactly(value):
   out = np.asarray(xla_backend.get_xla_backend().compile(closed)()[0])
   assert out.dtype == arr.dtype and out.shape == arr.shape
   assert out.tobytes() == arr.tobytes()
+
+
+def test_failed_compile_is_a_jax_runtime_error_naming_the_device(on_xla):
+  from jaxlite._src import core
+  from jaxlite._src.errors import JaxRuntimeError
+  p = core.Primitive("broken_rule")
+  p.def_impl(lambda x: x)
+  p.def_abstract_eval(lambda x: x)
+  lowering.register(p, lambda ctx, x: ctx.op("stablehlo.no_such_op", [x], x.aval))
+  try:
+    with pytest.raises(JaxRuntimeError, match=r"XLA compilation failed on CpuDevice\(id=0\)"):
+      jaxlite.jit(lambda x: p.bind(x))(F)
+    y = jaxlite.device_put(F, jaxlite.devices()[0])
+    with pytest.raises(JaxRuntimeError):
+      p.bind(y)  # eager: the same error, and the operand stays on the device
+    np.testing.assert_array_equal(np.asarray(y), F)
+  finally:
+    del lowering.rules[p]
