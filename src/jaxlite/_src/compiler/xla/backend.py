@@ -340,6 +340,8 @@ class XlaBackend(backend_lib.Backend):
       # their bits come over as unsigned integers and are viewed back on the host.
       return self._bits_reader(buffer)
     out = np.array(buffer.buf, copy=True)
+    if out.dtype != buffer.dtype:  # a type jaxlib could not export (object array): read bits
+      return self._bits_reader(buffer)
     out.flags.writeable = False
     return out
 
