@@ -428,6 +428,14 @@ def is_sharded(x) -> bool:
   return d is not None and type(d) is not devices.CpuDevice
 
 
+def numpy_eager(x) -> bool:
+  """Whether an eager NumPy fast path may compute on Array `x` itself: NumPy is the default
+  backend (`core.default_eager_route` unset) and `x`'s buffer is a NumPy value. Otherwise the
+  caller takes the general path, whose one dispatch (`core.EvalTrace.process_primitive`)
+  routes the application to the backend that owns the buffer."""
+  return core.default_eager_route is None and core.numpy_buffer(x._value)
+
+
 def like(x, value, weak_type):
   """A result computed in NumPy from Array `x` alone (an eager fast path), placed as `x` is."""
   a = _from_numpy(value, weak_type)
@@ -441,13 +449,13 @@ def bind_uniform(primitive, arrays, **params):
   shape error), placed as `core.EvalTrace` would place it. None when an argument is not a
   concrete Array or dtypes or weak types differ: the caller takes the general path."""
   first = arrays[0]
-  if type(first) is not ArrayImpl:
+  if type(first) is not ArrayImpl or core.default_eager_route is not None:
     return None
   dtype, weak, device = first._value.dtype, first.weak_type, None
   for a in arrays:
-    if type(a) is not ArrayImpl or a._value.dtype != dtype or a.weak_type != weak or \
-        type(a._value) is NON_ADDRESSABLE:  # shards in other processes: the general path
-      return None
+    if type(a) is not ArrayImpl or not core.numpy_buffer(a._value) or \
+        a._value.dtype != dtype or a.weak_type != weak:
+      return None  # another backend's buffer, or shards in other processes: the general path
     if a._device is not None:
       device = primitive_device(primitive, arrays)
   out = _from_numpy(primitive.impl(*[a._value for a in arrays], **params), weak)

@@ -14,6 +14,7 @@ import numpy as np
 
 from jaxlite._src import array as array_lib
 from jaxlite._src import core, dtypes, prng
+from jaxlite._src import primitive_kinds as pk
 from jaxlite._src.config import config
 from jaxlite._src.jit_function import internal_jit
 from jaxlite._src.lax import elementwise_functions as _lax
@@ -955,3 +956,8 @@ def _poisson(key, lam, shape, dtype):
   result = _select(use_knuth, _poisson_knuth(key, lam_knuth, shape, dtype, max_iters),
                    _poisson_rejection(key, lam_rejection, shape, dtype, max_iters))
   return _select(lam == 0, _jnp().zeros_like(result), result)
+
+
+# --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
+
+pk.register(fma_p, pk.ELEMENTWISE, fuse=True)

@@ -12,6 +12,7 @@ import weakref
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import primitive_kinds as pk
 from jaxlite._src import dtypes
 from jaxlite._src.compiler import backend
 from jaxlite._src.core import ShapedArray
@@ -864,3 +865,11 @@ def _trace_scalar_fn(fn, dtype):
   aval = ShapedArray((), dtype)
   closed = pe.trace_to_jaxpr(lambda a, b: [fn(a, b)], [aval, aval])
   return closed.jaxpr
+
+
+# --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
+
+pk.register(slice_p, pk.SHAPE, hoist=True, role="slice")
+for _p in (dynamic_slice_p, dynamic_update_slice_p, gather_p, scatter_p, scatter_add_p,
+           scatter_mul_p, scatter_min_p, scatter_max_p, scatter_sub_p):
+  pk.register(_p, pk.GATHER_SCATTER)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import primitive_kinds as pk
 from jaxlite._src import dtypes
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad
@@ -215,3 +216,7 @@ def top_k(operand, k: int, *, axis: int = -1):
   values, indices = top_k_p.bind(operand, k=k, axis=axis)
   return [values, indices]
 
+
+# --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
+
+pk.register(sort_p, pk.SHAPE, dims=lambda params: {params["dimension"]})

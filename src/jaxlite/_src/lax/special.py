@@ -463,8 +463,8 @@ def _igammac64(a, x):
   return _igamma_pair(a, x)[1]
 
 
-igamma_p = binop("igamma", _in_f64(_igamma64), "f")
-igammac_p = binop("igammac", _in_f64(_igammac64), "f")
+igamma_p = binop("igamma", _in_f64(_igamma64), "f", fuse=False)
+igammac_p = binop("igammac", _in_f64(_igammac64), "f", fuse=False)
 
 
 # --- bessel_i0e, bessel_i1e: exponentially scaled modified Bessel functions ------------------
@@ -513,8 +513,8 @@ def _bessel_i1e64(x):
   return _bessel_scaled(x, 1)
 
 
-bessel_i0e_p = unop("bessel_i0e", _in_f64(_bessel_i0e64), "f")
-bessel_i1e_p = unop("bessel_i1e", _in_f64(_bessel_i1e64), "f")
+bessel_i0e_p = unop("bessel_i0e", _in_f64(_bessel_i0e64), "f", fuse=False)
+bessel_i1e_p = unop("bessel_i1e", _in_f64(_bessel_i1e64), "f", fuse=False)
 
 
 # --- autodiff rules: one line per primitive (t: tangent, y: output, x, a: inputs) ----------------
@@ -677,10 +677,10 @@ def _random_gamma_grad64(a, x):
   return -_igamma_grad_a64(a, x) / np.exp(log_density)
 
 
-zeta_p = binop("zeta", _in_f64(_zeta64), "f")
-polygamma_p = binop("polygamma", _in_f64(_polygamma64), "f")
-igamma_grad_a_p = binop("igamma_grad_a", _in_f64(_igamma_grad_a64), "f")
-random_gamma_grad_p = binop("random_gamma_grad", _in_f64(_random_gamma_grad64), "f")
+zeta_p = binop("zeta", _in_f64(_zeta64), "f", fuse=False)
+polygamma_p = binop("polygamma", _in_f64(_polygamma64), "f", fuse=False)
+igamma_grad_a_p = binop("igamma_grad_a", _in_f64(_igamma_grad_a64), "f", fuse=False)
+random_gamma_grad_p = binop("random_gamma_grad", _in_f64(_random_gamma_grad64), "f", fuse=False)
 
 
 def _polygamma_dm(t, m, x):

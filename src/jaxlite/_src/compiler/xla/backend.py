@@ -92,7 +92,7 @@ class XlaDevice:
     transferred."""
     from jaxlite._src import core as core_lib
     v = getattr(arr, "_value", None)
-    if type(v) is DeviceBuffer:
+    if isinstance(v, DeviceBuffer):
       buf = v if v.device == self else self.backend.copy_to(v, self)
     else:
       buf = self.backend.to_device(arr._host_value() if hasattr(arr, "_host_value") else
@@ -204,7 +204,8 @@ class XlaExecutable:
       outs = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
     except Exception as err:
       raise _runtime_error(err, "executing", dev) from err
-    return [DeviceBuffer(o, s, d, dev) for o, (s, d) in zip(outs, self.out_avals)]
+    make = self.backend.buffer_type
+    return [make(o, s, d, dev) for o, (s, d) in zip(outs, self.out_avals)]
 
   def as_text(self) -> str:
     return self.loaded.hlo_modules()[0].to_string()
@@ -222,6 +223,7 @@ def _runtime_error(err, what, device):
 
 class XlaBackend(backend_lib.Backend):
   """Compiles closed jaxprs with XLA for one PJRT platform."""
+  aliases_donations = True  # jit's donated inputs become XLA input/output aliases
 
   def __init__(self, platform: str = "cpu"):
     super().__init__()
@@ -230,6 +232,11 @@ class XlaBackend(backend_lib.Backend):
     self.tables = backend_lib.LoweringTables()  # unused: rules live in lowering.rules
     self._devices = None
     self._lock = threading.RLock()
+    # The type of this backend's Array buffers: each platform its own, so that the buffer's type
+    # names its backend (`backend.buffer_backends`, `core.eager_routes`).
+    self.buffer_type = DeviceBuffer if platform == "cpu" else type(
+        "DeviceBuffer", (DeviceBuffer,), {"__slots__": (), "__module__": __name__,
+                                          "__qualname__": f"DeviceBuffer[{platform}]"})
     self._bf16_readers: dict = {}
 
   # -- devices -------------------------------------------------------------------------------
@@ -295,7 +302,7 @@ class XlaBackend(backend_lib.Backend):
   def buffer_for(self, value, device):
     """The jaxlib array of `value` on `device`: a DeviceBuffer's own (copied when it lives on
     another device), or a host value transferred."""
-    if type(value) is DeviceBuffer:
+    if isinstance(value, DeviceBuffer):
       if value.device is device or value.device == device:
         return value.buf
       return self.copy_to(value, device).buf
@@ -315,7 +322,7 @@ class XlaBackend(backend_lib.Backend):
                                     True, True, enable_x64=True)
     except Exception as err:
       raise _runtime_error(err, "transferring to", device) from err
-    return DeviceBuffer(buf, x.shape, x.dtype, device)
+    return device.backend.buffer_type(buf, x.shape, x.dtype, device)
 
   def copy_to(self, value: DeviceBuffer, device) -> DeviceBuffer:
     """`value` on another device: device to device where the two share a client, else through
@@ -325,11 +332,11 @@ class XlaBackend(backend_lib.Backend):
       out = _jax.batched_copy_array_to_devices_with_sharding(
           [value.buf], [xc.DeviceList((device.pjrt,))], [device.sharding],
           [_jax.ArrayCopySemantics.ALWAYS_COPY])[0]
-      return DeviceBuffer(out, value.shape, value.dtype, device)
+      return device.backend.buffer_type(out, value.shape, value.dtype, device)
     return device.backend.to_device(value.host(), device)
 
   def to_host(self, buffer) -> np.ndarray:
-    if type(buffer) is not DeviceBuffer:
+    if not isinstance(buffer, DeviceBuffer):
       return np.asarray(buffer)
     if buffer.buf.is_deleted():
       raise RuntimeError("Array has been deleted with shape=" +
@@ -378,12 +385,12 @@ def _module_name(closed, default):
   return default
 
 
-_PLATFORM_DTYPES_MISSING = {"tpu": ("float64", "complex128")}
+_PLATFORM_DTYPES_MISSING = {"tpu": (np.dtype(np.float64), np.dtype(np.complex128))}
 
 
 def _check_platform_dtype(dtype, device):
   missing = _PLATFORM_DTYPES_MISSING.get(device.platform, ())
-  if np.dtype(dtype).name in missing:
+  if np.dtype(dtype) in missing:
     raise TypeError(f"device_put: dtype {np.dtype(dtype).name} is not supported on {device} "
                     f"(platform {device.platform}); use float32 / complex64 there")
 
@@ -395,10 +402,12 @@ def get_xla_backend(platform: str = "cpu") -> XlaBackend:
   """The registered XLA backend of `platform` (made and registered on first ask)."""
   b = _backends.get(platform)
   if b is None:
-    from jaxlite._src.compiler.xla import eager  # registers DeviceBuffer's eager route
-    del eager
+    from jaxlite._src.compiler.xla import eager
     b = _backends[platform] = XlaBackend(platform)
     backend_lib._backends[b.name] = b
+    # The eager routing contract: this backend's buffers route eager ops and jit calls here.
+    core.eager_routes[b.buffer_type] = eager.route
+    backend_lib.buffer_backends[b.buffer_type] = b.name
   return b
 
 
