@@ -14,8 +14,8 @@ background compiles are waited for with `native.wait()`, and the HotSwap trials 
 timing, so the compile is never timed; for tier 1 and native, the 9 calls in which each kernel
 probes its three ways to run are made before timing too: benchmarks/harness.py), NumPy,
 PyTorch eager, torch.compile (rows where it
-fuses something; a failure is written in its cell). A cell is the median time per call and,
-for jaxlite and JAX, the cores kept busy (process CPU time / wall time over the timed calls).
+fuses something; a failure is written in its cell). A cell is the median time per call and the
+cores kept busy (process CPU time / wall time over the timed calls), in every column.
 Every jaxlite column builds its own jitted function, so no column reuses another's executable.
 
 Ratios: best = the fastest jaxlite tier; best/JAX (target <= 1), best/t0, and each tier / tier
@@ -27,7 +27,10 @@ from __future__ import annotations
 import os
 import sys
 
-_CORES = os.cpu_count() or 1
+try:  # the cores this process may use (taskset narrows them), as jaxlite counts them
+  _CORES = len(os.sched_getaffinity(0))
+except (AttributeError, OSError):
+  _CORES = os.cpu_count() or 1
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
   os.environ.setdefault(_var, str(_CORES))
 
@@ -335,7 +338,7 @@ def run_row(name, make):
       cells[col] = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:60] if str(e) else ''}"
       continue
     times[col] = sec
-    cells[col] = _fmt(sec) + (f" ({busy:.2f})" if col in JL_COLUMNS or col == "JAX" else "")
+    cells[col] = f"{_fmt(sec)} ({busy:.2f})"
   _set_tier("native" if native.available() else "tier 1")  # the default again
   jl = {c: times[c] for c in JL_COLUMNS if c in times}
   ratios = []
@@ -397,8 +400,7 @@ def main(argv):
   from jaxlite._src.compiler.native import loops
   print(f"# native whole-scan loops: {'on' if loops.ENABLED else 'off'} "
         "(JAXLITE_NATIVE_LOOPS=1 turns them on; tier 1's loop otherwise)")
-  print("# cells: median per call (cpu/wall for jaxlite and JAX columns); ratios are times, "
-        "<= 1 meets a target")
+  print("# cells: median per call (cpu/wall); ratios are times, <= 1 meets a target")
   print("| workload | " + " | ".join(COLUMNS) + " | ratios |")
   print("|---" * (len(COLUMNS) + 2) + "|")
   t0 = time.perf_counter()

@@ -22,8 +22,8 @@ CASES = {"dp_step_1dev": 1, "dp_step_2dev": 2, "psum_8dev_1mib": 8, "eager_shard
          "jit_sharded_call": 2}
 
 
-def _dp_step(jax, ndev):
-  """One SGD step of the MLP, batch split over `ndev` devices, gradients psum'med."""
+def _dp_step(jax, ndev, batch=BATCH):
+  """One SGD step of the MLP, batch `batch` split over `ndev` devices, gradients psum'med."""
   import numpy as np
   jnp = jax.numpy
   P = jax.sharding.PartitionSpec
@@ -32,8 +32,8 @@ def _dp_step(jax, ndev):
   rng = np.random.default_rng(0)
   params = [((rng.standard_normal((m, n)) / np.sqrt(m)).astype(np.float32),
              np.zeros(n, np.float32)) for m, n in itertools.pairwise(SIZES)]
-  x = rng.standard_normal((BATCH, SIZES[0])).astype(np.float32)
-  labels = np.eye(SIZES[-1], dtype=np.float32)[rng.integers(0, SIZES[-1], BATCH)]
+  x = rng.standard_normal((batch, SIZES[0])).astype(np.float32)
+  labels = np.eye(SIZES[-1], dtype=np.float32)[rng.integers(0, SIZES[-1], batch)]
 
   def loss(params, x, labels):
     h = x
@@ -41,7 +41,7 @@ def _dp_step(jax, ndev):
       h = jax.nn.relu(h @ w + b)
     w, b = params[-1]
     logp = jax.nn.log_softmax(h @ w + b)
-    return -jnp.sum(logp * labels) / BATCH
+    return -jnp.sum(logp * labels) / batch
 
   def local_step(params, x, labels):
     lv, grads = jax.value_and_grad(loss)(params, x, labels)

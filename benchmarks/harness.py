@@ -14,14 +14,14 @@ import time
 
 def _settle_tier1(fn, first_s: float, budget_s: float = 10.0) -> None:
   """Steady state of tier 1's timed choices: each kernel times its first calls in every way it
-  can run (pooled tiles, tiles on one thread, one whole call), a program with big products on
+  can run (pooled tiles, wide pooled tiles, tiles on one thread, one whole call), a program with big products on
   all BLAS threads and on one (adaptive.py), before it keeps the fastest; a 0.4 s workload
   timed over its first 7 calls measured that probing (the median of the three ways), not the
   kernel. Skipped where the calls would take over `budget_s`."""
   adaptive = sys.modules.get("jaxlite._src.compiler.adaptive")
   if adaptive is None:
     return
-  calls = adaptive.PROBES * 3
+  calls = adaptive.PROBES * 4  # pooled, wide pooled, tiles, whole
   if first_s * calls <= budget_s:
     for _ in range(calls):
       fn()

@@ -168,3 +168,83 @@ def test_jitted_mlp_step_on_numpys_openblas():
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-6, atol=1e-7)
   finally:
     set_threads(before)
+
+
+# --- CPU devices of one process split the cores (spmd/runtime.py) -------------------------------
+
+class _Device:
+  process_index = 0
+
+
+class _Mesh:
+  """The little of a Mesh that run_spmd reads: n devices of this process on axis "i"."""
+  axis_names = ("i",)
+
+  def __init__(self, n):
+    self.devices = np.array([_Device() for _ in range(n)], dtype=object)
+
+
+@pytest.mark.parametrize("devices, cores, want", [(4, 8, 2), (2, 13, 6), (8, 8, 1), (4, 2, 1)])
+def test_device_programs_split_blas_threads_and_pool(monkeypatch, devices, cores, want):
+  # While n device programs run at once each gets cores // n BLAS threads and pool workers
+  # (together never more than the cores); the count is set back when the run ends.
+  from jaxlite._src import machine
+  from jaxlite._src.spmd import runtime
+  fake = FakeBlas(threads=cores)
+  monkeypatch.setattr(blas, "_BLAS", [(fake.get, fake.set)])
+  monkeypatch.setattr(runtime, "_CORES", cores)
+  seen = []
+
+  def program():
+    seen.append((fake.threads, machine.programs(), machine.share(cores)))
+    return runtime.current_context().index
+  assert runtime.run_spmd(_Mesh(devices), program, [()] * devices) == list(range(devices))
+  busy = min(devices, cores)
+  assert seen == [(want, busy, max(1, cores // busy))] * devices
+  assert fake.threads == cores and machine.programs() == 1
+  assert fake.sets == ([want, cores] if want < cores else [])
+
+
+def test_device_programs_keep_a_lower_blas_count(monkeypatch):
+  # A count the user set below the share (OPENBLAS_NUM_THREADS=1) is left as it is.
+  from jaxlite._src.spmd import runtime
+  fake = FakeBlas(threads=1)
+  monkeypatch.setattr(blas, "_BLAS", [(fake.get, fake.set)])
+  monkeypatch.setattr(runtime, "_CORES", 8)
+  seen = []
+  runtime.run_spmd(_Mesh(2), lambda: seen.append(fake.threads), [()] * 2)
+  assert seen == [1, 1] and fake.sets == []
+
+
+def test_device_programs_give_tier0_results_with_split_blas():
+  # A data-parallel step (shard_map + psum) on 1, 2 and 4 CPU devices, whose programs run with
+  # the split BLAS count and pool, gives tier 0's single-program values.
+  import subprocess
+  import sys
+  src = """
+import numpy as np, jaxlite as jax, jaxlite.numpy as jnp
+jax.config.update("jax_num_cpu_devices", 4)
+P = jax.sharding.PartitionSpec
+rng = np.random.default_rng(0)
+w = rng.standard_normal((64, 96)).astype(np.float32)
+x = rng.standard_normal((512, 64)).astype(np.float32)
+def loss(w, x):
+  return jnp.sum(jnp.tanh(x @ w) ** 2)
+jax.config.update("jax_jaxlite_tier", 0)
+want = jax.grad(loss)(w, x)
+jax.config.update("jax_jaxlite_tier", 1)
+for n in (1, 2, 4):
+  mesh = jax.make_mesh((n,), ("b",), devices=jax.devices()[:n])
+  f = jax.jit(jax.shard_map(lambda w, x: jax.lax.psum(jax.grad(loss)(w, x), "b"), mesh=mesh,
+                            in_specs=(P(), P("b")), out_specs=P(), check_vma=False))
+  S = jax.sharding.NamedSharding
+  ws, xs = jax.device_put(w, S(mesh, P())), jax.device_put(x, S(mesh, P("b")))
+  for _ in range(8):  # past the BLAS count's probes
+    got = f(ws, xs)
+  np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-5, atol=1e-4)
+print("ok")
+"""
+  out = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True,
+                       env={**os.environ, "JAXLITE_TIER1_ADAPT": "1"}, timeout=300)
+  assert out.returncode == 0, out.stderr[-2000:]
+  assert out.stdout.strip().endswith("ok")

@@ -917,3 +917,32 @@ def test_values_of_one_per_row_plan_a_row_loop(cache_dir, monkeypatch):
   want, got, _ = _run_native(f, (w, np.float32(0.5), x, y), monkeypatch)
   for g, w_ in zip(got, want):
     np.testing.assert_array_equal(g, w_)
+
+
+@needs_numba
+def test_native_kernels_take_their_share_while_programs_share_the_cores(monkeypatch):
+  # While CPU devices run programs at once (machine.sharing), a native kernel's "all threads"
+  # and the native threefry run on this program's share of numba's threads, with the same bits;
+  # numba's count is set back after each call.
+  import numba
+  from jaxlite._src import machine
+  seen = []
+  real = numba.set_num_threads
+  monkeypatch.setattr(numba, "set_num_threads", lambda n: (seen.append(n), real(n))[1])
+  f = jaxlite.jit(lambda k: jaxlite.random.normal(k, (1 << 20,)))
+  g = jaxlite.jit(lambda x: jaxlite.nn.softmax(x, axis=-1))
+  x = np.random.default_rng(0).normal(size=(1024, 1024)).astype(np.float32)
+  key = jaxlite.random.key(5)
+  for _ in range(native.HOT_CALLS + 1):
+    f(key), g(x)
+  assert native.wait(600)
+  for _ in range(native.TRIALS + 2):
+    want_f, want_g = np.asarray(f(key)), np.asarray(g(x))
+  total = numba.get_num_threads()
+  seen.clear()
+  with machine.sharing(total + 1):  # more programs than threads: one thread each
+    np.testing.assert_array_equal(np.asarray(f(key)), want_f)
+    if total > 1:  # the threefry and the sampler's kernel, each set to one thread and back
+      assert seen and seen == [1, total] * (len(seen) // 2)
+    np.testing.assert_array_equal(np.asarray(g(x)), want_g)
+  assert numba.get_num_threads() == total

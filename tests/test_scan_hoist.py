@@ -504,3 +504,31 @@ def test_adaptive_probes_both_then_keeps_the_faster(monkeypatch):
   for _ in range(2 * adaptive.PROBES + 3):
     _call(loop2, body, ins, L)
   assert loop2.mode is True and loop2.last_mode is True
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_step_results_made_in_their_ys_rows(reverse):
+  # A step's ufunc result that is a ys row is computed into that row (no copy): stored twice it
+  # is made in the first row and copied to the second; the final carry, which was the last row,
+  # is returned as a copy, so writing into it leaves ys as it was. Values as tier 0's.
+  def f(h0, xs):
+    def step(h, x):
+      h = jaxlite.numpy.tanh(h @ W + x @ U + BIAS)
+      return h, (h, h, h * 2.0)
+    return jaxlite.lax.scan(step, h0, xs, reverse=reverse)
+  closed = jaxlite.make_jaxpr(f)(H0, XS)
+  want = TIER0.compile(closed)(H0, XS)
+  got = TIER1.compile(closed)(H0, XS)
+  for a, b in zip(want, got):
+    np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=1e-6, atol=1e-6)
+  carry, ys0, ys1, ys2 = (np.asarray(o) for o in got)
+  assert not np.shares_memory(carry, ys0) and not np.shares_memory(ys0, ys1)
+  np.testing.assert_array_equal(ys0, ys1)
+  np.testing.assert_array_equal(carry, ys0[0 if reverse else -1])
+  (eqn,) = [e for e in closed.jaxpr.eqns if e.primitive.name == "scan"]
+  p = eqn.params
+  loop = scan_hoist.compile_scan(TIER1, p["jaxpr"], p["num_consts"], p["num_carry"], reverse)
+  for fn in (loop.hoisted, loop.plain):
+    src = fn.__jaxlite_source__
+    assert "out=_ys0[_i])" in src and "_ys0[_i] = " not in src and "_ys1[_i] = " in src
+    assert "return (v3.copy(),)" in src or ".copy()," in src

@@ -66,12 +66,12 @@ def run_both(f, *args):
 
 
 def every_mode(closed, outs1, *args):
-  """A kernel's first calls try each way to run it (pooled tiles, tiles on one thread, one call
-  over all rows; tiled_executor.ADAPTIVE): every way gives the same results. (A second
-  executable, so that the caller's saw one call.)"""
+  """A kernel's first calls try each way to run it (pooled tiles, wide pooled tiles, tiles on
+  one thread, one call over all rows; tiled_executor.ADAPTIVE): every way gives the same
+  results. (A second executable, so that the caller's saw one call.)"""
   with force_tiles():
     again = TIER1.compile(closed)
-  for _ in range(3):
+  for _ in range(4):
     assert_same(outs1, again(*args))
 
 
@@ -449,7 +449,7 @@ def test_effects_keep_their_place():
   x = np.random.default_rng(9).normal(size=(40, 8)).astype(np.float32)
   outs0, outs1, exe = run_both(f, x)
   assert_same(outs0, outs1)
-  assert len(seen) == 5  # once per call: tier 0, tier 1, then tier 1 in each mode (every_mode)
+  assert len(seen) == 6  # once per call: tier 0, tier 1, then tier 1 in each mode (every_mode)
   for s in seen:
     np.testing.assert_array_equal(s, x[:, 0])
   src = exe.__jaxlite_source__
@@ -598,3 +598,103 @@ def test_broadcast_literals_are_made_again_for_each_kernel():
     assert not literal_broadcasts & {v for v, _ in k.inputs}
   outs0, outs1, _ = run_both(f, a, b, g, w)
   assert_same(outs0, outs1)
+
+
+# --- each execution mode on a pool of two threads, whatever the machine has --------------------
+
+@pytest.fixture(autouse=True)
+def two_workers(monkeypatch):
+  """tiled_executor.POOL with two workers (the caller and one thread), on any machine: every
+  case of this file then runs its kernels pooled, wide-pooled, tiled and whole (every_mode),
+  also on a one-core CI runner."""
+  from concurrent.futures import ThreadPoolExecutor
+  pool = tiled_executor._Pool()
+  pool.executor, pool.workers = ThreadPoolExecutor(1), 2
+  monkeypatch.setattr(tiled_executor, "POOL", pool)
+  yield pool
+  pool.executor.shutdown()
+
+
+def _each_mode(exe, args):
+  """exe's outputs with every kernel forced into each of its modes in turn: {mode: outputs}."""
+  kernels = exe.__jaxlite_kernels__
+  assert kernels
+  exe(*args)  # settles each kernel's candidate modes (and WIDE's tiles)
+  out = {}
+  for mode in (tiled_executor.POOLED, tiled_executor.WIDE, tiled_executor.TILES,
+               tiled_executor.WHOLE):
+    saved = [k.modes for k in kernels]
+    if not all(mode in m for m in saved):
+      continue
+    for k in kernels:
+      k.modes = (mode,)
+    out[mode] = exe(*args)
+    assert all(k.last_mode == mode for k in kernels)
+    for k, m in zip(kernels, saved):
+      k.modes = m
+  return out
+
+
+ROW_REDUCTIONS = [
+    ("logsumexp", lambda x: logsumexp(x, axis=-1)),
+    ("softmax", lambda x: jaxlite.nn.softmax(x, axis=-1)),
+    ("normalise", lambda x: (x - x.mean(-1, keepdims=True))
+     * lax.rsqrt(((x - x.mean(-1, keepdims=True)) ** 2).mean(-1, keepdims=True) + 1e-5)),
+    ("max-min", lambda x: x.max(-1) - x.min(-1)),
+    ("chain", lambda x: jnp.tanh(x) * jnp.exp(x) + jnp.sin(x)),
+]
+
+
+@pytest.mark.parametrize("name, f", ROW_REDUCTIONS, ids=[r[0] for r in ROW_REDUCTIONS])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_every_mode_on_two_threads_gives_tier0(two_workers, name, f, dtype):
+  # Pooled tiles (L2-sized and wide) on two threads, tiles on one, one call over all rows: each
+  # gives tier 0's bits, edge values (NaN, inf, -0) included.
+  x = values((96, 24), dtype)
+  closed = jaxlite.make_jaxpr(f)(x)
+  want = TIER0.compile(closed)(x)
+  with force_tiles(tile_bytes=8 * 24 * np.dtype(dtype).itemsize):
+    exe = TIER1.compile(closed)
+  got = _each_mode(exe, (x,))
+  assert tiled_executor.POOLED in got and tiled_executor.WIDE in got
+  for outs in got.values():
+    assert_same(want, outs)
+
+
+def test_every_mode_on_two_threads_gives_tier0_threefry_bits(two_workers):
+  # random_bits sources its kernel: each tile hashes its own rows' counters (prng._CHUNK-sized
+  # blocks), in every mode bit-identical to tier 0's whole draw.
+  from jaxlite._src import prng
+  f = lambda k: jaxlite.random.normal(k, (300, 7))  # noqa: E731
+  key = jaxlite.random.key(3)
+  closed = jaxlite.make_jaxpr(f)(key)
+  want = TIER0.compile(closed)(key)
+  old = prng._CHUNK
+  prng._CHUNK = 64  # several blocks in a tile
+  try:
+    with force_tiles(tile_bytes=16 * 7 * 4 * 8):
+      exe = TIER1.compile(closed)
+    got = _each_mode(exe, (key,))
+  finally:
+    prng._CHUNK = old
+  assert tiled_executor.POOLED in got and tiled_executor.WIDE in got
+  for outs in got.values():
+    np.testing.assert_array_equal(np.asarray(want[0]), np.asarray(outs[0]))
+
+
+def test_programs_sharing_the_cores_split_the_pool(two_workers):
+  # While two programs run at once (the SPMD runtime's CPU devices), each pooled call takes its
+  # share of the workers: one thread here, none left over for the other program's tiles.
+  from jaxlite._src import machine
+  x = values((96, 24), np.float32)
+  closed = jaxlite.make_jaxpr(lambda x: jnp.exp(x - x.max(-1, keepdims=True)))(x)
+  with force_tiles(tile_bytes=8 * 24 * 4):
+    exe = TIER1.compile(closed)
+  (k,) = exe.__jaxlite_kernels__
+  exe(x)
+  k.modes, k.chooser = (tiled_executor.POOLED,), None
+  with machine.sharing(2):
+    assert machine.programs() == 2 and machine.share(2) == 1
+    assert_same(TIER0.compile(closed)(x), exe(x))
+    assert k.last_threads == 1 and k.last_tiles > 1
+  assert machine.programs() == 1

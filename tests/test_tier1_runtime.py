@@ -291,14 +291,16 @@ def test_kernel_settles_on_its_fastest_mode(monkeypatch, slow, want):
     k = _timed_kernel(slow)
     x = np.arange(64.0)
     seen = []
-    for _ in range(adaptive.PROBES * 3):
+    for _ in range(adaptive.PROBES * 4):
       np.testing.assert_array_equal(k(x)[0], x * 3)
       seen.append(k.last_mode)
-    assert set(seen) == {tiled_executor.POOLED, tiled_executor.TILES, tiled_executor.WHOLE}
+    # 16 tiles of 4 rows, two workers: wide tiles are 16 rows (WIDE_FACTOR base tiles)
+    assert set(seen) == {tiled_executor.POOLED, tiled_executor.WIDE, tiled_executor.TILES,
+                         tiled_executor.WHOLE}
     if want is not None:
       assert k.mode == want
     else:
-      assert k.mode in (tiled_executor.POOLED, tiled_executor.TILES)
+      assert k.mode in (tiled_executor.POOLED, tiled_executor.WIDE, tiled_executor.TILES)
     for _ in range(3):
       k(x)
       assert k.last_mode == k.mode
@@ -391,7 +393,7 @@ def _both(f, *args):
     exe = tier1_backend.TIER1.compile(closed)
   finally:
     tiled_executor.SMALL_ELEMENTS, tiled_executor.TILE_BYTES = old
-  for _ in range(3):  # pooled, tiles, whole
+  for _ in range(4):  # pooled, wide, tiles, whole
     got = exe(*args)
     for g, w in zip(got, want):
       np.testing.assert_array_equal(g, w)

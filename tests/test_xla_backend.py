@@ -17,7 +17,7 @@ import pytest
 import jaxlite
 import jaxlite.numpy as jnp
 from jaxlite import lax
-from tests.conftest import oracle
+from conftest import oracle
 
 pytest.importorskip("jaxlib")
 ml_dtypes = pytest.importorskip("ml_dtypes")
@@ -308,10 +308,12 @@ def test_dense_constants_are_exact():
 
 def test_lowered_text_is_stablehlo(on_xla):
   f = jaxlite.jit(lambda x: jnp.sin(x) * 2 + 1)
-  text = f.lower(F).as_text()
-  assert text.startswith("module @jit_")
-  assert "func.func public @main(%arg0: tensor<3x4xf32>) -> (tensor<3x4xf32>)" in text
-  assert '"stablehlo.sine"(%arg0)' in text
+  text = f.lower(F).as_text()  # JAX's printed form (jaxlib's MLIR prints it)
+  assert text.startswith("module @jit__lambda attributes")
+  assert "func.func public @main(%arg0: tensor<3x4xf32>) -> tensor<3x4xf32>" in text
+  assert "%0 = stablehlo.sine %arg0 : tensor<3x4xf32>" in text
+  generic = xla_backend.get_xla_backend().lower(jaxlite.make_jaxpr(lambda x: jnp.sin(x))(F))
+  assert '"stablehlo.sine"(%arg0) : (tensor<3x4xf32>) -> tensor<3x4xf32>' in generic
   hlo_text = f.lower(F).compile().as_text()
   assert hlo_text.startswith("HloModule jit_") and "sine" in hlo_text
   cost = f.lower(F).compile().cost_analysis()
@@ -508,7 +510,7 @@ def test_env_selects_xla_and_never_imports_jax():
   r = _run("import sys, numpy as np, jaxlite, jaxlite.numpy as jnp, ml_dtypes\n"
            "y = jaxlite.jit(lambda x: jnp.sin(x) * 2)(np.ones(3, np.float32))\n"
            "z = jaxlite.lax.exp(y).astype(ml_dtypes.bfloat16)\n"
-           "v = np.asarray(y).tolist(), str(z), jaxlite.device_get(z), float(y[0])\n"
+           "v = np.asarray(y).tolist(), str(z), jaxlite.device_get(z), float(y.sum())\n"
            "print(type(y._value).__name__, jaxlite.devices()[0].platform,\n"
            "      'jax' in sys.modules, 'jaxlib' in sys.modules)", JAXLITE_BACKEND="xla")
   assert r.returncode == 0, r.stderr
@@ -520,6 +522,13 @@ def test_jax_platforms_cpu_keeps_numpy_default():
            JAX_PLATFORMS="cpu")
   assert r.returncode == 0, r.stderr
   assert r.stdout.split() == ["cpu", "CpuDevice"]
+
+
+def test_jax_platforms_naming_a_missing_platform_raises():
+  r = _run("import jaxlite\ntry:\n  jaxlite.devices()\nexcept RuntimeError as e:\n  print(e)",
+           JAX_PLATFORMS="tpu")
+  assert r.returncode == 0, r.stderr
+  assert r.stdout.startswith("Unable to initialize backend 'tpu'")
 
 
 def test_plugin_discovery_reads_the_environment(monkeypatch, tmp_path):
@@ -566,3 +575,21 @@ def test_constants_compile_exactly(value):
   out = np.asarray(xla_backend.get_xla_backend().compile(closed)()[0])
   assert out.dtype == arr.dtype and out.shape == arr.shape
   assert out.tobytes() == arr.tobytes()
+
+
+def test_failed_compile_is_a_jax_runtime_error_naming_the_device(on_xla):
+  from jaxlite._src import core
+  from jaxlite._src.errors import JaxRuntimeError
+  p = core.Primitive("broken_rule")
+  p.def_impl(lambda x: x)
+  p.def_abstract_eval(lambda x: x)
+  lowering.register(p, lambda ctx, x: ctx.op("stablehlo.no_such_op", [x], x.aval))
+  try:
+    with pytest.raises(JaxRuntimeError, match=r"XLA compilation failed on CpuDevice\(id=0\)"):
+      jaxlite.jit(lambda x: p.bind(x))(F)
+    y = jaxlite.device_put(F, jaxlite.devices()[0])
+    with pytest.raises(JaxRuntimeError):
+      p.bind(y)  # eager: the same error, and the operand stays on the device
+    np.testing.assert_array_equal(np.asarray(y), F)
+  finally:
+    del lowering.rules[p]

@@ -49,6 +49,13 @@ from jaxlite._src import devices
 from jaxlite._src import dtypes
 
 
+def _xla_device_of(x):
+  """The device of an Array whose buffer lives on another backend (an XLA device), else None
+  (a function, not a method: typed PRNG key arrays share these properties)."""
+  v = x._value
+  return v.device if type(v) in core.eager_routes else None
+
+
 def _staged_rows(x):
   """Rows of a concrete array iterated while staging (make_jaxpr, jit), as JAX iterates an
   array made inside the traced function (a tracer there): lax.index_in_dim per row, staged, so
@@ -118,14 +125,9 @@ class ArrayImpl(core.Array):
       return v.host()
     return v
 
-  def _xla_device(self):
-    """The device of a buffer on another backend (an XLA device), else None."""
-    v = self._value
-    return v.device if type(v) in core.eager_routes else None
-
   @property
   def sharding(self):
-    d = self._xla_device()
+    d = _xla_device_of(self)
     if d is not None:
       return d.sharding_object()
     p = self._device
@@ -143,7 +145,7 @@ class ArrayImpl(core.Array):
     if type(self._value) is DeletedBuffer:
       self._value._fail()
     if p is None:
-      d = self._xla_device()
+      d = _xla_device_of(self)
       return devices.default_device() if d is None else d
     if type(p) is devices.CpuDevice or len(p._device_assignment) > 1:
       return p
@@ -164,7 +166,7 @@ class ArrayImpl(core.Array):
     """One `Shard` per device: its index into the global array, its replica number among the
     devices holding the same index, and its data (a view of the global buffer, committed to
     that device)."""
-    d = self._xla_device()
+    d = _xla_device_of(self)
     if d is not None:  # one device buffer: the one shard is the array itself
       return [devices.Shard(d, (slice(None),) * self.ndim, 0, self)]
     return [devices.Shard(d, idx, rid, from_host(view, self.weak_type, d))
@@ -426,6 +428,14 @@ def is_sharded(x) -> bool:
   return d is not None and type(d) is not devices.CpuDevice
 
 
+def numpy_eager(x) -> bool:
+  """Whether an eager NumPy fast path may compute on Array `x` itself: NumPy is the default
+  backend (`core.default_eager_route` unset) and `x`'s buffer is a NumPy value. Otherwise the
+  caller takes the general path, whose one dispatch (`core.EvalTrace.process_primitive`)
+  routes the application to the backend that owns the buffer."""
+  return core.default_eager_route is None and core.numpy_buffer(x._value)
+
+
 def like(x, value, weak_type):
   """A result computed in NumPy from Array `x` alone (an eager fast path), placed as `x` is."""
   a = _from_numpy(value, weak_type)
@@ -439,13 +449,13 @@ def bind_uniform(primitive, arrays, **params):
   shape error), placed as `core.EvalTrace` would place it. None when an argument is not a
   concrete Array or dtypes or weak types differ: the caller takes the general path."""
   first = arrays[0]
-  if type(first) is not ArrayImpl:
+  if type(first) is not ArrayImpl or core.default_eager_route is not None:
     return None
   dtype, weak, device = first._value.dtype, first.weak_type, None
   for a in arrays:
-    if type(a) is not ArrayImpl or a._value.dtype != dtype or a.weak_type != weak or \
-        type(a._value) is NON_ADDRESSABLE:  # shards in other processes: the general path
-      return None
+    if type(a) is not ArrayImpl or not core.numpy_buffer(a._value) or \
+        a._value.dtype != dtype or a.weak_type != weak:
+      return None  # another backend's buffer, or shards in other processes: the general path
     if a._device is not None:
       device = primitive_device(primitive, arrays)
   out = _from_numpy(primitive.impl(*[a._value for a in arrays], **params), weak)

@@ -11,6 +11,7 @@ import functools
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import primitive_kinds as pk
 from jaxlite._src import dtypes
 from jaxlite._src import pretty_print as pp
 from jaxlite._src.compiler import backend, passes
@@ -269,3 +270,8 @@ def fun_src_info(fun) -> str:
     return f"{fun_name(fun)} at {code.co_filename}:{code.co_firstlineno}"
   except AttributeError:
     return fun_name(fun)
+
+
+# --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
+
+pk.register(jit_p, pk.CALL, jaxpr_param="jaxpr", role="jit")

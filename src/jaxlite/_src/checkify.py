@@ -15,6 +15,7 @@ import functools
 import numpy as np
 
 from jaxlite._src import core, tree_util
+from jaxlite._src.sharding import rules as sharding_rules
 from jaxlite._src.compiler import passes
 from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.interpreters import ad, batching
@@ -200,6 +201,7 @@ init_error = Error({})
 # --- check_p: a user check, functionalized by checkify or raised when run ---------------------
 
 check_p = core.Primitive("check")
+sharding_rules.replicated(check_p)  # its sharding rule (sharding/rules.py)
 check_p.multiple_results = True
 
 

@@ -229,34 +229,43 @@ class EvalTrace(Trace):
   def __init__(self):
     super().__init__(None)
 
-  # Backend-level code: reads each Array's buffer field directly (no accessor call on the
-  # hottest path); committed arrays (`_device` set) send the result to their device.
+  # The one eager dispatch path. Backend-level code: reads each Array's buffer field directly
+  # (no accessor call on the hottest path); committed arrays (`_device` set) send the result to
+  # their device. An operand whose buffer belongs to another backend (its type is a key of
+  # `eager_routes`), or another default backend (`default_eager_route`), hands the whole
+  # application to that backend's route; otherwise the primitive's NumPy impl runs here.
   def process_primitive(self, primitive, args, params):
-    if default_eager_route is not None:  # another backend is the default one (XLA)
-      return default_eager_route(primitive, args, params)
     vals = []
     extended = False
     committed = False
+    routed = None
     for a in args:
       t = type(a)
       if t is array_type:
         v = a._value
         vals.append(v)
-        if type(v) in eager_routes:  # a buffer of another backend: that backend runs it
-          return eager_routes[type(v)](primitive, args, params)
         if a._device is not None:
           committed = True
+        if eager_routes and type(v) in eager_routes and routed is None:
+          routed = eager_routes[type(v)]
       elif t in dtypes.typed_scalar_types:
         vals.append(a.dtype.type(a))
       elif isinstance(a, Tracer):
         raise errors.unexpected_tracer_error(a)
       elif t is key_array_type:  # typed PRNG keys: results come back through their avals
-        vals.append(a._value)
+        v = a._value
+        vals.append(v)
         extended = True
         if a._device is not None:
           committed = True
+        if eager_routes and type(v) in eager_routes and routed is None:
+          routed = eager_routes[type(v)]
       else:
         vals.append(a)
+    if routed is not None:
+      return routed(primitive, args, params)
+    if default_eager_route is not None:
+      return default_eager_route(primitive, args, params)
     if committed and any(type(v) is non_addressable for v in vals):  # shards in other processes
       return eager_across_processes(primitive, args, params)
     weak_rule = primitive.eager_weak_type
@@ -287,10 +296,20 @@ class EvalTrace(Trace):
     return out
 
 
-# The eager routing contract (issue 29/30): buffer type of another backend's Arrays -> route
-# `(primitive, args, params) -> out`, and the route of the default backend when it is not NumPy.
+# Eager routing hooks, filled by higher layers (a backend that owns device buffers):
+# `eager_routes` maps the type of a non-NumPy Array buffer (`ArrayImpl._value`) to
+# `route(primitive, args, params) -> Array | list[Array]`; `default_eager_route` (same
+# signature) runs every eager application while another backend is the default one, None while
+# NumPy is. Mutate `eager_routes` in place: fast paths hold the dict itself. Every eager fast
+# path that skips `EvalTrace.process_primitive` checks `numpy_eager()` / these two first.
 eager_routes: dict = {}
 default_eager_route: Callable | None = None
+
+
+def numpy_buffer(v) -> bool:
+  """Whether an Array buffer is a NumPy value that eager NumPy fast paths may compute on."""
+  return type(v) is np.ndarray or isinstance(v, np.generic)
+
 
 eval_trace = EvalTrace()
 _state = _TraceState()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from jaxlite._src import core, tree_util
-from jaxlite._src.compiler import numpy_codegen
+from jaxlite._src.compiler import backend
 from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.custom_derivatives import _as_arg, _fun_name, _resolve_args, _trace_call
 from jaxlite._src.interpreters import ad, batching
@@ -18,7 +18,7 @@ from jaxlite._src.interpreters import partial_eval as pe
 custom_vmap_call_p = core.Primitive("custom_vmap_call")
 custom_vmap_call_p.multiple_results = True
 custom_vmap_call_p.def_impl(
-    lambda *args, call_jaxpr, **params: numpy_codegen.compile_jaxpr(call_jaxpr)(*args))
+    lambda *args, call_jaxpr, **params: backend.compile_jaxpr(call_jaxpr)(*args))
 custom_vmap_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **params: call_jaxpr.out_avals)
 # StableHLO: the function itself inlined (the vmap rule applies only under vmap, before).
 xla.register(custom_vmap_call_p,

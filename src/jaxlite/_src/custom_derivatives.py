@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Callable, Sequence
 
 from jaxlite._src import core, dtypes, tree_util
+from jaxlite._src import primitive_kinds as pk
 from jaxlite._src import pretty_print as pp
 from jaxlite._src.compiler import backend
 from jaxlite._src.compiler import passes
@@ -769,3 +770,9 @@ _custom_call_handlers = {
     lin._PartialEvalTrace: _rule_trace_custom_call,
     batching.BatchTrace: _batch_custom_call,
 }
+
+
+# --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
+
+pk.register(custom_jvp_call_p, pk.CALL, jaxpr_param="call_jaxpr")
+pk.register(custom_vjp_call_p, pk.CALL, jaxpr_param="call_jaxpr", role="custom_vjp_call")

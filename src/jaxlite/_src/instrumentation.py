@@ -69,8 +69,8 @@ def _checked_eager(method):
 
 
 def _checked_run(method):
-  def run(self, values):
-    out = method(self, values)
+  def run(self, values, on=None):
+    out = method(self, values, on)
     if not (config.jax_debug_nans or config.jax_debug_infs):  # on in another thread only
       return out
     kind = _invalid_kind([o._host_value() for o in _leaves(out) if type(o) is core.array_type])
@@ -151,9 +151,9 @@ def _refuse_trace(method):
 
 
 def _refuse_run(method):
-  def run(self, values):
+  def run(self, values, on=None):
     if not config.jax_no_execution:  # on in another thread only
-      return method(self, values)
+      return method(self, values, on)
     raise RuntimeError(f"JAX tried to execute function jit({_entry_name(self)}), but the "
                        "no_execution config option is set")
   return run

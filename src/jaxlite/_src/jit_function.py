@@ -26,6 +26,7 @@ from jaxlite._src.config import config
 from jaxlite._src.dtypes import check_python_int
 from jaxlite._src.interpreters import batching
 from jaxlite._src.interpreters import partial_eval as pe
+from jaxlite._src.jit_argnums import as_tuple, resolve_argnums
 from jaxlite._src.state.types import AbstractRef, Ref  # mutable refs are jit arguments too
 
 # --- argument handling -------------------------------------------------------------------------
@@ -171,8 +172,7 @@ def set_fast_runners(enabled: bool) -> None:
 
 
 class _CacheEntry:
-  __slots__ = ("closed", "out_tree", "lifted", "executable", "out_avals", "donation",
-               "per_backend")
+  __slots__ = ("closed", "out_tree", "lifted", "executable", "out_avals", "donation")
 
   def __init__(self, closed, out_tree, lifted):
     self.closed = closed
@@ -181,41 +181,24 @@ class _CacheEntry:
     self.executable = None
     self.out_avals = closed.out_avals
     self.donation = None  # donation.Plan per donation vector, made on the first donating call
-    self.per_backend = None  # backend -> executable, for arguments on another backend's device
 
-  def compiled(self):
-    """The installed backend's executable, built on first use."""
+  def compiled(self, on=None):
+    """The executable on backend `on`: by default the one installed when it was first built
+    (kept by the entry); another backend's is cached on the jaxpr (`compile_jaxpr`)."""
+    if on is not None and on is not backend.installed():
+      return backend.compile_jaxpr(self.closed, on)
     exe = self.executable
     if exe is None:
       exe = self.executable = backend.compile_jaxpr(self.closed)
     return exe
 
-  def run(self, values):
-    """Runs the executable on NumPy values (or another backend's buffers: that backend's
-    executable); Arrays in the output pytree."""
-    exe = self.executable or self.compiled()
-    if core.eager_routes:
-      exe = self._for_buffers(values, exe)
-    outs = exe(*values)
+  def run(self, values, on=None):
+    """Runs the executable of backend `on` (see `compiled`) on that backend's buffers; Arrays
+    in the output pytree."""
+    exe = self.executable if on is None else None
+    outs = (exe or self.compiled(on))(*values)
     make = core.make_array
     return self.out_tree.unflatten([make(o, a) for o, a in zip(outs, self.out_avals)])
-
-  def _for_buffers(self, values, exe):
-    """The executable for arguments that live on another backend's device (XLA): compiled by
-    that device's backend (the contract's `backend_for_arguments`), kept per backend."""
-    for v in values:
-      if type(v) in core.eager_routes:
-        b = v.device.backend
-        if b is backend.installed():
-          return exe
-        per = self.per_backend
-        if per is None:
-          per = self.per_backend = {}
-        hit = per.get(b)
-        if hit is None:
-          hit = per[b] = backend.compile_jaxpr(self.closed, b)
-        return hit
-    return exe
 
   def fast_runner(self):
     """`run` for the eager all-Array call path. A function returning one Array of a NumPy
@@ -232,7 +215,7 @@ class _CacheEntry:
     make, from_numpy = core.make_array, core.array_from_numpy
 
     def run_one(values):
-      o = (self._for_buffers(values, exe) if core.eager_routes else exe)(*values)[0]
+      o = exe(*values)[0]
       return from_numpy(o, weak) if o.dtype == dt else make(o, aval)
     return run_one
 
@@ -264,11 +247,11 @@ def _cache_for(fun) -> dict:
     held = _unweakrefable_caches.get(id(fun))
     if held is None or held[0] is not fun:
       held = (fun, {})
-      _bounded_put(_unweakrefable_caches, id(fun), held, _UNWEAKREFABLE_LIMIT)
+      bounded_put(_unweakrefable_caches, id(fun), held, _UNWEAKREFABLE_LIMIT)
     return held[1]
 
 
-def _bounded_put(cache: dict, key, value, limit=None):
+def bounded_put(cache: dict, key, value, limit=None):
   """`cache[key] = value`, first evicting the oldest entries past `limit` (insertion order: a
   hit costs nothing extra on the dispatch path, unlike a true LRU's reordering)."""
   limit = TRACE_CACHE_SIZE if limit is None else limit
@@ -311,13 +294,59 @@ DERIVED_CACHES = (
 )
 
 
+class CallSite:
+  """What the partitioner (sharding/partition.py, distributed/sharded_jit.py) knows of one jit:
+  the function and its name, the static and donated positions, the in/out shardings, and the
+  caches it keeps for the jit's sharded calls; its methods give the trace cache entry of a
+  call, the dynamic arguments, the committed device and argument names for errors, and the
+  backend of a call's arguments. jit builds one per wrapper (`PjitFunction.site`); nothing
+  outside this module reads the wrapper's private fields."""
+  __slots__ = ("_wrapper", "fun", "name", "static_argnums", "static_argnames",
+               "donate_argnums", "donate_argnames", "in_shardings", "out_shardings",
+               "simple", "cache", "__weakref__")
+
+  def __init__(self, wrapper):
+    self._wrapper = wrapper
+    self.fun, self.name = wrapper._fun, wrapper._name
+    self.static_argnums, self.static_argnames = wrapper._static_argnums, \
+        wrapper._static_argnames
+    self.donate_argnums, self.donate_argnames = wrapper._donate_argnums, \
+        wrapper._donate_argnames
+    self.in_shardings, self.out_shardings = wrapper._in_shardings, wrapper._out_shardings
+    self.simple = wrapper._simple  # no static arguments: the call's args are the dynamic ones
+    # The partitioner's per-jit caches (programs by specs, call plans, the MPI fast path),
+    # emptied with the jit's own by `clear_cache` / `jax.clear_caches`.
+    self.cache = wrapper._sharded_cache
+
+  def entry(self, args, kwargs):
+    """(trace cache entry, flat dynamic arguments) of a call: traced on a miss."""
+    return self._wrapper._get_entry(args, kwargs)
+
+  def dynamic_args(self, args, kwargs) -> tuple:
+    """The call's positional arguments that are not static."""
+    return args if self.simple else self._wrapper._split_args(args, kwargs)[0]
+
+  def committed_device(self, flat, args, kwargs):
+    """Where the call's results live (JAX's incompatible-devices error naming arguments)."""
+    return self._wrapper._committed_device(flat, args, kwargs)
+
+  def arg_name(self, keypath) -> str:
+    """An argument leaf named as JAX's placement errors name it."""
+    return _placement_arg_name(keypath, self.fun)
+
+  def backend(self, flat):
+    """The backend the call's flat arguments run on (`backend.backend_for_arguments`)."""
+    return backend.backend_for_arguments(flat)
+
+
 class PjitFunction:
   """The callable `jax.jit(f)` returns."""
+  _donates = False  # DonatingPjitFunction: the eager path plans and deletes donated buffers
 
   def __new__(cls, fun=None, static_argnums=(), static_argnames=(), donate_argnums=(),
               donate_argnames=(), *rest, **options):
     # A jit that donates gets its own call path, so that the others' pays nothing for it.
-    if cls is PjitFunction and (_as_tuple(donate_argnums) or _as_tuple(donate_argnames)):
+    if cls is PjitFunction and (as_tuple(donate_argnums) or as_tuple(donate_argnames)):
       cls = DonatingPjitFunction
     return object.__new__(cls)
 
@@ -326,18 +355,11 @@ class PjitFunction:
                in_shardings=None, out_shardings=None, **options):
     self._fun = fun
     functools.update_wrapper(self, fun, updated=())
-    names = _arg_names(fun)
-    static_argnums = _as_tuple(static_argnums)
-    static_argnames = _as_tuple(static_argnames)
-    # Like JAX, a static name also makes its position static and vice versa.
-    static_argnums = tuple(sorted(set(static_argnums) | {names.index(n) for n in static_argnames
-                                                         if n in names}))
-    static_argnames = tuple(set(static_argnames) | {names[i] for i in static_argnums
-                                                    if 0 <= i < len(names)})
+    (static_argnums, static_argnames, self._donate_argnums,
+     self._donate_argnames) = resolve_argnums(fun, static_argnums, static_argnames,
+                                              donate_argnums, donate_argnames)
     self._static_argnums = static_argnums
     self._static_argnames = static_argnames
-    self._donate_argnums, self._donate_argnames = _resolve_donation(
-        fun, donate_argnums, donate_argnames, static_argnames)
     self._keep_unused = keep_unused
     self._inline = inline
     self._name = name or fun_name(fun)
@@ -346,6 +368,8 @@ class PjitFunction:
     # (jit params), so jit(f, donate_argnums=0) reuses jit(f)'s trace, as in JAX.
     self._options = (static_argnums, static_argnames)
     self._simple = not static_argnums and not static_argnames
+    # The all-Array fast path (`_call_arrays_fast`): no statics, no donation to plan.
+    self._fast_path = self._simple and not self._donates
     # jnp's own wrappers run op by op when eager: same result, no compile on the hot path.
     self._eager_direct = False
     self._fast_cache = {}
@@ -354,6 +378,7 @@ class PjitFunction:
     self._in_shardings, self._out_shardings = in_shardings, out_shardings
     self._sharded = in_shardings is not None or out_shardings is not None
     self._sharded_cache = {}
+    self.site = CallSite(self)  # what the partitioner sees of this jit
     _live_wrappers.add(self)
 
   def __repr__(self):
@@ -365,11 +390,17 @@ class PjitFunction:
     return functools.partial(self, obj)
 
   # -- argument splitting ---------------------------------------------------------------------
+  def _is_static(self, i, n_args) -> bool:
+    """Whether positional argument `i` of `n_args` is static (a negative number counts from
+    the end, as in JAX)."""
+    nums = self._static_argnums
+    return i in nums or (i - n_args) in nums
+
   def _split_args(self, args, kwargs):
     static = []
     dyn_args = []
     for i, a in enumerate(args):
-      if i in self._static_argnums or (i - len(args)) in self._static_argnums:
+      if self._is_static(i, len(args)):
         static.append((i, _hashable_static(a)))
       else:
         dyn_args.append(a)
@@ -465,7 +496,7 @@ class PjitFunction:
       # place the results (sharding/partition.py)
       self._sharded = True
     if not lifted and writeback is None:  # a writeback's inputs are the values at trace time
-      _bounded_put(self._cache, key, entry)
+      bounded_put(self._cache, key, entry)
     return entry
 
   def _donated(self, n_flat, n_lifted, args, kwargs):
@@ -477,7 +508,7 @@ class PjitFunction:
     donated = [False] * n_lifted
     nums, names, n = self._donate_argnums, self._donate_argnames, len(args)
     for i, a in enumerate(args):
-      if i in self._static_argnums or (i - n) in self._static_argnums:
+      if self._is_static(i, n):
         continue
       donated += [i in nums] * len(tree_util.tree_leaves(a))
     for k in sorted(kwargs):
@@ -491,37 +522,69 @@ class PjitFunction:
   def __call__(self, *args, **kwargs):
     if config.jax_disable_jit:
       return self._fun(*args, **kwargs)
-    trace = core._state.trace
-    if trace is core.eval_trace:
-      if self._eager_direct:
-        return self._fun(*args, **kwargs)
-      if self._sharded:
-        fast = self._sharded_cache.get("mpi_fast")  # distributed/sharded_jit.py's _Fast
-        if fast is not None and not kwargs:
-          out = fast(args)
-          if out is not None:
-            return out
-        out = _call_sharded(self, args, kwargs)
-        if out is not _MISS:
-          return out
-      elif not kwargs and self._simple:
+    if core._state.trace is core.eval_trace:
+      # The NumPy backend's all-Array fast path first (inline here: a cached call is the
+      # hottest jit path), then the one eager path.
+      if self._fast_path and not kwargs and not self._sharded:
         out = self._call_arrays_fast(args)
         if out is not _MISS:
           return out
-    entry, flat = self._get_entry(args, kwargs)
-    if trace is core.eval_trace and not entry.lifted:
-      device = self._committed_device(flat, args, kwargs)
-      if self._sharded or device is not None and type(device) is not devices.CpuDevice:
-        out = _call_sharded(self, args, kwargs)
-        if out is not _MISS:
+      return self._call_eager(args, kwargs)
+    return self._call_staged(args, kwargs)
+
+  def _call_eager(self, args, kwargs):
+    """The one eager call path (behind the all-Array fast path): the cache entry of these
+    argument types, partitioned when the arguments or the function name several devices, else
+    run on the backend that owns the arguments' buffers and placed as the committed arguments
+    are. Donation (DonatingPjitFunction) hooks in at `_plan`, `_ran_sharded` and `_run`."""
+    if self._eager_direct:
+      return self._fun(*args, **kwargs)
+    if self._sharded and not self._donates:  # donated buffers are planned first (below)
+      fast = self._sharded_cache.get("mpi_fast")  # distributed/sharded_jit.py's _Fast
+      if fast is not None and not kwargs:
+        out = fast(args)
+        if out is not None:
           return out
-      out = entry.run([numpy_value(x) for x in flat])
-      return out if device is None else _place_tree(out, device)
+      out = _call_sharded(self, args, kwargs)
+      if out is not _MISS:
+        return out
+    try:
+      entry, flat = self._get_entry(args, kwargs)
+    except RuntimeError as err:  # a deleted argument
+      raise self._entry_error(args, kwargs, err) from None
+    if entry.lifted:  # constants lifted to arguments: the staged path binds them with the rest
+      return self._call_staged(args, kwargs)
+    device = self._committed_device(flat, args, kwargs)
+    plan = self._plan(entry, flat, args, kwargs)
+    if self._sharded or device is not None and type(device) is not devices.CpuDevice:
+      out = _call_sharded(self, args, kwargs)
+      if out is not _MISS:
+        return self._ran_sharded(plan, flat, out)
+    out = self._run(entry, flat, plan)
+    return out if device is None else _place_tree(out, device)
+
+  # Hooks of the eager path that donation overrides (the plain jit pays nothing for them).
+  def _entry_error(self, args, kwargs, err):
+    return err
+
+  def _plan(self, entry, flat, args, kwargs):
+    return None
+
+  def _ran_sharded(self, plan, flat, out):
+    return out
+
+  def _run(self, entry, flat, plan):
+    return entry.run([numpy_value(x) for x in flat], _arguments_backend(flat))
+
+  def _call_staged(self, args, kwargs):
+    """Under a transformation (or with lifted constants): a `jit` eqn bound on the current
+    trace (the eval trace runs it through the jit primitive's impl)."""
+    entry, flat = self._get_entry(args, kwargs)
     args_in = list(entry.lifted) + [as_traceable_arg(x) for x in flat]
     in_sh = out_sh = None
     if self._in_shardings is not None or self._out_shardings is not None:
       from jaxlite._src.sharding import partition  # the eqn carries them, as JAX's does
-      in_sh, out_sh = partition.eqn_shardings(self, args, kwargs, entry, len(flat))
+      in_sh, out_sh = partition.eqn_shardings(self.site, args, kwargs, entry, len(flat))
     params = jit_params(entry.closed, self._name, len(args_in), len(entry.out_avals),
                         self._donated(len(flat), len(entry.lifted), args, kwargs),
                         self._keep_unused, self._inline, in_sh, out_sh)
@@ -533,6 +596,10 @@ class PjitFunction:
     or non-empty tuples/lists of them (`f(params, x, y)`): skips pytree flattening on a cache
     hit and runs the entry's `fast_runner`."""
     at = core.array_type
+    if core.eager_routes or core.default_eager_route is not None:
+      if core.default_eager_route is not None or any(
+          type(a) is at and not core.numpy_buffer(a._value) for a in tree_util.tree_leaves(args)):
+        return _MISS  # another backend's buffers, or another default backend: the general path
     try:  # free unless it raises: a deleted Array's buffer raises on `v.shape`
       if len(args) == 1 and type(args[0]) is at:
         a = args[0]
@@ -574,7 +641,7 @@ class PjitFunction:
       if entry.lifted or self._sharded or type(entry.out_tree) is not tree_util.PyTreeDef:
         return _MISS
       runner = entry.fast_runner()
-      _bounded_put(self._fast_cache, key, runner)
+      bounded_put(self._fast_cache, key, runner)
     if not committed:
       return runner(values)
     device = self._committed_device(arrays, args, {})
@@ -619,8 +686,7 @@ class PjitFunction:
     traced = Traced(self, entry)
     # The static arguments are baked in: the Compiled stage is called with the others only.
     dyn_args, dyn_kwargs, _ = self._split_args(args, kwargs)
-    traced._statics = ([(i, a) for i, a in enumerate(args)
-                        if i in self._static_argnums or (i - len(args)) in self._static_argnums],
+    traced._statics = ([(i, a) for i, a in enumerate(args) if self._is_static(i, len(args))],
                        {k: v for k, v in kwargs.items() if k in self._static_argnames},
                        len(dyn_args), frozenset(dyn_kwargs))
     traced._args_info = self._args_info(args, kwargs, flat)
@@ -654,44 +720,46 @@ class PjitFunction:
 class DonatingPjitFunction(PjitFunction):
   """`jax.jit` with `donate_argnums` / `donate_argnames`. Eager calls delete the usable donated
   Arrays and let the executable reuse their buffers (donation.py); traced calls stage a `jit`
-  eqn whose `donated_invars` say which inputs are donated (tracers are never deleted)."""
+  eqn whose `donated_invars` say which inputs are donated (tracers are never deleted). The
+  eager path is PjitFunction's, with these hooks."""
+  _donates = True
 
-  def __call__(self, *args, **kwargs):
-    if config.jax_disable_jit or core._state.trace is not core.eval_trace or self._eager_direct:
-      return PjitFunction.__call__(self, *args, **kwargs)
+  def _entry_error(self, args, kwargs, err):
     from jaxlite._src import donation
-    try:
-      entry, flat = self._get_entry(args, kwargs)
-    except RuntimeError as err:
-      flat = self._dyn_leaves(args, kwargs)
-      raise donation.deleted_arg_error(flat, donation.aval_key(flat) in self._warm, err) \
-          from None
-    if entry.lifted:
-      return PjitFunction.__call__(self, *args, **kwargs)
+    flat = self._dyn_leaves(args, kwargs)
+    return donation.deleted_arg_error(flat, donation.aval_key(flat) in self._warm, err)
+
+  def _plan(self, entry, flat, args, kwargs):
+    from jaxlite._src import donation
     plan = donation.plan_for(entry, self._donated(len(flat), 0, args, kwargs),
                              self._keep_unused)
     donation.check_no_reuse_in_call(plan, flat)
-    device = self._committed_device(flat, args, kwargs)
-    if self._sharded or device is not None and type(device) is not devices.CpuDevice:
-      out = _call_sharded(self, args, kwargs)
-      if out is not _MISS:
-        donation.delete_consumed(plan, flat)  # sharded: deleted, buffers not reused (as JAX)
-        return self._warmed(plan, flat, out)
+    return plan
+
+  def _ran_sharded(self, plan, flat, out):
+    from jaxlite._src import donation
+    donation.delete_consumed(plan, flat)  # sharded: deleted, buffers not reused (as JAX)
+    return self._warmed(plan, flat, out)
+
+  def _run(self, entry, flat, plan):
+    from jaxlite._src import donation
+    b = _arguments_backend(flat)
     if not plan.consumed:
-      out = entry.run([numpy_value(x) for x in flat])
-    elif fast_runners_enabled:
-      exe = donation.executable(entry, plan, donation.reusable_inputs(plan, flat))
+      out = entry.run([numpy_value(x) for x in flat], b)
+    elif fast_runners_enabled and (b is None or getattr(b, "aliases_donations", False)):
+      # buffer reuse: the NumPy backends' executables, and XLA's input/output aliases
+      exe = donation.executable(entry, plan, donation.reusable_inputs(plan, flat), b)
       values = [numpy_value(x) for x in flat]
       donation.delete_consumed(plan, flat)
       outs = exe(*values)
       del values
       make = core.make_array
       out = entry.out_tree.unflatten([make(o, a) for o, a in zip(outs, entry.out_avals)])
-    else:  # instrumentation sees every call through `run`: no buffer reuse
+    else:  # instrumentation sees every call through `run`, or another backend's buffers: the
+      # donated Arrays are deleted, their buffers not reused here
       values = [numpy_value(x) for x in flat]
       donation.delete_consumed(plan, flat)
-      out = entry.run(values)
-    out = out if device is None else _place_tree(out, device)
+      out = entry.run(values, b)
     return self._warmed(plan, flat, out)
 
   def __init__(self, *args, **kwargs):
@@ -770,8 +838,8 @@ class Lowered:
   def as_text(self, dialect=None) -> str:
     """The StableHLO module on a backend that lowers to it (XLA), else the jaxpr."""
     b = backend.get_backend()
-    if hasattr(b, "lower") and dialect in (None, "stablehlo", "mlir"):
-      return b.lower(self._entry.closed, name=_xla_module_name(self._fn))
+    if hasattr(b, "lower_text") and dialect in (None, "stablehlo", "mlir"):
+      return b.lower_text(self._entry.closed, name=_xla_module_name(self._fn))
     return str(self._entry.closed)
 
   def cost_analysis(self) -> dict[str, float]:
@@ -887,11 +955,20 @@ def _has_constraint(jaxpr) -> bool:
   return False
 
 
+def _arguments_backend(flat):
+  """The backend a jit call on flat arguments `flat` runs on, or None for the installed one:
+  asked of `backend.backend_for_arguments` only while another backend's buffers or routes
+  exist (the NumPy-only call pays one test)."""
+  if core.eager_routes or core.default_eager_route is not None:
+    return backend.backend_for_arguments(flat)
+  return None
+
+
 def _call_sharded(fn, args, kwargs):
-  """A call with multi-device arguments or shardings: partitioned (sharding/partition.py), or
-  _MISS when there is nothing to partition (one device)."""
+  """A call with multi-device arguments or shardings: partitioned (sharding/partition.py, given
+  the jit's call site), or _MISS when there is nothing to partition (one device)."""
   from jaxlite._src.sharding import partition
-  out = partition.call_sharded(fn, args, kwargs)
+  out = partition.call_sharded(fn.site, args, kwargs)
   return _MISS if out is None else out
 
 
@@ -940,57 +1017,6 @@ def _hashable_static(val):
         f"hash an object of type {type(val)}, {val!r}. The error was:\nTypeError: {e}") from None
 
 
-def _resolve_donation(fun, nums, names, static_argnames):
-  """(donate_argnums, donate_argnames) completed and checked against `fun`'s signature as JAX's
-  jit does: names inferred from numbers or the reverse (positional-or-keyword parameters only),
-  JAX's ValueErrors for numbers past the positional parameters, unknown names and donated
-  static arguments."""
-  nums, names = _as_tuple(nums), _as_tuple(names)
-  if not nums and not names:
-    return (), ()
-  try:
-    sig = inspect.signature(fun)
-  except (TypeError, ValueError):
-    if names:
-      raise ValueError(f"Getting the signature of function {fun} failed. Pass donate_argnums "
-                       "instead of donate_argnames.") from None
-    return nums, ()
-  params = list(sig.parameters.items())
-  pos_kw = inspect.Parameter.POSITIONAL_OR_KEYWORD
-  if not names:
-    names = tuple(k for i, (k, p) in enumerate(params) if p.kind == pos_kw and i in nums)
-  elif not nums:
-    nums = tuple(i for i, (k, p) in enumerate(params) if p.kind == pos_kw and k in names)
-  kinds = [p.kind for _, p in params]
-  if inspect.Parameter.VAR_POSITIONAL not in kinds:
-    n_pos = sum(k in (inspect.Parameter.POSITIONAL_ONLY, pos_kw) for k in kinds)
-    if nums and (-min(nums) > n_pos or max(nums) >= n_pos):
-      raise ValueError(f"Jitted function has donate_argnums={nums}, but only accepts {n_pos} "
-                       "positional arguments.")
-  positional_only = {k for k, p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY,
-                                                        inspect.Parameter.VAR_POSITIONAL)}
-  if bad := positional_only & set(names):
-    raise ValueError(f"Jitted function has invalid argnames {bad} in donate_argnames. These "
-                     "are positional-only")
-  if inspect.Parameter.VAR_KEYWORD not in kinds:
-    valid = {k for k, p in params if p.kind in (pos_kw, inspect.Parameter.KEYWORD_ONLY)}
-    if bad := set(names) - valid:
-      raise ValueError(f"Jitted function has invalid argnames {bad} in donate_argnames. "
-                       "Function does not take these args.")
-  if both := set(static_argnames) & set(names):
-    raise ValueError("static_argnames and donate_argnames cannot intersect. Argument names "
-                     f"{both} appear in both static_argnames and donate_argnames")
-  return nums, names
-
-
-def _as_tuple(x):
-  if x is None:
-    return ()
-  if isinstance(x, (int, str)):
-    return (x,)
-  return tuple(x)
-
-
 def internal_jit(fun=None, *, static_argnums=(), static_argnames=(), name=None):
   """jit for jnp's own wrappers (`_where`, `clip`…): named eqns in jaxprs, cached forever."""
   if fun is None:
@@ -998,4 +1024,5 @@ def internal_jit(fun=None, *, static_argnums=(), static_argnames=(), name=None):
                              static_argnames=static_argnames, name=name)
   wrapped = PjitFunction(fun, static_argnums, static_argnames, name=name)
   wrapped._eager_direct = True
+  wrapped._fast_path = False
   return wrapped

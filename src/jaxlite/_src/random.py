@@ -14,6 +14,7 @@ import numpy as np
 
 from jaxlite._src import array as array_lib
 from jaxlite._src import core, dtypes, prng
+from jaxlite._src import primitive_kinds as pk
 from jaxlite._src.config import config
 from jaxlite._src.jit_function import internal_jit
 from jaxlite._src.lax import elementwise_functions as _lax
@@ -960,3 +961,8 @@ def _poisson(key, lam, shape, dtype):
 
 # Shape ops, gathers and selects of key arrays lower on the keys' data in the XLA backend.
 prng_structural.install()
+
+
+# --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
+
+pk.register(fma_p, pk.ELEMENTWISE, fuse=True)

@@ -11,6 +11,7 @@ import numpy as np
 
 from jaxlite._src import core, dtypes, prng, prng_lowering
 from jaxlite._src.compiler.xla import lowering as xla
+from jaxlite._src.sharding import rules as sharding_rules
 from jaxlite._src.config import config
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.jit_function import internal_jit
@@ -25,6 +26,7 @@ from jaxlite._src.random import (
 # --- gamma and the distributions built on it ---------------------------------------------------
 
 random_gamma_p = core.Primitive("random_gamma")
+sharding_rules.elementwise(random_gamma_p)  # its sharding rule (sharding/rules.py)
 
 
 def _gamma_abstract(keys, a, log_space):

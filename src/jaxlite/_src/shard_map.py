@@ -11,6 +11,7 @@ import weakref
 import numpy as np
 
 from jaxlite._src import core, prng, tree_util
+from jaxlite._src import primitive_kinds as pk
 from jaxlite._src import pretty_print as pp
 from jaxlite._src.compiler import backend
 from jaxlite._src.config import config
@@ -659,3 +660,8 @@ def _eager(args, params):
   outs = _impl(*vals, **params)
   return [array.from_host(o, aval.weak_type, NamedSharding(mesh, s))
           for o, aval, s in zip(outs, params["jaxpr"].out_avals, params["out_specs"])]
+
+
+# --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
+
+pk.register(shard_map_p, pk.CALL, role="shard_map")

@@ -243,6 +243,26 @@ def using_backend(backend: Backend):
     install_backend(prev)
 
 
+# Buffer type -> name of the backend that owns such buffers: a backend whose Arrays hold
+# non-NumPy buffers registers their type here when it loads (as it registers its eager route in
+# `core.eager_routes`), so that jit calls on them compile through it.
+buffer_backends: dict = {}
+
+
+def backend_for_arguments(args) -> Backend:
+  """The backend a jit call on `args` (flat arguments) compiles and runs on: the owner of the
+  first argument buffer of a registered type (`buffer_backends`), else the installed backend
+  (the NumPy family, tier 0 or 1, on the CPU; a placeholder as it is: it loads on compile)."""
+  if buffer_backends:
+    at = core.array_type
+    for a in args:
+      if type(a) is at or type(a) is core.key_array_type:
+        name = buffer_backends.get(type(a._value))
+        if name is not None:
+          return get_backend(name)
+  return _state.current
+
+
 def compile_jaxpr(closed: core.ClosedJaxpr, backend: Backend | None = None):
   """The executable of `closed` on `backend` (the installed one by default), cached on the
   jaxpr for the backend that compiled it last."""

@@ -16,6 +16,7 @@ import os
 import time
 
 from jaxlite._src import core
+from jaxlite._src import primitive_kinds as kinds
 from jaxlite._src.compiler import adaptive
 
 # A matrix product whose m * n * k is past this runs on OpenBLAS's threads (its gemm takes one
@@ -29,7 +30,7 @@ def threaded_products(jaxpr) -> bool:
   """Whether some matrix product of `jaxpr`, its loop bodies and branches included, is big
   enough for BLAS threads."""
   for e in jaxpr.eqns:
-    if e.primitive.name != "dot_general":
+    if e.primitive is not kinds.roles.dot_general:
       if any(threaded_products(sub) for sub in core.jaxprs_in_params(e.params)):
         return True
       continue

@@ -11,30 +11,23 @@ import math
 
 import numpy as np
 
+from jaxlite._src import primitive_kinds as kinds
 from jaxlite._src.compiler import passes
 from jaxlite._src.config import config
 from jaxlite._src.core import Literal, Var
 
-# Primitives computed element by element: each operand has the output's shape, is rank 0, or
-# has its rank with size-1 axes that NumPy broadcasts; their params never name a shape. Named
-# here rather than inferred, so a primitive is fused only once tests/test_tier1.py's table
-# checks it against tier 0 (complex parts and mulhi are not in that table yet). `fma` is the
-# compiler-internal contraction of a marked mul+add (passes.fuse_marked_fma), checked there too.
-ELEMENTWISE = frozenset("""
-  neg sign floor ceil round is_finite exp exp2 log log1p expm1 tanh logistic sin cos tan
-  asin acos atan sinh cosh asinh acosh atanh sqrt rsqrt cbrt abs not square integer_pow
-  erf erfc erf_inv lgamma digamma clz population_count
-  add sub mul div rem pow max min atan2 nextafter and or xor eq ne lt le gt ge
-  shift_left shift_right_arithmetic shift_right_logical
-  convert_element_type bitcast_convert_type reduce_precision select_n clamp fma
-""".split())
-
+# What the pass fuses, looked up by the primitive object in tables its modules fill
+# (primitive_kinds): live sets, so a primitive registered after this module loads is seen.
+# ELEMENTWISE: computed element by element (each operand has the output's shape, is rank 0, or
+# has its rank with size-1 axes that NumPy broadcasts; their params never name a shape), and
+# registered fusible: a primitive is fused only once a test checks its kernel against tier 0
+# (tests/test_tier1.py's table; `fma` is the compiler-internal contraction of a marked mul+add,
+# passes.fuse_marked_fma, checked there too).
+ELEMENTWISE = kinds.fusible
 # Reductions whose kernel takes only `axes`: per row they compute the same thing on a tile.
-REDUCTIONS = frozenset("reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or"
-                       .split())
-
+REDUCTIONS = kinds.monoid
 # Shape ops that keep the leading axis; their output is a view (no working-set cost).
-VIEWS = frozenset(("broadcast_in_dim", "squeeze", "reshape"))
+VIEWS = kinds.views
 
 TILE, WHOLE, LIT = "tile", "whole", "lit"
 
@@ -74,14 +67,15 @@ def _roles(eqn, n: int, internal: set, fuse_bits: bool = True) -> list | None:
   out = eqn.outvars[0].aval
   if not hasattr(out, "shape") or not out.shape or out.shape[0] != n:
     return None
-  if eqn.primitive.name == "random_bits":
+  prim = eqn.primitive
+  if prim in kinds.row_sources:
     return _bits_roles(eqn, n, internal) if fuse_bits else None
   # PRNG key arrays and other extended dtypes have no NumPy buffer of their own type.
   if not all(isinstance(getattr(v.aval, "dtype", None), np.dtype)
              for v in (*eqn.invars, *eqn.outvars)):
     return None
-  name, params = eqn.primitive.name, eqn.params
-  if name in ELEMENTWISE:
+  params = eqn.params
+  if prim in ELEMENTWISE:
     roles = []
     for v in eqn.invars:
       shape = getattr(v.aval, "shape", None)
@@ -97,19 +91,20 @@ def _roles(eqn, n: int, internal: set, fuse_bits: bool = True) -> list | None:
   if len(eqn.invars) != 1:
     return None
   (v,) = eqn.invars
-  if name == "broadcast_in_dim" and type(v) is Literal:
+  broadcast = prim is kinds.roles.broadcast_in_dim
+  if broadcast and type(v) is Literal:
     return [LIT]
-  if type(v) is Literal or not getattr(v.aval, "shape", None) and name != "broadcast_in_dim":
+  if type(v) is Literal or not getattr(v.aval, "shape", None) and not broadcast:
     return None
   shape = v.aval.shape
-  if name in REDUCTIONS:
+  if prim in REDUCTIONS:
     ok = set(params) <= {"axes", "out_sharding"} and 0 not in params["axes"]
     return [TILE] if ok and shape[0] == n else None
-  if name == "squeeze":
+  if prim is kinds.roles.squeeze:
     return [TILE] if 0 not in params["dimensions"] and shape[0] == n else None
-  if name == "reshape":
+  if prim is kinds.roles.reshape:
     return [TILE] if params.get("dimensions") is None and shape[0] == n else None
-  if name == "broadcast_in_dim":
+  if broadcast:
     dims = params["broadcast_dimensions"]
     if dims and dims[0] == 0 and shape[0] == n:
       return [TILE]
@@ -206,7 +201,7 @@ def _spread_literal_broadcasts(eqns) -> list:
       if type(v) is not Literal:
         readers[v] = readers.get(v, 0) + 1
   made = {e.outvars[0]: e for e in eqns
-          if e.primitive.name == "broadcast_in_dim" and type(e.invars[0]) is Literal
+          if e.primitive is kinds.roles.broadcast_in_dim and type(e.invars[0]) is Literal
           and readers.get(e.outvars[0], 0) > 1}
   if not made:
     return eqns
@@ -295,7 +290,7 @@ def _finish(k: Kernel, last_use: dict) -> None:
     out = eqn.outvars[0]
     made.add(out)
     elements = max(elements, math.prod(out.aval.shape))
-    if eqn.primitive.name not in VIEWS:
+    if eqn.primitive not in VIEWS:
       row_bytes += _row(out.aval) * out.aval.dtype.itemsize
     if last_use.get(out, -1) >= end:
       k.outputs.append(out)

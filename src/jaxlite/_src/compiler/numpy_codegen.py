@@ -12,6 +12,7 @@ import itertools
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import primitive_kinds as kinds
 from jaxlite._src import dtypes
 from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler import passes
@@ -130,7 +131,7 @@ def _eqn_lines(eqns, first, last_use, namer, atom, glob, counter, indent, tables
           scalar_donors.add(eqn.outvars[0])
     elif eqn.primitive in tables.fresh_outputs:
       owned.add(eqn.outvars[0])
-    elif eqn.primitive.name in _VIEW_OPS and all(
+    elif eqn.primitive in _VIEW_OPS and all(
         type(v) is Literal or v in owned or v in roots for v in eqn.invars):
       # A reshape/broadcast of an owned buffer may be a view of it: the buffer stays owned but
       # takes no result while the view can still be read (a bias broadcast in the forward pass
@@ -168,7 +169,7 @@ def _nbytes(v) -> int:
 
 
 # Ops whose result may be a view of their operand and nothing else (see `_eqn_lines`).
-_VIEW_OPS = frozenset(("broadcast_in_dim", "reshape", "squeeze", "expand_dims"))
+_VIEW_OPS = kinds.views  # broadcast_in_dim, reshape, squeeze (primitive_kinds)
 
 
 def _tuple_source(names) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import primitive_kinds as kinds
 from jaxlite._src.config import config
 from jaxlite._src.core import Jaxpr, Literal, Var
 
@@ -98,13 +99,13 @@ def _params_key(params):
 
 
 # Primitives that only matter to transformations (autodiff): the identity when run
-_RUN_AS_IDENTITY = frozenset(["stop_gradient"])
+_RUN_AS_IDENTITY = kinds.identities  # registered with each primitive (primitive_kinds)
 
 
 def drop_identities(jaxpr: Jaxpr) -> Jaxpr:
   """Removes eqns that compute their operand unchanged (stop_gradient), so that they neither cost
   a line nor split a fused kernel (logsumexp's stopped shift)."""
-  if not any(e.primitive.name in _RUN_AS_IDENTITY for e in jaxpr.eqns):
+  if not any(e.primitive in _RUN_AS_IDENTITY for e in jaxpr.eqns):
     return jaxpr
   rename, eqns = {}, []
 
@@ -112,7 +113,7 @@ def drop_identities(jaxpr: Jaxpr) -> Jaxpr:
     return v if type(v) is Literal else rename.get(v, v)
 
   for eqn in jaxpr.eqns:
-    if eqn.primitive.name in _RUN_AS_IDENTITY and len(eqn.invars) == len(eqn.outvars) == 1 \
+    if eqn.primitive in _RUN_AS_IDENTITY and len(eqn.invars) == len(eqn.outvars) == 1 \
         and eqn.invars[0].aval == eqn.outvars[0].aval:
       rename[eqn.outvars[0]] = read(eqn.invars[0])
       continue
@@ -186,7 +187,7 @@ def fuse_marked_fma(jaxpr: Jaxpr) -> Jaxpr:
   eqns = []
   for e in jaxpr.eqns:
     m = made_by.get(e.invars[0]) if type(e.source_info) is FmaHint else None
-    if m is not None and m.primitive.name == "mul" and e.primitive.name == "add":
+    if m is not None and m.primitive is kinds.roles.mul and e.primitive is kinds.roles.add:
       e = e.replace(primitive=fma_primitive, invars=[*m.invars, e.invars[1]], params={},
                     source_info=None)
     eqns.append(e)
@@ -229,9 +230,9 @@ def fold_scalar_broadcasts(jaxpr: Jaxpr) -> Jaxpr:
     if lit is None or getattr(lit.aval, "shape", None) or \
         not isinstance(getattr(out.aval, "dtype", None), np.dtype):
       continue
-    if e.primitive.name == "broadcast_in_dim":
+    if e.primitive is kinds.roles.broadcast_in_dim:
       spread[out] = lit
-    elif e.primitive.name == "convert_element_type" and not out.aval.shape:
+    elif e.primitive is kinds.roles.convert_element_type and not out.aval.shape:
       value = np.asarray(e.primitive.impl(np.asarray(lit.val, lit.aval.dtype), **e.params))
       consts[out] = Literal(value[()], out.aval)
   if not spread:

@@ -48,6 +48,7 @@ import time
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import primitive_kinds as kinds
 from jaxlite._src.compiler import adaptive
 from jaxlite._src.compiler import blas
 from jaxlite._src.compiler import fusion
@@ -59,10 +60,7 @@ from jaxlite._src.core import Literal
 # Primitives whose batched form computes exactly the per-step rows (vmap's rules): elementwise
 # ops and converts, shape ops, reductions, products. No random bits, gathers/scatters (their
 # batched indexing is a different kernel), control flow, custom rules or collectives.
-HOISTABLE = frozenset(fusion.ELEMENTWISE) | frozenset((
-    "broadcast_in_dim", "reshape", "squeeze", "expand_dims", "transpose", "rev", "slice",
-    "concatenate", "pad", "copy", "dot_general", "reduce_sum", "reduce_max", "reduce_min",
-    "reduce_prod", "reduce_and", "reduce_or", "argmax", "argmin"))
+HOISTABLE = kinds.hoistable  # registered with each primitive (primitive_kinds)
 
 # JAXLITE_SCAN_HOIST=0 turns this module off (tier 1's loops are then tier 0's): comparisons.
 ENABLED = os.environ.get("JAXLITE_SCAN_HOIST", "1") != "0"
@@ -101,7 +99,7 @@ def _plain_dtype(v) -> bool:
 
 def _stacked_product(eqn, stacked) -> bool:
   """A dot_general that batching turns into one product: one per-step operand, no batch dims."""
-  if eqn.primitive.name != "dot_general":
+  if eqn.primitive is not kinds.roles.dot_general:
     return False
   (_, _), (lb, rb) = eqn.params["dimension_numbers"]
   lhs, rhs = eqn.invars
@@ -120,7 +118,7 @@ def plan(jaxpr: core.Jaxpr, invariant_eqns, num_consts: int, num_carry: int):
   for eqn in jaxpr.eqns:
     if id(eqn) in hoisted_ids:
       continue
-    ok = (eqn.primitive.name in HOISTABLE and not eqn.effects
+    ok = (eqn.primitive in HOISTABLE and not eqn.effects
           and eqn.primitive not in passes.effectful_primitives
           and all(_plain_dtype(v) for v in (*eqn.invars, *eqn.outvars))
           and all(type(v) is Literal or v in stacked or v in invariant for v in eqn.invars)
@@ -257,7 +255,7 @@ def _dense_broadcasts(invariant, loop) -> list:
   for the same values contiguous; at 256x1024 the two are equal (memory-bound)."""
   read = {v for e in loop for v in e.invars if type(v) is not Literal}
   return [e.outvars[0] for e in invariant
-          if e.primitive.name == "broadcast_in_dim" and e.outvars[0] in read
+          if e.primitive is kinds.roles.broadcast_in_dim and e.outvars[0] in read
           and e.outvars[0].aval.ndim and 0 < tier0._nbytes(e.outvars[0]) <= DENSE_BYTES
           and e.outvars[0].aval.shape != e.invars[0].aval.shape]
 
@@ -312,6 +310,7 @@ def loop_source(jaxpr, consts, num_consts, num_carry, reverse, p: Plan | None, t
   body += tier0._eqn_lines(loop, len(invariant), last_use, namer, atom, glob, counter,
                            ind, tables)
   body += [f"{ind}{y}[_i] = {atom(v)}" for y, v in zip(ys, y_out)]
+  into = _store_into_ys(body, ind) if STORE_INTO_YS else False
   carry = [namer(v) for v in carry_in]
   if carry:
     body.append(f"{ind}{', '.join(carry)}, = "
@@ -320,10 +319,42 @@ def loop_source(jaxpr, consts, num_consts, num_carry, reverse, p: Plan | None, t
   if p is not None:
     lines += ["  finally:", "    _run.close()"]
   # A carry that is a stacked row would be a view keeping the whole stacked array alive.
+  # So would one computed into a row of ys (`_store_into_ys`), and it would alias that output.
   made = set(p.outputs) if p is not None else set()
-  rets = [f"{c}.copy()" if v in made else c for c, v in zip(carry, carry_out)]
+  rets = [f"{c}.copy()" if v in made or into else c for c, v in zip(carry, carry_out)]
   lines.append(f"  return {tier0._tuple_source(rets)}")
   return "\n".join(tier0._quiet(lines, jaxpr.eqns, tables)), glob
+
+
+# Step i's ufunc result that is stored as row i of a ys output is computed into that row.
+STORE_INTO_YS = True
+
+
+def _store_into_ys(body: list, ind: str) -> bool:
+  """Rewrites `vN = np.f(.., out=vM)` + `_ysK[_i] = vN` into `vN = np.f(.., out=_ysK[_i])`:
+  the step's result is made in its row, not made and then copied there (RNN anchor: the 16 KB
+  copy was ~1-1.5 us of a ~30 us step). `out=` lines are ufunc calls writing into a dying
+  buffer of the step (tier 0's reuse), so the row takes the same values; a value in ys is live
+  to the step's end, so no later line writes into it. Returns whether any line changed (the
+  carry may then be a view of a row: the loop returns a copy)."""
+  changed = False
+  for j, line in enumerate(body):
+    head, _, value = line.partition("[_i] = ")
+    if not head.startswith(f"{ind}_ys") or not value.isidentifier():
+      continue
+    for k in range(j - 1, -1, -1):
+      made = body[k]
+      if made is None:  # a store this rewrite removed
+        continue
+      if made.startswith(f"{ind}{value} = np.") and ", out=" in made and made.endswith(")") \
+          and ", out=_ys" not in made:  # a value stored twice is made in the first row
+        body[k] = f"{made[:made.rindex(', out=')]}, out={head.strip()}[_i])"
+        body[j] = None
+        changed = True
+      if made.startswith(f"{ind}{value} = ") or made.startswith(f"{ind}{value}, "):
+        break
+  body[:] = [line for line in body if line is not None]
+  return changed
 
 
 class AdaptiveLoop:

@@ -8,6 +8,7 @@ tier 0.
 from __future__ import annotations
 
 from jaxlite._src import core, prng
+from jaxlite._src import primitive_kinds as kinds
 from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler import blas
 from jaxlite._src.compiler import fusion
@@ -90,8 +91,8 @@ def _kernel_source(k, index, namer, atom, glob, counter, last_use, tables, reuse
   owned = set()
   lazy = set()  # values still missing broadcast axes (size 1 where the aval has more)
   for i, (eqn, roles) in enumerate(zip(k.eqns, k.roles), k.first):
-    name = eqn.primitive.name
-    elementwise = name in fusion.ELEMENTWISE
+    prim = eqn.primitive
+    elementwise = prim in fusion.ELEMENTWISE
     ins = []
     for v, mode in zip(eqn.invars, roles):
       if mode == fusion.LIT:
@@ -103,17 +104,17 @@ def _kernel_source(k, index, namer, atom, glob, counter, last_use, tables, reuse
       else:
         ins.append(namer(v))
     out = eqn.outvars[0]
-    if name == "broadcast_in_dim":
+    if prim is kinds.roles.broadcast_in_dim:
       expr, is_lazy = _broadcast_expr(eqn, ins[0], roles[0])
       line = f"{namer(out)} = {expr}"
-    elif name == "random_bits":  # a source: the tile's rows of the draw, made in place
+    elif prim in kinds.row_sources:  # a source: the tile's rows of the draw, made in place
       glob["_bits_rows"] = prng.bits_rows
       p = eqn.params
       dest = f", out={out_names[out]}" if out in out_names else ""
       line = (f"{namer(out)} = _bits_rows({ins[0]}, {p['bit_width']}, {tuple(p['shape'])!r}, "
               f"_lo, _n{dest})")
       is_lazy = False
-    elif name == "reshape":
+    elif prim is kinds.roles.reshape:
       rows = _dims(["_n"] + [str(s) for s in out.aval.shape[1:]])
       line = f"{namer(out)} = np.reshape({ins[0]}, {rows})"
       is_lazy = False
@@ -123,16 +124,16 @@ def _kernel_source(k, index, namer, atom, glob, counter, last_use, tables, reuse
       is_lazy = elementwise and not any(
           mode == fusion.TILE and v not in lazy and v.aval.shape == out.aval.shape
           for v, mode in zip(eqn.invars, roles))
-      if not elementwise and name != "squeeze":
+      if not elementwise and prim is not kinds.roles.squeeze:
         is_lazy = False
-    if is_lazy or (name == "squeeze" and eqn.invars[0] in lazy):
+    if is_lazy or (prim is kinds.roles.squeeze and eqn.invars[0] in lazy):
       lazy.add(out)
     written = False
-    if name == "random_bits":
+    if prim in kinds.row_sources:
       written = out in out_names
       if not written:
         owned.add(out)  # a fresh buffer: later ops of the tile may write into it
-    elif eqn.primitive in tables.ufuncs and name not in fusion.VIEWS and line.endswith(")"):
+    elif prim in tables.ufuncs and prim not in fusion.VIEWS and line.endswith(")"):
       if out in out_names:  # the kernel's output: straight into the caller's buffer
         line, written = f"{line[:-1]}, out={out_names[out]})", True
       elif out not in lazy:  # a dying intermediate of this tile may take the result
@@ -190,7 +191,7 @@ def _last_read(k: fusion.Kernel, v) -> int:
   for i, e in enumerate(k.eqns, k.first):
     if any(a in aliases for a in e.invars):
       last = i
-      if e.primitive.name in fusion.VIEWS:
+      if e.primitive in fusion.VIEWS:
         aliases.update(e.outvars)
   return last
 
@@ -251,7 +252,7 @@ def _output_donors(k: fusion.Kernel, owned: set, last_use: dict, donated=frozens
   for out in k.outputs:
     j_out = position[out]
     pick = -1
-    if k.eqns[j_out].primitive.name not in fusion.VIEWS:
+    if k.eqns[j_out].primitive not in fusion.VIEWS:
       for idx, (v, mode) in order:
         if (mode != fusion.TILE or modes[v] != {fusion.TILE} or v in taken or v not in owned
             or not k.first <= last_use.get(v, -1) < end or v.aval.shape != out.aval.shape
@@ -261,7 +262,7 @@ def _output_donors(k: fusion.Kernel, owned: set, last_use: dict, donated=frozens
         for j, e in enumerate(k.eqns):
           if any(a in aliases for a in e.invars):
             last_read = j
-            if e.primitive.name in fusion.VIEWS:
+            if e.primitive in fusion.VIEWS:
               aliases.update(e.outvars)
         if last_read <= j_out:
           pick = idx

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import sys
 
+from jaxlite._src import primitive_kinds as kinds
 from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler import blas
 from jaxlite._src.compiler import numpy_codegen as tier0
@@ -28,9 +29,9 @@ _TIER1_MODULE = "jaxlite._src.compiler.tier1_backend"
 TIER1_NAMES = ("numpy-tiled", "numpy-native")
 
 
-# Primitives never in a kernel (BLAS keeps them): a big value that only they read or make gives
-# tier 1 nothing to tile (an MLP's weights read only by its matmuls).
-_NEVER_FUSED = frozenset(("dot_general", "conv_general_dilated"))
+# Primitives never in a kernel (BLAS keeps them: kind "product"): a big value that only they
+# read or make gives tier 1 nothing to tile (an MLP's weights read only by its matmuls).
+_NEVER_FUSED = kinds.never_fused
 
 
 def has_big_values(jaxpr, small: int = SMALL_ELEMENTS) -> bool:
@@ -38,7 +39,7 @@ def has_big_values(jaxpr, small: int = SMALL_ELEMENTS) -> bool:
   convolution) reads or makes a value of `small` or more elements (a kernel's size is its
   largest operand or result)."""
   for e in jaxpr.eqns:
-    if e.primitive.name in _NEVER_FUSED:
+    if e.primitive in _NEVER_FUSED:
       continue
     for v in (*e.invars, *e.outvars):
       shape = getattr(v.aval, "shape", None)
@@ -50,7 +51,7 @@ def has_big_values(jaxpr, small: int = SMALL_ELEMENTS) -> bool:
 def _needs_tier1(jaxpr) -> bool:
   if has_big_values(jaxpr):
     return True
-  return any(e.primitive.name == "random_bits" and math.prod(e.outvars[0].aval.shape)
+  return any(e.primitive in kinds.row_sources and math.prod(e.outvars[0].aval.shape)
              >= THREEFRY_MIN for e in jaxpr.eqns)
 
 

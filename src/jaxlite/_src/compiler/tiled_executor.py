@@ -19,15 +19,33 @@ import time
 
 import numpy as np
 
+from jaxlite._src import machine
 from jaxlite._src.compiler import adaptive
 from jaxlite._src.compiler import tiers
 
+
+def _tile_bytes() -> int:
+  """Half a core's L2 (sysfs), within 256 KiB..2 MiB; 1 MiB where the size is unknown."""
+  l2 = machine.cache_bytes(2)
+  return 1 << 20 if not l2 else min(max(l2 // 2, 256 << 10), 2 << 20)
+
+
 # Target bytes of one tile, counted as the sum of every value the kernel reads or makes for
 # its rows (fusion.Kernel.row_bytes). That sum is an upper bound: buffers are reused within a
-# tile and views cost nothing, so the live set is about a third of it, ~256-512 KiB, a core's
-# L2. Measured on the 2-core dev machine: 256 KiB tiles cost up to 2x on logsumexp in per-tile
-# Python overhead (~15 NumPy calls a tile), 1 MiB is within noise of the best on every row.
-TILE_BYTES = 1024 * 1024
+# tile and views cost nothing, so the live set is about a third of it: half the L2 keeps it
+# there. Measured on the 2-core dev machine (2 MiB L2, so 1 MiB): 256 KiB tiles cost up to 2x
+# on logsumexp in per-tile Python overhead (~15 NumPy calls a tile), 1 MiB is within noise of
+# the best on every row.
+TILE_BYTES = _tile_bytes()
+
+# Wide tiles (mode WIDE) hold up to this many base tiles' rows. Each NumPy call of a tile takes
+# and gives back the GIL once; when a thread finds it held, it sleeps and is woken later (tens
+# of microseconds on a VM), which costs more than a cheap op on an L2-sized tile (a uint32 add
+# of the threefry hash: 3 us on 32K elements). Longer calls make fewer hand-offs per byte at
+# the price of leaving the L2; which wins depends on the core count and the kernel, so it is
+# one more mode the kernel times. Bounded so that the threads' tiles together stay far below
+# a whole-array temporary (the peak memory WHOLE_MAX_TILES guards).
+WIDE_FACTOR = 4
 
 # Kernels whose largest value has fewer elements run inline as tier 0 code (see tiers.py, which
 # decides without loading tier 1 whether a program has a value this big).
@@ -35,14 +53,13 @@ SMALL_ELEMENTS = tiers.SMALL_ELEMENTS
 
 
 def worker_count() -> int:
-  """Workers (the calling thread included): JAXLITE_TIER1_THREADS, else the usable cores."""
+  """Workers (the calling thread included): JAXLITE_TIER1_THREADS, else the usable cores
+  (machine.usable_cores: the CPU affinity). A call uses its share of them
+  (machine.share: CPU devices running programs at once split the cores)."""
   env = os.environ.get("JAXLITE_TIER1_THREADS")
   if env:
     return max(1, int(env))
-  try:
-    return len(os.sched_getaffinity(0))
-  except (AttributeError, OSError):
-    return os.cpu_count() or 1
+  return machine.usable_cores()
 
 
 class _Pool:
@@ -86,7 +103,7 @@ if hasattr(os, "register_at_fork"):
 # How a kernel runs a call: its tile function once over all rows (tier 0's whole-array NumPy
 # calls, no per-tile overhead), over the tiles on the calling thread, or over the tiles on the
 # calling thread plus the pool.
-WHOLE, TILES, POOLED = "whole", "tiles", "pool"
+WHOLE, TILES, POOLED, WIDE = "whole", "tiles", "pool", "pool-wide"
 
 # One call over all rows is a mode only for kernels of at most this many tiles (a working set of
 # about as many MiB, see TILE_BYTES): its intermediates are whole arrays. On the 10M-element
@@ -127,6 +144,7 @@ class TiledKernel:
     self.reuse = tuple(reuse) if reuse is not None and any(r >= 0 for r in reuse) else None
     self.quiet = quiet
     self.bounds = [(lo, min(lo + rows, n)) for lo in range(0, n, rows)]
+    self.wide_bounds = None  # mode WIDE's tiles, settled with the modes
     self.last_tiles = self.last_threads = 0
     self.last_mode = None
     # the candidate modes, settled on the first call (the pool exists then); a ModeChooser
@@ -165,7 +183,13 @@ class TiledKernel:
     if not adaptive.ADAPTIVE:
       return (POOLED,) if pooled else (TILES,)
     whole = len(self.bounds) <= WHOLE_MAX_TILES
-    return (POOLED,) * pooled + (TILES,) * tiled + (WHOLE,) * whole
+    wide = False
+    if pooled:  # WIDE_FACTOR base tiles a tile, yet a tile for every worker
+      rows = min(WIDE_FACTOR * self.rows, -(-self.n // workers))
+      wide = rows >= 2 * self.rows
+      if wide:
+        self.wide_bounds = [(lo, min(lo + rows, self.n)) for lo in range(0, self.n, rows)]
+    return (POOLED,) * pooled + (WIDE,) * wide + (TILES,) * tiled + (WHOLE,) * whole
 
   def _run(self, mode, executor, workers, operands, outs) -> None:
     self.last_mode = mode
@@ -176,12 +200,14 @@ class TiledKernel:
       self._tiles(self.bounds, operands, outs)
       self.last_tiles, self.last_threads = len(self.bounds), 1
     else:
-      job = _Job(self, operands, outs)
-      for _ in range(min(workers, len(self.bounds)) - 1):
+      bounds = self.wide_bounds if mode == WIDE else self.bounds
+      job = _Job(self, bounds, operands, outs)
+      # this program's share of the workers: CPU devices running at once split the cores
+      for _ in range(min(machine.share(workers), len(bounds)) - 1):
         executor.submit(job.work)
       job.work()
       job.wait()
-      self.last_tiles, self.last_threads = len(self.bounds), len(job.threads)
+      self.last_tiles, self.last_threads = len(bounds), len(job.threads)
 
   def _tiles(self, bounds, operands, outs) -> None:
     fn, tiled = self.tile_fn, self.tiled
@@ -199,11 +225,11 @@ class TiledKernel:
 class _Job:
   """One call of a TiledKernel shared by the threads running it: `work` claims tiles until none
   are left; `wait` returns once every claimed tile is done (raising the first tile error)."""
-  __slots__ = ("kernel", "operands", "outs", "claim", "lock", "done", "finished", "threads",
-               "error")
+  __slots__ = ("kernel", "bounds", "operands", "outs", "claim", "lock", "done", "finished",
+               "threads", "error")
 
-  def __init__(self, kernel: TiledKernel, operands, outs):
-    self.kernel, self.operands, self.outs = kernel, operands, outs
+  def __init__(self, kernel: TiledKernel, bounds, operands, outs):
+    self.kernel, self.bounds, self.operands, self.outs = kernel, bounds, operands, outs
     self.claim = itertools.count().__next__  # atomic: one C call under the GIL
     self.lock = threading.Lock()
     self.done = threading.Event()
@@ -212,7 +238,7 @@ class _Job:
     self.error = None
 
   def work(self) -> None:
-    bounds, claim, count = self.kernel.bounds, self.claim, 0
+    bounds, claim, count = self.bounds, self.claim, 0
     i = claim()
     if i >= len(bounds):
       return  # a worker that started after the last tile was taken

@@ -526,9 +526,9 @@ def _flatten(args):
 
 
 def call(fn, args, kwargs, entry, flat, mesh, program):
-  """Runs jit function `fn`'s traced `entry` over `mesh` (spanning processes): the partitioned
+  """Runs jit call site `fn`'s traced `entry` over `mesh` (spanning processes): the partitioned
   `program`, or, with None, the jaxpr's shard_maps; remembers the plan for `repeat_call`."""
-  if not kwargs and fn._simple and fn._in_shardings is None and fn._out_shardings is None \
+  if not kwargs and fn.simple and fn.in_shardings is None and fn.out_shardings is None \
       and not entry.lifted:
     key, placements, leaves = _call_key(fn, args)
     if key is not None and len(leaves) == len(flat) and \
@@ -623,4 +623,4 @@ def _install_fast(fn, entry, placements, leaves, ctx):
   step = _plan(entry.closed).single
   if step is None or step.index is None or step.direct is None:
     return
-  fn._sharded_cache[FAST] = _Fast(entry, placements, leaves, ctx, step)
+  fn.cache[FAST] = _Fast(entry, placements, leaves, ctx, step)

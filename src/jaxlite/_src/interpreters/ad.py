@@ -29,6 +29,7 @@ import weakref
 import numpy as np
 
 from jaxlite._src import core, dtypes, extended_dtypes
+from jaxlite._src import primitive_kinds as pk
 from jaxlite._src.core import Literal, ShapedArray, Var
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax.families import first_weak, kind_of, numpy_templates
@@ -526,3 +527,9 @@ def spread_transposed(args, nonzero, outs) -> list:
   it, nz = iter(outs), iter(nonzero)
   return [None if type(a) is not UndefinedPrimal else (next(it) if next(nz) else Zero(a.aval))
           for a in args]
+
+
+# --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
+
+pk.register(add_any_p, pk.ELEMENTWISE)
+pk.register(stop_gradient_p, pk.ELEMENTWISE, identity=True)  # the compiler drops it

@@ -13,6 +13,7 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src.config import config
+from jaxlite._src import primitive_kinds as pk
 from jaxlite._src import dtypes
 from jaxlite._src import pretty_print as pp
 from jaxlite._src.core import ShapedArray
@@ -445,3 +446,9 @@ def _hlo_dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None,
 
 
 hlo.register(dot_general_p, _hlo_dot_general)
+
+
+# --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
+
+pk.register(dot_general_p, pk.PRODUCT, hoist=True, role="dot_general",
+            propagation_rule="dot_general")

@@ -11,6 +11,7 @@ import numpy as np
 from jaxlite._src import array as array_lib
 from jaxlite._src import extended_dtypes
 from jaxlite._src import core
+from jaxlite._src import primitive_kinds as pk
 from jaxlite._src import dtypes
 from jaxlite._src import pretty_print as pp
 from jaxlite._src.compiler.xla import lowering as hlo
@@ -151,8 +152,8 @@ abs_p = unop("abs", np.abs, SIGNED_NUM, out_dtype=_abs_dtype, template="np.abs({
 not_p = unop("not", np.invert, INT_BOOL, template="np.invert({0})", hlo="not")
 population_count_p = unop("population_count", _popcount, INT, hlo="popcnt")
 clz_p = unop("clz", _clz, INT, hlo="count_leading_zeros")
-real_p = unop("real", np.real, "c", out_dtype=_real_dtype, hlo="real")
-imag_p = unop("imag", np.imag, "c", out_dtype=_real_dtype, hlo="imag")
+real_p = unop("real", np.real, "c", out_dtype=_real_dtype, fuse=False, hlo="real")
+imag_p = unop("imag", np.imag, "c", out_dtype=_real_dtype, fuse=False, hlo="imag")
 class _Conj(core.Primitive):
   """conj, bound with JAX's `input_dtype` param (jaxprs print `conj[input_dtype=complex64]`)."""
   __slots__ = ()
@@ -164,7 +165,8 @@ class _Conj(core.Primitive):
 
 
 conj_p = unop("conj", np.conjugate, "fc", out_dtype=lambda d: d if d.kind == "c" else
-              dtypes.complex128 if d == np.float64 else dtypes.complex64, primitive_type=_Conj)
+              dtypes.complex128 if d == np.float64 else dtypes.complex64, primitive_type=_Conj,
+              fuse=False)  # complex parts: not in tests/test_tier1.py's table yet
 square_p = unop("square", _quiet(_square), NUM, template="np.multiply({0}, {0})")
 
 
@@ -431,9 +433,9 @@ shift_right_arithmetic_p = binop("shift_right_arithmetic", _shift_right_arithmet
                                  hlo="shift_right_arithmetic")
 shift_right_logical_p = binop("shift_right_logical", _shift_right_logical, "iu",
                               hlo="shift_right_logical")
-mulhi_p = binop("mulhi", _quiet(_mulhi), "iu")
+mulhi_p = binop("mulhi", _quiet(_mulhi), "iu", fuse=False)
 complex_p = binop("complex", _complex, "f",
-                  out_dtype=None, hlo="complex")
+                  out_dtype=None, fuse=False, hlo="complex")
 eq_p = binop("eq", np.equal, "fciub", out_dtype=dtypes.bool_, template="np.equal({0}, {1})",
              keys=True, hlo=hlo.compare_rule("EQ"))
 ne_p = binop("ne", np.not_equal, "fciub", out_dtype=dtypes.bool_,
@@ -494,7 +496,7 @@ def _convert(x, dtype, weak_type=False):
   aval = core.get_aval(x)
   if aval.dtype == dtype and aval.weak_type == weak_type:
     return x
-  if type(x) is core.array_type:
+  if type(x) is core.array_type and array_lib.numpy_eager(x):
     return array_lib.like(x, np.asarray(convert_value(x._host_value(), dtype)), weak_type)
   if type(x) in dtypes.typed_scalar_types or isinstance(x, np.generic):
     return convert_value(np.asarray(x, aval.dtype), dtype)[()]
@@ -1037,3 +1039,14 @@ hlo.register(sign_p, _hlo_sign)
 
 # select_n and clamp live in their own module; their names stay importable from here.
 from jaxlite._src.lax.select import clamp_p, select_n_p  # noqa: E402,F401
+
+
+# --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
+
+for _p in (round_p, bitcast_convert_type_p, reduce_precision_p):
+  pk.register(_p, pk.ELEMENTWISE, fuse=True)
+pk.register(integer_pow_p, pk.ELEMENTWISE, fuse=True, role="integer_pow")
+pk.register(convert_element_type_p, pk.ELEMENTWISE, fuse=True, role="convert_element_type")
+for _p, _role in ((logistic_p, "logistic"), (add_p, "add"), (mul_p, "mul"),
+                  (shift_left_p, "shift_left"), (shift_right_logical_p, "shift_right_logical")):
+  pk.set_role(_p, _role)

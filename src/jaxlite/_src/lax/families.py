@@ -9,6 +9,7 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src import dtypes
+from jaxlite._src import primitive_kinds as _kinds  # `kinds` names dtype kinds here
 from jaxlite._src.compiler import numpy_codegen
 from jaxlite._src.compiler import passes
 from jaxlite._src.compiler.xla import lowering as hlo_lowering
@@ -152,10 +153,12 @@ def lower_to_hlo(prim, hlo) -> None:
 
 
 def unop(name: str, np_fn, kinds: str = "fc", out_dtype=None, template: str | None = None,
-         primitive_type=core.Primitive, hlo=None):
+         primitive_type=core.Primitive, fuse: bool = True, hlo=None):
   """An elementwise unary primitive computed by `np_fn` (an instance of `primitive_type`, for
-  one whose `bind` adds params); `hlo`: its StableHLO op or rule (`lower_to_hlo`)."""
+  one whose `bind` adds params). `fuse`: tier 1 may fuse it (its kernel checked against tier
+  0's: see primitive_kinds). `hlo`: its StableHLO op or rule (`lower_to_hlo`)."""
   prim = primitive_type(name)
+  _kinds.register(prim, _kinds.ELEMENTWISE, fuse=fuse)
 
   def abstract_eval(x, **params):
     check_dtype_kinds(name, x.dtype, kinds)
@@ -191,11 +194,13 @@ def _is_key_pair(x, y) -> bool:
 
 
 def binop(name: str, np_fn, kinds: str = "fciub", out_dtype=None, template: str | None = None,
-          keys: bool = False, hlo=None):
+          keys: bool = False, fuse: bool = True, hlo=None):
   """An elementwise binary primitive with lax broadcasting (rank-0 or equal-rank operands).
   `keys`: typed PRNG key operands are accepted too (eq/ne: keys are equal when their data is),
-  compared whole through NumPy's structured `==`/`!=`, which has no ufunc loop."""
+  compared whole through NumPy's structured `==`/`!=`, which has no ufunc loop. `fuse`: as
+  `unop`'s."""
   prim = core.Primitive(name)
+  _kinds.register(prim, _kinds.ELEMENTWISE, fuse=fuse)
 
   def abstract_eval(x, y, **params):
     if keys and _is_key_pair(x, y):

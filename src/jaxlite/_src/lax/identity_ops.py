@@ -8,6 +8,7 @@ import enum
 import numpy as np
 
 from jaxlite._src import core, dtypes
+from jaxlite._src import primitive_kinds as pk
 from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad, batching
@@ -88,9 +89,9 @@ def empty2(dtype, *, memory_space):
 
 # eq_to/le_to/lt_to: the comparisons JAX uses for symbolic dimensions; on concrete integers and
 # arrays they compare like eq/le/lt (no tangent: booleans).
-eq_to_p = families.binop("eq_to", np.equal, "fciub", out_dtype=dtypes.bool_)
-le_to_p = families.binop("le_to", np.less_equal, "fiub", out_dtype=dtypes.bool_)
-lt_to_p = families.binop("lt_to", np.less, "fiub", out_dtype=dtypes.bool_)
+eq_to_p = families.binop("eq_to", np.equal, "fciub", out_dtype=dtypes.bool_, fuse=False)
+le_to_p = families.binop("le_to", np.less_equal, "fiub", out_dtype=dtypes.bool_, fuse=False)
+lt_to_p = families.binop("lt_to", np.less, "fiub", out_dtype=dtypes.bool_, fuse=False)
 for _p in (eq_to_p, le_to_p, lt_to_p, empty2_p):
   ad.defjvp_zero(_p)
 # empty2 has no operands, so vmap never reaches it with a batched one; its rule binds it as is.
@@ -112,3 +113,8 @@ def shape_as_value(shape):
   """`shape` as a NumPy int32 vector, as JAX gives for concrete dimensions (jaxlite's always
   are); under a trace it becomes a constant."""
   return np.asarray(core.canonicalize_shape(shape, "shape_as_value"), np.int32)
+
+
+# --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
+
+pk.register(copy_p, pk.ELEMENTWISE, hoist=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import primitive_kinds as pk
 from jaxlite._src import dtypes
 from jaxlite._src.config import config
 from jaxlite._src.compiler import backend
@@ -620,3 +621,20 @@ def _hlo_arg_reduction(direction, init):
 
 hlo.register(argmax_p, _hlo_arg_reduction("GT", _lowest))
 hlo.register(argmin_p, _hlo_arg_reduction("LT", _highest))
+
+
+# --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
+
+# Monoid reductions over `axes`: tile by tile the same result; those with a collective are
+# completed across devices by it (sharding propagation), the others keep their axes whole.
+for _p, _collective in ((reduce_sum_p, "psum"), (reduce_max_p, "pmax"), (reduce_min_p, "pmin")):
+  pk.register(_p, pk.REDUCTION, hoist=True, monoid_reduction=True, collective=_collective,
+              role=_p.name)
+_axes = lambda params: set(params["axes"])  # noqa: E731
+for _p in (reduce_prod_p, reduce_and_p, reduce_or_p):
+  pk.register(_p, pk.REDUCTION, hoist=True, monoid_reduction=True, dims=_axes)
+pk.register(reduce_xor_p, pk.REDUCTION, dims=_axes)
+for _p in (argmax_p, argmin_p):
+  pk.register(_p, pk.REDUCTION, hoist=True, dims=_axes)
+for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p, cumlogsumexp_p):
+  pk.register(_p, pk.SHAPE, dims=lambda params: {params["axis"]})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import primitive_kinds as pk
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
@@ -223,3 +224,9 @@ def _hlo_select_n(ctx, which, *cases):
 
 hlo.register(select_n_p, _hlo_select_n)
 hlo.register(clamp_p, lambda ctx, lo, x, hi: ctx.op("clamp", [lo, x, hi], ctx.aval_out))
+
+
+# --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
+
+pk.register(select_n_p, pk.ELEMENTWISE, fuse=True, role="select_n")
+pk.register(clamp_p, pk.ELEMENTWISE, fuse=True)

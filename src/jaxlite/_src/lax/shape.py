@@ -10,6 +10,7 @@ import operator
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import primitive_kinds as pk
 from jaxlite._src import dtypes
 from jaxlite._src import pretty_print as pp
 from jaxlite._src.core import ShapedArray
@@ -757,3 +758,17 @@ hlo.register(concatenate_p, lambda ctx, *xs, dimension: ctx.op(
 hlo.register(split_p, _hlo_split)
 hlo.register(stack_p, _hlo_stack)
 hlo.register(unstack_p, _hlo_unstack)
+
+
+# --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
+
+# Views keep the leading axis and may alias their operand (tier 1 tiles through them).
+for _p, _shape in ((broadcast_in_dim_p, "shape"), (reshape_p, "new_sizes"), (squeeze_p, None)):
+  pk.register(_p, pk.VIEW, hoist=True, role=_p.name, propagation_rule=_p.name,
+              result_shape_param=_shape)
+pk.register(transpose_p, pk.SHAPE, hoist=True, propagation_rule="transpose")
+for _p in (rev_p, pad_p):
+  pk.register(_p, pk.SHAPE, hoist=True)
+pk.register(concatenate_p, pk.SHAPE, hoist=True, dims=lambda params: {params["dimension"]})
+for _p in (split_p, stack_p, unstack_p, tile_p):
+  pk.register(_p, pk.SHAPE)

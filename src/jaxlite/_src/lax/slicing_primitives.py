@@ -12,6 +12,7 @@ import weakref
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import primitive_kinds as pk
 from jaxlite._src import dtypes
 from jaxlite._src.compiler import backend
 from jaxlite._src.compiler.xla import lowering as xla
@@ -877,3 +878,11 @@ xla.register(gather_p, slicing_lowering.gather_rule)
 for _p in (scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p, scatter_sub_p):
   xla.register(_p, slicing_lowering.scatter_rule)
 xla.register(shape_prims.tile_p, slicing_lowering.tile_rule)
+
+
+# --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
+
+pk.register(slice_p, pk.SHAPE, hoist=True, role="slice")
+for _p in (dynamic_slice_p, dynamic_update_slice_p, gather_p, scatter_p, scatter_add_p,
+           scatter_mul_p, scatter_min_p, scatter_max_p, scatter_sub_p):
+  pk.register(_p, pk.GATHER_SCATTER)

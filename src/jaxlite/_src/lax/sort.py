@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import primitive_kinds as pk
 from jaxlite._src import dtypes
 from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.core import ShapedArray
@@ -287,3 +288,8 @@ def _top_k_rule(ctx, x, *, k, axis):
 
 xla.register(sort_p, _sort_rule)
 xla.register(top_k_p, _top_k_rule)
+
+
+# --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
+
+pk.register(sort_p, pk.SHAPE, dims=lambda params: {params["dimension"]})

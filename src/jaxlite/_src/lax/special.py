@@ -464,8 +464,10 @@ def _igammac64(a, x):
   return _igamma_pair(a, x)[1]
 
 
-igamma_p = binop("igamma", _in_f64(_igamma64), "f", hlo=special_lowering.igamma_rule)
-igammac_p = binop("igammac", _in_f64(_igammac64), "f", hlo=special_lowering.igammac_rule)
+igamma_p = binop("igamma", _in_f64(_igamma64), "f", fuse=False,
+                 hlo=special_lowering.igamma_rule)
+igammac_p = binop("igammac", _in_f64(_igammac64), "f", fuse=False,
+                  hlo=special_lowering.igammac_rule)
 
 
 # --- bessel_i0e, bessel_i1e: exponentially scaled modified Bessel functions ------------------
@@ -514,8 +516,9 @@ def _bessel_i1e64(x):
   return _bessel_scaled(x, 1)
 
 
-bessel_i0e_p = unop("bessel_i0e", _in_f64(_bessel_i0e64), "f", hlo=lambda ctx, x: _i0e_hlo(ctx, x))
-bessel_i1e_p = unop("bessel_i1e", _in_f64(_bessel_i1e64), "f", hlo="chlo.bessel_i1e")
+bessel_i0e_p = unop("bessel_i0e", _in_f64(_bessel_i0e64), "f", fuse=False,
+                    hlo=lambda ctx, x: _i0e_hlo(ctx, x))
+bessel_i1e_p = unop("bessel_i1e", _in_f64(_bessel_i1e64), "f", fuse=False, hlo="chlo.bessel_i1e")
 
 
 def _i0e_hlo(ctx, x):
@@ -699,12 +702,12 @@ def _random_gamma_grad64(a, x):
   return -_igamma_grad_a64(a, x) / np.exp(log_density)
 
 
-zeta_p = binop("zeta", _in_f64(_zeta64), "f", hlo="chlo.zeta")
-polygamma_p = binop("polygamma", _in_f64(_polygamma64), "f", hlo="chlo.polygamma")
-igamma_grad_a_p = binop("igamma_grad_a", _in_f64(_igamma_grad_a64), "f",
+zeta_p = binop("zeta", _in_f64(_zeta64), "f", fuse=False, hlo="chlo.zeta")
+polygamma_p = binop("polygamma", _in_f64(_polygamma64), "f", fuse=False, hlo="chlo.polygamma")
+igamma_grad_a_p = binop("igamma_grad_a", _in_f64(_igamma_grad_a64), "f", fuse=False,
                         hlo=special_lowering.igamma_grad_a_rule)
 random_gamma_grad_p = binop("random_gamma_grad", _in_f64(_random_gamma_grad64), "f",
-                            hlo=special_lowering.random_gamma_grad_rule)
+                            fuse=False, hlo=special_lowering.random_gamma_grad_rule)
 
 
 def _polygamma_dm(t, m, x):

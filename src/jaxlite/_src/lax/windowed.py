@@ -13,6 +13,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from jaxlite._src import core, dtypes
+from jaxlite._src import primitive_kinds as pk
 from jaxlite._src.compiler import backend
 from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.interpreters import ad, batching
@@ -739,9 +740,9 @@ def _computation_fn(jaxpr, consts):
   if hit is None or hit[0] is not jaxpr:
     # Bounded (each entry holds its jaxpr: a dict by id grew by one per traced computation for
     # good, issue 17); `jax.clear_caches` empties it (jit_function.DERIVED_CACHES).
-    from jaxlite._src.jit_function import _bounded_put
+    from jaxlite._src.jit_function import bounded_put
     hit = (jaxpr, core.ClosedJaxpr(jaxpr, consts))
-    _bounded_put(_compiled_computations, key, hit, _COMPUTATIONS_LIMIT)
+    bounded_put(_compiled_computations, key, hit, _COMPUTATIONS_LIMIT)
   return backend.compile_jaxpr(hit[1])
 
 
@@ -810,3 +811,8 @@ def _generic_reduce_window(operands, init_values, computation, **params):
   outs = reduce_window_p.bind(*flat_ops, *flat_inits, jaxpr=closed.jaxpr,
                               consts=tuple(closed.consts), **params)
   return tree_util.tree_unflatten(tree, outs)
+
+
+# --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
+
+pk.register(conv_general_dilated_p, pk.PRODUCT)

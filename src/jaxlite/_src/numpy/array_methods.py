@@ -53,11 +53,15 @@ def _eager_arith(np_fn, fn, reflected):
   at = ArrayImpl
   from_numpy = _from_numpy
   state = core._state
+  routes = core.eager_routes  # mutated in place, never rebound
 
   def op(self, other):
-    if state.trace is core.eager_fast_trace and type(self) is at and self._device is None:
+    if state.trace is core.eager_fast_trace and type(self) is at and self._device is None \
+        and core.default_eager_route is None:
       v = self._value
-      if v.dtype.kind in "fiuc":
+      if routes and (type(v) in routes or type(other) is at and type(other._value) in routes):
+        pass  # another backend's buffer: the general path routes it
+      elif v.dtype.kind in "fiuc":
         t = type(other)
         if t is float or t is int:
           conv = _scalar_partner(t, v.dtype, self.weak_type)

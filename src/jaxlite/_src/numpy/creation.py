@@ -70,7 +70,8 @@ def array(object, dtype=None, copy: bool = True, order=None, ndmin: int = 0, *, 
   if t is core.array_type or isinstance(object, core.Array):  # tracers and typed key arrays too
     out = object if dtype is None else _cast(object, dtype)
     if dtype is None and t is core.array_type and copy:
-      if array_lib.is_non_addressable(object):  # shards in other processes: each copies its own
+      if array_lib.is_non_addressable(object) or not array_lib.numpy_eager(object):
+        # shards in other processes: each copies its own; another backend's buffer: its copy
         from jaxlite._src.lax.identity_ops import copy_p
         out = copy_p.bind(object)
       else:
@@ -153,8 +154,10 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None, out_sharding=N
     dtype = dtypes.check_user_dtype(dtype, "asarray")
   t = type(a)
   if t is core.array_type and (dtype is None or a.dtype == dtype):
-    if dtype is not None and a.weak_type:
+    if dtype is not None and a.weak_type and array_lib.numpy_eager(a):
       return array_lib.like(a, a._host_value(), False)
+    if dtype is not None and a.weak_type:
+      return _cast(a, dtype)
     return a
   return array(a, dtype=dtype, copy=False)
 

@@ -219,7 +219,8 @@ def getitem(x, idx, *, indices_are_sorted=False, unique_indices=False, mode=None
   if idx is Ellipsis or (type(idx) is tuple and not idx):
     return x
   if type(x) is core.array_type and mode is None and fill_value is None \
-      and core._state.trace is core.eval_trace and not array_lib.is_sharded(x):
+      and core._state.trace is core.eval_trace and not array_lib.is_sharded(x) \
+      and array_lib.numpy_eager(x):
     value = x._host_value()
     np_idx = _eager_numpy_index(value.shape, idx)
     if np_idx is not None:
@@ -603,7 +604,9 @@ def _scatter_update(x, idx, y, scatter_fn, indices_are_sorted, unique_indices, m
   """`x` with `x[idx]` combined with `y` by `scatter_fn` (a lax.scatter* function)."""
   x_dtype, x_weak = dtype_weak(x)
   if type(x) is core.array_type and core._state.trace is core.eval_trace \
-      and scatter_fn in _EAGER_UFUNCS and not array_lib.is_sharded(x):
+      and scatter_fn in _EAGER_UFUNCS and not array_lib.is_sharded(x) \
+      and array_lib.numpy_eager(x) and (type(y) is not core.array_type
+                                        or array_lib.numpy_eager(y)):
     out = _eager_scatter(x, idx, y, _EAGER_UFUNCS[scatter_fn], mode)
     if out is not None:
       return out

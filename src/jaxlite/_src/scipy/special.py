@@ -9,6 +9,7 @@ import operator
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src.sharding import rules as sharding_rules
 from jaxlite._src import dtypes
 from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.core import ShapedArray
@@ -552,6 +553,7 @@ def _betainc_abstract(a, b, x):
 
 
 regularized_incomplete_beta_p = core.Primitive("regularized_incomplete_beta")
+sharding_rules.elementwise(regularized_incomplete_beta_p)  # its sharding rule
 regularized_incomplete_beta_p.def_impl(_betainc_impl)
 regularized_incomplete_beta_p.def_abstract_eval(_betainc_abstract)
 xla.register(regularized_incomplete_beta_p, special_lowering.betainc_rule)

@@ -18,6 +18,7 @@ import weakref
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import primitive_kinds as kinds
 from jaxlite._src import jit_function as jf
 from jaxlite._src import tree_util
 from jaxlite._src.config import config
@@ -53,7 +54,7 @@ class Program:
     """`inspect_array_sharding` callbacks inside the program get their operands' shardings
     now, at partition time (JAX calls them at compile time)."""
     for eqn, plan in zip(jaxpr.eqns, plans):
-      if eqn.primitive.name == "inspect_sharding":
+      if eqn.primitive is kinds.roles.inspect_sharding:
         (v,) = eqn.invars
         spec = env[v] if isinstance(v, core.Var) else prop.replicated(len(v.aval.shape))
         eqn.params["callback"](_out_sharding(self.mesh, spec))
@@ -92,7 +93,7 @@ class Program:
         outs = self._run(closed.jaxpr, closed.consts, inner_env, inner_plans, ins)
       elif eqn.primitive is prop.sharding_constraint_p:
         outs = ins  # the blocks already have the constrained layout
-      elif eqn.primitive.name == "inspect_sharding":
+      elif eqn.primitive is kinds.roles.inspect_sharding:
         outs = []  # reported when the program was partitioned
       else:
         params = self._local_params(eqn, plan) if plan.local else eqn.params
@@ -107,13 +108,11 @@ class Program:
   def _local_params(self, eqn, plan):
     params = dict(eqn.params)
     for k in ("sharding", "out_sharding"):
-      if k in params and eqn.primitive.name != "sharding_constraint":
+      if k in params and eqn.primitive is not prop.sharding_constraint_p:
         params[k] = None
-    name = eqn.primitive.name
-    if name == "broadcast_in_dim":
-      params["shape"] = self.local_shape(params["shape"], plan.out_specs[0])
-    elif name == "reshape":
-      params["new_sizes"] = self.local_shape(params["new_sizes"], plan.out_specs[0])
+    shape = kinds.shape_param.get(eqn.primitive)  # broadcast_in_dim's, reshape's: the block's
+    if shape is not None:
+      params[shape] = self.local_shape(params[shape], plan.out_specs[0])
     return params
 
   def local_shape(self, shape, spec):
@@ -378,25 +377,25 @@ def _check_shard_map_devices(fn, dyn_args, jaxpr, committed):
   """JAX's error for an argument committed to devices other than those of a shard_map inside
   the jitted function."""
   want = [set(e.params["mesh"].devices.flat) for e in jaxpr.eqns
-          if e.primitive.name == "shard_map"]
+          if e.primitive is kinds.roles.shard_map]
   for i, c in enumerate(committed):
     if not is_multi_device(c) or all(set(c._device_assignment) == w for w in want):
       continue
     paths = tree_util.tree_flatten_with_path((tuple(dyn_args), {}))[0]
-    name = jf._placement_arg_name(paths[i][0], fn._fun) if i < len(paths) else f"args[{i}]"
-    mesh = next(e.params["mesh"] for e in jaxpr.eqns if e.primitive.name == "shard_map" and
+    name = fn.arg_name(paths[i][0]) if i < len(paths) else f"args[{i}]"
+    mesh = next(e.params["mesh"] for e in jaxpr.eqns if e.primitive is kinds.roles.shard_map and
                 set(c._device_assignment) != set(e.params["mesh"].devices.flat))
     x = tree_util.tree_leaves(tuple(dyn_args))[i]
     raise ValueError(
         f"Received incompatible devices for jitted computation. Got argument {name} of "
-        f"{fn._name} with shape {core.get_aval(x).str_short(short_dtypes=False)} and with "
+        f"{fn.name} with shape {core.get_aval(x).str_short(short_dtypes=False)} and with "
         f"device ids {sorted(d.id for d in c._device_assignment)} on platform CPU and "
         f"shard_map inside jit with device ids {[d.id for d in mesh.devices.flat]} on "
         "platform CPU")
 
 
 def _has_shard_map(jaxpr) -> bool:
-  return any(e.primitive.name == "shard_map" for e in jaxpr.eqns)
+  return any(e.primitive is kinds.roles.shard_map for e in jaxpr.eqns)
 
 
 def _whole_placements(entry, out_leaves, mesh) -> list:
@@ -407,7 +406,7 @@ def _whole_placements(entry, out_leaves, mesh) -> list:
   from jaxlite._src.sharding.named_sharding import NamedSharding
   produced = {}
   for e in entry.closed.jaxpr.eqns:
-    if e.primitive.name == "shard_map":
+    if e.primitive is kinds.roles.shard_map:
       m = e.params["mesh"]
       for v, spec in zip(e.outvars, e.params["out_specs"]):
         produced[v] = _out_sharding(m, prop.spec_of_sharding(NamedSharding(m, spec),
@@ -444,7 +443,7 @@ def _constraints(closed) -> list:
     for eqn in todo.pop().eqns:
       if eqn.primitive is prop.sharding_constraint_p:
         out.append(eqn.params["sharding"])
-      elif eqn.primitive.name == "jit":
+      elif eqn.primitive is kinds.roles.jit:
         out += [s for s in (*eqn.params.get("in_shardings", ()),
                             *eqn.params.get("out_shardings", ())) if hasattr(s, "mesh")]
       todo += core.jaxprs_in_params(eqn.params)
@@ -459,9 +458,9 @@ def is_multi_device(placement) -> bool:
 
 _KEEP = object()  # an output left as made (placed by its type, or a constant left uncommitted)
 _UNPARTITIONED = object()  # a call signature with nothing to partition
-# fn._sharded_cache[PLANS]: the call plans of a jit function by call key (`_call_key`), and
+# fn.cache[PLANS]: the call plans of a jit function by call key (`_call_key`), and
 # under _PSPEC_FLAG whether its in/out_shardings hold PartitionSpecs. (The other entries of
-# fn._sharded_cache are its Programs by specs; `jax.clear_caches` empties both.)
+# fn.cache are its Programs by specs; `jax.clear_caches` empties both.)
 PLANS = "call plans"
 _PSPEC_FLAG = object()
 
@@ -511,11 +510,11 @@ def _has_pspec(shardings) -> bool:
 
 
 def _call_key(fn, args, kwargs):
-  """The key of an eager call's plan in `fn._sharded_cache`, with the call's flat arguments:
+  """The key of an eager call's plan in `fn.cache`, with the call's flat arguments:
   each leaf's trace signature and placement, the trace context, and the context mesh when
   the jit's shardings name PartitionSpecs. (None, None) when the call takes the slow path
   (static arguments, keyword arguments, a leaf whose type is not placed by `_device`)."""
-  if kwargs or not fn._simple:
+  if kwargs or not fn.simple:
     return None, None
   at = core.array_type
   if all(type(a) is at for a in args):
@@ -534,12 +533,12 @@ def _call_key(fn, args, kwargs):
         sig.append(jf.leaf_signature(x))
       except TypeError:
         return None, None
-  cache = fn._sharded_cache.get(PLANS)
+  cache = fn.cache.get(PLANS)
   if cache is None:
-    cache = fn._sharded_cache[PLANS] = {}
+    cache = fn.cache[PLANS] = {}
   pspec = cache.get(_PSPEC_FLAG)
   if pspec is None:
-    pspec = cache[_PSPEC_FLAG] = _has_pspec((fn._in_shardings, fn._out_shardings))
+    pspec = cache[_PSPEC_FLAG] = _has_pspec((fn.in_shardings, fn.out_shardings))
   ctx = config.trace_context()
   if pspec:
     from jaxlite._src.sharding.mesh import get_mesh
@@ -548,7 +547,7 @@ def _call_key(fn, args, kwargs):
 
 
 def call_sharded(fn, args, kwargs):
-  """An eager call of jit function `fn` (a PjitFunction) with sharded arguments or with
+  """An eager call of a jit (`fn`: its jit_function.CallSite) with sharded arguments or with
   in/out_shardings: trace, propagate, partition (cached on input and output specs), run; the
   results are Arrays laid out by their propagated (or requested) shardings. None when there is
   nothing to partition (no multi-device sharding anywhere): the caller's unsharded path runs.
@@ -569,15 +568,15 @@ def call_sharded(fn, args, kwargs):
     return None if plan is _UNPARTITIONED else plan.run(flat)
   key, flat = _call_key(fn, args, kwargs)
   if key is not None:
-    plan = fn._sharded_cache[PLANS].get(key)
+    plan = fn.cache[PLANS].get(key)
     if plan is not None:
       return None if plan is _UNPARTITIONED else plan.run(flat)
   plan, flat = _plan_call(fn, args, kwargs)
   if key is not None and (plan is _UNPARTITIONED or not plan.entry.lifted):
-    plans = fn._sharded_cache.get(PLANS)
+    plans = fn.cache.get(PLANS)
     if plans is None:  # emptied meanwhile (jax.clear_caches)
-      plans = fn._sharded_cache[PLANS] = {}
-    jf._bounded_put(plans, key, plan)
+      plans = fn.cache[PLANS] = {}
+    jf.bounded_put(plans, key, plan)
   return None if plan is _UNPARTITIONED else plan.run(flat)
 
 
@@ -596,81 +595,107 @@ class _AcrossProcesses:
 
 
 def eqn_shardings(fn, args, kwargs, entry, n_flat):
-  """The in/out shardings a staged `jit` eqn of `fn` (a jit with in_shardings/out_shardings)
+  """The in/out shardings a staged `jit` eqn of call site `fn` (in_shardings/out_shardings)
   carries, one per flat argument (lifted constants first: unspecified) and result; None for
   an unspecified one."""
-  if fn._in_shardings is None and fn._out_shardings is None:
+  if fn.in_shardings is None and fn.out_shardings is None:
     return None, None
-  if kwargs and fn._in_shardings is not None:
+  if kwargs and fn.in_shardings is not None:
     raise ValueError("pjit does not support kwargs when in_shardings is specified.")
-  dyn_args = args if fn._simple else fn._split_args(args, kwargs)[0]
+  dyn_args = fn.dynamic_args(args, kwargs)
   n_kw = n_flat - len(tree_util.tree_leaves(tuple(dyn_args)))
   ins = [_resolve(s, "in_shardings") for s in
-         _flat_prefix(fn._in_shardings, tuple(dyn_args), n_flat - n_kw, "in_shardings",
+         _flat_prefix(fn.in_shardings, tuple(dyn_args), n_flat - n_kw, "in_shardings",
                       "positional arguments tuple")] + [None] * n_kw
   n_out = len(entry.out_avals)
   outs = [_resolve(s, "out_shardings") for s in
-          _flat_prefix(fn._out_shardings, entry.out_tree.unflatten([0] * n_out), n_out,
+          _flat_prefix(fn.out_shardings, entry.out_tree.unflatten([0] * n_out), n_out,
                        "out_shardings", "outputs")]
   return [None] * len(entry.lifted) + ins, outs
 
 
 def _plan_call(fn, args, kwargs):
-  """The `_CallPlan` of a call (or _UNPARTITIONED), with the call's flat arguments."""
-  from jaxlite._src import array as array_lib
-  from jaxlite._src import devices
-  from jaxlite._src.sharding.mesh import Mesh
-  from jaxlite._src.sharding.named_sharding import NamedSharding
-  if kwargs and fn._in_shardings is not None:
+  """The `_CallPlan` of a call of jit call site `fn` (or _UNPARTITIONED), with the call's flat
+  arguments: the requested shardings, the mesh, the input and output specs, the partitioned
+  program, the results' placements, each a step below."""
+  if kwargs and fn.in_shardings is not None:
     raise ValueError("pjit does not support kwargs when in_shardings is specified.")
-  dyn_args = args if fn._simple else fn._split_args(args, kwargs)[0]
-  entry, flat = fn._get_entry(args, kwargs)
+  dyn_args = fn.dynamic_args(args, kwargs)
+  entry, flat = fn.entry(args, kwargs)
   avals = [core.get_aval(jf.as_traceable_arg(x)) for x in flat]
-  in_leaves = [_resolve(s, "in_shardings") for s in
-               _flat_prefix(fn._in_shardings, tuple(dyn_args), len(flat), "in_shardings",
-                            "positional arguments tuple")] + [None] * len(kwargs and flat)
-  in_leaves = in_leaves[:len(flat)]
-  n_out = len(entry.out_avals)
-  out_tree_value = entry.out_tree.unflatten([0] * n_out)
-  out_leaves = [_resolve(s, "out_shardings") for s in
-                _flat_prefix(fn._out_shardings, out_tree_value, n_out, "out_shardings",
-                             "outputs")]
-  # The mesh: where the arguments live, else the first named sharding among the requested ones
-  # (a requested sharding over the arguments' mesh must agree with theirs: checked below).
+  in_leaves, out_leaves, out_tree_value = _requested(fn, dyn_args, kwargs, entry, flat)
   committed = [getattr(x, "_device", None) for x in flat]
-  mesh = next((s.mesh for s in committed + in_leaves + out_leaves + _constraints(entry.closed)
-               if isinstance(s, NamedSharding) and is_multi_device(s)), None)
-  if mesh is None and _has_shard_map(entry.closed.jaxpr):  # shard_maps place their results
-    mesh = next(e.params["mesh"] for e in entry.closed.jaxpr.eqns
-                if e.primitive.name == "shard_map")
-  device = fn._committed_device(flat, args, kwargs)  # JAX's incompatible-devices error
-  whole = _has_shard_map(entry.closed.jaxpr)
+  mesh = _call_mesh(entry, committed, in_leaves, out_leaves)
+  device = fn.committed_device(flat, args, kwargs)  # JAX's incompatible-devices error
   if mesh is None or (device is not None and not is_multi_device(device)):
     if device is not None and mesh is not None:
-      placements = [x for x in flat if getattr(x, "_device", None) is not None]
-      probe = [array_lib.from_host(np.zeros(a.shape, a.dtype), False, s)
-               for s, a in zip(in_leaves, avals) if isinstance(s, NamedSharding)][:1]
-      devices.common_device(placements + probe,
-                            lambda: [f"args[{i}]" for i in range(len(placements) + 1)],
-                            fn._name)
+      _check_requested_devices(fn, flat, avals, in_leaves)
     return _UNPARTITIONED, flat  # nothing to partition: the caller's unsharded path
   from jaxlite._src.distributed import sharded_jit  # a mesh over several processes (MPI)
   spans = sharded_jit.spans_processes(mesh)
-  if whole:
+  if _has_shard_map(entry.closed.jaxpr):  # run whole: its shard_maps place their results
     _check_shard_map_devices(fn, dyn_args, entry.closed.jaxpr, committed)
     if spans:
       return _AcrossProcesses(fn, args, kwargs, entry, mesh, None), flat
     return _CallPlan(entry, None, _whole_placements(entry, out_leaves, mesh)), flat
+  in_specs, free = _in_specs(fn, dyn_args, flat, avals, in_leaves, committed, mesh)
+  out_specs = _out_specs(entry, out_leaves, out_tree_value, mesh)
+  program = _program(fn, entry, in_specs, out_specs, mesh, free)
+  if spans:
+    return _AcrossProcesses(fn, args, kwargs, entry, mesh, program), flat
+  return _CallPlan(entry, program, _placements(entry, out_leaves, program, mesh, flat)), flat
+
+
+def _requested(fn, dyn_args, kwargs, entry, flat):
+  """(in_shardings per flat argument, out_shardings per result, the output tree's value) as
+  the jit's in/out_shardings give them (None: unspecified)."""
+  in_leaves = [_resolve(s, "in_shardings") for s in
+               _flat_prefix(fn.in_shardings, tuple(dyn_args), len(flat), "in_shardings",
+                            "positional arguments tuple")] + [None] * len(kwargs and flat)
+  n_out = len(entry.out_avals)
+  out_tree_value = entry.out_tree.unflatten([0] * n_out)
+  out_leaves = [_resolve(s, "out_shardings") for s in
+                _flat_prefix(fn.out_shardings, out_tree_value, n_out, "out_shardings",
+                             "outputs")]
+  return in_leaves[:len(flat)], out_leaves, out_tree_value
+
+
+def _call_mesh(entry, committed, in_leaves, out_leaves):
+  """The mesh a call runs over: where the arguments live, else the first named sharding among
+  the requested ones and the program's constraints (a requested sharding over the arguments'
+  mesh must agree with theirs: `_in_specs` checks), else a shard_map's; None: no mesh."""
+  from jaxlite._src.sharding.named_sharding import NamedSharding
+  mesh = next((s.mesh for s in committed + in_leaves + out_leaves + _constraints(entry.closed)
+               if isinstance(s, NamedSharding) and is_multi_device(s)), None)
+  if mesh is None and _has_shard_map(entry.closed.jaxpr):  # shard_maps place their results
+    mesh = next(e.params["mesh"] for e in entry.closed.jaxpr.eqns
+                if e.primitive is kinds.roles.shard_map)
+  return mesh
+
+
+def _check_requested_devices(fn, flat, avals, in_leaves):
+  """JAX's incompatible-devices error for arguments committed to one device beside an
+  in_sharding over a mesh."""
+  from jaxlite._src import array as array_lib
+  from jaxlite._src import devices
+  from jaxlite._src.sharding.named_sharding import NamedSharding
+  placements = [x for x in flat if getattr(x, "_device", None) is not None]
+  probe = [array_lib.from_host(np.zeros(a.shape, a.dtype), False, s)
+           for s, a in zip(in_leaves, avals) if isinstance(s, NamedSharding)][:1]
+  devices.common_device(placements + probe,
+                        lambda: [f"args[{i}]" for i in range(len(placements) + 1)], fn.name)
+
+
+def _in_specs(fn, dyn_args, flat, avals, in_leaves, committed, mesh):
+  """(the spec of each flat argument, whether each is free to take the layout its uses want:
+  uncommitted, no in_sharding), with JAX's errors for in_shardings that disagree with the
+  arguments' or do not fit their rank."""
+  from jaxlite._src import devices
+  from jaxlite._src.sharding.named_sharding import NamedSharding
 
   def path(i):
     paths = tree_util.tree_flatten_with_path((tuple(dyn_args), {}))[0]
-    return jf._placement_arg_name(paths[i][0], fn._fun) if i < len(paths) else f"args[{i}]"
-
-  def same_axes(s):
-    # A sharding over another mesh of the same devices (out_shardings under another context
-    # mesh) places the results but cannot lay out the program's values: those follow `mesh`.
-    return not isinstance(s, NamedSharding) or \
-        tuple(s.mesh.shape.items()) == tuple(mesh.shape.items())
+    return fn.arg_name(paths[i][0]) if i < len(paths) else f"args[{i}]"
 
   in_specs, free = [], []
   for i, (x, a, s, c) in enumerate(zip(flat, avals, in_leaves, committed)):
@@ -681,7 +706,7 @@ def _plan_call(fn, args, kwargs):
           "Sharding passed to jit does not match the sharding on the respective arg. Got jit "
           f"sharding: {s},\narg sharding: {c} for arg type: "
           f"{a.str_short(short_dtypes=False)}")
-    if s is not None and same_axes(s):
+    if s is not None and _same_axes(s, mesh):
       if hasattr(s, "spec") and len(s.spec) > nd:
         raise ValueError(
             f"One of pjit arguments with pytree key path {path(i)} is incompatible with its "
@@ -696,6 +721,20 @@ def _plan_call(fn, args, kwargs):
     else:
       in_specs.append(prop.replicated(nd))
     free.append(len(in_specs) == i + 1 and s is None and c is None)
+  return in_specs, free
+
+
+def _same_axes(s, mesh) -> bool:
+  """A sharding over another mesh of the same devices (out_shardings under another context
+  mesh) places the results but cannot lay out the program's values: those follow `mesh`."""
+  from jaxlite._src.sharding.named_sharding import NamedSharding
+  return not isinstance(s, NamedSharding) or \
+      tuple(s.mesh.shape.items()) == tuple(mesh.shape.items())
+
+
+def _out_specs(entry, out_leaves, out_tree_value, mesh):
+  """The spec each result is asked for (None: free), with JAX's error for an out_sharding
+  that does not fit the result's rank."""
   out_specs = []
   out_paths = None
   for k, (s, a) in enumerate(zip(out_leaves, entry.out_avals)):
@@ -709,16 +748,24 @@ def _plan_call(fn, args, kwargs):
           f"at least {len(s.spec)}, but was applied to a value of rank {len(a.shape)}.")
     if s is not None and hasattr(s, "shard_shape"):
       s.shard_shape(a.shape)
-    out_specs.append(None if s is None or not same_axes(s) else
+    out_specs.append(None if s is None or not _same_axes(s, mesh) else
                      prop.spec_of_sharding(s, len(a.shape)))
+  return out_specs
+
+
+def _program(fn, entry, in_specs, out_specs, mesh, free):
+  """The partitioned Program of the entry for these specs (cached on the call site)."""
   key = (in_specs_key := tuple(in_specs), tuple(out_specs), mesh)
-  cached = fn._sharded_cache.get(key)
+  cached = fn.cache.get(key)
   if cached is None or cached[0] is not entry.closed:
     program = Program(entry.closed, in_specs_key, out_specs, mesh, free)
-    cached = fn._sharded_cache[key] = (entry.closed, program)
-  program = cached[1]
-  if spans:
-    return _AcrossProcesses(fn, args, kwargs, entry, mesh, program), flat
+    cached = fn.cache[key] = (entry.closed, program)
+  return cached[1]
+
+
+def _placements(entry, out_leaves, program, mesh, flat):
+  """Where each result of the partitioned program goes."""
+  from jaxlite._src.sharding.mesh import Mesh
   placements = []
   for a, s, spec, v in zip(entry.out_avals, out_leaves, program.out_specs,
                            program.closed.jaxpr.outvars):
@@ -734,7 +781,7 @@ def _plan_call(fn, args, kwargs):
       placements.append(_read_back(_out_sharding(mesh, spec), flat, len(a.shape)))
     else:
       placements.append(_out_sharding(mesh, spec))
-  return _CallPlan(entry, program, placements), flat
+  return placements
 
 
 # --- eager jit eqns (jit under grad, vmap...) ---------------------------------------------

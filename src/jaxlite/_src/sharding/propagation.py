@@ -38,6 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import primitive_kinds as kinds
 from jaxlite._src import devices
 from jaxlite._src import tree_util
 from jaxlite._src.interpreters import ad
@@ -84,20 +85,10 @@ class EqnPlan:
 
 # --- rules ---------------------------------------------------------------------------------------
 
-_ELEMENTWISE = frozenset("""
-add_any neg sign floor ceil round is_finite exp exp2 log log1p expm1 tanh logistic sin cos tan
-asin acos atan sinh cosh asinh acosh atanh sqrt rsqrt cbrt abs not imag real conj square
-reciprocal erf
-erfc erf_inv lgamma digamma integer_pow convert_element_type add sub mul div rem pow max min
-atan2 nextafter and or xor eq ne lt le gt ge shift_left shift_right_logical
-shift_right_arithmetic select_n clamp population_count clz copy copy_p stop_gradient
-reduce_precision bitcast_convert_type random_fold_in
-igamma igammac bessel_i0e bessel_i1e polygamma zeta complex
-""".split())
-
-_REDUCTIONS = {"reduce_sum": "psum", "reduce_max": "pmax", "reduce_min": "pmin"}
-
-
+# Which rule a primitive takes is registered with it (primitive_kinds): its kind (elementwise
+# ops propagate operand axes to the result), the collective completing a reduction over a split
+# axis, the dims an op works along, the name of one of the rules below (`RULES`), or the
+# param holding a call's jaxpr.
 def _ndim(v) -> int:
   return len(v.aval.shape)
 
@@ -166,7 +157,7 @@ def _rule_reduction(eqn, specs):
   axes = set(eqn.params["axes"])
   done = tuple(a for i, e in enumerate(s) if i in axes for a in e)
   out = tuple(e for i, e in enumerate(s) if i not in axes)
-  reduce = [(_REDUCTIONS[eqn.primitive.name], done)] if done else None
+  reduce = [(kinds.collective_of[eqn.primitive], done)] if done else None
   return EqnPlan([s], [out], reduce)
 
 
@@ -191,15 +182,8 @@ def _rule_dot_general(eqn, specs):
 
 def _whole_dims(eqn):
   """The dims an op works along (they must be whole on each device); None: not such an op."""
-  p = eqn.params
-  name = eqn.primitive.name
-  if name in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"):
-    return {p["axis"]}
-  if name in ("sort", "concatenate"):
-    return {p["dimension"]}
-  if name in ("argmax", "argmin", "reduce_and", "reduce_or", "reduce_xor", "reduce_prod"):
-    return set(p["axes"])
-  return None
+  dims = kinds.whole_dims.get(eqn.primitive)
+  return None if dims is None else dims(eqn.params)
 
 
 def _rule_along_dims(eqn, specs):
@@ -223,16 +207,15 @@ def _rule_constraint(eqn, specs):
   return EqnPlan([target], [target])
 
 
-_CALL_JAXPR = {"jit": "jaxpr", "pjit": "jaxpr", "custom_jvp_call": "call_jaxpr",
-               "custom_vjp_call": "call_jaxpr"}
+_CALL_JAXPR = kinds.call_jaxpr  # call primitive -> the param holding its jaxpr
 
 
 def _rule_call(eqn, specs, mesh_shape):
-  closed = eqn.params[_CALL_JAXPR[eqn.primitive.name]]
-  if eqn.primitive.name == "custom_vjp_call":
+  closed = eqn.params[_CALL_JAXPR[eqn.primitive]]
+  if eqn.primitive is kinds.roles.custom_vjp_call:
     specs = specs[eqn.params.get("num_consts", 0):] if len(specs) > len(closed.jaxpr.invars) \
         else specs
-  if eqn.primitive.name == "jit":  # a jit's given in_shardings lay out its operands
+  if eqn.primitive is kinds.roles.jit:  # a jit's given in_shardings lay out its operands
     specs = [_given_spec(g, v, mesh_shape) or sp for g, v, sp in
              zip(eqn.params.get("in_shardings", ()), eqn.invars, specs)] or specs
   env, plans = propagate(closed.jaxpr, specs, mesh_shape)
@@ -282,25 +265,28 @@ def _rule_threefry(eqn, specs):
   return EqnPlan(ins, [target] * len(eqn.outvars))
 
 
+# The rules a primitive names when it registers (`primitive_kinds.register(...,
+# propagation_rule=...)`): a rule per way of moving axes, shared by the primitives that move
+# them alike.
 RULES = {
-    "inspect_sharding": _rule_inspect, "random_bits": _rule_per_key,
-    "random_split": _rule_per_key, "random_unwrap": _rule_unwrap, "random_wrap": _rule_wrap,
-    "threefry2x32": _rule_threefry,
-    "transpose": _rule_transpose, "broadcast_in_dim": _rule_broadcast_in_dim,
-    "squeeze": _rule_squeeze, "expand_dims": _rule_expand_dims, "reshape": _rule_reshape,
-    "dot_general": _rule_dot_general, "sharding_constraint": _rule_constraint,
-    **dict.fromkeys(_REDUCTIONS, _rule_reduction),
+    "inspect": _rule_inspect, "per_key": _rule_per_key, "unwrap": _rule_unwrap,
+    "wrap": _rule_wrap, "threefry": _rule_threefry, "transpose": _rule_transpose,
+    "broadcast_in_dim": _rule_broadcast_in_dim, "squeeze": _rule_squeeze,
+    "expand_dims": _rule_expand_dims, "reshape": _rule_reshape,
+    "dot_general": _rule_dot_general, "constraint": _rule_constraint,
 }
 
 
 def _rule_for(eqn):
-  name = eqn.primitive.name
-  rule = RULES.get(name)
-  if rule is not None:
-    return rule
+  prim = eqn.primitive
+  named = kinds.propagation.get(prim)
+  if named is not None:
+    return RULES[named]
+  if prim in kinds.collective_of:
+    return _rule_reduction
   if _whole_dims(eqn) is not None:
     return _rule_along_dims
-  if name in _ELEMENTWISE and not eqn.primitive.multiple_results:
+  if kinds.kind_of.get(prim) == kinds.ELEMENTWISE and not prim.multiple_results:
     shape = eqn.outvars[0].aval.shape
     if all(v.aval.shape == () or len(v.aval.shape) == len(shape) and
            all(n in (m, 1) for n, m in zip(v.aval.shape, shape)) for v in eqn.invars):
@@ -338,8 +324,8 @@ def propagate(jaxpr, in_specs, mesh_shape, out_specs=None, loose=None):
   plans = []
   for eqn in jaxpr.eqns:
     specs = [read(a) for a in eqn.invars]
-    if eqn.primitive.name in _CALL_JAXPR and \
-        len(eqn.invars) == len(eqn.params[_CALL_JAXPR[eqn.primitive.name]].jaxpr.invars):
+    if eqn.primitive in _CALL_JAXPR and \
+        len(eqn.invars) == len(eqn.params[_CALL_JAXPR[eqn.primitive]].jaxpr.invars):
       plan = _rule_call(eqn, specs, mesh_shape)
     else:
       plan = _rule_for(eqn)(eqn, specs)
@@ -347,7 +333,7 @@ def propagate(jaxpr, in_specs, mesh_shape, out_specs=None, loose=None):
            for v, s in zip(eqn.invars, plan.in_specs)):
       plan = _rule_replicate(eqn, specs)  # a dim its axes do not evenly divide: run whole
     plans.append(plan)
-    given = eqn.params.get("out_shardings", ()) if eqn.primitive.name == "jit" else ()
+    given = eqn.params.get("out_shardings", ()) if eqn.primitive is kinds.roles.jit else ()
     for i, (v, s) in enumerate(zip(eqn.outvars, plan.out_specs)):
       # A value whose type names a sharding takes it (rule 2), as does a result a jit's
       # out_shardings place; partition reshards to it.
@@ -436,17 +422,20 @@ def _back_dot_general(eqn, t):
   return [tuple(lhs), tuple(rhs)]
 
 
+# Backward rules, by the forward rule's name (see RULES).
 _BACK_RULES = {
     "transpose": _back_transpose, "broadcast_in_dim": _back_broadcast_in_dim,
     "reshape": _back_reshape, "squeeze": _back_squeeze, "expand_dims": _back_expand_dims,
-    "dot_general": _back_dot_general, **dict.fromkeys(_REDUCTIONS, _back_reduction),
+    "dot_general": _back_dot_general,
 }
 
 
 def _back_rule(eqn):
-  rule = _BACK_RULES.get(eqn.primitive.name)
+  rule = _BACK_RULES.get(kinds.propagation.get(eqn.primitive))
   if rule is not None:
     return rule
+  if eqn.primitive in kinds.collective_of:
+    return _back_reduction
   return _back_elementwise if _rule_for(eqn) is _rule_elementwise else None
 
 
@@ -506,10 +495,9 @@ def back_propagate(jaxpr, env, plans, out_targets, mesh_shape, loose=None):
           return None
         continue
       eqn, plan = jaxpr.eqns[k], plans[k]
-      if eqn.primitive.name == "inspect_sharding" or plan.in_specs[i] == t:
+      if eqn.primitive is kinds.roles.inspect_sharding or plan.in_specs[i] == t:
         continue
-      if plan.inner is not None or not plan.local or eqn.primitive.name not in \
-          _REPLANNABLE:
+      if plan.inner is not None or not plan.local or not _replannable(eqn.primitive):
         return None
       specs = [t if u is v else env[u] if isinstance(u, core.Var) else replicated(_ndim(u))
                for u in eqn.invars]
@@ -526,7 +514,7 @@ def back_propagate(jaxpr, env, plans, out_targets, mesh_shape, loose=None):
     for k, new in replans.items():
       plans[k] = new
     for k, i in uses.get(v, ()):  # an inspection reads the value where it now is
-      if k is not None and jaxpr.eqns[k].primitive.name == "inspect_sharding":
+      if k is not None and jaxpr.eqns[k].primitive is kinds.roles.inspect_sharding:
         plans[k].in_specs[i] = t
 
   todo = [(v, t) for v, t in zip(jaxpr.outvars, out_targets)
@@ -576,8 +564,10 @@ def back_propagate(jaxpr, env, plans, out_targets, mesh_shape, loose=None):
           in wants.items()}
 
 
-# Consumers that may be replanned on an operand's new spec (their forward rule handles any).
-_REPLANNABLE = frozenset(_REDUCTIONS) | {"dot_general"}
+def _replannable(prim) -> bool:
+  """Consumers that may be replanned on an operand's new spec (their forward rule handles
+  any): reductions completed by a collective, and products."""
+  return prim in kinds.collective_of or prim is kinds.roles.dot_general
 
 
 def _split_broadcasts(jaxpr, env, plans):
@@ -598,7 +588,7 @@ def _split_broadcasts(jaxpr, env, plans):
     return i if k is None else plans[k].in_specs[i]
 
   for eqn, plan in zip(reversed(jaxpr.eqns), reversed(plans)):
-    if eqn.primitive.name != "broadcast_in_dim" or not plan.local or \
+    if eqn.primitive is not kinds.roles.broadcast_in_dim or not plan.local or \
         spec_axes(plan.out_specs[0]):
       continue
     v = eqn.outvars[0]
@@ -811,3 +801,9 @@ def _check_explicit(sharding, x, from_pspec) -> bool:
         f"axes of the mesh. Got spec={sharding.spec!r} and mesh={mesh.abstract_mesh!r}. You "
         "probably meant to use `reshard` API?")
   return False
+
+
+# --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
+
+kinds.register(sharding_constraint_p, kinds.SHARDING, role="sharding_constraint",
+            propagation_rule="constraint")

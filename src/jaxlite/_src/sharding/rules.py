@@ -13,6 +13,7 @@ carry the shardings). Bad combinations raise JAX's ShardingTypeError with JAX's 
 from __future__ import annotations
 
 from jaxlite._src import core
+from jaxlite._src import primitive_kinds as kinds
 from jaxlite._src.core import ShardingTypeError
 
 _RULES: dict = {}
@@ -195,7 +196,7 @@ def eager_placements(primitive, args, params, outs, device):
   """Placements of eager results `outs` of `primitive` on `args` that live on the multi-device
   sharding `device`: the rule's NamedSharding where the result is sharded in its type, else
   replicated over the same devices."""
-  if primitive.name == "jit":
+  if primitive is kinds.roles.jit:
     got = _jit_placements(args, params, outs, device)
     if got is not None:
       return got
@@ -217,7 +218,7 @@ def auto_placements(primitive, args, params, outs, device):
   from jaxlite._src.sharding.mesh import AxisType, Mesh
   from jaxlite._src.sharding.named_sharding import NamedSharding
   from jaxlite._src.sharding.partition_spec import PartitionSpec
-  if primitive.name == "jit":
+  if primitive is kinds.roles.jit:
     got = _jit_placements(args, params, outs, device)
     if got is not None:
       return got

@@ -5,23 +5,23 @@ Loaded by rules.py on the first value sharded in its type; the behaviour follows
 rules (lax.py, slicing.py, ...) as observed by running them."""
 from __future__ import annotations
 
-from jaxlite._src import ad_checkpoint, call_primitives, callbacks, checkify, custom_batching
-from jaxlite._src import custom_derivatives, prng, random_gamma
+from jaxlite._src import ad_checkpoint, call_primitives, callbacks, custom_batching
+from jaxlite._src import custom_derivatives, prng
 from jaxlite._src.core import ShardingTypeError
 from jaxlite._src.interpreters import ad
 from jaxlite._src.lax import barrier, creation, dot, elementwise, fft, linalg, linalg_solve
 from jaxlite._src.lax import reductions, shape, slicing_primitives as sl, sort, windowed
 from jaxlite._src.lax.control_flow import conditionals, loops
-from jaxlite._src.scipy import special as scipy_special
 from jaxlite._src.sharding import rules as R
 from jaxlite._src.sharding.rules import axes_size, entry_names, type_str
 
 _first = R.first_spec
 
 # --- elementwise ops not made by unop/binop ------------------------------------------------------
+# (random_gamma, scipy.special's regularized_incomplete_beta and checkify's check register
+# their own rules, next to their primitives.)
 for p in (elementwise.complex_p, elementwise.pow_p, elementwise.clamp_p, prng.random_fold_in_p,
-          prng.threefry2x32_p, random_gamma.random_gamma_p,
-          scipy_special.regularized_incomplete_beta_p, ad.add_any_p):
+          prng.threefry2x32_p, ad.add_any_p):
   R.elementwise(p)
 for p in (elementwise.convert_element_type_p, elementwise.integer_pow_p, elementwise.round_p,
           elementwise.reduce_precision_p, ad.stop_gradient_p, ad_checkpoint.name_p,
@@ -493,7 +493,7 @@ for p in (call_primitives.jit_p, conditionals.cond_p, loops.while_p, loops.scan_
 
 # --- callbacks and checks: results are what the callback declares (replicated) -----------------
 for p in (callbacks.pure_callback_p, callbacks.io_callback_p, callbacks.debug_callback_p,
-          callbacks.debug_print_p, checkify.check_p):
+          callbacks.debug_print_p):
   R.replicated(p)
 
 del p, nd

@@ -14,6 +14,7 @@ import importlib.util
 import sys
 
 from jaxlite._src import core
+from jaxlite._src import primitive_kinds as pk
 from jaxlite._src import tree_util
 
 
@@ -183,3 +184,9 @@ def visualize_array_sharding(arr, **kwargs):
   """Prints the layout of Array `arr`'s sharding (see `visualize_sharding`)."""
   shape = arr.shape
   inspect_array_sharding(arr, callback=lambda s: visualize_sharding(shape, s, **kwargs))
+
+
+# --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
+
+pk.register(inspect_sharding_p, pk.SHARDING, role="inspect_sharding",
+            propagation_rule="inspect")

@@ -7,11 +7,15 @@ Python/NumPy at a time as there are cores: a worker holds a slot of `_compute` w
 and gives it back while it waits in a collective. NumPy releases the GIL inside its kernels, so
 the active workers overlap.
 
-BLAS threads. OpenBLAS/MKL read their thread count from the environment when NumPy is first
-imported, which has happened by now, so the runtime cannot divide them itself without an extra
-library: when `threadpoolctl` is installed, `run_spmd` limits BLAS to max(1, cores // active
-workers) threads for the duration of the run; otherwise set OPENBLAS_NUM_THREADS (or
-OMP_NUM_THREADS) before starting Python, e.g. to 1 when running as many devices as cores.
+Sharing the cores. The device programs of a run split the cores (`_share_cores`): for the
+duration of the run each gets max(1, cores // busy devices) BLAS threads (OpenBLAS's count set
+through the loaded library, `compiler/blas.py`; else `threadpoolctl` where installed) and as
+many of tier 1's pool workers (`machine.sharing`), so that together they never ask for more
+threads than cores. OpenBLAS runs concurrent multi-threaded products side by side while their
+thread counts add up to at most its build's CPU count (it queues the rest); each device asking
+for all cores made the 8-device data-parallel step 2.8x slower than one device (issue 32).
+Tier 1 still times a program with big products on its share and on one thread
+(blas.AdaptiveThreads) and keeps the faster.
 
 Exchange. `exchange(group, block, combine)` is the one step collectives use to meet their peers:
 each member deposits its block (no copy) in a slot keyed by (the member's collective sequence
@@ -28,6 +32,8 @@ import threading
 from _queue import SimpleQueue  # the C queue (`queue` itself costs import time)
 
 import numpy as np
+
+from jaxlite._src import machine
 
 DEFAULT_TIMEOUT = float(os.environ.get("JAXLITE_COLLECTIVE_TIMEOUT", "120"))
 
@@ -352,7 +358,7 @@ def exchange_parallel(group: Group, block, prepare, work):
 
 # --- runs and workers --------------------------------------------------------------------------
 
-_CORES = os.cpu_count() or 1
+_CORES = machine.usable_cores()
 _compute = threading.BoundedSemaphore(_CORES)
 
 
@@ -449,7 +455,41 @@ def _worker(i) -> _Worker:
 _threadpoolctl = []  # [module or None], once looked for
 
 
-def _blas_limits(n_active):
+class _share_cores:
+  """For the duration of a run of `n_active` device programs at once: each program's share of
+  the cores (machine.sharing: tier 1's pool workers; BLAS's thread count, cores // n_active)."""
+  __slots__ = ("n", "restore", "limits", "sharing")
+
+  def __init__(self, n_active):
+    self.n = n_active
+    self.restore = 0
+    self.limits = self.sharing = None
+
+  def __enter__(self):
+    self.sharing = machine.sharing(self.n)
+    self.sharing.__enter__()
+    threads = max(1, _CORES // self.n)
+    from jaxlite._src.compiler import blas  # a leaf of the compiler: no cycle
+    lib = blas.openblas()
+    if lib is not None:
+      found = lib[0]()
+      if found > threads:
+        lib[1](threads)
+        self.restore = found
+    else:
+      self.limits = _blas_limits(threads)
+    return self
+
+  def __exit__(self, *exc):
+    if self.restore:
+      from jaxlite._src.compiler import blas
+      blas.openblas()[1](self.restore)
+    if self.limits is not None:
+      self.limits.restore_original_limits()
+    self.sharing.__exit__(*exc)
+
+
+def _blas_limits(threads):
   if not _threadpoolctl:
     try:
       import threadpoolctl
@@ -459,7 +499,7 @@ def _blas_limits(n_active):
   tpc = _threadpoolctl[0]
   if tpc is None:
     return None
-  return tpc.threadpool_limits(limits=max(1, _CORES // n_active), user_api="blas")
+  return tpc.threadpool_limits(limits=threads, user_api="blas")
 
 
 _local_devices: dict = {}
@@ -551,16 +591,12 @@ def run_spmd(mesh, per_device_fn, per_device_args, timeout: float | None = None,
         results[i] = per_device_fn(*per_device_args[i])
     return results
   run = _Run(n, DEFAULT_TIMEOUT if timeout is None else timeout)
-  limits = _blas_limits(min(n, _CORES))
-  try:
+  with _share_cores(min(n, _CORES)):
     for i in range(1, n):
       _worker(i).tasks.put((run, DeviceContext(mesh, i, run, coords[i]), per_device_fn,
                             per_device_args[i], i))
     _run_here(run, DeviceContext(mesh, 0, run, coords[0]), per_device_fn, per_device_args[0])
     run.finished.wait()
-  finally:
-    if limits is not None:
-      limits.restore_original_limits()
   if run.error is not None:
     first = run.error
     raise first
@@ -583,16 +619,12 @@ def _run_local(mesh, per_device_fn, per_device_args, local, timeout):
     run.results[local[0]] = _run_solo(run, mesh, local[0], per_device_fn,
                                       per_device_args[local[0]])
     return run.results
-  limits = _blas_limits(min(len(local), _CORES))
-  try:
+  with _share_cores(min(len(local), _CORES)):
     for k, i in enumerate(local):
       ctx = DeviceContext(mesh, i, run)
       ctx.mesh_spans_processes = True
       _worker(k).tasks.put((run, ctx, per_device_fn, per_device_args[i], i))
     run.finished.wait()
-  finally:
-    if limits is not None:
-      limits.restore_original_limits()
   if run.error is not None:
     raise run.error
   return run.results

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import machine
 from jaxlite._src import prng
 from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler import fusion
@@ -172,9 +173,22 @@ def _build_threefry():
   from jaxlite._src.compiler.native import cache
   fn, _ = cache.load(threefry_source())
 
+  import numba
+
   def bits(k0: int, k1: int, n: int):
     out = np.empty(n, np.uint32)
-    fn(k0, k1, n, out)
+    # all threads, or this program's share while CPU devices run programs at once
+    # (machine.sharing; numba's count is the calling thread's own)
+    nt0 = numba.get_num_threads()
+    nt = machine.share(nt0)
+    if nt == nt0:
+      fn(k0, k1, n, out)
+      return out
+    numba.set_num_threads(nt)
+    try:
+      fn(k0, k1, n, out)
+    finally:
+      numba.set_num_threads(nt0)
     return out
   return bits
 

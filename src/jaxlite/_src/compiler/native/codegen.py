@@ -14,6 +14,8 @@ import time
 
 import numpy as np
 
+from jaxlite._src import machine
+from jaxlite._src import primitive_kinds as kinds
 from jaxlite._src.compiler import fusion
 from jaxlite._src.compiler import native
 from jaxlite._src.core import Literal
@@ -490,24 +492,24 @@ class _Builder:
   def operand(self, eqn, v, size, level, sizes):
     """The expression of input `v` for an eqn making values of `level` ('e': `sizes[0]`
     elements, 'r': `sizes[1]` rows)."""
-    name, oshape = eqn.primitive.name, tuple(eqn.outvars[0].aval.shape)
+    prim, name = eqn.primitive, eqn.primitive.name  # (the name for messages)
+    oshape = tuple(eqn.outvars[0].aval.shape)
+    broadcast = prim is kinds.roles.broadcast_in_dim
     vsize, vshape = math.prod(v.aval.shape), tuple(v.aval.shape)
     if vsize == 1:
       return self.argument(v, "one")
-    if vsize == size and (vshape == oshape or name in fusion.VIEWS or name in fusion.REDUCTIONS):
+    if vsize == size and (vshape == oshape or prim in fusion.VIEWS or prim in fusion.REDUCTIONS):
       return self.argument(v, level)
     if level == "e" and sizes[1] and vsize == sizes[1] and vshape[:1] == (sizes[1],) and \
-        (name in fusion.ELEMENTWISE or name == "broadcast_in_dim") and \
-        _row_broadcast(eqn, vshape):
+        (prim in fusion.ELEMENTWISE or broadcast) and _row_broadcast(eqn, vshape):
       return self.argument(v, "r")  # one value per row, spread over the row
     if level == "e" and sizes[1] and vsize * sizes[1] == sizes[0] and \
-        (name in fusion.ELEMENTWISE or name == "broadcast_in_dim") and \
-        _column_broadcast(eqn, vshape):
+        (prim in fusion.ELEMENTWISE or broadcast) and _column_broadcast(eqn, vshape):
       return self.argument(v, "c")  # one row, spread over the rows (a bias)
-    if name == "broadcast_in_dim":
+    if broadcast:
       fn = functools.partial(self.tables.kernel(eqn.primitive), **eqn.params)
       return self.argument(v, level, "apply", fn, key=id(eqn))
-    if name in fusion.ELEMENTWISE:
+    if prim in fusion.ELEMENTWISE:
       return self.argument(v, level, "apply", functools.partial(np.broadcast_to, shape=oshape),
                            key=oshape)
     raise Unsupported(f"{name} of a {vshape} operand")
@@ -516,7 +518,7 @@ class _Builder:
 def _row_broadcast(eqn, vshape) -> bool:
   """`vshape` (rows first) stretches over the eqn's rows: size-1 trailing axes, or
   broadcast_in_dim keeping axis 0 first."""
-  if eqn.primitive.name == "broadcast_in_dim":
+  if eqn.primitive is kinds.roles.broadcast_in_dim:
     dims = eqn.params["broadcast_dimensions"]
     return bool(dims) and dims[0] == 0 and all(s == 1 for s in vshape[1:])
   return len(vshape) == len(eqn.outvars[0].aval.shape) and all(s == 1 for s in vshape[1:])
@@ -526,7 +528,7 @@ def _column_broadcast(eqn, vshape) -> bool:
   """`vshape` is one row of the eqn's output, the same for every row: with broadcast_in_dim's
   dims placed (size 1 elsewhere) it is (1, *the output's trailing shape)."""
   oshape = tuple(eqn.outvars[0].aval.shape)
-  if eqn.primitive.name == "broadcast_in_dim":
+  if eqn.primitive is kinds.roles.broadcast_in_dim:
     placed = [1] * len(oshape)
     for i, d in enumerate(eqn.params["broadcast_dimensions"]):
       placed[d] = vshape[i]
@@ -542,13 +544,13 @@ def plan(k: fusion.Kernel, tables) -> Plan:
   of one per row): a parallel loop over rows; each reduction is an inner loop over the row's m
   elements that computes the element values it needs in place (they are recomputed, never
   stored), and element outputs get one more inner loop."""
-  if any(e.primitive.name == "random_bits" for e in k.eqns):
+  if any(e.primitive in kinds.row_sources for e in k.eqns):
     # A tier-1 kernel sourced by random_bits (it hashes its tiles' counters itself): the
     # native threefry is the backend's random_bits kernel, not a rule inside fused loops.
     raise Unsupported("random_bits inside a fused kernel")
   total = max(k.elements, *(math.prod(e.outvars[0].aval.shape) for e in k.eqns))
   rows = k.n if 1 < k.n < total and total % k.n == 0 else 0  # rows of more than one element
-  if any(e.primitive.name in fusion.REDUCTIONS for e in k.eqns) or (
+  if any(e.primitive in fusion.REDUCTIONS for e in k.eqns) or (
       rows and any(math.prod(e.outvars[0].aval.shape) == rows for e in k.eqns)):
     # Reductions, or values of one per row (per-example grads' residual, spread over the
     # example's row): a loop over rows computing those, and inner loops over the row.
@@ -556,7 +558,7 @@ def plan(k: fusion.Kernel, tables) -> Plan:
   b = _Builder(k, tables)
   env, body = {}, []
   for eqn in k.eqns:
-    name, out = eqn.primitive.name, eqn.outvars[0]
+    prim, name, out = eqn.primitive, eqn.primitive.name, eqn.outvars[0]
     if math.prod(out.aval.shape) != total:
       raise Unsupported(f"{name} makes {math.prod(out.aval.shape)} of the kernel's {total} "
                         "elements")
@@ -568,10 +570,10 @@ def plan(k: fusion.Kernel, tables) -> Plan:
         ins.append(env[v])
       else:
         ins.append(b.operand(eqn, v, total, "e", (total, rows)))
-    if name in fusion.VIEWS:
+    if prim in fusion.VIEWS:
       env[out] = ins[0]  # flat C order: a view of the same elements is the same element
       continue
-    if name not in fusion.ELEMENTWISE:
+    if prim not in fusion.ELEMENTWISE:
       raise Unsupported(name)
     local = f"v{len(env)}"
     body += statement(name, local, ins, [v.aval.dtype for v in eqn.invars], out.aval.dtype,
@@ -640,7 +642,7 @@ def _plan_rows(k: fusion.Kernel, tables, total: int) -> Plan:
         ["  _acc = _acc + np.float64(_bacc)"]
 
   for eqn in k.eqns:
-    name, out = eqn.primitive.name, eqn.outvars[0]
+    prim, name, out = eqn.primitive, eqn.primitive.name, eqn.outvars[0]
     size = math.prod(out.aval.shape)
     lvl = "e" if size == total else "r" if size == rows else None
     if lvl is None:
@@ -650,33 +652,33 @@ def _plan_rows(k: fusion.Kernel, tables, total: int) -> Plan:
       if type(v) is Literal:
         ins.append(literal(v.val, v.aval.dtype))
       elif v in env:
-        if level[v] == "e" and lvl == "r" and name not in fusion.REDUCTIONS:
+        if level[v] == "e" and lvl == "r" and prim not in fusion.REDUCTIONS:
           raise Unsupported(f"{name} from elements to rows")
         if level[v] == "r" and lvl == "e" and not _row_broadcast(eqn, tuple(v.aval.shape)):
           raise Unsupported(f"{name} spreads a {v.aval.shape} value")
         ins.append(env[v])
         if level[v] == "e":
           deps.add(v)
-      elif name in fusion.REDUCTIONS:
+      elif prim in fusion.REDUCTIONS:
         ins.append(b.operand(eqn, v, total, "e", (total, rows)))
       else:
         ins.append(b.operand(eqn, v, size, lvl, (total, rows)))
     local = f"v{len(env)}"
-    if name in fusion.VIEWS:
+    if prim in fusion.VIEWS:
       env[out], level[out] = ins[0], lvl
       if lvl == "e":
         elem[out] = ([], deps)
       continue
-    if name in fusion.REDUCTIONS:
+    if prim in fusion.REDUCTIONS:
       rank = len(eqn.invars[0].aval.shape)
       if tuple(sorted(eqn.params["axes"])) != tuple(range(1, rank)) or lvl != "r":
         raise Unsupported(f"{name} over axes {eqn.params['axes']} of a rank-{rank} value")
-      if name == "reduce_sum" and np.dtype(out.aval.dtype) == np.float32:
+      if prim is kinds.roles.reduce_sum and np.dtype(out.aval.dtype) == np.float32:
         row_body += blocked_sum(ins[0], closure(deps)) + [f"{local} = np.float32(_acc)"]
       else:
         init, step, final = _reduction(name, "_acc", ins[0], out.aval.dtype)
         row_body += [init] + inner(closure(deps) + [step]) + [f"{local} = {final}"]
-    elif name in fusion.ELEMENTWISE:
+    elif prim in fusion.ELEMENTWISE:
       lines = statement(name, local, ins, [v.aval.dtype for v in eqn.invars], out.aval.dtype,
                         eqn.params)
       if lvl == "r":
@@ -750,7 +752,10 @@ class NativeKernel:
     if self.count and self.threads.modes == (1,):  # serial: numba's thread settings unused
       self.fn(self.count, *arrays, *fresh)
     elif self.count:
-      nb, nt = self._numba, self.threads.pick()
+      nb, mode = self._numba, self.threads.pick()
+      # all threads = this program's share while CPU devices run programs at once (the SPMD
+      # runtime's machine.sharing): each OpenMP team of its own size, together the cores
+      nt = machine.share(mode) if mode > 1 else 1
       nt0 = nb.get_num_threads()
       if nt != nt0:  # each of these calls costs ~1-2 us: only the needed ones
         nb.set_num_threads(nt)
@@ -758,7 +763,7 @@ class NativeKernel:
       try:
         t = time.perf_counter()
         self.fn(self.count, *arrays, *fresh)
-        self.threads.record(nt, time.perf_counter() - t)
+        self.threads.record(mode, time.perf_counter() - t)
       finally:
         if cs0 != self.chunk:
           nb.set_parallel_chunksize(cs0)

@@ -92,7 +92,7 @@ class XlaDevice:
     transferred."""
     from jaxlite._src import core as core_lib
     v = getattr(arr, "_value", None)
-    if type(v) is DeviceBuffer:
+    if isinstance(v, DeviceBuffer):
       buf = v if v.device == self else self.backend.copy_to(v, self)
     else:
       buf = self.backend.to_device(arr._host_value() if hasattr(arr, "_host_value") else
@@ -206,7 +206,8 @@ class XlaExecutable:
       outs = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
     except Exception as err:
       raise _runtime_error(err, "executing", dev) from err
-    return [DeviceBuffer(o, s, d, dev) for o, (s, d) in zip(outs, self.out_avals)]
+    make = self.backend.buffer_type
+    return [make(o, s, d, dev) for o, (s, d) in zip(outs, self.out_avals)]
 
   def as_text(self) -> str:
     return self.loaded.hlo_modules()[0].to_string()
@@ -224,6 +225,7 @@ def _runtime_error(err, what, device):
 
 class XlaBackend(backend_lib.Backend):
   """Compiles closed jaxprs with XLA for one PJRT platform."""
+  aliases_donations = True  # jit's donated inputs become XLA input/output aliases
 
   def __init__(self, platform: str = "cpu"):
     super().__init__()
@@ -232,6 +234,11 @@ class XlaBackend(backend_lib.Backend):
     self.tables = backend_lib.LoweringTables()  # unused: rules live in lowering.rules
     self._devices = None
     self._lock = threading.RLock()
+    # The type of this backend's Array buffers: each platform its own, so that the buffer's type
+    # names its backend (`backend.buffer_backends`, `core.eager_routes`).
+    self.buffer_type = DeviceBuffer if platform == "cpu" else type(
+        "DeviceBuffer", (DeviceBuffer,), {"__slots__": (), "__module__": __name__,
+                                          "__qualname__": f"DeviceBuffer[{platform}]"})
     self._bf16_readers: dict = {}
 
   # -- devices -------------------------------------------------------------------------------
@@ -268,6 +275,11 @@ class XlaBackend(backend_lib.Backend):
   def lower(self, closed, donated_to=None, name: str = "jit_fn") -> str:
     return lowering.lower_closed_jaxpr(closed, module_name=name, donated_to=donated_to)
 
+  def lower_text(self, closed, name: str = "jit_fn") -> str:
+    """What `jit(f).lower(x).as_text()` shows: the module in StableHLO's pretty form, as JAX
+    prints it (parsed and printed by jaxlib's MLIR), else the generic form lowering emits."""
+    return pretty_text(self.lower(closed, name=name))
+
   def _compile(self, closed, device, aliases, name="jit_fn"):
     name = _module_name(closed, name)
     text = self.lower(closed, aliases, name)
@@ -292,7 +304,7 @@ class XlaBackend(backend_lib.Backend):
   def buffer_for(self, value, device):
     """The jaxlib array of `value` on `device`: a DeviceBuffer's own (copied when it lives on
     another device), or a host value transferred."""
-    if type(value) is DeviceBuffer:
+    if isinstance(value, DeviceBuffer):
       if value.device is device or value.device == device:
         return value.buf
       return self.copy_to(value, device).buf
@@ -314,7 +326,7 @@ class XlaBackend(backend_lib.Backend):
                                     True, True, enable_x64=True)
     except Exception as err:
       raise _runtime_error(err, "transferring to", device) from err
-    return DeviceBuffer(buf, x.shape, x.dtype, device)
+    return device.backend.buffer_type(buf, x.shape, x.dtype, device)
 
   def copy_to(self, value: DeviceBuffer, device) -> DeviceBuffer:
     """`value` on another device: device to device where the two share a client, else through
@@ -324,11 +336,11 @@ class XlaBackend(backend_lib.Backend):
       out = _jax.batched_copy_array_to_devices_with_sharding(
           [value.buf], [xc.DeviceList((device.pjrt,))], [device.sharding],
           [_jax.ArrayCopySemantics.ALWAYS_COPY])[0]
-      return DeviceBuffer(out, value.shape, value.dtype, device)
+      return device.backend.buffer_type(out, value.shape, value.dtype, device)
     return device.backend.to_device(value.host(), device)
 
   def to_host(self, buffer) -> np.ndarray:
-    if type(buffer) is not DeviceBuffer:
+    if not isinstance(buffer, DeviceBuffer):
       return np.asarray(buffer)
     if buffer.buf.is_deleted():
       raise RuntimeError("Array has been deleted with shape=" +
@@ -339,6 +351,8 @@ class XlaBackend(backend_lib.Backend):
       # their bits come over as unsigned integers and are viewed back on the host.
       return self._bits_reader(buffer)
     out = np.array(buffer.buf, copy=True)
+    if out.dtype != buffer.dtype:  # a type jaxlib could not export (object array): read bits
+      return self._bits_reader(buffer)
     out.flags.writeable = False
     return out
 
@@ -375,12 +389,12 @@ def _module_name(closed, default):
   return default
 
 
-_PLATFORM_DTYPES_MISSING = {"tpu": ("float64", "complex128")}
+_PLATFORM_DTYPES_MISSING = {"tpu": (np.dtype(np.float64), np.dtype(np.complex128))}
 
 
 def _check_platform_dtype(dtype, device):
   missing = _PLATFORM_DTYPES_MISSING.get(device.platform, ())
-  if np.dtype(dtype).name in missing:
+  if np.dtype(dtype) in missing:
     raise TypeError(f"device_put: dtype {np.dtype(dtype).name} is not supported on {device} "
                     f"(platform {device.platform}); use float32 / complex64 there")
 
@@ -392,11 +406,37 @@ def get_xla_backend(platform: str = "cpu") -> XlaBackend:
   """The registered XLA backend of `platform` (made and registered on first ask)."""
   b = _backends.get(platform)
   if b is None:
-    from jaxlite._src.compiler.xla import eager  # registers DeviceBuffer's eager route
-    del eager
+    from jaxlite._src.compiler.xla import eager
     b = _backends[platform] = XlaBackend(platform)
     backend_lib._backends[b.name] = b
+    # The eager routing contract: this backend's buffers route eager ops and jit calls here.
+    core.eager_routes[b.buffer_type] = eager.route
+    backend_lib.buffer_backends[b.buffer_type] = b.name
   return b
+
+
+_mlir_registry = []
+
+
+def pretty_text(text: str) -> str:
+  """`text` (generic-form MLIR) printed in the dialects' own syntax by jaxlib's MLIR bindings;
+  unchanged where they are missing or fail."""
+  try:
+    from jaxlib.mlir import ir
+    from jaxlib.mlir.dialects import chlo, stablehlo
+    import jaxlib.mlir._mlir_libs._jax_mlir_ext as ext
+    if not _mlir_registry:
+      reg = ir.DialectRegistry()
+      ext.register_dialects(reg)  # func and the upstream dialects
+      _mlir_registry.append(reg)
+    with ir.Context() as ctx:
+      ctx.append_dialect_registry(_mlir_registry[0])
+      ctx.load_all_available_dialects()
+      stablehlo.register_dialect(ctx)
+      chlo.register_dialect(ctx)
+      return str(ir.Module.parse(text))
+  except Exception:  # no MLIR bindings in this jaxlib, or a module they cannot print
+    return text
 
 
 def module_fingerprint(text: str) -> str:

@@ -159,7 +159,10 @@ def _make_client(platform: str):
     xc.load_pjrt_plugin_dynamically(platform, path)
   if not xc.pjrt_plugin_initialized(platform):
     xc.initialize_pjrt_plugin(platform)
-  return xc.make_c_api_client(platform, {})
+  # GPU plugins take the allocator options jaxlib derives from XLA_PYTHON_CLIENT_* (as JAX's
+  # plugin packages pass them); the TPU's client needs none.
+  options = dict(xc.generate_pjrt_gpu_plugin_options()) if platform in ("cuda", "rocm") else {}
+  return xc.make_c_api_client(platform, options)
 
 
 def _register_lapack(xc) -> None:

@@ -1,7 +1,7 @@
 """Eager primitives on XLA devices: each (primitive, params, avals, device) compiles once to a
 small executable (a one-equation jaxpr) that runs on the operands' device buffers.
 
-`route` is what `core.eager_routes[DeviceBuffer]` and `core.default_eager_route` hold (the
+`route` is what `core.eager_routes[<an XLA backend's buffer type>]` and `core.default_eager_route` hold (the
 eager routing contract): operands on an XLA device, or XLA as the default backend, never take
 a silent round trip through host memory.
 """
@@ -37,7 +37,7 @@ def route(primitive, args, params):
   vals, sig = [], []
   for a in args:
     v = getattr(a, "_value", None)
-    if type(v) is xb.DeviceBuffer:
+    if isinstance(v, xb.DeviceBuffer):
       if device is None:
         device = v.device
       vals.append(v)
@@ -90,5 +90,3 @@ def _compile(primitive, avals, params, device):
   stats["compiles"] += 1
   return exe, out_avals
 
-
-core.eager_routes[xb.DeviceBuffer] = route

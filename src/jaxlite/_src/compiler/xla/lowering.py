@@ -249,7 +249,9 @@ class ModuleBuilder:
 
 
 def _symbol(name: str) -> str:
-  out = "".join(c if c.isalnum() or c in "_." else "_" for c in str(name))
+  """A symbol name for `name`, as JAX spells its modules (`jit_<lambda>` -> `jit__lambda`)."""
+  name = str(name).replace(">", "")
+  out = "".join(c if c.isalnum() or c in "_." else "_" for c in name)
   return out if out and not out[0].isdigit() else f"_{out}"
 
 

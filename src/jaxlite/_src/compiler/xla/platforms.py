@@ -65,7 +65,14 @@ def xla_devices(backend: str | None):
   an accelerator's for its name; None where the NumPy backend's CPU devices answer."""
   platform = _state["platform"]
   if backend is None:
-    return None if platform is None else xla_backend(platform).devices()
+    if platform is None:
+      want = client_lib.requested_platforms()
+      if want and "cpu" not in want:  # JAX_PLATFORMS names only platforms that are missing
+        raise RuntimeError(f"Unable to initialize backend '{want[0]}': no PJRT plugin for it "
+                           f"is installed (JAX_PLATFORMS={','.join(want)}; jaxlib "
+                           f"{'installed' if client_lib.available() else 'not installed'})")
+      return None
+    return xla_backend(platform).devices()
   backend = backend.lower()
   if backend == "cpu":
     return xla_backend("cpu").devices() if platform is not None and \
