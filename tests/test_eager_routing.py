@@ -143,8 +143,10 @@ def test_jit_compiles_through_the_arguments_backend(route):
 
 
 def test_backend_for_arguments_defaults_to_installed():
-  assert backend_lib.buffer_backends == {}
-  assert backend_lib.backend_for_arguments([jnp.ones(2), 3]) is backend_lib.installed()
+  # (the XLA backend registers its buffer types once loaded: NumPy buffers still map to the
+  # installed backend)
+  assert all(t is not np.ndarray for t in backend_lib.buffer_backends)
+  assert backend_lib.backend_for_arguments([np.ones(2), 3]) is backend_lib.installed()
 
 
 # --- jit's argument checks, as JAX's -------------------------------------------------------------

@@ -90,3 +90,7 @@ def __getattr__(name):
     mod, attr = _LAZY_ATTRS[name]
     return getattr(importlib.import_module(mod), attr)
   raise AttributeError(f"module 'jaxlite' has no attribute {name!r}")
+
+# The default backend: an accelerator's PJRT plugin when one is installed with jaxlib, else
+# NumPy or XLA's CPU client (`jax_jaxlite_backend`). Looks for plugins on disk, imports no jaxlib.
+from jaxlite._src.compiler.xla import platforms as _xla_platforms  # noqa: E402,F401

@@ -20,6 +20,7 @@ from jaxlite._src.core import ClosedJaxpr, Var
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.interpreters.ad import Zero
+from jaxlite._src.compiler.xla import lowering as hlo
 
 # --- policies: (primitive, *input avals, **params) -> whether its output may be saved -----------
 
@@ -69,6 +70,7 @@ checkpoint_policies = types.SimpleNamespace(
 name_p = core.Primitive("name")
 name_p.def_impl(lambda x, *, name: x)
 name_p.def_abstract_eval(lambda x, *, name: x)
+hlo.register_identity(name_p)
 ad.deflinear(name_p, lambda ct, x, *, name: [ct])
 batching.primitive_batchers[name_p] = lambda vals, dims, *, name: (
     name_p.bind(vals[0], name=name), dims[0])
@@ -85,6 +87,7 @@ remat_p.multiple_results = True
 remat_p.def_impl(lambda *args, jaxpr, **params: backend.compile_jaxpr(jaxpr)(*args))
 remat_p.def_abstract_eval(lambda *avals, jaxpr, **params: jaxpr.out_avals)
 passes.inlinable_call_primitives.add(remat_p)
+hlo.register_call(remat_p, "jaxpr")
 
 
 def _remat_jvp(primals, tangents, *, jaxpr, prevent_cse, differentiated, policy):

@@ -49,6 +49,13 @@ from jaxlite._src import devices
 from jaxlite._src import dtypes
 
 
+def _xla_device_of(x):
+  """The device of an Array whose buffer lives on another backend (an XLA device), else None
+  (a function, not a method: typed PRNG key arrays share these properties)."""
+  v = x._value
+  return v.device if type(v) in core.eager_routes else None
+
+
 def _staged_rows(x):
   """Rows of a concrete array iterated while staging (make_jaxpr, jit), as JAX iterates an
   array made inside the traced function (a tracer there): lax.index_in_dim per row, staged, so
@@ -109,12 +116,20 @@ class ArrayImpl(core.Array):
     """The whole array as one host NumPy value (the accessor everything outside the backend
     uses; with one buffer it is that buffer, never to be written)."""
     v = self._value
-    if type(v) is NON_ADDRESSABLE:
+    t = type(v)
+    if t is np.ndarray:
+      return v
+    if t is NON_ADDRESSABLE:
       raise RuntimeError(_NON_ADDRESSABLE)
+    if t in core.eager_routes:  # a device buffer: its host copy, made once and kept
+      return v.host()
     return v
 
   @property
   def sharding(self):
+    d = _xla_device_of(self)
+    if d is not None:
+      return d.sharding_object()
     p = self._device
     if p is None or type(p) is devices.CpuDevice:
       return devices.SingleDeviceSharding(p or devices.default_device())
@@ -130,7 +145,8 @@ class ArrayImpl(core.Array):
     if type(self._value) is DeletedBuffer:
       self._value._fail()
     if p is None:
-      return devices.default_device()
+      d = _xla_device_of(self)
+      return devices.default_device() if d is None else d
     if type(p) is devices.CpuDevice or len(p._device_assignment) > 1:
       return p
     return p._device_assignment[0]
@@ -150,6 +166,9 @@ class ArrayImpl(core.Array):
     """One `Shard` per device: its index into the global array, its replica number among the
     devices holding the same index, and its data (a view of the global buffer, committed to
     that device)."""
+    d = _xla_device_of(self)
+    if d is not None:  # one device buffer: the one shard is the array itself
+      return [devices.Shard(d, (slice(None),) * self.ndim, 0, self)]
     return [devices.Shard(d, idx, rid, from_host(view, self.weak_type, d))
             for d, idx, rid, view in shard_views(self)]
 
@@ -159,10 +178,13 @@ class ArrayImpl(core.Array):
     return self.addressable_shards[index].data
 
   def block_until_ready(self):
-    if type(self._value) is DeletedBuffer:
+    v = self._value
+    if type(v) is DeletedBuffer:
       from jaxlite._src.errors import JaxRuntimeError
       raise JaxRuntimeError(
           "INVALID_ARGUMENT: BlockHostUntilReady() called on deleted or donated buffer")
+    if type(v) in core.eager_routes:  # asynchronous dispatch: wait for the device
+      v.block_until_ready()
     return self
 
   def is_deleted(self) -> bool:
@@ -171,9 +193,16 @@ class ArrayImpl(core.Array):
   def delete(self):
     """Frees the buffer (`x.delete()`, and jit's donation): every later use of the Array's data
     raises JAX's RuntimeError; its shape, dtype and sharding stay readable. Idempotent."""
-    if type(self._value) is DeletedBuffer:
+    v = self._value
+    if type(v) is DeletedBuffer:
       return
-    self._value = DeletedBuffer(self.aval)  # shape and dtype now come from the aval alone
+    aval = self.aval
+    # A device buffer is freed now unless a call in flight still holds it (jit's donation
+    # deletes the Array before running the executable, which XLA then lets write into it).
+    # The references counted: `self._value`, the local `v` and getrefcount's argument.
+    if type(v) in core.eager_routes and sys.getrefcount(v) <= 3:
+      v.delete()
+    self._value = DeletedBuffer(aval)  # shape and dtype now come from the aval alone
     self._local_shards = None
 
   def copy_to_host_async(self):
@@ -279,7 +308,7 @@ class ArrayImpl(core.Array):
   def __str__(self):
     if type(self._value) is NON_ADDRESSABLE:
       return repr(self)
-    return str(self._value)
+    return str(self._host_value())
 
   def __repr__(self):
     prefix = "Array("
@@ -363,6 +392,8 @@ def sole_owner(x) -> bool:
   if d is not None and type(d) is not devices.CpuDevice:
     return False
   v = x._value
+  if type(v) in core.eager_routes:  # a device buffer: XLA writes into it only when donated
+    return True
   if type(v) is not np.ndarray or v.base is not None or not v.flags.writeable \
       or not v.flags.c_contiguous:
     return False

@@ -18,6 +18,7 @@ from jaxlite._src.compiler import backend, passes
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.interpreters import linearize
+from jaxlite._src.compiler.xla import lowering as hlo
 
 # --- the jit primitive -------------------------------------------------------------------------
 
@@ -54,6 +55,7 @@ def _bind_placed(prim, args, params):
 jit_p = _JitPrimitive("jit")
 jit_p.multiple_results = True
 passes.inlinable_call_primitives.add(jit_p)
+hlo.register_call(jit_p, "jaxpr")
 # Printed as JAX does: the name first, defaults of the sharding/layout params hidden, and the
 # callee's binders named after the caller's arguments.
 pp.param_rules[jit_p] = pp.ParamRule(first=("name",), drop={

@@ -15,6 +15,7 @@ import numpy as np
 
 from jaxlite._src import core, dtypes, effects, tree_util
 from jaxlite._src.compiler import passes
+from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.interpreters import ad, batching
 
 logger = logging.getLogger("jax._src.debugging")
@@ -379,3 +380,55 @@ def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered: bo
   out = io_callback_p.bind(*flat_args, callback=_FlatCallback(callback, in_tree),
                            result_avals=tuple(flat_avals), sharding=sharding, ordered=ordered)
   return tree_util.tree_unflatten(out_tree, out)
+
+
+# --- StableHLO lowering: XLA's CPU host callback ------------------------------------------------
+# The compiled program calls back into Python through jaxlib's `xla_ffi_python_cpu_callback`
+# custom call (the function is handed to the compiler with the module, `index` picks it); the
+# callback gets NumPy arrays and returns a tuple of them. CPU only: a TPU reaches the host by
+# send/recv, which this lowering does not emit.
+
+def _row_major(rank: int) -> str:
+  return f"dense<{xla.i64_list(range(rank - 1, -1, -1))}> : tensor<{rank}xindex>" if rank \
+      else "dense<> : tensor<0xindex>"
+
+
+def emit_host_callback(ctx, fn, operands, result_avals, side_effect: bool):
+  index = ctx.host_callback(fn)
+  attrs = {
+      "call_target_name": '"xla_ffi_python_cpu_callback"',
+      "api_version": "1 : i32",
+      "backend_config": '""',
+      "has_side_effect": "true" if side_effect else "false",
+      "operand_layouts": f"[{', '.join(_row_major(len(v.shape)) for v in operands)}]",
+      "result_layouts": f"[{', '.join(_row_major(len(a.shape)) for a in result_avals)}]",
+      "mhlo.backend_config": f"{{index = {index} : ui64}}",
+  }
+  return ctx.op("stablehlo.custom_call", list(operands), list(result_avals), attrs)
+
+
+def _returning(name, callback, result_avals):
+  return lambda *args: tuple(_run_callback(callback, args, result_avals, name))
+
+
+def _pure_callback_hlo(ctx, *args, callback, result_avals, sharding, vmap_method):
+  return emit_host_callback(ctx, _returning("pure_callback", callback, result_avals), args,
+                            result_avals, side_effect=False)
+
+
+def _io_callback_hlo(ctx, *args, callback, result_avals, sharding, ordered):
+  return emit_host_callback(ctx, _returning("io_callback", callback, result_avals), args,
+                            result_avals, side_effect=True)
+
+
+def _debug_hlo(impl):
+  def rule(ctx, *args, **params):
+    emit_host_callback(ctx, lambda *xs: impl(*xs, **params) and (), args, [], side_effect=True)
+    return []
+  return rule
+
+
+xla.register(pure_callback_p, _pure_callback_hlo)
+xla.register(io_callback_p, _io_callback_hlo)
+xla.register(debug_callback_p, _debug_hlo(_debug_callback_impl))
+xla.register(debug_print_p, _debug_hlo(_debug_print_impl))

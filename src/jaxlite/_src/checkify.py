@@ -17,6 +17,7 @@ import numpy as np
 from jaxlite._src import core, tree_util
 from jaxlite._src.sharding import rules as sharding_rules
 from jaxlite._src.compiler import passes
+from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.interpreters import ad, batching
 
 
@@ -211,6 +212,7 @@ def _check_impl(pred, *payload, make, key, debug):
 
 
 def _check_staged_without_checkify(eqn):
+  """The staged check's fate (an eqn, or a lowering context: both carry `params`)."""
   if eqn.params["debug"]:
     return "[]"  # dropped, as JAX drops a debug_check that checkify did not functionalize
   raise ValueError(
@@ -245,6 +247,14 @@ def _register_codegen():
 
 
 _register_codegen()
+
+
+def _check_hlo(ctx, *args, make, key, debug):
+  _check_staged_without_checkify(ctx)  # a debug check is dropped; a plain one is JAX's error
+  return []
+
+
+xla.register(check_p, _check_hlo)
 
 
 def _is_scalar_pred(pred) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from jaxlite._src import core
 from jaxlite._src.compiler import backend
+from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.interpreters import ad, batching, linearize
 from jaxlite._src.interpreters import partial_eval as pe
 
@@ -109,3 +110,6 @@ def _with_zeros(vals, nonzero, avals):
 
 call_p = CallPrimitive("call")
 closed_call_p = ClosedCallPrimitive("closed_call")
+# StableHLO: the called jaxpr inlined (call_p's reads its consts as leading operands).
+for _p in (call_p, closed_call_p):
+  xla.register(_p, lambda ctx, *args, call_jaxpr, **_: ctx.lower_jaxpr(call_jaxpr, None, args))

@@ -61,6 +61,17 @@ _DEFAULTS = {
     # The native tier (extra jaxlite[native], compiler/native/): tier 1's hot kernels compiled by
     # numba in the background. On where numba is installed; JAXLITE_NATIVE=0 switches it off.
     "jax_jaxlite_native": _env_bool("JAXLITE_NATIVE", True),
+    # The CPU backend (issue 30): "numpy" (tiers 0/1, the default) or "xla" (jaxlib's CPU
+    # client, extra jaxlite[xla]); JAXLITE_BACKEND in the environment. An accelerator's PJRT
+    # plugin, when present, is the default backend whatever this says (as in JAX).
+    "jax_jaxlite_backend": os.environ.get("JAXLITE_BACKEND", "numpy"),
+    # The XLA backend's persistent compilation cache (JAX's flags and variables).
+    "jax_compilation_cache_dir": os.environ.get("JAX_COMPILATION_CACHE_DIR"),
+    "jax_enable_compilation_cache": _env_bool("JAX_ENABLE_COMPILATION_CACHE", True),
+    "jax_persistent_cache_min_compile_time_secs": float(
+        os.environ.get("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "1.0")),
+    "jax_persistent_cache_min_entry_size_bytes": int(
+        os.environ.get("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")),
 }
 
 # Enum flags: the values JAX 0.10.2 accepts (`None` where listed), checked by `config.update`
@@ -106,6 +117,7 @@ _TRACE_CONTEXT_FLAGS = (
     "jax_enable_x64", "jax_numpy_dtype_promotion", "jax_default_matmul_precision",
     "jax_threefry_partitionable", "jax_numpy_rank_promotion", "jax_allow_f16_reductions",
     "jax_jaxlite_tier",  # a jit cache entry keeps its executable: a new tier must recompile
+    "jax_jaxlite_backend",  # so must a new backend
 )
 
 
@@ -132,6 +144,8 @@ class Config:
       _check_enum(name, value)
     if name == "jax_jaxlite_tier" and value not in (0, 1):
       raise ValueError(f"jax_jaxlite_tier must be 0 or 1, got {value!r}")
+    if name == "jax_jaxlite_backend" and value not in ("numpy", "xla"):
+      raise ValueError(f"jax_jaxlite_backend must be 'numpy' or 'xla', got {value!r}")
     self.__dict__[name] = value  # the global value, also under an installed `_LocalFlag`
     self._trace_context = None
     for fn in self._listeners.get(name, ()):

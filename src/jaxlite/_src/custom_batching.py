@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from jaxlite._src import core, tree_util
 from jaxlite._src.compiler import backend
+from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.custom_derivatives import _as_arg, _fun_name, _resolve_args, _trace_call
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.interpreters import partial_eval as pe
@@ -19,6 +20,9 @@ custom_vmap_call_p.multiple_results = True
 custom_vmap_call_p.def_impl(
     lambda *args, call_jaxpr, **params: backend.compile_jaxpr(call_jaxpr)(*args))
 custom_vmap_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **params: call_jaxpr.out_avals)
+# StableHLO: the function itself inlined (the vmap rule applies only under vmap, before).
+xla.register(custom_vmap_call_p,
+             lambda ctx, *args, call_jaxpr, **_: ctx.lower_jaxpr(call_jaxpr, None, args))
 
 
 def _custom_vmap_batcher(axis_data, vals, dims, *, call_jaxpr, rule, num_consts, name):

@@ -21,6 +21,7 @@ from jaxlite._src.interpreters import linearize as lin
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.interpreters.ad import Zero
 from jaxlite._src.lax.families import numpy_templates
+from jaxlite._src.compiler.xla import lowering as hlo
 
 
 class SymbolicZero:
@@ -157,6 +158,7 @@ custom_jvp_call_p.def_impl(_run_jaxpr)
 custom_jvp_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **params: call_jaxpr.out_avals)
 passes.inlinable_call_primitives.add(custom_jvp_call_p)
 passes.inline_jaxpr_param[custom_jvp_call_p] = "call_jaxpr"
+hlo.register_call(custom_jvp_call_p, "call_jaxpr")  # compiled code runs the primal
 
 
 def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, symbolic_zeros,
@@ -412,6 +414,7 @@ custom_vjp_call_p.def_impl(_run_jaxpr)
 custom_vjp_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **params: call_jaxpr.out_avals)
 passes.inlinable_call_primitives.add(custom_vjp_call_p)
 passes.inline_jaxpr_param[custom_vjp_call_p] = "call_jaxpr"
+hlo.register_call(custom_vjp_call_p, "call_jaxpr")
 
 
 def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts, symbolic_zeros,

@@ -87,7 +87,18 @@ def _initialize():
   return _devices_cache
 
 
+# Set by compiler/xla/platforms.py: (devices(backend) -> list or None, default XLA device or
+# None, default backend name or None). XLA devices answer where it returns them.
+xla_hooks = None
+
+
 def devices(backend=None) -> list:
+  if xla_hooks is not None:
+    if hasattr(backend, "platform") and not isinstance(backend, str):  # a client/backend object
+      backend = backend.platform
+    found = xla_hooks[0](backend)
+    if found is not None:
+      return list(found)
   if backend not in (None, "cpu"):
     raise RuntimeError(f"Unknown backend {backend}. Available backends are ['cpu']")
   return list(_devices_cache or _initialize())
@@ -96,6 +107,8 @@ def devices(backend=None) -> list:
 def local_devices(process_index=None, backend=None) -> list:
   """This process's devices (or process `process_index`'s)."""
   all_devices = devices(backend)
+  if all_devices and type(all_devices[0]) is not CpuDevice:  # XLA devices: all local here
+    return all_devices
   if process_index is None:
     return list(_local_cache)
   return [d for d in all_devices if d.process_index == process_index]
@@ -106,12 +119,12 @@ def device_count(backend=None) -> int:
 
 
 def local_device_count(backend=None) -> int:
-  devices(backend)
-  return len(_local_cache)
+  return len(local_devices(backend=backend))
 
 
 def default_backend() -> str:
-  return "cpu"
+  name = xla_hooks[2]() if xla_hooks is not None else None
+  return "cpu" if name is None else name
 
 
 def process_count(backend=None) -> int:

@@ -133,11 +133,13 @@ def reusable_inputs(plan: Plan, flat) -> tuple:
                if i in plan.aliases and array.sole_owner(flat[i]))
 
 
-def executable(entry, plan: Plan, reuse: tuple):
-  """The executable of the entry's jaxpr that may write into the inputs `reuse`."""
+def executable(entry, plan: Plan, reuse: tuple, on=None):
+  """The executable of the entry's jaxpr that may write into the inputs `reuse` (on backend
+  `on`, else the installed one)."""
   if not reuse:
-    return entry.executable or entry.compiled()
-  b = backend.installed()  # a pending tier 1 compiles small programs without loading tier 1
+    return entry.executable or entry.compiled() if on is None else entry.compiled(on)
+  # (the installed one as it is: a pending tier 1 compiles small programs without loading)
+  b = backend.installed() if on is None else on
   key = (b, reuse)
   exe = plan.executables.get(key)
   if exe is None:

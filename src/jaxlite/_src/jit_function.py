@@ -777,8 +777,9 @@ class DonatingPjitFunction(PjitFunction):
     b = _arguments_backend(flat)
     if not plan.consumed:
       out = entry.run([numpy_value(x) for x in flat], b)
-    elif fast_runners_enabled and b is None:  # buffer reuse: the NumPy backends' executables
-      exe = donation.executable(entry, plan, donation.reusable_inputs(plan, flat))
+    elif fast_runners_enabled and (b is None or getattr(b, "aliases_donations", False)):
+      # buffer reuse: the NumPy backends' executables, and XLA's input/output aliases
+      exe = donation.executable(entry, plan, donation.reusable_inputs(plan, flat), b)
       values = [numpy_value(x) for x in flat]
       donation.delete_consumed(plan, flat)
       outs = exe(*values)
@@ -881,6 +882,10 @@ class Lowered(StageInfo):
     self._fn, self._entry = fn, entry
 
   def as_text(self, dialect=None) -> str:
+    """The StableHLO module on a backend that lowers to it (XLA), else the jaxpr."""
+    b = backend.get_backend()
+    if hasattr(b, "lower_text") and dialect in (None, "stablehlo", "mlir"):
+      return b.lower_text(self._entry.closed, name=_xla_module_name(self._fn))
     return str(self._entry.closed)
 
   def cost_analysis(self) -> dict[str, float]:
@@ -911,7 +916,11 @@ class Compiled(CompiledInfo):
 
   def cost_analysis(self) -> dict[str, float]:
     """The same counts as `Lowered.cost_analysis()`: jaxlite's compiled program runs the traced
-    equations (fused or not), so they are counted before fusion."""
+    equations (fused or not), so they are counted before fusion. XLA's executables count
+    themselves (XLA's own cost model, after its optimizations)."""
+    exe = self._entry.executable
+    if hasattr(exe, "cost_analysis"):
+      return exe.cost_analysis()
     from jaxlite._src.cost_analysis import cost_analysis
     return cost_analysis(self._entry.closed)
 
@@ -963,6 +972,11 @@ def _as_traced_type(x, aval):
     return x
   from jaxlite._src.numpy.creation import asarray
   return asarray(x, dtype=aval.dtype)
+
+
+def _xla_module_name(fn) -> str:
+  """JAX's module name for a jitted function: `jit_<its name>`."""
+  return "jit_" + str(getattr(fn, "_name", None) or getattr(fn, "__name__", "fn"))
 
 
 def _placement_arg_name(keypath, fun):

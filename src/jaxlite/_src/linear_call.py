@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from jaxlite._src import core, tree_util
 from jaxlite._src.compiler import backend
+from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import partial_eval as pe
 
@@ -108,6 +109,8 @@ linear_call_p.def_impl(_linear_call_impl)
 linear_call_p.def_abstract_eval(lambda *avals, callee, **params: list(callee.out_avals))
 ad.jvp_rules[linear_call_p] = _linear_call_jvp
 ad.primitive_transposes[linear_call_p] = _linear_call_transpose_rule
+# StableHLO: the callee inlined (the transpose matters only to autodiff, before lowering).
+xla.register(linear_call_p, lambda ctx, *args, callee, **_: ctx.lower_jaxpr(callee, None, args))
 
 
 def fwd_and_bwd(fun, argnums, has_aux: bool = False, jitted: bool = True):

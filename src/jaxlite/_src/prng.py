@@ -11,6 +11,8 @@ import numpy as np
 
 from jaxlite._src import core, dtypes, machine
 from jaxlite._src import primitive_kinds as pk
+from jaxlite._src import prng_lowering
+from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.config import config
 from jaxlite._src.core import ShapedArray
 
@@ -599,6 +601,19 @@ threefry2x32_p = _key_prim("threefry2x32", lambda k0, k1, x0, x1: list(threefry2
                            _threefry_abstract, multiple_results=True)
 
 
+# StableHLO lowering (bodies in prng_lowering.py): keys lower as their ui32 data.
+xla.extended_types[KeyTy] = (prng_lowering.key_physical_aval, data_from_keys)
+for _p, _rule in ((threefry2x32_p, prng_lowering.threefry2x32_rule),
+                  (random_seed_p, prng_lowering.random_seed_rule),
+                  (random_bits_p, prng_lowering.random_bits_rule),
+                  (random_split_p, prng_lowering.random_split_rule),
+                  (random_fold_in_p, prng_lowering.random_fold_in_rule),
+                  (random_wrap_p, prng_lowering.random_wrap_rule),
+                  (random_unwrap_p, prng_lowering.random_unwrap_rule)):
+  xla.register(_p, _rule)
+  xla.extended_aware.add(_p)
+
+
 # --- binding helpers (what jax.random calls) ---------------------------------------------------
 
 def random_seed(seeds, impl: PRNGImpl):
@@ -679,6 +694,12 @@ class PRNGKeyArray(core.Array):
   # -- devices -----------------------------------------------------------------------------------
   # Placement as ArrayImpl's (a device or a multi-device sharding over the key shape).
   sharding = property(lambda self: _array_impl().sharding.fget(self))
+
+  def _xla_device(self):
+    """None: key arrays keep their structured value on the host (an XLA executable takes and
+    returns their ui32 data, copied at the call)."""
+    return None
+
   device = property(lambda self: _array_impl().device.fget(self))
   is_fully_replicated = property(lambda self: _array_impl().is_fully_replicated.fget(self))
 
@@ -841,7 +862,10 @@ for _name, _prim in (("neg", "neg"), ("pos", "pos"), ("abs", "abs"), ("invert", 
 
 
 def make_key_array(value: np.ndarray, aval: ShapedArray) -> PRNGKeyArray:
-  """The concrete array for a NumPy value of an extended-dtype aval (used by core.make_array)."""
+  """The concrete array for a NumPy value of an extended-dtype aval (used by core.make_array):
+  structured keys, or key data [..., 2] (what an XLA executable returns, copied to the host)."""
+  if tuple(np.shape(value)) == tuple(aval.shape) + aval.dtype._impl.key_shape:
+    return PRNGKeyArray(keys_from_data(np.asarray(value, np.uint32)), aval.dtype)
   return PRNGKeyArray(np.asarray(value, KEY_STORAGE), aval.dtype)
 
 

@@ -19,6 +19,7 @@ from jaxlite._src.config import config
 from jaxlite._src.jit_function import internal_jit
 from jaxlite._src.lax import elementwise_functions as _lax
 from jaxlite._src.lax import shape as _shape
+from jaxlite._src import prng_structural
 from jaxlite._src.prng import PRNGKeyArray
 
 # --- namespaces filled in by other modules (looked up at call time) -----------------------------
@@ -958,6 +959,10 @@ def _poisson(key, lam, shape, dtype):
   result = _select(use_knuth, _poisson_knuth(key, lam_knuth, shape, dtype, max_iters),
                    _poisson_rejection(key, lam_rejection, shape, dtype, max_iters))
   return _select(lam == 0, _jnp().zeros_like(result), result)
+
+
+# Shape ops, gathers and selects of key arrays lower on the keys' data in the XLA backend.
+prng_structural.install()
 
 
 # --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)

@@ -9,7 +9,8 @@ from functools import partial
 
 import numpy as np
 
-from jaxlite._src import core, dtypes, prng
+from jaxlite._src import core, dtypes, prng, prng_lowering
+from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.sharding import rules as sharding_rules
 from jaxlite._src.config import config
 from jaxlite._src.core import ShapedArray
@@ -45,6 +46,8 @@ def _gamma_impl(keys, a, log_space):
 
 random_gamma_p.def_impl(_gamma_impl)
 random_gamma_p.def_abstract_eval(_gamma_abstract)
+xla.register(random_gamma_p, prng_lowering.random_gamma_rule)
+xla.extended_aware.add(random_gamma_p)
 
 
 def _gamma_batcher(vals, dims, log_space):

@@ -33,6 +33,7 @@ from jaxlite._src import primitive_kinds as pk
 from jaxlite._src.core import Literal, ShapedArray, Var
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax.families import first_weak, kind_of, numpy_templates
+from jaxlite._src.compiler.xla import lowering as hlo
 
 jvp_rules: dict = {}
 linearize_rules: dict = {}
@@ -139,6 +140,7 @@ add_any_p.def_impl(lambda x, y: np.add(x, y) if x.dtype != dtypes.float0 else x)
 add_any_p.def_abstract_eval(lambda x, y: x)
 add_any_p.eager_weak_type = first_weak
 numpy_templates[add_any_p] = lambda: "np.add({0}, {1})"
+hlo.register_elementwise(add_any_p, "add")
 
 
 def _add_any_jvp(primals, tangents):
@@ -167,6 +169,7 @@ batching.axis_primitive_batchers[add_any_p] = _add_any_batch
 stop_gradient_p = core.Primitive("stop_gradient")
 stop_gradient_p.def_impl(lambda x: x)
 stop_gradient_p.def_abstract_eval(lambda x: x)
+hlo.register_identity(stop_gradient_p)
 stop_gradient_p.eager_weak_type = first_weak
 numpy_templates[stop_gradient_p] = lambda: "{0}"
 

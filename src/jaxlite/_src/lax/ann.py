@@ -6,8 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite._src import core, dtypes
+from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad, batching
+from jaxlite._src.lax import sort as sort_lib
 
 
 def _out_size(aval, k, reduction_dimension, aggregate_to_topk):
@@ -48,6 +50,28 @@ approx_top_k_p = core.Primitive("approx_top_k")
 approx_top_k_p.multiple_results = True
 approx_top_k_p.def_impl(_approx_top_k_impl)
 approx_top_k_p.def_abstract_eval(_approx_top_k_abstract_eval)
+
+
+def _approx_top_k_hlo(ctx, x, *, k, reduction_dimension, recall_target, is_max_k,
+                      reduction_input_size_override, aggregate_to_topk):
+  """Exact on CPU, as the impl: a stable sort of the (negated, for max) keys carrying the
+  values and their indices, then the first n along the axis."""
+  dim = reduction_dimension % len(x.shape)
+  idx_aval = ShapedArray(x.shape, np.dtype(np.int32))
+  iota = ctx.op("stablehlo.iota", [], idx_aval, {"iota_dimension": f"{dim} : i64"})
+  keys = ctx.op("stablehlo.negate", [x], x.aval) if is_max_k else x
+  _, vals, idx = ctx.op("stablehlo.sort", [keys, x, iota], [x.aval, x.aval, idx_aval],
+                        {"dimension": f"{dim} : i64", "is_stable": "true"},
+                        regions=[sort_lib.sort_comparator(ctx, [keys, x, iota], 1)])
+  limits = list(x.shape)
+  limits[dim] = ctx.avals_out[0].shape[dim]
+  cut = lambda v, a: ctx.op("stablehlo.slice", [v], a, {  # noqa: E731
+      "start_indices": xla.i64_array([0] * len(limits)), "limit_indices": xla.i64_array(limits),
+      "strides": xla.i64_array([1] * len(limits))})
+  return [cut(vals, ctx.avals_out[0]), cut(idx, ctx.avals_out[1])]
+
+
+xla.register(approx_top_k_p, _approx_top_k_hlo)
 
 
 def _approx_top_k_jvp(primals, tangents, **params):

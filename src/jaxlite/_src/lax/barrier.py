@@ -5,11 +5,14 @@ from __future__ import annotations
 from jaxlite._src import core, tree_util
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.lax.elementwise_functions import asarg
+from jaxlite._src.compiler.xla import lowering as hlo
 
 optimization_barrier_p = core.Primitive("optimization_barrier")
 optimization_barrier_p.multiple_results = True
 optimization_barrier_p.def_impl(lambda *args: list(args))
 optimization_barrier_p.def_abstract_eval(lambda *avals: list(avals))
+hlo.register(optimization_barrier_p, lambda ctx, *args: ctx.op(
+    "optimization_barrier", args, [a.aval for a in args]) if args else [])
 
 
 def _barrier_jvp(primals, tangents):

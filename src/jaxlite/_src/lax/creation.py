@@ -10,6 +10,7 @@ from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.lax.families import never_weak, numpy_templates
+from jaxlite._src.compiler.xla import lowering as hlo
 
 iota_p = core.Primitive("iota")
 
@@ -60,3 +61,7 @@ def broadcasted_iota(dtype, shape, dimension: int, *, sharding=None):
   shape = core.canonicalize_shape(shape)
   return iota_p.bind(dtype=dtype, shape=shape, dimension=int(dimension),
                      sharding=sharding)
+
+
+hlo.register(iota_p, lambda ctx, *, dtype, shape, dimension, sharding=None: ctx.op(
+    "iota", [], ctx.aval_out, {"iota_dimension": f"{int(dimension)} : i64"}))

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src.config import config
 from jaxlite._src import primitive_kinds as pk
 from jaxlite._src import dtypes
 from jaxlite._src import pretty_print as pp
@@ -24,6 +25,7 @@ from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.families import kind_of
 from jaxlite._src.lax.families import fresh_output_primitives, numpy_eqn_templates
 from jaxlite._src.lax.elementwise_functions import asarg
+from jaxlite._src.compiler.xla import lowering as hlo
 
 
 class Precision(enum.Enum):
@@ -428,6 +430,41 @@ def batch_matmul(lhs, rhs, precision=None):
   nb = len(ls) - 2
   batch = tuple(range(nb))
   return dot_general(lhs, rhs, (((nb + 1,), (nb,)), (batch, batch)), precision)
+
+
+# --- StableHLO lowering --------------------------------------------------------------------------
+
+def _hlo_precision(precision):
+  """precision_config of a dot: the param's, else `jax_default_matmul_precision`'s, else none."""
+  if precision is None:
+    flag = config.jax_default_matmul_precision
+    if flag is None or Precision(flag) is None:
+      return None
+    precision = (Precision(flag),) * 2
+  elif not isinstance(precision, tuple):
+    precision = (precision, precision)
+  names = [Precision(p).name if p is not None else "DEFAULT" for p in precision]
+  return "[" + ", ".join(f"#stablehlo<precision {n}>" for n in names) + "]"
+
+
+def _hlo_dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None,
+                     preferred_element_type=None, out_sharding=None):
+  (lc, rc), (lb, rb) = dimension_numbers
+  out = ctx.aval_out
+  if lhs.dtype != rhs.dtype:  # mixed operands: both in the result's type, as JAX converts
+    lhs, rhs = ctx.convert(lhs, out.dtype), ctx.convert(rhs, out.dtype)
+  attrs = {"dot_dimension_numbers": (
+      f"#stablehlo.dot<lhs_batching_dimensions = {hlo.i64_list(lb)}, "
+      f"rhs_batching_dimensions = {hlo.i64_list(rb)}, "
+      f"lhs_contracting_dimensions = {hlo.i64_list(lc)}, "
+      f"rhs_contracting_dimensions = {hlo.i64_list(rc)}>")}
+  prec = _hlo_precision(precision)
+  if prec is not None:
+    attrs["precision_config"] = prec
+  return ctx.op("dot_general", [lhs, rhs], out, attrs)
+
+
+hlo.register(dot_general_p, _hlo_dot_general)
 
 
 # --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)

@@ -14,6 +14,7 @@ from jaxlite._src import core
 from jaxlite._src import primitive_kinds as pk
 from jaxlite._src import dtypes
 from jaxlite._src import pretty_print as pp
+from jaxlite._src.compiler.xla import lowering as hlo
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
@@ -116,42 +117,43 @@ SIGNED_NUM = "fci"
 INT = "iu"
 INT_BOOL = "iub"
 
-neg_p = unop("neg", np.negative, NUM, template="np.negative({0})")
+neg_p = unop("neg", np.negative, NUM, template="np.negative({0})", hlo="negate")
 sign_p = unop("sign", _sign, NUM)
-floor_p = unop("floor", np.floor, FLOAT, template="np.floor({0})")
-ceil_p = unop("ceil", np.ceil, FLOAT, template="np.ceil({0})")
-is_finite_p = unop("is_finite", np.isfinite, FLOAT, out_dtype=lambda d: dtypes.bool_)
-exp_p = unop("exp", _quiet(np.exp), INEXACT, template="np.exp({0})")
+floor_p = unop("floor", np.floor, FLOAT, template="np.floor({0})", hlo="floor")
+ceil_p = unop("ceil", np.ceil, FLOAT, template="np.ceil({0})", hlo="ceil")
+is_finite_p = unop("is_finite", np.isfinite, FLOAT, out_dtype=lambda d: dtypes.bool_,
+                   hlo="is_finite")
+exp_p = unop("exp", _quiet(np.exp), INEXACT, template="np.exp({0})", hlo="exponential")
 exp2_p = unop("exp2", _quiet(np.exp2), INEXACT, template="np.exp2({0})")
-log_p = unop("log", _quiet(np.log), INEXACT, template="np.log({0})")
-log1p_p = unop("log1p", _quiet(np.log1p), INEXACT, template="np.log1p({0})")
-expm1_p = unop("expm1", _quiet(_expm1), INEXACT)
-tanh_p = unop("tanh", np.tanh, INEXACT, template="np.tanh({0})")
-logistic_p = unop("logistic", _quiet(_logistic), INEXACT)
-sin_p = unop("sin", _quiet(np.sin), INEXACT, template="np.sin({0})")
-cos_p = unop("cos", _quiet(np.cos), INEXACT, template="np.cos({0})")
-tan_p = unop("tan", _quiet(np.tan), INEXACT)
-asin_p = unop("asin", _quiet(np.arcsin), INEXACT)
-acos_p = unop("acos", _quiet(np.arccos), INEXACT)
-atan_p = unop("atan", np.arctan, INEXACT)
-sinh_p = unop("sinh", _quiet(np.sinh), INEXACT)
-cosh_p = unop("cosh", _quiet(np.cosh), INEXACT)
-asinh_p = unop("asinh", np.arcsinh, INEXACT)
-acosh_p = unop("acosh", _quiet(np.arccosh), INEXACT)
-atanh_p = unop("atanh", _quiet(np.arctanh), INEXACT)
-sqrt_p = unop("sqrt", _quiet(np.sqrt), INEXACT, template="np.sqrt({0})")
-rsqrt_p = unop("rsqrt", _quiet(_rsqrt), INEXACT)
-cbrt_p = unop("cbrt", _cbrt, FLOAT)
+log_p = unop("log", _quiet(np.log), INEXACT, template="np.log({0})", hlo="log")
+log1p_p = unop("log1p", _quiet(np.log1p), INEXACT, template="np.log1p({0})", hlo="log_plus_one")
+expm1_p = unop("expm1", _quiet(_expm1), INEXACT, hlo="exponential_minus_one")
+tanh_p = unop("tanh", np.tanh, INEXACT, template="np.tanh({0})", hlo="tanh")
+logistic_p = unop("logistic", _quiet(_logistic), INEXACT, hlo="logistic")
+sin_p = unop("sin", _quiet(np.sin), INEXACT, template="np.sin({0})", hlo="sine")
+cos_p = unop("cos", _quiet(np.cos), INEXACT, template="np.cos({0})", hlo="cosine")
+tan_p = unop("tan", _quiet(np.tan), INEXACT, hlo="tan")
+asin_p = unop("asin", _quiet(np.arcsin), INEXACT, hlo="chlo.asin")
+acos_p = unop("acos", _quiet(np.arccos), INEXACT, hlo="chlo.acos")
+atan_p = unop("atan", np.arctan, INEXACT, hlo="chlo.atan")
+sinh_p = unop("sinh", _quiet(np.sinh), INEXACT, hlo="chlo.sinh")
+cosh_p = unop("cosh", _quiet(np.cosh), INEXACT, hlo="chlo.cosh")
+asinh_p = unop("asinh", np.arcsinh, INEXACT, hlo="chlo.asinh")
+acosh_p = unop("acosh", _quiet(np.arccosh), INEXACT, hlo="chlo.acosh")
+atanh_p = unop("atanh", _quiet(np.arctanh), INEXACT, hlo="chlo.atanh")
+sqrt_p = unop("sqrt", _quiet(np.sqrt), INEXACT, template="np.sqrt({0})", hlo="sqrt")
+rsqrt_p = unop("rsqrt", _quiet(_rsqrt), INEXACT, hlo="rsqrt")
+cbrt_p = unop("cbrt", _cbrt, FLOAT, hlo="cbrt")
 for _p in (exp_p, exp2_p, log_p, log1p_p, expm1_p, tanh_p, logistic_p, sin_p, cos_p, tan_p,
            sqrt_p, rsqrt_p, cbrt_p):
   pp.param_rules[_p] = pp.ACCURACY_RULE
 del _p
-abs_p = unop("abs", np.abs, SIGNED_NUM, out_dtype=_abs_dtype, template="np.abs({0})")
-not_p = unop("not", np.invert, INT_BOOL, template="np.invert({0})")
-population_count_p = unop("population_count", _popcount, INT)
-clz_p = unop("clz", _clz, INT)
-real_p = unop("real", np.real, "c", out_dtype=_real_dtype, fuse=False)
-imag_p = unop("imag", np.imag, "c", out_dtype=_real_dtype, fuse=False)
+abs_p = unop("abs", np.abs, SIGNED_NUM, out_dtype=_abs_dtype, template="np.abs({0})", hlo="abs")
+not_p = unop("not", np.invert, INT_BOOL, template="np.invert({0})", hlo="not")
+population_count_p = unop("population_count", _popcount, INT, hlo="popcnt")
+clz_p = unop("clz", _clz, INT, hlo="count_leading_zeros")
+real_p = unop("real", np.real, "c", out_dtype=_real_dtype, fuse=False, hlo="real")
+imag_p = unop("imag", np.imag, "c", out_dtype=_real_dtype, fuse=False, hlo="imag")
 class _Conj(core.Primitive):
   """conj, bound with JAX's `input_dtype` param (jaxprs print `conj[input_dtype=complex64]`)."""
   __slots__ = ()
@@ -386,16 +388,16 @@ def _atan2(x, y):
     return (real + 1j * imag).astype(x.dtype)
 
 
-add_p = binop("add", np.add, "fciu", template="np.add({0}, {1})")
-sub_p = binop("sub", np.subtract, "fciu", template="np.subtract({0}, {1})")
-mul_p = binop("mul", np.multiply, "fciu", template="np.multiply({0}, {1})")
+add_p = binop("add", np.add, "fciu", template="np.add({0}, {1})", hlo="add")
+sub_p = binop("sub", np.subtract, "fciu", template="np.subtract({0}, {1})", hlo="subtract")
+mul_p = binop("mul", np.multiply, "fciu", template="np.multiply({0}, {1})", hlo="multiply")
 pp.param_rules[mul_p] = pp.ParamRule(drop={"out_dtype": pp.is_none})
-div_p = binop("div", _div, "fciu")
-rem_p = binop("rem", _rem, "fiu")
-pow_p = binop("pow", _pow, "fc")
+div_p = binop("div", _div, "fciu", hlo="divide")
+rem_p = binop("rem", _rem, "fiu", hlo="remainder")
+pow_p = binop("pow", _pow, "fc", hlo="power")
 # Complex max/min order by real part, then imaginary part (as NumPy's maximum/minimum do).
-max_p = binop("max", _max, "fciub", template="np.maximum({0}, {1})")
-min_p = binop("min", _min, "fciub", template="np.minimum({0}, {1})")
+max_p = binop("max", _max, "fciub", template="np.maximum({0}, {1})", hlo="maximum")
+min_p = binop("min", _min, "fciub", template="np.minimum({0}, {1})", hlo="minimum")
 numpy_eqn_templates[max_p] = _extremum_template("maximum", False)
 numpy_eqn_templates[min_p] = _extremum_template("minimum", True)
 
@@ -421,27 +423,31 @@ def _pow_impl(x, y):
 
 pow_p.def_abstract_eval(_pow_abstract)
 pow_p.def_impl(_pow_impl)
-atan2_p = binop("atan2", _atan2, "fc")
-nextafter_p = binop("nextafter", _nextafter, "f")
-and_p = binop("and", np.bitwise_and, "iub", template="np.bitwise_and({0}, {1})")
-or_p = binop("or", np.bitwise_or, "iub", template="np.bitwise_or({0}, {1})")
-xor_p = binop("xor", np.bitwise_xor, "iub", template="np.bitwise_xor({0}, {1})")
-shift_left_p = binop("shift_left", _shift_left, "iu")
-shift_right_arithmetic_p = binop("shift_right_arithmetic", _shift_right_arithmetic, "iu")
-shift_right_logical_p = binop("shift_right_logical", _shift_right_logical, "iu")
+atan2_p = binop("atan2", _atan2, "fc", hlo="atan2")
+nextafter_p = binop("nextafter", _nextafter, "f", hlo="chlo.next_after")
+and_p = binop("and", np.bitwise_and, "iub", template="np.bitwise_and({0}, {1})", hlo="and")
+or_p = binop("or", np.bitwise_or, "iub", template="np.bitwise_or({0}, {1})", hlo="or")
+xor_p = binop("xor", np.bitwise_xor, "iub", template="np.bitwise_xor({0}, {1})", hlo="xor")
+shift_left_p = binop("shift_left", _shift_left, "iu", hlo="shift_left")
+shift_right_arithmetic_p = binop("shift_right_arithmetic", _shift_right_arithmetic, "iu",
+                                 hlo="shift_right_arithmetic")
+shift_right_logical_p = binop("shift_right_logical", _shift_right_logical, "iu",
+                              hlo="shift_right_logical")
 mulhi_p = binop("mulhi", _quiet(_mulhi), "iu", fuse=False)
 complex_p = binop("complex", _complex, "f",
-                  out_dtype=None, fuse=False)
+                  out_dtype=None, fuse=False, hlo="complex")
 eq_p = binop("eq", np.equal, "fciub", out_dtype=dtypes.bool_, template="np.equal({0}, {1})",
-             keys=True)
+             keys=True, hlo=hlo.compare_rule("EQ"))
 ne_p = binop("ne", np.not_equal, "fciub", out_dtype=dtypes.bool_,
-             template="np.not_equal({0}, {1})", keys=True)
-lt_p = binop("lt", np.less, "fiub", out_dtype=dtypes.bool_, template="np.less({0}, {1})")
+             template="np.not_equal({0}, {1})", keys=True, hlo=hlo.compare_rule("NE"))
+lt_p = binop("lt", np.less, "fiub", out_dtype=dtypes.bool_, template="np.less({0}, {1})",
+             hlo=hlo.compare_rule("LT"))
 le_p = binop("le", np.less_equal, "fiub", out_dtype=dtypes.bool_,
-             template="np.less_equal({0}, {1})")
-gt_p = binop("gt", np.greater, "fiub", out_dtype=dtypes.bool_, template="np.greater({0}, {1})")
+             template="np.less_equal({0}, {1})", hlo=hlo.compare_rule("LE"))
+gt_p = binop("gt", np.greater, "fiub", out_dtype=dtypes.bool_, template="np.greater({0}, {1})",
+             hlo=hlo.compare_rule("GT"))
 ge_p = binop("ge", np.greater_equal, "fiub", out_dtype=dtypes.bool_,
-             template="np.greater_equal({0}, {1})")
+             template="np.greater_equal({0}, {1})", hlo=hlo.compare_rule("GE"))
 
 
 # complex(x, y) makes a complex dtype out of two floats: its own abstract eval.
@@ -924,6 +930,109 @@ reduce_precision_p.def_abstract_eval(lambda x, **_: x)
 reduce_precision_p.eager_weak_type = first_weak
 batching.defvectorized(reduce_precision_p)
 ad.deflinear(reduce_precision_p, lambda ct, x, **params: [reduce_precision_p.bind(ct, **params)])
+
+
+# StableHLO lowerings of the elementwise primitives that are not one op (the others pass `hlo=`).
+def _hlo_exp2(ctx, x):  # 2**x = exp(x * ln 2), as XLA has no exp2
+  return ctx.op("exponential", [ctx.op("multiply", [x, ctx.constant(
+      np.log(2).astype(x.dtype), shape=x.shape)], x.aval)], x.aval)
+
+
+def _hlo_conj(ctx, x, **params):
+  if x.dtype.kind != "c":
+    x = ctx.op("complex", [x, ctx.zeros(x.shape, x.dtype)], ctx.aval_out)
+  re_av = ShapedArray(x.shape, _real_dtype(x.dtype))
+  return ctx.op("complex", [ctx.op("real", [x], re_av),
+                            ctx.op("negate", [ctx.op("imag", [x], re_av)], re_av)], x.aval)
+
+
+def _hlo_integer_pow(ctx, x, *, y):
+  """x**y by repeated squaring (y a Python int; negative y: the reciprocal)."""
+  acc, base, n = None, x, abs(int(y))
+  while n:
+    if n & 1:
+      acc = base if acc is None else ctx.op("multiply", [acc, base], x.aval)
+    n >>= 1
+    if n:
+      base = ctx.op("multiply", [base, base], x.aval)
+  if acc is None:
+    acc = ctx.constant(np.ones((), x.dtype), shape=x.shape)
+  if y < 0:
+    acc = ctx.op("divide", [ctx.constant(np.ones((), x.dtype), shape=x.shape), acc], x.aval)
+  return acc
+
+
+def _hlo_convert(ctx, x, *, new_dtype, weak_type=False, sharding=None):
+  out = ctx.aval_out
+  if x.dtype.kind == "c" and out.dtype.kind != "c":  # the real part, as JAX converts
+    x = ctx.op("real", [x], ShapedArray(x.shape, _real_dtype(x.dtype)))
+  if out.dtype == np.bool_ and x.dtype != np.bool_:
+    return ctx.compare(x, ctx.zeros(x.shape, x.dtype), "NE")
+  return ctx.convert(x, out.dtype)
+
+
+def _hlo_sign(ctx, x):
+  if x.dtype.kind != "u":
+    return ctx.op("sign", [x], x.aval)
+  zero, one = ctx.zeros(x.shape, x.dtype), ctx.constant(np.ones((), x.dtype), shape=x.shape)
+  return ctx.select(ctx.compare(x, zero, "EQ"), zero, one)  # XLA's sign takes no unsigned
+
+
+def _hlo_mulhi64(ctx, x, y):
+  """The high 64 bits of a 64-bit product from 32-bit halves (no 128-bit type in XLA); signed
+  operands: the unsigned high half, less y where x < 0 and x where y < 0."""
+  u64 = np.dtype(np.uint64)
+  av = ShapedArray(ctx.aval_out.shape, u64)
+  xu, yu = (ctx.op("bitcast_convert", [ctx.broadcast_to(v, av.shape)], av) if v.dtype != u64
+            else ctx.broadcast_to(v, av.shape) for v in (x, y))
+  c32, mask = (ctx.constant(np.asarray(v, u64), shape=av.shape) for v in (32, 0xFFFFFFFF))
+
+  def op(name, a, b):
+    return ctx.op(name, [a, b], av)
+  xl, xh, yl, yh = (op("and", xu, mask), op("shift_right_logical", xu, c32),
+                    op("and", yu, mask), op("shift_right_logical", yu, c32))
+  ll, lh, hl, hh = op("multiply", xl, yl), op("multiply", xl, yh), op("multiply", xh, yl), \
+      op("multiply", xh, yh)
+  mid = op("add", op("add", op("shift_right_logical", ll, c32), op("and", lh, mask)),
+           op("and", hl, mask))
+  hi = op("add", op("add", hh, op("shift_right_logical", lh, c32)),
+          op("add", op("shift_right_logical", hl, c32), op("shift_right_logical", mid, c32)))
+  if x.dtype.kind == "i":
+    zero = ctx.zeros(av.shape, x.dtype)
+    xs, ys = ctx.broadcast_to(x, av.shape), ctx.broadcast_to(y, av.shape)
+    hi = op("subtract", hi, ctx.select(ctx.compare(xs, zero, "LT"), yu, ctx.zeros(av.shape, u64)))
+    hi = op("subtract", hi, ctx.select(ctx.compare(ys, zero, "LT"), xu, ctx.zeros(av.shape, u64)))
+    hi = ctx.op("bitcast_convert", [hi], ctx.aval_out)
+  return hi
+
+
+def _hlo_mulhi(ctx, x, y):
+  """The high half of the double-width product."""
+  if x.dtype.itemsize == 8:
+    return _hlo_mulhi64(ctx, x, y)
+  wide = np.dtype(f"{x.dtype.kind}{2 * x.dtype.itemsize}")
+  w_av = ShapedArray(ctx.aval_out.shape, wide)
+  xw, yw = (ctx.convert(ctx.broadcast_to(v, w_av.shape), wide) for v in (x, y))
+  prod = ctx.op("multiply", [xw, yw], w_av)
+  shift = ctx.constant(np.asarray(8 * x.dtype.itemsize, wide), shape=w_av.shape)
+  op = "shift_right_arithmetic" if x.dtype.kind == "i" else "shift_right_logical"
+  return ctx.convert(ctx.op(op, [prod, shift], w_av), x.dtype)
+
+
+hlo.register(exp2_p, _hlo_exp2)
+hlo.register(square_p, lambda ctx, x: ctx.op("multiply", [x, x], x.aval))
+hlo.register(conj_p, _hlo_conj)
+hlo.register(round_p, lambda ctx, x, rounding_method=0: ctx.op(
+    "round_nearest_even" if int(rounding_method) == 1 else "round_nearest_afz", [x], x.aval))
+hlo.register(integer_pow_p, _hlo_integer_pow)
+hlo.register(convert_element_type_p, _hlo_convert)
+hlo.register(bitcast_convert_type_p, lambda ctx, x, new_dtype: ctx.op(
+    "bitcast_convert", [x], ctx.aval_out))
+hlo.register(reduce_precision_p, lambda ctx, x, exponent_bits, mantissa_bits: ctx.op(
+    "reduce_precision", [x], x.aval, {"exponent_bits": f"{int(exponent_bits)} : i32",
+                                      "mantissa_bits": f"{int(mantissa_bits)} : i32"}))
+hlo.register(mulhi_p, _hlo_mulhi)
+hlo.register(sign_p, _hlo_sign)
 
 
 # select_n and clamp live in their own module; their names stay importable from here.

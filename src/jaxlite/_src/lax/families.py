@@ -12,6 +12,7 @@ from jaxlite._src import dtypes
 from jaxlite._src import primitive_kinds as _kinds  # `kinds` names dtype kinds here
 from jaxlite._src.compiler import numpy_codegen
 from jaxlite._src.compiler import passes
+from jaxlite._src.compiler.xla import lowering as hlo_lowering
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import batching
 from jaxlite._src.sharding import rules as sharding_rules
@@ -142,11 +143,20 @@ def primitive(name: str, impl, abstract_eval, weak=None):
   return p
 
 
+def lower_to_hlo(prim, hlo) -> None:
+  """Registers `prim`'s StableHLO lowering for the XLA backend: `hlo` is the name of one
+  elementwise op ("sine", "chlo.asin"), or a rule `fn(ctx, *operands, **params)`."""
+  if callable(hlo):
+    hlo_lowering.register(prim, hlo)
+  else:
+    hlo_lowering.register_elementwise(prim, hlo)
+
+
 def unop(name: str, np_fn, kinds: str = "fc", out_dtype=None, template: str | None = None,
-         primitive_type=core.Primitive, fuse: bool = True):
+         primitive_type=core.Primitive, fuse: bool = True, hlo=None):
   """An elementwise unary primitive computed by `np_fn` (an instance of `primitive_type`, for
   one whose `bind` adds params). `fuse`: tier 1 may fuse it (its kernel checked against tier
-  0's: see primitive_kinds)."""
+  0's: see primitive_kinds). `hlo`: its StableHLO op or rule (`lower_to_hlo`)."""
   prim = primitive_type(name)
   _kinds.register(prim, _kinds.ELEMENTWISE, fuse=fuse)
 
@@ -173,6 +183,8 @@ def unop(name: str, np_fn, kinds: str = "fc", out_dtype=None, template: str | No
   sharding_rules.elementwise(prim)
   if template is not None:
     lower_to_numpy(prim, template, ufunc=out_dtype is None)
+  if hlo is not None:
+    lower_to_hlo(prim, hlo)
   return prim
 
 
@@ -182,7 +194,7 @@ def _is_key_pair(x, y) -> bool:
 
 
 def binop(name: str, np_fn, kinds: str = "fciub", out_dtype=None, template: str | None = None,
-          keys: bool = False, fuse: bool = True):
+          keys: bool = False, fuse: bool = True, hlo=None):
   """An elementwise binary primitive with lax broadcasting (rank-0 or equal-rank operands).
   `keys`: typed PRNG key operands are accepted too (eq/ne: keys are equal when their data is),
   compared whole through NumPy's structured `==`/`!=`, which has no ufunc loop. `fuse`: as
@@ -225,6 +237,8 @@ def binop(name: str, np_fn, kinds: str = "fciub", out_dtype=None, template: str 
     passes.scalar_operand_primitives.add(prim)
   if template is not None:
     lower_to_numpy(prim, template, ufunc=True)
+  if hlo is not None:
+    lower_to_hlo(prim, hlo)
   if keys:  # key operands lower to the structured comparison instead of the ufunc template
     op = _KEY_COMPARISONS[name]
     numpy_eqn_templates[prim] = lambda eqn: (

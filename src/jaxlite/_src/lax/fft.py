@@ -9,6 +9,7 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src import dtypes
+from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.jit_function import internal_jit
@@ -96,6 +97,15 @@ def _fft_abstract(x, *, fft_type, fft_lengths):
 fft_p = core.Primitive("fft")
 fft_p.def_impl(_fft_impl)
 fft_p.def_abstract_eval(_fft_abstract)
+
+
+def _fft_hlo(ctx, x, *, fft_type, fft_lengths):
+  return ctx.op("stablehlo.fft", [x], ctx.aval_out,
+                {"fft_type": f"#stablehlo<fft_type {FftType(fft_type).name}>",
+                 "fft_length": xla.i64_array(fft_lengths)})
+
+
+xla.register(fft_p, _fft_hlo)
 
 
 def _fft_transpose(ct, x, *, fft_type, fft_lengths):

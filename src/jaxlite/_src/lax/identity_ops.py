@@ -9,6 +9,7 @@ import numpy as np
 
 from jaxlite._src import core, dtypes
 from jaxlite._src import primitive_kinds as pk
+from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.lax import families
@@ -96,6 +97,16 @@ for _p in (eq_to_p, le_to_p, lt_to_p, empty2_p):
 # empty2 has no operands, so vmap never reaches it with a batched one; its rule binds it as is.
 batching.primitive_batchers[empty2_p] = lambda vals, dims, **params: (empty2_p.bind(**params),
                                                                       batching.not_mapped)
+
+
+# StableHLO: values are immutable, so copies, device_put on the one device of an executable and
+# stage are the operands themselves; empty2 is a zero (as XLA on CPU gives).
+xla.register(copy_p, lambda ctx, x: x)
+xla.register(stage_p, lambda ctx, x: x)
+xla.register(device_put_p, lambda ctx, *xs, **_: list(xs))
+xla.register(empty2_p, lambda ctx, **_: ctx.zeros((), ctx.aval_out.dtype))
+for _p, _direction in ((eq_to_p, "EQ"), (le_to_p, "LE"), (lt_to_p, "LT")):
+  xla.register(_p, xla.compare_rule(_direction))
 
 
 def shape_as_value(shape):

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.lax import creation
 from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import linalg_lowering
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.elementwise_functions import asarg
 from jaxlite._src.lax.linalg_common import (
@@ -714,3 +716,13 @@ def _register_rules():
 
 
 _register_rules()
+
+
+# --- StableHLO lowering (LAPACK custom calls on the CPU; bodies in linalg_lowering.py) ----------
+
+for _p, _rule in ((cholesky_p, linalg_lowering.cholesky_rule), (eigh_p, linalg_lowering.eigh_rule),
+                  (lu_p, linalg_lowering.lu_rule), (qr_p, linalg_lowering.qr_rule),
+                  (svd_p, linalg_lowering.svd_rule),
+                  (lu_pivots_to_permutation_p, linalg_lowering.lu_pivots_to_permutation_rule),
+                  (eig_p, linalg_lowering.eig_rule)):
+  xla.register(_p, _rule)

@@ -6,11 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.dot import dot_general_p
 from jaxlite._src.lax.elementwise_functions import asarg
+from jaxlite._src.lax import linalg_lowering
 from jaxlite._src.lax.linalg_common import (
     _check_inexact, _check_square, _cholesky_np, _conj, _instantiate, _lapack,
     _linalg_primitive, _mT, _matmul, _row_scale, _solve_triangular_np, symmetrize, tril, triu)
@@ -66,6 +68,7 @@ def _triangular_solve_abstract(a, b, *, left_side=False, lower=False, transpose_
 
 triangular_solve_p = _linalg_primitive("triangular_solve", _triangular_solve_impl,
                                        _triangular_solve_abstract, False)
+xla.register(triangular_solve_p, linalg_lowering.triangular_solve_rule)
 
 
 def _triangular_solve_jvp_a(g_a, ans, a, b, *, left_side, lower, transpose_a, conjugate_a,
@@ -186,6 +189,7 @@ def _schur_abstract(x, *, compute_schur_vectors=True, sort_eig_vals=False,
 
 
 schur_p = _linalg_primitive("schur", _schur_impl, _schur_abstract)
+xla.register(schur_p, linalg_lowering.schur_rule)
 
 
 def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
@@ -218,6 +222,7 @@ def _cholesky_update_abstract(r, w):
 
 cholesky_update_p = _linalg_primitive("cholesky_update", _cholesky_update_impl,
                                       _cholesky_update_abstract, False)
+xla.register(cholesky_update_p, linalg_lowering.cholesky_update_rule)
 
 
 def cholesky_update(r_matrix, w_vector):
@@ -240,6 +245,7 @@ def _symmetric_product_abstract(a, c, *, alpha, beta):
 
 symmetric_product_p = _linalg_primitive("symmetric_product", _symmetric_product_impl,
                                         _symmetric_product_abstract, False)
+xla.register(symmetric_product_p, linalg_lowering.symmetric_product_rule)
 
 
 def symmetric_product(a_matrix, c_matrix, *, alpha: float = 1.0, beta: float = 0.0,
@@ -273,6 +279,7 @@ def _householder_product_abstract(a, taus):
 
 householder_product_p = _linalg_primitive("householder_product", _householder_product_impl,
                                           _householder_product_abstract, False)
+xla.register(householder_product_p, linalg_lowering.householder_product_rule)
 
 
 def householder_product(a, taus):
@@ -319,6 +326,7 @@ def _tridiagonal_solve_abstract(dl, d, du, b, *, perturb_singular=False):
 
 tridiagonal_solve_p = _linalg_primitive("tridiagonal_solve", _tridiagonal_solve_impl,
                                         _tridiagonal_solve_abstract, False)
+xla.register(tridiagonal_solve_p, linalg_lowering.tridiagonal_solve_rule)
 
 
 def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):

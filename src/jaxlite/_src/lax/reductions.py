@@ -12,14 +12,17 @@ from jaxlite._src import primitive_kinds as pk
 from jaxlite._src import dtypes
 from jaxlite._src.config import config
 from jaxlite._src.compiler import backend
+from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax.families import first_weak, kind_of, never_weak
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
+from jaxlite._src.lax import windowed_lowering
 from jaxlite._src.lax.elementwise_functions import asarg
 from jaxlite._src.sharding import rules as sharding_rules
+from jaxlite._src.compiler.xla import lowering as hlo
 
 _KIND_WORDS = {"fciu": "number", "fciub": "number or bool", "fiub": "number or bool",
                "fc": "inexact", "f": "floating"}
@@ -333,6 +336,9 @@ cumprod_p = _cumulative("cumprod", _accumulate(np.multiply), "fciu")
 cummax_p = _cumulative("cummax", _extremum_accumulate(np.maximum), "fciu")
 cummin_p = _cumulative("cummin", _extremum_accumulate(np.minimum), "fciu")
 cumlogsumexp_p = _cumulative("cumlogsumexp", _accumulate(np.logaddexp), "f")
+for _p, _kind in ((cumsum_p, "sum"), (cumprod_p, "prod"), (cummax_p, "max"), (cummin_p, "min"),
+                  (cumlogsumexp_p, "logsumexp")):
+  xla.register(_p, windowed_lowering.cumulative_rule(_kind))
 
 
 def _cumulative_fn(prim):
@@ -422,6 +428,7 @@ def _reduce_impl(*args, computation, jaxpr, dimensions):
 
 reduce_p.def_impl(_reduce_impl)
 reduce_p.def_abstract_eval(_reduce_abstract)
+xla.register(reduce_p, windowed_lowering.reduce_rule)
 
 
 def _reduce_batcher(vals, dims, *, computation, jaxpr, dimensions):
@@ -551,6 +558,69 @@ def _trace_computation(computation, tree, flat_inits):
     return tree_util.tree_leaves(computation(a, b))
 
   return pe.trace_to_jaxpr(flat_fun, avals + avals)
+
+
+# --- StableHLO lowering --------------------------------------------------------------------------
+
+def _lowest(dtype):
+  if dtype == np.bool_:
+    return False
+  return -np.inf if kind_of(dtype) in "fc" else np.iinfo(dtype).min
+
+
+def _highest(dtype):
+  if dtype == np.bool_:
+    return True
+  return np.inf if kind_of(dtype) in "fc" else np.iinfo(dtype).max
+
+
+def _hlo_reduction(op, identity):
+  """A reduction over `axes` by the binary StableHLO op `op`, from `identity(dtype)`."""
+  def rule(ctx, x, *, axes, out_sharding=None):
+    init = ctx.constant(np.asarray(identity(x.dtype), x.dtype))
+    return ctx.op("reduce", [x, init], ctx.aval_out, {"dimensions": hlo.i64_array(axes)},
+                  [ctx.scalar_region(x.dtype, op)])
+  return rule
+
+
+hlo.register(reduce_sum_p, _hlo_reduction("add", lambda d: 0))
+hlo.register(reduce_prod_p, _hlo_reduction("multiply", lambda d: 1))
+hlo.register(reduce_max_p, _hlo_reduction("maximum", _lowest))
+hlo.register(reduce_min_p, _hlo_reduction("minimum", _highest))
+hlo.register(reduce_and_p, _hlo_reduction("and", lambda d: True if d == np.bool_ else
+                                          np.asarray(-1).astype(d)))
+hlo.register(reduce_or_p, _hlo_reduction("or", lambda d: 0))
+hlo.register(reduce_xor_p, _hlo_reduction("xor", lambda d: 0))
+
+
+def _hlo_arg_reduction(direction, init):
+  """argmax/argmin: a reduce over (value, index) pairs; the first extremum wins and a NaN
+  beats every number (NumPy's and JAX's rule)."""
+  def rule(ctx, x, *, axes, index_dtype):
+    (axis,) = axes
+    out = ctx.aval_out
+    idx_av = ShapedArray(x.shape, np.dtype(index_dtype))
+    idx = ctx.op("iota", [], idx_av, {"iota_dimension": f"{int(axis)} : i64"})
+    sv, si = ShapedArray((), x.dtype), ShapedArray((), np.dtype(index_dtype))
+
+    def body(c, xv, xi, yv, yi):
+      pick_x = c.compare(xv, yv, direction)
+      if kind_of(x.dtype) in "fc":
+        pick_x = c.op("or", [pick_x, c.compare(xv, xv, "NE")], pick_x.aval)
+      tie = c.op("and", [c.compare(xv, yv, "EQ"), c.compare(xi, yi, "LT")], pick_x.aval)
+      pick_i = c.op("or", [pick_x, tie], pick_x.aval)
+      return [c.select(pick_x, xv, yv), c.select(pick_i, xi, yi)]
+    region = ctx.region([sv, si, sv, si], body)
+    vals = ctx.op("reduce", [x, idx, ctx.constant(np.asarray(init(x.dtype), x.dtype)),
+                             ctx.constant(np.asarray(0, index_dtype))],
+                  [ShapedArray(out.shape, x.dtype), out], {"dimensions": hlo.i64_array(axes)},
+                  [region])
+    return vals[1]
+  return rule
+
+
+hlo.register(argmax_p, _hlo_arg_reduction("GT", _lowest))
+hlo.register(argmin_p, _hlo_arg_reduction("LT", _highest))
 
 
 # --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)

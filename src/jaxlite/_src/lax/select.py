@@ -12,6 +12,7 @@ from jaxlite._src.interpreters import batching
 from jaxlite._src.lax import shape as shape_prims
 # elementwise imports this module at its end, once these helpers exist.
 from jaxlite._src.lax.elementwise import _full_like, _maybe_broadcast, _op, _select
+from jaxlite._src.compiler.xla import lowering as hlo
 
 def _select_n_abstract(which, *cases):
   if len(cases) == 2:  # the common case, settled without the error checks' generators
@@ -205,6 +206,24 @@ ad.defjvp(clamp_p,
           _clamp_jvp_rule(lambda lo, x, hi: _op.bitand(_op.gt(lo, x), _op.lt(lo, hi))),
           _clamp_jvp_rule(lambda lo, x, hi: _op.bitand(_op.gt(x, lo), _op.lt(x, hi))),
           _clamp_jvp_rule(lambda lo, x, hi: _op.lt(hi, x)))
+
+
+# --- StableHLO lowering --------------------------------------------------------------------------
+
+def _hlo_select_n(ctx, which, *cases):
+  """cases[which]: one select for a boolean `which`, else a chain of selects on which == i."""
+  shape = cases[0].shape
+  if which.dtype == np.bool_:
+    return ctx.select(which, cases[1], cases[0]) if len(cases) == 2 else cases[0]
+  out = cases[-1]
+  for i in range(len(cases) - 2, -1, -1):
+    pred = ctx.compare(which, ctx.constant(np.asarray(i, which.dtype)), "EQ")
+    out = ctx.select(ctx.broadcast_to(pred, shape), cases[i], out)
+  return out
+
+
+hlo.register(select_n_p, _hlo_select_n)
+hlo.register(clamp_p, lambda ctx, lo, x, hi: ctx.op("clamp", [lo, x, hi], ctx.aval_out))
 
 
 # --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)

@@ -18,6 +18,7 @@ from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax import families
 from jaxlite._src.lax.families import numpy_templates
+from jaxlite._src.compiler.xla import lowering as hlo
 
 _prim = families.primitive
 
@@ -697,6 +698,71 @@ def tile(operand, reps):
 
 
 checked_by_abstract_eval(rev_p, pad_p, concatenate_p, split_p, stack_p, unstack_p, tile_p)
+
+
+# --- StableHLO lowering --------------------------------------------------------------------------
+
+def _hlo_reshape(ctx, x, *, new_sizes, dimensions=None, sharding=None):
+  if dimensions is not None and tuple(dimensions) != tuple(range(len(x.shape))):
+    x = _hlo_transpose(ctx, x, permutation=dimensions)
+  return ctx.reshape(x, ctx.aval_out.shape)
+
+
+def _hlo_transpose(ctx, x, *, permutation):
+  shape = tuple(x.shape[p] for p in permutation)
+  return ctx.op("transpose", [x], ShapedArray(shape, x.dtype),
+                {"permutation": hlo.i64_array(permutation)})
+
+
+def _hlo_pad(ctx, x, padding_value, *, padding_config):
+  lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
+  return ctx.op("pad", [x, padding_value], ctx.aval_out,
+                {"edge_padding_low": hlo.i64_array(lo), "edge_padding_high": hlo.i64_array(hi),
+                 "interior_padding": hlo.i64_array(interior)})
+
+
+def _hlo_slice(ctx, x, start, limit):
+  shape = tuple(b - a for a, b in zip(start, limit))
+  return ctx.op("slice", [x], ShapedArray(shape, x.dtype),
+                {"start_indices": hlo.i64_array(start), "limit_indices": hlo.i64_array(limit),
+                 "strides": hlo.i64_array([1] * len(start))})
+
+
+def _hlo_split(ctx, x, *, sizes, axis):
+  outs, at = [], 0
+  for n in sizes:
+    start = [0] * len(x.shape)
+    limit = list(x.shape)
+    start[axis], limit[axis] = at, at + n
+    outs.append(_hlo_slice(ctx, x, start, limit))
+    at += n
+  return outs
+
+
+def _hlo_stack(ctx, *xs, axis):
+  out = ctx.aval_out
+  parts = [ctx.reshape(x, x.shape[:axis] + (1,) + x.shape[axis:]) for x in xs]
+  return ctx.op("concatenate", parts, out, {"dimension": f"{int(axis)} : i64"})
+
+
+def _hlo_unstack(ctx, x, *, axis):
+  return [ctx.reshape(part, aval.shape) for part, aval in
+          zip(_hlo_split(ctx, x, sizes=[1] * x.shape[axis], axis=axis), ctx.avals_out)]
+
+
+hlo.register(broadcast_in_dim_p, lambda ctx, x, *, shape, broadcast_dimensions, sharding=None:
+             ctx.broadcast_to(x, shape, broadcast_dimensions))
+hlo.register(reshape_p, _hlo_reshape)
+hlo.register(squeeze_p, lambda ctx, x, *, dimensions: ctx.reshape(x, ctx.aval_out.shape))
+hlo.register(transpose_p, _hlo_transpose)
+hlo.register(rev_p, lambda ctx, x, *, dimensions: ctx.op(
+    "reverse", [x], x.aval, {"dimensions": hlo.i64_array(dimensions)}))
+hlo.register(pad_p, _hlo_pad)
+hlo.register(concatenate_p, lambda ctx, *xs, dimension: ctx.op(
+    "concatenate", xs, ctx.aval_out, {"dimension": f"{int(dimension)} : i64"}))
+hlo.register(split_p, _hlo_split)
+hlo.register(stack_p, _hlo_stack)
+hlo.register(unstack_p, _hlo_unstack)
 
 
 # --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)

@@ -15,12 +15,14 @@ from jaxlite._src import core
 from jaxlite._src import primitive_kinds as pk
 from jaxlite._src import dtypes
 from jaxlite._src.compiler import backend
+from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import families
 from jaxlite._src.lax import shape as shape_prims
+from jaxlite._src.lax import slicing_lowering
 from jaxlite._src.lax.families import numpy_templates
 from jaxlite._src.lax.gather_dnums import (
     GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers, _default_fill, _in_bounds,
@@ -871,6 +873,17 @@ def _trace_scalar_fn(fn, dtype):
   aval = ShapedArray((), dtype)
   closed = pe.trace_to_jaxpr(lambda a, b: [fn(a, b)], [aval, aval])
   return closed.jaxpr
+
+
+# --- StableHLO lowering (the XLA backend's rules; bodies in slicing_lowering.py) ---------------
+
+xla.register(slice_p, slicing_lowering.slice_rule)
+xla.register(dynamic_slice_p, slicing_lowering.dynamic_slice_rule)
+xla.register(dynamic_update_slice_p, slicing_lowering.dynamic_update_slice_rule)
+xla.register(gather_p, slicing_lowering.gather_rule)
+for _p in (scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p, scatter_sub_p):
+  xla.register(_p, slicing_lowering.scatter_rule)
+xla.register(shape_prims.tile_p, slicing_lowering.tile_rule)
 
 
 # --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)

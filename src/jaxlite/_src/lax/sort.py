@@ -10,6 +10,7 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src import primitive_kinds as pk
 from jaxlite._src import dtypes
+from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
@@ -215,6 +216,78 @@ def top_k(operand, k: int, *, axis: int = -1):
   axis = _canonical_dimension(axis, ndim)
   values, indices = top_k_p.bind(operand, k=k, axis=axis)
   return [values, indices]
+
+
+
+# --- StableHLO lowering -------------------------------------------------------------------------
+
+def _sort_key(c, x):
+  """x as compared by the sort: -0.0 as 0.0 and every NaN as one NaN, so that a total-order
+  compare puts NaNs last and keeps -0.0 and 0.0 in input order, as the NumPy impl does."""
+  if not dtypes.is_inexact(x.dtype) or np.dtype(x.dtype).kind == "c":
+    return x
+  zero = c.constant(np.zeros((), x.dtype))
+  x = c.select(c.compare(x, zero, "EQ"), zero, x)
+  return c.select(c.compare(x, x, "NE"), c.constant(np.full((), np.nan, x.dtype)), x)
+
+
+def _sort_parts(c, x):
+  """A key as the scalars compared in turn (a complex key: its real then imaginary part)."""
+  if np.dtype(x.dtype).kind != "c":
+    return [_sort_key(c, x)]
+  part = ShapedArray((), np.finfo(x.dtype).dtype)
+  return [_sort_key(c, c.op(op, [x], part)) for op in ("stablehlo.real", "stablehlo.imag")]
+
+
+def _less(c, a, b):
+  kind = "TOTALORDER" if dtypes.is_inexact(a.dtype) else None
+  return c.compare(a, b, "LT", kind), c.compare(a, b, "EQ", kind)
+
+
+def sort_comparator(ctx, operands, num_keys):
+  """Lexicographic less-than over the first `num_keys` operands (their parts)."""
+  scalars = [ShapedArray((), x.dtype) for x in operands for _ in (0, 1)]
+
+  def body(c, *args):
+    pairs = []
+    for i in range(num_keys):
+      a, b = _sort_parts(c, args[2 * i]), _sort_parts(c, args[2 * i + 1])
+      pairs += [_less(c, x, y) for x, y in zip(a, b)]
+    out = pairs[-1][0]
+    for lt, eq in reversed(pairs[:-1]):
+      out = c.op("stablehlo.or", [lt, c.op("stablehlo.and", [eq, out], out.aval)], out.aval)
+    return [out]
+  return ctx.region(scalars, body)
+
+
+def _sort_rule(ctx, *operands, dimension, is_stable, num_keys):
+  return ctx.op("stablehlo.sort", list(operands), list(ctx.avals_out),
+                {"dimension": f"{int(dimension)} : i64",
+                 "is_stable": "true" if is_stable else "false"},
+                regions=[sort_comparator(ctx, operands, num_keys)])
+
+
+def _top_k_rule(ctx, x, *, k, axis):
+  """chlo.top_k works on the last axis: other axes are moved there and back."""
+  last = len(x.shape) - 1
+  perm = list(range(len(x.shape)))
+  perm[axis], perm[last] = last, axis
+  values_aval, index_aval = ctx.avals_out
+  if axis != last:
+    x = ctx.op("stablehlo.transpose", [x], ShapedArray(tuple(x.shape[p] for p in perm), x.dtype),
+               {"permutation": xla.i64_array(perm)})
+  moved = tuple(values_aval.shape[p] for p in perm)
+  outs = ctx.op("chlo.top_k", [x], [ShapedArray(moved, values_aval.dtype),
+                                    ShapedArray(moved, index_aval.dtype)],
+                {"k": f"{int(k)} : i64"})
+  if axis == last:
+    return outs
+  return [ctx.op("stablehlo.transpose", [o], a, {"permutation": xla.i64_array(perm)})
+          for o, a in zip(outs, ctx.avals_out)]
+
+
+xla.register(sort_p, _sort_rule)
+xla.register(top_k_p, _top_k_rule)
 
 
 # --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)

@@ -13,6 +13,7 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src.interpreters import ad
 from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import special_lowering
 from jaxlite._src.lax.families import binop, unop
 from jaxlite._src.lax.elementwise_functions import asarg
 
@@ -162,8 +163,8 @@ def _erfc64(x):
   return out
 
 
-erf_p = unop("erf", _in_f64(_erf64), "f")
-erfc_p = unop("erfc", _in_f64(_erfc64), "f")
+erf_p = unop("erf", _in_f64(_erf64), "f", hlo="chlo.erf")
+erfc_p = unop("erfc", _in_f64(_erfc64), "f", hlo="chlo.erfc")
 
 
 # --- erf_inv -----------------------------------------------------------------------------------
@@ -281,7 +282,7 @@ def _erf_inv(x):
     return _erf_inv64(np.asarray(x, np.float64))
 
 
-erf_inv_p = unop("erf_inv", _erf_inv, "f")
+erf_inv_p = unop("erf_inv", _erf_inv, "f", hlo="chlo.erf_inv")
 
 
 # --- lgamma, digamma ---------------------------------------------------------------------------
@@ -346,7 +347,7 @@ def _lgamma64(x):
   return out
 
 
-lgamma_p = unop("lgamma", _in_f64(_lgamma64), "f")
+lgamma_p = unop("lgamma", _in_f64(_lgamma64), "f", hlo="chlo.lgamma")
 
 # B_{2k} / (2k) for k = 1..8: the asymptotic series of digamma in 1 / x**2.
 _DIGAMMA_ASYMPTOTIC = (1 / 12, -1 / 120, 1 / 252, -1 / 240, 1 / 132, -691 / 32760, 1 / 12,
@@ -390,7 +391,7 @@ def _digamma64(x):
   return out
 
 
-digamma_p = unop("digamma", _in_f64(_digamma64), "f")
+digamma_p = unop("digamma", _in_f64(_digamma64), "f", hlo="chlo.digamma")
 
 
 # --- igamma, igammac: regularized incomplete gamma functions ---------------------------------
@@ -463,8 +464,10 @@ def _igammac64(a, x):
   return _igamma_pair(a, x)[1]
 
 
-igamma_p = binop("igamma", _in_f64(_igamma64), "f", fuse=False)
-igammac_p = binop("igammac", _in_f64(_igammac64), "f", fuse=False)
+igamma_p = binop("igamma", _in_f64(_igamma64), "f", fuse=False,
+                 hlo=special_lowering.igamma_rule)
+igammac_p = binop("igammac", _in_f64(_igammac64), "f", fuse=False,
+                  hlo=special_lowering.igammac_rule)
 
 
 # --- bessel_i0e, bessel_i1e: exponentially scaled modified Bessel functions ------------------
@@ -513,8 +516,30 @@ def _bessel_i1e64(x):
   return _bessel_scaled(x, 1)
 
 
-bessel_i0e_p = unop("bessel_i0e", _in_f64(_bessel_i0e64), "f", fuse=False)
-bessel_i1e_p = unop("bessel_i1e", _in_f64(_bessel_i1e64), "f", fuse=False)
+bessel_i0e_p = unop("bessel_i0e", _in_f64(_bessel_i0e64), "f", fuse=False,
+                    hlo=lambda ctx, x: _i0e_hlo(ctx, x))
+bessel_i1e_p = unop("bessel_i1e", _in_f64(_bessel_i1e64), "f", fuse=False, hlo="chlo.bessel_i1e")
+
+
+def _i0e_hlo(ctx, x):
+  """bessel_i0e in StableHLO (chlo has only i1e): the impl's power series for |x| <= 20 and its
+  asymptotic series beyond, in the operand's precision."""
+  av = x.aval
+  op = lambda name, *xs: ctx.op(name, list(xs), av)  # noqa: E731
+  c = lambda v: ctx.constant(np.asarray(v, x.dtype), shape=x.shape)  # noqa: E731
+  a = op("abs", x)
+  q = op("multiply", op("multiply", a, c(0.5)), op("multiply", a, c(0.5)))
+  term = total = c(1.0)
+  for k in range(1, 60):
+    term = op("multiply", term, op("multiply", q, c(1.0 / (k * k))))
+    total = op("add", total, term)
+  small = op("multiply", total, op("exponential", op("negate", a)))
+  term = total = c(1.0)
+  for j in range(1, 20):
+    term = op("divide", op("multiply", term, c((2 * j - 1) ** 2 / (8.0 * j))), a)
+    total = op("add", total, term)
+  big = op("divide", total, op("sqrt", op("multiply", a, c(2 * np.pi))))
+  return ctx.select(ctx.compare(a, c(_BESSEL_SERIES_MAX), "LE"), small, big)
 
 
 # --- autodiff rules: one line per primitive (t: tangent, y: output, x, a: inputs) ----------------
@@ -677,10 +702,12 @@ def _random_gamma_grad64(a, x):
   return -_igamma_grad_a64(a, x) / np.exp(log_density)
 
 
-zeta_p = binop("zeta", _in_f64(_zeta64), "f", fuse=False)
-polygamma_p = binop("polygamma", _in_f64(_polygamma64), "f", fuse=False)
-igamma_grad_a_p = binop("igamma_grad_a", _in_f64(_igamma_grad_a64), "f", fuse=False)
-random_gamma_grad_p = binop("random_gamma_grad", _in_f64(_random_gamma_grad64), "f", fuse=False)
+zeta_p = binop("zeta", _in_f64(_zeta64), "f", fuse=False, hlo="chlo.zeta")
+polygamma_p = binop("polygamma", _in_f64(_polygamma64), "f", fuse=False, hlo="chlo.polygamma")
+igamma_grad_a_p = binop("igamma_grad_a", _in_f64(_igamma_grad_a64), "f", fuse=False,
+                        hlo=special_lowering.igamma_grad_a_rule)
+random_gamma_grad_p = binop("random_gamma_grad", _in_f64(_random_gamma_grad64), "f",
+                            fuse=False, hlo=special_lowering.random_gamma_grad_rule)
 
 
 def _polygamma_dm(t, m, x):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from jaxlite._src import core, tree_util
 from jaxlite._src.compiler import passes
+from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.lax.elementwise_functions import asarg
 
@@ -85,6 +86,17 @@ def _dce_sink_batch(vals, dims, **params):
 ad.jvp_rules[dce_sink_p] = _dce_sink_jvp
 ad.primitive_transposes[dce_sink_p] = lambda cts, x, **params: [None]
 batching.primitive_batchers[dce_sink_p] = _dce_sink_batch
+
+
+# StableHLO: a token is `stablehlo.after_all` of its predecessors (none: a fresh one); dce_sink
+# keeps its operand alive only in jaxprs, XLA's dead-code elimination is not ours to stop.
+def _after_all_hlo(ctx, *tokens):
+  return ctx.op("stablehlo.after_all", list(tokens), abstract_token)
+
+
+xla.register(create_token_p, lambda ctx, *_: _after_all_hlo(ctx))
+xla.register(after_all_p, _after_all_hlo)
+xla.register(dce_sink_p, lambda ctx, x, **_: [])
 
 
 def dce_sink(val, *, prevent_mlir_dce: bool = False):

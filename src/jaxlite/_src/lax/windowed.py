@@ -15,10 +15,12 @@ from numpy.lib.stride_tricks import sliding_window_view
 from jaxlite._src import core, dtypes
 from jaxlite._src import primitive_kinds as pk
 from jaxlite._src.compiler import backend
+from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import families, reductions, slicing
 from jaxlite._src.lax import shape as shape_prims
+from jaxlite._src.lax import windowed_lowering
 from jaxlite._src.lax.dot import canonicalize_precision
 from jaxlite._src.lax.elementwise_functions import asarg
 
@@ -191,6 +193,7 @@ def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
 
 
 conv_general_dilated_p = families.primitive("conv_general_dilated", _conv_impl, _conv_abstract)
+xla.register(conv_general_dilated_p, windowed_lowering.conv_rule)
 
 
 def _conv_lhs_transpose(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
@@ -548,6 +551,9 @@ def _reduce_window_batcher(prim):
 reduce_window_sum_p = _reduce_window_prim("sum", np.add)
 reduce_window_max_p = _reduce_window_prim("max", np.maximum)
 reduce_window_min_p = _reduce_window_prim("min", np.minimum)
+for _p, _kind in ((reduce_window_sum_p, "sum"), (reduce_window_max_p, "max"),
+                  (reduce_window_min_p, "min")):
+  xla.register(_p, windowed_lowering.reduce_window_monoid_rule(_kind))
 
 
 def _reduce_window_sum_transpose(ct, x, *, window_dimensions, window_strides, padding,
@@ -772,6 +778,7 @@ def _reduce_window_impl(*args, jaxpr, consts, window_dimensions, window_strides,
 
 reduce_window_p.def_impl(_reduce_window_impl)
 reduce_window_p.def_abstract_eval(_reduce_window_abstract)
+xla.register(reduce_window_p, windowed_lowering.reduce_window_rule)
 
 
 def _generic_reduce_window_batcher(vals, dims, *, window_dimensions, window_strides, padding,

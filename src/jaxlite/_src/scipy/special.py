@@ -11,10 +11,12 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src.sharding import rules as sharding_rules
 from jaxlite._src import dtypes
+from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import special as lax_special
+from jaxlite._src.lax import special_lowering
 from jaxlite._src.lax.families import broadcast_shapes_lax, check_dtype_kinds
 from jaxlite._src.numpy.util import check_arraylike, promote_args_inexact
 
@@ -554,6 +556,7 @@ regularized_incomplete_beta_p = core.Primitive("regularized_incomplete_beta")
 sharding_rules.elementwise(regularized_incomplete_beta_p)  # its sharding rule
 regularized_incomplete_beta_p.def_impl(_betainc_impl)
 regularized_incomplete_beta_p.def_abstract_eval(_betainc_abstract)
+xla.register(regularized_incomplete_beta_p, special_lowering.betainc_rule)
 
 
 def _betainc_jvp_x(t, a, b, x):

@@ -12,12 +12,14 @@ import numpy as np
 from jaxlite._src import traceback_util
 from jaxlite._src import core, dtypes, tree_util
 from jaxlite._src.compiler import backend
+from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.config import config
 from jaxlite._src.interpreters import ad, batching, linearize
 from jaxlite._src.call_primitives import as_traceable_arg
 from jaxlite._src.lax import elementwise_functions as lax
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.control_flow import common
+from jaxlite._src.lax.control_flow import lowering as cf_lowering
 
 _NO_OPERAND = object()
 
@@ -44,6 +46,7 @@ def _cond_impl(index, *args, branches):
 
 cond_p.def_abstract_eval(_cond_abstract_eval)
 cond_p.def_impl(_cond_impl)
+xla.register(cond_p, cf_lowering.cond_rule)
 
 
 def _cond_batch_rule(axis_data, args, dims, *, branches):

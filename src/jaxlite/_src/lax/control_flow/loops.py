@@ -14,12 +14,14 @@ import numpy as np
 from jaxlite._src import traceback_util
 from jaxlite._src import core, dtypes, prng, tree_util
 from jaxlite._src.compiler import backend
+from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.config import config
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad, batching, linearize
 from jaxlite._src.call_primitives import as_traceable_arg
 from jaxlite._src.lax import elementwise_functions as lax
 from jaxlite._src.lax.control_flow import common
+from jaxlite._src.lax.control_flow import lowering as cf_lowering
 from jaxlite._src.lax.control_flow.common import merge_lists, split_list
 
 # --- while ---------------------------------------------------------------------------------------
@@ -73,6 +75,7 @@ def _batched_while(cond_fn, body_fn, cconsts, bconsts, carry):
 
 while_p.def_abstract_eval(_while_abstract_eval)
 while_p.def_impl(_while_impl)
+xla.register(while_p, cf_lowering.while_rule)
 
 
 def _while_batch_rule(axis_data, args, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts,
@@ -414,6 +417,7 @@ def _scan_impl(*args, reverse, length, jaxpr, num_consts, num_carry, unroll):
 
 scan_p.def_abstract_eval(_scan_abstract_eval)
 scan_p.def_impl(_scan_impl)
+xla.register(scan_p, cf_lowering.scan_rule)
 
 
 def _scan_batch_rule(axis_data, args, dims, *, reverse, length, jaxpr, num_consts, num_carry,

@@ -1,0 +1,446 @@
+"""The XLA backend: closed jaxprs compiled by XLA through a PJRT client, run on device buffers.
+
+One `XlaBackend` per platform ("xla" is the CPU client's; "xla:tpu", "xla:cuda", ... the
+accelerators'). Its buffers are `DeviceBuffer`s: a jaxlib array on one device plus the host copy,
+made only when asked for (`np.asarray`, printing) and then kept. Executables run asynchronously:
+a call returns as soon as XLA has enqueued the work; `block_until_ready` waits.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import dtypes
+from jaxlite._src.compiler import backend as backend_lib
+from jaxlite._src.compiler.xla import client as client_lib
+from jaxlite._src.compiler.xla import lowering
+
+
+class _Aval:
+  """The aval jaxlib's arrays carry (shape, dtype, weak type): a plain object, so that jaxlib
+  never builds JAX's own (which would import `jax`)."""
+  __slots__ = ("shape", "dtype", "weak_type")
+
+  def __init__(self, shape, dtype, weak_type=False):
+    self.shape, self.dtype, self.weak_type = tuple(shape), np.dtype(dtype), weak_type
+
+
+_sharding_class = None
+
+
+def _sharding_type():
+  """jaxlib's SingleDeviceSharding with the Python-side methods its transfer and result code
+  calls (JAX defines them on its own subclass; these are what one device needs)."""
+  global _sharding_class
+  if _sharding_class is None:
+    _jax, xc = client_lib.jax_ext(), client_lib.xla_client()
+
+    class _OneDevice(_jax.SingleDeviceSharding):
+      def _to_xla_hlo_sharding(self, ndim):
+        return xc.HloSharding.replicate()
+
+      memory_kind = property(lambda self: None)
+      _device_assignment = property(lambda self: (self._device,))
+      device_set = property(lambda self: {self._device})
+      is_fully_replicated = property(lambda self: True)
+      is_fully_addressable = property(lambda self: True)
+
+      def is_equivalent_to(self, other, ndim):
+        return getattr(other, "_device", None) == self._device
+    _sharding_class = _OneDevice
+  return _sharding_class
+
+
+class XlaDevice:
+  """A device of a PJRT client, printed as JAX prints it (`CpuDevice(id=0)`, `TpuDevice(id=0,
+  ...)`)."""
+  __slots__ = ("pjrt", "platform", "id", "device_kind", "process_index", "_sharding", "backend")
+
+  def __init__(self, pjrt, backend):
+    self.pjrt = pjrt
+    self.platform = pjrt.platform if pjrt.platform != "gpu" else backend.platform
+    self.id = pjrt.id
+    self.device_kind = pjrt.device_kind
+    self.process_index = pjrt.process_index
+    self.backend = backend
+    self._sharding = None
+
+  @property
+  def sharding(self):
+    s = self._sharding
+    if s is None:
+      s = self._sharding = _sharding_type()(self.pjrt)
+    return s
+
+  host_id = property(lambda self: self.process_index)
+  client = property(lambda self: self.pjrt.client)
+
+  def memory_stats(self):
+    return self.pjrt.memory_stats()
+
+  def sharding_object(self):
+    """`Array.sharding` of an array on this device (jaxlite's SingleDeviceSharding)."""
+    from jaxlite._src import devices as devices_lib
+    return devices_lib.SingleDeviceSharding(self)
+
+  def _device_put(self, arr):
+    """`jax.device_put(x, device)`: an Array's buffer copied device to device, a host value
+    transferred."""
+    from jaxlite._src import core as core_lib
+    v = getattr(arr, "_value", None)
+    if isinstance(v, DeviceBuffer):
+      buf = v if v.device == self else self.backend.copy_to(v, self)
+    else:
+      buf = self.backend.to_device(arr._host_value() if hasattr(arr, "_host_value") else
+                                   np.asarray(arr), self)
+    return core_lib.make_array(buf, core_lib.ShapedArray(buf.shape, buf.dtype,
+                                                         getattr(arr, "weak_type", False)))
+
+  coords = property(lambda self: getattr(self.pjrt, "coords", None))
+
+  def memory(self, kind=None):
+    return self.pjrt.default_memory() if kind is None else self.pjrt.memory(kind)
+
+  def addressable_memories(self):
+    return self.pjrt.addressable_memories()
+
+  def __repr__(self):
+    return repr(self.pjrt)
+
+  __str__ = __repr__
+
+  def __eq__(self, other):
+    return type(other) is XlaDevice and other.pjrt == self.pjrt
+
+  def __hash__(self):
+    return hash((XlaDevice, self.platform, self.id))
+
+
+class DeviceBuffer:
+  """An XLA array on one device, the `_value` of an Array on an XLA device. `host()` copies it
+  to host memory once and keeps the copy (arrays are immutable)."""
+  __slots__ = ("buf", "shape", "dtype", "device", "_host", "__weakref__")
+
+  def __init__(self, buf, shape, dtype, device):
+    self.buf, self.shape, self.dtype, self.device = buf, tuple(shape), np.dtype(dtype), device
+    self._host = None
+
+  ndim = property(lambda self: len(self.shape))
+  size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+  def host(self) -> np.ndarray:
+    h = self._host
+    if h is None:
+      h = self._host = self.device.backend.to_host(self)
+    return h
+
+  def __array__(self, dtype=None, copy=None):
+    h = self.host()
+    return h if dtype is None else h.astype(dtype)
+
+  def is_deleted(self) -> bool:
+    return self.buf.is_deleted()
+
+  def block_until_ready(self):
+    self.buf.block_until_ready()
+    return self
+
+  def delete(self):
+    self.buf.delete()
+
+  def __repr__(self):
+    return f"DeviceBuffer({self.shape}, {self.dtype}, {self.device})"
+
+  # Python scalars and indexing read the host copy (explicit reads of the value, as JAX's).
+  def __bool__(self):
+    return bool(self.host())
+
+  def __int__(self):
+    return int(self.host())
+
+  __index__ = __int__
+
+  def __float__(self):
+    return float(self.host())
+
+  def __complex__(self):
+    return complex(self.host())
+
+  def __len__(self):
+    return len(self.host())
+
+  def __getitem__(self, idx):
+    return self.host()[idx]
+
+  def __iter__(self):
+    return iter(self.host())
+
+
+class XlaExecutable:
+  """A loaded XLA executable and what calling it needs: the device, result handlers and the
+  module text (`as_text` shows XLA's optimized HLO; `lowered_text` the StableHLO)."""
+  __slots__ = ("loaded", "device", "backend", "out_avals", "handlers", "lowered_text",
+               "n_in", "__jaxlite_source__")
+
+  def __init__(self, loaded, backend, device, in_avals, out_avals, text):
+    self.loaded, self.backend, self.device = loaded, backend, device
+    # extended dtypes (typed PRNG keys) travel as their data: ui32 [..., 2] buffers
+    out_avals = [lowering.physical_aval(a) for a in out_avals]
+    self.out_avals = [(tuple(a.shape), np.dtype(a.dtype)) for a in out_avals]
+    _jax = client_lib.jax_ext()
+    sh = device.sharding
+    self.handlers = [_jax.array_result_handler(_Aval(s, d), sh, True, _skip_checks=True)
+                     for s, d in self.out_avals]
+    self.lowered_text = text
+    self.n_in = len(in_avals)
+
+  def __call__(self, *values):
+    put = self.backend.buffer_for
+    dev = self.device
+    bufs = [put(v, dev) for v in values]
+    try:
+      outs = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
+    except Exception as err:
+      raise _runtime_error(err, "executing", dev) from err
+    make = self.backend.buffer_type
+    return [make(o, s, d, dev) for o, (s, d) in zip(outs, self.out_avals)]
+
+  def as_text(self) -> str:
+    return self.loaded.hlo_modules()[0].to_string()
+
+  def cost_analysis(self) -> dict:
+    return dict(self.loaded.cost_analysis())
+
+
+def _runtime_error(err, what, device):
+  from jaxlite._src.errors import JaxRuntimeError
+  if isinstance(err, JaxRuntimeError):
+    return err
+  return JaxRuntimeError(f"{err} ({what} on {device})")
+
+
+class XlaBackend(backend_lib.Backend):
+  """Compiles closed jaxprs with XLA for one PJRT platform."""
+  aliases_donations = True  # jit's donated inputs become XLA input/output aliases
+
+  def __init__(self, platform: str = "cpu"):
+    super().__init__()
+    self.platform = platform
+    self.name = "xla" if platform == "cpu" else f"xla:{platform}"
+    self.tables = backend_lib.LoweringTables()  # unused: rules live in lowering.rules
+    self._devices = None
+    self._lock = threading.RLock()
+    # The type of this backend's Array buffers: each platform its own, so that the buffer's type
+    # names its backend (`backend.buffer_backends`, `core.eager_routes`).
+    self.buffer_type = DeviceBuffer if platform == "cpu" else type(
+        "DeviceBuffer", (DeviceBuffer,), {"__slots__": (), "__module__": __name__,
+                                          "__qualname__": f"DeviceBuffer[{platform}]"})
+    self._bf16_readers: dict = {}
+
+  # -- devices -------------------------------------------------------------------------------
+  @property
+  def client(self):
+    return client_lib.get_client(self.platform)
+
+  def devices(self) -> list:
+    if self._devices is None:
+      self._devices = [XlaDevice(d, self) for d in self.client.local_devices()]
+    return self._devices
+
+  def default_device(self):
+    return self.devices()[0]
+
+  # -- compiling -----------------------------------------------------------------------------
+  def compile(self, closed, device=None):
+    return self._compile(closed, device, None)
+
+  def compile_donating(self, closed, donated):
+    """Inputs `donated` alias the first outputs of their shape and dtype (JAX's matching):
+    XLA writes those results into the donated buffers."""
+    taken, aliases = set(), {}
+    outs = closed.out_avals
+    for i in donated:
+      a = closed.in_avals[i]
+      for o, b in enumerate(outs):
+        if o not in taken and tuple(b.shape) == tuple(a.shape) and b.dtype == a.dtype:
+          taken.add(o)
+          aliases[i] = o
+          break
+    return self._compile(closed, None, aliases)
+
+  def lower(self, closed, donated_to=None, name: str = "jit_fn") -> str:
+    return lowering.lower_closed_jaxpr(closed, module_name=name, donated_to=donated_to)
+
+  def lower_text(self, closed, name: str = "jit_fn") -> str:
+    """What `jit(f).lower(x).as_text()` shows: the module in StableHLO's pretty form, as JAX
+    prints it (parsed and printed by jaxlib's MLIR), else the generic form lowering emits."""
+    return pretty_text(self.lower(closed, name=name))
+
+  def _compile(self, closed, device, aliases, name="jit_fn"):
+    name = _module_name(closed, name)
+    text = self.lower(closed, aliases, name)
+    device = device or self.default_device()
+    loaded = self.compile_text(text, device)
+    return XlaExecutable(loaded, self, device, closed.in_avals, closed.out_avals, text)
+
+  def compile_text(self, text: str, device):
+    """XLA's executable of StableHLO module `text` on `device` (through the persistent
+    compilation cache when `jax_compilation_cache_dir` is set)."""
+    from jaxlite._src.compiler.xla import compile_cache
+    xc = client_lib.xla_client()
+    options = xc.CompileOptions()
+    return compile_cache.compile_or_load(self.client, text, device, options, self.platform)
+
+  def as_text(self, executable) -> str:
+    if isinstance(executable, XlaExecutable):
+      return executable.as_text()
+    return super().as_text(executable)
+
+  # -- buffers -------------------------------------------------------------------------------
+  def buffer_for(self, value, device):
+    """The jaxlib array of `value` on `device`: a DeviceBuffer's own (copied when it lives on
+    another device), or a host value transferred."""
+    if isinstance(value, DeviceBuffer):
+      if value.device is device or value.device == device:
+        return value.buf
+      return self.copy_to(value, device).buf
+    return self.to_device(value, device).buf
+
+  def to_device(self, host_value, device=None) -> DeviceBuffer:
+    device = device or self.default_device()
+    x = np.asarray(host_value)
+    if x.dtype.names is not None:  # typed PRNG keys (k0, k1 records): their data, [..., 2]
+      x = np.stack([x[name] for name in x.dtype.names], axis=-1)
+    if not x.flags.c_contiguous:
+      x = np.ascontiguousarray(x)
+    if x.dtype == dtypes.float0:
+      x = np.zeros(x.shape, np.bool_)
+    _check_platform_dtype(x.dtype, device)
+    _jax = client_lib.jax_ext()
+    try:
+      buf = _jax.batched_device_put(_Aval(x.shape, x.dtype), device.sharding, [x], [device.pjrt],
+                                    True, True, enable_x64=True)
+    except Exception as err:
+      raise _runtime_error(err, "transferring to", device) from err
+    return device.backend.buffer_type(buf, x.shape, x.dtype, device)
+
+  def copy_to(self, value: DeviceBuffer, device) -> DeviceBuffer:
+    """`value` on another device: device to device where the two share a client, else through
+    host memory (explicitly: a `device_put` between platforms)."""
+    if value.device.pjrt.client is device.pjrt.client:
+      _jax, xc = client_lib.jax_ext(), client_lib.xla_client()
+      out = _jax.batched_copy_array_to_devices_with_sharding(
+          [value.buf], [xc.DeviceList((device.pjrt,))], [device.sharding],
+          [_jax.ArrayCopySemantics.ALWAYS_COPY])[0]
+      return device.backend.buffer_type(out, value.shape, value.dtype, device)
+    return device.backend.to_device(value.host(), device)
+
+  def to_host(self, buffer) -> np.ndarray:
+    if not isinstance(buffer, DeviceBuffer):
+      return np.asarray(buffer)
+    if buffer.buf.is_deleted():
+      raise RuntimeError("Array has been deleted with shape=" +
+                         f"{dtypes.dtype_name(buffer.dtype)}{list(buffer.shape)}.")
+    if buffer.dtype.kind == "V" or buffer.dtype.itemsize == 1 and dtypes.is_ml_float(
+        buffer.dtype):
+      # ml_dtypes types (bfloat16, float8) have no buffer-protocol format jaxlib can export:
+      # their bits come over as unsigned integers and are viewed back on the host.
+      return self._bits_reader(buffer)
+    out = np.array(buffer.buf, copy=True)
+    if out.dtype != buffer.dtype:  # a type jaxlib could not export (object array): read bits
+      return self._bits_reader(buffer)
+    out.flags.writeable = False
+    return out
+
+  def _bits_reader(self, buffer) -> np.ndarray:
+    bits = np.dtype(f"u{buffer.dtype.itemsize}")
+    key = (buffer.shape, buffer.dtype, buffer.device)
+    exe = self._bf16_readers.get(key)
+    if exe is None:
+      ta, tb = lowering.tensor_type(buffer.shape, buffer.dtype), lowering.tensor_type(
+          buffer.shape, bits)
+      text = ("module @read_bits {\n  func.func public @main(%arg0: " + ta + ") -> (" + tb +
+              ") {\n    %0 = \"stablehlo.bitcast_convert\"(%arg0) : (" + ta + ") -> " + tb +
+              "\n    \"func.return\"(%0) : (" + tb + ") -> ()\n  }\n}\n")
+      av = core.ShapedArray(buffer.shape, bits)
+      exe = XlaExecutable(self.compile_text(text, buffer.device), self, buffer.device,
+                          [av], [av], text)
+      self._bf16_readers[key] = exe
+    raw = exe(buffer)[0]
+    out = np.array(raw.buf, copy=True).view(buffer.dtype)
+    out.flags.writeable = False
+    return out
+
+  def clear_caches(self) -> None:
+    super().clear_caches()
+    self._bf16_readers.clear()
+
+
+def _module_name(closed, default):
+  """`jit_<function name>` as JAX names its modules (`jit_<lambda>` for a lambda)."""
+  info = getattr(closed.jaxpr, "debug_info", None)
+  src = getattr(info, "func_src_info", None)
+  if isinstance(src, str) and src:
+    return "jit_" + src.split(" ")[0]
+  return default
+
+
+_PLATFORM_DTYPES_MISSING = {"tpu": (np.dtype(np.float64), np.dtype(np.complex128))}
+
+
+def _check_platform_dtype(dtype, device):
+  missing = _PLATFORM_DTYPES_MISSING.get(device.platform, ())
+  if np.dtype(dtype) in missing:
+    raise TypeError(f"device_put: dtype {np.dtype(dtype).name} is not supported on {device} "
+                    f"(platform {device.platform}); use float32 / complex64 there")
+
+
+_backends: dict = {}
+
+
+def get_xla_backend(platform: str = "cpu") -> XlaBackend:
+  """The registered XLA backend of `platform` (made and registered on first ask)."""
+  b = _backends.get(platform)
+  if b is None:
+    from jaxlite._src.compiler.xla import eager
+    b = _backends[platform] = XlaBackend(platform)
+    backend_lib._backends[b.name] = b
+    # The eager routing contract: this backend's buffers route eager ops and jit calls here.
+    core.eager_routes[b.buffer_type] = eager.route
+    backend_lib.buffer_backends[b.buffer_type] = b.name
+  return b
+
+
+_mlir_registry = []
+
+
+def pretty_text(text: str) -> str:
+  """`text` (generic-form MLIR) printed in the dialects' own syntax by jaxlib's MLIR bindings;
+  unchanged where they are missing or fail."""
+  try:
+    from jaxlib.mlir import ir
+    from jaxlib.mlir.dialects import chlo, stablehlo
+    import jaxlib.mlir._mlir_libs._jax_mlir_ext as ext
+    if not _mlir_registry:
+      reg = ir.DialectRegistry()
+      ext.register_dialects(reg)  # func and the upstream dialects
+      _mlir_registry.append(reg)
+    with ir.Context() as ctx:
+      ctx.append_dialect_registry(_mlir_registry[0])
+      ctx.load_all_available_dialects()
+      stablehlo.register_dialect(ctx)
+      chlo.register_dialect(ctx)
+      return str(ir.Module.parse(text))
+  except Exception:  # no MLIR bindings in this jaxlib, or a module they cannot print
+    return text
+
+
+def module_fingerprint(text: str) -> str:
+  return hashlib.sha256(text.encode()).hexdigest()
+
+
+del os

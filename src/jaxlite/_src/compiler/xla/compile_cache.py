@@ -1,0 +1,121 @@
+"""The XLA backend's persistent compilation cache (`jax_compilation_cache_dir`).
+
+An entry is keyed by the SHA-256 of the StableHLO text, jaxlib's version, the platform, the
+device kind and the serialized compile options; its file holds a header, the SHA-256 of the
+serialized executable and the executable. An entry whose digest or header does not match, or
+that jaxlib fails to load, is compiled again (and rewritten), never run.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import time
+
+from jaxlite._src import config
+from jaxlite._src.compiler.xla import client as client_lib
+
+_MAGIC = b"JAXLITE-XLA-CACHE-1\n"
+stats = {"hits": 0, "misses": 0, "rejected": 0, "compiles": 0, "compile_secs": 0.0}
+
+
+def cache_key(text: str, platform: str, device_kind: str, options_bytes: bytes) -> str:
+  h = hashlib.sha256()
+  for part in (text.encode(), client_lib.jaxlib_version().encode(), platform.encode(),
+               device_kind.encode(), options_bytes):
+    h.update(len(part).to_bytes(8, "little"))
+    h.update(part)
+  return h.hexdigest()
+
+
+def _dir():
+  d = config.config.jax_compilation_cache_dir
+  if not d or not config.config.jax_enable_compilation_cache:
+    return None
+  return d
+
+
+def compile_or_load(client, text: str, device, options, platform: str):
+  xc = client_lib.xla_client()
+  devices = xc.DeviceList((device.pjrt,))
+  callbacks = getattr(text, "host_callbacks", ())
+  if callbacks:  # Python callbacks cannot be serialized: compiled every time, never cached
+    return _compile_with_callbacks(client, text, devices, options, callbacks, device)
+  d = _dir()
+  path = None
+  if d is not None:
+    key = cache_key(text, platform, device.device_kind, options.SerializeAsString())
+    path = os.path.join(d, f"jaxlite-{key}")
+    loaded = _load(client, path, devices, options)
+    if loaded is not None:
+      stats["hits"] += 1
+      return loaded
+    stats["misses"] += 1
+  t0 = time.perf_counter()
+  try:
+    loaded = client.compile_and_load(text.encode(), devices, options)
+  except Exception as err:
+    from jaxlite._src.errors import JaxRuntimeError
+    raise JaxRuntimeError(f"XLA compilation failed on {device}: {err}") from err
+  dt = time.perf_counter() - t0
+  stats["compiles"] += 1
+  stats["compile_secs"] += dt
+  if path is not None and dt >= config.config.jax_persistent_cache_min_compile_time_secs:
+    _store(client, loaded, path)
+  return loaded
+
+
+def _compile_with_callbacks(client, text, devices, options, callbacks, device):
+  """jaxlib takes host callbacks only with a parsed MLIR module, not module text."""
+  from jaxlib.mlir import ir
+  from jaxlib.mlir.dialects import chlo, stablehlo
+  from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+  registry = ir.DialectRegistry()
+  _jax_mlir_ext.register_dialects(registry)
+  ctx = ir.Context()
+  ctx.append_dialect_registry(registry)
+  ctx.load_all_available_dialects()
+  stablehlo.register_dialect(ctx)
+  chlo.register_dialect(ctx)
+  try:
+    with ctx:
+      module = ir.Module.parse(str(text))
+    loaded = client.compile_and_load(module, devices, options, host_callbacks=list(callbacks))
+  except Exception as err:
+    from jaxlite._src.errors import JaxRuntimeError
+    raise JaxRuntimeError(f"XLA compilation failed on {device}: {err}") from err
+  stats["compiles"] += 1
+  return loaded
+
+
+def _load(client, path, devices, options):
+  try:
+    with open(path, "rb") as f:
+      blob = f.read()
+  except OSError:
+    return None
+  head, digest, payload = blob[:len(_MAGIC)], blob[len(_MAGIC):len(_MAGIC) + 32], \
+      blob[len(_MAGIC) + 32:]
+  if head != _MAGIC or hashlib.sha256(payload).digest() != digest:
+    stats["rejected"] += 1
+    return None
+  try:
+    return client.deserialize_executable(payload, devices, options)
+  except Exception:
+    stats["rejected"] += 1
+    return None
+
+
+def _store(client, loaded, path) -> None:
+  try:
+    payload = client.serialize_executable(loaded)
+  except Exception:  # a platform that cannot serialize: nothing cached
+    return
+  if len(payload) < config.config.jax_persistent_cache_min_entry_size_bytes:
+    return
+  d = os.path.dirname(path)
+  os.makedirs(d, exist_ok=True)
+  fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
+  with os.fdopen(fd, "wb") as f:
+    f.write(_MAGIC + hashlib.sha256(payload).digest() + payload)
+  os.replace(tmp, path)  # atomic: a reader sees the old entry or the whole new one

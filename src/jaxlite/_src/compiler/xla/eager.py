@@ -1,0 +1,92 @@
+"""Eager primitives on XLA devices: each (primitive, params, avals, device) compiles once to a
+small executable (a one-equation jaxpr) that runs on the operands' device buffers.
+
+`route` is what `core.eager_routes[<an XLA backend's buffer type>]` and `core.default_eager_route` hold (the
+eager routing contract): operands on an XLA device, or XLA as the default backend, never take
+a silent round trip through host memory.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src.config import config
+from jaxlite._src.compiler.xla import backend as xb
+from jaxlite._src.compiler.xla import platforms
+
+_cache: dict = {}
+CACHE_LIMIT = 4096
+stats = {"compiles": 0}
+
+
+def _freeze(v):
+  """A hashable form of a param value (lists, dicts and arrays are not), or raise TypeError."""
+  if isinstance(v, (list, tuple)):
+    return tuple(_freeze(e) for e in v)
+  if isinstance(v, dict):
+    return tuple(sorted((k, _freeze(e)) for k, e in v.items()))
+  if isinstance(v, np.ndarray):
+    return (v.dtype.str, v.shape, v.tobytes())
+  hash(v)
+  return v
+
+
+def route(primitive, args, params):
+  """Runs `primitive` on `args` (Arrays on an XLA device, host values) on their device."""
+  device = None
+  vals, sig = [], []
+  for a in args:
+    v = getattr(a, "_value", None)
+    if isinstance(v, xb.DeviceBuffer):
+      if device is None:
+        device = v.device
+      vals.append(v)
+      sig.append((v.shape, v.dtype, a.weak_type))
+    elif isinstance(a, core.Tracer):
+      from jaxlite._src import errors
+      raise errors.unexpected_tracer_error(a)
+    else:
+      aval = core.get_aval(a)
+      vals.append(a._host_value() if hasattr(a, "_host_value") else np.asarray(a, aval.dtype))
+      sig.append((aval.shape, aval.dtype, aval.weak_type))
+  if device is None:
+    device = platforms.default_device()
+  try:
+    # the trace context too: lowering bakes in flags (threefry's mode, x64, matmul precision)
+    key = (primitive, tuple(params.items()), tuple(sig), device, config.trace_context())
+    hit = _cache.get(key)
+  except TypeError:  # a list or array among the params: their frozen form keys it
+    try:
+      key = (primitive, _freeze(params), tuple(sig), device, config.trace_context())
+      hit = _cache.get(key)
+    except TypeError:  # unhashable params: compiled every time
+      key, hit = None, None
+  if hit is None:
+    hit = _compile(primitive, [core.get_aval(a) for a in args], params, device)
+    if key is not None:
+      if len(_cache) >= CACHE_LIMIT:
+        _cache.pop(next(iter(_cache)))
+      _cache[key] = hit
+  exe, out_avals = hit
+  outs = exe(*vals)
+  make = core.make_array
+  if primitive.multiple_results:
+    return [make(o, av) for o, av in zip(outs, out_avals)]
+  return make(outs[0], out_avals[0])
+
+
+default_route = route
+
+
+def _compile(primitive, avals, params, device):
+  out = primitive.abstract_eval(*avals, **params)  # JAX's TypeErrors for bad operands
+  out_avals = list(out) if primitive.multiple_results else [out]
+  invars = [core.Var(a) for a in avals]
+  outvars = [core.Var(a) for a in out_avals]
+  eqn = core.JaxprEqn(invars, outvars, primitive, params)
+  closed = core.ClosedJaxpr(core.Jaxpr([], invars, outvars, [eqn]), [])
+  backend = device.backend
+  exe = backend._compile(closed, device, None, name=f"jit_{primitive.name}")
+  stats["compiles"] += 1
+  return exe, out_avals
+

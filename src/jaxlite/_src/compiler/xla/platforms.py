@@ -1,0 +1,107 @@
+"""Which backend is the default, the XLA devices `jax.devices()` lists, and the eager route.
+
+Imported at `import jaxlite` (it imports no jaxlib): it looks for accelerator plugins on disk
+(`client.accelerator_platforms`, no import) and reads `jax_jaxlite_backend` / `JAXLITE_BACKEND`
+and `jax_platforms` / `JAX_PLATFORMS`. When an accelerator is present, or the xla backend is
+chosen for the CPU, it installs that XLA backend as the compiler of jit and sets
+`core.default_eager_route`; jaxlib itself is imported at the first compile or transfer.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from jaxlite._src import core
+from jaxlite._src import devices as devices_lib
+from jaxlite._src.compiler import backend as backend_lib
+from jaxlite._src.compiler.xla import client as client_lib
+from jaxlite._src.config import config
+
+_state = {"platform": None, "numpy_backend": None}
+
+
+def default_platform() -> str | None:
+  """The XLA platform of the default backend ("tpu", "cuda", "cpu"), or None for NumPy."""
+  want = client_lib.requested_platforms()
+  accel = client_lib.accelerator_platforms()
+  if accel and (want is None or want[0] != "cpu"):
+    return accel[0]
+  if config.jax_jaxlite_backend == "xla":
+    if not client_lib.available():
+      raise RuntimeError("jax_jaxlite_backend='xla' needs jaxlib: pip install 'jaxlite[xla]'")
+    return "cpu"
+  return None
+
+
+def xla_backend(platform: str):
+  from jaxlite._src.compiler.xla import backend as xla_backend_lib
+  return xla_backend_lib.get_xla_backend(platform)
+
+
+def refresh(_=None) -> None:
+  """Installs the default backend the flags and plugins name (at import and on flag changes)."""
+  platform = default_platform()
+  if platform == _state["platform"]:
+    return
+  if _state["platform"] is None:
+    _state["numpy_backend"] = backend_lib.installed()
+  if platform is None:
+    backend_lib.install_backend(_state["numpy_backend"])
+    core.default_eager_route = None
+  else:
+    from jaxlite._src.compiler.xla import eager
+    backend_lib.install_backend(xla_backend(platform))
+    core.default_eager_route = eager.default_route
+  _state["platform"] = platform
+
+
+def current_platform() -> str | None:
+  return _state["platform"]
+
+
+# --- devices ---------------------------------------------------------------------------------
+
+def xla_devices(backend: str | None):
+  """`jax.devices(backend)` when XLA answers it: the default XLA platform's devices for None,
+  an accelerator's for its name; None where the NumPy backend's CPU devices answer."""
+  platform = _state["platform"]
+  if backend is None:
+    if platform is None:
+      want = client_lib.requested_platforms()
+      if want and "cpu" not in want:  # JAX_PLATFORMS names only platforms that are missing
+        raise RuntimeError(f"Unable to initialize backend '{want[0]}': no PJRT plugin for it "
+                           f"is installed (JAX_PLATFORMS={','.join(want)}; jaxlib "
+                           f"{'installed' if client_lib.available() else 'not installed'})")
+      return None
+    return xla_backend(platform).devices()
+  backend = backend.lower()
+  if backend == "cpu":
+    return xla_backend("cpu").devices() if platform is not None and \
+        config.jax_jaxlite_backend == "xla" else None
+  for p in client_lib.ALIASES.get(backend, (backend,)):
+    if p in client_lib.accelerator_platforms():
+      return xla_backend(p).devices()
+  return None
+
+
+def default_device():
+  """The default XLA device (`jax_default_device` when it is one), or None under NumPy."""
+  d = config.jax_default_device
+  if d is not None and type(d).__name__ == "XlaDevice":
+    return d
+  platform = _state["platform"]
+  return None if platform is None else xla_backend(platform).default_device()
+
+
+def default_backend_name() -> str | None:
+  p = _state["platform"]
+  return None if p is None else ("gpu" if p in ("cuda", "rocm") else p)
+
+
+def host_array(x) -> np.ndarray:
+  return np.asarray(x)
+
+
+devices_lib.xla_hooks = (xla_devices, default_device, default_backend_name)
+config._add_listener("jax_jaxlite_backend", refresh)
+config._add_listener("jax_platforms", refresh)
+refresh()
