@@ -593,12 +593,9 @@ class DeletedBuffer:
 for _name in _BUFFER_DUNDERS + ("__str__", "__format__", "__eq__", "__ne__", "__reduce__"):
   setattr(DeletedBuffer, _name, DeletedBuffer._fail)
 
-core.array_type = ArrayImpl
-core.array_from_numpy = _from_numpy
-core.make_array = _from_numpy_aval
-core.primitive_device = primitive_device
-core.place_outputs = place_outputs
-core.non_addressable = _NonAddressable
+core.register(array_type=ArrayImpl, array_from_numpy=_from_numpy, make_array=_from_numpy_aval,
+              primitive_device=primitive_device, place_outputs=place_outputs,
+              non_addressable=_NonAddressable)
 
 
 def _eager_across_processes(primitive, args, params):
@@ -606,7 +603,7 @@ def _eager_across_processes(primitive, args, params):
   return sharded_jit.eager(primitive, args, params)
 
 
-core.eager_across_processes = _eager_across_processes
+core.register(eager_across_processes=_eager_across_processes)
 
 
 def make_array_from_value(value, aval):

@@ -745,7 +745,7 @@ def make_key_array(value: np.ndarray, aval: ShapedArray) -> PRNGKeyArray:
 
 
 KeyTy._make_array = staticmethod(make_key_array)
-core.key_array_type = PRNGKeyArray
+core.register(key_array_type=PRNGKeyArray)
 
 
 # --- batching rules: keys are elements, so a batch axis of keys is one more key axis ------------

@@ -366,3 +366,6 @@ def replicated(primitive):
   def rule(specs, avals, outs, mesh, **params):
     return [None] * len(outs) if primitive.multiple_results else None
   return register(primitive, rule)
+
+
+core.register(apply_sharding_rules=apply)
