@@ -211,3 +211,6 @@ ad.defjvp(clamp_p,
 
 pk.register(select_n_p, pk.ELEMENTWISE, fuse=True, role="select_n")
 pk.register(clamp_p, pk.ELEMENTWISE, fuse=True)
+
+
+shape_prims.register_above(select_n_p=select_n_p)
