@@ -25,10 +25,12 @@ from pathlib import Path
 PKG_ROOT = Path(__file__).resolve().parent.parent / "src" / "jaxlite"
 
 # Ceilings (figures when issue 29 was opened: largest SCC 125 files by this count, the issue's
-# own count 127; 146 imports up by LAYERS below, 83 of them inside the cycle). Lower them as cycles are cut; never raise them.
+# own count 127; 146 imports up by LAYERS below, 83 of them inside the cycle; after the first
+# cuts: 96 files, 118 imports up, 52 of them inside the cycle; the core layer is its own
+# 14-file knot). Lower them as cycles are cut; never raise them.
 ISSUE_GOAL_LARGEST_SCC = 5
-LARGEST_SCC_CEILING = 125
-UP_IMPORTS_CEILING = 146
+LARGEST_SCC_CEILING = 96
+UP_IMPORTS_CEILING = 118
 
 # Module -> layer, by longest dotted prefix (relative to `jaxlite._src`; the public modules
 # outside `_src` are all "api"). 0 core, 1 interpreters (tracing, transformations' machinery,
@@ -42,7 +44,7 @@ LAYERS = {
     "effects": CORE, "tree_util": CORE, "pytree": CORE, "linear_util": CORE,
     "traceback_util": CORE, "devices": CORE, "machine": CORE, "memory_space": CORE,
     "monitoring": CORE, "primitive_kinds": CORE, "profiler": CORE, "instrumentation": CORE,
-    "array": CORE, "state.types": CORE, "prng": CORE,
+    "array": CORE, "prng": CORE, "state.types": CORE, "sharding.rules": CORE, "dlpack": CORE,
     "sharding.mesh": CORE, "sharding.partition_spec": CORE, "sharding.named_sharding": CORE,
     "sharding.manual_axis_type": CORE, "sharding": CORE, "distributed.state": CORE,
     # interpreters: tracing, transformation machinery, jit, compiler, partitioner.
@@ -51,10 +53,10 @@ LAYERS = {
     "call_primitives": INTERP, "closed_call": INTERP, "linear_call": INTERP,
     "custom_derivatives": INTERP, "custom_batching": INTERP, "ad_checkpoint": INTERP,
     "donation": INTERP, "compiler": INTERP, "cost_analysis": INTERP, "memory_profile": INTERP,
-    "sharding.partition": INTERP, "sharding.propagation": INTERP, "sharding.rules": INTERP,
+    "sharding.partition": INTERP, "sharding.propagation": INTERP,
     "sharding.reshard": INTERP, "sharding.arrays": INTERP, "sharding.visualize": INTERP,
     "spmd": LAX, "distributed": INTERP, "effects_table": INTERP,
-    "state": INTERP, "state.primitives": LAX, "core_adapters": INTERP, "xla_bridge": INTERP, "dlpack": INTERP,
+    "state": INTERP, "state.primitives": LAX, "core_adapters": INTERP, "xla_bridge": INTERP,
     "callbacks": LAX, "debugging": INTERP, "hijax": INTERP, "earray": INTERP,
     # lax: the primitives and their rules.
     "lax": LAX, "sharding.rules_lax": LAX, "shard_map": LAX, "shard_map_checks": LAX,

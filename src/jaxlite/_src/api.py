@@ -216,3 +216,15 @@ def named_scope(name):
   if not isinstance(name, str):
     raise TypeError("named_scope name argument must be a string.")
   yield
+
+
+core.register(device_put=device_put)
+
+
+def _eager_across_processes(primitive, args, params):
+  # Loaded on the first primitive over Arrays with shards in other processes (MPI runs only).
+  from jaxlite._src.distributed import sharded_jit
+  return sharded_jit.eager(primitive, args, params)
+
+
+core.register(eager_across_processes=_eager_across_processes)

@@ -323,6 +323,7 @@ pp_jaxpr: Callable = None  # (jaxpr, width=80) -> str
 pp_eqn: Callable = None  # (eqn, width=80) -> str
 apply_sharding_rules: Callable = None  # (primitive, avals, params, out_avals) -> out_avals
 index_in_dim: Callable = None  # (operand, index, axis, keepdims) -> Array or tracer
+device_put: Callable = None  # (x, device) -> Array (api.device_put)
 
 # Set by jaxlite._src.array: the concrete Array class and its constructors.
 array_type: type = type(None)
@@ -335,13 +336,14 @@ make_array: Callable = None  # (np value, ShapedArray) -> Array
 primitive_device: Callable = None  # (primitive, args) -> device
 # (Array or list of Arrays, device[, primitive, args, params]) -> the same, committed
 place_outputs: Callable = None
-# Set by jaxlite._src.array: the type of the `_value` of an Array with shards in other processes,
-# and the eager path for primitives on such Arrays (run partitioned over the global mesh).
+# Set by jaxlite._src.array: the type of the `_value` of an Array with shards in other processes;
+# by distributed.sharded_jit: the eager path for primitives on such Arrays (run partitioned over
+# the global mesh; such Arrays are made only by distributed.global_arrays, which imports it).
 non_addressable: type = type("_Unset", (), {})
 eager_across_processes: Callable = None  # (primitive, args, params) -> outputs
 
 _REGISTRABLE = frozenset({
-    "pp_jaxpr", "pp_eqn", "apply_sharding_rules", "index_in_dim", "array_type", "key_array_type",
+    "pp_jaxpr", "pp_eqn", "apply_sharding_rules", "index_in_dim", "device_put", "array_type", "key_array_type",
     "array_from_numpy", "make_array", "primitive_device", "place_outputs", "non_addressable",
     "eager_across_processes"})
 

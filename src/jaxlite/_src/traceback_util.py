@@ -6,12 +6,15 @@ exclusions are only recorded (and used by `jax.extend.source_info_util` to find 
 from __future__ import annotations
 
 _exclude_paths: list = []
+# Told of each path registered: `jax.extend.source_info_util` keeps its own list and adds itself
+# here at its import (this bottom module never imports the public one).
+exclusion_listeners: list = []
 
 
 def register_exclusion(path: str) -> None:
-  from jaxlite.extend import source_info_util
   _exclude_paths.append(path)
-  source_info_util.register_exclusion(path)
+  for listener in exclusion_listeners:
+    listener(path)
 
 
 def include_frame(frame) -> bool:

@@ -9,6 +9,8 @@ import contextlib
 import sys
 from typing import NamedTuple
 
+from jaxlite._src import traceback_util
+
 _exclusions: list = []
 
 
@@ -124,3 +126,8 @@ def user_context(c, *, name_stack=None):
   else:
     with set_name_stack(name_stack):
       yield
+
+
+for _path in traceback_util._exclude_paths:  # registered before this module was loaded
+  register_exclusion(_path)
+traceback_util.exclusion_listeners.append(register_exclusion)
