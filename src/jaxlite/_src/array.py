@@ -62,8 +62,7 @@ def _staged_rows(x):
   the array becomes a constvar (`lax.dynamic_slice(x, jnp.array([1]), ...)` prints
   `{ lambda a:i32[1]; ...`). JAX iterates an Array closed over from outside with its `unstack`
   primitive instead; jaxlite cannot tell the two apart and stages both this way."""
-  from jaxlite._src.lax import slicing
-  return (slicing.index_in_dim(x, i, 0, keepdims=False) for i in range(x.shape[0]))
+  return (core.index_in_dim(x, i, 0, keepdims=False) for i in range(x.shape[0]))
 
 
 class ArrayImpl(core.Array):
@@ -330,8 +329,7 @@ class ArrayImpl(core.Array):
     """A copy committed to `device` (a Device or a Sharding), as JAX's `Array.to_device`."""
     if stream is not None:
       raise NotImplementedError("stream argument of array.to_device()")
-    from jaxlite._src import api
-    return api.device_put(self, device)
+    return core.device_put(self, device)
 
 
 def shard_views(x):
@@ -627,20 +625,11 @@ class DeletedBuffer:
 for _name in _BUFFER_DUNDERS + ("__str__", "__format__", "__eq__", "__ne__", "__reduce__"):
   setattr(DeletedBuffer, _name, DeletedBuffer._fail)
 
-core.array_type = ArrayImpl
-core.array_from_numpy = _from_numpy
-core.make_array = _from_numpy_aval
-core.primitive_device = primitive_device
-core.place_outputs = place_outputs
-core.non_addressable = _NonAddressable
+core.register(array_type=ArrayImpl, array_from_numpy=_from_numpy, make_array=_from_numpy_aval,
+              primitive_device=primitive_device, place_outputs=place_outputs,
+              non_addressable=_NonAddressable)
 
 
-def _eager_across_processes(primitive, args, params):
-  from jaxlite._src.distributed import sharded_jit
-  return sharded_jit.eager(primitive, args, params)
-
-
-core.eager_across_processes = _eager_across_processes
 
 
 def make_array_from_value(value, aval):

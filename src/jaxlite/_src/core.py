@@ -122,8 +122,7 @@ def with_out_shardings(primitive, avals, params, out_avals):
   else:
     if params.get("out_sharding") is None and params.get("sharding") is None:
       return out_avals
-  from jaxlite._src.sharding import rules
-  return rules.apply(primitive, avals, params, out_avals)
+  return apply_sharding_rules(primitive, avals, params, out_avals)
 
 
 class AbstractToken:
@@ -356,6 +355,15 @@ _state = _TraceState()
 # `x + 1` on Arrays): eval_trace, or None while instrumentation wraps process_primitive.
 eager_fast_trace = eval_trace
 
+# What core needs from the layers above it, filled by them at their import through `register`
+# (core never imports up: issue 29). The printer (pretty_print), the sharding rules applied to
+# abstract evaluation's results (sharding.rules), a tracer's row indexing (lax.slicing).
+pp_jaxpr: Callable = None  # (jaxpr, width=80) -> str
+pp_eqn: Callable = None  # (eqn, width=80) -> str
+apply_sharding_rules: Callable = None  # (primitive, avals, params, out_avals) -> out_avals
+index_in_dim: Callable = None  # (operand, index, axis, keepdims) -> Array or tracer
+device_put: Callable = None  # (x, device) -> Array (api.device_put)
+
 # Set by jaxlite._src.array: the concrete Array class and its constructors.
 array_type: type = type(None)
 # Set by jaxlite._src.prng: the concrete class of typed PRNG key arrays.
@@ -367,10 +375,25 @@ make_array: Callable = None  # (np value, ShapedArray) -> Array
 primitive_device: Callable = None  # (primitive, args) -> device
 # (Array or list of Arrays, device[, primitive, args, params]) -> the same, committed
 place_outputs: Callable = None
-# Set by jaxlite._src.array: the type of the `_value` of an Array with shards in other processes,
-# and the eager path for primitives on such Arrays (run partitioned over the global mesh).
+# Set by jaxlite._src.array: the type of the `_value` of an Array with shards in other processes;
+# by distributed.sharded_jit: the eager path for primitives on such Arrays (run partitioned over
+# the global mesh; such Arrays are made only by distributed.global_arrays, which imports it).
 non_addressable: type = type("_Unset", (), {})
 eager_across_processes: Callable = None  # (primitive, args, params) -> outputs
+
+_REGISTRABLE = frozenset({
+    "pp_jaxpr", "pp_eqn", "apply_sharding_rules", "index_in_dim", "device_put", "array_type", "key_array_type",
+    "array_from_numpy", "make_array", "primitive_device", "place_outputs", "non_addressable",
+    "eager_across_processes"})
+
+
+def register(**hooks):
+  """Fills the hooks above from the layer that implements them (called once at its import)."""
+  unknown = set(hooks) - _REGISTRABLE
+  if unknown:
+    raise TypeError(f"core.register: unknown hook(s) {sorted(unknown)}; "
+                    f"expected one of {sorted(_REGISTRABLE)}")
+  globals().update(hooks)
 
 
 def find_cur_trace():
@@ -457,8 +480,7 @@ class Tracer(Array):
     if not self.aval.shape:
       raise TypeError("iteration over a 0-d array")
     # As JAX's ShapedArray._iter: lax.index_in_dim per row (slice with unit strides + squeeze).
-    from jaxlite._src.lax import slicing
-    return (slicing.index_in_dim(self, i, 0, keepdims=False) for i in range(self.aval.shape[0]))
+    return (index_in_dim(self, i, 0, keepdims=False) for i in range(self.aval.shape[0]))
 
   def item(self, *args):
     val = self._concrete("item", errors.ConcretizationTypeError)
@@ -528,8 +550,7 @@ class JaxprEqn:
     return new
 
   def __repr__(self):
-    from jaxlite._src import pretty_print
-    return pretty_print.pp_eqn_standalone(self)
+    return pp_eqn(self)
 
 
 class Jaxpr:
@@ -554,14 +575,12 @@ class Jaxpr:
     return Jaxpr(**args)
 
   def __str__(self):
-    from jaxlite._src import pretty_print
-    return pretty_print.pp_jaxpr(self)
+    return pp_jaxpr(self)
 
   __repr__ = __str__
 
   def pretty_print(self, **kw):
-    from jaxlite._src import pretty_print
-    return pretty_print.pp_jaxpr(self, **kw)
+    return pp_jaxpr(self, **kw)
 
 
 class ClosedJaxpr:
@@ -579,14 +598,12 @@ class ClosedJaxpr:
   literals = property(lambda self: self.consts)  # JAX 0.10's name for the consts
 
   def __str__(self):
-    from jaxlite._src import pretty_print
-    return pretty_print.pp_jaxpr(self.jaxpr)
+    return pp_jaxpr(self.jaxpr)
 
   __repr__ = __str__
 
   def pretty_print(self, **kw):
-    from jaxlite._src import pretty_print
-    return pretty_print.pp_jaxpr(self.jaxpr, **kw)
+    return pp_jaxpr(self.jaxpr, **kw)
 
   def _repr_pretty_(self, p, cycle):
     p.text(str(self))

@@ -144,8 +144,7 @@ def _refuse_trace(method):
   def _trace(self, *args, **kwargs):
     if not config.jax_no_tracing:  # on in another thread only
       return method(self, *args, **kwargs)
-    from jaxlite._src.jit_function import fun_src_info
-    raise RuntimeError(f"re-tracing function {fun_src_info(self._fun)} for `jit`, but "
+    raise RuntimeError(f"re-tracing function {_jit.fun_src_info(self._fun)} for `jit`, but "
                        "'no_tracing' is set")
   return _trace
 
@@ -170,9 +169,23 @@ def _refuse_eager(method):
 
 # --- installing ----------------------------------------------------------------------------------
 
+# The jit module (jit_function), registered at its import so that this module, which config and
+# monitoring call, never imports up (issue 29); until then there is no jit to wrap.
+_jit = None
+
+
+def register_jit(module) -> None:
+  global _jit
+  _jit = module
+  refresh()
+
+
 def refresh() -> None:
   """Makes the installed wrappers match the features that are on."""
-  from jaxlite._src import jit_function as jit, profiler
+  from jaxlite._src import profiler
+  jit = _jit
+  if jit is None:
+    return
   for (cls, attr), method in _saved.items():
     setattr(cls, attr, method)
   _saved.clear()

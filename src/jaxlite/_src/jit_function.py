@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import sys
 import weakref
 
 import numpy as np
@@ -21,6 +22,8 @@ from jaxlite._src import fp_quiet
 from jaxlite._src import pretty_print as pp
 from jaxlite._src import traceback_util
 from jaxlite._src import tree_util
+from jaxlite._src import instrumentation
+from jaxlite._src.sharding import rules as sharding_rules
 from jaxlite._src.call_primitives import (  # noqa: F401 - re-exported for the API modules
     _PY_SCALARS, _check_output, as_traceable_arg, fun_name, fun_src_info, jit_p, jit_params)
 from jaxlite._src.compiler import backend
@@ -1079,3 +1082,14 @@ def internal_jit(fun=None, *, static_argnums=(), static_argnames=(), name=None):
   wrapped._eager_direct = True
   wrapped._fast_path = False
   return wrapped
+
+
+instrumentation.register_jit(sys.modules[__name__])
+
+
+def _jit_eqn_placements(jaxpr, args, device):
+  from jaxlite._src.sharding import partition  # deferred: import speed
+  return partition.jit_eqn_placements(jaxpr, args, device)
+
+
+sharding_rules.register_jit_eqn_placements(_jit_eqn_placements)

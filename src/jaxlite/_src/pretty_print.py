@@ -549,3 +549,6 @@ def pp_eqn_standalone(eqn, width: int = 80) -> str:
   """One eqn in a fresh naming context, e.g. `a:f32[3] = add b 1.0:f32[]`."""
   return render(_eqn_doc(eqn, _Context(_Names())), width)
 
+
+
+core.register(pp_jaxpr=pp_jaxpr, pp_eqn=pp_eqn_standalone)

@@ -642,7 +642,7 @@ def random_unwrap(keys):
 
 def threefry_2x32(keypair, count):
   """JAX's `threefry_2x32(key, count)`: the non-partitionable hash of a uint32 count array."""
-  from jaxlite._src.numpy.creation import asarray
+  asarray = _above["asarray"]
   # JAX's checks, before any cast: a pair of keys (its unpacking's ValueError) and uint32 values.
   if np.ndim(keypair) == 0 or len(keypair) != 2:
     raise ValueError(f"threefry_2x32: keypair must be a pair of uint32 values, got {keypair!r}")
@@ -780,8 +780,7 @@ class PRNGKeyArray(core.Array):
   def __getitem__(self, idx):
     np_idx = _numpy_index(idx)
     if np_idx is None:  # traced indices: index through jnp like any array
-      from jaxlite._src.numpy.array_methods import _getitem
-      return _getitem(self, idx)
+      return _above["getitem"](self, idx)
     return self._wrap(self._value[np_idx])
 
   def reshape(self, *shape, order="C"):
@@ -870,13 +869,21 @@ def make_key_array(value: np.ndarray, aval: ShapedArray) -> PRNGKeyArray:
 
 
 KeyTy._make_array = staticmethod(make_key_array)
-core.key_array_type = PRNGKeyArray
+core.register(key_array_type=PRNGKeyArray)
+
+# jnp's asarray and traced indexing, registered by numpy.creation/numpy.array_methods at their
+# import: keys live at the bottom (dtypes name them), below the numpy layer (issue 29).
+_above = {}
+
+
+def register_above(**fns):
+  _above.update(fns)
 
 
 # --- batching rules: keys are elements, so a batch axis of keys is one more key axis ------------
 
-def _register_batching_rules():
-  from jaxlite._src.interpreters import batching as bt
+def register_batching_rules(bt):
+  """Installs the key primitives' batching rules; called by interpreters.batching (above)."""
 
   def leading(prim):  # ops whose keys/data axes lead: batch axis first, output batched at 0
     def rule(vals, dims, **params):
@@ -901,7 +908,6 @@ def _register_batching_rules():
   bt.primitive_batchers[random_fold_in_p] = fold_in_rule
 
 
-_register_batching_rules()
 
 
 def _array_impl():

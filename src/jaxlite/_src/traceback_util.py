@@ -41,11 +41,16 @@ class UnfilteredStackTrace(Exception):
   """The whole traceback of an exception whose jaxlite frames were removed (remove_frames)."""
 
 
+# Told of each path registered: `jax.extend.source_info_util` keeps its own list and adds itself
+# here at its import (this bottom module never imports the public one).
+exclusion_listeners: list = []
+
+
 def register_exclusion(path: str) -> None:
   """Frames of files under `path` are internal too (libraries built on jaxlite register)."""
-  from jaxlite.extend import source_info_util
   _exclude_paths.append(path)
-  source_info_util.register_exclusion(path)
+  for listener in exclusion_listeners:
+    listener(path)
 
 
 def include_filename(filename: str) -> bool:

@@ -11,6 +11,8 @@ import os
 import sys
 from typing import NamedTuple
 
+from jaxlite._src import traceback_util
+
 _exclusions: list = []
 
 
@@ -146,3 +148,8 @@ def user_context(c, *, name_stack=None):
   else:
     with set_name_stack(name_stack):
       yield
+
+
+for _path in traceback_util._exclude_paths:  # registered before this module was loaded
+  register_exclusion(_path)
+traceback_util.exclusion_listeners.append(register_exclusion)

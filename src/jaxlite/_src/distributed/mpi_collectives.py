@@ -25,7 +25,7 @@ import zlib
 
 import numpy as np
 
-from jaxlite._src.distributed.state import global_state
+from jaxlite._src.distributed.state import global_state, shutdown_hooks
 
 CHECK_SHAPES = os.environ.get("JAXLITE_MPI_CHECK_SHAPES", "1") != "0"
 
@@ -384,3 +384,6 @@ def exchange_across_processes(kind, block, processes=None):
     raise ValueError(f"exchange_across_processes: kind must be one of {sorted(_EXCHANGES)}, "
                      f"got {kind!r}")
   return fn(np.asarray(block), processes)
+
+
+shutdown_hooks.append(_free_group_comms)

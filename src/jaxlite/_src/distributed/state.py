@@ -45,6 +45,9 @@ class _State:
 
 
 global_state = _State()
+# Run by `shutdown` before the world communicator is freed; filled by the modules above that
+# hold communicators of their own (mpi_collectives), so this module never imports them.
+shutdown_hooks: list = []
 
 
 def in_mpi_launch() -> bool:
@@ -190,8 +193,8 @@ def shutdown():
     return
   if global_state.MPI is not None:
     _timed_barrier(comm, global_state.shutdown_timeout)
-    from jaxlite._src.distributed import mpi_collectives
-    mpi_collectives._free_group_comms()
+    for free in shutdown_hooks:  # mpi_collectives' group communicators, when it was loaded
+      free()
     global_state.spmd_comm.Free()
     comm.Free()
     _remove_abort_hooks()

@@ -375,3 +375,10 @@ def _batch_jaxpr(closed, axis_data, in_dims):
   in_avals = [batched_aval(a, d, axis_data.size) for a, d in zip(closed.in_avals, in_dims)]
   batched = pe.trace_to_jaxpr(fun, in_avals)
   return batched, tuple(out_dims)
+
+
+# The PRNG key primitives sit below this module (dtypes name key types): their batching rules
+# are installed from here.
+from jaxlite._src import prng as _prng  # noqa: E402
+
+_prng.register_batching_rules(sys.modules[__name__])

@@ -1048,3 +1048,5 @@ pk.register(convert_element_type_p, pk.ELEMENTWISE, fuse=True, role="convert_ele
 for _p, _role in ((logistic_p, "logistic"), (add_p, "add"), (mul_p, "mul"),
                   (shift_left_p, "shift_left"), (shift_right_logical_p, "shift_right_logical")):
   pk.set_role(_p, _role)
+
+shape_prims.register_above(sub_p=sub_p)

@@ -13,6 +13,7 @@ from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.config import config
 from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import shape as shape_prims
 
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -218,3 +219,6 @@ def dtype(x, canonicalize: bool = False):
 
 
 _ = config
+
+
+shape_prims.register_above(asarg=asarg)

@@ -38,6 +38,7 @@ from jaxlite._src.lax.elementwise import (  # noqa: F401
     shift_left_p, shift_right_arithmetic_p, shift_right_logical_p, sinh_p, sqrt_p, square_p,
     tan_p, tanh_p, xor_p)
 from jaxlite._src.interpreters.ad import stop_gradient_p  # noqa: F401
+from jaxlite._src.sharding import rules as _sharding_rules
 from jaxlite._src.lax.convenience import (  # noqa: F401
     full, full_like, empty, dtype, broadcast_shapes, broadcast_to_rank, broadcast_like,
     reciprocal, approx_max_k, approx_min_k, platform_dependent, composite, index_take,
@@ -95,3 +96,10 @@ LAZY_NAMES = {
     "approx_top_k_p": "jaxlite._src.lax.ann",
 }
 __all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_NAMES"]
+
+
+def _load_sharding_rules():
+  from jaxlite._src.sharding import rules_lax  # noqa: F401  (deferred: import speed)
+
+
+_sharding_rules.register_lax_rules_loader(_load_sharding_rules)

@@ -638,3 +638,6 @@ for _p in (argmax_p, argmin_p):
   pk.register(_p, pk.REDUCTION, hoist=True, dims=_axes)
 for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p, cumlogsumexp_p):
   pk.register(_p, pk.SHAPE, dims=lambda params: {params["axis"]})
+
+
+shape_prims.register_above(reduce_sum_p=reduce_sum_p)

@@ -230,3 +230,6 @@ hlo.register(clamp_p, lambda ctx, lo, x, hi: ctx.op("clamp", [lo, x, hi], ctx.av
 
 pk.register(select_n_p, pk.ELEMENTWISE, fuse=True, role="select_n")
 pk.register(clamp_p, pk.ELEMENTWISE, fuse=True)
+
+
+shape_prims.register_above(select_n_p=select_n_p)

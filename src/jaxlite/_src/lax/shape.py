@@ -20,6 +20,15 @@ from jaxlite._src.lax import families
 from jaxlite._src.lax.families import numpy_templates
 from jaxlite._src.compiler.xla import lowering as hlo
 
+# What this module's transpose/batching rules need from the lax modules that stand on it
+# (reductions, elementwise, slicing_primitives, elementwise_functions): registered by them at
+# their import, so this bottom lax module never imports up (issue 29).
+_above = {}
+
+
+def register_above(**names):
+  _above.update(names)
+
 _prim = families.primitive
 
 
@@ -74,7 +83,7 @@ batching.primitive_batchers[broadcast_in_dim_p] = _broadcast_in_dim_batcher
 
 def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding=None):
   # Sum over the new dims and the stretched size-1 dims, then restore the size-1 dims.
-  from jaxlite._src.lax.reductions import reduce_sum_p
+  reduce_sum_p = _above["reduce_sum_p"]
   unit = [i for i, d in enumerate(x.aval.shape) if d == 1]
   kept = tuple(d for i, d in enumerate(broadcast_dimensions) if i not in unit)
   axes = tuple(i for i in range(len(shape)) if i not in kept)
@@ -333,7 +342,7 @@ def _pad_batcher(vals, dims, *, padding_config):
   mask = pad_p.bind(inside, np.False_, padding_config=tuple(config))
   fill = broadcast_in_dim_p.bind(padding_value, shape=batching.shape_of(padded),
                                  broadcast_dimensions=(bdim,), sharding=None)
-  from jaxlite._src.lax.elementwise import select_n_p  # elementwise imports this module
+  select_n_p = _above["select_n_p"]
   return select_n_p.bind(mask, fill, padded), bdim
 
 
@@ -343,8 +352,8 @@ batching.primitive_batchers[pad_p] = _pad_batcher
 def _pad_transpose(ct, x, padding_value, *, padding_config):
   # The operand's cotangent is `ct` un-padded (negative edge padding, then a strided slice);
   # the padding value's is everything else.
-  from jaxlite._src.lax.reductions import reduce_sum_p
-  from jaxlite._src.lax.slicing_primitives import slice_p
+  reduce_sum_p = _above["reduce_sum_p"]
+  slice_p = _above["slice_p"]
   lo, hi, interior = (np.array(c) for c in zip(*padding_config)) if padding_config else \
       (np.zeros(0, int),) * 3
   dt = core.get_aval(ct).dtype
@@ -358,7 +367,7 @@ def _pad_transpose(ct, x, padding_value, *, padding_config):
     def total(v):
       return reduce_sum_p.bind(v, axes=tuple(range(len(core.get_aval(v).shape))),
                                out_sharding=None)
-    from jaxlite._src.lax.elementwise import sub_p  # elementwise imports this module
+    sub_p = _above["sub_p"]
     t_pad = sub_p.bind(total(ct), total(t_x))
   return [t_x if ad.is_undefined_primal(x) else None, t_pad]
 
@@ -544,7 +553,7 @@ batching.primitive_batchers[tile_p] = _tile_batcher
 
 def _tile_transpose(ct, x, *, reps):
   # Each output dim is reps[i] copies of operand dim i: fold them apart and sum the copies.
-  from jaxlite._src.lax.reductions import reduce_sum_p
+  reduce_sum_p = _above["reduce_sum_p"]
   pairs = tuple(n for r, d in zip(reps, x.aval.shape) for n in (r, d))
   folded = reshape_p.bind(ct, new_sizes=pairs, dimensions=None, sharding=None)
   return [reduce_sum_p.bind(folded, axes=tuple(range(0, len(pairs), 2)), out_sharding=None)]
@@ -556,8 +565,7 @@ ad.deflinear(tile_p, _tile_transpose)
 # --- public lax functions ----------------------------------------------------------------------
 
 def _asarg(x):
-  from jaxlite._src.lax.elementwise_functions import asarg
-  return asarg(x)
+  return _above["asarg"](x)
 
 
 def _ndim(x) -> int:

@@ -230,3 +230,6 @@ def _make_dynamic_index_in_dim_jit():
 
 
 _dynamic_index_in_dim_jit, _dynamic_update_index_in_dim_jit = _make_dynamic_index_in_dim_jit()
+
+
+core.register(index_in_dim=index_in_dim)

@@ -892,3 +892,6 @@ pk.register(slice_p, pk.SHAPE, hoist=True, role="slice")
 for _p in (dynamic_slice_p, dynamic_update_slice_p, gather_p, scatter_p, scatter_add_p,
            scatter_mul_p, scatter_min_p, scatter_max_p, scatter_sub_p):
   pk.register(_p, pk.GATHER_SCATTER)
+
+
+shape_prims.register_above(slice_p=slice_p)

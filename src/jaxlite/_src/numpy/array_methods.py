@@ -12,6 +12,7 @@ import numpy as np
 
 from jaxlite._src import fp_quiet
 from jaxlite._src import core
+from jaxlite._src import prng
 from jaxlite._src.array import ArrayImpl, _from_numpy
 from jaxlite._src.numpy import ufuncs as uf
 from jaxlite._src.numpy.util import _scalar_partner
@@ -283,3 +284,6 @@ def set_array_methods(cls) -> None:
 set_array_methods(core.Array)
 # ArrayImpl and Tracer define their own __eq__-sensitive __hash__; keep them unhashable.
 core.Array.__hash__ = None
+
+
+prng.register_above(getitem=_getitem)

@@ -12,6 +12,7 @@ import numpy as np
 from jaxlite._src import array as array_lib
 from jaxlite._src import core
 from jaxlite._src import dtypes
+from jaxlite._src import prng
 from jaxlite._src.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
@@ -660,3 +661,6 @@ def indices(dimensions, dtype=None, sparse=False):
     return zeros((0,), dtype)
   from jaxlite._src.lax import shape as lax_shape
   return lax_shape.stack(out, 0)
+
+
+prng.register_above(asarray=asarray)

@@ -46,7 +46,7 @@ class SVDResult(NamedTuple):
 
 
 def _jnp():
-  import jaxlite.numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp  # deferred: the namespace imports this module
   return jnp
 
 

@@ -32,13 +32,29 @@ def rule_of(primitive):
   return _RULES.get(primitive)
 
 
+# Loads the per-primitive registrations (rules_lax.py, which imports every lax module), set by
+# lax.namespace at its import: run on the first sharded value, so that `import jaxlite` and
+# unsharded programs never pay for them, and this table never imports the lax layer.
+_lax_rules_loader = None
+# The partitioner's layout of a jit eqn's results (sharding/partition.py), set by jit_function.
+_jit_eqn_placements = None
+
+
+def register_jit_eqn_placements(fn) -> None:
+  global _jit_eqn_placements
+  _jit_eqn_placements = fn
+
+
+def register_lax_rules_loader(load) -> None:
+  global _lax_rules_loader
+  _lax_rules_loader = load
+
+
 def _load_lax_rules():
-  # The per-primitive registrations import every lax module: loaded on the first sharded value,
-  # so that `import jaxlite` and unsharded programs never pay for them.
   global _lax_rules_loaded
-  if not _lax_rules_loaded:
+  if not _lax_rules_loaded and _lax_rules_loader is not None:
     _lax_rules_loaded = True
-    from jaxlite._src.sharding import rules_lax  # noqa: F401
+    _lax_rules_loader()
 
 
 # --- specs -------------------------------------------------------------------------------------
@@ -280,8 +296,7 @@ def _jit_placements(args, params, outs, device):
   """A `jit` eqn run eagerly (the staged jit of grad(jit(f)), vmap(jit(f))...): its results
   are laid out as propagation through its jaxpr gives (sharding/partition.py), as JAX's
   partitioner lays out a transformed jit's results; None to fall back to the rules."""
-  from jaxlite._src.sharding import partition
-  got = partition.jit_eqn_placements(params["jaxpr"], args, device)
+  got = _jit_eqn_placements(params["jaxpr"], args, device)
   return got if got is not None and len(got) == len(outs) else None
 
 
@@ -380,3 +395,6 @@ def replicated(primitive):
   def rule(specs, avals, outs, mesh, **params):
     return [None] * len(outs) if primitive.multiple_results else None
   return register(primitive, rule)
+
+
+core.register(apply_sharding_rules=apply)

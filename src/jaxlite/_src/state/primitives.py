@@ -21,7 +21,7 @@ from jaxlite._src.compiler import passes
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import batching
 from jaxlite._src.interpreters import partial_eval as pe
-from jaxlite._src.state.types import AbstractRef, Ref
+from jaxlite._src.state.types import AbstractRef, Ref, register_ops
 
 # --- indexers ------------------------------------------------------------------------------------
 
@@ -570,3 +570,6 @@ def _tracer_addupdate(self, x, idx=()):
 # A ref staged by jit is a tracer of AbstractRef type; as JAX's does, it has `addupdate` (its
 # indexing goes through array_methods, which sends refs here).
 pe.DynamicJaxprTracer.addupdate = _tracer_addupdate
+
+
+register_ops(ref_get=ref_get, ref_set=ref_set, ref_addupdate=ref_addupdate)

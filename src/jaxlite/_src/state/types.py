@@ -41,6 +41,15 @@ class AbstractRef:
     return hash((type(self), self.inner_aval, self.memory_space, self.kind))
 
 
+# Ref's reads and writes (ref_get/ref_set/ref_addupdate), registered by state.primitives at its
+# import: the types stay below the primitives that use them (issue 29).
+_ops = {}
+
+
+def register_ops(**ops):
+  _ops.update(ops)
+
+
 class _RefMeta(type):
   # As in JAX, a tracer whose type is an AbstractRef (a ref staged by jit) is a `Ref` too.
   def __instancecheck__(cls, inst):
@@ -71,17 +80,14 @@ class Ref(metaclass=_RefMeta):
   size = property(lambda self: self._aval.size)
 
   def __getitem__(self, idx):
-    from jaxlite._src.state import primitives
-    return primitives.ref_get(self, idx)
+    return _ops["ref_get"](self, idx)
 
   def __setitem__(self, idx, value):
-    from jaxlite._src.state import primitives
-    primitives.ref_set(self, idx, value)
+    _ops["ref_set"](self, idx, value)
     self._written = True
 
   def addupdate(self, x, idx=()):
-    from jaxlite._src.state import primitives
-    primitives.ref_addupdate(self, idx, x)
+    _ops["ref_addupdate"](self, idx, x)
     self._written = True
 
   def unsafe_buffer_pointer(self) -> int:

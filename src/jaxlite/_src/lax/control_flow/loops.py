@@ -858,5 +858,5 @@ def _normalize_axis(axis, ndim) -> int:
 
 
 def _slicing_ops():
-  import jaxlite.lax as ops  # slicing lives beside control flow, imported when first needed
+  from jaxlite._src.lax import namespace as ops  # deferred: lax.namespace imports this module
   return ops
