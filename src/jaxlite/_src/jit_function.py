@@ -598,8 +598,11 @@ class PjitFunction:
     at = core.array_type
     if core.eager_routes or core.default_eager_route is not None:
       if core.default_eager_route is not None or any(
-          type(a) is at and not core.numpy_buffer(a._value) for a in tree_util.tree_leaves(args)):
-        return _MISS  # another backend's buffers, or another default backend: the general path
+          type(a) is at and type(a._value) in core.eager_routes
+          for a in tree_util.tree_leaves(args)):
+        # another backend's buffers, or another default backend: the general path (a deleted
+        # Array's placeholder stays here, for JAX's warm-call error)
+        return _MISS
     try:  # free unless it raises: a deleted Array's buffer raises on `v.shape`
       if len(args) == 1 and type(args[0]) is at:
         a = args[0]
@@ -960,7 +963,8 @@ def _arguments_backend(flat):
   asked of `backend.backend_for_arguments` only while another backend's buffers or routes
   exist (the NumPy-only call pays one test)."""
   if core.eager_routes or core.default_eager_route is not None:
-    return backend.backend_for_arguments(flat)
+    b = backend.backend_for_arguments(flat)
+    return None if b is backend.installed() else b
   return None
 
 
