@@ -596,12 +596,13 @@ class PjitFunction:
     or non-empty tuples/lists of them (`f(params, x, y)`): skips pytree flattening on a cache
     hit and runs the entry's `fast_runner`."""
     at = core.array_type
-    if core.eager_routes or core.default_eager_route is not None:
-      if core.default_eager_route is not None or any(
-          type(a) is at and type(a._value) in core.eager_routes
-          for a in tree_util.tree_leaves(args)):
-        # another backend's buffers, or another default backend: the general path (a deleted
-        # Array's placeholder stays here, for JAX's warm-call error)
+    if core.eager_routes:
+      installed = backend.installed().name
+      owners = backend.buffer_backends
+      if any(type(a) is at and type(a._value) in owners and owners[type(a._value)] != installed
+             for a in tree_util.tree_leaves(args)):
+        # buffers of a backend other than the installed one: the general path compiles there
+        # (the installed backend's own buffers, and a deleted Array's placeholder, stay here)
         return _MISS
     try:  # free unless it raises: a deleted Array's buffer raises on `v.shape`
       if len(args) == 1 and type(args[0]) is at:
