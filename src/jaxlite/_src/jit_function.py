@@ -627,10 +627,14 @@ class PjitFunction:
     or non-empty tuples/lists of them (`f(params, x, y)`): skips pytree flattening on a cache
     hit and runs the entry's `fast_runner`."""
     at = core.array_type
-    if core.eager_routes or core.default_eager_route is not None:
-      if core.default_eager_route is not None or any(
-          type(a) is at and not core.numpy_buffer(a._value) for a in tree_util.tree_leaves(args)):
-        return _MISS  # another backend's buffers, or another default backend: the general path
+    if core.eager_routes:
+      installed = backend.installed().name
+      owners = backend.buffer_backends
+      if any(type(a) is at and type(a._value) in owners and owners[type(a._value)] != installed
+             for a in tree_util.tree_leaves(args)):
+        # buffers of a backend other than the installed one: the general path compiles there
+        # (the installed backend's own buffers, and a deleted Array's placeholder, stay here)
+        return _MISS
     try:  # free unless it raises: a deleted Array's buffer raises on `v.shape`
       if len(args) == 1 and type(args[0]) is at:
         a = args[0]
@@ -1016,7 +1020,8 @@ def _arguments_backend(flat):
   asked of `backend.backend_for_arguments` only while another backend's buffers or routes
   exist (the NumPy-only call pays one test)."""
   if core.eager_routes or core.default_eager_route is not None:
-    return backend.backend_for_arguments(flat)
+    b = backend.backend_for_arguments(flat)
+    return None if b is backend.installed() else b
   return None
 
 
