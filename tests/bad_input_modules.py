@@ -70,6 +70,9 @@ MODULE_ROWS = [
     R("experimental.layout", "format-layout", "TypeError",
       r"invalid value for the layout argument; expected None, `Layout.AUTO` or a `Layout`, got "
       r"3 of type <class 'int'>", lambda m: M(m, "experimental.layout").Format(3)),
+    R("experimental.sparse", "bcoo-matmul-contracting", "TypeError",
+      r"dot_general requires contracting dimensions to have the same shape, got \(2,\) and \(3,\)",
+      lambda m: M(m, "experimental.sparse").BCOO.fromdense(O(m, (2, 2))) @ O(m)),
     R("experimental.mesh_utils", "create-mesh-size", "ValueError",
       r"Number of devices 1 must equal the product of mesh_shape \(3, 5\)",
       lambda m: M(m, "experimental.mesh_utils").create_device_mesh((3, 5))),

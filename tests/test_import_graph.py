@@ -29,7 +29,7 @@ PKG_ROOT = Path(__file__).resolve().parent.parent / "src" / "jaxlite"
 # cuts: 96 files, 118 imports up, 52 of them inside the cycle; the core layer is its own
 # 14-file knot). Lower them as cycles are cut; never raise them.
 ISSUE_GOAL_LARGEST_SCC = 5
-LARGEST_SCC_CEILING = 100  # 96 on the layers branch; the merge of the xla, docs and eco branches added 4
+LARGEST_SCC_CEILING = 100  # 96 on its branch; merging xla, docs and eco added 4
 UP_IMPORTS_CEILING = 125  # 118 on the layers branch; +7 from the same merge
 
 # Module -> layer, by longest dotted prefix (relative to `jaxlite._src`; the public modules

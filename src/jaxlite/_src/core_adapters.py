@@ -228,4 +228,4 @@ def _library_arg(v):
 
 
 def _buffer(o):
-  return o._value if type(o) is core.array_type else o
+  return o._host_value() if type(o) is core.array_type else o

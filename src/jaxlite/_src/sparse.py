@@ -248,8 +248,9 @@ def _sparse_dense_matmul(mat: BCOO, other):
   if other.ndim == 0:
     raise TypeError("matmul: a scalar operand is not allowed; use *")
   if other.shape[-2 if other.ndim > 1 else 0] != mat.shape[1]:
-    raise TypeError(f"matmul: sizes of contracting dimensions do not match: {mat.shape} and "
-                    f"{other.shape}")
+    k = other.shape[-2 if other.ndim > 1 else 0]  # JAX's message (its product is a dot_general)
+    raise TypeError("dot_general requires contracting dimensions to have the same shape, got "
+                    f"({mat.shape[1]},) and ({k},).")
   dtype = jnp.result_type(mat.dtype, other.dtype)
   if other.ndim == 1:
     terms = mat.data.astype(dtype) * other.astype(dtype).at[cols].get(mode="fill",
