@@ -19,6 +19,11 @@ from jaxlite._src.compiler import native
 from jaxlite._src.compiler.native import backend as native_backend
 from jaxlite._src.compiler.native import codegen, loops
 
+# numba compiles np.dot (the loops' matmuls) through SciPy's BLAS bindings: without SciPy it
+# refuses, and the loop stays on tier 1 (the oracle step, with SciPy, runs these).
+needs_scipy = pytest.mark.skipif(importlib.util.find_spec("scipy") is None,
+                                 reason="numba's np.dot needs SciPy, not installed")
+
 HAVE_NUMBA = importlib.util.find_spec("numba") is not None
 needs_numba = pytest.mark.skipif(
     not HAVE_NUMBA, reason="numba is not installed: the native tier needs the extra "
@@ -187,6 +192,7 @@ def test_float32_transcendentals_map_libm_free_versions():
   assert source.count("error_model='numpy'") == 1  # the kernel: x / 0 is inf, never raises
 
 
+@needs_scipy
 @needs_numba
 @pytest.mark.parametrize("name, f, make", CASES, ids=[c[0] for c in CASES])
 def test_native_scan_equals_tier0(cache_dir, name, f, make):
@@ -227,6 +233,7 @@ def test_unsupported_bodies_stay_on_tier1(f):
   assert not isinstance(loop, native.HotSwap)
 
 
+@needs_scipy
 @needs_numba
 def test_hot_scan_swaps_in_only_when_faster(cache_dir, monkeypatch):
   # Through the backend: tier 1's loop first, the background compile once hot, then the
@@ -281,6 +288,7 @@ WHILE_CASES = [
 ]
 
 
+@needs_scipy
 @needs_numba
 @pytest.mark.parametrize("name, f, make", WHILE_CASES, ids=[c[0] for c in WHILE_CASES])
 def test_native_while_equals_tier0(cache_dir, name, f, make):
@@ -314,6 +322,7 @@ def test_batched_while_stays_in_python():
     loops.while_source(p["cond_jaxpr"], p["body_jaxpr"], p["cond_nconsts"], p["body_nconsts"])
 
 
+@needs_scipy
 @needs_numba
 def test_jitted_while_through_the_native_backend(cache_dir, monkeypatch):
   monkeypatch.setattr(loops, "ENABLED", True)
