@@ -22,13 +22,35 @@ def oracle():
 
 
 @contextlib.contextmanager
-def x64(enabled: bool = True):
-  old = jaxlite.config.jax_enable_x64
-  jaxlite.config.update("jax_enable_x64", enabled)
+def configured(config=None, **options):
+  """Sets `options` on `config` (jaxlite's by default; pass `jax.config` for the oracle's) for
+  the block and restores the old values, even when the block raises."""
+  config = jaxlite.config if config is None else config
+  old = {name: getattr(config, name) for name in options}
   try:
+    for name, value in options.items():
+      config.update(name, value)
     yield
   finally:
-    jaxlite.config.update("jax_enable_x64", old)
+    for name, value in old.items():
+      config.update(name, value)
+
+
+def x64(enabled: bool = True):
+  return configured(jax_enable_x64=enabled)
+
+
+@pytest.fixture
+def on_xla():
+  """The xla backend as the default for the test (restores the previous choice)."""
+  with configured(jax_jaxlite_backend="xla"):
+    yield
+
+
+@pytest.fixture
+def on_numpy():
+  with configured(jax_jaxlite_backend="numpy"):
+    yield
 
 
 @pytest.fixture
@@ -50,3 +72,4 @@ def run_json_program(program: str, mod: str, **env_vars) -> object:
                      env=env, timeout=600)
   assert r.returncode == 0, r.stderr[-3000:]
   return json.loads(r.stdout.splitlines()[-1])
+

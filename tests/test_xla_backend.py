@@ -17,7 +17,7 @@ import pytest
 import jaxlite
 import jaxlite.numpy as jnp
 from jaxlite import lax
-from conftest import oracle
+from conftest import configured, oracle
 
 pytest.importorskip("jaxlib")
 ml_dtypes = pytest.importorskip("ml_dtypes")
@@ -30,37 +30,12 @@ from jaxlite._src.compiler.xla import lowering  # noqa: E402
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
-@pytest.fixture
-def on_xla():
-  """The xla backend as the default for the test (restores the previous choice)."""
-  old = jaxlite.config.jax_jaxlite_backend
-  jaxlite.config.update("jax_jaxlite_backend", "xla")
-  try:
-    yield
-  finally:
-    jaxlite.config.update("jax_jaxlite_backend", old)
-
-
-@pytest.fixture
-def on_numpy():
-  old = jaxlite.config.jax_jaxlite_backend
-  jaxlite.config.update("jax_jaxlite_backend", "numpy")
-  try:
-    yield
-  finally:
-    jaxlite.config.update("jax_jaxlite_backend", old)
-
-
 def _on(backend_name, fn, args):
-  old = jaxlite.config.jax_jaxlite_backend
-  jaxlite.config.update("jax_jaxlite_backend", backend_name)
-  try:
+  with configured(jax_jaxlite_backend=backend_name):
     out = jaxlite.jit(fn)(*args)
     leaves = jaxlite.tree_util.tree_leaves(out)
     kinds = [type(x._value).__name__ for x in leaves]
     return [np.asarray(x) for x in leaves], kinds
-  finally:
-    jaxlite.config.update("jax_jaxlite_backend", old)
 
 
 rng = np.random.default_rng(0)
@@ -458,11 +433,8 @@ def test_mlp_step_matches_numpy_backend(on_xla):
 # --- the persistent compilation cache ---------------------------------------------------------
 
 def test_persistent_cache_hits_and_rejects_corrupt_entries(tmp_path, on_xla):
-  old = (jaxlite.config.jax_compilation_cache_dir,
-         jaxlite.config.jax_persistent_cache_min_compile_time_secs)
-  jaxlite.config.update("jax_compilation_cache_dir", str(tmp_path))
-  jaxlite.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-  try:
+  with configured(jax_compilation_cache_dir=str(tmp_path),
+                  jax_persistent_cache_min_compile_time_secs=0.0):
     b = xla_backend.get_xla_backend()
     closed = jaxlite.make_jaxpr(lambda x: jnp.cos(x) * 5 - 2)(F)
     s0 = dict(compile_cache.stats)
@@ -482,9 +454,6 @@ def test_persistent_cache_hits_and_rejects_corrupt_entries(tmp_path, on_xla):
     key = compile_cache.cache_key("m", "cpu", "cpu", b"")
     assert key != compile_cache.cache_key("m", "tpu", "cpu", b"")
     assert key != compile_cache.cache_key("m", "cpu", "cpu", b"x")
-  finally:
-    jaxlite.config.update("jax_compilation_cache_dir", old[0])
-    jaxlite.config.update("jax_persistent_cache_min_compile_time_secs", old[1])
 
 
 # --- packaging and platforms -------------------------------------------------------------------

@@ -8,8 +8,6 @@ is jaxlite or jax (`m.numpy`, `m.lax`, `m.random`), so one line serves both libr
 """
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 import pytest
 
@@ -20,7 +18,7 @@ pytest.importorskip("jaxlib")
 from jaxlite._src import tree_util  # noqa: E402
 from jaxlite._src.compiler.xla import backend as xla_backend  # noqa: E402
 from jaxlite._src.compiler.xla import lowering  # noqa: E402
-from tests.conftest import oracle, x64  # noqa: E402
+from conftest import configured, oracle, x64  # noqa: E402
 
 # The primitives whose rules this file checks: a missing rule for one of them is a failure.
 MINE = {
@@ -432,32 +430,19 @@ def test_stablehlo_text_names_the_ops():
     assert op in text, op
 
 
-@contextlib.contextmanager
-def _jax_x64(jax):
-  old = jax.config.jax_enable_x64
-  jax.config.update("jax_enable_x64", True)
-  try:
-    yield
-  finally:
-    jax.config.update("jax_enable_x64", old)
-
-
 @pytest.fixture(params=[True, False], ids=["partitionable", "original"])
 def threefry_mode(request):
   jax = oracle()
-  old = (jaxlite.config.jax_threefry_partitionable, jax.config.jax_threefry_partitionable)
-  jaxlite.config.update("jax_threefry_partitionable", request.param)
-  jax.config.update("jax_threefry_partitionable", request.param)
-  yield
-  jaxlite.config.update("jax_threefry_partitionable", old[0])
-  jax.config.update("jax_threefry_partitionable", old[1])
+  with configured(jax_threefry_partitionable=request.param), \
+       configured(jax.config, jax_threefry_partitionable=request.param):
+    yield
 
 
 @pytest.mark.parametrize("width", [8, 16, 32, 64])
 def test_random_bits_both_threefry_modes(threefry_mode, width):
   jax = oracle()
   dtype = np.dtype(f"uint{width}")
-  with x64(), _jax_x64(jax):
+  with x64(), jax.enable_x64(True):
     build = lambda m: lambda d: (m.random.bits(_key(m, d), (3, 5), dtype),  # noqa: E731
                                  m.random.key_data(m.random.split(_key(m, d), 5)))
     _check(f"bits{width}", build, (KD,))
@@ -465,7 +450,7 @@ def test_random_bits_both_threefry_modes(threefry_mode, width):
 
 def test_random_seed_64bit():
   jax = oracle()
-  with x64(), _jax_x64(jax):
+  with x64(), jax.enable_x64(True):
     _check("seed64", lambda m: lambda s: m.random.key_data(m.random.key(s)),
            (np.int64(-(1 << 40) - 3),))
 
@@ -505,17 +490,7 @@ def test_call_primitives_inline(prim_name):
   np.testing.assert_allclose(_xla_run(f, (X,))[0], np.cos(X) * X[0] + 1, rtol=1e-6)
 
 
-@pytest.fixture
-def xla_default():
-  old = jaxlite.config.jax_jaxlite_backend
-  jaxlite.config.update("jax_jaxlite_backend", "xla")
-  try:
-    yield
-  finally:
-    jaxlite.config.update("jax_jaxlite_backend", old)
-
-
-def test_typed_keys_eager_and_jitted_on_xla(xla_default):
+def test_typed_keys_eager_and_jitted_on_xla(on_xla):
   """Key arrays cross the executable boundary as their ui32 data (eager random ops, jit)."""
   jax = oracle()
   rnd = jaxlite.random
