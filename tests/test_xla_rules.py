@@ -17,27 +17,8 @@ pytest.importorskip("jaxlib")
 
 from jaxlite._src import tree_util  # noqa: E402
 from jaxlite._src.compiler.xla import backend as xla_backend  # noqa: E402
-from jaxlite._src.compiler.xla import lowering  # noqa: E402
 from conftest import configured, oracle, x64  # noqa: E402
 
-# The primitives whose rules this file checks: a missing rule for one of them is a failure.
-MINE = {
-    "slice", "dynamic_slice", "dynamic_update_slice", "gather", "scatter", "scatter-add",
-    "scatter-sub", "scatter-mul", "scatter-min", "scatter-max", "split", "stack", "unstack",
-    "tile", "sort", "top_k", "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp",
-    "reduce_window", "reduce_window_sum", "reduce_window_max", "reduce_window_min", "reduce",
-    "conv_general_dilated", "while", "cond", "scan", "threefry2x32", "random_bits",
-    "random_seed", "random_split", "random_fold_in", "random_wrap", "random_unwrap", "erf",
-    "erfc", "erf_inv", "lgamma", "digamma", "bessel_i0e", "bessel_i1e", "zeta", "polygamma",
-    "nextafter", "population_count", "clz", "reduce_precision", "bitcast_convert_type",
-    "cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr",
-    "householder_product", "eigh", "svd", "fft", "pure_callback", "io_callback", "eig",
-    "tridiagonal_solve", "schur", "symmetric_product", "cholesky_update", "igamma", "igammac",
-    "igamma_grad_a", "random_gamma_grad",
-    "debug_callback", "debug_print", "call", "closed_call", "linear_call", "custom_vmap_call",
-    "random_gamma", "approx_top_k", "copy", "stage", "device_put", "empty2", "eq_to", "le_to",
-    "lt_to", "create_token", "after_all", "dce_sink", "check", "regularized_incomplete_beta",
-}
 X = (np.arange(24.0).reshape(4, 6) % 7 - 2.5).astype(np.float32)
 XI = np.array([[3, 1, 2, 1, 0, 3, 2], [5, 1, 0, 1, 5, 5, 5]], np.int32)
 XNAN = np.array([[3., -0., np.nan, 1., 0., -np.inf, 2.], [1., 1., 0., -1., np.nan, 5., 5.]],
@@ -49,15 +30,7 @@ DUP = np.array([0, 3, 0], np.int32)
 
 def _xla_run(fn, args):
   closed = jaxlite.make_jaxpr(fn)(*args)
-  try:
-    exe = xla_backend.get_xla_backend().compile(closed)
-  except lowering.LoweringError as err:
-    # A row may also use a primitive of the core families (select_n, pad, ...) whose rules land
-    # on the xla branch; a missing rule of this file's families still fails.
-    missing = str(err).split("'")[1] if "'" in str(err) else ""
-    if missing and missing not in MINE:
-      pytest.skip(f"needs the core rule for {missing!r}")
-    raise
+  exe = xla_backend.get_xla_backend().compile(closed)
   return [np.asarray(o) for o in exe(*tree_util.tree_leaves(args))]
 
 
