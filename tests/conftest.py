@@ -73,3 +73,23 @@ def run_json_program(program: str, mod: str, **env_vars) -> object:
   assert r.returncode == 0, r.stderr[-3000:]
   return json.loads(r.stdout.splitlines()[-1])
 
+
+def printed_output_tests(program: str, expected: dict, **env_vars):
+  """The tests of a module that runs a documentation page's snippets in a fresh process
+  (`program` prints the JSON of each case's printed output): jaxlite prints what JAX 0.10.2
+  printed (`expected`, recorded), and the record is re-checked against real JAX when installed.
+  `env_vars` go to both processes. Bind the three results to module names for pytest:
+  `ours, test_prints_what_jax_printed, test_recorded_outputs_are_jax_s = printed_output_tests(...)`."""
+  @pytest.fixture(scope="module", name="ours")
+  def ours():
+    return run_json_program(program, "jaxlite", **env_vars)
+
+  @pytest.mark.parametrize("name", sorted(expected))
+  def test_prints_what_jax_printed(ours, name):
+    assert ours[name] == expected[name]
+
+  def test_recorded_outputs_are_jax_s():
+    oracle()
+    assert run_json_program(program, "jax", **env_vars) == expected
+
+  return ours, test_prints_what_jax_printed, test_recorded_outputs_are_jax_s

@@ -1,9 +1,7 @@
 """API surface JAX's documentation pages use (aot.md, external-callbacks.md, array_refs.md):
 each case runs in a fresh process per library and prints; the output is compared with JAX
 0.10.2's (recorded below, re-checked against real JAX when it is installed)."""
-import pytest
-
-from conftest import oracle, run_json_program
+from conftest import printed_output_tests
 
 _PROGRAM = r'''
 import contextlib, io, json, sys
@@ -189,16 +187,5 @@ _EXPECTED = {
 }
 
 
-@pytest.fixture(scope="module")
-def ours():
-  return run_json_program(_PROGRAM, "jaxlite")
-
-
-@pytest.mark.parametrize("name", sorted(_EXPECTED))
-def test_prints_what_jax_printed(ours, name):
-  assert ours[name] == _EXPECTED[name]
-
-
-def test_recorded_outputs_are_jax_s():
-  oracle()
-  assert run_json_program(_PROGRAM, "jax") == _EXPECTED
+ours, test_prints_what_jax_printed, test_recorded_outputs_are_jax_s = printed_output_tests(
+    _PROGRAM, _EXPECTED)

@@ -3,9 +3,7 @@ jax-primitives.md, Custom_derivative_rules_for_Python_code.md...): each case is 
 those pages run in a fresh process (its code compiled as a notebook cell, `<cell N>`, as the
 pages' suite runs them), its printed output compared with what JAX 0.10.2 printed (recorded
 below, and re-checked against real JAX when it is installed)."""
-import pytest
-
-from conftest import oracle, run_json_program
+from conftest import printed_output_tests
 
 _PROGRAM = r'''
 import contextlib, io, json, sys, warnings
@@ -162,16 +160,5 @@ _EXPECTED = {
 }
 
 
-@pytest.fixture(scope="module")
-def ours():
-  return run_json_program(_PROGRAM, "jaxlite")
-
-
-@pytest.mark.parametrize("name", sorted(_EXPECTED))
-def test_prints_what_jax_printed(ours, name):
-  assert ours[name] == _EXPECTED[name]
-
-
-def test_recorded_outputs_are_jax_s():
-  oracle()
-  assert run_json_program(_PROGRAM, "jax") == _EXPECTED
+ours, test_prints_what_jax_printed, test_recorded_outputs_are_jax_s = printed_output_tests(
+    _PROGRAM, _EXPECTED)

@@ -3,9 +3,7 @@ Writing_custom_interpreters_in_Jax.md, gradient-checkpointing.md), with jaxlite 
 `jax`: `jax._src.api`, `jax._src.lax.lax`, `jax._src.util`, `jax._src.test_util`, and
 `ClosedJaxpr.literals`. The program runs in a fresh process per library (jaxlite installed as
 `jax`, or real JAX); its output is compared with JAX 0.10.2's (recorded below)."""
-import pytest
-
-from conftest import oracle, run_json_program
+from conftest import printed_output_tests
 
 _PROGRAM = r'''
 import json, sys
@@ -53,19 +51,6 @@ _EXPECTED = {
 }
 
 
-@pytest.fixture(scope="module")
-def ours():
-  return run_json_program(_PROGRAM, "jaxlite", JAX_NUM_CPU_DEVICES="2",
-                          JAXLITE_NUM_CPU_DEVICES="2",
-                          XLA_FLAGS="--xla_force_host_platform_device_count=2")
-
-
-@pytest.mark.parametrize("name", sorted(_EXPECTED))
-def test_prints_what_jax_printed(ours, name):
-  assert ours[name] == _EXPECTED[name]
-
-
-def test_recorded_outputs_are_jax_s():
-  oracle()
-  assert run_json_program(_PROGRAM, "jax", XLA_FLAGS="--xla_force_host_platform_device_count=2"
-                          ) == _EXPECTED
+ours, test_prints_what_jax_printed, test_recorded_outputs_are_jax_s = printed_output_tests(
+    _PROGRAM, _EXPECTED, JAX_NUM_CPU_DEVICES="2",
+    JAXLITE_NUM_CPU_DEVICES="2", XLA_FLAGS="--xla_force_host_platform_device_count=2")

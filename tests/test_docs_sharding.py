@@ -2,11 +2,7 @@
 each case is a snippet of those pages run in a fresh 8-device process, its printed result
 compared with what JAX 0.10.2 printed (recorded below, and re-checked against real JAX when it
 is installed)."""
-import json
-
-import pytest
-
-from conftest import oracle, run_json_program
+from conftest import printed_output_tests
 
 _PROGRAM = r"""
 import contextlib, io, json, sys
@@ -395,16 +391,5 @@ _EXPECTED = {
 }
 
 
-@pytest.fixture(scope="module")
-def ours():
-  return run_json_program(_PROGRAM, "jaxlite")
-
-
-@pytest.mark.parametrize("name", sorted(_EXPECTED))
-def test_prints_what_jax_printed(ours, name):
-  assert ours[name] == _EXPECTED[name]
-
-
-def test_recorded_outputs_are_jax_s():
-  oracle()
-  assert run_json_program(_PROGRAM, "jax") == _EXPECTED
+ours, test_prints_what_jax_printed, test_recorded_outputs_are_jax_s = printed_output_tests(
+    _PROGRAM, _EXPECTED)
