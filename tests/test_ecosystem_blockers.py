@@ -4,7 +4,7 @@ import pytest
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
-from conftest import oracle
+from conftest import configured, oracle
 
 
 def _leaves_equal(a, b):
@@ -92,9 +92,7 @@ def test_jit_closing_over_big_constant(tier):
   real = oracle()
   w = np.random.default_rng(0).normal(size=(512, 512)).astype(np.float32) / 20
   x = np.ones((3, 512), np.float32)
-  old = jax.config.jax_jaxlite_tier
-  jax.config.update("jax_jaxlite_tier", tier)
-  try:
+  with configured(jax_jaxlite_tier=tier):
     for m in (jax, real):
       W = m.numpy.asarray(w)
       out = (m.jit(lambda x: m.numpy.tanh(x @ W) @ W)(x),
@@ -103,8 +101,6 @@ def test_jit_closing_over_big_constant(tier):
         lite = out
     for a, b in zip(lite, out):
       np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-5)
-  finally:
-    jax.config.update("jax_jaxlite_tier", old)
 
 
 def test_jit_forwards_function_attributes():

@@ -9,7 +9,7 @@ import pytest
 import jaxlite as jax
 import jaxlite.numpy as jnp
 
-from conftest import oracle
+from conftest import configured, oracle
 
 F32 = np.array([0., -1., np.nan, np.inf, -np.inf, 3e38, 1e-45, 2.0], np.float32)
 I32 = np.array([0, -1, 2, 7, -2147483648], np.int32)
@@ -75,13 +75,9 @@ def test_jax_shows_none_either(op):
 
 @pytest.mark.parametrize("tier", [0, 1])
 def test_every_tier_is_quiet(tier):
-  old = jax.config.jax_jaxlite_tier
-  jax.config.update("jax_jaxlite_tier", tier)
-  try:
+  with configured(jax_jaxlite_tier=tier):
     f = jax.jit(lambda v: (v * v - v, jnp.log(v), v / 0, (v * 1e30).astype(jnp.int32)))
     assert _warnings_of(lambda: f(jnp.asarray(F32))) is None
-  finally:
-    jax.config.update("jax_jaxlite_tier", old)
 
 
 def test_users_own_numpy_keeps_its_warnings():

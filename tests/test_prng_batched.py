@@ -5,8 +5,7 @@ import pytest
 
 import jaxlite as jax
 from jaxlite._src import prng
-from jaxlite._src.config import config
-from conftest import oracle
+from conftest import configured, oracle
 
 MODES = (True, False)  # jax_threefry_partitionable
 
@@ -16,16 +15,12 @@ def _both(fn, partitionable):
   real = oracle()
   outs = []
   for mod in (jax, real):
-    old = mod.config.jax_threefry_partitionable
-    mod.config.update("jax_threefry_partitionable", partitionable)
-    try:
+    with configured(mod.config, jax_threefry_partitionable=partitionable):
       out = fn(mod)
       outs.append(jax.tree.map(
           lambda x: np.asarray(mod.random.key_data(x)
                                if mod.dtypes.issubdtype(x.dtype, mod.dtypes.prng_key) else x),
           out))
-    finally:
-      mod.config.update("jax_threefry_partitionable", old)
   return outs
 
 
@@ -75,9 +70,7 @@ def test_eager_batched_keys_match_jax(partitionable):
 @pytest.mark.parametrize("bit_width", [8, 16, 32, 64])
 def test_batched_bits_equal_key_by_key(partitionable, bit_width):
   """The one-array hash gives each key exactly its own draw (odd sizes, both modes, 64-bit)."""
-  old = config.jax_threefry_partitionable
-  config.update("jax_threefry_partitionable", partitionable)
-  try:
+  with configured(jax_threefry_partitionable=partitionable):
     keys = prng.split_keys(prng.seed_keys(np.array(5)), (4, 3))
     for shape in [(), (1,), (3,), (5, 3), (7,)]:
       batched = prng.bits_keys(keys, bit_width, shape)
@@ -87,8 +80,6 @@ def test_batched_bits_equal_key_by_key(partitionable, bit_width):
       split = prng.split_keys(keys, shape)
       for idx in np.ndindex(keys.shape):
         np.testing.assert_array_equal(split[idx], prng.split_keys(keys[idx], shape))
-  finally:
-    config.update("jax_threefry_partitionable", old)
 
 
 def test_batched_keys_are_one_hash(monkeypatch):

@@ -13,17 +13,15 @@ import jaxlite
 import jaxlite.numpy as jnp
 from jaxlite._src import traceback_util
 
-from conftest import oracle
+from conftest import configured, oracle
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(jaxlite.__file__)))
 
 
 @pytest.fixture
 def mode(request):
-  old = jaxlite.config.jax_traceback_filtering
-  jaxlite.config.update("jax_traceback_filtering", request.param)
-  yield request.param
-  jaxlite.config.update("jax_traceback_filtering", old)
+  with configured(jax_traceback_filtering=request.param):
+    yield request.param
 
 
 def _branchy(x):
