@@ -1,4 +1,4 @@
-"""The native tier (compiler/native/, extra jaxlite[native]) against tier 0.
+"""The native tier (compiler/native/: numba, installed where it has wheels) against tier 0.
 
 The switch, the hot-swap logic and the generated source are checked everywhere; compiled
 kernels, threefry bits and the disk cache need numba and skip without it, naming the extra.
@@ -26,8 +26,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 HAVE_NUMBA = importlib.util.find_spec("numba") is not None
 needs_numba = pytest.mark.skipif(
-    not HAVE_NUMBA, reason="numba is not installed: the native tier needs the extra "
-                           "jaxlite[native] (pip install 'jaxlite[native]')")
+    not HAVE_NUMBA, reason="numba is not installed (a default dependency where numba has "
+                           "wheels; elsewhere pip install 'jaxlite[native]')")
 
 TIER0, NATIVE = numpy_codegen.NUMPY, native_backend.NATIVE
 SRC = os.path.join(os.path.dirname(__file__), os.pardir, "src")
@@ -476,7 +476,7 @@ def _sweep_values():
 def vector_f32(request):
   """Serial numba loops over support's exp_f32, log_f32, log1p_f32, expm1_f32, tanh_f32, with
   fused multiply-adds (where the CPU has them) and without (CPUs without FMA)."""
-  pytest.importorskip("numba", reason="the native tier needs the extra jaxlite[native]")
+  pytest.importorskip("numba", reason="numba is not installed (no wheel for this platform)")
   from numba import njit
   from jaxlite._src.compiler.native import support
   if request.param and not support._HAS_FMA:

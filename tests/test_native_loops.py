@@ -26,8 +26,8 @@ needs_scipy = pytest.mark.skipif(importlib.util.find_spec("scipy") is None,
 
 HAVE_NUMBA = importlib.util.find_spec("numba") is not None
 needs_numba = pytest.mark.skipif(
-    not HAVE_NUMBA, reason="numba is not installed: the native tier needs the extra "
-                           "jaxlite[native] (pip install 'jaxlite[native]')")
+    not HAVE_NUMBA, reason="numba is not installed (a default dependency where numba has "
+                           "wheels; elsewhere pip install 'jaxlite[native]')")
 
 
 @pytest.fixture
