@@ -423,7 +423,8 @@ class Tracer(Array):
 
   @property
   def aval(self) -> ShapedArray:
-    raise NotImplementedError
+    # abstract: each trace's tracer class defines its type (JAX's Tracer leaves it to them)
+    raise NotImplementedError(f"{type(self).__name__} must define aval")
 
   shape = property(lambda self: self.aval.shape)
   dtype = property(lambda self: self.aval.dtype)
