@@ -86,3 +86,12 @@ def test_users_own_numpy_keeps_its_warnings():
     warnings.simplefilter("error")
     with pytest.raises(RuntimeWarning):
       np.log(np.float32(-1.0))
+
+
+def test_donating_jit_reusing_buffers_is_quiet():
+  # the donation path runs its own executable (one that writes into the donated buffer)
+  f = jax.jit(lambda x: x * x, donate_argnums=0)
+  x = jnp.asarray(np.array([0., 3e38], np.float32))
+  assert _warnings_of(lambda: f(x)) is None
+  np.testing.assert_array_equal(np.asarray(f(jnp.asarray(np.array([2., 3e38], np.float32)))),
+                                np.array([4., np.inf], np.float32))

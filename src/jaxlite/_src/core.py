@@ -264,32 +264,28 @@ class EvalTrace(Trace):
     vals = []
     extended = False
     committed = False
-    routed = None
     for a in args:
       t = type(a)
       if t is array_type:
-        v = a._value
-        vals.append(v)
+        vals.append(a._value)
         if a._device is not None:
           committed = True
-        if eager_routes and type(v) in eager_routes and routed is None:
-          routed = eager_routes[type(v)]
       elif t in dtypes.typed_scalar_types:
         vals.append(a.dtype.type(a))
       elif isinstance(a, Tracer):
         raise errors.unexpected_tracer_error(a)
       elif t is key_array_type:  # typed PRNG keys: results come back through their avals
-        v = a._value
-        vals.append(v)
+        vals.append(a._value)
         extended = True
         if a._device is not None:
           committed = True
-        if eager_routes and type(v) in eager_routes and routed is None:
-          routed = eager_routes[type(v)]
       else:
         vals.append(a)
-    if routed is not None:
-      return routed(primitive, args, params)
+    if eager_routes:  # another backend's buffers exist: the first operand holding one routes
+      for v in vals:
+        route = eager_routes.get(type(v))
+        if route is not None:
+          return route(primitive, args, params)
     if default_eager_route is not None:
       return default_eager_route(primitive, args, params)
     if committed and any(type(v) is non_addressable for v in vals):  # shards in other processes
@@ -308,21 +304,19 @@ class EvalTrace(Trace):
       if committed or params and (params.get("out_sharding") is not None
                                   or params.get("sharding") is not None):
         out_avals = with_out_shardings(primitive, avals, params, out_avals)
-      token = fp_quiet.quiet()  # NumPy's floating-point warnings: XLA shows none
-      try:
-        out = primitive.impl(*vals, **params)
-      finally:
-        fp_quiet.loud(token)
+    else:
+      out_avals = None  # the results' types: their NumPy values' and `weak_rule`'s weak types
+    token = fp_quiet.quiet()  # NumPy's floating-point warnings: XLA shows none
+    try:
+      out = primitive.impl(*vals, **params)
+    finally:
+      fp_quiet.loud(token)
+    if out_avals is not None:
       if primitive.multiple_results:
         out = [make_array(o, av) for o, av in zip(out, out_avals)]
       else:
         out = make_array(out, out_avals)
     else:
-      token = fp_quiet.quiet()
-      try:
-        out = primitive.impl(*vals, **params)
-      finally:
-        fp_quiet.loud(token)
       weak = weak_rule(args, params)
       if primitive.multiple_results:
         out = [array_from_numpy(o, w) for o, w in zip(out, weak)]
@@ -429,7 +423,8 @@ class Tracer(Array):
 
   @property
   def aval(self) -> ShapedArray:
-    raise NotImplementedError
+    # abstract: each trace's tracer class defines its type (JAX's Tracer leaves it to them)
+    raise NotImplementedError(f"{type(self).__name__} must define aval")
 
   shape = property(lambda self: self.aval.shape)
   dtype = property(lambda self: self.aval.dtype)

@@ -544,24 +544,22 @@ class PjitFunction:
   # -- calls ----------------------------------------------------------------------------------
   def __call__(self, *args, **kwargs):
     __tracebackhide__ = True  # noqa: F841 - an API boundary (traceback_util): read by pytest
+    # The dispatch is inline here, not in a helper (a cached call is the hottest jit path: one
+    # Python frame fewer); a `try` costs nothing until it catches.
     try:
-      return self._call(*args, **kwargs)
+      if config.jax_disable_jit:
+        return self._fun(*args, **kwargs)
+      if core._state.trace is core.eval_trace:
+        # The NumPy backend's all-Array fast path first, then the one eager path.
+        if self._fast_path and not kwargs and not self._sharded:
+          out = self._call_arrays_fast(args)
+          if out is not _MISS:
+            return out
+        return self._call_eager(args, kwargs)
+      return self._call_staged(args, kwargs)
     except Exception as e:
       traceback_util.filter_at_boundary(e)
       raise
-
-  def _call(self, *args, **kwargs):
-    if config.jax_disable_jit:
-      return self._fun(*args, **kwargs)
-    if core._state.trace is core.eval_trace:
-      # The NumPy backend's all-Array fast path first (inline here: a cached call is the
-      # hottest jit path), then the one eager path.
-      if self._fast_path and not kwargs and not self._sharded:
-        out = self._call_arrays_fast(args)
-        if out is not _MISS:
-          return out
-      return self._call_eager(args, kwargs)
-    return self._call_staged(args, kwargs)
 
   def _call_eager(self, args, kwargs):
     """The one eager call path (behind the all-Array fast path): the cache entry of these
@@ -789,7 +787,11 @@ class DonatingPjitFunction(PjitFunction):
       exe = donation.executable(entry, plan, donation.reusable_inputs(plan, flat), b)
       values = [numpy_value(x) for x in flat]
       donation.delete_consumed(plan, flat)
-      outs = exe(*values)
+      token = fp_quiet.quiet()  # as `_CacheEntry.run`: XLA's kernels never warn
+      try:
+        outs = exe(*values)
+      finally:
+        fp_quiet.loud(token)
       del values
       make = core.make_array
       out = entry.out_tree.unflatten([make(o, a) for o, a in zip(outs, entry.out_avals)])

@@ -221,7 +221,6 @@ def apply(primitive, avals, params, out_avals):
   return new if multiple else new[0]
 
 
-
 def eager_placements(primitive, args, params, outs, device):
   """Placements of eager results `outs` of `primitive` on `args` that live on the multi-device
   sharding `device`: the rule's NamedSharding where the result is sharded in its type, else

@@ -159,13 +159,7 @@ def threefry_source() -> str:
            "    c = np.uint64(i)",
            f"    x0 = ((c >> np.uint64(32)) + k0) & {m}",
            f"    x1 = ((c & {m}) + k1) & {m}"]
-  ks = ("k0", "k1", "k2")
-  for i in range(5):
-    for r in prng._ROTATIONS[i % 2]:
-      lines += [f"    x0 = (x0 + x1) & {m}",
-                f"    x1 = (((x1 << np.uint64({r})) & {m}) | (x1 >> np.uint64({32 - r}))) ^ x0"]
-    lines += [f"    x0 = (x0 + {ks[(i + 1) % 3]}) & {m}",
-              f"    x1 = (x1 + {ks[(i + 2) % 3]} + np.uint64({i + 1})) & {m}"]
+  lines += _hash_lines("    ", m)
   lines.append("    out[i] = np.uint32(x0 ^ x1)")
   return "\n".join(lines) + "\n"
 
