@@ -663,3 +663,15 @@ def test_cholesky_update_symmetric_product_householder_product():
   packed, taus = sl.lapack.sgeqrf(x)[:2]
   _close(L.householder_product(packed, taus), np.linalg.qr(x)[0])
   _close(L.householder_product(packed, taus), jax_.lax.linalg.householder_product(packed, taus))
+
+
+def test_eig_eigenvector_grad_without_opt_in_raises_jaxs_error():
+  a = np.array([[2., 1.], [0.5, 3.]], np.float32)
+  with pytest.raises(NotImplementedError, match="enable_eigvec_derivs=True"):
+    jax.grad(lambda m: jnp.linalg.eig(m)[1].real.sum())(a)
+
+
+def test_scipy_qr_mode_raw_is_a_value_error_as_in_jax():
+  import jaxlite.scipy.linalg as jsl
+  with pytest.raises(ValueError, match="Unsupported QR decomposition mode 'raw'"):
+    jsl.qr(np.eye(3, dtype=np.float32), mode="raw")

@@ -184,8 +184,10 @@ def _eig_jvp(primals, tangents, **params):
   if params["compute_left_eigenvectors"] or (params["compute_right_eigenvectors"]
                                              and not params["enable_eigvec_derivs"]):
     raise NotImplementedError(
-        "The derivatives of eigenvectors are not implemented, only eigenvalues. See "
-        "https://github.com/jax-ml/jax/issues/2748 for discussion.")
+        "Derivatives of non-symmetric eigenvectors are only valid under assumptions on the "
+        "input that JAX cannot check (see the enable_eigvec_derivs argument to "
+        "jax.lax.linalg.eig). Pass enable_eigvec_derivs=True to jax.lax.linalg.eig to opt in. "
+        "See https://github.com/jax-ml/jax/issues/2748 for discussion.")
   w, vr = eig_p.bind(x, compute_left_eigenvectors=False, compute_right_eigenvectors=True,
                      enable_eigvec_derivs=False, implementation=params["implementation"])
   dx = _as_dtype(_instantiate(dx, x), w.dtype)
