@@ -752,8 +752,10 @@ class PRNGKeyArray(core.Array):
   def item(self, *args):
     raise NotImplementedError("Cannot call abstract method item")
 
+  @property
   def tolist(self):
-    raise NotImplementedError("Cannot call abstract method tolist")
+    # JAX's key arrays have no tolist at all (hasattr is False); core.Array's is hidden so.
+    raise AttributeError("'PRNGKeyArray' object has no attribute 'tolist'")
 
   # -- comparisons: equal keys have equal data -----------------------------------------------------
   def __eq__(self, other):
