@@ -156,8 +156,7 @@ class ufunc:
     self.nargs = int(nargs if nargs is not None else nin)
     self.identity = identity
     self._call, self._reduce, self._accumulate, self._at = call, reduce, accumulate, at
-    if reduceat is not None:
-      self._reduceat = reduceat
+    self._reduceat = reduceat
 
   def __repr__(self):
     return f"<jnp.ufunc '{self.__name__}'>"
@@ -227,9 +226,34 @@ class ufunc:
     return a.at[indices].set(new)
 
   def reduceat(self, a, indices, axis=0, dtype=None, out=None):
-    if hasattr(self, "_reduceat"):
+    """Segment j reduces a[indices[j]:indices[j+1]] along `axis` (just a[indices[j]] where
+    that is empty), as NumPy's: each position i of the axis folds into the segments whose
+    start < i < end, unrolled over the static axis length (indices may be traced)."""
+    self._binary_scalar("reduceat")
+    if self._reduceat is not None:
       return self._reduceat(a, indices, axis=axis, dtype=dtype)
-    raise NotImplementedError(f"{self.__name__}.reduceat")
+    from jaxlite._src.numpy import indexing, ufuncs
+    a, indices = _arr(a), _arr(indices)
+    if a.ndim == 0:
+      raise ValueError(f"reduceat: a must have 1 or more dimension, got {a.shape=}")
+    if indices.ndim != 1:
+      raise ValueError(f"reduceat: indices must be one-dimensional, got {indices.shape=}")
+    if axis is None or isinstance(axis, (tuple, list)):
+      raise ValueError("reduceat requires a single integer axis.")
+    axis = int(axis) % a.ndim
+    if dtype is not None:
+      a = a.astype(dtype)
+    out = indexing.take(a, indices, axis=axis)
+    others = [d for d in range(out.ndim) if d != axis]
+    bounds = lnp.expand_dims(shape_ops.append(indices, a.shape[axis]), others)
+    start = shape_ops.moveaxis(bounds, axis, 0)[:-1]
+    end = shape_ops.moveaxis(bounds, axis, 0)[1:]
+    start, end = shape_ops.moveaxis(start, 0, axis), shape_ops.moveaxis(end, 0, axis)
+    for i in range(a.shape[axis]):
+      inside = ufuncs.logical_and(start < i, end > i)
+      out = lnp.where(inside, self(out, indexing.take(a, creation.asarray([i]), axis=axis)),
+                      out)
+    return out
 
 
 def frompyfunc(func, /, nin, nout, *, identity=None):
