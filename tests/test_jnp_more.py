@@ -316,3 +316,24 @@ def test_frompyfunc_reduceat_matches_jax_for_a_non_numpy_function():
   np.testing.assert_allclose(
       np.asarray(jnp.frompyfunc(f, 2, 1, identity=0).reduceat(a, idx, axis=1)),
       np.asarray(real.numpy.frompyfunc(f, 2, 1, identity=0).reduceat(a, idx, axis=1)))
+
+
+@pytest.mark.parametrize("kwargs", [dict(axis=0), dict(axis=1, initial=2.),
+                                    dict(axis=None, initial=1.), dict(axis=1, keepdims=True)])
+def test_frompyfunc_reduce_with_where_matches_jax(kwargs):
+  real = oracle()
+  f = lambda x, y: x * y + 1  # noqa: E731
+  a = np.arange(1., 13.).reshape(3, 4)
+  where = (a % 3) != 0
+  np.testing.assert_allclose(
+      np.asarray(jnp.frompyfunc(f, 2, 1, identity=0).reduce(a, where=where, **kwargs)),
+      np.asarray(real.numpy.frompyfunc(f, 2, 1, identity=0).reduce(a, where=where, **kwargs)))
+
+
+def test_frompyfunc_reduce_with_where_matches_numpy():
+  a = np.arange(1., 13.).reshape(3, 4)
+  add = jnp.frompyfunc(jnp.add, 2, 1, identity=0)
+  np.testing.assert_allclose(np.asarray(add.reduce(a, axis=1, where=(a % 3) != 0, initial=0.)),
+                             np.add.reduce(a, axis=1, where=(a % 3) != 0))
+  with pytest.raises(NotImplementedError, match="out argument"):
+    add.reduce(a, out=np.zeros(4))

@@ -176,15 +176,19 @@ class ufunc:
 
   def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False, initial=None, where=None):
     self._binary_scalar("reduce")
-    if out is not None or where is not None:
-      raise NotImplementedError(f"out/where arguments of {self.__name__}.reduce")
+    if out is not None:  # JAX's: results are new arrays
+      raise NotImplementedError(f"out argument of {self.__name__}.reduce()")
     if self._reduce is not None:
-      return self._reduce(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial)
+      return self._reduce(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial,
+                          **({} if where is None else {"where": where}))
     a = _arr(a) if dtype is None else _arr(a).astype(dtype)
+    keep = None if where is None else lnp.broadcast_to(_arr(where), a.shape)
     if axis is None:
       a, axis = lnp.ravel(a), 0
+      keep = None if keep is None else lnp.ravel(keep)
     axis = axis % a.ndim
     moved = shape_ops.moveaxis(a, axis, 0)
+    keep = None if keep is None else shape_ops.moveaxis(keep, axis, 0)
     if initial is None:
       initial = self.identity
     if moved.shape[0] == 0:
@@ -193,9 +197,13 @@ class ufunc:
                          "no identity")
       acc = creation.full(moved.shape[1:], initial, a.dtype)
     else:
-      acc = moved[0] if initial is None else self(_arr(initial).astype(a.dtype), moved[0])
-      for i in range(1, moved.shape[0]):
-        acc = self(acc, moved[i])
+      # As JAX's: without an initial value the first element starts the fold, masked or not.
+      first = 1 if initial is None else 0
+      acc = moved[0] if initial is None else lnp.broadcast_to(
+          _arr(initial).astype(a.dtype), moved.shape[1:])
+      for i in range(first, moved.shape[0]):
+        acc = self(acc, moved[i]) if keep is None else lnp.where(keep[i], self(acc, moved[i]),
+                                                                 acc)
     return lnp.expand_dims(acc, axis) if keepdims else acc
 
   def accumulate(self, a, axis=0, dtype=None, out=None):
