@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 
 import jaxlite
+import jaxlite as jax
 import jaxlite.numpy as jnp
+from conftest import oracle
 
 rng = np.random.default_rng(0)
 F = rng.standard_normal((3, 5)).astype(np.float32)
@@ -293,3 +295,45 @@ def test_no_missing_names():
   jax = pytest.importorskip("jax")
   missing = [n for n in dir(jax.numpy) if not n.startswith("_") and not hasattr(jnp, n)]
   assert missing == []
+
+
+@pytest.mark.parametrize("indices, axis", [([0, 2], 1), ([0, 2, 1, 3], 1), ([1, 0], 0),
+                                           ([3, 3, 0], 1)])
+def test_frompyfunc_reduceat_matches_numpy(indices, axis):
+  """Segments indices[j]:indices[j+1] reduce; an empty one (start >= end) is a[start]."""
+  a = np.arange(1., 13.).reshape(3, 4)
+  add = jnp.frompyfunc(jnp.add, 2, 1, identity=0)
+  np.testing.assert_allclose(np.asarray(add.reduceat(a, np.array(indices), axis=axis)),
+                             np.add.reduceat(a, indices, axis=axis))
+  traced = jax.jit(lambda x, i: add.reduceat(x, i, axis=axis))(a, np.array(indices))
+  np.testing.assert_allclose(np.asarray(traced), np.add.reduceat(a, indices, axis=axis))
+
+
+def test_frompyfunc_reduceat_matches_jax_for_a_non_numpy_function():
+  real = oracle()
+  f = lambda x, y: x * y + 1  # noqa: E731
+  a, idx = np.arange(1., 13.).reshape(3, 4), np.array([0, 2, 1, 3])
+  np.testing.assert_allclose(
+      np.asarray(jnp.frompyfunc(f, 2, 1, identity=0).reduceat(a, idx, axis=1)),
+      np.asarray(real.numpy.frompyfunc(f, 2, 1, identity=0).reduceat(a, idx, axis=1)))
+
+
+@pytest.mark.parametrize("kwargs", [dict(axis=0), dict(axis=1, initial=2.),
+                                    dict(axis=None, initial=1.), dict(axis=1, keepdims=True)])
+def test_frompyfunc_reduce_with_where_matches_jax(kwargs):
+  real = oracle()
+  f = lambda x, y: x * y + 1  # noqa: E731
+  a = np.arange(1., 13.).reshape(3, 4)
+  where = (a % 3) != 0
+  np.testing.assert_allclose(
+      np.asarray(jnp.frompyfunc(f, 2, 1, identity=0).reduce(a, where=where, **kwargs)),
+      np.asarray(real.numpy.frompyfunc(f, 2, 1, identity=0).reduce(a, where=where, **kwargs)))
+
+
+def test_frompyfunc_reduce_with_where_matches_numpy():
+  a = np.arange(1., 13.).reshape(3, 4)
+  add = jnp.frompyfunc(jnp.add, 2, 1, identity=0)
+  np.testing.assert_allclose(np.asarray(add.reduce(a, axis=1, where=(a % 3) != 0, initial=0.)),
+                             np.add.reduce(a, axis=1, where=(a % 3) != 0))
+  with pytest.raises(NotImplementedError, match="out argument"):
+    add.reduce(a, out=np.zeros(4))

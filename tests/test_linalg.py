@@ -663,3 +663,33 @@ def test_cholesky_update_symmetric_product_householder_product():
   packed, taus = sl.lapack.sgeqrf(x)[:2]
   _close(L.householder_product(packed, taus), np.linalg.qr(x)[0])
   _close(L.householder_product(packed, taus), jax_.lax.linalg.householder_product(packed, taus))
+
+
+def test_eig_eigenvector_grad_without_opt_in_raises_jaxs_error():
+  a = np.array([[2., 1.], [0.5, 3.]], np.float32)
+  with pytest.raises(NotImplementedError, match="enable_eigvec_derivs=True"):
+    jax.grad(lambda m: jnp.linalg.eig(m)[1].real.sum())(a)
+
+
+def test_scipy_qr_mode_raw_is_a_value_error_as_in_jax():
+  import jaxlite.scipy.linalg as jsl
+  with pytest.raises(ValueError, match="Unsupported QR decomposition mode 'raw'"):
+    jsl.qr(np.eye(3, dtype=np.float32), mode="raw")
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (3, 5), (2, 2, 4)])
+@pytest.mark.parametrize("pivoting", [False, True])
+def test_qr_jvp_of_wide_matrices(shape, pivoting):
+  """m < n: the square block's rule for (dQ, dR1), and dR2 = dQᴴ A2 + Qᴴ dA2 (JAX 0.10.2)."""
+  with x64():
+    a = _rand(shape, np.float64)
+    assert _jvp_error(lambda x: L.qr(x, pivoting=pivoting, full_matrices=False)[:2], a) < 1e-6
+
+
+def test_qr_jvp_of_wide_matrix_matches_jax():
+  jax_ = oracle()
+  a, da = _rand((3, 5), np.float32), _rand((3, 5), np.float32)
+  got = jax.jvp(lambda x: jnp.linalg.qr(x), (a,), (da,))[1]
+  want = jax_.jvp(lambda x: jax_.numpy.linalg.qr(x), (a,), (da,))[1]
+  for g, w in zip(got, want):
+    np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-3, atol=1e-3)

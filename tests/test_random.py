@@ -2160,3 +2160,12 @@ def test_gamma_small_shape_matches_jax(x64_on):
           _assert_within_ulps(random.gamma(random.key(seed), a, (8,)), want)
   finally:
     real.config.update("jax_enable_x64", old)
+
+
+def test_key_array_has_no_tolist_and_astype_item_raise_as_in_jax():
+  k = random.key(0)
+  assert not hasattr(k, "tolist")
+  with pytest.raises(NotImplementedError, match="abstract method astype"):
+    k.astype(np.float32)
+  with pytest.raises(NotImplementedError, match="abstract method item"):
+    k.item()

@@ -386,3 +386,21 @@ def test_matrix_functions_and_reductions():
 def test_bernoulli_numbers():
   np.testing.assert_allclose(np.asarray(jsp.special.bernoulli(12)), ss.bernoulli(12), rtol=1e-6)
   assert jsp.special.bernoulli(3).dtype == np.float32
+
+
+def test_eigh_tridiagonal_select_by_index():
+  """select='i' keeps eigenvalues select_range[0] <= i <= select_range[1] (ascending), as SciPy
+  and JAX; 'v' raises JAX's NotImplementedError and an empty range JAX's ValueError."""
+  jl = jsp.linalg
+  d, e = np.float32([1, 2, 3, 4, 0]), np.float32([.5, .5, .2, .7])
+  w = jl.eigh_tridiagonal(d, e, eigvals_only=True, select="i", select_range=(1, 3))
+  _close(w, sl.eigh_tridiagonal(d, e, eigvals_only=True, select="i", select_range=(1, 3)),
+         rtol=1e-5)
+  w, v = jl.eigh_tridiagonal(d, e, select="i", select_range=(2, 2))
+  full = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+  assert np.asarray(v).shape == (5, 1)
+  _close(full @ np.asarray(v), np.asarray(v) * np.asarray(w), rtol=1e-4, atol=1e-5)
+  with pytest.raises(NotImplementedError, match="select='v'"):
+    jl.eigh_tridiagonal(d, e, eigvals_only=True, select="v", select_range=(0., 1.))
+  with pytest.raises(ValueError, match="empty index range"):
+    jl.eigh_tridiagonal(d, e, eigvals_only=True, select="i", select_range=(3, 1))

@@ -384,3 +384,16 @@ def test_special_against_jax():
     assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
     np.testing.assert_allclose(ours, theirs, rtol=2e-5)
   assert jax is not None
+
+
+@pytest.mark.parametrize("mode", ["left", "right"])
+def test_qr_multiply_with_pivoting(mode):
+  """pivoting=True also returns p, with a[:, p] = Q R (Q R's signs as SciPy's may differ)."""
+  rng = np.random.default_rng(0)
+  a = rng.standard_normal((5, 3))
+  c = rng.standard_normal((3, 4) if mode == "left" else (4, 5))
+  out, r, p = jsp.linalg.qr_multiply(a, c, mode=mode, pivoting=True)
+  s_out, s_r, s_p = scipy.linalg.qr_multiply(a, c, mode=mode, pivoting=True)
+  np.testing.assert_array_equal(np.asarray(p), s_p)
+  np.testing.assert_allclose(np.abs(np.asarray(r)), np.abs(s_r), rtol=1e-4, atol=1e-5)
+  np.testing.assert_allclose(np.abs(np.asarray(out)), np.abs(s_out), rtol=1e-4, atol=1e-5)

@@ -379,3 +379,20 @@ def test_set_operations_match_numpy(a, b):
   for g, w in zip(jnp.intersect1d(a, b, return_indices=True),
                   np.intersect1d(a, b, return_indices=True)):
     np.testing.assert_array_equal(g, w)
+
+
+def _pad_ends(v, width, iaxis, kwargs):
+  v = v.at[:width[0]].set(kwargs.get("v", -1))
+  return v.at[v.shape[0] - width[1]:].set(2 * kwargs.get("v", -1)) if width[1] else v
+
+
+@pytest.mark.parametrize("pad_width", [1, ((1, 2), (0, 3)), ((0, 0), (2, 0))])
+def test_pad_with_a_callable_mode(pad_width):
+  """NumPy's callable mode (the function returns the padded line, as in JAX): lines of each
+  axis in turn, after zero padding."""
+  x = np.arange(12.).reshape(3, 4)
+
+  def np_func(v, width, iaxis, kwargs):  # NumPy's form: fills the line in place
+    v[:] = np.asarray(_pad_ends(jnp.asarray(v), width, iaxis, kwargs))
+  np.testing.assert_array_equal(np.asarray(jnp.pad(x, pad_width, _pad_ends, v=5.)),
+                                np.pad(x, pad_width, np_func, v=5.))

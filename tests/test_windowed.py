@@ -9,6 +9,7 @@ import pytest
 import jaxlite as jax
 from jaxlite import lax
 from jaxlite.test_util import check_grads
+from conftest import oracle
 
 RNG = np.random.default_rng(0)
 
@@ -402,3 +403,20 @@ def test_grouped_conv_grads_vs_jax(fgc, bgc, xs, ws, dn):
   for g, h in zip(grad(jax)(x, w), grad(jax_)(x, w)):
     np.testing.assert_allclose(np.asarray(g), np.asarray(h), rtol=1e-4, atol=1e-4)
   assert str(jax.make_jaxpr(grad(jax))(x, w)) == str(jax_.make_jaxpr(grad(jax_))(x, w))
+
+
+@pytest.mark.parametrize("padding", ["SAME", "VALID", ((1, 0), (2, 1)), ((0, 0), (1, 1))])
+@pytest.mark.parametrize("strides, rhs_dilation", [((1, 1), None), ((2, 3), (1, 2))])
+def test_conv_transpose_use_consistent_padding_matches_jax(padding, strides, rhs_dilation):
+  """use_consistent_padding=True reads tuple padding as the forward conv's (k - 1 - p a side);
+  strings mean the same either way."""
+  real = oracle()
+  rng = np.random.default_rng(0)
+  x = rng.standard_normal((2, 7, 7, 3)).astype(np.float32)
+  w = rng.standard_normal((3, 4, 3, 5)).astype(np.float32)
+  kw = dict(rhs_dilation=rhs_dilation, dimension_numbers=("NHWC", "HWIO", "NHWC"),
+            use_consistent_padding=True)
+  got = jax.lax.conv_transpose(x, w, strides, padding, **kw)
+  want = real.lax.conv_transpose(x, w, strides, padding, **kw)
+  assert got.shape == want.shape
+  np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-4)

@@ -146,7 +146,7 @@ class Sharding:
 
   @property
   def device_set(self) -> set:
-    raise NotImplementedError
+    raise NotImplementedError("Subclasses should implement this method.")  # JAX's abstract base
 
   @property
   def num_devices(self) -> int:

@@ -437,15 +437,23 @@ def _bits_original(k0: int, k1: int, bit_width: int, shape: tuple) -> np.ndarray
     raise NotImplementedError("random bits of more than 2**32 - 1 words with "
                               "jax_threefry_partitionable=False")
   bits = _hash_original(k0, k1, np.arange(words, dtype=np.uint32))
+  return _words_to_bits(bits, bit_width, size).reshape(shape)
+
+
+def _words_to_bits(bits: np.ndarray, bit_width: int, n: int) -> np.ndarray:
+  """The first n bit_width-bit values of the original mode's uint32 words (last axis): 64
+  bits join the first half's words (high) with the second half's (low); 8 and 16 bits are the
+  little-endian pieces of each word, low piece first."""
   if bit_width == 64:
-    hi, lo = np.split(bits.astype(np.uint64), 2)
+    hi, lo = np.split(bits.astype(np.uint64), 2, axis=-1)
     out = (hi << np.uint64(32)) | lo
   elif bit_width == 32:
     out = bits
-  else:  # the little-endian pieces of each word, low piece first
-    pieces = bits[:, None] >> (np.arange(32 // bit_width, dtype=np.uint32) * bit_width)
-    out = (pieces & np.uint32((1 << bit_width) - 1)).astype(_UINT[bit_width]).reshape(-1)
-  return out[:size].reshape(shape)
+  else:
+    pieces = bits[..., None] >> (np.arange(32 // bit_width, dtype=np.uint32) * bit_width)
+    pieces = (pieces & np.uint32((1 << bit_width) - 1)).astype(_UINT[bit_width])
+    out = pieces.reshape(bits.shape[:-1] + (-1,))
+  return out[..., :n]
 
 
 def bits_keys(keys: np.ndarray, bit_width: int, shape: tuple) -> np.ndarray:
@@ -483,15 +491,7 @@ def _batched_bits_original(keys, bit_width: int, n: int) -> np.ndarray:
   if words % 2:
     x1[-1] = 0
   y0, y1 = _keys_hash(keys, np.arange(half, dtype=np.uint32), x1)
-  bits = np.concatenate([y0, y1], axis=-1)[..., :words]
-  if bit_width == 64:
-    hi, lo = np.split(bits.astype(np.uint64), 2, axis=-1)
-    return (hi << np.uint64(32)) | lo
-  if bit_width == 32:
-    return bits
-  pieces = bits[..., None] >> (np.arange(32 // bit_width, dtype=np.uint32) * bit_width)
-  pieces = (pieces & np.uint32((1 << bit_width) - 1)).astype(_UINT[bit_width])
-  return pieces.reshape(keys.shape + (-1,))[..., :n]
+  return _words_to_bits(np.concatenate([y0, y1], axis=-1)[..., :words], bit_width, n)
 
 
 def seed_keys(seeds: np.ndarray) -> np.ndarray:
@@ -752,8 +752,10 @@ class PRNGKeyArray(core.Array):
   def item(self, *args):
     raise NotImplementedError("Cannot call abstract method item")
 
+  @property
   def tolist(self):
-    raise NotImplementedError("Cannot call abstract method tolist")
+    # JAX's key arrays have no tolist at all (hasattr is False); core.Array's is hidden so.
+    raise AttributeError("'PRNGKeyArray' object has no attribute 'tolist'")
 
   # -- comparisons: equal keys have equal data -----------------------------------------------------
   def __eq__(self, other):

@@ -55,16 +55,15 @@ class JAXSparse:
   def __matmul__(self, other):
     if isinstance(other, JAXSparse):
       return NotImplemented
-    return _sparse_dense_matmul(self.to_bcoo() if type(self) is not BCOO else self, other)
+    return _sparse_dense_matmul(self.to_bcoo(), other)
 
   def __rmatmul__(self, other):
     if isinstance(other, JAXSparse):
       return NotImplemented
-    bcoo = self.to_bcoo() if type(self) is not BCOO else self
     jnp = _jnp()
     other = jnp.asarray(other)
     # x @ A = (A^T @ x^T)^T over x's last axis
-    out = _sparse_dense_matmul(bcoo.transpose(), jnp.swapaxes(other, -1, -2)
+    out = _sparse_dense_matmul(self.to_bcoo().transpose(), jnp.swapaxes(other, -1, -2)
                                if other.ndim > 1 else other)
     return jnp.swapaxes(out, -1, -2) if other.ndim > 1 else out
 

@@ -184,8 +184,10 @@ def _eig_jvp(primals, tangents, **params):
   if params["compute_left_eigenvectors"] or (params["compute_right_eigenvectors"]
                                              and not params["enable_eigvec_derivs"]):
     raise NotImplementedError(
-        "The derivatives of eigenvectors are not implemented, only eigenvalues. See "
-        "https://github.com/jax-ml/jax/issues/2748 for discussion.")
+        "Derivatives of non-symmetric eigenvectors are only valid under assumptions on the "
+        "input that JAX cannot check (see the enable_eigvec_derivs argument to "
+        "jax.lax.linalg.eig). Pass enable_eigvec_derivs=True to jax.lax.linalg.eig to opt in. "
+        "See https://github.com/jax-ml/jax/issues/2748 for discussion.")
   w, vr = eig_p.bind(x, compute_left_eigenvectors=False, compute_right_eigenvectors=True,
                      enable_eigvec_derivs=False, implementation=params["implementation"])
   dx = _as_dtype(_instantiate(dx, x), w.dtype)
@@ -503,30 +505,51 @@ def _qr_abstract(x, *, pivoting=False, full_matrices=True, use_magma=None):
 qr_p = _linalg_primitive("qr", _qr_impl, _qr_abstract)
 
 
-def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
-  """For m >= n: with C = Qᴴ dA R⁻¹ and Ω its skew-Hermitian part built from the strict lower
-  triangle, dQ = Q (Ω - C) + dA R⁻¹ and dR = (C - Ω) R. Pivoting permutes dA's columns like
-  A's (the permutation is piecewise constant)."""
-  (x,), (dx,) = primals, tangents
-  outs = qr_p.bind(x, pivoting=pivoting, full_matrices=full_matrices, use_magma=use_magma)
-  q, r = outs[0], outs[1]
-  m, n = x.shape[-2:]
-  if m < n or (full_matrices and m != n):
-    raise NotImplementedError(
-        "Unimplemented case of QR decomposition derivative")
-  dx = _instantiate(dx, x)
-  if pivoting:
-    dx = _mT(_permute_rows(_mT(dx), outs[2]))
+def _qr_thin_tangents(q, r, dx):
+  """(dQ, dR) of the thin QR A = Q R, A m x n with m >= n: with C = Qᴴ dA R⁻¹ and Ω its
+  skew-Hermitian part built from the strict lower triangle, dQ = Q (Ω - C) + dA R⁻¹ and
+  dR = (C - Ω) R."""
   dx_rinv = triangular_solve(r, dx)
   qt_dx_rinv = _matmul(_H(q), dx_rinv)
   lower = tril(qt_dx_rinv, -1)
   omega = ew.sub_p.bind(lower, _H(lower))
-  if x.dtype.kind == "c":
-    imag_diag = ew.sub_p.bind(qt_dx_rinv, _as_dtype(_real(qt_dx_rinv), x.dtype))
+  if q.dtype.kind == "c":
+    imag_diag = ew.sub_p.bind(qt_dx_rinv, _as_dtype(_real(qt_dx_rinv), q.dtype))
     omega = ew.add_p.bind(omega, ew.mul_p.bind(imag_diag, np.asarray(_eye_like(omega),
-                                                                     x.dtype)))
+                                                                     q.dtype)))
   dq = ew.add_p.bind(_matmul(q, ew.sub_p.bind(omega, qt_dx_rinv)), dx_rinv)
   dr = _matmul(ew.sub_p.bind(qt_dx_rinv, omega), r)
+  return dq, dr
+
+
+def _last_columns(x, start, stop):
+  from jaxlite._src.lax.slicing import slice_in_dim
+  return slice_in_dim(x, start, stop, 1, x.ndim - 1)
+
+
+def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
+  """m >= n: the thin rule (_qr_thin_tangents). m < n: A = [A1 A2] with A1 square, so
+  (dQ, dR1) is the square rule for A1 = Q R1 and R2 = Qᴴ A2 gives dR2 = dQᴴ A2 + Qᴴ dA2.
+  Pivoting permutes dA's columns like A's (the permutation is piecewise constant)."""
+  (x,), (dx,) = primals, tangents
+  outs = qr_p.bind(x, pivoting=pivoting, full_matrices=full_matrices, use_magma=use_magma)
+  q, r = outs[0], outs[1]
+  m, n = x.shape[-2:]
+  if m > n and full_matrices:
+    # JAX 0.10.2 has this case (arXiv 2409.13374); jaxlite does not yet.
+    raise NotImplementedError(
+        "QR decomposition derivative of a tall matrix with full_matrices=True")
+  dx = _instantiate(dx, x)
+  if pivoting:
+    dx = _mT(_permute_rows(_mT(dx), outs[2]))
+  if m < n:
+    xp = _mT(_permute_rows(_mT(x), outs[2])) if pivoting else x
+    dq, dr1 = _qr_thin_tangents(q, _last_columns(r, 0, m), _last_columns(dx, 0, m))
+    dr2 = ew.add_p.bind(_matmul(_H(dq), _last_columns(xp, m, n)),
+                        _matmul(_H(q), _last_columns(dx, m, n)))
+    dr = shape_prims.concatenate_p.bind(dr1, dr2, dimension=x.ndim - 1)
+  else:
+    dq, dr = _qr_thin_tangents(q, r, dx)
   tangents_out = [dq, dr] + ([_int_zero(outs[2])] if pivoting else [])
   return list(outs), tangents_out
 

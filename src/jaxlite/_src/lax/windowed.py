@@ -455,9 +455,11 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
   rhs_dilation = (1,) * (nd - 2) if rhs_dilation is None else _ints(rhs_dilation)
   effective = [_dilate(k, r) for k, r in zip(kernel, rhs_dilation)]
   if isinstance(padding, str):
-    if use_consistent_padding:
-      raise NotImplementedError("conv_transpose(use_consistent_padding=True)")
     pads = [_conv_transpose_padding(k, s, padding) for k, s in zip(effective, strides)]
+  elif use_consistent_padding:
+    # `padding` is the forward conv's: the transpose pads k - 1 - p a side (PyTorch's meaning),
+    # so that conv_transpose is the gradient of conv with the same padding and strides.
+    pads = [tuple(k - 1 - int(p) for p in pair) for k, pair in zip(effective, padding)]
   else:
     pads = padding
   if transpose_kernel:

@@ -156,8 +156,7 @@ class ufunc:
     self.nargs = int(nargs if nargs is not None else nin)
     self.identity = identity
     self._call, self._reduce, self._accumulate, self._at = call, reduce, accumulate, at
-    if reduceat is not None:
-      self._reduceat = reduceat
+    self._reduceat = reduceat
 
   def __repr__(self):
     return f"<jnp.ufunc '{self.__name__}'>"
@@ -177,15 +176,19 @@ class ufunc:
 
   def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False, initial=None, where=None):
     self._binary_scalar("reduce")
-    if out is not None or where is not None:
-      raise NotImplementedError(f"out/where arguments of {self.__name__}.reduce")
+    if out is not None:  # JAX's: results are new arrays
+      raise NotImplementedError(f"out argument of {self.__name__}.reduce()")
     if self._reduce is not None:
-      return self._reduce(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial)
+      return self._reduce(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial,
+                          **({} if where is None else {"where": where}))
     a = _arr(a) if dtype is None else _arr(a).astype(dtype)
+    keep = None if where is None else lnp.broadcast_to(_arr(where), a.shape)
     if axis is None:
       a, axis = lnp.ravel(a), 0
+      keep = None if keep is None else lnp.ravel(keep)
     axis = axis % a.ndim
     moved = shape_ops.moveaxis(a, axis, 0)
+    keep = None if keep is None else shape_ops.moveaxis(keep, axis, 0)
     if initial is None:
       initial = self.identity
     if moved.shape[0] == 0:
@@ -194,9 +197,13 @@ class ufunc:
                          "no identity")
       acc = creation.full(moved.shape[1:], initial, a.dtype)
     else:
-      acc = moved[0] if initial is None else self(_arr(initial).astype(a.dtype), moved[0])
-      for i in range(1, moved.shape[0]):
-        acc = self(acc, moved[i])
+      # As JAX's: without an initial value the first element starts the fold, masked or not.
+      first = 1 if initial is None else 0
+      acc = moved[0] if initial is None else lnp.broadcast_to(
+          _arr(initial).astype(a.dtype), moved.shape[1:])
+      for i in range(first, moved.shape[0]):
+        acc = self(acc, moved[i]) if keep is None else lnp.where(keep[i], self(acc, moved[i]),
+                                                                 acc)
     return lnp.expand_dims(acc, axis) if keepdims else acc
 
   def accumulate(self, a, axis=0, dtype=None, out=None):
@@ -227,9 +234,34 @@ class ufunc:
     return a.at[indices].set(new)
 
   def reduceat(self, a, indices, axis=0, dtype=None, out=None):
-    if hasattr(self, "_reduceat"):
+    """Segment j reduces a[indices[j]:indices[j+1]] along `axis` (just a[indices[j]] where
+    that is empty), as NumPy's: each position i of the axis folds into the segments whose
+    start < i < end, unrolled over the static axis length (indices may be traced)."""
+    self._binary_scalar("reduceat")
+    if self._reduceat is not None:
       return self._reduceat(a, indices, axis=axis, dtype=dtype)
-    raise NotImplementedError(f"{self.__name__}.reduceat")
+    from jaxlite._src.numpy import indexing, ufuncs
+    a, indices = _arr(a), _arr(indices)
+    if a.ndim == 0:
+      raise ValueError(f"reduceat: a must have 1 or more dimension, got {a.shape=}")
+    if indices.ndim != 1:
+      raise ValueError(f"reduceat: indices must be one-dimensional, got {indices.shape=}")
+    if axis is None or isinstance(axis, (tuple, list)):
+      raise ValueError("reduceat requires a single integer axis.")
+    axis = int(axis) % a.ndim
+    if dtype is not None:
+      a = a.astype(dtype)
+    out = indexing.take(a, indices, axis=axis)
+    others = [d for d in range(out.ndim) if d != axis]
+    bounds = lnp.expand_dims(shape_ops.append(indices, a.shape[axis]), others)
+    start = shape_ops.moveaxis(bounds, axis, 0)[:-1]
+    end = shape_ops.moveaxis(bounds, axis, 0)[1:]
+    start, end = shape_ops.moveaxis(start, 0, axis), shape_ops.moveaxis(end, 0, axis)
+    for i in range(a.shape[axis]):
+      inside = ufuncs.logical_and(start < i, end > i)
+      out = lnp.where(inside, self(out, indexing.take(a, creation.asarray([i]), axis=axis)),
+                      out)
+    return out
 
 
 def frompyfunc(func, /, nin, nout, *, identity=None):

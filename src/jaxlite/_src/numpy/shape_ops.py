@@ -667,7 +667,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
   """NumPy's pad: modes constant, edge, reflect, symmetric, wrap, empty, statistics, ramps."""
   array = _asarray(array)
   if callable(mode):
-    raise NotImplementedError("jnp.pad with a callable mode is not supported by jaxlite")
+    return _pad_callable(array, pad_width, mode, kwargs)
   if mode not in _PAD_MODES:
     raise NotImplementedError(f"Unimplemented padding mode '{mode}' for np.pad.")
   allowed = {"constant": {"constant_values"}, "linear_ramp": {"end_values"},
@@ -688,6 +688,18 @@ def pad(array, pad_width, mode="constant", **kwargs):
   end_values = _hashable(kwargs.get("end_values", 0))
   return _pad_jit(array, pad_width, mode, constant_values, stat_length, end_values,
                   kwargs.get("reflect_type", "even"))
+
+
+def _pad_callable(array, pad_width, func, kwargs):
+  """NumPy's callable mode, as JAX's: zero padding, then each axis in turn has every 1-D line
+  replaced by `func(line, (before, after), axis, kwargs)` (which returns the padded line, as
+  arrays are immutable)."""
+  from jaxlite._src.numpy.functional import apply_along_axis
+  pad_width = _pairs(pad_width, array.ndim, "pad_width")
+  padded = pad(array, pad_width)
+  for axis in range(padded.ndim):
+    padded = apply_along_axis(func, axis, padded, pad_width[axis], axis, kwargs)
+  return padded
 
 
 def _hashable(v):

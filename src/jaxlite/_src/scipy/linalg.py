@@ -3,6 +3,8 @@ triangular solves, expm by Padé scaling and squaring, block_diag) over lax.lina
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from jaxlite._src import core
@@ -191,10 +193,10 @@ def qr(a, overwrite_a: bool = False, lwork=None, mode: str = "full", pivoting: b
        check_finite: bool = True):
   """mode 'full' (complete Q), 'economic' (reduced) or 'r' ((r,)); with pivoting also the
   column permutation p (a[:, p] = q r)."""
-  if mode not in ("full", "economic", "r", "raw"):
+  # SciPy's mode='raw' (LAPACK's packed Householder form) is not offered: JAX raises this
+  # ValueError for it too.
+  if mode not in ("full", "economic", "r"):
     raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
-  if mode == "raw":
-    raise NotImplementedError("qr mode='raw'")
   (a,) = _inexact("qr", a)
   return _qr(a, mode=mode, pivoting=bool(pivoting))
 
@@ -302,8 +304,20 @@ def eigh_tridiagonal(d, e, *, eigvals_only: bool = False, select: str = "a",
                      select_range=None, tol=None, key=None):
   """Eigenvalues (and vectors) of the symmetric tridiagonal matrix with diagonal d and
   off-diagonal e."""
-  if select != "a" or select_range is not None:
-    raise NotImplementedError("eigh_tridiagonal: only select='a' is implemented")
+  if select == "a":
+    lo = hi = None
+  elif select == "i":
+    if select_range is None:
+      raise ValueError("for select='i', select_range must be specified.")
+    lo, hi = (operator.index(i) for i in select_range)
+    if lo > hi:
+      raise ValueError("Got empty index range in select_range.")
+    hi += 1
+  elif select == "v":
+    # As in JAX 0.10.2: the count of eigenvalues in a value range is data-dependent.
+    raise NotImplementedError("eigh_tridiagonal(..., select='v') is not implemented.")
+  else:
+    raise ValueError("'select must have a value in {'a', 'i', 'v'}.")
   jnp = _jnp()
   d, e = _inexact("eigh_tridiagonal", d, e)
   n = d.shape[-1]
@@ -311,6 +325,7 @@ def eigh_tridiagonal(d, e, *, eigvals_only: bool = False, select: str = "a",
   if n > 1:
     full = full + jnp.diag(e[:n - 1], 1) + jnp.diag(jnp.conj(e[:n - 1]), -1)
   v, w = lax_linalg.eigh(full, symmetrize_input=False)
+  w, v = w[..., lo:hi], v[..., lo:hi]  # eigh sorts ascending: index i is the i-th smallest
   return w if eigvals_only else (w, v)
 
 

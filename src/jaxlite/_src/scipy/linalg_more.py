@@ -240,12 +240,11 @@ def expm_frechet(A, E, *, method: str | None = None, compute_expm: bool = True):
 
 def qr_multiply(a, c, mode: str = "right", pivoting: bool = False, conjugate: bool = False,
                 overwrite_a: bool = False, overwrite_c: bool = False):
-  """(Q @ c, R) for mode 'left' or (c @ Q, R) for 'right', Q and R of the economic QR of a."""
+  """(Q @ c, R) for mode 'left' or (c @ Q, R) for 'right', Q and R of the economic QR of a
+  (and the column permutation p with pivoting, a[:, p] = Q R)."""
   jnp = _jnp()
   if mode not in ("right", "left"):
     raise ValueError(f"mode must be 'right' or 'left', got {mode!r}")
-  if pivoting:
-    raise NotImplementedError("qr_multiply: pivoting=True (column-pivoted QR) is not available")
   a, c = _float(a), _float(c)
   dtype = jnp.result_type(a, c)
   a, c = a.astype(dtype), c.astype(dtype)
@@ -262,11 +261,12 @@ def qr_multiply(a, c, mode: str = "right", pivoting: bool = False, conjugate: bo
     raise ValueError(f"Array shapes are not compatible for c @ Q operation: a has shape "
                      f"{tuple(a.shape)} so Q has {m} rows, but c has {c.shape[-1]} columns "
                      f"(expected {m}).")
-  q, r = jnp.linalg.qr(a, mode="reduced")
+  from jaxlite._src.lax import linalg as lax_linalg
+  q, r, *perm = lax_linalg.qr(a, pivoting=bool(pivoting), full_matrices=False)
   if conjugate:
     q = jnp.conj(q)
   out = q @ c if mode == "left" else c @ q
-  return (out.ravel() if onedim else out), r
+  return ((out.ravel() if onedim else out), r, *perm)  # with pivoting also p: a[:, p] = q r
 
 
 def solve_sylvester(A, B, C, *, method: str = "schur", tol: float = 1e-8):
