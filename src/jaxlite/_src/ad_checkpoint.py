@@ -116,13 +116,8 @@ def _remat_linearize(primals, tangents, *, jaxpr, prevent_cse, differentiated, p
 
 
 def _remat_transpose(cts, *args, jaxpr, prevent_cse, differentiated, policy):
-  undefined = [ad.is_undefined_primal(a) for a in args]
-  trans, nonzero = ad.transpose_jaxpr(jaxpr, undefined, [type(c) is not Zero for c in cts])
-  ins = [a for a in args if not ad.is_undefined_primal(a)]
-  ins += [c for c in cts if type(c) is not Zero]
-  outs = remat_p.bind(*ins, jaxpr=trans, prevent_cse=prevent_cse, differentiated=True,
-                      policy=policy) if any(nonzero) else []
-  return ad.spread_transposed(args, nonzero, outs)
+  return ad.transpose_call(jaxpr, cts, args, lambda trans, ins: remat_p.bind(
+      *ins, jaxpr=trans, prevent_cse=prevent_cse, differentiated=True, policy=policy))
 
 
 def _remat_batcher(axis_data, vals, dims, *, jaxpr, **params):
