@@ -248,3 +248,13 @@ def test_printed_jaxprs_match_jax(which, transform):
   assert got.replace("f_jvp", "").replace("g_fwd", "").replace("g_bwd", "") == \
       want.replace("f_jvp", "").replace("g_fwd", "").replace("g_bwd", "")
   assert ("jvp=f_jvp" in got) == ("jvp=f_jvp" in want)
+
+
+def test_linear_custom_jvp_transposes_as_its_body():
+  # (the JVP rule plays no part: linear_transpose and a VJP through a linear solve use the body)
+  @jax.custom_jvp
+  def f(x, y):
+    return 3.0 * x - y
+  f.defjvp(lambda p, t: (f(*p), 100.0 * t[0]))  # a wrong rule: it must not be used
+  ct_x, ct_y = jax.linear_transpose(f, 1.0, 1.0)(2.0)
+  assert float(ct_x) == 6.0 and float(ct_y) == -2.0

@@ -28,6 +28,11 @@ try:
   safe_map(lambda a, b: a, [1, 2], [1])
 except ValueError as e:
   out["safe_map_mismatch"] = type(e).__name__
+  out["safe_map_mismatch_text"] = str(e)
+try:
+  safe_zip([1, 2], [1])
+except ValueError as e:
+  out["safe_zip_mismatch_text"] = str(e)
 out["util"] = str((safe_map(lambda a, b: a + b, [1, 2], [3, 4]), list(safe_zip([1], [2])),
                    unzip2([(1, 2), (3, 4)]), split_list([1, 2, 3, 4], [1, 2])))
 try:  # (JAX's test_util needs absl)
@@ -45,6 +50,9 @@ print(json.dumps(out))
 _EXPECTED = {
   'api_transforms': '[14.0, 2.0, 14.0, [14.0, 2.0], [2.0, 2.0]]',
   'safe_map_mismatch': 'ValueError',
+  'safe_map_mismatch_text': 'safe_map() argument 2 is shorter than argument 1',
+  'safe_zip_mismatch_text': 'safe_zip() argument 1 has length 1 but argument 0 has length 2. '
+                            'All lengths: (2, 1)',
   'util': '([4, 6], [(1, 2)], ((1, 3), (2, 4)), [[1], [2, 3], [4]])',
   'create_mesh': "(('x',), (2,), (Auto,))",
   'closed_jaxpr_literals': 'True',

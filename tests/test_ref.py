@@ -245,6 +245,7 @@ ERRORS = [
      "reference of type Ref{float32[4]}. Move the array reference to be an argument to the "
      "vmapped function?"),
     ("not_a_ref", lambda r: jaxlite.ref.get(jlnp.ones(3), 0), ValueError, "expected a Ref"),
+    ("negative_step", lambda r: r[::-1], ValueError, "slice must have a step >= 1 (found: -1)"),
 ]
 
 

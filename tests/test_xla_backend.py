@@ -295,6 +295,19 @@ def test_lowered_text_is_stablehlo(on_xla):
   assert cost["transcendentals"] == 12.0 and cost["bytes accessed"] > 0
 
 
+def test_dot_precision_in_lowered_text(on_xla):
+  x = np.ones((2, 3), np.float32)
+  f = jaxlite.jit(lambda a: a @ a.T)
+  assert "precision = " not in f.lower(x).as_text()
+  with jaxlite.default_matmul_precision("highest"):
+    assert "precision = [HIGHEST, HIGHEST]" in jaxlite.jit(lambda a: a @ a.T).lower(x).as_text()
+  # an algorithm name (not a Precision) sets no precision_config, and the dot still compiles
+  with jaxlite.default_matmul_precision("F32_F32_F32"):
+    g = jaxlite.jit(lambda a: a @ a.T + 0)
+    assert "precision = " not in g.lower(x).as_text()
+    np.testing.assert_allclose(g(x), np.full((2, 2), 3.0, np.float32))
+
+
 def test_missing_rule_names_the_primitive(on_xla):
   from jaxlite._src import core
   p = core.Primitive("no_rule_here")

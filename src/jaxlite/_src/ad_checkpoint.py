@@ -16,6 +16,7 @@ from typing import NamedTuple
 from jaxlite._src import core, tree_util
 from jaxlite._src.call_primitives import with_zeros
 from jaxlite._src.compiler import backend, passes
+from jaxlite._src.config import config
 from jaxlite._src.core import ClosedJaxpr, Var
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.interpreters import partial_eval as pe
@@ -115,13 +116,8 @@ def _remat_linearize(primals, tangents, *, jaxpr, prevent_cse, differentiated, p
 
 
 def _remat_transpose(cts, *args, jaxpr, prevent_cse, differentiated, policy):
-  undefined = [ad.is_undefined_primal(a) for a in args]
-  trans, nonzero = ad.transpose_jaxpr(jaxpr, undefined, [type(c) is not Zero for c in cts])
-  ins = [a for a in args if not ad.is_undefined_primal(a)]
-  ins += [c for c in cts if type(c) is not Zero]
-  outs = remat_p.bind(*ins, jaxpr=trans, prevent_cse=prevent_cse, differentiated=True,
-                      policy=policy) if any(nonzero) else []
-  return ad.spread_transposed(args, nonzero, outs)
+  return ad.transpose_call(jaxpr, cts, args, lambda trans, ins: remat_p.bind(
+      *ins, jaxpr=trans, prevent_cse=prevent_cse, differentiated=True, policy=policy))
 
 
 def _remat_batcher(axis_data, vals, dims, *, jaxpr, **params):
@@ -169,25 +165,7 @@ def _remat_partial_eval(closed, nonzeros, policy) -> RematSplit:
   primal_in, tangent_in = jvp.invars[:n_in], jvp.invars[n_in:]
   tangent_out = jvp.outvars[n_out:]
   unknown = set(tangent_in)
-  known_eqns, eqns = [], []
-  for eqn in jvp.eqns:
-    unknown_in = [type(v) is Var and v in unknown for v in eqn.invars]
-    if not any(unknown_in):
-      known_eqns.append(eqn)
-    elif eqn.primitive is remat_p and not all(unknown_in):
-      # A checkpoint nested inside (its JVP: primals and tangents in, both out): its primal
-      # outputs are known, computed by a remat of the part of its body that gives them; the
-      # eqn left for the linear side gives only the tangents (recomputing what it needs).
-      known, eqn, unknown_out = _split_remat_eqn(eqn, unknown_in)
-      if known is not None:
-        known_eqns.append(known)
-        eqns.append(known)
-      unknown.update(v for v, u in zip(eqn.outvars, unknown_out) if u)
-      eqns.append(eqn)
-      continue
-    else:
-      unknown.update(eqn.outvars)
-    eqns.append(eqn)
+  known_eqns, eqns = _forward_known(jvp.eqns, unknown)
   # Walk back from the output tangents: a known value they need is saved when the policy
   # allows it, else the eqn producing it is recomputed on the linear side.
   needed = {v for v in tangent_out if type(v) is Var}
@@ -214,24 +192,36 @@ def _remat_partial_eval(closed, nonzeros, policy) -> RematSplit:
                     _dce(ClosedJaxpr(lin, jvp_closed.consts)), input_res, nz_out)
 
 
+def _forward_known(eqns, unknown):
+  """(the eqns of `eqns` that read nothing in `unknown`, `eqns` with each checkpoint reading
+  both split in two), adding to `unknown` the outputs that depend on it. A checkpoint nested
+  inside (its JVP: primals and tangents in, both out) has known primal outputs, computed by a
+  remat of the part of its body that gives them; the eqn left gives only the rest (recomputing
+  what it needs)."""
+  known, out = [], []
+  for eqn in eqns:
+    unknown_in = [type(v) is Var and v in unknown for v in eqn.invars]
+    if not any(unknown_in):
+      known.append(eqn)
+    elif eqn.primitive is remat_p and not all(unknown_in):
+      part, eqn, unknown_out = _split_remat_eqn(eqn, unknown_in)
+      if part is not None:
+        known.append(part)
+        out.append(part)
+      unknown.update(v for v, u in zip(eqn.outvars, unknown_out) if u)
+    else:
+      unknown.update(eqn.outvars)
+    out.append(eqn)
+  return known, out
+
+
 def _known_part_of_remat(eqn, unknown_in):
   """(an eqn computing the outputs of remat `eqn` that do not depend on its unknown inputs,
   from its known ones, or None; per output, whether it is unknown)."""
   inner = eqn.params["jaxpr"]
   jaxpr = inner.jaxpr
   dep = {v for v, u in zip(jaxpr.invars, unknown_in) if u}
-  body_eqns = []
-  for e in jaxpr.eqns:
-    unk = [type(v) is Var and v in dep for v in e.invars]
-    if not any(unk):
-      body_eqns.append(e)
-    elif e.primitive is remat_p and not all(unk):  # nested deeper: its known part, likewise
-      k, unk_out = _known_part_of_remat(e, unk)
-      if k is not None:
-        body_eqns.append(k)
-      dep.update(v for v, u in zip(e.outvars, unk_out) if u)
-    else:
-      dep.update(e.outvars)
+  body_eqns, _ = _forward_known(jaxpr.eqns, dep)
   unknown_out = [type(v) is Var and v in dep for v in jaxpr.outvars]
   keep = [i for i, u in enumerate(unknown_out) if not u]
   if not keep:
@@ -318,8 +308,6 @@ _traces: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 def _trace_key(fun, in_tree, avals, static, nargs):
   """(the cache for `fun`, the key of this call), or (None, None) when it cannot be cached."""
-  from jaxlite._src.config import config
-  from jaxlite._src.interpreters import batching
   try:
     cache = _traces.get(fun)
     if cache is None:

@@ -10,6 +10,7 @@ import functools
 import numpy as np
 
 from jaxlite._src import traceback_util
+from jaxlite._src.sharding.partition_spec import PartitionSpec  # (pure data: no mesh machinery)
 from jaxlite._src import array as array_lib
 from jaxlite._src import core
 from jaxlite._src import devices
@@ -169,7 +170,6 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
 
 
 def _is_pspec(d) -> bool:
-  from jaxlite._src.sharding.partition_spec import PartitionSpec
   return isinstance(d, PartitionSpec)
 
 

@@ -209,11 +209,9 @@ class Primitive(core.Primitive, metaclass=_LibraryPrimitiveType):
   (bind, the rule tables, jit and the compilers) treats it as any primitive."""
 
   def def_impl(self, impl):
-    multiple = lambda: self.multiple_results  # noqa: E731  (set after def_impl by some)
-
     def array_impl(*vals, **params):
       out = impl(*[_library_arg(v) for v in vals], **params)
-      if multiple():
+      if self.multiple_results:  # read per call: some libraries set it after def_impl
         return [_buffer(o) for o in out]
       return _buffer(out)
     array_impl.__wrapped__ = impl

@@ -185,13 +185,8 @@ def _custom_jvp_call_transpose(cts, *args, call_jaxpr, jvp, num_consts, symbolic
   """A linear custom_jvp function transposes as its body does (the JVP rule plays no part in
   the transpose), evaluated inline as JAX's backward pass does (optimistix transposes
   lineax's linear solves through one)."""
-  undefined = [ad.is_undefined_primal(a) for a in args]
-  nz_cts = [type(c) is not Zero for c in cts]
-  trans, nonzero = ad.transpose_jaxpr(call_jaxpr, undefined, nz_cts)
-  ins = [a for a in args if not ad.is_undefined_primal(a)]
-  ins += [c for c in cts if type(c) is not Zero]
-  outs = core.eval_jaxpr(trans.jaxpr, trans.consts, *ins) if any(nonzero) else []
-  return ad.spread_transposed(args, nonzero, outs)
+  return ad.transpose_call(call_jaxpr, cts, args, lambda trans, ins: core.eval_jaxpr(
+      trans.jaxpr, trans.consts, *ins))
 
 
 ad.primitive_transposes[custom_jvp_call_p] = _custom_jvp_call_transpose

@@ -140,7 +140,6 @@ class _AxisSet(frozenset):
 class _ContextMesh(Mesh):
   """The mesh of `jax.set_mesh` as a shard_map given no `mesh=` takes it: JAX stages the
   context's AbstractMesh, so a jaxpr prints that (running needs the devices: still a Mesh)."""
-  from_context = True
 
 
 _context_meshes: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -154,7 +153,7 @@ def _context_mesh(m):
 
 
 def _mesh_text(m):
-  return str(m.abstract_mesh if getattr(m, "from_context", False) else m)
+  return str(m.abstract_mesh if isinstance(m, _ContextMesh) else m)
 
 
 pp.param_rules[shard_map_p] = pp.ParamRule(show={"mesh": _mesh_text})

@@ -176,6 +176,12 @@ def _program(body, primitive, params, avals, cacheable, mesh, manual, check_vma)
 
 # --- a call ------------------------------------------------------------------------------------
 
+def _host(x) -> np.ndarray:
+  """A value on the host: an Array's buffer, else NumPy's view of it."""
+  from jaxlite._src import array
+  return array.host_value(x) if isinstance(x, array.ArrayImpl) else np.asarray(x)
+
+
 def run(f, mesh, manual, flat_in, out_specs, check_vma, in_tree, flat):
   """`f`'s shard_map over `mesh` on the flat arguments `flat` (split by `flat_in`), run op by
   op: the outputs, assembled by `out_specs` and placed over the mesh."""
@@ -188,7 +194,7 @@ def run(f, mesh, manual, flat_in, out_specs, check_vma, in_tree, flat):
   trace = ShardMapTrace(mesh, manual, check_vma)
   args = []
   for x, spec in zip(flat, flat_in):
-    v = array.host_value(x) if isinstance(x, array.ArrayImpl) else np.asarray(x)
+    v = _host(x)
     aval = core.get_aval(x)
     block = core.ShapedArray(block_shape(aval.shape, spec, mesh), aval.dtype, aval.weak_type,
                              vma=spec_axes(spec, manual) if check_vma else frozenset())
@@ -205,7 +211,7 @@ def run(f, mesh, manual, flat_in, out_specs, check_vma, in_tree, flat):
     if isinstance(o, ShardMapTracer) and o._trace is trace:
       outs.append(o)
     else:  # a value computed without the arguments: the same on every device
-      v = np.asarray(array.host_value(o) if isinstance(o, array.ArrayImpl) else o)
+      v = _host(o)
       a = core.get_aval(o)
       outs.append(ShardMapTracer(trace, core.ShapedArray(a.shape, a.dtype, a.weak_type),
                                  [v] * n))

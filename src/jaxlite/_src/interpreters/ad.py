@@ -548,6 +548,16 @@ def _transpose_jaxpr(closed, undefined, ct_nonzero):
   return out, tuple(nonzero_out)
 
 
+def transpose_call(closed: core.ClosedJaxpr, cts, args, run) -> list:
+  """The transpose rule of a call primitive whose body is `closed`: its transposed jaxpr run
+  by `run(transposed, ins)` on the defined arguments then the nonzero cotangents (not run when
+  no linear input gets a cotangent), the results spread over `args`."""
+  undefined = [type(a) is UndefinedPrimal for a in args]
+  trans, nonzero = transpose_jaxpr(closed, undefined, [type(c) is not Zero for c in cts])
+  ins = [a for a, u in zip(args, undefined) if not u] + [c for c in cts if type(c) is not Zero]
+  return spread_transposed(args, nonzero, run(trans, ins) if any(nonzero) else [])
+
+
 def spread_transposed(args, nonzero, outs) -> list:
   """A transposed call's outputs spread over the call's arguments: None for defined ones,
   Zero for linear ones that got no cotangent (`nonzero` is from `transpose_jaxpr`)."""

@@ -435,16 +435,18 @@ def batch_matmul(lhs, rhs, precision=None):
 # --- StableHLO lowering --------------------------------------------------------------------------
 
 def _hlo_precision(precision):
-  """precision_config of a dot: the param's, else `jax_default_matmul_precision`'s, else none."""
+  """precision_config of a dot: the param's, else `jax_default_matmul_precision`'s, else none
+  (a flag naming a dot algorithm, `F32_F32_F32`..., is no Precision: none either)."""
   if precision is None:
-    flag = config.jax_default_matmul_precision
-    if flag is None or Precision(flag) is None:
+    try:
+      precision = canonicalize_precision(config.jax_default_matmul_precision)
+    except ValueError:
       return None
-    precision = (Precision(flag),) * 2
-  elif not isinstance(precision, tuple):
-    precision = (precision, precision)
-  names = [Precision(p).name if p is not None else "DEFAULT" for p in precision]
-  return "[" + ", ".join(f"#stablehlo<precision {n}>" for n in names) + "]"
+  else:
+    precision = canonicalize_precision(precision)
+  if precision is None:
+    return None
+  return "[" + ", ".join(f"#stablehlo<precision {p.name}>" for p in precision) + "]"
 
 
 def _hlo_dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None,

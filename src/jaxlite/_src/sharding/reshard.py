@@ -130,16 +130,25 @@ def reshard(xs, out_shardings, *, _fun_name="reshard"):
   """`jax.sharding.reshard`: `xs` (a pytree) laid out as `out_shardings` (a NamedSharding or a
   PartitionSpec of the current mesh, or a pytree prefix of them)."""
   from jaxlite._src import tree_util
-  is_leaf = lambda s: s is None or isinstance(s, (PartitionSpec, NamedSharding))  # noqa: E731
-  for s in tree_util.tree_leaves(out_shardings, is_leaf=is_leaf):
+  for s in tree_util.tree_leaves(out_shardings, is_leaf=_is_sharding_leaf):
     if isinstance(s, NamedSharding):  # (JAX words it as for a PartitionSpec)
       _check_explicit(s.spec, s.mesh, _fun_name)
-  if is_leaf(out_shardings):
-    return tree_util.tree_map(lambda x: _reshard_leaf(x, out_shardings, _fun_name), xs)
-  flat, tree = tree_util.tree_flatten(out_shardings, is_leaf=is_leaf)
-  subtrees = tree.flatten_up_to(xs)
-  return tree.unflatten([tree_util.tree_map(lambda x, s=s: _reshard_leaf(x, s), sub)
-                         for s, sub in zip(flat, subtrees)])
+  return _over_prefix(xs, out_shardings, lambda x, s: _reshard_leaf(x, s, _fun_name))
+
+
+def _is_sharding_leaf(s) -> bool:
+  return s is None or isinstance(s, (PartitionSpec, NamedSharding))
+
+
+def _over_prefix(xs, shardings, fn):
+  """`fn(x, s)` over every leaf `x` of `xs`, `s` its sharding in `shardings`, a pytree prefix
+  of `xs` whose leaves are shardings, specs or None."""
+  from jaxlite._src import tree_util
+  if _is_sharding_leaf(shardings):
+    return tree_util.tree_map(lambda x: fn(x, shardings), xs)
+  flat, tree = tree_util.tree_flatten(shardings, is_leaf=_is_sharding_leaf)
+  return tree.unflatten([tree_util.tree_map(lambda x, s=s: fn(x, s), sub)
+                         for s, sub in zip(flat, tree.flatten_up_to(xs))])
 
 
 def _axes_tuple(axes, mesh, fun_name):
@@ -230,17 +239,11 @@ def _switched(f, args, kwargs, axes, kind, fun_name, out_s, in_s):
 
 
 def _mesh_cast(xs, shardings, fun_name):
-  """`xs` laid out as `shardings` (a pytree prefix), as JAX's mesh_cast: like reshard, but a
-  spec may name Auto axes (auto_axes' out_sharding over an Auto mesh): the layout changes, the
-  type holds the Explicit axes only."""
-  from jaxlite._src import tree_util
-  is_leaf = lambda s: s is None or isinstance(s, (PartitionSpec, NamedSharding))  # noqa: E731
-  flat, tree = tree_util.tree_flatten(shardings, is_leaf=is_leaf)
-  subtrees = tree.flatten_up_to(xs) if not is_leaf(shardings) else [xs]
-  return tree.unflatten([
-      tree_util.tree_map(lambda x, s=s: x if s is None else
-                         _reshard_leaf(x, s, fun_name, check=False), sub)
-      for s, sub in zip(flat, subtrees)])
+  """`xs` laid out as `shardings` (a pytree prefix; None leaves as is), as JAX's mesh_cast: like
+  reshard, but a spec may name Auto axes (auto_axes' out_sharding over an Auto mesh): the
+  layout changes, the type holds the Explicit axes only."""
+  return _over_prefix(xs, shardings, lambda x, s: x if s is None else
+                      _reshard_leaf(x, s, fun_name, check=False))
 
 
 def takes_out_sharding(fn):

@@ -99,8 +99,8 @@ def make_indexer(idx, shape, fun_name="get") -> tuple[tuple, list]:
         raise TypeError(f"Ref `{fun_name}`: slice bounds must be static; use jax.ds(start, "
                         f"size) for a traced start, got {item}")
       start, stop, step = item.indices(dim)
-      if step < 1:
-        raise NotImplementedError(f"Ref `{fun_name}`: negative slice steps are not supported")
+      if step < 1:  # JAX's indexer takes strides >= 1 only (its ValueError)
+        raise ValueError(f"slice must have a step >= 1 (found: {step})")
       size = len(range(start, stop, step))
       dims.append(_Dim(start, size, step, False, _static_slice_text(start, size, dim)))
     elif isinstance(item, Slice):

@@ -4,25 +4,33 @@ from __future__ import annotations
 import functools
 import math
 
+# `args` cut into pieces of the given lengths and the rest; two lists interleaved as booleans
+# say: jaxlite's control flow has them already.
+from jaxlite._src.lax.control_flow.common import merge_lists, split_list  # noqa: F401
+
+
+def _as_equal_lists(fn, args):
+  """`args` as lists; JAX's ValueError naming `fn` when their lengths differ."""
+  args = [list(a) for a in args]
+  lengths = tuple(map(len, args))
+  for i, n in enumerate(lengths[1:], 1):
+    if n != lengths[0]:
+      if fn == "safe_map":  # JAX counts safe_map's arguments after the function, from 1
+        raise ValueError(f"safe_map() argument {i + 1} is "
+                         f"{'shorter' if n < lengths[0] else 'longer'} than argument 1")
+      raise ValueError(f"{fn}() argument {i} has length {n} but argument 0 has length "
+                       f"{lengths[0]}. All lengths: {lengths}")
+  return args
+
 
 def safe_map(f, *args):
   """`map` that requires its arguments to have equal lengths (JAX's ValueError otherwise)."""
-  args = list(map(list, args))
-  n = len(args[0])
-  for arg in args[1:]:
-    if len(arg) != n:
-      raise ValueError(f"length mismatch: {list(map(len, args))}")
-  return list(map(f, *args))
+  return list(map(f, *_as_equal_lists("safe_map", args)))
 
 
 def safe_zip(*args):
   """`zip` that requires its arguments to have equal lengths (JAX's ValueError otherwise)."""
-  args = list(map(list, args))
-  n = len(args[0])
-  for arg in args[1:]:
-    if len(arg) != n:
-      raise ValueError(f"length mismatch: {list(map(len, args))}")
-  return list(zip(*args))
+  return list(zip(*_as_equal_lists("safe_zip", args)))
 
 
 unsafe_map, unsafe_zip = map, zip
@@ -45,27 +53,12 @@ def unzip3(xyzs):
   return tuple(xs), tuple(ys), tuple(zs)
 
 
-def split_list(args, ns):
-  """`args` cut into pieces of lengths `ns`, and the rest."""
-  args = list(args)
-  out = []
-  for n in ns:
-    out.append(args[:n])
-    args = args[n:]
-  return out + [args]
-
-
 def partition_list(bs, lst):
   """`lst` split by the booleans `bs`: (where False, where True)."""
   out = [], []
   for b, x in safe_zip(bs, lst):
     out[b].append(x)
   return out
-
-
-def merge_lists(bs, l0, l1):
-  i0, i1 = iter(l0), iter(l1)
-  return [next(i1) if b else next(i0) for b in bs]
 
 
 def prod(xs):
