@@ -302,3 +302,20 @@ def test_patches_against_jax(name, fn):
   for w, g in zip(jax.tree_util.tree_leaves(want), jaxlite.tree_util.tree_leaves(got)):
     assert g.shape == w.shape and g.dtype == w.dtype
     np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("bits", [(8, 7), (5, 10), (4, 3), (5, 2), (8, 23), (11, 52), (3, 0)])
+def test_reduce_precision_bits_as_jax(dtype, bits):
+  # XLA's bit-level rounding for any bit counts (it never depended on ml_dtypes being loaded):
+  # mantissa to nearest even, overflow to inf, underflow and subnormals to a signed zero.
+  jax = oracle()
+  rng = np.random.default_rng(1)
+  x = (rng.standard_normal(500) * np.exp(rng.uniform(-9, 9, 500))).astype(dtype)
+  x[:6] = [np.nan, np.inf, -np.inf, 0.0, -0.0, np.finfo(dtype).tiny / 4]
+  ours = np.asarray(jaxlite.lax.reduce_precision(x, *bits))
+  jitted = np.asarray(jaxlite.jit(lambda v: jaxlite.lax.reduce_precision(v, *bits))(x))
+  want = np.asarray(jax.lax.reduce_precision(x, *bits))
+  for got in (ours, jitted):
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))

@@ -917,11 +917,29 @@ ad.defjvp_zero(bitcast_convert_type_p)
 
 
 def _reduce_precision_impl(x, exponent_bits, mantissa_bits):
-  if (exponent_bits, mantissa_bits) == (8, 7) and dtypes.bfloat16 is not None:
-    return x.astype(dtypes.bfloat16).astype(x.dtype)
-  if (exponent_bits, mantissa_bits) == (5, 10):
-    return x.astype(np.float16).astype(x.dtype)
-  return x
+  """XLA's ReducePrecision on the bits, for any bit counts: the mantissa rounded to nearest even,
+  then exponents past the narrower range become inf (overflow) or a signed zero (underflow,
+  subnormals included, as XLA flushes them); NaNs stay NaN."""
+  x = np.asarray(x)
+  info = np.finfo(x.dtype)
+  src_m, src_e = info.nmant, info.nexp
+  uint = np.dtype(f"u{x.dtype.itemsize}").type
+  bits = x.view(uint)
+  one = uint(1)
+  if mantissa_bits < src_m:
+    last_bit = one << uint(src_m - mantissa_bits)
+    bias = (last_bit >> one) - one + ((bits & last_bit) >> uint(src_m - mantissa_bits))
+    bits = (bits + bias) & ~(last_bit - one)
+  if exponent_bits < src_e:
+    exponent_mask = ((one << uint(src_e)) - one) << uint(src_m)
+    src_bias, reduced_bias = (1 << (src_e - 1)) - 1, (1 << (exponent_bits - 1)) - 1
+    exponent = bits & exponent_mask
+    sign = bits & (one << uint(src_e + src_m))
+    bits = np.where(exponent > uint(src_bias + reduced_bias) << uint(src_m), sign | exponent_mask,
+                    np.where(exponent <= uint(src_bias - reduced_bias) << uint(src_m), sign,
+                             bits))
+  out = np.asarray(bits, dtype=uint).view(x.dtype)
+  return np.where(np.isnan(x), x, out)
 
 
 reduce_precision_p = core.Primitive("reduce_precision")
