@@ -11,6 +11,7 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src.compiler.xla import lowering as xla
+from jaxlite._src.lax.control_flow.common import split_list
 
 
 def _aval(shape, dtype):
@@ -25,15 +26,6 @@ def _data(v) -> xla.Value:
 def _typed(v, aval) -> xla.Value:
   """Data `v` seen with the logical `aval` again (key arrays)."""
   return xla.Value(v.name, aval)
-
-
-def _split(xs, sizes):
-  out, i = [], 0
-  for n in sizes:
-    out.append(list(xs[i:i + n]))
-    i += n
-  out.append(list(xs[i:]))
-  return out
 
 
 def _any(ctx, pred) -> xla.Value:
@@ -57,17 +49,17 @@ def _where(ctx, pred, new, old) -> xla.Value:
 # --- while ----------------------------------------------------------------------------------------
 
 def while_rule(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
-  cconsts, bconsts, carry = _split(args, [cond_nconsts, body_nconsts])
+  cconsts, bconsts, carry = split_list(args, [cond_nconsts, body_nconsts])
   state_avals = [v.aval for v in args]
   batched = bool(cond_jaxpr.out_avals[0].shape)
 
   def cond_region(c, *state):
-    cc, _, cy = _split(state, [cond_nconsts, body_nconsts])
+    cc, _, cy = split_list(state, [cond_nconsts, body_nconsts])
     pred, = c.lower_jaxpr(cond_jaxpr, None, cc + cy)
     return [_any(c, pred)]
 
   def body_region(c, *state):
-    cc, bc, cy = _split(state, [cond_nconsts, body_nconsts])
+    cc, bc, cy = split_list(state, [cond_nconsts, body_nconsts])
     new = c.lower_jaxpr(body_jaxpr, None, bc + cy)
     if batched:  # elements whose predicate is already false keep their carry
       pred, = c.lower_jaxpr(cond_jaxpr, None, cc + cy)
@@ -99,7 +91,7 @@ def cond_rule(ctx, index, *ops, branches):
 # --- scan -----------------------------------------------------------------------------------------
 
 def scan_rule(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, unroll, **_):
-  consts, carry, xs = _split(args, [num_consts, num_carry])
+  consts, carry, xs = split_list(args, [num_consts, num_carry])
   if length == 0:  # no step runs (and there is no row to slice): the carry and empty ys
     return [*carry, *(ctx.zeros(a.shape, a.dtype) if not xla.is_extended(a) else _typed(
         ctx.zeros(xla.physical_aval(a).shape, np.uint32), a) for a in ctx.avals_out[num_carry:])]
@@ -117,7 +109,7 @@ def scan_rule(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, unroll,
     return [c.compare(i, c.constant(np.asarray(length, np.int32)), "LT")]
 
   def body_region(c, i, *rest):
-    cs, cy, xv, yv = _split(rest, sizes[1:])
+    cs, cy, xv, yv = split_list(rest, sizes[1:])
     t = i
     if reverse:
       t = c.op("stablehlo.subtract", [c.constant(np.asarray(length - 1, np.int32)), i], i.aval)
@@ -132,7 +124,7 @@ def scan_rule(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, unroll,
   outs = ctx.op("stablehlo.while", state, state_avals,
                 regions=[ctx.region(state_avals, cond_region),
                          ctx.region(state_avals, body_region)])
-  _, _, out_carry, _, out_ys = _split(outs, sizes)
+  _, _, out_carry, _, out_ys = split_list(outs, sizes)
   return [*out_carry, *(_typed(y, a) for y, a in zip(out_ys, ctx.avals_out[num_carry:]))]
 
 
