@@ -155,30 +155,6 @@ class DeviceBuffer:
   def __repr__(self):
     return f"DeviceBuffer({self.shape}, {self.dtype}, {self.device})"
 
-  # Python scalars and indexing read the host copy (explicit reads of the value, as JAX's).
-  def __bool__(self):
-    return bool(self.host())
-
-  def __int__(self):
-    return int(self.host())
-
-  __index__ = __int__
-
-  def __float__(self):
-    return float(self.host())
-
-  def __complex__(self):
-    return complex(self.host())
-
-  def __len__(self):
-    return len(self.host())
-
-  def __getitem__(self, idx):
-    return self.host()[idx]
-
-  def __iter__(self):
-    return iter(self.host())
-
 
 class XlaExecutable:
   """A loaded XLA executable and what calling it needs: the device, result handlers and the
