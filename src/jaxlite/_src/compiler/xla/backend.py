@@ -7,8 +7,6 @@ a call returns as soon as XLA has enqueued the work; `block_until_ready` waits.
 """
 from __future__ import annotations
 
-import hashlib
-import os
 import threading
 
 import numpy as np
@@ -391,32 +389,10 @@ def get_xla_backend(platform: str = "cpu") -> XlaBackend:
   return b
 
 
-_mlir_registry = []
-
-
 def pretty_text(text: str) -> str:
   """`text` (generic-form MLIR) printed in the dialects' own syntax by jaxlib's MLIR bindings;
   unchanged where they are missing or fail."""
   try:
-    from jaxlib.mlir import ir
-    from jaxlib.mlir.dialects import chlo, stablehlo
-    import jaxlib.mlir._mlir_libs._jax_mlir_ext as ext
-    if not _mlir_registry:
-      reg = ir.DialectRegistry()
-      ext.register_dialects(reg)  # func and the upstream dialects
-      _mlir_registry.append(reg)
-    with ir.Context() as ctx:
-      ctx.append_dialect_registry(_mlir_registry[0])
-      ctx.load_all_available_dialects()
-      stablehlo.register_dialect(ctx)
-      chlo.register_dialect(ctx)
-      return str(ir.Module.parse(text))
+    return str(client_lib.parse_module(text))
   except Exception:  # no MLIR bindings in this jaxlib, or a module they cannot print
     return text
-
-
-def module_fingerprint(text: str) -> str:
-  return hashlib.sha256(text.encode()).hexdigest()
-
-
-del os

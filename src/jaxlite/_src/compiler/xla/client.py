@@ -43,6 +43,28 @@ def jax_ext():
   return _jax
 
 
+_mlir_registry: list = []
+
+
+def parse_module(text: str):
+  """StableHLO module `text` parsed by jaxlib's MLIR bindings, in a context with the dialects it
+  uses (func, stablehlo, chlo): for printing it in their syntax and for compiling with host
+  callbacks (jaxlib takes those only with a parsed module)."""
+  from jaxlib.mlir import ir
+  from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+  from jaxlib.mlir.dialects import chlo, stablehlo
+  if not _mlir_registry:
+    registry = ir.DialectRegistry()
+    _jax_mlir_ext.register_dialects(registry)  # func and the upstream dialects
+    _mlir_registry.append(registry)
+  with ir.Context() as ctx:
+    ctx.append_dialect_registry(_mlir_registry[0])
+    ctx.load_all_available_dialects()
+    stablehlo.register_dialect(ctx)
+    chlo.register_dialect(ctx)
+    return ir.Module.parse(str(text))
+
+
 def jaxlib_version() -> str:
   from jaxlib import version
   return version.__version__
@@ -172,7 +194,3 @@ def _register_lapack(xc) -> None:
   for name, fn, api_version in lapack.registrations()["cpu"]:
     xc.register_custom_call_target(name, fn, "cpu", api_version)
   lapack._lapack.initialize()
-
-
-def live_clients() -> dict:
-  return dict(_clients)

@@ -67,19 +67,8 @@ def compile_or_load(client, text: str, device, options, platform: str):
 
 def _compile_with_callbacks(client, text, devices, options, callbacks, device):
   """jaxlib takes host callbacks only with a parsed MLIR module, not module text."""
-  from jaxlib.mlir import ir
-  from jaxlib.mlir.dialects import chlo, stablehlo
-  from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-  registry = ir.DialectRegistry()
-  _jax_mlir_ext.register_dialects(registry)
-  ctx = ir.Context()
-  ctx.append_dialect_registry(registry)
-  ctx.load_all_available_dialects()
-  stablehlo.register_dialect(ctx)
-  chlo.register_dialect(ctx)
   try:
-    with ctx:
-      module = ir.Module.parse(str(text))
+    module = client_lib.parse_module(text)
     loaded = client.compile_and_load(module, devices, options, host_callbacks=list(callbacks))
   except Exception as err:
     from jaxlite._src.errors import JaxRuntimeError
