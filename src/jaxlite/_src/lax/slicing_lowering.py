@@ -11,13 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import core
 from jaxlite._src.compiler.xla import lowering as xla
+from jaxlite._src.compiler.xla.lowering import shaped_aval as _aval
 from jaxlite._src.lax.gather_dnums import GatherScatterMode, _default_fill
-
-
-def _aval(shape, dtype):
-  return core.ShapedArray(tuple(shape), np.dtype(dtype))
 
 
 # --- static and dynamic slices ---------------------------------------------------------------
