@@ -11,7 +11,6 @@ from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.lax import reductions
 from jaxlite._src.lax.gather_dnums import GatherScatterMode
-from jaxlite._src.prng_lowering import as_keys, physical
 from jaxlite._src.vmap_api import vmap
 
 _traced: dict = {}
@@ -67,8 +66,8 @@ def lower_on_data(ctx, *args, **params):
     return xla.rules[prim](ctx, *args, **params)
   in_ext = [xla.is_extended(a) for a in ctx.avals_in]
   closed = _trace(prim, params, ctx.avals_in, in_ext)
-  outs = ctx.lower_jaxpr(closed, None, [physical(a) if e else a for a, e in zip(args, in_ext)])
-  outs = [as_keys(o, a) if xla.is_extended(a) else o for o, a in zip(outs, ctx.avals_out)]
+  outs = ctx.lower_jaxpr(closed, None, [xla.physical(a) if e else a for a, e in zip(args, in_ext)])
+  outs = [xla.with_aval(o, a) if xla.is_extended(a) else o for o, a in zip(outs, ctx.avals_out)]
   return outs if prim.multiple_results else outs[0]
 
 

@@ -109,6 +109,16 @@ def physical_aval(aval):
   return aval if entry is None else entry[0](aval)
 
 
+def physical(v: Value) -> Value:
+  """The same SSA value seen as its data (a key array as ui32 [..., 2]); others unchanged."""
+  return Value(v.name, physical_aval(v.aval))
+
+
+def with_aval(v: Value, aval) -> Value:
+  """The same SSA value seen with `aval`: data seen as the extended (key) array it holds."""
+  return Value(v.name, aval)
+
+
 # --- attribute text -----------------------------------------------------------------------
 
 def i64_array(values) -> str:
@@ -476,7 +486,7 @@ def lower_jaxpr_body(fn: FunctionBuilder, jaxpr, consts, args) -> list:
 def _const_value(ctx, c, aval) -> Value:
   if not is_extended(aval):
     return ctx.constant(_host(c), aval.dtype)
-  return Value(ctx.constant(_host(c), physical_aval(aval).dtype).name, aval)
+  return with_aval(ctx.constant(_host(c), physical_aval(aval).dtype), aval)
 
 
 def _host(c):
