@@ -12,9 +12,12 @@ import threading
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import devices as devices_lib
 from jaxlite._src import dtypes
+from jaxlite._src.errors import JaxRuntimeError
 from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler.xla import client as client_lib
+from jaxlite._src.compiler.xla import compile_cache
 from jaxlite._src.compiler.xla import lowering
 
 
@@ -82,20 +85,18 @@ class XlaDevice:
 
   def sharding_object(self):
     """`Array.sharding` of an array on this device (jaxlite's SingleDeviceSharding)."""
-    from jaxlite._src import devices as devices_lib
     return devices_lib.SingleDeviceSharding(self)
 
   def _device_put(self, arr):
     """`jax.device_put(x, device)`: an Array's buffer copied device to device, a host value
     transferred."""
-    from jaxlite._src import core as core_lib
     v = getattr(arr, "_value", None)
     if isinstance(v, DeviceBuffer):
       buf = v if v.device == self else self.backend.copy_to(v, self)
     else:
       buf = self.backend.to_device(arr._host_value() if hasattr(arr, "_host_value") else
                                    np.asarray(arr), self)
-    return core_lib.make_array(buf, core_lib.ShapedArray(buf.shape, buf.dtype,
+    return core.make_array(buf, core.ShapedArray(buf.shape, buf.dtype,
                                                          getattr(arr, "weak_type", False)))
 
   coords = property(lambda self: getattr(self.pjrt, "coords", None))
@@ -191,7 +192,6 @@ class XlaExecutable:
 
 
 def _runtime_error(err, what, device):
-  from jaxlite._src.errors import JaxRuntimeError
   if isinstance(err, JaxRuntimeError):
     return err
   return JaxRuntimeError(f"{err} ({what} on {device})")
@@ -264,7 +264,6 @@ class XlaBackend(backend_lib.Backend):
   def compile_text(self, text: str, device):
     """XLA's executable of StableHLO module `text` on `device` (through the persistent
     compilation cache when `jax_compilation_cache_dir` is set)."""
-    from jaxlite._src.compiler.xla import compile_cache
     xc = client_lib.xla_client()
     options = xc.CompileOptions()
     return compile_cache.compile_or_load(self.client, text, device, options, self.platform)

@@ -16,6 +16,9 @@ import importlib.util
 import os
 import threading
 
+from jaxlite._src import config
+from jaxlite._src import devices as devices_lib
+
 _lock = threading.RLock()
 _clients: dict = {}        # platform -> client
 _failed: dict = {}         # platform -> the error its client raised
@@ -125,7 +128,6 @@ def plugin_paths() -> dict:
 
 def requested_platforms() -> list | None:
   """`JAX_PLATFORMS` / `jax_platforms` as a list of platform names, or None (any)."""
-  from jaxlite._src import config
   value = getattr(config.config, "jax_platforms", None) or os.environ.get("JAX_PLATFORMS")
   if not value:
     return None
@@ -171,7 +173,6 @@ def _make_client(platform: str):
     raise RuntimeError("jaxlib is not installed (pip install 'jaxlite[xla]')")
   xc = xla_client()
   if platform == "cpu":
-    from jaxlite._src import devices as devices_lib
     _register_lapack(xc)
     return xc.make_cpu_client(num_devices=devices_lib._requested_count())
   path = plugin_paths().get(platform)

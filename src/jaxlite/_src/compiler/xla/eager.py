@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import errors
 from jaxlite._src.config import config
 from jaxlite._src.compiler.xla import backend as xb
 from jaxlite._src.compiler.xla import platforms
@@ -43,7 +44,6 @@ def route(primitive, args, params):
       vals.append(v)
       sig.append((v.shape, v.dtype, a.weak_type))
     elif isinstance(a, core.Tracer):
-      from jaxlite._src import errors
       raise errors.unexpected_tracer_error(a)
     else:
       aval = core.get_aval(a)
