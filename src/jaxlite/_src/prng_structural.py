@@ -10,10 +10,14 @@ from jaxlite._src import core
 from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.lax import reductions
+from jaxlite._src.lax.elementwise import eq_p, ne_p
 from jaxlite._src.lax.gather_dnums import GatherScatterMode
+from jaxlite._src.lax.slicing_primitives import gather_p
 from jaxlite._src.vmap_api import vmap
 
 _traced: dict = {}
+# comparisons of keys: a comparison of each word, combined over the words
+_WORDS_COMBINED = {eq_p: reductions.reduce_and_p, ne_p: reductions.reduce_or_p}
 _TRACED_LIMIT = 512
 
 
@@ -27,7 +31,7 @@ def _has_jaxpr(params) -> bool:
 
 def _on_data(prim, params, in_ext):
   """fn(*data) applying `prim` to key data (keys' operands with a trailing axis of 2)."""
-  if prim.name == "gather" and params.get("mode") == GatherScatterMode.FILL_OR_DROP:
+  if prim is gather_p and params.get("mode") == GatherScatterMode.FILL_OR_DROP:
     params = dict(params, mode=GatherScatterMode.CLIP)  # keys have no fill: they clamp
   axes = tuple(-1 if e else None for e in in_ext)
 
@@ -37,8 +41,8 @@ def _on_data(prim, params, in_ext):
 
   def fn(*data):
     outs = vmap(apply, in_axes=axes, out_axes=-1)(*data)
-    if prim.name in ("eq", "ne"):  # keys are equal when both words are
-      reduce = reductions.reduce_and_p if prim.name == "eq" else reductions.reduce_or_p
+    reduce = _WORDS_COMBINED.get(prim)
+    if reduce is not None:  # keys are equal when both words are
       outs = [reduce.bind(o, axes=(o.ndim - 1,)) for o in outs]
     return outs
   return fn
