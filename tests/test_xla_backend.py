@@ -94,6 +94,8 @@ ROWS = [
     ("integer_pow_3", lambda m, x: m.lax.integer_pow(x, 3), [F], False),
     ("integer_pow_-2", lambda m, x: m.lax.integer_pow(x, -2), [POS], False),
     ("integer_pow_0", lambda m, x: m.lax.integer_pow(x, 0), [F], True),
+    # a float to an integer power: the exponent is converted to x's type (XLA's power takes one)
+    ("pow_int_exponent", lambda m, x, y: m.lax.pow(x, y), [POS, I % 4 - 1], False),
     *[(n, (lambda n: lambda m, x, y: getattr(m.lax, n)(x, y))(n), [x, y], ex) for n, x, y, ex in [
         ("add", F, F2, True), ("sub", F, F2, True), ("mul", F, F2, True), ("div", F, F2, False),
         ("rem", F, F2, False), ("pow", POS, F2, False), ("max", NANF, F, True),

@@ -202,6 +202,7 @@ RANDOM = [
     ("random_keys_in_scan", lambda m: lambda d: m.lax.scan(
         lambda k, _: (m.random.split(k)[1], m.random.normal(k)), _key(m, d), None, length=4)[1],
      (KD,)),
+    ("random_ball", lambda m: lambda d: m.random.ball(_key(m, d), 3), (KD,)),  # pow(f32, i32)
     ("random_permutation", lambda m: lambda d: m.random.permutation(_key(m, d), 8), (KD,)),
     ("random_bernoulli", lambda m: lambda d: m.random.bernoulli(_key(m, d), 0.3, (8,)), (KD,)),
     ("random_categorical", lambda m: lambda d: m.random.categorical(

@@ -234,10 +234,11 @@ class ArrayImpl(core.Array):
     return out
 
   def __bool__(self):
-    if self._host_value().size != 1:
+    v = self._host_value()
+    if v.size != 1:
       raise ValueError("The truth value of an array with more than one element is ambiguous. "
                        "Use a.any() or a.all()")
-    return bool(self._value)
+    return bool(v)
 
   def __int__(self):
     return int(self._host_value())
@@ -249,9 +250,10 @@ class ArrayImpl(core.Array):
     return complex(self._host_value())
 
   def __index__(self):
-    if self._value.ndim or self._value.dtype.kind not in "iub":
+    v = self._host_value()
+    if v.ndim or v.dtype.kind not in "iub":
       raise TypeError("only integer scalar arrays can be converted to a scalar index")
-    return int(self._value)
+    return int(v)
 
   def __len__(self):
     if not self.ndim:

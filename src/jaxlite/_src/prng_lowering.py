@@ -24,16 +24,6 @@ def _aval(shape, dtype=_U32):
   return core.ShapedArray(tuple(shape), np.dtype(dtype))
 
 
-def physical(v: xla.Value) -> xla.Value:
-  """The same SSA value seen as its data (a key array as ui32 [..., 2])."""
-  return xla.Value(v.name, xla.physical_aval(v.aval))
-
-
-def as_keys(v: xla.Value, aval) -> xla.Value:
-  """ui32 [..., 2] data seen as the key array `aval`."""
-  return xla.Value(v.name, aval)
-
-
 # --- elementwise uint32 helpers ------------------------------------------------------------------
 
 def _bin(ctx, op, a, b):
@@ -74,7 +64,7 @@ def threefry2x32_rule(ctx, k0, k1, x0, x1):
 
 def key_words(ctx, keys):
   """(k0, k1) of key data [..., 2], each of the keys' shape."""
-  data = physical(keys)
+  data = xla.physical(keys)
   shape = data.shape[:-1]
   words = []
   for j in (0, 1):
@@ -92,7 +82,7 @@ def keys_of_words(ctx, y0, y1, aval):
   parts = [ctx.reshape(y, (*shape, 1)) for y in (y0, y1)]
   data = ctx.op("stablehlo.concatenate", parts, _aval((*shape, 2)),
                 {"dimension": f"{len(shape)} : i64"})
-  return as_keys(data, aval)
+  return xla.with_aval(data, aval)
 
 
 def _spread(ctx, words, key_shape, shape):
@@ -193,7 +183,7 @@ def random_split_rule(ctx, keys, *, shape):
     return keys_of_words(ctx, y0, y1, ctx.aval_out)
   n = math.prod(shape)
   flat = _hash_original(ctx, k0, k1, key_shape, 2 * n)
-  return as_keys(ctx.reshape(flat, (*key_shape, *shape, 2)), ctx.aval_out)
+  return xla.with_aval(ctx.reshape(flat, (*key_shape, *shape, 2)), ctx.aval_out)
 
 
 def random_fold_in_rule(ctx, keys, msgs):
@@ -225,11 +215,11 @@ def random_seed_rule(ctx, seeds, *, impl):
 
 
 def random_wrap_rule(ctx, data, *, impl):
-  return as_keys(data, ctx.aval_out)
+  return xla.with_aval(data, ctx.aval_out)
 
 
 def random_unwrap_rule(ctx, keys):
-  return physical(keys)
+  return xla.physical(keys)
 
 
 def key_physical_aval(aval):

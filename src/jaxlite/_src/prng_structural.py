@@ -10,11 +10,14 @@ from jaxlite._src import core
 from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.lax import reductions
+from jaxlite._src.lax.elementwise import eq_p, ne_p
 from jaxlite._src.lax.gather_dnums import GatherScatterMode
-from jaxlite._src.prng_lowering import as_keys, physical
+from jaxlite._src.lax.slicing_primitives import gather_p
 from jaxlite._src.vmap_api import vmap
 
 _traced: dict = {}
+# comparisons of keys: a comparison of each word, combined over the words
+_WORDS_COMBINED = {eq_p: reductions.reduce_and_p, ne_p: reductions.reduce_or_p}
 _TRACED_LIMIT = 512
 
 
@@ -28,7 +31,7 @@ def _has_jaxpr(params) -> bool:
 
 def _on_data(prim, params, in_ext):
   """fn(*data) applying `prim` to key data (keys' operands with a trailing axis of 2)."""
-  if prim.name == "gather" and params.get("mode") == GatherScatterMode.FILL_OR_DROP:
+  if prim is gather_p and params.get("mode") == GatherScatterMode.FILL_OR_DROP:
     params = dict(params, mode=GatherScatterMode.CLIP)  # keys have no fill: they clamp
   axes = tuple(-1 if e else None for e in in_ext)
 
@@ -38,8 +41,8 @@ def _on_data(prim, params, in_ext):
 
   def fn(*data):
     outs = vmap(apply, in_axes=axes, out_axes=-1)(*data)
-    if prim.name in ("eq", "ne"):  # keys are equal when both words are
-      reduce = reductions.reduce_and_p if prim.name == "eq" else reductions.reduce_or_p
+    reduce = _WORDS_COMBINED.get(prim)
+    if reduce is not None:  # keys are equal when both words are
       outs = [reduce.bind(o, axes=(o.ndim - 1,)) for o in outs]
     return outs
   return fn
@@ -67,8 +70,8 @@ def lower_on_data(ctx, *args, **params):
     return xla.rules[prim](ctx, *args, **params)
   in_ext = [xla.is_extended(a) for a in ctx.avals_in]
   closed = _trace(prim, params, ctx.avals_in, in_ext)
-  outs = ctx.lower_jaxpr(closed, None, [physical(a) if e else a for a, e in zip(args, in_ext)])
-  outs = [as_keys(o, a) if xla.is_extended(a) else o for o, a in zip(outs, ctx.avals_out)]
+  outs = ctx.lower_jaxpr(closed, None, [xla.physical(a) if e else a for a, e in zip(args, in_ext)])
+  outs = [xla.with_aval(o, a) if xla.is_extended(a) else o for o, a in zip(outs, ctx.avals_out)]
   return outs if prim.multiple_results else outs[0]
 
 

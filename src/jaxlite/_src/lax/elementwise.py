@@ -394,7 +394,7 @@ mul_p = binop("mul", np.multiply, "fciu", template="np.multiply({0}, {1})", hlo=
 pp.param_rules[mul_p] = pp.ParamRule(drop={"out_dtype": pp.is_none})
 div_p = binop("div", _div, "fciu", hlo="divide")
 rem_p = binop("rem", _rem, "fiu", hlo="remainder")
-pow_p = binop("pow", _pow, "fc", hlo="power")
+pow_p = binop("pow", _pow, "fc")
 # Complex max/min order by real part, then imaginary part (as NumPy's maximum/minimum do).
 max_p = binop("max", _max, "fciub", template="np.maximum({0}, {1})", hlo="maximum")
 min_p = binop("min", _min, "fciub", template="np.minimum({0}, {1})", hlo="minimum")
@@ -980,6 +980,14 @@ def _hlo_integer_pow(ctx, x, *, y):
   return acc
 
 
+def _hlo_pow(ctx, x, y):
+  """x**y with an integer exponent `y` converted to x's type first: stablehlo.power takes
+  operands of one element type (lax.pow's float-to-integer power is JAX's too)."""
+  out = ctx.aval_out
+  y = ctx.convert(y, out.dtype)
+  return ctx.op("power", [ctx.broadcast_to(x, out.shape), ctx.broadcast_to(y, out.shape)], out)
+
+
 def _hlo_convert(ctx, x, *, new_dtype, weak_type=False, sharding=None):
   out = ctx.aval_out
   if x.dtype.kind == "c" and out.dtype.kind != "c":  # the real part, as JAX converts
@@ -1043,6 +1051,7 @@ hlo.register(conj_p, _hlo_conj)
 hlo.register(round_p, lambda ctx, x, rounding_method=0: ctx.op(
     "round_nearest_even" if int(rounding_method) == 1 else "round_nearest_afz", [x], x.aval))
 hlo.register(integer_pow_p, _hlo_integer_pow)
+hlo.register(pow_p, _hlo_pow)
 hlo.register(convert_element_type_p, _hlo_convert)
 hlo.register(bitcast_convert_type_p, lambda ctx, x, new_dtype: ctx.op(
     "bitcast_convert", [x], ctx.aval_out))

@@ -12,14 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import core
 from jaxlite._src.compiler.xla import lowering as xla
+from jaxlite._src.compiler.xla.lowering import shaped_aval as _aval
 
 _PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
-
-
-def _aval(shape, dtype):
-  return core.ShapedArray(tuple(shape), np.dtype(dtype))
 
 
 def _target(base: str, dtype) -> str:

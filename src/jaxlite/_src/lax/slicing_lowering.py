@@ -11,13 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import core
 from jaxlite._src.compiler.xla import lowering as xla
+from jaxlite._src.compiler.xla.lowering import shaped_aval as _aval
 from jaxlite._src.lax.gather_dnums import GatherScatterMode, _default_fill
-
-
-def _aval(shape, dtype):
-  return core.ShapedArray(tuple(shape), np.dtype(dtype))
 
 
 # --- static and dynamic slices ---------------------------------------------------------------
@@ -126,16 +122,10 @@ def _all_last(ctx, pred) -> xla.Value:
 
 # --- scatter ------------------------------------------------------------------------------------
 
-_COMBINERS = {"scatter": None, "scatter-add": "stablehlo.add", "scatter-sub": "stablehlo.subtract",
-              "scatter-mul": "stablehlo.multiply", "scatter-min": "stablehlo.minimum",
-              "scatter-max": "stablehlo.maximum"}
-
-
-def _update_region(ctx, prim_name, dtype, update_jaxpr, update_consts) -> str:
+def _update_region(ctx, combiner, dtype, update_jaxpr, update_consts) -> str:
   av = _aval((), dtype)
-  op = _COMBINERS.get(prim_name)
-  if op is not None:
-    return ctx.scalar_region(dtype, op)
+  if combiner is not None:
+    return ctx.scalar_region(dtype, combiner)
   if update_jaxpr is None:  # scatter proper: the update replaces the operand
     return ctx.region([av, av], lambda c, old, new: new)
   return ctx.region([av, av], lambda c, old, new: c.lower_jaxpr(update_jaxpr, update_consts,
@@ -156,16 +146,20 @@ def _clamp_indices(ctx, indices, upper) -> xla.Value:
   return ctx.op("stablehlo.clamp", [lo, indices, hi], indices.aval)
 
 
-def scatter_rule(ctx, operand, indices, updates, *, dimension_numbers, indices_are_sorted,
-                 unique_indices, mode, update_jaxpr, update_consts):
-  dn = dimension_numbers
-  if GatherScatterMode.from_any(mode) == GatherScatterMode.CLIP:
-    window = _scatter_window(operand.shape, updates.shape, dn)
-    upper = [operand.shape[d] - window[d] for d in dn.scatter_dims_to_operand_dims]
-    indices = _clamp_indices(ctx, indices, upper)
-  region = _update_region(ctx, ctx.primitive.name, operand.dtype, update_jaxpr, update_consts)
-  return ctx.op("stablehlo.scatter", [operand, indices, updates], ctx.aval_out,
-                {"scatter_dimension_numbers": scatter_dnums_text(dn, len(indices.shape) - 1),
-                 "indices_are_sorted": _bool_attr(indices_are_sorted),
-                 "unique_indices": _bool_attr(unique_indices)},
-                regions=[region])
+def scatter_rule(combiner: str | None):
+  """The rule of a scatter primitive combining old and new values with elementwise op
+  `combiner` ("add", ...; None: the update replaces the operand, or its update_jaxpr runs)."""
+  def rule(ctx, operand, indices, updates, *, dimension_numbers, indices_are_sorted,
+           unique_indices, mode, update_jaxpr, update_consts):
+    dn = dimension_numbers
+    if GatherScatterMode.from_any(mode) == GatherScatterMode.CLIP:
+      window = _scatter_window(operand.shape, updates.shape, dn)
+      upper = [operand.shape[d] - window[d] for d in dn.scatter_dims_to_operand_dims]
+      indices = _clamp_indices(ctx, indices, upper)
+    region = _update_region(ctx, combiner, operand.dtype, update_jaxpr, update_consts)
+    return ctx.op("stablehlo.scatter", [operand, indices, updates], ctx.aval_out,
+                  {"scatter_dimension_numbers": scatter_dnums_text(dn, len(indices.shape) - 1),
+                   "indices_are_sorted": _bool_attr(indices_are_sorted),
+                   "unique_indices": _bool_attr(unique_indices)},
+                  regions=[region])
+  return rule

@@ -881,8 +881,10 @@ xla.register(slice_p, slicing_lowering.slice_rule)
 xla.register(dynamic_slice_p, slicing_lowering.dynamic_slice_rule)
 xla.register(dynamic_update_slice_p, slicing_lowering.dynamic_update_slice_rule)
 xla.register(gather_p, slicing_lowering.gather_rule)
-for _p in (scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p, scatter_sub_p):
-  xla.register(_p, slicing_lowering.scatter_rule)
+for _p, _combiner in ((scatter_p, None), (scatter_add_p, "add"), (scatter_mul_p, "multiply"),
+                      (scatter_min_p, "minimum"), (scatter_max_p, "maximum"),
+                      (scatter_sub_p, "subtract")):
+  xla.register(_p, slicing_lowering.scatter_rule(_combiner))
 xla.register(shape_prims.tile_p, slicing_lowering.tile_rule)
 
 

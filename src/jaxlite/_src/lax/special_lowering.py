@@ -8,13 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import core
+from jaxlite._src.compiler.xla.lowering import shaped_aval as _aval
 
 _MAX_ITERATIONS = 2000
-
-
-def _aval(shape, dtype):
-  return core.ShapedArray(tuple(shape), np.dtype(dtype))
 
 
 class _Ops:

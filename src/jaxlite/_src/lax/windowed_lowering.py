@@ -7,13 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import core
 from jaxlite._src import dtypes
 from jaxlite._src.compiler.xla import lowering as xla
-
-
-def _aval(shape, dtype):
-  return core.ShapedArray(tuple(shape), np.dtype(dtype))
+from jaxlite._src.compiler.xla.lowering import shaped_aval as _aval
 
 
 def identity(kind: str, dtype):

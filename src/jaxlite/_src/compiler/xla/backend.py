@@ -7,16 +7,17 @@ a call returns as soon as XLA has enqueued the work; `block_until_ready` waits.
 """
 from __future__ import annotations
 
-import hashlib
-import os
 import threading
 
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import devices as devices_lib
 from jaxlite._src import dtypes
+from jaxlite._src.errors import JaxRuntimeError
 from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler.xla import client as client_lib
+from jaxlite._src.compiler.xla import compile_cache
 from jaxlite._src.compiler.xla import lowering
 
 
@@ -84,20 +85,18 @@ class XlaDevice:
 
   def sharding_object(self):
     """`Array.sharding` of an array on this device (jaxlite's SingleDeviceSharding)."""
-    from jaxlite._src import devices as devices_lib
     return devices_lib.SingleDeviceSharding(self)
 
   def _device_put(self, arr):
     """`jax.device_put(x, device)`: an Array's buffer copied device to device, a host value
     transferred."""
-    from jaxlite._src import core as core_lib
     v = getattr(arr, "_value", None)
     if isinstance(v, DeviceBuffer):
       buf = v if v.device == self else self.backend.copy_to(v, self)
     else:
       buf = self.backend.to_device(arr._host_value() if hasattr(arr, "_host_value") else
                                    np.asarray(arr), self)
-    return core_lib.make_array(buf, core_lib.ShapedArray(buf.shape, buf.dtype,
+    return core.make_array(buf, core.ShapedArray(buf.shape, buf.dtype,
                                                          getattr(arr, "weak_type", False)))
 
   coords = property(lambda self: getattr(self.pjrt, "coords", None))
@@ -155,30 +154,6 @@ class DeviceBuffer:
   def __repr__(self):
     return f"DeviceBuffer({self.shape}, {self.dtype}, {self.device})"
 
-  # Python scalars and indexing read the host copy (explicit reads of the value, as JAX's).
-  def __bool__(self):
-    return bool(self.host())
-
-  def __int__(self):
-    return int(self.host())
-
-  __index__ = __int__
-
-  def __float__(self):
-    return float(self.host())
-
-  def __complex__(self):
-    return complex(self.host())
-
-  def __len__(self):
-    return len(self.host())
-
-  def __getitem__(self, idx):
-    return self.host()[idx]
-
-  def __iter__(self):
-    return iter(self.host())
-
 
 class XlaExecutable:
   """A loaded XLA executable and what calling it needs: the device, result handlers and the
@@ -217,7 +192,6 @@ class XlaExecutable:
 
 
 def _runtime_error(err, what, device):
-  from jaxlite._src.errors import JaxRuntimeError
   if isinstance(err, JaxRuntimeError):
     return err
   return JaxRuntimeError(f"{err} ({what} on {device})")
@@ -290,7 +264,6 @@ class XlaBackend(backend_lib.Backend):
   def compile_text(self, text: str, device):
     """XLA's executable of StableHLO module `text` on `device` (through the persistent
     compilation cache when `jax_compilation_cache_dir` is set)."""
-    from jaxlite._src.compiler.xla import compile_cache
     xc = client_lib.xla_client()
     options = xc.CompileOptions()
     return compile_cache.compile_or_load(self.client, text, device, options, self.platform)
@@ -415,32 +388,10 @@ def get_xla_backend(platform: str = "cpu") -> XlaBackend:
   return b
 
 
-_mlir_registry = []
-
-
 def pretty_text(text: str) -> str:
   """`text` (generic-form MLIR) printed in the dialects' own syntax by jaxlib's MLIR bindings;
   unchanged where they are missing or fail."""
   try:
-    from jaxlib.mlir import ir
-    from jaxlib.mlir.dialects import chlo, stablehlo
-    import jaxlib.mlir._mlir_libs._jax_mlir_ext as ext
-    if not _mlir_registry:
-      reg = ir.DialectRegistry()
-      ext.register_dialects(reg)  # func and the upstream dialects
-      _mlir_registry.append(reg)
-    with ir.Context() as ctx:
-      ctx.append_dialect_registry(_mlir_registry[0])
-      ctx.load_all_available_dialects()
-      stablehlo.register_dialect(ctx)
-      chlo.register_dialect(ctx)
-      return str(ir.Module.parse(text))
+    return str(client_lib.parse_module(text))
   except Exception:  # no MLIR bindings in this jaxlib, or a module they cannot print
     return text
-
-
-def module_fingerprint(text: str) -> str:
-  return hashlib.sha256(text.encode()).hexdigest()
-
-
-del os

@@ -16,6 +16,9 @@ import importlib.util
 import os
 import threading
 
+from jaxlite._src import config
+from jaxlite._src import devices as devices_lib
+
 _lock = threading.RLock()
 _clients: dict = {}        # platform -> client
 _failed: dict = {}         # platform -> the error its client raised
@@ -41,6 +44,28 @@ def xla_client():
 def jax_ext():
   from jaxlib import _jax
   return _jax
+
+
+_mlir_registry: list = []
+
+
+def parse_module(text: str):
+  """StableHLO module `text` parsed by jaxlib's MLIR bindings, in a context with the dialects it
+  uses (func, stablehlo, chlo): for printing it in their syntax and for compiling with host
+  callbacks (jaxlib takes those only with a parsed module)."""
+  from jaxlib.mlir import ir
+  from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+  from jaxlib.mlir.dialects import chlo, stablehlo
+  if not _mlir_registry:
+    registry = ir.DialectRegistry()
+    _jax_mlir_ext.register_dialects(registry)  # func and the upstream dialects
+    _mlir_registry.append(registry)
+  with ir.Context() as ctx:
+    ctx.append_dialect_registry(_mlir_registry[0])
+    ctx.load_all_available_dialects()
+    stablehlo.register_dialect(ctx)
+    chlo.register_dialect(ctx)
+    return ir.Module.parse(str(text))
 
 
 def jaxlib_version() -> str:
@@ -103,7 +128,6 @@ def plugin_paths() -> dict:
 
 def requested_platforms() -> list | None:
   """`JAX_PLATFORMS` / `jax_platforms` as a list of platform names, or None (any)."""
-  from jaxlite._src import config
   value = getattr(config.config, "jax_platforms", None) or os.environ.get("JAX_PLATFORMS")
   if not value:
     return None
@@ -149,7 +173,6 @@ def _make_client(platform: str):
     raise RuntimeError("jaxlib is not installed (pip install 'jaxlite[xla]')")
   xc = xla_client()
   if platform == "cpu":
-    from jaxlite._src import devices as devices_lib
     _register_lapack(xc)
     return xc.make_cpu_client(num_devices=devices_lib._requested_count())
   path = plugin_paths().get(platform)
@@ -172,7 +195,3 @@ def _register_lapack(xc) -> None:
   for name, fn, api_version in lapack.registrations()["cpu"]:
     xc.register_custom_call_target(name, fn, "cpu", api_version)
   lapack._lapack.initialize()
-
-
-def live_clients() -> dict:
-  return dict(_clients)

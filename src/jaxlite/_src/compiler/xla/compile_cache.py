@@ -14,6 +14,7 @@ import time
 
 from jaxlite._src import config
 from jaxlite._src.compiler.xla import client as client_lib
+from jaxlite._src.errors import JaxRuntimeError
 
 _MAGIC = b"JAXLITE-XLA-CACHE-1\n"
 stats = {"hits": 0, "misses": 0, "rejected": 0, "compiles": 0, "compile_secs": 0.0}
@@ -55,7 +56,6 @@ def compile_or_load(client, text: str, device, options, platform: str):
   try:
     loaded = client.compile_and_load(text.encode(), devices, options)
   except Exception as err:
-    from jaxlite._src.errors import JaxRuntimeError
     raise JaxRuntimeError(f"XLA compilation failed on {device}: {err}") from err
   dt = time.perf_counter() - t0
   stats["compiles"] += 1
@@ -67,22 +67,10 @@ def compile_or_load(client, text: str, device, options, platform: str):
 
 def _compile_with_callbacks(client, text, devices, options, callbacks, device):
   """jaxlib takes host callbacks only with a parsed MLIR module, not module text."""
-  from jaxlib.mlir import ir
-  from jaxlib.mlir.dialects import chlo, stablehlo
-  from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-  registry = ir.DialectRegistry()
-  _jax_mlir_ext.register_dialects(registry)
-  ctx = ir.Context()
-  ctx.append_dialect_registry(registry)
-  ctx.load_all_available_dialects()
-  stablehlo.register_dialect(ctx)
-  chlo.register_dialect(ctx)
   try:
-    with ctx:
-      module = ir.Module.parse(str(text))
+    module = client_lib.parse_module(text)
     loaded = client.compile_and_load(module, devices, options, host_callbacks=list(callbacks))
   except Exception as err:
-    from jaxlite._src.errors import JaxRuntimeError
     raise JaxRuntimeError(f"XLA compilation failed on {device}: {err}") from err
   stats["compiles"] += 1
   return loaded

@@ -1,15 +1,16 @@
 """Eager primitives on XLA devices: each (primitive, params, avals, device) compiles once to a
 small executable (a one-equation jaxpr) that runs on the operands' device buffers.
 
-`route` is what `core.eager_routes[<an XLA backend's buffer type>]` and `core.default_eager_route` hold (the
-eager routing contract): operands on an XLA device, or XLA as the default backend, never take
-a silent round trip through host memory.
+`route` is what `core.eager_routes[<an XLA backend's buffer type>]` and
+`core.default_eager_route` hold (the eager routing contract): operands on an XLA device, or XLA
+as the default backend, never take a silent round trip through host memory.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import errors
 from jaxlite._src.config import config
 from jaxlite._src.compiler.xla import backend as xb
 from jaxlite._src.compiler.xla import platforms
@@ -43,7 +44,6 @@ def route(primitive, args, params):
       vals.append(v)
       sig.append((v.shape, v.dtype, a.weak_type))
     elif isinstance(a, core.Tracer):
-      from jaxlite._src import errors
       raise errors.unexpected_tracer_error(a)
     else:
       aval = core.get_aval(a)
@@ -73,9 +73,6 @@ def route(primitive, args, params):
   if primitive.multiple_results:
     return [make(o, av) for o, av in zip(outs, out_avals)]
   return make(outs[0], out_avals[0])
-
-
-default_route = route
 
 
 def _compile(primitive, avals, params, device):

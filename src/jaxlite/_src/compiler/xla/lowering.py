@@ -109,6 +109,16 @@ def physical_aval(aval):
   return aval if entry is None else entry[0](aval)
 
 
+def physical(v: Value) -> Value:
+  """The same SSA value seen as its data (a key array as ui32 [..., 2]); others unchanged."""
+  return Value(v.name, physical_aval(v.aval))
+
+
+def with_aval(v: Value, aval) -> Value:
+  """The same SSA value seen with `aval`: data seen as the extended (key) array it holds."""
+  return Value(v.name, aval)
+
+
 # --- attribute text -----------------------------------------------------------------------
 
 def i64_array(values) -> str:
@@ -199,7 +209,8 @@ class Value:
     return f"{self.name} : {self.type}"
 
 
-def _aval(shape, dtype):
+def shaped_aval(shape, dtype) -> core.ShapedArray:
+  """The aval of a `shape` array of `dtype` (what rules give `op` for the results they make)."""
   return core.ShapedArray(tuple(shape), np.dtype(dtype))
 
 
@@ -319,7 +330,7 @@ class LoweringContext:
     """A constant: a NumPy value (dtype kept unless `dtype` is given), broadcast to `shape` when
     given (the literal stays one scalar in the text)."""
     arr = np.asarray(value, dtype) if dtype is not None else np.asarray(value)
-    out = self.op("stablehlo.constant", [], _aval(arr.shape, arr.dtype),
+    out = self.op("stablehlo.constant", [], shaped_aval(arr.shape, arr.dtype),
                   {"value": dense_elements(arr)})
     if shape is not None and tuple(shape) != arr.shape:
       out = self.broadcast_to(out, shape)
@@ -334,19 +345,19 @@ class LoweringContext:
     if dims is None:
       dims = range(len(v.shape)) if len(v.shape) == len(shape) else \
           range(len(shape) - len(v.shape), len(shape))
-    return self.op("stablehlo.broadcast_in_dim", [v], _aval(shape, v.dtype),
+    return self.op("stablehlo.broadcast_in_dim", [v], shaped_aval(shape, v.dtype),
                    {"broadcast_dimensions": i64_array(dims)})
 
   def convert(self, v: Value, dtype) -> Value:
     dtype = np.dtype(dtype)
     if v.dtype == dtype:
       return v
-    return self.op("stablehlo.convert", [v], _aval(v.shape, dtype))
+    return self.op("stablehlo.convert", [v], shaped_aval(v.shape, dtype))
 
   def reshape(self, v: Value, shape) -> Value:
     if tuple(v.shape) == tuple(shape):
       return v
-    return self.op("stablehlo.reshape", [v], _aval(shape, v.dtype))
+    return self.op("stablehlo.reshape", [v], shaped_aval(shape, v.dtype))
 
   def compare(self, a: Value, b: Value, direction: str, compare_type: str | None = None):
     """`stablehlo.compare` (EQ NE LT LE GT GE) with the comparison type of the operands' dtype
@@ -356,7 +367,7 @@ class LoweringContext:
     shape = np.broadcast_shapes(a.shape, b.shape) if len(a.shape) != len(b.shape) else \
         tuple(max(x, y) for x, y in zip(a.shape, b.shape))
     a, b = self.broadcast_to(a, shape), self.broadcast_to(b, shape)
-    return self.op("stablehlo.compare", [a, b], _aval(shape, np.bool_),
+    return self.op("stablehlo.compare", [a, b], shaped_aval(shape, np.bool_),
                    {"comparison_direction": f"#stablehlo<comparison_direction {direction}>",
                     "compare_type": f"#stablehlo<comparison_type {compare_type}>"})
 
@@ -393,7 +404,7 @@ class LoweringContext:
   def scalar_region(self, dtype, op: str, nargs: int = 2) -> str:
     """A reduction body over scalars of `dtype` applying the elementwise op `op` (reduce,
     reduce_window, scatter combiners)."""
-    av = _aval((), dtype)
+    av = shaped_aval((), dtype)
     return self.region([av] * nargs, lambda c, *xs: c.op(op, xs, av))
 
   def lower_jaxpr(self, jaxpr, consts, args) -> list:
@@ -475,7 +486,7 @@ def lower_jaxpr_body(fn: FunctionBuilder, jaxpr, consts, args) -> list:
 def _const_value(ctx, c, aval) -> Value:
   if not is_extended(aval):
     return ctx.constant(_host(c), aval.dtype)
-  return Value(ctx.constant(_host(c), physical_aval(aval).dtype).name, aval)
+  return with_aval(ctx.constant(_host(c), physical_aval(aval).dtype), aval)
 
 
 def _host(c):

@@ -8,8 +8,6 @@ chosen for the CPU, it installs that XLA backend as the compiler of jit and sets
 """
 from __future__ import annotations
 
-import numpy as np
-
 from jaxlite._src import core
 from jaxlite._src import devices as devices_lib
 from jaxlite._src.compiler import backend as backend_lib
@@ -50,12 +48,8 @@ def refresh(_=None) -> None:
   else:
     from jaxlite._src.compiler.xla import eager
     backend_lib.install_backend(xla_backend(platform))
-    core.default_eager_route = eager.default_route
+    core.default_eager_route = eager.route
   _state["platform"] = platform
-
-
-def current_platform() -> str | None:
-  return _state["platform"]
 
 
 # --- devices ---------------------------------------------------------------------------------
@@ -95,10 +89,6 @@ def default_device():
 def default_backend_name() -> str | None:
   p = _state["platform"]
   return None if p is None else ("gpu" if p in ("cuda", "rocm") else p)
-
-
-def host_array(x) -> np.ndarray:
-  return np.asarray(x)
 
 
 devices_lib.xla_hooks = (xla_devices, default_device, default_backend_name)

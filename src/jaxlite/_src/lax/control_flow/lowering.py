@@ -9,31 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import core
 from jaxlite._src.compiler.xla import lowering as xla
-
-
-def _aval(shape, dtype):
-  return core.ShapedArray(tuple(shape), np.dtype(dtype))
-
-
-def _data(v) -> xla.Value:
-  """`v` as its data (a key array as ui32 [..., 2]); other values unchanged."""
-  return xla.Value(v.name, xla.physical_aval(v.aval))
-
-
-def _typed(v, aval) -> xla.Value:
-  """Data `v` seen with the logical `aval` again (key arrays)."""
-  return xla.Value(v.name, aval)
-
-
-def _split(xs, sizes):
-  out, i = [], 0
-  for n in sizes:
-    out.append(list(xs[i:i + n]))
-    i += n
-  out.append(list(xs[i:]))
-  return out
+from jaxlite._src.compiler.xla.lowering import shaped_aval as _aval
+from jaxlite._src.lax.control_flow.common import split_list
 
 
 def _any(ctx, pred) -> xla.Value:
@@ -49,25 +27,26 @@ def _where(ctx, pred, new, old) -> xla.Value:
   """`new` where the (leading-axes) predicate holds, else `old`."""
   if not pred.shape:
     return new
-  data_new, data_old = _data(new), _data(old)  # key carries select their whole data rows
+  # key carries select their whole data rows
+  data_new, data_old = xla.physical(new), xla.physical(old)
   p = ctx.broadcast_to(pred, data_new.shape, dims=range(len(pred.shape)))
-  return _typed(ctx.select(p, data_new, data_old), new.aval)
+  return xla.with_aval(ctx.select(p, data_new, data_old), new.aval)
 
 
 # --- while ----------------------------------------------------------------------------------------
 
 def while_rule(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
-  cconsts, bconsts, carry = _split(args, [cond_nconsts, body_nconsts])
+  cconsts, bconsts, carry = split_list(args, [cond_nconsts, body_nconsts])
   state_avals = [v.aval for v in args]
   batched = bool(cond_jaxpr.out_avals[0].shape)
 
   def cond_region(c, *state):
-    cc, _, cy = _split(state, [cond_nconsts, body_nconsts])
+    cc, _, cy = split_list(state, [cond_nconsts, body_nconsts])
     pred, = c.lower_jaxpr(cond_jaxpr, None, cc + cy)
     return [_any(c, pred)]
 
   def body_region(c, *state):
-    cc, bc, cy = _split(state, [cond_nconsts, body_nconsts])
+    cc, bc, cy = split_list(state, [cond_nconsts, body_nconsts])
     new = c.lower_jaxpr(body_jaxpr, None, bc + cy)
     if batched:  # elements whose predicate is already false keep their carry
       pred, = c.lower_jaxpr(cond_jaxpr, None, cc + cy)
@@ -99,14 +78,14 @@ def cond_rule(ctx, index, *ops, branches):
 # --- scan -----------------------------------------------------------------------------------------
 
 def scan_rule(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, unroll, **_):
-  consts, carry, xs = _split(args, [num_consts, num_carry])
+  consts, carry, xs = split_list(args, [num_consts, num_carry])
   if length == 0:  # no step runs (and there is no row to slice): the carry and empty ys
-    return [*carry, *(ctx.zeros(a.shape, a.dtype) if not xla.is_extended(a) else _typed(
+    return [*carry, *(ctx.zeros(a.shape, a.dtype) if not xla.is_extended(a) else xla.with_aval(
         ctx.zeros(xla.physical_aval(a).shape, np.uint32), a) for a in ctx.avals_out[num_carry:])]
   # xs and ys are sliced and updated as data (key arrays: ui32 [..., 2]); the body sees types
   y_avals = jaxpr.out_avals[num_carry:]
   x_avals = jaxpr.in_avals[num_consts + num_carry:]
-  xs = [_data(x) for x in xs]
+  xs = [xla.physical(x) for x in xs]
   ys = [ctx.zeros((length, *d.shape), d.dtype) for d in map(xla.physical_aval, y_avals)]
   i0 = ctx.constant(np.asarray(0, np.int32))
   state = [i0, *consts, *carry, *xs, *ys]
@@ -117,23 +96,23 @@ def scan_rule(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, unroll,
     return [c.compare(i, c.constant(np.asarray(length, np.int32)), "LT")]
 
   def body_region(c, i, *rest):
-    cs, cy, xv, yv = _split(rest, sizes[1:])
+    cs, cy, xv, yv = split_list(rest, sizes[1:])
     t = i
     if reverse:
       t = c.op("stablehlo.subtract", [c.constant(np.asarray(length - 1, np.int32)), i], i.aval)
     zero = c.constant(np.asarray(0, np.int32))
-    x_t = [_typed(_index_row(c, x, t, zero), a) for x, a in zip(xv, x_avals)]
+    x_t = [xla.with_aval(_index_row(c, x, t, zero), a) for x, a in zip(xv, x_avals)]
     outs = c.lower_jaxpr(jaxpr, None, [*cs, *cy, *x_t])
     new_carry, y_t = outs[:num_carry], outs[num_carry:]
-    new_ys = [_update_row(c, y, _data(v), t, zero) for y, v in zip(yv, y_t)]
+    new_ys = [_update_row(c, y, xla.physical(v), t, zero) for y, v in zip(yv, y_t)]
     step = c.op("stablehlo.add", [i, c.constant(np.asarray(1, np.int32))], i.aval)
     return [step, *cs, *new_carry, *xv, *new_ys]
 
   outs = ctx.op("stablehlo.while", state, state_avals,
                 regions=[ctx.region(state_avals, cond_region),
                          ctx.region(state_avals, body_region)])
-  _, _, out_carry, _, out_ys = _split(outs, sizes)
-  return [*out_carry, *(_typed(y, a) for y, a in zip(out_ys, ctx.avals_out[num_carry:]))]
+  _, _, out_carry, _, out_ys = split_list(outs, sizes)
+  return [*out_carry, *(xla.with_aval(y, a) for y, a in zip(out_ys, ctx.avals_out[num_carry:]))]
 
 
 def _index_row(ctx, x, t, zero) -> xla.Value:
