@@ -497,15 +497,8 @@ def _reduce_window_shape(shape, window_dimensions, window_strides, padding, base
 
 
 def _identity(kind, dtype):
-  """The reduction's identity in `dtype` (the padding value)."""
-  if kind == "sum":
-    return np.zeros((), dtype)[()]
-  if dtypes.kind_of_dtype(dtype) in "fc":
-    return np.array(-np.inf if kind == "max" else np.inf, dtype)[()]
-  if dtype.kind == "b":
-    return np.bool_(kind == "min")
-  info = np.iinfo(dtype)
-  return np.array(info.min if kind == "max" else info.max, dtype)[()]
+  """The reduction's identity in `dtype` (the padding value): the XLA lowering's init value."""
+  return windowed_lowering.identity(kind, dtype)[()]
 
 
 def _reduce_window_rule(kind, ufunc):
