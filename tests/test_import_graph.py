@@ -70,7 +70,8 @@ LAYERS = {
     "distributed.multihost": API, "distributed.mpi_collectives": API,
     "distributed.group_exchange": API,
     # modules added by the same session's other branches (merged after this test was written)
-    "fp_quiet": CORE, "stage_info": INTERP, "shard_map_eager": LAX, "prng_structural": LAX,
+    "fp_quiet": CORE, "list_util": CORE, "stage_info": INTERP, "shard_map_eager": LAX,
+    "prng_structural": LAX,
     "prng_lowering": LAX, "ad_util": INTERP, "flatten_util": LIBS, "sparse": LIBS,
 }
 

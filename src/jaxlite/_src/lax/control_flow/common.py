@@ -16,6 +16,7 @@ from jaxlite._src.config import config
 from jaxlite._src.core import ClosedJaxpr, Var
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.call_primitives import _check_output, fun_src_info
+from jaxlite._src.list_util import merge_lists, split_list  # noqa: F401 - control flow's helpers
 
 # --- tracing bodies ------------------------------------------------------------------------------
 
@@ -143,21 +144,6 @@ def merge_common_consts(bodies: list) -> tuple[list, list]:
     inner = body.jaxpr.jaxpr
     jaxprs.append(ClosedJaxpr(inner.replace(invars=const_vars + inner.invars[n:]), []))
   return jaxprs, merged
-
-
-def split_list(xs, sizes) -> list:
-  out, start = [], 0
-  for n in sizes:
-    out.append(list(xs[start:start + n]))
-    start += n
-  out.append(list(xs[start:]))
-  return out
-
-
-def merge_lists(which, falses, trues) -> list:
-  """Interleaves `falses` and `trues` in the order `which` says."""
-  f, t = iter(falses), iter(trues)
-  return [next(t) if w else next(f) for w in which]
 
 
 # --- values --------------------------------------------------------------------------------------
