@@ -165,6 +165,9 @@ def valid_jaxtype(x) -> bool:
 class Primitive:
   """A named operation; interpreters keep their rules for it in tables keyed by it."""
   multiple_results = False
+  # A library's primitive (`jax.extend.core.Primitive`, core_adapters): its rules follow JAX's
+  # calling conventions (tuples, the impl called as it is) and compiled code needs a lowering.
+  library = False
 
   def __init__(self, name: str):
     self.name = name
@@ -294,9 +297,14 @@ class EvalTrace(Trace):
     if weak_rule is None or extended:
       if primitive.impl is None:
         raise NotImplementedError(f"Evaluation rule for '{primitive.name}' not implemented")
+      if primitive.library:
+        # As in JAX, evaluating a library's primitive eagerly is calling its impl on bind's
+        # arguments (no abstract evaluation), its result handed back as it is.
+        # Python numbers arrive as JAX's typed scalars (bools stay bools), as in JAX 0.10.
+        args = [a if type(a) is bool else dtypes.weak_scalar(a) for a in args]
+        impl = primitive.user_impl
+        return (primitive.impl if impl is None else impl)(*args, **params)
       if primitive.abstract_eval is None:
-        # A user's primitive given an impl only: as in JAX, evaluating it eagerly is calling
-        # the impl on the arguments, its result handed back as it is.
         return primitive.impl(*args, **params)
       avals = [get_aval(a) for a in args]
       out_avals = primitive.abstract_eval(*avals, **params)

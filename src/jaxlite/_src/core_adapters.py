@@ -206,7 +206,11 @@ class Primitive(core.Primitive, metaclass=_LibraryPrimitiveType):
   impls do (equinox's `maybe_set` impl indexes with `xs.at[i]`); jaxlite's own primitives'
   impls compute on NumPy buffers, so the impl registered here is wrapped: NumPy arguments
   become Arrays on the way in, Array results NumPy buffers on the way out. Everything else
-  (bind, the rule tables, jit and the compilers) treats it as any primitive."""
+  (bind, the rule tables, jit and the compilers) treats it as any primitive, except that, as in
+  JAX, eager bind calls the impl itself on bind's arguments, its JVP and batching rules get
+  tuples, and compiled code runs its registered lowering (jax.interpreters.mlir)."""
+  library = True
+  user_impl = None
 
   def def_impl(self, impl):
     def array_impl(*vals, **params):
@@ -216,6 +220,7 @@ class Primitive(core.Primitive, metaclass=_LibraryPrimitiveType):
       return _buffer(out)
     array_impl.__wrapped__ = impl
     self.impl = array_impl
+    self.user_impl = impl
     return impl
 
 

@@ -25,9 +25,25 @@ effectful_primitives: set = set()
 transpose_folding_rules: dict = {}
 
 
+# A library primitive's (jax.extend.core.Primitive) equation in compiled code is replaced by
+# what its registered lowering rule builds: `library_lowering[0](eqn, platform)` (filled by
+# jax.interpreters.mlir) gives that ClosedJaxpr, None to leave the eqn to the primitive's impl,
+# or raises JAX's NotImplementedError when the primitive has no rule.
+library_lowering: list = [None]
+
+
+def lowered_library_eqn(eqn):
+  if library_lowering[0] is None:
+    raise NotImplementedError(f"MLIR translation rule for primitive '{eqn.primitive.name}' not "
+                              "found for platform cpu")
+  return library_lowering[0](eqn, "cpu")
+
+
 def inline_calls(jaxpr: Jaxpr, consts: list) -> tuple[Jaxpr, list]:
-  """Replaces nested `jit` (and other call) eqns by their bodies, recursively."""
-  if not any(e.primitive in inlinable_call_primitives for e in jaxpr.eqns):
+  """Replaces nested `jit` (and other call) eqns by their bodies, and library primitives' eqns
+  by their lowerings, recursively."""
+  if not any(e.primitive in inlinable_call_primitives or e.primitive.library
+             for e in jaxpr.eqns):
     return jaxpr, consts
   new_eqns, new_constvars, new_consts = [], list(jaxpr.constvars), list(consts)
   rename = {}
@@ -36,10 +52,15 @@ def inline_calls(jaxpr: Jaxpr, consts: list) -> tuple[Jaxpr, list]:
     return v if type(v) is Literal else rename.get(v, v)
 
   for eqn in jaxpr.eqns:
-    if eqn.primitive not in inlinable_call_primitives:
+    if eqn.primitive in inlinable_call_primitives:
+      closed = eqn.params[inline_jaxpr_param.get(eqn.primitive, "jaxpr")]
+    elif eqn.primitive.library:
+      closed = lowered_library_eqn(eqn)
+    else:
+      closed = None
+    if closed is None:
       new_eqns.append(eqn.replace(invars=[read(v) for v in eqn.invars]))
       continue
-    closed = eqn.params[inline_jaxpr_param.get(eqn.primitive, "jaxpr")]
     inner, inner_consts = inline_calls(closed.jaxpr, closed.consts)
     sub = {}
     for v, c in zip(inner.constvars, inner_consts):

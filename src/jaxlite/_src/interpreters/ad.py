@@ -334,6 +334,8 @@ class JVPTrace(core.Trace):
     rule = jvp_rules.get(primitive)
     if rule is None:
       raise NotImplementedError(f"Differentiation rule for '{primitive}' not implemented")
+    if primitive.library:  # a library's rule gets tuples, as JAX passes them
+      primals, tangents = tuple(primals), tuple(tangents)
     with core.set_current_trace(self.parent):
       out, tangent_out = rule(primals, tangents, **params)
     if primitive.multiple_results:

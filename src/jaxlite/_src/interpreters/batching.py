@@ -150,6 +150,8 @@ class BatchTrace(core.Trace):
         rule = primitive_batchers.get(primitive)
         if rule is None:
           raise NotImplementedError(f"Batching rule for '{primitive}' not implemented")
+        if primitive.library:  # a library's rule gets tuples, as JAX passes them
+          vals, dims = tuple(vals), tuple(dims)
         out, out_dim = rule(vals, dims, **params)
     if primitive.multiple_results:
       return [self.wrap(o, d) for o, d in zip(out, out_dim)]

@@ -73,6 +73,8 @@ class LinearizeTrace(core.Trace):
     rule = ad.linearize_rules.get(primitive) or ad.jvp_rules.get(primitive)
     if rule is None:
       raise NotImplementedError(f"Differentiation rule for '{primitive}' not implemented")
+    if primitive.library:  # a library's rule gets tuples, as JAX passes them
+      primals, tangents = tuple(primals), tuple(tangents)
     with core.set_current_trace(self.rule_trace):
       out, tangent_out = rule(primals, tangents, **params)
     if primitive.multiple_results:

@@ -445,6 +445,11 @@ def comparison_type(dtype) -> str:
 
 # --- jaxprs to functions --------------------------------------------------------------------
 
+# A library primitive's (jax.extend.core.Primitive) lowering: `library_lowering[0](eqn,
+# platform)` gives the ClosedJaxpr its registered rule builds, None when the rule needs the
+# primitive's impl; jax.interpreters.mlir fills it (as passes.library_lowering).
+library_lowering: list = [None]
+
 def lower_jaxpr_body(fn: FunctionBuilder, jaxpr, consts, args) -> list:
   """Emits `jaxpr`'s equations into `fn` with `args` (Values) for its invars and `consts`
   (NumPy values or Values) for its constvars; returns the Values of its outvars."""
@@ -462,6 +467,15 @@ def lower_jaxpr_body(fn: FunctionBuilder, jaxpr, consts, args) -> list:
 
   for eqn in jaxpr.eqns:
     rule = rules.get(eqn.primitive)
+    if rule is None and eqn.primitive.library and library_lowering[0] is not None:
+      # a library's primitive: what its registered rule builds (jax.interpreters.mlir)
+      lowered = library_lowering[0](eqn, "cpu")
+      if lowered is not None:
+        outs = lower_jaxpr_body(fn, lowered.jaxpr, lowered.consts,
+                                [read(x) for x in eqn.invars])
+        for var, val in zip(eqn.outvars, outs):
+          env[var] = val
+        continue
     if rule is None:
       raise LoweringError(f"MLIR translation rule for primitive '{eqn.primitive.name}' not "
                           "found for the xla backend")
