@@ -241,7 +241,11 @@ ERRORS = [
      "array references cannot be returned."),
     ("vmapped_write", lambda r: jaxlite.vmap(lambda x: jaxlite.ref.addupdate(r, (), x))(
         jlnp.ones((2, 4))), Exception,
-     "Exception performing an addupdate operation with vmapped value on an unbatched array "
+     "performing an addupdate operation with vmapped value on an unbatched array "
+     "reference of type Ref{float32[4]}. Move the array reference to be an argument to the "
+     "vmapped function?"),
+    ("vmapped_set", lambda r: jaxlite.vmap(lambda x: r.__setitem__(..., x))(jlnp.ones((2, 4))),
+     Exception, "performing a set/swap operation with vmapped value on an unbatched array "
      "reference of type Ref{float32[4]}. Move the array reference to be an argument to the "
      "vmapped function?"),
     ("not_a_ref", lambda r: jaxlite.ref.get(jlnp.ones(3), 0), ValueError, "expected a Ref"),

@@ -182,7 +182,7 @@ def set_fast_runners(enabled: bool) -> None:
 
 
 class _CacheEntry:
-  __slots__ = ("closed", "out_tree", "lifted", "executable", "out_avals", "donation")
+  __slots__ = ("closed", "out_tree", "lifted", "executable", "out_avals", "donation", "refs")
 
   def __init__(self, closed, out_tree, lifted):
     self.closed = closed
@@ -191,6 +191,9 @@ class _CacheEntry:
     self.executable = None
     self.out_avals = closed.out_avals
     self.donation = None  # donation.Plan per donation vector, made on the first donating call
+    # (flat positions of Ref arguments, Refs the function closes over), None when neither:
+    # every call checks that no Ref is passed twice nor both passed and closed over
+    self.refs = None
 
   def compiled(self, on=None):
     """The executable on backend `on`: by default the one installed when it was first built
@@ -479,6 +482,9 @@ class PjitFunction:
     entry = self._cache.get(key)
     if entry is None:
       entry = self._trace(flat, in_tree, dyn_args, dyn_kwargs, static, key)
+    elif entry.refs is not None:
+      _check_ref_args(entry.refs, flat, self._fun,
+                      lambda: _flat_arg_names(self._fun, dyn_args, dyn_kwargs, flat, in_tree))
     return entry, flat
 
   def _trace(self, flat, in_tree, dyn_args, dyn_kwargs, static, key):
@@ -486,6 +492,9 @@ class PjitFunction:
     flat_fun = self._flat_fun(dyn_args, dyn_kwargs, static, in_tree)
     in_avals = [core.get_aval(as_traceable_arg(x)) for x in flat]
     names = _flat_arg_names(self._fun, dyn_args, dyn_kwargs, flat, in_tree)
+    ref_positions = [i for i, a in enumerate(in_avals) if type(a) is AbstractRef]
+    if ref_positions:
+      _check_ref_args((ref_positions, ()), flat, self._fun, lambda: names)
     if config.jax_explain_cache_misses:
       from jaxlite._src import cache_miss
       cache_miss.explain(self._fun, self._name, key, list(self._cache), names)
@@ -506,13 +515,14 @@ class PjitFunction:
         flat_fun.out_tree = inner.out_tree
         return outs
     closed = pe.trace_to_jaxpr(flat_fun, in_avals, dbg, names)
-    for aval in closed.out_avals:
-      if type(aval) is AbstractRef:
-        raise ValueError(f"function {fun_src_info(self._fun)} traced for jit returned a mutable "
-                         f"array reference of type {aval}, but mutable array references cannot "
-                         "be returned.")
+    _check_no_returned_refs(closed, self._fun, names, lambda: flat_fun.out_tree)
+    closed_refs = tuple(c for c in closed.consts if type(c) is Ref)
+    if closed_refs and ref_positions:
+      _check_ref_args((ref_positions, closed_refs), flat, self._fun, lambda: names)
     closed, lifted = pe.convert_constvars_to_invars(closed)
     entry = _CacheEntry(closed, writeback or flat_fun.out_tree, lifted)
+    if ref_positions:
+      entry.refs = (ref_positions, closed_refs)
     if not self._sharded and (_has_constraint(closed.jaxpr) or any(
         e.primitive.name == "shard_map" for e in closed.jaxpr.eqns)):
       # a sharding_constraint inside: every call is partitioned; a shard_map: its out_specs
@@ -1042,15 +1052,60 @@ def _place_tree(out, device):
   return out
 
 
+def _check_ref_args(refs, flat, fun, arg_names) -> None:
+  """JAX's errors for a Ref passed as two arguments, or passed and also closed over: either
+  would alias one buffer under two names in the compiled code."""
+  positions, closed_refs = refs
+  seen: dict = {}
+  for i in positions:
+    x = flat[i]
+    first = seen.setdefault(id(x), i)
+    if first != i:
+      names = arg_names()
+      raise ValueError(
+          "only one reference to a mutable array may be passed as an argument to a function, "
+          f"but when tracing {fun_src_info(fun)} for jit the mutable array reference of type "
+          f"{core.get_aval(x)} appeared at both {names[first]} and {names[i]}.")
+    if any(x is c for c in closed_refs):
+      raise ValueError(
+          f"when tracing {fun_src_info(fun)} for jit, a mutable array reference of type "
+          f"{core.get_aval(x)} was both closed over and passed as the argument "
+          f"{arg_names()[i]}")
+
+
+def _check_no_returned_refs(closed, fun, names, out_tree) -> None:
+  """JAX's error for a Ref among the outputs, saying where it came from."""
+  jaxpr = closed.jaxpr
+  for i, v in enumerate(jaxpr.outvars):
+    aval = v.aval
+    if type(aval) is not AbstractRef:
+      continue
+    paths = tree_util.tree_flatten_with_path(
+        tree_util.tree_unflatten(out_tree(), range(len(jaxpr.outvars))))[0]
+    path = tree_util.keystr(paths[i][0]) if i < len(paths) else ""
+    loc = f" at output tree path result{path}" if path else ""
+    origin = ""  # JAX also names the line that made a ref created inside (not recorded here)
+    if v in jaxpr.invars:
+      origin = ("\n\nThe returned mutable array was passed in as the argument "
+                f"{names[jaxpr.invars.index(v)]}.")
+    raise ValueError(f"function {fun_src_info(fun)} traced for jit returned a mutable array "
+                     f"reference of type {aval}{loc}, but mutable array references cannot be "
+                     f"returned.{origin}")
+
+
 def _flat_arg_names(fun, dyn_args, dyn_kwargs, flat, in_tree):
+  # JAX's names: the parameter's name and the leaf's path in it (`t[0]`, `d['a']`); keyword
+  # arguments follow in sorted order, as they are flattened
   names = _arg_names(fun)
   out = []
+
+  def add(base, tree):
+    out.extend(base + tree_util.keystr(path)
+               for path, _ in tree_util.tree_flatten_with_path(tree)[0])
   for i, a in enumerate(dyn_args):
-    base = names[i] if i < len(names) else f"args[{i}]"
-    n = len(tree_util.tree_leaves(a))
-    out += [base] * n
-  for k, v in dyn_kwargs.items():
-    out += [k] * len(tree_util.tree_leaves(v))
+    add(names[i] if i < len(names) else f"args[{i}]", a)
+  for k in sorted(dyn_kwargs):
+    add(k, dyn_kwargs[k])
   return out if len(out) == len(flat) else [None] * len(flat)
 
 

@@ -36,6 +36,7 @@ import numpy as np
 from jaxlite._src import core
 from jaxlite._src.config import config
 from jaxlite._src.core import ShapedArray
+from jaxlite._src.state.types import AbstractRef
 
 not_mapped = None
 
@@ -98,6 +99,12 @@ class BatchTracer(core.Tracer):
     if aval is None:
       full = core.get_aval(self.val)
       d = self.batch_dim
+      if type(full) is AbstractRef:  # a batched ref: a ref to one example's slice
+        inner = full.inner_aval
+        aval = self._aval = AbstractRef(
+            ShapedArray(inner.shape[:d] + inner.shape[d + 1:], inner.dtype, inner.weak_type),
+            memory_space=full.memory_space, kind=full.kind)
+        return aval
       aval = self._aval = ShapedArray(full.shape[:d] + full.shape[d + 1:], full.dtype,
                                       full.weak_type)
     return aval

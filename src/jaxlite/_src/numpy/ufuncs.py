@@ -9,9 +9,10 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src import dtypes
-from jaxlite._src.jit_function import internal_jit
+from jaxlite._src.jit_function import PjitFunction, internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import elementwise_functions as lax
+from jaxlite._src.state.types import Ref
 from jaxlite._src.numpy.util import (promote_args, promote_args_inexact, promote_args_numeric,
                                      promote_dtypes_inexact, promote_dtypes, dtype_weak,
                                      check_arraylike, promote_shapes)
@@ -31,6 +32,10 @@ def _unary_ufunc(name, prim, promote="same", kinds=None, identity_kinds=""):
   def fn(x, /):
     if type(x) is core.array_type and x.dtype.kind in fast_kinds:
       return prim.bind(x)  # already of an accepted dtype: nothing to promote
+    if type(x) is Ref:
+      # JAX's unary ufuncs are jit functions: a ref reaches their argument check traced (and
+      # is refused there, named as the tracer it then is)
+      return PjitFunction(fn, (), ())(x)
     check_arraylike(name, x)
     if identity_kinds and dtype_weak(x)[0].kind in identity_kinds:
       return _as_array(promote_args(name, x)[0])

@@ -12,6 +12,7 @@ from jaxlite._src import dtypes
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.elementwise_functions import check_python_int
+from jaxlite._src.state.types import AbstractRef
 
 _ArrayImpl = None
 _PY = (int, float, complex, bool)
@@ -56,7 +57,9 @@ def check_arraylike(fun_name: str, *args) -> None:
   for i, a in enumerate(args):
     t = type(a)
     if t is core.array_type or t in _PY or t in _typed or isinstance(
-        a, (core.Array, np.ndarray, np.generic)) or hasattr(a, "__jax_array__"):
+        a, (np.ndarray, np.generic)) or (isinstance(a, core.Array) and not (
+            isinstance(a, core.Tracer) and type(a.aval) is AbstractRef)) or hasattr(
+                a, "__jax_array__"):
       continue
     msg = f"{fun_name} requires ndarray or scalar arguments, got {t} at position {i}."
     raise TypeError(msg)

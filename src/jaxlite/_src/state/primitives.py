@@ -245,10 +245,7 @@ class _StatePrimitive(core.Primitive):
       if self.name == "get":  # reading a top-level ref at a traced index: a pure read
         return discharged_get(core.make_array(ref._buf.copy(), ref.aval.inner_aval),
                               params["indexer"], args[1:])
-      raise Exception(  # JAX raises this bare Exception class too
-          f"Exception performing {_an(self.name)} operation with vmapped value on an unbatched "
-          f"array reference of type {ref.aval}. Move the array reference to be an argument to "
-          "the vmapped function?")
+      raise vmapped_write_error(self, ref.aval)
     return trace.process_primitive(self, args, params)
 
   def _eager(self, args, params):
@@ -264,8 +261,12 @@ class _StatePrimitive(core.Primitive):
     return core.make_array(out, out_aval)
 
 
-def _an(word):
-  return ("an " if word[0] in "aeiou" else "a ") + word
+def vmapped_write_error(prim, ref_aval) -> Exception:
+  """JAX's error (a bare Exception) for a batched value written to an unbatched ref."""
+  what = "a set/swap" if prim is swap_p else f"an {prim.name}"
+  return Exception(f"performing {what} operation with vmapped value on an unbatched array "
+                   f"reference of type {ref_aval}. Move the array reference to be an argument "
+                   "to the vmapped function?")
 
 
 def _host(x):
@@ -442,25 +443,52 @@ free_ref_p.def_impl(lambda ref: [])
 free_ref_p.discharged = lambda ref: []
 
 
-# --- vmap of a ref staged outside the vmap (a jit-level ref closed over by the vmapped code) ----
-# A ref made inside vmap is discharged and never reaches the batch trace, so the ref operand
-# here is always unbatched: reads at batched indices gather, writes of batched values raise.
+# --- vmap ------------------------------------------------------------------------------------
+# A ref passed to vmap with an axis is batched (its BatchTracer's type is the ref of one
+# example's slice): the rules read the whole ref, apply the example's read or write to each
+# slice with vmap of the discharged forms, and write the whole ref back. A ref made inside
+# vmap is discharged and never reaches these rules; a ref closed over by the vmapped code is
+# unbatched: reads at batched indices gather, writes of batched values raise (as in JAX).
+
+
+def _whole(ref):
+  return get_p.bind(ref, indexer=_full_indexer(core.get_aval(ref).shape))
+
+
+def _per_example(fn, ref_dim, dims, args, out_axes=0):
+  from jaxlite._src.vmap_api import vmap
+  return vmap(fn, in_axes=(ref_dim, *dims), out_axes=out_axes)(*args)
 
 
 def _get_batcher(vals, dims, *, indexer):
-  from jaxlite._src.vmap_api import vmap
   ref, dyn = vals[0], vals[1:]
-  whole = get_p.bind(ref, indexer=_full_indexer(ref.aval.shape))
-  read = lambda *d: discharged_get(whole, indexer, d)
-  return vmap(read, in_axes=tuple(dims[1:]))(*dyn), 0
+  read = lambda whole, *d: discharged_get(whole, indexer, d)
+  ref_dim = None if dims[0] is batching.not_mapped else dims[0]
+  return _per_example(read, ref_dim, dims[1:], (_whole(ref), *dyn)), 0
 
 
 def _write_batcher(prim):
-  def rule(vals, dims, **params):
-    raise Exception(  # JAX raises this bare Exception class too
-        f"Exception performing {_an(prim.name)} operation with vmapped value on an unbatched "
-        f"array reference of type {vals[0].aval}. Move the array reference to be an argument "
-        "to the vmapped function?")
+  def rule(vals, dims, *, indexer):
+    ref, val, dyn = vals[0], vals[1], vals[2:]
+    if dims[0] is batching.not_mapped:
+      raise vmapped_write_error(prim, core.get_aval(ref))
+    ref_dim = dims[0]
+    whole = _whole(ref)
+
+    def write(w, v, *d):
+      if prim is addupdate_p:
+        v = discharged_get(w, indexer, d) + v
+      return discharged_set(w, indexer, d, v)
+    val_dim = None if dims[1] is batching.not_mapped else dims[1]
+    dyn_dims = [None if d is batching.not_mapped else d for d in dims[2:]]
+    new = _per_example(write, ref_dim, (val_dim, *dyn_dims), (whole, val, *dyn),
+                       out_axes=ref_dim)
+    swap_p.bind(ref, new, indexer=_full_indexer(core.get_aval(ref).shape))
+    if prim is addupdate_p:
+      return [], []
+    old = _per_example(lambda w, *d: discharged_get(w, indexer, d), ref_dim, dyn_dims,
+                       (whole, *dyn))
+    return old, 0
   return rule
 
 
@@ -537,14 +565,34 @@ def _indexer_of(ref, idx, fun_name):
   return make_indexer(idx, ref.aval.shape, fun_name)
 
 
+def _has_array_index(idx) -> bool:
+  """Whether `idx` holds an integer array (advanced indexing: a gather or scatter)."""
+  items = idx if isinstance(idx, tuple) else (idx,)
+  return any(_is_dynamic(i) and np.ndim(i) > 0 for i in items)
+
+
+def _whole_of(ref):
+  return get_p.bind(ref, indexer=_full_indexer(ref.aval.shape))
+
+
+def _write_whole(ref, value):
+  swap_p.bind(ref, value, indexer=_full_indexer(ref.aval.shape))
+
+
 def ref_get(ref, idx=()):
   """`ref[idx]` (`jax.ref.get`)."""
+  if isinstance(ref, Ref) and _has_array_index(idx):  # NumPy's advanced indexing: a gather
+    return _whole_of(ref)[idx]
   indexer, dyn = _indexer_of(ref, idx, "get")
   return get_p.bind(ref, *dyn, indexer=indexer)
 
 
 def ref_swap(ref, idx, value, _function_name="swap"):
   """Writes `value` at `ref[idx]` and returns the old contents (`jax.ref.swap`)."""
+  if isinstance(ref, Ref) and _has_array_index(idx):  # a scatter into the whole ref
+    whole = _whole_of(ref)
+    _write_whole(ref, whole.at[idx].set(value))
+    return whole[idx]
   indexer, dyn = _indexer_of(ref, idx, _function_name)
   return swap_p.bind(ref, value, *dyn, indexer=indexer)
 
@@ -556,6 +604,9 @@ def ref_set(ref, idx, value):
 
 def ref_addupdate(ref, idx, x):
   """`ref[idx] += x` (`jax.ref.addupdate`); returns None."""
+  if isinstance(ref, Ref) and _has_array_index(idx):
+    _write_whole(ref, _whole_of(ref).at[idx].add(x))
+    return
   indexer, dyn = _indexer_of(ref, idx, "addupdate")
   addupdate_p.bind(ref, x, *dyn, indexer=indexer)
 
@@ -570,6 +621,7 @@ def _tracer_addupdate(self, x, idx=()):
 # A ref staged by jit is a tracer of AbstractRef type; as JAX's does, it has `addupdate` (its
 # indexing goes through array_methods, which sends refs here).
 pe.DynamicJaxprTracer.addupdate = _tracer_addupdate
+batching.BatchTracer.addupdate = _tracer_addupdate  # a ref passed to vmap
 
 
 register_ops(ref_get=ref_get, ref_set=ref_set, ref_addupdate=ref_addupdate)
