@@ -336,7 +336,8 @@ def test_table_covers_every_differentiable_primitive():
   reached = set()
   for _, fun, args in PRIMITIVES:
     _primitives_in(jax.make_jaxpr(fun)(*args).jaxpr, reached)
-  with_rules = {p.name for p in list(ad.jvp_rules) + list(ad.linearize_rules)}
+  # jaxlite's own primitives (a library's, made by other tests, have their own tests)
+  with_rules = {p.name for p in list(ad.jvp_rules) + list(ad.linearize_rules) if not p.library}
   missing = with_rules - reached - COVERED_ELSEWHERE
   assert not missing, f"primitives with derivative rules but no row in the table: {missing}"
 

@@ -104,6 +104,8 @@ def test_multiple_results_primitive_and_deflinear():
   p.multiple_results = True
   p.def_impl(lambda x: [2.0 * x, 3.0 * x])
   p.def_abstract_eval(lambda a: [ShapedArray(a.shape, a.dtype)] * 2)
+  from jaxlite.interpreters import mlir  # jit needs its lowering, as in JAX
+  mlir.register_lowering(p, mlir.lower_fun(lambda x: [2.0 * x, 3.0 * x], multiple_results=True))
   ad.deflinear(p, lambda cts: [2.0 * ad.instantiate_zeros(cts[0])
                                + 3.0 * ad.instantiate_zeros(cts[1])])
   batching.primitive_batchers[p] = lambda vals, dims: (p.bind(*vals), [dims[0]] * 2)
@@ -269,13 +271,19 @@ def test_batching_axis_primitive_batchers_adapter():
   assert seen == [(3, "i")]
 
 
-def test_mlir_registration_is_accepted_and_unused():
+def test_mlir_registration_is_what_jit_runs():
+  """As in JAX, compiled code runs the registered lowering, never the impl; a rule for another
+  platform does not count."""
   from jaxlite.interpreters import mlir
   from jaxlite.extend.core import Primitive
   p = Primitive("noop_lowering")
+  p.def_impl(lambda x: 1 / 0)
+  p.def_abstract_eval(lambda a: a)
+  mlir.register_lowering(p, lambda ctx, x: [x], platform="tpu")
+  with pytest.raises(NotImplementedError, match="'noop_lowering' not found for platform cpu"):
+    jaxlite.jit(p.bind)(jnp.ones(2))
   mlir.register_lowering(p, lambda ctx, x: [x], platform="cpu")
-  f = lambda x: x
-  assert mlir.lower_fun(f, multiple_results=False) is f
+  np.testing.assert_array_equal(jaxlite.jit(p.bind)(jnp.ones(2)), np.ones(2))
 
 
 def test_extend_random_matches_jax():

@@ -220,8 +220,14 @@ def _typed_scalar_class(base: type) -> type:
     return (base(self), self.dtype)
 
   name = f"Typed{base.__name__.capitalize()}"
-  return type(name, (base,), {"weak_type": True, "__new__": __new__, "__repr__": base.__repr__,
-                              "__getnewargs__": __getnewargs__, "__module__": __name__})
+
+  def __repr__(self):  # JAX's: `TypedInt(1, dtype=int32)`
+    return f"{name}({base.__repr__(self)}, dtype={np.dtype(self.dtype).name})"
+  members = {"weak_type": True, "__new__": __new__, "__repr__": __repr__,
+             "__getnewargs__": __getnewargs__, "__module__": __name__}
+  if base is float:  # as JAX's, a typed float prints as the float (a typed int does not)
+    members["__str__"] = float.__repr__
+  return type(name, (base,), members)
 
 
 TypedInt = _typed_scalar_class(int)

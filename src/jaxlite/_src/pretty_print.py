@@ -201,7 +201,9 @@ def _literal_str(lit) -> str:
 def _literal_value_str(val) -> str:
   # Weak Python scalars (and dtypes.Typed*) keep their Python value; NumPy ones show `.item()`.
   if isinstance(val, (bool, int, float, complex)) and not isinstance(val, np.generic):
-    return str(val)
+    for base in (bool, int, float, complex):  # a Typed* scalar's repr names its type
+      if isinstance(val, base):
+        return base.__repr__(val)
   if np.ndim(val) == 0:
     return str(np.asarray(val).item())
   return "[...]"

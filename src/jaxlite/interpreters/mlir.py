@@ -9,7 +9,7 @@ jaxlite does the same for primitives made with `jax.extend.core.Primitive`: when
 holds one is compiled, its rule is called once per equation with `Value`s that stand for the
 operands, and what the rule builds becomes the equations that replace it (traced jaxlite
 operations: the `hlo` builders of `jax._src.lib.mlir.dialects.hlo` are the lax operations of
-the same names, see `hlo_ops.py`). A primitive with no rule for the platform raises JAX's
+the same names, see `_hlo_ops.py`). A primitive with no rule for the platform raises JAX's
 NotImplementedError. A rule that builds an op jaxlite does not interpret (a custom call, an FFI
 target) leaves the equation to the primitive's impl, which the host backends run.
 """
@@ -204,7 +204,7 @@ hlo_text.library_lowering[0] = expand
 
 def __getattr__(name):
   if name == "hlo":
-    from jaxlite.interpreters import hlo_ops
-    return hlo_ops
+    from jaxlite.interpreters import _hlo_ops
+    return _hlo_ops
   raise UnsupportedOp(f"jax.interpreters.mlir.{name} is not available in jaxlite: jaxlite "
                       "compiles lowering rules' hlo operations, not MLIR modules")

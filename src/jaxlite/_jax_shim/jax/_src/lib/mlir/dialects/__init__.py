@@ -1,2 +1,2 @@
 """`jax._src.lib.mlir.dialects`: `hlo`, jaxlite's builders of StableHLO ops in lowering rules."""
-from jaxlite.interpreters import hlo_ops as hlo  # noqa: F401
+from jaxlite.interpreters import _hlo_ops as hlo  # noqa: F401
