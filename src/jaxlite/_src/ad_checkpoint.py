@@ -299,8 +299,9 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
 
   @functools.wraps(fun)
   def fun_remat(*args, **kwargs):
-    if core.current_trace() is core.eval_trace:
-      return fun(*args, **kwargs)
+    # Eagerly too, `fun` is traced (once per signature) and its jaxpr run, as in JAX: code
+    # that inspects the trace it runs under (haiku's checks against unsafe use of its state
+    # inside jax transforms) sees tracers.
     static = {i: args[i] for i in static_argnums}
     dyn = [a for i, a in enumerate(args) if i not in static]
     flat, in_tree = tree_util.tree_flatten((dyn, kwargs))
