@@ -166,6 +166,8 @@ def _remat_partial_eval(closed, nonzeros, policy) -> RematSplit:
   tangent_out = jvp.outvars[n_out:]
   unknown = set(tangent_in)
   known_eqns, eqns = _forward_known(jvp.eqns, unknown)
+  if any(_mixes_primal_and_tangent(eqn, unknown) for eqn in eqns):
+    return _remat_split_by_linearize(closed, nonzeros)
   # Walk back from the output tangents: a known value they need is saved when the policy
   # allows it, else the eqn producing it is recomputed on the linear side.
   needed = {v for v in tangent_out if type(v) is Var}
@@ -190,6 +192,41 @@ def _remat_partial_eval(closed, nonzeros, policy) -> RematSplit:
   known = core.Jaxpr(jvp.constvars, primal_in, list(jvp.outvars[:n_out]) + saved, known_eqns)
   return RematSplit(_dce(ClosedJaxpr(known, jvp_closed.consts)),
                     _dce(ClosedJaxpr(lin, jvp_closed.consts)), input_res, nz_out)
+
+
+def _mixes_primal_and_tangent(eqn, unknown) -> bool:
+  """Whether `eqn` is a JVP'd higher-order primitive (a scan, loop, cond or call over primals and
+  tangents together, giving both): its primal outputs are not linear, so the split by
+  dependence on tangents above cannot put them on the known side."""
+  if eqn.primitive is remat_p:
+    return False  # split by _split_remat_eqn
+  reads = [type(v) is Var and v in unknown for v in eqn.invars]
+  if not any(reads) or all(reads):
+    return False
+  return any(isinstance(p, (ClosedJaxpr, core.Jaxpr)) or
+             (isinstance(p, (tuple, list)) and p and isinstance(p[0], (ClosedJaxpr, core.Jaxpr)))
+             for p in eqn.params.values())
+
+
+def _remat_split_by_linearize(closed, nonzeros) -> RematSplit:
+  """The split of a body holding a JVP'd higher-order primitive, from the body's linearization
+  (each primitive's own rule splits it into primal and linear parts): the known side is the
+  body itself and saves nothing; the linear side takes every primal input, recomputes the
+  linearization's residuals from them and applies its linear part (the nothing-saveable
+  policy, whatever the policy asked)."""
+  from jaxlite._src.interpreters.linearize import linearize_jaxpr
+  lin = linearize_jaxpr(closed, nonzeros)
+  n_in = len(closed.in_avals)
+  tangent_avals = [ad.tangent_aval(a) for a, nz in zip(closed.in_avals, nonzeros) if nz]
+
+  def recompute_then_apply(*args):
+    primals, tangents = args[:n_in], args[n_in:]
+    call_outs = core.eval_jaxpr(lin.primal.jaxpr, lin.primal.consts, *primals)
+    _, residuals = lin.assemble(list(primals), list(call_outs))
+    return core.eval_jaxpr(lin.tangent.jaxpr, lin.tangent.consts, *residuals, *tangents)
+
+  unknown = pe.trace_to_jaxpr(recompute_then_apply, list(closed.in_avals) + tangent_avals)
+  return RematSplit(closed, _dce(unknown), list(range(n_in)), lin.nz_out)
 
 
 def _forward_known(eqns, unknown):
@@ -262,8 +299,9 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
 
   @functools.wraps(fun)
   def fun_remat(*args, **kwargs):
-    if core.current_trace() is core.eval_trace:
-      return fun(*args, **kwargs)
+    # Eagerly too, `fun` is traced (once per signature) and its jaxpr run, as in JAX: code
+    # that inspects the trace it runs under (haiku's checks against unsafe use of its state
+    # inside jax transforms) sees tracers.
     static = {i: args[i] for i in static_argnums}
     dyn = [a for i, a in enumerate(args) if i not in static]
     flat, in_tree = tree_util.tree_flatten((dyn, kwargs))

@@ -609,7 +609,7 @@ def _flat_fwd(fwd, nondiff_argnums, nondiff, in_tree, out_store, primal_name, sy
 
   def flat_fwd(args, nonzero):
     if symbolic_zeros:
-      args = [CustomVJPPrimal(a, nz) for a, nz in zip(args, nonzero)]
+      args = [CustomVJPPrimal(a, bool(nz)) for a, nz in zip(args, nonzero)]
     py_args = tree_util.tree_unflatten(in_tree, args)
     pair = fwd(*_merge_nondiff(nondiff_argnums, nondiff, py_args))
     if not isinstance(pair, (list, tuple)) or len(pair) != 2:
@@ -623,15 +623,22 @@ def _flat_fwd(fwd, nondiff_argnums, nondiff, in_tree, out_store, primal_name, sy
     outs = [_as_arg(o) for o in outs]
     _check_primal_outs(fwd_name, primal_name, tree, outs, out_store, kind="VJP")
     res, res_tree = tree_util.tree_flatten(pair[1])
-    res_tree_box[:] = [res_tree, tree]
-    return outs, [_as_arg(r) for r in res]
+    # Python bools among the residuals reach bwd as Python bools, as in JAX (equinox's
+    # filter_custom_vjp keeps its `perturbed` flags there and partitions on them): they are
+    # not operands of the call.
+    static_bools = {i: r for i, r in enumerate(res) if type(r) is bool}
+    res_tree_box[:] = [res_tree, tree, static_bools]
+    return outs, [_as_arg(r) for i, r in enumerate(res) if i not in static_bools]
   flat_fwd.__name__ = fwd_name
   return flat_fwd
 
 
 def _flat_bwd(bwd, nondiff, in_tree, in_avals, res_tree_box):
   def flat_bwd(res, cts):
-    res_tree, out_tree = res_tree_box
+    res_tree, out_tree, static_bools = res_tree_box
+    operands = iter(res)
+    res = [static_bools[i] if i in static_bools else next(operands)
+           for i in range(res_tree.num_leaves)]
     py_res = tree_util.tree_unflatten(res_tree, res)
     cts = [SymbolicZero(c.aval) if type(c) is Zero else c for c in cts]
     py_cts = tree_util.tree_unflatten(out_tree, cts)

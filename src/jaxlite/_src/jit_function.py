@@ -376,10 +376,13 @@ class PjitFunction:
                in_shardings=None, out_shardings=None, **options):
     self._fun = fun
     functools.update_wrapper(self, fun, updated=())
-    # f's attributes too, as JAX's functools.wraps (haiku reads them), except private ones: a
-    # function wrapping another jit (grad(jit(f))) carries that jit's state in its __dict__
-    for k, v in getattr(fun, "__dict__", {}).items():
-      if not k.startswith("_"):
+    # f's attributes too, as JAX's functools.wraps (haiku reads them, its `_original_fn`
+    # too), except the private ones of a function wrapping another jit (grad(jit(f))): those
+    # are that jit's state
+    attrs = getattr(fun, "__dict__", {})
+    carries_jit_state = "_fun" in attrs
+    for k, v in attrs.items():
+      if not (carries_jit_state and k.startswith("_")):
         self.__dict__.setdefault(k, v)
     (static_argnums, static_argnames, self._donate_argnums,
      self._donate_argnames) = resolve_argnums(fun, static_argnums, static_argnames,

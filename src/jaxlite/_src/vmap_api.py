@@ -13,7 +13,7 @@ import numpy as np
 
 from jaxlite._src import traceback_util
 from jaxlite._src import core, dtypes, tree_util
-from jaxlite._src.interpreters import batching
+from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.jit_function import as_traceable_arg
 
 _IN_AXES_TOP = ("vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
@@ -186,6 +186,8 @@ def _arg_desc(path, names) -> str:
 def _check_output(x):
   if isinstance(x, core.Array):  # tracers, ArrayImpl and typed PRNG key arrays
     return x
+  if type(x) is ad.Zero:  # a symbolic zero passes through unbatched, as in JAX (equinox's
+    return x              # vprim JVP rules vmap functions returning them)
   if type(x) in (int, float, complex, bool) or isinstance(x, (np.ndarray, np.generic)) \
       or type(x) in dtypes.typed_scalar_types:
     return as_traceable_arg(x)
@@ -209,6 +211,8 @@ def _flat_out_axes(out_axes, out_tree) -> list:
 
 def _to_out_axis(x, bdim, dest, size, out_tree, dests, i):
   """A batched output moved to its requested axis; an unbatched one broadcast there."""
+  if type(x) is ad.Zero:
+    return x
   if dest is None:
     if bdim is not None:
       # JAX names the leaf by its path in the outputs (flax's nnx tests match on it).

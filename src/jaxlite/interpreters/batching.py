@@ -22,7 +22,8 @@ class _AxisPrimitiveBatchers:
 
   def __setitem__(self, prim, rule):
     def adapted(axis_data, vals, dims, **params):
-      return rule(axis_data.size, axis_data.name, None, vals, dims, **params)
+      # tuples, as JAX passes them (equinox's vprim keeps the dims as a vmap out_axes)
+      return rule(axis_data.size, axis_data.name, None, tuple(vals), tuple(dims), **params)
     fancy_primitive_batchers[prim] = adapted
 
   def __contains__(self, prim):

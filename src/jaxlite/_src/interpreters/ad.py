@@ -355,13 +355,15 @@ def _split_tracers(trace, tracer_type, args):
       primals.append(a)
   if not found:
     return primals, None
-  tangents = [a.tangent if type(a) is tracer_type and a._trace is trace
-              else Zero.from_primal_value(a) for a in args]
-  return primals, tangents
+  tangents = tuple(a.tangent if type(a) is tracer_type and a._trace is trace
+                   else Zero.from_primal_value(a) for a in args)
+  return tuple(primals), tangents  # tuples, as JAX passes rules (equinox vmaps over them)
 
 
 def _maybe_tracer(trace, tracer_type, primal, tangent):
-  if type(tangent) is Zero:
+  # A float0 tangent (of an integer or boolean value) is a zero: as in JAX, primitives applied
+  # to that value alone need no differentiation rule.
+  if type(tangent) is Zero or getattr(tangent, "dtype", None) == dtypes.float0:
     return primal
   return tracer_type(trace, primal, tangent)
 

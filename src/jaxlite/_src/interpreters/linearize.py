@@ -82,7 +82,10 @@ class LinearizeTrace(core.Trace):
     return self._wrap(out, tangent_out)
 
   def _wrap(self, primal, tangent):
-    if type(tangent) is Zero:
+    if type(tangent) is Zero or tangent.aval.dtype == ad.dtypes.float0:
+      # A float0 tangent (of an integer or boolean value) carries nothing: as a symbolic zero
+      # it keeps primitives without differentiation rules applicable to the value (equinox's
+      # unvmap_max on step counts), as JAX's linearize does.
       return primal
     if not (type(tangent) is pe.DynamicJaxprTracer and tangent._trace is self.tangent_trace):
       # A rule returned a tangent computed from primals alone: stage it as a constant.

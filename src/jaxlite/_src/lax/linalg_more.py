@@ -22,13 +22,14 @@ def _real_square(name: str, a):
 
 
 def _reflector(x):
-  """LAPACK's larfg on the vector x: (beta, tau, v) with (I - tau [1; v][1; v]^T) x = beta e1;
-  tau = 0 (the identity) when x is already a multiple of e1."""
+  """LAPACK's larfg on the vector x: (beta, tau, v) with (I - tau [1; v][1; v]^H)^H x = beta e1,
+  beta real; tau = 0 (the identity) when x is already a real multiple of e1."""
   jnp = _jnp()
   alpha, rest = x[0], x[1:]
-  xnorm = jnp.sqrt(jnp.sum(rest * rest))
-  trivial = xnorm == 0
-  beta = -jnp.where(alpha >= 0, 1., -1.).astype(x.dtype) * jnp.hypot(alpha, xnorm)
+  xnorm = jnp.sqrt(jnp.sum(jnp.real(rest * jnp.conj(rest))))
+  trivial = (xnorm == 0) & (jnp.imag(alpha) == 0)
+  beta = -jnp.where(jnp.real(alpha) >= 0, 1., -1.) * jnp.hypot(jnp.abs(alpha), xnorm)
+  beta = beta.astype(x.dtype)
   safe_beta = jnp.where(trivial, 1., beta)
   tau = jnp.where(trivial, 0., (beta - alpha) / safe_beta)
   v = jnp.where(trivial, 0., rest / jnp.where(trivial, 1., alpha - beta))
@@ -104,7 +105,8 @@ def _geqrf_2d(a):
     beta, tau, v = _reflector(a[k:, k])
     w = jnp.concatenate([jnp.ones((1,), a.dtype), v])
     rest = a[k:, k + 1:]
-    a = a.at[k:, k + 1:].set(rest - tau * jnp.outer(w, w @ rest))
+    # H^H = I - conj(tau) w w^H from the left (zgeqr2's zlarf with conj(tau))
+    a = a.at[k:, k + 1:].set(rest - jnp.conj(tau) * jnp.outer(w, jnp.conj(w) @ rest))
     a = a.at[k, k].set(beta).at[k + 1:, k].set(v)
     taus.append(tau)
   return a, jnp.stack(taus) if taus else jnp.zeros((0,), a.dtype)
@@ -118,9 +120,7 @@ def geqrf(a):
   a = jnp.asarray(a)
   if a.ndim < 2:
     raise ValueError(f"geqrf: expected a batch of matrices, got shape {a.shape}")
-  if jnp.issubdtype(a.dtype, jnp.complexfloating):
-    raise NotImplementedError("geqrf: complex inputs are not supported by jaxlite yet")
-  if not jnp.issubdtype(a.dtype, jnp.floating):
+  if not jnp.issubdtype(a.dtype, jnp.inexact):
     a = a.astype(jnp.result_type(float))
   return tuple(geqrf_p.bind(a))
 

@@ -215,11 +215,15 @@ def _expand_ellipsis_for_masks(ndim, idx):
 # --- getitem -------------------------------------------------------------------------------------
 
 def getitem(x, idx, *, indices_are_sorted=False, unique_indices=False, mode=None,
-            fill_value=None):
-  """`x[idx]` with NumPy semantics; out-of-bounds integer indices are clamped (as in JAX)."""
+            fill_value=None, wrap_negative_indices=True):
+  """`x[idx]` with NumPy semantics; out-of-bounds integer indices are clamped (as in JAX).
+
+  With `wrap_negative_indices=False` a negative index is out of bounds (clamped, filled or
+  promised away by `mode`) rather than counted from the end."""
   if idx is Ellipsis or (type(idx) is tuple and not idx):
     return x
   if type(x) is core.array_type and mode is None and fill_value is None \
+      and wrap_negative_indices \
       and core._state.trace is core.eval_trace and not array_lib.is_sharded(x) \
       and array_lib.numpy_eager(x):
     value = x._host_value()
@@ -227,11 +231,11 @@ def getitem(x, idx, *, indices_are_sorted=False, unique_indices=False, mode=None
     if np_idx is not None:
       return array_lib.like(x, value[np_idx], x.weak_type)
   x, idx, split = _canonical_index(x, idx)
-  if mode is None and fill_value is None:
+  if mode is None and fill_value is None and wrap_negative_indices:
     out = _slice_path(x, idx)
     if out is not None:
       return out
-  indexer = _index_to_gather(x.shape, idx, split)
+  indexer = _index_to_gather(x.shape, idx, split, wrap_negative_indices)
   return _gather(x, indexer, indices_are_sorted, unique_indices, mode, fill_value)
 
 
@@ -539,11 +543,13 @@ def _advanced_entries(idx):
   return out
 
 
-def _index_to_gather(x_shape, idx, split=False) -> _Indexer:
-  """The gather computing `x[idx]` for a canonical index tuple (NumPy's axis placement)."""
+def _index_to_gather(x_shape, idx, split=False, wrap_negative=True) -> _Indexer:
+  """The gather computing `x[idx]` for a canonical index tuple (NumPy's axis placement);
+  negative integer indices count from the end unless `wrap_negative` is False."""
+  normalize = _normalize_index if wrap_negative else (lambda i, size: i)
   advanced = _advanced_entries(idx)
-  advanced = [(_normalize_index(e, x_shape[ax]), pos, ax) for e, pos, ax in advanced]
-  ints = {pos: _normalize_index(e, x_shape[_x_axis_of(idx, pos)])
+  advanced = [(normalize(e, x_shape[ax]), pos, ax) for e, pos, ax in advanced]
+  ints = {pos: normalize(e, x_shape[_x_axis_of(idx, pos)])
           for pos, e in enumerate(idx) if not advanced and e is not None
           and not isinstance(e, slice)}
   adv_positions = [pos for _, pos, _ in advanced]
@@ -601,10 +607,11 @@ def _zeros(dtype_and_weak, shape):
 
 # --- scatter updates (`x.at[idx].set(y)` and friends) ---------------------------------------------
 
-def _scatter_update(x, idx, y, scatter_fn, indices_are_sorted, unique_indices, mode):
+def _scatter_update(x, idx, y, scatter_fn, indices_are_sorted, unique_indices, mode,
+                    wrap_negative=True):
   """`x` with `x[idx]` combined with `y` by `scatter_fn` (a lax.scatter* function)."""
   x_dtype, x_weak = dtype_weak(x)
-  if type(x) is core.array_type and core._state.trace is core.eval_trace \
+  if type(x) is core.array_type and core._state.trace is core.eval_trace and wrap_negative \
       and scatter_fn in _EAGER_UFUNCS and not array_lib.is_sharded(x) \
       and array_lib.numpy_eager(x) and (type(y) is not core.array_type
                                         or array_lib.numpy_eager(y)):
@@ -612,7 +619,7 @@ def _scatter_update(x, idx, y, scatter_fn, indices_are_sorted, unique_indices, m
     if out is not None:
       return out
   x, idx, split = _canonical_index(x, idx)
-  indexer = _index_to_gather(x.shape, idx, split)
+  indexer = _index_to_gather(x.shape, idx, split, wrap_negative)
   if 0 in indexer.slice_shape:
     return x
   y = _as_update(y)
@@ -814,36 +821,49 @@ class _IndexUpdateRef:
     return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
 
   def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None,
-          out_sharding=None):
+          out_sharding=None, wrap_negative_indices=True):
     return getitem(self.array, self.index, indices_are_sorted=indices_are_sorted,
-                   unique_indices=unique_indices, mode=mode, fill_value=fill_value)
+                   unique_indices=unique_indices, mode=mode, fill_value=fill_value,
+                   wrap_negative_indices=wrap_negative_indices)
 
-  def _update(self, values, scatter_fn, indices_are_sorted, unique_indices, mode):
+  def _update(self, values, scatter_fn, indices_are_sorted, unique_indices, mode, wrap=True):
     if mode is not None:  # JAX's 'Unknown gather mode' ValueError before any work
       slicing.GatherScatterMode.from_any(mode)
     reject_none(values)  # JAX converts the values with jnp.asarray: its ValueError
     return _scatter_update(self.array, self.index, values, scatter_fn, indices_are_sorted,
-                           unique_indices, mode)
+                           unique_indices, mode, wrap)
 
-  def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-    return self._update(values, slicing.scatter, indices_are_sorted, unique_indices, mode)
+  def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+          wrap_negative_indices=True):
+    return self._update(values, slicing.scatter, indices_are_sorted, unique_indices, mode,
+                        wrap_negative_indices)
 
-  def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-    return self._update(values, slicing.scatter_add, indices_are_sorted, unique_indices, mode)
+  def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+          wrap_negative_indices=True):
+    return self._update(values, slicing.scatter_add, indices_are_sorted, unique_indices, mode,
+                        wrap_negative_indices)
 
-  def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-    return self._update(values, slicing.scatter_sub, indices_are_sorted, unique_indices, mode)
+  def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+               wrap_negative_indices=True):
+    return self._update(values, slicing.scatter_sub, indices_are_sorted, unique_indices, mode,
+                        wrap_negative_indices)
 
-  def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-    return self._update(values, slicing.scatter_mul, indices_are_sorted, unique_indices, mode)
+  def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+               wrap_negative_indices=True):
+    return self._update(values, slicing.scatter_mul, indices_are_sorted, unique_indices, mode,
+                        wrap_negative_indices)
 
   mul = multiply
 
-  def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-    return self._update(values, slicing.scatter_min, indices_are_sorted, unique_indices, mode)
+  def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+          wrap_negative_indices=True):
+    return self._update(values, slicing.scatter_min, indices_are_sorted, unique_indices, mode,
+                        wrap_negative_indices)
 
-  def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-    return self._update(values, slicing.scatter_max, indices_are_sorted, unique_indices, mode)
+  def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+          wrap_negative_indices=True):
+    return self._update(values, slicing.scatter_max, indices_are_sorted, unique_indices, mode,
+                        wrap_negative_indices)
 
   def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
     from jaxlite._src.numpy import ufuncs

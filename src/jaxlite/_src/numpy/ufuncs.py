@@ -458,13 +458,21 @@ def _per_part(z, fn):
 
 def logaddexp(x1, x2, /):
   x1, x2 = promote_args_inexact("logaddexp", x1, x2)
-  if np.issubdtype(dtype_weak(x1)[0], np.complexfloating):
-    return _logaddexp_value(x1, x2)
   return _logaddexp_custom()(x1, x2)
 
 
 def _logaddexp_value(x1, x2):
   amax = ew.max_p.bind(x1, x2)
+  if np.issubdtype(dtype_weak(x1)[0], np.complexfloating):
+    # JAX's complex form: log1p(exp(x1 + x2 - 2 max)) added to the max (lexicographic on
+    # complex), its imaginary part wrapped into [-pi, pi]
+    delta = ew.sub_p.bind(ew.add_p.bind(x1, x2), ew.mul_p.bind(amax, ew._const(amax, 2)))
+    out = ew.add_p.bind(amax, ew.log1p_p.bind(ew.exp_p.bind(delta)))
+    im = ew.imag_p.bind(out)
+    pi, two_pi, zero = ew._const(im, np.pi), ew._const(im, 2 * np.pi), ew._const(im, 0)
+    rem = ew.rem_p.bind(ew.add_p.bind(im, pi), two_pi)
+    rem = ew.select_n_p.bind(ew.lt_p.bind(rem, zero), rem, ew.add_p.bind(rem, two_pi))
+    return ew.complex_p.bind(ew.real_p.bind(out), ew.sub_p.bind(rem, pi))
   delta = ew.sub_p.bind(x1, x2)
   isnan = ew.ne_p.bind(delta, delta)
   both = ew.add_p.bind(x1, x2)  # NaNs, or infinities of the same sign
@@ -490,7 +498,8 @@ def _logaddexp_custom():
     from jaxlite._src.lax.namespace import full_like
 
     def replace_inf(x):
-      is_inf = ew.eq_p.bind(x, ew._const(x, np.inf))
+      re_x = ew.real_p.bind(x) if dtype_weak(x)[0].kind == "c" else x
+      is_inf = ew.eq_p.bind(re_x, ew._const(re_x, np.inf))
       zero = _strong_scalar(0, x) if not core.get_aval(x).shape else full_like(x, 0)
       return ew.select_n_p.bind(is_inf, x, zero)
 

@@ -1,0 +1,42 @@
+"""What dm-haiku 0.0.17's suite relies on (issue 34), each against real JAX."""
+import numpy as np
+
+import jaxlite as jax
+import jaxlite.numpy as jnp
+from conftest import oracle
+
+
+def _checkpoint_sees(m):
+  seen = []
+
+  def f(x):
+    seen.append(isinstance(x, m.core.Tracer))
+    return m.numpy.sin(x) * 2
+
+  g = m.checkpoint(f)
+  outs = [g(m.numpy.float32(0.5)), g(m.numpy.float32(0.25)), m.grad(g)(m.numpy.float32(0.5))]
+  return seen, [float(o) for o in outs]
+
+
+def test_eager_checkpoint_traces_its_function():
+  """haiku raises JaxUsageError when its state is used inside jax.checkpoint: it sees the
+  function run on tracers even when the checkpoint is called eagerly, as in JAX."""
+  got, want = _checkpoint_sees(jax), _checkpoint_sees(oracle())
+  assert got[0] == want[0]
+  assert got[0][0] is True
+  np.testing.assert_allclose(got[1], want[1], rtol=1e-6)
+
+
+def test_jit_forwards_private_function_attributes():
+  """haiku's summarise reads `jax.jit(init)._original_fn`: JAX's jit copies the function's
+  __dict__ as functools.wraps does, private names included."""
+  for m in (jax, oracle()):
+    def init(x):
+      return x + 1
+    init._original_fn = "f"
+    init.public = 3
+    jitted = m.jit(init)
+    assert jitted._original_fn == "f" and jitted.public == 3
+    assert float(jitted(jnp.float32(1.0) if m is jax else 1.0)) == 2.0
+    # a grad of a jit keeps working (it carries the jit's own state)
+    assert float(m.grad(m.jit(lambda x: x * x))(3.0)) == 6.0

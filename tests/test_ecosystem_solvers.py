@@ -1,0 +1,129 @@
+"""What lineax 0.1.1's and optimistix 0.1.0's suites rely on (issue 34), each against real JAX."""
+import numpy as np
+import pytest
+
+import jaxlite as jax
+import jaxlite.numpy as jnp
+from conftest import configured, oracle
+
+
+def _wrap_negative_cases(m):
+  x = m.numpy.arange(10.).reshape(2, 5)
+  i3 = m.numpy.array([-1, 2, -3])
+  out = []
+  for kw in ({}, {"mode": "fill"}, {"mode": "clip"}, {"mode": "fill", "fill_value": -7.}):
+    out.append(x.at[1, i3].get(wrap_negative_indices=False, **kw))
+    out.append(x.at[m.numpy.array([0, 1]), m.numpy.array([-1, 3])].get(
+        wrap_negative_indices=False, **kw))
+    out.append(x.at[-1].get(wrap_negative_indices=False, **kw))
+    out.append(m.jit(lambda x, i, kw=kw: x.at[1, i].get(wrap_negative_indices=False, **kw))(
+        x, m.numpy.array([-2, 4])))
+  for kw in ({}, {"mode": "drop"}):
+    out.append(x.at[1, m.numpy.array([-1, 2])].set(5., wrap_negative_indices=False, **kw))
+    out.append(x.at[-1].add(5., wrap_negative_indices=False, **kw))
+  out.append(x.at[1, i3].get(wrap_negative_indices=True))
+  return out
+
+
+def test_at_get_and_updates_take_wrap_negative_indices():
+  """lineax's tridiagonal operator gathers with `.at[...].get(wrap_negative_indices=False)`:
+  a negative index is out of bounds (clamped, filled or dropped by the mode)."""
+  want = _wrap_negative_cases(oracle())
+  got = _wrap_negative_cases(jax)
+  assert len(got) == len(want)
+  for a, b in zip(got, want):
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5), (4, 4)])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128, np.float32])
+def test_qr_raw_complex(shape, dtype):
+  """lineax's QR solver factors complex operators with `jnp.linalg.qr(mode='raw')` and
+  applies the reflectors itself: LAPACK's (zgeqrf's) packed form and taus."""
+  real = oracle()
+  rng = np.random.default_rng(0)
+  a = rng.normal(size=shape)
+  if np.dtype(dtype).kind == "c":
+    a = a + 1j * rng.normal(size=shape)
+  a = a.astype(dtype)
+  with configured(jax_enable_x64=True), configured(real.config, jax_enable_x64=True):
+    h, t = jax.numpy.linalg.qr(a, mode="raw")
+    hj, tj = real.numpy.linalg.qr(a, mode="raw")
+    assert h.dtype == hj.dtype and t.dtype == tj.dtype
+    tol = 1e-4 if np.dtype(dtype).itemsize <= 8 else 1e-10
+    np.testing.assert_allclose(np.asarray(h), np.asarray(hj), rtol=tol, atol=tol)
+    np.testing.assert_allclose(np.asarray(t), np.asarray(tj), rtol=tol, atol=tol)
+    k = min(shape)
+    q = jax.lax.linalg.householder_product(h.mT[:, :k], t)
+    np.testing.assert_allclose(np.asarray(q), np.asarray(
+        real.lax.linalg.householder_product(hj.mT[:, :k], tj)), rtol=tol, atol=tol)
+
+
+def test_vmap_passes_symbolic_zeros_through():
+  """equinox's vprim JVP rules vmap a function that returns `ad.Zero` tangents: JAX hands
+  them back unbatched."""
+  real = oracle()
+  import importlib
+  for m in (jax, real):
+    ad = importlib.import_module(m.__name__ + ".interpreters.ad")
+    z = ad.Zero(m.core.ShapedArray((2,), np.float32))
+    x, out = m.vmap(lambda x, z=z: (x * 2, z))(m.numpy.ones(3))
+    assert type(out) is ad.Zero and out.aval.shape == (2,)
+    np.testing.assert_array_equal(np.asarray(x), [2., 2., 2.])
+
+
+def _rule_arg_types(m):
+  import importlib
+  ad = importlib.import_module(m.__name__ + ".interpreters.ad")
+  batching = importlib.import_module(m.__name__ + ".interpreters.batching")
+  extend_core = importlib.import_module(m.__name__ + ".extend.core")
+  p = extend_core.Primitive("eco_arg_types")
+  p.def_impl(lambda x, y: x * y)
+  p.def_abstract_eval(lambda x, y: x)
+  seen = []
+
+  def jvp(primals, tangents):
+    seen.append(("jvp", type(primals), type(tangents)))
+    x, y = primals
+    tx, ty = (ad.instantiate_zeros(t) for t in tangents)
+    return p.bind(x, y), tx * y + x * ty
+
+  def batch(axis_size, axis_name, trace_type, vals, dims):
+    seen.append(("batch", type(vals), type(dims)))
+    x, y = (m.numpy.moveaxis(v, d, 0) if d is not None else v for v, d in zip(vals, dims))
+    return p.bind(x, y), 0
+
+  ad.primitive_jvps[p] = jvp
+  batching.axis_primitive_batchers[p] = batch
+  m.jvp(lambda x: p.bind(x, 3.0), (2.0,), (1.0,))
+  m.vmap(lambda x: p.bind(x, x))(m.numpy.ones(3))
+  return seen
+
+
+def test_rules_get_tuples_as_in_jax():
+  """JVP rules get (primals, tangents) and JAX-signature batching rules (vals, dims) as
+  tuples: equinox's vprim passes them on as vmap in_axes/out_axes, prefixes of tuples."""
+  got = _rule_arg_types(jax)
+  want = _rule_arg_types(oracle())
+  assert [s[0] for s in got] == [s[0] for s in want]
+  assert [s[1:] for s in got] == [s[1:] for s in want] == [(tuple, tuple)] * len(want)
+
+
+def _logaddexp_complex(m):
+  jnp_ = m.numpy
+  x = jnp_.array([0.5 + 0.2j, -1 + 1j, 3 + 4j, -2 + 3.5j, 1e30 + 0j])
+  y = jnp_.array([0.0 + 0j, 0.0 + 0j, 3 + 3j, -2 - 3.5j, 5 + 0j])
+  f = lambda x: jnp_.logaddexp(x, 0.3 + 0.1j)
+  return [m.nn.softplus(x[:2]), m.jit(m.nn.softplus)(x[:2]), jnp_.logaddexp(x, y),
+          m.grad(lambda x: f(x).real)(jnp_.array(0.5 + 0.2j)),
+          m.jvp(f, (jnp_.array(0.5 + 0.2j),), (jnp_.array(1. + 1j),))[1]]
+
+
+def test_logaddexp_and_softplus_of_complex():
+  """optimistix's tests run an MLP with softplus on complex128 states."""
+  real = oracle()
+  with configured(jax_enable_x64=True), configured(real.config, jax_enable_x64=True):
+    got, want = _logaddexp_complex(jax), _logaddexp_complex(real)
+  for a, b in zip(got, want):
+    assert a.dtype == b.dtype
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12)
