@@ -297,3 +297,30 @@ def test_exit_while_a_build_runs_is_clean():
   r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                      env={**os.environ, "PYTHONPATH": SRC, "JAXLITE_XLA_TIER": "1"})
   assert r.returncode == 0 and r.stdout.strip() == "exiting", r.stderr[-2000:]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_forked_child_runs_the_tier(eager_tier):
+  x = np.linspace(0, 1, 2000, dtype=np.float32)
+  f = jaxlite.jit(lambda v: jnp.exp(v) * 2)
+  on_xla_tier(lambda v: jnp.exp(v) * 2, x)  # the parent has an XLA client now
+  f(x)
+  assert xla_tier.wait(600)
+  for _ in range(2 * xla_tier.TRIALS):
+    f(x)
+  assert _swap_of(f, x).on_xla
+  r, w = os.pipe()
+  pid = os.fork()
+  if pid == 0:  # the child: XLA's client is unusable here, the tier answers
+    try:
+      ok = np.allclose(np.asarray(f(x)), np.exp(x) * 2, rtol=1e-6) and \
+          not _swap_of(f, x).on_xla
+      os.write(w, b"1" if ok else b"0")
+    finally:
+      os._exit(0)
+  os.close(w)
+  try:
+    assert os.read(r, 1) == b"1"
+  finally:
+    os.close(r)
+    os.waitpid(pid, 0)

@@ -37,7 +37,9 @@ executable is wrapped in an `XlaSwap`:
    64-byte aligned, as XLA's own results are, else copied) and its results returned as NumPy
    arrays (read-only views of XLA's buffers, no copy), so a program whose copies eat the gain
    stays on its tier.
-5. *Donation*: XLA's executable is compiled without input/output aliases (a donated argument's
+5. *Fork*: in a child forked after the parent made its XLA client, every program stays on its
+   tier (the client's threads are not in the child).
+6. *Donation*: XLA's executable is compiled without input/output aliases (a donated argument's
    Array is deleted by jit anyway; XLA writes fresh buffers), so donating and non-donating calls
    share it. Results agree with tier 0 to JAX-COMPAT §10's float tolerance (XLA's
    transcendentals, FMA contraction, flushed denormals); integers and PRNG bits exactly
@@ -380,6 +382,21 @@ def wrap(closed, executable, backend):
   swap = XlaSwap(executable, _program(closed))
   _swaps.add(swap)
   return swap
+
+
+def _after_fork_in_child() -> None:
+  """A forked child cannot use the parent's XLA client (its worker threads did not survive the
+  fork: a call would wait for them forever): once the parent made one, every wrapped program
+  of the child stays on its tier and nothing new is wrapped."""
+  if _xla[0] is None:
+    return
+  _state.jaxlib = False
+  for s in list(_swaps):
+    s.settled = s.fallback
+
+
+if hasattr(os, "register_at_fork"):
+  os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def wait(timeout: float | None = None) -> bool:
