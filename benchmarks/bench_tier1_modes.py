@@ -11,7 +11,8 @@ has at most 16 tiles), `adaptive` (tier 1 as shipped: it times the modes and kee
 fastest) and `xla` (the program taken over by the background XLA tier whatever its trials
 measure, where jaxlib is installed: XLA's time with NumPy arguments in and NumPy results out;
 the XLA tier as shipped keeps it only when it measured faster than tier 1). The scan RNN row
-has no tiled kernel: only tier 0, adaptive (tier 1's hoisted loop) and xla apply. A cell is the median time per call over the interleaved rounds, its ratio to tier 0
+has no tiled kernel: only tier 0, adaptive (tier 1's hoisted loop) and xla apply.
+A cell is the median time per call over the interleaved rounds, its ratio to tier 0
 and the cores kept busy (process CPU time / wall time of its calls): a pooled mode near 1.0 on a
 many-core host means its threads wait for the GIL instead of computing. The native tier is off
 (JAXLITE_NATIVE=0 is set here): this measures the pure-NumPy path.
