@@ -8,7 +8,11 @@ OMP_NUM_THREADS and MKL_NUM_THREADS default to the core count (an explicit envir
 wins) and torch.set_num_threads gets the same; the script prints what was used.
 
 Columns: JAX (jit, block_until_ready), jaxlite tier 0 (`jax_jaxlite_tier=0`), tier 1
-(`jax_jaxlite_tier=1`, `jax_jaxlite_native=False`), native (tier 1 with the native tier on;
+(`jax_jaxlite_tier=1`, `jax_jaxlite_native=False`), xla tier (the default install where jaxlib
+is: tier 1, native where numba is, and `jax_jaxlite_xla_tier`: each function is called until
+its programs are hot, the background XLA builds are waited for and the trials run before
+timing; its note says which programs stayed on their tier and the trials' times; the other
+jaxlite columns run with the XLA tier off), native (tier 1 with the native tier on;
 only where numba is installed: each function is called until its kernels are hot, the
 background compiles are waited for with `native.wait()`, and the HotSwap trials run, all before
 timing, so the compile is never timed; for tier 1 and native, the 9 calls in which each kernel
@@ -52,6 +56,7 @@ import bench_vmap  # noqa: E402
 
 import jaxlite  # noqa: E402
 from jaxlite._src.compiler import native  # noqa: E402
+from jaxlite._src.compiler import xla_tier  # noqa: E402
 
 
 def _optional(name):
@@ -70,15 +75,51 @@ if torch is not None:
 # capped at MAX_CELL_S (the 10M-element rows get 3 repeats).
 MIN_REPEAT_S, REPEATS, MAX_CELL_S = 0.05, 5, 2.5
 
-COLUMNS = ("JAX", "tier 0", "tier 1", "native", "NumPy", "torch", "torch.compile")
-JL_COLUMNS = ("tier 0", "tier 1", "native")
+COLUMNS = ("JAX", "tier 0", "tier 1", "native", "xla tier", "NumPy", "torch", "torch.compile")
+JL_COLUMNS = ("tier 0", "tier 1", "native", "xla tier")
 
 
 # --- jaxlite tiers ---------------------------------------------------------------------------
 
 def _set_tier(column: str) -> None:
   jaxlite.config.update("jax_jaxlite_tier", 0 if column == "tier 0" else 1)
-  jaxlite.config.update("jax_jaxlite_native", column == "native")
+  jaxlite.config.update("jax_jaxlite_native", column == "native" or
+                        column == "xla tier" and native.available())
+  jaxlite.config.update("jax_jaxlite_xla_tier", column == "xla tier")
+
+
+def _xla_swaps():
+  return {id(o): o for o in gc.get_objects() if type(o) is xla_tier.XlaSwap}
+
+
+def _warm_xla(call, note: list, before: dict) -> None:
+  """Runs `call` until its programs are hot for the XLA tier (HOT_CALLS calls over
+  HOT_SECONDS: at most 5 s or 2000 calls), waits for the background builds, then runs the trials
+  (which keep XLA only where it measured faster than the tier below), all untimed. `before`:
+  the XlaSwaps that existed before `call` was built."""
+  call()
+  new = [s for k, s in _xla_swaps().items() if k not in before]
+  t0, calls = time.perf_counter(), 1
+  while new and not all(s.program.submitted for s in new) and calls < 2000 \
+      and time.perf_counter() - t0 < 5.0:
+    call()
+    calls += 1
+  t = time.perf_counter()
+  ok = xla_tier.wait(timeout=300)
+  waited = time.perf_counter() - t
+  for _ in range(2 * xla_tier.TRIALS + 1):
+    call()
+  if not new:
+    note.append("xla tier: no program wrapped (too small, effects, or jaxlib missing)")
+    return
+  kept = [s for s in new if s.on_xla]
+  failed = [s.program.error for s in new if s.program.error]
+  trials = ", ".join(f"tier {s.best_fallback * 1e3:.3g} ms / xla {s.best_xla * 1e3:.3g} ms"
+                     for s in new if s.best_xla < float("inf"))
+  note.append(f"xla tier: {len(new)} programs wrapped, {len(kept)} on XLA, "
+              f"{sum(s.rejected for s in new)} rejected, {len(failed)} failed"
+              f"{' (' + failed[0][:80] + ')' if failed else ''}; trials {trials or '-'}; "
+              f"waited {waited * 1e3:.0f} ms for the compile{'' if ok else ' (TIMED OUT)'}")
 
 
 def _native_swaps():
@@ -322,6 +363,9 @@ def run_row(name, make):
       if col == "native" and not native.available():
         cells[col] = "n/a (no numba)"
         continue
+      if col == "xla tier" and not xla_tier.available():
+        cells[col] = "n/a (no jaxlib)"
+        continue
       _set_tier(col)
       factory = factories["jl"]
     elif col in factories:
@@ -330,16 +374,21 @@ def run_row(name, make):
       cells[col] = "—"
       continue
     try:
+      swaps_before = _xla_swaps() if col == "xla tier" else None
       call = factory()
       if col == "native":
         _warm_native(call, notes)
+      if col == "xla tier":
+        if native.available():
+          _warm_native(call, [])
+        _warm_xla(call, notes, swaps_before)
       sec, busy = _time(call)
     except Exception as e:  # noqa: BLE001 - a failing column is reported in its cell
       cells[col] = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:60] if str(e) else ''}"
       continue
     times[col] = sec
     cells[col] = f"{_fmt(sec)} ({busy:.2f})"
-  _set_tier("native" if native.available() else "tier 1")  # the default again
+  _set_tier("xla tier")  # the default again (native where numba is, XLA tier where jaxlib is)
   jl = {c: times[c] for c in JL_COLUMNS if c in times}
   ratios = []
   if jl:
@@ -350,7 +399,7 @@ def run_row(name, make):
     if "tier 0" in jl:
       ratios.append(f"best/t0 {best / jl['tier 0']:.2f}")
       ratios += [f"{c.replace('tier ', 't')}/t0 {jl[c] / jl['tier 0']:.2f}"
-                 for c in ("tier 1", "native") if c in jl]
+                 for c in ("tier 1", "native", "xla tier") if c in jl]
   print("| " + " | ".join([name] + [cells[c] for c in COLUMNS] + [", ".join(ratios)]) + " |",
         flush=True)
   for n in notes:

@@ -7,8 +7,12 @@ Rows: logsumexp and softmax over (4096, 1024) f32, a layer normalisation of it, 
 (the threefry hash), tanh*exp+sin over 10M f32. Columns: tier 0; tier 1 with every kernel in
 `pool` (L2-sized tiles on the calling thread plus the pool), `pool-wide` (4x the rows a tile,
 fewer GIL hand-offs), `tiles` (one thread), `whole` (one call over all rows, where the kernel
-has at most 16 tiles) and `adaptive` (tier 1 as shipped: it times the modes and keeps the
-fastest). A cell is the median time per call over the interleaved rounds, its ratio to tier 0
+has at most 16 tiles), `adaptive` (tier 1 as shipped: it times the modes and keeps the
+fastest) and `xla` (the program taken over by the background XLA tier whatever its trials
+measure, where jaxlib is installed: XLA's time with NumPy arguments in and NumPy results out;
+the XLA tier as shipped keeps it only when it measured faster than tier 1). The scan RNN row
+has no tiled kernel: only tier 0, adaptive (tier 1's hoisted loop) and xla apply.
+A cell is the median time per call over the interleaved rounds, its ratio to tier 0
 and the cores kept busy (process CPU time / wall time of its calls): a pooled mode near 1.0 on a
 many-core host means its threads wait for the GIL instead of computing. The native tier is off
 (JAXLITE_NATIVE=0 is set here): this measures the pure-NumPy path.
@@ -23,6 +27,7 @@ from pathlib import Path
 
 os.environ["JAXLITE_NATIVE"] = "0"
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 
@@ -30,6 +35,7 @@ import jaxlite  # noqa: E402
 import jaxlite.numpy as jnp  # noqa: E402
 from jaxlite._src import machine  # noqa: E402
 from jaxlite._src.compiler import tiled_executor as te  # noqa: E402
+from jaxlite._src.compiler import xla_tier  # noqa: E402
 
 MODES = (te.POOLED, te.WIDE, te.TILES, te.WHOLE)
 
@@ -44,6 +50,18 @@ def _norm(x):
   return (x - m) * jaxlite.lax.rsqrt(((x - m) ** 2).mean(-1, keepdims=True) + 1e-5)
 
 
+def _rnn():
+  import bench_scan
+  w, u, b, h0, xs = bench_scan._data()
+
+  def rnn(xs):
+    def step(h, x):
+      h = jnp.tanh(h @ w + x @ u + b)
+      return h, h
+    return jaxlite.lax.scan(step, jnp.asarray(h0), xs)
+  return rnn, jnp.asarray(xs)
+
+
 def _rows():
   x = jnp.asarray(np.random.default_rng(0).normal(size=(4096, 1024)).astype(np.float32))
   c = jnp.asarray(np.random.default_rng(0).normal(size=10_000_000).astype(np.float32))
@@ -53,7 +71,35 @@ def _rows():
       "normalise (4096,1024)": (_norm, x),
       "10M normals": (lambda k: jaxlite.random.normal(k, (10_000_000,)), jaxlite.random.key(0)),
       "tanh*exp+sin 10M": (lambda v: jnp.tanh(v) * jnp.exp(v) + jnp.sin(v), c),
+      "scan RNN 1000 steps h128 b32": _rnn(),
   }
+
+
+def _build_xla(fn, arg):
+  """A fresh jitted fn on tier 1 whose program the XLA tier has taken over, whatever its
+  trials measure (its thresholds at zero for the build): XLA's time with the NumPy arguments
+  handed over and the results returned as NumPy arrays. None where XLA cannot take it."""
+  saved = {k: getattr(xla_tier, k) for k in ("HOT_CALLS", "HOT_SECONDS", "MIN_CALL_S",
+                                             "MIN_WORK", "KEEP_RATIO")}
+  jaxlite.config.update("jax_jaxlite_tier", 1)
+  jaxlite.config.update("jax_jaxlite_xla_tier", True)
+  try:
+    xla_tier.HOT_CALLS, xla_tier.HOT_SECONDS, xla_tier.MIN_CALL_S = 1, 0.0, 0.0
+    xla_tier.MIN_WORK, xla_tier.KEEP_RATIO = 0, float("inf")
+    f = jaxlite.jit(lambda a: fn(a))
+    jaxlite.block_until_ready(f(arg))
+    xla_tier.wait(600)
+    for _ in range(2 * xla_tier.TRIALS):
+      jaxlite.block_until_ready(f(arg))
+    exe = f.lower(arg).compile()._entry.executable
+    if not getattr(exe, "on_xla", False):
+      print(f"# xla: stays on tier 1 ({getattr(getattr(exe, 'program', None), 'error', None)})")
+      return None
+  finally:
+    for k, v in saved.items():
+      setattr(xla_tier, k, v)
+    jaxlite.config.update("jax_jaxlite_xla_tier", False)
+  return lambda: jaxlite.block_until_ready(f(arg))
 
 
 def _build(fn, arg, tier, mode=None):
@@ -83,7 +129,8 @@ def main(argv):
   print(f"# {machine.usable_cores()} usable cores, L2 {machine.cache_bytes(2)} B, tiles of "
         f"{te.TILE_BYTES} B, pool of {te.worker_count()} threads; cells: median (ratio to tier "
         f"0, cpu/wall)")
-  cols = ["tier 0"] + list(MODES) + ["adaptive"]
+  cols = ["tier 0"] + list(MODES) + ["adaptive", "xla"]
+  jaxlite.config.update("jax_jaxlite_xla_tier", False)  # every column but "xla": its tier
   print("| workload | " + " | ".join(cols) + " | chosen |")
   print("|---" * (len(cols) + 2) + "|")
   for name, (fn, arg) in _rows().items():
@@ -93,6 +140,8 @@ def main(argv):
     for mode in MODES:
       calls[mode] = _build(fn, arg, 1, mode)[0]
     calls["adaptive"], kernels = _build(fn, arg, 1)
+    if xla_tier.available():
+      calls["xla"] = _build_xla(fn, arg)
     chosen = sorted({str(k.mode or k.last_mode) for k in kernels})
     times = {k: [] for k, c in calls.items() if c is not None}
     busy = {k: [0.0, 0.0] for k in times}

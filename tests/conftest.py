@@ -1,10 +1,16 @@
 """Shared fixtures: the optional real-JAX oracle, x64 toggling that always restores, and
 jaxpr type checks after the compiler passes for the whole session."""
 import contextlib
+import os
 
 import pytest
 
-import jaxlite
+# The background XLA tier (compiler/xla_tier.py) swaps a hot program's executable for XLA's,
+# whose floats differ from the NumPy tiers' by ulps: off in the suite (and its child
+# processes), so that every test sees the tier it asks for; tests/test_xla_tier.py opts in.
+os.environ.setdefault("JAXLITE_XLA_TIER", "0")
+
+import jaxlite  # noqa: E402
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -61,6 +61,10 @@ _DEFAULTS = {
     # The native tier (extra jaxlite[native], compiler/native/): tier 1's hot kernels compiled by
     # numba in the background. On where numba is installed; JAXLITE_NATIVE=0 switches it off.
     "jax_jaxlite_native": _env_bool("JAXLITE_NATIVE", True),
+    # The background XLA tier (compiler/xla_tier.py, where jaxlib is installed): a hot jit
+    # program of tier 0/1 is compiled by XLA in the background and swapped in when measured
+    # faster. JAXLITE_XLA_TIER=0 switches it off.
+    "jax_jaxlite_xla_tier": _env_bool("JAXLITE_XLA_TIER", True),
     # The CPU backend (issue 30): "numpy" (tiers 0/1, the default) or "xla" (jaxlib's CPU
     # client, extra jaxlite[xla]); JAXLITE_BACKEND in the environment. An accelerator's PJRT
     # plugin, when present, is the default backend whatever this says (as in JAX).

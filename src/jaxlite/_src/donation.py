@@ -143,7 +143,8 @@ def executable(entry, plan: Plan, reuse: tuple, on=None):
   key = (b, reuse)
   exe = plan.executables.get(key)
   if exe is None:
-    exe = plan.executables[key] = b.compile_donating(entry.closed, reuse)
+    exe = plan.executables[key] = backend.wrap_program(
+        entry.closed, b.compile_donating(entry.closed, reuse), b)
   return exe
 
 

@@ -202,7 +202,7 @@ class _CacheEntry:
       return backend.compile_jaxpr(self.closed, on)
     exe = self.executable
     if exe is None:
-      exe = self.executable = backend.compile_jaxpr(self.closed)
+      exe = self.executable = backend.compile_program(self.closed)
     return exe
 
   def run(self, values, on=None):

@@ -280,6 +280,27 @@ def compile_jaxpr(closed: core.ClosedJaxpr, backend: Backend | None = None):
   return exe
 
 
+# Hooks that may wrap a jit program's executable: fn(closed, executable, backend) -> executable.
+# The background XLA tier (compiler/xla_tier.py) fills it; the bodies of loops and branches,
+# which compile through `compile_jaxpr` alone, are never wrapped (XLA sees a whole program).
+program_hooks: list = []
+
+
+def compile_program(closed: core.ClosedJaxpr):
+  """The executable of a jit program (a jit cache entry's) on the installed backend:
+  `compile_jaxpr`'s, passed through the program hooks."""
+  return wrap_program(closed, compile_jaxpr(closed))
+
+
+def wrap_program(closed: core.ClosedJaxpr, executable, backend: Backend | None = None):
+  """`executable` of jit program `closed` (on `backend`, the installed one by default) passed
+  through the program hooks."""
+  b = _state.current if backend is None else backend
+  for hook in program_hooks:
+    executable = hook(closed, executable, b)
+  return executable
+
+
 def compile_while(cond: core.ClosedJaxpr, body: core.ClosedJaxpr, cond_nconsts: int,
                   body_nconsts: int, backend: Backend | None = None):
   """The installed backend's whole while loop of (cond, body), or None (cached per backend and

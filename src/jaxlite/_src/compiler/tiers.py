@@ -150,6 +150,12 @@ _install_keys_hash()
 backend_lib.register_lazy_backend("numpy-tiled", _TIER1_MODULE)
 backend_lib.register_lazy_backend("numpy-native", "jaxlite._src.compiler.native.backend")
 config._add_listener("jax_jaxlite_tier", select_tier)
+# The background XLA tier wraps jit programs of these backends (it imports no jaxlib until a
+# program is hot).
+from jaxlite._src.compiler import xla_tier  # noqa: E402
+xla_tier.EFFECTFUL = passes.effectful_primitives
+xla_tier.HOST_BACKENDS = (tier0.NumpyBackend,)
+backend_lib.program_hooks.append(xla_tier.wrap)
 config._add_listener("jax_jaxlite_native", _on_native_flag)
 if config.jax_jaxlite_tier:
   select_tier(config.jax_jaxlite_tier)

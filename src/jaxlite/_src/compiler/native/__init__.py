@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import threading
 import time
 
+from jaxlite._src.compiler import background
 from jaxlite._src.config import config
 
 # A kernel's calls before it is compiled: its first calls run on tier 1 at once.
@@ -59,60 +59,14 @@ class _State:
 _state = _State()
 
 
-# --- the background compiler -----------------------------------------------------------------
+# --- the background compiler (shared with the XLA tier: one compile at a time) ---------------
 
-class _Compiler:
-  """One daemon thread running compile jobs in order; `wait` blocks until it is idle."""
-
-  def __init__(self):
-    self.jobs = None  # a queue.Queue, made with the thread (queue loads only when needed)
-    self.thread = None
-    self.lock = threading.Lock()
-    self.idle = threading.Condition(self.lock)
-    self.pending = 0
-
-  def submit(self, job) -> None:
-    with self.lock:
-      self.pending += 1
-      if self.thread is None or not self.thread.is_alive():
-        if self.jobs is None:
-          import queue
-          self.jobs = queue.Queue()
-        self.thread = threading.Thread(target=self._loop, name="jaxlite-native-compile",
-                                       daemon=True)
-        self.thread.start()
-    self.jobs.put(job)
-
-  def _loop(self) -> None:
-    while True:
-      job = self.jobs.get()
-      try:
-        job()
-      finally:
-        with self.lock:
-          self.pending -= 1
-          self.idle.notify_all()
-
-  def wait(self, timeout: float | None = None) -> bool:
-    with self.lock:
-      return self.idle.wait_for(lambda: self.pending == 0, timeout)
-
-
-COMPILER = _Compiler()
-
-
-def _forget_compiler_in_child() -> None:
-  # A forked child has no compile thread; it starts its own on its first hot kernel.
-  global COMPILER
-  COMPILER = _Compiler()
-
-
-if hasattr(os, "register_at_fork"):
-  os.register_at_fork(after_in_child=_forget_compiler_in_child)
+COMPILER = background.COMPILER
 
 
 def wait(timeout: float | None = None) -> bool:
-  """Blocks until every submitted native compile has finished; False on timeout."""
+  """Blocks until every submitted background compile (native or XLA) has finished; False on
+  timeout."""
   return COMPILER.wait(timeout)
 
 
