@@ -14,6 +14,8 @@ from jaxlite._src import core, prng, shard_map_eager, tree_util
 from jaxlite._src import primitive_kinds as pk
 from jaxlite._src import pretty_print as pp
 from jaxlite._src.compiler import backend
+from jaxlite._src.compiler.xla import lowering as hlo
+from jaxlite._src.compiler.xla import spmd as xla_spmd
 from jaxlite._src.config import config
 from jaxlite._src.interpreters import ad, batching, linearize
 from jaxlite._src.interpreters import partial_eval as pe
@@ -322,6 +324,15 @@ def _assemble(blocks, spec, mesh, coords, aval, writers=(0,)):
 
 shard_map_p.def_abstract_eval(_abstract_eval)
 shard_map_p.def_impl(_impl)
+
+
+def _lowering(ctx, *args, jaxpr, mesh, in_specs, out_specs, check_vma, newly_manual_axes):
+  return xla_spmd.manual_region(ctx, list(args), jaxpr=jaxpr, mesh=mesh, in_specs=in_specs,
+                                out_specs=out_specs, manual=frozenset(newly_manual_axes))
+
+
+hlo.register(shard_map_p, _lowering)  # sdy.manual_computation (compiler/xla/spmd.py)
+xla_spmd.SPMD_PRIMITIVES.add(shard_map_p)
 
 
 def _manual_env(mesh, manual) -> dict:

@@ -19,6 +19,7 @@ from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler.xla import client as client_lib
 from jaxlite._src.compiler.xla import compile_cache
 from jaxlite._src.compiler.xla import lowering
+from jaxlite._src.compiler.xla import spmd
 
 
 class _Aval:
@@ -247,6 +248,10 @@ class XlaBackend(backend_lib.Backend):
     return self._compile(closed, None, aliases)
 
   def lower(self, closed, donated_to=None, name: str = "jit_fn") -> str:
+    if spmd.has_spmd(closed.jaxpr):  # a sharded program: its arguments and results annotated
+      text, _ = spmd.lower_spmd(closed, name, donated_to=donated_to)
+      if text is not None:
+        return text
     return lowering.lower_closed_jaxpr(closed, module_name=name, donated_to=donated_to)
 
   def lower_text(self, closed, name: str = "jit_fn") -> str:
@@ -256,6 +261,10 @@ class XlaBackend(backend_lib.Backend):
 
   def _compile(self, closed, device, aliases, name="jit_fn"):
     name = _module_name(closed, name)
+    if spmd.has_spmd(closed.jaxpr):  # compiled for every device of its mesh (spmd.py)
+      exe = spmd.compile_spmd(self, closed, name, donated_to=aliases)
+      if exe is not None:
+        return exe
     text = self.lower(closed, aliases, name)
     device = device or self.default_device()
     loaded = self.compile_text(text, device)
