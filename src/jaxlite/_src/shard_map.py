@@ -258,6 +258,10 @@ def _run_program(run, *blocks):
 def _impl(*args, jaxpr, mesh, in_specs, out_specs, check_vma, newly_manual_axes):
   args = [a if isinstance(a, _LocalBlocks) else np.asarray(a) for a in args]
   local = any(isinstance(a, _LocalBlocks) for a in args)
+  if not local and xla_spmd.installed_xla() is not None:  # one XLA program over the mesh
+    return xla_spmd.run_primitive(shard_map_p, args, dict(
+        jaxpr=jaxpr, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=check_vma,
+        newly_manual_axes=newly_manual_axes))
   # Over a mesh spanning processes every local block is read: all devices run it whole.
   writers = [set(range(mesh.devices.size))] * len(out_specs) if local or \
       not _fully_addressable(mesh) else _writers(out_specs, mesh, jaxpr.out_avals, check_vma)

@@ -502,3 +502,40 @@ def _distinct(blocks):
 def _aval(shape, dtype):
   from jaxlite._src.compiler.xla import backend as xb
   return xb._Aval(shape, dtype)
+
+
+def installed_xla():
+  """The installed backend when it is an XLA backend, else None."""
+  from jaxlite._src.compiler import backend
+  b = backend.installed()
+  return b if getattr(b, "name", "").startswith("xla") else None
+
+
+_eqn_cache: dict = {}
+
+
+def run_primitive(primitive, args, params):
+  """An eager sharded primitive (shard_map called outside jit) on the xla backend: the
+  one-equation program compiled for its mesh (once per params and operand types) and run on
+  the global values `args`; the results' global host values."""
+  b = installed_xla()
+  avals = [core.get_aval(a) for a in args]
+  sig = tuple((tuple(a.shape), a.dtype, a.weak_type) for a in avals)
+  try:
+    key = (primitive, tuple(params.items()), sig)
+    hit = _eqn_cache.get(key)
+  except TypeError:
+    key, hit = None, None
+  if hit is None:
+    out = primitive.abstract_eval(*avals, **params)
+    out_avals = list(out) if primitive.multiple_results else [out]
+    invars = [core.Var(a) for a in avals]
+    outvars = [core.Var(a) for a in out_avals]
+    eqn = core.JaxprEqn(invars, outvars, primitive, params)
+    closed = core.ClosedJaxpr(core.Jaxpr([], invars, outvars, [eqn]), [])
+    hit = compile_spmd(b, closed, f"jit_{primitive.name}")
+    if key is not None:
+      if len(_eqn_cache) > 1024:
+        _eqn_cache.clear()
+      _eqn_cache[key] = hit
+  return hit(*args)
