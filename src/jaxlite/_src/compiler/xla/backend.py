@@ -275,6 +275,8 @@ class XlaBackend(backend_lib.Backend):
     compilation cache when `jax_compilation_cache_dir` is set)."""
     xc = client_lib.xla_client()
     options = xc.CompileOptions()
+    if device.id != self.default_device().id:  # XLA runs replica 0 on device 0 unless told
+      options.device_assignment = xc.DeviceAssignment.create(np.array([[device.id]]))
     return compile_cache.compile_or_load(self.client, text, device, options, self.platform)
 
   def as_text(self, executable) -> str:

@@ -32,6 +32,16 @@ def _freeze(v):
   return v
 
 
+def _sharded_placement(primitive, args):
+  """The placement of the committed arguments when one is a multi-device sharding (JAX's
+  incompatible-devices error when they disagree), else None."""
+  for a in args:
+    d = getattr(a, "_device", None)
+    if d is not None and len(getattr(d, "_device_assignment", ())) > 1:
+      return core.primitive_device(primitive, args)
+  return None
+
+
 def route(primitive, args, params):
   """Runs `primitive` on `args` (Arrays on an XLA device, host values) on their device."""
   device = None
@@ -49,6 +59,9 @@ def route(primitive, args, params):
       aval = core.get_aval(a)
       vals.append(a._host_value() if hasattr(a, "_host_value") else np.asarray(a, aval.dtype))
       sig.append((aval.shape, aval.dtype, aval.weak_type))
+  placement = _sharded_placement(primitive, args)
+  if placement is not None:  # runs on the global values (the sharded Array representation)
+    device = platforms.default_device()
   if device is None:
     device = platforms.default_device()
   try:
@@ -70,6 +83,11 @@ def route(primitive, args, params):
   exe, out_avals = hit
   outs = exe(*vals)
   make = core.make_array
+  if placement is not None:  # sharded operands: global host results placed as JAX places them
+    outs = [make(o.host() if isinstance(o, xb.DeviceBuffer) else o, av)
+            for o, av in zip(outs, out_avals)]
+    return core.place_outputs(outs if primitive.multiple_results else outs[0], placement,
+                              primitive, args, params)
   if primitive.multiple_results:
     return [make(o, av) for o, av in zip(outs, out_avals)]
   return make(outs[0], out_avals[0])
