@@ -291,11 +291,12 @@ def lower_spmd(closed, name, mesh=None, in_specs=None, out_specs=None, donated_t
   mesh = mesh or state.names[next(iter(state.names))][1]
   in_specs = in_specs or [_type_spec(v.aval, mesh) for v in jaxpr.invars]
   out_specs = out_specs or [_produced_spec(v, jaxpr, mesh) for v in jaxpr.outvars]
-  ins = {i: f"sdy.sharding = #sdy.sharding{sharding_attr(module, mesh, s, len(v.aval.shape))}"
+  nd = lambda v: len(lowering.physical_aval(v.aval).shape)  # noqa: E731 (keys: their data)
+  ins = {i: f"sdy.sharding = #sdy.sharding{sharding_attr(module, mesh, s, nd(v))}"
          for i, (v, s) in enumerate(zip(jaxpr.invars, in_specs))}
   for i, a in arg_attrs.items():
     ins[i] = f"{ins[i]}, {a}"
-  outs = [f"sdy.sharding = #sdy.sharding{sharding_attr(module, mesh, s, len(v.aval.shape))}"
+  outs = [f"sdy.sharding = #sdy.sharding{sharding_attr(module, mesh, s, nd(v))}"
           for v, s in zip(jaxpr.outvars, out_specs)]
   # main's signature, its arguments and results annotated (its body is as emitted)
   main = module.funcs[-1].split("\n")
@@ -455,11 +456,14 @@ class SpmdExecutable:
       x = np.stack([x[n] for n in x.dtype.names], axis=-1)
     if x.dtype != dtype:
       x = x.astype(dtype)
-    pieces = [np.ascontiguousarray(x[idx]) for idx in blocks]
     _jax = client_lib.jax_ext()
-    aval = _aval(shape, dtype)
-    return _jax.batched_device_put(aval, self.in_shardings[i], pieces,
-                                   [d.pjrt for d in self.devices], True, True, enable_x64=True)
+    shards = []
+    for d, idx in zip(self.devices, blocks):
+      piece = np.ascontiguousarray(x[idx])
+      shards.append(_jax.batched_device_put(_aval(piece.shape, dtype), d.sharding, [piece],
+                                            [d.pjrt], True, True, enable_x64=True))
+    return _jax.ArrayImpl(_aval(shape, dtype), self.in_shardings[i], shards, True,
+                          _skip_checks=True)
 
   def __call__(self, *values):
     from jaxlite._src.compiler.xla import backend as xb
