@@ -97,6 +97,8 @@ class XlaDevice:
     else:
       buf = self.backend.to_device(arr._host_value() if hasattr(arr, "_host_value") else
                                    np.asarray(arr), self)
+    if buf is not v:
+      buf.committed = True
     return core.make_array(buf, core.ShapedArray(buf.shape, buf.dtype,
                                                          getattr(arr, "weak_type", False)))
 
@@ -123,11 +125,12 @@ class XlaDevice:
 class DeviceBuffer:
   """An XLA array on one device, the `_value` of an Array on an XLA device. `host()` copies it
   to host memory once and keeps the copy (arrays are immutable)."""
-  __slots__ = ("buf", "shape", "dtype", "device", "_host", "__weakref__")
+  __slots__ = ("buf", "shape", "dtype", "device", "_host", "committed", "__weakref__")
 
   def __init__(self, buf, shape, dtype, device):
     self.buf, self.shape, self.dtype, self.device = buf, tuple(shape), np.dtype(dtype), device
     self._host = None
+    self.committed = False  # put on its device by `device_put(x, device)` (JAX's committed)
 
   ndim = property(lambda self: len(self.shape))
   size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
