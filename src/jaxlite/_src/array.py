@@ -168,7 +168,7 @@ class ArrayImpl(core.Array):
     d = _xla_device_of(self)
     if d is not None:  # one device buffer: the one shard is the array itself
       return [devices.Shard(d, (slice(None),) * self.ndim, 0, self)]
-    return [devices.Shard(d, idx, rid, from_host(view, self.weak_type, d))
+    return [devices.Shard(d, idx, rid, _shard_data(view, self.weak_type, d))
             for d, idx, rid, view in shard_views(self)]
 
   global_shards = addressable_shards
@@ -405,6 +405,14 @@ def host_value(x) -> np.ndarray:
   """The host NumPy value of an ArrayImpl (see the module docstring: the accessor)."""
   v = x._value
   return x._host_value() if type(v) is NON_ADDRESSABLE else v
+
+
+def _shard_data(view, weak_type, device):
+  """A shard's data: a view of the global buffer committed to `device`; on an XLA device, a
+  device buffer there (`XlaDevice._device_put`)."""
+  if type(device) is not devices.CpuDevice and hasattr(device, "_device_put"):
+    return device._device_put(_from_numpy(np.ascontiguousarray(view), weak_type))
+  return from_host(view, weak_type, device)
 
 
 def from_host(value, weak_type=False, device=None):

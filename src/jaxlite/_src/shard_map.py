@@ -14,6 +14,8 @@ from jaxlite._src import core, prng, shard_map_eager, tree_util
 from jaxlite._src import primitive_kinds as pk
 from jaxlite._src import pretty_print as pp
 from jaxlite._src.compiler import backend
+from jaxlite._src.compiler.xla import lowering as hlo
+from jaxlite._src.compiler.xla import spmd as xla_spmd
 from jaxlite._src.config import config
 from jaxlite._src.interpreters import ad, batching, linearize
 from jaxlite._src.interpreters import partial_eval as pe
@@ -256,6 +258,10 @@ def _run_program(run, *blocks):
 def _impl(*args, jaxpr, mesh, in_specs, out_specs, check_vma, newly_manual_axes):
   args = [a if isinstance(a, _LocalBlocks) else np.asarray(a) for a in args]
   local = any(isinstance(a, _LocalBlocks) for a in args)
+  if not local and xla_spmd.installed_xla() is not None:  # one XLA program over the mesh
+    return xla_spmd.run_primitive(shard_map_p, args, dict(
+        jaxpr=jaxpr, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=check_vma,
+        newly_manual_axes=newly_manual_axes))
   # Over a mesh spanning processes every local block is read: all devices run it whole.
   writers = [set(range(mesh.devices.size))] * len(out_specs) if local or \
       not _fully_addressable(mesh) else _writers(out_specs, mesh, jaxpr.out_avals, check_vma)
@@ -322,6 +328,15 @@ def _assemble(blocks, spec, mesh, coords, aval, writers=(0,)):
 
 shard_map_p.def_abstract_eval(_abstract_eval)
 shard_map_p.def_impl(_impl)
+
+
+def _lowering(ctx, *args, jaxpr, mesh, in_specs, out_specs, check_vma, newly_manual_axes):
+  return xla_spmd.manual_region(ctx, list(args), jaxpr=jaxpr, mesh=mesh, in_specs=in_specs,
+                                out_specs=out_specs, manual=frozenset(newly_manual_axes))
+
+
+hlo.register(shard_map_p, _lowering)  # sdy.manual_computation (compiler/xla/spmd.py)
+xla_spmd.SPMD_PRIMITIVES.add(shard_map_p)
 
 
 def _manual_env(mesh, manual) -> dict:

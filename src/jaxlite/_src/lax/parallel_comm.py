@@ -417,3 +417,6 @@ def pcast(x, axis_name, *, to: str):
     raise ValueError(f"pcast: only to='varying' is supported, got to={to!r}")
   names = _axes_tuple(axis_name)
   return tree_util.tree_map(lambda leaf: pvary_p.bind(asarg(leaf), axes=names), x)
+
+
+from jaxlite._src.lax import parallel_lowering  # noqa: E402,F401  (the collectives' XLA rules)

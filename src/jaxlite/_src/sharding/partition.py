@@ -146,8 +146,28 @@ class Program:
 
   # -- running ----------------------------------------------------------------------------------
   def run(self, global_values):
-    """Global NumPy values in, global NumPy values of the outputs out."""
+    """Global NumPy values in, global NumPy values of the outputs out. On the xla backend the
+    global program runs, annotated with the specs, partitioned by XLA (compiler/xla/spmd.py)."""
+    exe = self.__dict__.get("_xla_executable")
+    if exe is None:
+      exe = self._xla_executable = _xla_program(self)
+    if exe is not False:
+      return exe(*global_values)
     return execute(self, global_values)
+
+
+def _xla_program(program):
+  """The XLA SPMD executable of `program`'s global jaxpr when the installed backend is XLA's,
+  else False (jaxlite's partitioner runs the per-device program)."""
+  from jaxlite._src.compiler import backend
+  b = backend.installed()
+  if not getattr(b, "name", "").startswith("xla"):
+    return False
+  from jaxlite._src.compiler.xla import spmd
+  from jaxlite._src.compiler.xla.backend import _module_name
+  return spmd.compile_spmd(b, program.closed, _module_name(program.closed, "jit_fn"),
+                           mesh=program.mesh, in_specs=program.in_specs,
+                           out_specs=program.out_specs)
 
 
 # --- executors -----------------------------------------------------------------------------------

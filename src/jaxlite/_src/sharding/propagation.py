@@ -41,6 +41,8 @@ from jaxlite._src import core
 from jaxlite._src import primitive_kinds as kinds
 from jaxlite._src import devices
 from jaxlite._src import tree_util
+from jaxlite._src.compiler.xla import lowering as hlo
+from jaxlite._src.compiler.xla import spmd as xla_spmd
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.sharding.partition_spec import UNCONSTRAINED, PartitionSpec
@@ -720,6 +722,8 @@ def _constraint_batcher(vals, dims, *, sharding, unconstrained_dims, **params):
 
 sharding_constraint_p.def_impl(_constraint_impl)
 sharding_constraint_p.def_abstract_eval(_constraint_abstract)
+hlo.register(sharding_constraint_p, xla_spmd.constraint_rule)  # sdy.sharding_constraint
+xla_spmd.SPMD_PRIMITIVES.add(sharding_constraint_p)
 ad.deflinear(sharding_constraint_p, _constraint_transpose)
 batching.primitive_batchers[sharding_constraint_p] = _constraint_batcher
 

@@ -9,6 +9,8 @@ import functools
 from jaxlite._src import core
 from jaxlite._src import primitive_kinds as pk
 from jaxlite._src import devices
+from jaxlite._src.compiler.xla import lowering as hlo
+from jaxlite._src.compiler.xla import spmd as xla_spmd
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.sharding import rules
 from jaxlite._src.sharding.mesh import (AxisType, Mesh, _stack, get_abstract_mesh, get_mesh,
@@ -38,6 +40,8 @@ def _reshard_impl(x, *, dst_sharding):
 
 reshard_p.def_impl(_reshard_impl)
 reshard_p.def_abstract_eval(_reshard_abstract)
+hlo.register(reshard_p, xla_spmd.reshard_rule)  # sdy.sharding_constraint
+xla_spmd.SPMD_PRIMITIVES.add(reshard_p)
 rules.register(reshard_p, lambda *a, **k: rules.KEEP)
 pk.set_role(reshard_p, "reshard")  # the partitioner passes its blocks through
 # Linear: the cotangent goes back to the operand's layout.

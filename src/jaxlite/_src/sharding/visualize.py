@@ -155,6 +155,9 @@ def _register_inspect():
   p.def_impl(_inspect_impl)
   p.def_abstract_eval(lambda x, **params: [])
   passes.effectful_primitives.add(p)  # no results: kept by DCE for its callback
+  from jaxlite._src.compiler.xla import lowering as hlo
+  # compiled: the partitioner called back when it partitioned (Program); nothing runs
+  hlo.register(p, lambda ctx, x, **params: [])
   ad.jvp_rules[p] = lambda primals, tangents, **params: (p.bind(*primals, **params), [])
   ad.primitive_transposes[p] = lambda ct, *args, **params: [None] * len(args)
   batching.primitive_batchers[p] = lambda vals, dims, **params: (p.bind(*vals, **params), [])

@@ -19,6 +19,7 @@ from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler.xla import client as client_lib
 from jaxlite._src.compiler.xla import compile_cache
 from jaxlite._src.compiler.xla import lowering
+from jaxlite._src.compiler.xla import spmd
 
 
 class _Aval:
@@ -96,6 +97,8 @@ class XlaDevice:
     else:
       buf = self.backend.to_device(arr._host_value() if hasattr(arr, "_host_value") else
                                    np.asarray(arr), self)
+    if buf is not v:
+      buf.committed = True
     return core.make_array(buf, core.ShapedArray(buf.shape, buf.dtype,
                                                          getattr(arr, "weak_type", False)))
 
@@ -122,11 +125,12 @@ class XlaDevice:
 class DeviceBuffer:
   """An XLA array on one device, the `_value` of an Array on an XLA device. `host()` copies it
   to host memory once and keeps the copy (arrays are immutable)."""
-  __slots__ = ("buf", "shape", "dtype", "device", "_host", "__weakref__")
+  __slots__ = ("buf", "shape", "dtype", "device", "_host", "committed", "__weakref__")
 
   def __init__(self, buf, shape, dtype, device):
     self.buf, self.shape, self.dtype, self.device = buf, tuple(shape), np.dtype(dtype), device
     self._host = None
+    self.committed = False  # put on its device by `device_put(x, device)` (JAX's committed)
 
   ndim = property(lambda self: len(self.shape))
   size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
@@ -247,6 +251,10 @@ class XlaBackend(backend_lib.Backend):
     return self._compile(closed, None, aliases)
 
   def lower(self, closed, donated_to=None, name: str = "jit_fn") -> str:
+    if spmd.has_spmd(closed.jaxpr):  # a sharded program: its arguments and results annotated
+      text, _ = spmd.lower_spmd(closed, name, donated_to=donated_to)
+      if text is not None:
+        return text
     return lowering.lower_closed_jaxpr(closed, module_name=name, donated_to=donated_to)
 
   def lower_text(self, closed, name: str = "jit_fn") -> str:
@@ -256,6 +264,10 @@ class XlaBackend(backend_lib.Backend):
 
   def _compile(self, closed, device, aliases, name="jit_fn"):
     name = _module_name(closed, name)
+    if spmd.has_spmd(closed.jaxpr):  # compiled for every device of its mesh (spmd.py)
+      exe = spmd.compile_spmd(self, closed, name, donated_to=aliases)
+      if exe is not None:
+        return exe
     text = self.lower(closed, aliases, name)
     device = device or self.default_device()
     loaded = self.compile_text(text, device)
@@ -266,6 +278,8 @@ class XlaBackend(backend_lib.Backend):
     compilation cache when `jax_compilation_cache_dir` is set)."""
     xc = client_lib.xla_client()
     options = xc.CompileOptions()
+    if device.id != self.default_device().id:  # XLA runs replica 0 on device 0 unless told
+      options.device_assignment = xc.DeviceAssignment.create(np.array([[device.id]]))
     return compile_cache.compile_or_load(self.client, text, device, options, self.platform)
 
   def as_text(self, executable) -> str:

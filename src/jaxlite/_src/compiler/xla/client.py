@@ -65,6 +65,8 @@ def parse_module(text: str):
     ctx.load_all_available_dialects()
     stablehlo.register_dialect(ctx)
     chlo.register_dialect(ctx)
+    from jaxlib.mlir.dialects import sdy  # Shardy: sharded programs' annotations (spmd.py)
+    sdy.register_dialect(ctx)
     return ir.Module.parse(str(text))
 
 

@@ -37,8 +37,12 @@ def _dir():
 
 
 def compile_or_load(client, text: str, device, options, platform: str):
+  """`device`: one XlaDevice, or a list of them (a sharded program's device assignment)."""
   xc = client_lib.xla_client()
-  devices = xc.DeviceList((device.pjrt,))
+  many = isinstance(device, (list, tuple))
+  devices = xc.DeviceList(tuple(d.pjrt for d in device) if many else (device.pjrt,))
+  if many:
+    device = device[0] if len(device) == 1 else _Devices(device)
   callbacks = getattr(text, "host_callbacks", ())
   if callbacks:  # Python callbacks cannot be serialized: compiled every time, never cached
     return _compile_with_callbacks(client, text, devices, options, callbacks, device)
@@ -63,6 +67,11 @@ def compile_or_load(client, text: str, device, options, platform: str):
   if path is not None and dt >= config.config.jax_persistent_cache_min_compile_time_secs:
     _store(client, loaded, path)
   return loaded
+
+
+class _Devices(list):
+  """A sharded program's devices: their kind keys the cache; printed in error messages."""
+  device_kind = property(lambda self: f"{self[0].device_kind} x{len(self)}")
 
 
 def _compile_with_callbacks(client, text, devices, options, callbacks, device):

@@ -32,13 +32,35 @@ def _freeze(v):
   return v
 
 
+def _sharded_placement(primitive, args):
+  """The placement of the committed arguments when one is a multi-device sharding (JAX's
+  incompatible-devices error when they disagree), else None."""
+  for a in args:
+    d = getattr(a, "_device", None)
+    if d is not None and len(getattr(d, "_device_assignment", ())) > 1:
+      # an operand committed to one XLA device takes part as its SingleDeviceSharding
+      return core.primitive_device(primitive, [_Committed(b) if getattr(
+          getattr(b, "_value", None), "committed", False) else b for b in args])
+  return None
+
+
+class _Committed:
+  """An Array on one XLA device put there by device_put, as the device check reads it."""
+  __slots__ = ("_device", "aval")
+
+  def __init__(self, a):
+    self._device, self.aval = a._value.device.sharding_object(), a.aval
+
+
 def route(primitive, args, params):
   """Runs `primitive` on `args` (Arrays on an XLA device, host values) on their device."""
   device = None
+  committed = False
   vals, sig = [], []
   for a in args:
     v = getattr(a, "_value", None)
     if isinstance(v, xb.DeviceBuffer):
+      committed = committed or v.committed
       if device is None:
         device = v.device
       vals.append(v)
@@ -49,6 +71,9 @@ def route(primitive, args, params):
       aval = core.get_aval(a)
       vals.append(a._host_value() if hasattr(a, "_host_value") else np.asarray(a, aval.dtype))
       sig.append((aval.shape, aval.dtype, aval.weak_type))
+  placement = _sharded_placement(primitive, args)
+  if placement is not None:  # runs on the global values (the sharded Array representation)
+    device = platforms.default_device()
   if device is None:
     device = platforms.default_device()
   try:
@@ -70,6 +95,14 @@ def route(primitive, args, params):
   exe, out_avals = hit
   outs = exe(*vals)
   make = core.make_array
+  if committed:  # results of committed operands are committed (JAX's rule)
+    for o in outs:
+      o.committed = True
+  if placement is not None:  # sharded operands: global host results placed as JAX places them
+    outs = [make(o.host() if isinstance(o, xb.DeviceBuffer) else o, av)
+            for o, av in zip(outs, out_avals)]
+    return core.place_outputs(outs if primitive.multiple_results else outs[0], placement,
+                              primitive, args, params)
   if primitive.multiple_results:
     return [make(o, av) for o, av in zip(outs, out_avals)]
   return make(outs[0], out_avals[0])
