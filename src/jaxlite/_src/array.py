@@ -205,7 +205,9 @@ class ArrayImpl(core.Array):
     self._local_shards = None
 
   def copy_to_host_async(self):
-    pass
+    v = self._value
+    if type(v) in core.eager_routes:  # a device buffer: its device-to-host copy starts now
+      v.copy_to_host_async()
 
   def unsafe_buffer_pointer(self):
     if type(self._value) is DeletedBuffer:

@@ -287,7 +287,9 @@ class EvalTrace(Trace):
         if route is not None:
           return route(primitive, args, params)
     if default_eager_route is not None:
-      return default_eager_route(primitive, args, params)
+      out = default_eager_route(primitive, args, params)
+      if out is not NotImplemented:  # NotImplemented: the operands live on NumPy's CPU device
+        return out
     if committed and any(type(v) is non_addressable for v in vals):  # shards in other processes
       return eager_across_processes(primitive, args, params)
     weak_rule = primitive.eager_weak_type
@@ -332,7 +334,8 @@ class EvalTrace(Trace):
 # `eager_routes` maps the type of a non-NumPy Array buffer (`ArrayImpl._value`) to
 # `route(primitive, args, params) -> Array | list[Array]`; `default_eager_route` (same
 # signature) runs every eager application while another backend is the default one, None while
-# NumPy is. Mutate `eager_routes` in place: fast paths hold the dict itself. Every eager fast
+# NumPy is; it returns NotImplemented for operands it leaves to NumPy (committed to, or created
+# under `default_device` of, NumPy's CPU device). Mutate `eager_routes` in place: fast paths hold the dict itself. Every eager fast
 # path that skips `EvalTrace.process_primitive` checks `numpy_eager()` / these two first.
 eager_routes: dict = {}
 default_eager_route: Callable | None = None

@@ -141,6 +141,10 @@ class DeviceBuffer:
     h = self.host()
     return h if dtype is None else h.astype(dtype)
 
+  def copy_to_host_async(self) -> None:
+    if self._host is None:
+      self.device.backend.copy_to_host_async(self)
+
   def is_deleted(self) -> bool:
     return self.buf.is_deleted()
 
@@ -213,7 +217,6 @@ class XlaBackend(backend_lib.Backend):
     self.buffer_type = DeviceBuffer if platform == "cpu" else type(
         "DeviceBuffer", (DeviceBuffer,), {"__slots__": (), "__module__": __name__,
                                           "__qualname__": f"DeviceBuffer[{platform}]"})
-    self._bf16_readers: dict = {}
 
   # -- devices -------------------------------------------------------------------------------
   @property
@@ -266,6 +269,9 @@ class XlaBackend(backend_lib.Backend):
     compilation cache when `jax_compilation_cache_dir` is set)."""
     xc = client_lib.xla_client()
     options = xc.CompileOptions()
+    # one replica on `device` (XLA assigns device 0 otherwise, and rejects buffers elsewhere)
+    options.executable_build_options.device_assignment = xc.DeviceAssignment.create(
+        np.array([[device.pjrt.id]], np.int64))
     return compile_cache.compile_or_load(self.client, text, device, options, self.platform)
 
   def as_text(self, executable) -> str:
@@ -283,9 +289,11 @@ class XlaBackend(backend_lib.Backend):
       return self.copy_to(value, device).buf
     return self.to_device(value, device).buf
 
-  def to_device(self, host_value, device=None) -> DeviceBuffer:
+  def to_device(self, host_value, device=None, keep_host=False) -> DeviceBuffer:
+    """`host_value` transferred to `device`; `keep_host`: the value (a canonical-dtype array)
+    stays as the buffer's host copy."""
     device = device or self.default_device()
-    x = np.asarray(host_value)
+    x = host = np.asarray(host_value)
     if x.dtype.names is not None:  # typed PRNG keys (k0, k1 records): their data, [..., 2]
       x = np.stack([x[name] for name in x.dtype.names], axis=-1)
     if not x.flags.c_contiguous:
@@ -299,7 +307,12 @@ class XlaBackend(backend_lib.Backend):
                                     True, True, enable_x64=True)
     except Exception as err:
       raise _runtime_error(err, "transferring to", device) from err
-    return device.backend.buffer_type(buf, x.shape, x.dtype, device)
+    out = device.backend.buffer_type(buf, x.shape, x.dtype, device)
+    if keep_host and x is host:
+      h = x.view()
+      h.flags.writeable = False
+      out._host = h
+    return out
 
   def copy_to(self, value: DeviceBuffer, device) -> DeviceBuffer:
     """`value` on another device: device to device where the two share a client, else through
@@ -313,44 +326,35 @@ class XlaBackend(backend_lib.Backend):
     return device.backend.to_device(value.host(), device)
 
   def to_host(self, buffer) -> np.ndarray:
+    """The host copy of `buffer`, read through jaxlib's device-to-host transfer (every platform
+    and dtype: bfloat16 and float8 come back as ml_dtypes arrays); read-only."""
     if not isinstance(buffer, DeviceBuffer):
       return np.asarray(buffer)
     if buffer.buf.is_deleted():
       raise RuntimeError("Array has been deleted with shape=" +
                          f"{dtypes.dtype_name(buffer.dtype)}{list(buffer.shape)}.")
-    if buffer.dtype.kind == "V" or buffer.dtype.itemsize == 1 and dtypes.is_ml_float(
-        buffer.dtype):
-      # ml_dtypes types (bfloat16, float8) have no buffer-protocol format jaxlib can export:
-      # their bits come over as unsigned integers and are viewed back on the host.
-      return self._bits_reader(buffer)
-    out = np.array(buffer.buf, copy=True)
-    if out.dtype != buffer.dtype:  # a type jaxlib could not export (object array): read bits
-      return self._bits_reader(buffer)
+    try:
+      with client_lib.no_jax_import():
+        out, copied = buffer.buf._single_device_array_to_np_array_did_copy()
+    except Exception as err:
+      raise _runtime_error(err, "copying to the host from", buffer.device) from err
+    if not copied:
+      # A zero-copy view of a CPU device buffer: it would pin the buffer (an external
+      # reference, which donation refuses); the host copy is our own.
+      out = np.array(out, copy=True)
+    if out.dtype != buffer.dtype:  # extended dtypes travel as their data (PRNG keys: uint32)
+      out = out.view(buffer.dtype) if out.dtype.itemsize == buffer.dtype.itemsize else \
+          out.astype(buffer.dtype)
     out.flags.writeable = False
     return out
 
-  def _bits_reader(self, buffer) -> np.ndarray:
-    bits = np.dtype(f"u{buffer.dtype.itemsize}")
-    key = (buffer.shape, buffer.dtype, buffer.device)
-    exe = self._bf16_readers.get(key)
-    if exe is None:
-      ta, tb = lowering.tensor_type(buffer.shape, buffer.dtype), lowering.tensor_type(
-          buffer.shape, bits)
-      text = ("module @read_bits {\n  func.func public @main(%arg0: " + ta + ") -> (" + tb +
-              ") {\n    %0 = \"stablehlo.bitcast_convert\"(%arg0) : (" + ta + ") -> " + tb +
-              "\n    \"func.return\"(%0) : (" + tb + ") -> ()\n  }\n}\n")
-      av = core.ShapedArray(buffer.shape, bits)
-      exe = XlaExecutable(self.compile_text(text, buffer.device), self, buffer.device,
-                          [av], [av], text)
-      self._bf16_readers[key] = exe
-    raw = exe(buffer)[0]
-    out = np.array(raw.buf, copy=True).view(buffer.dtype)
-    out.flags.writeable = False
-    return out
+  def copy_to_host_async(self, buffer) -> None:
+    """Starts `buffer`'s device-to-host copy (`Array.copy_to_host_async`); `to_host` then
+    waits for it instead of starting one."""
+    if buffer._host is None and not buffer.buf.is_deleted():
+      with client_lib.no_jax_import():
+        buffer.buf._copy_single_device_array_to_host_async()
 
-  def clear_caches(self) -> None:
-    super().clear_caches()
-    self._bf16_readers.clear()
 
 
 def _module_name(closed, default):
