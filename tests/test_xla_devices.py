@@ -151,3 +151,52 @@ def test_delete_and_block_until_ready(on_xla):
   with pytest.raises(RuntimeError, match="deleted"):
     np.asarray(y)
   y.delete()  # idempotent
+
+
+def test_small_transfers_are_reused(on_xla):
+  """`x + 1` transfers its scalar once per device (then reuses the buffer), and a jit call
+  on a typed PRNG key transfers the key's data once: a transfer synchronizes with the device."""
+  with jaxlite.default_device(on_xla):
+    x = jnp.arange(4.0)
+  backend = on_xla.backend
+  np.testing.assert_array_equal(x + 1, [1.0, 2.0, 3.0, 4.0])
+  n = len(backend._transfers)
+  np.testing.assert_array_equal(x + 1, [1.0, 2.0, 3.0, 4.0])
+  np.testing.assert_array_equal(x + 2, [2.0, 3.0, 4.0, 5.0])  # another scalar: another entry
+  assert len(backend._transfers) == n + 1
+  key = jaxlite.random.key(3)
+  f = jaxlite.jit(lambda k: jaxlite.random.bits(k, (3,), np.uint32))
+  a = f(key)
+  m = len(backend._transfers)
+  b = f(key)
+  assert len(backend._transfers) == m
+  np.testing.assert_array_equal(a, b)
+
+
+def test_float64_with_x64_on_an_xla_device(on_xla):
+  # JAX 0.10.2 on the TPU v5e keeps float64 too (benchmarks/tpu_probe.py): no platform refusal
+  with jaxlite.enable_x64(True), jaxlite.default_device(on_xla):
+    z = jnp.ones(3, jnp.float64)
+    assert z.dtype == np.float64 and type(z._value) is xla_backend.DeviceBuffer
+    np.testing.assert_array_equal(z * 2, [2.0, 2.0, 2.0])
+
+
+def test_jit_results_on_the_device_are_not_copied_back(on_xla, monkeypatch):
+  """A jit call on device arrays returns its result buffer as it is: no readback and no
+  upload per call (the result passes `core.array_from_numpy` on the fast path)."""
+  with jaxlite.default_device(on_xla):
+    x = jnp.arange(1000.0)
+    f = jaxlite.jit(lambda a: a * 2 + 1)
+    f(x)
+    calls = []
+    backend = on_xla.backend
+    for name in ("to_host", "to_device"):
+      real = getattr(backend, name)
+      monkeypatch.setattr(backend, name, lambda *a, _r=real, _n=name, **k: (calls.append(_n),
+                                                                            _r(*a, **k))[1])
+    y = f(x)
+    z = x + 1.5
+    assert calls == ["to_device"]  # the scalar 1.5, once; then reused
+    assert type(y._value) is xla_backend.DeviceBuffer and y._value._host is None
+  np.testing.assert_array_equal(y, np.arange(1000.0, dtype=np.float32) * 2 + 1)
+  np.testing.assert_array_equal(z, np.arange(1000.0, dtype=np.float32) + 1.5)

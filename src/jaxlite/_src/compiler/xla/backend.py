@@ -8,6 +8,7 @@ a call returns as soon as XLA has enqueued the work; `block_until_ready` waits.
 from __future__ import annotations
 
 import threading
+import weakref
 
 import numpy as np
 
@@ -210,6 +211,7 @@ class XlaBackend(backend_lib.Backend):
     self.platform = platform
     self.name = "xla" if platform == "cpu" else f"xla:{platform}"
     self.tables = backend_lib.LoweringTables()  # unused: rules live in lowering.rules
+    self._transfers: dict = {}  # buffer_for's transfers kept (scalars, key data)
     self._devices = None
     self._lock = threading.RLock()
     # The type of this backend's Array buffers: each platform its own, so that the buffer's type
@@ -282,12 +284,36 @@ class XlaBackend(backend_lib.Backend):
   # -- buffers -------------------------------------------------------------------------------
   def buffer_for(self, value, device):
     """The jaxlib array of `value` on `device`: a DeviceBuffer's own (copied when it lives on
-    another device), or a host value transferred."""
+    another device), or a host value transferred. Scalars (`x + 1`'s `1`) and typed PRNG key
+    data (immutable, held by their key Array) are transferred once per device and reused: a
+    transfer is a synchronization with the device, the dearest part of a small eager op."""
     if isinstance(value, DeviceBuffer):
       if value.device is device or value.device == device:
         return value.buf
       return self.copy_to(value, device).buf
-    return self.to_device(value, device).buf
+    x = value if type(value) is np.ndarray else np.asarray(value)
+    if x.ndim == 0 and x.dtype.names is None:
+      key = (x.dtype, x.tobytes(), device)
+      hit = self._transfers.get(key)
+      if hit is None:
+        hit = self._remember(key, self.to_device(x, device).buf)
+      return hit
+    if x.dtype.names is not None and x is value:  # a key Array's data: cached by identity
+      key = (id(x), device)
+      hit = self._transfers.get(key)
+      if hit is not None and hit[0]() is x:
+        return hit[1]
+      buf = self.to_device(x, device).buf
+      self._remember(key, (weakref.ref(x), buf))
+      return buf
+    return self.to_device(x, device).buf
+
+  def _remember(self, key, entry):
+    cache = self._transfers
+    if len(cache) >= 1024:
+      cache.pop(next(iter(cache)))
+    cache[key] = entry
+    return entry
 
   def to_device(self, host_value, device=None, keep_host=False) -> DeviceBuffer:
     """`host_value` transferred to `device`; `keep_host`: the value (a canonical-dtype array)
@@ -300,7 +326,6 @@ class XlaBackend(backend_lib.Backend):
       x = np.ascontiguousarray(x)
     if x.dtype == dtypes.float0:
       x = np.zeros(x.shape, np.bool_)
-    _check_platform_dtype(x.dtype, device)
     _jax = client_lib.jax_ext()
     try:
       buf = _jax.batched_device_put(_Aval(x.shape, x.dtype), device.sharding, [x], [device.pjrt],
@@ -364,16 +389,6 @@ def _module_name(closed, default):
   if isinstance(src, str) and src:
     return "jit_" + src.split(" ")[0]
   return default
-
-
-_PLATFORM_DTYPES_MISSING = {"tpu": (np.dtype(np.float64), np.dtype(np.complex128))}
-
-
-def _check_platform_dtype(dtype, device):
-  missing = _PLATFORM_DTYPES_MISSING.get(device.platform, ())
-  if np.dtype(dtype) in missing:
-    raise TypeError(f"device_put: dtype {np.dtype(dtype).name} is not supported on {device} "
-                    f"(platform {device.platform}); use float32 / complex64 there")
 
 
 _backends: dict = {}

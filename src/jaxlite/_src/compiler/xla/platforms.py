@@ -8,6 +8,8 @@ chosen for the CPU, it installs that XLA backend as the compiler of jit and sets
 """
 from __future__ import annotations
 
+import numpy as np
+
 from jaxlite._src import core
 from jaxlite._src import devices as devices_lib
 from jaxlite._src.compiler import backend as backend_lib
@@ -75,9 +77,10 @@ def placed_from_numpy(value, weak_type=False):
   """`core.array_from_numpy` while XLA is the default backend: the Array made as on the host,
   then placed on `creation_device()` (its host copy kept: reading it back costs nothing)."""
   a = _state["host_from_numpy"](value, weak_type)
-  device = creation_device()
-  if device is not None:
-    a._value = device.backend.to_device(value, device, keep_host=True)
+  if type(value) is np.ndarray or isinstance(value, np.generic):  # not a device buffer
+    device = creation_device()
+    if device is not None:
+      a._value = device.backend.to_device(value, device, keep_host=True)
   return a
 
 
