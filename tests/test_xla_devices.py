@@ -114,15 +114,26 @@ def test_numpy_cpu_device_under_an_xla_default(on_xla):
   put on the CPU device stay host arrays and their eager ops run in NumPy there."""
   cpu = devices_lib.default_device()  # NumPy's CPU device
   assert type(cpu) is devices_lib.CpuDevice
-  y = jaxlite.jit(lambda a: a * 2)(np.arange(3, dtype=np.float32))
-  c = jaxlite.device_put(y, cpu)
-  assert type(c._value) is np.ndarray and c.committed and c.devices() == {cpu}
-  d = c + 1
-  assert type(d._value) is np.ndarray and d.devices() == {cpu}
+  with jaxlite.default_device(on_xla):  # created arrays go to the XLA device, as on a TPU
+    y = jaxlite.jit(lambda a: a * 2)(np.arange(3, dtype=np.float32))
+    c = jaxlite.device_put(y, cpu)
+    assert type(c._value) is np.ndarray and c.committed and c.devices() == {cpu}
+    d = c + 1  # the Python scalar follows the CPU operand
+    assert type(d._value) is np.ndarray and d.devices() == {cpu}
+    e = jnp.sin(c) * 2.0
+    assert type(e._value) is np.ndarray and e.devices() == {cpu}
   np.testing.assert_array_equal(d, [1.0, 3.0, 5.0])
+  np.testing.assert_allclose(e, np.sin([0.0, 2.0, 4.0]) * 2, rtol=1e-6)
   back = jaxlite.device_put(c, on_xla)
   assert type(back._value) is xla_backend.DeviceBuffer and back.devices() == {on_xla}
   np.testing.assert_array_equal(back * 3, [0.0, 6.0, 12.0])
+  g = jaxlite.jit(lambda a: a * 4)
+  on_cpu = g(c)  # jit on an array committed to NumPy's CPU device runs there
+  assert type(on_cpu._value) is np.ndarray and on_cpu.devices() == {cpu}
+  np.testing.assert_array_equal(on_cpu, [0.0, 8.0, 16.0])
+  on_dev = g(back)
+  assert type(on_dev._value) is xla_backend.DeviceBuffer
+  np.testing.assert_array_equal(on_dev, [0.0, 8.0, 16.0])
   with jaxlite.default_device(cpu):
     h = jnp.ones(2)
     assert type(h._value) is np.ndarray
@@ -200,3 +211,13 @@ def test_jit_results_on_the_device_are_not_copied_back(on_xla, monkeypatch):
     assert type(y._value) is xla_backend.DeviceBuffer and y._value._host is None
   np.testing.assert_array_equal(y, np.arange(1000.0, dtype=np.float32) * 2 + 1)
   np.testing.assert_array_equal(z, np.arange(1000.0, dtype=np.float32) + 1.5)
+
+
+def test_float0_and_weak_scalars_stay_on_the_host(on_xla):
+  from jaxlite._src import dtypes
+  with jaxlite.default_device(on_xla):
+    gx, gn = jaxlite.grad(lambda x, n: x * 2.0, argnums=(0, 1), allow_int=True)(1.0, 3)
+    s = jnp.asarray(2.0)  # weakly typed scalar: no device of its own
+  assert gn.dtype == dtypes.float0  # (a NumPy array, as JAX returns it)
+  assert float(gx) == 2.0
+  assert s.weak_type and type(s._value) is np.ndarray

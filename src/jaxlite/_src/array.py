@@ -632,7 +632,8 @@ class DeletedBuffer:
 for _name in _BUFFER_DUNDERS + ("__str__", "__format__", "__eq__", "__ne__", "__reduce__"):
   setattr(DeletedBuffer, _name, DeletedBuffer._fail)
 
-core.register(array_type=ArrayImpl, array_from_numpy=_from_numpy, make_array=_from_numpy_aval,
+core.register(array_type=ArrayImpl, array_from_numpy=_from_numpy,
+              host_array_from_numpy=_from_numpy, make_array=_from_numpy_aval,
               primitive_device=primitive_device, place_outputs=place_outputs,
               non_addressable=_NonAddressable)
 

@@ -321,9 +321,9 @@ class EvalTrace(Trace):
     else:
       weak = weak_rule(args, params)
       if primitive.multiple_results:
-        out = [array_from_numpy(o, w) for o, w in zip(out, weak)]
+        out = [host_array_from_numpy(o, w) for o, w in zip(out, weak)]
       else:
-        out = array_from_numpy(out, weak)
+        out = host_array_from_numpy(out, weak)
     if committed:
       # Results on a mesh take the placement their sharding rule gives (array.place_outputs).
       return place_outputs(out, primitive_device(primitive, args), primitive, args, params)
@@ -366,6 +366,10 @@ array_type: type = type(None)
 # Set by jaxlite._src.prng: the concrete class of typed PRNG key arrays.
 key_array_type: type = type(None)
 array_from_numpy: Callable = None  # (np value, weak_type) -> Array
+# The same for NumPy's own eager results, which stay in host memory: `array_from_numpy` is
+# rebound while an accelerator is the default to place created arrays on it
+# (compiler/xla/platforms.py); this one never is.
+host_array_from_numpy: Callable = None
 make_array: Callable = None  # (np value, ShapedArray) -> Array
 # Set by jaxlite._src.array: the common device of a primitive's committed arguments (raising
 # JAX's incompatible-devices ValueError), and committing fresh results to a device.
@@ -380,7 +384,7 @@ eager_across_processes: Callable = None  # (primitive, args, params) -> outputs
 
 _REGISTRABLE = frozenset({
     "pp_jaxpr", "pp_eqn", "apply_sharding_rules", "index_in_dim", "device_put", "array_type", "key_array_type",
-    "array_from_numpy", "make_array", "primitive_device", "place_outputs", "non_addressable",
+    "array_from_numpy", "host_array_from_numpy", "make_array", "primitive_device", "place_outputs", "non_addressable",
     "eager_across_processes"})
 
 

@@ -48,10 +48,12 @@ def refresh(_=None) -> None:
     _state["host_from_numpy"] = core.array_from_numpy
   if platform is None:
     backend_lib.install_backend(_state["numpy_backend"])
+    backend_lib.host_backend = None
     core.default_eager_route = None
     core.array_from_numpy = _state["host_from_numpy"]
   else:
     from jaxlite._src.compiler.xla import eager
+    backend_lib.host_backend = _state["numpy_backend"]
     backend_lib.install_backend(xla_backend(platform))
     core.default_eager_route = eager.route
     core.array_from_numpy = placed_from_numpy
@@ -77,7 +79,11 @@ def placed_from_numpy(value, weak_type=False):
   """`core.array_from_numpy` while XLA is the default backend: the Array made as on the host,
   then placed on `creation_device()` (its host copy kept: reading it back costs nothing)."""
   a = _state["host_from_numpy"](value, weak_type)
-  if type(value) is np.ndarray or isinstance(value, np.generic):  # not a device buffer
+  # Host values only (not a device buffer), and not a weakly typed scalar: a Python number has
+  # no device of its own and follows its partner's (`cpu_array + 1` stays on the CPU device);
+  # on an XLA device its transfer is made once and reused (XlaBackend.buffer_for).
+  if (type(value) is np.ndarray or isinstance(value, np.generic)) and not (
+      weak_type and np.ndim(value) == 0) and value.dtype.kind != "V":  # float0, records: host
     device = creation_device()
     if device is not None:
       a._value = device.backend.to_device(value, device, keep_host=True)
