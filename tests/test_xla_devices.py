@@ -221,3 +221,12 @@ def test_float0_and_weak_scalars_stay_on_the_host(on_xla):
   assert gn.dtype == dtypes.float0  # (a NumPy array, as JAX returns it)
   assert float(gx) == 2.0
   assert s.weak_type and type(s._value) is np.ndarray
+
+
+def test_a_donated_scalar_is_not_reused_after_donation(on_xla):
+  f = jaxlite.jit(lambda a: a * 2, donate_argnums=0)
+  for _ in range(3):  # each call's donated scalar buffer is consumed: the next is a new one
+    x = jnp.asarray(np.float32(3.0))  # a host value (the CPU client's default)
+    out = f(x)
+    assert float(out) == 6.0 and x.is_deleted()
+  assert float(jnp.float32(1.0) + np.float32(3.0)) == 4.0

@@ -295,13 +295,13 @@ class XlaBackend(backend_lib.Backend):
     if x.ndim == 0 and x.dtype.names is None:
       key = (x.dtype, x.tobytes(), device)
       hit = self._transfers.get(key)
-      if hit is None:
+      if hit is None or hit.is_deleted():  # (a donated argument's buffer is consumed)
         hit = self._remember(key, self.to_device(x, device).buf)
       return hit
     if x.dtype.names is not None and x is value:  # a key Array's data: cached by identity
       key = (id(x), device)
       hit = self._transfers.get(key)
-      if hit is not None and hit[0]() is x:
+      if hit is not None and hit[0]() is x and not hit[1].is_deleted():
         return hit[1]
       buf = self.to_device(x, device).buf
       self._remember(key, (weakref.ref(x), buf))
