@@ -64,8 +64,9 @@ def creation_device():
   """The XLA device an Array created from a host value (`jnp.array`, `jnp.ones`, ...) is placed
   on, as JAX places it on the default device: `jax_default_device` when it names an XLA
   device, else the default accelerator; None to keep it in host memory (NumPy's CPU device
-  chosen by `default_device`, or the CPU client as the default, whose host buffers XLA reads
-  in place)."""
+  chosen by `default_device`; or the CPU client as the default: placing there too would save
+  each jit call's copy of its host arguments (logsumexp over f32[4096,1024]: 59 -> 13 ms on 2
+  cores), but sharded CPU arrays assume host values there, so it waits for them)."""
   d = config.jax_default_device
   if d is not None:
     return d if hasattr(d, "pjrt") else None
