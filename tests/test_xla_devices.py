@@ -230,3 +230,18 @@ def test_a_donated_scalar_is_not_reused_after_donation(on_xla):
     out = f(x)
     assert float(out) == 6.0 and x.is_deleted()
   assert float(jnp.float32(1.0) + np.float32(3.0)) == 4.0
+
+
+def test_readbacks_in_threads_never_import_jax():
+  r = _run("import sys, threading, numpy as np, jaxlite\n"
+           "f = jaxlite.jit(lambda a: a * 2)\n"
+           "xs = [f(np.full(50000, i, np.float32)) for i in range(16)]\n"
+           "out = {}\n"
+           "def read(i):\n"
+           "  out[i] = float(np.asarray(xs[i])[0])\n"
+           "ts = [threading.Thread(target=read, args=(i,)) for i in range(16)]\n"
+           "[t.start() for t in ts]; [t.join() for t in ts]\n"
+           "print(sorted(out.values()) == [2.0 * i for i in range(16)], 'jax' in sys.modules)",
+           JAXLITE_BACKEND="xla")
+  assert r.returncode == 0, r.stderr
+  assert r.stdout.split() == ["True", "False"]

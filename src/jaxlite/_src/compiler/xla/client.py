@@ -48,6 +48,9 @@ def jax_ext():
   return _jax
 
 
+_no_jax_depth = [0]  # readbacks in flight inside no_jax_import (one per thread at most)
+
+
 @contextlib.contextmanager
 def no_jax_import():
   """Within: `import jax` fails fast (ImportError), unless jax is already imported.
@@ -60,15 +63,19 @@ def no_jax_import():
   in `sys.modules` is Python's "not importable" mark. Side effect to know of: jaxlib caches the
   missing ShapedArray for the process, so a real `jax` imported later in the same process sees
   `aval` None on those internal one-shard arrays (never on its own arrays)."""
-  if "jax" in sys.modules:
-    yield
-    return
-  sys.modules["jax"] = None
+  with _lock:
+    owned = _no_jax_depth[0] > 0 or "jax" not in sys.modules  # (threads nest: counted)
+    if owned:
+      _no_jax_depth[0] += 1
+      sys.modules["jax"] = None
   try:
     yield
   finally:
-    if sys.modules.get("jax", 0) is None:
-      del sys.modules["jax"]
+    if owned:
+      with _lock:
+        _no_jax_depth[0] -= 1
+        if _no_jax_depth[0] == 0 and sys.modules.get("jax", 0) is None:
+          del sys.modules["jax"]
 
 
 _mlir_registry: list = []
