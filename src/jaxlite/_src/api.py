@@ -201,6 +201,8 @@ def _checked_placement(dev, shape):
   if isinstance(dev, devices.Sharding):
     assignment = dev._device_assignment
     known = devices.devices()
+    if assignment and type(assignment[0]) is devices.CpuDevice:
+      known = devices.cpu_devices()  # NumPy's CPU devices, also beside an accelerator
     for d in assignment:
       if d not in known:
         raise ValueError(f"device_put: device {d} of sharding {dev!r} is not one of this "
@@ -219,7 +221,7 @@ def _checked_placement(dev, shape):
 
 
 def _checked_device(dev):
-  if not isinstance(dev, devices.CpuDevice) or dev not in devices.devices():
+  if not isinstance(dev, devices.CpuDevice) or dev not in devices.cpu_devices():
     raise ValueError("`jax.device_put` only accepts `None`, `jax.sharding.Sharding`, "
                      "`jax.Device`, `Format`, `jax.memory.Space` or a pytree of these values. "
                      f"Received invalid value: {dev}")

@@ -205,7 +205,9 @@ class ArrayImpl(core.Array):
     self._local_shards = None
 
   def copy_to_host_async(self):
-    pass
+    v = self._value
+    if type(v) in core.eager_routes:  # a device buffer: its device-to-host copy starts now
+      v.copy_to_host_async()
 
   def unsafe_buffer_pointer(self):
     if type(self._value) is DeletedBuffer:
@@ -638,7 +640,8 @@ class DeletedBuffer:
 for _name in _BUFFER_DUNDERS + ("__str__", "__format__", "__eq__", "__ne__", "__reduce__"):
   setattr(DeletedBuffer, _name, DeletedBuffer._fail)
 
-core.register(array_type=ArrayImpl, array_from_numpy=_from_numpy, make_array=_from_numpy_aval,
+core.register(array_type=ArrayImpl, array_from_numpy=_from_numpy,
+              host_array_from_numpy=_from_numpy, make_array=_from_numpy_aval,
               primitive_device=primitive_device, place_outputs=place_outputs,
               non_addressable=_NonAddressable)
 

@@ -290,7 +290,9 @@ class EvalTrace(Trace):
         if route is not None:
           return route(primitive, args, params)
     if default_eager_route is not None:
-      return default_eager_route(primitive, args, params)
+      out = default_eager_route(primitive, args, params)
+      if out is not NotImplemented:  # NotImplemented: the operands live on NumPy's CPU device
+        return out
     if committed and any(type(v) is non_addressable for v in vals):  # shards in other processes
       return eager_across_processes(primitive, args, params)
     weak_rule = primitive.eager_weak_type
@@ -327,9 +329,9 @@ class EvalTrace(Trace):
     else:
       weak = weak_rule(args, params)
       if primitive.multiple_results:
-        out = [array_from_numpy(o, w) for o, w in zip(out, weak)]
+        out = [host_array_from_numpy(o, w) for o, w in zip(out, weak)]
       else:
-        out = array_from_numpy(out, weak)
+        out = host_array_from_numpy(out, weak)
     if committed:
       # Results on a mesh take the placement their sharding rule gives (array.place_outputs).
       return place_outputs(out, primitive_device(primitive, args), primitive, args, params)
@@ -340,7 +342,8 @@ class EvalTrace(Trace):
 # `eager_routes` maps the type of a non-NumPy Array buffer (`ArrayImpl._value`) to
 # `route(primitive, args, params) -> Array | list[Array]`; `default_eager_route` (same
 # signature) runs every eager application while another backend is the default one, None while
-# NumPy is. Mutate `eager_routes` in place: fast paths hold the dict itself. Every eager fast
+# NumPy is; it returns NotImplemented for operands it leaves to NumPy (committed to, or created
+# under `default_device` of, NumPy's CPU device). Mutate `eager_routes` in place: fast paths hold the dict itself. Every eager fast
 # path that skips `EvalTrace.process_primitive` checks `numpy_eager()` / these two first.
 eager_routes: dict = {}
 default_eager_route: Callable | None = None
@@ -371,6 +374,10 @@ array_type: type = type(None)
 # Set by jaxlite._src.prng: the concrete class of typed PRNG key arrays.
 key_array_type: type = type(None)
 array_from_numpy: Callable = None  # (np value, weak_type) -> Array
+# The same for NumPy's own eager results, which stay in host memory: `array_from_numpy` is
+# rebound while an accelerator is the default to place created arrays on it
+# (compiler/xla/platforms.py); this one never is.
+host_array_from_numpy: Callable = None
 make_array: Callable = None  # (np value, ShapedArray) -> Array
 # Set by jaxlite._src.array: the common device of a primitive's committed arguments (raising
 # JAX's incompatible-devices ValueError), and committing fresh results to a device.
@@ -385,7 +392,7 @@ eager_across_processes: Callable = None  # (primitive, args, params) -> outputs
 
 _REGISTRABLE = frozenset({
     "pp_jaxpr", "pp_eqn", "apply_sharding_rules", "index_in_dim", "device_put", "array_type", "key_array_type",
-    "array_from_numpy", "make_array", "primitive_device", "place_outputs", "non_addressable",
+    "array_from_numpy", "host_array_from_numpy", "make_array", "primitive_device", "place_outputs", "non_addressable",
     "eager_across_processes"})
 
 

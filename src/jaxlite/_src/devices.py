@@ -104,6 +104,12 @@ def devices(backend=None) -> list:
   return list(_devices_cache or _initialize())
 
 
+def cpu_devices() -> list:
+  """NumPy's CPU devices (every process's), whichever backend is the default: with an
+  accelerator the default, `jax.devices("cpu")` and `device_put` still reach them."""
+  return list(_devices_cache or _initialize())
+
+
 def local_devices(process_index=None, backend=None) -> list:
   """This process's devices (or process `process_index`'s)."""
   all_devices = devices(backend)

@@ -641,10 +641,13 @@ class PjitFunction:
     if core.eager_routes:
       installed = backend.installed().name
       owners = backend.buffer_backends
-      if any(type(a) is at and type(a._value) in owners and owners[type(a._value)] != installed
+      on_host = backend.host_backend is not None
+      if any(type(a) is at and (type(a._value) in owners and owners[type(a._value)] != installed
+                                or on_host and type(a._device) is devices.CpuDevice)
              for a in tree_util.tree_leaves(args)):
-        # buffers of a backend other than the installed one: the general path compiles there
-        # (the installed backend's own buffers, and a deleted Array's placeholder, stay here)
+        # buffers of a backend other than the installed one, or Arrays committed to NumPy's
+        # CPU device beside an XLA default: the general path compiles on their backend (the
+        # installed backend's own buffers, and a deleted Array's placeholder, stay here)
         return _MISS
     try:  # free unless it raises: a deleted Array's buffer raises on `v.shape`
       if len(args) == 1 and type(args[0]) is at:

@@ -247,6 +247,9 @@ def using_backend(backend: Backend):
 # non-NumPy buffers registers their type here when it loads (as it registers its eager route in
 # `core.eager_routes`), so that jit calls on them compile through it.
 buffer_backends: dict = {}
+# While an XLA backend is the default (compiler/xla/platforms.py): the NumPy backend it replaced,
+# which runs jit calls on arrays committed to NumPy's CPU device (`device_put(x, cpu)`).
+host_backend = None
 
 
 def backend_for_arguments(args) -> Backend:
@@ -260,6 +263,10 @@ def backend_for_arguments(args) -> Backend:
         name = buffer_backends.get(type(a._value))
         if name is not None:
           return get_backend(name)
+    if host_backend is not None:
+      for a in args:
+        if type(getattr(a, "_device", None)) is devices_lib.CpuDevice:
+          return host_backend
   return _state.current
 
 

@@ -8,6 +8,7 @@ a call returns as soon as XLA has enqueued the work; `block_until_ready` waits.
 from __future__ import annotations
 
 import threading
+import weakref
 
 import numpy as np
 
@@ -145,6 +146,10 @@ class DeviceBuffer:
     h = self.host()
     return h if dtype is None else h.astype(dtype)
 
+  def copy_to_host_async(self) -> None:
+    if self._host is None:
+      self.device.backend.copy_to_host_async(self)
+
   def is_deleted(self) -> bool:
     return self.buf.is_deleted()
 
@@ -210,6 +215,7 @@ class XlaBackend(backend_lib.Backend):
     self.platform = platform
     self.name = "xla" if platform == "cpu" else f"xla:{platform}"
     self.tables = backend_lib.LoweringTables()  # unused: rules live in lowering.rules
+    self._transfers: dict = {}  # buffer_for's transfers kept (scalars, key data)
     self._devices = None
     self._lock = threading.RLock()
     # The type of this backend's Array buffers: each platform its own, so that the buffer's type
@@ -217,7 +223,6 @@ class XlaBackend(backend_lib.Backend):
     self.buffer_type = DeviceBuffer if platform == "cpu" else type(
         "DeviceBuffer", (DeviceBuffer,), {"__slots__": (), "__module__": __name__,
                                           "__qualname__": f"DeviceBuffer[{platform}]"})
-    self._bf16_readers: dict = {}
 
   # -- devices -------------------------------------------------------------------------------
   @property
@@ -278,8 +283,9 @@ class XlaBackend(backend_lib.Backend):
     compilation cache when `jax_compilation_cache_dir` is set)."""
     xc = client_lib.xla_client()
     options = xc.CompileOptions()
-    if device.id != self.default_device().id:  # XLA runs replica 0 on device 0 unless told
-      options.device_assignment = xc.DeviceAssignment.create(np.array([[device.id]]))
+    # one replica on `device` (XLA assigns device 0 otherwise, and rejects buffers elsewhere)
+    options.executable_build_options.device_assignment = xc.DeviceAssignment.create(
+        np.array([[device.pjrt.id]], np.int64))
     return compile_cache.compile_or_load(self.client, text, device, options, self.platform)
 
   def as_text(self, executable) -> str:
@@ -290,30 +296,60 @@ class XlaBackend(backend_lib.Backend):
   # -- buffers -------------------------------------------------------------------------------
   def buffer_for(self, value, device):
     """The jaxlib array of `value` on `device`: a DeviceBuffer's own (copied when it lives on
-    another device), or a host value transferred."""
+    another device), or a host value transferred. Scalars (`x + 1`'s `1`) and typed PRNG key
+    data (immutable, held by their key Array) are transferred once per device and reused: a
+    transfer is a synchronization with the device, the dearest part of a small eager op."""
     if isinstance(value, DeviceBuffer):
       if value.device is device or value.device == device:
         return value.buf
       return self.copy_to(value, device).buf
-    return self.to_device(value, device).buf
+    x = value if type(value) is np.ndarray else np.asarray(value)
+    if x.ndim == 0 and x.dtype.names is None:
+      key = (x.dtype, x.tobytes(), device)
+      hit = self._transfers.get(key)
+      if hit is None or hit.is_deleted():  # (a donated argument's buffer is consumed)
+        hit = self._remember(key, self.to_device(x, device).buf)
+      return hit
+    if x.dtype.names is not None and x is value:  # a key Array's data: cached by identity
+      key = (id(x), device)
+      hit = self._transfers.get(key)
+      if hit is not None and hit[0]() is x and not hit[1].is_deleted():
+        return hit[1]
+      buf = self.to_device(x, device).buf
+      self._remember(key, (weakref.ref(x), buf))
+      return buf
+    return self.to_device(x, device).buf
 
-  def to_device(self, host_value, device=None) -> DeviceBuffer:
+  def _remember(self, key, entry):
+    cache = self._transfers
+    if len(cache) >= 1024:
+      cache.pop(next(iter(cache)))
+    cache[key] = entry
+    return entry
+
+  def to_device(self, host_value, device=None, keep_host=False) -> DeviceBuffer:
+    """`host_value` transferred to `device`; `keep_host`: the value (a canonical-dtype array)
+    stays as the buffer's host copy."""
     device = device or self.default_device()
-    x = np.asarray(host_value)
+    x = host = np.asarray(host_value)
     if x.dtype.names is not None:  # typed PRNG keys (k0, k1 records): their data, [..., 2]
       x = np.stack([x[name] for name in x.dtype.names], axis=-1)
     if not x.flags.c_contiguous:
       x = np.ascontiguousarray(x)
     if x.dtype == dtypes.float0:
       x = np.zeros(x.shape, np.bool_)
-    _check_platform_dtype(x.dtype, device)
     _jax = client_lib.jax_ext()
     try:
       buf = _jax.batched_device_put(_Aval(x.shape, x.dtype), device.sharding, [x], [device.pjrt],
                                     True, True, enable_x64=True)
     except Exception as err:
       raise _runtime_error(err, "transferring to", device) from err
-    return device.backend.buffer_type(buf, x.shape, x.dtype, device)
+    out = device.backend.buffer_type(buf, x.shape, x.dtype, device)
+    if keep_host and x is host:
+      h = x.view()
+      h.flags.writeable = False
+      out._host = h
+    return out
 
   def copy_to(self, value: DeviceBuffer, device) -> DeviceBuffer:
     """`value` on another device: device to device where the two share a client, else through
@@ -327,44 +363,35 @@ class XlaBackend(backend_lib.Backend):
     return device.backend.to_device(value.host(), device)
 
   def to_host(self, buffer) -> np.ndarray:
+    """The host copy of `buffer`, read through jaxlib's device-to-host transfer (every platform
+    and dtype: bfloat16 and float8 come back as ml_dtypes arrays); read-only."""
     if not isinstance(buffer, DeviceBuffer):
       return np.asarray(buffer)
     if buffer.buf.is_deleted():
       raise RuntimeError("Array has been deleted with shape=" +
                          f"{dtypes.dtype_name(buffer.dtype)}{list(buffer.shape)}.")
-    if buffer.dtype.kind == "V" or buffer.dtype.itemsize == 1 and dtypes.is_ml_float(
-        buffer.dtype):
-      # ml_dtypes types (bfloat16, float8) have no buffer-protocol format jaxlib can export:
-      # their bits come over as unsigned integers and are viewed back on the host.
-      return self._bits_reader(buffer)
-    out = np.array(buffer.buf, copy=True)
-    if out.dtype != buffer.dtype:  # a type jaxlib could not export (object array): read bits
-      return self._bits_reader(buffer)
+    try:
+      with client_lib.no_jax_import():
+        out, copied = buffer.buf._single_device_array_to_np_array_did_copy()
+    except Exception as err:
+      raise _runtime_error(err, "copying to the host from", buffer.device) from err
+    if not copied:
+      # A zero-copy view of a CPU device buffer: it would pin the buffer (an external
+      # reference, which donation refuses); the host copy is our own.
+      out = np.array(out, copy=True)
+    if out.dtype != buffer.dtype:  # extended dtypes travel as their data (PRNG keys: uint32)
+      out = out.view(buffer.dtype) if out.dtype.itemsize == buffer.dtype.itemsize else \
+          out.astype(buffer.dtype)
     out.flags.writeable = False
     return out
 
-  def _bits_reader(self, buffer) -> np.ndarray:
-    bits = np.dtype(f"u{buffer.dtype.itemsize}")
-    key = (buffer.shape, buffer.dtype, buffer.device)
-    exe = self._bf16_readers.get(key)
-    if exe is None:
-      ta, tb = lowering.tensor_type(buffer.shape, buffer.dtype), lowering.tensor_type(
-          buffer.shape, bits)
-      text = ("module @read_bits {\n  func.func public @main(%arg0: " + ta + ") -> (" + tb +
-              ") {\n    %0 = \"stablehlo.bitcast_convert\"(%arg0) : (" + ta + ") -> " + tb +
-              "\n    \"func.return\"(%0) : (" + tb + ") -> ()\n  }\n}\n")
-      av = core.ShapedArray(buffer.shape, bits)
-      exe = XlaExecutable(self.compile_text(text, buffer.device), self, buffer.device,
-                          [av], [av], text)
-      self._bf16_readers[key] = exe
-    raw = exe(buffer)[0]
-    out = np.array(raw.buf, copy=True).view(buffer.dtype)
-    out.flags.writeable = False
-    return out
+  def copy_to_host_async(self, buffer) -> None:
+    """Starts `buffer`'s device-to-host copy (`Array.copy_to_host_async`); `to_host` then
+    waits for it instead of starting one."""
+    if buffer._host is None and not buffer.buf.is_deleted():
+      with client_lib.no_jax_import():
+        buffer.buf._copy_single_device_array_to_host_async()
 
-  def clear_caches(self) -> None:
-    super().clear_caches()
-    self._bf16_readers.clear()
 
 
 def _module_name(closed, default):
@@ -374,16 +401,6 @@ def _module_name(closed, default):
   if isinstance(src, str) and src:
     return "jit_" + src.split(" ")[0]
   return default
-
-
-_PLATFORM_DTYPES_MISSING = {"tpu": (np.dtype(np.float64), np.dtype(np.complex128))}
-
-
-def _check_platform_dtype(dtype, device):
-  missing = _PLATFORM_DTYPES_MISSING.get(device.platform, ())
-  if np.dtype(dtype) in missing:
-    raise TypeError(f"device_put: dtype {np.dtype(dtype).name} is not supported on {device} "
-                    f"(platform {device.platform}); use float32 / complex64 there")
 
 
 _backends: dict = {}

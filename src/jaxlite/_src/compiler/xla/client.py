@@ -12,8 +12,10 @@ client made through the PJRT C API (`make_c_api_client`).
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
+import sys
 import threading
 
 from jaxlite._src import config
@@ -44,6 +46,36 @@ def xla_client():
 def jax_ext():
   from jaxlib import _jax
   return _jax
+
+
+_no_jax_depth = [0]  # readbacks in flight inside no_jax_import (one per thread at most)
+
+
+@contextlib.contextmanager
+def no_jax_import():
+  """Within: `import jax` fails fast (ImportError), unless jax is already imported.
+
+  jaxlib's device-to-host path (`ArrayImpl._single_device_array_to_np_array_did_copy` and
+  `_copy_single_device_array_to_host_async`) wraps the array's one shard in a new jaxlib array,
+  and building that tries `import jax.core` (for JAX's ShapedArray) and
+  `import jax._src.sharding_impls` (for JAX's SingleDeviceSharding), falling back to jaxlib's
+  own when the import fails. jaxlite never imports jax, so the import is made to fail: `None`
+  in `sys.modules` is Python's "not importable" mark. Side effect to know of: jaxlib caches the
+  missing ShapedArray for the process, so a real `jax` imported later in the same process sees
+  `aval` None on those internal one-shard arrays (never on its own arrays)."""
+  with _lock:
+    owned = _no_jax_depth[0] > 0 or "jax" not in sys.modules  # (threads nest: counted)
+    if owned:
+      _no_jax_depth[0] += 1
+      sys.modules["jax"] = None
+  try:
+    yield
+  finally:
+    if owned:
+      with _lock:
+        _no_jax_depth[0] -= 1
+        if _no_jax_depth[0] == 0 and sys.modules.get("jax", 0) is None:
+          del sys.modules["jax"]
 
 
 _mlir_registry: list = []

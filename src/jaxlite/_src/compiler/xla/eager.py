@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite._src import core
+from jaxlite._src import devices as devices_lib
 from jaxlite._src import errors
 from jaxlite._src.config import config
 from jaxlite._src.compiler.xla import backend as xb
@@ -53,9 +54,12 @@ class _Committed:
 
 
 def route(primitive, args, params):
-  """Runs `primitive` on `args` (Arrays on an XLA device, host values) on their device."""
+  """Runs `primitive` on `args` (Arrays on an XLA device, host values) on their device.
+  NotImplemented (NumPy runs it) when no operand is on an XLA device and one is committed to
+  NumPy's CPU device, or `jax.default_device` names that device."""
   device = None
   committed = False
+  on_host_device = False
   vals, sig = [], []
   for a in args:
     v = getattr(a, "_value", None)
@@ -68,6 +72,8 @@ def route(primitive, args, params):
     elif isinstance(a, core.Tracer):
       raise errors.unexpected_tracer_error(a)
     else:
+      if type(getattr(a, "_device", None)) is devices_lib.CpuDevice:
+        on_host_device = True
       aval = core.get_aval(a)
       vals.append(a._host_value() if hasattr(a, "_host_value") else np.asarray(a, aval.dtype))
       sig.append((aval.shape, aval.dtype, aval.weak_type))
@@ -75,6 +81,8 @@ def route(primitive, args, params):
   if placement is not None:  # runs on the global values (the sharded Array representation)
     device = platforms.default_device()
   if device is None:
+    if on_host_device or type(config.jax_default_device) is devices_lib.CpuDevice:
+      return NotImplemented
     device = platforms.default_device()
   try:
     # the trace context too: lowering bakes in flags (threefry's mode, x64, matmul precision)

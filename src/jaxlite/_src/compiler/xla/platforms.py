@@ -8,13 +8,15 @@ chosen for the CPU, it installs that XLA backend as the compiler of jit and sets
 """
 from __future__ import annotations
 
+import numpy as np
+
 from jaxlite._src import core
 from jaxlite._src import devices as devices_lib
 from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler.xla import client as client_lib
 from jaxlite._src.config import config
 
-_state = {"platform": None, "numpy_backend": None}
+_state = {"platform": None, "numpy_backend": None, "host_from_numpy": None}
 
 
 def default_platform() -> str | None:
@@ -42,14 +44,51 @@ def refresh(_=None) -> None:
     return
   if _state["platform"] is None:
     _state["numpy_backend"] = backend_lib.installed()
+  if _state["host_from_numpy"] is None:
+    _state["host_from_numpy"] = core.array_from_numpy
   if platform is None:
     backend_lib.install_backend(_state["numpy_backend"])
+    backend_lib.host_backend = None
     core.default_eager_route = None
+    core.array_from_numpy = _state["host_from_numpy"]
   else:
     from jaxlite._src.compiler.xla import eager
+    backend_lib.host_backend = _state["numpy_backend"]
     backend_lib.install_backend(xla_backend(platform))
     core.default_eager_route = eager.route
+    core.array_from_numpy = placed_from_numpy
   _state["platform"] = platform
+
+
+def creation_device():
+  """The XLA device an Array created from a host value (`jnp.array`, `jnp.ones`, ...) is placed
+  on, as JAX places it on the default device: `jax_default_device` when it names an XLA
+  device, else the default accelerator; None to keep it in host memory (NumPy's CPU device
+  chosen by `default_device`; or the CPU client as the default: placing there too would save
+  each jit call's copy of its host arguments (logsumexp over f32[4096,1024]: 59 -> 13 ms on 2
+  cores), but sharded CPU arrays assume host values there, so it waits for them)."""
+  d = config.jax_default_device
+  if d is not None:
+    return d if hasattr(d, "pjrt") else None
+  platform = _state["platform"]
+  if platform is None or platform == "cpu":
+    return None
+  return xla_backend(platform).default_device()
+
+
+def placed_from_numpy(value, weak_type=False):
+  """`core.array_from_numpy` while XLA is the default backend: the Array made as on the host,
+  then placed on `creation_device()` (its host copy kept: reading it back costs nothing)."""
+  a = _state["host_from_numpy"](value, weak_type)
+  # Host values only (not a device buffer), and not a weakly typed scalar: a Python number has
+  # no device of its own and follows its partner's (`cpu_array + 1` stays on the CPU device);
+  # on an XLA device its transfer is made once and reused (XlaBackend.buffer_for).
+  if (type(value) is np.ndarray or isinstance(value, np.generic)) and not (
+      weak_type and np.ndim(value) == 0) and value.dtype.kind != "V":  # float0, records: host
+    device = creation_device()
+    if device is not None:
+      a._value = device.backend.to_device(value, device, keep_host=True)
+  return a
 
 
 # --- devices ---------------------------------------------------------------------------------
@@ -80,7 +119,7 @@ def xla_devices(backend: str | None):
 def default_device():
   """The default XLA device (`jax_default_device` when it is one), or None under NumPy."""
   d = config.jax_default_device
-  if d is not None and type(d).__name__ == "XlaDevice":
+  if d is not None and hasattr(d, "pjrt"):  # an XlaDevice
     return d
   platform = _state["platform"]
   return None if platform is None else xla_backend(platform).default_device()
