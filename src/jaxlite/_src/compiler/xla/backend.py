@@ -121,6 +121,13 @@ class XlaDevice:
   def __hash__(self):
     return hash((XlaDevice, self.platform, self.id))
 
+  def __reduce__(self):  # pickled by name (meshes of XLA devices pickle, as jaxlite's do)
+    return (_device_by_id, (self.backend.platform, self.id))
+
+
+def _device_by_id(platform, device_id):
+  return next(d for d in get_xla_backend(platform).devices() if d.id == device_id)
+
 
 class DeviceBuffer:
   """An XLA array on one device, the `_value` of an Array on an XLA device. `host()` copies it
