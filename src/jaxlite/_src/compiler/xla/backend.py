@@ -113,7 +113,8 @@ class XlaDevice:
   def __repr__(self):
     return repr(self.pjrt)
 
-  __str__ = __repr__
+  def __str__(self):  # `cpu:0`, as JAX's devices print with str()
+    return str(self.pjrt)
 
   def __eq__(self, other):
     return type(other) is XlaDevice and other.pjrt == self.pjrt
