@@ -6,6 +6,8 @@ against JAX for which replica a check_vma=False output reads.
 
 One subprocess per library with 4 CPU devices (the count freezes at first use)."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -149,8 +151,11 @@ def test_data_parallel_step_checked_equals_jax(ours, theirs, n):
 
 
 def test_one_rendezvous_for_the_gradient_psums(ours):
-  # loss + 6 gradients psummed: 7 psums, fused into one exchange per device
-  assert ours["rendezvous_per_device"] == 1
+  # loss + 6 gradients psummed: 7 psums, fused into one exchange per device (jaxlite's SPMD
+  # runtime; on the xla backend XLA's all-reduce combiner does this, and nothing rendezvous
+  # through the runtime)
+  assert ours["rendezvous_per_device"] == (0 if os.environ.get("JAXLITE_BACKEND") == "xla"
+                                           else 1)
   assert ours["fused"] == [1, 1]
 
 

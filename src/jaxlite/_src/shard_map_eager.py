@@ -128,6 +128,10 @@ class ShardMapTrace(core.Trace):
     closed = _program(body, primitive, params, [t.aval for t in tracers], not consts,
                       self.mesh, self.manual, self.check_vma)
     n = self.mesh.devices.size
+    if runtime.meets_peers(closed.jaxpr) and _on_xla():
+      outs = _xla_collective(closed, self.mesh, [t.blocks for t in tracers])
+      res = [ShardMapTracer(self, v.aval, o) for v, o in zip(closed.jaxpr.outvars, outs)]
+      return res if primitive.multiple_results else res[0]
     progs = programs.device_programs(closed, self.mesh, [set(range(n))] * len(closed.out_avals))
     runs = {}
     for p in progs:
@@ -143,6 +147,48 @@ class ShardMapTrace(core.Trace):
 
 def _run(run, *blocks):
   return run(*blocks)
+
+
+def _auto_of(mesh):
+  from jaxlite._src.sharding.mesh import AxisType, Mesh
+  return Mesh(mesh.devices, tuple(mesh.axis_names), (AxisType.Auto,) * len(mesh.axis_names))
+
+
+def _on_xla() -> bool:
+  from jaxlite._src.compiler.xla import spmd
+  return spmd.installed_xla() is not None
+
+
+_xla_runs: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _xla_collective(closed, mesh, blocks):
+  """A one-collective body run op by op on the xla backend: XLA's collectives run inside one
+  program over the mesh, so the devices' blocks go in as one global value per operand (a
+  leading dim per mesh axis, split over it) to a jitted shard_map of the body. Each output's
+  per-device blocks, in mesh order."""
+  from jaxlite._src.jit import jit
+  from jaxlite._src.shard_map import shard_map
+  from jaxlite._src.sharding.partition_spec import PartitionSpec
+  names, sizes = tuple(mesh.axis_names), tuple(mesh.axis_sizes)
+  k, n = len(names), mesh.devices.size
+  fn = _xla_runs.get(closed)
+  if fn is None:
+    def body(*xs):
+      xs = [x.reshape(x.shape[k:]) for x in xs]
+      outs = core.eval_jaxpr(closed.jaxpr, closed.consts, *xs)
+      return tuple(o.reshape((1,) * k + tuple(o.shape)) for o in outs)
+    spec = PartitionSpec(*names)
+    auto = _auto_of(mesh)  # the blocks carry no types
+    fn = _xla_runs[closed] = jit(shard_map(
+        body, mesh=auto, in_specs=tuple(spec for _ in closed.in_avals),
+        out_specs=tuple(spec for _ in closed.out_avals), check_vma=False))
+  glob = [np.stack([np.asarray(b) for b in bs]).reshape(sizes + tuple(np.shape(bs[0])))
+          for bs in blocks]
+  from jaxlite._src.sharding.mesh import set_mesh
+  with set_mesh(_auto_of(mesh)):  # (the body's context mesh is the typed one)
+    outs = fn(*glob)
+  return [list(np.asarray(o).reshape((n,) + tuple(np.shape(o))[k:])) for o in outs]
 
 
 # One-primitive bodies, per primitive, params and operand types (params that do not hash, or
@@ -179,7 +225,10 @@ def _program(body, primitive, params, avals, cacheable, mesh, manual, check_vma)
 def _host(x) -> np.ndarray:
   """A value on the host: an Array's buffer, else NumPy's view of it."""
   from jaxlite._src import array
-  return array.host_value(x) if isinstance(x, array.ArrayImpl) else np.asarray(x)
+  if isinstance(x, array.ArrayImpl):
+    v = array.host_value(x)
+    return v if isinstance(v, np.ndarray) else x._host_value()  # a device buffer: its copy
+  return np.asarray(x)
 
 
 def run(f, mesh, manual, flat_in, out_specs, check_vma, in_tree, flat):

@@ -114,13 +114,21 @@ class XlaDevice:
   def __repr__(self):
     return repr(self.pjrt)
 
-  __str__ = __repr__
+  def __str__(self):  # `cpu:0`, as JAX's devices print with str()
+    return str(self.pjrt)
 
   def __eq__(self, other):
     return type(other) is XlaDevice and other.pjrt == self.pjrt
 
   def __hash__(self):
     return hash((XlaDevice, self.platform, self.id))
+
+  def __reduce__(self):  # pickled by name (meshes of XLA devices pickle, as jaxlite's do)
+    return (_device_by_id, (self.backend.platform, self.id))
+
+
+def _device_by_id(platform, device_id):
+  return next(d for d in get_xla_backend(platform).devices() if d.id == device_id)
 
 
 class DeviceBuffer:

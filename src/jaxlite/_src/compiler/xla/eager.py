@@ -107,6 +107,9 @@ def route(primitive, args, params):
     for o in outs:
       o.committed = True
   if placement is not None:  # sharded operands: global host results placed as JAX places them
+    typed = core.with_out_shardings(primitive, [core.get_aval(a) for a in args], params,
+                                    out_avals if primitive.multiple_results else out_avals[0])
+    out_avals = list(typed) if primitive.multiple_results else [typed]  # (JAX's type errors)
     outs = [make(o.host() if isinstance(o, xb.DeviceBuffer) else o, av)
             for o, av in zip(outs, out_avals)]
     return core.place_outputs(outs if primitive.multiple_results else outs[0], placement,

@@ -433,8 +433,10 @@ class SpmdExecutable:
     xc = client_lib.xla_client()
     dl = xc.DeviceList(tuple(d.pjrt for d in devices))
     cls = _gspmd_sharding_type()
-    self.in_shardings = [cls(dl, s) for s in loaded.get_parameter_shardings()]
     in_avals = [lowering.physical_aval(v.aval) for v in closed.jaxpr.invars]
+    # (a program over one device has no parameter shardings: replicated)
+    shardings = loaded.get_parameter_shardings() or [xc.HloSharding.replicate()] * len(in_avals)
+    self.in_shardings = [cls(dl, s) for s in shardings]
     out_avals = [lowering.physical_aval(v.aval) for v in closed.jaxpr.outvars]
     self.in_blocks = [_distinct(_block_indices(s, a.shape, mesh))
                       for s, a in zip(in_specs, in_avals)]
