@@ -359,7 +359,14 @@ class XlaSwap:
     xla_turn = self.trials % 2 == 0
     fn = self.program.runner if xla_turn else self.fallback
     t = time.perf_counter()
-    out = fn(*args)
+    try:
+      out = fn(*args)
+    except Exception as e:  # noqa: BLE001 - XLA's runtime refused: the tier answers, for good
+      if not xla_turn:
+        raise
+      self.program.error = f"{type(e).__name__} running: {str(e).splitlines()[0][:200]}"
+      self.settled, self.rejected = self.fallback, True
+      return self.fallback(*args)
     dt = time.perf_counter() - t
     if xla_turn:
       self.best_xla = min(self.best_xla, dt)
