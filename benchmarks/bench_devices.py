@@ -23,7 +23,10 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-IMPLS = {"jaxlite": ("jaxlite", {}), "jl-numpy": ("jaxlite", {"JAXLITE_NATIVE": "0"}),
+# The XLA tier is off in the jaxlite cells: `pip install jaxlite` brings no jaxlib (and one
+# device's program could go to XLA where the sharded ones do not).
+IMPLS = {"jaxlite": ("jaxlite", {"JAXLITE_XLA_TIER": "0"}),
+         "jl-numpy": ("jaxlite", {"JAXLITE_NATIVE": "0", "JAXLITE_XLA_TIER": "0"}),
          "JAX": ("jax", {})}
 
 

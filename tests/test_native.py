@@ -69,7 +69,7 @@ def test_env_selects_backend(env, want):
 
 
 def test_flag_switches_backend():
-  prev = backend.get_backend()
+  prev, tier = backend.get_backend(), jaxlite.config.jax_jaxlite_tier
   try:
     jaxlite.config.update("jax_jaxlite_tier", 1)
     jaxlite.config.update("jax_jaxlite_native", False)
@@ -78,9 +78,9 @@ def test_flag_switches_backend():
     assert backend.get_backend().name == ("numpy-native" if HAVE_NUMBA else "numpy-tiled")
     jaxlite.config.update("jax_jaxlite_tier", 0)
     assert backend.get_backend().name == "numpy"
-  finally:
+  finally:  # the flags as they were, and the backend they had installed
     jaxlite.config.update("jax_jaxlite_native", True)
-    jaxlite.config.update("jax_jaxlite_tier", 0)
+    jaxlite.config.update("jax_jaxlite_tier", tier)
     backend.install_backend(prev)
 
 

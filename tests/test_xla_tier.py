@@ -324,3 +324,18 @@ def test_forked_child_runs_the_tier(eager_tier):
   finally:
     os.close(r)
     os.waitpid(pid, 0)
+
+
+def test_a_runtime_error_in_the_trials_keeps_the_tier(eager_tier, monkeypatch):
+  f = jaxlite.jit(lambda v: jnp.cos(v) + 1)
+  x = np.linspace(0, 1, 700, dtype=np.float32)
+  f(x)
+  assert xla_tier.wait(600)
+  swap = _swap_of(f, x)
+
+  def refuse(*args):
+    raise RuntimeError("XLA refused")
+  monkeypatch.setattr(swap.program, "runner", refuse)
+  for _ in range(3):
+    np.testing.assert_allclose(np.asarray(f(x)), np.cos(x) + 1, rtol=1e-6)
+  assert swap.rejected and "XLA refused" in swap.program.error and not swap.on_xla

@@ -11,19 +11,19 @@ executable is wrapped in an `XlaSwap`:
    own dtypes or threefry keys (jaxlib exports no bfloat16/float8 through the buffer protocol),
    and at least `MIN_WORK` element operations (`estimated_work`: results' elements, products'
    multiply-adds, loops times their trip counts). A cached call of a smaller program costs a few
-   microseconds on the NumPy tiers, which XLA's dispatch through Python (5-12 us for 100
-   elements, JAX's and this tier's alike, quiet) cannot beat, and the wrapper's call (~0.2 us)
-   would only slow it down.
+   microseconds on the NumPy tiers, which a call into XLA cannot beat (JAX's own cached call
+   of `x * 2 + 1` on f32[100] took 7.7 us against tier 1's 4.1 us on the 13-core host,
+   BENCHMARKS.md), and the wrapper's extra Python call would only slow it down.
 2. *When it is hot*: after `HOT_CALLS` (3) calls that together took `HOT_SECONDS` (20 ms)
-   and whose fastest took `MIN_CALL_S` (100 us) or more. XLA's CPU compile takes 50-1000 ms of
-   one core (measured on the anchors); a program that has not yet cost 20 ms is as likely a
-   one-off as a loop body, and its compile would cost more than it can save; under 100 us a
-   call leaves no room to beat XLA's hand-off to its worker threads (JAX's own jitted tanh over
-   4096 elements took 91 us on the loaded 2-core machine). The call that makes it hot submits
-   the build to the shared background compile thread (the native tier's: one compile at a
-   time) and still runs on its tier: the caller never waits for XLA. At exit, builds not
-   started are dropped and a running one is waited for (an XLA compile returning into a
-   finalizing interpreter aborts the process).
+   and whose fastest took `MIN_CALL_S` (100 us) or more. XLA's CPU compile takes 0.05-1 s of
+   one core (the anchors' programs, on the 2-core machine); a program that has not yet cost
+   20 ms is as likely a one-off as a loop body, and its compile would cost more than it can
+   save; under 100 us a call leaves little room to beat XLA's dispatch and the hand-off to its
+   worker threads. The call that makes it hot submits the build to the shared background
+   compile thread (`background.py`, the native tier's too: one compile at a time) and still
+   runs on its tier: the caller never waits for XLA. At exit, builds not started are dropped
+   and a running one is waited for (an XLA compile returning into a finalizing interpreter
+   aborts the process).
 3. *The build* (`_Program.build`): lowers the closed jaxpr to StableHLO and compiles it with an
    `XlaBackend` of its own, never registered, so that no eager route or buffer type is added to
    dispatch (NumPy-backed Arrays stay NumPy-backed, and the eager hot path stays as it was). A
@@ -359,7 +359,14 @@ class XlaSwap:
     xla_turn = self.trials % 2 == 0
     fn = self.program.runner if xla_turn else self.fallback
     t = time.perf_counter()
-    out = fn(*args)
+    try:
+      out = fn(*args)
+    except Exception as e:  # noqa: BLE001 - XLA's runtime refused: the tier answers, for good
+      if not xla_turn:
+        raise
+      self.program.error = f"{type(e).__name__} running: {str(e).splitlines()[0][:200]}"
+      self.settled, self.rejected = self.fallback, True
+      return self.fallback(*args)
     dt = time.perf_counter() - t
     if xla_turn:
       self.best_xla = min(self.best_xla, dt)
