@@ -752,7 +752,7 @@ def _rule_trace_custom_call(trace, call, args):
   """Inside a linearize rule: calls on primals go below; a call reading a tangent is staged
   into the linear jaxpr."""
   tt = trace.tangent_trace
-  if any(type(a) is pe.DynamicJaxprTracer and a._trace is tt for a in args):
+  if any(type(a) is pe.JaxprTracer and a._trace is tt for a in args):
     return _stage_custom_call(trace, call, args)
   return call.bind_on(trace.parent, args)
 
