@@ -167,3 +167,22 @@ def test_lowering_rule_on_the_xla_backend():
     assert float(f(np.float32(2), np.float32(3))) == 9.0
     text = f.lower(np.float32(2), np.float32(3)).as_text()
   assert "stablehlo.multiply %arg0, %arg1" in text and "stablehlo.add" in text, text
+
+
+def test_tangents_under_grad_are_partial_eval_tracers():
+  """Under grad a JVP rule sees its tangents as JAX's partial-evaluation tracers: the class
+  `...partial_eval.JaxprTracer` (the tutorial's printer tests its name), `Traced<...>` text."""
+  got = []
+  for m, calls in _both():
+    seen = []
+    cj = m.custom_jvp(lambda x: x * 3.0)
+
+    def rule(p, t):
+      seen.append((str(type(t[0])).split(".")[-1], repr(t[0]), "partial_eval.JaxprTracer" in
+                   str(type(t[0]))))
+      return cj(p[0]), t[0] * 3.0
+    cj.defjvp(rule)
+    m.grad(cj)(1.0)
+    m.jit(m.grad(cj))(1.0)
+    got.append(seen)
+  assert got[0] == got[1] == [("JaxprTracer'>", "Traced<~float32[]:JaxprTrace>", True)] * 2

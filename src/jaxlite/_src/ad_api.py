@@ -199,13 +199,13 @@ class VJPFunction:
   def _checked_ct(ct, primal_aval):
     if type(ct) is Zero:
       return ct
-    ct = _as_array(ct)
-    got, want = core.get_aval(ct), ad.tangent_aval(primal_aval)
+    got, want = core.get_aval(_as_array(ct)), ad.tangent_aval(primal_aval)
     if want.dtype != dtypes.float0 and (got.shape != want.shape or got.dtype != want.dtype):
       raise ValueError("unexpected JAX type (e.g. shape/dtype) for argument to VJP function: "
                        f"got {_long(got)}, but expected {_long(want)} because the corresponding "
                        f"output of the differentiated function had JAX type {_long(primal_aval)}")
-    return ct
+    # as in JAX, the cotangent goes on as it came: a custom_vjp's bwd sees a Python float as one
+    return ct if type(ct) in (float, int, complex) else _as_array(ct)
 
 
 def _long(aval) -> str:

@@ -525,6 +525,9 @@ custom_lin_p.multiple_results = True
 custom_lin_p.def_abstract_eval(lambda *avals, out_avals, **params: list(out_avals))
 
 
+ad.python_cotangent_primitives.add(custom_lin_p)
+
+
 def _custom_lin_impl(*args, **params):
   raise TypeError(_NO_JVP)
 
@@ -676,13 +679,12 @@ def _flatten_bwd_output(py_cts_in, in_tree, in_avals) -> list:
     if ct is None or type(ct) is SymbolicZero or aval.dtype == dtypes.float0:
       out.append(Zero(aval))
       continue
-    ct = _as_arg(ct)
-    got = core.get_aval(ct)
+    got = core.get_aval(_as_arg(ct))
     if got.shape != aval.shape or got.dtype != aval.dtype:
       raise ValueError("Custom VJP bwd rule must produce an output with the same type as the "
                        "args tuple of the primal function, but the bwd rule produced an output "
                        f"of type {_long(got)} corresponding to an input of type {_long(aval)}")
-    out.append(ct)
+    out.append(ct if type(ct) in (float, int, complex) else _as_arg(ct))  # JAX keeps a float
   return out
 
 
@@ -757,7 +759,7 @@ def _rule_trace_custom_call(trace, call, args):
   """Inside a linearize rule: calls on primals go below; a call reading a tangent is staged
   into the linear jaxpr."""
   tt = trace.tangent_trace
-  if any(type(a) is pe.DynamicJaxprTracer and a._trace is tt for a in args):
+  if any(type(a) is pe.JaxprTracer and a._trace is tt for a in args):
     return _stage_custom_call(trace, call, args)
   return call.bind_on(trace.parent, args)
 

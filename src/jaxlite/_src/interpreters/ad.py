@@ -484,7 +484,12 @@ def _backward_pass(jaxpr: core.Jaxpr, consts, args, cts_out) -> list:
   def accumulate(v, ct):
     if is_linear(v) and ct is not None and type(ct) is not Zero:
       prev = ct_env.get(v)
-      ct_env[v] = ct if prev is None else _add_cts(prev, ct)
+      if prev is None:
+        ct_env[v] = ct
+      else:  # a sum of cotangents is an Array, Python numbers among them too
+        if type(prev) in _PY_SCALARS:
+          prev = _scalar_ct(prev, v.aval)
+        ct_env[v] = _add_cts(prev, _scalar_ct(ct, v.aval) if type(ct) in _PY_SCALARS else ct)
 
   for v, ct in zip(jaxpr.outvars, cts_out):
     accumulate(v, ct)
@@ -497,12 +502,26 @@ def _backward_pass(jaxpr: core.Jaxpr, consts, args, cts_out) -> list:
     if rule is None:
       raise NotImplementedError("Transpose rule (for reverse-mode differentiation) for "
                                 f"'{eqn.primitive}' not implemented")
+    if eqn.primitive not in python_cotangent_primitives:
+      # a Python number given to a VJP function goes on as it is only to a user's bwd rule
+      cts = [_scalar_ct(ct, v.aval) if type(ct) in _PY_SCALARS else ct
+             for v, ct in zip(eqn.outvars, cts)]
     invals = [UndefinedPrimal(v.aval) if is_linear(v) else read(v) for v in eqn.invars]
     cts_in = rule(cts if eqn.primitive.multiple_results else cts[0], *invals, **eqn.params)
     for v, ct in zip(eqn.invars, cts_in):
       accumulate(v, ct)
   return [None if v not in linear else ct_env[v] if v in ct_env else Zero(tangent_aval(v.aval))
           for v in jaxpr.invars]
+
+
+# Primitives whose transpose takes a cotangent that is a Python number as it came (JAX passes a
+# VJP function's float cotangent to a custom_vjp's bwd unchanged); filled by custom_derivatives.
+python_cotangent_primitives: set = set()
+_PY_SCALARS = (float, int, complex)
+
+
+def _scalar_ct(ct, aval):
+  return core.array_from_numpy(np.asarray(ct, tangent_aval(aval).dtype), True)
 
 
 def literal_value(lit: Literal):

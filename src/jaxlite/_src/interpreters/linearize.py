@@ -43,7 +43,7 @@ class _PartialEvalTrace(core.Trace):
   def process_primitive(self, primitive, args, params):
     tt = self.tangent_trace
     for a in args:
-      if type(a) is pe.DynamicJaxprTracer and a._trace is tt:
+      if type(a) is pe.JaxprTracer and a._trace is tt:
         with core.set_current_trace(tt):
           return tt.process_primitive(primitive, args, params)
       if type(a) is LinearizeTracer and a._trace is self.owner:
@@ -87,10 +87,10 @@ class LinearizeTrace(core.Trace):
       # it keeps primitives without differentiation rules applicable to the value (equinox's
       # unvmap_max on step counts), as JAX's linearize does.
       return primal
-    if not (type(tangent) is pe.DynamicJaxprTracer and tangent._trace is self.tangent_trace):
+    if not (type(tangent) is pe.JaxprTracer and tangent._trace is self.tangent_trace):
       # A rule returned a tangent computed from primals alone: stage it as a constant.
       var = self.tangent_trace.to_atom(tangent)
-      tangent = pe.DynamicJaxprTracer(self.tangent_trace, var.aval, var)
+      tangent = pe.JaxprTracer(self.tangent_trace, var.aval, var)
     return LinearizeTracer(self, primal, tangent)
 
 
@@ -102,7 +102,7 @@ def linearize_flat(fun, primals, nonzeros=None):
   `fun` returns (flat outputs, aux); aux is returned with this trace's tracers stripped.
   """
   parent = core.current_trace()
-  tangent_trace = pe.DynamicJaxprTrace(parent)
+  tangent_trace = pe.DynamicJaxprTrace(parent, tracer_type=pe.JaxprTracer)
   trace = LinearizeTrace(parent, tangent_trace)
   tracers = []
   for i, p in enumerate(primals):
@@ -186,7 +186,7 @@ def linearize_jaxpr(closed: ClosedJaxpr, nonzeros) -> LinearizedJaxpr:
 
 def _linearize_jaxpr(closed, nonzeros):
   primal_trace = pe.DynamicJaxprTrace(core.current_trace())
-  tangent_trace = pe.DynamicJaxprTrace(core.current_trace())
+  tangent_trace = pe.DynamicJaxprTrace(core.current_trace(), tracer_type=pe.JaxprTracer)
   trace = LinearizeTrace(primal_trace, tangent_trace)
   primals = [primal_trace.new_arg(a) for a in closed.in_avals]
   tracers = [LinearizeTracer(trace, p, tangent_trace.new_arg(ad.tangent_aval(p.aval)))

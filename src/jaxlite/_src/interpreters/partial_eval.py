@@ -42,6 +42,17 @@ class DynamicJaxprTracer(core.Tracer):
   __str__ = __repr__
 
 
+class JaxprTracer(DynamicJaxprTracer):
+  """A tangent staged while linearizing (grad, vjp, linearize): what JAX's partial evaluation
+  makes of an unknown value, and prints as JAX does (a custom JVP rule under grad sees it)."""
+  __slots__ = ()
+
+  def __repr__(self):
+    return f"Traced<{self._aval}:JaxprTrace>"
+
+  __str__ = __repr__
+
+
 # Called with a tracer whose text (str/repr) is asked for, before it is made: an eager
 # shard_map's body that prints a value runs op by op instead (shard_map_eager.py).
 tracer_text_hooks: list = []
@@ -94,11 +105,12 @@ const_fold_rules: dict = {}
 
 
 class DynamicJaxprTrace(core.Trace):
-  __slots__ = ("eqns", "invars", "constvar_of", "const_vals", "debug_info")
+  __slots__ = ("eqns", "invars", "constvar_of", "const_vals", "debug_info", "tracer_type")
   stages_constants = True  # operations on concrete arrays are staged too (ArrayImpl.__iter__)
 
-  def __init__(self, parent, debug_info=None):
+  def __init__(self, parent, debug_info=None, tracer_type=DynamicJaxprTracer):
     super().__init__(parent)
+    self.tracer_type = tracer_type  # JaxprTracer for linearize's tangents
     self.eqns = []
     self.invars = []
     self.constvar_of = {}  # id(value) -> Var; the value is kept alive in const_vals
@@ -110,7 +122,7 @@ class DynamicJaxprTrace(core.Trace):
     self.invars.append(var)
     if self.debug_info is not None:
       self.debug_info._arg_vars[var] = name
-    return DynamicJaxprTracer(self, aval, var)
+    return self.tracer_type(self, aval, var)
 
   def to_atom(self, x):
     if isinstance(x, core.Tracer):
@@ -150,23 +162,23 @@ class DynamicJaxprTrace(core.Trace):
     if fold is not None:
       folded = fold(atoms, params, out_avals)
       if folded is not None:
-        return DynamicJaxprTracer(self, folded.aval, folded)
+        return self.tracer_type(self, folded.aval, folded)
     if primitive.multiple_results:
       outvars = [Var(a) for a in out_avals]
       self.eqns.append(JaxprEqn(atoms, outvars, primitive, params,
                                 source_info=core.staged_source_info()))
-      return [DynamicJaxprTracer(self, v.aval, v) for v in outvars]
+      return [self.tracer_type(self, v.aval, v) for v in outvars]
     var = Var(out_avals)
     self.eqns.append(JaxprEqn(atoms, [var], primitive, params,
                               source_info=core.staged_source_info()))
-    return DynamicJaxprTracer(self, out_avals, var)
+    return self.tracer_type(self, out_avals, var)
 
   def add_eqn(self, primitive, atoms, out_avals, params):
     """Records an eqn with precomputed output types (used by higher-order primitives)."""
     outvars = [Var(a) for a in out_avals]
     self.eqns.append(JaxprEqn(atoms, outvars, primitive, params,
                               source_info=core.staged_source_info()))
-    return [DynamicJaxprTracer(self, v.aval, v) for v in outvars]
+    return [self.tracer_type(self, v.aval, v) for v in outvars]
 
   def to_closed_jaxpr(self, outs) -> tuple[ClosedJaxpr, list]:
     """The recorded jaxpr; outer-trace tracers among the consts come back separately."""

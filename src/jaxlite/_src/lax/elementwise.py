@@ -682,6 +682,7 @@ ad.deflinear(conj_p, _conj_transpose)
 ad.deflinear(complex_p, _transpose_each(_op.real, lambda ct: _op.imag(_op.neg(ct))))
 ad.jvp_rules[add_p] = _add_jvp
 ad.primitive_transposes[add_p] = _transpose_each(lambda ct: ct, lambda ct: ct)
+ad.python_cotangent_primitives.add(add_p)  # hands a float cotangent on as it is, as JAX's
 ad.jvp_rules[sub_p] = _sub_jvp
 ad.primitive_transposes[sub_p] = _transpose_each(lambda ct: ct, _op.neg)
 ad.defbilinear(mul_p, lambda ct, x, y: _unbroadcast(x.aval, _op.mul(ct, y)),

@@ -66,7 +66,7 @@ def _bfgs(fun, x0, maxiter=None, norm=np.inf, gtol=1e-5, line_search_maxiter=10)
 
   def body(st):
     p = -jnp.dot(st.H, st.g)
-    ls = _line_search(fun, st.x, p, st.f, st.f_prev, st.g, line_search_maxiter)
+    ls = _line_search(value_and_grad(fun), st.x, p, st.f, st.f_prev, st.g, line_search_maxiter)
     s = ls.alpha * p
     y = ls.g - st.g
     rho = 1.0 / jnp.dot(y, s)
@@ -127,14 +127,13 @@ class _Bracket(NamedTuple):
   nfev: Any
 
 
-def _line_search(fun, x, p, f0, f_prev, g0, maxiter, c1=1e-4, c2=0.9):
+def _line_search(value_grad, x, p, f0, f_prev, g0, maxiter, c1=1e-4, c2=0.9):
   """A step along `p` meeting the strong Wolfe conditions (Nocedal & Wright, Algorithm 3.5,
-  doubling the step as SciPy does), bracketed then zoomed as JAX's line search does."""
-  from jaxlite._src.ad_api import value_and_grad
+  doubling the step as SciPy does), bracketed then zoomed as JAX's line search does;
+  `value_grad(x)` is (f(x), its gradient)."""
   from jaxlite._src.lax.control_flow import while_loop
   jnp = _jnp()
   dtype = p.dtype
-  value_grad = value_and_grad(fun)
 
   def along(t):  # (phi(t), phi'(t), gradient) on the line
     t = jnp.asarray(t, dtype=dtype)
