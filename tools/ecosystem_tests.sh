@@ -88,7 +88,7 @@ QUICK_jaxopt="tree_util_test.py linear_solve_test.py fixed_point_iteration_test.
   anderson_test.py bisection_test.py gradient_descent_test.py"
 QUICK_evosax="test_core"
 QUICK_ott="geometry/pointcloud_test.py math/lse_test.py solvers/linear/sinkhorn_test.py"
-QUICK_blackjax="mcmc/test_integrators.py test_util.py test_diagnostics.py"
+QUICK_blackjax="test_util.py test_diagnostics.py"
 QUICK_haiku="_src/base_test.py _src/basic_test.py _src/module_test.py _src/stateful_test.py
   _src/random_test.py _src/batch_norm_test.py _src/layer_norm_test.py _src/jaxpr_info_test.py
   _src/summarise_test.py _src/lift_test.py _src/layer_stack_test.py"
