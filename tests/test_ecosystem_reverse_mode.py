@@ -121,3 +121,33 @@ def test_grad_through_checkpointed_scan_loop_cond(policy):
   got = _checkpointed_loops(jax, pick(jax))
   for a, b in zip(got, want):
     np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-5, atol=1e-6)
+
+
+def _symbolic_zero_rule_under_vmap(m):
+  @m.custom_jvp
+  def f(x, y):
+    return x * y, m.numpy.sin(x)
+
+  def f_jvp(primals, tangents):
+    x, y = primals
+    tx, ty = tangents
+    zero = m.custom_derivatives.SymbolicZero
+    t_out = (0. if type(tx) is zero else tx * y) + (0. if type(ty) is zero else x * ty)
+    return f(x, y), (t_out, ty if type(tx) is zero else m.numpy.cos(x) * tx)
+  f.defjvp(f_jvp, symbolic_zeros=True)
+
+  x = m.numpy.arange(6.).reshape(3, 2)
+  y = m.numpy.ones((3, 2)) * 0.5
+  # differentiated outside the vmap: the batched rule gets x's tangent as a symbolic zero
+  return [m.jvp(lambda y: m.vmap(f)(x, y), (y,), (m.numpy.ones_like(y),)),
+          m.grad(lambda y: m.vmap(f)(x, y)[0].sum())(y),
+          m.jvp(lambda x: m.vmap(f)(x, y), (x,), (m.numpy.ones_like(x),))]
+
+
+def test_custom_jvp_symbolic_zero_tangents_under_vmap():
+  """A vmapped JVP of a custom_jvp with symbolic_zeros=True whose rule passes a zero tangent
+  through (diffrax's adjoint tests vmap such solves): a ZeroDivisionError before."""
+  got = _symbolic_zero_rule_under_vmap(jax)
+  want = _symbolic_zero_rule_under_vmap(oracle())
+  for a, b in zip(jax.tree.leaves(got), oracle().tree.leaves(want)):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Runs optax's, chex's, flax's, equinox's, jraph's and numpyro's own test suites on jaxlite and
-# (when real JAX can be installed) on JAX, in fresh virtual environments, and prints
-# passed/failed/skipped and wall time per library.
+# Runs the JAX libraries' own test suites (optax, chex, flax, equinox, jraph, numpyro, lineax,
+# optimistix, diffrax, jaxopt, evosax, blackjax, haiku) on jaxlite and (when real JAX can be
+# installed) on JAX, in fresh virtual environments, and prints passed/failed/skipped and wall
+# time per library.
 #
 # usage: tools/ecosystem_tests.sh [--dir DIR] [--quick] [--libs "optax chex flax equinox ..."]
 #                                 [--no-jax] [--timeout SECONDS] [--setup-only]
 #   --dir DIR     where the venvs, sources and logs go (default /tmp/jaxlite-ecosystem)
 #   --quick       each library's core test files only (the lists below), not the whole suite
-#   --libs LIST   which libraries to run (default: all six)
+#   --libs LIST   which libraries to run (default: all of them)
 #   --no-jax      skip the real-JAX column
 #   --timeout S   wall-clock limit per suite run (default 1800)
 #   --setup-only  build the venvs and fetch the sources, run nothing
@@ -21,7 +22,7 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DIR=/tmp/jaxlite-ecosystem
 QUICK=0
-LIBS="optax chex flax equinox jraph numpyro"
+LIBS="optax chex flax equinox jraph numpyro lineax optimistix diffrax jaxopt evosax blackjax haiku ott"
 WITH_JAX=1
 TIMEOUT=1800
 SETUP_ONLY=0
@@ -41,14 +42,24 @@ PY="${PYTHON:-python3}"
 
 # The libraries under test (installed with --no-deps) and what they need besides jax.
 LIB_PINS="optax==0.2.8 chex==0.1.92 flax==0.12.8 equinox==0.13.8 jaxtyping==0.3.11
-  jraph==0.0.6.dev0 numpyro==0.22.0"
+  jraph==0.0.6.dev0 numpyro==0.22.0 lineax==0.1.1 optimistix==0.1.0 diffrax==0.7.2
+  jaxopt==0.8.5 evosax==0.3.1 blackjax==1.7.1 dm-haiku==0.0.17 jmp==0.0.4 ott-jax==0.6.0"
 DEP_PINS="numpy==2.4.6 ml_dtypes==0.7.0 absl-py==2.5.1 toolz==1.2.0 typing_extensions==4.15.0
   msgpack==1.2.4 rich==15.0.0 PyYAML==6.0.3 treescope==0.1.10 wadler_lindig==0.1.8
   opt_einsum==3.4.0 scipy==1.17.1 scikit-learn==1.9.1 pytest==9.0.3 cloudpickle==3.1.2 einops==0.8.2
-  multipledispatch==1.0.0 tqdm==4.70.1"
+  multipledispatch==1.0.0 tqdm==4.70.1 tabulate==0.10.0 dotmap==1.3.30 matplotlib==3.11.2
+  fastprogress==1.1.6 hypothesis==6.170.27"
 JAX_PINS="jax==0.10.2 jaxlib==0.10.2"
 # Versions of the sdists that carry flax's, equinox's and numpyro's tests (same as the wheels).
-SDISTS="flax==0.12.8 equinox==0.13.8 numpyro==0.22.0"
+SDISTS="flax==0.12.8 equinox==0.13.8 numpyro==0.22.0 blackjax==1.7.1"
+# Libraries whose tests are only in their repositories: name, repository, release tag, test dir.
+REPO_TESTS="lineax https://github.com/patrick-kidger/lineax v0.1.1 tests
+  optimistix https://github.com/patrick-kidger/optimistix v0.1.0 tests
+  diffrax https://github.com/patrick-kidger/diffrax v0.7.2 test
+  jaxopt https://github.com/google/jaxopt jaxopt-v0.8.5 tests
+  evosax https://github.com/RobertTLange/evosax v.0.3.1 tests
+  ott https://github.com/ott-jax/ott 0.6.0 tests
+  equinox https://github.com/patrick-kidger/equinox v0.13.8 tests"
 
 # --quick: the core files of each suite (paths relative to the test root of that library).
 QUICK_optax="_src/alias_test.py _src/transform_test.py _src/combine_test.py _src/base_test.py
@@ -68,6 +79,19 @@ QUICK_equinox="test_module.py test_filters.py test_jit.py test_grad.py test_nn.p
 QUICK_jraph="_src/models_test.py _src/utils_test.py"
 QUICK_numpyro="test_util.py test_handlers.py test_constraints.py test_distributions_util.py
   test_optimizers.py"
+# issue 34's second ring (the files ECOSYSTEM.md's table reports; paths under each test root)
+QUICK_lineax="test_misc.py test_norm.py test_solve.py"
+QUICK_optimistix="test_misc.py test_compat.py test_best_so_far.py test_ad.py test_cauchy_point.py
+  test_solve.py test_fixed_point.py"
+QUICK_diffrax="test_term.py test_misc.py test_saveat_solution.py test_step_to.py"
+QUICK_jaxopt="tree_util_test.py linear_solve_test.py fixed_point_iteration_test.py
+  anderson_test.py bisection_test.py gradient_descent_test.py"
+QUICK_evosax="test_core"
+QUICK_ott="geometry/pointcloud_test.py math/lse_test.py solvers/linear/sinkhorn_test.py"
+QUICK_blackjax="test_util.py test_diagnostics.py"
+QUICK_haiku="_src/base_test.py _src/basic_test.py _src/module_test.py _src/stateful_test.py
+  _src/random_test.py _src/batch_norm_test.py _src/layer_norm_test.py _src/jaxpr_info_test.py
+  _src/summarise_test.py _src/lift_test.py _src/layer_stack_test.py"
 
 mkdir -p "$DIR/logs" "$DIR/src"
 log() { echo "[ecosystem] $*" >&2; }
@@ -110,6 +134,19 @@ for spec in $SDISTS; do
       || log "could not unpack the $spec sdist (see $DIR/logs/sdist-$name.log)"
   fi
 done
+# The release tags' tests (git, shallow, one tag each); equinox's go into its sdist's tree.
+while read -r name url tag sub; do
+  [ -n "$name" ] || continue
+  dest="$DIR/src/$name-tests"
+  if [ ! -d "$dest/$sub" ]; then
+    log "fetching $name's tests ($tag)"
+    git clone -q --depth 1 --branch "$tag" "$url" "$dest" >"$DIR/logs/git-$name.log" 2>&1 \
+      || log "could not clone $url at $tag (see $DIR/logs/git-$name.log)"
+  fi
+  if [ "$name" = equinox ] && [ -d "$dest/tests" ] && [ ! -d "$DIR/src/equinox-0.13.8/tests" ]; then
+    cp -r "$dest/tests" "$DIR/src/equinox-0.13.8/tests"
+  fi
+done <<<"$REPO_TESTS"
 [ "$SETUP_ONLY" = 1 ] && { log "set up under $DIR"; exit 0; }
 
 test_root() {  # test_root VENV LIB: the directory holding LIB's tests
@@ -124,6 +161,12 @@ test_root() {  # test_root VENV LIB: the directory holding LIB's tests
       site="$("$DIR/$1/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
       echo "$site/jraph";;
     numpyro) echo "$DIR/src/numpyro-0.22.0/test";;
+    blackjax) echo "$DIR/src/blackjax-1.7.1/tests";;
+    lineax|optimistix|jaxopt|evosax|ott) echo "$DIR/src/$2-tests/tests";;
+    diffrax) echo "$DIR/src/diffrax-tests/test";;
+    haiku)
+      site="$("$DIR/$1/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+      echo "$site/haiku";;
   esac
 }
 
@@ -164,7 +207,10 @@ for lib in $LIBS; do
   if [ "$WITH_JAX" = 1 ]; then JAXR[$lib]="$(run_suite jax "$lib")"; else JAXR[$lib]="- - - -"; fi
 done
 
-ver() { "$DIR/lite/bin/python" -c "import importlib.metadata as m; print(m.version('$1'))"; }
+ver() {
+  local dist="$1"; [ "$dist" = haiku ] && dist=dm-haiku; [ "$dist" = ott ] && dist=ott-jax
+  "$DIR/lite/bin/python" -c "import importlib.metadata as m; print(m.version('$dist'))"
+}
 echo
 printf '%-9s %-12s | %-32s | %-32s\n' library version "jaxlite passed/failed/skip (wall)" \
   "JAX passed/failed/skip (wall)"

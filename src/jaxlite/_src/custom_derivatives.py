@@ -215,8 +215,17 @@ def _batched_fn(fn, axis_data, in_dims, n_first):
       a, b = fn(list(xs[:n]), list(xs[n:]))
       counts.append(len(a))
       return list(a) + list(b)
-    outs, dims = batching.batch_flat(flat, axis_data, list(first) + list(rest), in_dims)
-    outs = [batching.bdim_at_front(o, d, size) for o, d in zip(outs, dims)]
+    # A symbolic zero (a tangent) goes in unbatched, as one example's zero, and comes out
+    # batched at axis 0 again.
+    vals, dims = list(first) + list(rest), list(in_dims)
+    for i, (v, d) in enumerate(zip(vals, dims)):
+      if type(v) is Zero and d is not None:
+        shape = list(v.aval.shape)
+        del shape[d]
+        vals[i], dims[i] = Zero(v.aval.update(shape=tuple(shape))), None
+    outs, dims = batching.batch_flat(flat, axis_data, vals, dims)
+    outs = [Zero(o.aval.update(shape=(size, *o.aval.shape))) if type(o) is Zero
+            else batching.bdim_at_front(o, d, size) for o, d in zip(outs, dims)]
     return outs[:counts[0]], outs[counts[0]:]
   batched.__name__ = _fun_name(fn)
   return batched
