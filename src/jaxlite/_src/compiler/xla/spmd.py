@@ -260,6 +260,7 @@ def axis_coordinate(ctx, name):
 # --- compiling and running ---------------------------------------------------------------------
 
 SPMD_PRIMITIVES: set = set()  # filled by the primitive modules: shard_map, constraints, reshard
+MANUAL_PRIMITIVES: set = set()  # shard_map (its outputs laid out by its out_specs)
 
 
 def has_spmd(jaxpr) -> bool:
@@ -327,7 +328,7 @@ def _produced_spec(v, jaxpr, mesh):
   else replicated."""
   if isinstance(v, core.Var):
     for e in jaxpr.eqns:
-      if e.primitive.name == "shard_map" and v in e.outvars and \
+      if e.primitive in MANUAL_PRIMITIVES and v in e.outvars and \
           _mesh_key(e.params["mesh"]) == _mesh_key(mesh):
         spec = e.params["out_specs"][e.outvars.index(v)]
         return tuple(_entry_names(x) for x in spec) + ((),) * (len(v.aval.shape) - len(spec))
