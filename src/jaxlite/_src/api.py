@@ -164,8 +164,12 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
       return out
     if isinstance(device, devices.SingleDeviceSharding):
       dev = device._device
-    return array_lib.from_host(arr._host_value(), arr.weak_type,
-                               _checked_placement(dev, arr.shape))
+    value = arr._host_value()
+    if arr is not leaf and value is not leaf and type(value) is np.ndarray and \
+        value.base is None and not np.shares_memory(value, np.asarray(leaf)):
+      value.flags.writeable = False  # a fresh copy, owned by the Array (its shards may be kept
+      #                                 on the devices: compiler/xla/spmd.py)
+    return array_lib.from_host(value, arr.weak_type, _checked_placement(dev, arr.shape))
   return tree_util.tree_map(put, x)
 
 

@@ -337,6 +337,7 @@ def _lowering(ctx, *args, jaxpr, mesh, in_specs, out_specs, check_vma, newly_man
 
 hlo.register(shard_map_p, _lowering)  # sdy.manual_computation (compiler/xla/spmd.py)
 xla_spmd.SPMD_PRIMITIVES.add(shard_map_p)
+xla_spmd.MANUAL_PRIMITIVES.add(shard_map_p)
 
 
 def _manual_env(mesh, manual) -> dict:

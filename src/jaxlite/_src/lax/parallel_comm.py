@@ -8,6 +8,8 @@ makes it a data movement along the batch axis under `vmap(axis_name=...)`.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from jaxlite._src import core, tree_util
@@ -419,4 +421,6 @@ def pcast(x, axis_name, *, to: str):
   return tree_util.tree_map(lambda leaf: pvary_p.bind(asarg(leaf), axes=names), x)
 
 
-from jaxlite._src.lax import parallel_lowering  # noqa: E402,F401  (the collectives' XLA rules)
+from jaxlite._src.lax import parallel as _parallel  # noqa: E402
+from jaxlite._src.lax import parallel_lowering  # noqa: E402  (the collectives' XLA rules)
+parallel_lowering.register_rules(_parallel, sys.modules[__name__])

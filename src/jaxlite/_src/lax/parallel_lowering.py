@@ -11,8 +11,10 @@ import numpy as np
 
 from jaxlite._src.compiler.xla import lowering as hlo
 from jaxlite._src.compiler.xla import spmd
-from jaxlite._src.lax import parallel
-from jaxlite._src.lax import parallel_comm
+
+
+def _axes_tuple(name) -> tuple:
+  return tuple(name) if isinstance(name, (tuple, list)) else (name,)
 
 
 def _named(axes):
@@ -61,35 +63,23 @@ def _reduction_rule(op):
   return rule
 
 
-hlo.register(parallel.psum_p, _reduction_rule("add"))
-hlo.register(parallel.pmax_p, _reduction_rule("maximum"))
-hlo.register(parallel.pmin_p, _reduction_rule("minimum"))
-
-
-@hlo.register(parallel.psum_fused_p)
 def _psum_fused_rule(ctx, *xs, axes):
   return [_all_reduce(ctx, x, _named(axes), "add") for x in xs]
 
 
-@hlo.register(parallel_comm.psum_invariant_p)
 def _psum_invariant_rule(ctx, x, *, axes):
   return _all_reduce(ctx, x, _named(axes), "add")
 
 
-hlo.register_identity(parallel_comm.pvary_p)
-
-
-@hlo.register(parallel.axis_index_p)
 def _axis_index_rule(ctx, *, axis_name):
   coord = spmd.axis_coordinate(ctx, axis_name)
   return ctx.convert(coord, np.int32)
 
 
-@hlo.register(parallel.all_gather_p)
 def _all_gather_rule(ctx, x, *, all_gather_dimension, axis_name, axis_index_groups, axis_size,
                      tiled):
   _no_groups("all_gather", axis_index_groups)
-  names = parallel._axes_tuple(axis_name)
+  names = _axes_tuple(axis_name)
   dim = all_gather_dimension
   if not tiled:  # a new dimension of size 1 to gather along
     shape = x.shape[:dim] + (1,) + x.shape[dim:]
@@ -100,11 +90,10 @@ def _all_gather_rule(ctx, x, *, all_gather_dimension, axis_name, axis_index_grou
   return ctx.op("all_gather", [x], hlo.shaped_aval(out, x.dtype), attrs)
 
 
-@hlo.register(parallel_comm.reduce_scatter_p)
 def _reduce_scatter_rule(ctx, x, *, scatter_dimension, axis_name, axis_index_groups, axis_size,
                          tiled):
   _no_groups("psum_scatter", axis_index_groups)
-  names = parallel._axes_tuple(axis_name)
+  names = _axes_tuple(axis_name)
   dim = scatter_dimension
   out = list(x.shape)
   out[dim] //= axis_size
@@ -114,9 +103,8 @@ def _reduce_scatter_rule(ctx, x, *, scatter_dimension, axis_name, axis_index_gro
   return y if tiled else ctx.reshape(y, ctx.aval_out.shape)
 
 
-@hlo.register(parallel_comm.ppermute_p)
 def _ppermute_rule(ctx, x, *, axis_name, perm):
-  groups = spmd.replica_groups(ctx, parallel._axes_tuple(axis_name))
+  groups = spmd.replica_groups(ctx, _axes_tuple(axis_name))
   pairs = [[g[s], g[d]] for g in groups for s, d in perm]
   attrs = {"channel_handle": spmd.channel_attr(ctx),
            "source_target_pairs": hlo.dense_i64(pairs, (len(pairs), 2)) if pairs else
@@ -124,10 +112,9 @@ def _ppermute_rule(ctx, x, *, axis_name, perm):
   return ctx.op("collective_permute", [x], hlo.shaped_aval(x.shape, x.dtype), attrs)
 
 
-@hlo.register(parallel_comm.all_to_all_p)
 def _all_to_all_rule(ctx, x, *, axis_name, split_axis, concat_axis, axis_index_groups, tiled):
   _no_groups("all_to_all", axis_index_groups)
-  names = parallel._axes_tuple(axis_name)
+  names = _axes_tuple(axis_name)
   groups = spmd.replica_groups(ctx, names)
   n = len(groups[0])
   attrs = {"channel_handle": spmd.channel_attr(ctx),
@@ -137,10 +124,9 @@ def _all_to_all_rule(ctx, x, *, axis_name, split_axis, concat_axis, axis_index_g
   return ctx.op("all_to_all", [x], hlo.shaped_aval(ctx.aval_out.shape, x.dtype), attrs)
 
 
-@hlo.register(parallel_comm.pbroadcast_p)
 def _pbroadcast_rule(ctx, x, *, axis_name, source):
   # source's value, everyone else's zeros, summed over the axis
-  names = parallel._axes_tuple(axis_name)
+  names = _axes_tuple(axis_name)
   idx = ctx.convert(spmd.axis_coordinate(ctx, names[0]), np.int32) if len(names) == 1 else None
   if idx is None:
     raise hlo.LoweringError("pbroadcast over several axes on the xla backend")
@@ -149,3 +135,21 @@ def _pbroadcast_rule(ctx, x, *, axis_name, source):
   kept = ctx.select(pred, x, ctx.zeros(x.shape, x.dtype))
   return _all_reduce(ctx, kept, names, "add" if x.dtype != np.bool_ else "or")
 
+
+
+def register_rules(parallel, comm) -> None:
+  """Registers the rules of lax/parallel.py's and lax/parallel_comm.py's collectives (the two
+  modules, passed by parallel_comm once its primitives exist: this module imports neither, so
+  it stays out of their import cycle)."""
+  hlo.register(parallel.psum_p, _reduction_rule("add"))
+  hlo.register(parallel.pmax_p, _reduction_rule("maximum"))
+  hlo.register(parallel.pmin_p, _reduction_rule("minimum"))
+  hlo.register(parallel.psum_fused_p, _psum_fused_rule)
+  hlo.register(parallel.axis_index_p, _axis_index_rule)
+  hlo.register(parallel.all_gather_p, _all_gather_rule)
+  hlo.register(comm.psum_invariant_p, _psum_invariant_rule)
+  hlo.register_identity(comm.pvary_p)
+  hlo.register(comm.reduce_scatter_p, _reduce_scatter_rule)
+  hlo.register(comm.ppermute_p, _ppermute_rule)
+  hlo.register(comm.all_to_all_p, _all_to_all_rule)
+  hlo.register(comm.pbroadcast_p, _pbroadcast_rule)

@@ -260,6 +260,7 @@ def axis_coordinate(ctx, name):
 # --- compiling and running ---------------------------------------------------------------------
 
 SPMD_PRIMITIVES: set = set()  # filled by the primitive modules: shard_map, constraints, reshard
+MANUAL_PRIMITIVES: set = set()  # shard_map (its outputs laid out by its out_specs)
 
 
 def has_spmd(jaxpr) -> bool:
@@ -327,7 +328,7 @@ def _produced_spec(v, jaxpr, mesh):
   else replicated."""
   if isinstance(v, core.Var):
     for e in jaxpr.eqns:
-      if e.primitive.name == "shard_map" and v in e.outvars and \
+      if e.primitive in MANUAL_PRIMITIVES and v in e.outvars and \
           _mesh_key(e.params["mesh"]) == _mesh_key(mesh):
         spec = e.params["out_specs"][e.outvars.index(v)]
         return tuple(_entry_names(x) for x in spec) + ((),) * (len(v.aval.shape) - len(spec))
@@ -437,6 +438,12 @@ class SpmdExecutable:
     # (a program over one device has no parameter shardings: replicated)
     shardings = loaded.get_parameter_shardings() or [xc.HloSharding.replicate()] * len(in_avals)
     self.in_shardings = [cls(dl, s) for s in shardings]
+    ids = tuple(d.id for d in devices)
+    self.in_keys = [(ids, str(s._hlo_sharding)) for s in self.in_shardings]
+    outs = loaded.get_output_shardings()
+    self.out_shardings = None if outs is None else [cls(dl, s) for s in outs]
+    self.out_keys = None if outs is None else [(ids, str(s._hlo_sharding))
+                                                for s in self.out_shardings]
     out_avals = [lowering.physical_aval(v.aval) for v in closed.jaxpr.outvars]
     self.in_blocks = [_distinct(_block_indices(s, a.shape, mesh))
                       for s, a in zip(in_specs, in_avals)]
@@ -447,6 +454,15 @@ class SpmdExecutable:
     self.n_in = len(in_avals)
 
   def _put(self, value, i):
+    hit = _resident.get(id(value))
+    if hit is not None and hit[0]() is value and hit[1] == self.in_keys[i]:
+      return hit[2]  # its shards are already on the devices, laid out as this input's
+    arr = self._transfer(value, i)
+    if type(value) is np.ndarray and not value.flags.writeable:
+      _remember(value, self.in_keys[i], arr)
+    return arr
+
+  def _transfer(self, value, i):
     from jaxlite._src.compiler.xla import backend as xb
     from jaxlite._src.compiler.xla import client as client_lib
     shape, dtype = self.in_avals[i]
@@ -475,15 +491,23 @@ class SpmdExecutable:
     except Exception as err:
       raise xb._runtime_error(err, "executing", self.devices) from err
     make = self.backend.buffer_type
+    _jax = _client().jax_ext()
     outs = []
-    for shards, (shape, dtype), (blocks, first) in zip(results, self.out_avals,
-                                                        self.out_blocks):
+    for i, (shards, (shape, dtype), (blocks, first)) in enumerate(zip(
+        results, self.out_avals, self.out_blocks)):
       if len(first) == 1:  # replicated: device 0's block is the value
-        outs.append(make(shards[0], shape, dtype, self.devices[0]).host())
-        continue
-      buf = np.empty(shape, dtype)
-      for d in first:
-        buf[blocks[d]] = make(shards[d], buf[blocks[d]].shape, dtype, self.devices[d]).host()
+        buf = make(shards[0], shape, dtype, self.devices[0]).host()
+      else:
+        buf = np.empty(shape, dtype)
+        for d in first:
+          buf[blocks[d]] = make(shards[d], buf[blocks[d]].shape, dtype,
+                                self.devices[d]).host()
+        buf.flags.writeable = False
+      if self.out_shardings is not None and dtype.kind != "V":
+        # the shards stay on their devices: a later program taking this value laid out the
+        # same way (a training step's parameters) reads them there, with no transfer
+        _remember(buf, self.out_keys[i], _jax.ArrayImpl(
+            _aval(shape, dtype), self.out_shardings[i], shards, True, _skip_checks=True))
       outs.append(buf)
     return outs
 
@@ -492,6 +516,26 @@ class SpmdExecutable:
 
   def cost_analysis(self) -> dict:
     return dict(self.loaded.cost_analysis())
+
+
+# Global host values (read-only: Arrays' buffers, results) whose shards are already on the
+# devices: id -> (weak reference, (device ids, HloSharding text), jaxlib array over the devices).
+_resident: dict = {}
+
+
+def _remember(value, key, arr) -> None:
+  import weakref
+  k = id(value)
+  try:
+    ref = weakref.ref(value, lambda _, k=k: _resident.pop(k, None))
+  except TypeError:
+    return
+  _resident[k] = (ref, key, arr)
+
+
+def _client():
+  from jaxlite._src.compiler.xla import client as client_lib
+  return client_lib
 
 
 def _distinct(blocks):
