@@ -13,6 +13,7 @@ from jaxlite._src import core
 from jaxlite._src import errors
 from jaxlite._src.config import config
 from jaxlite._src.compiler.xla import backend as xb
+from jaxlite._src.compiler.xla import lowering
 from jaxlite._src.compiler.xla import platforms
 
 _cache: dict = {}
@@ -47,6 +48,10 @@ def route(primitive, args, params):
       raise errors.unexpected_tracer_error(a)
     else:
       aval = core.get_aval(a)
+      if lowering.is_ref_aval(aval):  # a Ref: the executable reads and writes back its buffer
+        vals.append(a)
+        sig.append(aval)
+        continue
       vals.append(a._host_value() if hasattr(a, "_host_value") else np.asarray(a, aval.dtype))
       sig.append((aval.shape, aval.dtype, aval.weak_type))
   if device is None:

@@ -209,6 +209,69 @@ class Value:
     return f"{self.name} : {self.type}"
 
 
+class RefCell:
+  """A mutable array reference while lowering (a jaxpr value of type `Ref{...}`): `value` is the
+  Value of its contents at this point of the program. The ref primitives' rules read and replace
+  it; loops and branches carry it through their state and results (`thread_refs`), and `@main`
+  takes the refs it is given as arguments and returns their final contents, so the state is
+  discharged into pure StableHLO as the program is emitted."""
+  __slots__ = ("value", "aval")
+
+  def __init__(self, value: Value, aval):
+    self.value, self.aval = value, aval
+
+  def __repr__(self):
+    return f"RefCell({self.value!r})"
+
+
+def is_ref_aval(aval) -> bool:
+  """The aval of a mutable array reference (`AbstractRef`, which lives above this module)."""
+  return hasattr(aval, "inner_aval")
+
+
+class RefThreading:
+  """How an op with regions carries the refs among its operands: each distinct ref travels once
+  in the op's state as its current contents (a ref passed twice shares one slot), each region
+  sees it as a fresh `RefCell` over its block argument, and the op's results update the outer
+  cells.
+
+  `operands(args)`: the args with every ref replaced by its contents;
+  `cells(block_args)`: the block args with a fresh inner RefCell at every ref position;
+  `yields(inner)`: what a region returns in the ref positions (each inner cell's final value);
+  `update(outs)`: writes the op's results at the ref positions into the outer cells."""
+
+  def __init__(self, args):
+    self.outer = list(args)
+    self.first: dict = {}  # position -> first position of the same cell
+    seen: dict = {}
+    for i, a in enumerate(args):
+      if isinstance(a, RefCell):
+        self.first[i] = seen.setdefault(id(a), i)
+
+  def __bool__(self):
+    return bool(self.first)
+
+  def operands(self, args=None):
+    return [a.value if isinstance(a, RefCell) else a for a in (args or self.outer)]
+
+  def cells(self, block_args):
+    out = list(block_args)
+    made: dict = {}
+    for i, j in self.first.items():
+      if j not in made:
+        made[j] = RefCell(block_args[j], self.outer[j].aval)
+      out[i] = made[j]
+    return out
+
+  def yields(self, inner):
+    return [a.value if isinstance(a, RefCell) else a for a in inner]
+
+  def update(self, outs) -> None:
+    for i, j in self.first.items():
+      if i == j:
+        self.outer[i].value = outs[i]
+
+
 def shaped_aval(shape, dtype) -> core.ShapedArray:
   """The aval of a `shape` array of `dtype` (what rules give `op` for the results they make)."""
   return core.ShapedArray(tuple(shape), np.dtype(dtype))
@@ -451,7 +514,7 @@ def lower_jaxpr_body(fn: FunctionBuilder, jaxpr, consts, args) -> list:
   env: dict = {}
   ctx0 = LoweringContext(fn)
   for v, c in zip(jaxpr.constvars, consts):
-    env[v] = c if isinstance(c, Value) else _const_value(ctx0, c, v.aval)
+    env[v] = c if isinstance(c, (Value, RefCell)) else _const_value(ctx0, c, v.aval)
   for v, a in zip(jaxpr.invars, args):
     env[v] = a
 
@@ -471,7 +534,7 @@ def lower_jaxpr_body(fn: FunctionBuilder, jaxpr, consts, args) -> list:
         is_extended(a) for a in (*ctx.avals_in, *ctx.avals_out)):
       rule = extended_fallback[0] or rule
     outs = rule(ctx, *[read(x) for x in eqn.invars], **eqn.params)
-    if isinstance(outs, Value):
+    if isinstance(outs, (Value, RefCell)):
       outs = [outs]
     outs = list(outs)
     if len(outs) != len(eqn.outvars):
@@ -497,22 +560,42 @@ def _host(c):
   return np.asarray(c)
 
 
+def ref_consts(closed) -> list:
+  """Indices of `closed`'s constants that are mutable array references (a `Ref` the function
+  closes over): they become arguments of the function after its inputs (see emit_function)."""
+  return [i for i, v in enumerate(closed.jaxpr.constvars) if is_ref_aval(v.aval)]
+
+
 def emit_function(module: ModuleBuilder, closed, name: str, visibility: str = "public",
                   arg_attrs=None, result_attrs=None) -> None:
   """Adds `closed` to `module` as `func.func <visibility> @name`. `arg_attrs[i]` /
-  `result_attrs[i]`: attribute text for argument / result i (`tf.aliasing_output = 0 : i32`)."""
+  `result_attrs[i]`: attribute text for argument / result i (`tf.aliasing_output = 0 : i32`).
+
+  Refs: a `Ref` input is an argument holding its contents, and a `Ref` constant (`ref_consts`)
+  one more argument after the inputs; the function returns, after its outputs, the final
+  contents of its ref inputs, then of its ref constants (the caller writes them back)."""
   fn = FunctionBuilder(module)
   jaxpr = closed.jaxpr
-  args = [Value(f"%arg{i}", v.aval) for i, v in enumerate(jaxpr.invars)]
-  outs = lower_jaxpr_body(fn, jaxpr, closed.consts, args)
+  args = [Value(f"%arg{i}", v.aval.inner_aval if is_ref_aval(v.aval) else v.aval)
+          for i, v in enumerate(jaxpr.invars)]
+  consts = list(closed.consts)
+  for k, i in enumerate(ref_consts(closed)):
+    aval = jaxpr.constvars[i].aval
+    args.append(Value(f"%arg{len(jaxpr.invars) + k}", aval.inner_aval))
+    consts[i] = RefCell(args[-1], aval)
+  ins = [RefCell(a, v.aval) if is_ref_aval(v.aval) else a for a, v in zip(args, jaxpr.invars)]
+  outs = lower_jaxpr_body(fn, jaxpr, consts, ins)
   outs = [_retype(fn, o, v.aval) for o, v in zip(outs, jaxpr.outvars)]
+  cells = [c for c in (*ins, *consts) if isinstance(c, RefCell)]
+  outs += [c.value for c in cells]
+  out_avals = [v.aval for v in jaxpr.outvars] + [c.aval.inner_aval for c in cells]
 
   def with_attrs(text, attrs):
     return f"{text} {{{attrs}}}" if attrs else text
   sig = ", ".join(with_attrs(f"{a.name}: {a.type}", (arg_attrs or {}).get(i))
                   for i, a in enumerate(args))
-  res = ", ".join(with_attrs(aval_type(v.aval), (result_attrs or {}).get(i))
-                  for i, v in enumerate(jaxpr.outvars))
+  res = ", ".join(with_attrs(aval_type(a), (result_attrs or {}).get(i))
+                  for i, a in enumerate(out_avals))
   ret = ", ".join(o.name for o in outs)
   ret_types = ", ".join(o.type for o in outs)
   lines = [f"  func.func {visibility} @{name}({sig}) -> ({res}) {{", *fn.lines,
