@@ -286,6 +286,19 @@ class XlaBackend(backend_lib.Backend):
     options = xc.CompileOptions()
     return compile_cache.compile_or_load(self.client, text, device, options, self.platform)
 
+  def cost_analysis(self, closed, name: str = "jit_fn") -> dict:
+    """`Lowered.cost_analysis()`: XLA's cost model over the HLO of `closed` before XLA's
+    optimizations, as JAX's (`Compiled.cost_analysis()` is the optimized executable's)."""
+    client = self.client
+    if "PJRT C API" in getattr(client, "platform_version", ""):
+      raise NotImplementedError(  # JAX's error: plugins count only compiled programs
+          f"Lowered.cost_analysis not implemented on platform '{self.platform}'. Use "
+          "compile().cost_analysis() for post-compilation cost estimates.")
+    _jax = client_lib.jax_ext()
+    computation = _jax.mlir.mlir_module_to_xla_computation(
+        str(self.lower(closed, name=name)), use_tuple_args=False)
+    return dict(_jax.hlo_module_cost_analysis(client, computation.as_hlo_module()))
+
   def as_text(self, executable) -> str:
     if isinstance(executable, XlaExecutable):
       return executable.as_text()
