@@ -423,6 +423,8 @@ def _ref_filled(m):
     r = m.ref.empty_ref(m.typeof(x))  # its contents are undefined until written: write them all
     r[...] = x * 2
     r[1] = x[0]
+    spare = m.new_ref(x)
+    m.ref.free_ref(spare)  # changes nothing at run time
     return m.ref.freeze(r)
   return f
 

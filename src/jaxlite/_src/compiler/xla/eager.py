@@ -35,6 +35,8 @@ def _freeze(v):
 
 def route(primitive, args, params):
   """Runs `primitive` on `args` (Arrays on an XLA device, host values) on their device."""
+  if primitive not in lowering.rules:
+    return _by_impl(primitive, args, params)
   device = None
   vals, sig = [], []
   for a in args:
@@ -78,6 +80,22 @@ def route(primitive, args, params):
   if primitive.multiple_results:
     return [make(o, av) for o, av in zip(outs, out_avals)]
   return make(outs[0], out_avals[0])
+
+
+def _by_impl(primitive, args, params):
+  """A primitive with no StableHLO rule evaluated as JAX evaluates any primitive eagerly: by its
+  impl (a user's Python impl; an internal one that raises its own error, such as linearize's
+  custom_lin), with JAX's error when it has none."""
+  if primitive.impl is None:
+    raise NotImplementedError(f"Evaluation rule for '{primitive.name}' not implemented")
+  if primitive.abstract_eval is None:
+    return primitive.impl(*args, **params)
+  out_avals = primitive.abstract_eval(*[core.get_aval(a) for a in args], **params)
+  host = [a._host_value() if hasattr(a, "_host_value") else a for a in args]
+  out = primitive.impl(*host, **params)
+  if primitive.multiple_results:
+    return [core.make_array(np.asarray(o, av.dtype), av) for o, av in zip(out, out_avals)]
+  return core.make_array(np.asarray(out, out_avals.dtype), out_avals)
 
 
 def _compile(primitive, avals, params, device):

@@ -525,6 +525,8 @@ def lower_jaxpr_body(fn: FunctionBuilder, jaxpr, consts, args) -> list:
 
   for eqn in jaxpr.eqns:
     rule = rules.get(eqn.primitive)
+    if rule is None and _outside_jaxlite(eqn.primitive):
+      rule = impl_on_host_rule(eqn.primitive)
     if rule is None:
       raise LoweringError(f"MLIR translation rule for primitive '{eqn.primitive.name}' not "
                           "found for the xla backend")
@@ -544,6 +546,54 @@ def lower_jaxpr_body(fn: FunctionBuilder, jaxpr, consts, args) -> list:
       if type(var).__name__ != "DropVar":
         env[var] = val
   return [read(v) for v in jaxpr.outvars]
+
+
+# --- host callbacks: XLA's CPU host callback -------------------------------------------------
+# The compiled program calls back into Python through jaxlib's `xla_ffi_python_cpu_callback`
+# custom call (the function is handed to the compiler with the module, `index` picks it); the
+# callback gets NumPy arrays and returns a tuple of them. CPU only: a TPU reaches the host by
+# send/recv, which this lowering does not emit.
+
+def _row_major(rank: int) -> str:
+  return f"dense<{i64_list(range(rank - 1, -1, -1))}> : tensor<{rank}xindex>" if rank \
+      else "dense<> : tensor<0xindex>"
+
+
+def emit_host_callback(ctx, fn, operands, result_avals, side_effect: bool):
+  index = ctx.host_callback(fn)
+  attrs = {
+      "call_target_name": '"xla_ffi_python_cpu_callback"',
+      "api_version": "1 : i32",
+      "backend_config": '""',
+      "has_side_effect": "true" if side_effect else "false",
+      "operand_layouts": f"[{', '.join(_row_major(len(v.shape)) for v in operands)}]",
+      "result_layouts": f"[{', '.join(_row_major(len(a.shape)) for a in result_avals)}]",
+      "mhlo.backend_config": f"{{index = {index} : ui64}}",
+  }
+  return ctx.op("stablehlo.custom_call", list(operands), list(result_avals), attrs)
+
+
+def _outside_jaxlite(prim) -> bool:
+  """A primitive defined outside jaxlite (a user's or a library's) with a Python impl."""
+  impl = getattr(prim, "impl", None)
+  impl = getattr(impl, "__wrapped__", impl)  # jax.extend.core.Primitive wraps a library's impl
+  return impl is not None and not getattr(impl, "__module__", "jaxlite").startswith("jaxlite.")
+
+
+def impl_on_host_rule(prim):
+  """The rule of a primitive defined outside jaxlite that has a Python impl and no rule: the
+  impl runs on the host from the compiled program, as the NumPy backend runs it (JAX would ask
+  for `mlir.register_lowering`)."""
+  def rule(ctx, *args, **params):
+    avals = list(ctx.avals_out)
+
+    def run(*xs):
+      out = prim.impl(*xs, **params)
+      out = out if prim.multiple_results else [out]
+      return tuple(np.asarray(o, a.dtype).reshape(a.shape) for o, a in zip(out, avals))
+    outs = emit_host_callback(ctx, run, args, avals, side_effect=False)
+    return outs if prim.multiple_results else outs[0]
+  return rule
 
 
 def _const_value(ctx, c, aval) -> Value:
