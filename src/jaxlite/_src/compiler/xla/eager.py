@@ -35,7 +35,7 @@ def _freeze(v):
 
 def route(primitive, args, params):
   """Runs `primitive` on `args` (Arrays on an XLA device, host values) on their device."""
-  if primitive not in lowering.rules:
+  if primitive not in lowering.rules or primitive in lowering.eager_by_impl:
     return _by_impl(primitive, args, params)
   device = None
   vals, sig = [], []

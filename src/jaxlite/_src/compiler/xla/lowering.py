@@ -21,6 +21,9 @@ from jaxlite._src import dtypes
 
 # primitive -> rule(ctx, *operands, **params) -> Value or list of Values
 rules: dict = {}
+# primitives whose eager evaluation on an XLA device is their impl, as in JAX (checkify's check
+# reads its predicate on the host and raises there; staged without checkify it is an error)
+eager_by_impl: set = set()
 
 
 def register(prim, rule=None):
