@@ -46,6 +46,13 @@ def x64(enabled: bool = True):
   return configured(jax_enable_x64=enabled)
 
 
+def xla_is_default() -> bool:
+  """The suite runs on the xla backend (`JAXLITE_BACKEND=xla`): where XLA's own results
+  legitimately differ from the NumPy backend's, tests compare against JAX's instead."""
+  from jaxlite._src.compiler import backend
+  return backend.installed().name.startswith("xla")
+
+
 @pytest.fixture
 def on_xla():
   """The xla backend as the default for the test (restores the previous choice)."""

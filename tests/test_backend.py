@@ -49,7 +49,9 @@ class LoopingBackend(backend_lib.Backend):
 
 
 @pytest.fixture
-def counting():
+def counting(on_numpy):
+  # a backend of the NumPy family: installed over the NumPy backend (under JAXLITE_BACKEND=xla
+  # the eager route would otherwise be XLA's, which never asks the installed backend)
   b = CountingBackend()
   with backend_lib.using_backend(b):
     yield b
@@ -132,7 +134,7 @@ def test_jit_compiles_once_and_caches_the_executable(counting):
   assert f.lower(X).compile().as_text().startswith("def _jaxpr_fn")
 
 
-def test_tier1_is_the_default_and_is_restored():
+def test_tier1_is_the_default_and_is_restored(on_numpy):
   # The default backend is tier 1 (NumPy with fused tiled kernels); JAXLITE_TIER=0 picks tier 0.
   # Tier 1 is the native tier's variant where numba is installed and the native flag is on.
   native = jax.config.jax_jaxlite_native and importlib.util.find_spec("numba") is not None
@@ -161,7 +163,7 @@ def test_executables_are_cached_per_backend():
 
 
 @pytest.mark.parametrize("reverse", [False, True])
-def test_generic_scan_loop_of_a_compile_only_backend(reverse):
+def test_generic_scan_loop_of_a_compile_only_backend(reverse, on_numpy):
   def body(c, x):
     return c * 0.5 + x, c + x * x
   want_c, want_ys = lax.scan(body, np.float32(1), X, reverse=reverse)

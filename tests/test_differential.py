@@ -1113,7 +1113,8 @@ def test_known_differences(case):
   assert not problems, "\n".join(problems)
 
 
-def test_jax_bug_any_of_complex_uses_real_part_only():
+# The NumPy backend's documented answer (on the xla backend jaxlite gets XLA's, as JAX does).
+def test_jax_bug_any_of_complex_uses_real_part_only(on_numpy):
   """JAX 0.10.2: jnp.any(jnp.array([1j])) is False (it casts the real part to bool); NumPy and
   jaxlite say True. jaxlite keeps NumPy's answer."""
   x = np.array([1j], np.complex64)
@@ -1121,7 +1122,8 @@ def test_jax_bug_any_of_complex_uses_real_part_only():
   assert bool(ljnp.any(x)) is True and bool(ljnp.all(x)) is True
 
 
-def test_jax_bug_exp2_loses_precision():
+# The NumPy backend's documented answer (on the xla backend jaxlite gets XLA's, as JAX does).
+def test_jax_bug_exp2_loses_precision(on_numpy):
   """JAX's exp2(127.) is 14 ulp above 2**127 (exp2(50.) 1073 ulp... of 2**50's spacing 2**27
   it is off by 2**30); jaxlite is within 1 ulp. LOOSE_TRANSC covers the random programs."""
   x = np.array([127.0, 100.0, 50.0], F32)
@@ -1131,7 +1133,8 @@ def test_jax_bug_exp2_loses_precision():
   assert np.all(np.abs(np.asarray(jjnp.exp2(x), np.float64) - exact) > 8 * ulp)
 
 
-def test_xla_flushes_subnormals_jaxlite_keeps_them():
+# The NumPy backend's documented answer (on the xla backend jaxlite gets XLA's, as JAX does).
+def test_xla_flushes_subnormals_jaxlite_keeps_them(on_numpy):
   """XLA on CPU flushes float32 subnormals to zero in some eager ops (maximum(1e-45, 0.) is 0,
   1e-45 / 0. is nan) but not others (abs, or `+` under jit); jaxlite computes IEEE results with
   NumPy. A platform choice of JAX's, not emulated: the edge-case tables use normal numbers."""

@@ -426,7 +426,8 @@ def test_updates_of_donated_state_happen_in_place(name, fn):
   np.testing.assert_array_equal(out, want)
 
 
-def test_the_donating_executable_writes_into_the_input():
+# The NumPy backend's generated code (its buffer reuse): pinned to that backend.
+def test_the_donating_executable_writes_into_the_input(on_numpy):
   f = jaxlite.jit(lambda p, g: p - 0.5 * g, donate_argnums=0)
   p, g = jnp.asarray(np.ones((8, 8), np.float32)), jnp.ones((8, 8))
   p = f(p, g)
@@ -447,7 +448,8 @@ def test_the_donating_executable_writes_into_the_input():
     (lambda x, y: x + y, (1,), 2),
     (lambda x: (x * 2 + 1) * 3, (0,), 1),
 ])
-def test_scalar_buffers_are_reused(fn, donate, n):
+# The NumPy backend's generated code (its buffer reuse): pinned to that backend.
+def test_scalar_buffers_are_reused(fn, donate, n, on_numpy):
   # 0-d Arrays hold 0-d arrays a ufunc can write into (equinox's donation tests check this).
   args = [jnp.array(float(i + 1)) for i in range(n)]
   want = np.asarray(fn(*[np.float32(i + 1) for i in range(n)]))
@@ -515,7 +517,8 @@ def _peak_during(fn, *args):
 
 
 @pytest.mark.parametrize("donate", [False, True])
-def test_tier0_chain_keeps_few_buffers_alive(donate):
+# The NumPy backend's generated code (its buffer reuse): pinned to that backend.
+def test_tier0_chain_keeps_few_buffers_alive(donate, on_numpy):
   # tanh(x) * exp(x) + sin(x) on 1M f32 (4 MB a value). The call allocates tanh, exp, the
   # product (into tanh's buffer), sin and the sum (into the product's): with exp's buffer kept
   # until the end three are alive at once; freed after its last use, two.

@@ -767,7 +767,8 @@ def test_static_index_jaxpr_x64(case, x64_on):
 
 # --- documented: xla-cpu-flushes-subnormals (tests/fuzz/known_differences.py) --------------------
 
-def test_subnormals_documented_difference():
+# The NumPy backend's documented answer (on the xla backend jaxlite gets XLA's, as JAX does).
+def test_subnormals_documented_difference(on_numpy):
   """XLA:CPU flushes subnormal float32/bfloat16 to zero; jaxlite keeps NumPy's IEEE subnormals.
   If JAX stops flushing (or jaxlite starts), the known_differences entry must go."""
   x = np.array([1e-40, 6e-8], np.float32)
@@ -838,7 +839,8 @@ def test_scatter_extremal_clip_grad_documented_difference(method, update):
 
 # --- documented: xla-nan-sign (tests/fuzz/known_differences.py) -----------------------------------
 
-def test_nan_sign_documented_difference():
+# The NumPy backend's documented answer (on the xla backend jaxlite gets XLA's, as JAX does).
+def test_nan_sign_documented_difference(on_numpy):
   """XLA:CPU's float64 log of a negative number is +NaN, NumPy's (and XLA's float32 log) -NaN;
   lax.top_k ranks by the bits, so the NaN's place differs. If JAX's sign changes, the
   known_differences entry must go."""

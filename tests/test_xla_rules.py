@@ -363,7 +363,85 @@ CALLS = [
     ("linear_call", lambda m: _linear(m), (X, X + 1)),
 ]
 
-TABLE = SLICING + SORTING + WINDOWED + CONTROL_FLOW + RANDOM + CALLBACKS + CALLS
+def _ref_windows(m):
+  def f(x):
+    r = m.new_ref(x)
+    r[m.ds(1, 2, 2), ::2] = m.numpy.ones((2, 3), x.dtype)
+    m.ref.addupdate(r, (1, m.ds(1, 2)), m.numpy.full((2,), 2.0, x.dtype))
+    m.ref.set(r, (-1, 0), 3.0)
+    old = m.ref.swap(r, 2, x[0] * 5)
+    reads = r[m.ds(1, 3)], r[:, 3]  # (JAX's freeze consumes the ref: read before it)
+    return m.ref.freeze(r), *reads, old
+  return f
+
+
+def _ref_dynamic(m):
+  def f(x, i):
+    r = m.new_ref(x)
+    r[i] = -x[0]  # i may be negative: it wraps, as a NumPy index does
+    r[m.ds(i, 2), 1] = r[i, :2] * 2
+    r.addupdate(x * x)
+    after = r[i + 1]
+    return m.ref.freeze(r), after
+  return f
+
+
+def _ref_in_loops(m):
+  def f(xs):
+    acc, out = m.new_ref(m.numpy.zeros((), xs.dtype)), m.new_ref(m.numpy.zeros_like(xs))
+
+    def body(i, carry):
+      acc[...] += xs[i].sum()
+      out[i] = out[i] + acc[...]
+      return carry + 1
+    n = m.lax.fori_loop(0, xs.shape[0], body, 0)  # a scan
+    k = m.lax.while_loop(lambda c: c < 4, lambda c: (acc.addupdate(acc[...] * 0.5 + 1.0),
+                                                     c + 1)[1], 0)
+    total = acc[...]
+    return m.ref.freeze(out), total, n, k
+  return f
+
+
+def _ref_in_cond(m):
+  def f(p, x):
+    r, s = m.new_ref(x), m.new_ref(x[0])
+
+    def yes(v):
+      r[0] = v[1] * 3
+      return v.sum()
+
+    def no(v):
+      s[...] = s[...] - v[0]
+      return -v.sum()
+    out = m.lax.cond(p, yes, no, x)
+    return out, m.ref.freeze(r), m.ref.freeze(s)
+  return f
+
+
+def _ref_filled(m):
+  def f(x):
+    r = m.ref.empty_ref(m.typeof(x))  # its contents are undefined until written: write them all
+    r[...] = x * 2
+    r[1] = x[0]
+    spare = m.new_ref(x)
+    m.ref.free_ref(spare)  # changes nothing at run time
+    return m.ref.freeze(r)
+  return f
+
+
+# Ref programs (new_ref/get/swap/addupdate/freeze in straight-line code, loops and branches):
+# the lowering discharges the state into pure StableHLO as it emits the program.
+STATE = [
+    ("ref_windows", _ref_windows, (X,)),
+    ("ref_dynamic_index", _ref_dynamic, (X, np.int32(1))),
+    ("ref_dynamic_negative", _ref_dynamic, (X, np.int32(-3))),
+    ("ref_in_loops", _ref_in_loops, (X,)),
+    ("ref_in_cond_true", _ref_in_cond, (np.bool_(True), X)),
+    ("ref_in_cond_false", _ref_in_cond, (np.bool_(False), X)),
+    ("empty_ref", lambda m: _ref_filled(m), (X,)),
+]
+
+TABLE = SLICING + SORTING + WINDOWED + CONTROL_FLOW + RANDOM + CALLBACKS + CALLS + STATE
 
 
 @pytest.mark.parametrize("name,build,args", TABLE, ids=[r[0] for r in TABLE])

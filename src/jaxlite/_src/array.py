@@ -406,7 +406,8 @@ def sole_owner(x) -> bool:
 def host_value(x) -> np.ndarray:
   """The host NumPy value of an ArrayImpl (see the module docstring: the accessor)."""
   v = x._value
-  return x._host_value() if type(v) is NON_ADDRESSABLE else v
+  # a device buffer (an XLA array) or shards elsewhere: the accessor's host copy or error
+  return v if type(v) is np.ndarray else x._host_value()
 
 
 def _shard_data(view, weak_type, device):
@@ -421,8 +422,9 @@ def from_host(value, weak_type=False, device=None):
   """An Array of a canonical-dtype NumPy value, committed to `device` when one is given. Over
   a sharding that spans other processes (not replicated), `value` is the global value, the
   same in every process, of which this process keeps its shards."""
+  # (a device, the NumPy backend's or an XLA one, is addressable; a sharding may not be)
   if device is not None and type(device) is not devices.CpuDevice and \
-      not device.is_fully_addressable and not device.is_fully_replicated:
+      not getattr(device, "is_fully_addressable", True) and not device.is_fully_replicated:
     aval = core.ShapedArray(value.shape, value.dtype, weak_type,
                             device if devices.sharding_in_type(device) else None)
     return from_local_shards(

@@ -382,29 +382,9 @@ def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered: bo
   return tree_util.tree_unflatten(out_tree, out)
 
 
-# --- StableHLO lowering: XLA's CPU host callback ------------------------------------------------
-# The compiled program calls back into Python through jaxlib's `xla_ffi_python_cpu_callback`
-# custom call (the function is handed to the compiler with the module, `index` picks it); the
-# callback gets NumPy arrays and returns a tuple of them. CPU only: a TPU reaches the host by
-# send/recv, which this lowering does not emit.
+# --- StableHLO lowering: XLA's CPU host callback (lowering.emit_host_callback) ----------------
 
-def _row_major(rank: int) -> str:
-  return f"dense<{xla.i64_list(range(rank - 1, -1, -1))}> : tensor<{rank}xindex>" if rank \
-      else "dense<> : tensor<0xindex>"
-
-
-def emit_host_callback(ctx, fn, operands, result_avals, side_effect: bool):
-  index = ctx.host_callback(fn)
-  attrs = {
-      "call_target_name": '"xla_ffi_python_cpu_callback"',
-      "api_version": "1 : i32",
-      "backend_config": '""',
-      "has_side_effect": "true" if side_effect else "false",
-      "operand_layouts": f"[{', '.join(_row_major(len(v.shape)) for v in operands)}]",
-      "result_layouts": f"[{', '.join(_row_major(len(a.shape)) for a in result_avals)}]",
-      "mhlo.backend_config": f"{{index = {index} : ui64}}",
-  }
-  return ctx.op("stablehlo.custom_call", list(operands), list(result_avals), attrs)
+emit_host_callback = xla.emit_host_callback
 
 
 def _returning(name, callback, result_avals):

@@ -255,6 +255,7 @@ def _check_hlo(ctx, *args, make, key, debug):
 
 
 xla.register(check_p, _check_hlo)
+xla.eager_by_impl.add(check_p)  # an eager check raises where it runs, on the host
 
 
 def _is_scalar_pred(pred) -> bool:

@@ -915,7 +915,11 @@ class Lowered(StageInfo):
 
   def cost_analysis(self) -> dict[str, float]:
     """XLA's cost model over the traced program: 'flops', 'transcendentals', 'bytes accessed'
-    (see cost_analysis.py)."""
+    (see cost_analysis.py); on a backend that lowers to XLA, XLA's own figures for the
+    unoptimized module, as JAX's."""
+    b = backend.get_backend()
+    if hasattr(b, "cost_analysis"):
+      return b.cost_analysis(self._entry.closed, name=_xla_module_name(self._fn))
     from jaxlite._src.cost_analysis import cost_analysis
     return cost_analysis(self._entry.closed)
 

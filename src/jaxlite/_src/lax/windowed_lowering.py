@@ -90,6 +90,8 @@ def cumulative_rule(kind: str):
   by n-1 in front (behind when `reverse`), stride 1."""
   def rule(ctx, x, *, axis, reverse):
     rank, n = len(x.shape), x.shape[axis]
+    if 0 in x.shape:  # nothing to accumulate (XLA rejects a window of size 0): the empty result
+      return ctx.convert(x, ctx.aval_out.dtype)
     window = [1] * rank
     window[axis] = n
     padding = [(0, 0)] * rank

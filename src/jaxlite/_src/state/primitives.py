@@ -18,9 +18,11 @@ import numpy as np
 
 from jaxlite._src import core
 from jaxlite._src.compiler import passes
+from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import batching
 from jaxlite._src.interpreters import partial_eval as pe
+from jaxlite._src.state import lowering as state_lowering
 from jaxlite._src.state.types import AbstractRef, Ref, register_ops
 
 # --- indexers ------------------------------------------------------------------------------------
@@ -306,6 +308,7 @@ def _check_ref(prim_name, aval):
 
 # new_ref: a fresh buffer holding a copy of the initial value.
 new_ref_p = _state_primitive("new_ref", reads_ref=False)
+xla.register(new_ref_p, state_lowering.new_ref_rule)
 
 
 @new_ref_p.def_abstract_eval
@@ -332,6 +335,7 @@ new_ref_p.discharged = _new_ref_discharged
 
 # empty_ref: a fresh buffer of type `ty` (zero-filled here, so reads before writes are defined).
 empty_ref_p = _state_primitive("empty_ref", reads_ref=False)
+xla.register(empty_ref_p, state_lowering.empty_ref_rule)
 empty_ref_p.def_abstract_eval(lambda *, ty, memory_space: AbstractRef(ty,
                                                                       memory_space=memory_space))
 
@@ -350,6 +354,7 @@ empty_ref_p.discharged = _empty_ref_discharged
 
 # get: reads `ref[indexer]` (dynamic starts are the operands after the ref).
 get_p = _state_primitive("get", reads_ref=True)
+xla.register(get_p, state_lowering.get_rule)
 
 
 @get_p.def_abstract_eval
@@ -367,6 +372,7 @@ get_p.discharged = lambda ref, *dyn, indexer: discharged_get(ref._buf, indexer, 
 
 # swap: writes `val` at `ref[indexer]` and returns what was there (`ref[i] = v` drops it).
 swap_p = _state_primitive("swap", reads_ref=True)
+xla.register(swap_p, state_lowering.swap_rule)
 
 
 @swap_p.def_abstract_eval
@@ -394,6 +400,7 @@ swap_p.discharged = _swap_discharged
 
 # addupdate: `ref[indexer] += val`, no result.
 addupdate_p = _state_primitive("addupdate", reads_ref=True, multiple_results=True)
+xla.register(addupdate_p, state_lowering.addupdate_rule)
 
 
 @addupdate_p.def_abstract_eval
@@ -418,6 +425,7 @@ addupdate_p.discharged = _addupdate_discharged
 
 # freeze: the final value of a ref, as an array.
 freeze_p = _state_primitive("freeze", reads_ref=True)
+xla.register(freeze_p, state_lowering.freeze_rule)
 
 
 @freeze_p.def_abstract_eval
@@ -431,6 +439,7 @@ freeze_p.discharged = lambda ref: ref._buf
 
 # free_ref: invalidates a ref; as in JAX it changes nothing at run time.
 free_ref_p = _state_primitive("free_ref", reads_ref=True, multiple_results=True)
+xla.register(free_ref_p, state_lowering.free_ref_rule)
 
 
 @free_ref_p.def_abstract_eval
@@ -625,3 +634,4 @@ batching.BatchTracer.addupdate = _tracer_addupdate  # a ref passed to vmap
 
 
 register_ops(ref_get=ref_get, ref_set=ref_set, ref_addupdate=ref_addupdate)
+

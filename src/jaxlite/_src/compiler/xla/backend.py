@@ -176,10 +176,18 @@ class XlaExecutable:
   """A loaded XLA executable and what calling it needs: the device, result handlers and the
   module text (`as_text` shows XLA's optimized HLO; `lowered_text` the StableHLO)."""
   __slots__ = ("loaded", "device", "backend", "out_avals", "handlers", "lowered_text",
-               "n_in", "__jaxlite_source__")
+               "n_in", "ref_inputs", "ref_consts", "n_out", "__jaxlite_source__")
 
-  def __init__(self, loaded, backend, device, in_avals, out_avals, text):
+  def __init__(self, loaded, backend, device, in_avals, out_avals, text, ref_consts=()):
     self.loaded, self.backend, self.device = loaded, backend, device
+    # Refs (see lowering.emit_function): the module takes the contents of the ref inputs and of
+    # the `Ref` objects the function closes over (`ref_consts`), and returns their new contents
+    # after its outputs; a call writes them back into the Refs.
+    self.ref_inputs = [i for i, a in enumerate(in_avals) if lowering.is_ref_aval(a)]
+    self.ref_consts = list(ref_consts)
+    self.n_out = len(out_avals)
+    out_avals = [*out_avals, *(in_avals[i].inner_aval for i in self.ref_inputs),
+                 *(r.aval.inner_aval for r in self.ref_consts)]
     # extended dtypes (typed PRNG keys) travel as their data: ui32 [..., 2] buffers
     out_avals = [lowering.physical_aval(a) for a in out_avals]
     self.out_avals = [(tuple(a.shape), np.dtype(a.dtype)) for a in out_avals]
@@ -193,13 +201,22 @@ class XlaExecutable:
   def __call__(self, *values):
     put = self.backend.buffer_for
     dev = self.device
+    refs = [values[i] for i in self.ref_inputs] + self.ref_consts
+    if refs:
+      values = [v._buf if i in self.ref_inputs else v for i, v in enumerate(values)]
+      values += [r._buf for r in self.ref_consts]
     bufs = [put(v, dev) for v in values]
     try:
       outs = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
     except Exception as err:
       raise _runtime_error(err, "executing", dev) from err
     make = self.backend.buffer_type
-    return [make(o, s, d, dev) for o, (s, d) in zip(outs, self.out_avals)]
+    outs = [make(o, s, d, dev) for o, (s, d) in zip(outs, self.out_avals)]
+    if refs:
+      for r, new in zip(refs, outs[self.n_out:]):
+        r._buf[...] = new.host()  # in place: the Ref's buffer keeps its address
+      outs = outs[:self.n_out]
+    return outs
 
   def as_text(self) -> str:
     return self.loaded.hlo_modules()[0].to_string()
@@ -284,7 +301,8 @@ class XlaBackend(backend_lib.Backend):
     text = self.lower(closed, aliases, name)
     device = device or self.default_device()
     loaded = self.compile_text(text, device)
-    return XlaExecutable(loaded, self, device, closed.in_avals, closed.out_avals, text)
+    return XlaExecutable(loaded, self, device, closed.in_avals, closed.out_avals, text,
+                         [closed.consts[i] for i in lowering.ref_consts(closed)])
 
   def compile_text(self, text: str, device):
     """XLA's executable of StableHLO module `text` on `device` (through the persistent
@@ -295,6 +313,19 @@ class XlaBackend(backend_lib.Backend):
     options.executable_build_options.device_assignment = xc.DeviceAssignment.create(
         np.array([[device.pjrt.id]], np.int64))
     return compile_cache.compile_or_load(self.client, text, device, options, self.platform)
+
+  def cost_analysis(self, closed, name: str = "jit_fn") -> dict:
+    """`Lowered.cost_analysis()`: XLA's cost model over the HLO of `closed` before XLA's
+    optimizations, as JAX's (`Compiled.cost_analysis()` is the optimized executable's)."""
+    client = self.client
+    if "PJRT C API" in getattr(client, "platform_version", ""):
+      raise NotImplementedError(  # JAX's error: plugins count only compiled programs
+          f"Lowered.cost_analysis not implemented on platform '{self.platform}'. Use "
+          "compile().cost_analysis() for post-compilation cost estimates.")
+    _jax = client_lib.jax_ext()
+    computation = _jax.mlir.mlir_module_to_xla_computation(
+        str(self.lower(closed, name=name)), use_tuple_args=False)
+    return dict(_jax.hlo_module_cost_analysis(client, computation.as_hlo_module()))
 
   def as_text(self, executable) -> str:
     if isinstance(executable, XlaExecutable):

@@ -14,6 +14,7 @@ from jaxlite._src import devices as devices_lib
 from jaxlite._src import errors
 from jaxlite._src.config import config
 from jaxlite._src.compiler.xla import backend as xb
+from jaxlite._src.compiler.xla import lowering
 from jaxlite._src.compiler.xla import platforms
 
 _cache: dict = {}
@@ -57,6 +58,8 @@ def route(primitive, args, params):
   """Runs `primitive` on `args` (Arrays on an XLA device, host values) on their device.
   NotImplemented (NumPy runs it) when no operand is on an XLA device and one is committed to
   NumPy's CPU device, or `jax.default_device` names that device."""
+  if primitive not in lowering.rules or primitive in lowering.eager_by_impl:
+    return _by_impl(primitive, args, params)
   device = None
   committed = False
   on_host_device = False
@@ -75,6 +78,10 @@ def route(primitive, args, params):
       if type(getattr(a, "_device", None)) is devices_lib.CpuDevice:
         on_host_device = True
       aval = core.get_aval(a)
+      if lowering.is_ref_aval(aval):  # a Ref: the executable reads and writes back its buffer
+        vals.append(a)
+        sig.append(aval)
+        continue
       vals.append(a._host_value() if hasattr(a, "_host_value") else np.asarray(a, aval.dtype))
       sig.append((aval.shape, aval.dtype, aval.weak_type))
   placement = _sharded_placement(primitive, args)
@@ -117,6 +124,22 @@ def route(primitive, args, params):
   if primitive.multiple_results:
     return [make(o, av) for o, av in zip(outs, out_avals)]
   return make(outs[0], out_avals[0])
+
+
+def _by_impl(primitive, args, params):
+  """A primitive with no StableHLO rule evaluated as JAX evaluates any primitive eagerly: by its
+  impl (a user's Python impl; an internal one that raises its own error, such as linearize's
+  custom_lin), with JAX's error when it has none."""
+  if primitive.impl is None:
+    raise NotImplementedError(f"Evaluation rule for '{primitive.name}' not implemented")
+  if primitive.abstract_eval is None:
+    return primitive.impl(*args, **params)
+  out_avals = primitive.abstract_eval(*[core.get_aval(a) for a in args], **params)
+  host = [a._host_value() if hasattr(a, "_host_value") else a for a in args]
+  out = primitive.impl(*host, **params)
+  if primitive.multiple_results:
+    return [core.make_array(np.asarray(o, av.dtype), av) for o, av in zip(out, out_avals)]
+  return core.make_array(np.asarray(out, out_avals.dtype), out_avals)
 
 
 def _compile(primitive, avals, params, device):

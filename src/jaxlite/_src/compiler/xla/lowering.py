@@ -21,6 +21,9 @@ from jaxlite._src import dtypes
 
 # primitive -> rule(ctx, *operands, **params) -> Value or list of Values
 rules: dict = {}
+# primitives whose eager evaluation on an XLA device is their impl, as in JAX (checkify's check
+# reads its predicate on the host and raises there; staged without checkify it is an error)
+eager_by_impl: set = set()
 
 
 def register(prim, rule=None):
@@ -207,6 +210,69 @@ class Value:
 
   def __repr__(self):
     return f"{self.name} : {self.type}"
+
+
+class RefCell:
+  """A mutable array reference while lowering (a jaxpr value of type `Ref{...}`): `value` is the
+  Value of its contents at this point of the program. The ref primitives' rules read and replace
+  it; loops and branches carry it through their state and results (`thread_refs`), and `@main`
+  takes the refs it is given as arguments and returns their final contents, so the state is
+  discharged into pure StableHLO as the program is emitted."""
+  __slots__ = ("value", "aval")
+
+  def __init__(self, value: Value, aval):
+    self.value, self.aval = value, aval
+
+  def __repr__(self):
+    return f"RefCell({self.value!r})"
+
+
+def is_ref_aval(aval) -> bool:
+  """The aval of a mutable array reference (`AbstractRef`, which lives above this module)."""
+  return hasattr(aval, "inner_aval")
+
+
+class RefThreading:
+  """How an op with regions carries the refs among its operands: each distinct ref travels once
+  in the op's state as its current contents (a ref passed twice shares one slot), each region
+  sees it as a fresh `RefCell` over its block argument, and the op's results update the outer
+  cells.
+
+  `operands(args)`: the args with every ref replaced by its contents;
+  `cells(block_args)`: the block args with a fresh inner RefCell at every ref position;
+  `yields(inner)`: what a region returns in the ref positions (each inner cell's final value);
+  `update(outs)`: writes the op's results at the ref positions into the outer cells."""
+
+  def __init__(self, args):
+    self.outer = list(args)
+    self.first: dict = {}  # position -> first position of the same cell
+    seen: dict = {}
+    for i, a in enumerate(args):
+      if isinstance(a, RefCell):
+        self.first[i] = seen.setdefault(id(a), i)
+
+  def __bool__(self):
+    return bool(self.first)
+
+  def operands(self, args=None):
+    return [a.value if isinstance(a, RefCell) else a for a in (args or self.outer)]
+
+  def cells(self, block_args):
+    out = list(block_args)
+    made: dict = {}
+    for i, j in self.first.items():
+      if j not in made:
+        made[j] = RefCell(block_args[j], self.outer[j].aval)
+      out[i] = made[j]
+    return out
+
+  def yields(self, inner):
+    return [a.value if isinstance(a, RefCell) else a for a in inner]
+
+  def update(self, outs) -> None:
+    for i, j in self.first.items():
+      if i == j:
+        self.outer[i].value = outs[i]
 
 
 def shaped_aval(shape, dtype) -> core.ShapedArray:
@@ -456,7 +522,7 @@ def lower_jaxpr_body(fn: FunctionBuilder, jaxpr, consts, args) -> list:
   env: dict = {}
   ctx0 = LoweringContext(fn)
   for v, c in zip(jaxpr.constvars, consts):
-    env[v] = c if isinstance(c, Value) else _const_value(ctx0, c, v.aval)
+    env[v] = c if isinstance(c, (Value, RefCell)) else _const_value(ctx0, c, v.aval)
   for v, a in zip(jaxpr.invars, args):
     env[v] = a
 
@@ -476,6 +542,8 @@ def lower_jaxpr_body(fn: FunctionBuilder, jaxpr, consts, args) -> list:
         for var, val in zip(eqn.outvars, outs):
           env[var] = val
         continue
+    if rule is None and _outside_jaxlite(eqn.primitive):
+      rule = impl_on_host_rule(eqn.primitive)
     if rule is None:
       raise LoweringError(f"MLIR translation rule for primitive '{eqn.primitive.name}' not "
                           "found for the xla backend")
@@ -485,7 +553,7 @@ def lower_jaxpr_body(fn: FunctionBuilder, jaxpr, consts, args) -> list:
         is_extended(a) for a in (*ctx.avals_in, *ctx.avals_out)):
       rule = extended_fallback[0] or rule
     outs = rule(ctx, *[read(x) for x in eqn.invars], **eqn.params)
-    if isinstance(outs, Value):
+    if isinstance(outs, (Value, RefCell)):
       outs = [outs]
     outs = list(outs)
     if len(outs) != len(eqn.outvars):
@@ -495,6 +563,54 @@ def lower_jaxpr_body(fn: FunctionBuilder, jaxpr, consts, args) -> list:
       if type(var).__name__ != "DropVar":
         env[var] = val
   return [read(v) for v in jaxpr.outvars]
+
+
+# --- host callbacks: XLA's CPU host callback -------------------------------------------------
+# The compiled program calls back into Python through jaxlib's `xla_ffi_python_cpu_callback`
+# custom call (the function is handed to the compiler with the module, `index` picks it); the
+# callback gets NumPy arrays and returns a tuple of them. CPU only: a TPU reaches the host by
+# send/recv, which this lowering does not emit.
+
+def _row_major(rank: int) -> str:
+  return f"dense<{i64_list(range(rank - 1, -1, -1))}> : tensor<{rank}xindex>" if rank \
+      else "dense<> : tensor<0xindex>"
+
+
+def emit_host_callback(ctx, fn, operands, result_avals, side_effect: bool):
+  index = ctx.host_callback(fn)
+  attrs = {
+      "call_target_name": '"xla_ffi_python_cpu_callback"',
+      "api_version": "1 : i32",
+      "backend_config": '""',
+      "has_side_effect": "true" if side_effect else "false",
+      "operand_layouts": f"[{', '.join(_row_major(len(v.shape)) for v in operands)}]",
+      "result_layouts": f"[{', '.join(_row_major(len(a.shape)) for a in result_avals)}]",
+      "mhlo.backend_config": f"{{index = {index} : ui64}}",
+  }
+  return ctx.op("stablehlo.custom_call", list(operands), list(result_avals), attrs)
+
+
+def _outside_jaxlite(prim) -> bool:
+  """A primitive defined outside jaxlite (a user's or a library's) with a Python impl."""
+  impl = getattr(prim, "impl", None)
+  impl = getattr(impl, "__wrapped__", impl)  # jax.extend.core.Primitive wraps a library's impl
+  return impl is not None and not getattr(impl, "__module__", "jaxlite").startswith("jaxlite.")
+
+
+def impl_on_host_rule(prim):
+  """The rule of a primitive defined outside jaxlite that has a Python impl and no rule: the
+  impl runs on the host from the compiled program, as the NumPy backend runs it (JAX would ask
+  for `mlir.register_lowering`)."""
+  def rule(ctx, *args, **params):
+    avals = list(ctx.avals_out)
+
+    def run(*xs):
+      out = prim.impl(*xs, **params)
+      out = out if prim.multiple_results else [out]
+      return tuple(np.asarray(o, a.dtype).reshape(a.shape) for o, a in zip(out, avals))
+    outs = emit_host_callback(ctx, run, args, avals, side_effect=False)
+    return outs if prim.multiple_results else outs[0]
+  return rule
 
 
 def _const_value(ctx, c, aval) -> Value:
@@ -511,22 +627,42 @@ def _host(c):
   return np.asarray(c)
 
 
+def ref_consts(closed) -> list:
+  """Indices of `closed`'s constants that are mutable array references (a `Ref` the function
+  closes over): they become arguments of the function after its inputs (see emit_function)."""
+  return [i for i, v in enumerate(closed.jaxpr.constvars) if is_ref_aval(v.aval)]
+
+
 def emit_function(module: ModuleBuilder, closed, name: str, visibility: str = "public",
                   arg_attrs=None, result_attrs=None) -> None:
   """Adds `closed` to `module` as `func.func <visibility> @name`. `arg_attrs[i]` /
-  `result_attrs[i]`: attribute text for argument / result i (`tf.aliasing_output = 0 : i32`)."""
+  `result_attrs[i]`: attribute text for argument / result i (`tf.aliasing_output = 0 : i32`).
+
+  Refs: a `Ref` input is an argument holding its contents, and a `Ref` constant (`ref_consts`)
+  one more argument after the inputs; the function returns, after its outputs, the final
+  contents of its ref inputs, then of its ref constants (the caller writes them back)."""
   fn = FunctionBuilder(module)
   jaxpr = closed.jaxpr
-  args = [Value(f"%arg{i}", v.aval) for i, v in enumerate(jaxpr.invars)]
-  outs = lower_jaxpr_body(fn, jaxpr, closed.consts, args)
+  args = [Value(f"%arg{i}", v.aval.inner_aval if is_ref_aval(v.aval) else v.aval)
+          for i, v in enumerate(jaxpr.invars)]
+  consts = list(closed.consts)
+  for k, i in enumerate(ref_consts(closed)):
+    aval = jaxpr.constvars[i].aval
+    args.append(Value(f"%arg{len(jaxpr.invars) + k}", aval.inner_aval))
+    consts[i] = RefCell(args[-1], aval)
+  ins = [RefCell(a, v.aval) if is_ref_aval(v.aval) else a for a, v in zip(args, jaxpr.invars)]
+  outs = lower_jaxpr_body(fn, jaxpr, consts, ins)
   outs = [_retype(fn, o, v.aval) for o, v in zip(outs, jaxpr.outvars)]
+  cells = [c for c in (*ins, *consts) if isinstance(c, RefCell)]
+  outs += [c.value for c in cells]
+  out_avals = [v.aval for v in jaxpr.outvars] + [c.aval.inner_aval for c in cells]
 
   def with_attrs(text, attrs):
     return f"{text} {{{attrs}}}" if attrs else text
   sig = ", ".join(with_attrs(f"{a.name}: {a.type}", (arg_attrs or {}).get(i))
                   for i, a in enumerate(args))
-  res = ", ".join(with_attrs(aval_type(v.aval), (result_attrs or {}).get(i))
-                  for i, v in enumerate(jaxpr.outvars))
+  res = ", ".join(with_attrs(aval_type(a), (result_attrs or {}).get(i))
+                  for i, a in enumerate(out_avals))
   ret = ", ".join(o.name for o in outs)
   ret_types = ", ".join(o.type for o in outs)
   lines = [f"  func.func {visibility} @{name}({sig}) -> ({res}) {{", *fn.lines,

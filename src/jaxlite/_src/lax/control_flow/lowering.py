@@ -36,49 +36,68 @@ def _where(ctx, pred, new, old) -> xla.Value:
 # --- while ----------------------------------------------------------------------------------------
 
 def while_rule(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
-  cconsts, bconsts, carry = split_list(args, [cond_nconsts, body_nconsts])
-  state_avals = [v.aval for v in args]
+  # refs among the consts (a ref the loop closes over) travel in the state: the body's writes
+  # are the next iteration's contents and the loop's result the ref's new contents
+  refs = xla.RefThreading(args)
+  operands = refs.operands()
+  state_avals = [v.aval for v in operands]
   batched = bool(cond_jaxpr.out_avals[0].shape)
 
   def cond_region(c, *state):
-    cc, _, cy = split_list(state, [cond_nconsts, body_nconsts])
+    cc, _, cy = split_list(refs.cells(state), [cond_nconsts, body_nconsts])
     pred, = c.lower_jaxpr(cond_jaxpr, None, cc + cy)
     return [_any(c, pred)]
 
   def body_region(c, *state):
-    cc, bc, cy = split_list(state, [cond_nconsts, body_nconsts])
+    inner = refs.cells(state)
+    cc, bc, cy = split_list(inner, [cond_nconsts, body_nconsts])
     new = c.lower_jaxpr(body_jaxpr, None, bc + cy)
     if batched:  # elements whose predicate is already false keep their carry
       pred, = c.lower_jaxpr(cond_jaxpr, None, cc + cy)
       new = [_where(c, pred, n, o) for n, o in zip(new, cy)]
-    return [*cc, *bc, *new]
+    return refs.yields([*cc, *bc, *new])
 
-  outs = ctx.op("stablehlo.while", list(args), state_avals,
+  outs = ctx.op("stablehlo.while", operands, state_avals,
                 regions=[ctx.region(state_avals, cond_region),
                          ctx.region(state_avals, body_region)])
+  refs.update(outs)
   return outs[cond_nconsts + body_nconsts:]
 
 
 # --- cond -----------------------------------------------------------------------------------------
 
 def cond_rule(ctx, index, *ops, branches):
-  # XLA runs the last branch for any index out of range; jaxlite (like JAX's switch) clamps.
+  # The index is in range: `switch` clamps it where it is traced (as JAX's does) and `cond`'s
+  # comes from a bool, so the case takes it as it is, as JAX lowers it.
   n = len(branches)
   index = ctx.convert(index, np.int32)
   if n == 1:
     return ctx.lower_jaxpr(branches[0], None, list(ops))
-  lo = ctx.constant(np.asarray(0, np.int32))
-  hi = ctx.constant(np.asarray(n - 1, np.int32))
-  index = ctx.op("stablehlo.clamp", [lo, index, hi], index.aval)
-  regions = [ctx.region([], lambda c, b=b: c.lower_jaxpr(b, None, list(ops))) for b in branches]
-  outs = ctx.op("stablehlo.case", [index], list(ctx.avals_out), regions=regions)
-  return outs
+  # refs the branches close over: each branch starts from their contents and returns its final
+  # contents after the outputs; the case's extra results are the refs' new contents
+  refs = xla.RefThreading(ops)
+  n_out = len(ctx.avals_out)
+
+  def branch(c, b):
+    inner = refs.cells(refs.operands())
+    outs = c.lower_jaxpr(b, None, inner)
+    return [*outs, *(inner[i].value for i, j in refs.first.items() if i == j)]
+  ref_avals = [ops[i].value.aval for i, j in refs.first.items() if i == j]
+  regions = [ctx.region([], lambda c, b=b: branch(c, b)) for b in branches]
+  outs = ctx.op("stablehlo.case", [index], [*ctx.avals_out, *ref_avals], regions=regions)
+  final = iter(outs[n_out:])
+  for i, j in refs.first.items():
+    if i == j:
+      ops[i].value = next(final)
+  return outs[:n_out]
 
 
 # --- scan -----------------------------------------------------------------------------------------
 
 def scan_rule(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, unroll, **_):
-  consts, carry, xs = split_list(args, [num_consts, num_carry])
+  # refs among the consts travel in the loop state as their contents (see while_rule)
+  refs = xla.RefThreading(args)
+  consts, carry, xs = split_list(refs.operands(), [num_consts, num_carry])
   if length == 0:  # no step runs (and there is no row to slice): the carry and empty ys
     return [*carry, *(ctx.zeros(a.shape, a.dtype) if not xla.is_extended(a) else xla.with_aval(
         ctx.zeros(xla.physical_aval(a).shape, np.uint32), a) for a in ctx.avals_out[num_carry:])]
@@ -97,6 +116,7 @@ def scan_rule(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, unroll,
 
   def body_region(c, i, *rest):
     cs, cy, xv, yv = split_list(rest, sizes[1:])
+    cs = refs.cells([*cs, *cy, *xv])[:num_consts]
     t = i
     if reverse:
       t = c.op("stablehlo.subtract", [c.constant(np.asarray(length - 1, np.int32)), i], i.aval)
@@ -106,12 +126,13 @@ def scan_rule(ctx, *args, reverse, length, jaxpr, num_consts, num_carry, unroll,
     new_carry, y_t = outs[:num_carry], outs[num_carry:]
     new_ys = [_update_row(c, y, xla.physical(v), t, zero) for y, v in zip(yv, y_t)]
     step = c.op("stablehlo.add", [i, c.constant(np.asarray(1, np.int32))], i.aval)
-    return [step, *cs, *new_carry, *xv, *new_ys]
+    return [step, *refs.yields(cs), *new_carry, *xv, *new_ys]
 
   outs = ctx.op("stablehlo.while", state, state_avals,
                 regions=[ctx.region(state_avals, cond_region),
                          ctx.region(state_avals, body_region)])
-  _, _, out_carry, _, out_ys = split_list(outs, sizes)
+  _, out_consts, out_carry, _, out_ys = split_list(outs, sizes)
+  refs.update(out_consts)
   return [*out_carry, *(xla.with_aval(y, a) for y, a in zip(out_ys, ctx.avals_out[num_carry:]))]
 
 

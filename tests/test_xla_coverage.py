@@ -1,0 +1,111 @@
+"""The xla backend covers every primitive: each registered primitive has a StableHLO lowering
+rule, and each rule is exercised by a row that runs it on XLA against the NumPy backend and JAX
+(tests/test_xla_backend.py's ROWS, tests/test_xla_rules.py's tables).
+
+This is why CI's xla step runs those two files (plus the transformation and state files named in
+.ci/run) rather than the whole suite a second time: a primitive added without a rule, or a rule
+added without a row, fails here.
+"""
+from __future__ import annotations
+
+import gc
+import importlib
+import pkgutil
+
+import numpy as np
+import pytest
+
+import jaxlite
+
+pytest.importorskip("jaxlib")
+
+import test_xla_backend as backend_rows  # noqa: E402
+import test_xla_rules as rule_rows  # noqa: E402
+from jaxlite._src import core  # noqa: E402
+from jaxlite._src.compiler.xla import lowering  # noqa: E402
+
+# Primitives with no rule, and why. Collectives and sharding annotations are lowered by the
+# sharding work on the xla backend (issue 30's SPMD part); the rest never reach a compiled program.
+NO_RULE = {
+    # collectives and sharding (the SPMD lowering, its own helper)
+    "psum", "psum_fused", "psum_invariant", "pmax", "pmin", "all_gather", "all_to_all",
+    "axis_index", "ppermute", "pbroadcast", "pvary", "reduce_scatter", "shard_map", "reshard",
+    "sharding_constraint", "inspect_sharding",
+    # linearize's placeholder for a custom_vjp function's tangent: jvp of it raises at trace time
+    "custom_lin",
+    # the NumPy backend's own contraction of a marked mul+add (compiler/passes.py); the xla
+    # backend lowers the mul and add it came from
+    "fma",
+}
+
+# Rules exercised by a named test instead of a table row.
+BY_NAMED_TEST = {
+    "mulhi": "test_xla_backend.py::test_mulhi_and_unstack",
+    "unstack": "test_xla_backend.py::test_mulhi_and_unstack",
+    "copy_p": "test_xla_rules.py::test_identity_and_token_primitives",
+    "name": "test_xla_rules.py::test_identity_and_token_primitives",
+    "call": "test_xla_rules.py::test_call_primitives_inline",
+    "closed_call": "test_xla_rules.py::test_call_primitives_inline",
+    "debug_print": "test_xla_rules.py::test_debug_print_and_callback_run_inside_xla",
+    "debug_callback": "test_xla_rules.py::test_debug_print_and_callback_run_inside_xla",
+    "check": "test_xla_rules.py::test_check_staged_without_checkify",
+    "threefry2x32": "test_xla_rules.py::test_random_bits_both_threefry_modes",
+    "eq_to": "lax.eq_to/le_to/lt_to: staged only by sort's comparators",
+    "le_to": "lax.eq_to/le_to/lt_to: staged only by sort's comparators",
+    "lt_to": "lax.eq_to/le_to/lt_to: staged only by sort's comparators",
+}
+
+
+def _all_primitives() -> set:
+  import jaxlite._src as src
+  for m in pkgutil.walk_packages(src.__path__, "jaxlite._src."):
+    if ".distributed" in m.name:  # needs mpi4py; has no primitives of its own
+      continue
+    importlib.import_module(m.name)
+  # jaxlite's own: a primitive that tests define with a Python impl runs it from the compiled
+  # program (lowering.impl_on_host_rule) and needs no rule
+  return {o for o in gc.get_objects()
+          if isinstance(o, core.Primitive) and not lowering._outside_jaxlite(o)}
+
+
+def _primitives_in(closed) -> set:
+  seen, stack = set(), [closed.jaxpr]
+  while stack:
+    j = stack.pop()
+    for e in j.eqns:
+      seen.add(e.primitive)
+      stack.extend(getattr(p, "jaxpr", p) for p in core.jaxprs_in_params(e.params))
+  return seen
+
+
+def _row_programs():
+  for _, fn, args, _ in backend_rows.ROWS:
+    yield (lambda *a, fn=fn: fn(jaxlite, *a)), args
+  for table in (rule_rows.TABLE, rule_rows.LINALG, rule_rows.SPECIAL):
+    for _, build, args in table:
+      yield build(jaxlite), args
+
+
+def test_every_primitive_has_an_xla_rule():
+  missing = {p.name for p in _all_primitives() if p not in lowering.rules}
+  assert missing <= NO_RULE, sorted(missing - NO_RULE)
+  # an entry that got its rule leaves the list
+  assert not (NO_RULE & {p.name for p in lowering.rules}), sorted(
+      NO_RULE & {p.name for p in lowering.rules})
+
+
+def test_every_xla_rule_has_a_row():
+  _all_primitives()
+  seen = set()
+  for fn, args in _row_programs():
+    seen |= _primitives_in(jaxlite.make_jaxpr(fn)(*args))
+  untested = {p.name for p in lowering.rules} - {p.name for p in seen}
+  assert untested <= set(BY_NAMED_TEST), sorted(untested - set(BY_NAMED_TEST))
+
+
+def test_a_primitive_without_a_rule_names_itself():
+  p = core.Primitive("no_rule_here")
+  p.def_abstract_eval(lambda x: x)
+  closed = jaxlite.make_jaxpr(p.bind)(np.float32(1))
+  with pytest.raises(lowering.LoweringError, match="'no_rule_here' not found"):
+    lowering.lower_closed_jaxpr(closed)
