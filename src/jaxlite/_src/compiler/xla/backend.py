@@ -206,7 +206,7 @@ class XlaExecutable:
 def _runtime_error(err, what, device):
   if isinstance(err, JaxRuntimeError):
     return err
-  return JaxRuntimeError(f"{err} ({what} on {device})")
+  return JaxRuntimeError(f"{err} ({what} on {device!r})")
 
 
 class XlaBackend(backend_lib.Backend):
@@ -390,7 +390,7 @@ _PLATFORM_DTYPES_MISSING = {"tpu": (np.dtype(np.float64), np.dtype(np.complex128
 def _check_platform_dtype(dtype, device):
   missing = _PLATFORM_DTYPES_MISSING.get(device.platform, ())
   if np.dtype(dtype) in missing:
-    raise TypeError(f"device_put: dtype {np.dtype(dtype).name} is not supported on {device} "
+    raise TypeError(f"device_put: dtype {np.dtype(dtype).name} is not supported on {device!r} "
                     f"(platform {device.platform}); use float32 / complex64 there")
 
 
