@@ -24,13 +24,8 @@ import test_xla_rules as rule_rows  # noqa: E402
 from jaxlite._src import core  # noqa: E402
 from jaxlite._src.compiler.xla import lowering  # noqa: E402
 
-# Primitives with no rule, and why. Collectives and sharding annotations are lowered by the
-# sharding work on the xla backend (issue 30's SPMD part); the rest never reach a compiled program.
+# Primitives with no rule, and why: they never reach a compiled program.
 NO_RULE = {
-    # collectives and sharding (the SPMD lowering, its own helper)
-    "psum", "psum_fused", "psum_invariant", "pmax", "pmin", "all_gather", "all_to_all",
-    "axis_index", "ppermute", "pbroadcast", "pvary", "reduce_scatter", "shard_map", "reshard",
-    "sharding_constraint", "inspect_sharding",
     # linearize's placeholder for a custom_vjp function's tangent: jvp of it raises at trace time
     "custom_lin",
     # the NumPy backend's own contraction of a marked mul+add (compiler/passes.py); the xla
@@ -50,6 +45,12 @@ BY_NAMED_TEST = {
     "debug_callback": "test_xla_rules.py::test_debug_print_and_callback_run_inside_xla",
     "check": "test_xla_rules.py::test_check_staged_without_checkify",
     "threefry2x32": "test_xla_rules.py::test_random_bits_both_threefry_modes",
+    # collectives and sharding annotations: each runs in tests/test_xla_sharding.py's program on
+    # 8 XLA CPU devices, against the NumPy backend and JAX
+    **{name: "test_xla_sharding.py::test_values_equal_the_numpy_backend" for name in (
+        "psum", "psum_fused", "psum_invariant", "pmax", "pmin", "all_gather", "all_to_all",
+        "axis_index", "ppermute", "pbroadcast", "pvary", "reduce_scatter", "shard_map",
+        "reshard", "sharding_constraint", "inspect_sharding")},
     "eq_to": "lax.eq_to/le_to/lt_to: staged only by sort's comparators",
     "le_to": "lax.eq_to/le_to/lt_to: staged only by sort's comparators",
     "lt_to": "lax.eq_to/le_to/lt_to: staged only by sort's comparators",

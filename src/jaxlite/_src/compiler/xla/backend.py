@@ -228,7 +228,7 @@ class XlaExecutable:
 def _runtime_error(err, what, device):
   if isinstance(err, JaxRuntimeError):
     return err
-  return JaxRuntimeError(f"{err} ({what} on {device})")
+  return JaxRuntimeError(f"{err} ({what} on {device!r})")
 
 
 class XlaBackend(backend_lib.Backend):

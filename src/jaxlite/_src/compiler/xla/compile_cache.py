@@ -60,7 +60,7 @@ def compile_or_load(client, text: str, device, options, platform: str):
   try:
     loaded = client.compile_and_load(text.encode(), devices, options)
   except Exception as err:
-    raise JaxRuntimeError(f"XLA compilation failed on {device}: {err}") from err
+    raise JaxRuntimeError(f"XLA compilation failed on {device!r}: {err}") from err
   dt = time.perf_counter() - t0
   stats["compiles"] += 1
   stats["compile_secs"] += dt
@@ -80,7 +80,7 @@ def _compile_with_callbacks(client, text, devices, options, callbacks, device):
     module = client_lib.parse_module(text)
     loaded = client.compile_and_load(module, devices, options, host_callbacks=list(callbacks))
   except Exception as err:
-    raise JaxRuntimeError(f"XLA compilation failed on {device}: {err}") from err
+    raise JaxRuntimeError(f"XLA compilation failed on {device!r}: {err}") from err
   stats["compiles"] += 1
   return loaded
 

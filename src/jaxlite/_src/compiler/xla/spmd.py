@@ -357,7 +357,7 @@ def _xla_device(backend, d):
   for x in devs:
     if x.id == d.id:
       return x
-  raise ValueError(f"device {d} is not a device of the {backend.name} backend ({devs})")
+  raise ValueError(f"device {d!r} is not a device of the {backend.name} backend ({devs})")
 
 
 def _compile(backend, text, devices):
