@@ -311,11 +311,24 @@ def test_dot_precision_in_lowered_text(on_xla):
 
 def test_missing_rule_names_the_primitive(on_xla):
   from jaxlite._src import core
-  p = core.Primitive("no_rule_here")
-  p.def_impl(lambda x: x)
+  p = core.Primitive("no_rule_here")  # no impl either: nothing could run it
   p.def_abstract_eval(lambda x: x)
   with pytest.raises(NotImplementedError, match="'no_rule_here'"):
     jaxlite.jit(lambda x: p.bind(x))(F)
+
+
+def test_a_users_primitive_with_only_an_impl_runs_it_from_the_compiled_program(on_xla):
+  from jaxlite._src import core
+  calls = []
+  p = core.Primitive("users_impl_only")
+  p.def_impl(lambda x: calls.append(1) or np.asarray(x) * 3 + 1)
+  p.def_abstract_eval(lambda x: x)
+  f = jaxlite.jit(lambda x: p.bind(x * 2) - 1)
+  text = f.lower(F).as_text()
+  assert "xla_ffi_python_cpu_callback" in text  # XLA's host callback, not a host round trip
+  out = f(F)
+  assert type(out._value).__name__ == "DeviceBuffer" and calls
+  np.testing.assert_allclose(np.asarray(out), F * 6, rtol=1e-6)
 
 
 def test_first_call_compiles_once_then_hits(on_xla):

@@ -78,6 +78,8 @@ def element_type(dtype) -> str:
 
 def tensor_type(shape, dtype) -> str:
   """`tensor<2x3xf32>`; a scalar is `tensor<f32>`."""
+  if any(d < 0 for d in shape):  # NumPy's error, where the NumPy backend's impl raises it
+    raise ValueError(f"negative dimensions are not allowed: shape {tuple(shape)}")
   et = element_type(dtype)
   return f"tensor<{'x'.join(map(str, shape))}x{et}>" if len(shape) else f"tensor<{et}>"
 
