@@ -127,3 +127,30 @@ def test_logaddexp_and_softplus_of_complex():
   for a, b in zip(got, want):
     assert a.dtype == b.dtype
     np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12)
+
+
+def _custom_jvp_of_jit_with_defaults(m):
+  import functools
+
+  @functools.partial(m.custom_jvp, nondiff_argnums=(1, 2))
+  @functools.partial(m.jit, static_argnames=("ord", "keepdims"))
+  def norm(x, ord=None, keepdims=False):
+    return m.numpy.linalg.norm(x, ord=ord, keepdims=keepdims)
+
+  @norm.defjvp
+  def norm_jvp(ord, keepdims, primals, tangents):
+    return m.jvp(functools.partial(m.numpy.linalg.norm, ord=ord, keepdims=keepdims),
+                 primals, tangents)
+
+  x = m.numpy.arange(6.).reshape(3, 2)
+  y = m.numpy.ones((4, 2))
+  return [m.vmap(lambda a: m.vmap(lambda b: norm(a - b))(y))(x), norm(x[1], 1),
+          m.grad(lambda a: norm(a))(x[2])]
+
+
+def test_custom_jvp_of_a_jitted_function_fills_default_nondiff_args():
+  """ott-jax's `norm` is a custom_jvp (nondiff ord/axis/keepdims) of a jitted function,
+  called with the defaults left out: JAX fills them from the jitted function's signature."""
+  got, want = _custom_jvp_of_jit_with_defaults(jax), _custom_jvp_of_jit_with_defaults(oracle())
+  for a, b in zip(got, want):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)

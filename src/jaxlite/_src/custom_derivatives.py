@@ -71,10 +71,16 @@ def _resolve_args(fun, args, kwargs):
   for custom functions (flax's fp8 `dot_general_with_precision` leaves nondiff args default)."""
   if not kwargs:
     code = getattr(fun, "__code__", None)
-    if code is None or len(args) >= code.co_argcount:
+    if code is not None and len(args) >= code.co_argcount:
       return tuple(args)
   try:
-    bound = inspect.signature(fun).bind(*args, **kwargs)
+    signature = inspect.signature(fun)  # a jitted function's is its function's (ott's norm)
+  except (TypeError, ValueError):
+    if not kwargs:
+      return tuple(args)
+    raise
+  try:
+    bound = signature.bind(*args, **kwargs)
   except (TypeError, ValueError) as e:
     raise TypeError(f"The function {_fun_name(fun)} was called with arguments that do not "
                     f"match its signature: {e}") from None
