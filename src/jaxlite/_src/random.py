@@ -322,7 +322,7 @@ def _mark_fma(out):
   if not isinstance(out, pe.DynamicJaxprTracer) or not getattr(trace, "eqns", None):
     return
   last = trace.eqns[-1]
-  if last.primitive.name == "add" and last.outvars[0] is out._var:
+  if last.primitive is pk.roles.add and last.outvars[0] is out._var:
     last.source_info = FmaHint()
 
 
@@ -967,4 +967,4 @@ prng_structural.install()
 
 # --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
 
-pk.register(fma_p, pk.ELEMENTWISE, fuse=True)
+pk.register(fma_p, pk.ELEMENTWISE, fuse=True, op="fma")

@@ -158,7 +158,7 @@ def unop(name: str, np_fn, kinds: str = "fc", out_dtype=None, template: str | No
   one whose `bind` adds params). `fuse`: tier 1 may fuse it (its kernel checked against tier
   0's: see primitive_kinds). `hlo`: its StableHLO op or rule (`lower_to_hlo`)."""
   prim = primitive_type(name)
-  _kinds.register(prim, _kinds.ELEMENTWISE, fuse=fuse)
+  _kinds.register(prim, _kinds.ELEMENTWISE, fuse=fuse, op=name)
 
   def abstract_eval(x, **params):
     check_dtype_kinds(name, x.dtype, kinds)
@@ -200,7 +200,7 @@ def binop(name: str, np_fn, kinds: str = "fciub", out_dtype=None, template: str 
   compared whole through NumPy's structured `==`/`!=`, which has no ufunc loop. `fuse`: as
   `unop`'s."""
   prim = core.Primitive(name)
-  _kinds.register(prim, _kinds.ELEMENTWISE, fuse=fuse)
+  _kinds.register(prim, _kinds.ELEMENTWISE, fuse=fuse, op=name)
 
   def abstract_eval(x, y, **params):
     if keys and _is_key_pair(x, y):
