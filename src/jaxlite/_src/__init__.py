@@ -11,12 +11,26 @@ import os as _os
 __path__.append(_os.path.join(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))),
                               "_jax_shim", "jax", "_src"))
 
+# Modules that moved into a folder, under their former names (relative to this package), so that
+# `jaxlite._src.<former>` and JAX libraries' `jax._src.<former>` (the `jax` shim, _install.py)
+# still resolve: JAX's private module names are what those libraries import.
+# BEGIN relayout: FORMER_NAMES (written by tools/relayout.py)
+FORMER_NAMES: dict = {}
+# END relayout
+
+
+def current_name(former: str) -> str:
+  """The module path, relative to this package, where module `former` (dotted) now lives."""
+  head, dot, rest = former.partition(".")
+  return FORMER_NAMES[head] + dot + rest if head in FORMER_NAMES else former
+
 
 def __getattr__(name):
   if not name.startswith("__"):
+    target = f"{__name__}.{current_name(name)}"
     try:
-      return _importlib.import_module(f"{__name__}.{name}")
+      return _importlib.import_module(target)
     except ModuleNotFoundError as e:
-      if e.name != f"{__name__}.{name}":
+      if e.name != target:
         raise
   raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
