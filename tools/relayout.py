@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import argparse
 import ast
+import difflib
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,7 +96,8 @@ def move_files(dry: bool) -> list:
       done.append(f"create {init.relative_to(ROOT)}")
       if not dry:
         init.parent.mkdir(exist_ok=True)
-        init.write_text(f'"""{role}\n\nSee `_src/README.md` for the layout."""\n')
+        doc = textwrap.fill(role, 96) + "\n\nSee `_src/README.md` for the layout."
+        init.write_text(f'"""{doc}"""\n')
         _git("add", str(init))
     for old in olds:
       src, dst = SRC / f"{old}.py", SRC / folder / f"{old}.py"
@@ -154,6 +157,53 @@ def _rewrite_from_src_imports(text: str) -> str:
   return "".join(lines)
 
 
+def _wrap_long_imports(text: str) -> str:
+  """One-line `from X import a, b` statements that the rewrite took past 100 characters, in
+  parentheses, one name a line (a trailing comment stays on the first line)."""
+  if not any(len(ln) > 100 for ln in text.splitlines()):
+    return text
+  try:
+    tree = ast.parse(text)
+  except SyntaxError:
+    return text
+  lines = text.splitlines(keepends=True)
+  for node in sorted((n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                      and n.lineno == n.end_lineno), key=lambda n: -n.lineno):
+    line = lines[node.lineno - 1]
+    if len(line.rstrip("\n")) <= 100 or node.level:
+      continue
+    indent = line[:len(line) - len(line.lstrip())]
+    tail = line[node.end_col_offset:].rstrip("\n")
+    names = [a.name + (f" as {a.asname}" if a.asname else "") for a in node.names]
+    lines[node.lineno - 1] = (f"{indent}from {node.module} import ({tail}\n"
+                              + "".join(f"{indent}    {n},\n" for n in names) + f"{indent})\n")
+  return "".join(lines)
+
+
+def _rewrap_entries(text: str, start: str, end: str) -> str:
+  """Lines of `"key": VALUE, ...` entries between `start` and `end` packed again within 100
+  characters (the rewrite lengthened the keys)."""
+  i = text.find(start)
+  if i < 0:
+    return text
+  j = text.find(end, i)
+  out = []
+  for line in text[i:j].split("\n"):
+    if len(line) <= 100 or line.lstrip().startswith("#"):
+      out.append(line)
+      continue
+    indent = line[:len(line) - len(line.lstrip())]
+    entries = [e.strip() for e in re.findall(r'"[^"]+":\s*\w+,?', line)]
+    cur = indent
+    for e in entries:
+      if cur.strip() and len(cur) + 1 + len(e) > 100:
+        out.append(cur.rstrip())
+        cur = indent
+      cur += ("" if not cur.strip() else " ") + e
+    out.append(cur.rstrip())
+  return text[:i] + "\n".join(out) + text[j:]
+
+
 def _rewrite_block(text: str, start: str, end: str, pattern) -> str:
   """Applies `pattern` (a (regex, repl) pair) only between the first `start` and the next `end`."""
   i = text.find(start)
@@ -206,11 +256,13 @@ def rewrite(path: Path, text: str) -> str:
   if path.suffix == ".py" and rel.split("/")[0] in FILE_TABLE_DIRS:
     text = _QUOTED_FILE.sub(lambda m: f"{m[1]}{MOVES[m[2]].replace('.', '/')}.py{m[1]}", text)
   if rel == "tests/test_import_graph.py":
-    text = _layers_table(text)
+    text = _rewrap_entries(_layers_table(text), "LAYERS = {", "\n}\n")
   if path.name == "jit_function.py" and "DERIVED_CACHES = (" in text:
     text = _derived_caches_table(text)
   if rel == "src/jaxlite/_src/__init__.py":
     text = _former_names_table(text)
+  if path.suffix == ".py":
+    text = _wrap_long_imports(text)
   return text
 
 
@@ -227,16 +279,24 @@ def text_files():
 
 
 def rewrite_all(dry: bool) -> list:
-  done = []
+  done, long_lines = [], []
   for path in text_files():
     text = path.read_text()
     new = rewrite(path, text)
     if new != text:
-      changed = sum(a != b for a, b in zip(text.splitlines(), new.splitlines())) + abs(
-          len(text.splitlines()) - len(new.splitlines()))
+      changed = sum(1 for ln in difflib.unified_diff(text.splitlines(), new.splitlines(),
+                                                     lineterm="", n=0)
+                    if ln[:1] == "+" and not ln.startswith("+++"))
       done.append(f"rewrite {path.relative_to(ROOT)} ({changed} lines)")
+      old_long = {ln for ln in text.splitlines() if len(ln) > 100}
+      long_lines += [f"  {path.relative_to(ROOT)}:{n}" for n, ln in
+                     enumerate(new.splitlines(), 1) if len(ln) > 100 and ln not in old_long
+                     and path.suffix == ".py"]
       if not dry:
         path.write_text(new)
+  if long_lines:
+    print("relayout: lines the rewrite took past 100 characters (wrap them by hand):")
+    print("\n".join(long_lines))
   return done
 
 
