@@ -44,7 +44,7 @@ FOLDERS = {
         ["core", "array", "dtypes", "extended_dtypes", "config", "devices", "machine",
          "memory_space", "tree_util", "pytree", "linear_util", "list_util", "errors", "effects",
          "primitive_kinds", "pretty_print", "fp_quiet", "monitoring", "profiler",
-         "instrumentation", "dlpack"]),
+         "instrumentation", "dlpack", "source_info_util"]),
     "transforms": (
         "Transformations and their API: jit and its call path, grad/vjp/jvp, vmap, custom rules, "
         "checkpointing, call primitives, callbacks and checkify.",

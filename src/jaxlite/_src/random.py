@@ -26,12 +26,12 @@ from jaxlite._src.prng import PRNGKeyArray
 
 
 def _lax_ns():
-  from jaxlite import lax
+  from jaxlite._src.lax import namespace as lax
   return lax
 
 
 def _jnp():
-  from jaxlite import numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp
   return jnp
 
 
@@ -317,7 +317,7 @@ def _mark_fma(out):
   """Marks the staged `add` that made `out` for the compiler's FMA contraction (jit then rounds
   x * span + shift once, as eager and XLA do). Only a jaxpr trace's own last eqn is marked."""
   from jaxlite._src.interpreters import partial_eval as pe
-  from jaxlite.extend.source_info_util import FmaHint
+  from jaxlite._src.source_info_util import FmaHint
   trace = getattr(out, "_trace", None)
   if not isinstance(out, pe.DynamicJaxprTracer) or not getattr(trace, "eqns", None):
     return

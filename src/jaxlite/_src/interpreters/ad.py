@@ -32,7 +32,8 @@ from jaxlite._src import core, dtypes, extended_dtypes
 from jaxlite._src import primitive_kinds as pk
 from jaxlite._src.core import Literal, ShapedArray, Var
 from jaxlite._src.interpreters import batching
-from jaxlite._src.lax.families import first_weak, kind_of, numpy_templates
+from jaxlite._src.compiler.numpy_codegen import TABLES as _NUMPY_TABLES
+from jaxlite._src.core import first_weak
 from jaxlite._src.compiler.xla import lowering as hlo
 
 jvp_rules: dict = {}
@@ -49,7 +50,7 @@ def tangent_dtype(dtype):
   extended dtype names its own (`_rules.tangent_dtype`)."""
   if extended_dtypes.has_rules(dtype):
     return dtype._rules.tangent_dtype(dtype)
-  if not isinstance(dtype, np.dtype) or dtype == dtypes.float0 or kind_of(dtype) in "iub":
+  if not isinstance(dtype, np.dtype) or dtype == dtypes.float0 or dtypes.kind_of_dtype(dtype) in "iub":
     return dtypes.float0
   return dtype
 
@@ -139,7 +140,7 @@ add_any_p = core.Primitive("add_any")
 add_any_p.def_impl(lambda x, y: np.add(x, y) if x.dtype != dtypes.float0 else x)
 add_any_p.def_abstract_eval(lambda x, y: x)
 add_any_p.eager_weak_type = first_weak
-numpy_templates[add_any_p] = lambda: "np.add({0}, {1})"
+_NUMPY_TABLES.templates[add_any_p] = lambda: "np.add({0}, {1})"
 hlo.register_elementwise(add_any_p, "add")
 
 
@@ -171,7 +172,7 @@ stop_gradient_p.def_impl(lambda x: x)
 stop_gradient_p.def_abstract_eval(lambda x: x)
 hlo.register_identity(stop_gradient_p)
 stop_gradient_p.eager_weak_type = first_weak
-numpy_templates[stop_gradient_p] = lambda: "{0}"
+_NUMPY_TABLES.templates[stop_gradient_p] = lambda: "{0}"
 
 
 def _stop_gradient_jvp(primals, tangents):

@@ -14,6 +14,7 @@ from jaxlite._src.compiler import numpy_codegen
 from jaxlite._src.compiler import passes
 from jaxlite._src.compiler.xla import lowering as hlo_lowering
 from jaxlite._src.core import ShapedArray
+from jaxlite._src.core import all_weak, first_weak, never_weak  # noqa: F401 - the weak rules
 from jaxlite._src.interpreters import batching
 from jaxlite._src.sharding import rules as sharding_rules
 
@@ -43,21 +44,6 @@ _KIND_NAMES = {
     "f": "floating", "c": "complexfloating", "i": "signedinteger", "u": "unsignedinteger",
     "b": "bool",
 }
-
-
-def all_weak(args, params) -> bool:
-  for a in args:
-    if not getattr(a, "weak_type", False):
-      return False
-  return True
-
-
-def first_weak(args, params) -> bool:
-  return getattr(args[0], "weak_type", False)
-
-
-def never_weak(args, params) -> bool:
-  return False
 
 
 def kind_of(dtype) -> str:

@@ -297,10 +297,9 @@ def pmin(x, axis_name, *, axis_index_groups=None):
 
 def pmean(x, axis_name, *, axis_index_groups=None):
   """The mean of `x` over the members of the named axis `axis_name`."""
-  from jaxlite._src.numpy.ufuncs import true_divide
   total = psum(x, axis_name, axis_index_groups=axis_index_groups)  # first, as JAX: its errors
   n = psum(1, axis_name, axis_index_groups=axis_index_groups)
-  return tree_util.tree_map(lambda v: true_divide(v, n), total)
+  return tree_util.tree_map(lambda v: v / n, total)  # jnp.true_divide: the Array's operator
 
 
 # --- axis_index --------------------------------------------------------------------------------
