@@ -25,6 +25,39 @@ def current_name(former: str) -> str:
   return FORMER_NAMES[head] + dot + rest if head in FORMER_NAMES else former
 
 
+class _FormerNameLoader:
+  """Hands back the module at its new place: `jaxlite._src.<former>` is that very object."""
+
+  def __init__(self, target: str):
+    self.target = target
+
+  def create_module(self, spec):
+    return _importlib.import_module(self.target)
+
+  def exec_module(self, module):
+    pass  # already executed under its own name
+
+
+class _FormerNameFinder:
+  """Last on sys.meta_path: imports `jaxlite._src.<former>[.x]` (importlib, `import` statements
+  of code outside jaxlite) as the module now at its new place."""
+
+  @staticmethod
+  def find_spec(fullname, path=None, target=None):
+    prefix = __name__ + "."
+    rest = fullname[len(prefix):] if fullname.startswith(prefix) else ""
+    if rest.partition(".")[0] not in FORMER_NAMES:
+      return None
+    import importlib.util
+    return importlib.util.spec_from_loader(
+        fullname, _FormerNameLoader(prefix + current_name(rest)))
+
+
+if FORMER_NAMES:
+  import sys as _sys
+  _sys.meta_path.append(_FormerNameFinder())
+
+
 def __getattr__(name):
   if not name.startswith("__"):
     target = f"{__name__}.{current_name(name)}"

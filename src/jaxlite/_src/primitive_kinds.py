@@ -103,7 +103,7 @@ class Roles:
            "mul", "logistic", "integer_pow", "slice", "dot_general", "random_bits",
            "shift_left", "shift_right_logical", "reduce_sum", "reduce_max", "reduce_min",
            "shard_map", "jit", "custom_vjp_call", "sharding_constraint", "inspect_sharding",
-           "reshard", "transpose")
+           "reshard", "transpose", "psum", "pmax", "pmin")
 
   def __init__(self):
     for n in self.NAMES:

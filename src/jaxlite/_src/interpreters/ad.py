@@ -89,16 +89,15 @@ def zeros_like_aval(aval):
   scalar = core.array_from_numpy(np.zeros((), aval.dtype), aval.weak_type)
   if not aval.shape:
     return scalar
-  from jaxlite._src.lax.shape import broadcast_in_dim_p
-  return broadcast_in_dim_p.bind(scalar, shape=tuple(aval.shape), broadcast_dimensions=(),
+  return pk.roles.broadcast_in_dim.bind(scalar, shape=tuple(aval.shape), broadcast_dimensions=(),
                                  sharding=None)
 
 
 def _extended_zeros(aval):
   """`_rules.zero` of a user extended dtype, broadcast as its physical type and cast back (so
   eager results stay typed by it)."""
-  from jaxlite._src.lax.elementwise import convert_element_type_p
-  from jaxlite._src.lax.shape import broadcast_in_dim_p
+  convert_element_type_p, broadcast_in_dim_p = pk.roles.convert_element_type, \
+      pk.roles.broadcast_in_dim  # registered by lax (primitive_kinds)
   dt = aval.dtype
   scalar = dt._rules.zero(dt)
   if not aval.shape:
