@@ -281,7 +281,9 @@ core.register(eager_across_processes=_eager_across_processes)
 # modules import this one).
 # name -> the module defining it (as the public package's lazy attributes: by name, at first use).
 _TRANSFORMS = {
-    "jit": "jaxlite._src.jit", "vmap": "jaxlite._src.vmap_api", "pmap": "jaxlite._src.pmap",
+    "jit": "jaxlite._src.jit",
+    "vmap": "jaxlite._src.vmap_api",
+    "pmap": "jaxlite._src.pmap",
     **dict.fromkeys(("grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "jvp", "linearize",
                      "vjp"), "jaxlite._src.ad_api"),
     **dict.fromkeys(("checkpoint", "remat"), "jaxlite._src.ad_checkpoint"),
