@@ -221,6 +221,19 @@ def test_kernel_of_three_element_counts_stays_on_tier1():
     codegen.plan(k, NATIVE.tables)
 
 
+def test_rules_follow_the_registered_operation_not_the_name():
+  # The code-text tables are keyed by primitive_kinds.operation: a primitive that only shares
+  # lax.tanh's name is no tanh to the native backend, and lax.tanh prints as tanh.
+  from jaxlite._src import core
+  from jaxlite._src import primitive_kinds as pk
+  twin = core.Primitive("tanh")
+  with pytest.raises(codegen.Unsupported, match="tanh on float32"):
+    codegen.statement(twin, "v0", ["x0"], [np.float32], np.float32, {})
+  assert pk.operation[lax.tanh_p] == "tanh"
+  assert codegen.statement(lax.tanh_p, "v0", ["x0"], [np.float32], np.float32, {}) == \
+      ["v0 = np.float32(_s.tanh_f32(x0))"]
+
+
 @pytest.mark.parametrize("value, dtype, want", [
     (np.nan, np.float32, "np.float32(np.nan)"), (-np.inf, np.float64, "np.float64(-np.inf)"),
     (0.1, np.float32, "np.float32(0.10000000149011612)"), (-0.0, np.float32, "np.float32(-0.0)"),

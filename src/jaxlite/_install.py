@@ -44,13 +44,23 @@ class _AliasLoader(importlib.abc.Loader):
     pass  # already executed under its jaxlite name
 
 
+def _target_name(fullname: str) -> str:
+  """jaxlite's module for `jax.X`: `jaxlite.X`, with a `jax._src` module that moved into one of
+  `_src`'s folders looked up under its former name (`jaxlite._src.FORMER_NAMES`)."""
+  rest = fullname[len(_PREFIX):]
+  if rest.startswith("._src."):
+    from jaxlite import _src
+    return "jaxlite._src." + _src.current_name(rest[len("._src."):])
+  return "jaxlite" + rest
+
+
 class _JaxAliasFinder(importlib.abc.MetaPathFinder):
   """Resolves `jax.*` to `jaxlite.*` (first on sys.meta_path once installed)."""
 
   def find_spec(self, fullname, path=None, target=None):
     if not fullname.startswith(_PREFIX + "."):
       return None
-    target_name = "jaxlite" + fullname[len(_PREFIX):]
+    target_name = _target_name(fullname)
     try:
       spec = importlib.util.find_spec(target_name)
     except (ImportError, ValueError):

@@ -26,8 +26,7 @@ def _as_array(x, what: str = "Argument"):
     return x
   if type(x) in (int, float, complex, bool) or isinstance(x, (np.ndarray, np.generic)) \
       or type(x) in dtypes.typed_scalar_types:
-    from jaxlite._src.numpy.creation import asarray
-    return asarray(x)
+    return core.asarray(x)
   if what == "Argument":
     raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type.")
   raise TypeError(f"{what} {x!r} of type {type(x)} is not a valid JAX type")

@@ -421,7 +421,7 @@ def saved_residuals(f: Callable, *args, **kwargs) -> list[tuple]:
   `checkpoint_name` or by its primitive)."""
   from jaxlite._src.ad_api import vjp
   from jaxlite._src.api import make_jaxpr
-  from jaxlite.extend import source_info_util
+  from jaxlite._src import source_info_util
   leaves, in_tree = tree_util.tree_flatten((args, kwargs))
 
   def f_flat(*xs):

@@ -7,12 +7,21 @@ library registers on `stop_gradient_p` is the rule jaxlite's autodiff reads.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from jaxlite._src.custom_derivatives import SymbolicZero
 from jaxlite._src.interpreters.ad import (
     Zero, add_any_p, instantiate_zeros, stop_gradient_p, zeros_like_aval)
-from jaxlite.interpreters.ad import add_jaxvals
 
 add_jaxvals_p = add_any_p
+
+
+def add_jaxvals(x, y):
+  """The sum of two tangents of one type (the primitive reverse mode accumulates with)."""
+  xs, ys = np.shape(x), np.shape(y)
+  if xs != ys:  # add_any adds equal types only: JAX's lax.add error, not NumPy's broadcasting
+    raise TypeError(f"add got incompatible shapes for broadcasting: {xs}, {ys}.")
+  return add_jaxvals_p.bind(x, y)
 
 __all__ = ["SymbolicZero", "Zero", "add_jaxvals", "add_jaxvals_p", "instantiate",
            "is_undefined_primal", "replace_internal_symbolic_zeros",

@@ -148,8 +148,7 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
       dev = device._device if isinstance(device, devices.SingleDeviceSharding) else device
       return leaf if device is None else type(leaf)(leaf._host_value(), leaf.dtype,
                                                     _checked_placement(dev, leaf.shape))
-    from jaxlite._src.numpy.creation import asarray
-    arr = asarray(leaf)
+    arr = core.asarray(leaf)
     if device is None:
       return arr
     dev = device
@@ -286,13 +285,19 @@ core.register(eager_across_processes=_eager_across_processes)
 # JAX defines its transformations in `jax._src.api`, and JAX's own tutorials call them from
 # there (`api.jit`, `api.grad`, `api.vmap`...): they are jaxlite's, read on first use (their
 # modules import this one).
-_TRANSFORMS = ("jit", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "vmap", "jvp",
-               "linearize", "vjp", "pmap", "checkpoint", "remat", "device_put_sharded",
-               "device_put_replicated")
+# name -> the module defining it (as the public package's lazy attributes: by name, at first use).
+_TRANSFORMS = {
+    "jit": "jaxlite._src.jit",
+    "vmap": "jaxlite._src.vmap_api",
+    "pmap": "jaxlite._src.pmap",
+    **dict.fromkeys(("grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "jvp", "linearize",
+                     "vjp"), "jaxlite._src.ad_api"),
+    **dict.fromkeys(("checkpoint", "remat"), "jaxlite._src.ad_checkpoint"),
+}
 
 
 def __getattr__(name):
   if name in _TRANSFORMS:
-    import jaxlite
-    return getattr(jaxlite, name)
+    import importlib
+    return getattr(importlib.import_module(_TRANSFORMS[name]), name)
   raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

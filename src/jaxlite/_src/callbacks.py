@@ -26,7 +26,7 @@ def _as_arrays(vals):
 
 
 def _index(x, i, dim):
-  from jaxlite import lax
+  from jaxlite._src.lax import namespace as lax
   return lax.index_in_dim(x, i, axis=dim, keepdims=False)
 
 
@@ -164,7 +164,7 @@ _format_checker = _FormatChecker()
 
 
 def _logging_record(level):
-  from jaxlite.extend import source_info_util
+  from jaxlite._src import source_info_util
   frames = source_info_util.current().traceback
   file_name, line_no = (frames[0].file_name, frames[0].start_line) if frames else \
       ("(unknown file)", 0)
@@ -316,7 +316,7 @@ def _pure_callback_batcher(vals, dims, *, vmap_method, result_avals, **params):
         f"'legacy_vectorized'. Got vmap_method={vmap_method}.")
   moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(vals, dims)]
   if vmap_method != "legacy_vectorized":  # unbatched operands get a leading axis too
-    from jaxlite import lax
+    from jaxlite._src.lax import namespace as lax
     n = size if vmap_method == "broadcast_all" else 1
     moved = [lax.broadcast(x, (n,)) if d is None else x for x, d in zip(moved, dims)]
   batched_avals = tuple(a.update(shape=(size,) + a.shape) for a in result_avals)

@@ -229,7 +229,7 @@ ad.jvp_rules[check_p] = lambda primals, tangents, **params: (check_p.bind(*prima
 def _check_batcher(vals, dims, *, make, key, debug):
   """A vmapped check binds one unbatched check: the last failing example's predicate and
   payload (the last example when none failed), as JAX's batching rule reduces."""
-  from jaxlite import numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp
   size = next(np.shape(v)[d] for v, d in zip(vals, dims) if d is not None)
   vals = [batching.moveaxis(v, d, 0) if d is not None else
           jnp.broadcast_to(v, (size,) + tuple(np.shape(v))) for v, d in zip(vals, dims)]
@@ -295,7 +295,7 @@ def _reduce_any_error(error: Error) -> Error:
   `argsort(pred)[-1]`, so the last one; the last index when none failed)."""
   if not any(np.shape(pred) for pred, _, _ in error._effects.values()):
     return error
-  from jaxlite import numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp
   effects = {}
   for key, (pred, code, payload) in error._effects.items():
     if not np.shape(pred):
@@ -356,7 +356,7 @@ class CheckifyTrace(core.Trace):
     self.sites = sites if sites is not None else _Sites()
 
   def _jnp(self):
-    from jaxlite import numpy as jnp
+    from jaxlite._src.numpy import namespace as jnp
     return jnp
 
   def _fold(self, key, failed, code, payload, batched=False):

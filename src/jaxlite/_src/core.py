@@ -162,6 +162,23 @@ def valid_jaxtype(x) -> bool:
 # --- primitives --------------------------------------------------------------------------------
 
 
+# Eager weak-type rules (`Primitive.eager_weak_type`): whether a result is weakly typed, from
+# the arguments alone.
+def all_weak(args, params) -> bool:
+  for a in args:
+    if not getattr(a, "weak_type", False):
+      return False
+  return True
+
+
+def first_weak(args, params) -> bool:
+  return getattr(args[0], "weak_type", False)
+
+
+def never_weak(args, params) -> bool:
+  return False
+
+
 class Primitive:
   """A named operation; interpreters keep their rules for it in tables keyed by it."""
   multiple_results = False
@@ -368,6 +385,7 @@ pp_eqn: Callable = None  # (eqn, width=80) -> str
 apply_sharding_rules: Callable = None  # (primitive, avals, params, out_avals) -> out_avals
 index_in_dim: Callable = None  # (operand, index, axis, keepdims) -> Array or tracer
 device_put: Callable = None  # (x, device) -> Array (api.device_put)
+asarray: Callable = None  # (x, dtype=None) -> Array (jnp.asarray: numpy.creation)
 
 # Set by jaxlite._src.array: the concrete Array class and its constructors.
 array_type: type = type(None)
@@ -391,9 +409,9 @@ non_addressable: type = type("_Unset", (), {})
 eager_across_processes: Callable = None  # (primitive, args, params) -> outputs
 
 _REGISTRABLE = frozenset({
-    "pp_jaxpr", "pp_eqn", "apply_sharding_rules", "index_in_dim", "device_put", "array_type", "key_array_type",
-    "array_from_numpy", "host_array_from_numpy", "make_array", "primitive_device", "place_outputs", "non_addressable",
-    "eager_across_processes"})
+    "pp_jaxpr", "pp_eqn", "apply_sharding_rules", "index_in_dim", "device_put", "asarray",
+    "array_type", "key_array_type", "array_from_numpy", "host_array_from_numpy", "make_array",
+    "primitive_device", "place_outputs", "non_addressable", "eager_across_processes"})
 
 
 def register(**hooks):

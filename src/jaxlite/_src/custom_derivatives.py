@@ -20,7 +20,7 @@ from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.interpreters import linearize as lin
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.interpreters.ad import Zero
-from jaxlite._src.lax.families import numpy_templates
+from jaxlite._src.compiler.numpy_codegen import TABLES as _NUMPY_TABLES
 from jaxlite._src.compiler.xla import lowering as hlo
 
 
@@ -522,8 +522,7 @@ def _refill(nonzero_vals, mask, originals):
 def _unbatch_ct(ct, dim):
   """A cotangent batched at axis 0 brought to its argument's batch dim; summed if unbatched."""
   if dim is None:
-    from jaxlite._src.lax.reductions import reduce_sum_p
-    return reduce_sum_p.bind(ct, axes=(0,), out_sharding=None)
+    return pk.roles.reduce_sum.bind(ct, axes=(0,), out_sharding=None)
   return batching.moveaxis(ct, 0, dim)
 
 
@@ -581,7 +580,7 @@ def _custom_lin_batcher(vals, dims, **params):
 
 custom_lin_p.def_impl(_custom_lin_impl)
 batching.primitive_batchers[custom_lin_p] = _custom_lin_batcher
-numpy_templates[custom_lin_p] = _custom_lin_lowering
+_NUMPY_TABLES.templates[custom_lin_p] = _custom_lin_lowering
 ad.primitive_transposes[custom_lin_p] = _custom_lin_transpose
 # A custom_vjp's bwd runs even when every output cotangent is zero, as in JAX's backward pass
 # (which skips no linear eqn): a bwd may return values that are not linear in its cotangents

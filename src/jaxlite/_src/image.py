@@ -15,7 +15,7 @@ from jaxlite._src import core, dtypes
 
 
 def _jnp():
-  from jaxlite import numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp
   return jnp
 
 
@@ -189,7 +189,7 @@ def _kernel_setup(method, antialias):
 def scale_and_translate(image, shape, spatial_dims, scale, translation, method,
                         antialias: bool = True, precision=None):
   """Resamples `image` so output pixel centre y maps to input (y + 0.5 - t) / s - 0.5."""
-  from jaxlite import lax
+  from jaxlite._src.lax import namespace as lax
   precision = lax.Precision.HIGHEST if precision is None else precision
   shape = core.canonicalize_shape(shape)
   _check_rank(shape, image)
@@ -240,7 +240,7 @@ _resize_jit = None
 def resize(image, shape, method, antialias: bool = True, precision=None):
   """Resizes `image` to `shape` (every axis whose size changes is resampled)."""
   global _resize_jit
-  from jaxlite import lax
+  from jaxlite._src.lax import namespace as lax
   from jaxlite._src.jit_function import internal_jit
   if _resize_jit is None:
     _resize_jit = internal_jit(_resize_impl, static_argnums=(1, 2, 3, 4))

@@ -32,7 +32,7 @@ from jaxlite._src.dtypes import check_python_int
 from jaxlite._src.interpreters import batching
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.jit_argnums import as_tuple, resolve_argnums
-from jaxlite._src.stage_info import CompiledInfo, StageInfo
+from jaxlite._src.stage_info import ArgInfo, CompiledInfo, StageInfo
 from jaxlite._src.state.types import AbstractRef, Ref  # mutable refs are jit arguments too
 
 # --- argument handling -------------------------------------------------------------------------
@@ -745,7 +745,6 @@ class PjitFunction:
   def _args_info(self, args, kwargs, flat):
     """`args_info` of the AOT stages: an ArgInfo (aval, donated) per dynamic argument leaf, in
     the pytree of (args, kwargs)."""
-    from jaxlite.stages import ArgInfo
     dyn_args, dyn_kwargs, _ = self._split_args(args, kwargs)
     tree = tree_util.tree_structure((dyn_args, dyn_kwargs))
     donated = self._donated(len(flat), 0, args, kwargs) or [False] * len(flat)
@@ -999,8 +998,7 @@ class Compiled(CompiledInfo):
 def _as_traced_type(x, aval):
   if aval.weak_type or not getattr(core.get_aval(as_traceable_arg(x)), "weak_type", False):
     return x
-  from jaxlite._src.numpy.creation import asarray
-  return asarray(x, dtype=aval.dtype)
+  return core.asarray(x, dtype=aval.dtype)
 
 
 def _xla_module_name(fn) -> str:

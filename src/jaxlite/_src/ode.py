@@ -7,13 +7,17 @@ import functools
 import operator
 from collections.abc import Callable
 
-import jaxlite as jax
-import jaxlite.numpy as jnp
-from jaxlite import lax
+from jaxlite._src import ad_api
 from jaxlite._src import api_extras
+from jaxlite._src import config
+from jaxlite._src import vmap_api
+from jaxlite._src.custom_derivatives import custom_vjp
+from jaxlite._src.flatten_util import ravel_pytree
+from jaxlite._src.jit import jit
+from jaxlite._src.lax import namespace as lax
+from jaxlite._src.numpy import namespace as jnp
 from jaxlite._src.numpy.util import promote_dtypes_inexact
 from jaxlite._src.tree_util import tree_leaves, tree_map
-from jaxlite.flatten_util import ravel_pytree
 
 
 def safe_map(f, *args):
@@ -167,15 +171,15 @@ def _valid_jaxtype(x) -> bool:
   return not isinstance(x, str)
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3, 4))
+@functools.partial(jit, static_argnums=(0, 1, 2, 3, 4))
 def _odeint_wrapper(func, rtol, atol, mxstep, hmax, y0, ts, *args):
-  with jax.default_matmul_precision("highest"):
+  with config.default_matmul_precision("highest"):
     y0, unravel = ravel_pytree(y0)
     out = _odeint(ravel_first_arg(func, unravel), rtol, atol, mxstep, hmax, y0, ts, *args)
-    return jax.vmap(unravel)(out)
+    return vmap_api.vmap(unravel)(out)
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(0, 1, 2, 3, 4))
+@functools.partial(custom_vjp, nondiff_argnums=(0, 1, 2, 3, 4))
 def _odeint(func, rtol, atol, mxstep, hmax, y0, ts, *args):
   def f(y, t):
     return func(y, t, *args)
@@ -202,7 +206,7 @@ def _odeint(func, rtol, atol, mxstep, hmax, y0, ts, *args):
     s = (target_t - last_t) / (t - last_t)
     return carry, jnp.polyval(coeff, s.astype(coeff.dtype))
 
-  with jax.default_matmul_precision("highest"):
+  with config.default_matmul_precision("highest"):
     f0 = f(y0, ts[0])
     dt = jnp.clip(initial_step_size(f, ts[0], y0, 4, rtol, atol, f0), min=0., max=hmax)
     init = [y0, f0, ts[0], dt, ts[0], jnp.array([y0] * 5)]
@@ -224,7 +228,7 @@ def _odeint_rev(func, rtol, atol, mxstep, hmax, res, g):
   def aug_dynamics(state, neg_t, *args):
     # Solved in negated time so the backward integration runs over increasing times.
     y, y_bar, *_ = state
-    y_dot, vjp_fun = jax.vjp(func, y, -neg_t, *args)
+    y_dot, vjp_fun = ad_api.vjp(func, y, -neg_t, *args)
     return (-y_dot, *vjp_fun(y_bar))
 
   def back_one_interval(carry, i):
@@ -237,7 +241,7 @@ def _odeint_rev(func, rtol, atol, mxstep, hmax, res, g):
     y_bar, t0_bar, args_bar = tree_map(operator.itemgetter(1), (y_bar, t0_bar, args_bar))
     return (y_bar + g[i - 1], t0_bar, args_bar), t_bar
 
-  with jax.default_matmul_precision("highest"):
+  with config.default_matmul_precision("highest"):
     init = (g[-1], 0., tree_map(jnp.zeros_like, args))
     (y_bar, t0_bar, args_bar), rev_ts_bar = lax.scan(
         back_one_interval, init, jnp.arange(len(ts) - 1, 0, -1))

@@ -13,12 +13,12 @@ from jaxlite._src import core, dtypes
 
 
 def _lax():
-  from jaxlite import lax
+  from jaxlite._src.lax import namespace as lax
   return lax
 
 
 def _jnp():
-  from jaxlite import numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp
   return jnp
 
 

@@ -41,6 +41,11 @@ Facts (each a table keyed by the primitive):
                   the compiler drops them
   whole_dims      primitive -> fn(params) -> the dims it works along (sharding propagation
                   keeps them whole on each device: sorts, scans, other reductions)
+  operation       primitive -> the operation it computes, by lax's name for it ("tanh", "add",
+                  "reduce_sum"...): code-text backends (compiler/native) key their tables by it.
+                  Registered by whoever makes the primitive (the family helpers record the op
+                  they were asked for; a role names its operation), so a primitive that merely
+                  shares a name with a lax op is never printed as that op
 
 Roles: a few primitives the passes rewrite by what they are (a broadcast is made lazy, a mul
 then add becomes an fma...). Their module registers each under `roles`, and a pass compares
@@ -78,6 +83,7 @@ propagation: dict = {}
 whole_dims: dict = {}
 identities: set = set()
 shape_param: dict = {}
+operation: dict = {}        # primitive -> the operation it computes (module doc)
 
 
 class _Unregistered:
@@ -97,7 +103,7 @@ class Roles:
            "mul", "logistic", "integer_pow", "slice", "dot_general", "random_bits",
            "shift_left", "shift_right_logical", "reduce_sum", "reduce_max", "reduce_min",
            "shard_map", "jit", "custom_vjp_call", "sharding_constraint", "inspect_sharding",
-           "reshard")
+           "reshard", "transpose", "psum", "pmax", "pmin")
 
   def __init__(self):
     for n in self.NAMES:
@@ -111,9 +117,11 @@ def register(prim, kind: str, *, fuse: bool = False, hoist: bool | None = None,
              monoid_reduction: bool = False, collective: str | None = None,
              jaxpr_param: str | None = None, role: str | None = None,
              source: bool = False, propagation_rule: str | None = None,
-             dims=None, identity: bool = False, result_shape_param: str | None = None):
+             dims=None, identity: bool = False, result_shape_param: str | None = None,
+             op: str | None = None):
   """Records `prim`'s kind and facts (see the module doc); returns `prim`. `hoist` defaults to
-  True for fusible elementwise primitives; `role` names it in `roles`."""
+  True for fusible elementwise primitives; `role` names it in `roles` (and is its operation,
+  unless `op` names another)."""
   if kind not in KINDS:
     raise ValueError(f"primitive_kinds.register: unknown kind {kind!r} for {prim}; expected one "
                      f"of {', '.join(sorted(KINDS))}")
@@ -141,6 +149,8 @@ def register(prim, kind: str, *, fuse: bool = False, hoist: bool | None = None,
     if role not in Roles.NAMES:
       raise ValueError(f"primitive_kinds.register: unknown role {role!r} for {prim}")
     setattr(roles, role, prim)
+  if op is not None or role is not None:
+    operation[prim] = op if op is not None else role
   return prim
 
 
@@ -149,6 +159,13 @@ def set_role(prim, role: str):
   if role not in Roles.NAMES:
     raise ValueError(f"primitive_kinds.set_role: unknown role {role!r} for {prim}")
   setattr(roles, role, prim)
+  operation.setdefault(prim, role)
+  return prim
+
+
+def set_operation(prim, op: str):
+  """Records that `prim` computes lax's operation `op` (see the module doc); returns `prim`."""
+  operation[prim] = op
   return prim
 
 

@@ -26,12 +26,12 @@ from jaxlite._src.prng import PRNGKeyArray
 
 
 def _lax_ns():
-  from jaxlite import lax
+  from jaxlite._src.lax import namespace as lax
   return lax
 
 
 def _jnp():
-  from jaxlite import numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp
   return jnp
 
 
@@ -317,12 +317,12 @@ def _mark_fma(out):
   """Marks the staged `add` that made `out` for the compiler's FMA contraction (jit then rounds
   x * span + shift once, as eager and XLA do). Only a jaxpr trace's own last eqn is marked."""
   from jaxlite._src.interpreters import partial_eval as pe
-  from jaxlite.extend.source_info_util import FmaHint
+  from jaxlite._src.source_info_util import FmaHint
   trace = getattr(out, "_trace", None)
   if not isinstance(out, pe.DynamicJaxprTracer) or not getattr(trace, "eqns", None):
     return
   last = trace.eqns[-1]
-  if last.primitive.name == "add" and last.outvars[0] is out._var:
+  if last.primitive is pk.roles.add and last.outvars[0] is out._var:
     last.source_info = FmaHint()
 
 
@@ -967,4 +967,4 @@ prng_structural.install()
 
 # --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
 
-pk.register(fma_p, pk.ELEMENTWISE, fuse=True)
+pk.register(fma_p, pk.ELEMENTWISE, fuse=True, op="fma")

@@ -15,7 +15,7 @@ from jaxlite._src import tree_util
 
 
 def _jnp():
-  import jaxlite.numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp
   return jnp
 
 

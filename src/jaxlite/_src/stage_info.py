@@ -50,3 +50,24 @@ class CompiledInfo(StageInfo):
 def _sds():
   from jaxlite._src.jit_function import ShapeDtypeStruct
   return ShapeDtypeStruct
+
+
+class ArgInfo:
+  """An argument's abstract value and whether it is donated."""
+  __slots__ = ("_aval", "donated")
+
+  def __init__(self, _aval, donated: bool):
+    self._aval, self.donated = _aval, donated
+
+  shape = property(lambda self: self._aval.shape)
+  dtype = property(lambda self: self._aval.dtype)
+
+  def __eq__(self, other):
+    return (isinstance(other, ArgInfo) and self._aval == other._aval
+            and self.donated == other.donated)
+
+  def __hash__(self):
+    return hash((self._aval, self.donated))
+
+  def __repr__(self):
+    return f"ArgInfo(_aval={self._aval!r}, donated={self.donated})"

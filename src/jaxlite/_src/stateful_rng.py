@@ -52,7 +52,7 @@ class StatefulPRNG:
                           maxval=high, dtype=dtype)
 
   def normal(self, loc=0, scale=1, size=None, *, dtype=float):
-    import jaxlite.numpy as jnp
+    from jaxlite._src.numpy import namespace as jnp
     norm = random.normal(self.key(), _canonicalize_size(size, loc, scale), dtype)
     return (jnp.asarray(loc) + jnp.asarray(scale) * norm).astype(dtype)
 
@@ -64,7 +64,7 @@ class StatefulPRNG:
 
   def split(self, num):
     """One generator of `num` split keys and counters (for vmap)."""
-    import jaxlite.numpy as jnp
+    from jaxlite._src.numpy import namespace as jnp
     return StatefulPRNG(self.key(num), ref_primitives.new_ref(jnp.zeros(num, dtype=int)))
 
   def spawn(self, n_children: int) -> list:

@@ -7,22 +7,13 @@ what a library puts in them. Rule signatures are JAX's:
 """
 from __future__ import annotations
 
-import numpy as np
-
+from jaxlite._src import ad_util as _ad_util
 from jaxlite._src.interpreters import ad as _ad
 from jaxlite._src.interpreters.ad import (  # noqa: F401
     JVPTrace, JVPTracer, UndefinedPrimal, Zero, add_tangents, defbilinear, defjvp, defjvp2,
     instantiate_zeros, is_undefined_primal, primitive_jvps, primitive_transposes, zeros_like_aval)
 
-add_jaxvals_p = _ad.add_any_p
-
-
-def add_jaxvals(x, y):
-  """The sum of two tangents of one type (the primitive reverse mode accumulates with)."""
-  xs, ys = np.shape(x), np.shape(y)
-  if xs != ys:  # add_any adds equal types only: JAX's lax.add error, not NumPy's broadcasting
-    raise TypeError(f"add got incompatible shapes for broadcasting: {xs}, {ys}.")
-  return add_jaxvals_p.bind(x, y)
+add_jaxvals, add_jaxvals_p = _ad_util.add_jaxvals, _ad_util.add_jaxvals_p
 
 
 def deflinear(primitive, transpose_rule) -> None:

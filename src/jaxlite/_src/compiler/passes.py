@@ -170,7 +170,6 @@ def cse(jaxpr: Jaxpr) -> Jaxpr:
 def fold_transposes(jaxpr: Jaxpr) -> Jaxpr:
   """Folds a transpose into the eqn producing its operand when that eqn has a rule for it
   (`transpose_folding_rules`) and the transpose is the operand's only use."""
-  from jaxlite._src.lax.shape import transpose_p  # the compiler loads after lax
   uses = {}
   for v in [v for e in jaxpr.eqns for v in e.invars] + list(jaxpr.outvars):
     if type(v) is Var:
@@ -179,7 +178,7 @@ def fold_transposes(jaxpr: Jaxpr) -> Jaxpr:
                if e.primitive in transpose_folding_rules and len(e.outvars) == 1}
   folded = {}  # id of a replaced producer -> its replacement (None: dropped)
   for e in jaxpr.eqns:
-    src = e.invars[0] if e.primitive is transpose_p else None
+    src = e.invars[0] if e.primitive is kinds.roles.transpose else None
     prod = producers.get(src)
     if prod is None or uses[src] != 1 or id(prod) in folded:
       continue
@@ -201,7 +200,7 @@ fma_primitive = None
 
 def fuse_marked_fma(jaxpr: Jaxpr) -> Jaxpr:
   """Marked `add(mul(a, b), c)` -> `fma(a, b, c)`; the mul is left for DCE."""
-  from jaxlite.extend.source_info_util import FmaHint
+  from jaxlite._src.source_info_util import FmaHint
   if fma_primitive is None or not any(type(e.source_info) is FmaHint for e in jaxpr.eqns):
     return jaxpr
   made_by = {o: e for e in jaxpr.eqns for o in e.outvars}

@@ -32,7 +32,8 @@ from jaxlite._src import core, dtypes, extended_dtypes
 from jaxlite._src import primitive_kinds as pk
 from jaxlite._src.core import Literal, ShapedArray, Var
 from jaxlite._src.interpreters import batching
-from jaxlite._src.lax.families import first_weak, kind_of, numpy_templates
+from jaxlite._src.compiler.numpy_codegen import TABLES as _NUMPY_TABLES
+from jaxlite._src.core import first_weak
 from jaxlite._src.compiler.xla import lowering as hlo
 
 jvp_rules: dict = {}
@@ -49,7 +50,7 @@ def tangent_dtype(dtype):
   extended dtype names its own (`_rules.tangent_dtype`)."""
   if extended_dtypes.has_rules(dtype):
     return dtype._rules.tangent_dtype(dtype)
-  if not isinstance(dtype, np.dtype) or dtype == dtypes.float0 or kind_of(dtype) in "iub":
+  if not isinstance(dtype, np.dtype) or dtype == dtypes.float0 or dtypes.kind_of_dtype(dtype) in "iub":
     return dtypes.float0
   return dtype
 
@@ -88,16 +89,15 @@ def zeros_like_aval(aval):
   scalar = core.array_from_numpy(np.zeros((), aval.dtype), aval.weak_type)
   if not aval.shape:
     return scalar
-  from jaxlite._src.lax.shape import broadcast_in_dim_p
-  return broadcast_in_dim_p.bind(scalar, shape=tuple(aval.shape), broadcast_dimensions=(),
+  return pk.roles.broadcast_in_dim.bind(scalar, shape=tuple(aval.shape), broadcast_dimensions=(),
                                  sharding=None)
 
 
 def _extended_zeros(aval):
   """`_rules.zero` of a user extended dtype, broadcast as its physical type and cast back (so
   eager results stay typed by it)."""
-  from jaxlite._src.lax.elementwise import convert_element_type_p
-  from jaxlite._src.lax.shape import broadcast_in_dim_p
+  convert_element_type_p, broadcast_in_dim_p = pk.roles.convert_element_type, \
+      pk.roles.broadcast_in_dim  # registered by lax (primitive_kinds)
   dt = aval.dtype
   scalar = dt._rules.zero(dt)
   if not aval.shape:
@@ -139,7 +139,7 @@ add_any_p = core.Primitive("add_any")
 add_any_p.def_impl(lambda x, y: np.add(x, y) if x.dtype != dtypes.float0 else x)
 add_any_p.def_abstract_eval(lambda x, y: x)
 add_any_p.eager_weak_type = first_weak
-numpy_templates[add_any_p] = lambda: "np.add({0}, {1})"
+_NUMPY_TABLES.templates[add_any_p] = lambda: "np.add({0}, {1})"
 hlo.register_elementwise(add_any_p, "add")
 
 
@@ -171,7 +171,7 @@ stop_gradient_p.def_impl(lambda x: x)
 stop_gradient_p.def_abstract_eval(lambda x: x)
 hlo.register_identity(stop_gradient_p)
 stop_gradient_p.eager_weak_type = first_weak
-numpy_templates[stop_gradient_p] = lambda: "{0}"
+_NUMPY_TABLES.templates[stop_gradient_p] = lambda: "{0}"
 
 
 def _stop_gradient_jvp(primals, tangents):

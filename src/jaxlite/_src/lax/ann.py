@@ -77,7 +77,7 @@ xla.register(approx_top_k_p, _approx_top_k_hlo)
 def _approx_top_k_jvp(primals, tangents, **params):
   # The values are the operand gathered at the indices: their tangent is the tangent gathered
   # there too (linear, so grad transposes the gather); the indices have none.
-  import jaxlite.numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp
   vals, idx = approx_top_k_p.bind(*primals, **params)
   t, = tangents
   idx_zero = ad.Zero.from_primal_value(idx)

@@ -81,7 +81,7 @@ def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=Non
                group_offset=None, out_sharding=None):
   """Grouped matmul: rows of `lhs` [m, k] are split into consecutive groups of
   `group_sizes` [g]; group j is multiplied by `rhs[j]` [k, n]. Rows past the groups give 0."""
-  import jaxlite.numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp
   if group_offset is not None:
     raise NotImplementedError("ragged_dot: group_offset is not supported")
   lhs, rhs, group_sizes = jnp.asarray(lhs), jnp.asarray(rhs), jnp.asarray(group_sizes)

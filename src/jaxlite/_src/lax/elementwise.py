@@ -1070,7 +1070,7 @@ from jaxlite._src.lax.select import clamp_p, select_n_p  # noqa: E402,F401
 # --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
 
 for _p in (round_p, bitcast_convert_type_p, reduce_precision_p):
-  pk.register(_p, pk.ELEMENTWISE, fuse=True)
+  pk.register(_p, pk.ELEMENTWISE, fuse=True, op=_p.name)
 pk.register(integer_pow_p, pk.ELEMENTWISE, fuse=True, role="integer_pow")
 pk.register(convert_element_type_p, pk.ELEMENTWISE, fuse=True, role="convert_element_type")
 for _p, _role in ((logistic_p, "logistic"), (add_p, "add"), (mul_p, "mul"),

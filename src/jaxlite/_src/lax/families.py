@@ -14,6 +14,7 @@ from jaxlite._src.compiler import numpy_codegen
 from jaxlite._src.compiler import passes
 from jaxlite._src.compiler.xla import lowering as hlo_lowering
 from jaxlite._src.core import ShapedArray
+from jaxlite._src.core import all_weak, first_weak, never_weak  # noqa: F401 - the weak rules
 from jaxlite._src.interpreters import batching
 from jaxlite._src.sharding import rules as sharding_rules
 
@@ -43,21 +44,6 @@ _KIND_NAMES = {
     "f": "floating", "c": "complexfloating", "i": "signedinteger", "u": "unsignedinteger",
     "b": "bool",
 }
-
-
-def all_weak(args, params) -> bool:
-  for a in args:
-    if not getattr(a, "weak_type", False):
-      return False
-  return True
-
-
-def first_weak(args, params) -> bool:
-  return getattr(args[0], "weak_type", False)
-
-
-def never_weak(args, params) -> bool:
-  return False
 
 
 def kind_of(dtype) -> str:
@@ -158,7 +144,7 @@ def unop(name: str, np_fn, kinds: str = "fc", out_dtype=None, template: str | No
   one whose `bind` adds params). `fuse`: tier 1 may fuse it (its kernel checked against tier
   0's: see primitive_kinds). `hlo`: its StableHLO op or rule (`lower_to_hlo`)."""
   prim = primitive_type(name)
-  _kinds.register(prim, _kinds.ELEMENTWISE, fuse=fuse)
+  _kinds.register(prim, _kinds.ELEMENTWISE, fuse=fuse, op=name)
 
   def abstract_eval(x, **params):
     check_dtype_kinds(name, x.dtype, kinds)
@@ -200,7 +186,7 @@ def binop(name: str, np_fn, kinds: str = "fciub", out_dtype=None, template: str 
   compared whole through NumPy's structured `==`/`!=`, which has no ufunc loop. `fuse`: as
   `unop`'s."""
   prim = core.Primitive(name)
-  _kinds.register(prim, _kinds.ELEMENTWISE, fuse=fuse)
+  _kinds.register(prim, _kinds.ELEMENTWISE, fuse=fuse, op=name)
 
   def abstract_eval(x, y, **params):
     if keys and _is_key_pair(x, y):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 
 def _jnp():
-  import jaxlite.numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp
   return jnp
 
 
@@ -225,7 +225,7 @@ def _qdwh_2d(x, is_hermitian, max_iterations, eps):
   U <- U (a I + b U^H U)(I + c U^H U)^-1 (by a QR of [sqrt(c) U; I] while c is large, Cholesky
   once it is small), converging cubically to the unitary polar factor; H = U^H x."""
   jnp = _jnp()
-  from jaxlite import lax
+  from jaxlite._src.lax import namespace as lax
   m, n = x.shape
   dtype = x.dtype
   eps = float(jnp.finfo(dtype).eps) if eps is None else eps

@@ -1,4 +1,6 @@
 """The names `jaxlite.lax` exports, gathered from the primitive modules."""
+import importlib as _importlib
+
 from jaxlite._src.lax.elementwise_functions import (  # noqa: F401
     neg, sign, floor, ceil, is_finite, exp, exp2, log, log1p, expm1, tanh, logistic, sin, cos,
     tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, sqrt, rsqrt, cbrt, abs, bitwise_not,
@@ -103,3 +105,13 @@ def _load_sharding_rules():
 
 
 _sharding_rules.register_lax_rules_loader(_load_sharding_rules)
+
+
+def __getattr__(name):
+  """The lazy names, for jaxlite's own modules that use this namespace as `lax` (the public
+  `jaxlite.lax` resolves them the same way): loaded on first use."""
+  if name not in LAZY_NAMES:
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+  module = LAZY_NAMES[name] or f"jaxlite._src.lax.{name}"
+  loaded = _importlib.import_module(module)
+  return loaded if LAZY_NAMES[name] is None else getattr(loaded, name)

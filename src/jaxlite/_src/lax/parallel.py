@@ -13,7 +13,8 @@ import math
 
 import numpy as np
 
-from jaxlite._src import core, dtypes, tree_util
+from jaxlite._src import core
+from jaxlite._src import primitive_kinds as kinds, dtypes, tree_util
 from jaxlite._src.core import ShapedArray
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
@@ -217,6 +218,8 @@ psum_p = _reduction_collective("psum", np.sum, np.add, _times_size)
 batching.axis_primitive_batchers[psum_fused_p] = _psum_fused_batcher
 pmax_p = _reduction_collective("pmax", np.max, np.maximum, lambda x, n: x)
 pmin_p = _reduction_collective("pmin", np.min, np.minimum, lambda x, n: x)
+for _p in (psum_p, pmax_p, pmin_p):  # the partitioner completes split reductions with them
+  kinds.set_role(_p, _p.name)
 
 
 def _psum_transpose(ct, x, *, axes, axis_index_groups):
@@ -297,10 +300,9 @@ def pmin(x, axis_name, *, axis_index_groups=None):
 
 def pmean(x, axis_name, *, axis_index_groups=None):
   """The mean of `x` over the members of the named axis `axis_name`."""
-  from jaxlite._src.numpy.ufuncs import true_divide
   total = psum(x, axis_name, axis_index_groups=axis_index_groups)  # first, as JAX: its errors
   n = psum(1, axis_name, axis_index_groups=axis_index_groups)
-  return tree_util.tree_map(lambda v: true_divide(v, n), total)
+  return tree_util.tree_map(lambda v: v / n, total)  # jnp.true_divide: the Array's operator
 
 
 # --- axis_index --------------------------------------------------------------------------------

@@ -632,7 +632,7 @@ for _p, _collective in ((reduce_sum_p, "psum"), (reduce_max_p, "pmax"), (reduce_
               role=_p.name)
 _axes = lambda params: set(params["axes"])  # noqa: E731
 for _p in (reduce_prod_p, reduce_and_p, reduce_or_p):
-  pk.register(_p, pk.REDUCTION, hoist=True, monoid_reduction=True, dims=_axes)
+  pk.register(_p, pk.REDUCTION, hoist=True, monoid_reduction=True, dims=_axes, op=_p.name)
 pk.register(reduce_xor_p, pk.REDUCTION, dims=_axes)
 for _p in (argmax_p, argmin_p):
   pk.register(_p, pk.REDUCTION, hoist=True, dims=_axes)

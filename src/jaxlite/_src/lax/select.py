@@ -229,7 +229,7 @@ hlo.register(clamp_p, lambda ctx, lo, x, hi: ctx.op("clamp", [lo, x, hi], ctx.av
 # --- what these primitives are (primitive_kinds: fusion, scan hoisting, sharding propagation)
 
 pk.register(select_n_p, pk.ELEMENTWISE, fuse=True, role="select_n")
-pk.register(clamp_p, pk.ELEMENTWISE, fuse=True)
+pk.register(clamp_p, pk.ELEMENTWISE, fuse=True, op="clamp")
 
 
 shape_prims.register_above(select_n_p=select_n_p)

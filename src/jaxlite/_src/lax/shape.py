@@ -779,7 +779,7 @@ hlo.register(unstack_p, _hlo_unstack)
 for _p, _shape in ((broadcast_in_dim_p, "shape"), (reshape_p, "new_sizes"), (squeeze_p, None)):
   pk.register(_p, pk.VIEW, hoist=True, role=_p.name, propagation_rule=_p.name,
               result_shape_param=_shape)
-pk.register(transpose_p, pk.SHAPE, hoist=True, propagation_rule="transpose")
+pk.register(transpose_p, pk.SHAPE, hoist=True, propagation_rule="transpose", role="transpose")
 for _p in (rev_p, pad_p):
   pk.register(_p, pk.SHAPE, hoist=True)
 pk.register(concatenate_p, pk.SHAPE, hoist=True, dims=lambda params: {params["dimension"]})

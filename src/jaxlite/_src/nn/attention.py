@@ -9,7 +9,7 @@ from jaxlite._src.interpreters.ad import stop_gradient_p
 
 
 def _jnp():
-  import jaxlite.numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp
   return jnp
 
 

@@ -24,7 +24,7 @@ from jaxlite._src.numpy.util import check_arraylike
 
 
 def _jnp():
-  import jaxlite.numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp
   return jnp
 
 

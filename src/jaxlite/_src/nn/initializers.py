@@ -20,12 +20,12 @@ _TRUNCATED_STD = 0.87962566103423978
 
 
 def _jnp():
-  import jaxlite.numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp
   return jnp
 
 
 def _random():
-  from jaxlite import random
+  from jaxlite._src import random
   return random
 
 

@@ -14,7 +14,7 @@ from jaxlite._src import dtypes
 
 
 def _jnp():
-  from jaxlite import numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp
   return jnp
 
 
@@ -88,7 +88,7 @@ def _to_bmk(x, contracting, batch):
 def _e8m0_round_up(x):
   """float32 -> e8m0 exponent bits (uint8), rounding any mantissa up to the next power of 2."""
   jnp = _jnp()
-  from jaxlite import lax
+  from jaxlite._src.lax import namespace as lax
   bits = lax.bitcast_convert_type(x.astype(np.float32), np.uint32)
   exp, mant = bits >> 23, bits & 0x7FFFFF
   round_up = (mant > 0) & (exp != 0xFE) & ~((exp == 0) & (mant <= 0x400000))
@@ -97,7 +97,7 @@ def _e8m0_round_up(x):
 
 def _e8m0_value(bits, dtype):
   jnp = _jnp()
-  from jaxlite import lax
+  from jaxlite._src.lax import namespace as lax
   value = lax.bitcast_convert_type(bits.astype(np.uint32) << 23, np.float32)
   tiny = 2. ** -15 if dtype == np.float16 else 2. ** -127
   return jnp.where(value == 0, jnp.array(tiny, np.float32), value).astype(dtype)
@@ -127,7 +127,7 @@ def _quantize(x, config):
   x_q = jnp.clip(scaled, -top, top).astype(config.data_type).reshape(shape)
   scales_q = jnp.reshape(scales_q, scales_q.shape[:-1])
   if scales_q.dtype != config.scale_type:   # mxfp8's scales are e8m0 bit patterns
-    from jaxlite import lax
+    from jaxlite._src.lax import namespace as lax
     scales_q = lax.bitcast_convert_type(scales_q, config.scale_type)
   return x_q, scales_q
 
@@ -135,7 +135,7 @@ def _quantize(x, config):
 def scaled_dot_general(lhs, rhs, dimension_numbers, preferred_element_type=np.float32,
                        configs=None, implementation=None):
   """lax.dot_general with both operands block-quantized by `configs` (None: a plain dot)."""
-  from jaxlite import lax
+  from jaxlite._src.lax import namespace as lax
   if implementation is not None:
     import warnings
     warnings.warn("Backend selector, now ignored. The system chooses the backend "

@@ -24,13 +24,16 @@ _KINDS["numeric"] = _KINDS["integral"] + _KINDS["real floating"] + _KINDS["compl
 _X64_ONLY = frozenset({"int64", "uint64", "float64", "complex128"})
 
 
+# The `jaxlite.numpy` module: it sets this at its import (`import jaxlite` loads it).
+namespace = None
+
+
 def __array_namespace__(self, *, api_version: str | None = None):
   """`Array.__array_namespace__`: the `jaxlite.numpy` module (only 2024.12 is offered)."""
   if api_version is not None and api_version != __array_api_version__:
     raise ValueError(f"{api_version=!r} is not available; "
                      f"available versions are: {[__array_api_version__]}")
-  import jaxlite.numpy
-  return jaxlite.numpy
+  return namespace
 
 
 def __array_namespace_info__() -> ArrayNamespaceInfo:

@@ -664,3 +664,4 @@ def indices(dimensions, dtype=None, sparse=False):
 
 
 prng.register_above(asarray=asarray)
+core.register(asarray=asarray)

@@ -22,7 +22,7 @@ _SWAPPED_NORM = {None: "forward", "backward": "forward", "ortho": "ortho",
 
 
 def _jnp():
-  import jaxlite.numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp
   return jnp
 
 

@@ -13,8 +13,8 @@ from jaxlite._src.numpy.grids_and_io import _arr
 
 
 def _vmap():
-  import jaxlite
-  return jaxlite.vmap
+  from jaxlite._src.vmap_api import vmap
+  return vmap
 
 
 # ---- functional -----------------------------------------------------------------------------

@@ -1,4 +1,6 @@
 """The names `jaxlite.numpy` exports, gathered from the jnp modules."""
+import importlib as _importlib
+
 import numpy as _np
 
 from jaxlite._src import dtypes as _dtypes
@@ -93,3 +95,11 @@ from jaxlite._src.numpy.array_api_metadata import (  # noqa: F401,E402
     __array_api_version__, __array_namespace_info__)
 __all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_SUBMODULES"]
 __all__ += ["__array_api_version__", "__array_namespace_info__"]  # the standard's dunders
+
+
+def __getattr__(name):
+  """`linalg` and `fft`, for jaxlite's own modules that use this namespace as `jnp` (the public
+  `jaxlite.numpy` loads its submodules the same way): loaded on first use."""
+  if name in LAZY_SUBMODULES:
+    return _importlib.import_module(f"jaxlite._src.numpy.{name}")
+  raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

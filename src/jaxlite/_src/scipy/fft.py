@@ -10,7 +10,7 @@ _NORMS = (None, "backward", "ortho")
 
 
 def _jnp():
-  import jaxlite.numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp
   return jnp
 
 

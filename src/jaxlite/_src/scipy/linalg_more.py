@@ -10,7 +10,7 @@ from jaxlite._src.numpy.util import check_arraylike
 
 
 def _jnp():
-  import jaxlite.numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp
   return jnp
 
 
@@ -295,7 +295,7 @@ def _rsf2csf_2d(t, z):
   """One matrix: for m = n-1 ... 1, a 2x2 block left in the real Schur form (a non-negligible
   subdiagonal T[m, m-1]) is triangularised by the Givens rotation built from an eigenvalue of
   the block, applied to T's rows and columns and to Z's columns."""
-  import jaxlite.numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp
   n = t.shape[0]
   eps = float(jnp.finfo(t.dtype).eps)
   cols, rows = jnp.arange(n), jnp.arange(n)[:, None]
@@ -322,7 +322,7 @@ def _rsf2csf_2d(t, z):
 def rsf2csf(T, Z, check_finite: bool = True):
   """(T, Z) in complex Schur form from the real Schur form `T` and its Schur vectors `Z` (as
   returned by `schur(a)`): Z T Z^H is still `a`, and T is upper triangular."""
-  import jaxlite.numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp
   del check_finite  # NumPy-backed: nothing to check beyond what the arithmetic does
   t, z = jnp.asarray(T), jnp.asarray(Z)
   if t.ndim < 2 or t.shape[-1] != t.shape[-2]:

@@ -25,7 +25,7 @@ class OptimizeResults(NamedTuple):
 
 
 def _jnp():
-  import jaxlite.numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp
   return jnp
 
 

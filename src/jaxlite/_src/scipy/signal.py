@@ -6,7 +6,7 @@ import numpy as np
 
 
 def _jnp():
-  import jaxlite.numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp
   return jnp
 
 
@@ -40,7 +40,7 @@ def _promote(name, in1, in2):
 
 
 def _convolve_nd(name, in1, in2, mode, precision):
-  from jaxlite import lax
+  from jaxlite._src.lax import namespace as lax
   jnp = _jnp()
   _check_mode(name, mode)
   in1, in2 = _promote(name, in1, in2)

@@ -11,12 +11,12 @@ from jaxlite._src import tree_util
 
 
 def _jnp():
-  import jaxlite.numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp
   return jnp
 
 
 def _lax():
-  from jaxlite import lax
+  from jaxlite._src.lax import namespace as lax
   return lax
 
 

@@ -22,7 +22,7 @@ from jaxlite._src.numpy.util import check_arraylike, promote_args_inexact
 
 
 def _jnp():
-  import jaxlite.numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp
   return jnp
 
 

@@ -10,7 +10,7 @@ from jaxlite._src.scipy.special import _real_float, digamma, gammaln
 
 
 def _jnp():
-  import jaxlite.numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp
   return jnp
 
 

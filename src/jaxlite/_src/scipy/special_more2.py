@@ -11,7 +11,7 @@ from jaxlite._src.scipy.special import _real_float, gammaln, ndtr
 
 
 def _jnp():
-  import jaxlite.numpy as jnp
+  from jaxlite._src.numpy import namespace as jnp
   return jnp
 
 
@@ -205,7 +205,7 @@ def _series(term_ratio, shape_like, max_terms):
   """sum_k t_k with t_0 = 1 and t_{k+1} = t_k * term_ratio(k), stopped when every term is below
   float precision relative to the sum (or after max_terms)."""
   jnp = _jnp()
-  from jaxlite import lax
+  from jaxlite._src.lax import namespace as lax
   eps = float(jnp.finfo(shape_like.dtype).eps) / 4
 
   def cond(state):

@@ -21,7 +21,6 @@ import numba
 import numpy as np
 from llvmlite import binding as llvm
 
-import jaxlite
 from jaxlite._src.compiler.native import support
 
 MANIFEST = "MANIFEST.json"
@@ -38,7 +37,10 @@ def cache_dir() -> str:
 def _versions() -> str:
   with open(support.__file__, "rb") as f:  # generated kernels inline its helpers
     helpers = hashlib.sha256(f.read()).hexdigest()
-  return "|".join([jaxlite.__version__, numba.__version__, llvmlite.__version__, np.__version__,
+  # jaxlite's package version: the package is loaded before any of its modules (no import here,
+  # which would tie this low module to the public top)
+  jaxlite_version = sys.modules[__name__.partition(".")[0]].__version__
+  return "|".join([jaxlite_version, numba.__version__, llvmlite.__version__, np.__version__,
                    sys.version, platform.machine(), llvm.get_host_cpu_name(),
                    llvm.get_host_cpu_features().flatten(), helpers])
 

@@ -1,5 +1,7 @@
 """numba source for tier 1's fused kernels: one `prange` loop over the flat elements, each eqn a
-scalar statement from the RULES table (primitive -> lines), with tier 0's semantics.
+scalar statement from the RULES table (operation -> lines), with tier 0's semantics. RULES is
+keyed by the operation a primitive computes (`primitive_kinds.operation`, registered next to the
+primitive), never by its name.
 
 A kernel is native-eligible when every value it makes has the same element count N (elementwise
 chains with their views, converts and selects; row reductions stay on tier 1) and every dtype
@@ -68,12 +70,13 @@ def literal(value, dtype) -> str:
 RULES: dict = {}
 
 
-def _rule(names, kinds):
-  """Registers `fn(c) -> expression or lines` for primitives `names` on operand kinds `kinds`
-  (NumPy kinds of the first operand, 'b' bool, 'i' int, 'u' uint, 'f' float)."""
+def _rule(ops, kinds):
+  """Registers `fn(c) -> expression or lines` for the primitives computing operations `ops`
+  (`primitive_kinds.operation`) on operand kinds `kinds` (NumPy kinds of the first operand,
+  'b' bool, 'i' int, 'u' uint, 'f' float)."""
   def register(fn):
-    for name in names.split():
-      RULES.setdefault(name, []).append((kinds, fn))
+    for op in ops.split():
+      RULES.setdefault(op, []).append((kinds, fn))
     return fn
   return register
 
@@ -106,20 +109,20 @@ _VECTOR = {np.dtype(np.float32): ("exp", "log", "log1p", "expm1", "tanh"),
            np.dtype(np.float64): ("exp", "log", "log1p")}
 
 
-def _math(name, dtype, *args) -> str:
+def _math(op, dtype, *args) -> str:
   dtype = np.dtype(dtype)
-  if name in _VECTOR.get(dtype, ()):
-    return f"_s.{name}_f{dtype.itemsize * 8}({', '.join(args)})"
-  return _MATH[name].format(*args)
+  if op in _VECTOR.get(dtype, ()):
+    return f"_s.{op}_f{dtype.itemsize * 8}({', '.join(args)})"
+  return _MATH[op].format(*args)
 
 
-for _name in _MATH:
-  _rule(_name, "f")(lambda c, n=_name: _math(n, c.dtype, *c.ins))
+for _op in _MATH:
+  _rule(_op, "f")(lambda c, op=_op: _math(op, c.dtype, *c.ins))
 
 
 # Tier 0 computes these in float64 and rounds once.
-for _name in ("erf", "erfc"):
-  _rule(_name, "f")(lambda c, n=_name: f"math.{n}(np.float64({c.ins[0]}))")
+for _op in ("erf", "erfc"):
+  _rule(_op, "f")(lambda c, op=_op: f"math.{op}(np.float64({c.ins[0]}))")
 
 
 @_rule("erf_inv", "f")
@@ -227,13 +230,13 @@ def _binop(sym):
   return lambda c: f"{c.ins[0]} {sym} {c.ins[1]}"
 
 
-for _name, _sym in (("add", "+"), ("sub", "-"), ("mul", "*")):
-  _rule(_name, "fiu")(_binop(_sym))
-for _name, _sym in (("and", "&"), ("or", "|"), ("xor", "^")):
-  _rule(_name, "biu")(_binop(_sym))
-for _name, _sym in (("eq", "=="), ("ne", "!="), ("lt", "<"), ("le", "<="), ("gt", ">"),
-                    ("ge", ">=")):
-  _rule(_name, "fiub")(_binop(_sym))
+for _op, _sym in (("add", "+"), ("sub", "-"), ("mul", "*")):
+  _rule(_op, "fiu")(_binop(_sym))
+for _op, _sym in (("and", "&"), ("or", "|"), ("xor", "^")):
+  _rule(_op, "biu")(_binop(_sym))
+for _op, _sym in (("eq", "=="), ("ne", "!="), ("lt", "<"), ("le", "<="), ("gt", ">"),
+                  ("ge", ">=")):
+  _rule(_op, "fiub")(_binop(_sym))
 
 
 @_rule("div", "f")
@@ -300,22 +303,22 @@ def _clamp(c):
   return [f"_m = {x} if {x} >= {lo} else {lo}", f"{c.out} = {c.T}(_m if _m <= {hi} else {hi})"]
 
 
-def _shift(c, name):
+def _shift(c, op):
   a, b, T, w = *c.ins, c.T, c.width
   big = f"({b} < 0 or {b} >= {w})" if c.kind == "i" else f"{b} >= {w}"
   unsigned = _cast(np.dtype(f"u{w // 8}"))
   signed = _cast(np.dtype(f"i{w // 8}"))
-  if name == "shift_left":
+  if op == "shift_left":
     return f"({T}(0) if {big} else {T}({a} << {b}))"
-  if name == "shift_right_logical":
+  if op == "shift_right_logical":
     return f"({T}(0) if {big} else {T}({unsigned}({a}) >> {unsigned}({b})))"
   # arithmetic: the sign fills in; a shift past the width is a shift by width - 1
   amount = f"({signed}({w - 1}) if {big} else {signed}({b}))"
   return f"{T}({signed}({a}) >> {amount})"
 
 
-for _name in ("shift_left", "shift_right_logical", "shift_right_arithmetic"):
-  _rule(_name, "iu")(lambda c, n=_name: _shift(c, n))
+for _op in ("shift_left", "shift_right_logical", "shift_right_arithmetic"):
+  _rule(_op, "iu")(lambda c, op=_op: _shift(c, op))
 
 
 @_rule("convert_element_type", "fiub")
@@ -350,16 +353,16 @@ def _select_n(c):
   return expr
 
 
-def statement(name, out, ins, in_dtypes, dtype, params) -> list:
-  """The lines computing eqn `name` into local `out` (raises Unsupported where no rule)."""
+def statement(prim, out, ins, in_dtypes, dtype, params) -> list:
+  """The lines computing an eqn of `prim` into local `out` (raises Unsupported where no rule)."""
   c = _Ctx(out, ins, [np.dtype(d) for d in in_dtypes], np.dtype(dtype), params)
-  for kinds, fn in RULES.get(name, ()):
-    if c.kind in kinds:
+  for dtype_kinds, fn in RULES.get(kinds.operation.get(prim), ()):
+    if c.kind in dtype_kinds:
       result = fn(c)
       if isinstance(result, list):
         return result
       return [f"{out} = {c.T}({result})"]
-  raise Unsupported(f"{name} on {c.in_dtypes[0]}")
+  raise Unsupported(f"{prim.name} on {c.in_dtypes[0]}")
 
 
 # --- kernels ---------------------------------------------------------------------------------
@@ -433,29 +436,30 @@ _CHUNKS = 32
 # in order, so that overflow and inf * 0 come out as in tier 0; float max/min propagate NaN as
 # np.max/np.min do, through llvm.maximum/minimum (vectorizable; -0 counts below +0, where
 # np.max's pick among zeros of both signs depends on their order and its SIMD lanes).
-def _reduction(name, acc, val, dtype):
+def _reduction(prim, acc, val, dtype):
   T, kind = _cast(dtype), np.dtype(dtype).kind
-  if name in ("reduce_sum", "reduce_prod") and kind in "fiu":
-    op, unit = ("+", 0) if name == "reduce_sum" else ("*", 1)
-    if kind == "f" and name == "reduce_sum":
+  op = kinds.operation.get(prim)
+  if op in ("reduce_sum", "reduce_prod") and kind in "fiu":
+    sym, unit = ("+", 0) if op == "reduce_sum" else ("*", 1)
+    if kind == "f" and op == "reduce_sum":
       return f"{acc} = np.float64({unit})", f"{acc} = _s.radd({acc}, np.float64({val}))", \
           f"{T}({acc})"
-    return f"{acc} = {T}({unit})", f"{acc} = {T}({acc} {op} {val})", acc
-  if name in ("reduce_max", "reduce_min") and kind in "fiu":
-    cmp = ">" if name == "reduce_max" else "<"
+    return f"{acc} = {T}({unit})", f"{acc} = {T}({acc} {sym} {val})", acc
+  if op in ("reduce_max", "reduce_min") and kind in "fiu":
+    cmp = ">" if op == "reduce_max" else "<"
     if kind == "f":
-      init = f"{T}({'-' if name == 'reduce_max' else ''}np.inf)"
-      fn = "fmaximum" if name == "reduce_max" else "fminimum"
+      init = f"{T}({'-' if op == 'reduce_max' else ''}np.inf)"
+      fn = "fmaximum" if op == "reduce_max" else "fminimum"
       step = f"{acc} = _s.{fn}({acc}, {val})"
     else:
       info = np.iinfo(dtype)
-      init = f"{T}({info.min if name == 'reduce_max' else info.max})"
+      init = f"{T}({info.min if op == 'reduce_max' else info.max})"
       step = f"{acc} = {val} if {val} {cmp} {acc} else {acc}"
     return f"{acc} = {init}", step, acc
-  if name in ("reduce_and", "reduce_or", "reduce_max", "reduce_min") and kind == "b":
-    conj = name in ("reduce_and", "reduce_min")
+  if op in ("reduce_and", "reduce_or", "reduce_max", "reduce_min") and kind == "b":
+    conj = op in ("reduce_and", "reduce_min")
     return f"{acc} = {conj}", f"{acc} = {acc} {'and' if conj else 'or'} {val}", acc
-  raise Unsupported(f"{name} on {np.dtype(dtype)}")
+  raise Unsupported(f"{prim.name} on {np.dtype(dtype)}")
 
 
 class _Builder:
@@ -576,7 +580,7 @@ def plan(k: fusion.Kernel, tables) -> Plan:
     if prim not in fusion.ELEMENTWISE:
       raise Unsupported(name)
     local = f"v{len(env)}"
-    body += statement(name, local, ins, [v.aval.dtype for v in eqn.invars], out.aval.dtype,
+    body += statement(prim, local, ins, [v.aval.dtype for v in eqn.invars], out.aval.dtype,
                       eqn.params)
     env[out] = local
   outputs = [(np.dtype(v.aval.dtype), total) for v in k.outputs]
@@ -676,10 +680,10 @@ def _plan_rows(k: fusion.Kernel, tables, total: int) -> Plan:
       if prim is kinds.roles.reduce_sum and np.dtype(out.aval.dtype) == np.float32:
         row_body += blocked_sum(ins[0], closure(deps)) + [f"{local} = np.float32(_acc)"]
       else:
-        init, step, final = _reduction(name, "_acc", ins[0], out.aval.dtype)
+        init, step, final = _reduction(prim, "_acc", ins[0], out.aval.dtype)
         row_body += [init] + inner(closure(deps) + [step]) + [f"{local} = {final}"]
     elif prim in fusion.ELEMENTWISE:
-      lines = statement(name, local, ins, [v.aval.dtype for v in eqn.invars], out.aval.dtype,
+      lines = statement(prim, local, ins, [v.aval.dtype for v in eqn.invars], out.aval.dtype,
                         eqn.params)
       if lvl == "r":
         row_body += lines

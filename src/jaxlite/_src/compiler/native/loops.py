@@ -20,6 +20,7 @@ import re
 
 import numpy as np
 
+from jaxlite._src import primitive_kinds as kinds
 from jaxlite._src.compiler import passes
 from jaxlite._src.compiler.native import codegen
 from jaxlite._src.core import Literal
@@ -34,6 +35,7 @@ from jaxlite._src.core import Literal
 # background compile (~5 s of CPU) and slow trial calls on every hot loop of this kind.
 ENABLED = os.environ.get("JAXLITE_NATIVE_LOOPS", "0").strip().lower() in ("1", "true", "on")
 
+# Code text keyed by the operation a primitive computes (`primitive_kinds.operation`).
 _UNARY = {"tanh": "np.tanh({0})", "exp": "np.exp({0})", "log": "np.log({0})",
           "sin": "np.sin({0})", "cos": "np.cos({0})", "sqrt": "np.sqrt({0})",
           "log1p": "np.log1p({0})", "expm1": "np.expm1({0})", "abs": "np.abs({0})",
@@ -63,42 +65,42 @@ def _expr(eqn, ins) -> str:
   """The numba expression of one eqn over array or scalar operands `ins`. A 0-d result is a
   numba scalar cast to its dtype: numba computes int32 + int32 in int64 and float32 math may
   widen, NumPy's 0-d arrays (tier 0) keep the dtype, and the cast wraps as they do."""
-  out = eqn.outvars[0].aval
+  out, op = eqn.outvars[0].aval, kinds.operation.get(eqn.primitive)
   if not out.shape:
-    if eqn.primitive.name in ("dot_general", "reshape", "broadcast_in_dim"):
+    if op in ("dot_general", "reshape", "broadcast_in_dim"):
       raise codegen.Unsupported(f"0-d {eqn.primitive.name}")
-    if eqn.primitive.name == "select_n":
+    if op == "select_n":
       if len(ins) != 3 or np.dtype(eqn.invars[0].aval.dtype) != np.bool_:
         raise codegen.Unsupported("select_n beyond a bool predicate")
       return f"{codegen._cast(out.dtype)}({ins[2]} if {ins[0]} else {ins[1]})"
-    if eqn.primitive.name == "convert_element_type":
+    if op == "convert_element_type":
       _array_expr(eqn, ins)  # its checks (no float -> int)
       return f"{codegen._cast(out.dtype)}({ins[0]})"
-    if eqn.primitive.name == "squeeze":  # a one-element array's element
+    if op == "squeeze":  # a one-element array's element
       return f"{codegen._cast(out.dtype)}(np.ascontiguousarray({ins[0]}).ravel()[0])"
-    if eqn.primitive.name in _UNARY or eqn.primitive.name == "logistic":
+    if op in _UNARY or op == "logistic":
       _array_expr(eqn, ins)  # its checks (float operands, one dtype)
-      return f"{codegen._cast(out.dtype)}({_unary(eqn.primitive.name, out.dtype, ins[0], True)})"
+      return f"{codegen._cast(out.dtype)}({_unary(op, out.dtype, ins[0], True)})"
     return f"{codegen._cast(out.dtype)}({_array_expr(eqn, ins)})"
-  if eqn.primitive.name == "broadcast_in_dim" and not eqn.invars[0].aval.shape:
+  if op == "broadcast_in_dim" and not eqn.invars[0].aval.shape:
     return f"np.full({tuple(out.shape)!r}, {ins[0]}, {codegen._cast(out.dtype)})"
   return _array_expr(eqn, ins)
 
 
-def _unary(name: str, dtype, x: str, scalar: bool) -> str:
-  """Unary `name` of `x` (a numba scalar where `scalar`, else an array). Where support.py has a
+def _unary(op: str, dtype, x: str, scalar: bool) -> str:
+  """Unary operation `op` of `x` (a numba scalar where `scalar`, else an array). Where support.py has a
   libm-free version for the dtype (codegen._VECTOR), a scalar calls it and an array maps it
   with a generated helper (`_MAP_HELPER`, added by `_kernel_head`), so the loop over the
   elements vectorizes: numba's own np.tanh over an array is one scalar libm call per element
   (no SVML here; 27 us against 2.7 us for a (32, 128) float32 tanh)."""
-  if name == "logistic":
+  if op == "logistic":
     one = codegen.literal(1, dtype)
     return f"({one} / ({one} + {_unary('exp', dtype, f'(-{x})', scalar)}))"
   dtype = np.dtype(dtype)
-  if name in codegen._VECTOR.get(dtype, ()):
-    fn = f"{name}_f{dtype.itemsize * 8}"
+  if op in codegen._VECTOR.get(dtype, ()):
+    fn = f"{op}_f{dtype.itemsize * 8}"
     return f"_s.{fn}({x})" if scalar else f"_map_{fn}({x})"
-  return _UNARY[name].format(x)
+  return _UNARY[op].format(x)
 
 
 # One helper per support.py function an array expression maps (`_unary`): the elements of a
@@ -132,50 +134,50 @@ def _kernel_head(body_lines, sig, params) -> list:
 
 
 def _array_expr(eqn, ins) -> str:
-  name, p = eqn.primitive.name, eqn.params
+  op, p, name = kinds.operation.get(eqn.primitive), eqn.params, eqn.primitive.name
   out = eqn.outvars[0].aval
-  kinds = {np.dtype(v.aval.dtype).kind for v in eqn.invars}
-  if name in _FLOAT_ONLY and kinds - {"f"}:
-    raise codegen.Unsupported(f"{name} on {kinds}")
-  if name in _BITWISE and kinds - {"b", "i", "u"}:
-    raise codegen.Unsupported(f"{name} on {kinds}")
+  dtype_kinds = {np.dtype(v.aval.dtype).kind for v in eqn.invars}
+  if op in _FLOAT_ONLY and dtype_kinds - {"f"}:
+    raise codegen.Unsupported(f"{name} on {dtype_kinds}")
+  if op in _BITWISE and dtype_kinds - {"b", "i", "u"}:
+    raise codegen.Unsupported(f"{name} on {dtype_kinds}")
   if any(np.dtype(v.aval.dtype) != np.dtype(out.dtype) for v in eqn.invars) \
-      and name not in ("lt", "gt", "le", "ge", "eq", "ne", "select_n", "convert_element_type"):
+      and op not in ("lt", "gt", "le", "ge", "eq", "ne", "select_n", "convert_element_type"):
     raise codegen.Unsupported(f"{name} mixing dtypes")
-  if name in _UNARY or name == "logistic":
-    return _unary(name, out.dtype, ins[0], False)
-  if name in _BINARY:
-    return _BINARY[name].format(*ins)
-  if name == "integer_pow" and p["y"] == 2:
+  if op in _UNARY or op == "logistic":
+    return _unary(op, out.dtype, ins[0], False)
+  if op in _BINARY:
+    return _BINARY[op].format(*ins)
+  if op == "integer_pow" and p["y"] == 2:
     return f"({ins[0]} * {ins[0]})"
-  if name == "select_n" and len(ins) == 3 and np.dtype(eqn.invars[0].aval.dtype) == np.bool_:
+  if op == "select_n" and len(ins) == 3 and np.dtype(eqn.invars[0].aval.dtype) == np.bool_:
     return f"np.where({ins[0]}, {ins[2]}, {ins[1]})"
-  if name == "convert_element_type":
+  if op == "convert_element_type":
     src = np.dtype(eqn.invars[0].aval.dtype)
     if src.kind == "f" and np.dtype(out.dtype).kind != "f":
       raise codegen.Unsupported("float -> int convert")  # rounding/overflow rules differ
     return f"{ins[0]}.astype({codegen._cast(out.dtype)})"
-  if name == "broadcast_in_dim":
+  if op == "broadcast_in_dim":
     in_shape = eqn.invars[0].aval.shape
     shape = [1] * len(out.shape)
     for d, s in zip(p["broadcast_dimensions"], in_shape):
       shape[d] = s
     x = f"np.ascontiguousarray({ins[0]}).reshape({tuple(shape)!r})"
     return x if tuple(shape) == tuple(out.shape) else f"np.broadcast_to({x}, {tuple(out.shape)!r})"
-  if name == "reshape" and p.get("dimensions") is None:
+  if op == "reshape" and p.get("dimensions") is None:
     return f"np.ascontiguousarray({ins[0]}).reshape({tuple(out.shape)!r})"
-  if name == "slice":
+  if op == "slice":
     strides = p.get("strides") or (1,) * len(p["start_indices"])
     idx = ", ".join(f"{a}:{b}:{c}" for a, b, c in zip(p["start_indices"], p["limit_indices"],
                                                      strides))
     return f"{ins[0]}[{idx}]"
-  if name == "squeeze":
+  if op == "squeeze":
     return f"np.ascontiguousarray({ins[0]}).reshape({tuple(out.shape)!r})"
-  if name == "dot_general":
+  if op == "dot_general":
     (lc, rc), (lb, rb) = p["dimension_numbers"]
     lhs, rhs = (v.aval for v in eqn.invars)
     if lb or rb or tuple(lc) != (lhs.ndim - 1,) or tuple(rc) != (0,) or lhs.ndim > 2 \
-        or rhs.ndim > 2 or kinds != {"f"} or np.dtype(lhs.dtype) != np.dtype(out.dtype):
+        or rhs.ndim > 2 or dtype_kinds != {"f"} or np.dtype(lhs.dtype) != np.dtype(out.dtype):
       raise codegen.Unsupported("dot_general beyond np.dot")
     return f"np.dot(np.ascontiguousarray({ins[0]}), np.ascontiguousarray({ins[1]}))"
   raise codegen.Unsupported(name)

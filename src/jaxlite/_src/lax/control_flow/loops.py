@@ -762,13 +762,14 @@ def map(f, xs, *, batch_size=None):
   if batch_size is None:
     _, ys = scan(_map_body(f), (), xs)
     return ys
-  import jaxlite
+  from jaxlite._src.lax.shape import concatenate
+  from jaxlite._src.vmap_api import vmap
   leaves, treedef = tree_util.tree_flatten(xs)
   if not leaves:
     return xs
   n = leaves[0].shape[0]
   num_batches, rem = (0, n) if batch_size == 0 else divmod(n, batch_size)
-  vf = jaxlite.vmap(f)
+  vf = vmap(f)
   if num_batches == 0:
     return vf(xs)
   head = treedef.unflatten([x[:num_batches * batch_size].reshape(
@@ -778,7 +779,7 @@ def map(f, xs, *, batch_size=None):
   if not rem:
     return ys
   tail = vf(treedef.unflatten([x[num_batches * batch_size:] for x in leaves]))
-  return tree_util.tree_map(lambda a, b: jaxlite.lax.concatenate([a, b], 0), ys, tail)
+  return tree_util.tree_map(lambda a, b: concatenate([a, b], 0), ys, tail)
 
 
 def _map_body(f):

@@ -6,7 +6,7 @@ from jaxlite._src.numpy.util import check_arraylike, promote_args_inexact
 
 
 def jnp():
-  import jaxlite.numpy as jnp_module
+  from jaxlite._src.numpy import namespace as jnp_module
   return jnp_module
 
 

@@ -135,7 +135,7 @@ class gaussian_kde:
     """`shape` draws (as columns, result (d,) + shape): a data point chosen by weight, plus a
     kernel-covariance normal, with JAX's key splitting."""
     jnp = _jnp()
-    from jaxlite import random
+    from jaxlite._src import random
     ind_key, eps_key = random.split(key)
     ind = random.choice(ind_key, self.n, shape=shape, p=self.weights)
     eps = random.multivariate_normal(eps_key, jnp.zeros(self.d, self.covariance.dtype),
