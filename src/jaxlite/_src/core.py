@@ -301,6 +301,15 @@ class EvalTrace(Trace):
           committed = True
       else:
         vals.append(a)
+    if primitive.library and (primitive.eager_weak_type is None or extended):
+      # As in JAX, evaluating a library's primitive eagerly is calling its impl on bind's
+      # arguments (no abstract evaluation, on whichever backend holds them), its result handed
+      # back as it is. Python numbers arrive as JAX's typed scalars (bools stay bools).
+      if primitive.impl is None:
+        raise NotImplementedError(f"Evaluation rule for '{primitive.name}' not implemented")
+      args = [a if type(a) is bool else dtypes.weak_scalar(a) for a in args]
+      impl = primitive.user_impl
+      return (primitive.impl if impl is None else impl)(*args, **params)
     if eager_routes:  # another backend's buffers exist: the first operand holding one routes
       for v in vals:
         route = eager_routes.get(type(v))
@@ -316,13 +325,6 @@ class EvalTrace(Trace):
     if weak_rule is None or extended:
       if primitive.impl is None:
         raise NotImplementedError(f"Evaluation rule for '{primitive.name}' not implemented")
-      if primitive.library:
-        # As in JAX, evaluating a library's primitive eagerly is calling its impl on bind's
-        # arguments (no abstract evaluation), its result handed back as it is.
-        # Python numbers arrive as JAX's typed scalars (bools stay bools), as in JAX 0.10.
-        args = [a if type(a) is bool else dtypes.weak_scalar(a) for a in args]
-        impl = primitive.user_impl
-        return (primitive.impl if impl is None else impl)(*args, **params)
       if primitive.abstract_eval is None:
         return primitive.impl(*args, **params)
       avals = [get_aval(a) for a in args]
