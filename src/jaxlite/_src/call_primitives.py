@@ -49,12 +49,7 @@ def _bind_placed(prim, args, params):
   outs = core.eval_trace.process_primitive(prim, ins, params)
   places = partition.given_placements(params["jaxpr"], args, ins, in_sh, out_sh)
   return [o if p is None or type(o) is not core.array_type else
-          from_host(_host(o, host_value), o.weak_type, p) for o, p in zip(outs, places)]
-
-
-def _host(o, host_value):
-  v = host_value(o)
-  return o._host_value() if v is o._value and not isinstance(v, np.ndarray) else v
+          from_host(host_value(o), o.weak_type, p) for o, p in zip(outs, places)]
 
 
 jit_p = _JitPrimitive("jit")
