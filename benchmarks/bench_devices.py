@@ -70,7 +70,7 @@ def main(argv) -> None:
     if importlib.util.find_spec("numba") is None:
       impls.remove("jl-numpy")  # the same configuration as `jaxlite` here
   sys.path.insert(0, str(HERE.parent / "src"))
-  from jaxlite._src import machine
+  from jaxlite._src.base import machine
   print(f"# python {platform.python_version()}, {platform.machine()}, "
         f"{machine.usable_cores()} usable cores, L2 {machine.cache_bytes(2)} B; "
         f"MLP 784-512-512-10 step, global batch {args.batch}; cells: median per step "

@@ -33,7 +33,7 @@ import numpy as np  # noqa: E402
 
 import jaxlite  # noqa: E402
 import jaxlite.numpy as jnp  # noqa: E402
-from jaxlite._src import machine  # noqa: E402
+from jaxlite._src.base import machine  # noqa: E402
 from jaxlite._src.compiler import tiled_executor as te  # noqa: E402
 from jaxlite._src.compiler import xla_tier  # noqa: E402
 

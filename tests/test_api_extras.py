@@ -186,7 +186,7 @@ def test_debug_nans_infs_match_jax(name, flag):
 
 def test_debug_nans_known_answers_and_removal():
   import warnings
-  from jaxlite._src import core
+  from jaxlite._src.base import core
   with jaxlite.debug_nans(True):
     with pytest.raises(FloatingPointError, match=r"invalid value \(nan\) encountered in log"):
       jaxlite.jit(lambda x: jnp.log(x))(-1.0)

@@ -129,7 +129,7 @@ def test_reprs_match_real_jax():
 # The buffer field `_value` is private to array.py and the backend/dispatch code named in its
 # docstring; everything else goes through `host_value`/`_host_value()` (typed PRNG key arrays keep
 # their own `_value` in prng.py). This keeps the seam for per-device buffers honest.
-_BUFFER_READERS = {"array.py", "core.py", "jit_function.py", "prng.py", "numpy/util.py",
+_BUFFER_READERS = {"base/array.py", "base/core.py", "transforms/jit_function.py", "rng/prng.py", "numpy/util.py",
                    "numpy/ufuncs.py", "numpy/array_methods.py", "sharding/partition.py"}
 
 
@@ -149,7 +149,7 @@ def test_buffer_field_read_only_by_backend_and_dispatch():
 
 
 def test_metadata_from_aval_and_accessor():
-  from jaxlite._src import array
+  from jaxlite._src.base import array
   x = jnp.arange(6.0).reshape(2, 3)
   assert (x.shape, x.dtype, x.ndim, x.size, x.nbytes) == ((2, 3), np.float32, 2, 6, 24)
   x.aval  # once the aval is built, metadata comes from it
@@ -170,7 +170,7 @@ def test_metadata_from_aval_and_accessor():
     (((2,), np.float32, False, "s1"), ((2,), np.float32, False, "s1"), True),
 ])
 def test_aval_equality_includes_sharding(a, b, equal):
-  from jaxlite._src import core
+  from jaxlite._src.base import core
   x, y = core.ShapedArray(*a), core.ShapedArray(*b)
   assert (x == y) is equal
   if equal:

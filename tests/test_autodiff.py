@@ -71,12 +71,12 @@ def _linear_call():
 
 
 def _call_p():
-  from jaxlite._src.closed_call import call_p
+  from jaxlite._src.transforms.closed_call import call_p
   return call_p
 
 
 def _closed_call_p():
-  from jaxlite._src.closed_call import closed_call_p
+  from jaxlite._src.transforms.closed_call import closed_call_p
   return closed_call_p
 
 
@@ -329,9 +329,9 @@ def test_table_covers_every_differentiable_primitive():
   import jaxlite.scipy.special  # noqa: F401
   # Modules whose primitives have rules: imported here so the answer does not depend on which
   # tests ran before.
-  import jaxlite._src.callbacks  # noqa: F401
-  import jaxlite._src.checkify  # noqa: F401
-  import jaxlite._src.custom_batching  # noqa: F401
+  import jaxlite._src.transforms.callbacks  # noqa: F401
+  import jaxlite._src.transforms.checkify  # noqa: F401
+  import jaxlite._src.transforms.custom_batching  # noqa: F401
   from jaxlite._src.interpreters import ad
   reached = set()
   for _, fun, args in PRIMITIVES:

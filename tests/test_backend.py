@@ -9,7 +9,7 @@ import pytest
 import jaxlite as jax
 import jaxlite.numpy as jnp
 from jaxlite import lax
-from jaxlite._src import core
+from jaxlite._src.base import core
 from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler import numpy_codegen
 from jaxlite._src.lax import elementwise as ew

@@ -188,7 +188,7 @@ class _Mesh:
 def test_device_programs_split_blas_threads_and_pool(monkeypatch, devices, cores, want):
   # While n device programs run at once each gets cores // n BLAS threads and pool workers
   # (together never more than the cores); the count is set back when the run ends.
-  from jaxlite._src import machine
+  from jaxlite._src.base import machine
   from jaxlite._src.spmd import runtime
   fake = FakeBlas(threads=cores)
   monkeypatch.setattr(blas, "_BLAS", [(fake.get, fake.set)])

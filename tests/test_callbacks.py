@@ -9,7 +9,7 @@ import pytest
 import jaxlite
 import jaxlite.numpy as jnp
 from jaxlite import debug
-from jaxlite._src.callbacks import pure_callback
+from jaxlite._src.transforms.callbacks import pure_callback
 from jaxlite.experimental import io_callback
 from conftest import oracle
 
@@ -187,7 +187,7 @@ def test_pure_callback_vmap_without_method_raises():
 
 
 def test_pure_callback_wrong_result_shape_raises_runtime_error():
-  from jaxlite._src.errors import JaxRuntimeError
+  from jaxlite._src.base.errors import JaxRuntimeError
   sds = jaxlite.ShapeDtypeStruct((3,), jnp.float32)
   with pytest.raises(JaxRuntimeError, match=r"Expected: \(3,\), Actual: \(2,\)"):
     pure_callback(lambda v: v, sds, jnp.ones(2))

@@ -38,7 +38,7 @@ class Impl:
 
 
 def _lite():
-  from jaxlite._src import prng
+  from jaxlite._src.rng import prng
   return Impl(jaxlite, prng.threefry2x32_p)
 
 
@@ -632,7 +632,7 @@ case("2.4/custom-jvp-array-const-as-num-consts", Frags([
     "num_consts=1", "] a b"]),
     lambda m: jaxpr(m, _custom_jvp_closing_over(m, np.ones(3, np.float32)), 1.0),
     xfail="custom_jvp keeps a closed-over NumPy array as a constvar of call_jaxpr; JAX lifts it "
-          "to an outer constvar passed as a num_consts argument (_src/custom_derivatives.py, "
+          "to an outer constvar passed as a num_consts argument (_src/transforms/custom_derivatives.py, "
           "still being edited)")
 
 
@@ -1627,7 +1627,7 @@ def primitive_names(m):
   import pathlib
   if m.name not in _PRIMITIVE_NAMES:
     if m is LITE:
-      from jaxlite._src.core import Primitive
+      from jaxlite._src.base.core import Primitive
       root = pathlib.Path(importlib.import_module("jaxlite._src").__path__[0])
       native_extra = importlib.util.find_spec("numba") is not None
       for path in sorted(root.rglob("*.py")):  # lax/ is a namespace package: walk files

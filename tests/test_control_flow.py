@@ -9,7 +9,7 @@ from conftest import oracle
 import jaxlite as jax
 import jaxlite.numpy as jnp
 from jaxlite import lax
-from jaxlite._src import core
+from jaxlite._src.base import core
 from jaxlite._src.compiler import numpy_codegen
 
 F32 = np.float32
@@ -242,7 +242,7 @@ ERROR_CASES = [
     (lambda: lax.while_loop(lambda c: c < 10, lambda c: (c, c), 0.0), TypeError,
      ("while_loop body function carry input and carry output must have the same pytree "
      "structure, but they differ:\n\nThe input carry c is a <class "
-     "'jaxlite._src.core.ShapedArray'> but the corresponding component of the carry output is "
+     "'jaxlite._src.base.core.ShapedArray'> but the corresponding component of the carry output is "
      "a <class 'tuple'>, so their Python types differ.\n\nRevise the function so that the carry "
      "output has the same pytree structure as the carry input.")),
     (lambda: lax.while_loop(lambda c: c[0] < 10,

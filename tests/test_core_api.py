@@ -302,7 +302,7 @@ def test_extend_random_matches_jax():
 
 def test_source_info_and_traceback_util_as_flax_uses_them():
   from jaxlite.extend import source_info_util as siu
-  from jaxlite._src import traceback_util
+  from jaxlite._src.compat import traceback_util
   traceback_util.register_exclusion("/no/such/dir")
   assert traceback_util.api_boundary(len)([1, 2]) == 2  # a boundary calls through
   info = siu.current()

@@ -497,7 +497,7 @@ def test_sharded_arrays_are_deleted_not_reused():
 def test_no_donation_no_extra_work():
   # A jit without donation is a plain PjitFunction (the cached call path is untouched); one
   # with donation is the donating subclass.
-  from jaxlite._src import jit_function
+  from jaxlite._src.transforms import jit_function
   assert type(jaxlite.jit(lambda x: x)) is jit_function.PjitFunction
   assert type(jaxlite.jit(lambda x: x, donate_argnums=0)) is jit_function.DonatingPjitFunction
   assert type(jaxlite.jit(lambda x: x, donate_argnames="x")) is \

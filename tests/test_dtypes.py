@@ -4,7 +4,7 @@ import pytest
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
-from jaxlite._src import dtypes
+from jaxlite._src.base import dtypes
 
 from conftest import oracle, x64
 

@@ -7,8 +7,8 @@ import pytest
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
-from jaxlite._src import array as array_lib
-from jaxlite._src import core
+from jaxlite._src.base import array as array_lib
+from jaxlite._src.base import core
 from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler import numpy_codegen
 

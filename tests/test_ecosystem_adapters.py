@@ -54,7 +54,7 @@ def test_like_of_shape_dtype_struct_matches_jax():
 
 
 def test_dispatch_wait_for_tokens_returns_after_effects_ran():
-  from jaxlite._src import dispatch
+  from jaxlite._src.transforms import dispatch
   seen = []
   jaxlite.experimental.io_callback(lambda: seen.append(1), None, ordered=True)
   dispatch.wait_for_tokens()
@@ -89,7 +89,7 @@ def test_layout_repr_matches_jax():
 
 def test_extended_dtype_base_for_library_dtypes():
   import dataclasses
-  from jaxlite._src import dtypes
+  from jaxlite._src.base import dtypes
 
   @dataclasses.dataclass(frozen=True)
   class MetaDType(dtypes.ExtendedDType):  # what flax's fp8 ops define at import
@@ -108,7 +108,7 @@ def test_extended_dtype_base_for_library_dtypes():
 
 
 def test_abstract_ref_describes_its_inner_aval():
-  from jaxlite._src.core import ShapedArray
+  from jaxlite._src.base.core import ShapedArray
   from jaxlite._src.state.types import AbstractRef
   r = AbstractRef(ShapedArray((2, 3), np.dtype(np.float32)))
   assert r.shape == (2, 3) and r.dtype == np.float32 and r.ndim == 2
@@ -136,7 +136,7 @@ def test_xla_bridge_reports_initialised_backends():
                      timeout=120)
   assert r.returncode == 0, r.stderr
   assert r.stdout.split() == ["{}", "3", "cpu", "3", "True"]
-  from jaxlite._src import xla_bridge
+  from jaxlite._src.compat import xla_bridge
   with pytest.raises(RuntimeError, match="Unknown backend tpu"):
     xla_bridge.get_backend("tpu")
 

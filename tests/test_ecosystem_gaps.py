@@ -893,7 +893,7 @@ def test_supports_inf_matches_jax(name):
   import ml_dtypes
   dtype = np.dtype(getattr(ml_dtypes, name, None) or name)
   from jax._src import dtypes as jax_dtypes
-  from jaxlite._src import dtypes as lite_dtypes
+  from jaxlite._src.base import dtypes as lite_dtypes
   assert lite_dtypes.supports_inf(dtype) == jax_dtypes.supports_inf(dtype)
 
 
@@ -980,7 +980,7 @@ def test_user_extended_dtype_eager_arrays_like_jax():
     assert lite.dtype == dt_lite and ref.dtype == dt and lite.shape == ref.shape == (3,)
   np.testing.assert_array_equal(np.asarray(b_lite), np.asarray(b_jax))
   assert b_lite.dtype == np.float32
-  from jaxlite._src import earray
+  from jaxlite._src.compat import earray
   assert isinstance(x_lite, earray.EArray) and not isinstance(b_lite, earray.EArray)
   with pytest.raises(ValueError, match="Cannot convert_element_type"):
     lax.convert_element_type(np.arange(3, dtype=np.int32), dt_lite)

@@ -12,9 +12,9 @@ from conftest import oracle
 
 
 def test_ad_util_names_are_jaxlites_own():
-  from jaxlite._src import ad_util
+  from jaxlite._src.transforms import ad_util
   from jaxlite._src.interpreters import ad
-  from jaxlite._src.custom_derivatives import SymbolicZero
+  from jaxlite._src.transforms.custom_derivatives import SymbolicZero
   real = importlib.import_module("jax._src.ad_util") if oracle() else None
   for name in ("Zero", "SymbolicZero", "add_jaxvals", "add_jaxvals_p", "stop_gradient_p",
                "zeros_like_aval", "instantiate", "replace_internal_symbolic_zeros",
@@ -30,7 +30,7 @@ def test_ad_util_names_are_jaxlites_own():
 
 def test_stop_gradient_transpose_rule_registered_through_ad_util():
   """lineax registers a transpose rule on ad_util.stop_gradient_p: linear_transpose uses it."""
-  from jaxlite._src import ad_util
+  from jaxlite._src.transforms import ad_util
   from jaxlite.interpreters import ad
   old = ad.primitive_transposes.get(ad_util.stop_gradient_p)
   ad.primitive_transposes[ad_util.stop_gradient_p] = lambda ct, x: [2 * ct]
@@ -46,7 +46,7 @@ def test_stop_gradient_transpose_rule_registered_through_ad_util():
 
 def test_flatten_util_and_lib():
   real = oracle()
-  from jaxlite._src.flatten_util import ravel_pytree
+  from jaxlite._src.libs.flatten_util import ravel_pytree
   flat, unravel = ravel_pytree({"a": jnp.ones(2), "b": 3.0})
   rflat, _ = importlib.import_module("jax._src.flatten_util").ravel_pytree(
       {"a": real.numpy.ones(2), "b": 3.0})
@@ -60,7 +60,7 @@ def test_flatten_util_and_lib():
 
 def test_trace_state_clean_and_x64_enabled():
   real = oracle()
-  from jaxlite._src import core
+  from jaxlite._src.base import core
   rcore = importlib.import_module("jax._src.core")
   assert core.trace_state_clean() is rcore.trace_state_clean() is True
   assert jax.jit(lambda x: x + core.trace_state_clean())(0) == 0

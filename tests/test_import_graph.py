@@ -45,15 +45,15 @@ _MULTIPROCESS = ("the multi-process path (MPI runs only), loaded on first use: s
                  "shards between processes")
 _JNP_IN_LAX = "a lax function written over jnp (to rewrite with lax ops)"
 UP_IMPORT_REASONS = {
-    ("jaxlite._src.ad_api", "jaxlite._src.lax.elementwise_functions"): _JACOBIANS,
-    ("jaxlite._src.ad_api", "jaxlite._src.lax.shape"): _JACOBIANS,
-    ("jaxlite._src.ad_api", "jaxlite._src.lax.slicing"): _JACOBIANS,
-    ("jaxlite._src.ad_api", "jaxlite._src.lax.parallel_comm"):
+    ("jaxlite._src.transforms.ad_api", "jaxlite._src.lax.elementwise_functions"): _JACOBIANS,
+    ("jaxlite._src.transforms.ad_api", "jaxlite._src.lax.shape"): _JACOBIANS,
+    ("jaxlite._src.transforms.ad_api", "jaxlite._src.lax.slicing"): _JACOBIANS,
+    ("jaxlite._src.transforms.ad_api", "jaxlite._src.lax.parallel_comm"):
         "grad seeds a varying output's cotangent with pvary in a check_vma shard_map body",
-    ("jaxlite._src.api", "jaxlite._src.distributed.sharded_jit"): _MULTIPROCESS,
-    ("jaxlite._src.shard_map", "jaxlite._src.distributed.sharded_jit"): _MULTIPROCESS,
+    ("jaxlite._src.transforms.api", "jaxlite._src.distributed.sharded_jit"): _MULTIPROCESS,
+    ("jaxlite._src.parallel.shard_map", "jaxlite._src.distributed.sharded_jit"): _MULTIPROCESS,
     ("jaxlite._src.sharding.partition", "jaxlite._src.distributed.sharded_jit"): _MULTIPROCESS,
-    ("jaxlite._src.checkify", "jaxlite._src.numpy.namespace"):
+    ("jaxlite._src.transforms.checkify", "jaxlite._src.numpy.namespace"):
         "the vmapped check reduces its examples' predicates with jnp",
     ("jaxlite._src.lax.ann", "jaxlite._src.numpy.namespace"): _JNP_IN_LAX,
     ("jaxlite._src.lax.conv_patches", "jaxlite._src.numpy.namespace"): _JNP_IN_LAX,
@@ -66,11 +66,11 @@ UP_IMPORT_REASONS = {
         "the native float32 erf_inv uses lax.special's coefficients (numba loads after lax)",
     ("jaxlite._src.compiler.scan_hoist", "jaxlite._src.lax.control_flow.common"):
         "the hoisted scan body is batched with control flow's batch_body",
-    ("jaxlite._src.custom_batching", "jaxlite._src.lax.namespace"):
+    ("jaxlite._src.transforms.custom_batching", "jaxlite._src.lax.namespace"):
         "sequential_vmap's rule is a lax.map",
     ("jaxlite._src.interpreters.batching", "jaxlite._src.lax.shape"):
         "moveaxis and broadcasting of batched values bind lax's shape primitives",
-    ("jaxlite._src.linear_call", "jaxlite._src.lax.elementwise_functions"):
+    ("jaxlite._src.transforms.linear_call", "jaxlite._src.lax.elementwise_functions"):
         "linear_call canonicalizes its operands as lax functions do (asarg)",
     ("jaxlite._src.sharding.propagation", "jaxlite._src.lax.elementwise_functions"):
         "with_sharding_constraint canonicalizes its operands as lax functions do (asarg)",
@@ -80,9 +80,9 @@ UP_IMPORT_REASONS = {
         "a block is resharded with dynamic slices",
     ("jaxlite._src.sharding.partition", "jaxlite._src.spmd.runtime"):
         "partitioned programs run on the SPMD runtime",
-    ("jaxlite._src.prng", "jaxlite._src.prng_lowering"):
+    ("jaxlite._src.rng.prng", "jaxlite._src.rng.prng_lowering"):
         "typed keys (a core type) and their primitives' lowerings share one module",
-    ("jaxlite._src.prng", "jaxlite._src.compiler.xla.lowering"):
+    ("jaxlite._src.rng.prng", "jaxlite._src.compiler.xla.lowering"):
         "typed keys (a core type) and their primitives' lowerings share one module",
     ("jaxlite._src.numpy.array_methods", "jaxlite._src"):
         "Array.view imports `jaxlite._src.numpy.bitcast_view`, which does not exist (a defect: "
@@ -97,46 +97,65 @@ CORE, INTERP, LAX, LIBS, API = range(5)
 LAYER_NAMES = ["core", "interpreters", "lax", "numpy/random/nn/scipy", "api"]
 LAYERS = {
     # core: the data model every layer stands on.
-    "core": CORE, "config": CORE, "dtypes": CORE, "extended_dtypes": CORE, "errors": CORE,
-    "effects": CORE, "tree_util": CORE, "pytree": CORE, "linear_util": CORE,
-    "traceback_util": CORE, "devices": CORE, "machine": CORE, "memory_space": CORE,
-    "monitoring": CORE, "source_info_util": CORE, "primitive_kinds": CORE, "profiler": CORE,
-    "instrumentation": CORE,
-    "array": CORE, "prng": CORE, "state.types": CORE, "sharding.rules": CORE, "dlpack": CORE,
+    "base.core": CORE, "base.config": CORE, "base.dtypes": CORE, "base.extended_dtypes": CORE,
+    "base.errors": CORE,
+    "base.effects": CORE, "base.tree_util": CORE, "base.pytree": CORE, "base.linear_util": CORE,
+    "compat.traceback_util": CORE, "base.devices": CORE, "base.machine": CORE,
+    "base.memory_space": CORE,
+    "base.monitoring": CORE, "base.source_info_util": CORE, "base.primitive_kinds": CORE,
+    "base.profiler": CORE,
+    "base.instrumentation": CORE,
+    "base.array": CORE, "rng.prng": CORE, "state.types": CORE, "sharding.rules": CORE,
+    "base.dlpack": CORE,
     "sharding.mesh": CORE, "sharding.partition_spec": CORE, "sharding.named_sharding": CORE,
     "sharding.manual_axis_type": CORE, "sharding": CORE, "distributed.state": CORE,
     # interpreters: tracing, transformation machinery, jit, compiler, partitioner.
-    "interpreters": INTERP, "pretty_print": INTERP, "dispatch": INTERP, "jit": INTERP,
-    "jit_function": INTERP, "jit_argnums": INTERP, "cache_miss": INTERP,
-    "call_primitives": INTERP, "closed_call": INTERP, "linear_call": INTERP,
-    "custom_derivatives": INTERP, "custom_batching": INTERP, "ad_checkpoint": INTERP,
-    "donation": INTERP, "compiler": INTERP, "cost_analysis": INTERP,
+    "interpreters": INTERP, "base.pretty_print": INTERP, "transforms.dispatch": INTERP,
+    "transforms.jit": INTERP,
+    "transforms.jit_function": INTERP, "transforms.jit_argnums": INTERP,
+    "transforms.cache_miss": INTERP,
+    "transforms.call_primitives": INTERP, "transforms.closed_call": INTERP,
+    "transforms.linear_call": INTERP,
+    "transforms.custom_derivatives": INTERP, "transforms.custom_batching": INTERP,
+    "transforms.ad_checkpoint": INTERP,
+    "transforms.donation": INTERP, "compiler": INTERP, "transforms.cost_analysis": INTERP,
     # the transformations' API (grad/vjp/jvp, vmap, device_put, make_jaxpr), built on the
     # interpreters alone as jit's (jit_function) is; the multi-process runtime (global arrays,
     # MPI collectives) on the core
-    "api": INTERP, "ad_api": INTERP, "vmap_api": INTERP,
+    "transforms.api": INTERP, "transforms.ad_api": INTERP, "transforms.vmap_api": INTERP,
     "distributed.global_arrays": INTERP, "distributed.multihost": INTERP,
     "distributed.mpi_collectives": INTERP, "distributed.group_exchange": INTERP,
     "sharding.partition": INTERP, "sharding.propagation": INTERP,
     "sharding.reshard": INTERP, "sharding.arrays": INTERP, "sharding.visualize": INTERP,
     "spmd": LAX, "distributed": INTERP, "effects_table": INTERP,
-    "state": INTERP, "state.primitives": LAX, "core_adapters": INTERP, "xla_bridge": INTERP,
-    "callbacks": LAX, "hijax": INTERP, "earray": INTERP,
+    "state": INTERP, "state.primitives": LAX, "compat.core_adapters": INTERP,
+    "compat.xla_bridge": INTERP,
+    "transforms.callbacks": LAX, "compat.hijax": INTERP, "compat.earray": INTERP,
     # lax: the primitives and their rules.
-    "lax": LAX, "sharding.rules_lax": LAX, "shard_map": LAX, "shard_map_checks": LAX,
-    "shard_map_vma": LAX, "checkify": LAX,
+    "lax": LAX, "sharding.rules_lax": LAX, "parallel.shard_map": LAX,
+    "parallel.shard_map_checks": LAX,
+    "parallel.shard_map_vma": LAX, "transforms.checkify": LAX,
     # libraries over lax.
-    "numpy": LIBS, "random": LIBS, "random_gamma": LIBS, "random_more": LIBS,
-    "stateful_rng": LIBS, "nn": LIBS, "scipy": LIBS, "image": LIBS, "ops": LIBS,
-    "debugging": LIBS,  # jax.debug, over the callbacks
+    "numpy": LIBS, "rng.random": LIBS, "rng.random_gamma": LIBS, "rng.random_more": LIBS,
+    "rng.stateful_rng": LIBS, "nn": LIBS, "scipy": LIBS, "libs.image": LIBS, "libs.ops": LIBS,
+    "transforms.debugging": LIBS,  # jax.debug, over the callbacks
     # api: the user-facing transformations and their wrappers.
-    "api_extras": API, "pmap": API, "distributed.sharded_jit": API,
+    "transforms.api_extras": API, "parallel.pmap": API, "distributed.sharded_jit": API,
     # libraries built on the transformations (jit, vjp, custom_vjp), and the profiler's API
-    "ode": API, "memory_profile": API,
+    "libs.ode": API, "transforms.memory_profile": API,
     # modules added by the same session's other branches (merged after this test was written)
-    "fp_quiet": CORE, "list_util": CORE, "stage_info": INTERP, "shard_map_eager": LAX,
-    "prng_structural": LAX,
-    "prng_lowering": LAX, "ad_util": INTERP, "flatten_util": LIBS, "sparse": LIBS,
+    "base.fp_quiet": CORE, "base.list_util": CORE, "transforms.stage_info": INTERP,
+    "parallel.shard_map_eager": LAX,
+    "rng.prng_structural": LAX,
+    "rng.prng_lowering": LAX, "transforms.ad_util": INTERP, "libs.flatten_util": LIBS,
+    "libs.sparse": LIBS,
+    # the folders of tools/relayout.py (their modules keep their own)
+    "base": CORE,
+    "transforms": INTERP,
+    "rng": CORE,
+    "parallel": LAX,
+    "compat": CORE,
+    "libs": LAX,
 }
 
 
@@ -301,8 +320,8 @@ def test_graph_builder_sees_known_edges():
     # resolves X to the submodule.
     _, imports, _, _, deferred = figures()
     pairs = {(i.src, i.dst) for i in imports}
-    assert ("jaxlite._src.jit_function", "jaxlite._src.core") in pairs
-    assert ("jaxlite._src.array", "jaxlite._src.dtypes") in pairs
+    assert ("jaxlite._src.transforms.jit_function", "jaxlite._src.base.core") in pairs
+    assert ("jaxlite._src.base.array", "jaxlite._src.base.dtypes") in pairs
     assert deferred, "no function-level import found: the walker is broken"
 
 

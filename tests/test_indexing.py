@@ -563,7 +563,7 @@ def test_printed_index_update_known_text():
 
 
 def test_jaxprs_type_check():
-  from jaxlite._src import core
+  from jaxlite._src.base import core
   for name in ("getitem_bcast_arrays", "at_ops", "take_along_axis", "at_set_adv_slice"):
     mk, args = JAXPRS[name]
     core.check_jaxpr(jax.make_jaxpr(mk(jnp, lax))(*args).jaxpr)

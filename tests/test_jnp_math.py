@@ -334,7 +334,7 @@ PRINTED = {
 @pytest.mark.parametrize("name", sorted(PRINTED))
 def test_printed_jaxprs_match_jax(name):
   real_jax = pytest.importorskip("jax")
-  pytest.importorskip("jaxlite._src.pretty_print")
+  pytest.importorskip("jaxlite._src.base.pretty_print")
   import types
   fn = PRINTED[name]
   glob = dict(fn.__globals__)

@@ -403,7 +403,7 @@ PRINTED = [
 @pytest.mark.parametrize("name,fn", PRINTED, ids=[p[0] for p in PRINTED])
 def test_printed_jaxprs_match_jax(name, fn):
   real_jax = pytest.importorskip("jax")
-  pytest.importorskip("jaxlite._src.pretty_print")
+  pytest.importorskip("jaxlite._src.base.pretty_print")
   real_lax = real_jax.lax
   x = np.ones((3, 4), np.float32)
   ours = str(jax.make_jaxpr(fn)(x))

@@ -10,7 +10,7 @@ import pytest
 import jaxlite as jax
 import jaxlite._src.lax as lax_pkg
 from jaxlite import lax
-from jaxlite._src import core
+from jaxlite._src.base import core
 from conftest import oracle, x64
 
 INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")

@@ -13,7 +13,7 @@ import pytest
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
-from jaxlite._src import jit_function as jit_mod
+from jaxlite._src.transforms import jit_function as jit_mod
 
 # Every compile used to keep ~100 bytes for good: numpy_codegen named each executable uniquely
 # (`_jaxpr_fn{N}`) and CPython keeps every distinct name `compile` sees. The names are shared now,

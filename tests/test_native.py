@@ -16,7 +16,7 @@ import pytest
 import jaxlite
 from conftest import x64
 from jaxlite import lax
-from jaxlite._src import prng
+from jaxlite._src.rng import prng
 from jaxlite._src.compiler import backend, fusion, numpy_codegen, passes, tiled_executor
 from jaxlite._src.compiler import native
 from jaxlite._src.compiler.native import backend as native_backend
@@ -224,8 +224,8 @@ def test_kernel_of_three_element_counts_stays_on_tier1():
 def test_rules_follow_the_registered_operation_not_the_name():
   # The code-text tables are keyed by primitive_kinds.operation: a primitive that only shares
   # lax.tanh's name is no tanh to the native backend, and lax.tanh prints as tanh.
-  from jaxlite._src import core
-  from jaxlite._src import primitive_kinds as pk
+  from jaxlite._src.base import core
+  from jaxlite._src.base import primitive_kinds as pk
   twin = core.Primitive("tanh")
   with pytest.raises(codegen.Unsupported, match="tanh on float32"):
     codegen.statement(twin, "v0", ["x0"], [np.float32], np.float32, {})
@@ -616,7 +616,7 @@ def test_fma_matches_tier0_bits(dtype):
   """support.fma_f32/f64 against random.fused_multiply_add (tier 0's fma kernel), bit for bit,
   on spans that are not powers of two (the emulated fma) and that are (a * b + c)."""
   from numba import njit
-  from jaxlite._src import random as random_lib
+  from jaxlite._src.rng import random as random_lib
   from jaxlite._src.compiler.native import support
   fn = support.fma_f32 if dtype == np.float32 else support.fma_f64
   sig = "void({0}[::1], {0}[::1], {0}[::1], {0}[::1])".format(np.dtype(dtype).name)
@@ -938,7 +938,7 @@ def test_native_kernels_take_their_share_while_programs_share_the_cores(monkeypa
   # and the native threefry run on this program's share of numba's threads, with the same bits;
   # numba's count is set back after each call.
   import numba
-  from jaxlite._src import machine
+  from jaxlite._src.base import machine
   seen = []
   real = numba.set_num_threads
   monkeypatch.setattr(numba, "set_num_threads", lambda n: (seen.append(n), real(n))[1])

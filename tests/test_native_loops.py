@@ -13,7 +13,7 @@ import jaxlite
 import jaxlite.numpy as jnp
 from jaxlite import lax
 from jaxlite import nn as jax_nn
-from jaxlite._src import core
+from jaxlite._src.base import core
 from jaxlite._src.compiler import numpy_codegen
 from jaxlite._src.compiler import native
 from jaxlite._src.compiler.native import backend as native_backend

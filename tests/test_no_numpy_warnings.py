@@ -1,6 +1,6 @@
 """No NumPy RuntimeWarning (invalid value, divide by zero, overflow) reaches a user where JAX
 shows none (issue 33): eager dispatch, the `x + y` fast path, eager scatters and jitted kernels
-(every tier) compute with NumPy's floating-point warnings off (`_src/fp_quiet.py`)."""
+(every tier) compute with NumPy's floating-point warnings off (`_src/base/fp_quiet.py`)."""
 import warnings
 
 import numpy as np

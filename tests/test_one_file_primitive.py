@@ -11,7 +11,7 @@ import pytest
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
-from jaxlite._src import primitive_kinds
+from jaxlite._src.base import primitive_kinds
 from jaxlite._src.compiler import backend, fusion, passes
 
 from one_file_primitive import softsign, softsign_p

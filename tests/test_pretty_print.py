@@ -8,8 +8,8 @@ import functools
 import numpy as np
 import pytest
 
-from jaxlite._src import core, dtypes
-from jaxlite._src import pretty_print as pp
+from jaxlite._src.base import core, dtypes
+from jaxlite._src.base import pretty_print as pp
 
 # --- builders ----------------------------------------------------------------------------------
 

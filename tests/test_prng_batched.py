@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import jaxlite as jax
-from jaxlite._src import prng
+from jaxlite._src.rng import prng
 from conftest import configured, oracle
 
 MODES = (True, False)  # jax_threefry_partitionable

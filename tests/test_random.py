@@ -19,9 +19,9 @@ import pytest
 import jaxlite as jax
 import jaxlite.numpy as jnp
 from jaxlite import random
-from jaxlite._src import prng
-from jaxlite._src import random as random_impl
-from jaxlite._src.config import config
+from jaxlite._src.rng import prng
+from jaxlite._src.rng import random as random_impl
+from jaxlite._src.base.config import config
 from conftest import oracle, x64 as x64_mode
 
 # --- the case table (shared with the generator) ------------------------------------------------

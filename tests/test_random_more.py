@@ -1,4 +1,4 @@
-"""The samplers of `jaxlite._src.random_more` against JAX 0.10.2: integer-valued results exactly,
+"""The samplers of `jaxlite._src.rng.random_more` against JAX 0.10.2: integer-valued results exactly,
 float results within a few ulp (XLA's log/exp/sqrt differ from NumPy's by an ulp or two).
 
 Known answers were recorded from real JAX into tests/data/random_more_known.json

@@ -14,7 +14,7 @@ import pytest
 
 import jaxlite
 from conftest import oracle
-from jaxlite._src import core
+from jaxlite._src.base import core
 from jaxlite._src.compiler import (adaptive, backend, blas, numpy_codegen, scan_hoist,
                                    tier1_backend, tiled_executor)
 

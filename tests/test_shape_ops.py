@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
-from jaxlite._src import dtypes
+from jaxlite._src.base import dtypes
 
 A = np.arange(12, dtype=np.float32).reshape(3, 4)
 B = np.arange(24, dtype=np.int32).reshape(2, 3, 4)

@@ -148,7 +148,7 @@ def test_shaped_array_prints_explicit_axes():
   import numpy as np
 
   import jaxlite
-  from jaxlite._src.core import ShapedArray
+  from jaxlite._src.base.core import ShapedArray
   from jaxlite.sharding import AbstractMesh, AxisType, NamedSharding, PartitionSpec as P
   mesh = AbstractMesh((4, 2), ("x", "y"), (AxisType.Explicit,) * 2)  # JAX defaults to Auto
   cases = [(P("x", "y"), "f32[8@x,4@y]"), (P(None, "y"), "f32[8,4@y]"), (P(), "f32[8,4]"),

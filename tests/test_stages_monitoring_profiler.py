@@ -9,7 +9,7 @@ import pytest
 import jaxlite
 import jaxlite.numpy as jnp
 from jaxlite import monitoring, profiler, stages
-from jaxlite._src import jit_function as jit_impl
+from jaxlite._src.transforms import jit_function as jit_impl
 
 
 def test_stage_types_are_what_jit_returns():

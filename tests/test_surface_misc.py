@@ -58,7 +58,7 @@ def test_error_classes():
   assert issubclass(errors.JaxRuntimeError, RuntimeError)
   assert issubclass(errors.JaxprTypeError, TypeError)
   assert issubclass(errors.InconclusiveDimensionOperation, Exception)
-  from jaxlite._src import core
+  from jaxlite._src.base import core
   jaxpr = jax.make_jaxpr(lambda x: x * 2)(1.0).jaxpr
   jaxpr.eqns.append(jaxpr.eqns[0])   # the same variable defined twice
   with pytest.raises(errors.JaxprTypeError, match="defined twice"):

@@ -10,7 +10,7 @@ import pytest
 import jaxlite as jl
 import jaxlite.numpy as jnp
 from jaxlite import ad_checkpoint, api_util, custom_derivatives, tree_util
-from jaxlite._src import linear_util as lu
+from jaxlite._src.base import linear_util as lu
 from conftest import oracle
 
 

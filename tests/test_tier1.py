@@ -548,7 +548,7 @@ def test_normal_fuses_bits_and_transform_into_one_kernel():
 def test_random_bits_counters_cross_the_32_bit_boundary():
   # Rows far into a draw: counters above 2**32 split into (hi, lo) words exactly as one block
   # of the reference hash on Python ints does.
-  from jaxlite._src import prng
+  from jaxlite._src.rng import prng
   keys = prng.seed_keys(np.array(5, np.uint32))
   row = 1 << 16
   lo_row = (1 << 32) // row - 2  # rows that straddle counter 2**32
@@ -577,7 +577,7 @@ def test_broadcast_literals_are_made_again_for_each_kernel():
   """relu's gradient masks of two layers read one zeros broadcast; each kernel gets its own
   (a literal it reads in place, not an array another kernel made), values unchanged."""
   from jaxlite._src.compiler import fusion, passes
-  from jaxlite._src.core import Literal
+  from jaxlite._src.base.core import Literal
   rng = np.random.default_rng(0)
   a, b, g, w = (rng.standard_normal((512, 512)).astype(np.float32) for _ in range(4))
 
@@ -664,7 +664,7 @@ def test_every_mode_on_two_threads_gives_tier0(two_workers, name, f, dtype):
 def test_every_mode_on_two_threads_gives_tier0_threefry_bits(two_workers):
   # random_bits sources its kernel: each tile hashes its own rows' counters (prng._CHUNK-sized
   # blocks), in every mode bit-identical to tier 0's whole draw.
-  from jaxlite._src import prng
+  from jaxlite._src.rng import prng
   f = lambda k: jaxlite.random.normal(k, (300, 7))  # noqa: E731
   key = jaxlite.random.key(3)
   closed = jaxlite.make_jaxpr(f)(key)
@@ -685,7 +685,7 @@ def test_every_mode_on_two_threads_gives_tier0_threefry_bits(two_workers):
 def test_programs_sharing_the_cores_split_the_pool(two_workers):
   # While two programs run at once (the SPMD runtime's CPU devices), each pooled call takes its
   # share of the workers: one thread here, none left over for the other program's tiles.
-  from jaxlite._src import machine
+  from jaxlite._src.base import machine
   x = values((96, 24), np.float32)
   closed = jaxlite.make_jaxpr(lambda x: jnp.exp(x - x.max(-1, keepdims=True)))(x)
   with force_tiles(tile_bytes=8 * 24 * 4):

@@ -110,7 +110,10 @@ def test_tier0_env_never_loads_tier1():
 
 # --- tile scheduling -----------------------------------------------------------------------------
 
-from jaxlite._src.compiler import adaptive, tiled_executor  # noqa: E402  (after the subprocess tests' doc)
+from jaxlite._src.compiler import (  # noqa: E402  (after the subprocess tests' doc)
+    adaptive,
+    tiled_executor,
+)
 
 
 def _kernel(tile_fn, n=64, rows=4):

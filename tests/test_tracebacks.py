@@ -11,7 +11,7 @@ import pytest
 
 import jaxlite
 import jaxlite.numpy as jnp
-from jaxlite._src import traceback_util
+from jaxlite._src.compat import traceback_util
 
 from conftest import configured, oracle
 

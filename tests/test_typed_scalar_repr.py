@@ -27,7 +27,7 @@ def test_literals_and_typed_scalars_print_as_jax():
   import jax.numpy as jnp
   assert _texts(jaxlite, jlnp) == _texts(jax, jnp)
   from jax._src import literals
-  from jaxlite._src import dtypes
+  from jaxlite._src.base import dtypes
   for ours, theirs, v, dt in ((dtypes.TypedInt, literals.TypedInt, 3, "int32"),
                               (dtypes.TypedFloat, literals.TypedFloat, 2.5, "float32"),
                               (dtypes.TypedComplex, literals.TypedComplex, 1j, "complex64")):

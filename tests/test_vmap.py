@@ -15,7 +15,7 @@ import pytest
 import jaxlite
 import jaxlite.numpy as jnp
 from jaxlite import lax
-from jaxlite._src import core
+from jaxlite._src.base import core
 from jaxlite._src.interpreters import batching
 
 B = 3  # batch size of the table tests
@@ -339,7 +339,7 @@ def _linalg_cases():
 
 def _random_cases():
   from jaxlite import random
-  from jaxlite._src import prng
+  from jaxlite._src.rng import prng
   keys = lambda rng: random.key(int(rng.randint(0, 1000)))
   return [
       Case("random_seed", lambda s: random.key(s), args(i32(lo=0, hi=100)), [(0,)]),
@@ -383,8 +383,8 @@ def _optional_cases():
 
 def _callback_cases():
   """Host callbacks and checkify's check: batched by their own rules (surface-core)."""
-  from jaxlite._src import callbacks
-  from jaxlite._src import checkify
+  from jaxlite._src.transforms import callbacks
+  from jaxlite._src.transforms import checkify
   sds = lambda x: jaxlite.ShapeDtypeStruct(x.shape, x.dtype)
   host_sin = lambda v: np.sin(np.asarray(v))
   return [
@@ -475,7 +475,7 @@ def _householder_program(a, c):
 
 def _call_program(x, y):
   """`call_p` (binds a function) and `closed_call_p` (binds a ClosedJaxpr)."""
-  from jaxlite._src.closed_call import call_p, closed_call_p
+  from jaxlite._src.transforms.closed_call import call_p, closed_call_p
   a, = call_p.bind(lambda u, v: [jnp.sin(u) * v], x, y)
   body = jaxlite.make_jaxpr(lambda u, v: jnp.cos(u) + v)(x, y)
   b, = closed_call_p.bind(x, y, call_jaxpr=body)

@@ -210,7 +210,7 @@ def test_primitive_xla_vs_numpy_vs_jax(name, fn, args, exact):
 
 def test_every_lowered_primitive_has_a_row():
   """The table covers the primitives this backend lowers (a rule added without a row fails)."""
-  from jaxlite._src import core
+  from jaxlite._src.base import core
   seen = set()
   for _, fn, args, _ in ROWS:
     closed = jaxlite.make_jaxpr(lambda *a, fn=fn: fn(jaxlite, *a))(*args)
@@ -310,7 +310,7 @@ def test_dot_precision_in_lowered_text(on_xla):
 
 
 def test_missing_rule_names_the_primitive(on_xla):
-  from jaxlite._src import core
+  from jaxlite._src.base import core
   p = core.Primitive("no_rule_here")  # no impl either: nothing could run it
   p.def_abstract_eval(lambda x: x)
   with pytest.raises(NotImplementedError, match="'no_rule_here'"):
@@ -318,7 +318,7 @@ def test_missing_rule_names_the_primitive(on_xla):
 
 
 def test_a_users_primitive_with_only_an_impl_runs_it_from_the_compiled_program(on_xla):
-  from jaxlite._src import core
+  from jaxlite._src.base import core
   calls = []
   p = core.Primitive("users_impl_only")
   p.def_impl(lambda x: calls.append(1) or np.asarray(x) * 3 + 1)
@@ -558,7 +558,7 @@ def test_bad_backend_flag():
     ids=lambda v: f"{np.asarray(v).dtype}{np.shape(v)}")
 def test_constants_compile_exactly(value):
   """Constants of every dtype reach XLA bit for bit (decimal splats, hex data, bool lists)."""
-  from jaxlite._src import core
+  from jaxlite._src.base import core
   arr = np.asarray(value)
   var = core.Var(core.ShapedArray(arr.shape, arr.dtype))
   closed = core.ClosedJaxpr(core.Jaxpr([var], [], [var], []), [arr])
@@ -568,8 +568,8 @@ def test_constants_compile_exactly(value):
 
 
 def test_failed_compile_is_a_jax_runtime_error_naming_the_device(on_xla):
-  from jaxlite._src import core
-  from jaxlite._src.errors import JaxRuntimeError
+  from jaxlite._src.base import core
+  from jaxlite._src.base.errors import JaxRuntimeError
   p = core.Primitive("broken_rule")
   p.def_impl(lambda x: x)
   p.def_abstract_eval(lambda x: x)

@@ -21,7 +21,7 @@ pytest.importorskip("jaxlib")
 
 import test_xla_backend as backend_rows  # noqa: E402
 import test_xla_rules as rule_rows  # noqa: E402
-from jaxlite._src import core  # noqa: E402
+from jaxlite._src.base import core  # noqa: E402
 from jaxlite._src.compiler.xla import lowering  # noqa: E402
 
 # Primitives with no rule, and why: they never reach a compiled program.

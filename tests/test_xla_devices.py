@@ -21,7 +21,7 @@ from conftest import configured
 pytest.importorskip("jaxlib")
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
-from jaxlite._src import devices as devices_lib  # noqa: E402
+from jaxlite._src.base import devices as devices_lib  # noqa: E402
 from jaxlite._src.compiler.xla import backend as xla_backend  # noqa: E402
 
 SRC = os.path.join(os.path.dirname(__file__), "..", "src")
@@ -214,7 +214,7 @@ def test_jit_results_on_the_device_are_not_copied_back(on_xla, monkeypatch):
 
 
 def test_float0_and_weak_scalars_stay_on_the_host(on_xla):
-  from jaxlite._src import dtypes
+  from jaxlite._src.base import dtypes
   with jaxlite.default_device(on_xla):
     gx, gn = jaxlite.grad(lambda x, n: x * 2.0, argnums=(0, 1), allow_int=True)(1.0, 3)
     s = jnp.asarray(2.0)  # weakly typed scalar: no device of its own

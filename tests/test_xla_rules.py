@@ -15,7 +15,7 @@ import jaxlite
 
 pytest.importorskip("jaxlib")
 
-from jaxlite._src import tree_util  # noqa: E402
+from jaxlite._src.base import tree_util  # noqa: E402
 from jaxlite._src.compiler.xla import backend as xla_backend  # noqa: E402
 from conftest import configured, oracle, x64  # noqa: E402
 
@@ -529,7 +529,7 @@ def test_host_callbacks_compile_without_the_cache_and_without_jax():
 
 @pytest.mark.parametrize("prim_name", ["call_p", "closed_call_p"])
 def test_call_primitives_inline(prim_name):
-  from jaxlite._src import closed_call
+  from jaxlite._src.transforms import closed_call
   prim = getattr(closed_call, prim_name)
   inner = jaxlite.make_jaxpr(lambda v: [jaxlite.numpy.cos(v) * X[0] + 1])(X)
 

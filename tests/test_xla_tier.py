@@ -21,7 +21,7 @@ import jaxlite  # noqa: E402
 import jaxlite.numpy as jnp  # noqa: E402
 from conftest import configured  # noqa: E402
 from jaxlite import lax  # noqa: E402
-from jaxlite._src import core  # noqa: E402
+from jaxlite._src.base import core  # noqa: E402
 from jaxlite._src.compiler import xla_tier  # noqa: E402
 from test_tier1 import (BINARY_FLOAT, INT_CASES, REDUCE_FLOAT, UNARY_FLOAT,  # noqa: E402
                         values)

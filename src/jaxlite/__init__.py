@@ -1,23 +1,27 @@
 """jaxlite: JAX's programming model — jit, grad, vmap, jaxprs, pytrees, a splittable PRNG —
 in pure Python over NumPy. Use it as `import jaxlite as jax; import jaxlite.numpy as jnp`.
 """
-from jaxlite._src import array as _array  # noqa: F401 - installs the concrete Array type
-from jaxlite._src.config import config  # noqa: F401
-from jaxlite._src.core import Array  # noqa: F401
-from jaxlite._src.jit_function import clear_caches  # noqa: F401
-from jaxlite._src.jit import jit  # noqa: F401
-from jaxlite._src.vmap_api import vmap  # noqa: F401
-from jaxlite._src.ad_api import (  # noqa: F401
+from jaxlite._src.base import array as _array  # noqa: F401 - installs the concrete Array type
+from jaxlite._src.base.config import config  # noqa: F401
+from jaxlite._src.base.core import Array  # noqa: F401
+from jaxlite._src.transforms.jit_function import clear_caches  # noqa: F401
+from jaxlite._src.transforms.jit import jit  # noqa: F401
+from jaxlite._src.transforms.vmap_api import vmap  # noqa: F401
+from jaxlite._src.transforms.ad_api import (  # noqa: F401
     grad, value_and_grad, jvp, vjp, linearize, jacfwd, jacrev, jacobian, hessian, stop_gradient)
-from jaxlite._src.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
-from jaxlite._src.ad_checkpoint import checkpoint, remat, checkpoint_policies  # noqa: F401
-from jaxlite._src.api import (  # noqa: F401
+from jaxlite._src.transforms.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
+from jaxlite._src.transforms.ad_checkpoint import (  # noqa: F401
+    checkpoint,
+    remat,
+    checkpoint_policies,
+)
+from jaxlite._src.transforms.api import (  # noqa: F401
     make_jaxpr, eval_shape, device_put, device_get, typeof, ShapeDtypeStruct, disable_jit,
     block_until_ready, ensure_compile_time_eval, named_call, named_scope)
-from jaxlite._src.devices import (  # noqa: F401
+from jaxlite._src.base.devices import (  # noqa: F401
     devices, local_devices, device_count, local_device_count, default_backend, process_count,
     process_index)
-from jaxlite._src import dtypes as _dtypes  # noqa: F401
+from jaxlite._src.base import dtypes as _dtypes  # noqa: F401
 from jaxlite import numpy  # noqa: F401 - sets Array operators
 from jaxlite import lax  # noqa: F401
 from jaxlite import tree  # noqa: F401
@@ -37,12 +41,12 @@ _LAZY |= {"core", "extend", "interpreters", "api_util", "debug", "experimental",
           "monitoring", "profiler", "version"}
 _LAZY |= {"distributed", "ref"}  # jax.distributed (MPI, issue 13) and jax.ref (issue 14)
 _LAZY_ATTRS = {
-    "shard_map": ("jaxlite._src.shard_map", "shard_map"),
-    "pmap": ("jaxlite._src.pmap", "pmap"),
-    "pure_callback": ("jaxlite._src.callbacks", "pure_callback"),
-    "float0": ("jaxlite._src.dtypes", "float0"),
+    "shard_map": ("jaxlite._src.parallel.shard_map", "shard_map"),
+    "pmap": ("jaxlite._src.parallel.pmap", "pmap"),
+    "pure_callback": ("jaxlite._src.transforms.callbacks", "pure_callback"),
+    "float0": ("jaxlite._src.base.dtypes", "float0"),
     "install_as_jax": ("jaxlite._install", "install_as_jax"),
-    **{n: ("jaxlite._src.api_extras", n) for n in (
+    **{n: ("jaxlite._src.transforms.api_extras", n) for n in (
         "linear_transpose", "custom_gradient", "closure_convert", "effects_barrier",
         "live_arrays", "print_environment_info", "host_count", "host_id", "host_ids", "Device",
         "process_indices", "copy_to_host_async")},
@@ -55,26 +59,26 @@ _LAZY_ATTRS = {
     **{n: ("jaxlite._src.sharding.arrays", n) for n in (
         "make_array_from_callback", "make_array_from_single_device_arrays",
         "make_array_from_process_local_data")},
-    "Shard": ("jaxlite._src.devices", "Shard"),
+    "Shard": ("jaxlite._src.base.devices", "Shard"),
     "reshard": ("jaxlite._src.sharding.reshard", "reshard"),
     # surface (issue 14): mutable array references
     **{n: ("jaxlite._src.state.primitives", n) for n in (
         "new_ref", "empty_ref", "free_ref", "freeze", "ds")},
     "Ref": ("jaxlite._src.state.types", "Ref"),
-    "memory": ("jaxlite._src.memory_space", "memory"),
-    "fwd_and_bwd": ("jaxlite._src.linear_call", "fwd_and_bwd"),
+    "memory": ("jaxlite._src.base.memory_space", "memory"),
+    "fwd_and_bwd": ("jaxlite._src.transforms.linear_call", "fwd_and_bwd"),
 }
-from jaxlite._src.config import (  # noqa: F401,E402
+from jaxlite._src.base.config import (  # noqa: F401,E402
     enable_x64, debug_nans, debug_infs, default_device, default_matmul_precision,
     numpy_rank_promotion, numpy_dtype_promotion, checking_leaks, transfer_guard,
     transfer_guard_host_to_device, transfer_guard_device_to_host, transfer_guard_device_to_device,
     log_compiles, explain_cache_misses, threefry_partitionable, enable_checks, default_prng_impl,
     legacy_prng_key, enable_custom_prng, debug_key_reuse, softmax_custom_jvp, make_user_context,
     check_tracer_leaks, no_tracing, no_execution)
-from jaxlite._src.config import (  # noqa: F401,E402 - surface (issue 14): remaining flags
+from jaxlite._src.base.config import (  # noqa: F401,E402 - surface (issue 14): remaining flags
     allow_f16_reductions, array_garbage_collection_guard, jax2tf_associative_scan_reductions,
     thread_guard)
-from jaxlite._src import traceback_util as _traceback_util  # noqa: E402
+from jaxlite._src.compat import traceback_util as _traceback_util  # noqa: E402
 
 # A script's uncaught exception loses jaxlite's frames as JAX's loses JAX's (a jnp call outside
 # any jit/grad boundary too); jax_traceback_filtering=off keeps them.

@@ -1,5 +1,5 @@
 """Public `jax.ad_checkpoint`: rematerialization and the names its policies can refer to."""
-from jaxlite._src.ad_checkpoint import (  # noqa: F401
+from jaxlite._src.transforms.ad_checkpoint import (  # noqa: F401
     Offloadable,
     Recompute,
     Saveable,

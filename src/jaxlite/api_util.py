@@ -1,8 +1,8 @@
 """`jax.api_util`: helpers libraries use to flatten functions for the extension interfaces."""
 from __future__ import annotations
 
-from jaxlite._src import linear_util as lu
-from jaxlite._src import tree_util
+from jaxlite._src.base import linear_util as lu
+from jaxlite._src.base import tree_util
 
 
 def _flatten_fun(f, store, in_tree, *args_flat):
@@ -32,7 +32,7 @@ def flatten_fun_nokwargs(f: lu.WrappedFun, in_tree):
 def debug_info(traced_for: str, fun, args, kwargs, *, static_argnums=(),
                static_argnames=()) -> lu.DebugInfo:
   """Where `fun` comes from, for messages about tracing it."""
-  from jaxlite._src.jit_function import fun_src_info
+  from jaxlite._src.transforms.jit_function import fun_src_info
   try:
     src = fun_src_info(fun)
   except Exception:  # any callable: a name is a best effort
@@ -41,7 +41,7 @@ def debug_info(traced_for: str, fun, args, kwargs, *, static_argnums=(),
 
 
 def shaped_abstractify(x):
-  from jaxlite._src.api import _abstractify
+  from jaxlite._src.transforms.api import _abstractify
   return _abstractify(x)
 
 
@@ -49,7 +49,7 @@ def shaped_abstractify(x):
 
 def safe_map(f, *args):
   """`map` over equal-length sequences, as a list (a length mismatch raises ValueError)."""
-  from jaxlite._src.ode import safe_map as _safe_map
+  from jaxlite._src.libs.ode import safe_map as _safe_map
   return _safe_map(f, *args)
 
 

@@ -1,5 +1,5 @@
 """Public `jax.custom_derivatives`: functions with user-defined JVP or VJP rules."""
-from jaxlite._src.custom_derivatives import (  # noqa: F401
+from jaxlite._src.transforms.custom_derivatives import (  # noqa: F401
     CustomVJPPrimal,
     SymbolicZero,
     custom_jvp,
@@ -8,13 +8,13 @@ from jaxlite._src.custom_derivatives import (  # noqa: F401
     custom_vjp_call_p,
     zero_from_primal,
 )
-from jaxlite._src.api_extras import closure_convert, custom_gradient  # noqa: F401
+from jaxlite._src.transforms.api_extras import closure_convert, custom_gradient  # noqa: F401
 
 
 def custom_vjp_primal_tree_values(tree):
   """`tree` with each `CustomVJPPrimal` record (what a `symbolic_zeros=True` fwd rule receives)
   replaced by the primal value it carries."""
-  from jaxlite._src import tree_util
+  from jaxlite._src.base import tree_util
 
   def value(leaf):
     if type(leaf) is not CustomVJPPrimal:
@@ -24,4 +24,4 @@ def custom_vjp_primal_tree_values(tree):
 
 __all__ = ["CustomVJPPrimal", "SymbolicZero", "closure_convert", "custom_gradient", "custom_jvp",
            "custom_vjp", "custom_vjp_primal_tree_values", "zero_from_primal"]
-from jaxlite._src.linear_call import linear_call  # noqa: F401,E402
+from jaxlite._src.transforms.linear_call import linear_call  # noqa: F401,E402

@@ -1,9 +1,9 @@
 """`jaxlite.errors`: the error classes JAX raises for tracer misuse."""
-from jaxlite._src.errors import (  # noqa: F401
+from jaxlite._src.base.errors import (  # noqa: F401
     ConcretizationTypeError, NonConcreteBooleanIndexError, TracerArrayConversionError,
     TracerBoolConversionError, TracerIntegerConversionError, UnexpectedTracerError,
     KeyReuseError, JAXTypeError, JAXIndexError, JaxRuntimeError, InconclusiveDimensionOperation)
-from jaxlite._src.core import JaxprTypeError  # noqa: F401 - raised by core.check_jaxpr
+from jaxlite._src.base.core import JaxprTypeError  # noqa: F401 - raised by core.check_jaxpr
 
 __all__ = ["ConcretizationTypeError", "NonConcreteBooleanIndexError",
            "TracerArrayConversionError", "TracerBoolConversionError",

@@ -1,9 +1,9 @@
 """`jaxlite.random` (`jax.random`): typed PRNG keys, split/fold_in/bits and the samplers.
 
-Thin re-exports of `jaxlite._src.random`; see there for the algorithms and their JAX bit layout.
+Thin re-exports of `jaxlite._src.rng.random`; see there for the algorithms and their JAX bit layout.
 """
-from jaxlite._src.prng import PRNGKeyArray, threefry_2x32  # noqa: F401
-from jaxlite._src.random import (  # noqa: F401
+from jaxlite._src.rng.prng import PRNGKeyArray, threefry_2x32  # noqa: F401
+from jaxlite._src.rng.random import (  # noqa: F401
     PRNGKey,
     bernoulli,
     bits,
@@ -34,7 +34,7 @@ from jaxlite._src.random import (  # noqa: F401
     weibull_min,
     wrap_key_data,
 )
-from jaxlite._src.random_gamma import (  # noqa: F401
+from jaxlite._src.rng.random_gamma import (  # noqa: F401
     ball,
     beta,
     chisquare,
@@ -46,7 +46,7 @@ from jaxlite._src.random_gamma import (  # noqa: F401
     random_gamma_p,
     t,
 )
-from jaxlite._src.random_more import (  # noqa: F401
+from jaxlite._src.rng.random_more import (  # noqa: F401
     binomial,
     double_sided_maxwell,
     f,

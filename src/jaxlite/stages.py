@@ -5,8 +5,13 @@
 import abc
 from typing import Any
 
-from jaxlite._src.jit_function import Compiled, Lowered, PjitFunction, Traced  # noqa: F401
-from jaxlite._src.stage_info import ArgInfo  # noqa: F401
+from jaxlite._src.transforms.jit_function import (  # noqa: F401
+    Compiled,
+    Lowered,
+    PjitFunction,
+    Traced,
+)
+from jaxlite._src.transforms.stage_info import ArgInfo  # noqa: F401
 
 CompilerOptions = dict[str, Any]
 

@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from jaxlite._src import ad_api, dtypes, tree_util
+from jaxlite._src.transforms import ad_api
+from jaxlite._src.base import dtypes, tree_util
 
 __all__ = ["check_close", "check_grads", "check_jvp", "check_vjp", "numerical_jvp"]
 

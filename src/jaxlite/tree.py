@@ -1,8 +1,8 @@
 """Public `jax.tree`: the short names for the pytree utilities (`jax.tree.map`, ...).
 
-Thin aliases of jaxlite._src.tree_util; JAX's names shadow builtins inside this module only.
+Thin aliases of jaxlite._src.base.tree_util; JAX's names shadow builtins inside this module only.
 """
-from jaxlite._src import tree_util as _tu
+from jaxlite._src.base import tree_util as _tu
 
 all = _tu.tree_all
 broadcast = _tu.tree_broadcast

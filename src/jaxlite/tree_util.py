@@ -1,8 +1,8 @@
 """Public `jax.tree_util`: pytree flattening, registration, key paths and Partial.
 
-Thin re-exports; the implementation lives in jaxlite._src.tree_util and jaxlite._src.pytree.
+Thin re-exports; the implementation lives in jaxlite._src.base.tree_util and jaxlite._src.base.pytree.
 """
-from jaxlite._src.tree_util import (
+from jaxlite._src.base.tree_util import (
     Partial,
     all_leaves,
     flatten_one_level,
@@ -31,7 +31,7 @@ from jaxlite._src.tree_util import (
     treedef_is_leaf,
     treedef_tuple,
 )
-from jaxlite._src.pytree import (
+from jaxlite._src.base.pytree import (
     DictKey,
     FlattenedIndexKey,
     GetAttrKey,

@@ -3,7 +3,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from jaxlite._src.core import Array
+from jaxlite._src.base.core import Array
 
 ArrayLike = Union[Array, np.ndarray, np.bool_, np.number, bool, int, float, complex]
 DTypeLike = Union[str, type, np.dtype, Any]

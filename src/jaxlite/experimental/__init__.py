@@ -1,7 +1,7 @@
 """`jax.experimental`: `io_callback` here; submodules (`checkify`, ...) load on first use."""
 import importlib
 
-from jaxlite._src.callbacks import io_callback  # noqa: F401
+from jaxlite._src.transforms.callbacks import io_callback  # noqa: F401
 
 # Submodules other changes may add files for; each is imported on first attribute access.
 _SUBMODULES = {"checkify", "ode", "layout", "mesh_utils", "shard_map", "multihost_utils",
@@ -10,7 +10,7 @@ _SUBMODULES = {"checkify", "ode", "layout", "mesh_utils", "shard_map", "multihos
 
 def __getattr__(name):
   if name == "cur_qdd":  # JAX re-exports hijax's cur_qdd here (flax.nnx calls it from here)
-    from jaxlite._src.hijax import cur_qdd
+    from jaxlite._src.compat.hijax import cur_qdd
     return cur_qdd
   if name in _SUBMODULES:
     return importlib.import_module(f"jaxlite.experimental.{name}")

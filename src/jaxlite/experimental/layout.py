@@ -6,7 +6,7 @@ JAX's validation, equality and repr. `Layout.AUTO` is the "let the compiler choo
 """
 from __future__ import annotations
 
-from jaxlite._src.devices import Sharding
+from jaxlite._src.base.devices import Sharding
 
 
 class AutoLayout:

@@ -6,7 +6,7 @@ import numpy as np
 
 def create_device_mesh(mesh_shape, devices=None, *, contiguous_submeshes=False,
                        allow_split_physical_axes=False):
-  from jaxlite._src import devices as _devices
+  from jaxlite._src.base import devices as _devices
   mesh_shape = tuple(mesh_shape)
   devs = list(devices) if devices is not None else _devices.devices()
   n = int(np.prod(mesh_shape, dtype=int))

@@ -1,7 +1,7 @@
 """Public `jax.experimental.ode`: `odeint` (adaptive Dormand-Prince with an adjoint gradient)
 and the step helpers JAX's module exposes."""
 from jaxlite._src.numpy.util import promote_dtypes_inexact  # noqa: F401
-from jaxlite._src.ode import (  # noqa: F401
+from jaxlite._src.libs.ode import (  # noqa: F401
     abs2,
     fit_4th_order_polynomial,
     initial_step_size,
@@ -16,5 +16,5 @@ from jaxlite._src.ode import (  # noqa: F401
     safe_zip,
     zip,
 )
-from jaxlite._src.tree_util import tree_leaves, tree_map  # noqa: F401
+from jaxlite._src.base.tree_util import tree_leaves, tree_map  # noqa: F401
 from jaxlite.flatten_util import ravel_pytree  # noqa: F401

@@ -1,2 +1,2 @@
 """`jax.experimental.shard_map`: the shard_map entry point under its older module name."""
-from jaxlite._src.shard_map import shard_map  # noqa: F401
+from jaxlite._src.parallel.shard_map import shard_map  # noqa: F401

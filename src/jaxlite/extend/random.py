@@ -3,8 +3,8 @@
 jaxlite implements the threefry2x32 PRNG only; `define_prng_impl` and the RBG implementations
 are not provided (none of optax, flax, equinox or chex uses them).
 """
-from jaxlite._src import prng as _prng
-from jaxlite._src.prng import threefry2x32_p, threefry_2x32  # noqa: F401
+from jaxlite._src.rng import prng as _prng
+from jaxlite._src.rng.prng import threefry2x32_p, threefry_2x32  # noqa: F401
 
 threefry_prng_impl = _prng.threefry_impl
 

@@ -1,8 +1,8 @@
 """`jax.extend.source_info_util`: where user code called an operation (frames, name stacks).
 
-Thin re-exports of `jaxlite._src.source_info_util`.
+Thin re-exports of `jaxlite._src.base.source_info_util`.
 """
-from jaxlite._src.source_info_util import (  # noqa: F401
+from jaxlite._src.base.source_info_util import (  # noqa: F401
     register_exclusion,
     NameStack,
     Frame,

@@ -7,7 +7,7 @@ what a library puts in them. Rule signatures are JAX's:
 """
 from __future__ import annotations
 
-from jaxlite._src import ad_util as _ad_util
+from jaxlite._src.transforms import ad_util as _ad_util
 from jaxlite._src.interpreters import ad as _ad
 from jaxlite._src.interpreters.ad import (  # noqa: F401
     JVPTrace, JVPTracer, UndefinedPrimal, Zero, add_tangents, defbilinear, defjvp, defjvp2,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import core
+from jaxlite._src.base import core
 from jaxlite._src.compiler import passes
 from jaxlite._src.compiler.xla import lowering as hlo_text
 from jaxlite._src.interpreters import partial_eval as pe

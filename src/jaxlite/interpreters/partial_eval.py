@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from jaxlite._src import core
+from jaxlite._src.base import core
 from jaxlite._src.compiler import passes as _passes
 from jaxlite._src.interpreters import partial_eval as _pe
 from jaxlite._src.interpreters.partial_eval import DynamicJaxprTracer  # noqa: F401
@@ -179,7 +179,7 @@ def _pruned_eqn(eqn, used_inputs, used_outputs, **params):
 
 
 def _register_call_dce_rules():
-  from jaxlite._src.closed_call import call_p, closed_call_p
+  from jaxlite._src.transforms.closed_call import call_p, closed_call_p
   dce_rules[call_p] = dce_jaxpr_call_rule
   dce_rules[closed_call_p] = dce_jaxpr_closed_call_rule
 

@@ -12,8 +12,8 @@ from collections import ChainMap
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import devices as devices_lib
+from jaxlite._src.base import core
+from jaxlite._src.base import devices as devices_lib
 
 
 class FlagTable:

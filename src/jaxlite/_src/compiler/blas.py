@@ -15,8 +15,8 @@ import math
 import os
 import time
 
-from jaxlite._src import core
-from jaxlite._src import primitive_kinds as kinds
+from jaxlite._src.base import core
+from jaxlite._src.base import primitive_kinds as kinds
 from jaxlite._src.compiler import adaptive
 
 # A matrix product whose m * n * k is past this runs on OpenBLAS's threads (its gemm takes one

@@ -11,10 +11,10 @@ import math
 
 import numpy as np
 
-from jaxlite._src import primitive_kinds as kinds
+from jaxlite._src.base import primitive_kinds as kinds
 from jaxlite._src.compiler import passes
-from jaxlite._src.config import config
-from jaxlite._src.core import Literal, Var
+from jaxlite._src.base.config import config
+from jaxlite._src.base.core import Literal, Var
 
 # What the pass fuses, looked up by the primitive object in tables its modules fill
 # (primitive_kinds): live sets, so a primitive registered after this module loads is seen.

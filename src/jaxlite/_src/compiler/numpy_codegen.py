@@ -11,13 +11,13 @@ import itertools
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import primitive_kinds as kinds
-from jaxlite._src import dtypes
+from jaxlite._src.base import core
+from jaxlite._src.base import primitive_kinds as kinds
+from jaxlite._src.base import dtypes
 from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler import passes
-from jaxlite._src.config import config
-from jaxlite._src.core import Literal
+from jaxlite._src.base.config import config
+from jaxlite._src.base.core import Literal
 
 # The NumPy backend's lowering tables; the root every other backend's tables derive from.
 # Primitive modules register into them (see lax/families.py's helpers).

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import primitive_kinds as kinds
-from jaxlite._src.config import config
-from jaxlite._src.core import Jaxpr, Literal, Var
+from jaxlite._src.base import core
+from jaxlite._src.base import primitive_kinds as kinds
+from jaxlite._src.base.config import config
+from jaxlite._src.base.core import Jaxpr, Literal, Var
 
 # Primitives whose eqns are pure calls of a sub-jaxpr that execution may inline, and the param
 # holding that ClosedJaxpr where it is not "jaxpr" (custom_jvp/vjp calls: once compiled, only
@@ -200,7 +200,7 @@ fma_primitive = None
 
 def fuse_marked_fma(jaxpr: Jaxpr) -> Jaxpr:
   """Marked `add(mul(a, b), c)` -> `fma(a, b, c)`; the mul is left for DCE."""
-  from jaxlite._src.source_info_util import FmaHint
+  from jaxlite._src.base.source_info_util import FmaHint
   if fma_primitive is None or not any(type(e.source_info) is FmaHint for e in jaxpr.eqns):
     return jaxpr
   made_by = {o: e for e in jaxpr.eqns for o in e.outvars}

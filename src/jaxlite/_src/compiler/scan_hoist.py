@@ -47,15 +47,15 @@ import time
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import primitive_kinds as kinds
+from jaxlite._src.base import core
+from jaxlite._src.base import primitive_kinds as kinds
 from jaxlite._src.compiler import adaptive
 from jaxlite._src.compiler import blas
 from jaxlite._src.compiler import fusion
 from jaxlite._src.compiler import numpy_codegen as tier0
 from jaxlite._src.compiler import passes
 from jaxlite._src.compiler import tiled_executor
-from jaxlite._src.core import Literal
+from jaxlite._src.base.core import Literal
 
 # Primitives whose batched form computes exactly the per-step rows (vmap's rules): elementwise
 # ops and converts, shape ops, reductions, products. No random bits, gathers/scatters (their

@@ -7,8 +7,9 @@ tier 0.
 """
 from __future__ import annotations
 
-from jaxlite._src import core, prng
-from jaxlite._src import primitive_kinds as kinds
+from jaxlite._src.base import core
+from jaxlite._src.rng import prng
+from jaxlite._src.base import primitive_kinds as kinds
 from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler import blas
 from jaxlite._src.compiler import fusion

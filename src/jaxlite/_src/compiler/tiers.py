@@ -9,12 +9,12 @@ from __future__ import annotations
 import math
 import sys
 
-from jaxlite._src import primitive_kinds as kinds
+from jaxlite._src.base import primitive_kinds as kinds
 from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler import blas
 from jaxlite._src.compiler import numpy_codegen as tier0
 from jaxlite._src.compiler import passes
-from jaxlite._src.config import config
+from jaxlite._src.base.config import config
 
 # Kernels whose largest value has fewer elements run inline as tier 0 code: below this, a pool
 # hand-off (tens of microseconds) costs more than the cache and the second core win. Tier 1
@@ -126,7 +126,7 @@ def _load_keys_hash(k0, k1, x0, x1, xor):
   """prng's hook for batched keys until the native tier is loaded: a hash big enough for it
   (eager code over 10^5 keys, which never compiles a program) loads the native backend, which
   puts its compiled hash in this hook's place; without the tier, NumPy's hash stays."""
-  from jaxlite._src import prng
+  from jaxlite._src.rng import prng
   from jaxlite._src.compiler import native
   if k0.size * max(x0.shape[-1], x1.shape[-1]) < THREEFRY_MIN:
     return None
@@ -139,7 +139,7 @@ def _load_keys_hash(k0, k1, x0, x1, xor):
 
 
 def _install_keys_hash() -> None:
-  from jaxlite._src import prng
+  from jaxlite._src.rng import prng
   if prng.keys_hash_kernel is None:
     prng.keys_hash_kernel = _load_keys_hash
 

@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from jaxlite._src import machine
+from jaxlite._src.base import machine
 from jaxlite._src.compiler import adaptive
 from jaxlite._src.compiler import tiers
 

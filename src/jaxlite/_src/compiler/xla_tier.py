@@ -58,9 +58,9 @@ import weakref
 
 import numpy as np
 
-from jaxlite._src import core
+from jaxlite._src.base import core
 from jaxlite._src.compiler import background
-from jaxlite._src.config import config
+from jaxlite._src.base.config import config
 
 HOT_CALLS = max(1, int(os.environ.get("JAXLITE_XLA_HOT_CALLS", "3")))
 HOT_SECONDS = float(os.environ.get("JAXLITE_XLA_HOT_SECONDS", "0.02"))

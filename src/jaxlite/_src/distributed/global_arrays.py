@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import array as array_mod
-from jaxlite._src import core
-from jaxlite._src import devices
-from jaxlite._src import dtypes
+from jaxlite._src.base import array as array_mod
+from jaxlite._src.base import core
+from jaxlite._src.base import devices
+from jaxlite._src.base import dtypes
 
 
 def _canonical(value, dtype=None):

@@ -6,10 +6,10 @@ import zlib
 
 import numpy as np
 
-from jaxlite._src import array as array_mod
-from jaxlite._src import core
-from jaxlite._src import devices
-from jaxlite._src import tree_util
+from jaxlite._src.base import array as array_mod
+from jaxlite._src.base import core
+from jaxlite._src.base import devices
+from jaxlite._src.base import tree_util
 from jaxlite._src.distributed import global_arrays
 from jaxlite._src.distributed import mpi_collectives as mc
 

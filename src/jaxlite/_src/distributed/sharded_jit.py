@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import devices
-from jaxlite._src.config import config
+from jaxlite._src.base import core
+from jaxlite._src.base import devices
+from jaxlite._src.base.config import config
 from jaxlite._src.spmd import runtime
 
 
@@ -48,7 +48,7 @@ def _device_blocks(x, sharding):
   """{device: this process's block of `x` laid out by `sharding`} (views where possible). A
   fully replicated or fully addressable value is sliced; a cross-process Array laid out
   otherwise moves between processes first (`_moved`)."""
-  from jaxlite._src import array as array_mod
+  from jaxlite._src.base import array as array_mod
   if type(x) is core.array_type and array_mod.is_non_addressable(x):
     if _same_layout(x._device, sharding, len(x._aval.shape)):
       return {d: b for d, _, _, b in x._local_shards}
@@ -209,7 +209,7 @@ class _Out:
     self._one = None  # (device, dtype, its shard's (device, index, replica id), aval)
 
   def make(self, blocks):
-    from jaxlite._src import array as array_mod
+    from jaxlite._src.base import array as array_mod
     from jaxlite._src.distributed import global_arrays
     if self.replicated:
       first = next(iter(blocks.values()))
@@ -229,7 +229,7 @@ class _Out:
       return a
     one = self._one
     if one is None or one[0] is not device or one[1] != block.dtype:
-      from jaxlite._src import array as array_mod
+      from jaxlite._src.base import array as array_mod
       ref = self.make({device: block})
       if type(ref) is not core.array_type or not array_mod.is_non_addressable(ref) or \
           len(ref._local_shards) != 1:
@@ -243,13 +243,13 @@ class _Out:
 
 def _from_numpy(value, weak_type):
   global _from_numpy
-  from jaxlite._src.array import _from_numpy
+  from jaxlite._src.base.array import _from_numpy
   return _from_numpy(value, weak_type)
 
 
 def _from_local_shards(shards, aval, sharding):
   global _from_local_shards
-  from jaxlite._src.array import from_local_shards as _from_local_shards
+  from jaxlite._src.base.array import from_local_shards as _from_local_shards
   return _from_local_shards(shards, aval, sharding)
 
 
@@ -308,7 +308,7 @@ class _Step:
     return backend.compile_jaxpr(self.fused)
 
   def _block(self, i, x):
-    from jaxlite._src import array as array_mod
+    from jaxlite._src.base import array as array_mod
     block = _device_blocks(x, self.ins[i])[self.device]
     if type(x) is core.array_type and array_mod.is_non_addressable(x) and \
         len(x._local_shards) == 1 and x._local_shards[0][3] is block:
@@ -316,7 +316,7 @@ class _Step:
     return block
 
   def _run_general(self, ins):
-    from jaxlite._src import shard_map as sm
+    from jaxlite._src.parallel import shard_map as sm
     m = self.mesh
     blocks = [sm._LocalBlocks(m, _device_blocks(x, s)) for x, s in zip(ins, self.ins)]
     return [o.make(b.blocks) for o, b in zip(self.outs, sm._impl(*blocks, **self.params))]
@@ -411,7 +411,7 @@ class _Plan:
   __slots__ = ("steps", "single")
 
   def __init__(self, closed):
-    from jaxlite._src import shard_map as sm
+    from jaxlite._src.parallel import shard_map as sm
     jaxpr = closed.jaxpr
     self.steps = [_Step(e) if e.primitive is sm.shard_map_p and spans_processes(e.params["mesh"])
                   else None for e in jaxpr.eqns]
@@ -473,7 +473,7 @@ def eager(primitive, args, params):
   primitive (as JAX runs eager ops), partitioned over the arguments' global mesh, so an
   elementwise op runs on each local shard and gives the same sharding, a reduction over a
   split dim adds the psum across processes."""
-  from jaxlite._src.jit import jit
+  from jaxlite._src.transforms.jit import jit
   try:
     key = (primitive, tuple(sorted(params.items())))
     fn = _eager_fns.get(key)
@@ -518,7 +518,7 @@ def _call_key(fn, args):
 
 
 def _flatten(args):
-  from jaxlite._src import tree_util
+  from jaxlite._src.base import tree_util
   try:
     return tree_util.tree_flatten(args)
   except Exception:  # noqa: BLE001 -- not a pytree jit takes: the general path says why

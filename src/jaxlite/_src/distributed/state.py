@@ -23,7 +23,7 @@ import socket
 import sys
 import threading
 
-from jaxlite._src import devices
+from jaxlite._src.base import devices
 
 # Environment variables that the common launchers set in every process they start.
 _MPI_LAUNCH_VARS = ("PMI_RANK", "PMI_SIZE", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE",

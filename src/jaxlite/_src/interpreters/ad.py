@@ -28,12 +28,12 @@ import weakref
 
 import numpy as np
 
-from jaxlite._src import core, dtypes, extended_dtypes
-from jaxlite._src import primitive_kinds as pk
-from jaxlite._src.core import Literal, ShapedArray, Var
+from jaxlite._src.base import core, dtypes, extended_dtypes
+from jaxlite._src.base import primitive_kinds as pk
+from jaxlite._src.base.core import Literal, ShapedArray, Var
 from jaxlite._src.interpreters import batching
 from jaxlite._src.compiler.numpy_codegen import TABLES as _NUMPY_TABLES
-from jaxlite._src.core import first_weak
+from jaxlite._src.base.core import first_weak
 from jaxlite._src.compiler.xla import lowering as hlo
 
 jvp_rules: dict = {}

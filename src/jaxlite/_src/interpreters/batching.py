@@ -33,9 +33,9 @@ import weakref
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src.config import config
-from jaxlite._src.core import ShapedArray
+from jaxlite._src.base import core
+from jaxlite._src.base.config import config
+from jaxlite._src.base.core import ShapedArray
 from jaxlite._src.state.types import AbstractRef
 
 not_mapped = None
@@ -388,6 +388,6 @@ def _batch_jaxpr(closed, axis_data, in_dims):
 
 # The PRNG key primitives sit below this module (dtypes name key types): their batching rules
 # are installed from here.
-from jaxlite._src import prng as _prng  # noqa: E402
+from jaxlite._src.rng import prng as _prng  # noqa: E402
 
 _prng.register_batching_rules(sys.modules[__name__])

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import weakref
 
-from jaxlite._src import core, errors
+from jaxlite._src.base import core, errors
 from jaxlite._src.compiler import passes
-from jaxlite._src.core import ClosedJaxpr, Var
+from jaxlite._src.base.core import ClosedJaxpr, Var
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.interpreters.ad import Zero
@@ -129,7 +129,7 @@ def linearize_flat(fun, primals, nonzeros=None):
 
 def strip_tracers(trace, tree):
   """`tree` with the given linearize trace's tracers replaced by their primals."""
-  from jaxlite._src import tree_util
+  from jaxlite._src.base import tree_util
   return tree_util.tree_map(
       lambda x: x.primal if type(x) is LinearizeTracer and x._trace is trace else x, tree)
 

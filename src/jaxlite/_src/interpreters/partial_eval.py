@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
-from jaxlite._src import errors
-from jaxlite._src.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArray, Var
+from jaxlite._src.base import core
+from jaxlite._src.base import dtypes
+from jaxlite._src.base import errors
+from jaxlite._src.base.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArray, Var
 
 
 class DynamicJaxprTracer(core.Tracer):

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import core, dtypes
+from jaxlite._src.base import core, dtypes
 from jaxlite._src.compiler.xla import lowering as xla
-from jaxlite._src.core import ShapedArray
+from jaxlite._src.base.core import ShapedArray
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.lax import sort as sort_lib
 

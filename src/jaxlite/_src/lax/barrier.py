@@ -2,7 +2,7 @@
 computation across; here every rule passes values through, keeping the eqn in the jaxpr."""
 from __future__ import annotations
 
-from jaxlite._src import core, tree_util
+from jaxlite._src.base import core, tree_util
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.lax.elementwise_functions import asarg
 from jaxlite._src.compiler.xla import lowering as hlo

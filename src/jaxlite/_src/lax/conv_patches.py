@@ -8,7 +8,7 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from jaxlite._src import core
+from jaxlite._src.base import core
 from jaxlite._src.lax import elementwise_functions as lax
 from jaxlite._src.lax import shape as shape_ops
 from jaxlite._src.lax.creation import broadcasted_iota

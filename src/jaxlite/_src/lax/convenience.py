@@ -7,7 +7,7 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from jaxlite._src import core, dtypes
+from jaxlite._src.base import core, dtypes
 from jaxlite._src.lax import elementwise_functions as lax
 from jaxlite._src.lax import shape as shape_ops
 from jaxlite._src.lax import sort as sort_ops
@@ -42,7 +42,7 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     fill = lax.convert_element_type(fill, dtype)
   out = full(out_shape, fill, sharding=sharding)
   if core.vma_typing is not None:  # in a check_vma shard_map body: varies where `x` does (JAX)
-    from jaxlite._src.shard_map_vma import cast_like
+    from jaxlite._src.parallel.shard_map_vma import cast_like
     out = cast_like(out, x)
   return out
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
-from jaxlite._src.core import ShapedArray
+from jaxlite._src.base import core
+from jaxlite._src.base import dtypes
+from jaxlite._src.base.core import ShapedArray
 from jaxlite._src.lax.families import never_weak, numpy_templates
 from jaxlite._src.compiler.xla import lowering as hlo
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import functools
 
-from jaxlite._src import core, tree_util
-from jaxlite._src.custom_derivatives import custom_vjp
+from jaxlite._src.base import core, tree_util
+from jaxlite._src.transforms.custom_derivatives import custom_vjp
 from jaxlite._src.lax.control_flow import common
 
 
@@ -30,7 +30,7 @@ class _Spec:
   def vecmat(self, consts, b_like):
     if self.symmetric:
       return functools.partial(self.matvec, consts)
-    from jaxlite._src.ad_api import vjp
+    from jaxlite._src.transforms.ad_api import vjp
     zeros = tree_util.tree_map(lambda v: v * 0, b_like)
     _, pullback = vjp(functools.partial(self.matvec, consts), zeros)
     return lambda y: pullback(y)[0]
@@ -56,7 +56,7 @@ def _linear_solve_fwd(spec, consts, b):
 
 def _linear_solve_bwd(spec, res, cts):
   """b̄ = A⁻ᵀ x̄ by `transpose_solve`; the matvec's consts get -(∂(A x)/∂θ)ᵀ b̄."""
-  from jaxlite._src.ad_api import vjp
+  from jaxlite._src.transforms.ad_api import vjp
   consts, x = res
   ct_x = cts[0]
   t_solve = spec.solve if spec.symmetric else spec.transpose_solve
@@ -144,7 +144,7 @@ def _root_fwd(spec, consts, solve_consts, guess):
 
 def _root_bwd(spec, res, cts):
   """θ̄ = -(∂f/∂θ)ᵀ λ with (∂f/∂x)ᵀ λ = x̄ solved by `tangent_solve`; the guess gets zeros."""
-  from jaxlite._src.ad_api import vjp
+  from jaxlite._src.transforms.ad_api import vjp
   consts, solve_consts, x = res
   _, f_x_t = vjp(functools.partial(spec.f, consts), x)
   lam = spec.tangent_solve(lambda y: f_x_t(y)[0], cts[0])

@@ -11,12 +11,12 @@ import math
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src.config import config
-from jaxlite._src import primitive_kinds as pk
-from jaxlite._src import dtypes
-from jaxlite._src import pretty_print as pp
-from jaxlite._src.core import ShapedArray
+from jaxlite._src.base import core
+from jaxlite._src.base.config import config
+from jaxlite._src.base import primitive_kinds as pk
+from jaxlite._src.base import dtypes
+from jaxlite._src.base import pretty_print as pp
+from jaxlite._src.base.core import ShapedArray
 from jaxlite._src.compiler import passes
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching

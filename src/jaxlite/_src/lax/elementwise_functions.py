@@ -9,9 +9,9 @@ import builtins
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
-from jaxlite._src.config import config
+from jaxlite._src.base import core
+from jaxlite._src.base import dtypes
+from jaxlite._src.base.config import config
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
 

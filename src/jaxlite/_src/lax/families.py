@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
-from jaxlite._src import primitive_kinds as _kinds  # `kinds` names dtype kinds here
+from jaxlite._src.base import core
+from jaxlite._src.base import dtypes
+from jaxlite._src.base import primitive_kinds as _kinds  # `kinds` names dtype kinds here
 from jaxlite._src.compiler import numpy_codegen
 from jaxlite._src.compiler import passes
 from jaxlite._src.compiler.xla import lowering as hlo_lowering
-from jaxlite._src.core import ShapedArray
-from jaxlite._src.core import all_weak, first_weak, never_weak  # noqa: F401 - the weak rules
+from jaxlite._src.base.core import ShapedArray
+from jaxlite._src.base.core import all_weak, first_weak, never_weak  # noqa: F401 - the weak rules
 from jaxlite._src.interpreters import batching
 from jaxlite._src.sharding import rules as sharding_rules
 

@@ -7,12 +7,12 @@ import enum
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
+from jaxlite._src.base import core
+from jaxlite._src.base import dtypes
 from jaxlite._src.compiler.xla import lowering as xla
-from jaxlite._src.core import ShapedArray
+from jaxlite._src.base.core import ShapedArray
 from jaxlite._src.interpreters import ad, batching
-from jaxlite._src.jit_function import internal_jit
+from jaxlite._src.transforms.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax.families import kind_of
 

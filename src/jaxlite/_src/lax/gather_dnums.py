@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from jaxlite._src import dtypes
+from jaxlite._src.base import dtypes
 
 
 # --- dimension numbers and modes -----------------------------------------------------------------

@@ -7,10 +7,10 @@ import enum
 
 import numpy as np
 
-from jaxlite._src import core, dtypes
-from jaxlite._src import primitive_kinds as pk
+from jaxlite._src.base import core, dtypes
+from jaxlite._src.base import primitive_kinds as pk
 from jaxlite._src.compiler.xla import lowering as xla
-from jaxlite._src.core import ShapedArray
+from jaxlite._src.base.core import ShapedArray
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.lax import families
 from jaxlite._src.lax.elementwise_functions import asarg

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite._src.compiler.xla import lowering as xla
-from jaxlite._src.core import ShapedArray
+from jaxlite._src.base.core import ShapedArray
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.lax import creation
 from jaxlite._src.lax import elementwise as ew

@@ -7,8 +7,8 @@ import enum
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
+from jaxlite._src.base import core
+from jaxlite._src.base import dtypes
 from jaxlite._src.interpreters import ad
 from jaxlite._src.lax import creation
 from jaxlite._src.lax import elementwise as ew

@@ -183,7 +183,8 @@ def _composite_primitive(name, fn, multiple_results):
   front, which `fn` treats as a leading batch axis. As in JAX 0.10.2 there is no
   differentiation rule (NotImplementedError under jvp/grad)."""
   import numpy as np
-  from jaxlite._src import api, core
+  from jaxlite._src.transforms import api
+  from jaxlite._src.base import core
   from jaxlite._src.interpreters import batching
 
   p = core.Primitive(name)

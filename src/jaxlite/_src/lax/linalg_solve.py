@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import core
+from jaxlite._src.base import core
 from jaxlite._src.compiler.xla import lowering as xla
-from jaxlite._src.core import ShapedArray
+from jaxlite._src.base.core import ShapedArray
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.dot import dot_general_p

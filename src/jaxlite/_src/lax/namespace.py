@@ -10,7 +10,10 @@ from jaxlite._src.lax.elementwise_functions import (  # noqa: F401
     mulhi, convert_element_type, bitcast_convert_type, reduce_precision, select_n, select,
     clamp)
 from jaxlite._src.lax.elementwise_functions import bitwise_not as not_  # noqa: F401
-from jaxlite._src.lax.elementwise_functions import bitwise_and as and_, bitwise_or as or_  # noqa: F401
+from jaxlite._src.lax.elementwise_functions import (  # noqa: F401
+    bitwise_and as and_,
+    bitwise_or as or_,
+)
 from jaxlite._src.lax.elementwise_functions import bitwise_xor as xor  # noqa: F401
 from jaxlite._src.lax.shape import (  # noqa: F401
     broadcast_in_dim_p, reshape_p, squeeze_p, transpose_p)
@@ -68,7 +71,7 @@ from jaxlite._src.lax.gather_dnums import (  # noqa: F401
 from jaxlite._src.lax.parallel import (  # noqa: F401
     psum, pmax, pmin, pmean, all_gather, axis_index, psum_p, pmax_p, pmin_p, all_gather_p,
     axis_index_p, axis_size)
-from jaxlite._src.ad_api import stop_gradient  # noqa: F401,E402
+from jaxlite._src.transforms.ad_api import stop_gradient  # noqa: F401,E402
 from jaxlite._src.lax.windowed import (  # noqa: F401,E402
     conv_general_dilated, conv, conv_with_general_padding, conv_transpose,
     conv_dimension_numbers, ConvDimensionNumbers, reduce_window, conv_general_dilated_p,

@@ -13,9 +13,9 @@ import math
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import primitive_kinds as kinds, dtypes, tree_util
-from jaxlite._src.core import ShapedArray
+from jaxlite._src.base import core
+from jaxlite._src.base import primitive_kinds as kinds, dtypes, tree_util
+from jaxlite._src.base.core import ShapedArray
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax import elementwise as ew

@@ -12,8 +12,8 @@ import sys
 
 import numpy as np
 
-from jaxlite._src import core, tree_util
-from jaxlite._src.core import ShapedArray
+from jaxlite._src.base import core, tree_util
+from jaxlite._src.base.core import ShapedArray
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import primitive_kinds as pk
-from jaxlite._src import dtypes
-from jaxlite._src.config import config
+from jaxlite._src.base import core
+from jaxlite._src.base import primitive_kinds as pk
+from jaxlite._src.base import dtypes
+from jaxlite._src.base.config import config
 from jaxlite._src.compiler import backend
 from jaxlite._src.compiler.xla import lowering as xla
-from jaxlite._src.core import ShapedArray
+from jaxlite._src.base.core import ShapedArray
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax.families import first_weak, kind_of, never_weak
@@ -526,7 +526,7 @@ def _monoid_reducer(computation, init):
 
 def reduce(operands, init_values, computation, dimensions):  # noqa: A001 - lax's name
   """Folds `computation` over `dimensions` of each operand, starting from `init_values`."""
-  from jaxlite._src import tree_util
+  from jaxlite._src.base import tree_util
   flat_ops, tree = tree_util.tree_flatten(operands)
   flat_inits, init_tree = tree_util.tree_flatten(init_values)
   if tree != init_tree:
@@ -547,7 +547,7 @@ def reduce(operands, init_values, computation, dimensions):  # noqa: A001 - lax'
 
 
 def _trace_computation(computation, tree, flat_inits):
-  from jaxlite._src import tree_util
+  from jaxlite._src.base import tree_util
   from jaxlite._src.interpreters import partial_eval as pe
   avals = [ShapedArray((), core.get_aval(x).dtype) for x in flat_inits]
   n = len(avals)

@@ -11,12 +11,12 @@ import weakref
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import primitive_kinds as pk
-from jaxlite._src import dtypes
+from jaxlite._src.base import core
+from jaxlite._src.base import primitive_kinds as pk
+from jaxlite._src.base import dtypes
 from jaxlite._src.compiler import backend
 from jaxlite._src.compiler.xla import lowering as xla
-from jaxlite._src.core import ShapedArray
+from jaxlite._src.base.core import ShapedArray
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax import elementwise as ew

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import core
+from jaxlite._src.base import core
 from jaxlite._src.interpreters import ad
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import special_lowering

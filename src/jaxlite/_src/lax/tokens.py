@@ -2,7 +2,7 @@
 and `dce_sink` (keeps a value alive through dead-code elimination)."""
 from __future__ import annotations
 
-from jaxlite._src import core, tree_util
+from jaxlite._src.base import core, tree_util
 from jaxlite._src.compiler import passes
 from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.interpreters import ad, batching

@@ -12,8 +12,8 @@ from typing import NamedTuple
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from jaxlite._src import core, dtypes
-from jaxlite._src import primitive_kinds as pk
+from jaxlite._src.base import core, dtypes
+from jaxlite._src.base import primitive_kinds as pk
 from jaxlite._src.compiler import backend
 from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.interpreters import ad, batching
@@ -655,7 +655,7 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
   add, max and min with their identity as init bind reduce_window_{sum,max,min}; any other
   computation binds reduce_window with the traced computation, as JAX does.
   """
-  from jaxlite._src import tree_util
+  from jaxlite._src.base import tree_util
   leaves = tree_util.tree_leaves(operand)
   if not leaves:
     raise ValueError("reduce_window needs at least one operand")
@@ -735,7 +735,7 @@ def _computation_fn(jaxpr, consts):
   if hit is None or hit[0] is not jaxpr:
     # Bounded (each entry holds its jaxpr: a dict by id grew by one per traced computation for
     # good, issue 17); `jax.clear_caches` empties it (jit_function.DERIVED_CACHES).
-    from jaxlite._src.jit_function import bounded_put
+    from jaxlite._src.transforms.jit_function import bounded_put
     hit = (jaxpr, core.ClosedJaxpr(jaxpr, consts))
     bounded_put(_compiled_computations, key, hit, _COMPUTATIONS_LIMIT)
   return backend.compile_jaxpr(hit[1])
@@ -794,7 +794,7 @@ batching.primitive_batchers[reduce_window_p] = _generic_reduce_window_batcher
 
 
 def _generic_reduce_window(operands, init_values, computation, **params):
-  from jaxlite._src import tree_util
+  from jaxlite._src.base import tree_util
   flat_ops, tree = tree_util.tree_flatten(operands)
   flat_inits, init_tree = tree_util.tree_flatten(init_values)
   if tree != init_tree:

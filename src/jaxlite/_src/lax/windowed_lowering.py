@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import dtypes
+from jaxlite._src.base import dtypes
 from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.compiler.xla.lowering import shaped_aval as _aval
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import dtypes
+from jaxlite._src.base import dtypes
 from jaxlite._src.interpreters.ad import stop_gradient_p
 
 

@@ -9,11 +9,11 @@ import operator
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
-from jaxlite._src.custom_derivatives import custom_jvp
+from jaxlite._src.base import core
+from jaxlite._src.base import dtypes
+from jaxlite._src.transforms.custom_derivatives import custom_jvp
 from jaxlite._src.interpreters.ad import stop_gradient_p
-from jaxlite._src.jit_function import internal_jit
+from jaxlite._src.transforms.jit_function import internal_jit
 from jaxlite._src.lax import creation
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax.families import accepted_kinds_text, dtype_kind_error

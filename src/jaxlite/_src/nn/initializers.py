@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from jaxlite._src import dtypes
+from jaxlite._src.base import dtypes
 
 Initializer = Callable[..., Any]
 
@@ -25,7 +25,7 @@ def _jnp():
 
 
 def _random():
-  from jaxlite._src import random
+  from jaxlite._src.rng import random
   return random
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxlite._src import dtypes
+from jaxlite._src.base import dtypes
 
 
 def _jnp():

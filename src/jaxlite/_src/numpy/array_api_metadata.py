@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import devices as _devices
-from jaxlite._src import dtypes as _dtypes
-from jaxlite._src.config import config
+from jaxlite._src.base import devices as _devices
+from jaxlite._src.base import dtypes as _dtypes
+from jaxlite._src.base.config import config
 
 __array_api_version__ = "2024.12"
 

@@ -10,10 +10,10 @@ import sys
 
 import numpy as np
 
-from jaxlite._src import fp_quiet
-from jaxlite._src import core
-from jaxlite._src import prng
-from jaxlite._src.array import ArrayImpl, _from_numpy
+from jaxlite._src.base import fp_quiet
+from jaxlite._src.base import core
+from jaxlite._src.rng import prng
+from jaxlite._src.base.array import ArrayImpl, _from_numpy
 from jaxlite._src.numpy import ufuncs as uf
 from jaxlite._src.numpy.util import _scalar_partner
 from jaxlite._src.state.types import AbstractRef
@@ -171,13 +171,13 @@ def _compress(self, condition, axis=None, *, size=None, fill_value=0):
 
 def _astype(self, dtype, copy=False, device=None):
   from jaxlite._src.numpy.creation import array
-  from jaxlite._src import dtypes as dt
+  from jaxlite._src.base import dtypes as dt
   dtype = dt.check_user_dtype(dtype, "astype")  # once: `_not_same` then sees a canonical dtype
   return array(self, dtype=dtype, copy=False) if _not_same(self, dtype) else _strong_copy(self)
 
 
 def _not_same(self, dtype):
-  from jaxlite._src import dtypes as dt
+  from jaxlite._src.base import dtypes as dt
   d = dt.check_user_dtype(dtype)
   return d != self.dtype or not self.weak_type
 

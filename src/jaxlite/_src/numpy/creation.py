@@ -9,11 +9,11 @@ import functools
 
 import numpy as np
 
-from jaxlite._src import array as array_lib
-from jaxlite._src import core
-from jaxlite._src import dtypes
-from jaxlite._src import prng
-from jaxlite._src.jit_function import internal_jit
+from jaxlite._src.base import array as array_lib
+from jaxlite._src.base import core
+from jaxlite._src.base import dtypes
+from jaxlite._src.rng import prng
+from jaxlite._src.transforms.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.elementwise_functions import check_python_int
@@ -224,7 +224,7 @@ def _placed(like=False):
     def wrapper(*args, device=None, out_sharding=None, **kw):
       out = fn(*args, **kw)
       if like and args and core.vma_typing is not None:  # varies where its input does (JAX)
-        from jaxlite._src.shard_map_vma import cast_like
+        from jaxlite._src.parallel.shard_map_vma import cast_like
         out = cast_like(out, args[0])
       if out_sharding is None and like and args and kw.get("shape") is None:
         # Under a trace a `*_like` result has the input's type, its sharding included.
@@ -237,7 +237,7 @@ def _placed(like=False):
         device = getattr(args[0], "_device", None)
       if device is None or isinstance(out, core.Tracer):
         return out
-      from jaxlite._src.api import device_put
+      from jaxlite._src.transforms.api import device_put
       return device_put(out, device)
     return wrapper
   return deco
@@ -305,7 +305,7 @@ def empty(shape, dtype=None, *, device=None):
 
 
 def _like(x, dtype, shape):
-  from jaxlite._src.api import ShapeDtypeStruct
+  from jaxlite._src.transforms.api import ShapeDtypeStruct
   if isinstance(x, ShapeDtypeStruct):  # JAX's *_like take any shape/dtype carrier (optax does)
     d, w, xs = np.dtype(x.dtype), bool(getattr(x, "weak_type", False)), tuple(x.shape)
   else:

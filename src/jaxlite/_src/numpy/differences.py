@@ -8,7 +8,7 @@ import builtins
 
 import numpy as np
 
-from jaxlite._src.jit_function import internal_jit
+from jaxlite._src.transforms.jit_function import internal_jit
 from jaxlite._src.lax import namespace as lax
 from jaxlite._src.numpy import creation, shape_ops
 from jaxlite._src.numpy import where_reshape as lnp

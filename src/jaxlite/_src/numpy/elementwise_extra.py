@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import core, dtypes
-from jaxlite._src.jit_function import internal_jit
+from jaxlite._src.base import core, dtypes
+from jaxlite._src.transforms.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import namespace as lax
 from jaxlite._src.numpy import creation
@@ -48,7 +48,7 @@ def copy(a, order=None):
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
-  from jaxlite._src import dlpack
+  from jaxlite._src.base import dlpack
   return dlpack.from_dlpack(x, device=device, copy=copy)
 
 

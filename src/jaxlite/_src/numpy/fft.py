@@ -7,9 +7,9 @@ import operator
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
-from jaxlite._src.jit_function import internal_jit
+from jaxlite._src.base import core
+from jaxlite._src.base import dtypes
+from jaxlite._src.transforms.jit_function import internal_jit
 from jaxlite._src.lax import fft as lax_fft
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax import slicing

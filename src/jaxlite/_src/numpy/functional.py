@@ -13,7 +13,7 @@ from jaxlite._src.numpy.grids_and_io import _arr
 
 
 def _vmap():
-  from jaxlite._src.vmap_api import vmap
+  from jaxlite._src.transforms.vmap_api import vmap
   return vmap
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import dtypes
-from jaxlite._src.jit_function import internal_jit
+from jaxlite._src.base import dtypes
+from jaxlite._src.transforms.jit_function import internal_jit
 from jaxlite._src.numpy import creation, scalar_types, shape_ops, sorting
 from jaxlite._src.numpy import where_reshape as lnp
 from jaxlite._src.numpy.util import check_arraylike, promote_dtypes

@@ -12,9 +12,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from jaxlite._src import array as array_lib
-from jaxlite._src import core, dtypes, errors, fp_quiet
-from jaxlite._src.jit_function import internal_jit
+from jaxlite._src.base import array as array_lib
+from jaxlite._src.base import core, dtypes, errors, fp_quiet
+from jaxlite._src.transforms.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as lax_shape
 from jaxlite._src.lax import slicing

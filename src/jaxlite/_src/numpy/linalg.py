@@ -9,10 +9,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
-from jaxlite._src.custom_derivatives import custom_jvp
-from jaxlite._src.jit_function import internal_jit
+from jaxlite._src.base import core
+from jaxlite._src.base import dtypes
+from jaxlite._src.transforms.custom_derivatives import custom_jvp
+from jaxlite._src.transforms.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import linalg as lax_linalg
 from jaxlite._src.lax import shape as shape_prims

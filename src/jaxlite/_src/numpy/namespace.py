@@ -3,7 +3,7 @@ import importlib as _importlib
 
 import numpy as _np
 
-from jaxlite._src import dtypes as _dtypes
+from jaxlite._src.base import dtypes as _dtypes
 from jaxlite._src.numpy import array_methods as _array_methods  # noqa: F401 - sets operators
 from jaxlite._src.numpy.creation import user_array as array  # noqa: F401
 from jaxlite._src.numpy.creation import user_asarray as asarray  # noqa: F401
@@ -61,7 +61,7 @@ inf = _np.inf
 nan = _np.nan
 euler_gamma = _np.euler_gamma
 newaxis = None
-ndarray = __import__("jaxlite._src.core", fromlist=["Array"]).Array
+ndarray = __import__("jaxlite._src.base.core", fromlist=["Array"]).Array
 
 # The jnp.fft and jnp.linalg submodules load on first use (`jaxlite.numpy.__getattr__`).
 LAZY_SUBMODULES = ("fft", "linalg")

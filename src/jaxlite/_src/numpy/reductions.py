@@ -11,9 +11,9 @@ import operator
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
-from jaxlite._src.jit_function import internal_jit
+from jaxlite._src.base import core
+from jaxlite._src.base import dtypes
+from jaxlite._src.transforms.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import reductions as red
 from jaxlite._src.lax import shape as shape_prims
@@ -835,7 +835,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
 
   Staged as JAX stages it: reductions without kept dims, the shift expanded back by
   broadcast_in_dim, and lax ops (no broadcast_to) between them."""
-  from jaxlite._src.ad_api import stop_gradient
+  from jaxlite._src.transforms.ad_api import stop_gradient
   from jaxlite._src.lax.convenience import full_like
   from jaxlite._src.numpy.util import promote_args_inexact
   a = _as_array("logsumexp", a)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import dtypes
+from jaxlite._src.base import dtypes
 
 
 class _ScalarMeta(type):

@@ -8,7 +8,7 @@ import operator
 
 import numpy as np
 
-from jaxlite._src import core, dtypes
+from jaxlite._src.base import core, dtypes
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as lax_shape
 from jaxlite._src.lax.elementwise_functions import _convert_element_type

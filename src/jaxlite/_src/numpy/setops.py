@@ -9,8 +9,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from jaxlite._src import core, dtypes
-from jaxlite._src.jit_function import internal_jit
+from jaxlite._src.base import core, dtypes
+from jaxlite._src.transforms.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.numpy import indexing, where_reshape as lax_numpy, shape_ops
 from jaxlite._src.numpy.util import dtype_weak

@@ -10,9 +10,9 @@ import operator
 
 import numpy as np
 
-from jaxlite._src import array as array_lib
-from jaxlite._src import core, dtypes
-from jaxlite._src.jit_function import internal_jit
+from jaxlite._src.base import array as array_lib
+from jaxlite._src.base import core, dtypes
+from jaxlite._src.transforms.jit_function import internal_jit
 from jaxlite._src.lax import shape as lax_shape
 from jaxlite._src.lax import slicing
 from jaxlite._src.lax.elementwise_functions import _convert_element_type

@@ -8,8 +8,8 @@ import operator
 
 import numpy as np
 
-from jaxlite._src import core, dtypes
-from jaxlite._src.jit_function import internal_jit
+from jaxlite._src.base import core, dtypes
+from jaxlite._src.transforms.jit_function import internal_jit
 from jaxlite._src.numpy import creation, matmul as linalg_basic, shape_ops, sorting
 from jaxlite._src.numpy import where_reshape as lnp
 from jaxlite._src.numpy import reductions as red

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
-from jaxlite._src.jit_function import PjitFunction, internal_jit
+from jaxlite._src.base import core
+from jaxlite._src.base import dtypes
+from jaxlite._src.transforms.jit_function import PjitFunction, internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import elementwise_functions as lax
 from jaxlite._src.state.types import Ref
@@ -489,7 +489,7 @@ def _logaddexp_custom():
   exp(x - out), as JAX does: d/dx logaddexp(inf, x) is then exp(x), JAX's answer (made on first
   use: custom_derivatives imports jnp)."""
   if not _LOGADDEXP:
-    from jaxlite._src.custom_derivatives import custom_jvp
+    from jaxlite._src.transforms.custom_derivatives import custom_jvp
 
     def logaddexp(x1, x2):
       return _logaddexp_value(x1, x2)
@@ -689,7 +689,7 @@ def _sinc_maclaurin():
   """custom_jvp `(k, x) -> k-th derivative of sin(x)/x at 0`, shaped like x (made on first use:
   custom_derivatives imports jnp)."""
   if not _SINC_MACLAURIN:
-    from jaxlite._src.custom_derivatives import custom_jvp
+    from jaxlite._src.transforms.custom_derivatives import custom_jvp
 
     def _sinc_maclaurin(k, x):
       return x * 0 if k % 2 else x * 0 + (-1) ** (k // 2) / (k + 1)  # odd terms vanish

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
+from jaxlite._src.base import core
+from jaxlite._src.base import dtypes
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.elementwise_functions import check_python_int

@@ -9,9 +9,9 @@ import math
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
-from jaxlite._src.jit_function import internal_jit
+from jaxlite._src.base import core
+from jaxlite._src.base import dtypes
+from jaxlite._src.transforms.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.numpy.util import (canonicalize_axis, check_arraylike, dtype_weak, promote_dtypes,

@@ -7,8 +7,8 @@ import operator
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src.jit_function import internal_jit
+from jaxlite._src.base import core
+from jaxlite._src.transforms.jit_function import internal_jit
 from jaxlite._src.lax import linalg as lax_linalg
 from jaxlite._src.numpy import linalg as jnp_linalg
 from jaxlite._src.numpy.util import check_arraylike, promote_dtypes_inexact

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from jaxlite._src import core
+from jaxlite._src.base import core
 
 
 class OptimizeResults(NamedTuple):
@@ -48,7 +48,7 @@ def _bfgs(fun, x0, maxiter=None, norm=np.inf, gtol=1e-5, line_search_maxiter=10)
   """BFGS (Nocedal & Wright, Algorithm 6.1) with JAX's strong-Wolfe line search: the same
   steps, evaluation counts and statuses as jax.scipy.optimize (0 converged, 1 maxiter,
   2 + the line search's status when it failed)."""
-  from jaxlite._src.ad_api import value_and_grad
+  from jaxlite._src.transforms.ad_api import value_and_grad
   from jaxlite._src.lax.control_flow import while_loop
   jnp = _jnp()
   x0 = x0 if jnp.issubdtype(x0.dtype, jnp.inexact) else x0.astype(jnp.float32)

@@ -7,7 +7,7 @@ import operator
 
 import numpy as np
 
-from jaxlite._src import tree_util
+from jaxlite._src.base import tree_util
 
 
 def _jnp():

@@ -224,7 +224,7 @@ class Rotation(typing.NamedTuple):
   def random(cls, random_key, num: int | None = None) -> "Rotation":
     """Uniformly distributed rotations: normalised standard-normal quaternions (the normal
     distribution is invariant under rotations of R^4, so the unit quaternion is uniform)."""
-    from jaxlite._src import random
+    from jaxlite._src.rng import random
     shape = (4,) if num is None else (num, 4)
     return cls(_normalize(random.normal(random_key, shape)))
 

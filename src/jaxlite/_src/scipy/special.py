@@ -8,11 +8,11 @@ import operator
 
 import numpy as np
 
-from jaxlite._src import core
+from jaxlite._src.base import core
 from jaxlite._src.sharding import rules as sharding_rules
-from jaxlite._src import dtypes
+from jaxlite._src.base import dtypes
 from jaxlite._src.compiler.xla import lowering as xla
-from jaxlite._src.core import ShapedArray
+from jaxlite._src.base.core import ShapedArray
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import special as lax_special

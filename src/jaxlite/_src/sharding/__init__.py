@@ -4,7 +4,7 @@ their sharding rules in `rules`) does not import the mesh machinery."""
 import importlib
 
 _NAMES = {
-  "Sharding": "jaxlite._src.devices", "SingleDeviceSharding": "jaxlite._src.devices",
+  "Sharding": "jaxlite._src.base.devices", "SingleDeviceSharding": "jaxlite._src.base.devices",
   **{n: "jaxlite._src.sharding.mesh" for n in (
     "AbstractDevice", "AbstractMesh", "AxisType", "Mesh", "get_abstract_mesh", "get_mesh",
     "make_mesh", "set_mesh", "use_abstract_mesh")},

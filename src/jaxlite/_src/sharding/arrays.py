@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import array as array_lib
-from jaxlite._src import core
-from jaxlite._src import devices
-from jaxlite._src import dtypes
+from jaxlite._src.base import array as array_lib
+from jaxlite._src.base import core
+from jaxlite._src.base import devices
+from jaxlite._src.base import dtypes
 
 
 def _placement(sharding, shape):
   """The `_device` an Array of `shape` laid out by `sharding` carries (validated as device_put
   validates: JAX's IndivisibleError / ValueError)."""
-  from jaxlite._src import api
+  from jaxlite._src.transforms import api
   if isinstance(sharding, devices.SingleDeviceSharding):
     return api._checked_placement(sharding._device, shape)
   if isinstance(sharding, devices.Sharding):

@@ -266,7 +266,7 @@ class set_mesh:
 
 def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
   """`jax.make_mesh`: a Mesh over the first prod(axis_shapes) devices, Explicit by default."""
-  from jaxlite._src import devices as _devices
+  from jaxlite._src.base import devices as _devices
   axis_shapes, axis_names = tuple(axis_shapes), tuple(axis_names)
   if len(axis_shapes) != len(axis_names):
     raise ValueError(f"make_mesh: axis_shapes {axis_shapes} and axis_names {axis_names} "

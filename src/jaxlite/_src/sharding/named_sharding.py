@@ -5,7 +5,7 @@ import itertools
 
 import numpy as np
 
-from jaxlite._src.devices import Sharding
+from jaxlite._src.base.devices import Sharding
 from jaxlite._src.sharding.mesh import AbstractMesh, AxisType, Mesh
 from jaxlite._src.sharding.partition_spec import UNCONSTRAINED, PartitionSpec
 
@@ -222,7 +222,7 @@ class NamedSharding(Sharding):
 
 
 def _process_index():
-  from jaxlite._src.devices import process_index
+  from jaxlite._src.base.devices import process_index
   return process_index()
 
 
@@ -231,7 +231,7 @@ def _make_named(mesh, spec, memory_kind):
 
 
 def make_single_device_sharding(device):
-  from jaxlite._src.devices import SingleDeviceSharding
+  from jaxlite._src.base.devices import SingleDeviceSharding
   return SingleDeviceSharding(device)
 
 

@@ -17,11 +17,11 @@ import weakref
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import primitive_kinds as kinds
-from jaxlite._src import jit_function as jf
-from jaxlite._src import tree_util
-from jaxlite._src.config import config
+from jaxlite._src.base import core
+from jaxlite._src.base import primitive_kinds as kinds
+from jaxlite._src.transforms import jit_function as jf
+from jaxlite._src.base import tree_util
+from jaxlite._src.base.config import config
 from jaxlite._src.sharding import propagation as prop
 from jaxlite._src.spmd import runtime
 
@@ -219,8 +219,8 @@ def execute_vmap(program, global_values):
   fn = program._executable
   mesh_names = tuple(program.mesh.axis_names)
   if fn is None:
-    from jaxlite._src.jit import jit
-    from jaxlite._src.vmap_api import vmap
+    from jaxlite._src.transforms.jit import jit
+    from jaxlite._src.transforms.vmap_api import vmap
     f = lambda *blocks: list(program(*blocks))  # noqa: E731
     for a in reversed(mesh_names):
       in_axes = [0 if a in prop.spec_axes(s) else None for s in program.in_specs]
@@ -348,7 +348,7 @@ def execute(program, global_values):
 # --- jit with shardings --------------------------------------------------------------------------
 
 def _is_sharding_leaf(x) -> bool:
-  from jaxlite._src import devices
+  from jaxlite._src.base import devices
   from jaxlite._src.sharding.partition_spec import PartitionSpec
   return x is None or isinstance(x, (devices.Sharding, PartitionSpec))
 
@@ -470,7 +470,7 @@ def _constraints(closed) -> list:
 
 
 def is_multi_device(placement) -> bool:
-  from jaxlite._src import devices
+  from jaxlite._src.base import devices
   return placement is not None and type(placement) is not devices.CpuDevice and \
       len(placement._device_assignment) > 1
 
@@ -577,7 +577,7 @@ def call_sharded(fn, args, kwargs):
   argument signature and placement (`_call_key`), so a repeated call only runs it. With
   several processes (MPI) a mesh may span them: distributed/sharded_jit.py runs those calls and
   remembers repeated ones itself, so no plan is cached here."""
-  from jaxlite._src import devices
+  from jaxlite._src.base import devices
   if devices.process_count() > 1:
     from jaxlite._src.distributed import sharded_jit
     out = sharded_jit.repeat_call(fn, args, kwargs)
@@ -695,8 +695,8 @@ def _call_mesh(entry, committed, in_leaves, out_leaves):
 def _check_requested_devices(fn, flat, avals, in_leaves):
   """JAX's incompatible-devices error for arguments committed to one device beside an
   in_sharding over a mesh."""
-  from jaxlite._src import array as array_lib
-  from jaxlite._src import devices
+  from jaxlite._src.base import array as array_lib
+  from jaxlite._src.base import devices
   from jaxlite._src.sharding.named_sharding import NamedSharding
   placements = [x for x in flat if getattr(x, "_device", None) is not None]
   probe = [array_lib.from_host(np.zeros(a.shape, a.dtype), False, s)
@@ -709,7 +709,7 @@ def _in_specs(fn, dyn_args, flat, avals, in_leaves, committed, mesh):
   """(the spec of each flat argument, whether each is free to take the layout its uses want:
   uncommitted, no in_sharding), with JAX's errors for in_shardings that disagree with the
   arguments' or do not fit their rank."""
-  from jaxlite._src import devices
+  from jaxlite._src.base import devices
   from jaxlite._src.sharding.named_sharding import NamedSharding
 
   def path(i):
@@ -859,7 +859,7 @@ def jit_eqn_placements(closed, args, device, out_shardings=None, free=None):
 def check_committed_arg(x, s, aval):
   """JAX's error for an argument committed to a sharding other than the in_sharding `s` of
   the eager `jit` eqn it is passed to."""
-  from jaxlite._src import devices
+  from jaxlite._src.base import devices
   c = getattr(x, "_device", None)
   if isinstance(c, devices.Sharding) and is_multi_device(c) and \
       not c.is_equivalent_to(s, len(aval.shape)):
@@ -876,7 +876,7 @@ def given_placements(closed, orig_args, args, in_shardings, out_shardings):
   the mesh of the given shardings (as a direct call of the jit places them), read back as
   JAX reads XLA's: mesh axes of size 1 vanish, unless the layout is that of an argument that
   came committed to it; None leaves a result as it is."""
-  from jaxlite._src.pretty_print import UNSPECIFIED
+  from jaxlite._src.base.pretty_print import UNSPECIFIED
   from jaxlite._src.sharding.named_sharding import NamedSharding
   given = [s for s in (*in_shardings, *out_shardings) if s is not None and s is not UNSPECIFIED]
   device = next((s for s in given if isinstance(s, NamedSharding) and is_multi_device(s)),

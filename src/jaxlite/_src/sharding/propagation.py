@@ -37,10 +37,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import primitive_kinds as kinds
-from jaxlite._src import devices
-from jaxlite._src import tree_util
+from jaxlite._src.base import core
+from jaxlite._src.base import primitive_kinds as kinds
+from jaxlite._src.base import devices
+from jaxlite._src.base import tree_util
 from jaxlite._src.compiler.xla import lowering as hlo
 from jaxlite._src.compiler.xla import spmd as xla_spmd
 from jaxlite._src.interpreters import ad
@@ -669,7 +669,7 @@ def _placed(sharding):
 def _apply(x, **params):
   """`sharding_constraint` of `x`: a concrete Array is placed now; a tracer gets the eqn."""
   if core.current_trace() is core.eval_trace and not isinstance(x, core.Tracer):
-    from jaxlite._src import api
+    from jaxlite._src.transforms import api
     sharding = _on_concrete_mesh(params["sharding"], x)
     _check_sharding(sharding, np.shape(x))
     return api.device_put(x, _placed(sharding))

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import functools
 
-from jaxlite._src import core
-from jaxlite._src import primitive_kinds as pk
-from jaxlite._src import devices
+from jaxlite._src.base import core
+from jaxlite._src.base import primitive_kinds as pk
+from jaxlite._src.base import devices
 from jaxlite._src.compiler.xla import lowering as hlo
 from jaxlite._src.compiler.xla import spmd as xla_spmd
 from jaxlite._src.interpreters import ad, batching
@@ -123,7 +123,7 @@ def _reshard_leaf(x, s, fun_name="reshard", check=True):
   s = s.with_spec(PartitionSpec(*parts))
   if isinstance(x, core.Tracer):
     return reshard_p.bind(x, dst_sharding=s)
-  from jaxlite._src import api
+  from jaxlite._src.transforms import api
   concrete = rules.concrete_sharding(s, getattr(x, "_device", None))
   if concrete is None:
     return reshard_p.bind(x, dst_sharding=s)
@@ -133,7 +133,7 @@ def _reshard_leaf(x, s, fun_name="reshard", check=True):
 def reshard(xs, out_shardings, *, _fun_name="reshard"):
   """`jax.sharding.reshard`: `xs` (a pytree) laid out as `out_shardings` (a NamedSharding or a
   PartitionSpec of the current mesh, or a pytree prefix of them)."""
-  from jaxlite._src import tree_util
+  from jaxlite._src.base import tree_util
   for s in tree_util.tree_leaves(out_shardings, is_leaf=_is_sharding_leaf):
     if isinstance(s, NamedSharding):  # (JAX words it as for a PartitionSpec)
       _check_explicit(s.spec, s.mesh, _fun_name)
@@ -147,7 +147,7 @@ def _is_sharding_leaf(s) -> bool:
 def _over_prefix(xs, shardings, fn):
   """`fn(x, s)` over every leaf `x` of `xs`, `s` its sharding in `shardings`, a pytree prefix
   of `xs` whose leaves are shardings, specs or None."""
-  from jaxlite._src import tree_util
+  from jaxlite._src.base import tree_util
   if _is_sharding_leaf(shardings):
     return tree_util.tree_map(lambda x: fn(x, shardings), xs)
   flat, tree = tree_util.tree_flatten(shardings, is_leaf=_is_sharding_leaf)
@@ -227,7 +227,7 @@ def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
 
 
 def _switched(f, args, kwargs, axes, kind, fun_name, out_s, in_s):
-  from jaxlite._src import tree_util
+  from jaxlite._src.base import tree_util
   outer = current_mesh()
   axes = _axes_tuple(axes, outer, fun_name)
   with _axis_types(axes, kind):

@@ -12,9 +12,9 @@ carry the shardings). Bad combinations raise JAX's ShardingTypeError with JAX's 
 """
 from __future__ import annotations
 
-from jaxlite._src import core
-from jaxlite._src import primitive_kinds as kinds
-from jaxlite._src.core import ShardingTypeError
+from jaxlite._src.base import core
+from jaxlite._src.base import primitive_kinds as kinds
+from jaxlite._src.base.core import ShardingTypeError
 
 _RULES: dict = {}
 KEEP = object()  # a rule's answer: abstract evaluation's output shardings stand
@@ -110,7 +110,7 @@ def sharding_str(mesh, spec) -> str:
 def type_str(aval, spec=None, short_dtypes=False) -> str:
   """`float32[8@x,4]` (`f32[8@x,4]` with `short_dtypes`): JAX's `str_short` of an aval with
   `spec`."""
-  from jaxlite._src import dtypes
+  from jaxlite._src.base import dtypes
   spec = spec_of(aval) if spec is None else spec
   dims = ",".join(f"{d}@{_axes_str(e)}" if e is not None else str(d)
                   for d, e in zip(aval.shape, spec))

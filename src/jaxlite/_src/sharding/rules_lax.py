@@ -5,9 +5,10 @@ Loaded by rules.py on the first value sharded in its type; the behaviour follows
 rules (lax.py, slicing.py, ...) as observed by running them."""
 from __future__ import annotations
 
-from jaxlite._src import ad_checkpoint, call_primitives, callbacks, custom_batching
-from jaxlite._src import custom_derivatives, prng
-from jaxlite._src.core import ShardingTypeError
+from jaxlite._src.transforms import ad_checkpoint, call_primitives, callbacks, custom_batching
+from jaxlite._src.transforms import custom_derivatives
+from jaxlite._src.rng import prng
+from jaxlite._src.base.core import ShardingTypeError
 from jaxlite._src.interpreters import ad
 from jaxlite._src.lax import barrier, creation, dot, elementwise, fft, linalg, linalg_solve
 from jaxlite._src.lax import reductions, shape, slicing_primitives as sl, sort, windowed
@@ -348,7 +349,7 @@ def _dot_general(specs, avals, outs, mesh, *, dimension_numbers, **params):
 
 
 def _short(aval, spec):
-  from jaxlite._src import dtypes
+  from jaxlite._src.base import dtypes
   return type_str(aval, spec).replace(dtypes.dtype_name(aval.dtype),
                                       dtypes.short_dtype_name(aval.dtype), 1)
 

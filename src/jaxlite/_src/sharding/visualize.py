@@ -13,9 +13,9 @@ from __future__ import annotations
 import importlib.util
 import sys
 
-from jaxlite._src import core
-from jaxlite._src import primitive_kinds as pk
-from jaxlite._src import tree_util
+from jaxlite._src.base import core
+from jaxlite._src.base import primitive_kinds as pk
+from jaxlite._src.base import tree_util
 
 
 def _chunk_index(size, slc) -> int:
@@ -142,7 +142,7 @@ inspect_sharding_p = core.Primitive("inspect_sharding")
 
 def _inspect_impl(x, *, callback):
   # Run whole (an unpartitioned program): the value lives on the default device.
-  from jaxlite._src import devices
+  from jaxlite._src.base import devices
   callback(devices.SingleDeviceSharding(devices.default_device()))
   return []
 

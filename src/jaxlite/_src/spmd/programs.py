@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import weakref
 
-from jaxlite._src import core
+from jaxlite._src.base import core
 from jaxlite._src.compiler import passes
 from jaxlite._src.lax import parallel, parallel_comm
 from jaxlite._src.spmd import runtime

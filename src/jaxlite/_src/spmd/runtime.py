@@ -33,7 +33,7 @@ from _queue import SimpleQueue  # the C queue (`queue` itself costs import time)
 
 import numpy as np
 
-from jaxlite._src import machine
+from jaxlite._src.base import machine
 
 DEFAULT_TIMEOUT = float(os.environ.get("JAXLITE_COLLECTIVE_TIMEOUT", "120"))
 
@@ -506,7 +506,7 @@ _local_devices: dict = {}
 
 
 def _process_index() -> int:
-  from jaxlite._src import devices
+  from jaxlite._src.base import devices
   global _process_index
   _process_index = devices.process_index  # bound once the devices module is loaded
   return devices.process_index()
@@ -655,7 +655,7 @@ def meets_peers(jaxpr) -> bool:
   """Whether running `jaxpr` (a Jaxpr, sub-jaxprs included) on a device meets other devices:
   a collective (primitives marked `meets_peers`) or a shard_map (a nested SPMD run). Programs
   that do not may run inline (`run_spmd(inline=True)`)."""
-  from jaxlite._src import core
+  from jaxlite._src.base import core
   todo, seen = [jaxpr], set()
   while todo:
     j = todo.pop()

@@ -16,10 +16,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from jaxlite._src import core
+from jaxlite._src.base import core
 from jaxlite._src.compiler import passes
 from jaxlite._src.compiler.xla import lowering as xla
-from jaxlite._src.core import ShapedArray
+from jaxlite._src.base.core import ShapedArray
 from jaxlite._src.interpreters import batching
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.state import lowering as state_lowering
@@ -465,7 +465,7 @@ def _whole(ref):
 
 
 def _per_example(fn, ref_dim, dims, args, out_axes=0):
-  from jaxlite._src.vmap_api import vmap
+  from jaxlite._src.transforms.vmap_api import vmap
   return vmap(fn, in_axes=(ref_dim, *dims), out_axes=out_axes)(*args)
 
 
@@ -530,7 +530,7 @@ def _pp_addupdate(eqn, binder, atom):
 
 
 def _register_printers():
-  from jaxlite._src import pretty_print
+  from jaxlite._src.base import pretty_print
   pretty_print.eqn_printers[get_p] = _pp_get
   pretty_print.eqn_printers[swap_p] = _pp_swap
   pretty_print.eqn_printers[addupdate_p] = _pp_addupdate
@@ -550,7 +550,7 @@ def new_ref(init_val, *, memory_space=None, kind=None):
 
 def empty_ref(ty, memory_space=None):
   """A reference of type `ty` (anything with `.shape` and `.dtype`), zero-filled here."""
-  from jaxlite._src import dtypes
+  from jaxlite._src.base import dtypes
   aval = ShapedArray(tuple(ty.shape), dtypes.canonicalize_dtype(np.dtype(ty.dtype)),
                      bool(getattr(ty, "weak_type", False)))
   return empty_ref_p.bind(ty=aval, memory_space=memory_space)

@@ -55,7 +55,7 @@ class _RefMeta(type):
   def __instancecheck__(cls, inst):
     if type.__instancecheck__(cls, inst):
       return True
-    from jaxlite._src import core
+    from jaxlite._src.base import core
     return isinstance(inst, core.Tracer) and isinstance(inst.aval, AbstractRef)
 
 
@@ -103,7 +103,7 @@ class Ref(metaclass=_RefMeta):
 
   def __repr__(self):
     if isinstance(self._buf, np.ndarray):
-      from jaxlite._src import core
+      from jaxlite._src.base import core
       # JAX shows the weak type of the value held: a new ref's, until something is written
       aval = self._aval.inner_aval
       if self._written and aval.weak_type:

@@ -4,22 +4,24 @@
 expects): `def_impl`, `def_abstract_eval`, `bind`, `multiple_results`; rules registered in
 `jax.interpreters.ad/batching` tables are the ones jit/grad/vmap use.
 """
-from jaxlite._src import core as _core
-from jaxlite._src.core import (  # noqa: F401
+from jaxlite._src.base import core as _core
+from jaxlite._src.base.core import (  # noqa: F401
     AbstractToken, ClosedJaxpr, Jaxpr, JaxprEqn, JaxprTypeError, Literal, Var,
     check_jaxpr, concrete_or_error, jaxprs_in_params, set_current_trace,
     take_current_trace, valid_jaxtype)
-from jaxlite._src.core_adapters import (  # noqa: F401
+from jaxlite._src.compat.core_adapters import (  # noqa: F401
     Primitive, DropVar, jaxpr_as_fun, find_top_trace, get_opaque_trace_state, gensym, mapped_aval,
     new_jaxpr_eqn,
     primal_dtype_to_tangent_dtype, subjaxprs, unmapped_aval)
-from jaxlite._src.core_adapters import nonempty_axis_env as nonempty_axis_env_DO_NOT_USE  # noqa
-from jaxlite._src.core_adapters import (  # noqa: F401
+from jaxlite._src.compat.core_adapters import (  # noqa
+    nonempty_axis_env as nonempty_axis_env_DO_NOT_USE,
+)
+from jaxlite._src.compat.core_adapters import (  # noqa: F401
     unsafe_am_i_under_a_jit as unsafe_am_i_under_a_jit_DO_NOT_USE,
     unsafe_am_i_under_a_vmap as unsafe_am_i_under_a_vmap_DO_NOT_USE,
     unsafe_get_axis_names as unsafe_get_axis_names_DO_NOT_USE)
-from jaxlite._src.effects import Effect, Effects, no_effects  # noqa: F401
-from jaxlite._src.linear_util import DebugInfo  # noqa: F401
+from jaxlite._src.base.effects import Effect, Effects, no_effects  # noqa: F401
+from jaxlite._src.base.linear_util import DebugInfo  # noqa: F401
 
 
 class InconclusiveDimensionOperation(Exception):
@@ -54,7 +56,7 @@ def __getattr__(name):
   if name == "array_types":
     return _array_types()
   if name in ("CallPrimitive", "ClosedCallPrimitive"):
-    from jaxlite._src import closed_call
+    from jaxlite._src.transforms import closed_call
     return getattr(closed_call, name)
   if name == "Token":
     from jaxlite._src.lax.tokens import Token

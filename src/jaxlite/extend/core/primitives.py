@@ -7,16 +7,16 @@ import importlib as _importlib
 import pkgutil as _pkgutil
 
 from jaxlite._src import lax as _lax_pkg
-from jaxlite._src.core import Primitive as _Primitive
+from jaxlite._src.base.core import Primitive as _Primitive
 
 # Every module of jaxlite._src.lax (walked, so a new primitive module is found by itself),
 # then the primitives defined outside lax.
 _MODULES = tuple(info.name for info in _pkgutil.walk_packages(_lax_pkg.__path__,
                                                               "jaxlite._src.lax.")) + (
-    "jaxlite._src.interpreters.ad", "jaxlite._src.call_primitives",
-    "jaxlite._src.custom_derivatives", "jaxlite._src.ad_checkpoint", "jaxlite._src.prng",
-    "jaxlite._src.random", "jaxlite._src.random_gamma", "jaxlite._src.callbacks",
-    "jaxlite._src.closed_call", "jaxlite._src.state.primitives", "jaxlite._src.scipy.special",
+    "jaxlite._src.interpreters.ad", "jaxlite._src.transforms.call_primitives",
+    "jaxlite._src.transforms.custom_derivatives", "jaxlite._src.transforms.ad_checkpoint", "jaxlite._src.rng.prng",
+    "jaxlite._src.rng.random", "jaxlite._src.rng.random_gamma", "jaxlite._src.transforms.callbacks",
+    "jaxlite._src.transforms.closed_call", "jaxlite._src.state.primitives", "jaxlite._src.scipy.special",
 )
 
 # JAX's names for primitives jaxlite calls differently.

@@ -6,7 +6,7 @@ import math
 
 # `args` cut into pieces of the given lengths and the rest; two lists interleaved as booleans
 # say: jaxlite's control flow has them already.
-from jaxlite._src.list_util import merge_lists, split_list  # noqa: F401
+from jaxlite._src.base.list_util import merge_lists, split_list  # noqa: F401
 
 
 def _as_equal_lists(fn, args):

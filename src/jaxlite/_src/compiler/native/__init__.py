@@ -16,7 +16,7 @@ import os
 import time
 
 from jaxlite._src.compiler import background
-from jaxlite._src.config import config
+from jaxlite._src.base.config import config
 
 # A kernel's calls before it is compiled: its first calls run on tier 1 at once.
 HOT_CALLS = max(1, int(os.environ.get("JAXLITE_NATIVE_HOT", "3")))

@@ -10,9 +10,9 @@ from functools import partial
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import machine
-from jaxlite._src import prng
+from jaxlite._src.base import core
+from jaxlite._src.base import machine
+from jaxlite._src.rng import prng
 from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler import fusion
 from jaxlite._src.compiler import numpy_codegen as tier0
@@ -23,7 +23,7 @@ from jaxlite._src.compiler import tiled_executor
 from jaxlite._src.compiler import native
 from jaxlite._src.compiler.native import codegen
 from jaxlite._src.compiler.native import loops
-from jaxlite._src.config import config
+from jaxlite._src.base.config import config
 
 
 def build_kernel(k: fusion.Kernel, tables, reuse=None):

@@ -16,11 +16,11 @@ import time
 
 import numpy as np
 
-from jaxlite._src import machine
-from jaxlite._src import primitive_kinds as kinds
+from jaxlite._src.base import machine
+from jaxlite._src.base import primitive_kinds as kinds
 from jaxlite._src.compiler import fusion
 from jaxlite._src.compiler import native
-from jaxlite._src.core import Literal
+from jaxlite._src.base.core import Literal
 
 # dtype -> (numba signature name, cast in the generated source)
 _TYPES = {np.dtype(t): (n, c) for t, n, c in (

@@ -20,10 +20,10 @@ import re
 
 import numpy as np
 
-from jaxlite._src import primitive_kinds as kinds
+from jaxlite._src.base import primitive_kinds as kinds
 from jaxlite._src.compiler import passes
 from jaxlite._src.compiler.native import codegen
-from jaxlite._src.core import Literal
+from jaxlite._src.base.core import Literal
 
 # Off by default (JAXLITE_NATIVE_LOOPS=1 turns it on): on the scan RNN anchor (tanh, 1000 steps,
 # hidden 128, batch 32; 2-core AMD EPYC, 2026-12-05) the compiled loop's best call is 31 ms

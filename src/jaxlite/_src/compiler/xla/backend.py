@@ -12,10 +12,10 @@ import weakref
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import devices as devices_lib
-from jaxlite._src import dtypes
-from jaxlite._src.errors import JaxRuntimeError
+from jaxlite._src.base import core
+from jaxlite._src.base import devices as devices_lib
+from jaxlite._src.base import dtypes
+from jaxlite._src.base.errors import JaxRuntimeError
 from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler.xla import client as client_lib
 from jaxlite._src.compiler.xla import compile_cache

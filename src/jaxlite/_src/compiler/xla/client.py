@@ -18,8 +18,8 @@ import os
 import sys
 import threading
 
-from jaxlite._src import config
-from jaxlite._src import devices as devices_lib
+from jaxlite._src.base import config
+from jaxlite._src.base import devices as devices_lib
 
 _lock = threading.RLock()
 _clients: dict = {}        # platform -> client

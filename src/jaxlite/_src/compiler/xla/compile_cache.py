@@ -12,9 +12,9 @@ import os
 import tempfile
 import time
 
-from jaxlite._src import config
+from jaxlite._src.base import config
 from jaxlite._src.compiler.xla import client as client_lib
-from jaxlite._src.errors import JaxRuntimeError
+from jaxlite._src.base.errors import JaxRuntimeError
 
 _MAGIC = b"JAXLITE-XLA-CACHE-1\n"
 stats = {"hits": 0, "misses": 0, "rejected": 0, "compiles": 0, "compile_secs": 0.0}

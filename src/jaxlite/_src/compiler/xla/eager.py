@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import devices as devices_lib
-from jaxlite._src import errors
-from jaxlite._src.config import config
+from jaxlite._src.base import core
+from jaxlite._src.base import devices as devices_lib
+from jaxlite._src.base import errors
+from jaxlite._src.base.config import config
 from jaxlite._src.compiler.xla import backend as xb
 from jaxlite._src.compiler.xla import lowering
 from jaxlite._src.compiler.xla import platforms

@@ -16,8 +16,8 @@ import math
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import dtypes
+from jaxlite._src.base import core
+from jaxlite._src.base import dtypes
 
 # primitive -> rule(ctx, *operands, **params) -> Value or list of Values
 rules: dict = {}

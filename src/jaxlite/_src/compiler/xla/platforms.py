@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import core
-from jaxlite._src import devices as devices_lib
+from jaxlite._src.base import core
+from jaxlite._src.base import devices as devices_lib
 from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler.xla import client as client_lib
-from jaxlite._src.config import config
+from jaxlite._src.base.config import config
 
 _state = {"platform": None, "numpy_backend": None, "host_from_numpy": None}
 

@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from jaxlite._src import core
+from jaxlite._src.base import core
 from jaxlite._src.compiler.xla import lowering
 
 

@@ -11,12 +11,15 @@ import weakref
 
 import numpy as np
 
-from jaxlite._src import core, dtypes, tree_util
-from jaxlite._src.config import config
-from jaxlite._src.core import ClosedJaxpr, Var
+from jaxlite._src.base import core, dtypes, tree_util
+from jaxlite._src.base.config import config
+from jaxlite._src.base.core import ClosedJaxpr, Var
 from jaxlite._src.interpreters import partial_eval as pe
-from jaxlite._src.call_primitives import _check_output, fun_src_info
-from jaxlite._src.list_util import merge_lists, split_list  # noqa: F401 - control flow's helpers
+from jaxlite._src.transforms.call_primitives import _check_output, fun_src_info
+from jaxlite._src.base.list_util import (  # noqa: F401 - control flow's helpers
+    merge_lists,
+    split_list,
+)
 
 # --- tracing bodies ------------------------------------------------------------------------------
 

@@ -9,13 +9,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from jaxlite._src import traceback_util
-from jaxlite._src import core, dtypes, tree_util
+from jaxlite._src.compat import traceback_util
+from jaxlite._src.base import core, dtypes, tree_util
 from jaxlite._src.compiler import backend
 from jaxlite._src.compiler.xla import lowering as xla
-from jaxlite._src.config import config
+from jaxlite._src.base.config import config
 from jaxlite._src.interpreters import ad, batching, linearize
-from jaxlite._src.call_primitives import as_traceable_arg
+from jaxlite._src.transforms.call_primitives import as_traceable_arg
 from jaxlite._src.lax import elementwise_functions as lax
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.control_flow import common

@@ -11,14 +11,15 @@ import weakref
 
 import numpy as np
 
-from jaxlite._src import traceback_util
-from jaxlite._src import core, dtypes, prng, tree_util
+from jaxlite._src.compat import traceback_util
+from jaxlite._src.base import core, dtypes, tree_util
+from jaxlite._src.rng import prng
 from jaxlite._src.compiler import backend
 from jaxlite._src.compiler.xla import lowering as xla
-from jaxlite._src.config import config
-from jaxlite._src.core import ShapedArray
+from jaxlite._src.base.config import config
+from jaxlite._src.base.core import ShapedArray
 from jaxlite._src.interpreters import ad, batching, linearize
-from jaxlite._src.call_primitives import as_traceable_arg
+from jaxlite._src.transforms.call_primitives import as_traceable_arg
 from jaxlite._src.lax import elementwise_functions as lax
 from jaxlite._src.lax.control_flow import common
 from jaxlite._src.lax.control_flow import lowering as cf_lowering
@@ -220,7 +221,7 @@ def while_loop(cond_fun, body_fun, init_val):
 
 
 def core_errors():
-  from jaxlite._src import errors
+  from jaxlite._src.base import errors
   return errors
 
 
@@ -763,7 +764,7 @@ def map(f, xs, *, batch_size=None):
     _, ys = scan(_map_body(f), (), xs)
     return ys
   from jaxlite._src.lax.shape import concatenate
-  from jaxlite._src.vmap_api import vmap
+  from jaxlite._src.transforms.vmap_api import vmap
   leaves, treedef = tree_util.tree_flatten(xs)
   if not leaves:
     return xs

@@ -11,7 +11,7 @@ import numpy as np
 
 from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.compiler.xla.lowering import shaped_aval as _aval
-from jaxlite._src.list_util import split_list
+from jaxlite._src.base.list_util import split_list
 
 
 def _any(ctx, pred) -> xla.Value:

@@ -1,7 +1,7 @@
 """Shared argument handling for the distributions: promote to one inexact dtype, broadcast."""
 from __future__ import annotations
 
-from jaxlite._src import core
+from jaxlite._src.base import core
 from jaxlite._src.numpy.util import check_arraylike, promote_args_inexact
 
 

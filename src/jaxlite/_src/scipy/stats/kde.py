@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src import tree_util
+from jaxlite._src.base import tree_util
 from jaxlite._src.scipy.stats._util import jnp as _jnp
 
 
@@ -135,7 +135,7 @@ class gaussian_kde:
     """`shape` draws (as columns, result (d,) + shape): a data point chosen by weight, plus a
     kernel-covariance normal, with JAX's key splitting."""
     jnp = _jnp()
-    from jaxlite._src import random
+    from jaxlite._src.rng import random
     ind_key, eps_key = random.split(key)
     ind = random.choice(ind_key, self.n, shape=shape, p=self.weights)
     eps = random.multivariate_normal(eps_key, jnp.zeros(self.d, self.covariance.dtype),
