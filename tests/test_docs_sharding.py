@@ -206,11 +206,27 @@ def _():
     print(y.sharding)
     print([(str(s.device), np.asarray(s.data).tolist()) for s in y.addressable_shards])
 
+@case("reshard_to_another_mesh_under_use_abstract_mesh")
+def _():
+  @jax.jit
+  def f(v):
+    abstract_mesh = jax.sharding.AbstractMesh((8,), ("A",), (jax.sharding.AxisType.Explicit,))
+    with jax.sharding.use_abstract_mesh(abstract_mesh):
+      return jax.reshard(v, P("A", None)) * 2
+  z = f(x)
+  print(jax.typeof(z))
+  print(z.sharding)
+  print([(str(s.device), np.asarray(s.data).tolist()) for s in z.addressable_shards[:2]])
+
 print(json.dumps(out))
 """
 
 # What JAX 0.10.2 printed (the same program with mod="jax", 8 CPU devices).
 _EXPECTED = {
+  'reshard_to_another_mesh_under_use_abstract_mesh': (
+    "float32[8@A,4]\nNamedSharding(mesh=Mesh('A': 8, axis_types=(Explicit,)), spec=P('A', None), "
+    "memory_kind=device)\n[('cpu:0', [[0.0, 2.0, 4.0, 6.0]]), ('cpu:1', [[8.0, 10.0, 12.0, "
+    "14.0]])]\n"),
   'device_put_pspec_type': 'float32[8@X,4@Y]\n',
   'device_put_pspec_sharding': (
     "NamedSharding(mesh=Mesh('X': 4, 'Y': 2, axis_types=(Explicit, Explicit)), spec=P('Y', 'X')"

@@ -302,9 +302,14 @@ def _typed_spec(v):
 
 
 def _splittable(spec, shape, mesh_shape) -> tuple:
-  """`spec` with the axes of dims they do not evenly divide dropped (those stay whole)."""
+  """`spec` with the axes of dims they do not evenly divide dropped (those stay whole), and
+  axes of another mesh (a `reshard` under `use_abstract_mesh` to another shape of the same
+  devices: its blocks are computed whole here and placed by the value's type at the end)."""
   out = []
   for entry, n in zip(spec, shape):
+    if any(a not in mesh_shape for a in entry):
+      out.append(())
+      continue
     k = int(np.prod([mesh_shape[a] for a in entry], dtype=int))
     out.append(entry if n % k == 0 else ())
   return tuple(out)

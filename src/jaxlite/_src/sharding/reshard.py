@@ -4,6 +4,8 @@ Eagerly a reshard is a placement (`device_put`); under a trace it is the `reshar
 whose impl on one host is the identity on the global buffer (the layout is metadata)."""
 from __future__ import annotations
 
+import math
+
 import functools
 
 from jaxlite._src.base import core
@@ -69,6 +71,12 @@ def current_mesh():
   if (abstract.axis_names == concrete.axis_names and abstract.axis_sizes == concrete.axis_sizes
       and abstract.axis_types != concrete.axis_types):
     return Mesh(concrete.devices, concrete.axis_names, abstract.axis_types)
+  if (not abstract.empty and abstract.axis_names != concrete.axis_names
+      and math.prod(abstract.axis_sizes) == concrete.devices.size):
+    # another mesh shape over the same devices (JAX: the abstract mesh made concrete with the
+    # set mesh's devices in their order)
+    return Mesh(concrete.devices.reshape(abstract.axis_sizes), abstract.axis_names,
+                abstract.axis_types)
   return concrete
 
 
