@@ -21,12 +21,16 @@ import jaxlite  # noqa: E402
 import jaxlite.numpy as jnp  # noqa: E402
 from conftest import configured  # noqa: E402
 from jaxlite import lax  # noqa: E402
+from jaxlite._src.compiler.xla import lowering as hlo  # noqa: E402
 from jaxlite._src.base import core  # noqa: E402
 from jaxlite._src.compiler import xla_tier  # noqa: E402
 from test_tier1 import (BINARY_FLOAT, INT_CASES, REDUCE_FLOAT, UNARY_FLOAT,  # noqa: E402
                         values)
 
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+# The tier runs NumPy-backend programs on XLA: its tests run on the NumPy backend whatever
+# JAXLITE_BACKEND says (on the xla backend every program is XLA's already).
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"),
+              pytest.mark.usefixtures("on_numpy")]
 
 SRC = os.path.join(os.path.dirname(__file__), os.pardir, "src")
 
@@ -232,9 +236,19 @@ def test_hot_call_never_waits_for_the_build(eager_tier, monkeypatch):
   assert xla_tier.wait(600) and _swap_of(f, x).program.runner is not None
 
 
-no_rule_p = core.Primitive("xla_tier_test_no_rule")  # a primitive with no XLA lowering rule
+no_rule_p = core.Primitive("xla_tier_test_no_rule")  # a primitive XLA cannot lower
 no_rule_p.def_impl(lambda x: np.asarray(x) * 2)
 no_rule_p.def_abstract_eval(lambda x: core.ShapedArray(x.shape, x.dtype))
+
+
+def _failing_rule(ctx, x):
+  # (with no rule at all, a primitive defined outside jaxlite would run its impl through a host
+  # callback: lowering.impl_on_host_rule)
+  raise hlo.LoweringError("MLIR translation rule for primitive 'xla_tier_test_no_rule' not "
+                          "found for the xla backend")
+
+
+hlo.register(no_rule_p, _failing_rule)
 
 
 def test_lowering_error_stays_on_the_tier_and_is_remembered(eager_tier):
