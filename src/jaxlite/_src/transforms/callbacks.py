@@ -87,6 +87,18 @@ def _merge(in_tree, dyn, static):
   return tree_util.tree_unflatten(in_tree, flat)
 
 
+def _one_or_two_call_form(name, run, first, args, kwargs):
+  """`name(first, *args, **kwargs)` runs now; `name(ordered=...)(first, *args)`, the two-call
+  form, returns `run` with the options bound."""
+  if first is not None:
+    run(first, *args, **kwargs)
+    return None
+  if args or kwargs:
+    raise TypeError(f"{name} received unexpected arguments in the two-call form: "
+                    f"args={args} kwargs={kwargs}")
+  return run
+
+
 def debug_callback(callback=None, *args, ordered: bool = False, partitioned: bool = False,
                    **kwargs):
   """Calls `callback(*args, **kwargs)` when the program runs, with Arrays; returns None."""
@@ -104,13 +116,7 @@ def debug_callback(callback=None, *args, ordered: bool = False, partitioned: boo
                           effect=effects.ordered_debug_effect if ordered
                           else effects.debug_effect, partitioned=partitioned)
 
-  if callback is not None:
-    _debug_callback(callback, *args, **kwargs)
-    return None
-  if args or kwargs:
-    raise TypeError("debug_callback received unexpected arguments in the two-call form: "
-                    f"args={args} kwargs={kwargs}")
-  return _debug_callback
+  return _one_or_two_call_form("debug_callback", _debug_callback, callback, args, kwargs)
 
 
 # --- jax.debug.print -------------------------------------------------------------------------
@@ -188,13 +194,7 @@ def debug_print(fmt: str | None = None, *args, ordered: bool = False, partitione
         has_placeholders=has_placeholders,
         logging_record=_logging_record(logging.INFO) if _use_logging else None)
 
-  if fmt is not None:
-    _debug_print(fmt, *args, **kwargs)
-    return None
-  if args or kwargs:
-    raise TypeError("debug_print received unexpected arguments in the two-call form: "
-                    f"args={args} kwargs={kwargs}")
-  return _debug_print
+  return _one_or_two_call_form("debug_print", _debug_print, fmt, args, kwargs)
 
 
 def debug_log(fmt: str | None = None, *args, **kwargs):
