@@ -56,6 +56,7 @@ def _eager_arith(np_fn, fn, reflected):
   from_numpy = _from_numpy
   state = core._state
   routes = core.eager_routes  # mutated in place, never rebound
+  quiet, loud = fp_quiet.quiet, fp_quiet.loud
 
   def op(self, other):
     if state.trace is core.eager_fast_trace and type(self) is at and self._device is None \
@@ -68,20 +69,22 @@ def _eager_arith(np_fn, fn, reflected):
         if t is float or t is int:
           conv = _scalar_partner(t, v.dtype, self.weak_type)
           if conv is not None:
-            s = conv(other)
-            token = fp_quiet.quiet()  # as eager dispatch (core): XLA never warns
+            # NumPy's own weak scalar rule (NEP 50) casts a Python number to a native float or
+            # complex array's dtype exactly as `conv` would: no conversion call needed there.
+            s = other if conv in _NEP50_CASTS else conv(other)
+            token = quiet()  # as eager dispatch (core): XLA never warns
             try:
               return from_numpy(np_fn(s, v) if reflected else np_fn(v, s), False)
             finally:
-              fp_quiet.loud(token)
+              loud(token)
         elif t is at and other._device is None:
           w = other._value
           if w.dtype == v.dtype and w.shape == v.shape and other.weak_type == self.weak_type:
-            token = fp_quiet.quiet()
+            token = quiet()
             try:
               return from_numpy(np_fn(w, v) if reflected else np_fn(v, w), self.weak_type)
             finally:
-              fp_quiet.loud(token)
+              loud(token)
     if type(other) not in _FAST_TYPES:
       other = _unwrap_jax_array(other)
       if not _accepted(other):
@@ -92,6 +95,7 @@ def _eager_arith(np_fn, fn, reflected):
 
 
 _EAGER_ARITH = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
+_NEP50_CASTS = frozenset({np.float16, np.float32, np.float64, np.complex64, np.complex128})
 
 
 def _accepted(x) -> bool:
