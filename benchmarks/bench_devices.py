@@ -27,7 +27,13 @@ HERE = Path(__file__).resolve().parent
 # device's program could go to XLA where the sharded ones do not).
 IMPLS = {"jaxlite": ("jaxlite", {"JAXLITE_XLA_TIER": "0"}),
          "jl-numpy": ("jaxlite", {"JAXLITE_NATIVE": "0", "JAXLITE_XLA_TIER": "0"}),
-         "JAX": ("jax", {})}
+         "JAX": ("jax", {}),
+         # the device programs' BLAS thread policies (spmd/runtime.py's JAXLITE_DEVICE_BLAS;
+         # `jaxlite` runs the default): comparisons, with --impls
+         "jl-blas-one": ("jaxlite", {"JAXLITE_XLA_TIER": "0", "JAXLITE_DEVICE_BLAS": "one"}),
+         "jl-blas-all": ("jaxlite", {"JAXLITE_XLA_TIER": "0", "JAXLITE_DEVICE_BLAS": "all"}),
+         "jl-blas-share": ("jaxlite", {"JAXLITE_XLA_TIER": "0",
+                                       "JAXLITE_DEVICE_BLAS": "share"})}
 
 
 def _child(module: str, ndev: int, batch: int) -> None:
@@ -56,7 +62,7 @@ def main(argv) -> None:
   p = argparse.ArgumentParser()
   p.add_argument("--batch", type=int, default=2048)
   p.add_argument("--counts", default="1,2,4,8")
-  p.add_argument("--impls", default=",".join(IMPLS))
+  p.add_argument("--impls", default="jaxlite,jl-numpy,JAX")
   args = p.parse_args(argv)
   counts = [int(c) for c in args.counts.split(",")]
   impls = [i for i in args.impls.split(",") if i in IMPLS]

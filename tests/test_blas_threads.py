@@ -205,6 +205,22 @@ def test_device_programs_split_blas_threads_and_pool(monkeypatch, devices, cores
   assert fake.sets == ([want, cores] if want < cores else [])
 
 
+@pytest.mark.parametrize("policy, devices, want", [
+    ("one", 4, 1), ("one", 1, 8), ("all", 4, 8), ("share", 4, 2), ("share", 16, 1)])
+def test_device_blas_policies(monkeypatch, policy, devices, want):
+  # JAXLITE_DEVICE_BLAS: one thread per busy device, every core each, or cores // devices; a
+  # lone device program keeps them all.
+  from jaxlite._src.spmd import runtime
+  monkeypatch.setattr(runtime, "DEVICE_BLAS", policy)
+  monkeypatch.setattr(runtime, "_CORES", 8)
+  assert runtime.device_blas_threads(devices) == want
+  fake = FakeBlas(threads=8)
+  monkeypatch.setattr(blas, "_BLAS", [(fake.get, fake.set)])
+  seen = []
+  runtime.run_spmd(_Mesh(devices), lambda: seen.append(fake.threads), [()] * devices)
+  assert seen == [want] * devices and fake.threads == 8
+
+
 def test_device_programs_keep_a_lower_blas_count(monkeypatch):
   # A count the user set below the share (OPENBLAS_NUM_THREADS=1) is left as it is.
   from jaxlite._src.spmd import runtime

@@ -361,6 +361,25 @@ def exchange_parallel(group: Group, block, prepare, work):
 _CORES = machine.usable_cores()
 _compute = threading.BoundedSemaphore(_CORES)
 
+# BLAS threads of each device program while `n` run at once (env JAXLITE_DEVICE_BLAS):
+# "share" cores // n; "one" one thread each; "all" every core each (OpenBLAS serializes
+# concurrent multi-threaded products behind one lock, so "all" runs the products one at a time
+# at full width while the programs' other work overlaps). Measured on the 13-core host
+# (2026-12-06, OpenBLAS of NumPy 2.x, a 256x784x512 float32 product in k Python threads at once):
+# one thread each scales with k (91 GFLOP/s a thread, 1092 for 12), while concurrent products of
+# several threads each queue: 2 x 6 threads gave 324 GFLOP/s together (one product of 6
+# alone: 393), 4 x 3 threads 144; one product of all 13 threads 632 (960 at 2048 rows).
+DEVICE_BLAS = os.environ.get("JAXLITE_DEVICE_BLAS", "share").strip().lower()
+
+
+def device_blas_threads(n: int) -> int:
+  """BLAS threads of each of `n` device programs running at once (DEVICE_BLAS)."""
+  if n <= 1 or DEVICE_BLAS == "all":
+    return _CORES
+  if DEVICE_BLAS == "one":
+    return 1
+  return max(1, _CORES // n)
+
 
 class _Run:
   """The shared state of one run_spmd call."""
@@ -468,7 +487,7 @@ class _share_cores:
   def __enter__(self):
     self.sharing = machine.sharing(self.n)
     self.sharing.__enter__()
-    threads = max(1, _CORES // self.n)
+    threads = device_blas_threads(self.n)
     from jaxlite._src.compiler import blas  # a leaf of the compiler: no cycle
     lib = blas.openblas()
     if lib is not None:
