@@ -186,13 +186,15 @@ class _Mesh:
 
 @pytest.mark.parametrize("devices, cores, want", [(4, 8, 2), (2, 13, 6), (8, 8, 1), (4, 2, 1)])
 def test_device_programs_split_blas_threads_and_pool(monkeypatch, devices, cores, want):
-  # While n device programs run at once each gets cores // n BLAS threads and pool workers
-  # (together never more than the cores); the count is set back when the run ends.
+  # While n device programs run at once each gets cores // n pool workers and, under the
+  # "share" BLAS policy, as many BLAS threads (together never more than the cores); the count is
+  # set back when the run ends.
   from jaxlite._src.base import machine
   from jaxlite._src.spmd import runtime
   fake = FakeBlas(threads=cores)
   monkeypatch.setattr(blas, "_BLAS", [(fake.get, fake.set)])
   monkeypatch.setattr(runtime, "_CORES", cores)
+  monkeypatch.setattr(runtime, "DEVICE_BLAS", "share")
   seen = []
 
   def program():

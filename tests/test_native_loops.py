@@ -371,6 +371,11 @@ HOISTED_CASES = [
 ]
 
 
+@pytest.fixture
+def hoisted_on(monkeypatch):
+  monkeypatch.setattr(loops, "HOISTED", True)
+
+
 def _hoisted(body, nc, ncar, rev):
   """The native backend's scan loop (a HotSwap of tier 1's AdaptiveLoop and HoistedScan), its
   native side built at once."""
@@ -386,7 +391,7 @@ def _hoisted(body, nc, ncar, rev):
 @pytest.mark.parametrize("pipeline", [False, True], ids=["one chunk", "pipelined"])
 @pytest.mark.parametrize("name, f, make", HOISTED_CASES, ids=[c[0] for c in HOISTED_CASES])
 def test_hoisted_native_loop_gives_tier0s_results(name, f, make, pipeline, cache_dir,
-                                                  monkeypatch):
+                                                  monkeypatch, hoisted_on):
   from jaxlite._src.compiler import scan_hoist
   if not pipeline:
     monkeypatch.setattr(scan_hoist, "PIPELINE_MIN", 1 << 30)
@@ -409,7 +414,7 @@ def test_hoisted_native_loop_gives_tier0s_results(name, f, make, pipeline, cache
 
 @needs_scipy
 @needs_numba
-def test_hoisted_native_loop_refuses_strided_buffers(cache_dir):
+def test_hoisted_native_loop_refuses_strided_buffers(cache_dir, hoisted_on):
   # ys that are not C-contiguous: tier 1's loop runs the whole call (same values)
   body, nc, ncar, rev, ins, ys, length = _loop_args(rnn, *HOISTED_CASES[0][2]())
   loop, _ = _hoisted(body, nc, ncar, rev)
@@ -420,7 +425,7 @@ def test_hoisted_native_loop_refuses_strided_buffers(cache_dir):
     np.testing.assert_allclose(g, w, rtol=2e-6, atol=2e-6)
 
 
-def test_hoisted_loop_off_or_nothing_hoisted_is_tier1s_loop(monkeypatch):
+def test_hoisted_loop_off_or_nothing_hoisted_is_tier1s_loop(monkeypatch, hoisted_on):
   # nothing to hoist (no product of a scanned value): tier 1's loop as it is
   body, nc, ncar, rev, _, _ = _scan_eqn(with_consts, *CASES[-1][2]())
   assert not isinstance(native_backend.NATIVE.compile_scan(body, nc, ncar, rev), native.HotSwap)
@@ -432,7 +437,7 @@ def test_hoisted_loop_off_or_nothing_hoisted_is_tier1s_loop(monkeypatch):
 
 @needs_scipy
 @needs_numba
-def test_jitted_rnn_through_the_hot_swap(cache_dir):
+def test_jitted_rnn_through_the_hot_swap(cache_dir, hoisted_on):
   # jit under the native tier: tier 1's loop first, the compiled one once hot (kept or
   # rejected by its trials); every call gives tier 0's values
   h0, xs = HOISTED_CASES[0][2]()

@@ -393,13 +393,16 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 
 # --- the hoisted loop: tier 1's stacked products before the loop, the rest compiled ----------
 
-# On by default where numba is (JAXLITE_NATIVE_HOISTED_LOOPS=0 turns it off): tier 1's hoisted
-# loop with its per-step remainder compiled. On the 13-core host's scan RNN anchor tier 1's
-# step was a 16 us product, an 11.4 us NumPy float32 tanh (no SIMD tanh on that CPU) and ~5 us
-# of adds and dispatch (35 ms a call against JAX's 32); compiled, the tanh is support.py's
-# vectorized one and the dispatch goes. The HotSwap keeps it only where its calls are faster.
-HOISTED = os.environ.get("JAXLITE_NATIVE_HOISTED_LOOPS", "1").strip().lower() not in (
-    "0", "false", "off")
+# Off by default (JAXLITE_NATIVE_HOISTED_LOOPS=1 turns it on): tier 1's hoisted loop with its
+# per-step remainder compiled. On the 13-core host's scan RNN anchor tier 1's step is a 16 us
+# product, an 11.4 us NumPy float32 tanh (no SIMD tanh for float32 there) and ~5 us of adds and
+# dispatch (35 ms a call against JAX's 32); compiled, the tanh is support.py's vectorized one
+# and the dispatch goes. Measured, it does not pay yet: on the 13-core host (2026-12-06, anchors)
+# its trials lost to tier 1's 35 ms loop (rejected) after 11.7 s of background compile; on the
+# 2-core AMD machine its calls took 33 ms of CPU against tier 1's 30 (numba's np.dot, the
+# step's fresh arrays and copies cost what the tanh saves where NumPy's tanh is SIMD: 2 us).
+HOISTED = os.environ.get("JAXLITE_NATIVE_HOISTED_LOOPS", "0").strip().lower() in (
+    "1", "true", "on")
 
 
 def hoisted_scan_source(jaxpr, consts, num_consts: int, num_carry: int, reverse: bool, p):
@@ -434,7 +437,12 @@ class HoistedScan:
   k-th const argument, ("k", k) the k-th body const, ("x", k) the k-th xs. A call whose buffers
   the loop cannot take runs `fallback` (tier 1's loop) whole."""
 
+  # `keep_ratio`: the compiled loop is serial (the pool threads it uses are tier 1's pipeline's
+  # too), so it is kept where it beats tier 1's loop by a serial kernel's margin.
+
   def __init__(self, loop, batched, inputs, body_consts, num_consts, num_carry, n_ys, fallback):
+    from jaxlite._src.compiler import native
+    self.keep_ratio = native.SERIAL_KEEP_RATIO
     self.loop, self.batched, self.inputs = loop, batched, inputs
     self.body_consts = body_consts
     self.num_consts, self.num_carry, self.n_ys = num_consts, num_carry, n_ys
