@@ -423,6 +423,15 @@ def test_hoisted_native_loop_refuses_strided_buffers(cache_dir, hoisted_on):
   carry = loop(*ins, *strided, length)
   for g, w in zip([np.asarray(c) for c in carry] + strided, want_c + want_y):
     np.testing.assert_allclose(g, w, rtol=2e-6, atol=2e-6)
+  # a scan longer than tier 1 hoists (stacked values past scan_hoist.MAX_BYTES): tier 1's loop
+  starts = []
+  start = loop.batched.start
+  loop.batched.start = lambda *a: starts.append(a) or start(*a)
+  loop.fallback.max_length = length - 1
+  got_c, got_y = _run(loop, ins, ys, length)
+  assert not starts
+  for g, w in zip(got_c + got_y, want_c + want_y):
+    np.testing.assert_allclose(g, w, rtol=2e-6, atol=2e-6)
 
 
 def test_hoisted_loop_off_or_nothing_hoisted_is_tier1s_loop(monkeypatch, hoisted_on):

@@ -455,7 +455,8 @@ class HoistedScan:
     n_in = nc + ncar
     n_x = len(args) - 1 - n_in - self.n_ys
     xs, ys = args[n_in:n_in + n_x], args[n_in + n_x:-1]
-    if not scan_hoist.MIN_LENGTH <= length or not all(
+    # the lengths tier 1 hoists (stacked values within scan_hoist.MAX_BYTES), buffers as taken
+    if not scan_hoist.MIN_LENGTH <= length <= self.fallback.max_length or not all(
         isinstance(y, np.ndarray) and y.flags.c_contiguous and y.flags.writeable for y in ys) \
         or not all(np.asarray(x).flags.c_contiguous for x in xs):
       return self.fallback(*args)
