@@ -10,8 +10,9 @@ tier where numba is installed), `jl-numpy` tier 1 without it (JAXLITE_NATIVE=0),
 where installed. A cell is the median time per step and the cores kept busy (process CPU time
 / wall time over the timed steps); the last columns are each count's throughput over one
 device's (the issue's targets: every count > 1, 8 devices >= 3 on a 13-core host). BLAS threads
-are left as NumPy's OpenBLAS starts them (all cores): the runtime gives each device program its
-share (spmd/runtime.py).
+are left as NumPy's OpenBLAS starts them (all cores); each device program's count then follows
+spmd/runtime.py's JAXLITE_DEVICE_BLAS policy (default `all`), and `--impls` can add the
+`jl-blas-one` / `jl-blas-all` / `jl-blas-share` columns to compare the policies.
 """
 from __future__ import annotations
 
