@@ -10,8 +10,9 @@ tier where numba is installed), `jl-numpy` tier 1 without it (JAXLITE_NATIVE=0),
 where installed. A cell is the median time per step and the cores kept busy (process CPU time
 / wall time over the timed steps); the last columns are each count's throughput over one
 device's (the issue's targets: every count > 1, 8 devices >= 3 on a 13-core host). BLAS threads
-are left as NumPy's OpenBLAS starts them (all cores): the runtime gives each device program its
-share (spmd/runtime.py).
+are left as NumPy's OpenBLAS starts them (all cores); each device program's count then follows
+spmd/runtime.py's JAXLITE_DEVICE_BLAS policy (default `all`), and `--impls` can add the
+`jl-blas-one` / `jl-blas-all` / `jl-blas-share` columns to compare the policies.
 """
 from __future__ import annotations
 
@@ -27,7 +28,13 @@ HERE = Path(__file__).resolve().parent
 # device's program could go to XLA where the sharded ones do not).
 IMPLS = {"jaxlite": ("jaxlite", {"JAXLITE_XLA_TIER": "0"}),
          "jl-numpy": ("jaxlite", {"JAXLITE_NATIVE": "0", "JAXLITE_XLA_TIER": "0"}),
-         "JAX": ("jax", {})}
+         "JAX": ("jax", {}),
+         # the device programs' BLAS thread policies (spmd/runtime.py's JAXLITE_DEVICE_BLAS;
+         # `jaxlite` runs the default): comparisons, with --impls
+         "jl-blas-one": ("jaxlite", {"JAXLITE_XLA_TIER": "0", "JAXLITE_DEVICE_BLAS": "one"}),
+         "jl-blas-all": ("jaxlite", {"JAXLITE_XLA_TIER": "0", "JAXLITE_DEVICE_BLAS": "all"}),
+         "jl-blas-share": ("jaxlite", {"JAXLITE_XLA_TIER": "0",
+                                       "JAXLITE_DEVICE_BLAS": "share"})}
 
 
 def _child(module: str, ndev: int, batch: int) -> None:
@@ -56,7 +63,7 @@ def main(argv) -> None:
   p = argparse.ArgumentParser()
   p.add_argument("--batch", type=int, default=2048)
   p.add_argument("--counts", default="1,2,4,8")
-  p.add_argument("--impls", default=",".join(IMPLS))
+  p.add_argument("--impls", default="jaxlite,jl-numpy,JAX")
   args = p.parse_args(argv)
   counts = [int(c) for c in args.counts.split(",")]
   impls = [i for i in args.impls.split(",") if i in IMPLS]

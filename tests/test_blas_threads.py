@@ -186,13 +186,15 @@ class _Mesh:
 
 @pytest.mark.parametrize("devices, cores, want", [(4, 8, 2), (2, 13, 6), (8, 8, 1), (4, 2, 1)])
 def test_device_programs_split_blas_threads_and_pool(monkeypatch, devices, cores, want):
-  # While n device programs run at once each gets cores // n BLAS threads and pool workers
-  # (together never more than the cores); the count is set back when the run ends.
+  # While n device programs run at once each gets cores // n pool workers and, under the
+  # "share" BLAS policy, as many BLAS threads (together never more than the cores); the count is
+  # set back when the run ends.
   from jaxlite._src.base import machine
   from jaxlite._src.spmd import runtime
   fake = FakeBlas(threads=cores)
   monkeypatch.setattr(blas, "_BLAS", [(fake.get, fake.set)])
   monkeypatch.setattr(runtime, "_CORES", cores)
+  monkeypatch.setattr(runtime, "DEVICE_BLAS", "share")
   seen = []
 
   def program():
@@ -203,6 +205,22 @@ def test_device_programs_split_blas_threads_and_pool(monkeypatch, devices, cores
   assert seen == [(want, busy, max(1, cores // busy))] * devices
   assert fake.threads == cores and machine.programs() == 1
   assert fake.sets == ([want, cores] if want < cores else [])
+
+
+@pytest.mark.parametrize("policy, devices, want", [
+    ("one", 4, 1), ("one", 1, 8), ("all", 4, 8), ("share", 4, 2), ("share", 16, 1)])
+def test_device_blas_policies(monkeypatch, policy, devices, want):
+  # JAXLITE_DEVICE_BLAS: one thread per busy device, every core each, or cores // devices; a
+  # lone device program keeps them all.
+  from jaxlite._src.spmd import runtime
+  monkeypatch.setattr(runtime, "DEVICE_BLAS", policy)
+  monkeypatch.setattr(runtime, "_CORES", 8)
+  assert runtime.device_blas_threads(devices) == want
+  fake = FakeBlas(threads=8)
+  monkeypatch.setattr(blas, "_BLAS", [(fake.get, fake.set)])
+  seen = []
+  runtime.run_spmd(_Mesh(devices), lambda: seen.append(fake.threads), [()] * devices)
+  assert seen == [want] * devices and fake.threads == 8
 
 
 def test_device_programs_keep_a_lower_blas_count(monkeypatch):
@@ -248,3 +266,60 @@ print("ok")
                        env={**os.environ, "JAXLITE_TIER1_ADAPT": "1"}, timeout=300)
   assert out.returncode == 0, out.stderr[-2000:]
   assert out.stdout.strip().endswith("ok")
+
+
+_TABLE_ON_DEVICES = """
+import sys
+sys.path.insert(0, {tests!r})
+import numpy as np
+import jaxlite as jax
+jax.config.update("jax_num_cpu_devices", 4)
+from test_tier1 import (BINARY_FLOAT, INT_OPS, REDUCE_FLOAT, TIER0, UNARY_FLOAT, assert_same,
+                        values)
+from jaxlite._src.compiler import tiled_executor, tiers
+# every kernel of the device programs tiled, tiles of a few rows (test_tier1.force_tiles)
+tiers.SMALL_ELEMENTS = tiled_executor.SMALL_ELEMENTS = 1
+tiled_executor.TILE_BYTES = 64
+P = jax.sharding.PartitionSpec
+mesh = jax.make_mesh((4,), ("b",))
+# ops that read only their own rows (a per-device block of rows is then the whole op's rows)
+LOCAL_INT = {{"neg", "sign", "abs", "not", "population_count", "clz", "add", "div", "rem",
+             "shift_left", "shift_right_arithmetic", "shift_right_logical", "to_float32",
+             "bitcast", "clamp", "row_sum", "row_max", "row_min", "row_prod"}}
+f32 = lambda k=0: values((64, 24), np.float32, offset=k)  # noqa: E731
+cases = ([(n, f, (f32(),)) for n, f in UNARY_FLOAT + REDUCE_FLOAT]
+         + [(n, f, (f32(), f32(5))) for n, f in BINARY_FLOAT]
+         + [(n, f, (values((64, 24), np.int32),)) for n, f in INT_OPS if n in LOCAL_INT])
+for name, f, args in cases:
+  want = TIER0.compile(jax.make_jaxpr(f)(*args))(*args)
+  sharded = jax.jit(jax.shard_map(f, mesh=mesh, in_specs=(P("b"),) * len(args),
+                                  out_specs=P("b")))
+  placed = [jax.device_put(a, jax.sharding.NamedSharding(mesh, P("b"))) for a in args]
+  for _ in range(4):  # each kernel's first calls try its modes (pooled, wide, tiles, whole)
+    try:
+      assert_same(want, jax.tree.leaves(sharded(*placed)))
+    except AssertionError as e:
+      raise AssertionError(name) from e
+import gc
+kernels = [o for o in gc.get_objects() if type(o) is tiled_executor.TiledKernel]
+# tiled kernels ran (their first call pooled, on the device's share of the pool's workers)
+assert len(kernels) > 60 and sum(tiled_executor.POOLED in (k.modes or ()) for k in kernels) > 60
+print(len(cases))
+"""
+
+
+@pytest.mark.parametrize("policy", ["share", "one", "all"])
+def test_device_programs_give_tier0_on_the_primitive_table(policy):
+  # Tier 1's primitive table (test_tier1's cases, edge values) as the per-device programs of a
+  # 4-device shard_map, run concurrently under each BLAS thread policy with the cores split:
+  # each device's rows are tier 0's bits.
+  import os
+  import subprocess
+  import sys
+  tests = os.path.dirname(os.path.abspath(__file__))
+  env = {**os.environ, "JAXLITE_DEVICE_BLAS": policy, "JAXLITE_NATIVE": "0",
+         "PYTHONPATH": os.path.join(os.path.dirname(tests), "src")}
+  out = subprocess.run([sys.executable, "-c", _TABLE_ON_DEVICES.format(tests=tests)],
+                       capture_output=True, text=True, env=env, timeout=600)
+  assert out.returncode == 0, out.stderr[-2000:]
+  assert int(out.stdout.split()[-1]) > 60

@@ -667,6 +667,18 @@ def test_thread_count_adapts():
     t.record(m, 8.0 if m == 2 else 1.0)
   assert 1 in tried and t.current == 1
   assert codegen._Threads(1).modes == (1,)
+  # one slow call of the current count (a hiccup) does not hand the kernel to the slower count:
+  # the try is compared with the median of its latest three calls
+  t = codegen._Threads(2)
+  for m, sec in zip([t.pick() for _ in range(6)], (1.0, 5.0) * 3):
+    t.record(m, sec)
+  assert t.pick() == 2
+  t.record(2, 1.0)
+  for k in range(200):
+    m = t.pick()
+    t.record(m, 5.0 if m == 1 else 8.0 if k == 30 else 1.0)  # call 30: a hiccup
+    assert t.current == 2
+  assert t.wait > t.REPROBE  # its tries lost, each doubling the wait
   one = codegen._Threads(1)
   assert [one.pick() for _ in range(40)] == [1] * 40
 

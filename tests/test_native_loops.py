@@ -341,3 +341,134 @@ def test_jitted_while_through_the_native_backend(cache_dir, monkeypatch):
       got = f(x)
       for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-6, atol=2e-6)
+
+
+# --- tier 1's hoisted loop with the rest of the step compiled (loops.HoistedScan) ---------------
+
+def rnn_stacked_ys(h0, xs):
+  # a stacked value (x @ U) is itself a ys output and read by the step
+  def step(h, x):
+    xu = x @ U
+    h = jnp.tanh(h @ W + xu + B)
+    return h, (h, xu)
+  return lax.scan(step, h0, xs)
+
+
+def rnn_reverse_hoisted(h0, xs):
+  def step(h, x):
+    h = jnp.maximum(h @ W + (x * 2.0) @ U, 0.0) * 0.5 + jnp.exp(-jnp.abs(x))
+    return h, h
+  return lax.scan(step, h0, xs, reverse=True)
+
+
+HOISTED_CASES = [
+    ("rnn", rnn, lambda: (_F32((4, 16)).astype(np.float32),
+                          _F32((70, 4, 16)).astype(np.float32))),
+    ("stacked ys", rnn_stacked_ys, lambda: (_F32((4, 16)).astype(np.float32),
+                                            _F32((9, 4, 16)).astype(np.float32))),
+    ("reverse, chunked", rnn_reverse_hoisted,
+     lambda: (_F32((3, 16)).astype(np.float32), _F32((130, 3, 16)).astype(np.float32))),
+]
+
+
+@pytest.fixture
+def hoisted_on(monkeypatch):
+  monkeypatch.setattr(loops, "HOISTED", True)
+
+
+def _hoisted(body, nc, ncar, rev):
+  """The native backend's scan loop (a HotSwap of tier 1's AdaptiveLoop and HoistedScan), its
+  native side built at once."""
+  swap = native_backend.NATIVE.compile_scan(body, nc, ncar, rev)
+  assert isinstance(swap, native.HotSwap), "a hoistable body gets a hot-swappable loop"
+  loop = swap.build()
+  assert isinstance(loop, loops.HoistedScan)
+  return loop, swap
+
+
+@needs_scipy
+@needs_numba
+@pytest.mark.parametrize("pipeline", [False, True], ids=["one chunk", "pipelined"])
+@pytest.mark.parametrize("name, f, make", HOISTED_CASES, ids=[c[0] for c in HOISTED_CASES])
+def test_hoisted_native_loop_gives_tier0s_results(name, f, make, pipeline, cache_dir,
+                                                  monkeypatch, hoisted_on):
+  from jaxlite._src.compiler import scan_hoist
+  if not pipeline:
+    monkeypatch.setattr(scan_hoist, "PIPELINE_MIN", 1 << 30)
+  body, nc, ncar, rev, ins, ys, length = _loop_args(f, *make())
+  loop, _ = _hoisted(body, nc, ncar, rev)
+  want_c, want_y = _run(numpy_codegen.NUMPY.compile_scan(body, nc, ncar, rev), ins, ys, length)
+  for _ in range(2):
+    got_c, got_y = _run(loop, ins, ys, length)
+    for g, w in zip(got_c + got_y, want_c + want_y):
+      # the stacked products are one BLAS call where tier 0 made one per step (scan_hoist)
+      np.testing.assert_allclose(g, w, rtol=2e-6, atol=2e-6)
+  if pipeline and loop.batched.can_pipeline(length):  # a free pool worker: several chunks,
+    # the loop compiled once, called per chunk with the carry passed on
+    hoist_in = [{"c": ins[:nc], "x": ins[nc + ncar:], "k": loop.body_consts}[kind][k]
+                for kind, k in loop.inputs]
+    run = loop.batched.start(length, *hoist_in)
+    run.close()
+    assert len(run.chunks) > 1 or length < scan_hoist.PIPELINE_MIN
+
+
+@needs_scipy
+@needs_numba
+def test_hoisted_native_loop_refuses_strided_buffers(cache_dir, hoisted_on):
+  # ys that are not C-contiguous: tier 1's loop runs the whole call (same values)
+  body, nc, ncar, rev, ins, ys, length = _loop_args(rnn, *HOISTED_CASES[0][2]())
+  loop, _ = _hoisted(body, nc, ncar, rev)
+  want_c, want_y = _run(numpy_codegen.NUMPY.compile_scan(body, nc, ncar, rev), ins, ys, length)
+  strided = [np.empty((length, *y.shape[1:], 2), y.dtype)[..., 0] for y in ys]
+  carry = loop(*ins, *strided, length)
+  for g, w in zip([np.asarray(c) for c in carry] + strided, want_c + want_y):
+    np.testing.assert_allclose(g, w, rtol=2e-6, atol=2e-6)
+  # a scan longer than tier 1 hoists (stacked values past scan_hoist.MAX_BYTES): tier 1's loop
+  starts = []
+  start = loop.batched.start
+  loop.batched.start = lambda *a: starts.append(a) or start(*a)
+  loop.fallback.max_length = length - 1
+  got_c, got_y = _run(loop, ins, ys, length)
+  assert not starts
+  for g, w in zip(got_c + got_y, want_c + want_y):
+    np.testing.assert_allclose(g, w, rtol=2e-6, atol=2e-6)
+
+
+def test_hoisted_loop_off_or_nothing_hoisted_is_tier1s_loop(monkeypatch, hoisted_on):
+  # nothing to hoist (no product of a scanned value): tier 1's loop as it is
+  body, nc, ncar, rev, _, _ = _scan_eqn(with_consts, *CASES[-1][2]())
+  assert not isinstance(native_backend.NATIVE.compile_scan(body, nc, ncar, rev), native.HotSwap)
+  # switched off: tier 1's loop too
+  monkeypatch.setattr(loops, "HOISTED", False)
+  body, nc, ncar, rev, _, _ = _scan_eqn(rnn, *HOISTED_CASES[0][2]())
+  assert not isinstance(native_backend.NATIVE.compile_scan(body, nc, ncar, rev), native.HotSwap)
+
+
+@needs_scipy
+@needs_numba
+def test_jitted_rnn_through_the_hot_swap(cache_dir, hoisted_on):
+  # jit under the native tier: tier 1's loop first, the compiled one once hot (kept or
+  # rejected by its trials); every call gives tier 0's values
+  h0, xs = HOISTED_CASES[0][2]()
+  want = jaxlite.jit(rnn)
+  with _tier(0):
+    w_c, w_y = (np.asarray(a) for a in want(h0, xs))
+  f = jaxlite.jit(rnn)
+  for _ in range(native.HOT_CALLS + native.TRIALS + 2):
+    c, y = f(h0, xs)
+    if _ == native.HOT_CALLS:
+      assert native.wait(timeout=300)
+    np.testing.assert_allclose(np.asarray(c), w_c, rtol=2e-6, atol=2e-6)
+    np.testing.assert_allclose(np.asarray(y), w_y, rtol=2e-6, atol=2e-6)
+
+
+class _tier:
+  def __init__(self, t):
+    self.t = t
+
+  def __enter__(self):
+    self.old = jaxlite.config.jax_jaxlite_tier
+    jaxlite.config.update("jax_jaxlite_tier", self.t)
+
+  def __exit__(self, *exc):
+    jaxlite.config.update("jax_jaxlite_tier", self.old)

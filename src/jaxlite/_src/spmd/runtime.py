@@ -7,14 +7,13 @@ Python/NumPy at a time as there are cores: a worker holds a slot of `_compute` w
 and gives it back while it waits in a collective. NumPy releases the GIL inside its kernels, so
 the active workers overlap.
 
-Sharing the cores. The device programs of a run split the cores (`_share_cores`): for the
-duration of the run each gets max(1, cores // busy devices) BLAS threads (OpenBLAS's count set
-through the loaded library, `compiler/blas.py`; else `threadpoolctl` where installed) and as
-many of tier 1's pool workers (`machine.sharing`), so that together they never ask for more
-threads than cores. OpenBLAS runs concurrent multi-threaded products side by side while their
-thread counts add up to at most its build's CPU count (it queues the rest); each device asking
-for all cores made the 8-device data-parallel step 2.8x slower than one device (issue 32).
-Tier 1 still times a program with big products on its share and on one thread
+Sharing the cores. The device programs of a run split tier 1's pool and numba's threads
+(`_share_cores`, `machine.sharing`: max(1, cores // busy devices) each, so that together they
+never ask for more threads than cores). BLAS threads follow `DEVICE_BLAS` (below): OpenBLAS
+runs concurrent multi-threaded products one after another, so each device keeps every core
+for its products by default (the count is set through the loaded library,
+`compiler/blas.py`, else `threadpoolctl` where installed, for the run and set back after it).
+Tier 1 still times a program with big products on its count and on one thread
 (blas.AdaptiveThreads) and keeps the faster.
 
 Exchange. `exchange(group, block, combine)` is the one step collectives use to meet their peers:
@@ -361,6 +360,28 @@ def exchange_parallel(group: Group, block, prepare, work):
 _CORES = machine.usable_cores()
 _compute = threading.BoundedSemaphore(_CORES)
 
+# BLAS threads of each device program while `n` run at once (env JAXLITE_DEVICE_BLAS): "all"
+# (the default) every core each; "share" cores // n; "one" one thread each.
+# OpenBLAS runs concurrent multi-threaded products one at a time (they queue), whatever their
+# thread counts: on the 13-core host (2026-12-06, NumPy 2.x's OpenBLAS, a 256x784x512 float32
+# product in k Python threads at once) 2 x 6 threads gave 324 GFLOP/s together where one
+# product of 6 alone gave 393, 4 x 3 threads 144, one of all 13 threads 632 (960 at 2048 rows),
+# and one thread each scaled with k (91 GFLOP/s a thread, 1092 for 12). So splitting the
+# threads only makes each queued product slower: "all" runs the products one at a time at full
+# width while the programs' other work overlaps. Data-parallel MLP step (bench_devices.py,
+# batch 2048), one device 16.7 ms: 2 devices 18.8 ms with "all", 42.6 "share", 41.2 "one"; at
+# 4 and 8 devices the three were within noise (25-28 ms).
+DEVICE_BLAS = os.environ.get("JAXLITE_DEVICE_BLAS", "all").strip().lower()
+
+
+def device_blas_threads(n: int) -> int:
+  """BLAS threads of each of `n` device programs running at once (DEVICE_BLAS)."""
+  if n <= 1 or DEVICE_BLAS == "all":
+    return _CORES
+  if DEVICE_BLAS == "one":
+    return 1
+  return max(1, _CORES // n)
+
 
 class _Run:
   """The shared state of one run_spmd call."""
@@ -457,7 +478,8 @@ _threadpoolctl = []  # [module or None], once looked for
 
 class _share_cores:
   """For the duration of a run of `n_active` device programs at once: each program's share of
-  the cores (machine.sharing: tier 1's pool workers; BLAS's thread count, cores // n_active)."""
+  the cores (machine.sharing: tier 1's pool workers and numba's threads, cores // n_active) and
+  its BLAS thread count (device_blas_threads)."""
   __slots__ = ("n", "restore", "limits", "sharing")
 
   def __init__(self, n_active):
@@ -468,7 +490,7 @@ class _share_cores:
   def __enter__(self):
     self.sharing = machine.sharing(self.n)
     self.sharing.__enter__()
-    threads = max(1, _CORES // self.n)
+    threads = device_blas_threads(self.n)
     from jaxlite._src.compiler import blas  # a leaf of the compiler: no cycle
     lib = blas.openblas()
     if lib is not None:

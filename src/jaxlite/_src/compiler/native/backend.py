@@ -104,7 +104,7 @@ class NativeBackend(tier1.TiledBackend):
     that compiles the whole loop in the background once hot and keeps it if it is faster."""
     fallback = super().compile_scan(closed, num_consts, num_carry, reverse)
     if not loops.ENABLED:
-      return fallback
+      return self._hoisted_scan(closed, num_consts, num_carry, reverse, fallback)
     try:
       source, body_consts = loops.scan_source(closed, num_consts, num_carry, reverse)
     except codegen.Unsupported:
@@ -114,6 +114,43 @@ class NativeBackend(tier1.TiledBackend):
       from jaxlite._src.compiler.native import cache
       fn, _ = cache.load(source)
       return loops.NativeScan(fn, body_consts, closed, num_consts, num_carry, fallback)
+    return native.HotSwap(fallback, build, "scan")
+
+  def _hoisted_scan(self, closed, num_consts, num_carry, reverse, fallback):
+    """Tier 1's hoisted loop (`fallback`, a scan_hoist.AdaptiveLoop) in a HotSwap whose
+    native side runs the same stacked products and the rest of the step compiled
+    (loops.HoistedScan); `fallback` itself where there is nothing hoisted or no native plan."""
+    from jaxlite._src.compiler import scan_hoist
+    if not loops.HOISTED or not isinstance(fallback, scan_hoist.AdaptiveLoop):
+      return fallback
+    jaxpr, consts = passes.optimize(closed)
+    invariant, _ = tier0._split_invariant(jaxpr, list(jaxpr.constvars)
+                                          + list(jaxpr.invars[:num_consts]))
+    p = scan_hoist.plan(jaxpr, invariant, num_consts, num_carry)
+    if p is None:
+      return fallback
+    try:
+      source, body_consts = loops.hoisted_scan_source(jaxpr, consts, num_consts, num_carry,
+                                                      reverse, p)
+    except codegen.Unsupported:
+      return fallback
+    n_in = num_consts + num_carry
+    where = {v: ("c", k) for k, v in enumerate(jaxpr.invars[:num_consts])}
+    where.update((v, ("k", k)) for k, v in enumerate(jaxpr.constvars))
+    where.update((v, ("x", k)) for k, v in enumerate(jaxpr.invars[n_in:]))
+    inputs = [where[v] for v in p.inputs]
+    const_values = [np.asarray(c, v.aval.dtype) for c, v in zip(consts, jaxpr.constvars)]
+    rest = core.ClosedJaxpr(core.Jaxpr(list(jaxpr.constvars), list(jaxpr.invars) + p.outputs,
+                                       list(jaxpr.outvars), []), consts)
+    n_ys = len(jaxpr.outvars) - num_carry
+    batched = scan_hoist._Batched(self, p, reverse)
+
+    def build():
+      from jaxlite._src.compiler.native import cache
+      fn, _ = cache.load(source)
+      loop = loops.NativeScan(fn, body_consts, rest, num_consts, num_carry, loops.refuse)
+      return loops.HoistedScan(loop, batched, inputs, const_values, num_consts, num_carry,
+                               n_ys, fallback)
     return native.HotSwap(fallback, build, "scan")
 
   def compile_while(self, cond, body, cond_nconsts, body_nconsts):

@@ -781,11 +781,15 @@ class _Threads:
   and one (all first), then the faster runs. The other is tried again after `wait` calls, or
   after wait / 8 when the current count's latest call took over 1.5x the other's best (a
   second thread that lost its core makes every call wait for the chunk it holds: 8 ms against
-  3 ms on one thread, measured on logsumexp's kernel), and taken when faster than the current
-  one's latest call; a losing try doubles the wait (up to 2048). Tier 1's executor adapts the
-  same way: a second thread pays only when a core is free."""
+  3 ms on one thread, measured on logsumexp's kernel), and taken when 10% faster than the
+  median of the current count's latest three calls (`recent`); a losing try doubles the wait
+  (up to 2048). Tier 1's executor adapts the same way: a second thread pays only when a core
+  is free. The median, not the latest call alone: one call of all threads that hit a hiccup (a
+  thread descheduled for a moment) must not hand the kernel to one thread for the next REPROBE
+  calls. (On the 13-core host logsumexp's kernel took 0.72-0.76 ms alone at 6-13 threads, and
+  1.67 ms at 3.8 cores busy in the anchors' timed batches, as if some ran on one thread.)"""
   __slots__ = ("modes", "best", "last", "current", "calls", "wait", "probing", "probed",
-               "slow")
+               "slow", "recent")
 
   PROBES, REPROBE, MAX_WAIT = 3, 32, 2048
 
@@ -795,6 +799,7 @@ class _Threads:
     self.last = dict(self.best)
     self.current, self.calls, self.wait, self.probing = self.modes[0], 0, self.REPROBE, None
     self.probed, self.slow = 0, False
+    self.recent = []  # the current count's latest calls (3 at most)
 
   def _other(self) -> int:
     return self.modes[1 - self.modes.index(self.current)]
@@ -819,10 +824,14 @@ class _Threads:
     self.last[mode] = seconds
     if mode == self.probing:
       self.probing = None
-      if seconds < self.last[self.current]:
-        self.current, self.wait = mode, self.REPROBE
+      recent = sorted(self.recent) or [self.last[self.current]]
+      if seconds < 0.9 * recent[len(recent) // 2]:
+        self.current, self.wait, self.recent = mode, self.REPROBE, [seconds]
       else:
         self.wait = min(2 * self.wait, self.MAX_WAIT)
       self.slow = False
     elif mode == self.current and len(self.modes) > 1:
+      self.recent.append(seconds)
+      if len(self.recent) > 3:
+        del self.recent[0]
       self.slow = seconds > 1.5 * self.best[self._other()]

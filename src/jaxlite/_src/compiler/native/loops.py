@@ -389,3 +389,99 @@ def _readonly(a: np.ndarray) -> np.ndarray:
   v = a.view()
   v.flags.writeable = False
   return v
+
+
+# --- the hoisted loop: tier 1's stacked products before the loop, the rest compiled ----------
+
+# Off by default (JAXLITE_NATIVE_HOISTED_LOOPS=1 turns it on): tier 1's hoisted loop with its
+# per-step remainder compiled. On the 13-core host's scan RNN anchor tier 1's step is a 16 us
+# product, an 11.4 us NumPy float32 tanh (no SIMD tanh for float32 there) and ~5 us of adds and
+# dispatch (35 ms a call against JAX's 32); compiled, the tanh is support.py's vectorized one
+# and the dispatch goes. Measured, it does not pay yet: on the 13-core host (2026-12-06, anchors)
+# its trials lost to tier 1's 35 ms loop (rejected) after 11.7 s of background compile; on the
+# 2-core AMD machine its calls took 33 ms of CPU against tier 1's 30 (numba's np.dot, the
+# step's fresh arrays and copies cost what the tanh saves where NumPy's tanh is SIMD: 2 us).
+HOISTED = os.environ.get("JAXLITE_NATIVE_HOISTED_LOOPS", "0").strip().lower() in (
+    "1", "true", "on")
+
+
+def hoisted_scan_source(jaxpr, consts, num_consts: int, num_carry: int, reverse: bool, p):
+  """(numba module source, body consts) of the loop of an optimized scan body `jaxpr` whose
+  stacked eqns `p` (scan_hoist.plan) run before it: `scan_source` of the body without them,
+  their results read as more scanned inputs (after the body's own xs). Raises
+  codegen.Unsupported where the batched program reads a value the loop makes (an invariant eqn
+  of the body: `HoistedScan` passes only consts and xs to it) or the rest has no native plan."""
+  from jaxlite._src.base import core
+  n_in = num_consts + num_carry
+  readable = set(jaxpr.constvars) | set(jaxpr.invars[:num_consts]) | set(jaxpr.invars[n_in:])
+  if any(v not in readable for v in p.inputs):
+    raise codegen.Unsupported("the stacked eqns read a value the body computes")
+  if any(np.dtype(v.aval.dtype) == np.bool_ for v in p.outputs):
+    raise codegen.Unsupported("a stacked bool")
+  moved = {id(e) for e in p.eqns}
+  rest = core.Jaxpr(list(jaxpr.constvars), list(jaxpr.invars) + list(p.outputs),
+                    list(jaxpr.outvars), [e for e in jaxpr.eqns if id(e) not in moved])
+  if any(e.primitive is kinds.roles.dot_general for e in rest.eqns):
+    import importlib.util
+    if importlib.util.find_spec("scipy") is None:  # numba's np.dot calls SciPy's BLAS
+      raise codegen.Unsupported("np.dot without SciPy")
+  return scan_source(core.ClosedJaxpr(rest, consts), num_consts, num_carry, reverse)
+
+
+class HoistedScan:
+  """Tier 1's scan calling convention `(*consts, *carry, *xs, *ys, length) -> carry` over the
+  stacked values of `batched` (a scan_hoist._Batched: computed by chunks of steps, on tier 1's
+  pool beside the loop where a worker is free, on one BLAS thread) and the compiled loop
+  `loop` (a NativeScan of `hoisted_scan_source`'s body), called once per chunk with the carry
+  passed on. `inputs` says where each input of the batched program comes from: ("c", k) the
+  k-th const argument, ("k", k) the k-th body const, ("x", k) the k-th xs. A call whose buffers
+  the loop cannot take runs `fallback` (tier 1's loop) whole."""
+
+  # `keep_ratio`: the compiled loop is serial (the pool threads it uses are tier 1's pipeline's
+  # too), so it is kept where it beats tier 1's loop by a serial kernel's margin.
+
+  def __init__(self, loop, batched, inputs, body_consts, num_consts, num_carry, n_ys, fallback):
+    from jaxlite._src.compiler import native
+    self.keep_ratio = native.SERIAL_KEEP_RATIO
+    self.loop, self.batched, self.inputs = loop, batched, inputs
+    self.body_consts = body_consts
+    self.num_consts, self.num_carry, self.n_ys = num_consts, num_carry, n_ys
+    self.fallback = fallback
+
+  def __call__(self, *args):
+    from jaxlite._src.compiler import scan_hoist
+    length = int(args[-1])
+    nc, ncar = self.num_consts, self.num_carry
+    n_in = nc + ncar
+    n_x = len(args) - 1 - n_in - self.n_ys
+    xs, ys = args[n_in:n_in + n_x], args[n_in + n_x:-1]
+    # the lengths tier 1 hoists (stacked values within scan_hoist.MAX_BYTES), buffers as taken
+    if not scan_hoist.MIN_LENGTH <= length <= self.fallback.max_length or not all(
+        isinstance(y, np.ndarray) and y.flags.c_contiguous and y.flags.writeable for y in ys) \
+        or not all(np.asarray(x).flags.c_contiguous for x in xs):
+      return self.fallback(*args)
+    where = {"c": args[:nc], "k": self.body_consts, "x": xs}
+    ins = [where[kind][k] for kind, k in self.inputs]
+    self.batched.pipeline = self.batched.can_pipeline(length)
+    run = self.batched.start(length, *ins)
+    try:
+      carry = args[nc:n_in]
+      for lo, hi in run.chunks:
+        stacked = [np.ascontiguousarray(h) for h in run.wait(lo)]
+        carry = self.loop(*args[:nc], *carry, *[x[lo:hi] for x in xs], *stacked,
+                          *[y[lo:hi] for y in ys], hi - lo)
+    except Refused:  # the loop's types refused a chunk: tier 1 runs the whole call again
+      pass
+    else:
+      return carry
+    finally:
+      run.close()
+    return self.fallback(*args)
+
+
+class Refused(Exception):
+  """A chunk's buffers the compiled loop cannot take (HoistedScan then runs tier 1's loop)."""
+
+
+def refuse(*args):
+  raise Refused
