@@ -282,10 +282,11 @@ class XlaBackend(backend_lib.Backend):
 
   def lower(self, closed, donated_to=None, name: str = "jit_fn") -> str:
     if spmd.has_spmd(closed.jaxpr):  # a sharded program: its arguments and results annotated
-      text, _ = spmd.lower_spmd(closed, name, donated_to=donated_to)
+      text, _ = spmd.lower_spmd(closed, name, donated_to=donated_to, platform=self.platform)
       if text is not None:
         return text
-    return lowering.lower_closed_jaxpr(closed, module_name=name, donated_to=donated_to)
+    return lowering.lower_closed_jaxpr(closed, module_name=name, donated_to=donated_to,
+                                       platform=self.platform)
 
   def lower_text(self, closed, name: str = "jit_fn") -> str:
     """What `jit(f).lower(x).as_text()` shows: the module in StableHLO's pretty form, as JAX
