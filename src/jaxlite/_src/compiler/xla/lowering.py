@@ -40,11 +40,19 @@ def register(prim, rule=None, platform: str | None = None):
   return rule
 
 
+def register_none(prim, platform: str) -> None:
+  """`prim` has no lowering on `platform` (as in JAX, where no rule is registered for it
+  there): lowering it raises JAX's "rule not found for platform" error, not the default rule's
+  (a LAPACK custom call the platform's compiler would reject)."""
+  platform_rules.setdefault(platform, {})[prim] = None
+
+
 def rule_for(prim, platform: str = "cpu"):
   """`prim`'s rule in a module for `platform`: the platform's own, else the default; None."""
   own = platform_rules.get(platform)
-  rule = own.get(prim) if own else None
-  return rule if rule is not None else rules.get(prim)
+  if own and prim in own:
+    return own[prim]
+  return rules.get(prim)
 
 
 def register_elementwise(prim, op: str, **attrs) -> None:
