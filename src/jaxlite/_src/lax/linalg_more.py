@@ -372,18 +372,58 @@ def _svd_batched(a, full_matrices, compute_uv, subset_by_index):
   return [s, u, vh] if compute_uv else [s]
 
 
-def svd_polar_rule(ctx, x, *, full_matrices=True, compute_uv=True, subset_by_index=None,
-                   algorithm=None):
-  """svd_p's TPU rule (see above)."""
-  aval = ctx.avals_in[0]
-  if 0 in aval.shape:
-    raise _xla.LoweringError("svd of an empty matrix has no TPU lowering in jaxlite")
+def _lower_program(ctx, fn, args):
+  """`fn` (a program over lax and jnp) traced for the equation's input avals and lowered inline
+  at HIGHEST matmul precision; its results converted to the equation's dtypes."""
   with _config.default_matmul_precision("highest"):
     with _core.set_current_trace(_core.eval_trace):
-      closed = _pe.trace_to_jaxpr(
-          lambda a: _svd_batched(a, full_matrices, compute_uv, subset_by_index), [aval])
-    outs = ctx.lower_jaxpr(closed, None, [x])
+      closed = _pe.trace_to_jaxpr(lambda *xs: list(fn(*xs)), list(ctx.avals_in))
+    outs = ctx.lower_jaxpr(closed, None, list(args))
   return [ctx.convert(o, a.dtype) for o, a in zip(outs, ctx.avals_out)]
 
 
+def svd_polar_rule(ctx, x, *, full_matrices=True, compute_uv=True, subset_by_index=None,
+                   algorithm=None):
+  """svd_p's TPU rule (see above)."""
+  if 0 in ctx.avals_in[0].shape:
+    raise _xla.LoweringError("svd of an empty matrix has no TPU lowering in jaxlite")
+  return _lower_program(
+      ctx, lambda a: _svd_batched(a, full_matrices, compute_uv, subset_by_index), [x])
+
+
+# --- tridiagonal_solve on the TPU: the Thomas algorithm (JAX's TPU lowering computes the same
+# recurrence with a scan; LAPACK's gtsv exists only on the CPU) -----------------------------------
+
+def _thomas(dl, d, du, b):
+  """x with A x = b for the tridiagonal A (sub-, main and super-diagonals dl, d, du; dl[0] and
+  du[-1] unused): one scan eliminates below the diagonal, one scan back substitutes."""
+  nb = len(d.shape) - 1
+  to_front = lambda v, extra: lax.transpose(  # noqa: E731 (the row axis first)
+      v, (nb, *range(nb), *range(nb + 1, nb + 1 + extra)))
+  rows = (to_front(dl, 0), to_front(d, 0), to_front(du, 0), to_front(b, 1))
+
+  def eliminate(carry, row):
+    cp, dp = carry
+    lo, dd, up, bb = row
+    denom = dd - lo * cp
+    cp = up / denom
+    dp = (bb - lo[..., None] * dp) / denom[..., None]
+    return (cp, dp), (cp, dp)
+  zero_c = lax.full(d.shape[:-1], 0, d.dtype)
+  zero_x = lax.full((*b.shape[:-2], b.shape[-1]), 0, b.dtype)
+  _, (cps, dps) = lax.scan(eliminate, (zero_c, zero_x), rows)
+
+  def substitute(x_next, row):
+    cp, dp = row
+    x = dp - cp[..., None] * x_next
+    return x, x
+  _, xs = lax.scan(substitute, zero_x, (cps, dps), reverse=True)
+  return [lax.transpose(xs, (*range(1, nb + 1), 0, nb + 1))]
+
+
+def tridiagonal_solve_thomas_rule(ctx, dl, d, du, b, *, perturb_singular=False):
+  return _lower_program(ctx, _thomas, [dl, d, du, b])[0]
+
+
 _xla.register(_lax_linalg.svd_p, svd_polar_rule, platform="tpu")
+_xla.register(_lax_linalg.tridiagonal_solve_p, tridiagonal_solve_thomas_rule, platform="tpu")
