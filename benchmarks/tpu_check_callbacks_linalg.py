@@ -4,9 +4,10 @@ real JAX, each in its own process (one process at a time may hold a TPU chip).
   cd <checkout> && PYTHONPATH=src:$PYTHONPATH python benchmarks/tpu_check_callbacks_linalg.py \
       [--out DIR]
 
-runs `--framework jaxlite` and then `--framework jax` as child processes; each writes
-DIR/<framework>.npz (values) and DIR/<framework>.json (what the callbacks saw, errors, the
-device); then every case is compared: callbacks' logs must be equal, values within float
+runs `--framework jaxlite` and then `--framework jax` as child processes, one per group of
+cases (callbacks, linalg; each stopped after `--timeout` seconds, so that a hang loses one
+group only); each writes DIR/<framework>_<group>.npz (values) and .json (what the callbacks
+saw, errors, the device); then every case is compared: callbacks' logs must be equal, values within float
 tolerance (both sides under `jax_default_matmul_precision="highest"`; eigenvectors and singular
 vectors compared through their reconstructions and up to sign), and a case that raises must
 raise on both sides. Exit status 1 when a case differs. Without a TPU both run on the CPU.
@@ -24,6 +25,7 @@ import traceback
 import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
+GROUPS = ("callbacks", "linalg")
 RNG = np.random.default_rng(0)
 A = RNG.standard_normal((6, 6)).astype(np.float32)
 SPD = (A @ A.T + 6 * np.eye(6)).astype(np.float32)
@@ -168,7 +170,7 @@ def linalg_cases(m):
 
 # --- one framework's run ------------------------------------------------------------------------
 
-def _main_child(name: str, out: pathlib.Path) -> None:
+def _main_child(name: str, group: str, out: pathlib.Path) -> None:
   if name == "jaxlite":
     import jaxlite as m
     import jaxlite.experimental  # noqa: F401
@@ -180,7 +182,7 @@ def _main_child(name: str, out: pathlib.Path) -> None:
   m.config.update("jax_default_matmul_precision", "highest")
   info = {"device": str(m.devices()[0]), "platform": m.devices()[0].platform, "cases": {}}
   values = {}
-  cases = {**callback_cases(m), **linalg_cases(m)}
+  cases = (callback_cases if group == "callbacks" else linalg_cases)(m)
   for key, case in cases.items():
     log: list = []
     try:
@@ -193,14 +195,35 @@ def _main_child(name: str, out: pathlib.Path) -> None:
                             "log": log}
       traceback.print_exc(limit=2)
     print(f"{name} {key}: {'ok' if info['cases'][key]['ok'] else 'raised'}", flush=True)
-  np.savez(out / f"{name}.npz", **values)
-  (out / f"{name}.json").write_text(json.dumps(info, indent=1, default=str))
+    # written after every case: a case that hangs loses only itself and those after it
+    np.savez(out / f"{name}_{group}.npz", **values)
+    (out / f"{name}_{group}.json").write_text(json.dumps(info, indent=1, default=str))
+
+
+def _load(out, name):
+  info, vals = {"device": "?", "cases": {}}, {}
+  for group in GROUPS:
+    path = out / f"{name}_{group}.json"
+    if not path.exists():
+      continue
+    part = json.loads(path.read_text())
+    info["device"] = part["device"]
+    info["cases"].update(part["cases"])
+    npz = out / f"{name}_{group}.npz"
+    if npz.exists():
+      vals.update(dict(np.load(npz)))
+  return info, vals
 
 
 def compare(out: pathlib.Path) -> int:
-  infos = {n: json.loads((out / f"{n}.json").read_text()) for n in ("jaxlite", "jax")}
-  vals = {n: np.load(out / f"{n}.npz") for n in ("jaxlite", "jax")}
+  loaded = {n: _load(out, n) for n in ("jaxlite", "jax")}
+  infos = {n: v[0] for n, v in loaded.items()}
+  vals = {n: v[1] for n, v in loaded.items()}
   print(f"devices: jaxlite {infos['jaxlite']['device']}, jax {infos['jax']['device']}")
+  every = {m: None for n in infos for m in infos[n]["cases"]}
+  for key in every:
+    for n in infos:
+      infos[n]["cases"].setdefault(key, {"ok": False, "error": "did not finish", "log": []})
   bad = 0
   for key, mine in infos["jaxlite"]["cases"].items():
     theirs = infos["jax"]["cases"].get(key, {"ok": False, "error": "missing"})
@@ -218,14 +241,17 @@ def compare(out: pathlib.Path) -> int:
       continue
     worst = 0.0
     for i in range(mine["n"]):
-      a, b = vals["jaxlite"][f"{key}.{i}"], vals["jax"][f"{key}.{i}"]
+      a, b = vals["jaxlite"].get(f"{key}.{i}"), vals["jax"].get(f"{key}.{i}")
+      if a is None or b is None:
+        worst = np.inf
+        break
       if a.shape != b.shape or a.dtype != b.dtype:
         worst = np.inf
         print(f"      {key}.{i}: {a.dtype}{a.shape} vs {b.dtype}{b.shape}")
         break
       if a.size:
-        scale = max(float(np.max(np.abs(b.astype(np.float64)))), 1e-30)
-        worst = max(worst, float(np.max(np.abs(a.astype(np.float64) - b))) / scale)
+        scale = max(float(np.max(np.abs(b))), 1e-30)
+        worst = max(worst, float(np.max(np.abs(a.astype(b.dtype) - b))) / scale)
     ok = worst <= 2e-4
     bad += not ok
     print(f"{'ok   ' if ok else 'DIFF '} {key}: max rel err {worst:.2e}"
@@ -238,17 +264,24 @@ def main():
   ap = argparse.ArgumentParser()
   ap.add_argument("--framework", choices=("jaxlite", "jax"))
   ap.add_argument("--out", default="/tmp/tpu_check")
+  ap.add_argument("--group", choices=GROUPS)
+  ap.add_argument("--timeout", type=float, default=150)
   ap.add_argument("--compare", action="store_true")
   args = ap.parse_args()
   out = pathlib.Path(args.out)
   out.mkdir(parents=True, exist_ok=True)
   if args.framework:
-    _main_child(args.framework, out)
+    _main_child(args.framework, args.group, out)
     return
   if not args.compare:
     for name in ("jaxlite", "jax"):
-      subprocess.run([sys.executable, __file__, "--framework", name, "--out", str(out)],
-                     env=os.environ, check=False)
+      for group in GROUPS:
+        try:
+          subprocess.run([sys.executable, __file__, "--framework", name, "--group", group,
+                          "--out", str(out)], env=os.environ, check=False,
+                         timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+          print(f"{name} {group}: stopped after {args.timeout:.0f} s", flush=True)
   sys.exit(compare(out))
 
 

@@ -677,6 +677,9 @@ def _host_transfer_emitter(ctx, fn, operands, result_avals, side_effect: bool):
   fnb = ctx.fn
   token = fnb.token if fnb.token is not None else ctx.op("stablehlo.after_all", [], _TOKEN)
   operands = [physical(v) for v in operands]
+  # booleans travel as uint8 (one byte each, as the host holds them), both ways
+  bools_in = [v.dtype == np.bool_ for v in operands]
+  operands = [ctx.convert(v, np.uint8) if b else v for v, b in zip(operands, bools_in)]
   sent_avals = [v.aval for v in operands]
   no_operands = not operands
   if no_operands:
@@ -688,7 +691,8 @@ def _host_transfer_emitter(ctx, fn, operands, result_avals, side_effect: bool):
     token = ctx.op("stablehlo.send", [v, token], _TOKEN, _host_transfer_attrs(channel, 2))
     send_channels.append(channel)
   physical_results = [physical_aval(a) for a in result_avals]
-  received = [a for a in physical_results if not _empty(a)]
+  received = [shaped_aval(a.shape, np.uint8) if a.dtype == np.bool_ else a
+              for a in physical_results if not _empty(a)]
   dummy = not received
   if dummy:
     received = [shaped_aval((), np.float32)]
@@ -704,15 +708,17 @@ def _host_transfer_emitter(ctx, fn, operands, result_avals, side_effect: bool):
   given = 0 if no_operands else len(operands)
 
   def run(*xs):
-    outs = fn(*xs[:given])
+    xs = [x.view(np.bool_) if b else x for x, b in zip(xs[:given], bools_in)]
+    outs = fn(*xs)
     if dummy:
       return (np.zeros((), np.float32),)
-    return tuple(o for o, a in zip(outs, physical_results) if not _empty(a))
+    return tuple(np.asarray(o).astype(np.uint8) if a.dtype == np.bool_ else o
+                 for o, a in zip(outs, physical_results) if not _empty(a))
   ctx.host_callback(HostTransferCallback(run, sent_avals, received, send_channels,
                                          recv_channels))
   it = iter(values)
-  outs = [ctx.constant(np.zeros(a.shape, a.dtype)) if _empty(a) else next(it)
-          for a in physical_results]
+  outs = [ctx.constant(np.zeros(a.shape, a.dtype)) if _empty(a) else
+          ctx.convert(next(it), a.dtype) for a in physical_results]
   return [with_aval(o, a) for o, a in zip(outs, result_avals)]
 
 
