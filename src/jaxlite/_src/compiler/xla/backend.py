@@ -176,7 +176,7 @@ class XlaExecutable:
   """A loaded XLA executable and what calling it needs: the device, result handlers and the
   module text (`as_text` shows XLA's optimized HLO; `lowered_text` the StableHLO)."""
   __slots__ = ("loaded", "device", "backend", "out_avals", "handlers", "lowered_text",
-               "n_in", "ref_inputs", "ref_consts", "n_out", "__jaxlite_source__")
+               "n_in", "ref_inputs", "ref_consts", "n_out", "calls_host", "__jaxlite_source__")
 
   def __init__(self, loaded, backend, device, in_avals, out_avals, text, ref_consts=()):
     self.loaded, self.backend, self.device = loaded, backend, device
@@ -197,6 +197,10 @@ class XlaExecutable:
                      for s, d in self.out_avals]
     self.lowered_text = text
     self.n_in = len(in_avals)
+    # A program with host callbacks runs to its end before its call returns, so that what
+    # the callbacks do (prints, io) happens before the code after the call (jaxlite's
+    # effects_barrier has nothing to wait for); other programs run asynchronously.
+    self.calls_host = bool(getattr(text, "host_callbacks", ()))
 
   def __call__(self, *values):
     put = self.backend.buffer_for
@@ -207,7 +211,13 @@ class XlaExecutable:
       values += [r._buf for r in self.ref_consts]
     bufs = [put(v, dev) for v in values]
     try:
-      outs = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
+      if self.calls_host:
+        results = self.loaded.execute_sharded(bufs, with_tokens=True)
+        done = results.consume_token()
+        outs = results.consume_with_handlers(self.handlers)
+        done.block_until_ready()
+      else:
+        outs = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
     except Exception as err:
       raise _runtime_error(err, "executing", dev) from err
     make = self.backend.buffer_type
