@@ -228,3 +228,15 @@ def test_tpu_table_tridiagonal_solve_and_householder(tpu_table_on_cpu):
   (h,) = _run_on_cpu(tpu_table_on_cpu, jaxlite.lax.linalg.householder_product, TALL, taus)
   want = jaxlite.lax.linalg.householder_product(TALL, taus)  # the NumPy backend's
   np.testing.assert_allclose(h, np.asarray(want), atol=1e-5)
+
+
+def test_geqrf_lowers_its_jnp_program():
+  """lax.linalg.geqrf (a jnp program in jaxlite; JAX exports no geqrf to compare with) on the
+  xla backend gives the NumPy backend's packed QR, whose R and reflectors rebuild the input."""
+  from jaxlite._src.lax.linalg_more import geqrf
+  a, taus = _run_on_cpu("cpu", geqrf, TALL)
+  want_a, want_taus = geqrf(TALL)  # the NumPy backend's
+  np.testing.assert_allclose(a, np.asarray(want_a), atol=1e-5)
+  np.testing.assert_allclose(taus, np.asarray(want_taus), atol=1e-5)
+  q = np.asarray(jaxlite.lax.linalg.householder_product(a, taus))
+  np.testing.assert_allclose(q @ np.triu(a)[:4], TALL, atol=1e-5)

@@ -427,3 +427,18 @@ def tridiagonal_solve_thomas_rule(ctx, dl, d, du, b, *, perturb_singular=False):
 
 _xla.register(_lax_linalg.svd_p, svd_polar_rule, platform="tpu")
 _xla.register(_lax_linalg.tridiagonal_solve_p, tridiagonal_solve_thomas_rule, platform="tpu")
+
+
+# --- the composite primitives on the XLA backend: their jnp program, lowered inline ---------------
+
+def _composite_rule(fn, multiple_results):
+  def rule(ctx, *args, **params):
+    outs = _lower_program(
+        ctx, lambda *xs: fn(*xs, **params) if multiple_results else [fn(*xs, **params)], args)
+    return outs if multiple_results else outs[0]
+  return rule
+
+
+for _p, _fn in ((hessenberg_p, _hessenberg), (tridiagonal_p, _tridiagonal), (ormqr_p, _ormqr),
+                (geqrf_p, _geqrf)):
+  _xla.register(_p, _composite_rule(_fn, _p.multiple_results))
