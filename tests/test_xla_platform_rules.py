@@ -240,3 +240,22 @@ def test_geqrf_lowers_its_jnp_program():
   np.testing.assert_allclose(taus, np.asarray(want_taus), atol=1e-5)
   q = np.asarray(jaxlite.lax.linalg.householder_product(a, taus))
   np.testing.assert_allclose(q @ np.triu(a)[:4], TALL, atol=1e-5)
+
+
+def test_a_failing_tpu_callback_answers_zeros_then_the_call_raises():
+  """The device waits for an answer on every receive channel: a callback that raises answers
+  zeros, and the executable raises the failure once the program has ended."""
+  def boom(v):
+    raise ValueError("no good")
+  text = _tpu_text(lambda x: jaxlite.pure_callback(
+      boom, jaxlite.ShapeDtypeStruct((2,), np.float32), x), np.ones(2, np.float32))
+  (cb,) = text.host_callbacks
+  with contextlib.redirect_stderr(io.StringIO()):
+    out = cb.fn(np.ones(2, np.float32))
+  np.testing.assert_array_equal(out[0], np.zeros(2, np.float32))
+  assert [type(e) for e in cb.failures] == [ValueError]
+  from jaxlite._src.base.errors import JaxRuntimeError
+  with pytest.raises(JaxRuntimeError, match="a host callback failed: ValueError: no good"):
+    xla_backend.raise_callback_failures(text.host_callbacks)
+  assert cb.failures == []
+  xla_backend.raise_callback_failures(text.host_callbacks)  # reported once

@@ -200,7 +200,7 @@ class XlaExecutable:
     # A program with host callbacks runs to its end before its call returns, so that what
     # the callbacks do (prints, io) happens before the code after the call (jaxlite's
     # effects_barrier has nothing to wait for); other programs run asynchronously.
-    self.calls_host = bool(getattr(text, "host_callbacks", ()))
+    self.calls_host = tuple(getattr(text, "host_callbacks", ()))
 
   def __call__(self, *values):
     put = self.backend.buffer_for
@@ -216,6 +216,7 @@ class XlaExecutable:
         done = results.consume_token()
         outs = results.consume_with_handlers(self.handlers)
         done.block_until_ready()
+        raise_callback_failures(self.calls_host)
       else:
         outs = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
     except Exception as err:
@@ -233,6 +234,20 @@ class XlaExecutable:
 
   def cost_analysis(self) -> dict:
     return dict(self.loaded.cost_analysis())
+
+
+def raise_callback_failures(callbacks) -> None:
+  """Raises what a send/recv host callback of the program raised (`lowering.HostTransferCallback`
+  answers zeros to the device in its place, which would otherwise wait forever)."""
+  for c in callbacks:
+    failures = getattr(c, "failures", None)
+    if failures:
+      err = failures[0]
+      failures.clear()
+      if isinstance(err, JaxRuntimeError):
+        raise err
+      raise JaxRuntimeError(f"INTERNAL: a host callback failed: {type(err).__name__}: "
+                            f"{err}") from err
 
 
 def _runtime_error(err, what, device):

@@ -640,12 +640,16 @@ def _ffi_callback_emitter(target: str):
 class HostTransferCallback:
   """A host callback reached by send/recv: `fn(*operands) -> tuple of results` runs when the
   program has sent every operand (on `send_channels`, in order) and its results go back on
-  `recv_channels`; `operand_avals` / `result_avals` are what travels (physical avals)."""
-  __slots__ = ("fn", "operand_avals", "result_avals", "send_channels", "recv_channels")
+  `recv_channels`; `operand_avals` / `result_avals` are what travels (physical avals).
+  `failures`: exceptions the function raised; the program got zeros in its place (it waits
+  for an answer on every receive channel) and the executable's call raises afterwards."""
+  __slots__ = ("fn", "operand_avals", "result_avals", "send_channels", "recv_channels",
+               "failures")
 
   def __init__(self, fn, operand_avals, result_avals, send_channels, recv_channels):
     self.fn, self.operand_avals, self.result_avals = fn, tuple(operand_avals), tuple(result_avals)
     self.send_channels, self.recv_channels = tuple(send_channels), tuple(recv_channels)
+    self.failures: list = []
 
   def __repr__(self):
     return (f"HostTransferCallback(send={list(self.send_channels)}, "
@@ -673,7 +677,8 @@ def _host_transfer_emitter(ctx, fn, operands, result_avals, side_effect: bool):
   transfers need at least one operand and carry no empty arrays, so: a callback of no operands
   sends one dummy float; its empty results are not received (the program makes them as
   constants); one of no (non-empty) results receives a dummy float, so that the program waits
-  for the callback to finish. The token chain of the body orders its callbacks as written."""
+  for the callback to finish. The token chain of the body orders its callbacks as written. A
+  callback that raises answers zeros and is reported after the program (`failures`)."""
   fnb = ctx.fn
   token = fnb.token if fnb.token is not None else ctx.op("stablehlo.after_all", [], _TOKEN)
   operands = [physical(v) for v in operands]
@@ -708,14 +713,18 @@ def _host_transfer_emitter(ctx, fn, operands, result_avals, side_effect: bool):
   given = 0 if no_operands else len(operands)
 
   def run(*xs):
-    xs = [x.view(np.bool_) if b else x for x, b in zip(xs[:given], bools_in)]
-    outs = fn(*xs)
-    if dummy:
-      return (np.zeros((), np.float32),)
-    return tuple(np.asarray(o).astype(np.uint8) if a.dtype == np.bool_ else o
-                 for o, a in zip(outs, physical_results) if not _empty(a))
-  ctx.host_callback(HostTransferCallback(run, sent_avals, received, send_channels,
-                                         recv_channels))
+    try:
+      xs = [x.view(np.bool_) if b else x for x, b in zip(xs[:given], bools_in)]
+      outs = fn(*xs)
+      if dummy:
+        return (np.zeros((), np.float32),)
+      return tuple(np.asarray(o).astype(np.uint8) if a.dtype == np.bool_ else o
+                   for o, a in zip(outs, physical_results) if not _empty(a))
+    except BaseException as err:  # (an unanswered receive would hang the device)
+      record.failures.append(err)
+      return tuple(np.zeros(a.shape, a.dtype) for a in received)
+  record = HostTransferCallback(run, sent_avals, received, send_channels, recv_channels)
+  ctx.host_callback(record)
   it = iter(values)
   outs = [ctx.constant(np.zeros(a.shape, a.dtype)) if _empty(a) else
           ctx.convert(next(it), a.dtype) for a in physical_results]
