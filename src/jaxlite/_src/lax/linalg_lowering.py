@@ -8,9 +8,10 @@ factorization fails comes out as NaNs, as in JAX and the NumPy impls. `linalg.py
 The LAPACK targets exist only in jaxlib's CPU client. On the TPU (`xla.platform_rules["tpu"]`,
 the section at the end) the primitives lower as JAX lowers them there: XLA's own cholesky and
 triangular_solve ops and the custom calls XLA's TPU compiler implements or expands itself
-(`LuDecomposition`, `Qr`, `ProductOfElementaryHouseholderReflectors`, `Eigh`); svd is a
-composition (QDWH polar decomposition and eigh, registered from jnp.linalg's layer); eig,
-schur and the LAPACK-only tridiagonal_solve have no TPU lowering, as in JAX.
+(`LuDecomposition`, `Qr`, `ProductOfElementaryHouseholderReflectors`, `Eigh`); svd (QDWH
+polar decomposition and eigh) and tridiagonal_solve (the Thomas recurrence) are programs over
+lax and jnp, lowered inline by their TPU rules in `linalg_more.py`; eig and schur have no TPU
+lowering, as in JAX.
 """
 from __future__ import annotations
 
