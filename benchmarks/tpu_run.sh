@@ -1,11 +1,12 @@
 #!/bin/bash
 # Issue 30's device run on the TPU machine: `bash benchmarks/tpu_run.sh [steps]` from the
-# checkout root (steps: a comma list of diag, probe, bench, examples; all by default). The log
+# checkout root (steps: a comma list of diag, probe, bench, examples, check; all by default;
+# check: host callbacks and linalg beside JAX, benchmarks/tpu_check_callbacks_linalg.py). The log
 # goes to $OUT/run.txt, the benchmark table to $OUT/table.md; examples need their libraries on
 # PYTHONPATH (./site is added).
 export PYTHONPATH=$PWD/src:$PYTHONPATH
 OUT=${OUT:-/tmp/tpu_out}; mkdir -p $OUT
-what=${1:-diag,probe,bench,examples}
+what=${1:-diag,probe,bench,examples,check}
 quiet() { grep -v -E "^[IWE][0-9]{4} |Transparent hugepages|warnings.warn"; }
 {
 if [[ $what == *diag* ]]; then
@@ -17,6 +18,11 @@ fi
 if [[ $what == *bench* ]]; then
   echo "=== bench"; timeout 200 python benchmarks/bench_tpu.py --out /tmp/bench 2>&1 | quiet
   cp /tmp/bench/table.md /tmp/bench/*.json $OUT/
+fi
+if [[ $what == *check* ]]; then
+  echo "=== check (callbacks, linalg)"
+  timeout 400 python benchmarks/tpu_check_callbacks_linalg.py --out /tmp/tpu_check --timeout 180 \
+    2>&1 | quiet | grep -E "^(ok|DIFF|both|devices|[0-9]+ of|jaxlite .*stopped|jax .*stopped)"
 fi
 if [[ $what == *examples* ]]; then
   export PYTHONPATH=$PYTHONPATH:$PWD/site

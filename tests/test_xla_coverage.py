@@ -48,6 +48,7 @@ BY_NAMED_TEST = {
     "debug_print": "test_xla_rules.py::test_debug_print_and_callback_run_inside_xla",
     "debug_callback": "test_xla_rules.py::test_debug_print_and_callback_run_inside_xla",
     "check": "test_xla_rules.py::test_check_staged_without_checkify",
+    "geqrf": "test_xla_platform_rules.py::test_geqrf_lowers_its_jnp_program",
     "threefry2x32": "test_xla_rules.py::test_random_bits_both_threefry_modes",
     # collectives and sharding annotations: each runs in tests/test_xla_sharding.py's program on
     # 8 XLA CPU devices, against the NumPy backend and JAX

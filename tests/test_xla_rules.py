@@ -314,6 +314,10 @@ LINALG = [
      ((A + A.T + np.diag([5., 0, -5])).astype(np.float32),)),
     ("eig_reconstructs", lambda m: lambda x: (lambda w, v: (v * w[None, :]) @ m.numpy.linalg.inv(
         v))(*m.numpy.linalg.eig(x)), (A,)),
+    ("hessenberg", lambda m: lambda x: m.lax.linalg.hessenberg(x), (A,)),
+    ("tridiagonal", lambda m: lambda x: m.lax.linalg.tridiagonal(x), (SPD,)),
+    ("ormqr", lambda m: lambda a, t, c: m.lax.linalg.ormqr(a, t, c), (
+        TALL, np.array([1.2, 0.5, 0.0], np.float32), TALL[:, :2].copy())),
     ("symmetric_product", lambda m: lambda a, c: m.lax.linalg.symmetric_product(
         a, c, alpha=2.0, beta=0.5), (TALL, (TALL @ TALL.T).astype(np.float32))),
     ("symmetric_product_batched", lambda m: lambda a: m.lax.linalg.symmetric_product(

@@ -749,3 +749,9 @@ for _p, _rule in ((cholesky_p, linalg_lowering.cholesky_rule), (eigh_p, linalg_l
                   (lu_pivots_to_permutation_p, linalg_lowering.lu_pivots_to_permutation_rule),
                   (eig_p, linalg_lowering.eig_rule)):
   xla.register(_p, _rule)
+# the TPU's (XLA's ops and custom calls; svd's is a jnp composition: numpy/linalg_svd_polar.py)
+for _p, _rule in ((cholesky_p, linalg_lowering.cholesky_xla_rule),
+                  (eigh_p, linalg_lowering.eigh_xla_rule), (lu_p, linalg_lowering.lu_xla_rule),
+                  (qr_p, linalg_lowering.qr_xla_rule)):
+  xla.register(_p, _rule, platform="tpu")
+xla.register_none(eig_p, "tpu")  # JAX: CPU and GPU only

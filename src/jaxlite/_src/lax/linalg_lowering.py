@@ -5,8 +5,13 @@ triangular_solve, and jaxlib's LAPACK kernels as typed-FFI custom calls (`lapack
 factorization fails comes out as NaNs, as in JAX and the NumPy impls. `linalg.py` and
 `linalg_solve.py` register the rules next to their primitives.
 
-The LAPACK targets exist only in jaxlib's CPU client: on a TPU or GPU these primitives have no
-lowering yet (JAX uses other algorithms there).
+The LAPACK targets exist only in jaxlib's CPU client. On the TPU (`xla.platform_rules["tpu"]`,
+the section at the end) the primitives lower as JAX lowers them there: XLA's own cholesky and
+triangular_solve ops and the custom calls XLA's TPU compiler implements or expands itself
+(`LuDecomposition`, `Qr`, `ProductOfElementaryHouseholderReflectors`, `Eigh`); svd (QDWH
+polar decomposition and eigh) and tridiagonal_solve (the Thomas recurrence) are programs over
+lax and jnp, lowered inline by their TPU rules in `linalg_more.py`; eig and schur have no TPU
+lowering, as in JAX.
 """
 from __future__ import annotations
 
@@ -219,14 +224,21 @@ def householder_product_rule(ctx, a, taus):
   return _orgqr(ctx, a, taus)
 
 
-def qr_rule(ctx, x, *, pivoting, full_matrices, use_magma):
+def _geqrf(ctx, x):
+  k = min(x.shape[-2:])
+  return lapack_call(ctx, "geqrf", [x], [x.aval, _aval((*x.shape[:-2], k), x.dtype)], {},
+                     [True, False])
+
+
+def qr_rule(ctx, x, *, pivoting, full_matrices, use_magma, geqrf=_geqrf, orgqr=_orgqr):
+  """geqrf then orgqr (Q from the Householder reflectors), as JAX's qr lowering; `geqrf` and
+  `orgqr` are the platform's (LAPACK's here, XLA's custom calls on the TPU)."""
   if pivoting:
     raise xla.LoweringError("qr with pivoting=True has no XLA lowering here (LAPACK geqp3 is "
                             "not wired); use pivoting=False")
   batch, (m, n) = x.shape[:-2], x.shape[-2:]
   k = min(m, n)
-  a, taus = lapack_call(ctx, "geqrf", [x], [x.aval, _aval((*batch, k), x.dtype)], {},
-                        [True, False])
+  a, taus = geqrf(ctx, x)
   q_cols = m if full_matrices else k
   r = _triangle(ctx, _slice(ctx, a, (*batch, q_cols if m > n else m, n)), upper=True)
   if q_cols <= n:
@@ -235,7 +247,7 @@ def qr_rule(ctx, x, *, pivoting, full_matrices, use_magma):
     pad = ctx.zeros((*batch, m, q_cols - n), x.dtype)
     q_in = ctx.op("stablehlo.concatenate", [a, pad], _aval((*batch, m, q_cols), x.dtype),
                   {"dimension": f"{len(batch) + 1} : i64"})
-  return [_orgqr(ctx, q_in, taus), r]
+  return [orgqr(ctx, q_in, taus), r]
 
 
 # --- eigh, svd ------------------------------------------------------------------------------------
@@ -352,8 +364,9 @@ def symmetric_product_rule(ctx, a, c, *, alpha, beta):
   return ctx.op("stablehlo.add", [scale(prod, alpha), scale(c, beta)], out)
 
 
-def cholesky_update_rule(ctx, r, w):
-  """The upper factor of Rᴴ R + w wᴴ: refactorized (potrf of the updated Gram matrix)."""
+def cholesky_update_rule(ctx, r, w, *, cholesky=cholesky_rule):
+  """The upper factor of Rᴴ R + w wᴴ: refactorized (`cholesky`, the platform's, of the updated
+  Gram matrix)."""
   out = ctx.aval_out
   rank = len(r.shape)
   gram = _gram(ctx, r, r, False, out, "first")
@@ -361,7 +374,7 @@ def cholesky_update_rule(ctx, r, w):
     gram = _gram(ctx, ctx.op("chlo.conj", [r], r.aval), r, False, out, "first")
   col = ctx.reshape(w, (*w.shape, 1))
   outer = _gram(ctx, col, col, True, out, "last")
-  lower = cholesky_rule(ctx.with_avals([out], [out]), ctx.op("stablehlo.add", [gram, outer], out))
+  lower = cholesky(ctx.with_avals([out], [out]), ctx.op("stablehlo.add", [gram, outer], out))
   lower = _lower_triangle(ctx, lower)  # potrf leaves the Gram matrix above the diagonal
   perm = [*range(rank - 2), rank - 1, rank - 2]
   upper = ctx.op("stablehlo.transpose", [lower], out, {"permutation": xla.i64_array(perm)})
@@ -397,3 +410,76 @@ def schur_rule(ctx, x, *, compute_schur_vectors=True, sort_eig_vals=False, selec
   ok = _info_ok(ctx, outs[-1])
   t = _nan_unless(ctx, ok, outs[0])
   return [t, _nan_unless(ctx, ok, outs[1])] if compute_schur_vectors else [t]
+
+
+# --- the TPU: XLA's ops and the custom calls its compiler has (JAX's TPU lowerings) -----------
+
+def xla_custom_call(ctx, target: str, operands, results, api_version: int = 1,
+                    backend_config: str = ""):
+  """A custom call XLA itself implements (no registered kernel; `results`: an aval, or a list
+  of them): XLA's TPU compiler runs
+  `LuDecomposition` natively and expands `Qr`, `ProductOfElementaryHouseholderReflectors` and
+  `Eigh` into HLO (its QrExpander and EighExpander; the CPU compiler expands the last three
+  too)."""
+  return ctx.op("stablehlo.custom_call", list(operands), results,
+                {"call_target_name": xla.string_attr(target),
+                 "api_version": f"{api_version} : i32",
+                 "backend_config": xla.string_attr(backend_config),
+                 "has_side_effect": "false"})
+
+
+def cholesky_xla_rule(ctx, x):
+  """XLA's cholesky op (lower factor; what lies above the diagonal is undefined: zeroed, as
+  `lax.linalg.cholesky` does)."""
+  if 0 in x.shape:
+    return x
+  out = ctx.op("stablehlo.cholesky", [x], x.aval, {"lower": "true"})
+  return _lower_triangle(ctx, out)
+
+
+def cholesky_update_xla_rule(ctx, r, w):
+  return cholesky_update_rule(ctx, r, w, cholesky=cholesky_xla_rule)
+
+
+def lu_xla_rule(ctx, x):
+  """XLA's `LuDecomposition` custom call: (lu, pivots, permutation), int32 pivots counted
+  from 0, as JAX's TPU lowering."""
+  if 0 in x.shape:
+    return lu_rule(ctx, x)  # (no call: the empty results, as on the CPU)
+  return xla_custom_call(ctx, "LuDecomposition", [x], ctx.avals_out, api_version=2)
+
+
+def _geqrf_xla(ctx, x):
+  k = min(x.shape[-2:])
+  return xla_custom_call(ctx, "Qr", [x], [x.aval, _aval((*x.shape[:-2], k), x.dtype)])
+
+
+def _orgqr_xla(ctx, a, taus):
+  return xla_custom_call(ctx, "ProductOfElementaryHouseholderReflectors", [a, taus], a.aval)
+
+
+def householder_product_xla_rule(ctx, a, taus):
+  return _orgqr_xla(ctx, a, taus)
+
+
+def qr_xla_rule(ctx, x, **params):
+  return qr_rule(ctx, x, geqrf=_geqrf_xla, orgqr=_orgqr_xla, **params)
+
+
+def eigh_xla_rule(ctx, x, *, lower=True, sort_eigenvalues=True, subset_by_index=None,
+                  algorithm=None):
+  """XLA's `Eigh` custom call (Jacobi, at most 100 sweeps to 1e-6): JAX's TPU lowering with
+  `algorithm=EighImplementation.JACOBI`. (JAX's TPU default is its QDWH-based eigh, a jnp
+  program; both give the eigenvalues to float tolerance, eigenvectors up to sign.)"""
+  batch, n = x.shape[:-2], x.shape[-1]
+  real = np.finfo(x.dtype).dtype
+  if n == 0:
+    return [x, ctx.zeros((*batch, 0), real)]
+  v, w = xla_custom_call(ctx, "Eigh", [x], [x.aval, _aval((*batch, n), real)],
+                         backend_config=f"{int(bool(lower))},{int(bool(sort_eigenvalues))},"
+                                        "100,1e-6")
+  if subset_by_index is not None:
+    lo, hi = subset_by_index
+    v = _slice(ctx, v, (*batch, n, hi), [0] * len(batch) + [0, lo])
+    w = _slice(ctx, w, (*batch, hi), [0] * len(batch) + [lo])
+  return [v, w]

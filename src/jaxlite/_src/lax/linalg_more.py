@@ -294,3 +294,151 @@ def qdwh(x, *, is_hermitian: bool = False, max_iterations: int | None = None,
   max_iterations = 10 if max_iterations is None else max_iterations
   return _qdwh_2d(x, is_hermitian, max_iterations, eps)
 
+# --- svd on the TPU ---------------------------------------------------------------------------
+# The polar decomposition (QDWH) and a Hermitian eigendecomposition, as JAX
+# computes it there (XLA has no SVD op or custom call; LAPACK's gesdd exists only on the CPU).
+#
+# For a square A: A = U_p H (QDWH, `lax.linalg.qdwh`), H = V diag(w) Vᴴ (eigh, XLA's `Eigh` on
+# the TPU), so A = (U_p V) diag(w) Vᴴ: the singular values are w sorted descending (a tiny
+# negative eigenvalue of a singular H flips its column of U). A tall A is first reduced to its
+# square R by a QR (A = Q R), a wide one is handled as its adjoint.
+#
+# The rule traces that program (QDWH is written in jnp, above) for the equation's avals and
+# lowers it inline, so its own primitives (qr, eigh, lu, cholesky, triangular_solve, while,
+# cond) take the TPU's rules. Its products run at HIGHEST precision (the TPU's default rounds
+# f32 operands to bfloat16). jnp.linalg imports this module, which registers the rule.
+
+from jaxlite._src.base import config as _config  # noqa: E402
+from jaxlite._src.base import core as _core  # noqa: E402
+from jaxlite._src.compiler.xla import lowering as _xla  # noqa: E402
+from jaxlite._src.interpreters import partial_eval as _pe  # noqa: E402
+from jaxlite._src.lax import linalg as _lax_linalg  # noqa: E402
+from jaxlite._src.lax import namespace as lax  # noqa: E402
+import numpy as _np  # noqa: E402
+
+
+def _matmul(a, b):
+  return lax.dot(a, b, precision=lax.Precision.HIGHEST)
+
+
+def _adjoint(a):
+  t = lax.transpose(a, (1, 0))
+  return lax.conj(t) if _np.issubdtype(a.dtype, _np.complexfloating) else t
+
+
+def _square_svd(a, compute_uv):
+  u_p, h, _, _ = qdwh(a)
+  v, w = _lax_linalg.eigh(h)
+  v, w = lax.rev(v, (1,)), lax.rev(w, (0,))  # descending
+  s = lax.abs(w)
+  if not compute_uv:
+    return s, None, None
+  negative = lax.broadcast_in_dim(w < 0, v.shape, (1,))
+  u = _matmul(u_p, v)
+  return s, lax.select(negative, -u, u), _adjoint(v)
+
+
+def _svd_2d(a, full_matrices, compute_uv):
+  """(s, u, vh) of one matrix (u, vh None unless `compute_uv`)."""
+  m, n = a.shape
+  if m < n:
+    s, u, vh = _svd_2d(_adjoint(a), full_matrices, compute_uv)
+    return (s, None, None) if not compute_uv else (s, _adjoint(vh), _adjoint(u))
+  if m == n:
+    return _square_svd(a, compute_uv)
+  q, r = _lax_linalg.qr(a, full_matrices=full_matrices and compute_uv)
+  s, u_r, vh = _square_svd(r[:n], compute_uv)
+  if not compute_uv:
+    return s, None, None
+  u = _matmul(q[:, :n], u_r)
+  if full_matrices:
+    u = lax.concatenate([u, q[:, n:]], 1)
+  return s, u, vh
+
+
+def _svd_batched(a, full_matrices, compute_uv, subset_by_index):
+  batch = a.shape[:-2]
+  if batch:  # one matrix at a time (QDWH's loop runs to each matrix's own convergence)
+    flat = a.reshape((-1, *a.shape[-2:]))
+    outs = lax.map(lambda x: _svd_batched(x, full_matrices, compute_uv, subset_by_index),
+                   flat)
+    return [o.reshape((*batch, *o.shape[1:])) for o in outs]
+  s, u, vh = _svd_2d(a, full_matrices, compute_uv)
+  if subset_by_index is not None:
+    lo, hi = subset_by_index
+    s = s[lo:hi]
+    if compute_uv:
+      u, vh = u[:, lo:hi], vh[lo:hi]
+  return [s, u, vh] if compute_uv else [s]
+
+
+def _lower_program(ctx, fn, args):
+  """`fn` (a program over lax and jnp) traced for the equation's input avals and lowered inline
+  at HIGHEST matmul precision; its results converted to the equation's dtypes."""
+  with _config.default_matmul_precision("highest"):
+    with _core.set_current_trace(_core.eval_trace):
+      closed = _pe.trace_to_jaxpr(lambda *xs: list(fn(*xs)), list(ctx.avals_in))
+    outs = ctx.lower_jaxpr(closed, None, list(args))
+  return [ctx.convert(o, a.dtype) for o, a in zip(outs, ctx.avals_out)]
+
+
+def svd_polar_rule(ctx, x, *, full_matrices=True, compute_uv=True, subset_by_index=None,
+                   algorithm=None):
+  """svd_p's TPU rule (see above)."""
+  if 0 in ctx.avals_in[0].shape:
+    raise _xla.LoweringError("svd of an empty matrix has no TPU lowering in jaxlite")
+  return _lower_program(
+      ctx, lambda a: _svd_batched(a, full_matrices, compute_uv, subset_by_index), [x])
+
+
+# --- tridiagonal_solve on the TPU: the Thomas algorithm (JAX's TPU lowering computes the same
+# recurrence with a scan; LAPACK's gtsv exists only on the CPU) -----------------------------------
+
+def _thomas(dl, d, du, b):
+  """x with A x = b for the tridiagonal A (sub-, main and super-diagonals dl, d, du; dl[0] and
+  du[-1] unused): one scan eliminates below the diagonal, one scan back substitutes."""
+  nb = len(d.shape) - 1
+  to_front = lambda v, extra: lax.transpose(  # noqa: E731 (the row axis first)
+      v, (nb, *range(nb), *range(nb + 1, nb + 1 + extra)))
+  rows = (to_front(dl, 0), to_front(d, 0), to_front(du, 0), to_front(b, 1))
+
+  def eliminate(carry, row):
+    cp, dp = carry
+    lo, dd, up, bb = row
+    denom = dd - lo * cp
+    cp = up / denom
+    dp = (bb - lo[..., None] * dp) / denom[..., None]
+    return (cp, dp), (cp, dp)
+  zero_c = lax.full(d.shape[:-1], 0, d.dtype)
+  zero_x = lax.full((*b.shape[:-2], b.shape[-1]), 0, b.dtype)
+  _, (cps, dps) = lax.scan(eliminate, (zero_c, zero_x), rows)
+
+  def substitute(x_next, row):
+    cp, dp = row
+    x = dp - cp[..., None] * x_next
+    return x, x
+  _, xs = lax.scan(substitute, zero_x, (cps, dps), reverse=True)
+  return [lax.transpose(xs, (*range(1, nb + 1), 0, nb + 1))]
+
+
+def tridiagonal_solve_thomas_rule(ctx, dl, d, du, b, *, perturb_singular=False):
+  return _lower_program(ctx, _thomas, [dl, d, du, b])[0]
+
+
+_xla.register(_lax_linalg.svd_p, svd_polar_rule, platform="tpu")
+_xla.register(_lax_linalg.tridiagonal_solve_p, tridiagonal_solve_thomas_rule, platform="tpu")
+
+
+# --- the composite primitives on the XLA backend: their jnp program, lowered inline ---------------
+
+def _composite_rule(fn, multiple_results):
+  def rule(ctx, *args, **params):
+    outs = _lower_program(
+        ctx, lambda *xs: fn(*xs, **params) if multiple_results else [fn(*xs, **params)], args)
+    return outs if multiple_results else outs[0]
+  return rule
+
+
+for _p, _fn in ((hessenberg_p, _hessenberg), (tridiagonal_p, _tridiagonal), (ormqr_p, _ormqr),
+                (geqrf_p, _geqrf)):
+  _xla.register(_p, _composite_rule(_fn, _p.multiple_results))

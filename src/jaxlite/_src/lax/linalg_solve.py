@@ -190,6 +190,7 @@ def _schur_abstract(x, *, compute_schur_vectors=True, sort_eig_vals=False,
 
 schur_p = _linalg_primitive("schur", _schur_impl, _schur_abstract)
 xla.register(schur_p, linalg_lowering.schur_rule)
+xla.register_none(schur_p, "tpu")  # JAX: CPU only
 
 
 def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
@@ -223,6 +224,7 @@ def _cholesky_update_abstract(r, w):
 cholesky_update_p = _linalg_primitive("cholesky_update", _cholesky_update_impl,
                                       _cholesky_update_abstract, False)
 xla.register(cholesky_update_p, linalg_lowering.cholesky_update_rule)
+xla.register(cholesky_update_p, linalg_lowering.cholesky_update_xla_rule, platform="tpu")
 
 
 def cholesky_update(r_matrix, w_vector):
@@ -280,6 +282,8 @@ def _householder_product_abstract(a, taus):
 householder_product_p = _linalg_primitive("householder_product", _householder_product_impl,
                                           _householder_product_abstract, False)
 xla.register(householder_product_p, linalg_lowering.householder_product_rule)
+xla.register(householder_product_p, linalg_lowering.householder_product_xla_rule,
+             platform="tpu")
 
 
 def householder_product(a, taus):

@@ -838,3 +838,7 @@ def diagonal(x, /, *, offset: int = 0):
 
 def matrix_transpose(x, /):
   return _jnp().matrix_transpose(x)
+
+
+# svd's TPU lowering (a program over the linalg primitives, in linalg_more) registers on import
+from jaxlite._src.lax import linalg_more  # noqa: E402,F401

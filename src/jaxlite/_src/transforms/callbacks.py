@@ -412,3 +412,7 @@ xla.register(pure_callback_p, _pure_callback_hlo)
 xla.register(io_callback_p, _io_callback_hlo)
 xla.register(debug_callback_p, _debug_hlo(_debug_callback_impl))
 xla.register(debug_print_p, _debug_hlo(_debug_print_impl))
+# Eager, a callback runs on the host where it is called, as JAX's impls do: a one-op program
+# would run it later on the device's host thread (asynchronously: a print would come after
+# the code that follows it).
+xla.eager_by_impl.update((pure_callback_p, io_callback_p, debug_callback_p, debug_print_p))

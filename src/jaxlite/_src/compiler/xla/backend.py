@@ -176,7 +176,7 @@ class XlaExecutable:
   """A loaded XLA executable and what calling it needs: the device, result handlers and the
   module text (`as_text` shows XLA's optimized HLO; `lowered_text` the StableHLO)."""
   __slots__ = ("loaded", "device", "backend", "out_avals", "handlers", "lowered_text",
-               "n_in", "ref_inputs", "ref_consts", "n_out", "__jaxlite_source__")
+               "n_in", "ref_inputs", "ref_consts", "n_out", "calls_host", "__jaxlite_source__")
 
   def __init__(self, loaded, backend, device, in_avals, out_avals, text, ref_consts=()):
     self.loaded, self.backend, self.device = loaded, backend, device
@@ -197,6 +197,10 @@ class XlaExecutable:
                      for s, d in self.out_avals]
     self.lowered_text = text
     self.n_in = len(in_avals)
+    # A program with host callbacks runs to its end before its call returns, so that what
+    # the callbacks do (prints, io) happens before the code after the call (jaxlite's
+    # effects_barrier has nothing to wait for); other programs run asynchronously.
+    self.calls_host = tuple(getattr(text, "host_callbacks", ()))
 
   def __call__(self, *values):
     put = self.backend.buffer_for
@@ -207,7 +211,14 @@ class XlaExecutable:
       values += [r._buf for r in self.ref_consts]
     bufs = [put(v, dev) for v in values]
     try:
-      outs = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
+      if self.calls_host:
+        results = self.loaded.execute_sharded(bufs, with_tokens=True)
+        done = results.consume_token()
+        outs = results.consume_with_handlers(self.handlers)
+        done.block_until_ready()
+        raise_callback_failures(self.calls_host)
+      else:
+        outs = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
     except Exception as err:
       raise _runtime_error(err, "executing", dev) from err
     make = self.backend.buffer_type
@@ -223,6 +234,20 @@ class XlaExecutable:
 
   def cost_analysis(self) -> dict:
     return dict(self.loaded.cost_analysis())
+
+
+def raise_callback_failures(callbacks) -> None:
+  """Raises what a send/recv host callback of the program raised (`lowering.HostTransferCallback`
+  answers zeros to the device in its place, which would otherwise wait forever)."""
+  for c in callbacks:
+    failures = getattr(c, "failures", None)
+    if failures:
+      err = failures[0]
+      failures.clear()
+      if isinstance(err, JaxRuntimeError):
+        raise err
+      raise JaxRuntimeError(f"INTERNAL: a host callback failed: {type(err).__name__}: "
+                            f"{err}") from err
 
 
 def _runtime_error(err, what, device):
@@ -282,10 +307,11 @@ class XlaBackend(backend_lib.Backend):
 
   def lower(self, closed, donated_to=None, name: str = "jit_fn") -> str:
     if spmd.has_spmd(closed.jaxpr):  # a sharded program: its arguments and results annotated
-      text, _ = spmd.lower_spmd(closed, name, donated_to=donated_to)
+      text, _ = spmd.lower_spmd(closed, name, donated_to=donated_to, platform=self.platform)
       if text is not None:
         return text
-    return lowering.lower_closed_jaxpr(closed, module_name=name, donated_to=donated_to)
+    return lowering.lower_closed_jaxpr(closed, module_name=name, donated_to=donated_to,
+                                       platform=self.platform)
 
   def lower_text(self, closed, name: str = "jit_fn") -> str:
     """What `jit(f).lower(x).as_text()` shows: the module in StableHLO's pretty form, as JAX

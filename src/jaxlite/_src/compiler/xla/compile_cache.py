@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pickle
 import tempfile
 import time
 
+import numpy as np
+
 from jaxlite._src.base import config
+from jaxlite._src.base import dtypes
 from jaxlite._src.compiler.xla import client as client_lib
+from jaxlite._src.compiler.xla import lowering
 from jaxlite._src.base.errors import JaxRuntimeError
 
 _MAGIC = b"JAXLITE-XLA-CACHE-1\n"
@@ -75,14 +80,35 @@ class _Devices(list):
 
 
 def _compile_with_callbacks(client, text, devices, options, callbacks, device):
-  """jaxlib takes host callbacks only with a parsed MLIR module, not module text."""
+  """jaxlib takes host callbacks only with a parsed MLIR module, not module text. A callback
+  reached by send/recv (`lowering.HostTransferCallback`, the TPU's) is handed over as jaxlib's
+  send/recv callback object; the CPU and GPU custom calls' as the Python functions they index."""
   try:
     module = client_lib.parse_module(text)
-    loaded = client.compile_and_load(module, devices, options, host_callbacks=list(callbacks))
+    callbacks = [host_transfer_callback(client, c)
+                 if isinstance(c, lowering.HostTransferCallback) else c for c in callbacks]
+    loaded = client.compile_and_load(module, devices, options, host_callbacks=callbacks)
   except Exception as err:
     raise JaxRuntimeError(f"XLA compilation failed on {device!r}: {err}") from err
   stats["compiles"] += 1
   return loaded
+
+
+def host_transfer_callback(client, callback):
+  """jaxlib's callback object for `callback` (a `lowering.HostTransferCallback`): it runs the
+  function when the program's sends arrive and answers on the receive channels."""
+  xc = client_lib.xla_client()
+
+  def shape(aval):
+    dtype = np.dtype(aval.dtype)
+    return xc.Shape.array_shape(np.dtype(np.bool_) if dtype == dtypes.float0 else dtype,
+                                tuple(aval.shape))
+  # (the serializer pickles the function only if the executable is serialized; jaxlite never
+  # caches a module with callbacks, and jaxlib requires one)
+  return client.make_python_callback_from_host_send_and_recv(
+      callback.fn, [shape(a) for a in callback.operand_avals],
+      [shape(a) for a in callback.result_avals], list(callback.send_channels),
+      list(callback.recv_channels), pickle.dumps)
 
 
 def _load(client, path, devices, options):

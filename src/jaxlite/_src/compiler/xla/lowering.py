@@ -19,19 +19,40 @@ import numpy as np
 from jaxlite._src.base import core
 from jaxlite._src.base import dtypes
 
-# primitive -> rule(ctx, *operands, **params) -> Value or list of Values
+# primitive -> rule(ctx, *operands, **params) -> Value or list of Values: every platform's,
+# unless `platform_rules` has the primitive for the module's platform
 rules: dict = {}
+# platform ("tpu", "cuda", ...) -> {primitive -> rule}: a platform's own lowering (JAX's
+# `register_lowering(..., platform=...)`): XLA's ops or the custom calls that platform has where
+# the default rule calls one it lacks (the LAPACK kernels exist only in jaxlib's CPU client)
+platform_rules: dict = {}
 # primitives whose eager evaluation on an XLA device is their impl, as in JAX (checkify's check
 # reads its predicate on the host and raises there; staged without checkify it is an error)
 eager_by_impl: set = set()
 
 
-def register(prim, rule=None):
-  """Registers `rule` as `prim`'s StableHLO lowering (usable as a decorator: `@register(p)`)."""
+def register(prim, rule=None, platform: str | None = None):
+  """Registers `rule` as `prim`'s StableHLO lowering (usable as a decorator: `@register(p)`);
+  with `platform`, only for modules lowered for that platform."""
   if rule is None:
-    return lambda r: register(prim, r)
-  rules[prim] = rule
+    return lambda r: register(prim, r, platform)
+  (rules if platform is None else platform_rules.setdefault(platform, {}))[prim] = rule
   return rule
+
+
+def register_none(prim, platform: str) -> None:
+  """`prim` has no lowering on `platform` (as in JAX, where no rule is registered for it
+  there): lowering it raises JAX's "rule not found for platform" error, not the default rule's
+  (a LAPACK custom call the platform's compiler would reject)."""
+  platform_rules.setdefault(platform, {})[prim] = None
+
+
+def rule_for(prim, platform: str = "cpu"):
+  """`prim`'s rule in a module for `platform`: the platform's own, else the default; None."""
+  own = platform_rules.get(platform)
+  if own and prim in own:
+    return own[prim]
+  return rules.get(prim)
 
 
 def register_elementwise(prim, op: str, **attrs) -> None:
@@ -291,6 +312,9 @@ class FunctionBuilder:
     self.lines: list[str] = []
     self.counter = 0
     self.indent = 4
+    # the token that orders the host transfers of the body (or region) being emitted: each
+    # callback on a platform that reaches the host by send/recv takes it and yields the next
+    self.token = None
 
   def fresh(self) -> str:
     n = self.counter
@@ -304,13 +328,25 @@ class FunctionBuilder:
 class ModuleBuilder:
   """A StableHLO module: `func.func public @main` plus the private functions it calls."""
 
-  def __init__(self, name: str = "jit_fn"):
+  def __init__(self, name: str = "jit_fn", platform: str = "cpu"):
     self.name = _symbol(name)
+    self.platform = platform  # picks `platform_rules` and the host-callback mechanism
+    self.channel = 1  # the last channel id handed out (host transfers and collectives share)
     self.funcs: list[str] = []
     self._called: dict = {}   # id(jaxpr) -> (jaxpr kept alive, function name)
     self._names: set = set()
     self.attributes = {"mhlo.num_partitions": "1 : i32", "mhlo.num_replicas": "1 : i32"}
-    self.host_callbacks: list = []  # Python functions the host-callback custom calls index
+    # what the module's host callbacks run: Python functions (the CPU and GPU custom calls
+    # index them) or `HostTransferCallback`s (send/recv platforms); compiled with the module
+    self.host_callbacks: list = []
+
+  def next_channel(self) -> int:
+    """A fresh channel id (XLA's host transfers take 16-bit ids)."""
+    self.channel += 1
+    if self.channel >= 1 << 16:
+      raise LoweringError("the module uses more than 65535 channels (host transfers and "
+                          "collectives); PJRT supports no more")
+    return self.channel
 
   def unique(self, name: str) -> str:
     base, i = _symbol(name), 0
@@ -454,8 +490,8 @@ class LoweringContext:
     fn = self.fn
     names = [fn.fresh().replace("%", "%r") for _ in arg_avals]
     args = [Value(n, a) for n, a in zip(names, arg_avals)]
-    saved, saved_indent = fn.lines, fn.indent
-    fn.lines, fn.indent = [], saved_indent + 4
+    saved, saved_indent, saved_token = fn.lines, fn.indent, fn.token
+    fn.lines, fn.indent, fn.token = [], saved_indent + 4, None  # a region orders its own
     try:
       outs = body(self.with_avals(arg_avals, []), *args)
       outs = [outs] if isinstance(outs, Value) else list(outs)
@@ -463,7 +499,7 @@ class LoweringContext:
       fn.emit(f'"stablehlo.return"({", ".join(v.name for v in outs)}) : ({ret_types}) -> ()')
       body_lines = fn.lines
     finally:
-      fn.lines, fn.indent = saved, saved_indent
+      fn.lines, fn.indent, fn.token = saved, saved_indent, saved_token
     header = ", ".join(f"{v.name}: {v.type}" for v in args)
     pad = " " * (saved_indent + 2)
     return "{\n" + pad + f"^bb0({header}):\n" + "\n".join(body_lines) + "\n" + \
@@ -533,11 +569,12 @@ def lower_jaxpr_body(fn: FunctionBuilder, jaxpr, consts, args) -> list:
       return ctx0.constant(np.asarray(x.val, x.aval.dtype))
     return env[x]
 
+  platform = fn.module.platform
   for eqn in jaxpr.eqns:
-    rule = rules.get(eqn.primitive)
+    rule = rule_for(eqn.primitive, platform)
     if rule is None and eqn.primitive.library and library_lowering[0] is not None:
       # a library's primitive: what its registered rule builds (jax.interpreters.mlir)
-      lowered = library_lowering[0](eqn, "cpu")
+      lowered = library_lowering[0](eqn, platform)
       if lowered is not None:
         outs = lower_jaxpr_body(fn, lowered.jaxpr, lowered.consts,
                                 [read(x) for x in eqn.invars])
@@ -548,7 +585,7 @@ def lower_jaxpr_body(fn: FunctionBuilder, jaxpr, consts, args) -> list:
       rule = impl_on_host_rule(eqn.primitive)
     if rule is None:
       raise LoweringError(f"MLIR translation rule for primitive '{eqn.primitive.name}' not "
-                          "found for the xla backend")
+                          f"found for platform {platform}")
     ctx = LoweringContext(fn, eqn.primitive, [x.aval for x in eqn.invars],
                           [x.aval for x in eqn.outvars], eqn.params)
     if extended_types and eqn.primitive not in extended_aware and any(
@@ -567,29 +604,148 @@ def lower_jaxpr_body(fn: FunctionBuilder, jaxpr, consts, args) -> list:
   return [read(v) for v in jaxpr.outvars]
 
 
-# --- host callbacks: XLA's CPU host callback -------------------------------------------------
-# The compiled program calls back into Python through jaxlib's `xla_ffi_python_cpu_callback`
-# custom call (the function is handed to the compiler with the module, `index` picks it); the
-# callback gets NumPy arrays and returns a tuple of them. CPU only: a TPU reaches the host by
-# send/recv, which this lowering does not emit.
+# --- host callbacks: each platform's way to the host ------------------------------------------
+# A compiled program calls back into Python as JAX's lowering makes it on each platform:
+# - CPU (and GPU): jaxlib's typed-FFI custom call `xla_ffi_python_cpu_callback`
+#   (`..._gpu_callback`); the function is handed to the compiler with the module and the call's
+#   `index` picks it; it gets NumPy arrays and returns a tuple of them.
+# - TPU: the operands go to the host by `stablehlo.send` and the results come back by
+#   `stablehlo.recv` (host transfers on fresh channels, chained by a token); the compiler is
+#   handed a `HostTransferCallback` saying which channels carry what, and the compile path
+#   (compile_cache.py) makes jaxlib's send/recv callback of it.
+# `emit_host_callback(ctx, fn, operands, result_avals, side_effect)` picks by the module's
+# platform through `host_callback_emitters`.
 
 def _row_major(rank: int) -> str:
   return f"dense<{i64_list(range(rank - 1, -1, -1))}> : tensor<{rank}xindex>" if rank \
       else "dense<> : tensor<0xindex>"
 
 
+def _ffi_callback_emitter(target: str):
+  def emit(ctx, fn, operands, result_avals, side_effect: bool):
+    index = ctx.host_callback(fn)
+    attrs = {
+        "call_target_name": string_attr(target),
+        "api_version": "1 : i32",
+        "backend_config": '""',
+        "has_side_effect": "true" if side_effect else "false",
+        "operand_layouts": f"[{', '.join(_row_major(len(v.shape)) for v in operands)}]",
+        "result_layouts": f"[{', '.join(_row_major(len(a.shape)) for a in result_avals)}]",
+        "mhlo.backend_config": f"{{index = {index} : ui64}}",
+    }
+    return ctx.op("stablehlo.custom_call", list(operands), list(result_avals), attrs)
+  return emit
+
+
+class HostTransferCallback:
+  """A host callback reached by send/recv: `fn(*operands) -> tuple of results` runs when the
+  program has sent every operand (on `send_channels`, in order) and its results go back on
+  `recv_channels`; `operand_avals` / `result_avals` are what travels (physical avals).
+  `failures`: exceptions the function raised; the program got zeros in its place (it waits
+  for an answer on every receive channel) and the executable's call raises afterwards."""
+  __slots__ = ("fn", "operand_avals", "result_avals", "send_channels", "recv_channels",
+               "failures")
+
+  def __init__(self, fn, operand_avals, result_avals, send_channels, recv_channels):
+    self.fn, self.operand_avals, self.result_avals = fn, tuple(operand_avals), tuple(result_avals)
+    self.send_channels, self.recv_channels = tuple(send_channels), tuple(recv_channels)
+    self.failures: list = []
+
+  def __repr__(self):
+    return (f"HostTransferCallback(send={list(self.send_channels)}, "
+            f"recv={list(self.recv_channels)})")
+
+
+_TOKEN = core.AbstractToken()
+
+
+def _host_transfer_attrs(channel: int, kind: int) -> dict:
+  # kind 2: device to host, 3: host to device (StableHLO's ChannelType); the rendezvous
+  # handler is PJRT's, named by the channel
+  return {"channel_handle": f"#stablehlo.channel_handle<handle = {channel}, type = {kind}>",
+          "is_host_transfer": "true",
+          "mhlo.frontend_attributes": '{_xla_host_transfer_handler_name = "pjrt_rendezvous", '
+                                      f'_xla_host_transfer_rendezvous = "{channel}"}}'}
+
+
+def _empty(aval) -> bool:
+  return any(d == 0 for d in aval.shape)
+
+
+def _host_transfer_emitter(ctx, fn, operands, result_avals, side_effect: bool):
+  """The callback as host transfers (the TPU's way, as JAX lowers it there). XLA's TPU
+  transfers need at least one operand and carry no empty arrays, so: a callback of no operands
+  sends one dummy float; its empty results are not received (the program makes them as
+  constants); one of no (non-empty) results receives a dummy float, so that the program waits
+  for the callback to finish. The token chain of the body orders its callbacks as written. A
+  callback that raises answers zeros and is reported after the program (`failures`)."""
+  fnb = ctx.fn
+  token = fnb.token if fnb.token is not None else ctx.op("stablehlo.after_all", [], _TOKEN)
+  operands = [physical(v) for v in operands]
+  # booleans travel as uint8 (one byte each, as the host holds them), both ways
+  bools_in = [v.dtype == np.bool_ for v in operands]
+  operands = [ctx.convert(v, np.uint8) if b else v for v, b in zip(operands, bools_in)]
+  sent_avals = [v.aval for v in operands]
+  no_operands = not operands
+  if no_operands:
+    operands = [ctx.constant(np.zeros((1,), np.float32))]
+    sent_avals = [operands[0].aval]
+  send_channels = []
+  for v in operands:
+    channel = ctx.module.next_channel()
+    token = ctx.op("stablehlo.send", [v, token], _TOKEN, _host_transfer_attrs(channel, 2))
+    send_channels.append(channel)
+  physical_results = [physical_aval(a) for a in result_avals]
+  received = [shaped_aval(a.shape, np.uint8) if a.dtype == np.bool_ else a
+              for a in physical_results if not _empty(a)]
+  dummy = not received
+  if dummy:
+    received = [shaped_aval((), np.float32)]
+  recv_channels, values = [], []
+  for a in received:
+    channel = ctx.module.next_channel()
+    value, token = ctx.op("stablehlo.recv", [token], [a, _TOKEN],
+                          _host_transfer_attrs(channel, 3))
+    recv_channels.append(channel)
+    values.append(value)
+  fnb.token = token
+
+  given = 0 if no_operands else len(operands)
+
+  def run(*xs):
+    try:
+      xs = [x.view(np.bool_) if b else x for x, b in zip(xs[:given], bools_in)]
+      outs = fn(*xs)
+      if dummy:
+        return (np.zeros((), np.float32),)
+      return tuple(np.asarray(o).astype(np.uint8) if a.dtype == np.bool_ else o
+                   for o, a in zip(outs, physical_results) if not _empty(a))
+    except BaseException as err:  # (an unanswered receive would hang the device)
+      record.failures.append(err)
+      return tuple(np.zeros(a.shape, a.dtype) for a in received)
+  record = HostTransferCallback(run, sent_avals, received, send_channels, recv_channels)
+  ctx.host_callback(record)
+  it = iter(values)
+  outs = [ctx.constant(np.zeros(a.shape, a.dtype)) if _empty(a) else
+          ctx.convert(next(it), a.dtype) for a in physical_results]
+  return [with_aval(o, a) for o, a in zip(outs, result_avals)]
+
+
+# platform -> emit(ctx, fn, operands, result_avals, side_effect) -> result Values; platforms
+# missing here use the CPU's custom call
+host_callback_emitters: dict = {
+    "cpu": _ffi_callback_emitter("xla_ffi_python_cpu_callback"),
+    "cuda": _ffi_callback_emitter("xla_ffi_python_gpu_callback"),
+    "rocm": _ffi_callback_emitter("xla_ffi_python_gpu_callback"),
+    "tpu": _host_transfer_emitter,
+}
+
+
 def emit_host_callback(ctx, fn, operands, result_avals, side_effect: bool):
-  index = ctx.host_callback(fn)
-  attrs = {
-      "call_target_name": '"xla_ffi_python_cpu_callback"',
-      "api_version": "1 : i32",
-      "backend_config": '""',
-      "has_side_effect": "true" if side_effect else "false",
-      "operand_layouts": f"[{', '.join(_row_major(len(v.shape)) for v in operands)}]",
-      "result_layouts": f"[{', '.join(_row_major(len(a.shape)) for a in result_avals)}]",
-      "mhlo.backend_config": f"{{index = {index} : ui64}}",
-  }
-  return ctx.op("stablehlo.custom_call", list(operands), list(result_avals), attrs)
+  """A call of Python `fn` (NumPy arrays in, a tuple of NumPy arrays out) on `operands` from
+  the compiled program, the way the module's platform reaches the host; its result Values."""
+  emit = host_callback_emitters.get(ctx.module.platform, host_callback_emitters["cpu"])
+  return emit(ctx, fn, list(operands), list(result_avals), side_effect)
 
 
 def _outside_jaxlite(prim) -> bool:
@@ -687,11 +843,13 @@ class ModuleText(str):
   host_callbacks: tuple = ()
 
 
-def lower_closed_jaxpr(closed, module_name: str = "jit_fn", donated_to=None) -> str:
-  """The StableHLO module text of `closed` as `@main`. `donated_to`: {input index: output
-  index} pairs that alias (jit's donation, as XLA input/output aliases). A module with host
-  callbacks comes back as a `ModuleText` carrying them."""
-  module = ModuleBuilder(module_name)
+def lower_closed_jaxpr(closed, module_name: str = "jit_fn", donated_to=None,
+                       platform: str = "cpu") -> str:
+  """The StableHLO module text of `closed` as `@main`, for `platform` ("cpu", "tpu", ...: its
+  rules and its way to the host). `donated_to`: {input index: output index} pairs that alias
+  (jit's donation, as XLA input/output aliases). A module with host callbacks comes back as a
+  `ModuleText` carrying them."""
+  module = ModuleBuilder(module_name, platform)
   arg_attrs = {i: f"tf.aliasing_output = {o} : i32" for i, o in (donated_to or {}).items()}
   emit_function(module, closed, "main", "public", arg_attrs)
   text = module.text()

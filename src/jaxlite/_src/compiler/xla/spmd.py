@@ -40,7 +40,6 @@ class _ModuleMeshes:
     self.devices: list = []          # the device assignment
     self.names: dict = {}             # mesh key -> (symbol, mesh, logical ids by flat position)
     self.stack: list = []             # meshes of the manual regions being lowered
-    self.channel = 0
 
   def name(self, mesh) -> str:
     key = _mesh_key(mesh)
@@ -69,8 +68,7 @@ class _ModuleMeshes:
     return self.names[_mesh_key(mesh)][2]
 
   def next_channel(self) -> int:
-    self.channel += 1
-    return self.channel
+    return self.module.next_channel()  # (one counter with the module's host transfers)
 
 
 def _mesh_key(mesh):
@@ -276,11 +274,12 @@ def has_spmd(jaxpr) -> bool:
   return False
 
 
-def lower_spmd(closed, name, mesh=None, in_specs=None, out_specs=None, donated_to=None):
+def lower_spmd(closed, name, mesh=None, in_specs=None, out_specs=None, donated_to=None,
+               platform: str = "cpu"):
   """(module text, device assignment) of `closed` as a sharded program: inputs and outputs
   annotated with `in_specs` / `out_specs` over `mesh` (None: replicated; the mesh of the
   program's own shardings when `mesh` is None). Device assignment None: nothing sharded."""
-  module = lowering.ModuleBuilder(name)
+  module = lowering.ModuleBuilder(name, platform)
   state = meshes(module)
   jaxpr = closed.jaxpr
   if mesh is not None:
@@ -339,7 +338,8 @@ def compile_spmd(backend, closed, name, mesh=None, in_specs=None, out_specs=None
                  donated_to=None):
   """The `SpmdExecutable` of `closed` over the devices of its mesh, or None when nothing in
   it is sharded over several devices (the one-device path compiles it)."""
-  text, layout = lower_spmd(closed, name, mesh, in_specs, out_specs, donated_to)
+  text, layout = lower_spmd(closed, name, mesh, in_specs, out_specs, donated_to,
+                            backend.platform)
   if text is None:
     return None
   devices, mesh, in_specs, out_specs = layout
