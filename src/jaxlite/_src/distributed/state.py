@@ -169,6 +169,21 @@ def initialize(coordinator_address: str | None = None,
   if MPI is not None:
     _install_abort_hooks()
     atexit.register(shutdown)  # runs before mpi4py's MPI_Finalize (registered earlier)
+    if num_processes > 1:
+      _join_xla(comm, process_id, num_processes, n_local)
+
+
+def _join_xla(comm, process_id, num_processes, n_local):
+  """With the xla backend the default on the CPU: XLA's CPU client over every process's
+  devices (compiler/xla/multiprocess.py says how and why), so that programs over a mesh
+  spanning processes compile and run as one XLA program."""
+  from jaxlite._src.compiler.xla import platforms
+  if platforms.default_platform() != "cpu":
+    return
+  from jaxlite._src.compiler.xla import multiprocess
+  multiprocess.join(comm, process_id, num_processes, n_local,
+                    timeout_s=int(global_state.shutdown_timeout))
+  shutdown_hooks.append(multiprocess.leave)
 
 
 class _LocalComm:

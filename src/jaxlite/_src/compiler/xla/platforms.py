@@ -105,15 +105,24 @@ def xla_devices(backend: str | None):
                            f"is installed (JAX_PLATFORMS={','.join(want)}; jaxlib "
                            f"{'installed' if client_lib.available() else 'not installed'})")
       return None
-    return xla_backend(platform).devices()
+    return _all_devices(platform)
   backend = backend.lower()
   if backend == "cpu":
-    return xla_backend("cpu").devices() if platform is not None and \
+    return _all_devices("cpu") if platform is not None and \
         config.jax_jaxlite_backend == "xla" else None
   for p in client_lib.ALIASES.get(backend, (backend,)):
     if p in client_lib.accelerator_platforms():
       return xla_backend(p).devices()
   return None
+
+
+def _all_devices(platform):
+  """The devices of `platform`'s client: every process's where the CPU client spans processes
+  (jaxlite.distributed with the xla backend), else this process's."""
+  from jaxlite._src.compiler.xla import multiprocess
+  if platform == "cpu" and multiprocess.active():
+    return multiprocess.global_devices(xla_backend("cpu"))
+  return xla_backend(platform).devices()
 
 
 def default_device():

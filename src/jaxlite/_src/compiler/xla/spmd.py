@@ -345,7 +345,9 @@ def compile_spmd(backend, closed, name, mesh=None, in_specs=None, out_specs=None
   devices, mesh, in_specs, out_specs = layout
   xla_devices = [_xla_device(backend, d) for d in devices]
   loaded = _compile(backend, text, xla_devices)
-  return SpmdExecutable(loaded, backend, xla_devices, mesh, closed, in_specs, out_specs, text)
+  exe = SpmdExecutable(loaded, backend, xla_devices, mesh, closed, in_specs, out_specs, text)
+  exe.in_specs, exe.out_specs = in_specs, out_specs
+  return exe
 
 
 def _xla_device(backend, d):
@@ -354,6 +356,9 @@ def _xla_device(backend, d):
   if getattr(d, "backend", None) is backend:
     return d
   devs = backend.devices()
+  from jaxlite._src.compiler.xla import multiprocess
+  if multiprocess.active():  # a mesh over every process's devices
+    devs = multiprocess.global_devices(backend)
   for x in devs:
     if x.id == d.id:
       return x
@@ -394,7 +399,9 @@ def _gspmd_sharding_type():
       _device_assignment = property(lambda self: tuple(self._devices))
       device_set = property(lambda self: set(self._devices))
       is_fully_replicated = property(lambda self: self._hlo_sharding.is_replicated())
-      is_fully_addressable = property(lambda self: True)
+      # (a program over several processes' devices: process 0 holds none of process 1's)
+      is_fully_addressable = property(lambda self: all(
+          d.process_index == d.client.process_index() for d in self._devices))
 
       def is_equivalent_to(self, other, ndim):
         return self == other
@@ -511,6 +518,46 @@ class SpmdExecutable:
       outs.append(buf)
     return outs
 
+  def run_blocks(self, blocks):
+    """The program over a mesh spanning processes (every process calls it: its collectives
+    cross processes inside XLA). `blocks[i]` maps each of this process's mesh devices to its
+    block of input i (laid out by the input's spec); returns, per output, this process's
+    devices' blocks, keyed the same way."""
+    from jaxlite._src.compiler.xla import client as client_lib
+    _jax = client_lib.jax_ext()
+    flat = list(self.mesh.devices.flat)  # the program's devices, in mesh order
+    mine = [k for k, d in enumerate(self.devices) if d.process_index == _process_index(d)]
+    args = []
+    for i, per_device in enumerate(blocks):
+      shape, dtype = self.in_avals[i]
+      shards = []
+      for k in mine:
+        piece = np.asarray(per_device[flat[k]])
+        if piece.dtype.names is not None:  # typed PRNG keys: their data
+          piece = np.stack([piece[n] for n in piece.dtype.names], axis=-1)
+        piece = np.ascontiguousarray(piece, dtype)
+        d = self.devices[k]
+        shards.append(_jax.batched_device_put(_aval(piece.shape, dtype), d.sharding, [piece],
+                                              [d.pjrt], True, True, enable_x64=True))
+      args.append(_jax.ArrayImpl(_aval(shape, dtype), self.in_shardings[i], shards, True,
+                                 _skip_checks=True))
+    from jaxlite._src.compiler.xla import backend as xb
+    try:
+      results = self.loaded.execute_sharded(args).disassemble_into_single_device_arrays()
+    except Exception as err:
+      raise xb._runtime_error(err, "executing", self.devices) from err
+    make = self.backend.buffer_type
+    outs = []
+    for shards, (shape, dtype), (idx, _) in zip(results, self.out_avals, self.out_blocks):
+      by_id = {s.devices().pop().id if hasattr(s, "devices") else None: s for s in shards}
+      out = {}
+      for j, k in enumerate(mine):
+        buf = by_id.get(self.devices[k].id, shards[j])
+        block_shape = tuple(len(range(*x.indices(n))) for x, n in zip(idx[k], shape))
+        out[flat[k]] = make(buf, block_shape, dtype, self.devices[k]).host()
+      outs.append(out)
+    return outs
+
   def as_text(self) -> str:
     return self.loaded.hlo_modules()[0].to_string()
 
@@ -531,6 +578,11 @@ def _remember(value, key, arr) -> None:
   except TypeError:
     return
   _resident[k] = (ref, key, arr)
+
+
+def _process_index(device):
+  """The index of the process running this program (`device` is one of its client's)."""
+  return device.pjrt.client.process_index()
 
 
 def _client():
