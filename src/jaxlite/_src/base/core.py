@@ -315,12 +315,12 @@ class EvalTrace(Trace):
         route = eager_routes.get(type(v))
         if route is not None:
           return route(primitive, args, params)
+    if committed and any(type(v) is non_addressable for v in vals):  # shards in other processes
+      return eager_across_processes(primitive, args, params)  # (on any backend)
     if default_eager_route is not None:
       out = default_eager_route(primitive, args, params)
       if out is not NotImplemented:  # NotImplemented: the operands live on NumPy's CPU device
         return out
-    if committed and any(type(v) is non_addressable for v in vals):  # shards in other processes
-      return eager_across_processes(primitive, args, params)
     weak_rule = primitive.eager_weak_type
     if weak_rule is None or extended:
       if primitive.impl is None:

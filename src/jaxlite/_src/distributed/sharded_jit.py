@@ -585,14 +585,31 @@ def _on_xla():
 
 
 def _value_spec(x, mesh):
-  """The spec of argument `x` over `mesh`: its sharding's when it is laid out over `mesh`,
-  else replicated (a host value, or an Array placed otherwise: moved by `_device_blocks`)."""
+  """The spec of argument `x` when it is an Array laid out over `mesh`, else None."""
   from jaxlite._src.sharding import propagation as prop
-  ndim = len(np.shape(x))
   s = getattr(x, "_device", None) if type(x) is core.array_type else None
   if getattr(s, "mesh", None) is not None and s.mesh == mesh:
-    return prop.spec_of_sharding(s, ndim)
-  return prop.replicated(ndim)
+    return prop.spec_of_sharding(s, len(x.shape))
+  return None
+
+
+def _shard_map_layouts(jaxpr, mesh):
+  """(the mesh of `jaxpr`'s first shard_map, else `mesh`; {input var: the spec over it of the
+  first shard_map taking that input directly})."""
+  from jaxlite._src.parallel import shard_map as sm
+  from jaxlite._src.sharding import propagation as prop
+  from jaxlite._src.sharding.named_sharding import NamedSharding
+  maps = [e for e in jaxpr.eqns if e.primitive is sm.shard_map_p]
+  if maps:
+    mesh = maps[0].params["mesh"]
+  wanted = {}
+  for e in maps:
+    if e.params["mesh"] != mesh:
+      continue
+    for v, spec in zip(e.invars, e.params["in_specs"]):
+      if isinstance(v, core.Var) and v not in wanted:
+        wanted[v] = prop.spec_of_sharding(NamedSharding(mesh, spec), len(v.aval.shape))
+  return mesh, wanted
 
 
 def _run_on_xla(entry, values, mesh, program):
@@ -604,9 +621,15 @@ def _run_on_xla(entry, values, mesh, program):
   from jaxlite._src.compiler.xla import spmd
   from jaxlite._src.compiler.xla.backend import _module_name
   from jaxlite._src.sharding import partition
+  from jaxlite._src.sharding import propagation as prop
   closed = entry.closed if program is None else program.closed
-  in_specs = list(program.in_specs) if program is not None else \
-      [_value_spec(x, mesh) for x in values]
+  if program is None:  # shard_maps inside: over their mesh, each input as it is laid out, or
+    # as the shard_map taking it wants it (moved there by `_device_blocks`)
+    mesh, wanted = _shard_map_layouts(closed.jaxpr, mesh)
+    in_specs = [_value_spec(x, mesh) or wanted.get(v) or prop.replicated(len(np.shape(x)))
+                for v, x in zip(closed.jaxpr.invars, values)]
+  else:
+    in_specs = list(program.in_specs)
   key = (id(closed), tuple(in_specs))
   hit = _xla_programs.get(key)
   if hit is None or hit[0] is not closed:

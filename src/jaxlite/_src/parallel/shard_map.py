@@ -699,6 +699,28 @@ def _fully_addressable(mesh) -> bool:
   return hit
 
 
+def _eager_on_xla(args, vals, params):
+  """An eager shard_map over a mesh spanning processes, on the xla backend: the one-equation
+  program compiled by XLA for the whole mesh, run by every process on its devices' blocks."""
+  from jaxlite._src.base import devices
+  from jaxlite._src.distributed import global_arrays
+  from jaxlite._src.sharding import propagation as prop
+  from jaxlite._src.sharding.named_sharding import NamedSharding
+  mesh = params["mesh"]
+  n_lifted = len(args) - len(params["in_specs"])
+  avals = [core.get_aval(a) for a in args]
+  specs = [prop.replicated(len(a.shape)) if i < n_lifted else
+           prop.spec_of_sharding(NamedSharding(mesh, s), len(a.shape))
+           for i, (a, s) in enumerate(zip(avals, [None] * n_lifted + list(params["in_specs"])))]
+  flat = list(mesh.devices.flat)
+  mine = [d for d in flat if d.process_index == devices.process_index()]
+  blocks = [v.blocks if isinstance(v, _LocalBlocks) else {d: v for d in mine} for v in vals]
+  outs, _ = xla_spmd.run_primitive_blocks(shard_map_p, avals, params, mesh, specs, blocks)
+  return [global_arrays._assemble(global_shape(aval.shape, s, mesh), NamedSharding(mesh, s),
+                                  o, aval.weak_type)
+          for o, aval, s in zip(outs, params["jaxpr"].out_avals, params["out_specs"])]
+
+
 def _eager(args, params):
   """Runs shard_map now and gives its outputs their NamedShardings (per out_specs)."""
   from jaxlite._src.base import array
@@ -710,6 +732,9 @@ def _eager(args, params):
     specs = [None] * n_lifted + list(params["in_specs"])
     vals = [_local_blocks(a, mesh, s) if isinstance(a, array.ArrayImpl) and s is not None
             else np.asarray(a) for a, s in zip(args, specs)]
+    from jaxlite._src.compiler.xla import multiprocess
+    if multiprocess.active():  # XLA's CPU client spans the processes: one XLA program
+      return _eager_on_xla(args, vals, params)
     outs = _impl(*vals, **params)
     return [global_arrays._assemble(global_shape(aval.shape, s, mesh), NamedSharding(mesh, s),
                                     o.blocks, aval.weak_type)

@@ -620,11 +620,23 @@ def run_primitive(primitive, args, params):
   """An eager sharded primitive (shard_map called outside jit) on the xla backend: the
   one-equation program compiled for its mesh (once per params and operand types) and run on
   the global values `args`; the results' global host values."""
-  b = installed_xla()
-  avals = [core.get_aval(a) for a in args]
+  return _eqn_executable(primitive, [core.get_aval(a) for a in args], params)(*args)
+
+
+def run_primitive_blocks(primitive, avals, params, mesh, in_specs, blocks):
+  """`run_primitive` over a mesh spanning processes (eager shard_map on Arrays with shards in
+  other processes): `avals` the operands' global types, `in_specs` their layouts over `mesh`,
+  `blocks[i]` {device: block} of operand i for this process's devices; per result, this
+  process's devices' blocks (laid out by the result's spec)."""
+  exe = _eqn_executable(primitive, avals, params, mesh, tuple(in_specs))
+  return exe.run_blocks(blocks), exe.out_specs
+
+
+def _eqn_executable(primitive, avals, params, mesh=None, in_specs=None):
+  """The `SpmdExecutable` of the one-equation program (cached per params and operand types)."""
   sig = tuple((tuple(a.shape), a.dtype, a.weak_type) for a in avals)
   try:
-    key = (primitive, tuple(params.items()), sig)
+    key = (primitive, tuple(params.items()), sig, in_specs)
     hit = _eqn_cache.get(key)
   except TypeError:
     key, hit = None, None
@@ -635,9 +647,10 @@ def run_primitive(primitive, args, params):
     outvars = [core.Var(a) for a in out_avals]
     eqn = core.JaxprEqn(invars, outvars, primitive, params)
     closed = core.ClosedJaxpr(core.Jaxpr([], invars, outvars, [eqn]), [])
-    hit = compile_spmd(b, closed, f"jit_{primitive.name}")
+    hit = compile_spmd(installed_xla(), closed, f"jit_{primitive.name}", mesh=mesh,
+                       in_specs=None if in_specs is None else list(in_specs))
     if key is not None:
       if len(_eqn_cache) > 1024:
         _eqn_cache.clear()
       _eqn_cache[key] = hit
-  return hit(*args)
+  return hit
