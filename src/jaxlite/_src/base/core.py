@@ -310,13 +310,13 @@ class EvalTrace(Trace):
       args = [a if type(a) is bool else dtypes.weak_scalar(a) for a in args]
       impl = primitive.user_impl
       return (primitive.impl if impl is None else impl)(*args, **params)
+    if committed and any(type(v) is non_addressable for v in vals):  # shards in other processes
+      return eager_across_processes(primitive, args, params)  # (on any backend)
     if eager_routes:  # another backend's buffers exist: the first operand holding one routes
       for v in vals:
         route = eager_routes.get(type(v))
         if route is not None:
           return route(primitive, args, params)
-    if committed and any(type(v) is non_addressable for v in vals):  # shards in other processes
-      return eager_across_processes(primitive, args, params)  # (on any backend)
     if default_eager_route is not None:
       out = default_eager_route(primitive, args, params)
       if out is not NotImplemented:  # NotImplemented: the operands live on NumPy's CPU device

@@ -636,6 +636,7 @@ def _run_on_xla(entry, values, mesh, program):
     exe = spmd.compile_spmd(backend.installed(), closed, _module_name(closed, "jit_fn"),
                             mesh=mesh, in_specs=in_specs,
                             out_specs=None if program is None else list(program.out_specs))
+    _check_same_program(closed, in_specs)
     ins = [partition._out_sharding(mesh, s) for s in in_specs]
     outs = [_Out(aval, partition._out_sharding(mesh, s), assemble=True)
             for s, aval in zip(exe.out_specs, entry.out_avals)]
@@ -645,6 +646,21 @@ def _run_on_xla(entry, values, mesh, program):
   _, exe, ins, outs = hit
   res = exe.run_blocks([_device_blocks(x, s) for x, s in zip(values, ins)])
   return [o.make(r) for o, r in zip(outs, res)]
+
+
+def _check_same_program(closed, in_specs):
+  """Raises ValueError in every process when the processes are about to run different
+  programs (arguments of other shapes or dtypes: XLA's collectives would wait forever). Once
+  per program compiled, when every process compiles it: one MPI allgather."""
+  from jaxlite._src.distributed.state import global_state
+  sig = repr([(tuple(v.aval.shape), str(v.aval.dtype), s)
+              for v, s in zip(closed.jaxpr.invars, in_specs)])
+  every = global_state.comm.allgather(sig)
+  if len(set(every)) > 1:
+    raise ValueError(
+        "jaxlite: the processes called a program over a mesh spanning them with different "
+        f"shapes or dtypes of its arguments (by process: {every}); each process must pass "
+        "the same global shapes")
 
 
 # --- the steady state of one jit function ---------------------------------------------------------
