@@ -51,6 +51,7 @@ out["text"]["wsc"] = w.lower(X).as_text()
 step = jax.jit(jax.grad(lambda a, b: jax.numpy.sum(jax.numpy.tanh(a @ b) ** 2), argnums=1),
                in_shardings=(NS(mesh, P("x")), NS(mesh, P(None, "y"))))
 out["values"]["grad_2d"] = np.asarray(step(X, X.T[:, :8])).tolist()
+out["text"]["grad_2d"] = step.lower(X, X.T[:, :8]).as_text()
 xs = jax.device_put(X, NS(mesh, P("x", "y")))
 out["shards"] = [[s.device.id, np.asarray(s.data).tolist()] for s in xs.addressable_shards[:3]]
 out["pmap"] = np.asarray(jax.pmap(lambda v: lax.psum(v, "i"), axis_name="i")(
@@ -107,3 +108,21 @@ def test_modules_carry_shardy_annotations_and_jax_collectives(xla):
       "[5, 7], [7, 1]]>" in text["ppermute_x"]
   assert "stablehlo.all_to_all" in text["all_to_all_x"]
   assert "stablehlo.partition_id" in text["axis_index"]
+
+
+def _main_signature(text):
+  return next(line for line in text.splitlines() if "func.func public @main" in line)
+
+
+def test_in_shardings_annotate_the_arguments_as_jax_does(xla):
+  wsc, grad = _main_signature(xla["text"]["wsc"]), _main_signature(xla["text"]["grad_2d"])
+  assert '%arg0: tensor<16x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}' in wsc
+  assert '%arg0: tensor<16x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}' in grad
+  assert '%arg1: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}' in grad
+  oracle()
+  theirs = _run("jax")
+  annotated = r"%arg\d+: \S+ \{sdy\.sharding = #sdy\.sharding<[^>]*>\}"
+  for name in ("wsc", "grad_2d"):
+    ours = re.findall(annotated, _main_signature(xla["text"][name]))
+    assert len(ours) >= 1 and ours == re.findall(
+        annotated, _main_signature(theirs["text"][name])), name

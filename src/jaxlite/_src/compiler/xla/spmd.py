@@ -293,17 +293,20 @@ def lower_spmd(closed, name, mesh=None, in_specs=None, out_specs=None, donated_t
   in_specs = in_specs or [_type_spec(v.aval, mesh) for v in jaxpr.invars]
   out_specs = out_specs or [_produced_spec(v, jaxpr, mesh) for v in jaxpr.outvars]
   nd = lambda v: len(lowering.physical_aval(v.aval).shape)  # noqa: E731 (keys: their data)
+  # (a spec None: unspecified, left to the partitioner's propagation, as JAX leaves it)
   ins = {i: f"sdy.sharding = #sdy.sharding{sharding_attr(module, mesh, s, nd(v))}"
-         for i, (v, s) in enumerate(zip(jaxpr.invars, in_specs))}
+         if s is not None else "" for i, (v, s) in enumerate(zip(jaxpr.invars, in_specs))}
   for i, a in arg_attrs.items():
-    ins[i] = f"{ins[i]}, {a}"
+    ins[i] = f"{ins[i]}, {a}" if ins[i] else a
   outs = [f"sdy.sharding = #sdy.sharding{sharding_attr(module, mesh, s, nd(v))}"
-          for v, s in zip(jaxpr.outvars, out_specs)]
+          if s is not None else "" for v, s in zip(jaxpr.outvars, out_specs)]
   # main's signature, its arguments and results annotated (its body is as emitted)
   main = module.funcs[-1].split("\n")
-  sig = ", ".join(f"%arg{i}: {lowering.aval_type(v.aval)} {{{ins[i]}}}"
+  attrs = lambda a: f" {{{a}}}" if a else ""  # noqa: E731
+  sig = ", ".join(f"%arg{i}: {lowering.aval_type(v.aval)}{attrs(ins[i])}"
                   for i, v in enumerate(jaxpr.invars))
-  res = ", ".join(f"{lowering.aval_type(v.aval)} {{{a}}}" for v, a in zip(jaxpr.outvars, outs))
+  res = ", ".join(f"{lowering.aval_type(v.aval)}{attrs(a)}"
+                  for v, a in zip(jaxpr.outvars, outs))
   main[0] = f"  func.func public @main({sig}) -> ({res}) {{"
   module.funcs[-1] = "\n".join(main)
   text = module.text()
@@ -311,6 +314,32 @@ def lower_spmd(closed, name, mesh=None, in_specs=None, out_specs=None, donated_t
     text = lowering.ModuleText(text)
     text.host_callbacks = tuple(module.host_callbacks)
   return text, (state.devices, mesh, list(in_specs), list(out_specs))
+
+
+def lower_text_with_shardings(closed, name, in_shardings, out_shardings):
+  """What `jit(f, in_shardings=..., out_shardings=...).lower(x).as_text()` shows: the module
+  with each argument and result that has a NamedSharding annotated with it (the others left
+  unannotated, as JAX leaves them), pretty-printed; None when none is a NamedSharding."""
+  named = [s for s in list(in_shardings or ()) + list(out_shardings or ())
+           if getattr(s, "mesh", None) is not None and getattr(s, "spec", None) is not None]
+  if not named:
+    return None
+  mesh = named[0].mesh
+  from jaxlite._src.sharding import propagation as prop
+
+  def spec(s, v):
+    if getattr(s, "mesh", None) is None or getattr(s, "spec", None) is None:
+      return None
+    return prop.spec_of_sharding(s, len(lowering.physical_aval(v.aval).shape))
+  jaxpr = closed.jaxpr
+  ins = [spec(s, v) for s, v in zip(in_shardings or [None] * len(jaxpr.invars), jaxpr.invars)]
+  outs = [spec(s, v) for s, v in zip(out_shardings or [None] * len(jaxpr.outvars),
+                                     jaxpr.outvars)]
+  text, _ = lower_spmd(closed, name, mesh, ins, outs)
+  if text is None:
+    return None
+  from jaxlite._src.compiler.xla import backend as xb
+  return xb.pretty_text(text)
 
 
 def _type_spec(aval, mesh):
