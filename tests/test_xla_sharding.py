@@ -52,6 +52,21 @@ step = jax.jit(jax.grad(lambda a, b: jax.numpy.sum(jax.numpy.tanh(a @ b) ** 2), 
                in_shardings=(NS(mesh, P("x")), NS(mesh, P(None, "y"))))
 out["values"]["grad_2d"] = np.asarray(step(X, X.T[:, :8])).tolist()
 out["text"]["grad_2d"] = step.lower(X, X.T[:, :8]).as_text()
+# axis_index_groups: each row of devices along "x" split into groups (pmap's and shard_map's;
+# compared with JAX only: the NumPy backend's runtime does not split the axis into groups)
+G, H = [[0, 1], [2, 3]], [[0, 2], [1, 3]]
+GROUPS = {
+  "psum": sm(lambda a: lax.psum(a, "x", axis_index_groups=G)),
+  "pmax": sm(lambda a: lax.pmax(a, "x", axis_index_groups=H)),
+  "all_gather": sm(lambda a: lax.all_gather(a, "x", axis_index_groups=G, tiled=True)),
+  "psum_scatter": sm(lambda a: lax.psum_scatter(a, "x", axis_index_groups=H, tiled=True)),
+  "all_to_all": sm(lambda a: lax.all_to_all(a, "x", 0, 0, axis_index_groups=G, tiled=True)),
+  "pmap_psum": jax.pmap(lambda v: lax.psum(v, "i", axis_index_groups=G), axis_name="i"),
+}
+if __import__("os").environ.get("JAXLITE_BACKEND") != "numpy":
+  out["groups"] = {k: np.asarray(f(X[:4] if k.startswith("pmap") else X)).tolist()
+                   for k, f in GROUPS.items()}
+  out["text"]["psum_groups"] = GROUPS["psum"].lower(X).as_text()
 xs = jax.device_put(X, NS(mesh, P("x", "y")))
 out["shards"] = [[s.device.id, np.asarray(s.data).tolist()] for s in xs.addressable_shards[:3]]
 out["pmap"] = np.asarray(jax.pmap(lambda v: lax.psum(v, "i"), axis_name="i")(
@@ -126,3 +141,20 @@ def test_in_shardings_annotate_the_arguments_as_jax_does(xla):
     ours = re.findall(annotated, _main_signature(xla["text"][name]))
     assert len(ours) >= 1 and ours == re.findall(
         annotated, _main_signature(theirs["text"][name])), name
+
+
+def test_axis_index_groups_as_jax(xla):
+  # psum over "x" in groups {0, 1} and {2, 3} of its indices: per y, devices (0, 2), (4, 6)
+  assert re.search(r'replica_groups = dense<\[\[0, 2\], \[4, 6\], \[1, 3\], \[5, 7\]\]>',
+                   xla["text"]["psum_groups"]), xla["text"]["psum_groups"]
+  X = np.arange(64, dtype=np.float32).reshape(16, 4) / 9 - 3
+  blocks = X.reshape(4, 4, 2, 2).transpose(0, 2, 1, 3)  # [x, y] -> that device's (4, 2) block
+  want = np.empty_like(blocks)
+  for lo, hi in ([0, 1], [2, 3]):
+    want[[lo, hi]] = blocks[lo] + blocks[hi]
+  np.testing.assert_allclose(np.asarray(xla["groups"]["psum"]),
+                             want.transpose(0, 2, 1, 3).reshape(16, 4), rtol=1e-6)
+  oracle()
+  theirs = _run("jax")
+  for name, got in xla["groups"].items():
+    np.testing.assert_allclose(got, theirs["groups"][name], rtol=1e-5, atol=1e-5, err_msg=name)

@@ -423,7 +423,9 @@ ad.deflinear(all_gather_p, _all_gather_transpose)
 
 def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
   """Every member's `x`, stacked (or concatenated when `tiled`) along `axis`."""
-  size = _named_size(_axes_tuple(axis_name))
+  # with axis_index_groups, each group gathers its own members (JAX's size: the group's)
+  size = _named_size(_axes_tuple(axis_name)) if axis_index_groups is None else \
+      len(axis_index_groups[0])
 
   def gather(leaf):
     leaf = asarg(leaf)

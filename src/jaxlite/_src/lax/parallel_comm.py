@@ -213,7 +213,8 @@ all_to_all_p = _define("all_to_all", _a2a_abstract, _a2a_impl, _a2a_transpose, _
 def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):
   """Splits `x` along `split_axis` into one chunk per member, sends chunk j to member j, and
   joins what each member receives along `concat_axis` (a new axis unless `tiled`)."""
-  n = axis_size(axis_name)
+  n = axis_size(axis_name) if axis_index_groups is None else \
+      len(axis_index_groups[0])  # (JAX's: each group's own size)
 
   def one(leaf):
     leaf = asarg(leaf)
@@ -313,7 +314,8 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
   """The sum over the members of `axis_name`, scattered along `scatter_dimension`: member i
   keeps piece i (a slice when `tiled`, else the dimension, of size the axis size, indexed)."""
   names = _axes_tuple(axis_name)
-  n = axis_size(names)
+  n = axis_size(names) if axis_index_groups is None else \
+      len(axis_index_groups[0])  # (JAX's: each group's own size)
 
   def one(leaf):
     leaf = asarg(leaf)

@@ -217,9 +217,11 @@ def reshard_rule(ctx, x, *, dst_sharding):
 
 # --- what collectives need ---------------------------------------------------------------------
 
-def replica_groups(ctx, names) -> list:
+def replica_groups(ctx, names, axis_index_groups=None) -> list:
   """The groups of logical device ids that a collective over mesh axes `names` joins: devices
-  agreeing on every other axis, each group in row-major order of `names`' coordinates."""
+  agreeing on every other axis, each group in row-major order of `names`' coordinates; with
+  `axis_index_groups` (indices along `names`), each of those rows split into the given groups
+  (as JAX's `_replica_groups`)."""
   mesh = current_mesh(ctx)
   ids = np.asarray(meshes(ctx.module).ids(mesh)).reshape(mesh.axis_sizes)
   order = list(mesh.axis_names)
@@ -227,7 +229,10 @@ def replica_groups(ctx, names) -> list:
   outer = [i for i in range(len(order)) if i not in inner]
   arr = ids.transpose(outer + inner)
   n = int(math.prod(mesh.axis_sizes[i] for i in inner))
-  return arr.reshape(-1, n).tolist()
+  rows = arr.reshape(-1, n).tolist()
+  if axis_index_groups is None:
+    return rows
+  return [[row[int(i)] for i in g] for row in rows for g in axis_index_groups]
 
 
 def groups_attr(groups) -> str:
