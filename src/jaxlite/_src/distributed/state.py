@@ -48,6 +48,11 @@ global_state = _State()
 # Run by `shutdown` before the world communicator is freed; filled by the modules above that
 # hold communicators of their own (mpi_collectives), so this module never imports them.
 shutdown_hooks: list = []
+# Run by `initialize` once the processes are joined (more than one), with (communicator,
+# process id, process count, local device count, timeout in s): filled by
+# compiler/xla/platforms.py, which with the xla backend the default makes XLA's CPU client
+# over every process's devices (compiler/xla/multiprocess.py).
+joined_hooks: list = []
 
 
 def in_mpi_launch() -> bool:
@@ -170,20 +175,8 @@ def initialize(coordinator_address: str | None = None,
     _install_abort_hooks()
     atexit.register(shutdown)  # runs before mpi4py's MPI_Finalize (registered earlier)
     if num_processes > 1:
-      _join_xla(comm, process_id, num_processes, n_local)
-
-
-def _join_xla(comm, process_id, num_processes, n_local):
-  """With the xla backend the default on the CPU: XLA's CPU client over every process's
-  devices (compiler/xla/multiprocess.py says how and why), so that programs over a mesh
-  spanning processes compile and run as one XLA program."""
-  from jaxlite._src.compiler.xla import platforms
-  if platforms.default_platform() != "cpu":
-    return
-  from jaxlite._src.compiler.xla import multiprocess
-  multiprocess.join(comm, process_id, num_processes, n_local,
-                    timeout_s=int(global_state.shutdown_timeout))
-  shutdown_hooks.append(multiprocess.leave)
+      for join in joined_hooks:  # the xla backend's CPU client across the processes
+        join(comm, process_id, num_processes, n_local, int(shutdown_timeout_seconds))
 
 
 class _LocalComm:

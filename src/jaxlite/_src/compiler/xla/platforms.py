@@ -14,6 +14,7 @@ from jaxlite._src.base import core
 from jaxlite._src.base import devices as devices_lib
 from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler.xla import client as client_lib
+from jaxlite._src.distributed import state as distributed_state
 from jaxlite._src.base.config import config
 
 _state = {"platform": None, "numpy_backend": None, "host_from_numpy": None}
@@ -139,7 +140,19 @@ def default_backend_name() -> str | None:
   return None if p is None else ("gpu" if p in ("cuda", "rocm") else p)
 
 
+def join_processes(comm, process_id, num_processes, local_count, timeout_s):
+  """`jaxlite.distributed.initialize`'s hook: with the xla backend the default on the CPU, XLA's
+  CPU client over every process's devices (multiprocess.py says how and why), so that programs
+  over a mesh spanning processes compile and run as one XLA program."""
+  if default_platform() != "cpu":
+    return
+  from jaxlite._src.compiler.xla import multiprocess
+  multiprocess.join(comm, process_id, num_processes, local_count, timeout_s)
+  distributed_state.shutdown_hooks.append(multiprocess.leave)
+
+
 devices_lib.xla_hooks = (xla_devices, default_device, default_backend_name)
+distributed_state.joined_hooks.append(join_processes)
 config._add_listener("jax_jaxlite_backend", refresh)
 config._add_listener("jax_platforms", refresh)
 refresh()

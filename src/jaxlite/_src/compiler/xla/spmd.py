@@ -330,12 +330,13 @@ def lower_text_with_shardings(closed, name, in_shardings, out_shardings):
   if not named:
     return None
   mesh = named[0].mesh
-  from jaxlite._src.sharding import propagation as prop
 
   def spec(s, v):
     if getattr(s, "mesh", None) is None or getattr(s, "spec", None) is None:
       return None
-    return prop.spec_of_sharding(s, len(lowering.physical_aval(v.aval).shape))
+    nd = len(lowering.physical_aval(v.aval).shape)
+    entries = tuple(_entry_names(e) for e in tuple(s.spec)[:nd])
+    return entries + ((),) * (nd - len(entries))
   jaxpr = closed.jaxpr
   ins = [spec(s, v) for s, v in zip(in_shardings or [None] * len(jaxpr.invars), jaxpr.invars)]
   outs = [spec(s, v) for s, v in zip(out_shardings or [None] * len(jaxpr.outvars),
