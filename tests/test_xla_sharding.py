@@ -67,6 +67,11 @@ if __import__("os").environ.get("JAXLITE_BACKEND") != "numpy":
   out["groups"] = {k: np.asarray(f(X[:4] if k.startswith("pmap") else X)).tolist()
                    for k, f in GROUPS.items()}
   out["text"]["psum_groups"] = GROUPS["psum"].lower(X).as_text()
+else:  # the NumPy backend's runtime: a clear error, not the groups ignored
+  try:
+    GROUPS["psum"](X)
+  except NotImplementedError as e:
+    out["groups_error"] = str(e)
 xs = jax.device_put(X, NS(mesh, P("x", "y")))
 out["shards"] = [[s.device.id, np.asarray(s.data).tolist()] for s in xs.addressable_shards[:3]]
 out["pmap"] = np.asarray(jax.pmap(lambda v: lax.psum(v, "i"), axis_name="i")(
@@ -95,6 +100,8 @@ def test_values_equal_the_numpy_backend(xla):
     np.testing.assert_allclose(got, numpy["values"][name], rtol=1e-5, atol=1e-5, err_msg=name)
   assert xla["shards"] == numpy["shards"]
   np.testing.assert_allclose(xla["pmap"], numpy["pmap"], rtol=1e-6)
+  assert "psum with axis_index_groups=[[0, 1], [2, 3]] runs on the xla backend" in \
+      numpy["groups_error"]
 
 
 def test_values_equal_jax(xla):

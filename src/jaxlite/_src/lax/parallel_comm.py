@@ -19,7 +19,7 @@ from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.elementwise_functions import asarg
 from jaxlite._src.lax.parallel import (_axes_tuple, _check_bound, _readonly, axis_index,
-                                       axis_is_bound, axis_size, psum_p)
+                                       axis_is_bound, axis_size, check_no_groups, psum_p)
 from jaxlite._src.spmd import runtime
 
 
@@ -166,6 +166,7 @@ def _a2a_abstract(x, *, axis_name, split_axis, concat_axis, axis_index_groups, t
 
 def _a2a_impl(x, *, axis_name, split_axis, concat_axis, axis_index_groups, tiled):
   _check_bound(_axes_tuple(axis_name), "all_to_all")
+  check_no_groups(axis_index_groups, "all_to_all")
   g = _group(axis_name)
 
   def combine(blocks):  # receiver j joins chunk j of every sender, in sender order
@@ -272,6 +273,7 @@ def _rs_abstract(x, *, scatter_dimension, axis_name, axis_index_groups, axis_siz
 
 def _rs_impl(x, *, scatter_dimension, axis_name, axis_index_groups, axis_size, tiled):
   _check_bound(_axes_tuple(axis_name), "psum_scatter")
+  check_no_groups(axis_index_groups, "psum_scatter")
   g = _group(axis_name)
 
   def combine(blocks):  # sum once; each member's piece is a view of the sum
