@@ -63,7 +63,18 @@ GROUPS = {
   "all_to_all": sm(lambda a: lax.all_to_all(a, "x", 0, 0, axis_index_groups=G, tiled=True)),
   "pmap_psum": jax.pmap(lambda v: lax.psum(v, "i", axis_index_groups=G), axis_name="i"),
 }
-if __import__("os").environ.get("JAXLITE_BACKEND") != "numpy":
+# Nested shard_map, as JAX writes it: the inner one over the body's context mesh ("x" manual)
+def nested_inner(b):
+  return lax.psum(b, "y") + lax.axis_index("y")
+def nested_outer(a):
+  inner = jax.shard_map(nested_inner, mesh=jax.sharding.get_abstract_mesh(), check_vma=False,
+                        in_specs=P(None, "y"), out_specs=P(None, None), axis_names={"y"})
+  return lax.psum(inner(a), "x")
+nested = jax.jit(jax.shard_map(nested_outer, mesh=mesh, in_specs=P("x"), out_specs=P(),
+                               axis_names={"x"}))
+if __import__("os").environ.get("JAXLITE_BACKEND") != "numpy":  # (NumPy's runtime: not nested)
+  out["values"]["nested"] = np.asarray(nested(X)).tolist()
+  out["text"]["nested"] = nested.lower(X).as_text()
   out["groups"] = {k: np.asarray(f(X[:4] if k.startswith("pmap") else X)).tolist()
                    for k, f in GROUPS.items()}
   out["text"]["psum_groups"] = GROUPS["psum"].lower(X).as_text()
@@ -97,6 +108,8 @@ def xla():
 def test_values_equal_the_numpy_backend(xla):
   numpy = _run("jaxlite", JAXLITE_BACKEND="numpy")
   for name, got in xla["values"].items():
+    if name == "nested":  # the NumPy backend's runtime does not nest SPMD runs
+      continue
     np.testing.assert_allclose(got, numpy["values"][name], rtol=1e-5, atol=1e-5, err_msg=name)
   assert xla["shards"] == numpy["shards"]
   np.testing.assert_allclose(xla["pmap"], numpy["pmap"], rtol=1e-6)
@@ -165,3 +178,18 @@ def test_axis_index_groups_as_jax(xla):
   theirs = _run("jax")
   for name, got in xla["groups"].items():
     np.testing.assert_allclose(got, theirs["groups"][name], rtol=1e-5, atol=1e-5, err_msg=name)
+
+
+def test_nested_shard_map_over_the_context_mesh(xla):
+  text = xla["text"]["nested"]
+  assert text.count("sdy.manual_computation") == 2
+  assert 'manual_axes={"x"}' in text and 'manual_axes={"y"}' in text
+  X = np.arange(64, dtype=np.float32).reshape(16, 4) / 9 - 3
+  a = X.reshape(4, 4, 4)  # [x block, rows, columns]
+  # psum over y of the column halves (+ axis_index("y"): 0 on the device whose value is kept,
+  # as JAX keeps it: out_specs P() with check_vma=False), then the psum over x's blocks
+  want = (a[:, :, :2] + a[:, :, 2:]).sum(0)
+  np.testing.assert_allclose(xla["values"]["nested"], want, rtol=1e-5, atol=1e-5)
+  oracle()
+  theirs = _run("jax")
+  np.testing.assert_allclose(xla["values"]["nested"], theirs["values"]["nested"], rtol=1e-5)
