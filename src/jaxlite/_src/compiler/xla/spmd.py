@@ -584,10 +584,9 @@ class SpmdExecutable:
     make = self.backend.buffer_type
     outs = []
     for shards, (shape, dtype), (idx, _) in zip(results, self.out_avals, self.out_blocks):
-      by_id = {s.devices().pop().id if hasattr(s, "devices") else None: s for s in shards}
+      # one shard per addressable device, in the device assignment's order (as `mine`)
       out = {}
-      for j, k in enumerate(mine):
-        buf = by_id.get(self.devices[k].id, shards[j])
+      for buf, k in zip(shards, mine):
         block_shape = tuple(len(range(*x.indices(n))) for x, n in zip(idx[k], shape))
         out[flat[k]] = make(buf, block_shape, dtype, self.devices[k]).host()
       outs.append(out)
