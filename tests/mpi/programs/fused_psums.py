@@ -10,12 +10,16 @@ import numpy as np
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
+from jaxlite._src.compiler.xla import multiprocess
 from jaxlite._src.distributed import mpi_collectives as mc
 from jaxlite.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 local = int(sys.argv[1]) if len(sys.argv) > 1 else 1
 jax.config.update("jax_num_cpu_devices", local)
 jax.distributed.initialize()
+# With the xla backend the psums are XLA's all-reduces across processes (gloo), no MPI Allreduce
+# (compiler/xla/multiprocess.py); on the NumPy backend they are packed into MPI Allreduces.
+ON_XLA = multiprocess.active()
 me, n = jax.process_index(), jax.process_count()
 mesh = Mesh(np.array(jax.devices()), ("x",))
 split, repl = NamedSharding(mesh, P("x")), NamedSharding(mesh, P())
@@ -75,7 +79,7 @@ for i in range(3):
     assert got.dtype == v.dtype, (k, got.dtype)
     np.testing.assert_array_equal(got, blocks_sum(v * (i + 1)), err_msg=f"{k} call {i}")
   if n > 1:
-    assert sorted(map(str, calls)) == ["float32", "int32"], calls  # not one per leaf
+    assert sorted(map(str, calls)) == ([] if ON_XLA else ["float32", "int32"]), calls
 
 # 2. A data-parallel step in jit(shard_map): per-shard gradients, psummed (the JAX way).
 SIZES = (5, 16, 8, 1)
@@ -110,7 +114,7 @@ for i in range(3):
   for got, want in zip(jax.tree.leaves(g), jax.tree.leaves(want_g)):
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-5)
   if n > 1:
-    assert len(calls) == 1, calls  # seven float32 psums, one Allreduce
+    assert len(calls) == (0 if ON_XLA else 1), calls  # NumPy: seven float32 psums, one Allreduce
 
 # 3. The same step as jit of the global-batch function (the partitioner inserts each layer's
 # gradient psum inside the backward pass, between the next layer's backprop): reordered so the
@@ -127,7 +131,7 @@ for i in range(3):
   for got, want in zip(jax.tree.leaves(g), jax.tree.leaves(want_g)):
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-5)
   if n > 1:
-    assert len(calls) == 1, calls
+    assert len(calls) == (0 if ON_XLA else 1), calls
 
 jax.distributed.shutdown()
 os.write(1, f"OK {me}\n".encode())  # one write: ranks share the pipe

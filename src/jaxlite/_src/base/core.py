@@ -310,6 +310,8 @@ class EvalTrace(Trace):
       args = [a if type(a) is bool else dtypes.weak_scalar(a) for a in args]
       impl = primitive.user_impl
       return (primitive.impl if impl is None else impl)(*args, **params)
+    if committed and any(type(v) is non_addressable for v in vals):  # shards in other processes
+      return eager_across_processes(primitive, args, params)  # (on any backend)
     if eager_routes:  # another backend's buffers exist: the first operand holding one routes
       for v in vals:
         route = eager_routes.get(type(v))
@@ -319,8 +321,6 @@ class EvalTrace(Trace):
       out = default_eager_route(primitive, args, params)
       if out is not NotImplemented:  # NotImplemented: the operands live on NumPy's CPU device
         return out
-    if committed and any(type(v) is non_addressable for v in vals):  # shards in other processes
-      return eager_across_processes(primitive, args, params)
     weak_rule = primitive.eager_weak_type
     if weak_rule is None or extended:
       if primitive.impl is None:

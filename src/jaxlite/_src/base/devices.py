@@ -98,6 +98,8 @@ def devices(backend=None) -> list:
       backend = backend.platform
     found = xla_hooks[0](backend)
     if found is not None:
+      global _backend_initialized
+      _backend_initialized = True  # XLA's client exists: too late to set the device count
       return list(found)
   if backend not in (None, "cpu"):
     raise RuntimeError(f"Unknown backend {backend}. Available backends are ['cpu']")
@@ -113,8 +115,9 @@ def cpu_devices() -> list:
 def local_devices(process_index=None, backend=None) -> list:
   """This process's devices (or process `process_index`'s)."""
   all_devices = devices(backend)
-  if all_devices and type(all_devices[0]) is not CpuDevice:  # XLA devices: all local here
-    return all_devices
+  if all_devices and type(all_devices[0]) is not CpuDevice:  # XLA devices
+    me = (0 if _topology is None else _topology[0]) if process_index is None else process_index
+    return [d for d in all_devices if d.process_index == me]
   if process_index is None:
     return list(_local_cache)
   return [d for d in all_devices if d.process_index == process_index]

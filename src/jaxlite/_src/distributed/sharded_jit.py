@@ -536,12 +536,15 @@ def call(fn, args, kwargs, entry, flat, mesh, program):
       if len(_calls) > 256:
         _calls.clear()
       _calls[key] = (fn, placements, entry, mesh, program)
-      if program is None and len(leaves) == len(args):  # flat Array arguments
+      if program is None and len(leaves) == len(args) and not _on_xla():  # flat Arrays
         _install_fast(fn, entry, placements, leaves, key[1])
   return _run(entry, list(entry.lifted) + list(flat), mesh, program)
 
 
 def _run(entry, values, mesh, program):
+  outs = _run_on_xla(entry, values, mesh, program)
+  if outs is not None:
+    return entry.out_tree.unflatten(outs)
   if program is None:
     return entry.out_tree.unflatten(run_with_shard_maps(entry.closed, values, mesh))
   return entry.out_tree.unflatten(run_program(program, values, entry.out_avals))
@@ -560,11 +563,104 @@ def repeat_call(fn, args, kwargs):
     if p is not q:
       return None
   entry, program = hit[2], hit[4]
-  if program is None:
+  if program is None and not _on_xla():
     step = _plan(entry.closed).single
     if step is not None:  # the program is one shard_map of the arguments
       return entry.out_tree.unflatten(step.run(leaves))
   return _run(entry, list(leaves), hit[3], program)
+
+
+# --- on the xla backend: one XLA program over the processes' devices ---------------------------
+# With the xla backend each process's CPU client spans every process's devices
+# (compiler/xla/multiprocess.py), so the call's global jaxpr (the partitioner's specs on its
+# arguments and results, or its shard_maps' own) is compiled once by XLA's SPMD partitioner for
+# the whole mesh, and every process runs it on its devices' blocks: the collectives crossing
+# processes run inside XLA (gloo over TCP), none through jaxlite's MPI exchange.
+_xla_programs: dict = {}  # (id(jaxpr), input specs) -> (jaxpr, executable, in shardings, _Outs)
+
+
+def _on_xla():
+  from jaxlite._src.compiler.xla import multiprocess
+  return multiprocess.active()
+
+
+def _value_spec(x, mesh):
+  """The spec of argument `x` when it is an Array laid out over `mesh`, else None."""
+  from jaxlite._src.sharding import propagation as prop
+  s = getattr(x, "_device", None) if type(x) is core.array_type else None
+  if getattr(s, "mesh", None) is not None and s.mesh == mesh:
+    return prop.spec_of_sharding(s, len(x.shape))
+  return None
+
+
+def _shard_map_layouts(jaxpr, mesh):
+  """(the mesh of `jaxpr`'s first shard_map, else `mesh`; {input var: the spec over it of the
+  first shard_map taking that input directly})."""
+  from jaxlite._src.parallel import shard_map as sm
+  from jaxlite._src.sharding import propagation as prop
+  from jaxlite._src.sharding.named_sharding import NamedSharding
+  maps = [e for e in jaxpr.eqns if e.primitive is sm.shard_map_p]
+  if maps:
+    mesh = maps[0].params["mesh"]
+  wanted = {}
+  for e in maps:
+    if e.params["mesh"] != mesh:
+      continue
+    for v, spec in zip(e.invars, e.params["in_specs"]):
+      if isinstance(v, core.Var) and v not in wanted:
+        wanted[v] = prop.spec_of_sharding(NamedSharding(mesh, spec), len(v.aval.shape))
+  return mesh, wanted
+
+
+def _run_on_xla(entry, values, mesh, program):
+  """The flat results of the call run as one XLA program over `mesh`, or None when the CPU
+  client does not span processes (the NumPy backend: jaxlite's runtime and MPI run it)."""
+  if not _on_xla():
+    return None
+  from jaxlite._src.compiler import backend
+  from jaxlite._src.compiler.xla import spmd
+  from jaxlite._src.compiler.xla.backend import _module_name
+  from jaxlite._src.sharding import partition
+  from jaxlite._src.sharding import propagation as prop
+  closed = entry.closed if program is None else program.closed
+  if program is None:  # shard_maps inside: over their mesh, each input as it is laid out, or
+    # as the shard_map taking it wants it (moved there by `_device_blocks`)
+    mesh, wanted = _shard_map_layouts(closed.jaxpr, mesh)
+    in_specs = [_value_spec(x, mesh) or wanted.get(v) or prop.replicated(len(np.shape(x)))
+                for v, x in zip(closed.jaxpr.invars, values)]
+  else:
+    in_specs = list(program.in_specs)
+  key = (id(closed), tuple(in_specs))
+  hit = _xla_programs.get(key)
+  if hit is None or hit[0] is not closed:
+    exe = spmd.compile_spmd(backend.installed(), closed, _module_name(closed, "jit_fn"),
+                            mesh=mesh, in_specs=in_specs,
+                            out_specs=None if program is None else list(program.out_specs))
+    _check_same_program(closed, in_specs)
+    ins = [partition._out_sharding(mesh, s) for s in in_specs]
+    outs = [_Out(aval, partition._out_sharding(mesh, s), assemble=True)
+            for s, aval in zip(exe.out_specs, entry.out_avals)]
+    if len(_xla_programs) > 256:
+      _xla_programs.clear()
+    hit = _xla_programs[key] = (closed, exe, ins, outs)
+  _, exe, ins, outs = hit
+  res = exe.run_blocks([_device_blocks(x, s) for x, s in zip(values, ins)])
+  return [o.make(r) for o, r in zip(outs, res)]
+
+
+def _check_same_program(closed, in_specs):
+  """Raises ValueError in every process when the processes are about to run different
+  programs (arguments of other shapes or dtypes: XLA's collectives would wait forever). Once
+  per program compiled, when every process compiles it: one MPI allgather."""
+  from jaxlite._src.distributed.state import global_state
+  sig = repr([(tuple(v.aval.shape), str(v.aval.dtype), s)
+              for v, s in zip(closed.jaxpr.invars, in_specs)])
+  every = global_state.comm.allgather(sig)
+  if len(set(every)) > 1:
+    raise ValueError(
+        "jaxlite: the processes called a program over a mesh spanning them with different "
+        f"shapes or dtypes of its arguments (by process: {every}); each process must pass "
+        "the same global shapes")
 
 
 # --- the steady state of one jit function ---------------------------------------------------------

@@ -48,6 +48,11 @@ global_state = _State()
 # Run by `shutdown` before the world communicator is freed; filled by the modules above that
 # hold communicators of their own (mpi_collectives), so this module never imports them.
 shutdown_hooks: list = []
+# Run by `initialize` once the processes are joined (more than one), with (communicator,
+# process id, process count, local device count, timeout in s): filled by
+# compiler/xla/platforms.py, which with the xla backend the default makes XLA's CPU client
+# over every process's devices (compiler/xla/multiprocess.py).
+joined_hooks: list = []
 
 
 def in_mpi_launch() -> bool:
@@ -169,6 +174,9 @@ def initialize(coordinator_address: str | None = None,
   if MPI is not None:
     _install_abort_hooks()
     atexit.register(shutdown)  # runs before mpi4py's MPI_Finalize (registered earlier)
+    if num_processes > 1:
+      for join in joined_hooks:  # the xla backend's CPU client across the processes
+        join(comm, process_id, num_processes, n_local, int(shutdown_timeout_seconds))
 
 
 class _LocalComm:

@@ -53,6 +53,16 @@ def axis_size(axis_name) -> int:
   return size
 
 
+def check_no_groups(axis_index_groups, fun_name: str) -> None:
+  """The NumPy backend's SPMD runtime joins whole named axes only: axis_index_groups raise
+  (rather than being ignored); the xla backend lowers them as JAX's replica groups."""
+  if axis_index_groups is not None:
+    raise NotImplementedError(
+        f"{fun_name} with axis_index_groups={axis_index_groups} runs on the xla backend "
+        "(JAXLITE_BACKEND=xla, which lowers them as JAX does); the NumPy backend's SPMD "
+        "runtime joins whole named axes only")
+
+
 def _check_bound(axes, fun_name: str) -> None:
   for name in _split_axes(axes)[0]:
     if not axis_is_bound(name):
@@ -163,6 +173,8 @@ def _reduction_collective(name, np_reduce, ufunc, replicated):
 
   def impl(x, *, axes, axis_index_groups):
     _check_bound(axes, "psum")
+    if _split_axes(axes)[0]:
+      check_no_groups(axis_index_groups, name)
     named, positional = _split_axes(axes)
     x = np_reduce(x, axis=positional) if positional else x
     if not named:
@@ -367,6 +379,7 @@ def _all_gather_impl(x, *, all_gather_dimension, axis_name, axis_index_groups, a
                      tiled):
   names = _axes_tuple(axis_name)
   _check_bound(names, "all_gather")
+  check_no_groups(axis_index_groups, "all_gather")
   join = np.concatenate if tiled else np.stack
   return runtime.exchange(runtime.group_of(names), np.asarray(x),
                           lambda blocks: _readonly(join(blocks, axis=all_gather_dimension)))
@@ -423,7 +436,9 @@ ad.deflinear(all_gather_p, _all_gather_transpose)
 
 def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
   """Every member's `x`, stacked (or concatenated when `tiled`) along `axis`."""
-  size = _named_size(_axes_tuple(axis_name))
+  # with axis_index_groups, each group gathers its own members (JAX's size: the group's)
+  size = _named_size(_axes_tuple(axis_name)) if axis_index_groups is None else \
+      len(axis_index_groups[0])
 
   def gather(leaf):
     leaf = asarg(leaf)

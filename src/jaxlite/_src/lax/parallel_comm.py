@@ -19,7 +19,7 @@ from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.elementwise_functions import asarg
 from jaxlite._src.lax.parallel import (_axes_tuple, _check_bound, _readonly, axis_index,
-                                       axis_is_bound, axis_size, psum_p)
+                                       axis_is_bound, axis_size, check_no_groups, psum_p)
 from jaxlite._src.spmd import runtime
 
 
@@ -166,6 +166,7 @@ def _a2a_abstract(x, *, axis_name, split_axis, concat_axis, axis_index_groups, t
 
 def _a2a_impl(x, *, axis_name, split_axis, concat_axis, axis_index_groups, tiled):
   _check_bound(_axes_tuple(axis_name), "all_to_all")
+  check_no_groups(axis_index_groups, "all_to_all")
   g = _group(axis_name)
 
   def combine(blocks):  # receiver j joins chunk j of every sender, in sender order
@@ -213,7 +214,8 @@ all_to_all_p = _define("all_to_all", _a2a_abstract, _a2a_impl, _a2a_transpose, _
 def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):
   """Splits `x` along `split_axis` into one chunk per member, sends chunk j to member j, and
   joins what each member receives along `concat_axis` (a new axis unless `tiled`)."""
-  n = axis_size(axis_name)
+  n = axis_size(axis_name) if axis_index_groups is None else \
+      len(axis_index_groups[0])  # (JAX's: each group's own size)
 
   def one(leaf):
     leaf = asarg(leaf)
@@ -271,6 +273,7 @@ def _rs_abstract(x, *, scatter_dimension, axis_name, axis_index_groups, axis_siz
 
 def _rs_impl(x, *, scatter_dimension, axis_name, axis_index_groups, axis_size, tiled):
   _check_bound(_axes_tuple(axis_name), "psum_scatter")
+  check_no_groups(axis_index_groups, "psum_scatter")
   g = _group(axis_name)
 
   def combine(blocks):  # sum once; each member's piece is a view of the sum
@@ -313,7 +316,8 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
   """The sum over the members of `axis_name`, scattered along `scatter_dimension`: member i
   keeps piece i (a slice when `tiled`, else the dimension, of size the axis size, indexed)."""
   names = _axes_tuple(axis_name)
-  n = axis_size(names)
+  n = axis_size(names) if axis_index_groups is None else \
+      len(axis_index_groups[0])  # (JAX's: each group's own size)
 
   def one(leaf):
     leaf = asarg(leaf)

@@ -25,30 +25,24 @@ def _positional(axes):
   return tuple(int(a) for a in axes if isinstance(a, (int, np.integer)))
 
 
-def _no_groups(prim, axis_index_groups):
-  if axis_index_groups is not None:
-    raise hlo.LoweringError(f"{prim} with axis_index_groups on the xla backend: only whole "
-                            "named axes are lowered")
-
-
-def _group_attrs(ctx, names) -> dict:
-  return {"channel_handle": spmd.channel_attr(ctx),
-          "replica_groups": spmd.groups_attr(spmd.replica_groups(ctx, names)),
+def _group_attrs(ctx, names, axis_index_groups=None) -> dict:
+  # axis_index_groups: each named axis' row of devices split into the groups (JAX's groups)
+  groups = spmd.replica_groups(ctx, names, axis_index_groups)
+  return {"channel_handle": spmd.channel_attr(ctx), "replica_groups": spmd.groups_attr(groups),
           "use_global_device_ids": "unit"}
 
 
-def _all_reduce(ctx, x, names, op):
+def _all_reduce(ctx, x, names, op, axis_index_groups=None):
   if not names:
     return x
   aval = hlo.shaped_aval(x.shape, x.dtype)
   body = ctx.scalar_region(x.dtype, op)
-  return hlo.with_aval(ctx.op("all_reduce", [x], aval, _group_attrs(ctx, names), [body]),
-                       x.aval)
+  attrs = _group_attrs(ctx, names, axis_index_groups)
+  return hlo.with_aval(ctx.op("all_reduce", [x], aval, attrs, [body]), x.aval)
 
 
 def _reduction_rule(op):
   def rule(ctx, x, *, axes, axis_index_groups):
-    _no_groups(ctx.primitive.name, axis_index_groups)
     positional = _positional(axes)
     if positional:
       out = hlo.shaped_aval([d for i, d in enumerate(x.shape) if i not in positional], x.dtype)
@@ -59,7 +53,7 @@ def _reduction_rule(op):
       c = ctx.with_avals([x.aval], [out])
       x = c.op("reduce", [x, c.constant(np.array(init, x.dtype))], out,
                {"dimensions": hlo.i64_array(positional)}, [c.scalar_region(x.dtype, op)])
-    return _all_reduce(ctx, x, _named(axes), op)
+    return _all_reduce(ctx, x, _named(axes), op, axis_index_groups)
   return rule
 
 
@@ -78,7 +72,6 @@ def _axis_index_rule(ctx, *, axis_name):
 
 def _all_gather_rule(ctx, x, *, all_gather_dimension, axis_name, axis_index_groups, axis_size,
                      tiled):
-  _no_groups("all_gather", axis_index_groups)
   names = _axes_tuple(axis_name)
   dim = all_gather_dimension
   if not tiled:  # a new dimension of size 1 to gather along
@@ -86,18 +79,18 @@ def _all_gather_rule(ctx, x, *, all_gather_dimension, axis_name, axis_index_grou
     x = ctx.broadcast_to(x, shape, [i for i in range(len(shape)) if i != dim])
   out = list(x.shape)
   out[dim] *= axis_size
-  attrs = {"all_gather_dim": f"{dim} : i64", **_group_attrs(ctx, names)}
+  attrs = {"all_gather_dim": f"{dim} : i64", **_group_attrs(ctx, names, axis_index_groups)}
   return ctx.op("all_gather", [x], hlo.shaped_aval(out, x.dtype), attrs)
 
 
 def _reduce_scatter_rule(ctx, x, *, scatter_dimension, axis_name, axis_index_groups, axis_size,
                          tiled):
-  _no_groups("psum_scatter", axis_index_groups)
   names = _axes_tuple(axis_name)
   dim = scatter_dimension
   out = list(x.shape)
   out[dim] //= axis_size
-  attrs = {"scatter_dimension": f"{dim} : i64", **_group_attrs(ctx, names)}
+  attrs = {"scatter_dimension": f"{dim} : i64",
+           **_group_attrs(ctx, names, axis_index_groups)}
   body = ctx.scalar_region(x.dtype, "add")
   y = ctx.op("reduce_scatter", [x], hlo.shaped_aval(out, x.dtype), attrs, [body])
   return y if tiled else ctx.reshape(y, ctx.aval_out.shape)
@@ -113,9 +106,8 @@ def _ppermute_rule(ctx, x, *, axis_name, perm):
 
 
 def _all_to_all_rule(ctx, x, *, axis_name, split_axis, concat_axis, axis_index_groups, tiled):
-  _no_groups("all_to_all", axis_index_groups)
   names = _axes_tuple(axis_name)
-  groups = spmd.replica_groups(ctx, names)
+  groups = spmd.replica_groups(ctx, names, axis_index_groups)
   n = len(groups[0])
   attrs = {"channel_handle": spmd.channel_attr(ctx),
            "replica_groups": spmd.groups_attr(groups),

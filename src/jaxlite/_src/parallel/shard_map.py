@@ -4,6 +4,7 @@ batching). Varying-manual-axes typing (check_vma) lives in shard_map_vma.py.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import weakref
@@ -22,7 +23,8 @@ from jaxlite._src.base.config import config
 from jaxlite._src.interpreters import ad, batching, linearize
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.lax import parallel, parallel_comm
-from jaxlite._src.sharding.mesh import AbstractMesh, Mesh, get_abstract_mesh, get_mesh
+from jaxlite._src.sharding.mesh import (AbstractMesh, AxisType, Mesh, get_abstract_mesh,
+                                        get_mesh, use_abstract_mesh)
 from jaxlite._src.sharding.partition_spec import PartitionSpec
 from jaxlite._src.parallel.shard_map_vma import annotate, spec_axes, trace_typed
 from jaxlite._src.spmd import programs, runtime
@@ -113,6 +115,9 @@ def _concrete_mesh(mesh, flat_args):
   """The Mesh a shard_map given an AbstractMesh runs on: the context mesh (`set_mesh`) of the
   same axes, else the mesh of an argument's NamedSharding of the same axes; JAX's ValueError
   when there is none."""
+  for m in reversed(_body_meshes):  # a nested shard_map over the enclosing body's mesh
+    if (m.axis_sizes, m.axis_names) == (mesh.axis_sizes, mesh.axis_names):
+      return m
   key = (mesh.axis_sizes, mesh.axis_names, mesh.axis_types)
   ctx = get_mesh()
   candidates = [ctx] + [getattr(getattr(a, "_device", None), "mesh", None) for a in flat_args]
@@ -346,8 +351,27 @@ def _manual_env(mesh, manual) -> dict:
   return {n: mesh.shape[n] for n in mesh.axis_names if n in manual}
 
 
+# The concrete meshes of the shard_map bodies being traced, innermost last: inside a body, as in
+# JAX, the context's abstract mesh is the body's mesh with its manual axes typed Manual, and a
+# nested shard_map given that abstract mesh (or none) runs over the enclosing concrete mesh.
+_body_meshes: list = []
+
+
+@contextlib.contextmanager
+def _body_mesh(mesh, manual):
+  ctx = get_abstract_mesh()
+  base = ctx if not ctx.empty and (ctx.axis_sizes, ctx.axis_names) == (
+      mesh.axis_sizes, mesh.axis_names) else mesh.abstract_mesh
+  _body_meshes.append(mesh)
+  try:
+    with use_abstract_mesh(base.update_axis_types({a: AxisType.Manual for a in manual})):
+      yield
+  finally:
+    _body_meshes.pop()
+
+
 def _trace_body(fun, avals, mesh, manual, check_vma=False):
-  with runtime.bind_axes(_manual_env(mesh, manual)):
+  with runtime.bind_axes(_manual_env(mesh, manual)), _body_mesh(mesh, manual):
     if check_vma:  # the user's body: typed as it is traced (shard_map_vma.TraceTyping)
       with trace_typed(mesh, manual):
         return pe.trace_to_jaxpr(fun, list(avals))
@@ -699,6 +723,28 @@ def _fully_addressable(mesh) -> bool:
   return hit
 
 
+def _eager_on_xla(args, vals, params):
+  """An eager shard_map over a mesh spanning processes, on the xla backend: the one-equation
+  program compiled by XLA for the whole mesh, run by every process on its devices' blocks."""
+  from jaxlite._src.base import devices
+  from jaxlite._src.distributed import global_arrays
+  from jaxlite._src.sharding import propagation as prop
+  from jaxlite._src.sharding.named_sharding import NamedSharding
+  mesh = params["mesh"]
+  n_lifted = len(args) - len(params["in_specs"])
+  avals = [core.get_aval(a) for a in args]
+  specs = [prop.replicated(len(a.shape)) if i < n_lifted else
+           prop.spec_of_sharding(NamedSharding(mesh, s), len(a.shape))
+           for i, (a, s) in enumerate(zip(avals, [None] * n_lifted + list(params["in_specs"])))]
+  flat = list(mesh.devices.flat)
+  mine = [d for d in flat if d.process_index == devices.process_index()]
+  blocks = [v.blocks if isinstance(v, _LocalBlocks) else {d: v for d in mine} for v in vals]
+  outs, _ = xla_spmd.run_primitive_blocks(shard_map_p, avals, params, mesh, specs, blocks)
+  return [global_arrays._assemble(global_shape(aval.shape, s, mesh), NamedSharding(mesh, s),
+                                  o, aval.weak_type)
+          for o, aval, s in zip(outs, params["jaxpr"].out_avals, params["out_specs"])]
+
+
 def _eager(args, params):
   """Runs shard_map now and gives its outputs their NamedShardings (per out_specs)."""
   from jaxlite._src.base import array
@@ -710,6 +756,9 @@ def _eager(args, params):
     specs = [None] * n_lifted + list(params["in_specs"])
     vals = [_local_blocks(a, mesh, s) if isinstance(a, array.ArrayImpl) and s is not None
             else np.asarray(a) for a, s in zip(args, specs)]
+    from jaxlite._src.compiler.xla import multiprocess
+    if multiprocess.active():  # XLA's CPU client spans the processes: one XLA program
+      return _eager_on_xla(args, vals, params)
     outs = _impl(*vals, **params)
     return [global_arrays._assemble(global_shape(aval.shape, s, mesh), NamedSharding(mesh, s),
                                     o.blocks, aval.weak_type)

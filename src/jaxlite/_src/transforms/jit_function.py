@@ -741,6 +741,10 @@ class PjitFunction:
                        len(dyn_args), frozenset(dyn_kwargs))
     traced._args_info = self._args_info(args, kwargs, flat)
     traced._donated = self._donated(len(flat), 0, args, kwargs)
+    traced._shardings = None
+    if self._in_shardings is not None or self._out_shardings is not None:
+      from jaxlite._src.sharding import partition  # what `as_text` annotates, as JAX's does
+      traced._shardings = partition.eqn_shardings(self.site, args, kwargs, entry, len(flat))
     return traced
 
   def _args_info(self, args, kwargs, flat):
@@ -899,6 +903,7 @@ class Traced(StageInfo):
       donation.plan_for(self._entry, self._donated, self._fn._keep_unused)
     lowered = Lowered(self._fn, self._entry)
     lowered._statics, lowered._args_info = self._statics, self._args_info
+    lowered._shardings = getattr(self, "_shardings", None)
     return lowered
 
 
@@ -910,6 +915,13 @@ class Lowered(StageInfo):
     """The StableHLO module on a backend that lowers to it (XLA), else the jaxpr."""
     b = backend.get_backend()
     if hasattr(b, "lower_text") and dialect in (None, "stablehlo", "mlir"):
+      shardings = getattr(self, "_shardings", None)
+      if shardings is not None:  # in/out_shardings: the arguments and results annotated
+        from jaxlite._src.compiler.xla import spmd
+        text = spmd.lower_text_with_shardings(self._entry.closed, _xla_module_name(self._fn),
+                                              *shardings)
+        if text is not None:
+          return text
       return b.lower_text(self._entry.closed, name=_xla_module_name(self._fn))
     return str(self._entry.closed)
 

@@ -25,6 +25,18 @@ _lock = threading.RLock()
 _clients: dict = {}        # platform -> client
 _failed: dict = {}         # platform -> the error its client raised
 _plugin_paths: dict | None = None  # platform -> shared library, found once
+# make_cpu_client's options for a CPU client spanning processes (multiprocess.py sets them).
+_cpu_options: dict = {}
+
+
+def set_cpu_client_options(**options) -> None:
+  """The CPU client's distributed runtime and collectives (before it is made)."""
+  with _lock:
+    if "cpu" in _clients:
+      raise RuntimeError("the XLA CPU client already exists: jaxlite.distributed.initialize "
+                         "must run before anything uses the xla backend")
+    _cpu_options.clear()
+    _cpu_options.update(options)
 
 # The order JAX prefers platforms in when several are present (the default backend).
 PLATFORM_PRIORITY = ("tpu", "cuda", "rocm", "gpu", "cpu")
@@ -208,7 +220,8 @@ def _make_client(platform: str):
   xc = xla_client()
   if platform == "cpu":
     _register_lapack(xc)
-    return xc.make_cpu_client(num_devices=devices_lib._requested_count())
+    options = dict(_cpu_options) or {"num_devices": devices_lib._requested_count()}
+    return xc.make_cpu_client(**options)
   path = plugin_paths().get(platform)
   if path is None:
     raise RuntimeError(f"no PJRT plugin for platform '{platform}' is installed")

@@ -14,6 +14,7 @@ from jaxlite._src.base import core
 from jaxlite._src.base import devices as devices_lib
 from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler.xla import client as client_lib
+from jaxlite._src.distributed import state as distributed_state
 from jaxlite._src.base.config import config
 
 _state = {"platform": None, "numpy_backend": None, "host_from_numpy": None}
@@ -105,15 +106,24 @@ def xla_devices(backend: str | None):
                            f"is installed (JAX_PLATFORMS={','.join(want)}; jaxlib "
                            f"{'installed' if client_lib.available() else 'not installed'})")
       return None
-    return xla_backend(platform).devices()
+    return _all_devices(platform)
   backend = backend.lower()
   if backend == "cpu":
-    return xla_backend("cpu").devices() if platform is not None and \
+    return _all_devices("cpu") if platform is not None and \
         config.jax_jaxlite_backend == "xla" else None
   for p in client_lib.ALIASES.get(backend, (backend,)):
     if p in client_lib.accelerator_platforms():
       return xla_backend(p).devices()
   return None
+
+
+def _all_devices(platform):
+  """The devices of `platform`'s client: every process's where the CPU client spans processes
+  (jaxlite.distributed with the xla backend), else this process's."""
+  from jaxlite._src.compiler.xla import multiprocess
+  if platform == "cpu" and multiprocess.active():
+    return multiprocess.global_devices(xla_backend("cpu"))
+  return xla_backend(platform).devices()
 
 
 def default_device():
@@ -130,7 +140,19 @@ def default_backend_name() -> str | None:
   return None if p is None else ("gpu" if p in ("cuda", "rocm") else p)
 
 
+def join_processes(comm, process_id, num_processes, local_count, timeout_s):
+  """`jaxlite.distributed.initialize`'s hook: with the xla backend the default on the CPU, XLA's
+  CPU client over every process's devices (multiprocess.py says how and why), so that programs
+  over a mesh spanning processes compile and run as one XLA program."""
+  if default_platform() != "cpu":
+    return
+  from jaxlite._src.compiler.xla import multiprocess
+  multiprocess.join(comm, process_id, num_processes, local_count, timeout_s)
+  distributed_state.shutdown_hooks.append(multiprocess.leave)
+
+
 devices_lib.xla_hooks = (xla_devices, default_device, default_backend_name)
+distributed_state.joined_hooks.append(join_processes)
 config._add_listener("jax_jaxlite_backend", refresh)
 config._add_listener("jax_platforms", refresh)
 refresh()

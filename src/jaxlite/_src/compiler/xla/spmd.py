@@ -215,9 +215,11 @@ def reshard_rule(ctx, x, *, dst_sharding):
 
 # --- what collectives need ---------------------------------------------------------------------
 
-def replica_groups(ctx, names) -> list:
+def replica_groups(ctx, names, axis_index_groups=None) -> list:
   """The groups of logical device ids that a collective over mesh axes `names` joins: devices
-  agreeing on every other axis, each group in row-major order of `names`' coordinates."""
+  agreeing on every other axis, each group in row-major order of `names`' coordinates; with
+  `axis_index_groups` (indices along `names`), each of those rows split into the given groups
+  (as JAX's `_replica_groups`)."""
   mesh = current_mesh(ctx)
   ids = np.asarray(meshes(ctx.module).ids(mesh)).reshape(mesh.axis_sizes)
   order = list(mesh.axis_names)
@@ -225,7 +227,10 @@ def replica_groups(ctx, names) -> list:
   outer = [i for i in range(len(order)) if i not in inner]
   arr = ids.transpose(outer + inner)
   n = int(math.prod(mesh.axis_sizes[i] for i in inner))
-  return arr.reshape(-1, n).tolist()
+  rows = arr.reshape(-1, n).tolist()
+  if axis_index_groups is None:
+    return rows
+  return [[row[int(i)] for i in g] for row in rows for g in axis_index_groups]
 
 
 def groups_attr(groups) -> str:
@@ -292,17 +297,20 @@ def lower_spmd(closed, name, mesh=None, in_specs=None, out_specs=None, donated_t
   in_specs = in_specs or [_type_spec(v.aval, mesh) for v in jaxpr.invars]
   out_specs = out_specs or [_produced_spec(v, jaxpr, mesh) for v in jaxpr.outvars]
   nd = lambda v: len(lowering.physical_aval(v.aval).shape)  # noqa: E731 (keys: their data)
+  # (a spec None: unspecified, left to the partitioner's propagation, as JAX leaves it)
   ins = {i: f"sdy.sharding = #sdy.sharding{sharding_attr(module, mesh, s, nd(v))}"
-         for i, (v, s) in enumerate(zip(jaxpr.invars, in_specs))}
+         if s is not None else "" for i, (v, s) in enumerate(zip(jaxpr.invars, in_specs))}
   for i, a in arg_attrs.items():
-    ins[i] = f"{ins[i]}, {a}"
+    ins[i] = f"{ins[i]}, {a}" if ins[i] else a
   outs = [f"sdy.sharding = #sdy.sharding{sharding_attr(module, mesh, s, nd(v))}"
-          for v, s in zip(jaxpr.outvars, out_specs)]
+          if s is not None else "" for v, s in zip(jaxpr.outvars, out_specs)]
   # main's signature, its arguments and results annotated (its body is as emitted)
   main = module.funcs[-1].split("\n")
-  sig = ", ".join(f"%arg{i}: {lowering.aval_type(v.aval)} {{{ins[i]}}}"
+  attrs = lambda a: f" {{{a}}}" if a else ""  # noqa: E731
+  sig = ", ".join(f"%arg{i}: {lowering.aval_type(v.aval)}{attrs(ins[i])}"
                   for i, v in enumerate(jaxpr.invars))
-  res = ", ".join(f"{lowering.aval_type(v.aval)} {{{a}}}" for v, a in zip(jaxpr.outvars, outs))
+  res = ", ".join(f"{lowering.aval_type(v.aval)}{attrs(a)}"
+                  for v, a in zip(jaxpr.outvars, outs))
   main[0] = f"  func.func public @main({sig}) -> ({res}) {{"
   module.funcs[-1] = "\n".join(main)
   text = module.text()
@@ -310,6 +318,33 @@ def lower_spmd(closed, name, mesh=None, in_specs=None, out_specs=None, donated_t
     text = lowering.ModuleText(text)
     text.host_callbacks = tuple(module.host_callbacks)
   return text, (state.devices, mesh, list(in_specs), list(out_specs))
+
+
+def lower_text_with_shardings(closed, name, in_shardings, out_shardings):
+  """What `jit(f, in_shardings=..., out_shardings=...).lower(x).as_text()` shows: the module
+  with each argument and result that has a NamedSharding annotated with it (the others left
+  unannotated, as JAX leaves them), pretty-printed; None when none is a NamedSharding."""
+  named = [s for s in list(in_shardings or ()) + list(out_shardings or ())
+           if getattr(s, "mesh", None) is not None and getattr(s, "spec", None) is not None]
+  if not named:
+    return None
+  mesh = named[0].mesh
+
+  def spec(s, v):
+    if getattr(s, "mesh", None) is None or getattr(s, "spec", None) is None:
+      return None
+    nd = len(lowering.physical_aval(v.aval).shape)
+    entries = tuple(_entry_names(e) for e in tuple(s.spec)[:nd])
+    return entries + ((),) * (nd - len(entries))
+  jaxpr = closed.jaxpr
+  ins = [spec(s, v) for s, v in zip(in_shardings or [None] * len(jaxpr.invars), jaxpr.invars)]
+  outs = [spec(s, v) for s, v in zip(out_shardings or [None] * len(jaxpr.outvars),
+                                     jaxpr.outvars)]
+  text, _ = lower_spmd(closed, name, mesh, ins, outs)
+  if text is None:
+    return None
+  from jaxlite._src.compiler.xla import backend as xb
+  return xb.pretty_text(text)
 
 
 def _type_spec(aval, mesh):
@@ -345,7 +380,9 @@ def compile_spmd(backend, closed, name, mesh=None, in_specs=None, out_specs=None
   devices, mesh, in_specs, out_specs = layout
   xla_devices = [_xla_device(backend, d) for d in devices]
   loaded = _compile(backend, text, xla_devices)
-  return SpmdExecutable(loaded, backend, xla_devices, mesh, closed, in_specs, out_specs, text)
+  exe = SpmdExecutable(loaded, backend, xla_devices, mesh, closed, in_specs, out_specs, text)
+  exe.in_specs, exe.out_specs = in_specs, out_specs
+  return exe
 
 
 def _xla_device(backend, d):
@@ -354,6 +391,9 @@ def _xla_device(backend, d):
   if getattr(d, "backend", None) is backend:
     return d
   devs = backend.devices()
+  from jaxlite._src.compiler.xla import multiprocess
+  if multiprocess.active():  # a mesh over every process's devices
+    devs = multiprocess.global_devices(backend)
   for x in devs:
     if x.id == d.id:
       return x
@@ -394,7 +434,9 @@ def _gspmd_sharding_type():
       _device_assignment = property(lambda self: tuple(self._devices))
       device_set = property(lambda self: set(self._devices))
       is_fully_replicated = property(lambda self: self._hlo_sharding.is_replicated())
-      is_fully_addressable = property(lambda self: True)
+      # (a program over several processes' devices: process 0 holds none of process 1's)
+      is_fully_addressable = property(lambda self: all(
+          d.process_index == d.client.process_index() for d in self._devices))
 
       def is_equivalent_to(self, other, ndim):
         return self == other
@@ -511,6 +553,45 @@ class SpmdExecutable:
       outs.append(buf)
     return outs
 
+  def run_blocks(self, blocks):
+    """The program over a mesh spanning processes (every process calls it: its collectives
+    cross processes inside XLA). `blocks[i]` maps each of this process's mesh devices to its
+    block of input i (laid out by the input's spec); returns, per output, this process's
+    devices' blocks, keyed the same way."""
+    from jaxlite._src.compiler.xla import client as client_lib
+    _jax = client_lib.jax_ext()
+    flat = list(self.mesh.devices.flat)  # the program's devices, in mesh order
+    mine = [k for k, d in enumerate(self.devices) if d.process_index == _process_index(d)]
+    args = []
+    for i, per_device in enumerate(blocks):
+      shape, dtype = self.in_avals[i]
+      shards = []
+      for k in mine:
+        piece = np.asarray(per_device[flat[k]])
+        if piece.dtype.names is not None:  # typed PRNG keys: their data
+          piece = np.stack([piece[n] for n in piece.dtype.names], axis=-1)
+        piece = np.ascontiguousarray(piece, dtype)
+        d = self.devices[k]
+        shards.append(_jax.batched_device_put(_aval(piece.shape, dtype), d.sharding, [piece],
+                                              [d.pjrt], True, True, enable_x64=True))
+      args.append(_jax.ArrayImpl(_aval(shape, dtype), self.in_shardings[i], shards, True,
+                                 _skip_checks=True))
+    from jaxlite._src.compiler.xla import backend as xb
+    try:
+      results = self.loaded.execute_sharded(args).disassemble_into_single_device_arrays()
+    except Exception as err:
+      raise xb._runtime_error(err, "executing", self.devices) from err
+    make = self.backend.buffer_type
+    outs = []
+    for shards, (shape, dtype), (idx, _) in zip(results, self.out_avals, self.out_blocks):
+      # one shard per addressable device, in the device assignment's order (as `mine`)
+      out = {}
+      for buf, k in zip(shards, mine):
+        block_shape = tuple(len(range(*x.indices(n))) for x, n in zip(idx[k], shape))
+        out[flat[k]] = make(buf, block_shape, dtype, self.devices[k]).host()
+      outs.append(out)
+    return outs
+
   def as_text(self) -> str:
     return self.loaded.hlo_modules()[0].to_string()
 
@@ -531,6 +612,11 @@ def _remember(value, key, arr) -> None:
   except TypeError:
     return
   _resident[k] = (ref, key, arr)
+
+
+def _process_index(device):
+  """The index of the process running this program (`device` is one of its client's)."""
+  return device.pjrt.client.process_index()
 
 
 def _client():
@@ -568,11 +654,23 @@ def run_primitive(primitive, args, params):
   """An eager sharded primitive (shard_map called outside jit) on the xla backend: the
   one-equation program compiled for its mesh (once per params and operand types) and run on
   the global values `args`; the results' global host values."""
-  b = installed_xla()
-  avals = [core.get_aval(a) for a in args]
+  return _eqn_executable(primitive, [core.get_aval(a) for a in args], params)(*args)
+
+
+def run_primitive_blocks(primitive, avals, params, mesh, in_specs, blocks):
+  """`run_primitive` over a mesh spanning processes (eager shard_map on Arrays with shards in
+  other processes): `avals` the operands' global types, `in_specs` their layouts over `mesh`,
+  `blocks[i]` {device: block} of operand i for this process's devices; per result, this
+  process's devices' blocks (laid out by the result's spec)."""
+  exe = _eqn_executable(primitive, avals, params, mesh, tuple(in_specs))
+  return exe.run_blocks(blocks), exe.out_specs
+
+
+def _eqn_executable(primitive, avals, params, mesh=None, in_specs=None):
+  """The `SpmdExecutable` of the one-equation program (cached per params and operand types)."""
   sig = tuple((tuple(a.shape), a.dtype, a.weak_type) for a in avals)
   try:
-    key = (primitive, tuple(params.items()), sig)
+    key = (primitive, tuple(params.items()), sig, in_specs)
     hit = _eqn_cache.get(key)
   except TypeError:
     key, hit = None, None
@@ -583,9 +681,10 @@ def run_primitive(primitive, args, params):
     outvars = [core.Var(a) for a in out_avals]
     eqn = core.JaxprEqn(invars, outvars, primitive, params)
     closed = core.ClosedJaxpr(core.Jaxpr([], invars, outvars, [eqn]), [])
-    hit = compile_spmd(b, closed, f"jit_{primitive.name}")
+    hit = compile_spmd(installed_xla(), closed, f"jit_{primitive.name}", mesh=mesh,
+                       in_specs=None if in_specs is None else list(in_specs))
     if key is not None:
       if len(_eqn_cache) > 1024:
         _eqn_cache.clear()
       _eqn_cache[key] = hit
-  return hit(*args)
+  return hit
