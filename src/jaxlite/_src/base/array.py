@@ -214,6 +214,8 @@ class ArrayImpl(core.Array):
       from jaxlite._src.base.errors import JaxRuntimeError
       raise JaxRuntimeError("INVALID_ARGUMENT: Buffer has been deleted or donated.")
     v = self._value
+    if type(v) in core.eager_routes:  # a device buffer: its address on the device
+      return v.buf.unsafe_buffer_pointer()
     if type(v) is not np.ndarray:  # a NumPy scalar has no buffer: hold it as a 0-d array
       v = self._value = np.asarray(v)
     return v.ctypes.data

@@ -90,6 +90,9 @@ def _initialize():
 # Set by compiler/xla/platforms.py: (devices(backend) -> list or None, default XLA device or
 # None, default backend name or None). XLA devices answer where it returns them.
 xla_hooks = None
+# Set by compiler/xla/platforms.py while an XLA backend is the default: that backend, whose
+# first device is where an uncommitted Array lives (`jax.devices()[0]`, as in JAX).
+default_xla_backend = None
 
 
 def devices(backend=None) -> list:
@@ -141,7 +144,10 @@ def process_index(backend=None) -> int:
   return 0 if _topology is None else _topology[0]
 
 
-def default_device() -> CpuDevice:
+def default_device():
+  """The device of an uncommitted Array: `jax.devices()[0]`."""
+  if default_xla_backend is not None:
+    return default_xla_backend.default_device()
   if _devices_cache is None:
     _initialize()
   return _local_cache[0]
