@@ -471,7 +471,7 @@ def _constraints(closed) -> list:
 
 def is_multi_device(placement) -> bool:
   from jaxlite._src.base import devices
-  return placement is not None and type(placement) is not devices.CpuDevice and \
+  return placement is not None and not devices.is_device(placement) and \
       len(placement._device_assignment) > 1
 
 
