@@ -206,7 +206,7 @@ class XlaExecutable:
                  *(r.aval.inner_aval for r in self.ref_consts)]
     # extended dtypes (typed PRNG keys) travel as their data: ui32 [..., 2] buffers
     out_avals = [lowering.physical_aval(a) for a in out_avals]
-    self.out_avals = [(tuple(a.shape), np.dtype(a.dtype)) for a in out_avals]
+    self.out_avals = [(tuple(a.shape), lowering.storage_dtype(a.dtype)) for a in out_avals]
     _jax = client_lib.jax_ext()
     sh = device.sharding
     self.handlers = [_jax.array_result_handler(_Aval(s, d), sh, True, _skip_checks=True)
