@@ -177,6 +177,9 @@ class DeviceBuffer:
     return f"DeviceBuffer({self.shape}, {self.dtype}, {self.device})"
 
 
+_NUMPY_SCALARS = frozenset(np.dtype(c).type for c in "?bhilqBHILQefdgFDG")
+
+
 def _wrap(buffer_type, buf, shape, dtype, device):
   """A DeviceBuffer of an executable's result (`shape` a tuple, `dtype` a NumPy dtype already):
   `__init__`'s work without its conversions, on the cached-call path."""
@@ -274,18 +277,24 @@ class XlaExecutable:
     put, dev, bt = self.backend.buffer_for, self.device, self.backend.buffer_type
     execute, handlers = self.loaded.execute_sharded, self.handlers
     (shape, dt), = self.out_avals
-    new_array = core.host_array_from_numpy
+    new_array, new = core.host_array_from_numpy, object.__new__
 
     def run_one(values):
+      bufs = []
       for v in values:
-        if type(v) is bt and v.device is not dev:  # elsewhere: the general call
+        if type(v) is not bt:
+          bufs.append(put(v, dev))
+        elif v.device is dev:
+          bufs.append(v.buf)
+        else:  # on another device: the general call (compiled for a committed one's device)
           return new_array(self(*values)[0], weak_type)
-      bufs = [v.buf if type(v) is bt else put(v, dev) for v in values]
       try:
         o = execute(bufs).consume_with_handlers(handlers)[0]
       except Exception as err:
         raise _runtime_error(err, "executing", dev) from err
-      return new_array(_wrap(bt, o, shape, dt, dev), weak_type)
+      b = new(bt)  # (`_wrap`, inline: the cached call's last Python call saved)
+      b.buf, b.shape, b.dtype, b.device, b._host, b.committed = o, shape, dt, dev, None, False
+      return new_array(b, weak_type)
     return run_one
 
   def as_text(self) -> str:
@@ -408,11 +417,18 @@ class XlaBackend(backend_lib.Backend):
     another device), or a host value transferred. Scalars (`x + 1`'s `1`) and typed PRNG key
     data (immutable, held by their key Array) are transferred once per device and reused: a
     transfer is a synchronization with the device, the dearest part of a small eager op."""
+    t = type(value)
+    if t in _NUMPY_SCALARS:  # `x + 1`'s partner (jnp's promotion made it a NumPy scalar)
+      key = (t, value.tobytes(), id(device))  # (devices live as long as their backend)
+      hit = self._transfers.get(key)
+      if hit is None or hit.is_deleted():  # (a donated argument's buffer is consumed)
+        hit = self._remember(key, self.to_device(np.asarray(value), device).buf)
+      return hit
     if isinstance(value, DeviceBuffer):
       if value.device is device or value.device == device:
         return value.buf
       return self.copy_to(value, device).buf
-    x = value if type(value) is np.ndarray else np.asarray(value)
+    x = value if t is np.ndarray else np.asarray(value)
     if x.ndim == 0 and x.dtype.names is None:
       key = (x.dtype, x.tobytes(), device.pjrt)
       hit = self._transfers.get(key)
