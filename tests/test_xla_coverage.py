@@ -39,7 +39,8 @@ NO_RULE = {
 BY_NAMED_TEST = {
     # linearize's placeholder for a custom_vjp function's tangent: its rule raises JAX's
     # TypeError (jvp of a custom_vjp function) when a program holding it is compiled
-    "custom_lin": "test_when_python_runs.py::test_jvp_of_custom_vjp_raises_jax_type_error_after_fwd",
+    "custom_lin":
+        "test_when_python_runs.py::test_jvp_of_custom_vjp_raises_jax_type_error_after_fwd",
     "mulhi": "test_xla_backend.py::test_mulhi_and_unstack",
     "unstack": "test_xla_backend.py::test_mulhi_and_unstack",
     "copy_p": "test_xla_rules.py::test_identity_and_token_primitives",
