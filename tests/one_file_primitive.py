@@ -2,8 +2,7 @@
 x / (1 + |x|). The family helper `families.unop` records what the library needs to know of it
 (its kind "elementwise" and that tier 1 may fuse it, its vmap and sharding rules, its StableHLO
 rule for the xla backend); its JVP is registered here. tests/test_one_file_primitive.py uses it
-under every tier, grad, vmap,
-sharded jit and fusion; no library module names it."""
+under every tier, grad, vmap, sharded jit and fusion; no library module names it."""
 import numpy as np
 
 from jaxlite._src.interpreters import ad
