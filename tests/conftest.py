@@ -53,6 +53,25 @@ def xla_is_default() -> bool:
   return backend.installed().name.startswith("xla")
 
 
+def pytest_configure(config):
+  config.addinivalue_line(
+      "markers", "numpy_backend(reason): the test checks the NumPy backend's own machinery (its "
+      "generated code, tiers, fast paths, bit-for-bit identities between its paths): it runs on "
+      "the NumPy backend whichever backend the suite runs on (JAXLITE_BACKEND=xla included)")
+
+
+@pytest.fixture(autouse=True)
+def _numpy_backend_marker(request):
+  """Runs a test marked `numpy_backend` on the NumPy backend (see pytest_configure)."""
+  marker = request.node.get_closest_marker("numpy_backend")
+  if marker is None or not xla_is_default():
+    yield
+    return
+  assert marker.args or marker.kwargs.get("reason"), "numpy_backend(reason) needs its reason"
+  with configured(jax_jaxlite_backend="numpy"):
+    yield
+
+
 @pytest.fixture
 def on_xla():
   """The xla backend as the default for the test (restores the previous choice)."""

@@ -1,8 +1,8 @@
 """A new elementwise primitive defined in this one file and nowhere else (issue 29): softsign,
 x / (1 + |x|). The family helper `families.unop` records what the library needs to know of it
-(its kind "elementwise" and that tier 1 may fuse it, its vmap and sharding rules); its JVP is
-registered here. tests/test_one_file_primitive.py uses it under every tier, grad, vmap,
-sharded jit and fusion; no library module names it."""
+(its kind "elementwise" and that tier 1 may fuse it, its vmap and sharding rules, its StableHLO
+rule for the xla backend); its JVP is registered here. tests/test_one_file_primitive.py uses it
+under every tier, grad, vmap, sharded jit and fusion; no library module names it."""
 import numpy as np
 
 from jaxlite._src.interpreters import ad
@@ -14,7 +14,12 @@ def _softsign(x):
   return x / (1 + np.abs(x))
 
 
-softsign_p = families.unop("softsign", _softsign, "f")
+def _softsign_hlo(ctx, x):
+  one = ctx.constant(np.ones((), x.dtype), shape=x.shape)
+  return ctx.op("divide", [x, ctx.op("add", [one, ctx.op("abs", [x], x.aval)], x.aval)], x.aval)
+
+
+softsign_p = families.unop("softsign", _softsign, "f", hlo=_softsign_hlo)
 
 
 def _softsign_jvp(t, x):

@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import xla_is_default
 
 import jaxlite
 
@@ -724,7 +725,12 @@ case("3.1/explicit-x64-allow-mode", "0 Array([0., 0.], dtype=float64)",
          warns(lambda: m.jnp.zeros(2, _F64(m))).splitlines()[:0])),
      xfail="jax_explicit_x64_dtypes=allow silences the warning but still truncates to float32: "
            "JAX then makes real float64 arrays with x64 off, which dtypes.canonicalize_dtype "
-           "(always 32-bit when x64 is off) cannot express without a redesign")
+           "(always 32-bit when x64 is off) cannot express without a redesign",
+     # the oracle's side: real JAX shares this process's jaxlib with the xla backend
+     skip="on the xla backend: real JAX imported after jaxlib's batched_device_put ran (jaxlite's "
+          "transfers) dispatches a float64 scalar as float32 under jax_explicit_x64_dtypes="
+          "'allow' (XLA's RuntimeProgramInputMismatch); in a fresh process JAX prints the row"
+     if xla_is_default() else None)
 
 
 def _in_mode(m, mode, fn):

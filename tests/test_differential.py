@@ -1042,10 +1042,10 @@ KNOWN = [
     # Fixed: conj_p binds JAX's input_dtype param (prints conj[input_dtype=complex64]).
     pytest.param(lambda: _case(lambda L, x: L.jnp.conj(x), C64), id="conj-input_dtype-param"),
     pytest.param(lambda: _case(lambda L, x, y: L.jnp.logaddexp(x, y), V3, V3[::-1].copy()),
-                 marks=pytest.mark.xfail(strict=True, reason=(
+                 marks=[pytest.mark.xfail(strict=True, reason=(
                      "the jaxpr now matches (custom_jvp_call, fuzz row 6 fixed); the value is "
                      "1 ulp off JAX's (NumPy's log1p/exp vs XLA's), which _case compares "
-                     "exactly")),
+                     "exactly")), pytest.mark.numpy_backend("NumPy's log1p/exp, not XLA's")],
                  id="logaddexp-custom_jvp"),
     pytest.param(lambda: _case(lambda L, x, y: L.jnp.einsum("ij,jk->ik", x, y),
                                np.ones((1, 3), F32), np.ones((1, 3), F32)),
@@ -1058,10 +1058,11 @@ KNOWN = [
                                V3, np.array([1, 2, 3], np.int8), mode="jaxpr"),
                  id="einsum-mixed-dtypes"),
     pytest.param(lambda: _case(lambda L, x: L.jnp.arctan2(x, x), C64),
-                 marks=pytest.mark.xfail(strict=True, reason=(
+                 marks=[pytest.mark.xfail(strict=True, reason=(
                      "complex atan2 is accepted now (dtype and jaxpr as JAX's); the values are "
                      "within 1 ulp of JAX's (ours round once from complex128), and _case "
                      "compares exactly (tests/test_jnp_math.py checks them to 1e-6)")),
+                        pytest.mark.numpy_backend("the NumPy backend's complex atan2")],
                  id="arctan2-complex"),
     # Fixed (with fuzz row 16): an out-of-range axis reaches the primitive's ValueError.
     pytest.param(lambda: _case(lambda L, x: L.jnp.max(x, axis=0), np.array(1.0, F32)),

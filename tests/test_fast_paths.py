@@ -10,6 +10,9 @@ from jaxlite import lax
 from jaxlite._src.compiler import numpy_codegen
 
 RNG = np.random.default_rng(0)
+# The file's subject is the NumPy backend's hot code (its generated source, its eager shortcuts
+# bit for bit against its general path); on the xla backend XLA computes both paths.
+pytestmark = pytest.mark.numpy_backend("the NumPy backend's fast paths and generated code")
 
 
 def _data(shape, dtype):

@@ -39,6 +39,7 @@ def test_eager():
   np.testing.assert_allclose(np.asarray(softsign(jnp.asarray(X))), _want(X), rtol=1e-6)
 
 
+@pytest.mark.numpy_backend("the NumPy backend's tiers (tier 0, tier 1, native)")
 @pytest.mark.parametrize("tier,native", [(0, False), (1, False)] + (
     [(1, True)] if HAVE_NUMBA else []))
 def test_jit_on_every_tier(tier, native):
@@ -55,6 +56,13 @@ def test_jit_on_every_tier(tier, native):
     jax.config.update("jax_jaxlite_tier", prev_tier)
     backend.install_backend(prev)
   assert name == {0: "numpy", 1: "numpy-native" if native else "numpy-tiled"}[tier]
+  np.testing.assert_allclose(got, np.tanh(_want(X * 2) + 1), rtol=1e-5, atol=1e-6)
+
+
+def test_jit_on_the_installed_backend():
+  """jit of the one-file primitive on whichever backend runs the suite (XLA through its
+  StableHLO rule under JAXLITE_BACKEND=xla)."""
+  got = np.asarray(jax.jit(_f)(X))
   np.testing.assert_allclose(got, np.tanh(_want(X * 2) + 1), rtol=1e-5, atol=1e-6)
 
 

@@ -17,7 +17,8 @@ from jaxlite._src.compiler import backend, numpy_codegen, tier1_backend, tiled_e
 from jaxlite.scipy.special import logsumexp
 
 # Where NumPy warns (inf * 0 in bfloat16, say) both tiers warn alike; only values are compared.
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"),
+              pytest.mark.numpy_backend("tier 1 against tier 0: the NumPy backend's tiers")]
 
 TIER0, TIER1 = numpy_codegen.NUMPY, tier1_backend.TIER1
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -344,7 +345,8 @@ def test_tier1_is_the_default():
   # The native tier (where numba is installed) is tier 1 with native kernels: off here, and
   # its own selection is test_native's.
   for env_tier, want in ((None, "1 numpy-tiled"), ("0", "0 numpy")):
-    env = {k: v for k, v in os.environ.items() if k != "JAXLITE_TIER"}
+    # (the NumPy backend's tiers: JAXLITE_BACKEND=xla, the suite's, left out)
+    env = {k: v for k, v in os.environ.items() if k not in ("JAXLITE_TIER", "JAXLITE_BACKEND")}
     env["JAXLITE_NATIVE"] = "0"
     if env_tier is not None:
       env["JAXLITE_TIER"] = env_tier

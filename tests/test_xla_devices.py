@@ -112,7 +112,7 @@ def test_created_arrays_go_to_the_default_xla_device(on_xla):
 def test_numpy_cpu_device_under_an_xla_default(on_xla):
   """An accelerator as the default and NumPy's CPU device beside it (as on the TPU): arrays
   put on the CPU device stay host arrays and their eager ops run in NumPy there."""
-  cpu = devices_lib.default_device()  # NumPy's CPU device
+  cpu = devices_lib.cpu_devices()[0]  # NumPy's CPU device
   assert type(cpu) is devices_lib.CpuDevice
   with jaxlite.default_device(on_xla):  # created arrays go to the XLA device, as on a TPU
     y = jaxlite.jit(lambda a: a * 2)(np.arange(3, dtype=np.float32))

@@ -85,7 +85,7 @@ class ArrayImpl(core.Array):
     aval = self._aval
     if aval is None:
       p = self._device
-      typed = p if p is not None and type(p) is not devices.CpuDevice and \
+      typed = p if p is not None and not devices.is_device(p) and \
           devices.sharding_in_type(p) else None
       aval = self._aval = core.ShapedArray(self._value.shape, self._value.dtype, self.weak_type,
                                            typed)
@@ -109,7 +109,9 @@ class ArrayImpl(core.Array):
   size = property(lambda self: self._value.size if self._aval is None else self._aval.size)
   itemsize = property(lambda self: self.dtype.itemsize)
   nbytes = property(lambda self: self.size * self.dtype.itemsize)
-  committed = property(lambda self: self._device is not None)
+  # (an XLA device buffer records its own commitment: `device_put` to an XLA device)
+  committed = property(lambda self: self._device is not None or
+                       getattr(self._value, "committed", False) is True)
 
   def _host_value(self) -> np.ndarray:
     """The whole array as one host NumPy value (the accessor everything outside the backend
@@ -130,7 +132,7 @@ class ArrayImpl(core.Array):
     if d is not None:
       return d.sharding_object()
     p = self._device
-    if p is None or type(p) is devices.CpuDevice:
+    if p is None or devices.is_device(p):
       return devices.SingleDeviceSharding(p or devices.default_device())
     return p
 
@@ -146,19 +148,19 @@ class ArrayImpl(core.Array):
     if p is None:
       d = _xla_device_of(self)
       return devices.default_device() if d is None else d
-    if type(p) is devices.CpuDevice or len(p._device_assignment) > 1:
+    if devices.is_device(p) or len(p._device_assignment) > 1:
       return p
     return p._device_assignment[0]
 
   @property
   def is_fully_addressable(self):
     p = self._device
-    return p is None or type(p) is devices.CpuDevice or p.is_fully_addressable
+    return p is None or devices.is_device(p) or p.is_fully_addressable
 
   @property
   def is_fully_replicated(self):
     p = self._device
-    return p is None or type(p) is devices.CpuDevice or p.is_fully_replicated
+    return p is None or devices.is_device(p) or p.is_fully_replicated
 
   @property
   def addressable_shards(self):
@@ -214,6 +216,8 @@ class ArrayImpl(core.Array):
       from jaxlite._src.base.errors import JaxRuntimeError
       raise JaxRuntimeError("INVALID_ARGUMENT: Buffer has been deleted or donated.")
     v = self._value
+    if type(v) in core.eager_routes:  # a device buffer: its address on the device
+      return v.buf.unsafe_buffer_pointer()
     if type(v) is not np.ndarray:  # a NumPy scalar has no buffer: hold it as a 0-d array
       v = self._value = np.asarray(v)
     return v.ctypes.data
@@ -391,7 +395,7 @@ def sole_owner(x) -> bool:
   if type(x) is not ArrayImpl:
     return False
   d = x._device
-  if d is not None and type(d) is not devices.CpuDevice:
+  if d is not None and not devices.is_device(d):
     return False
   v = x._value
   if type(v) in core.eager_routes:  # a device buffer: XLA writes into it only when donated
@@ -440,7 +444,7 @@ def is_sharded(x) -> bool:
   """Whether Array `x` lives on a multi-device sharding (eager NumPy fast paths that cannot
   tell the result's layout step aside for the primitives and their sharding rules)."""
   d = x._device
-  return d is not None and type(d) is not devices.CpuDevice
+  return d is not None and not devices.is_device(d)
 
 
 def numpy_eager(x) -> bool:
@@ -497,7 +501,7 @@ def place_outputs(out, device, primitive=None, args=None, params=None):
   multi-device sharding). On a multi-device sharding a result keeps the placement its type gave
   it (`_from_numpy_aval`), else the one `primitive`'s sharding rule gives it
   (`devices.output_placements`), else is replicated over the same devices."""
-  multi = type(device) is not devices.CpuDevice and device is not None
+  multi = device is not None and not devices.is_device(device)
   outs = out if type(out) is list else (out,)
   placements = None
   if multi and primitive is not None and any(

@@ -20,7 +20,18 @@ _topology = None
 CPU_IDS_PER_PROCESS = 2048
 
 
-class CpuDevice:
+class Device:
+  """The base of device classes (NumPy's `CpuDevice`, the XLA backend's devices): an Array's
+  placement is a Device (one device) or a multi-device `Sharding`."""
+  __slots__ = ()
+
+
+def is_device(placement) -> bool:
+  """Whether an Array's placement (`_device`) is one device rather than a Sharding."""
+  return isinstance(placement, Device)
+
+
+class CpuDevice(Device):
   __slots__ = ("id", "process_index")
   platform = "cpu"
   device_kind = "cpu"
@@ -90,6 +101,9 @@ def _initialize():
 # Set by compiler/xla/platforms.py: (devices(backend) -> list or None, default XLA device or
 # None, default backend name or None). XLA devices answer where it returns them.
 xla_hooks = None
+# Set by compiler/xla/platforms.py while an XLA backend is the default: that backend, whose
+# first device is where an uncommitted Array lives (`jax.devices()[0]`, as in JAX).
+default_xla_backend = None
 
 
 def devices(backend=None) -> list:
@@ -144,7 +158,10 @@ def process_index(backend=None) -> int:
   return 0 if _topology is None else _topology[0]
 
 
-def default_device() -> CpuDevice:
+def default_device():
+  """The device of an uncommitted Array: `jax.devices()[0]`."""
+  if default_xla_backend is not None:
+    return default_xla_backend.default_device()
   if _devices_cache is None:
     _initialize()
   return _local_cache[0]
@@ -224,7 +241,7 @@ def primitive_arg_names(primitive, n: int) -> list:
 
 def placement_devices(p) -> tuple:
   """The devices of an Array's placement (a device or a multi-device sharding), in order."""
-  return (p,) if type(p) is CpuDevice else p._device_assignment
+  return (p,) if isinstance(p, Device) else p._device_assignment
 
 
 def sharding_in_type(sharding) -> bool:
@@ -248,7 +265,7 @@ def output_placements(p, outs, primitive, args, params) -> list:
   it finds none), else replicated over the same devices."""
   for a in args:
     d = getattr(a, "_device", None)
-    if d is not None and type(d) is not CpuDevice and not d.is_fully_replicated:
+    if d is not None and not isinstance(d, Device) and not d.is_fully_replicated:
       from jaxlite._src.sharding import rules
       if any(sharding_in_type(getattr(b, "_device", None)) for b in args):
         return rules.eager_placements(primitive, args, params, outs, p)
@@ -268,7 +285,7 @@ def common_device(args, names, fun_name: str):
       continue
     if dev is None:
       dev, first = d, i
-    elif d != dev and (type(d) is CpuDevice and type(dev) is CpuDevice
+    elif d != dev and (isinstance(d, Device) and isinstance(dev, Device)
                        or placement_devices(d) != placement_devices(dev)):
       names = names()
 

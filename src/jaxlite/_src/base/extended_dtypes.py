@@ -12,7 +12,8 @@ jaxlite stores such a value as a NumPy array of the physical dtype; only avals c
 extended dtype. The rules only ever bind ordinary primitives, so the core needs three small
 hooks (casts in lax/elementwise.py, zeros and accumulation in interpreters/ad.py) and nothing
 else. Rules for sharding and lowering (`physical_sharding`, `global_sharded_result_handler`, ...)
-are never called: jaxlite has no XLA lowering, and an array of such a dtype does not leave a jit
+are never called: the XLA backend lowers such values as their physical data
+(`compiler/xla/lowering.storage_dtype`), and an array of such a dtype does not leave a jit
 (`jax._src.earray` does not exist, so libraries keep them inside, as flax's fp8 ops do).
 """
 from __future__ import annotations

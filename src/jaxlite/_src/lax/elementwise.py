@@ -991,11 +991,14 @@ def _hlo_pow(ctx, x, y):
 
 def _hlo_convert(ctx, x, *, new_dtype, weak_type=False, sharding=None):
   out = ctx.aval_out
-  if x.dtype.kind == "c" and out.dtype.kind != "c":  # the real part, as JAX converts
-    x = ctx.op("real", [x], ShapedArray(x.shape, _real_dtype(x.dtype)))
-  if out.dtype == np.bool_ and x.dtype != np.bool_:
-    return ctx.compare(x, ctx.zeros(x.shape, x.dtype), "NE")
-  return ctx.convert(x, out.dtype)
+  # (a user-defined extended dtype converts as the data it is stored in)
+  x_dtype, out_dtype = hlo.storage_dtype(x.dtype), hlo.storage_dtype(out.dtype)
+  if x_dtype.kind == "c" and out_dtype.kind != "c":  # the real part, as JAX converts
+    x = ctx.op("real", [x], ShapedArray(x.shape, _real_dtype(x_dtype)))
+    x_dtype = x.dtype
+  if out_dtype == np.bool_ and x_dtype != np.bool_:
+    return ctx.compare(x, ctx.zeros(x.shape, x_dtype), "NE")
+  return ctx.convert(x, out_dtype)
 
 
 def _hlo_sign(ctx, x):

@@ -471,7 +471,7 @@ def _constraints(closed) -> list:
 
 def is_multi_device(placement) -> bool:
   from jaxlite._src.base import devices
-  return placement is not None and type(placement) is not devices.CpuDevice and \
+  return placement is not None and not devices.is_device(placement) and \
       len(placement._device_assignment) > 1
 
 
@@ -507,7 +507,7 @@ class _CallPlan:
           r._aval = None  # the type follows the placement (explicit axes)
       return entry.out_tree.unflatten(outs)
     outs = self.program.run(values)
-    make, from_numpy = core.make_array, core.array_from_numpy
+    make, from_numpy = core.make_array, core.host_array_from_numpy
     results = []
     for o, a, p in zip(outs, entry.out_avals, self.placements):
       o = o if type(o) is np.ndarray else np.asarray(o)

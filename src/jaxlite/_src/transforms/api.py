@@ -165,6 +165,8 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
       return out
     if isinstance(device, devices.SingleDeviceSharding):
       dev = device._device
+      if hasattr(dev, "_device_put"):  # one XLA device
+        return dev._device_put(arr)
     value = arr._host_value()
     if arr is not leaf and value is not leaf and type(value) is np.ndarray and \
         value.base is None and not np.shares_memory(value, np.asarray(leaf)):
@@ -226,7 +228,8 @@ def _checked_placement(dev, shape):
 
 
 def _checked_device(dev):
-  if not isinstance(dev, devices.CpuDevice) or dev not in devices.cpu_devices():
+  if not isinstance(dev, devices.Device) or (
+      dev not in devices.cpu_devices() and dev not in devices.devices()):
     raise ValueError("`jax.device_put` only accepts `None`, `jax.sharding.Sharding`, "
                      "`jax.Device`, `Format`, `jax.memory.Space` or a pytree of these values. "
                      f"Received invalid value: {dev}")

@@ -230,12 +230,12 @@ def print_environment_info(return_string: bool = False):
 
 
 class Device(abc.ABC):
-  """`jax.Device`: the base class of devices (jaxlite's CpuDevice is registered)."""
+  """`jax.Device`: the base class of devices (jaxlite's device classes are registered)."""
 
 
 def _register_devices():
   from jaxlite._src.base import devices
-  Device.register(devices.CpuDevice)
+  Device.register(devices.Device)
 
 
 _register_devices()

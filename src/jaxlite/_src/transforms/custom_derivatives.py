@@ -581,6 +581,7 @@ def _custom_lin_batcher(vals, dims, **params):
 custom_lin_p.def_impl(_custom_lin_impl)
 batching.primitive_batchers[custom_lin_p] = _custom_lin_batcher
 _NUMPY_TABLES.templates[custom_lin_p] = _custom_lin_lowering
+hlo.register(custom_lin_p, lambda ctx, *args, **params: _custom_lin_lowering())  # (as NumPy's)
 ad.primitive_transposes[custom_lin_p] = _custom_lin_transpose
 # A custom_vjp's bwd runs even when every output cotangent is zero, as in JAX's backward pass
 # (which skips no linear eqn): a bwd may return values that are not linear in its cotangents

@@ -230,7 +230,13 @@ class _CacheEntry:
     exe = self.compiled()
     aval = avals[0]
     dt, weak = aval.dtype, aval.weak_type
-    make, from_numpy = core.make_array, core.array_from_numpy
+    # A backend's executable may offer its own one-result runner (XLA's: device buffers in and
+    # out, no NumPy error state to set).
+    own = getattr(exe, "one_result_runner", None)
+    runner = None if own is None else own(dt, weak)
+    if runner is not None:
+      return runner
+    make, from_numpy = core.make_array, core.host_array_from_numpy
 
     def run_one(values):
       token = fp_quiet.quiet()
@@ -599,7 +605,7 @@ class PjitFunction:
       return self._call_staged(args, kwargs)
     device = self._committed_device(flat, args, kwargs)
     plan = self._plan(entry, flat, args, kwargs)
-    if self._sharded or device is not None and type(device) is not devices.CpuDevice:
+    if self._sharded or device is not None and not devices.is_device(device):
       out = _call_sharded(self, args, kwargs)
       if out is not _MISS:
         return self._ran_sharded(plan, flat, out)
@@ -639,17 +645,6 @@ class PjitFunction:
     or non-empty tuples/lists of them (`f(params, x, y)`): skips pytree flattening on a cache
     hit and runs the entry's `fast_runner`."""
     at = core.array_type
-    if core.eager_routes:
-      installed = backend.installed().name
-      owners = backend.buffer_backends
-      on_host = backend.host_backend is not None
-      if any(type(a) is at and (type(a._value) in owners and owners[type(a._value)] != installed
-                                or on_host and type(a._device) is devices.CpuDevice)
-             for a in tree_util.tree_leaves(args)):
-        # buffers of a backend other than the installed one, or Arrays committed to NumPy's
-        # CPU device beside an XLA default: the general path compiles on their backend (the
-        # installed backend's own buffers, and a deleted Array's placeholder, stay here)
-        return _MISS
     try:  # free unless it raises: a deleted Array's buffer raises on `v.shape`
       if len(args) == 1 and type(args[0]) is at:
         a = args[0]
@@ -685,6 +680,8 @@ class PjitFunction:
             break
     except RuntimeError as err:
       raise self._deleted_arg_error(args, err) from None
+    if core.eager_routes and _foreign_arguments(arrays, committed):
+      return _MISS
     runner = self._fast_cache.get(key)
     if runner is None:
       entry, _ = self._get_entry(args, {})
@@ -695,7 +692,7 @@ class PjitFunction:
     if not committed:
       return runner(values)
     device = self._committed_device(arrays, args, {})
-    if type(device) is not devices.CpuDevice:
+    if not devices.is_device(device):
       out = _call_sharded(self, args, {})
       if out is not _MISS:
         return out
@@ -1056,6 +1053,27 @@ def _arguments_backend(flat):
     b = backend.backend_for_arguments(flat)
     return None if b is backend.installed() else b
   return None
+
+
+_foreign_cache = [None, -1, frozenset()]  # installed backend, len(buffer_backends), types
+
+
+def _foreign_arguments(arrays, committed) -> bool:
+  """Whether an Array among `arrays` holds a buffer of a backend other than the installed one,
+  or is committed to NumPy's CPU device beside an XLA default: the general path then compiles
+  on their backend (the installed backend's own buffers, and a deleted Array's placeholder,
+  stay on the fast path)."""
+  installed, owners = backend.installed(), backend.buffer_backends
+  if _foreign_cache[0] is not installed or _foreign_cache[1] != len(owners):
+    _foreign_cache[:] = [installed, len(owners), frozenset(
+        t for t, name in owners.items() if name != installed.name)]
+  foreign = _foreign_cache[2]
+  for a in arrays:
+    if type(a._value) in foreign:
+      return True
+  if committed and backend.host_backend is not None:
+    return any(type(a._device) is devices.CpuDevice for a in arrays)
+  return False
 
 
 def _call_sharded(fn, args, kwargs):

@@ -58,7 +58,7 @@ def _sharding_type():
   return _sharding_class
 
 
-class XlaDevice:
+class XlaDevice(devices_lib.Device):
   """A device of a PJRT client, printed as JAX prints it (`CpuDevice(id=0)`, `TpuDevice(id=0,
   ...)`)."""
   __slots__ = ("pjrt", "platform", "id", "device_kind", "process_index", "_sharding", "backend")
@@ -94,14 +94,19 @@ class XlaDevice:
     transferred."""
     v = getattr(arr, "_value", None)
     if isinstance(v, DeviceBuffer):
-      buf = v if v.device == self else self.backend.copy_to(v, self)
+      # on this device already: the same buffer, committed (deleting either deletes both, as
+      # JAX's aliasing device_put)
+      buf = _wrap(type(v), v.buf, v.shape, v.dtype, self) if v.device == self else \
+          self.backend.copy_to(v, self)
+      buf._host = v._host
     else:
       buf = self.backend.to_device(arr._host_value() if hasattr(arr, "_host_value") else
                                    np.asarray(arr), self)
-    if buf is not v:
-      buf.committed = True
-    return core.make_array(buf, core.ShapedArray(buf.shape, buf.dtype,
-                                                         getattr(arr, "weak_type", False)))
+    buf.committed = True
+    out = core.make_array(buf, core.ShapedArray(buf.shape, buf.dtype,
+                                                getattr(arr, "weak_type", False)))
+    out._device = self  # committed, as JAX's device_put commits (jit and eager ops follow it)
+    return out
 
   coords = property(lambda self: getattr(self.pjrt, "coords", None))
 
@@ -172,14 +177,28 @@ class DeviceBuffer:
     return f"DeviceBuffer({self.shape}, {self.dtype}, {self.device})"
 
 
+_NUMPY_SCALARS = frozenset(np.dtype(c).type for c in "?bhilqBHILQefdgFDG")
+
+
+def _wrap(buffer_type, buf, shape, dtype, device):
+  """A DeviceBuffer of an executable's result (`shape` a tuple, `dtype` a NumPy dtype already):
+  `__init__`'s work without its conversions, on the cached-call path."""
+  b = object.__new__(buffer_type)
+  b.buf, b.shape, b.dtype, b.device, b._host, b.committed = buf, shape, dtype, device, None, False
+  return b
+
+
 class XlaExecutable:
   """A loaded XLA executable and what calling it needs: the device, result handlers and the
   module text (`as_text` shows XLA's optimized HLO; `lowered_text` the StableHLO)."""
   __slots__ = ("loaded", "device", "backend", "out_avals", "handlers", "lowered_text",
-               "n_in", "ref_inputs", "ref_consts", "n_out", "calls_host", "__jaxlite_source__")
+               "n_in", "ref_inputs", "ref_consts", "n_out", "calls_host", "__jaxlite_source__",
+               "_avals", "_elsewhere")
 
   def __init__(self, loaded, backend, device, in_avals, out_avals, text, ref_consts=()):
     self.loaded, self.backend, self.device = loaded, backend, device
+    self._avals = (in_avals, out_avals)
+    self._elsewhere = None  # device -> this program compiled for it (`on_device`)
     # Refs (see lowering.emit_function): the module takes the contents of the ref inputs and of
     # the `Ref` objects the function closes over (`ref_consts`), and returns their new contents
     # after its outputs; a call writes them back into the Refs.
@@ -190,7 +209,7 @@ class XlaExecutable:
                  *(r.aval.inner_aval for r in self.ref_consts)]
     # extended dtypes (typed PRNG keys) travel as their data: ui32 [..., 2] buffers
     out_avals = [lowering.physical_aval(a) for a in out_avals]
-    self.out_avals = [(tuple(a.shape), np.dtype(a.dtype)) for a in out_avals]
+    self.out_avals = [(tuple(a.shape), lowering.storage_dtype(a.dtype)) for a in out_avals]
     _jax = client_lib.jax_ext()
     sh = device.sharding
     self.handlers = [_jax.array_result_handler(_Aval(s, d), sh, True, _skip_checks=True)
@@ -202,14 +221,45 @@ class XlaExecutable:
     # effects_barrier has nothing to wait for); other programs run asynchronously.
     self.calls_host = tuple(getattr(text, "host_callbacks", ()))
 
+  def on_device(self, device) -> "XlaExecutable":
+    """This program compiled for `device` (a jit call whose arguments are committed there runs
+    there, as JAX compiles a program for its arguments' device)."""
+    if device is self.device:
+      return self
+    if self._elsewhere is None:
+      self._elsewhere = {}
+    exe = self._elsewhere.get(device)
+    if exe is None:
+      loaded = self.backend.compile_text(self.lowered_text, device)
+      exe = self._elsewhere[device] = XlaExecutable(
+          loaded, self.backend, device, *self._avals, self.lowered_text, self.ref_consts)
+    return exe
+
+  def _committed_elsewhere(self, values):
+    """The device of the arguments committed to another device of this backend, or None."""
+    bt, dev = self.backend.buffer_type, self.device
+    for v in values:
+      if type(v) is bt and v.committed and v.device is not dev:
+        return v.device
+    return None
+
   def __call__(self, *values):
     put = self.backend.buffer_for
     dev = self.device
-    refs = [values[i] for i in self.ref_inputs] + self.ref_consts
+    bt = self.backend.buffer_type
+    elsewhere = self._committed_elsewhere(values)
+    if elsewhere is not None:
+      outs = self.on_device(elsewhere)(*values)
+      for o in outs:
+        o.committed = True
+      return outs
+    refs = [values[i] for i in self.ref_inputs] + self.ref_consts if \
+        self.ref_inputs or self.ref_consts else None
     if refs:
       values = [v._buf if i in self.ref_inputs else v for i, v in enumerate(values)]
       values += [r._buf for r in self.ref_consts]
-    bufs = [put(v, dev) for v in values]
+    # an argument already on this device (the common case) passes its buffer as it is
+    bufs = [v.buf if type(v) is bt and v.device is dev else put(v, dev) for v in values]
     try:
       if self.calls_host:
         results = self.loaded.execute_sharded(bufs, with_tokens=True)
@@ -221,13 +271,42 @@ class XlaExecutable:
         outs = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
     except Exception as err:
       raise _runtime_error(err, "executing", dev) from err
-    make = self.backend.buffer_type
-    outs = [make(o, s, d, dev) for o, (s, d) in zip(outs, self.out_avals)]
+    outs = [_wrap(bt, o, s, d, dev) for o, (s, d) in zip(outs, self.out_avals)]
     if refs:
       for r, new in zip(refs, outs[self.n_out:]):
         r._buf[...] = new.host()  # in place: the Ref's buffer keeps its address
       outs = outs[:self.n_out]
     return outs
+
+  def one_result_runner(self, dtype, weak_type):
+    """jit's cached-call runner for a program with one result of `dtype` (see
+    `jit_function.CacheEntry.fast_runner`): Arrays in, one Array out, the buffers on this
+    device passed as they are. None where `__call__` is needed (refs, other layouts)."""
+    if self.ref_inputs or self.ref_consts or self.calls_host or len(self.out_avals) != 1 or \
+        self.out_avals[0][1] != dtype:
+      return None  # (host callbacks: `__call__` waits for them and raises their failures)
+    put, dev, bt = self.backend.buffer_for, self.device, self.backend.buffer_type
+    execute, handlers = self.loaded.execute_sharded, self.handlers
+    (shape, dt), = self.out_avals
+    new_array, new = core.host_array_from_numpy, object.__new__
+
+    def run_one(values):
+      bufs = []
+      for v in values:
+        if type(v) is not bt:
+          bufs.append(put(v, dev))
+        elif v.device is dev:
+          bufs.append(v.buf)
+        else:  # on another device: the general call (compiled for a committed one's device)
+          return new_array(self(*values)[0], weak_type)
+      try:
+        o = execute(bufs).consume_with_handlers(handlers)[0]
+      except Exception as err:
+        raise _runtime_error(err, "executing", dev) from err
+      b = new(bt)  # (`_wrap`, inline: the cached call's last Python call saved)
+      b.buf, b.shape, b.dtype, b.device, b._host, b.committed = o, shape, dt, dev, None, False
+      return new_array(b, weak_type)
+    return run_one
 
   def as_text(self) -> str:
     return self.loaded.hlo_modules()[0].to_string()
@@ -364,13 +443,20 @@ class XlaBackend(backend_lib.Backend):
     another device), or a host value transferred. Scalars (`x + 1`'s `1`) and typed PRNG key
     data (immutable, held by their key Array) are transferred once per device and reused: a
     transfer is a synchronization with the device, the dearest part of a small eager op."""
+    t = type(value)
+    if t in _NUMPY_SCALARS:  # `x + 1`'s partner (jnp's promotion made it a NumPy scalar)
+      key = (t, value.tobytes(), id(device))  # (devices live as long as their backend)
+      hit = self._transfers.get(key)
+      if hit is None or hit.is_deleted():  # (a donated argument's buffer is consumed)
+        hit = self._remember(key, self.to_device(np.asarray(value), device).buf)
+      return hit
     if isinstance(value, DeviceBuffer):
       if value.device is device or value.device == device:
         return value.buf
       return self.copy_to(value, device).buf
-    x = value if type(value) is np.ndarray else np.asarray(value)
+    x = value if t is np.ndarray else np.asarray(value)
     if x.ndim == 0 and x.dtype.names is None:
-      key = (x.dtype, x.tobytes(), device)
+      key = (x.dtype, x.tobytes(), device.pjrt)
       hit = self._transfers.get(key)
       if hit is None or hit.is_deleted():  # (a donated argument's buffer is consumed)
         hit = self._remember(key, self.to_device(x, device).buf)

@@ -220,6 +220,9 @@ def _make_client(platform: str):
   xc = xla_client()
   if platform == "cpu":
     _register_lapack(xc)
+    # the device count is frozen from here on, as NumPy's CPU devices freeze it (JAX's
+    # RuntimeError for a later `jax_num_cpu_devices` update)
+    devices_lib._backend_initialized = True
     options = dict(_cpu_options) or {"num_devices": devices_lib._requested_count()}
     return xc.make_cpu_client(**options)
   path = plugin_paths().get(platform)

@@ -54,6 +54,12 @@ class _Committed:
     self._device, self.aval = a._value.device.sharding_object(), a.aval
 
 
+# NumPy scalars whose type is their aval's whatever jax_enable_x64 says (not float64 & co)
+_NUMPY_SCALARS = frozenset(np.dtype(t).type for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32, np.float16,
+    np.float32, np.complex64))
+
+
 def route(primitive, args, params):
   """Runs `primitive` on `args` (Arrays on an XLA device, host values) on their device.
   NotImplemented (NumPy runs it) when no operand is on an XLA device and one is committed to
@@ -61,13 +67,30 @@ def route(primitive, args, params):
   if primitive not in lowering.rules or primitive in lowering.eager_by_impl:
     return _by_impl(primitive, args, params)
   device = None
-  committed = False
-  on_host_device = False
+  committed = placed = on_host_device = False
   vals, sig = [], []
+  at = core.array_type
   for a in args:
+    t = type(a)
+    if t is at:  # the common operand, inline: an Array (its buffer on a device, or a host value)
+      v = a._value
+      if a._device is not None:
+        placed = True
+      if isinstance(v, xb.DeviceBuffer):
+        committed = committed or v.committed
+        if device is None:
+          device = v.device
+        vals.append(v)
+        sig.append((v.shape, v.dtype, a.weak_type))
+        continue
+    elif t in _NUMPY_SCALARS:  # `x + 1`'s partner, made a NumPy scalar by jnp's promotion
+      vals.append(a)
+      sig.append(((), a.dtype, False))
+      continue
     v = getattr(a, "_value", None)
-    if isinstance(v, xb.DeviceBuffer):
+    if isinstance(v, xb.DeviceBuffer):  # typed PRNG key arrays
       committed = committed or v.committed
+      placed = placed or getattr(a, "_device", None) is not None
       if device is None:
         device = v.device
       vals.append(v)
@@ -75,7 +98,9 @@ def route(primitive, args, params):
     elif isinstance(a, core.Tracer):
       raise errors.unexpected_tracer_error(a)
     else:
-      if type(getattr(a, "_device", None)) is devices_lib.CpuDevice:
+      d = getattr(a, "_device", None)
+      placed = placed or d is not None
+      if type(d) is devices_lib.CpuDevice:
         on_host_device = True
       aval = core.get_aval(a)
       if lowering.is_ref_aval(aval):  # a Ref: the executable reads and writes back its buffer
@@ -84,20 +109,26 @@ def route(primitive, args, params):
         continue
       vals.append(a._host_value() if hasattr(a, "_host_value") else np.asarray(a, aval.dtype))
       sig.append((aval.shape, aval.dtype, aval.weak_type))
-  placement = _sharded_placement(primitive, args)
+  placement = _sharded_placement(primitive, args) if placed else None
   if placement is not None:  # runs on the global values (the sharded Array representation)
     device = platforms.default_device()
+  elif placed:
+    # Committed operands: the device they share (JAX's incompatible-devices error when they
+    # disagree); uncommitted ones follow it, and so do the results.
+    on = core.primitive_device(primitive, args)
+    if isinstance(on, xb.XlaDevice):
+      device, committed = on, True
   if device is None:
     if on_host_device or type(config.jax_default_device) is devices_lib.CpuDevice:
       return NotImplemented
     device = platforms.default_device()
   try:
     # the trace context too: lowering bakes in flags (threefry's mode, x64, matmul precision)
-    key = (primitive, tuple(params.items()), tuple(sig), device, config.trace_context())
+    key = (primitive, tuple(params.items()), tuple(sig), device.pjrt, config.trace_context())
     hit = _cache.get(key)
   except TypeError:  # a list or array among the params: their frozen form keys it
     try:
-      key = (primitive, _freeze(params), tuple(sig), device, config.trace_context())
+      key = (primitive, _freeze(params), tuple(sig), device.pjrt, config.trace_context())
       hit = _cache.get(key)
     except TypeError:  # unhashable params: compiled every time
       key, hit = None, None
@@ -113,6 +144,11 @@ def route(primitive, args, params):
   if committed:  # results of committed operands are committed (JAX's rule)
     for o in outs:
       o.committed = True
+    if placement is None:
+      out = [make(o, av) for o, av in zip(outs, out_avals)]
+      for o in out:
+        o._device = device
+      return out if primitive.multiple_results else out[0]
   if placement is not None:  # sharded operands: global host results placed as JAX places them
     typed = core.with_out_shardings(primitive, [core.get_aval(a) for a in args], params,
                                     out_avals if primitive.multiple_results else out_avals[0])

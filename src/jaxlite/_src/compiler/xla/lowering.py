@@ -88,9 +88,19 @@ _ELEMENT_TYPES = {
 }
 
 
+def storage_dtype(dtype):
+  """The NumPy dtype values of `dtype` are stored in: itself, or a user-defined extended dtype's
+  physical element type (its `_rules.physical_element_aval`: flax's fp8 meta dtype is float32
+  data; jaxlite keeps such values as that data, only avals carry the extended dtype)."""
+  rules = getattr(dtype, "_rules", None)
+  if rules is not None and getattr(dtype, "_is_extended", False) is True:
+    return np.dtype(rules.physical_element_aval(dtype).dtype)
+  return np.dtype(dtype)
+
+
 def element_type(dtype) -> str:
   """The MLIR element type of a NumPy (or ml_dtypes) dtype: f32, bf16, ui32, i1, complex<f32>."""
-  dtype = np.dtype(dtype)
+  dtype = storage_dtype(dtype)
   try:
     return _ELEMENT_TYPES[dtype.name if dtype != dtypes.float0 else "float0"]
   except KeyError:
@@ -453,8 +463,8 @@ class LoweringContext:
                    {"broadcast_dimensions": i64_array(dims)})
 
   def convert(self, v: Value, dtype) -> Value:
-    dtype = np.dtype(dtype)
-    if v.dtype == dtype:
+    dtype = storage_dtype(dtype)
+    if storage_dtype(v.dtype) == dtype:
       return v
     return self.op("stablehlo.convert", [v], shaped_aval(v.shape, dtype))
 

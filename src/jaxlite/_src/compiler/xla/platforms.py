@@ -52,27 +52,28 @@ def refresh(_=None) -> None:
     backend_lib.host_backend = None
     core.default_eager_route = None
     core.array_from_numpy = _state["host_from_numpy"]
+    devices_lib.default_xla_backend = None
   else:
     from jaxlite._src.compiler.xla import eager
     backend_lib.host_backend = _state["numpy_backend"]
     backend_lib.install_backend(xla_backend(platform))
     core.default_eager_route = eager.route
     core.array_from_numpy = placed_from_numpy
+    devices_lib.default_xla_backend = xla_backend(platform)
   _state["platform"] = platform
 
 
 def creation_device():
   """The XLA device an Array created from a host value (`jnp.array`, `jnp.ones`, ...) is placed
   on, as JAX places it on the default device: `jax_default_device` when it names an XLA
-  device, else the default accelerator; None to keep it in host memory (NumPy's CPU device
-  chosen by `default_device`; or the CPU client as the default: placing there too would save
-  each jit call's copy of its host arguments (logsumexp over f32[4096,1024]: 59 -> 13 ms on 2
-  cores), but sharded CPU arrays assume host values there, so it waits for them)."""
+  device, else the default backend's first device (the CPU client's too: a jit call then
+  passes the Array's device buffer instead of copying its host value in on every call); None
+  to keep it in host memory (NumPy's CPU device chosen by `default_device`)."""
   d = config.jax_default_device
   if d is not None:
     return d if hasattr(d, "pjrt") else None
   platform = _state["platform"]
-  if platform is None or platform == "cpu":
+  if platform is None:
     return None
   return xla_backend(platform).default_device()
 

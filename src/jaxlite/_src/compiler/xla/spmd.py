@@ -152,9 +152,10 @@ def manual_region(ctx, args, *, jaxpr, mesh, in_specs, out_specs, manual):
   closed = jaxpr if isinstance(jaxpr, core.ClosedJaxpr) else core.ClosedJaxpr(jaxpr, [])
   in_avals = [lowering.physical_aval(a) for a in closed.in_avals]
   out_avals = list(ctx.avals_out)
-  ins = ", ".join(f"<@{sym}, {dims_text(s, len(a.shape), mesh)}>"
+  # (ranks of the physical types: a key array's data has one more dimension, never split)
+  ins = ", ".join(f"<@{sym}, {dims_text(s, len(lowering.physical_aval(a).shape), mesh)}>"
                   for s, a in zip(in_specs, ctx.avals_in))
-  outs = ", ".join(f"<@{sym}, {dims_text(s, len(a.shape), mesh)}>"
+  outs = ", ".join(f"<@{sym}, {dims_text(s, len(lowering.physical_aval(a).shape), mesh)}>"
                    for s, a in zip(out_specs, out_avals))
   state.stack.append(mesh)
   try:
