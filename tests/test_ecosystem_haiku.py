@@ -85,3 +85,28 @@ def test_eqn_name_stacks_from_named_scopes_and_transforms():
   assert got == want
   assert ("outer/inner" in {s for _, _, s in got} and "transpose(jvp(model))" in
           {s for _, _, s in got})
+
+
+def test_name_stacks_are_per_thread():
+  """A scope opened in one thread does not name what another thread stages (as JAX's)."""
+  import threading
+
+  def stacks(m):
+    got = {}
+
+    def other():
+      got["other"] = [str(e.source_info.name_stack)
+                      for e in m.make_jaxpr(lambda x: m.numpy.sin(x) + 1)(1.0).jaxpr.eqns]
+
+    def here(x):
+      with m.named_scope("main"):
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+        return m.numpy.cos(x)
+
+    got["main"] = [str(e.source_info.name_stack) for e in m.make_jaxpr(here)(1.0).jaxpr.eqns]
+    return got
+
+  got, want = stacks(jax), stacks(oracle())
+  assert got == want == {"other": ["", ""], "main": ["main"]}

@@ -661,6 +661,7 @@ class _SourceInfoState(threading.local):
   current = None
   override = None
   scope = None  # SourceInfo((), name stack) inside `jax.named_scope`/`named_call`, else None
+  name_stacks = None  # source_info_util's stack of NameStacks (this thread's)
 
 
 source_info_state = _SourceInfoState()

@@ -110,18 +110,28 @@ class FmaHint(SourceInfo):
 
 
 EMPTY_SOURCE_INFO = SourceInfo()
-_name_stack = [NameStack()]
+_EMPTY_STACK = NameStack()
+
+
+def _stacks() -> list:
+  # Per thread, as the scope that staging reads (core.source_info_state is thread-local).
+  st = core.source_info_state
+  stacks = st.name_stacks
+  if stacks is None:
+    stacks = st.name_stacks = [_EMPTY_STACK]
+  return stacks
 
 
 def push_name_stack(name_stack: NameStack):
   # Eqns staged from now on carry the stack (core.staged_source_info); none when it is empty.
-  _name_stack.append(name_stack)
+  _stacks().append(name_stack)
   core.source_info_state.scope = SourceInfo((), name_stack) if name_stack.stack else None
 
 
 def pop_name_stack():
-  _name_stack.pop()
-  top = _name_stack[-1]
+  stacks = _stacks()
+  stacks.pop()
+  top = stacks[-1]
   core.source_info_state.scope = SourceInfo((), top) if top.stack else None
 
 
@@ -154,11 +164,11 @@ def new_source_info() -> SourceInfo:
 
 
 def current() -> SourceInfo:
-  return SourceInfo(_user_frame(), _name_stack[-1])
+  return SourceInfo(_user_frame(), _stacks()[-1])
 
 
 def current_name_stack() -> NameStack:
-  return _name_stack[-1]
+  return _stacks()[-1]
 
 
 def new_name_stack(name: str = "") -> NameStack:
@@ -177,9 +187,9 @@ def summarize(source_info: SourceInfo, num_frames=1) -> str:
 
 @contextlib.contextmanager
 def extend_name_stack(name: str):
-  push_name_stack(_name_stack[-1].extend(name))
+  push_name_stack(_stacks()[-1].extend(name))
   try:
-    yield _name_stack[-1]
+    yield _stacks()[-1]
   finally:
     pop_name_stack()
 
@@ -203,7 +213,7 @@ def reset_name_stack():
 def transform_name_stack(name: str):
   """Eqns staged inside carry `name(...)` around the names pushed after it (JAX's jvp,
   transpose)."""
-  push_name_stack(_name_stack[-1].transform(name))
+  push_name_stack(_stacks()[-1].transform(name))
   try:
     yield
   finally:
