@@ -6,7 +6,7 @@
 #
 # usage: tools/ecosystem_tests.sh [--dir DIR] [--quick] [--libs "optax chex flax equinox ..."]
 #                                 [--no-jax] [--no-lite] [--timeout SECONDS] [--setup-only]
-#                                 [--git-mirror DIR]
+#                                 [--git-mirror DIR] [--report]
 #   --dir DIR     where the venvs, sources and logs go (default /tmp/jaxlite-ecosystem)
 #   --quick       each library's core test files only (the lists below), not the whole suite
 #   --libs LIST   which libraries to run (default: all of them)
@@ -15,6 +15,8 @@
 #                 with the same --dir: the table shows both columns' latest results)
 #   --timeout S   wall-clock limit per suite run (default 1800)
 #   --setup-only  build the venvs and fetch the sources, run nothing
+#   --report      run nothing: print the table of DIR's latest results (the counts of a run
+#                 killed before its summary re-read from its log's progress characters)
 #   --git-mirror DIR  clone the release tags from local mirrors DIR/<owner>+<repo>/repo (a
 #                 machine without GitHub but with such mirrors) instead of github.com
 #
@@ -32,6 +34,7 @@ WITH_JAX=1
 WITH_LITE=1
 TIMEOUT=1800
 SETUP_ONLY=0
+REPORT=0
 GIT_MIRROR=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -42,8 +45,9 @@ while [ $# -gt 0 ]; do
     --no-lite) WITH_LITE=0; shift;;
     --timeout) TIMEOUT="$2"; shift 2;;
     --setup-only) SETUP_ONLY=1; shift;;
+    --report) REPORT=1; shift;;
     --git-mirror) GIT_MIRROR="$2"; shift 2;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0;;
     *) echo "ecosystem_tests.sh: unknown argument $1" >&2; exit 2;;
   esac
 done
@@ -118,6 +122,7 @@ make_venv() {  # make_venv NAME EXTRA_PINS...
     || { log "pip failed: see $DIR/logs/pip-$(basename "$venv").log"; return 1; }
 }
 
+if [ "$REPORT" = 0 ]; then
 log "jaxlite venv"
 make_venv lite || exit 1
 "$DIR/lite/bin/python" -m pip install -q --no-deps -e "$ROOT" >>"$DIR/logs/pip-lite.log" 2>&1 \
@@ -164,6 +169,7 @@ while read -r name url tag sub; do
   fi
 done <<<"$REPO_TESTS"
 [ "$SETUP_ONLY" = 1 ] && { log "set up under $DIR"; exit 0; }
+fi
 
 test_root() {  # test_root VENV LIB: the directory holding LIB's tests
   local site
@@ -219,17 +225,38 @@ run_suite() {  # run_suite VENV LIB: runs LIB's tests on VENV, writes logs/LIB-V
   skipped=$(grep -oE '[0-9]+ skipped' <<<"$summary" | grep -oE '[0-9]+' || true)
   { [ "$rc" = 124 ] || [ "$rc" = 137 ] || grep -q '^!* KeyboardInterrupt !*$' "$out"; } \
     && note="timeout"
-  if [ -z "$summary" ]; then
-    echo "- - - $(( SECONDS - t0 ))s $nfiles ${note/done/crash}" >"${out%.log}.result"; return
+  if [ -z "$summary" ]; then  # killed before its summary: count its progress characters
+    read -r passed failed skipped <<<"$(progress_counts "$out")"
+    echo "$passed $failed $skipped $(( SECONDS - t0 ))s $nfiles ${note/done/crash}" \
+      >"${out%.log}.result"; return
   fi
   echo "${passed:-0} $(( ${failed:-0} + ${errors:-0} )) ${skipped:-0} $(( SECONDS - t0 ))s $nfiles $note" \
     >"${out%.log}.result"
 }
 
-for lib in $LIBS; do
-  [ "$WITH_LITE" = 1 ] && run_suite lite "$lib"
-  [ "$WITH_JAX" = 1 ] && run_suite jax "$lib"
-done
+progress_counts() {  # progress_counts LOG -> "passed failed skipped" from pytest -q's progress lines
+  grep -E '^[.FEsxX]+ *(\[ *[0-9]+%\])?$' "$1" | tr -cd '.FEsxX' \
+    | awk '{ n = split($0, c, ""); p = f = s = 0
+             for (i = 1; i <= n; i++) { if (c[i] == ".") p++; else if (c[i] == "F" || c[i] == "E") f++;
+                                        else if (c[i] == "s") s++ }
+             print p, f, s }
+           END { if (NR == 0) print 0, 0, 0 }'
+}
+
+if [ "$REPORT" = 0 ]; then
+  for lib in $LIBS; do
+    [ "$WITH_LITE" = 1 ] && run_suite lite "$lib"
+    [ "$WITH_JAX" = 1 ] && run_suite jax "$lib"
+  done
+else
+  for r in "$DIR"/logs/*.result; do  # results written before progress_counts existed
+    read -r p f s w n note <<<"$(cat "$r")"
+    if [ "$p" = - ] && [ -f "${r%.result}.log" ]; then
+      read -r p f s <<<"$(progress_counts "${r%.result}.log")"
+      echo "$p $f $s $w $n $note" >"$r"
+    fi
+  done
+fi
 
 ver() {
   local dist="$1"; [ "$dist" = haiku ] && dist=dm-haiku; [ "$dist" = ott ] && dist=ott-jax
