@@ -209,22 +209,21 @@ run_suite() {  # run_suite VENV LIB: runs LIB's tests on VENV, writes logs/LIB-V
   fi
   [ "$venv" = lite ] && env_path="$("$DIR/lite/bin/python" -m jaxlite --shim-path)"
   log "running $lib on $venv ($nfiles files; log: $out)"
-  local t0=$SECONDS rc
+  local t0=$SECONDS
   # Run from the test root's parent so rootdir-relative imports (flax's tests import each other).
   # At the time limit pytest gets SIGINT, so it still prints the counts of the tests it ran.
   (cd "$(dirname "$root")" && OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 JAX_PLATFORMS=cpu \
     PYTHONPATH="$env_path" timeout -s INT -k 60 "$TIMEOUT" "$DIR/$venv/bin/python" -m pytest -q \
     -p no:cacheprovider -o addopts="" --continue-on-collection-errors -rfE \
     -W ignore::DeprecationWarning "${files[@]}") >"$out" 2>&1
-  rc=$?
   local summary passed failed errors skipped note=done
   summary="$(grep -E '^(=+ )?[0-9]+ (passed|failed|skipped|error|deselected|xfailed|xpassed)' "$out" | tail -1)"
   passed=$(grep -oE '[0-9]+ passed' <<<"$summary" | grep -oE '[0-9]+' || true)
   failed=$(grep -oE '[0-9]+ failed' <<<"$summary" | grep -oE '[0-9]+' || true)
   errors=$(grep -oE '[0-9]+ errors?' <<<"$summary" | grep -oE '[0-9]+' || true)
   skipped=$(grep -oE '[0-9]+ skipped' <<<"$summary" | grep -oE '[0-9]+' || true)
-  { [ "$rc" = 124 ] || [ "$rc" = 137 ] || grep -q '^!* KeyboardInterrupt !*$' "$out"; } \
-    && note="timeout"
+  # the limit cut the run short (a SIGINT after pytest's own summary changes nothing)
+  { [ -z "$summary" ] || grep -q '^!* KeyboardInterrupt !*$' "$out"; } && note="timeout"
   if [ -z "$summary" ]; then  # killed before its summary: count its progress characters
     read -r passed failed skipped <<<"$(progress_counts "$out")"
     echo "$passed $failed $skipped $(( SECONDS - t0 ))s $nfiles ${note/done/crash}" \
@@ -249,12 +248,14 @@ if [ "$REPORT" = 0 ]; then
     [ "$WITH_JAX" = 1 ] && run_suite jax "$lib"
   done
 else
-  for r in "$DIR"/logs/*.result; do  # results written before progress_counts existed
+  for r in "$DIR"/logs/*.result; do  # results written by earlier versions of this script
     read -r p f s w n note <<<"$(cat "$r")"
-    if [ "$p" = - ] && [ -f "${r%.result}.log" ]; then
-      read -r p f s <<<"$(progress_counts "${r%.result}.log")"
-      echo "$p $f $s $w $n $note" >"$r"
-    fi
+    log="${r%.result}.log"
+    [ -f "$log" ] || continue
+    if [ "$p" = - ]; then read -r p f s <<<"$(progress_counts "$log")"; fi
+    if grep -qE '^(=+ )?[0-9]+ (passed|failed|skipped|error)' "$log" \
+        && ! grep -q '^!* KeyboardInterrupt !*$' "$log"; then note=done; fi
+    echo "$p $f $s $w $n $note" >"$r"
   done
 fi
 
