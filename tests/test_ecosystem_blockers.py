@@ -288,3 +288,28 @@ def test_check_grads_tolerance_follows_the_canonical_dtype():
     test_util.check_grads(lambda v: log1mexp(jax, v), (x,), order=3)
     importlib.import_module("jax.test_util").check_grads(lambda v: log1mexp(real, v), (x,),
                                                          order=3)
+
+
+def test_product_with_a_bool_array_is_a_select_as_xla_computes_it():
+  """numpyro's binary_cross_entropy_with_logits relies on `jnp.inf * jnp.array(False) == 0`:
+  JAX runs jnp.multiply compiled and XLA computes a product with a converted bool as a select
+  (no NaN from inf * 0, +0.0 from -2.0 * 0), eagerly and under jit; lax.mul op by op is NaN."""
+  real = oracle()
+  a = np.array([np.inf, -np.inf, np.nan, -2.0, 3.0], np.float32)
+  b = np.array([False, False, False, False, True])
+
+  def run(m):
+    A, B = m.numpy.asarray(a), m.numpy.asarray(b)
+    outs = [A * B, B * A, m.numpy.multiply(A, B), m.numpy.inf * B,
+            m.jit(lambda x, p: x * p)(A, B), m.jit(lambda x, p: p.astype(np.float32) * x)(A, B),
+            m.jit(lambda x, p: x * p)(m.numpy.arange(5), B),
+            m.lax.mul(A, m.lax.convert_element_type(B, np.float32))]
+    return [np.asarray(o) for o in outs], str(m.make_jaxpr(lambda x, p: x * p)(A, B))
+
+  got, want = run(jax), run(real)
+  assert got[1] == want[1]  # the jaxpr still converts and multiplies
+  for g, w in zip(got[0], want[0]):
+    assert g.dtype == w.dtype
+    np.testing.assert_array_equal(g, w)
+    np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
+  assert got[0][0][0] == 0 and np.isnan(got[0][-1][0])

@@ -40,3 +40,73 @@ def test_jit_forwards_private_function_attributes():
     assert float(jitted(jnp.float32(1.0) if m is jax else 1.0)) == 2.0
     # a grad of a jit keeps working (it carries the jit's own state)
     assert float(m.grad(m.jit(lambda x: x * x))(3.0)) == 6.0
+
+
+def _name_stacks(m):
+  """Each eqn's primitive and `str(eqn.source_info.name_stack)` (nested jaxprs indented)."""
+  def g(x):
+    return m.numpy.sin(x) * 2
+
+  def f(x):
+    y = m.numpy.cos(x)
+    with m.named_scope("outer"):
+      y = y + 1
+      with m.named_scope("inner"):
+        y = m.numpy.exp(y)
+      y = m.named_call(g, name="gee")(y)
+      y = m.jit(g)(y)  # a jit's body starts a fresh stack; its eqn carries the outer one
+    return m.named_call(g)(y)
+
+  def loss(x):
+    with m.named_scope("model"):
+      y = m.numpy.tanh(x) * x
+    return m.numpy.sum(y)
+
+  out = []
+
+  def walk(jaxpr, depth):
+    for e in jaxpr.eqns:
+      out.append((depth, e.primitive.name, str(e.source_info.name_stack)))
+      inner = e.params.get("jaxpr")
+      if inner is not None:
+        walk(getattr(inner, "jaxpr", inner), depth + 1)
+
+  walk(m.make_jaxpr(f)(1.0).jaxpr, 0)
+  walk(m.make_jaxpr(m.grad(loss))(m.numpy.ones(3)).jaxpr, 0)
+  walk(m.make_jaxpr(lambda x: m.jvp(loss, (x,), (x,)))(m.numpy.ones(3)).jaxpr, 0)
+  return out
+
+
+def test_eqn_name_stacks_from_named_scopes_and_transforms():
+  """haiku's jaxpr_info groups eqns into modules by `eqn.source_info.name_stack`: scopes from
+  named_scope/named_call, `jvp(...)` around what a jvp or grad stages, `transpose(jvp(...))`
+  around its backward pass, a jit's body restarting the stack: as JAX's, eqn by eqn."""
+  got, want = _name_stacks(jax), _name_stacks(oracle())
+  assert got == want
+  assert ("outer/inner" in {s for _, _, s in got} and "transpose(jvp(model))" in
+          {s for _, _, s in got})
+
+
+def test_name_stacks_are_per_thread():
+  """A scope opened in one thread does not name what another thread stages (as JAX's)."""
+  import threading
+
+  def stacks(m):
+    got = {}
+
+    def other():
+      got["other"] = [str(e.source_info.name_stack)
+                      for e in m.make_jaxpr(lambda x: m.numpy.sin(x) + 1)(1.0).jaxpr.eqns]
+
+    def here(x):
+      with m.named_scope("main"):
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+        return m.numpy.cos(x)
+
+    got["main"] = [str(e.source_info.name_stack) for e in m.make_jaxpr(here)(1.0).jaxpr.eqns]
+    return got
+
+  got, want = stacks(jax), stacks(oracle())
+  assert got == want == {"other": ["", ""], "main": ["main"]}

@@ -151,3 +151,41 @@ def test_custom_jvp_symbolic_zero_tangents_under_vmap():
   want = _symbolic_zero_rule_under_vmap(oracle())
   for a, b in zip(jax.tree.leaves(got), oracle().tree.leaves(want)):
     np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+
+
+def _grad_of_vmapped_symbolic_zero_rule(m):
+  """A custom_jvp rule (symbolic_zeros=True) returning a SymbolicZero tangent, vmapped inside
+  a jit and differentiated outside the vmap (diffrax's test_adjoint `_run_grad_vmap` through
+  equinox's rules)."""
+  SymbolicZero = m.custom_derivatives.SymbolicZero
+
+  @m.custom_jvp
+  def f(x, y):
+    return x * y, m.numpy.sin(x)
+
+  def f_jvp(primals, tangents):
+    x, y = primals
+    tx, ty = tangents
+    outs = f(x, y)
+    t0 = (0 if type(tx) is SymbolicZero else tx * y) + (0 if type(ty) is SymbolicZero else x * ty)
+    return outs, (t0, SymbolicZero(m.typeof(outs[1]).to_tangent_aval()))
+  f.defjvp(f_jvp, symbolic_zeros=True)
+
+  def loss(x, y):
+    a, b = f(x, y)
+    return m.numpy.sum(a) + m.numpy.sum(b)
+
+  def g(x, y):
+    return m.numpy.sum(m.vmap(m.jit(loss), in_axes=(0, None))(x, y))
+
+  x, y = np.arange(6.0, dtype=np.float32).reshape(2, 3), np.full(3, 2.0, np.float32)
+  return [np.asarray(o) for o in (m.grad(g)(x, y), m.jit(m.grad(g))(x, y),
+                                  m.jit(m.grad(g, argnums=1))(x, y),
+                                  m.vmap(m.grad(loss), in_axes=(0, None))(x, y))]
+
+
+def test_vmapped_custom_jvp_rule_returning_a_symbolic_zero():
+  got, want = _grad_of_vmapped_symbolic_zero_rule(jax), _grad_of_vmapped_symbolic_zero_rule(
+      oracle())
+  for g, w in zip(got, want):
+    np.testing.assert_allclose(g, w, rtol=1e-6)

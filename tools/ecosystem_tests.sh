@@ -5,13 +5,20 @@
 # time per library.
 #
 # usage: tools/ecosystem_tests.sh [--dir DIR] [--quick] [--libs "optax chex flax equinox ..."]
-#                                 [--no-jax] [--timeout SECONDS] [--setup-only]
+#                                 [--no-jax] [--no-lite] [--timeout SECONDS] [--setup-only]
+#                                 [--git-mirror DIR] [--report]
 #   --dir DIR     where the venvs, sources and logs go (default /tmp/jaxlite-ecosystem)
 #   --quick       each library's core test files only (the lists below), not the whole suite
 #   --libs LIST   which libraries to run (default: all of them)
 #   --no-jax      skip the real-JAX column
+#   --no-lite     skip the jaxlite column (run the two columns as two invocations, in parallel,
+#                 with the same --dir: the table shows both columns' latest results)
 #   --timeout S   wall-clock limit per suite run (default 1800)
 #   --setup-only  build the venvs and fetch the sources, run nothing
+#   --report      run nothing: print the table of DIR's latest results (the counts of a run
+#                 killed before its summary re-read from its log's progress characters)
+#   --git-mirror DIR  clone the release tags from local mirrors DIR/<owner>+<repo>/repo (a
+#                 machine without GitHub but with such mirrors) instead of github.com
 #
 # Both venvs get the same pinned libraries installed with --no-deps (so pip never pulls real jax
 # into the jaxlite venv), plus their non-jax dependencies. The jaxlite venv installs this checkout
@@ -24,17 +31,23 @@ DIR=/tmp/jaxlite-ecosystem
 QUICK=0
 LIBS="optax chex flax equinox jraph numpyro lineax optimistix diffrax jaxopt evosax blackjax haiku ott"
 WITH_JAX=1
+WITH_LITE=1
 TIMEOUT=1800
 SETUP_ONLY=0
+REPORT=0
+GIT_MIRROR=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --dir) DIR="$2"; shift 2;;
     --quick) QUICK=1; shift;;
     --libs) LIBS="$2"; shift 2;;
     --no-jax) WITH_JAX=0; shift;;
+    --no-lite) WITH_LITE=0; shift;;
     --timeout) TIMEOUT="$2"; shift 2;;
     --setup-only) SETUP_ONLY=1; shift;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0;;
+    --report) REPORT=1; shift;;
+    --git-mirror) GIT_MIRROR="$2"; shift 2;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0;;
     *) echo "ecosystem_tests.sh: unknown argument $1" >&2; exit 2;;
   esac
 done
@@ -109,6 +122,7 @@ make_venv() {  # make_venv NAME EXTRA_PINS...
     || { log "pip failed: see $DIR/logs/pip-$(basename "$venv").log"; return 1; }
 }
 
+if [ "$REPORT" = 0 ]; then
 log "jaxlite venv"
 make_venv lite || exit 1
 "$DIR/lite/bin/python" -m pip install -q --no-deps -e "$ROOT" >>"$DIR/logs/pip-lite.log" 2>&1 \
@@ -140,14 +154,22 @@ while read -r name url tag sub; do
   dest="$DIR/src/$name-tests"
   if [ ! -d "$dest/$sub" ]; then
     log "fetching $name's tests ($tag)"
-    git clone -q --depth 1 --branch "$tag" "$url" "$dest" >"$DIR/logs/git-$name.log" 2>&1 \
-      || log "could not clone $url at $tag (see $DIR/logs/git-$name.log)"
+    if [ -n "$GIT_MIRROR" ]; then  # https://github.com/OWNER/REPO -> DIR/OWNER+REPO/repo
+      # only the test directory at the tag (mirrors may lack the large blobs of docs/)
+      url="${url#https://github.com/}"; url="$GIT_MIRROR/${url/\//+}/repo"
+      mkdir -p "$dest" && git --git-dir="$url" archive "$tag" "$sub" 2>"$DIR/logs/git-$name.log" \
+        | tar -x -C "$dest" || log "could not read $sub at $tag from $url"
+    else
+      git clone -q --depth 1 --branch "$tag" "$url" "$dest" >"$DIR/logs/git-$name.log" 2>&1 \
+        || log "could not clone $url at $tag (see $DIR/logs/git-$name.log)"
+    fi
   fi
   if [ "$name" = equinox ] && [ -d "$dest/tests" ] && [ ! -d "$DIR/src/equinox-0.13.8/tests" ]; then
     cp -r "$dest/tests" "$DIR/src/equinox-0.13.8/tests"
   fi
 done <<<"$REPO_TESTS"
 [ "$SETUP_ONLY" = 1 ] && { log "set up under $DIR"; exit 0; }
+fi
 
 test_root() {  # test_root VENV LIB: the directory holding LIB's tests
   local site
@@ -170,53 +192,89 @@ test_root() {  # test_root VENV LIB: the directory holding LIB's tests
   esac
 }
 
-run_suite() {  # run_suite VENV LIB -> prints "passed failed skipped" (errors count as failed)
-  local venv="$1" lib="$2" root files=() out env_path=""
+run_suite() {  # run_suite VENV LIB: runs LIB's tests on VENV, writes logs/LIB-VENV.{log,result}
+  # The result line is "passed failed skipped wall files note" (errors count as failed).
+  local venv="$1" lib="$2" root files=() out env_path="" nfiles
   root="$(test_root "$venv" "$lib")"
-  # equinox's sdist ships no tests/: put the release tag's there first, e.g.
-  #   git -C <equinox clone> archive v0.13.8 tests | tar -x -C $DIR/src/equinox-0.13.8
-  [ -d "$root" ] || { log "no tests at $root (see the comment above run_suite)"; echo "- - -"; return; }
+  out="$DIR/logs/$lib-$venv.log"
+  [ -d "$root" ] || { log "no tests at $root"; echo "- - - - - no-tests" >"${out%.log}.result"; return; }
   if [ "$QUICK" = 1 ]; then
     local q="QUICK_$lib"
     for f in ${!q}; do [ -e "$root/$f" ] && files+=("$root/$f"); done
+    nfiles="$(for f in "${files[@]}"; do if [ -d "$f" ]; then find "$f" -name '*test*.py'; \
+      else echo "$f"; fi; done | grep -c .)"
   else
     files=("$root")
+    nfiles="$(find "$root" \( -name 'test_*.py' -o -name '*_test.py' \) | grep -c .)"
   fi
   [ "$venv" = lite ] && env_path="$("$DIR/lite/bin/python" -m jaxlite --shim-path)"
-  out="$DIR/logs/$lib-$venv.log"
-  log "running $lib on $venv (log: $out)"
+  log "running $lib on $venv ($nfiles files; log: $out)"
   local t0=$SECONDS
   # Run from the test root's parent so rootdir-relative imports (flax's tests import each other).
+  # At the time limit pytest gets SIGINT, so it still prints the counts of the tests it ran.
   (cd "$(dirname "$root")" && OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 JAX_PLATFORMS=cpu \
-    PYTHONPATH="$env_path" timeout "$TIMEOUT" "$DIR/$venv/bin/python" -m pytest -q \
-    -p no:cacheprovider -o addopts="" --continue-on-collection-errors \
+    PYTHONPATH="$env_path" timeout -s INT -k 60 "$TIMEOUT" "$DIR/$venv/bin/python" -m pytest -q \
+    -p no:cacheprovider -o addopts="" --continue-on-collection-errors -rfE \
     -W ignore::DeprecationWarning "${files[@]}") >"$out" 2>&1
-  local summary passed failed errors skipped
-  summary="$(grep -E '^(=+ )?[0-9]+ (passed|failed|skipped|error)' "$out" | tail -1)"
+  local summary passed failed errors skipped note=done
+  summary="$(grep -E '^(=+ )?[0-9]+ (passed|failed|skipped|error|deselected|xfailed|xpassed)' "$out" | tail -1)"
   passed=$(grep -oE '[0-9]+ passed' <<<"$summary" | grep -oE '[0-9]+' || true)
   failed=$(grep -oE '[0-9]+ failed' <<<"$summary" | grep -oE '[0-9]+' || true)
   errors=$(grep -oE '[0-9]+ errors?' <<<"$summary" | grep -oE '[0-9]+' || true)
   skipped=$(grep -oE '[0-9]+ skipped' <<<"$summary" | grep -oE '[0-9]+' || true)
-  if [ -z "$summary" ]; then echo "timeout/crash - - $(( SECONDS - t0 ))s"; return; fi
-  echo "${passed:-0} $(( ${failed:-0} + ${errors:-0} )) ${skipped:-0} $(( SECONDS - t0 ))s"
+  # the limit cut the run short (a SIGINT after pytest's own summary changes nothing)
+  { [ -z "$summary" ] || grep -q '^!* KeyboardInterrupt !*$' "$out"; } && note="timeout"
+  if [ -z "$summary" ]; then  # killed before its summary: count its progress characters
+    read -r passed failed skipped <<<"$(progress_counts "$out")"
+    echo "$passed $failed $skipped $(( SECONDS - t0 ))s $nfiles ${note/done/crash}" \
+      >"${out%.log}.result"; return
+  fi
+  echo "${passed:-0} $(( ${failed:-0} + ${errors:-0} )) ${skipped:-0} $(( SECONDS - t0 ))s $nfiles $note" \
+    >"${out%.log}.result"
 }
 
-declare -A LITE JAXR
-for lib in $LIBS; do
-  LITE[$lib]="$(run_suite lite "$lib")"
-  if [ "$WITH_JAX" = 1 ]; then JAXR[$lib]="$(run_suite jax "$lib")"; else JAXR[$lib]="- - - -"; fi
-done
+progress_counts() {  # progress_counts LOG -> "passed failed skipped" from pytest -q's progress lines
+  grep -E '^[.FEsxX]+ *(\[ *[0-9]+%\])?$' "$1" | tr -cd '.FEsxX' \
+    | awk '{ n = split($0, c, ""); p = f = s = 0
+             for (i = 1; i <= n; i++) { if (c[i] == ".") p++; else if (c[i] == "F" || c[i] == "E") f++;
+                                        else if (c[i] == "s") s++ }
+             print p, f, s }
+           END { if (NR == 0) print 0, 0, 0 }'
+}
+
+if [ "$REPORT" = 0 ]; then
+  for lib in $LIBS; do
+    [ "$WITH_LITE" = 1 ] && run_suite lite "$lib"
+    [ "$WITH_JAX" = 1 ] && run_suite jax "$lib"
+  done
+else
+  for r in "$DIR"/logs/*.result; do  # results written by earlier versions of this script
+    read -r p f s w n note <<<"$(cat "$r")"
+    log="${r%.result}.log"
+    [ -f "$log" ] || continue
+    if [ "$p" = - ]; then read -r p f s <<<"$(progress_counts "$log")"; fi
+    if grep -qE '^(=+ )?[0-9]+ (passed|failed|skipped|error)' "$log" \
+        && ! grep -q '^!* KeyboardInterrupt !*$' "$log"; then note=done; fi
+    echo "$p $f $s $w $n $note" >"$r"
+  done
+fi
 
 ver() {
   local dist="$1"; [ "$dist" = haiku ] && dist=dm-haiku; [ "$dist" = ott ] && dist=ott-jax
   "$DIR/lite/bin/python" -c "import importlib.metadata as m; print(m.version('$dist'))"
 }
+# The table: every library's latest result in DIR for each column (a column run by an earlier
+# invocation with the same --dir shows too; "timeout" = the counts of the tests run before it).
+result() { if [ -f "$DIR/logs/$1-$2.result" ]; then cat "$DIR/logs/$1-$2.result"; \
+  else echo "- - - - - not-run"; fi; }
 echo
-printf '%-9s %-12s | %-32s | %-32s\n' library version "jaxlite passed/failed/skip (wall)" \
-  "JAX passed/failed/skip (wall)"
+echo "| library | version | files run | JAX passed / failed / skipped | JAX wall | jaxlite passed / failed / skipped | jaxlite wall |"
+echo "|---|---|---|---|---|---|---|"
 for lib in $LIBS; do
-  read -r lp lf ls lt <<<"${LITE[$lib]}"; read -r jp jf js jt <<<"${JAXR[$lib]}"
-  printf '%-9s %-12s | %-32s | %-32s\n' "$lib" "$(ver "$lib")" "$lp / $lf / $ls ($lt)" \
-    "$jp / $jf / $js ($jt)"
+  read -r lp lf ls lt ln lnote <<<"$(result "$lib" lite)"
+  read -r jp jf js jt jn jnote <<<"$(result "$lib" jax)"
+  [ "$lnote" = done ] && lnote="" || lnote=" ($lnote)"
+  [ "$jnote" = done ] && jnote="" || jnote=" ($jnote)"
+  echo "| $lib | $(ver "$lib") | $([ "$ln" = - ] && echo "$jn" || echo "$ln") $([ "$QUICK" = 1 ] && echo "(quick list)" || echo "(whole suite)") | $jp / $jf / $js | $jt$jnote | $lp / $lf / $ls | $lt$lnote |"
 done
 echo "(mode: $([ "$QUICK" = 1 ] && echo quick || echo full); logs under $DIR/logs)"

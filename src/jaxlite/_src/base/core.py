@@ -562,7 +562,7 @@ class Literal:
 
 
 class JaxprEqn:
-  __slots__ = ("invars", "outvars", "primitive", "params", "effects", "source_info")
+  __slots__ = ("invars", "outvars", "primitive", "params", "effects", "_source_info")
 
   def __init__(self, invars, outvars, primitive, params, effects=frozenset(), source_info=None):
     self.invars = list(invars)
@@ -570,11 +570,26 @@ class JaxprEqn:
     self.primitive = primitive
     self.params = params
     self.effects = effects
-    self.source_info = source_info
+    self._source_info = source_info
+
+  @property
+  def source_info(self):
+    """Where the eqn was staged: a SourceInfo, as in JAX (haiku's jaxpr_info reads its
+    `name_stack`); eqns staged with no frame recorded and outside any named scope share an
+    empty one (None is stored: most eqns carry nothing)."""
+    si = self._source_info
+    if si is None:
+      from jaxlite._src.base import source_info_util  # same layer; loaded by then
+      return source_info_util.EMPTY_SOURCE_INFO
+    return si
+
+  @source_info.setter
+  def source_info(self, value):
+    self._source_info = value
 
   def replace(self, **kw):
     new = JaxprEqn(self.invars, self.outvars, self.primitive, self.params, self.effects,
-                   self.source_info)
+                   self._source_info)
     for k, v in kw.items():
       setattr(new, k, v)
     return new
@@ -645,6 +660,8 @@ class _SourceInfoState(threading.local):
   re-binds an eqn that has one, is used instead (a re-staged eqn keeps its origin)."""
   current = None
   override = None
+  scope = None  # SourceInfo((), name stack) inside `jax.named_scope`/`named_call`, else None
+  name_stacks = None  # source_info_util's stack of NameStacks (this thread's)
 
 
 source_info_state = _SourceInfoState()
@@ -670,7 +687,7 @@ def staged_source_info():
   """The source info of an eqn being staged now (None unless recording)."""
   st = source_info_state
   if st.current is None:
-    return None
+    return st.scope
   return st.override or st.current()
 
 
@@ -696,8 +713,8 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args, propagate_source_info=True):
   recording = st.current is not None and propagate_source_info
   for eqn in jaxpr.eqns:
     ins = [read(v) for v in eqn.invars]
-    if recording and eqn.source_info is not None:
-      prev, st.override = st.override, eqn.source_info
+    if recording and eqn._source_info is not None:
+      prev, st.override = st.override, eqn._source_info
       try:
         outs = eqn.primitive.bind(*ins, **eqn.params)
       finally:

@@ -1,8 +1,9 @@
 """Where user code called an operation (frames, name stacks): `jax.extend.source_info_util`
 (re-exported there) and JAX's `jax._src.source_info_util`.
 
-jaxlite records no per-eqn source info yet; these report the calling user frame and keep
-name stacks as plain tuples so that libraries (flax, equinox) that register exclusions run.
+Eqns record frames only while `core.recording_source_info` is on (`print_saved_residuals`);
+name stacks (`jax.named_scope`, `jax.named_call`) are recorded on every eqn staged inside one,
+as JAX's `eqn.source_info.name_stack` (haiku's `jaxpr_info` groups eqns by it).
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import os
 import sys
 from typing import NamedTuple
 
+from jaxlite._src.base import core
 from jaxlite._src.compat import traceback_util
 
 _exclusions: list = []
@@ -22,17 +24,66 @@ def register_exclusion(path: str) -> None:
   _exclusions.append(path)
 
 
-class NameStack(NamedTuple):
-  stack: tuple = ()
+class Scope(NamedTuple):
+  """A name on the stack (`named_scope`, `named_call`)."""
+  name: str
+
+  def wrap(self, names: list) -> None:
+    names.append(self.name)
+
+
+class Transform(NamedTuple):
+  """A transformation on the stack (`jvp`, `transpose`): it wraps the name that follows it."""
+  name: str
+
+  def wrap(self, names: list) -> None:
+    if names:
+      names[-1] = f"{self.name}({names[-1]})"
+    else:
+      names.append(f"{self.name}()")
+
+
+class NameStack:
+  """The scopes and transformations an eqn was staged under; prints as JAX's:
+  `transpose(jvp(model))/layer`."""
+  __slots__ = ("stack",)
+
+  def __init__(self, stack: tuple = ()):
+    self.stack = tuple(Scope(e) if isinstance(e, str) else e for e in stack)
 
   def extend(self, name) -> "NameStack":
-    return NameStack(self.stack + ((name,) if isinstance(name, str) else tuple(name)))
+    names = (name,) if isinstance(name, str) else tuple(name)
+    return NameStack(self.stack + tuple(Scope(n) for n in names))
+
+  def transform(self, name: str) -> "NameStack":
+    return NameStack(self.stack + (Transform(name),))
 
   def wrap_name(self, name: str) -> str:
-    return "/".join((*self.stack, name)) if self.stack else name
+    return f"{self}/{name}" if self.stack else name
+
+  def __add__(self, other: "NameStack") -> "NameStack":
+    return NameStack(self.stack + other.stack)
+
+  def __getitem__(self, index: slice) -> "NameStack":
+    return NameStack(self.stack[index])
+
+  def __len__(self):
+    return len(self.stack)
+
+  def __eq__(self, other):
+    return type(other) is NameStack and other.stack == self.stack
+
+  def __hash__(self):
+    return hash(self.stack)
+
+  def __repr__(self):
+    return f"NameStack(stack={self.stack!r})"
 
   def __str__(self):
-    return "/".join(self.stack)
+    names: list = []
+    for elem in reversed(self.stack):
+      elem.wrap(names)
+    return "/".join(reversed(names))
 
 
 class Frame(NamedTuple):
@@ -58,7 +109,30 @@ class FmaHint(SourceInfo):
   XLA does (see `compiler/passes.fuse_marked_fma`); otherwise an ordinary SourceInfo."""
 
 
-_name_stack = [NameStack()]
+EMPTY_SOURCE_INFO = SourceInfo()
+_EMPTY_STACK = NameStack()
+
+
+def _stacks() -> list:
+  # Per thread, as the scope that staging reads (core.source_info_state is thread-local).
+  st = core.source_info_state
+  stacks = st.name_stacks
+  if stacks is None:
+    stacks = st.name_stacks = [_EMPTY_STACK]
+  return stacks
+
+
+def push_name_stack(name_stack: NameStack):
+  # Eqns staged from now on carry the stack (core.staged_source_info); none when it is empty.
+  _stacks().append(name_stack)
+  core.source_info_state.scope = SourceInfo((), name_stack) if name_stack.stack else None
+
+
+def pop_name_stack():
+  stacks = _stacks()
+  stacks.pop()
+  top = stacks[-1]
+  core.source_info_state.scope = SourceInfo((), top) if top.stack else None
 
 
 _stdlib = os.path.dirname(os.__file__)
@@ -90,11 +164,11 @@ def new_source_info() -> SourceInfo:
 
 
 def current() -> SourceInfo:
-  return SourceInfo(_user_frame(), _name_stack[-1])
+  return SourceInfo(_user_frame(), _stacks()[-1])
 
 
 def current_name_stack() -> NameStack:
-  return _name_stack[-1]
+  return _stacks()[-1]
 
 
 def new_name_stack(name: str = "") -> NameStack:
@@ -113,20 +187,20 @@ def summarize(source_info: SourceInfo, num_frames=1) -> str:
 
 @contextlib.contextmanager
 def extend_name_stack(name: str):
-  _name_stack.append(_name_stack[-1].extend(name))
+  push_name_stack(_stacks()[-1].extend(name))
   try:
-    yield _name_stack[-1]
+    yield _stacks()[-1]
   finally:
-    _name_stack.pop()
+    pop_name_stack()
 
 
 @contextlib.contextmanager
 def set_name_stack(name_stack: NameStack):
-  _name_stack.append(name_stack)
+  push_name_stack(name_stack)
   try:
     yield
   finally:
-    _name_stack.pop()
+    pop_name_stack()
 
 
 @contextlib.contextmanager
@@ -137,8 +211,13 @@ def reset_name_stack():
 
 @contextlib.contextmanager
 def transform_name_stack(name: str):
-  with extend_name_stack(f"{name}"):
+  """Eqns staged inside carry `name(...)` around the names pushed after it (JAX's jvp,
+  transpose)."""
+  push_name_stack(_stacks()[-1].transform(name))
+  try:
     yield
+  finally:
+    pop_name_stack()
 
 
 @contextlib.contextmanager

@@ -275,11 +275,47 @@ def fold_scalar_broadcasts(jaxpr: Jaxpr) -> Jaxpr:
   return jaxpr.replace(eqns=eqns) if changed else jaxpr
 
 
+def select_for_bool_products(jaxpr: Jaxpr) -> Jaxpr:
+  """`mul(a, convert_element_type(p))` with `p` a bool array becomes `select_n(p, 0, a)`, as
+  XLA's algebraic simplifier computes it: `inf * False` is 0, not NaN, and `-2.0 * False` is
+  +0.0 (numpyro's binary_cross_entropy_with_logits relies on it). The convert is left for DCE."""
+  mul, convert = kinds.roles.mul, kinds.roles.convert_element_type
+  from_bool = {e.outvars[0]: e.invars[0] for e in jaxpr.eqns
+               if e.primitive is convert and type(e.invars[0]) is Var
+               and e.invars[0].aval.dtype == np.bool_}
+  if not from_bool:
+    return jaxpr
+  eqns, changed = [], False
+  for e in jaxpr.eqns:
+    pred = other = None
+    if e.primitive is mul:
+      out = e.outvars[0]
+      for i in (0, 1):
+        p = from_bool.get(e.invars[i]) if type(e.invars[i]) is Var else None
+        if p is not None and p.aval.shape == out.aval.shape:
+          pred, other = p, e.invars[1 - i]
+          break
+    if pred is None or other.aval.shape != out.aval.shape:
+      eqns.append(e)
+      continue
+    zero = Literal(out.aval.dtype.type(0), core.ShapedArray((), out.aval.dtype,
+                                                             weak_type=out.aval.weak_type))
+    if out.aval.shape:
+      zeros = Var(out.aval)
+      eqns.append(core.JaxprEqn([zero], [zeros], kinds.roles.broadcast_in_dim,
+                                {"shape": out.aval.shape, "broadcast_dimensions": (),
+                                 "sharding": None}))
+      zero = zeros
+    eqns.append(core.JaxprEqn([pred, zero, other], [out], kinds.roles.select_n, {}))
+    changed = True
+  return jaxpr.replace(eqns=eqns) if changed else jaxpr
+
+
 def optimize(closed: core.ClosedJaxpr) -> tuple[Jaxpr, list]:
   """The pass pipeline run before code generation."""
   jaxpr, consts = inline_calls(closed.jaxpr, closed.consts)
   jaxpr = dce(rewrite_as_elementwise(fold_scalar_broadcasts(
-      fuse_marked_fma(fold_transposes(cse(drop_identities(jaxpr)))))))
+      fuse_marked_fma(fold_transposes(cse(select_for_bool_products(drop_identities(jaxpr))))))))
   if config.jax_enable_checks:  # the test suite turns this on: passes must keep jaxprs well typed
     core.check_jaxpr(jaxpr)
   return jaxpr, consts

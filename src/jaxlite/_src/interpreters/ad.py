@@ -28,7 +28,7 @@ import weakref
 
 import numpy as np
 
-from jaxlite._src.base import core, dtypes, extended_dtypes
+from jaxlite._src.base import core, dtypes, extended_dtypes, source_info_util
 from jaxlite._src.base import primitive_kinds as pk
 from jaxlite._src.base.core import Literal, ShapedArray, Var
 from jaxlite._src.interpreters import batching
@@ -376,7 +376,7 @@ def jvp_flat(fun, primals, tangents, instantiate=True):
   trace = JVPTrace(core.current_trace())
   tracers = [_maybe_tracer(trace, JVPTracer, p, t) for p, t in zip(primals, tangents)]
   try:
-    with core.set_current_trace(trace):
+    with core.set_current_trace(trace), source_info_util.transform_name_stack("jvp"):
       outs = fun(*tracers)
     pairs = [trace.to_primal_tangent_pair(o) for o in outs]
   finally:
@@ -476,7 +476,12 @@ def _backward_pass(jaxpr: core.Jaxpr, consts, args, cts_out) -> list:
         linear.update(eqn.outvars)
       lin_eqns.append(eqn)
       continue
-    outs = eqn.primitive.bind(*[read(v) for v in eqn.invars], **eqn.params)
+    named = _push_eqn_name_stack(eqn)
+    try:
+      outs = eqn.primitive.bind(*[read(v) for v in eqn.invars], **eqn.params)
+    finally:
+      if named:
+        source_info_util.pop_name_stack()
     env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
 
   ct_env = {}
@@ -493,25 +498,49 @@ def _backward_pass(jaxpr: core.Jaxpr, consts, args, cts_out) -> list:
 
   for v, ct in zip(jaxpr.outvars, cts_out):
     accumulate(v, ct)
-  for eqn in reversed(lin_eqns):
-    cts = [ct_env.pop(v, None) for v in eqn.outvars]
-    if all(ct is None for ct in cts) and not getattr(eqn.primitive, "transpose_zero_cts", False):
-      continue  # a zero cotangent transposes to zeros, except through a user's bwd (below)
-    cts = [Zero(tangent_aval(v.aval)) if ct is None else ct for v, ct in zip(eqn.outvars, cts)]
-    rule = primitive_transposes.get(eqn.primitive)
-    if rule is None:
-      raise NotImplementedError("Transpose rule (for reverse-mode differentiation) for "
-                                f"'{eqn.primitive}' not implemented")
-    if eqn.primitive not in python_cotangent_primitives:
-      # a Python number given to a VJP function goes on as it is only to a user's bwd rule
-      cts = [_scalar_ct(ct, v.aval) if type(ct) in _PY_SCALARS else ct
-             for v, ct in zip(eqn.outvars, cts)]
-    invals = [UndefinedPrimal(v.aval) if is_linear(v) else read(v) for v in eqn.invars]
-    cts_in = rule(cts if eqn.primitive.multiple_results else cts[0], *invals, **eqn.params)
-    for v, ct in zip(eqn.invars, cts_in):
-      accumulate(v, ct)
+  with source_info_util.transform_name_stack("transpose"):
+    _transpose_eqns(lin_eqns, read, is_linear, accumulate, ct_env)
   return [None if v not in linear else ct_env[v] if v in ct_env else Zero(tangent_aval(v.aval))
           for v in jaxpr.invars]
+
+
+def _push_eqn_name_stack(eqn) -> bool:
+  """As JAX's: what an eqn of a jaxpr being transposed stages carries its name stack after the
+  current one (`transpose(jvp(model))/layer`); True when one was pushed."""
+  si = eqn._source_info
+  if si is None or not si.name_stack.stack:
+    return False
+  source_info_util.push_name_stack(source_info_util.current_name_stack() + si.name_stack)
+  return True
+
+
+def _transpose_eqns(lin_eqns, read, is_linear, accumulate, ct_env):
+  for eqn in reversed(lin_eqns):
+    named = _push_eqn_name_stack(eqn)
+    try:
+      _transpose_eqn(eqn, read, is_linear, accumulate, ct_env)
+    finally:
+      if named:
+        source_info_util.pop_name_stack()
+
+
+def _transpose_eqn(eqn, read, is_linear, accumulate, ct_env):
+  cts = [ct_env.pop(v, None) for v in eqn.outvars]
+  if all(ct is None for ct in cts) and not getattr(eqn.primitive, "transpose_zero_cts", False):
+    return  # a zero cotangent transposes to zeros, except through a user's bwd (below)
+  cts = [Zero(tangent_aval(v.aval)) if ct is None else ct for v, ct in zip(eqn.outvars, cts)]
+  rule = primitive_transposes.get(eqn.primitive)
+  if rule is None:
+    raise NotImplementedError("Transpose rule (for reverse-mode differentiation) for "
+                              f"'{eqn.primitive}' not implemented")
+  if eqn.primitive not in python_cotangent_primitives:
+    # a Python number given to a VJP function goes on as it is only to a user's bwd rule
+    cts = [_scalar_ct(ct, v.aval) if type(ct) in _PY_SCALARS else ct
+           for v, ct in zip(eqn.outvars, cts)]
+  invals = [UndefinedPrimal(v.aval) if is_linear(v) else read(v) for v in eqn.invars]
+  cts_in = rule(cts if eqn.primitive.multiple_results else cts[0], *invals, **eqn.params)
+  for v, ct in zip(eqn.invars, cts_in):
+    accumulate(v, ct)
 
 
 # Primitives whose transpose takes a cotangent that is a Python number as it came (JAX passes a

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import weakref
 
-from jaxlite._src.base import core, errors
+from jaxlite._src.base import core, errors, source_info_util
 from jaxlite._src.compiler import passes
 from jaxlite._src.base.core import ClosedJaxpr, Var
 from jaxlite._src.interpreters import ad
@@ -110,7 +110,7 @@ def linearize_flat(fun, primals, nonzeros=None):
     differentiable = t.aval.dtype != ad.dtypes.float0 and (nonzeros is None or nonzeros[i])
     tracers.append(LinearizeTracer(trace, p, t) if differentiable else p)
   try:
-    with core.set_current_trace(trace):
+    with core.set_current_trace(trace), source_info_util.transform_name_stack("jvp"):
       outs, aux = fun(*tracers)
       pairs = [trace.to_primal_tangent_pair(o) for o in outs]
     # Outside the trace: rebuilding aux's pytree nodes must see the caller's trace (as in JAX),

@@ -10,6 +10,7 @@ import numpy as np
 from jaxlite._src.base import core
 from jaxlite._src.base import dtypes
 from jaxlite._src.base import errors
+from jaxlite._src.base import source_info_util
 from jaxlite._src.base.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, ShapedArray, Var
 
 
@@ -197,11 +198,17 @@ def trace_to_jaxpr(flat_fun, in_avals, debug_info=None, arg_names=None) -> tuple
   trace = DynamicJaxprTrace(parent, debug_info)
   names = arg_names or [None] * len(in_avals)
   tracers = [trace.new_arg(a, n) for a, n in zip(in_avals, names)]
+  # As JAX's, the traced body starts a fresh name stack (the eqn binding it carries the outer).
+  in_scope = core.source_info_state.scope is not None
   try:
+    if in_scope:
+      source_info_util.push_name_stack(source_info_util.NameStack())
     with core.set_current_trace(trace):
       outs = flat_fun(*tracers)
       closed = trace.to_closed_jaxpr(outs)
   finally:
+    if in_scope:
+      source_info_util.pop_name_stack()
     trace.invalidate()
   return closed
 

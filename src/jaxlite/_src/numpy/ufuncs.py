@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxlite._src.base import array as array_lib
 from jaxlite._src.base import core
 from jaxlite._src.base import dtypes
 from jaxlite._src.transforms.jit_function import PjitFunction, internal_jit
@@ -144,11 +145,25 @@ arccosh = internal_jit(_unary_ufunc("arccosh", ew.acosh_p, "inexact"))
 positive = lambda x, /: promote_args("positive", x)[0]  # noqa: E731
 
 
+def _bool_array(x) -> bool:
+  return getattr(x, "dtype", None) == np.bool_ and not isinstance(x, (bool, np.bool_))
+
+
 def multiply(x, y, /):
+  x_bool, y_bool = _bool_array(x), _bool_array(y)
+  pred_operand = x if x_bool else y
   x, y = promote_args("multiply", x, y)
   if dtype_weak(x)[0] == np.bool_:
     return ew.and_p.bind(x, y)
-  return ew.mul_p.bind(x, y)
+  out = ew.mul_p.bind(x, y)
+  if x_bool != y_bool and type(out) is core.array_type and array_lib.numpy_eager(out):
+    # JAX runs jnp.multiply compiled, and XLA computes a product with a converted bool array as
+    # a select: `inf * False` is 0, not NaN (numpyro's binary_cross_entropy_with_logits relies
+    # on it); traced products are rewritten the same way by compiler.passes.
+    pred = np.asarray(pred_operand)
+    out = array_lib.like(out, np.where(pred, out._value, out._value.dtype.type(0)),
+                         out.weak_type)
+  return out
 
 
 def true_divide(x, y, /):

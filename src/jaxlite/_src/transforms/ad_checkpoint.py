@@ -278,7 +278,7 @@ def _split_remat_eqn(eqn, unknown_in):
   if known is not None:
     eqn = core.JaxprEqn(eqn.invars, [v if u else Var(v.aval)
                                      for v, u in zip(eqn.outvars, unknown_out)],
-                        eqn.primitive, eqn.params, eqn.effects, eqn.source_info)
+                        eqn.primitive, eqn.params, eqn.effects, eqn._source_info)
   return known, eqn, unknown_out
 
 
@@ -443,7 +443,8 @@ def saved_residuals(f: Callable, *args, **kwargs) -> list[tuple]:
       results.append((v.aval, f"from the argument {where}" if where else
                       f"from the argument at flattened index {i}"))
   for eqn in jaxpr.eqns:
-    src = (" from " + source_info_util.summarize(eqn.source_info)) if eqn.source_info else ""
+    si = eqn.source_info
+    src = (" from " + source_info_util.summarize(si)) if si.traceback else ""
     for v in eqn.outvars:
       if v not in res_vars:
         continue

@@ -263,16 +263,27 @@ from jaxlite._src.compat.core_adapters import ensure_compile_time_eval  # noqa: 
 
 
 def named_call(fun, *, name=None):
-  return fun
+  """`fun` run inside `named_scope(name)` (default: its `__name__`), as JAX's."""
+  if name is None:
+    name = fun.__name__
+
+  @functools.wraps(fun)
+  def named(*args, **kwargs):
+    with named_scope(name):
+      return fun(*args, **kwargs)
+  return named
 
 
 @contextlib.contextmanager
 def named_scope(name):
-  """Names the ops staged inside (JAX only feeds profiler/HLO metadata from it, which jaxlite does
-  not emit). A context manager and, like JAX's, a decorator (equinox uses it as one)."""
+  """Adds `name` to the name stack of the eqns staged inside (`eqn.source_info.name_stack`;
+  JAX also feeds XLA's op metadata from it). A context manager and, like JAX's, a decorator
+  (equinox uses it as one)."""
   if not isinstance(name, str):
     raise TypeError("named_scope name argument must be a string.")
-  yield
+  from jaxlite._src.base import source_info_util
+  with source_info_util.extend_name_stack(name):
+    yield
 
 
 core.register(device_put=device_put)

@@ -230,7 +230,8 @@ def _batched_fn(fn, axis_data, in_dims, n_first):
         del shape[d]
         vals[i], dims[i] = Zero(v.aval.update(shape=tuple(shape))), None
     outs, dims = batching.batch_flat(flat, axis_data, vals, dims)
-    outs = [Zero(o.aval.update(shape=(size, *o.aval.shape))) if type(o) is Zero
+    # a rule's symbolic-zero tangent output (symbolic_zeros=True) is one example's zero too
+    outs = [Zero(o.aval.update(shape=(size, *o.aval.shape))) if type(o) in (Zero, SymbolicZero)
             else batching.bdim_at_front(o, d, size) for o, d in zip(outs, dims)]
     return outs[:counts[0]], outs[counts[0]:]
   batched.__name__ = _fun_name(fn)
