@@ -8,7 +8,7 @@ from jaxlite._src.transforms.jit_function import clear_caches  # noqa: F401
 from jaxlite._src.transforms.jit import jit  # noqa: F401
 from jaxlite._src.transforms.vmap_api import vmap  # noqa: F401
 from jaxlite._src.transforms.ad_api import (  # noqa: F401
-    grad, value_and_grad, jvp, vjp, linearize, jacfwd, jacrev, jacobian, hessian, stop_gradient)
+    grad, value_and_grad, jvp, vjp, linearize, stop_gradient)
 from jaxlite._src.transforms.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
 from jaxlite._src.transforms.ad_checkpoint import (  # noqa: F401
     checkpoint,
@@ -24,6 +24,7 @@ from jaxlite._src.base.devices import (  # noqa: F401
 from jaxlite._src.base import dtypes as _dtypes  # noqa: F401
 from jaxlite import numpy  # noqa: F401 - sets Array operators
 from jaxlite import lax  # noqa: F401
+from jaxlite._src.transforms.jacobians import jacfwd, jacrev, jacobian, hessian  # noqa: F401
 from jaxlite import tree  # noqa: F401
 from jaxlite import tree_util  # noqa: F401
 from jaxlite import errors  # noqa: F401

@@ -141,6 +141,14 @@ def process_index(backend=None) -> int:
   return 0 if _topology is None else _topology[0]
 
 
+def spans_processes(mesh) -> bool:
+  """Whether `mesh` has devices of other processes."""
+  if process_count() == 1:
+    return False
+  me = process_index()
+  return any(d.process_index != me for d in mesh.devices.flat)
+
+
 def default_device() -> CpuDevice:
   if _devices_cache is None:
     _initialize()

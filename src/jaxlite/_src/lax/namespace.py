@@ -28,6 +28,7 @@ from jaxlite._src.lax.reductions import (  # noqa: F401
 from jaxlite._src.lax.dot import (  # noqa: F401
     Precision, dot, dot_general, batch_matmul, dot_general_p)
 from jaxlite._src.lax.sort import sort, sort_key_val, top_k, sort_p, top_k_p  # noqa: F401
+from jaxlite._src.rng import prng_lowering as _prng_lowering  # noqa: F401 - keys' XLA rules
 from jaxlite._src.lax.creation import iota, broadcasted_iota, iota_p  # noqa: F401
 from jaxlite._src.lax.special import (  # noqa: F401
     erf, erfc, erf_inv, lgamma, digamma, igamma, igammac, bessel_i0e, bessel_i1e, erf_p,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxlite._src.compiler import giles_erf_inv
 from jaxlite._src.base import core
 from jaxlite._src.interpreters import ad
 from jaxlite._src.lax import elementwise as ew
@@ -170,10 +171,8 @@ erfc_p = unop("erfc", _in_f64(_erfc64), "f", hlo="chlo.erfc")
 # --- erf_inv -----------------------------------------------------------------------------------
 
 # Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011), single precision.
-_GILES_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
-                  0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
-_GILES_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
-               -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+_GILES_CENTRAL = giles_erf_inv.GILES_CENTRAL
+_GILES_TAIL = giles_erf_inv.GILES_TAIL
 
 
 def _fma_horner_f32(coefs, w, out):

@@ -26,6 +26,15 @@ from jaxlite._src.sharding import propagation as prop
 from jaxlite._src.spmd import runtime
 
 
+# The multi-process runs (MPI only): distributed/sharded_jit.py registers `repeat_call` and `call`
+# at its import, which `jax.distributed` loads (issue 29: this module never imports it).
+_multiprocess = {}
+
+
+def register_multiprocess(**fns):
+  _multiprocess.update(fns)
+
+
 def _prod(sizes) -> int:
   return int(math.prod(sizes))
 
@@ -127,21 +136,7 @@ class Program:
     over the axes it leaves, then sliced at this device's index over the axes it gains)."""
     if src == dst:
       return x
-    from jaxlite._src.lax import parallel
-    from jaxlite._src.lax import slicing
-    for d, (s, t) in enumerate(zip(src, dst)):
-      if s == t:
-        continue
-      for a in reversed(s):  # innermost axis first: blocks are row-major over the axes
-        n = self.mesh_shape[a]
-        x = parallel.all_gather_p.bind(x, all_gather_dimension=d, axis_name=a,
-                                       axis_index_groups=None, axis_size=n, tiled=True)
-      if t:
-        width = global_shape[d] // _prod(self.mesh_shape[a] for a in t)
-        index = parallel.axis_index(tuple(t))
-        start = index * np.int32(width)
-        x = slicing.dynamic_slice_in_dim(x, start, width, axis=d)
-    return x
+    return core.reshard_block(x, src, dst, global_shape, self.mesh_shape)
 
   # -- running ----------------------------------------------------------------------------------
   def run(self, global_values):
@@ -579,8 +574,7 @@ def call_sharded(fn, args, kwargs):
   remembers repeated ones itself, so no plan is cached here."""
   from jaxlite._src.base import devices
   if devices.process_count() > 1:
-    from jaxlite._src.distributed import sharded_jit
-    out = sharded_jit.repeat_call(fn, args, kwargs)
+    out = _multiprocess["repeat_call"](fn, args, kwargs)
     if out is not None:
       return out
     plan, flat = _plan_call(fn, args, kwargs)
@@ -608,9 +602,8 @@ class _AcrossProcesses:
     self.entry, self.mesh, self.program = entry, mesh, program
 
   def run(self, flat):
-    from jaxlite._src.distributed import sharded_jit
-    return sharded_jit.call(self.fn, self.args, self.kwargs, self.entry, flat, self.mesh,
-                            self.program)
+    return _multiprocess["call"](self.fn, self.args, self.kwargs, self.entry, flat, self.mesh,
+                                 self.program)
 
 
 def eqn_shardings(fn, args, kwargs, entry, n_flat):
@@ -650,8 +643,8 @@ def _plan_call(fn, args, kwargs):
     if device is not None and mesh is not None:
       _check_requested_devices(fn, flat, avals, in_leaves)
     return _UNPARTITIONED, flat  # nothing to partition: the caller's unsharded path
-  from jaxlite._src.distributed import sharded_jit  # a mesh over several processes (MPI)
-  spans = sharded_jit.spans_processes(mesh)
+  from jaxlite._src.base import devices
+  spans = devices.spans_processes(mesh)  # a mesh over several processes (MPI)
   if _has_shard_map(entry.closed.jaxpr):  # run whole: its shard_maps place their results
     _check_shard_map_devices(fn, dyn_args, entry.closed.jaxpr, committed)
     if spans:

@@ -756,7 +756,7 @@ def with_sharding_constraint(x, shardings):
   """`x` (a pytree) laid out by `shardings` (a Sharding, a PartitionSpec under a mesh, or a
   pytree prefix of them): eagerly a device_put; under jit, a constraint the propagation pass
   honours."""
-  from jaxlite._src.lax.elementwise_functions import asarg
+  from jaxlite._src.base.operands import asarg
   from jaxlite._src.sharding.mesh import get_mesh
   leaves, tree = tree_util.tree_flatten(x)
   if isinstance(shardings, devices.Sharding) or type(shardings).__name__ == "PartitionSpec":

@@ -125,10 +125,8 @@ class NativeBackend(tier1.TiledBackend):
       source, cconsts, bconsts = loops.while_source(cond, body, cond_nconsts, body_nconsts)
     except codegen.Unsupported:
       return None
-    from jaxlite._src.lax.control_flow import loops as lax_loops
-
     def fallback(*args):
-      return lax_loops.while_python(*args, cond_jaxpr=cond, body_jaxpr=body,
+      return backend_lib.while_python(*args, cond_jaxpr=cond, body_jaxpr=body,
                                     cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
 
     def build():

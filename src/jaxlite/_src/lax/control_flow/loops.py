@@ -51,27 +51,8 @@ def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
                       cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
 
 
-def while_python(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
-  """The while loop in Python over the backend's compiled cond and body."""
-  cconsts, bconsts, carry = split_list(args, [cond_nconsts, body_nconsts])
-  cond_fn = backend.compile_jaxpr(cond_jaxpr)
-  body_fn = backend.compile_jaxpr(body_jaxpr)
-  if cond_jaxpr.out_avals[0].shape:
-    return _batched_while(cond_fn, body_fn, cconsts, bconsts, carry)
-  while cond_fn(*cconsts, *carry)[0]:
-    carry = body_fn(*bconsts, *carry)
-  return carry
-
-
-def _batched_while(cond_fn, body_fn, cconsts, bconsts, carry):
-  """A vmapped predicate: loop while any example goes on; the others keep their carry."""
-  pred = cond_fn(*cconsts, *carry)[0]
-  while pred.any():
-    new = body_fn(*bconsts, *carry)
-    carry = [np.where(pred.reshape(pred.shape + (1,) * (np.ndim(c) - pred.ndim)), n, c)
-             for n, c in zip(new, carry)]
-    pred = cond_fn(*cconsts, *carry)[0]
-  return carry
+# Python's loop over the backend's compiled cond and body (the native tier falls back to it).
+while_python = backend.while_python
 
 
 while_p.def_abstract_eval(_while_abstract_eval)
