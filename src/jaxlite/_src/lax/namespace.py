@@ -85,7 +85,7 @@ LAZY_NAMES = {
                      "associative_scan", "cond_p", "while_p", "scan_p"),
                     "jaxlite._src.lax.control_flow"),
     **dict.fromkeys(("fft", "fft_p", "FftType"), "jaxlite._src.lax.fft"),
-    "regularized_incomplete_beta_p": "jaxlite._src.scipy.special",
+    "regularized_incomplete_beta_p": "jaxlite._src.lax.special",
     **dict.fromkeys(("custom_linear_solve", "custom_root"), "jaxlite._src.lax.custom_solvers"),
     **dict.fromkeys(("conv_general_dilated_patches", "conv_general_dilated_local", "ragged_dot",
                      "RaggedDotDimensionNumbers"), "jaxlite._src.lax.conv_patches"),
