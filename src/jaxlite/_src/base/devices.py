@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 
+from jaxlite._src.base import config as config_lib
 from jaxlite._src.base.config import config
 
 _backend_initialized = False
@@ -297,3 +298,6 @@ class Shard:
   def __repr__(self):
     return (f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id}, "
             f"data={self.data})")
+
+
+config_lib._update_checks["jax_num_cpu_devices"] = check_can_set_device_count

@@ -11,6 +11,7 @@ import numpy as np
 
 from jaxlite._src.base import core, dtypes, machine
 from jaxlite._src.base import primitive_kinds as pk
+from jaxlite._src.base.extended_dtypes import extended
 from jaxlite._src.base.config import config
 from jaxlite._src.base.core import ShapedArray
 
@@ -29,10 +30,6 @@ def storage_dtype(dtype):
     return KEY_STORAGE
   from jaxlite._src.base import extended_dtypes  # user extended dtypes: their physical type
   return extended_dtypes.physical_dtype(dtype) if extended_dtypes.has_rules(dtype) else dtype
-
-
-class extended(np.generic):
-  """Abstract parent of extended dtypes (`jax.dtypes.extended`)."""
 
 
 class prng_key(extended):
@@ -103,6 +100,9 @@ def issubdtype_extended(a, b) -> bool:
   if isinstance(a, type) and issubclass(a, extended):
     return isinstance(b, type) and issubclass(a, b)
   return False
+
+
+dtypes._issubdtype_extended[0] = issubdtype_extended
 
 
 def resolve_impl(spec) -> PRNGImpl:

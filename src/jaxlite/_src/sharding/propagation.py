@@ -674,10 +674,9 @@ def _placed(sharding):
 def _apply(x, **params):
   """`sharding_constraint` of `x`: a concrete Array is placed now; a tracer gets the eqn."""
   if core.current_trace() is core.eval_trace and not isinstance(x, core.Tracer):
-    from jaxlite._src.transforms import api
     sharding = _on_concrete_mesh(params["sharding"], x)
     _check_sharding(sharding, np.shape(x))
-    return api.device_put(x, _placed(sharding))
+    return core.device_put(x, _placed(sharding))  # api's, registered there
   return sharding_constraint_p.bind(x, **params)
 
 

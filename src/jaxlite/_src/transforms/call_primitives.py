@@ -36,7 +36,6 @@ class _JitPrimitive(core.Primitive):
 
 
 def _bind_placed(prim, args, params):
-  from jaxlite._src.transforms import api
   from jaxlite._src.base.array import from_host, host_value
   from jaxlite._src.sharding import partition
   in_sh, out_sh = params["in_shardings"], params["out_shardings"]
@@ -44,7 +43,7 @@ def _bind_placed(prim, args, params):
   for a, s, v in zip(args, in_sh, params["jaxpr"].in_avals):
     if s is not None and s is not pp.UNSPECIFIED:
       partition.check_committed_arg(a, s, v)
-      a = api.device_put(a, s)
+      a = core.device_put(a, s)  # api's, registered there
     ins.append(a)
   outs = core.eval_trace.process_primitive(prim, ins, params)
   places = partition.given_placements(params["jaxpr"], args, ins, in_sh, out_sh)

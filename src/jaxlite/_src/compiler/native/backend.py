@@ -18,7 +18,7 @@ from jaxlite._src.compiler import fusion
 from jaxlite._src.compiler import numpy_codegen as tier0
 from jaxlite._src.compiler import passes
 from jaxlite._src.compiler import tier1_backend as tier1
-from jaxlite._src.compiler import tiers
+from jaxlite._src.compiler import tier_sizes
 from jaxlite._src.compiler import tiled_executor
 from jaxlite._src.compiler import native
 from jaxlite._src.compiler.native import codegen
@@ -140,7 +140,7 @@ class NativeBackend(tier1.TiledBackend):
 
 # Draws below this stay on NumPy: a numba call's setup and threads cost more (tiers.py loads
 # this tier for a program with a draw this big).
-THREEFRY_MIN = tiers.THREEFRY_MIN
+THREEFRY_MIN = tier_sizes.THREEFRY_MIN
 
 
 def threefry_source() -> str:
