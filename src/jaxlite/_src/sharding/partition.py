@@ -19,9 +19,11 @@ import numpy as np
 
 from jaxlite._src.base import core
 from jaxlite._src.base import primitive_kinds as kinds
+from jaxlite._src.transforms import call_primitives
 from jaxlite._src.transforms import jit_function as jf
 from jaxlite._src.base import tree_util
 from jaxlite._src.base.config import config
+from jaxlite._src.sharding import named_sharding
 from jaxlite._src.sharding import propagation as prop
 from jaxlite._src.spmd import runtime
 
@@ -901,16 +903,8 @@ def _read_back(s, orig_args, nd):
   return without_trivial_axes(s)
 
 
-def without_trivial_axes(s):
-  """NamedSharding `s` as JAX reads it back from an XLA sharding: mesh axes of size 1 dropped
-  from its spec, trailing unsplit dims too."""
-  from jaxlite._src.sharding.partition_spec import PartitionSpec
-  sizes = s.mesh.shape
-  entries = []
-  for e in s.spec:
-    axes = tuple(n for n in (e if isinstance(e, tuple) else (e,))
-                 if n is not None and sizes[n] != 1)
-    entries.append(None if not axes else axes[0] if len(axes) == 1 else axes)
-  while entries and entries[-1] is None:
-    entries.pop()
-  return s.with_spec(PartitionSpec(*entries)) if tuple(entries) != tuple(s.spec) else s
+without_trivial_axes = named_sharding.without_trivial_axes  # (below: jit's batcher uses it)
+
+
+call_primitives.register_placed(check_committed_arg=check_committed_arg,
+                                given_placements=given_placements)
