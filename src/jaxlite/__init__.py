@@ -24,7 +24,6 @@ from jaxlite._src.base.devices import (  # noqa: F401
 from jaxlite._src.base import dtypes as _dtypes  # noqa: F401
 from jaxlite import numpy  # noqa: F401 - sets Array operators
 from jaxlite import lax  # noqa: F401
-from jaxlite._src.transforms.jacobians import jacfwd, jacrev, jacobian, hessian  # noqa: F401
 from jaxlite import tree  # noqa: F401
 from jaxlite import tree_util  # noqa: F401
 from jaxlite import errors  # noqa: F401
@@ -68,6 +67,9 @@ _LAZY_ATTRS = {
     "Ref": ("jaxlite._src.state.types", "Ref"),
     "memory": ("jaxlite._src.base.memory_space", "memory"),
     "fwd_and_bwd": ("jaxlite._src.transforms.linear_call", "fwd_and_bwd"),
+    # the Jacobians (above lax: they split their rows with lax ops), loaded on first use
+    **{n: ("jaxlite._src.transforms.jacobians", n) for n in ("jacfwd", "jacrev", "jacobian",
+                                                             "hessian")},
 }
 from jaxlite._src.base.config import (  # noqa: F401,E402
     enable_x64, debug_nans, debug_infs, default_device, default_matmul_precision,

@@ -14,7 +14,6 @@ import numpy as np
 
 from jaxlite._src.base import core
 from jaxlite._src.base import devices as devices_lib
-from jaxlite._src.base.list_util import split_list
 
 
 class FlagTable:
@@ -331,6 +330,7 @@ def compile_while(cond: core.ClosedJaxpr, body: core.ClosedJaxpr, cond_nconsts: 
 
 def while_python(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
   """The while loop in Python over the backend's compiled cond and body."""
+  from jaxlite._src.base.list_util import split_list  # (import speed)
   cconsts, bconsts, carry = split_list(args, [cond_nconsts, body_nconsts])
   cond_fn = compile_jaxpr(cond_jaxpr)
   body_fn = compile_jaxpr(body_jaxpr)
