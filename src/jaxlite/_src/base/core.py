@@ -405,8 +405,8 @@ primitive_device: Callable = None  # (primitive, args) -> device
 # (Array or list of Arrays, device[, primitive, args, params]) -> the same, committed
 place_outputs: Callable = None
 # Set by jaxlite._src.base.array: the type of the `_value` of an Array with shards in other
-# processes; by distributed.sharded_jit: the eager path for primitives on such Arrays (run partitioned over
-# the global mesh; such Arrays are made only by distributed.global_arrays, which imports it).
+# processes; by distributed.sharded_jit (which `jax.distributed` loads: such Arrays exist only in
+# joined processes): the eager path for primitives on such Arrays (run over the global mesh).
 non_addressable: type = type("_Unset", (), {})
 eager_across_processes: Callable = None  # (primitive, args, params) -> outputs
 # Set by jaxlite._src.lax.parallel: a block of a value laid out by one spec brought to another
