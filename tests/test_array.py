@@ -175,3 +175,25 @@ def test_aval_equality_includes_sharding(a, b, equal):
   assert (x == y) is equal
   if equal:
     assert hash(x) == hash(y)
+
+
+@pytest.mark.parametrize("x, dtype", [
+    (np.arange(4, dtype=np.float32), np.int32), (np.arange(4, dtype=np.float32), np.uint8),
+    (np.ones((2, 4), np.int16), np.float32), (np.array([True, False]), np.int8),
+    (np.array([1, 0], np.int8), np.bool_), (np.array(3., np.float32), np.int32),
+    (np.array([1 + 2j, 3 - 1j], np.complex64), np.float32),
+    (np.arange(4, dtype=np.float32), np.complex64)])
+def test_array_view_reads_the_bits_as_numpy_does(x, dtype):
+  got = jnp.asarray(x).view(dtype)
+  want = x.view(dtype)
+  assert got.dtype == want.dtype and got.shape == want.shape
+  np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_array_view_bad_sizes_raise_as_jax():
+  with pytest.raises(ValueError, match="must be a divisor of the total size in bytes"):
+    jnp.arange(3, dtype=jnp.int8).view(jnp.int16)
+  with pytest.raises(ValueError, match="itemsize is unchanged"):
+    jnp.asarray(np.float32(3)).view(jnp.int16)
+  with pytest.raises(NotImplementedError, match="`type` argument"):
+    jnp.arange(3.).view(type=int)

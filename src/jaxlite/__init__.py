@@ -8,7 +8,7 @@ from jaxlite._src.transforms.jit_function import clear_caches  # noqa: F401
 from jaxlite._src.transforms.jit import jit  # noqa: F401
 from jaxlite._src.transforms.vmap_api import vmap  # noqa: F401
 from jaxlite._src.transforms.ad_api import (  # noqa: F401
-    grad, value_and_grad, jvp, vjp, linearize, jacfwd, jacrev, jacobian, hessian, stop_gradient)
+    grad, value_and_grad, jvp, vjp, linearize, stop_gradient)
 from jaxlite._src.transforms.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
 from jaxlite._src.transforms.ad_checkpoint import (  # noqa: F401
     checkpoint,
@@ -67,6 +67,9 @@ _LAZY_ATTRS = {
     "Ref": ("jaxlite._src.state.types", "Ref"),
     "memory": ("jaxlite._src.base.memory_space", "memory"),
     "fwd_and_bwd": ("jaxlite._src.transforms.linear_call", "fwd_and_bwd"),
+    # the Jacobians (above lax: they split their rows with lax ops), loaded on first use
+    **{n: ("jaxlite._src.transforms.jacobians", n) for n in ("jacfwd", "jacrev", "jacobian",
+                                                             "hessian")},
 }
 from jaxlite._src.base.config import (  # noqa: F401,E402
     enable_x64, debug_nans, debug_infs, default_device, default_matmul_precision,

@@ -141,9 +141,8 @@ class Config:
     """Sets the global value (every thread's, except where a thread's flag context overrides)."""
     if name not in _DEFAULTS:
       raise AttributeError(f"Unrecognized config option: {name}")
-    if name == "jax_num_cpu_devices":
-      from jaxlite._src.base import devices
-      devices.check_can_set_device_count()
+    if name in _update_checks:  # filled by the modules above (devices: the device count)
+      _update_checks[name]()
     if name in _ENUMS:
       _check_enum(name, value)
     if name == "jax_jaxlite_tier" and value not in (0, 1):
@@ -307,12 +306,17 @@ def _set_flag(name: str, value):
 
 
 _hooks_lock = threading.Lock()
+# Filled at their import by the modules that stand on this one (issue 29: config imports none):
+# name -> a check run before the flag changes (devices: the CPU device count, fixed once the
+# devices exist); the refresh of the dispatch hooks (instrumentation).
+_update_checks: dict = {}
+_refresh: list = []
 
 
 def _refresh_hooks() -> None:
-  from jaxlite._src.base import instrumentation
   with _hooks_lock:  # refresh() unwraps then rewraps methods: one thread at a time
-    instrumentation.refresh()
+    for refresh in _refresh:
+      refresh()
 
 
 def _check_guard(v) -> None:

@@ -405,15 +405,19 @@ primitive_device: Callable = None  # (primitive, args) -> device
 # (Array or list of Arrays, device[, primitive, args, params]) -> the same, committed
 place_outputs: Callable = None
 # Set by jaxlite._src.base.array: the type of the `_value` of an Array with shards in other
-# processes; by distributed.sharded_jit: the eager path for primitives on such Arrays (run partitioned over
-# the global mesh; such Arrays are made only by distributed.global_arrays, which imports it).
+# processes; by distributed.sharded_jit (which `jax.distributed` loads: such Arrays exist only in
+# joined processes): the eager path for primitives on such Arrays (run over the global mesh).
 non_addressable: type = type("_Unset", (), {})
 eager_across_processes: Callable = None  # (primitive, args, params) -> outputs
+# Set by jaxlite._src.lax.parallel: a block of a value laid out by one spec brought to another
+# (all_gathers, then dynamic slices; the partitioner's reshards).
+reshard_block: Callable = None  # (block, src, dst, global_shape, mesh_shape) -> block
 
 _REGISTRABLE = frozenset({
     "pp_jaxpr", "pp_eqn", "apply_sharding_rules", "index_in_dim", "device_put", "asarray",
     "array_type", "key_array_type", "array_from_numpy", "host_array_from_numpy", "make_array",
-    "primitive_device", "place_outputs", "non_addressable", "eager_across_processes"})
+    "primitive_device", "place_outputs", "non_addressable", "eager_across_processes",
+    "reshard_block"})
 
 
 def register(**hooks):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 
+from jaxlite._src.base import config as config_lib
 from jaxlite._src.base.config import config
 
 _backend_initialized = False
@@ -156,6 +157,14 @@ def process_count(backend=None) -> int:
 
 def process_index(backend=None) -> int:
   return 0 if _topology is None else _topology[0]
+
+
+def spans_processes(mesh) -> bool:
+  """Whether `mesh` has devices of other processes."""
+  if process_count() == 1:
+    return False
+  me = process_index()
+  return any(d.process_index != me for d in mesh.devices.flat)
 
 
 def default_device():
@@ -309,3 +318,6 @@ class Shard:
   def __repr__(self):
     return (f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id}, "
             f"data={self.data})")
+
+
+config_lib._update_checks["jax_num_cpu_devices"] = check_can_set_device_count

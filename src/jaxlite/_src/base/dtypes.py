@@ -495,11 +495,15 @@ def _numpy_knows(name: str) -> bool:
   return True
 
 
+# `issubdtype` when either side is an extended dtype (keys, libraries' extended dtypes): set by
+# rng.prng at its import, as it stands on this module (issue 29).
+_issubdtype_extended: list = [None]
+
+
 def issubdtype(a, b) -> bool:
   _load_ml_dtypes_for_names(a, b)
   if hasattr(a, "_is_extended") or hasattr(b, "_is_extended"):
-    from jaxlite._src.rng import prng
-    return prng.issubdtype_extended(a, b)
+    return _issubdtype_extended[0](a, b)
   if isinstance(b, type) and hasattr(b, "dtype") and not issubclass(b, np.generic):
     b = b.dtype
   if isinstance(a, type) and hasattr(a, "dtype") and not issubclass(a, np.generic):

@@ -22,7 +22,9 @@ import abc
 
 import numpy as np
 
-from jaxlite._src.rng.prng import extended  # noqa: F401  (the abstract scalar type, re-exported)
+
+class extended(np.generic):
+  """Abstract parent of extended dtypes (`jax.dtypes.extended`)."""
 
 
 class ExtendedDType(abc.ABC):

@@ -12,6 +12,7 @@ import time
 import numpy as np
 
 from jaxlite._src.base import core, monitoring
+from jaxlite._src.base import config as config_lib
 from jaxlite._src.base.config import config
 
 _saved: dict = {}
@@ -220,3 +221,5 @@ def refresh() -> None:
   core.eager_fast_trace = None if hooked else core.eval_trace
   jit.set_fast_runners((jit._CacheEntry, "run") not in _saved)
 
+
+config_lib._refresh.append(refresh)

@@ -176,7 +176,7 @@ def _under(pred) -> bool:
 
 def eval_jaxpr(jaxpr, consts, *args, propagate_source_info=True):
   """`jax.core.eval_jaxpr`: binds each eqn on the current trace; Python scalars are accepted."""
-  from jaxlite._src.transforms.jit_function import as_traceable_arg
+  from jaxlite._src.transforms.call_primitives import as_traceable_arg
   return core.eval_jaxpr(jaxpr, [as_traceable_arg(c) for c in consts],
                          *[as_traceable_arg(a) for a in args])
 

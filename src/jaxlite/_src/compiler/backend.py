@@ -328,6 +328,30 @@ def compile_while(cond: core.ClosedJaxpr, body: core.ClosedJaxpr, cond_nconsts: 
   return hit[1]
 
 
+def while_python(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+  """The while loop in Python over the backend's compiled cond and body."""
+  from jaxlite._src.base.list_util import split_list  # (import speed)
+  cconsts, bconsts, carry = split_list(args, [cond_nconsts, body_nconsts])
+  cond_fn = compile_jaxpr(cond_jaxpr)
+  body_fn = compile_jaxpr(body_jaxpr)
+  if cond_jaxpr.out_avals[0].shape:
+    return _batched_while(cond_fn, body_fn, cconsts, bconsts, carry)
+  while cond_fn(*cconsts, *carry)[0]:
+    carry = body_fn(*bconsts, *carry)
+  return carry
+
+
+def _batched_while(cond_fn, body_fn, cconsts, bconsts, carry):
+  """A vmapped predicate: loop while any example goes on; the others keep their carry."""
+  pred = cond_fn(*cconsts, *carry)[0]
+  while pred.any():
+    new = body_fn(*bconsts, *carry)
+    carry = [np.where(pred.reshape(pred.shape + (1,) * (np.ndim(c) - pred.ndim)), n, c)
+             for n, c in zip(new, carry)]
+    pred = cond_fn(*cconsts, *carry)[0]
+  return carry
+
+
 def compile_scan(closed: core.ClosedJaxpr, num_consts: int, num_carry: int, reverse: bool,
                  backend: Backend | None = None):
   """The scan loop of a body jaxpr on `backend` (cached per backend and jaxpr)."""

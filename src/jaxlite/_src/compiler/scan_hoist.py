@@ -174,8 +174,7 @@ class _Batched:
     exe = self.by_length.get(length)
     if exe is None:
       from jaxlite._src.interpreters import batching
-      from jaxlite._src.lax.control_flow import common
-      batched, _ = common.batch_body(self.closed, batching.AxisData(None, length),
+      batched, _ = batching.batch_body(self.closed, batching.AxisData(None, length),
                                      self.batched, [True] * len(self.closed.jaxpr.outvars))
       exe = self.backend.compile(batched)
       if len(self.by_length) >= MAX_LENGTHS:

@@ -16,7 +16,7 @@ from jaxlite._src.compiler import fusion
 from jaxlite._src.compiler import numpy_codegen as tier0
 from jaxlite._src.compiler import passes
 from jaxlite._src.compiler import scan_hoist
-from jaxlite._src.compiler import tiers
+from jaxlite._src.compiler import tier_sizes
 from jaxlite._src.compiler import tiled_executor
 
 _WORKERS = tiled_executor.worker_count()
@@ -383,7 +383,7 @@ class TiledBackend(tier0.NumpyBackend):
 
   def _compile_program(self, jaxpr: core.Jaxpr, consts: list, donated: tuple):
     name = tier0.JAXPR_FN  # one name for all (see numpy_codegen.JAXPR_FN)
-    if not tiers.has_big_values(jaxpr, tiled_executor.SMALL_ELEMENTS):
+    if not tier_sizes.has_big_values(jaxpr, tiled_executor.SMALL_ELEMENTS):
       # No kernel can reach the tiled size: tier 0's code, with no fusion pass (the small-array
       # path costs first calls nothing over tier 0).
       return self._tier0(jaxpr, consts, name, donated)

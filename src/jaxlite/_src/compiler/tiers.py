@@ -14,38 +14,15 @@ from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler import blas
 from jaxlite._src.compiler import numpy_codegen as tier0
 from jaxlite._src.compiler import passes
+from jaxlite._src.compiler import tier_sizes
 from jaxlite._src.base.config import config
 
-# Kernels whose largest value has fewer elements run inline as tier 0 code: below this, a pool
-# hand-off (tens of microseconds) costs more than the cache and the second core win. Tier 1
-# reads it as `tiled_executor.SMALL_ELEMENTS` (tests lower it there).
-SMALL_ELEMENTS = 1 << 17
-
-# The native tier's threefry runs draws of this many elements or more (native/backend.py): a
-# program with such a draw needs the native tier's tables even when nothing in it is tiled.
-THREEFRY_MIN = 1 << 16
+# The sizes that pick a tier (below the tiers, which read them too: tier_sizes.py).
+SMALL_ELEMENTS, THREEFRY_MIN = tier_sizes.SMALL_ELEMENTS, tier_sizes.THREEFRY_MIN
+_NEVER_FUSED, has_big_values = tier_sizes._NEVER_FUSED, tier_sizes.has_big_values
 
 _TIER1_MODULE = "jaxlite._src.compiler.tier1_backend"
 TIER1_NAMES = ("numpy-tiled", "numpy-native")
-
-
-# Primitives never in a kernel (BLAS keeps them: kind "product"): a big value that only they
-# read or make gives tier 1 nothing to tile (an MLP's weights read only by its matmuls).
-_NEVER_FUSED = kinds.never_fused
-
-
-def has_big_values(jaxpr, small: int = SMALL_ELEMENTS) -> bool:
-  """Whether a kernel could be tiled: some eqn that may join one (any but a matmul or
-  convolution) reads or makes a value of `small` or more elements (a kernel's size is its
-  largest operand or result)."""
-  for e in jaxpr.eqns:
-    if e.primitive in _NEVER_FUSED:
-      continue
-    for v in (*e.invars, *e.outvars):
-      shape = getattr(v.aval, "shape", None)
-      if shape and math.prod(shape) >= small:
-        return True
-  return False
 
 
 def _needs_tier1(jaxpr) -> bool:
@@ -59,7 +36,11 @@ def load_tier1() -> backend_lib.Backend:
   """The backend tier 1 is now: the native one where that tier is on and numba is installed,
   else tier 1's. Loads their modules (never numba itself)."""
   from jaxlite._src.compiler import native
-  return native.tier1_backend()
+  from jaxlite._src.compiler import tier1_backend as t1
+  if native.enabled():
+    from jaxlite._src.compiler.native import backend
+    return backend.NATIVE
+  return t1.TIER1
 
 
 class PendingTier1(tier0.NumpyBackend):

@@ -21,7 +21,7 @@ import numpy as np
 
 from jaxlite._src.base import machine
 from jaxlite._src.compiler import adaptive
-from jaxlite._src.compiler import tiers
+from jaxlite._src.compiler import tier_sizes
 
 
 def _tile_bytes() -> int:
@@ -49,7 +49,7 @@ WIDE_FACTOR = 4
 
 # Kernels whose largest value has fewer elements run inline as tier 0 code (see tiers.py, which
 # decides without loading tier 1 whether a program has a value this big).
-SMALL_ELEMENTS = tiers.SMALL_ELEMENTS
+SMALL_ELEMENTS = tier_sizes.SMALL_ELEMENTS
 
 
 def worker_count() -> int:

@@ -21,12 +21,7 @@ from jaxlite._src.base.config import config
 from jaxlite._src.spmd import runtime
 
 
-def spans_processes(mesh) -> bool:
-  """Whether `mesh` has devices of other processes."""
-  if devices.process_count() == 1:
-    return False
-  me = devices.process_index()
-  return any(d.process_index != me for d in mesh.devices.flat)
+spans_processes = devices.spans_processes
 
 
 _equivalent: dict = {}  # (id, id, ndim) -> (sharding, wanted sharding, equivalent?)
@@ -720,3 +715,16 @@ def _install_fast(fn, entry, placements, leaves, ctx):
   if step is None or step.index is None or step.direct is None:
     return
   fn.cache[FAST] = _Fast(entry, placements, leaves, ctx, step)
+
+
+# This module is loaded by `jax.distributed` (only a joined process has a mesh over several):
+# the layers below call the multi-process paths through the hooks filled here.
+def _register_multiprocess_paths():
+  from jaxlite._src.parallel import shard_map as sm
+  from jaxlite._src.sharding import partition
+  core.register(eager_across_processes=eager)
+  partition.register_multiprocess(repeat_call=repeat_call, call=call)
+  sm.register_multiprocess(local_blocks=local_blocks)
+
+
+_register_multiprocess_paths()

@@ -219,14 +219,20 @@ def dims_agree(vals, dims) -> bool:
   return all(shape_of(v) == shape and d == dim for v, d in zip(vals, dims) if shape_of(v))
 
 
-_shape_prims = None
+class _ShapePrimitives:
+  """lax's transpose and broadcast_in_dim, registered by lax.shape at its import (this module
+  stands below lax: issue 29)."""
+  transpose_p = broadcast_in_dim_p = None
+
+
+_shape_prims = _ShapePrimitives()
+
+
+def register_shape_primitives(*, transpose_p, broadcast_in_dim_p):
+  _shape_prims.transpose_p, _shape_prims.broadcast_in_dim_p = transpose_p, broadcast_in_dim_p
 
 
 def _prims():
-  global _shape_prims
-  if _shape_prims is None:  # lax.shape imports the family helpers, which import this module
-    from jaxlite._src.lax import shape as shape_prims
-    _shape_prims = shape_prims
   return _shape_prims
 
 
@@ -391,3 +397,41 @@ def _batch_jaxpr(closed, axis_data, in_dims):
 from jaxlite._src.rng import prng as _prng  # noqa: E402
 
 _prng.register_batching_rules(sys.modules[__name__])
+
+
+# --- batching a closed jaxpr (loop and cond bodies) ------------------------------------------
+
+_batched_bodies: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def batch_body(closed: core.ClosedJaxpr, axis_data, in_batched, force_out) -> tuple:
+  """(jaxpr over inputs batched at axis 0 where `in_batched`, which outputs are batched).
+
+  Batched outputs come out at axis 0; outputs in `force_out` are batched even when the body
+  leaves them unbatched (loop carries must keep one type across iterations).
+  """
+  key = (tuple(in_batched), tuple(force_out), axis_data.key(), config.trace_context(),
+         axis_env_key())
+  per_jaxpr = _batched_bodies.setdefault(closed, {})
+  hit = per_jaxpr.get(key)
+  if hit is None:
+    hit = per_jaxpr[key] = _batch_body(closed, axis_data, in_batched, force_out)
+  return hit
+
+
+def _batch_body(closed, axis_data, in_batched, force_out):
+  from jaxlite._src.interpreters import partial_eval as pe
+  size = axis_data.size
+  in_dims = [0 if b else None for b in in_batched]
+  out_batched = []
+
+  def fun(*args):
+    outs, dims = batch_flat(
+        lambda *a: core.eval_jaxpr(closed.jaxpr, closed.consts, *a), axis_data, args, in_dims)
+    out_batched[:] = [d is not None or f for d, f in zip(dims, force_out)]
+    return [bdim_at_front(o, d, size) if b else o
+            for o, d, b in zip(outs, dims, out_batched)]
+
+  in_avals = [batched_aval(a, d, size) for a, d in zip(closed.in_avals, in_dims)]
+  jaxpr = pe.trace_to_jaxpr(fun, in_avals)
+  return jaxpr, tuple(out_batched)

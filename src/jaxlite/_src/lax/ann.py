@@ -9,6 +9,7 @@ from jaxlite._src.base import core, dtypes
 from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.base.core import ShapedArray
 from jaxlite._src.interpreters import ad, batching
+from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax import sort as sort_lib
 
 
@@ -77,13 +78,13 @@ xla.register(approx_top_k_p, _approx_top_k_hlo)
 def _approx_top_k_jvp(primals, tangents, **params):
   # The values are the operand gathered at the indices: their tangent is the tangent gathered
   # there too (linear, so grad transposes the gather); the indices have none.
-  from jaxlite._src.numpy import namespace as jnp
+  take_along_axis = shape_prims._above["take_along_axis"]
   vals, idx = approx_top_k_p.bind(*primals, **params)
   t, = tangents
   idx_zero = ad.Zero.from_primal_value(idx)
   if type(t) is ad.Zero:
     return [vals, idx], [ad.Zero.from_primal_value(vals), idx_zero]
-  return [vals, idx], [jnp.take_along_axis(t, idx, axis=params["reduction_dimension"]), idx_zero]
+  return [vals, idx], [take_along_axis(t, idx, axis=params["reduction_dimension"]), idx_zero]
 
 
 def _approx_top_k_batch(vals, dims, *, reduction_dimension, **params):
@@ -101,7 +102,7 @@ batching.primitive_batchers[approx_top_k_p] = _approx_top_k_batch
 
 def approx_k(operand, k, reduction_dimension, recall_target, is_max_k,
              reduction_input_size_override, aggregate_to_topk):
-  from jaxlite._src.lax.elementwise_functions import asarg
+  from jaxlite._src.base.operands import asarg
   return approx_top_k_p.bind(
       asarg(operand), k=int(k), reduction_dimension=int(reduction_dimension),
       recall_target=float(recall_target), is_max_k=bool(is_max_k),

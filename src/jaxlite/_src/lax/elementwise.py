@@ -484,8 +484,7 @@ def _const(x, v):
   weak scalar whose dtype is the default one for `v`'s Python type."""
   aval = core.get_aval(x)
   if aval.weak_type and not aval.shape:
-    from jaxlite._src.lax.elementwise_functions import weak_scalar  # lax imports this module
-    val = weak_scalar(_PY_TYPE_OF_KIND[kind_of(aval.dtype)](v))
+    val = dtypes.weak_scalar(_PY_TYPE_OF_KIND[kind_of(aval.dtype)](v))
     if getattr(val, "dtype", None) == aval.dtype:
       return val
   return np.array(v, aval.dtype)[()]
@@ -528,7 +527,7 @@ def _maybe_broadcast(shape, x):
 
 def _unbroadcast(aval, x):
   """The cotangent `x` summed back down to an operand of type `aval` that lax broadcast."""
-  from jaxlite._src.lax.reductions import reduce_sum_p
+  reduce_sum_p = shape_prims._above["reduce_sum_p"]  # registered by lax.reductions
   xs = core.get_aval(x).shape
   if xs == aval.shape:
     return x

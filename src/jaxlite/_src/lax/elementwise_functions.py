@@ -11,6 +11,7 @@ import numpy as np
 
 from jaxlite._src.base import core
 from jaxlite._src.base import dtypes
+from jaxlite._src.base import operands
 from jaxlite._src.base.config import config
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
@@ -22,28 +23,8 @@ _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 # Defined with the dtypes (jit's argument handling needs them below the lax layer).
 check_python_int = dtypes.check_python_int
 weak_scalar = dtypes.weak_scalar
-
-
-def asarg(x, name=None, position=None):
-  """Canonicalizes one argument of a lax function (`name` and `position` name it in the error
-  for a value that is no array, as JAX's do)."""
-  t = type(x)
-  if t is core.array_type or isinstance(x, core.Array) or t in dtypes.typed_scalar_types:
-    return x
-  if t in (int, float, builtins.complex, bool):  # `complex` here is lax.complex
-    return weak_scalar(x)
-  if isinstance(x, (np.ndarray, np.generic)):
-    canon = dtypes.canonicalize_dtype(x.dtype)
-    return x if canon == x.dtype else np.asarray(x, canon)
-  if hasattr(x, "__jax_array__"):
-    return asarg(x.__jax_array__(), name, position)
-  if isinstance(x, (int, float, builtins.complex)):
-    return weak_scalar(type(x).__mro__[1](x)) if not isinstance(x, np.generic) else x
-  if name is not None:
-    raise TypeError(f"Error interpreting argument to {name} as a JAX value. The problematic "
-                    f"value is of type {type(x)} and was passed to {name} at position "
-                    f"{position}.\n")
-  raise TypeError(f"Value {x!r} with type {type(x)} is not a valid JAX type")
+# Below the lax layer, as the transformations that take operands as lax functions do need it.
+asarg = operands.asarg
 
 
 def _unary(prim):

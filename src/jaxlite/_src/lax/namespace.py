@@ -28,6 +28,7 @@ from jaxlite._src.lax.reductions import (  # noqa: F401
 from jaxlite._src.lax.dot import (  # noqa: F401
     Precision, dot, dot_general, batch_matmul, dot_general_p)
 from jaxlite._src.lax.sort import sort, sort_key_val, top_k, sort_p, top_k_p  # noqa: F401
+from jaxlite._src.rng import prng_lowering as _prng_lowering  # noqa: F401 - keys' XLA rules
 from jaxlite._src.lax.creation import iota, broadcasted_iota, iota_p  # noqa: F401
 from jaxlite._src.lax.special import (  # noqa: F401
     erf, erfc, erf_inv, lgamma, digamma, igamma, igammac, bessel_i0e, bessel_i1e, erf_p,
@@ -84,7 +85,7 @@ LAZY_NAMES = {
                      "associative_scan", "cond_p", "while_p", "scan_p"),
                     "jaxlite._src.lax.control_flow"),
     **dict.fromkeys(("fft", "fft_p", "FftType"), "jaxlite._src.lax.fft"),
-    "regularized_incomplete_beta_p": "jaxlite._src.scipy.special",
+    "regularized_incomplete_beta_p": "jaxlite._src.lax.special",
     **dict.fromkeys(("custom_linear_solve", "custom_root"), "jaxlite._src.lax.custom_solvers"),
     **dict.fromkeys(("conv_general_dilated_patches", "conv_general_dilated_local", "ragged_dot",
                      "RaggedDotDimensionNumbers"), "jaxlite._src.lax.conv_patches"),

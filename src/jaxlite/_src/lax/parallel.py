@@ -450,3 +450,25 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
                              axis_index_groups=axis_index_groups, axis_size=size,
                              tiled=bool(tiled))
   return tree_util.tree_map(gather, x)
+
+
+def _reshard_block(x, src, dst, global_shape, mesh_shape):
+  """Block `x` of a value laid out by `src` brought to layout `dst` (dim by dim: gathered over
+  the axes it leaves, then sliced at this device's index over the axes it gains)."""
+  from jaxlite._src.lax import slicing
+  for d, (s, t) in enumerate(zip(src, dst)):
+    if s == t:
+      continue
+    for a in reversed(s):  # innermost axis first: blocks are row-major over the axes
+      n = mesh_shape[a]
+      x = all_gather_p.bind(x, all_gather_dimension=d, axis_name=a,
+                            axis_index_groups=None, axis_size=n, tiled=True)
+    if t:
+      width = global_shape[d] // int(math.prod(mesh_shape[a] for a in t))
+      index = axis_index(tuple(t))
+      start = index * np.int32(width)
+      x = slicing.dynamic_slice_in_dim(x, start, width, axis=d)
+  return x
+
+
+core.register(reshard_block=_reshard_block)

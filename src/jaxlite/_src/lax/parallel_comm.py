@@ -428,3 +428,6 @@ def pcast(x, axis_name, *, to: str):
 from jaxlite._src.lax import parallel as _parallel  # noqa: E402
 from jaxlite._src.lax import parallel_lowering  # noqa: E402  (the collectives' XLA rules)
 parallel_lowering.register_rules(_parallel, sys.modules[__name__])
+
+from jaxlite._src.transforms import ad_api as _ad_api  # noqa: E402
+_ad_api.register_above(pvary_p=pvary_p)

@@ -375,7 +375,7 @@ def _scan_jvp(combine):
   # JAX differentiates these through lax.associative_scan's odd/even recursion; its tree decides
   # how tied max/min split their derivative (cummin of [2, 2, 2]: [1.75, 0.75, 0.5]).
   def jvp(primals, tangents, *, axis, reverse):
-    from jaxlite._src.lax.control_flow.loops import associative_scan
+    from jaxlite._src.lax.prefix_scan import associative_scan
     (out,), (t_out,) = ad.jvp_flat(
         lambda x: [associative_scan(combine, x, reverse=reverse, axis=axis)],
         primals, tangents, instantiate=False)

@@ -22,7 +22,8 @@ from jaxlite._src.compiler.xla import lowering as hlo
 
 # What this module's transpose/batching rules need from the lax modules that stand on it
 # (reductions, elementwise, slicing_primitives, elementwise_functions): registered by them at
-# their import, so this bottom lax module never imports up (issue 29).
+# their import, so this bottom lax module never imports up (issue 29). Also what lax rules
+# written over jnp need from numpy (take_along_axis, for approx_top_k's JVP).
 _above = {}
 
 
@@ -785,3 +786,4 @@ for _p in (rev_p, pad_p):
 pk.register(concatenate_p, pk.SHAPE, hoist=True, dims=lambda params: {params["dimension"]})
 for _p in (split_p, stack_p, unstack_p, tile_p):
   pk.register(_p, pk.SHAPE)
+batching.register_shape_primitives(transpose_p=transpose_p, broadcast_in_dim_p=broadcast_in_dim_p)

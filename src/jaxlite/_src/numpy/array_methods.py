@@ -239,8 +239,45 @@ def _copy(self):
 
 
 def _view(self, dtype=None, type=None):
-  from jaxlite._src.numpy import bitcast_view
-  return bitcast_view.view(self, dtype)
+  """The array's bits read as `dtype` (NumPy's `ndarray.view`): the last axis scales by the ratio
+  of the item sizes; bool and complex go through uint8 and their real parts."""
+  from jaxlite._src.numpy.creation import asarray
+  from jaxlite._src.numpy.scalar_types import dtype as jnp_dtype
+  if type is not None:
+    raise NotImplementedError("`type` argument of array.view() is not supported.")
+  if dtype is None:
+    return self
+  return _bitcast_view(asarray(self), np.dtype(jnp_dtype(dtype)))
+
+
+def _bitcast_view(x, dtype):
+  from jaxlite._src.lax.elementwise_functions import bitcast_convert_type
+  from jaxlite._src.numpy.shape_ops import stack
+  if x.ndim == 0:
+    if x.dtype.itemsize != dtype.itemsize:
+      raise ValueError("view() of a 0d array is only supported if the itemsize is unchanged.")
+    return _bitcast_view(x[None], dtype)[0]
+  if (x.shape[-1] * x.dtype.itemsize) % dtype.itemsize:
+    raise ValueError("When changing to a larger dtype, its size must be a divisor of the total "
+                     "size in bytes of the last axis of the array.")
+  if x.dtype == dtype:
+    return x
+  if x.dtype == np.bool_:
+    return _bitcast_view(x.astype(np.uint8), dtype)
+  if x.dtype.kind == "c":  # (..., n) complex -> (..., 2n) real: re, im interleaved
+    parts = stack([uf.real(x), uf.imag(x)], axis=-1)
+    return _bitcast_view(parts.reshape(*x.shape[:-1], 2 * x.shape[-1]), dtype)
+  if dtype == np.bool_:
+    return _bitcast_view(x, np.dtype(np.uint8)).astype(np.bool_)
+  if dtype.kind == "c":
+    parts = _bitcast_view(x, np.dtype(f"f{dtype.itemsize // 2}"))
+    return (parts[..., 0::2] + 1j * parts[..., 1::2]).astype(dtype)
+  ratio_up, ratio_down = dtype.itemsize // x.dtype.itemsize, x.dtype.itemsize // dtype.itemsize
+  if ratio_up > 1:  # lax's bitcast takes a trailing axis of the ratio
+    return bitcast_convert_type(x.reshape(*x.shape[:-1], x.shape[-1] // ratio_up, ratio_up),
+                                dtype)
+  out = bitcast_convert_type(x, dtype)
+  return out.reshape(*out.shape[:-2], out.shape[-2] * out.shape[-1]) if ratio_down > 1 else out
 
 
 def set_array_methods(cls) -> None:

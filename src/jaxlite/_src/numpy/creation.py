@@ -17,7 +17,17 @@ from jaxlite._src.transforms.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.elementwise_functions import check_python_int
+from jaxlite._src.numpy import util as _util
 from jaxlite._src.numpy.util import dtype_weak, scalar_to_dtype
+
+# What array construction needs from the jnp modules that stand on this one (reshape,
+# broadcast_to, transpose: where_reshape; power, log10, ...: ufuncs; moveaxis: shape_ops),
+# registered by them at their import (issue 29: this module never imports them).
+_above = {}
+
+
+def register_above(**fns):
+  _above.update(fns)
 
 _PY = (int, float, complex, bool)
 
@@ -86,7 +96,7 @@ def array(object, dtype=None, copy: bool = True, order=None, ndmin: int = 0, *, 
   else:
     out = _from_concrete(object, dtype)
   if ndmin > out.ndim:
-    from jaxlite._src.numpy.where_reshape import reshape
+    reshape = _above["reshape"]
     out = reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
   return out
 
@@ -245,7 +255,7 @@ def _placed(like=False):
 
 @_placed()
 def full(shape, fill_value, dtype=None, *, device=None):
-  from jaxlite._src.numpy.where_reshape import broadcast_to
+  broadcast_to = _above["broadcast_to"]
   shape = _shape_arg(shape)
   if isinstance(fill_value, (list, tuple)):
     raise TypeError(f"full requires ndarray or scalar arguments, got {type(fill_value)} at "
@@ -342,7 +352,7 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     w = w and dtype_weak(fill_value)[1]
   fill = _fill_value(fill_value, d, w)
   if (fill.ndim if isinstance(fill, core.Tracer) else np.ndim(fill)):
-    from jaxlite._src.numpy.where_reshape import broadcast_to
+    broadcast_to = _above["broadcast_to"]
     return broadcast_to(fill, s)
   return _broadcast_scalar(fill, s)
 
@@ -422,7 +432,7 @@ def _is_integer_range(first, stride) -> bool:
 
 def _linspace_impl(start, stop, num, endpoint, dtype, axis):
   from jaxlite._src.lax.creation import iota_p
-  from jaxlite._src.numpy.where_reshape import broadcast_to, reshape
+  broadcast_to, reshape = _above["broadcast_to"], _above["reshape"]
   from jaxlite._src.numpy.util import convert, promote_dtypes, shape_of
   start, stop = promote_dtypes(start, stop)
   compute = dtypes.to_inexact_dtype(dtype_weak(start)[0])
@@ -449,7 +459,7 @@ def _linspace_impl(start, stop, num, endpoint, dtype, axis):
                                                broadcast_dimensions=lead, sharding=None)
     out = lax_shape.concatenate([out, last], 0)
   if axis != 0:
-    from jaxlite._src.numpy.where_reshape import transpose
+    transpose = _above["transpose"]
     nd = len(out_shape)
     ax = axis % nd
     out = transpose(out, tuple(range(1, ax + 1)) + (0,) + tuple(range(ax + 1, nd)))
@@ -506,7 +516,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
 
 
 def _logspace(start, stop, num, endpoint, base, dtype, axis):
-  from jaxlite._src.numpy.ufuncs import power
+  power = _above["power"]
   dtype = dtype or dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
   compute = dtypes.to_inexact_dtype(dtype)
   lin = linspace(asarray(start, compute), asarray(stop, compute), num, endpoint, axis=axis)
@@ -514,8 +524,9 @@ def _logspace(start, stop, num, endpoint, base, dtype, axis):
 
 
 def _geomspace(start, stop, num, endpoint, dtype, axis):
-  from jaxlite._src.numpy.shape_ops import moveaxis
-  from jaxlite._src.numpy.ufuncs import log10, multiply, sign, true_divide
+  moveaxis = _above["moveaxis"]
+  log10, multiply, sign, true_divide = (_above[n] for n in ("log10", "multiply", "sign",
+                                                          "true_divide"))
   dtype = dtype or dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
   compute = dtypes.to_inexact_dtype(dtype)
   start, stop = asarray(start, compute), asarray(stop, compute)
@@ -627,7 +638,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
   """jnp.meshgrid: coordinate arrays from 1-D coordinate vectors."""
   if indexing not in ("xy", "ij"):
     raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing}")
-  from jaxlite._src.numpy.where_reshape import broadcast_to, reshape
+  broadcast_to, reshape = _above["broadcast_to"], _above["reshape"]
   arrays = [reshape(asarray(x) if not isinstance(x, (core.Tracer, core.array_type)) else x,
                     (-1,)) for x in xi]
   shape = [a.shape[0] for a in arrays]
@@ -665,3 +676,4 @@ def indices(dimensions, dtype=None, sparse=False):
 
 prng.register_above(asarray=asarray)
 core.register(asarray=asarray)
+_util.register_above(array=array)

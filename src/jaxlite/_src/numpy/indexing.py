@@ -1028,3 +1028,4 @@ class _TakeAlongPlan:
 
 _take_along_axis = internal_jit(_take_along_axis_impl, static_argnums=(2, 3, 4),
                                 name="take_along_axis")
+lax_shape.register_above(take_along_axis=take_along_axis)  # approx_top_k's JVP gathers with it

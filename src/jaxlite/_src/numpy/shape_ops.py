@@ -16,7 +16,7 @@ from jaxlite._src.transforms.jit_function import internal_jit
 from jaxlite._src.lax import shape as lax_shape
 from jaxlite._src.lax import slicing
 from jaxlite._src.lax.elementwise_functions import _convert_element_type
-from jaxlite._src.numpy import indexing, where_reshape as lax_numpy
+from jaxlite._src.numpy import creation, indexing, where_reshape as lax_numpy
 from jaxlite._src.numpy.util import canonicalize_axis, dtype_weak, promote_dtypes, shape_of
 
 _INT = np.dtype(np.int32)
@@ -792,3 +792,6 @@ def resize(a, new_shape):
   reps = -(-size // flat.shape[0])
   flat = tile(flat, reps) if reps > 1 else flat
   return lax_numpy.reshape(indexing.getitem(flat, slice(0, size)), new_shape)
+
+
+creation.register_above(moveaxis=moveaxis)

@@ -13,6 +13,7 @@ from jaxlite._src.base import dtypes
 from jaxlite._src.transforms.jit_function import PjitFunction, internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import elementwise_functions as lax
+from jaxlite._src.numpy import creation
 from jaxlite._src.state.types import Ref
 from jaxlite._src.numpy.util import (promote_args, promote_args_inexact, promote_args_numeric,
                                      promote_dtypes_inexact, promote_dtypes, dtype_weak,
@@ -719,3 +720,7 @@ def _sinc_maclaurin():
 
 
 _ = (core, lax, promote_dtypes, promote_dtypes_inexact)
+
+
+creation.register_above(power=power, log10=log10, multiply=multiply, sign=sign,
+                        true_divide=true_divide)

@@ -14,6 +14,14 @@ from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.elementwise_functions import check_python_int
 from jaxlite._src.state.types import AbstractRef
 
+# `array` (for list and tuple arguments), registered by creation at its import: it stands on
+# this module (issue 29).
+_above = {}
+
+
+def register_above(**fns):
+  _above.update(fns)
+
 _ArrayImpl = None
 _PY = (int, float, complex, bool)
 _typed = dtypes.typed_scalar_types
@@ -43,7 +51,7 @@ def dtype_weak(x):
   if isinstance(x, (np.ndarray, np.generic)):
     return dtypes.canonicalize_dtype(x.dtype), False
   if isinstance(x, (list, tuple)):
-    from jaxlite._src.numpy.creation import array
+    array = _above["array"]
     a = array(x)
     return a.dtype, a.weak_type
   if hasattr(x, "__jax_array__"):
@@ -114,7 +122,7 @@ def convert(x, dtype, weak: bool):
       return core.array_from_numpy(np.asarray(v), True)
     return v
   if isinstance(x, (list, tuple)):
-    from jaxlite._src.numpy.creation import array
+    array = _above["array"]
     x = array(x)
   return ew.convert_element_type_p.bind(x, new_dtype=dtype, weak_type=bool(weak))
 

@@ -14,8 +14,16 @@ from jaxlite._src.base import dtypes
 from jaxlite._src.transforms.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as shape_prims
+from jaxlite._src.numpy import creation
 from jaxlite._src.numpy.util import (canonicalize_axis, check_arraylike, dtype_weak, promote_dtypes,
                                      promote_shapes, shape_of, broadcast_shapes, ndim_of)
+
+# `nonzero` (one-argument where), registered by setops at its import: it stands on this module.
+_above = {}
+
+
+def register_above(**fns):
+  _above.update(fns)
 
 
 def _broadcast_to_shape(x, shape):
@@ -81,8 +89,7 @@ def _where(condition, x, y):
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
   if x is None and y is None:
     check_arraylike("where", condition)
-    from jaxlite._src.numpy import setops
-    return setops.nonzero(condition, size=size, fill_value=fill_value)
+    return _above["nonzero"](condition, size=size, fill_value=fill_value)
   check_arraylike("where", condition, x, y)  # a lone None is a non-array: JAX's TypeError
   if size is not None or fill_value is not None:
     raise ValueError("size and fill_value arguments cannot be used in three-term where "
@@ -222,3 +229,6 @@ def result_type(*args):
 
 
 _ = promote_shapes
+
+
+creation.register_above(reshape=reshape, broadcast_to=broadcast_to, transpose=transpose)

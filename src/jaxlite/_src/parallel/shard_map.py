@@ -302,14 +302,22 @@ class _LocalBlocks:
     return self.blocks.get(self.mesh.devices.flat[i])
 
 
+# The multi-process path (MPI only): distributed/sharded_jit.py registers `local_blocks` at its
+# import, which `jax.distributed` loads (issue 29: this module never imports it).
+_multiprocess = {}
+
+
+def register_multiprocess(**fns):
+  _multiprocess.update(fns)
+
+
 def _local_blocks(a, mesh, spec):
   """This process's per-device blocks of Array `a` as the in_spec lays them out."""
   from jaxlite._src.base import array
   from jaxlite._src.sharding.named_sharding import NamedSharding
   want = NamedSharding(mesh, spec)
   if a.sharding != want and not a.is_fully_replicated:  # its shards move between processes
-    from jaxlite._src.distributed import sharded_jit
-    return _LocalBlocks(mesh, sharded_jit.local_blocks(a, want))
+    return _LocalBlocks(mesh, _multiprocess["local_blocks"](a, want))
   if a.is_fully_replicated:
     v = array.host_value(a)
     idx = want.devices_indices_map(v.shape)

@@ -11,8 +11,7 @@ import numpy as np
 
 from jaxlite._src.base import core, dtypes, machine
 from jaxlite._src.base import primitive_kinds as pk
-from jaxlite._src.rng import prng_lowering
-from jaxlite._src.compiler.xla import lowering as xla
+from jaxlite._src.base.extended_dtypes import extended
 from jaxlite._src.base.config import config
 from jaxlite._src.base.core import ShapedArray
 
@@ -31,10 +30,6 @@ def storage_dtype(dtype):
     return KEY_STORAGE
   from jaxlite._src.base import extended_dtypes  # user extended dtypes: their physical type
   return extended_dtypes.physical_dtype(dtype) if extended_dtypes.has_rules(dtype) else dtype
-
-
-class extended(np.generic):
-  """Abstract parent of extended dtypes (`jax.dtypes.extended`)."""
 
 
 class prng_key(extended):
@@ -105,6 +100,9 @@ def issubdtype_extended(a, b) -> bool:
   if isinstance(a, type) and issubclass(a, extended):
     return isinstance(b, type) and issubclass(a, b)
   return False
+
+
+dtypes._issubdtype_extended[0] = issubdtype_extended
 
 
 def resolve_impl(spec) -> PRNGImpl:
@@ -601,17 +599,8 @@ threefry2x32_p = _key_prim("threefry2x32", lambda k0, k1, x0, x1: list(threefry2
                            _threefry_abstract, multiple_results=True)
 
 
-# StableHLO lowering (bodies in prng_lowering.py): keys lower as their ui32 data.
-xla.extended_types[KeyTy] = (prng_lowering.key_physical_aval, data_from_keys)
-for _p, _rule in ((threefry2x32_p, prng_lowering.threefry2x32_rule),
-                  (random_seed_p, prng_lowering.random_seed_rule),
-                  (random_bits_p, prng_lowering.random_bits_rule),
-                  (random_split_p, prng_lowering.random_split_rule),
-                  (random_fold_in_p, prng_lowering.random_fold_in_rule),
-                  (random_wrap_p, prng_lowering.random_wrap_rule),
-                  (random_unwrap_p, prng_lowering.random_unwrap_rule)):
-  xla.register(_p, _rule)
-  xla.extended_aware.add(_p)
+# StableHLO lowering: prng_lowering.py registers the rules of the primitives above (it stands on
+# the XLA lowering, above this core module).
 
 
 # --- binding helpers (what jax.random calls) ---------------------------------------------------

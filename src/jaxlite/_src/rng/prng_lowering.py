@@ -1,5 +1,6 @@
 """StableHLO lowering of threefry2x32 and the random_* primitives, bit-identical to JAX's
-(both `jax_threefry_partitionable` modes); `prng.py` registers them next to the primitives.
+(both `jax_threefry_partitionable` modes), registered here for prng.py's primitives (lax loads
+this module).
 
 A key<fry> value lowers as its data, a ui32 tensor with a trailing dimension of 2 (k0, k1):
 the lowering's Values keep the key aval and print that physical type (`lowering.physical_aval`).
@@ -14,6 +15,7 @@ import numpy as np
 from jaxlite._src.base import core
 from jaxlite._src.base.config import config
 from jaxlite._src.compiler.xla import lowering as xla
+from jaxlite._src.rng import prng
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 _U32 = np.dtype(np.uint32)
@@ -387,3 +389,16 @@ def _gamma_proposal(ctx, dtype, k0, k1, c):
   state = [k0, k1, _const(ctx, 0, shape, dtype), _const(ctx, -1, shape, dtype)]
   _, _, x, v = _gamma_loop(ctx, state, todo, body)
   return x, v
+
+
+# --- registration: keys lower as their ui32 data ------------------------------------------------
+xla.extended_types[prng.KeyTy] = (key_physical_aval, prng.data_from_keys)
+for _p, _rule in ((prng.threefry2x32_p, threefry2x32_rule),
+                  (prng.random_seed_p, random_seed_rule),
+                  (prng.random_bits_p, random_bits_rule),
+                  (prng.random_split_p, random_split_rule),
+                  (prng.random_fold_in_p, random_fold_in_rule),
+                  (prng.random_wrap_p, random_wrap_rule),
+                  (prng.random_unwrap_p, random_unwrap_rule)):
+  xla.register(_p, _rule)
+  xla.extended_aware.add(_p)

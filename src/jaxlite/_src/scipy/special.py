@@ -9,15 +9,9 @@ import operator
 import numpy as np
 
 from jaxlite._src.base import core
-from jaxlite._src.sharding import rules as sharding_rules
 from jaxlite._src.base import dtypes
-from jaxlite._src.compiler.xla import lowering as xla
-from jaxlite._src.base.core import ShapedArray
-from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import special as lax_special
-from jaxlite._src.lax import special_lowering
-from jaxlite._src.lax.families import broadcast_shapes_lax, check_dtype_kinds
 from jaxlite._src.numpy.util import check_arraylike, promote_args_inexact
 
 
@@ -484,94 +478,9 @@ def boxcox1p(x, lmbda):
   return jnp.where(lmbda == 0, jnp.log1p(x), jnp.expm1(safe * jnp.log1p(x)) / safe)
 
 
-# --- the regularized incomplete beta function -------------------------------------------------
-# NumPy has none, so it is a primitive here: Lentz's continued fraction on the convergent side
-# (x < (a + 1) / (a + b + 2)), the symmetry I_x(a, b) = 1 - I_{1-x}(b, a) on the other.
+# --- the regularized incomplete beta function (its primitive is lax's: lax/special.py) -------
 
-def _betainc_fraction(a, b, x):
-  tiny = 1e-300
-  qab, qap, qam = a + b, a + 1, a - 1
-  c = np.ones_like(x)
-  d = 1 - qab * x / qap
-  d = np.where(np.abs(d) < tiny, tiny, d)
-  d = 1 / d
-  h = d
-  for m in range(1, 300):
-    m2 = 2 * m
-    aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-    d = 1 + aa * d
-    d = np.where(np.abs(d) < tiny, tiny, d)
-    c = 1 + aa / c
-    c = np.where(np.abs(c) < tiny, tiny, c)
-    d = 1 / d
-    h = h * d * c
-    aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-    d = 1 + aa * d
-    d = np.where(np.abs(d) < tiny, tiny, d)
-    c = 1 + aa / c
-    c = np.where(np.abs(c) < tiny, tiny, c)
-    d = 1 / d
-    delta = d * c
-    h = h * delta
-    if np.all(np.abs(delta - 1) < 1e-15):
-      break
-  return h
-
-
-def _log_beta64(a, b):
-  lg = np.vectorize(math.lgamma, otypes=[np.float64])
-  return lg(a) + lg(b) - lg(a + b)
-
-
-def _betainc_impl(a, b, x):
-  dtype = x.dtype
-  a, b, x = (np.asarray(v, np.float64) for v in np.broadcast_arrays(a, b, x))
-  with np.errstate(all="ignore"):
-    swap = x > (a + 1) / (a + b + 2)
-    aa, bb, xx = np.where(swap, b, a), np.where(swap, a, b), np.where(swap, 1 - x, x)
-    inner = (0 < xx) & (xx < 1)
-    safe_x = np.where(inner, xx, 0.5)
-    log_front = (aa * np.log(safe_x) + bb * np.log1p(-safe_x) - _log_beta64(aa, bb)
-                 - np.log(aa))
-    frac = _betainc_fraction(aa, bb, safe_x) if aa.size else aa
-    val = np.exp(log_front) * frac
-    val = np.where(swap, 1 - val, val)
-    val = np.where(x <= 0, 0.0, np.where(x >= 1, 1.0, val))
-    val = np.where((a <= 0) | (b <= 0) | np.isnan(a) | np.isnan(b) | np.isnan(x)
-                   | (x < 0) | (x > 1), np.nan, val)
-  return val.astype(dtype)
-
-
-def _betainc_abstract(a, b, x):
-  for i, v in enumerate((a, b, x)):
-    check_dtype_kinds("regularized_incomplete_beta", v.dtype, "f", i)
-  if not a.dtype == b.dtype == x.dtype:
-    raise TypeError("regularized_incomplete_beta requires arguments of one dtype, got "
-                    f"{a.dtype.name}, {b.dtype.name}, {x.dtype.name}")
-  shape = broadcast_shapes_lax("regularized_incomplete_beta", a.shape, b.shape, x.shape)
-  return ShapedArray(shape, x.dtype, a.weak_type and b.weak_type and x.weak_type)
-
-
-regularized_incomplete_beta_p = core.Primitive("regularized_incomplete_beta")
-sharding_rules.elementwise(regularized_incomplete_beta_p)  # its sharding rule
-regularized_incomplete_beta_p.def_impl(_betainc_impl)
-regularized_incomplete_beta_p.def_abstract_eval(_betainc_abstract)
-xla.register(regularized_incomplete_beta_p, special_lowering.betainc_rule)
-
-
-def _betainc_jvp_x(t, a, b, x):
-  """∂I_x(a, b)/∂x = x^(a-1) (1-x)^(b-1) / B(a, b)."""
-  jnp = _jnp()
-  log_density = xlogy(a - 1, x) + xlog1py(b - 1, -x) - betaln(a, b)
-  return t * jnp.exp(log_density)
-
-
-def _betainc_jvp_ab(t, a, b, x):
-  raise ValueError("Betainc gradient with respect to a and b not supported.")
-
-
-ad.defjvp(regularized_incomplete_beta_p, _betainc_jvp_ab, _betainc_jvp_ab, _betainc_jvp_x)
-batching.defbroadcasting(regularized_incomplete_beta_p)
+regularized_incomplete_beta_p = lax_special.regularized_incomplete_beta_p
 
 
 def betainc(a, b, x):

@@ -251,3 +251,17 @@ def type_sharding(aval, placement=None):
     hit = _unsharded_types[ndim] = NamedSharding(AbstractMesh((), ()),
                                                   PartitionSpec(*(None,) * ndim))
   return hit
+
+
+def without_trivial_axes(s):
+  """NamedSharding `s` as JAX reads it back from an XLA sharding: mesh axes of size 1 dropped
+  from its spec, trailing unsplit dims too."""
+  sizes = s.mesh.shape
+  entries = []
+  for e in s.spec:
+    axes = tuple(n for n in (e if isinstance(e, tuple) else (e,))
+                 if n is not None and sizes[n] != 1)
+    entries.append(None if not axes else axes[0] if len(axes) == 1 else axes)
+  while entries and entries[-1] is None:
+    entries.pop()
+  return s.with_spec(PartitionSpec(*entries)) if tuple(entries) != tuple(s.spec) else s

@@ -19,11 +19,22 @@ import numpy as np
 
 from jaxlite._src.base import core
 from jaxlite._src.base import primitive_kinds as kinds
+from jaxlite._src.transforms import call_primitives
 from jaxlite._src.transforms import jit_function as jf
 from jaxlite._src.base import tree_util
 from jaxlite._src.base.config import config
+from jaxlite._src.sharding import named_sharding
 from jaxlite._src.sharding import propagation as prop
 from jaxlite._src.spmd import runtime
+
+
+# The multi-process runs (MPI only): distributed/sharded_jit.py registers `repeat_call` and `call`
+# at its import, which `jax.distributed` loads (issue 29: this module never imports it).
+_multiprocess = {}
+
+
+def register_multiprocess(**fns):
+  _multiprocess.update(fns)
 
 
 def _prod(sizes) -> int:
@@ -127,21 +138,7 @@ class Program:
     over the axes it leaves, then sliced at this device's index over the axes it gains)."""
     if src == dst:
       return x
-    from jaxlite._src.lax import parallel
-    from jaxlite._src.lax import slicing
-    for d, (s, t) in enumerate(zip(src, dst)):
-      if s == t:
-        continue
-      for a in reversed(s):  # innermost axis first: blocks are row-major over the axes
-        n = self.mesh_shape[a]
-        x = parallel.all_gather_p.bind(x, all_gather_dimension=d, axis_name=a,
-                                       axis_index_groups=None, axis_size=n, tiled=True)
-      if t:
-        width = global_shape[d] // _prod(self.mesh_shape[a] for a in t)
-        index = parallel.axis_index(tuple(t))
-        start = index * np.int32(width)
-        x = slicing.dynamic_slice_in_dim(x, start, width, axis=d)
-    return x
+    return core.reshard_block(x, src, dst, global_shape, self.mesh_shape)
 
   # -- running ----------------------------------------------------------------------------------
   def run(self, global_values):
@@ -579,8 +576,7 @@ def call_sharded(fn, args, kwargs):
   remembers repeated ones itself, so no plan is cached here."""
   from jaxlite._src.base import devices
   if devices.process_count() > 1:
-    from jaxlite._src.distributed import sharded_jit
-    out = sharded_jit.repeat_call(fn, args, kwargs)
+    out = _multiprocess["repeat_call"](fn, args, kwargs)
     if out is not None:
       return out
     plan, flat = _plan_call(fn, args, kwargs)
@@ -608,9 +604,8 @@ class _AcrossProcesses:
     self.entry, self.mesh, self.program = entry, mesh, program
 
   def run(self, flat):
-    from jaxlite._src.distributed import sharded_jit
-    return sharded_jit.call(self.fn, self.args, self.kwargs, self.entry, flat, self.mesh,
-                            self.program)
+    return _multiprocess["call"](self.fn, self.args, self.kwargs, self.entry, flat, self.mesh,
+                                 self.program)
 
 
 def eqn_shardings(fn, args, kwargs, entry, n_flat):
@@ -650,8 +645,8 @@ def _plan_call(fn, args, kwargs):
     if device is not None and mesh is not None:
       _check_requested_devices(fn, flat, avals, in_leaves)
     return _UNPARTITIONED, flat  # nothing to partition: the caller's unsharded path
-  from jaxlite._src.distributed import sharded_jit  # a mesh over several processes (MPI)
-  spans = sharded_jit.spans_processes(mesh)
+  from jaxlite._src.base import devices
+  spans = devices.spans_processes(mesh)  # a mesh over several processes (MPI)
   if _has_shard_map(entry.closed.jaxpr):  # run whole: its shard_maps place their results
     _check_shard_map_devices(fn, dyn_args, entry.closed.jaxpr, committed)
     if spans:
@@ -908,16 +903,8 @@ def _read_back(s, orig_args, nd):
   return without_trivial_axes(s)
 
 
-def without_trivial_axes(s):
-  """NamedSharding `s` as JAX reads it back from an XLA sharding: mesh axes of size 1 dropped
-  from its spec, trailing unsplit dims too."""
-  from jaxlite._src.sharding.partition_spec import PartitionSpec
-  sizes = s.mesh.shape
-  entries = []
-  for e in s.spec:
-    axes = tuple(n for n in (e if isinstance(e, tuple) else (e,))
-                 if n is not None and sizes[n] != 1)
-    entries.append(None if not axes else axes[0] if len(axes) == 1 else axes)
-  while entries and entries[-1] is None:
-    entries.pop()
-  return s.with_spec(PartitionSpec(*entries)) if tuple(entries) != tuple(s.spec) else s
+without_trivial_axes = named_sharding.without_trivial_axes  # (below: jit's batcher uses it)
+
+
+call_primitives.register_placed(check_committed_arg=check_committed_arg,
+                                given_placements=given_placements)

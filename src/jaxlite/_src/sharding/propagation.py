@@ -674,10 +674,9 @@ def _placed(sharding):
 def _apply(x, **params):
   """`sharding_constraint` of `x`: a concrete Array is placed now; a tracer gets the eqn."""
   if core.current_trace() is core.eval_trace and not isinstance(x, core.Tracer):
-    from jaxlite._src.transforms import api
     sharding = _on_concrete_mesh(params["sharding"], x)
     _check_sharding(sharding, np.shape(x))
-    return api.device_put(x, _placed(sharding))
+    return core.device_put(x, _placed(sharding))  # api's, registered there
   return sharding_constraint_p.bind(x, **params)
 
 
@@ -756,7 +755,7 @@ def with_sharding_constraint(x, shardings):
   """`x` (a pytree) laid out by `shardings` (a Sharding, a PartitionSpec under a mesh, or a
   pytree prefix of them): eagerly a device_put; under jit, a constraint the propagation pass
   honours."""
-  from jaxlite._src.lax.elementwise_functions import asarg
+  from jaxlite._src.base.operands import asarg
   from jaxlite._src.sharding.mesh import get_mesh
   leaves, tree = tree_util.tree_flatten(x)
   if isinstance(shardings, devices.Sharding) or type(shardings).__name__ == "PartitionSpec":

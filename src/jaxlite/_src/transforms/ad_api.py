@@ -1,4 +1,5 @@
-"""The autodiff API: jvp, linearize, vjp, grad, value_and_grad, the Jacobians, stop_gradient.
+"""The autodiff API: jvp, linearize, vjp, grad, value_and_grad, stop_gradient (the Jacobians,
+which split their rows with lax ops, stand above lax in `jacobians`).
 
 Forward mode runs `ad.JVPTrace`; reverse mode linearizes (`interpreters.linearize`) and then
 transposes the linear jaxpr with `ad.backward_pass`, as JAX does.
@@ -16,6 +17,15 @@ from jaxlite._src.base import core, dtypes, tree_util
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import linearize as lin
 from jaxlite._src.interpreters.ad import Zero
+
+# What this module needs from lax (pvary, to seed a varying output's cotangent in a check_vma
+# shard_map body): registered by lax.parallel_comm at its import (issue 29: no import up).
+_above = {}
+
+
+def register_above(**names):
+  _above.update(names)
+
 
 # --- arguments and outputs ---------------------------------------------------------------------
 
@@ -350,8 +360,7 @@ def _one_like(x):
   aval = core.get_aval(x)
   one = core.array_from_numpy(np.ones((), aval.dtype), aval.weak_type)
   if core.vma_typing is not None and aval.vma:  # JAX seeds with the output's varying axes
-    from jaxlite._src.lax.parallel_comm import pvary_p
-    one = pvary_p.bind(one, axes=tuple(n for n in core.vma_typing.order if n in aval.vma))
+    one = _above["pvary_p"].bind(one, axes=tuple(n for n in core.vma_typing.order if n in aval.vma))
   return one
 
 
@@ -401,142 +410,6 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     return value_and_grad_f(*args, **kwargs)[1]
 
   return grad_f if has_aux else grad_f_noaux
-
-
-# --- Jacobians ---------------------------------------------------------------------------------
-
-
-def _vmap(fun, **kw):
-  from jaxlite._src.transforms.vmap_api import vmap
-  return vmap(fun, **kw)
-
-
-def _std_basis(pytree):
-  """An identity matrix split over `pytree`'s leaves: leaf i gets shape (n,) + leaf.shape."""
-  leaves = tree_util.tree_leaves(pytree)
-  n = sum(int(np.prod(np.shape(x), dtype=np.int64)) for x in leaves)
-  dt = dtypes.result_type(*leaves) if leaves else np.float32
-  eye = np.eye(n, dtype=dt)
-  return _unravel(pytree, 1, eye)
-
-
-def _unravel(pytree, axis, arr, example=None):
-  """Splits `arr`'s axis over `pytree`'s leaves, each piece reshaped to hold a leaf's shape
-  and cast to the dtype and weak type of `example` (of the leaf when None), as JAX does."""
-  from jaxlite._src.lax import shape as lax_shape
-  from jaxlite._src.lax import slicing
-  leaves, treedef = tree_util.tree_flatten(pytree)
-  arr_shape = tuple(np.shape(arr))
-  axis %= len(arr_shape)
-  parts, start = [], 0
-  for leaf in leaves:
-    size = int(np.prod(np.shape(leaf), dtype=np.int64))
-    shape = arr_shape[:axis] + tuple(np.shape(leaf)) + arr_shape[axis + 1:]
-    if isinstance(arr, np.ndarray):
-      piece = np.take(arr, np.arange(start, start + size), axis=axis).reshape(shape)
-    else:
-      piece = slicing.slice_in_dim(arr, start, start + size, axis=axis)
-      piece = lax_shape.reshape(piece, shape)
-    parts.append(_possible_downcast(piece, leaf if example is None else example))
-    start += size
-  return tree_util.tree_unflatten(treedef, parts)
-
-
-def _possible_downcast(x, example):
-  from jaxlite._src.lax import elementwise_functions as lax_fns
-  ex = core.get_aval(_as_array(example))
-  if np.dtype(x.dtype).kind == "c" and ex.dtype.kind != "c":
-    x = lax_fns.real(x) if not isinstance(x, np.ndarray) else x.real
-  return lax_fns._convert_element_type(x, ex.dtype, ex.weak_type)
-
-
-def _check_input_dtype_jacfwd(holomorphic, x):
-  dt = core.get_aval(_as_array(x)).dtype
-  if holomorphic:
-    if not dtypes.issubdtype(dt, np.complexfloating):
-      raise TypeError("jacfwd with holomorphic=True requires inputs with complex dtype, but "
-                      f"got {dtypes.dtype_name(dt)}.")
-  elif not dtypes.issubdtype(dt, np.floating):
-    raise TypeError("jacfwd requires real-valued inputs (input dtype that is a sub-dtype of "
-                    f"np.floating), but got {dtypes.dtype_name(dt)}. For holomorphic "
-                    "differentiation, pass holomorphic=True. For differentiation of "
-                    "non-holomorphic functions involving complex inputs or integer inputs, use "
-                    "jax.jvp directly.")
-
-
-def _check_output_dtype_jacfwd(holomorphic, x):
-  dt = core.get_aval(x).dtype
-  if holomorphic and not dtypes.issubdtype(dt, np.complexfloating):
-    raise TypeError("jacfwd with holomorphic=True requires outputs with complex dtype, but got "
-                    f"{dtypes.dtype_name(dt)}.")
-
-
-def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-           holomorphic: bool = False) -> Callable:
-  """The Jacobian of `fun` by forward mode: one JVP per input element, vectorized."""
-  argnums = _check_argnums(argnums)
-
-  @functools.wraps(fun)  # `__wrapped__`, as JAX's (equinox looks through it)
-  @traceback_util.api_boundary
-  def jacfun(*args, **kwargs):
-    f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs)
-    tree_util.tree_map(functools.partial(_check_input_dtype_jacfwd, holomorphic), dyn_args)
-    dyn_args = tree_util.tree_map(_as_array, dyn_args)
-
-    def pushfwd(tangents):
-      return jvp(f_partial, dyn_args, tangents, has_aux=has_aux)
-    out_axes = (None, -1, None) if has_aux else (None, -1)
-    outs = _vmap(pushfwd, out_axes=out_axes)(_std_basis(dyn_args))
-    y, jac = outs[0], outs[1]
-    tree_util.tree_map(functools.partial(_check_output_dtype_jacfwd, holomorphic), y)
-    example = dyn_args[0] if isinstance(argnums, int) else dyn_args
-    jac_tree = tree_util.tree_map(lambda out_leaf, arr: _unravel(example, -1, arr, out_leaf),
-                                  y, jac)
-    return (jac_tree, outs[2]) if has_aux else jac_tree
-
-  return jacfun
-
-
-def _check_output_dtype_jacrev(holomorphic, x):
-  _check_output_dtype_revderiv("jacrev", holomorphic, x)
-
-
-def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-           holomorphic: bool = False, allow_int: bool = False) -> Callable:
-  """The Jacobian of `fun` by reverse mode: one VJP per output element, vectorized."""
-  argnums = _check_argnums(argnums)
-
-  @functools.wraps(fun)  # `__wrapped__`, as JAX's (equinox looks through it)
-  @traceback_util.api_boundary
-  def jacfun(*args, **kwargs):
-    f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs)
-    tree_util.tree_map(functools.partial(_check_input_dtype_revderiv, "jacrev", holomorphic,
-                                         allow_int), dyn_args)
-    if has_aux:
-      y, pullback, aux = vjp(f_partial, *dyn_args, has_aux=True)
-    else:
-      y, pullback = vjp(f_partial, *dyn_args)
-    tree_util.tree_map(functools.partial(_check_output_dtype_jacrev, holomorphic), y)
-    jac = _vmap(pullback)(_std_basis(y))
-    jac = jac[0] if isinstance(argnums, int) else jac
-    example = dyn_args[0] if isinstance(argnums, int) else dyn_args
-    jac_tree = tree_util.tree_map(lambda in_leaf, arr: _unravel(y, 0, arr, in_leaf), example,
-                                  jac)
-    jac_tree = tree_util.tree_transpose(tree_util.tree_structure(example),
-                                        tree_util.tree_structure(y), jac_tree)
-    return (jac_tree, aux) if has_aux else jac_tree
-
-  return jacfun
-
-
-jacobian = jacrev
-
-
-def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-            holomorphic: bool = False) -> Callable:
-  """The Hessian of scalar `fun`: jacfwd of jacrev."""
-  return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums,
-                has_aux=has_aux, holomorphic=holomorphic)
 
 
 # --- stop_gradient -----------------------------------------------------------------------------

@@ -289,15 +289,6 @@ def named_scope(name):
 core.register(device_put=device_put)
 
 
-def _eager_across_processes(primitive, args, params):
-  # Loaded on the first primitive over Arrays with shards in other processes (MPI runs only).
-  from jaxlite._src.distributed import sharded_jit
-  return sharded_jit.eager(primitive, args, params)
-
-
-core.register(eager_across_processes=_eager_across_processes)
-
-
 # JAX defines its transformations in `jax._src.api`, and JAX's own tutorials call them from
 # there (`api.jit`, `api.grad`, `api.vmap`...): they are jaxlite's, read on first use (their
 # modules import this one).

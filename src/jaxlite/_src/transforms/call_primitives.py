@@ -35,19 +35,27 @@ class _JitPrimitive(core.Primitive):
     return core._state.trace.process_primitive(self, args, params)
 
 
+# The partitioner's checks and placements of an eager jit eqn given in/out shardings, registered
+# by sharding/partition.py at its import: every such eqn was staged by jit_function, which
+# loads the partitioner for a jit given shardings (issue 29: this module never imports it).
+_placed = {}
+
+
+def register_placed(**fns):
+  _placed.update(fns)
+
+
 def _bind_placed(prim, args, params):
-  from jaxlite._src.transforms import api
   from jaxlite._src.base.array import from_host, host_value
-  from jaxlite._src.sharding import partition
   in_sh, out_sh = params["in_shardings"], params["out_shardings"]
   ins = []
   for a, s, v in zip(args, in_sh, params["jaxpr"].in_avals):
     if s is not None and s is not pp.UNSPECIFIED:
-      partition.check_committed_arg(a, s, v)
-      a = api.device_put(a, s)
+      _placed["check_committed_arg"](a, s, v)
+      a = core.device_put(a, s)  # api's, registered there
     ins.append(a)
   outs = core.eval_trace.process_primitive(prim, ins, params)
-  places = partition.given_placements(params["jaxpr"], args, ins, in_sh, out_sh)
+  places = _placed["given_placements"](params["jaxpr"], args, ins, in_sh, out_sh)
   return [o if p is None or type(o) is not core.array_type else
           from_host(host_value(o), o.weak_type, p) for o, p in zip(outs, places)]
 
@@ -201,8 +209,8 @@ def _batch_sharding(s, dim, spmd_name):
   if spmd_name is None and getattr(s, "is_fully_replicated", False):
     return s  # replicated stays as it is
   if hasattr(s, "mesh"):  # JAX goes through XLA's sharding: size-1 mesh axes vanish
-    from jaxlite._src.sharding import partition
-    s = partition.without_trivial_axes(s)
+    from jaxlite._src.sharding.named_sharding import without_trivial_axes
+    s = without_trivial_axes(s)
     spec = s.spec
   if spmd_name is None and dim >= len(spec):
     return s  # specs keep no trailing Nones

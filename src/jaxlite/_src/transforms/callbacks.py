@@ -26,8 +26,8 @@ def _as_arrays(vals):
 
 
 def _index(x, i, dim):
-  from jaxlite._src.lax import namespace as lax
-  return lax.index_in_dim(x, i, axis=dim, keepdims=False)
+  from jaxlite._src.lax import slicing
+  return slicing.index_in_dim(x, i, axis=dim, keepdims=False)
 
 
 def _unrolled_batcher(primitive):
@@ -316,9 +316,9 @@ def _pure_callback_batcher(vals, dims, *, vmap_method, result_avals, **params):
         f"'legacy_vectorized'. Got vmap_method={vmap_method}.")
   moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(vals, dims)]
   if vmap_method != "legacy_vectorized":  # unbatched operands get a leading axis too
-    from jaxlite._src.lax import namespace as lax
+    from jaxlite._src.lax import shape as lax_shape
     n = size if vmap_method == "broadcast_all" else 1
-    moved = [lax.broadcast(x, (n,)) if d is None else x for x, d in zip(moved, dims)]
+    moved = [lax_shape.broadcast(x, (n,)) if d is None else x for x, d in zip(moved, dims)]
   batched_avals = tuple(a.update(shape=(size,) + a.shape) for a in result_avals)
   outs = pure_callback_p.bind(*moved, vmap_method=vmap_method, result_avals=batched_avals,
                               **params)

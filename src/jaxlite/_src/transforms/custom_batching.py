@@ -155,7 +155,7 @@ def sequential_vmap(f: Callable) -> custom_vmap:
 
   @f.def_vmap
   def rule(axis_size, in_batched, *args):
-    from jaxlite._src.lax import namespace as lax
+    from jaxlite._src.lax.control_flow import loops as lax
     leaves, treedef = tree_util.tree_flatten(args)
     flags = tree_util.tree_leaves(in_batched)
     batched = [x for x, b in zip(leaves, flags) if b]

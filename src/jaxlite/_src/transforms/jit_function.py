@@ -33,7 +33,7 @@ from jaxlite._src.base.dtypes import check_python_int
 from jaxlite._src.interpreters import batching
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.transforms.jit_argnums import as_tuple, resolve_argnums
-from jaxlite._src.transforms.stage_info import ArgInfo, CompiledInfo, StageInfo
+from jaxlite._src.transforms.stage_info import ArgInfo, CompiledInfo, ShapeDtypeStruct, StageInfo
 from jaxlite._src.state.types import AbstractRef, Ref  # mutable refs are jit arguments too
 
 # --- argument handling -------------------------------------------------------------------------
@@ -835,51 +835,6 @@ class DonatingPjitFunction(PjitFunction):
     if not self._simple:
       args, kwargs, _ = self._split_args(args, kwargs)
     return tree_util.tree_leaves((args, kwargs))
-
-
-class ShapeDtypeStruct:
-  """A shape and dtype standing in for an array (`jax.ShapeDtypeStruct`)."""
-  __slots__ = ("shape", "dtype", "sharding", "weak_type")
-
-  def __init__(self, shape, dtype, *, sharding=None, weak_type=False):
-    self.shape = tuple(shape)
-    self.dtype = np.dtype(dtype) if not hasattr(dtype, "_is_extended") else dtype
-    self.sharding = sharding
-    self.weak_type = weak_type
-
-  ndim = property(lambda self: len(self.shape))
-  size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
-
-  @property
-  def aval(self):
-    return core.ShapedArray(self.shape, dtypes.canonicalize_dtype(self.dtype), self.weak_type)
-
-  def __repr__(self):
-    weak = ", weak_type=True" if self.weak_type else ""
-    sh = f", sharding={self.sharding}" if self.sharding is not None else ""
-    return f"ShapeDtypeStruct(shape={self.shape}, dtype={dtypes.dtype_name(self.dtype)}{sh}{weak})"
-
-  def __eq__(self, other):
-    return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
-            and self.dtype == other.dtype and self.weak_type == other.weak_type)
-
-  def __hash__(self):
-    return hash((self.shape, self.dtype, self.weak_type))
-
-  @classmethod
-  def like(cls, x):
-    """The shape, dtype and weak type of `x` (an array, a tracer, a scalar or anything with
-    them), with its sharding when it is committed to one, as JAX's."""
-    aval = core.get_aval(as_traceable_arg(x))
-    if type(aval) is AbstractRef:
-      raise NotImplementedError("Ref/AbstractRef support is not implemented. Please file an "
-                                "issue at https://github.com/jax-ml/jax/issues")
-    sharding = aval.sharding
-    if type(x) is core.array_type:
-      sharding = x.sharding if x.committed else None
-    elif hasattr(x, "sharding") and not isinstance(x, core.Tracer):
-      sharding = x.sharding
-    return cls(aval.shape, aval.dtype, sharding=sharding, weak_type=aval.weak_type)
 
 
 class Traced(StageInfo):

@@ -35,7 +35,7 @@ def _memoize(thunk):
 def linear_call(fun, fun_transpose, residual_args, linear_args):
   """`fun(residual_args, linear_args)`, linear in `linear_args`, whose transpose (used by grad,
   vjp and linear_transpose) is `fun_transpose(residual_args, cotangents)`."""
-  from jaxlite._src.lax.elementwise_functions import asarg
+  from jaxlite._src.base.operands import asarg
   for name, f in (("fun", fun), ("fun_transpose", fun_transpose)):
     if not callable(f):
       raise TypeError(f"linear_call: {name} must be callable, got {f!r}")

@@ -3,7 +3,11 @@ function, as JAX's Stage: the input and output pytrees and types, and once compi
 its inputs and results are placed."""
 from __future__ import annotations
 
-from jaxlite._src.base import devices, tree_util
+import numpy as np
+
+from jaxlite._src.base import core, devices, dtypes, tree_util
+from jaxlite._src.state.types import AbstractRef
+from jaxlite._src.transforms.call_primitives import as_traceable_arg
 
 
 class StageInfo:
@@ -48,7 +52,6 @@ class CompiledInfo(StageInfo):
 
 
 def _sds():
-  from jaxlite._src.transforms.jit_function import ShapeDtypeStruct
   return ShapeDtypeStruct
 
 
@@ -71,3 +74,48 @@ class ArgInfo:
 
   def __repr__(self):
     return f"ArgInfo(_aval={self._aval!r}, donated={self.donated})"
+
+
+class ShapeDtypeStruct:
+  """A shape and dtype standing in for an array (`jax.ShapeDtypeStruct`)."""
+  __slots__ = ("shape", "dtype", "sharding", "weak_type")
+
+  def __init__(self, shape, dtype, *, sharding=None, weak_type=False):
+    self.shape = tuple(shape)
+    self.dtype = np.dtype(dtype) if not hasattr(dtype, "_is_extended") else dtype
+    self.sharding = sharding
+    self.weak_type = weak_type
+
+  ndim = property(lambda self: len(self.shape))
+  size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+  @property
+  def aval(self):
+    return core.ShapedArray(self.shape, dtypes.canonicalize_dtype(self.dtype), self.weak_type)
+
+  def __repr__(self):
+    weak = ", weak_type=True" if self.weak_type else ""
+    sh = f", sharding={self.sharding}" if self.sharding is not None else ""
+    return f"ShapeDtypeStruct(shape={self.shape}, dtype={dtypes.dtype_name(self.dtype)}{sh}{weak})"
+
+  def __eq__(self, other):
+    return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
+            and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+  def __hash__(self):
+    return hash((self.shape, self.dtype, self.weak_type))
+
+  @classmethod
+  def like(cls, x):
+    """The shape, dtype and weak type of `x` (an array, a tracer, a scalar or anything with
+    them), with its sharding when it is committed to one, as JAX's."""
+    aval = core.get_aval(as_traceable_arg(x))
+    if type(aval) is AbstractRef:
+      raise NotImplementedError("Ref/AbstractRef support is not implemented. Please file an "
+                                "issue at https://github.com/jax-ml/jax/issues")
+    sharding = aval.sharding
+    if type(x) is core.array_type:
+      sharding = x.sharding if x.committed else None
+    elif hasattr(x, "sharding") and not isinstance(x, core.Tracer):
+      sharding = x.sharding
+    return cls(aval.shape, aval.dtype, sharding=sharding, weak_type=aval.weak_type)

@@ -126,14 +126,3 @@ class HotSwap:
       logger = logging.getLogger("jaxlite.native")
       logger.warning("jaxlite native tier: %s stays on tier 1: %s: %s", self.name,
                      type(e).__name__, e, exc_info=logger.isEnabledFor(logging.DEBUG))
-
-
-# --- selection -----------------------------------------------------------------------------
-
-def tier1_backend():
-  """The backend `jax_jaxlite_tier=1` installs: the native one when the tier is enabled."""
-  from jaxlite._src.compiler import tier1_backend as t1
-  if enabled():
-    from jaxlite._src.compiler.native import backend
-    return backend.NATIVE
-  return t1.TIER1

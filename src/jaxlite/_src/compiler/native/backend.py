@@ -18,7 +18,7 @@ from jaxlite._src.compiler import fusion
 from jaxlite._src.compiler import numpy_codegen as tier0
 from jaxlite._src.compiler import passes
 from jaxlite._src.compiler import tier1_backend as tier1
-from jaxlite._src.compiler import tiers
+from jaxlite._src.compiler import tier_sizes
 from jaxlite._src.compiler import tiled_executor
 from jaxlite._src.compiler import native
 from jaxlite._src.compiler.native import codegen
@@ -162,10 +162,8 @@ class NativeBackend(tier1.TiledBackend):
       source, cconsts, bconsts = loops.while_source(cond, body, cond_nconsts, body_nconsts)
     except codegen.Unsupported:
       return None
-    from jaxlite._src.lax.control_flow import loops as lax_loops
-
     def fallback(*args):
-      return lax_loops.while_python(*args, cond_jaxpr=cond, body_jaxpr=body,
+      return backend_lib.while_python(*args, cond_jaxpr=cond, body_jaxpr=body,
                                     cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
 
     def build():
@@ -179,7 +177,7 @@ class NativeBackend(tier1.TiledBackend):
 
 # Draws below this stay on NumPy: a numba call's setup and threads cost more (tiers.py loads
 # this tier for a program with a draw this big).
-THREEFRY_MIN = tiers.THREEFRY_MIN
+THREEFRY_MIN = tier_sizes.THREEFRY_MIN
 
 
 def threefry_source() -> str:

@@ -21,7 +21,7 @@ from numba.core import cgutils
 from numba.core import config as numba_config
 from numba.extending import intrinsic
 
-from jaxlite._src.lax import special
+from jaxlite._src.compiler import giles_erf_inv
 
 
 @intrinsic
@@ -377,8 +377,8 @@ def fma_f64(a, b, c):
 
 # --- erf_inv: tier 0's float32 erf_inv ----------------------------------------------------------
 
-_CENTRAL = tuple(np.float32(c) for c in special._GILES_CENTRAL)
-_TAIL = tuple(np.float32(c) for c in special._GILES_TAIL)
+_CENTRAL = tuple(np.float32(c) for c in giles_erf_inv.GILES_CENTRAL)
+_TAIL = tuple(np.float32(c) for c in giles_erf_inv.GILES_TAIL)
 
 
 @njit(inline="always")

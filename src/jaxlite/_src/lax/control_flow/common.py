@@ -14,6 +14,7 @@ import numpy as np
 from jaxlite._src.base import core, dtypes, tree_util
 from jaxlite._src.base.config import config
 from jaxlite._src.base.core import ClosedJaxpr, Var
+from jaxlite._src.interpreters import batching
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.transforms.call_primitives import _check_output, fun_src_info
 from jaxlite._src.base.list_util import (  # noqa: F401 - control flow's helpers
@@ -309,41 +310,9 @@ def check_callable(fun, message: str) -> None:
 
 # --- batching bodies -----------------------------------------------------------------------------
 
-_batched_bodies: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def batch_body(closed: ClosedJaxpr, axis_data, in_batched, force_out) -> tuple:
-  """(jaxpr over inputs batched at axis 0 where `in_batched`, which outputs are batched).
-
-  Batched outputs come out at axis 0; outputs in `force_out` are batched even when the body
-  leaves them unbatched (loop carries must keep one type across iterations).
-  """
-  from jaxlite._src.interpreters import batching
-  key = (tuple(in_batched), tuple(force_out), axis_data.key(), config.trace_context(),
-         batching.axis_env_key())
-  per_jaxpr = _batched_bodies.setdefault(closed, {})
-  hit = per_jaxpr.get(key)
-  if hit is None:
-    hit = per_jaxpr[key] = _batch_body(closed, axis_data, in_batched, force_out)
-  return hit
-
-
-def _batch_body(closed, axis_data, in_batched, force_out):
-  from jaxlite._src.interpreters import batching
-  size = axis_data.size
-  in_dims = [0 if b else None for b in in_batched]
-  out_batched = []
-
-  def fun(*args):
-    outs, dims = batching.batch_flat(
-        lambda *a: core.eval_jaxpr(closed.jaxpr, closed.consts, *a), axis_data, args, in_dims)
-    out_batched[:] = [d is not None or f for d, f in zip(dims, force_out)]
-    return [batching.bdim_at_front(o, d, size) if b else o
-            for o, d, b in zip(outs, dims, out_batched)]
-
-  in_avals = [batching.batched_aval(a, d, size) for a, d in zip(closed.in_avals, in_dims)]
-  jaxpr = pe.trace_to_jaxpr(fun, in_avals)
-  return jaxpr, tuple(out_batched)
+# Batching a body is the batching interpreter's (the compiler's scan pipelining needs it too).
+_batched_bodies = batching._batched_bodies
+batch_body = batching.batch_body
 
 
 def moved_to_front(vals, dims, batched, size) -> list:
