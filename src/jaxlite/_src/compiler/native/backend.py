@@ -150,7 +150,7 @@ class NativeBackend(tier1.TiledBackend):
       fn, _ = cache.load(source)
       loop = loops.NativeScan(fn, body_consts, rest, num_consts, num_carry, loops.refuse)
       return loops.HoistedScan(loop, batched, inputs, const_values, num_consts, num_carry,
-                               n_ys, fallback)
+                               n_ys, fallback, scan_hoist.MIN_LENGTH)
     return native.HotSwap(fallback, build, "scan")
 
   def compile_while(self, cond, body, cond_nconsts, body_nconsts):

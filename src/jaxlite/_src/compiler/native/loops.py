@@ -440,23 +440,24 @@ class HoistedScan:
   # `keep_ratio`: the compiled loop is serial (the pool threads it uses are tier 1's pipeline's
   # too), so it is kept where it beats tier 1's loop by a serial kernel's margin.
 
-  def __init__(self, loop, batched, inputs, body_consts, num_consts, num_carry, n_ys, fallback):
+  def __init__(self, loop, batched, inputs, body_consts, num_consts, num_carry, n_ys, fallback,
+               min_length):
     from jaxlite._src.compiler import native
     self.keep_ratio = native.SERIAL_KEEP_RATIO
     self.loop, self.batched, self.inputs = loop, batched, inputs
     self.body_consts = body_consts
     self.num_consts, self.num_carry, self.n_ys = num_consts, num_carry, n_ys
     self.fallback = fallback
+    self.min_length = min_length  # scan_hoist.MIN_LENGTH, given by the backend above this module
 
   def __call__(self, *args):
-    from jaxlite._src.compiler import scan_hoist
     length = int(args[-1])
     nc, ncar = self.num_consts, self.num_carry
     n_in = nc + ncar
     n_x = len(args) - 1 - n_in - self.n_ys
     xs, ys = args[n_in:n_in + n_x], args[n_in + n_x:-1]
     # the lengths tier 1 hoists (stacked values within scan_hoist.MAX_BYTES), buffers as taken
-    if not scan_hoist.MIN_LENGTH <= length <= self.fallback.max_length or not all(
+    if not self.min_length <= length <= self.fallback.max_length or not all(
         isinstance(y, np.ndarray) and y.flags.c_contiguous and y.flags.writeable for y in ys) \
         or not all(np.asarray(x).flags.c_contiguous for x in xs):
       return self.fallback(*args)
