@@ -145,7 +145,8 @@ ROWS = [
       r"Value <object object.*> of type <class 'object'> is not a valid JAX",
       lambda m: m.jnp.array(object())),
     R("jnp.creation", "array-str", "TypeError",
-      r"Value 'abc' of type <class 'str'> is not a valid JAX array\-like",
+      r"Value 'abc' with dtype <U3 is not a valid JAX array type\. Only arrays of numeric "
+      r"types are supported by JAX\.",
       lambda m: m.jnp.array("abc")),
     R("jnp.creation", "asarray-dict", "TypeError",
       r"Value \{1: 2\} of type <class 'dict'> is not a valid JAX array\-like",
@@ -412,7 +413,7 @@ ROWS = [
       r"array_split: number sections must be larger than 0, got 0\.",
       lambda m: m.jnp.array_split(O(m), 0)),
     R("jnp.shape", "atleast-str", "TypeError",
-      r"Value 'a' of type <class 'str'> is not a valid JAX array\-like",
+      r"atleast_1d requires ndarray or scalar arguments, got <class 'str'> at position 0",
       lambda m: m.jnp.atleast_1d("a")),
     R("jnp.shape", "meshgrid-indexing", "ValueError",
       r"Valid values for indexing are 'xy' and 'ij', got bogus",

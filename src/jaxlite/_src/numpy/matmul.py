@@ -637,6 +637,25 @@ def _einsum_out_sharding(term, keep):
   return s.with_spec(PartitionSpec(*(spec[keep.index(c)] for c in term)))
 
 
+def _check_sequence_operand_ranks(subscripts, operands):
+  """A list, tuple or string operand is refused as an array (TypeError) only after JAX's contraction
+  path has read its shape as opt_einsum does (the lengths along its first elements) and
+  compared that rank with its subscripts (ValueError)."""
+  terms = subscripts.split("->")[0].replace(" ", "").split(",")
+  for i, (term, op) in enumerate(zip(terms, operands)):
+    if not isinstance(op, (list, tuple, str, bytes)) or "." in term:
+      continue
+    rank = 0  # a string is one of opt_einsum's scalar base types
+    while isinstance(op, (list, tuple)):
+      rank += 1
+      if not op:
+        break
+      op = op[0]
+    if rank != len(term):
+      raise ValueError(f"Einstein sum subscript '{term}' does not contain the correct number "
+                       f"of indices for operand {i}.")
+
+
 def einsum(subscripts, *operands, out=None, optimize="auto", precision=None,
            preferred_element_type=None, _dot_general=None, out_sharding=None):
   """jnp.einsum: Einstein summation, lowered to transposes, reductions and dot_generals."""
@@ -648,9 +667,10 @@ def einsum(subscripts, *operands, out=None, optimize="auto", precision=None,
     subscripts, operands = _sublists_to_subscripts(subscripts, operands)
   for op in operands:  # JAX's einsum asks each operand's shape first
     if op is None or not (isinstance(op, (list, tuple)) or hasattr(op, "shape")
-                          or isinstance(op, (int, float, complex, bool))):
+                          or isinstance(op, (int, float, complex, bool, str, bytes))):
       raise ValueError(f"Cannot determine the shape of {op}, can only determine the shape of "
                        "array-like objects.")
+  _check_sequence_operand_ranks(subscripts, operands)
   ops = _arrays("einsum", *operands)
   if preferred_element_type is not None:
     preferred, out_weak = dtypes.check_user_dtype(preferred_element_type), False
