@@ -129,8 +129,10 @@ def _searchsorted(a, v, side="left"):
   v_b = shape_prims.broadcast_in_dim_p.bind(flat, shape=(m, n), broadcast_dimensions=(0,),
                                             sharding=None)
   before = _sort_less(a_b, v_b) if side == "left" else ew.not_p.bind(_sort_less(v_b, a_b))
-  counts = red.reduce_sum_p.bind(convert(before, dtypes.default_int_dtype(), False),
-                                 axes=(1,), out_sharding=None)
+  # The index dtype fits the length of `a` (JAX's int_dtype_for_dim): int32 even under x64.
+  index_dtype = np.dtype(np.int64 if n > np.iinfo(np.int32).max else np.int32)
+  counts = red.reduce_sum_p.bind(convert(before, index_dtype, False), axes=(1,),
+                                 out_sharding=None)
   return reshape(counts, v_shape)
 
 

@@ -160,6 +160,7 @@ pp.param_rules[custom_jvp_call_p] = pp.ParamRule(
     first=("name",), only=("call_jaxpr", "jvp", "num_consts", "symbolic_zeros"),
     drop={"num_consts": pp.is_zero}, show={"jvp": pp.fun_name})
 custom_jvp_call_p.multiple_results = True
+pp.unnamed_calls.add(custom_jvp_call_p)
 custom_jvp_call_p.def_impl(_run_jaxpr)
 custom_jvp_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **params: call_jaxpr.out_avals)
 passes.inlinable_call_primitives.add(custom_jvp_call_p)
@@ -425,6 +426,7 @@ custom_vjp_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **params: call_ja
 passes.inlinable_call_primitives.add(custom_vjp_call_p)
 passes.inline_jaxpr_param[custom_vjp_call_p] = "call_jaxpr"
 hlo.register_call(custom_vjp_call_p, "call_jaxpr")
+pp.unnamed_calls.add(custom_vjp_call_p)
 
 
 def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts, symbolic_zeros,
