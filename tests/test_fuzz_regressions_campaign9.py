@@ -1,6 +1,10 @@
 """Regressions for the widened fuzzer's open rows (issue 33, campaign 6's `open_defects.py`),
 each checked against JAX 0.10.2: its outcome is recorded here, so the test runs without JAX, and
 compared with the live JAX too where it is installed (the record cannot drift from it)."""
+import json
+import pathlib
+import warnings
+
 import numpy as np
 import pytest
 
@@ -132,3 +136,46 @@ def test_non_arrays_and_strings_raise_as_jax(expr, cls, message):
   if jax is not None:  # the record is JAX's
     theirs = _outcome(expr, jax, jax.numpy)
     assert theirs[0] == cls and (message is None or theirs[1] == message), theirs
+
+
+# Staged forms (make_jaxpr text) and values of the wrappers campaign 6 found staged differently
+# (rows wrapper-staging, nn-integer-inputs, nan-to-num-array-fill, x64-int-wrapper-dtypes):
+# softmax/log_softmax/log1mexp of integers, nanmean/nanvar/nanstd, sums with an explicit half
+# dtype, vector_norm and standardize of integers, nan_to_num fills, logsumexp of 0-d arrays,
+# var/std under `where`, a shared custom_jvp call_jaxpr. Recorded from JAX 0.10.2 by running
+# each case there (jaxpr text and eager outputs) into tests/data/campaign9_staged.json.
+_STAGED = json.loads((pathlib.Path(__file__).parent / "data" / "campaign9_staged.json")
+                     .read_text())["cases"]
+
+
+def _run_staged(case, m, np_):
+  old = m.config.jax_enable_x64
+  m.config.update("jax_enable_x64", case["x64"])
+  try:
+    env = dict(np=np, jnp=np_, jax=m, lax=m.lax, nn=m.nn)
+    f = eval(case["fn"], env)  # noqa: S307 - the recorded expressions are this file's own
+    args = eval(case["args"], env)  # noqa: S307
+    with warnings.catch_warnings():
+      warnings.simplefilter("ignore")  # -inf cast to an integer max's initial: NumPy's warning
+      text = str(m.make_jaxpr(f)(*args))
+      out = f(*args)
+    return text, out if isinstance(out, tuple) else (out,)
+  finally:
+    m.config.update("jax_enable_x64", old)
+
+
+@pytest.mark.parametrize("case", _STAGED, ids=[f"{c['fn']}{c['args']}{'-x64' * c['x64']}"
+                                               for c in _STAGED])
+def test_staged_form_and_values_match_jax(case):
+  text, outs = _run_staged(case, jaxlite, jnp)
+  assert text == case["jaxpr"]
+  assert len(outs) == len(case["outputs"])
+  for o, want in zip(outs, case["outputs"]):
+    assert (str(o.dtype), list(o.shape), bool(o.weak_type)) == (
+        want["dtype"], want["shape"], want["weak"])
+    expected = np.array([np.nan if v is None else v for v in want["values"]], np.float64)
+    got = np.real(np.asarray(o)).astype(np.float64).ravel()  # (the record keeps real parts)
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+  jax = _live_jax()
+  if jax is not None:  # the record is JAX's
+    assert _run_staged(case, jax, jax.numpy)[0] == case["jaxpr"]
