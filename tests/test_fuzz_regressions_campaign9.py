@@ -123,6 +123,20 @@ OUTCOMES = [
      "unsupported operand type(s) for +: 'DynamicJaxprTracer' and 'list'"),
     ('jax.jit(lambda x: x == (1,))(jnp.ones(2))', 'TypeError',
      "unsupported operand type(s) for ==: 'DynamicJaxprTracer' and 'tuple'"),
+    # nan_to_num's array fills broadcast (nan-to-num-array-fill); median keeps a size-0 kept
+    # axis (median-empty-keepdims); mean/var/standardize under `where` with kept dims
+    ("jnp.nan_to_num(jnp.array([1., np.nan]), nan=jnp.array([5., 6.]))", "ok", "float32[2]"),
+    ("jnp.nan_to_num(jnp.array([1., np.nan]), nan=jnp.array([5., 6., 7.]))", "ValueError",
+     "Incompatible shapes for broadcasting: shapes=[(2,), (3,), (2,)]"),
+    ("jnp.nan_to_num(jnp.array([1., np.inf], jnp.float16), posinf=jnp.array([5, 6]))", "ok",
+     "float16[2]"),
+    ("jnp.median(jnp.ones((2, 0)), axis=0, keepdims=True)", "ok", "float32[1, 0]"),
+    ("jnp.median(jnp.ones((0, 3)), axis=1, keepdims=True)", "ok", "float32[0, 1]"),
+    ("jnp.mean(jnp.ones((2, 3)), -1, keepdims=True, where=jnp.ones((2, 3)) > 0)", "ok",
+     "float32[2, 1]"),
+    ("jnp.var(jnp.ones((2, 3)), 1, keepdims=True, where=jnp.ones((2, 3)) > 0)", "ok",
+     "float32[2, 1]"),
+    ("nn.standardize(jnp.ones((2, 3)), where=jnp.ones((2, 3)) > 0)", "ok", "float32[2, 3]"),
 ]
 
 
@@ -179,3 +193,14 @@ def test_staged_form_and_values_match_jax(case):
   jax = _live_jax()
   if jax is not None:  # the record is JAX's
     assert _run_staged(case, jax, jax.numpy)[0] == case["jaxpr"]
+
+
+def test_searchsorted_index_is_int32_under_x64():
+  """JAX sizes the index dtype by the length searched (int32 here), x64 or not."""
+  old = jaxlite.config.jax_enable_x64
+  jaxlite.config.update("jax_enable_x64", True)
+  try:
+    out = jnp.searchsorted(jnp.arange(4.0), jnp.array([0.5, 2.5]))
+  finally:
+    jaxlite.config.update("jax_enable_x64", old)
+  assert out.dtype == np.int32 and out.tolist() == [1, 3]
