@@ -187,21 +187,16 @@ def _compress(self, condition, axis=None, *, size=None, fill_value=0):
 
 
 def _astype(self, dtype, copy=False, device=None):
+  """JAX's astype: one convert_element_type (none for a strong array already of `dtype`, a
+  strong cast for a weak one), then a `copy` only when asked for."""
   from jaxlite._src.numpy.creation import array
   from jaxlite._src.base import dtypes as dt
-  dtype = dt.check_user_dtype(dtype, "astype")  # once: `_not_same` then sees a canonical dtype
-  return array(self, dtype=dtype, copy=False) if _not_same(self, dtype) else _strong_copy(self)
-
-
-def _not_same(self, dtype):
-  from jaxlite._src.base import dtypes as dt
-  d = dt.check_user_dtype(dtype)
-  return d != self.dtype or not self.weak_type
-
-
-def _strong_copy(self):
-  from jaxlite._src.numpy.creation import array
-  return array(self, dtype=self.dtype)
+  dtype = dt.default_float_dtype() if dtype is None else dt.check_user_dtype(dtype, "astype")
+  out = array(self, dtype=dtype, copy=False)
+  if copy:
+    from jaxlite._src.lax.identity_ops import copy_p
+    out = copy_p.bind(out)
+  return out
 
 
 def _reshape(self, *args, order="C", **kw):
