@@ -208,9 +208,10 @@ def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
   # A jit with no static arguments, as JAX's: the fills it was given are its operands (arrays
   # broadcast against `x`); those left out are Python numbers of its body.
   dtype = _dtype(x)
-  if dtype.kind not in "fc":
+  kind = dtypes.kind_of_dtype(dtype)  # (bfloat16's NumPy kind is "V")
+  if kind not in "fc":
     return x
-  if dtype.kind == "c":
+  if kind == "c":
     return lax.complex(_nan_to_num(uf.real(x), nan=nan, posinf=posinf, neginf=neginf),
                        _nan_to_num(uf.imag(x), nan=nan, posinf=posinf, neginf=neginf))
   info = dtypes.finfo(dtype)

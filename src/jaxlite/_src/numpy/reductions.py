@@ -80,8 +80,10 @@ def _strong(x, dtype):
 
 
 def _literal(value, dtype):
-  """A strongly typed NumPy scalar (a jaxpr literal) of `value` in `dtype`."""
-  return np.asarray(value).astype(dtype)[()]
+  """A strongly typed NumPy scalar (a jaxpr literal) of `value` in `dtype`. (An infinite
+  `initial` cast to an integer dtype takes NumPy's value, as JAX's does, without its warning.)"""
+  with np.errstate(invalid="ignore", over="ignore"):
+    return np.asarray(value).astype(dtype)[()]
 
 
 def _check_no_out(out, name):
