@@ -225,7 +225,7 @@ ROWS = [
       r"floor does not accept dtype complex64\. Accepted dtypes are subtypes",
       lambda m: m.jnp.floor(m.jnp.ones(3, complex))),
     R("jnp.elementwise", "isclose-shapes", "TypeError",
-      r"isclose got incompatible shapes for broadcasting: \(3,\), \(4,\)\.",
+      r"and got incompatible shapes for broadcasting: \(3,\), \(4,\)\.",  # JAX's first op
       lambda m: m.jnp.isclose(O(m), O(m, 4))),
     R("jnp.elementwise", "clip-shapes", "TypeError",
       r"max got incompatible shapes for broadcasting: \(4,\), \(3,\)\.",

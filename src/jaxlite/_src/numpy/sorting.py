@@ -242,12 +242,13 @@ def _tolerances(rtol, atol) -> dict:
 
 @internal_jit(static_argnames=("equal_nan",), name="isclose")
 def _isclose(a, b, rtol=_RTOL, atol=_ATOL, equal_nan=False):
-  a, b = promote_dtypes(a, b)
-  # integers compare as the default float, as JAX's (2**31 - 1 and 2**31 - 2 are close in f32)
+  # JAX's order: the common dtype, then equal ranks (size-1 axes stay: the lax ops broadcast
+  # them), then integers as the default float (2**31 - 1 and 2**31 - 2 are close in f32), then
+  # the tolerances in that float type.
+  a, b = _same_rank(*promote_dtypes(a, b))
   a, b = promote_dtypes_inexact(a, b)
   dtype = dtype_weak(a)[0]
   rtol, atol = convert(rtol, _real(dtype), False), convert(atol, _real(dtype), False)
-  a, b = _same_shape(a, b)
   both_nan = ew.and_p.bind(ew.ne_p.bind(a, a), ew.ne_p.bind(b, b))
   finite_b = ew.is_finite_p.bind(b) if dtype.kind != "c" else ew.is_finite_p.bind(
       ew.real_p.bind(b))
@@ -261,6 +262,12 @@ def _isclose(a, b, rtol=_RTOL, atol=_ATOL, equal_nan=False):
 def _real(dtype):
   return np.dtype(np.float32 if dtype == np.complex64 else np.float64) if dtype.kind == "c" \
       else dtype
+
+
+def _same_rank(a, b):
+  """Equal ranks only (incompatible sizes meet in the first lax op: its TypeError, as JAX's)."""
+  from jaxlite._src.numpy.util import promote_shapes
+  return promote_shapes("isclose", a, b)
 
 
 def _same_shape(a, b):
