@@ -137,6 +137,15 @@ OUTCOMES = [
     ("jnp.var(jnp.ones((2, 3)), 1, keepdims=True, where=jnp.ones((2, 3)) > 0)", "ok",
      "float32[2, 1]"),
     ("nn.standardize(jnp.ones((2, 3)), where=jnp.ones((2, 3)) > 0)", "ok", "float32[2, 3]"),
+    # campaign 9's own finds: clamp's batching of an unbatched scalar operand (seed 309) and
+    # JAX's shape message; isclose's incompatible shapes raise from its first lax op
+    ("jax.vmap(lambda a: lax.clamp(a, False, a))(jnp.array([False, True]))", "ok", "bool[2]"),
+    ("jax.vmap(lambda a: lax.clamp(a, 0.5, 2.0))(jnp.array([0., 3.]))", "ok", "float32[2]"),
+    ("lax.clamp(jnp.array([0., 1.]), 0.5, 2.0)", "TypeError",
+     "clamp requires min.shape == operand.shape or min.shape == (), got min.shape=(2,), "
+     "operand.shape=()."),
+    ("jnp.isclose(jnp.ones((2, 3)), jnp.ones((4, 3)))", "TypeError",
+     "and got incompatible shapes for broadcasting: (2, 3), (4, 3)."),
 ]
 
 
@@ -204,3 +213,10 @@ def test_searchsorted_index_is_int32_under_x64():
   finally:
     jaxlite.config.update("jax_enable_x64", old)
   assert out.dtype == np.int32 and out.tolist() == [1, 3]
+
+
+def test_clamp_is_weak_only_when_all_three_are():
+  """JAX's standard weak-type rule: lax.clamp(f32, 0.5, 2.0) is strong (it was weak)."""
+  strong = jaxlite.lax.clamp(jnp.float32(0.0), 0.5, 2.0)
+  assert not strong.weak_type and float(strong) == 0.5
+  assert jaxlite.lax.clamp(0.0, jnp.asarray(3.0), 2.0).weak_type  # all three weak

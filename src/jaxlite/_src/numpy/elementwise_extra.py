@@ -111,14 +111,14 @@ def ldexp(x1, x2, /):
 
 @internal_jit(name="modf")
 def _modf(x):
+  (x,) = promote_dtypes_inexact(x)  # inside the jit, as JAX's
   whole = lnp.where(uf.greater_equal(x, 0), uf.floor(x), uf.ceil(x))  # inf - inf is nan, as JAX
   return x - whole, whole
 
 
 def modf(x, /, out=None):
   check_arraylike("modf", x)
-  (x,) = promote_dtypes_inexact(x)
-  return _modf(x)
+  return _modf(_arr(x))
 
 
 def _gcd_loop(a, b):

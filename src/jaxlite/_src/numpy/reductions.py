@@ -256,7 +256,7 @@ def _count(a, axes, where, dtype):
     return float(math.prod(shape[i] for i in axes))
   from jaxlite._src.numpy.where_reshape import broadcast_to
   mask = broadcast_to(where, shape) if tuple(shape_of(where)) != tuple(shape) else where
-  ones = _strong(_strong(mask, dtypes.default_int_dtype()), dtype)
+  ones = _strong(_strong(mask, dtypes.int32), dtype)  # JAX's sum counts bools as int32 (x64 too)
   return red.reduce_sum_p.bind(ones, axes=axes, out_sharding=None)
 
 

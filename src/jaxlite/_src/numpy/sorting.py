@@ -249,14 +249,14 @@ def _isclose(a, b, rtol=_RTOL, atol=_ATOL, equal_nan=False):
   a, b = promote_dtypes_inexact(a, b)
   dtype = dtype_weak(a)[0]
   rtol, atol = convert(rtol, _real(dtype), False), convert(atol, _real(dtype), False)
-  both_nan = ew.and_p.bind(ew.ne_p.bind(a, a), ew.ne_p.bind(b, b))
-  finite_b = ew.is_finite_p.bind(b) if dtype.kind != "c" else ew.is_finite_p.bind(
-      ew.real_p.bind(b))
+  # jnp's logical ufuncs, as JAX's: weakly typed booleans (from a weak operand) are made strong
+  both_nan = ufuncs.logical_and(ufuncs.isnan(a), ufuncs.isnan(b))
+  finite_b = ufuncs.isfinite(b)
   diff = ew.abs_p.bind(ew.sub_p.bind(a, b))
   tol = ew.add_p.bind(atol, ew.mul_p.bind(rtol, ew.abs_p.bind(b)))
   close = ew.le_p.bind(diff, tol)
-  out = ew.or_p.bind(ew.eq_p.bind(a, b), ew.and_p.bind(finite_b, close))
-  return ew.or_p.bind(out, both_nan) if equal_nan else out
+  out = ufuncs.logical_or(ew.eq_p.bind(a, b), ufuncs.logical_and(finite_b, close))
+  return ufuncs.logical_or(out, both_nan) if equal_nan else out
 
 
 def _real(dtype):
