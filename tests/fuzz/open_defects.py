@@ -14,13 +14,12 @@ OPEN: list[Known] = [
   Known("wrapper-staging", "jnp wrappers whose jaxpr differs from JAX's while values agree "
         "(still open after campaign 9's fixes): ldexp (JAX: frexp's custom_jvp, pow and "
         "where; jaxlite: a floor_divide jit and exp2), frexp/spacing/i0 (JAX's own jits or "
-        "custom_jvp), trace of a 3-D or higher array (JAX moves the two axes last and masks "
-        "with a 2-D eye; jaxlite masks in place), diagonal (JAX: a gather of iota indices, and a platform_dependent cond "
+        "custom_jvp), diagonal (JAX: a gather of iota indices, and a platform_dependent cond "
         "for square matrices; jaxlite: a strided slice), searchsorted and interp (JAX: a "
         "binary-search scan; jaxlite: compare-all counts), median/quantile (JAX: sorted "
         "gathers; jaxlite: one-hot sums)",
         modes=("jaxpr",), kinds=("jaxpr-text",),
-        program=r"jnp\.(ldexp|frexp|spacing|i0|trace|diagonal|interp|searchsorted|"
+        program=r"jnp\.(ldexp|frexp|spacing|i0|diagonal|interp|searchsorted|"
                 r"median|nanmedian|quantile|nanquantile|percentile|nanpercentile)\("),
   # Campaign 9 (seeds 300-): found, not yet fixed.
   Known("vmap-jit-custom-jvp-weak", "under vmap, a jit whose body calls a custom_jvp function "
