@@ -220,3 +220,18 @@ def test_clamp_is_weak_only_when_all_three_are():
   strong = jaxlite.lax.clamp(jnp.float32(0.0), 0.5, 2.0)
   assert not strong.weak_type and float(strong) == 0.5
   assert jaxlite.lax.clamp(0.0, jnp.asarray(3.0), 2.0).weak_type  # all three weak
+
+
+def test_vmap_of_a_jit_calling_a_custom_jvp_keeps_a_weak_type():
+  """Seed 316: softplus (a jit around logaddexp's custom_jvp) of a weak bool under vmap is weak
+  in JAX (eager, jit and vmap alike); jaxlite's batched call_jaxpr read the weak literal 0.0
+  of the jit's body as a strong NumPy scalar."""
+  xs = jnp.array([2, 3], jnp.int8)
+  out = jaxlite.vmap(lambda y: jaxlite.nn.softplus(jnp.logical_or(y, -0.0)))(xs)
+  assert out.weak_type and out.dtype == np.float32
+  np.testing.assert_allclose(np.asarray(out), [1.3132616] * 2, rtol=1e-6)
+  jax = _live_jax()
+  if jax is not None:
+    theirs = jax.vmap(lambda y: jax.nn.softplus(jax.numpy.logical_or(y, -0.0)))(
+        jax.numpy.array([2, 3], jax.numpy.int8))
+    assert theirs.weak_type and theirs.dtype == np.float32

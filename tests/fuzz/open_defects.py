@@ -21,10 +21,4 @@ OPEN: list[Known] = [
         modes=("jaxpr",), kinds=("jaxpr-text",),
         program=r"jnp\.(ldexp|frexp|spacing|i0|diagonal|interp|searchsorted|"
                 r"median|nanmedian|quantile|nanquantile|percentile|nanpercentile)\("),
-  # Campaign 9 (seeds 300-): found, not yet fixed.
-  Known("vmap-jit-custom-jvp-weak", "under vmap, a jit whose body calls a custom_jvp function "
-        "(nn.softplus: logaddexp) on a weakly typed input returns a strong result where JAX's "
-        "is weak (seed 316: softplus(logical_or(int8, -0.0)) under x64); without the jit, or "
-        "without vmap, jaxlite keeps the weak type",
-        modes=("vmap",), kinds=("weak-type",), program=r"nn\.(softplus|log_sigmoid)\("),
 ]

@@ -206,7 +206,12 @@ def _batched_call(call_jaxpr, axis_data, vals, dims):
   def fun(*xs):
     outs, out_dims = batching.batch_flat(core.jaxpr_as_fun(call_jaxpr), axis_data, xs, dims)
     return [batching.bdim_at_front(o, d, size) for o, d in zip(outs, out_dims)]
-  closed = pe.trace_to_jaxpr(fun, [core.get_aval(v) for v in vals])
+  # An unbatched operand keeps the call's declared aval: a weak literal of an outer jaxpr
+  # arrives here as a NumPy scalar, whose own aval would be strong (seed 316: softplus of a
+  # weak bool under vmap came back strong)
+  avals = [a if d is None else core.get_aval(v)
+           for v, d, a in zip(vals, dims, call_jaxpr.in_avals)]
+  closed = pe.trace_to_jaxpr(fun, avals)
   return pe.convert_constvars_to_invars(closed)[0]
 
 
