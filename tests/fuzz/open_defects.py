@@ -13,12 +13,12 @@ OPEN: list[Known] = [
   # Campaign 6 (issue 33's wide families, tools/fuzz_wide.py, seeds 200-): open rows.
   Known("wrapper-staging", "jnp wrappers whose jaxpr differs from JAX's while values agree "
         "(still open after campaign 9's fixes): ldexp (JAX: frexp's custom_jvp, pow and "
-        "where; jaxlite: a floor_divide jit and exp2), frexp/spacing/i0 (JAX's own jits or "
+        "where; jaxlite: a floor_divide jit and exp2), frexp/i0 (JAX's own jits or "
         "custom_jvp), diagonal (JAX: a gather of iota indices, and a platform_dependent cond "
         "for square matrices; jaxlite: a strided slice), searchsorted and interp (JAX: a "
         "binary-search scan; jaxlite: compare-all counts), median/quantile (JAX: sorted "
         "gathers; jaxlite: one-hot sums)",
         modes=("jaxpr",), kinds=("jaxpr-text",),
-        program=r"jnp\.(ldexp|frexp|spacing|i0|diagonal|interp|searchsorted|"
+        program=r"jnp\.(ldexp|frexp|i0|diagonal|interp|searchsorted|"
                 r"median|nanmedian|quantile|nanquantile|percentile|nanpercentile)\("),
 ]

@@ -177,10 +177,16 @@ def spacing(x, /):
   (x,) = promote_dtypes_inexact(x)
   dt = _dtype(x)
   if dt.kind == "c":
-    raise TypeError("spacing does not support complex-valued inputs")
-  toward = uf.copysign(np.array(np.inf, dt), x)
-  smallest = uf.copysign(np.array(np.finfo(dt).smallest_subnormal, dt), x)
-  return lnp.where(uf.equal(x, 0), smallest, uf.nextafter(x, toward) - x)
+    raise ValueError("jnp.spacing is not defined for complex inputs.")
+  inf = np.array(np.inf, dt)
+  if dt == np.float16:  # JAX follows NumPy's float16 here: the step toward +inf
+    return uf.nextafter(x, inf) - x
+  # As JAX stages it: the step away from zero, and the signed smallest subnormal where that
+  # step is 0
+  step = uf.nextafter(x, uf.copysign(inf, x)) - x
+  zero_step = uf.equal(step, 0)
+  smallest = uf.copysign(np.array(dtypes.finfo(dt).smallest_subnormal, dt), x)
+  return lnp.where(zero_step, smallest, step)
 
 
 def logaddexp2(x1, x2, /):
