@@ -17,8 +17,9 @@ OPEN: list[Known] = [
         "custom_jvp), diagonal (JAX: a gather of iota indices, and a platform_dependent cond "
         "for square matrices; jaxlite: a strided slice), searchsorted and interp (JAX: a "
         "binary-search scan; jaxlite: compare-all counts), median/quantile (JAX: sorted "
-        "gathers; jaxlite: one-hot sums)",
+        "gathers; jaxlite: one-hot sums), average of a weakly typed operand (JAX promotes a "
+        "and weights together, weak, then casts; campaign 9 seed 302)",
         modes=("jaxpr",), kinds=("jaxpr-text",),
-        program=r"jnp\.(ldexp|frexp|i0|diagonal|interp|searchsorted|"
+        program=r"jnp\.(ldexp|frexp|i0|diagonal|average|interp|searchsorted|"
                 r"median|nanmedian|quantile|nanquantile|percentile|nanpercentile)\("),
 ]
