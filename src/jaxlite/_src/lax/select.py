@@ -192,9 +192,9 @@ def _clamp_batcher(vals, dims):
   lo, hi, x = (batching.bdim_at_front(v, d, size) if batching.shape_of(v) else v
                for v, d in ((lo, lo_d), (hi, hi_d), (x, x_d)))
   shape = batching.shape_of(x)
-  if shape:
-    lo, hi = (_bcast(v, shape, ()) if nd(v) == 0 else _bcast(v, shape, (0,))
-              if nd(v) < len(shape) else v for v in (lo, hi))
+  if shape:  # (scalar bounds are spread first, then batched 1-D ones, in JAX's order)
+    lo, hi = (_bcast(v, shape, ()) if nd(v) == 0 else v for v in (lo, hi))
+    lo, hi = (_bcast(v, shape, (0,)) if nd(v) < len(shape) else v for v in (lo, hi))
   if nd(lo) > nd(x):
     x = _bcast(x, batching.shape_of(lo), ())
   return clamp_p.bind(lo, x, hi), 0
