@@ -145,7 +145,8 @@ ROWS = [
       r"Value <object object.*> of type <class 'object'> is not a valid JAX",
       lambda m: m.jnp.array(object())),
     R("jnp.creation", "array-str", "TypeError",
-      r"Value 'abc' of type <class 'str'> is not a valid JAX array\-like",
+      r"Value 'abc' with dtype <U3 is not a valid JAX array type\. Only arrays of numeric "
+      r"types are supported by JAX\.",
       lambda m: m.jnp.array("abc")),
     R("jnp.creation", "asarray-dict", "TypeError",
       r"Value \{1: 2\} of type <class 'dict'> is not a valid JAX array\-like",
@@ -224,7 +225,7 @@ ROWS = [
       r"floor does not accept dtype complex64\. Accepted dtypes are subtypes",
       lambda m: m.jnp.floor(m.jnp.ones(3, complex))),
     R("jnp.elementwise", "isclose-shapes", "TypeError",
-      r"isclose got incompatible shapes for broadcasting: \(3,\), \(4,\)\.",
+      r"and got incompatible shapes for broadcasting: \(3,\), \(4,\)\.",  # JAX's first op
       lambda m: m.jnp.isclose(O(m), O(m, 4))),
     R("jnp.elementwise", "clip-shapes", "TypeError",
       r"max got incompatible shapes for broadcasting: \(4,\), \(3,\)\.",
@@ -412,7 +413,7 @@ ROWS = [
       r"array_split: number sections must be larger than 0, got 0\.",
       lambda m: m.jnp.array_split(O(m), 0)),
     R("jnp.shape", "atleast-str", "TypeError",
-      r"Value 'a' of type <class 'str'> is not a valid JAX array\-like",
+      r"atleast_1d requires ndarray or scalar arguments, got <class 'str'> at position 0",
       lambda m: m.jnp.atleast_1d("a")),
     R("jnp.shape", "meshgrid-indexing", "ValueError",
       r"Valid values for indexing are 'xy' and 'ij', got bogus",
@@ -662,7 +663,8 @@ ROWS = [
       r"axis 2 is out of bounds for array of shape \(3,\)",
       lambda m: m.lax.cumsum(O(m), axis=2)),
     R("lax", "lax-clamp-shapes", "TypeError",
-      r"Clamp with non\-scalar max requires operand and.*same shape, got \(4,\) and \(3,\)\.",
+      r"clamp requires max\.shape == operand\.shape or max\.shape == \(\), got "
+      r"max\.shape=\(4,\), operand\.shape=\(3,\)\.",
       lambda m: m.lax.clamp(O(m), O(m), O(m, 4))),
     R("lax", "lax-integer-pow-float", "TypeError",
       r"integer_pow: exponent y must be a Python int, got 1\.5 of type float",

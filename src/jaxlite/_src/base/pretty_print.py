@@ -492,13 +492,20 @@ def _count_sub_jaxprs(top) -> tuple[dict, dict]:
   queue = collections.deque([top])
   while queue:
     for eqn in queue.popleft().eqns:
+      name = None if eqn.primitive in unnamed_calls else eqn.params.get("name")
       for sub in core.jaxprs_in_params(eqn.params):
         n = occurrences[sub] = occurrences.get(sub, 0) + 1
-        if n == 1:
-          first_name[sub] = eqn.params.get("name")
+        if name is not None:
+          first_name.setdefault(sub, name)
         if n <= 2:
           queue.append(sub)
   return occurrences, first_name
+
+
+# Primitives whose `name` is shown among their params but never names a hoisted sub-jaxpr: in
+# JAX it is not a param (custom_jvp_call/custom_vjp_call print their function's name), so
+# their shared call_jaxpr is `let jaxpr = ...`. Filled where those primitives are defined.
+unnamed_calls: set = set()
 
 
 def _hoisted_names(top) -> dict:
@@ -507,7 +514,7 @@ def _hoisted_names(top) -> dict:
   out: dict = {}
   for sub, n in occurrences.items():
     if n >= 2 or len(sub.eqns) > 10:
-      out[sub] = _unique_name(_let_name(first_name[sub]), set(out.values()))
+      out[sub] = _unique_name(_let_name(first_name.get(sub)), set(out.values()))
   return out
 
 

@@ -160,9 +160,10 @@ def _clamp_abstract(lo, x, hi):
       raise TypeError(f"lax.clamp requires arguments to have the same dtypes, got "
                       f"{lo.dtype.name}, {x.dtype.name}, {hi.dtype.name}.")
     if a.shape and a.shape != x.shape:
-      raise TypeError(f"Clamp with non-scalar {name} requires operand and {name} to have the "
-                      f"same shape, got {a.shape} and {x.shape}.")
-  return ShapedArray(x.shape, x.dtype, x.weak_type)
+      raise TypeError(f"clamp requires {name}.shape == operand.shape or {name}.shape == (), "
+                      f"got {name}.shape={a.shape}, operand.shape={x.shape}.")
+  # weak only when all three are (JAX's standard rule): clamp(f32, 0.5, 2.0) is strong
+  return ShapedArray(x.shape, x.dtype, lo.weak_type and x.weak_type and hi.weak_type)
 
 
 def _clamp_impl(lo, x, hi):
@@ -175,21 +176,33 @@ clamp_p.def_abstract_eval(_clamp_abstract)
 
 
 def _clamp_batcher(vals, dims):
-  if batching.dims_agree(vals, dims):
-    return clamp_p.bind(*vals), next(d for d in dims if d is not None)
-  size = batching.mapped_size(vals, dims)
+  """JAX's rule, so that vmap stages what JAX stages: bounds stay scalars where they can, an
+  unbatched scalar operand is broadcast to a batched bound's shape."""
   (lo, x, hi), (lo_d, x_d, hi_d) = vals, dims
-  x = batching.bdim_at_front(x, x_d, size)
-  hi, lo = (_clamp_bound(v, d, x, size) for v, d in ((hi, hi_d), (lo, lo_d)))
+  nd = lambda v: len(batching.shape_of(v))  # noqa: E731
+  if lo_d == x_d == hi_d:
+    if batching.shape_of(lo) == batching.shape_of(x) == batching.shape_of(hi):
+      return clamp_p.bind(lo, x, hi), x_d
+    if nd(lo) == nd(hi) == 1:
+      lo, hi = (_bcast(v, batching.shape_of(x), (d,)) for v, d in ((lo, lo_d), (hi, hi_d)))
+      return clamp_p.bind(lo, x, hi), x_d
+  elif nd(lo) == 0 and nd(hi) == 0 and x_d is not None:
+    return clamp_p.bind(lo, x, hi), x_d
+  size = batching.mapped_size(vals, dims)
+  lo, hi, x = (batching.bdim_at_front(v, d, size) if batching.shape_of(v) else v
+               for v, d in ((lo, lo_d), (hi, hi_d), (x, x_d)))
+  shape = batching.shape_of(x)
+  if shape:  # (scalar bounds are spread first, then batched 1-D ones, in JAX's order)
+    lo, hi = (_bcast(v, shape, ()) if nd(v) == 0 else v for v in (lo, hi))
+    lo, hi = (_bcast(v, shape, (0,)) if nd(v) < len(shape) else v for v in (lo, hi))
+  if nd(lo) > nd(x):
+    x = _bcast(x, batching.shape_of(lo), ())
   return clamp_p.bind(lo, x, hi), 0
 
 
-def _clamp_bound(v, d, x, size):
-  # A scalar bound is spread over the whole batched operand; others just align with it.
-  if batching.example_ndim(v, d):
-    return batching.bdim_at_front(v, d, size)
-  return shape_prims.broadcast_in_dim_p.bind(
-      v, shape=batching.shape_of(x), broadcast_dimensions=() if d is None else (0,), sharding=None)
+def _bcast(v, shape, dims):
+  return shape_prims.broadcast_in_dim_p.bind(v, shape=tuple(shape), broadcast_dimensions=dims,
+                                             sharding=None)
 
 
 batching.primitive_batchers[clamp_p] = _clamp_batcher

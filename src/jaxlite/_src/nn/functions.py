@@ -47,6 +47,17 @@ def _inexact(name, x, bool_op=None, bool_position=None):
   return x
 
 
+def _unpromoted(name, x):
+  """`x` as an array in its own dtype: JAX's softmax and log_softmax take the max and subtract
+  it in an integer input's dtype (unsigned differences wrap) and promote at `exp`; `-inf`, the
+  max's initial value, is cast to that dtype. A bool input raises `sub`'s dtype error."""
+  check_arraylike(name, x)
+  x = _jnp().asarray(x)
+  if x.dtype == np.bool_:
+    raise dtype_kind_error("sub", x.dtype, accepted_kinds_text("iufc"), 0)
+  return x
+
+
 def _nn_jit(fun=None, *, static_argnames=(), name=None):
   """internal_jit whose first argument becomes a jaxlite array first: eagerly, internal_jit
   runs the Python as is, and NumPy inputs would otherwise compute in NumPy's own dtypes."""
@@ -222,12 +233,29 @@ def identity(x):
   return x  # already an array (see _nn_jit)
 
 
-def log1mexp(x):
-  """log(1 - exp(-x)) for x > 0, switching between its two stable forms at log 2."""
+@internal_jit(name="log1mexp")
+def _log1mexp(x):
   jnp = _jnp()
-  x = _inexact("log1mexp", x, bool_op="neg")
-  c = math.log(2.0)
+  # An integer `x` stays integer until exp/expm1 promote it (`-x` wraps as JAX's does);
+  # log 2 is a staged `log` of the weak constant, as in JAX.
+  c = jnp.log(2.0)
   return jnp.where(x < c, jnp.log(-jnp.expm1(-x)), jnp.log1p(-jnp.exp(-x)))
+
+
+def _log1mexp_call(x):
+  return _log1mexp(x)
+
+
+_log1mexp_call.__name__ = _log1mexp_call.__qualname__ = "log1mexp"
+_log1mexp_rule = custom_jvp(_log1mexp_call)
+_log1mexp_rule.defjvps(lambda g, ans, x: g / _jnp().expm1(x))
+
+
+def log1mexp(x):
+  """log(1 - exp(-x)) for x > 0, switching between its two stable forms at log 2: a custom_jvp
+  (derivative g / expm1(x)) around a jit named log1mexp, as JAX stages it."""
+  check_arraylike("log1mexp", x)
+  return _log1mexp_rule(_jnp().asarray(x))
 
 
 # --- normalizations over an axis --------------------------------------------------------------
@@ -235,7 +263,7 @@ def log1mexp(x):
 def softmax(x, axis=-1, where=None):
   """exp(x) / sum(exp(x)) along `axis`, shifted by the (gradient-stopped) max."""
   jnp = _jnp()
-  x = _inexact("softmax", x, bool_op="sub", bool_position=0)
+  x = _unpromoted("softmax", x)
   x_max = jnp.max(x, axis, where=where, initial=-jnp.inf, keepdims=True)
   x_safe = x if where is None else jnp.where(where, x, -jnp.inf)
   unnormalized = jnp.exp(x_safe - _stop_gradient(x_max))
@@ -248,7 +276,7 @@ def softmax(x, axis=-1, where=None):
 @_nn_jit(static_argnames=("axis",))
 def log_softmax(x, axis=-1, where=None):
   jnp = _jnp()
-  x = _inexact("log_softmax", x, bool_op="sub", bool_position=0)
+  x = _unpromoted("log_softmax", x)
   x_max = jnp.max(x, axis, where=where, initial=-jnp.inf, keepdims=True)
   x_safe = x if where is None else jnp.where(where, x, -jnp.inf)
   shifted = x_safe - _stop_gradient(x_max)
@@ -278,17 +306,19 @@ def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
 @_nn_jit(static_argnames=("axis", "algorithm"))
 def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, *,
                 algorithm: str = "fast"):
-  """(x - mean) / sqrt(variance + epsilon) along `axis`."""
+  """(x - mean) / sqrt(variance + epsilon) along `axis`. An integer `x` keeps its dtype, as in
+  JAX: mean promotes it and `square` squares it in the integer type."""
   jnp = _jnp()
-  x = _inexact("standardize", x)
   if mean is None:
     mean = jnp.mean(x, axis, keepdims=True, where=where)
   if variance is None:
-    if algorithm == "fast":
+    if algorithm == "stable":  # two passes: the mean square of the centred values
+      variance = jnp.mean(jnp.square(jnp.subtract(x, mean)), axis, keepdims=True, where=where)
+    elif algorithm == "fast":
       variance = jnp.clip(jnp.mean(jnp.square(x), axis, keepdims=True, where=where)
                           - jnp.square(mean), 0)
     else:
-      variance = jnp.var(x, axis, keepdims=True, where=where)
+      raise ValueError(f"Unknown algorithm '{algorithm}'. Expected 'fast' or 'stable'.")
   return jnp.subtract(x, jnp.asarray(mean)) * special_rsqrt(jnp.asarray(variance) + epsilon)
 
 

@@ -22,16 +22,33 @@ from jaxlite._src.state.types import AbstractRef
 _FAST_TYPES = {int, float, complex, bool}
 
 
-def _defer_to_unrecognized(fn):
+def _defer_to_unrecognized(fn, refused=None):
   # Returning NotImplemented for foreign types lets their reflected operator run.
   def op(self, other):
     if type(other) not in _FAST_TYPES:
       other = _unwrap_jax_array(other)
       if not _accepted(other):
-        return NotImplemented
+        return _decline(self, other, refused)
     return fn(self, other)
   op.__name__ = fn.__name__
   return op
+
+
+# JAX's `+`, `*`, `==` and `!=` raise for the Python containers that would otherwise concatenate,
+# repeat (asking the array for `__index__`) or compare by identity: (operator, refused types).
+_REFUSED = {"add": ("+", (list, tuple)), "mul": ("*", (list, tuple)),
+            "eq": ("==", (dict, list, set, tuple)), "ne": ("==", (dict, list, set, tuple))}
+
+
+def _decline(self, other, refused):
+  """NotImplemented, or JAX's TypeError for an operand type it refuses outright.
+  `refused` is (operator, types, reflected)."""
+  if refused is not None and type(other) in refused[1]:
+    names = (type(other).__name__, type(self).__name__) if refused[2] else (
+        type(self).__name__, type(other).__name__)
+    raise TypeError(f"unsupported operand type(s) for {refused[0]}: {names[0]!r} and "
+                    f"{names[1]!r}")
+  return NotImplemented
 
 
 def _unwrap_jax_array(x):
@@ -45,7 +62,7 @@ def _unwrap_jax_array(x):
 _SCALARS = (int, float, complex, bool, np.ndarray, np.generic)
 
 
-def _eager_arith(np_fn, fn, reflected):
+def _eager_arith(np_fn, fn, reflected, refused=None):
   """`+`, `-` or `*` of an uncommitted Array in eager mode with an Array of the same dtype, weak
   type and shape, or with a Python number that keeps its dtype: NumPy's ufunc straight away.
   This is what `fn` would compute through promote_args, the primitive's bind and impl (same
@@ -88,7 +105,7 @@ def _eager_arith(np_fn, fn, reflected):
     if type(other) not in _FAST_TYPES:
       other = _unwrap_jax_array(other)
       if not _accepted(other):
-        return NotImplemented
+        return _decline(self, other, refused)
     return fn(self, other)
   op.__name__ = fn.__name__
   return op
@@ -174,21 +191,16 @@ def _compress(self, condition, axis=None, *, size=None, fill_value=0):
 
 
 def _astype(self, dtype, copy=False, device=None):
+  """JAX's astype: one convert_element_type (none for a strong array already of `dtype`, a
+  strong cast for a weak one), then a `copy` only when asked for."""
   from jaxlite._src.numpy.creation import array
   from jaxlite._src.base import dtypes as dt
-  dtype = dt.check_user_dtype(dtype, "astype")  # once: `_not_same` then sees a canonical dtype
-  return array(self, dtype=dtype, copy=False) if _not_same(self, dtype) else _strong_copy(self)
-
-
-def _not_same(self, dtype):
-  from jaxlite._src.base import dtypes as dt
-  d = dt.check_user_dtype(dtype)
-  return d != self.dtype or not self.weak_type
-
-
-def _strong_copy(self):
-  from jaxlite._src.numpy.creation import array
-  return array(self, dtype=self.dtype)
+  dtype = dt.default_float_dtype() if dtype is None else dt.check_user_dtype(dtype, "astype")
+  out = array(self, dtype=dtype, copy=False)
+  if copy:
+    from jaxlite._src.lax.identity_ops import copy_p
+    out = copy_p.bind(out)
+  return out
 
 
 def _reshape(self, *args, order="C", **kw):
@@ -282,14 +294,19 @@ def _bitcast_view(x, dtype):
 
 def set_array_methods(cls) -> None:
   for name, fn in _BINARY.items():
+    op, types = _REFUSED.get(name, (None, None))
+    refused, rrefused = (op, types, False), (op, types, True)
+    if op is None:
+      refused = rrefused = None
     if name in _EAGER_ARITH:
-      setattr(cls, f"__{name}__", _eager_arith(_EAGER_ARITH[name], fn, False))
-      setattr(cls, f"__r{name}__", _eager_arith(_EAGER_ARITH[name], _swap(fn), True))
+      setattr(cls, f"__{name}__", _eager_arith(_EAGER_ARITH[name], fn, False, refused))
+      setattr(cls, f"__r{name}__", _eager_arith(_EAGER_ARITH[name], _swap(fn), True, rrefused))
       continue
-    setattr(cls, f"__{name}__", _defer_to_unrecognized(fn))
-    setattr(cls, f"__r{name}__", _defer_to_unrecognized(_swap(fn)))
+    setattr(cls, f"__{name}__", _defer_to_unrecognized(fn, refused))
+    setattr(cls, f"__r{name}__", _defer_to_unrecognized(_swap(fn), rrefused))
   for name, fn in _COMPARE.items():
-    setattr(cls, f"__{name}__", _defer_to_unrecognized(fn))
+    op, types = _REFUSED.get(name, (None, None))
+    setattr(cls, f"__{name}__", _defer_to_unrecognized(fn, op and (op, types, False)))
   cls.__matmul__ = _defer_to_unrecognized(_matmul)
   cls.__rmatmul__ = _defer_to_unrecognized(_swap(_matmul))
   cls.__divmod__ = _defer_to_unrecognized(_divmod)

@@ -153,7 +153,12 @@ def _from_concrete(obj, dtype):
         else np.asarray(obj, target)
     return core.array_from_numpy(np.asarray(val), weak)
   if isinstance(obj, (list, tuple)):
-    d, _ = _leaf_dtype_weak(obj)
+    try:
+      d, _ = _leaf_dtype_weak(obj)
+    except TypeError:
+      if not _string_leaves(obj):
+        raise
+      return _from_strings(obj, dtype)
     target = dtype or d
     _check_int_range(obj, target, dtype is not None)
     vals = _nested_values(obj)
@@ -171,7 +176,36 @@ def _from_concrete(obj, dtype):
     return core.array_from_numpy(np.asarray(obj, dtype or obj.dtype), dtype is None)
   if hasattr(obj, "__array__"):
     return _from_concrete(np.asarray(obj), dtype)
+  if t is str:
+    return _from_strings(obj, dtype)
   raise TypeError(f"Value {obj!r} of type {type(obj)} is not a valid JAX array-like")
+
+
+def _string_leaves(x) -> list:
+  if isinstance(x, (list, tuple)):
+    return [s for e in x for s in _string_leaves(e)]
+  return [x] if isinstance(x, str) else []
+
+
+def _from_strings(obj, dtype):
+  """Strings in array data, as JAX treats them: it hands them to NumPy. With a dtype NumPy
+  converts them (`'1'` reads as 1.0, `'a'` raises NumPy's ValueError). Without one JAX reads
+  each string leaf of a sequence as a dtype name (`np.dtype('b')` is int8) and NumPy then
+  fails to convert the data to that type (ValueError); a bare string, or one naming no numeric
+  dtype, is not array data (TypeError)."""
+  if dtype is not None:
+    return _from_concrete(np.asarray(obj, dtype), dtype)
+  not_numeric = TypeError(f"Value {obj!r} with dtype {np.asarray(obj).dtype} is not a valid "
+                          "JAX array type. Only arrays of numeric types are supported by JAX.")
+  if isinstance(obj, str):
+    raise not_numeric
+  try:
+    named = np.result_type(*(np.dtype(s) for s in _string_leaves(obj)))
+  except TypeError:
+    raise not_numeric from None
+  if named.kind not in "biufc":
+    raise not_numeric
+  return _from_concrete(np.asarray(obj, named), None)
 
 
 def reject_none(value):
@@ -314,12 +348,14 @@ def empty(shape, dtype=None, *, device=None):
   return zeros(shape, dtype)
 
 
-def _like(x, dtype, shape):
+def _like(name, x, dtype, shape):
   from jaxlite._src.transforms.api import ShapeDtypeStruct
   if isinstance(x, ShapeDtypeStruct):  # JAX's *_like take any shape/dtype carrier (optax does)
     d, w, xs = np.dtype(x.dtype), bool(getattr(x, "weak_type", False)), tuple(x.shape)
   else:
-    from jaxlite._src.numpy.util import shape_of
+    from jaxlite._src.numpy.util import check_arraylike, shape_of
+    if not (hasattr(x, "dtype") and hasattr(x, "shape")):
+      check_arraylike(name, x)  # JAX's *_like refuse a list
     (d, w), xs = dtype_weak(x), None
   if dtype is not None:
     d, w = dtypes.check_user_dtype(dtype), False
@@ -330,24 +366,25 @@ def _like(x, dtype, shape):
 
 @_placed(like=True)
 def zeros_like(a, dtype=None, shape=None, *, device=None):
-  d, w, s = _like(a, dtype, shape)
+  d, w, s = _like("zeros_like", a, dtype, shape)
   return _broadcast_scalar(_scalar(0, d, w), s)
 
 
 @_placed(like=True)
 def ones_like(a, dtype=None, shape=None, *, device=None):
-  d, w, s = _like(a, dtype, shape)
+  d, w, s = _like("ones_like", a, dtype, shape)
   return _broadcast_scalar(_scalar(1, d, w), s)
 
 
 @_placed(like=True)
 def empty_like(a, dtype=None, shape=None, *, device=None):
+  _like("ones_like", a, dtype, shape)  # JAX's empty_like checks its argument as ones_like
   return zeros_like(a, dtype, shape)
 
 
 @_placed(like=True)
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
-  d, w, s = _like(a, dtype, shape)
+  d, w, s = _like("full_like", a, dtype, shape)
   if dtype is None:
     w = w and dtype_weak(fill_value)[1]
   fill = _fill_value(fill_value, d, w)

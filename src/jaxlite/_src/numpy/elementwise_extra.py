@@ -111,14 +111,14 @@ def ldexp(x1, x2, /):
 
 @internal_jit(name="modf")
 def _modf(x):
+  (x,) = promote_dtypes_inexact(x)  # inside the jit, as JAX's
   whole = lnp.where(uf.greater_equal(x, 0), uf.floor(x), uf.ceil(x))  # inf - inf is nan, as JAX
   return x - whole, whole
 
 
 def modf(x, /, out=None):
   check_arraylike("modf", x)
-  (x,) = promote_dtypes_inexact(x)
-  return _modf(x)
+  return _modf(_arr(x))
 
 
 def _gcd_loop(a, b):
@@ -177,10 +177,16 @@ def spacing(x, /):
   (x,) = promote_dtypes_inexact(x)
   dt = _dtype(x)
   if dt.kind == "c":
-    raise TypeError("spacing does not support complex-valued inputs")
-  toward = uf.copysign(np.array(np.inf, dt), x)
-  smallest = uf.copysign(np.array(np.finfo(dt).smallest_subnormal, dt), x)
-  return lnp.where(uf.equal(x, 0), smallest, uf.nextafter(x, toward) - x)
+    raise ValueError("jnp.spacing is not defined for complex inputs.")
+  inf = np.array(np.inf, dt)
+  if dt == np.float16:  # JAX follows NumPy's float16 here: the step toward +inf
+    return uf.nextafter(x, inf) - x
+  # As JAX stages it: the step away from zero, and the signed smallest subnormal where that
+  # step is 0
+  step = uf.nextafter(x, uf.copysign(inf, x)) - x
+  zero_step = uf.equal(step, 0)
+  smallest = uf.copysign(np.array(dtypes.finfo(dt).smallest_subnormal, dt), x)
+  return lnp.where(zero_step, smallest, step)
 
 
 def logaddexp2(x1, x2, /):
@@ -194,31 +200,44 @@ def logaddexp2(x1, x2, /):
   return ew.select_n_p.bind(uf.not_equal(delta, delta), out, x1 + x2)
 
 
-def _nan_to_num_real(x, nan, posinf, neginf):
-  info = dtypes.finfo(_dtype(x))
+def _fill(value, dtype):
+  """`asarray(value, dtype=dtype)` as JAX's nan_to_num takes its fills: a Python or NumPy number
+  is a literal of `dtype`, an array or tracer is cast to it (and broadcasts in `where`)."""
+  if isinstance(value, core.Array):
+    from jaxlite._src.numpy.creation import asarray
+    return asarray(value, dtype=dtype)
+  return np.array(value, dtype)
+
+
+@internal_jit(name="nan_to_num")
+def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+  # A jit with no static arguments, as JAX's: the fills it was given are its operands (arrays
+  # broadcast against `x`); those left out are Python numbers of its body.
+  dtype = _dtype(x)
+  kind = dtypes.kind_of_dtype(dtype)  # (bfloat16's NumPy kind is "V")
+  if kind not in "fc":
+    return x
+  if kind == "c":
+    return lax.complex(_nan_to_num(uf.real(x), nan=nan, posinf=posinf, neginf=neginf),
+                       _nan_to_num(uf.imag(x), nan=nan, posinf=posinf, neginf=neginf))
+  info = dtypes.finfo(dtype)
   posinf = info.max if posinf is None else posinf
   neginf = info.min if neginf is None else neginf
-  out = lnp.where(uf.isnan(x), np.array(nan, x.dtype), x)
-  out = lnp.where(uf.isposinf(out), np.array(posinf, x.dtype), out)
-  return lnp.where(uf.isneginf(out), np.array(neginf, x.dtype), out)
-
-
-@internal_jit(static_argnames=("nan", "posinf", "neginf"), name="nan_to_num")
-def _nan_to_num(x, nan, posinf, neginf):
-  if _dtype(x).kind == "c":
-    re = _nan_to_num_real(uf.real(x), nan, posinf, neginf)
-    im = _nan_to_num_real(uf.imag(x), nan, posinf, neginf)
-    return lax.complex(re, im)
-  return _nan_to_num_real(x, nan, posinf, neginf)
+  out = lnp.where(uf.isnan(x), _fill(nan, dtype), x)
+  out = lnp.where(uf.isposinf(out), _fill(posinf, dtype), out)
+  return lnp.where(uf.isneginf(out), _fill(neginf, dtype), out)
 
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
   check_arraylike("nan_to_num", x)
-  x = _arr(x)
-  if dtypes.kind_of_dtype(_dtype(x)) not in "fc":
-    return x
-  as_float = lambda v: None if v is None else float(v)
-  return _nan_to_num(x, as_float(nan), as_float(posinf), as_float(neginf))
+  given = {}  # JAX's jit leaves out the arguments not passed (defaults stay Python numbers)
+  if not (type(nan) is float and nan == 0.0):
+    given["nan"] = nan
+  if posinf is not None:
+    given["posinf"] = posinf
+  if neginf is not None:
+    given["neginf"] = neginf
+  return _nan_to_num(_arr(x), **given)
 
 
 def _nan_cumulative(name, fn, unit):

@@ -22,7 +22,8 @@ from jaxlite._src.lax import slicing_primitives
 from jaxlite._src.lax.elementwise_functions import _convert_element_type, asarg
 from jaxlite._src.numpy.creation import reject_none
 from jaxlite._src.numpy import where_reshape as lax_numpy
-from jaxlite._src.numpy.util import canonicalize_axis, dtype_weak, promote_dtypes, shape_of
+from jaxlite._src.numpy.util import (canonicalize_axis, check_arraylike, dtype_weak,
+                                     promote_dtypes, shape_of)
 
 _INDEX_DTYPE = np.dtype(np.int32)
 _NON_TUPLE_MSG = (
@@ -895,6 +896,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
   """`a` gathered at `indices` along `axis` (flattened when None); mode fill (default) or clip."""
   if out is not None:
     raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
+  check_arraylike("take", a, indices)
   indices = _asarray(indices)
   if not dtypes.issubdtype(indices.dtype, np.integer):
     raise ValueError(f"jnp.take: indices must have an integer type, got {indices.dtype}")
@@ -953,6 +955,7 @@ _take = internal_jit(_take_impl, static_argnums=(2, 3, 4, 5, 6), name="_take")
 
 def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
   """`arr` gathered along `axis` at `indices` of matching rank (other axes broadcast)."""
+  check_arraylike("take_along_axis", arr, indices)
   return _take_along_axis(_asarray(arr), _asarray(indices), axis, mode, fill_value)
 
 

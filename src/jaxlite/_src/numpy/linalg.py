@@ -706,7 +706,8 @@ def _vector_norm(x, ord, axes, keepdims):
   # counts without abs, and a general `ord` raises to literal powers ord and 1/ord.
   jnp = _jnp()
   if ord is None or ord == 2:
-    return jnp.sqrt(jnp.sum(_abs_square(x), axis=axes, keepdims=keepdims))
+    squares = _abs_square(x) if x.dtype.kind in "fc" else jnp.multiply(x, x)
+    return jnp.sqrt(jnp.sum(squares, axis=axes, keepdims=keepdims))
   if isinstance(ord, str):
     raise ValueError(f"Invalid order '{ord}' for vector norm.")
   if ord == 0:
@@ -755,8 +756,10 @@ def _matrix_norm(x, ord, axes, keepdims):
 
 
 def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):
-  """The Array API vector norm: over all elements when axis is None."""
-  (x,) = _inexact("vector_norm", x)
+  """The Array API vector norm: over all elements when axis is None. The input keeps its dtype,
+  as in JAX: an integer's squares are summed in the integer type and `sqrt` promotes them."""
+  check_arraylike("jnp.linalg.vector_norm", x)
+  x = _asarray(x)
   axes = tuple(range(x.ndim)) if axis is None else _norm_axes(x, axis)
   return _vector_norm(x, ord, axes, keepdims)
 

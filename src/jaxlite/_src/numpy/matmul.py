@@ -339,17 +339,27 @@ def _diagonal_mask(shape, offset, axis1, axis2):
                      sharding=None)
   cols = iota_p.bind(dtype=dtypes.default_int_dtype(), shape=shape, dimension=axis2,
                      sharding=None)
-  return ew.eq_p.bind(ew.add_p.bind(rows, dtypes.TypedInt(offset, dtypes.default_int_dtype())),
-                      cols)
+  if isinstance(offset, core.Array):  # a traced offset (jnp.trace's): an integer scalar
+    if offset.ndim or dtype_weak(offset)[0].kind not in "iu":
+      raise ValueError(f"k must be a scalar integer; got {offset}")
+    k = _convert_element_type(offset, dtypes.default_int_dtype(), weak_type=False)
+  else:
+    if not isinstance(offset, (int, np.integer)):
+      raise ValueError(f"k must be a scalar integer; got {offset}")
+    k = dtypes.TypedInt(offset, dtypes.default_int_dtype())
+  return ew.eq_p.bind(ew.add_p.bind(rows, k), cols)
 
 
-@internal_jit(static_argnames=("offset", "axis1", "axis2", "dtype"), name="trace")
+@internal_jit(static_argnames=("axis1", "axis2", "dtype"), name="trace")
 def _trace(a, offset=0, axis1=0, axis2=1, dtype=None):
   from jaxlite._src.numpy.creation import zeros_like
   from jaxlite._src.numpy.reductions import sum as jnp_sum
+  # As JAX: the two axes moved last, masked by a 2-D eye (broadcast inside `where`), summed.
   shape = tuple(shape_of(a))
-  masked = _where(_diagonal_mask(shape, offset, axis1, axis2), a, zeros_like(a))
-  return jnp_sum(masked, axis=(axis1, axis2), dtype=dtype)
+  nd = len(shape)
+  a = transpose(a, tuple(i for i in range(nd) if i not in (axis1, axis2)) + (axis1, axis2))
+  mask = _diagonal_mask((shape[axis1], shape[axis2]), offset, 0, 1)
+  return jnp_sum(_where(mask, a, zeros_like(a)), axis=(-2, -1), dtype=dtype)
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
@@ -359,9 +369,11 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
   if nd < 2:
     raise ValueError(f"Incompatible shapes for broadcasting: diag requires an array of at least "
                      f"two dimensions, got {nd}")
-  return _trace(a, offset=operator.index(offset), axis1=canonicalize_axis(axis1, nd),
-                axis2=canonicalize_axis(axis2, nd),
-                dtype=None if dtype is None else dtypes.check_user_dtype(dtype, "trace"))
+  # JAX's trace traces `offset` (an operand of its jit, when it is passed)
+  given = {} if type(offset) is int and offset == 0 else {"offset": offset}
+  return _trace(a, axis1=canonicalize_axis(axis1, nd), axis2=canonicalize_axis(axis2, nd),
+                dtype=None if dtype is None else dtypes.check_user_dtype(dtype, "trace"),
+                **given)
 
 
 @internal_jit(static_argnames=("offset", "axis1", "axis2"), name="diagonal")
@@ -637,6 +649,25 @@ def _einsum_out_sharding(term, keep):
   return s.with_spec(PartitionSpec(*(spec[keep.index(c)] for c in term)))
 
 
+def _check_sequence_operand_ranks(subscripts, operands):
+  """A list, tuple or string operand is refused as an array (TypeError) only after JAX's contraction
+  path has read its shape as opt_einsum does (the lengths along its first elements) and
+  compared that rank with its subscripts (ValueError)."""
+  terms = subscripts.split("->")[0].replace(" ", "").split(",")
+  for i, (term, op) in enumerate(zip(terms, operands)):
+    if not isinstance(op, (list, tuple, str, bytes)) or "." in term:
+      continue
+    rank = 0  # a string is one of opt_einsum's scalar base types
+    while isinstance(op, (list, tuple)):
+      rank += 1
+      if not op:
+        break
+      op = op[0]
+    if rank != len(term):
+      raise ValueError(f"Einstein sum subscript '{term}' does not contain the correct number "
+                       f"of indices for operand {i}.")
+
+
 def einsum(subscripts, *operands, out=None, optimize="auto", precision=None,
            preferred_element_type=None, _dot_general=None, out_sharding=None):
   """jnp.einsum: Einstein summation, lowered to transposes, reductions and dot_generals."""
@@ -648,9 +679,10 @@ def einsum(subscripts, *operands, out=None, optimize="auto", precision=None,
     subscripts, operands = _sublists_to_subscripts(subscripts, operands)
   for op in operands:  # JAX's einsum asks each operand's shape first
     if op is None or not (isinstance(op, (list, tuple)) or hasattr(op, "shape")
-                          or isinstance(op, (int, float, complex, bool))):
+                          or isinstance(op, (int, float, complex, bool, str, bytes))):
       raise ValueError(f"Cannot determine the shape of {op}, can only determine the shape of "
                        "array-like objects.")
+  _check_sequence_operand_ranks(subscripts, operands)
   ops = _arrays("einsum", *operands)
   if preferred_element_type is not None:
     preferred, out_weak = dtypes.check_user_dtype(preferred_element_type), False

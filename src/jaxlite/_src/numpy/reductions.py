@@ -80,8 +80,10 @@ def _strong(x, dtype):
 
 
 def _literal(value, dtype):
-  """A strongly typed NumPy scalar (a jaxpr literal) of `value` in `dtype`."""
-  return np.asarray(value).astype(dtype)[()]
+  """A strongly typed NumPy scalar (a jaxpr literal) of `value` in `dtype`. (An infinite
+  `initial` cast to an integer dtype takes NumPy's value, as JAX's does, without its warning.)"""
+  with np.errstate(invalid="ignore", over="ignore"):
+    return np.asarray(value).astype(dtype)[()]
 
 
 def _check_no_out(out, name):
@@ -188,7 +190,9 @@ def _sum_like(name, prim, unit, combine, bool_prim, bool_combine):
       a = _strong(a, dtypes.int32)
       in_dtype = dtypes.int32
     target = _user_dtype(dtype, name) or _sum_dtype(in_dtype, promote_integers)
-    compute = dtypes.float32 if _is_half(target) else target
+    # Half precision accumulates in float32 unless the dtype was asked for (JAX's
+    # upcast_f16_for_computation is `dtype is None`).
+    compute = dtypes.float32 if _is_half(target) and dtype is None else target
     bool_out = target == np.bool_
     result = _reduce(name, bool_prim if bool_out else prim, _strong(a, compute), axis, keepdims,
                      initial, where, unit, bool_combine if bool_out else combine)
@@ -252,7 +256,7 @@ def _count(a, axes, where, dtype):
     return float(math.prod(shape[i] for i in axes))
   from jaxlite._src.numpy.where_reshape import broadcast_to
   mask = broadcast_to(where, shape) if tuple(shape_of(where)) != tuple(shape) else where
-  ones = _strong(_strong(mask, dtypes.default_int_dtype()), dtype)
+  ones = _strong(_strong(mask, dtypes.int32), dtype)  # JAX's sum counts bools as int32 (x64 too)
   return red.reduce_sum_p.bind(ones, axes=axes, out_sharding=None)
 
 
@@ -273,12 +277,14 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None, upca
   _check_no_out(out, "mean")
   a = _as_array("mean", a)
   target = _user_dtype(dtype, "mean") or _inexact(dtype_weak(a)[0])
-  compute = dtypes.float32 if _is_half(target) else target
+  compute = dtypes.float32 if _is_half(target) and dtype is None else target
   axes = reduction_axes(axis, len(shape_of(a)))
   if dtype_weak(a)[0] == np.bool_:
     a = _strong(a, dtypes.int32)  # JAX's sum counts bools as int32 before any dtype cast
   a = _strong(a, compute)
   count = _count(a, axes, where, compute)
+  if keepdims and not isinstance(count, float):  # a traced count under `where`
+    count = _keep_dims(count, axes)
   total = _reduce("mean", red.reduce_sum_p, a, axis, keepdims, None, where, 0, _add)
   return _strong(_divide(total, count, compute), target)
 
@@ -299,8 +305,11 @@ def _var(a, ddof, axis=None, dtype=None, keepdims=False, where=None):
   count = _count(a, axes, where, norm_dtype)
   centered = ew.sub_p.bind(a, _mean_keepdims(a, axes, where, count))
   squared = _abs_square(centered)
-  normalizer = ew.sub_p.bind(_literal_or_array(count, norm_dtype)
-                             if not isinstance(count, float) else _literal(count, norm_dtype),
+  if where is not None:  # JAX's var counts the `where` entries again for its normalizer
+    count = _count(a, axes, where, norm_dtype)
+  kept = _keep_dims(count, axes) if keepdims and not isinstance(count, float) else count
+  normalizer = ew.sub_p.bind(_literal_or_array(kept, norm_dtype)
+                             if not isinstance(kept, float) else _literal(kept, norm_dtype),
                              _strong(ddof, norm_dtype))
   total = _reduce("var", red.reduce_sum_p, squared, axis, keepdims, None, where, 0, _add)
   result = ew.div_p.bind(total, normalizer)
@@ -312,9 +321,11 @@ def _var(a, ddof, axis=None, dtype=None, keepdims=False, where=None):
 
 def _mean_keepdims(a, axes, where, count):
   dtype = dtype_weak(a)[0]
+  # (a traced count keeps its dims before the sum is taken, as JAX's mean orders them)
+  count = _literal(count, dtype) if isinstance(count, float) else _strong(
+      _keep_dims(count, axes), dtype)
   total = _reduce("mean", red.reduce_sum_p, a, axes, True, None, where, 0, _add)
-  return _divide(total, _literal(count, dtype) if isinstance(count, float) else
-                 _strong(_keep_dims(count, axes), dtype), dtype)
+  return _divide(total, count, dtype)
 
 
 def _abs_square(x):
@@ -553,11 +564,10 @@ def _nanmean(a, axis=None, dtype=None, keepdims=False, where=None):
   if not dtypes.is_inexact(in_dtype):
     return mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
   target = dtype or in_dtype
-  valid = ew.not_p.bind(_isnan(a))
-  if where is not None:
-    valid = ew.and_p.bind(*promote_dtypes(valid, where))
-  count = sum(valid, axis=axis, dtype=target, keepdims=keepdims)
-  total = sum(_nan_to(a, 0.0), axis=axis, dtype=target, keepdims=keepdims, where=where)
+  # As JAX stages it: the count of non-NaN entries under `where`, divided into nansum's jit.
+  count = sum(ew.not_p.bind(_isnan(a)), axis=axis, dtype=target, keepdims=keepdims,
+              where=where)
+  total = nansum(a, axis, dtype=target, keepdims=keepdims, where=where)
   return ew.div_p.bind(total, count)
 
 
@@ -571,22 +581,34 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
 
 
 @internal_jit(static_argnames=("axis", "dtype", "keepdims"), name="nanvar")
-def _nanvar(a, ddof, axis=None, dtype=None, keepdims=False, where=None):
+def _nanvar(a, axis=None, dtype=None, keepdims=False, ddof=0, where=None):
+  """JAX's staging: nanmean's jit for the mean; NaNs zeroed after centring; the count of
+  non-NaN entries (an integer) less `ddof`, and NaN where that is not positive. `ddof` is a
+  jit argument only when it was passed (JAX's jit leaves defaults out)."""
   in_dtype = dtype_weak(a)[0]
-  compute = dtype or _inexact(in_dtype)
+  if dtype is not None:
+    compute = out_dtype = dtype
+  elif not dtypes.is_inexact(in_dtype):
+    compute = out_dtype = _inexact(in_dtype)
+  else:
+    compute, out_dtype = in_dtype, np.array(0, in_dtype).real.dtype
+  if _is_half(compute):  # half precision accumulates in float32 (JAX's _upcast_f16)
+    compute = dtypes.float32
   a = _strong(a, compute)
-  valid = ew.not_p.bind(_isnan(a))
-  if where is not None:
-    valid = ew.and_p.bind(*promote_dtypes(valid, where))
-  count = sum(valid, axis=axis, dtype=compute, keepdims=True)
-  centered = ew.sub_p.bind(a, ew.div_p.bind(sum(_nan_to(a, 0.0), axis=axis, keepdims=True,
-                                                where=valid), count))
-  squared = _nan_to(_abs_square(centered), 0.0)
-  total = sum(squared, axis=axis, keepdims=keepdims, where=valid)
-  normalizer = ew.sub_p.bind(sum(valid, axis=axis, dtype=compute, keepdims=keepdims),
-                             _strong(ddof, compute))
-  result = ew.div_p.bind(total, normalizer)
-  return _where(ew.gt_p.bind(normalizer, _literal(0, compute)), result, np.nan)
+  a_mean = nanmean(a, axis, dtype=compute, keepdims=True, where=where)
+  centered = _abs_square(_where(_isnan(a), 0, ew.sub_p.bind(a, a_mean)))
+  from jaxlite._src.numpy import ufuncs
+  normalizer = ufuncs.subtract(sum(ew.not_p.bind(_isnan(a)), axis=axis, keepdims=keepdims,
+                                   where=where), ddof)
+  empty = ew.le_p.bind(normalizer, _literal(0, dtype_weak(normalizer)[0]))
+  result = _where(empty, np.nan, sum(centered, axis, keepdims=keepdims, where=where))
+  divisor = _where(empty, 1, normalizer)
+  result = ew.div_p.bind(result, _strong(divisor, dtype_weak(result)[0]))
+  return _strong(result, out_dtype)
+
+
+def _ddof_kwargs(ddof):
+  return {} if type(ddof) is int and ddof == 0 else {"ddof": ddof}
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
@@ -594,21 +616,21 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
   _check_no_out(out, "nanvar")
   a = _as_array("nanvar", a)
   axis = None if axis is None else reduction_axes(axis, len(shape_of(a)))
-  return _nanvar(a, ddof, axis=axis, dtype=_user_dtype(dtype, "nanvar"),
-                 keepdims=bool(keepdims), where=where)
+  return _nanvar(a, axis=axis, dtype=_user_dtype(dtype, "nanvar"), keepdims=bool(keepdims),
+                 where=where, **_ddof_kwargs(ddof))
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
   """jnp.nanstd: the square root of nanvar."""
   _check_no_out(out, "nanstd")
-  return _nanstd(_as_array("nanstd", a), ddof, axis=None if axis is None else reduction_axes(
+  return _nanstd(_as_array("nanstd", a), axis=None if axis is None else reduction_axes(
       axis, len(shape_of(a))), dtype=_user_dtype(dtype, "nanstd"), keepdims=bool(keepdims),
-      where=where)
+      where=where, **_ddof_kwargs(ddof))
 
 
 @internal_jit(static_argnames=("axis", "dtype", "keepdims"), name="nanstd")
-def _nanstd(a, ddof, axis=None, dtype=None, keepdims=False, where=None):
-  return ew.sqrt_p.bind(_nanvar(a, ddof, axis=axis, dtype=dtype, keepdims=keepdims,
+def _nanstd(a, axis=None, dtype=None, keepdims=False, ddof=0, where=None):
+  return ew.sqrt_p.bind(_nanvar(a, axis=axis, dtype=dtype, keepdims=keepdims, ddof=ddof,
                                 where=where))
 
 
@@ -718,8 +740,9 @@ def _quantile(a, q, axis=None, method="linear", keepdims=False, ignore_nan=False
   kept = tuple(i for i in range(len(shape)) if i not in axes)
   kept_shape = tuple(shape[i] for i in kept)
   # The reduced axes move to the end and merge into one sorted axis of length n.
-  rows = reshape(transpose(a, kept + axes), kept_shape + (-1,))
-  n = shape_of(rows)[-1]
+  # (n spelled out: a -1 is ambiguous when a kept axis has size 0)
+  n = math.prod(shape[i] for i in axes)
+  rows = reshape(transpose(a, kept + axes), kept_shape + (n,))
   rows = lax_sort.sort(rows, dimension=len(kept_shape))
   if ignore_nan:
     last = ew.sub_p.bind(sum(ew.not_p.bind(_isnan(rows)), axis=-1, dtype=dtype, keepdims=True),
@@ -856,7 +879,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
   # The shift carries no gradient (as JAX's): it cancels mathematically, and differentiating it
   # through `max` gives NaN second derivatives where terms are left out.
   amax = stop_gradient(ew.select_n_p.bind(ew.is_finite_p.bind(amax), full_like(amax, 0), amax))
-  shift = amax if keepdims else expand_dims(amax, axes)
+  shift = amax if keepdims or not axes else expand_dims(amax, axes)  # (0-d: nothing to expand)
   exp = ew.exp_p.bind(ew.sub_p.bind(a, _convert_to(shift, dtype)))
   if b is not None:
     exp = ew.mul_p.bind(exp, b)

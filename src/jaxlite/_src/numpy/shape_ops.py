@@ -17,7 +17,8 @@ from jaxlite._src.lax import shape as lax_shape
 from jaxlite._src.lax import slicing
 from jaxlite._src.lax.elementwise_functions import _convert_element_type
 from jaxlite._src.numpy import creation, indexing, where_reshape as lax_numpy
-from jaxlite._src.numpy.util import canonicalize_axis, dtype_weak, promote_dtypes, shape_of
+from jaxlite._src.numpy.util import (canonicalize_axis, check_arraylike, dtype_weak,
+                                     promote_dtypes, shape_of)
 
 _INT = np.dtype(np.int32)
 
@@ -54,6 +55,7 @@ def concatenate(arrays, axis: int | None = 0, dtype=None):
   """Joins arrays along an existing axis (flattened first when `axis` is None)."""
   if isinstance(arrays, core.Array):
     arrays = [arrays[i] for i in range(arrays.shape[0])] if arrays.ndim else [arrays]
+  check_arraylike("concatenate", *arrays)  # a list element is refused, as JAX does
   arrays = [_asarray(a) for a in arrays]
   if not arrays:
     raise ValueError("Need at least one array to concatenate.")
@@ -91,6 +93,7 @@ def _promote_to(arrays, dtype):
 
 
 def concat(arrays, /, *, axis: int | None = 0):
+  check_arraylike("concat", *arrays)
   return concatenate(arrays, axis)
 
 
@@ -100,6 +103,7 @@ def stack(arrays, axis: int = 0, out=None, dtype=None):
     raise NotImplementedError("The 'out' argument to jnp.stack is not supported.")
   if isinstance(arrays, core.Array):
     arrays = [arrays[i] for i in range(arrays.shape[0])]
+  check_arraylike("stack", *arrays)
   arrays = [_asarray(a) for a in arrays]
   if not arrays:
     raise ValueError("Need at least one array to stack.")
@@ -119,6 +123,7 @@ def _atleast(nd, expand_at):
     return lax_shape.expand_dims(x, dims) if dims else x
 
   def fn(*arys):
+    check_arraylike(fn.__name__, *arys)
     outs = [one(a) for a in arys]
     return outs[0] if len(outs) == 1 else outs
   fn.__name__ = fn.__qualname__ = f"atleast_{nd}d"
@@ -131,19 +136,23 @@ atleast_3d = _atleast(3, {0: (0, 1, 2), 1: (0, 2), 2: (2,)})
 
 
 def hstack(tup, dtype=None):
+  check_arraylike("hstack", *tup)
   arrs = [atleast_1d(m) for m in tup]
   return concatenate(arrs, 0 if arrs and arrs[0].ndim == 1 else 1, dtype)
 
 
 def vstack(tup, dtype=None):
+  check_arraylike("vstack", *tup)
   return concatenate([atleast_2d(m) for m in tup], 0, dtype)
 
 
 def dstack(tup, dtype=None):
+  check_arraylike("dstack", *tup)
   return concatenate([atleast_3d(m) for m in tup], 2, dtype)
 
 
 def column_stack(tup):
+  check_arraylike("column_stack", *tup)
   arrs = []
   for v in tup:
     v = _asarray(v)
@@ -161,6 +170,11 @@ _append_jit = internal_jit(_append, static_argnums=(2,), name="append")
 
 
 def append(arr, values, axis: int | None = None):
+  if axis is None:  # JAX ravels each operand first, then joins them
+    check_arraylike("ravel", arr)
+    check_arraylike("ravel", values)
+  else:
+    check_arraylike("concatenate", arr, values)
   return _append_jit(_asarray(arr), _asarray(values), axis)
 
 
@@ -228,14 +242,17 @@ def _section_bounds(name, size, sections):
 
 
 def split(ary, indices_or_sections, axis: int = 0):
+  check_arraylike("split", ary)
   return _split("split", ary, indices_or_sections, axis)
 
 
 def array_split(ary, indices_or_sections, axis: int = 0):
+  check_arraylike("array_split", ary)
   return _split("array_split", ary, indices_or_sections, axis)
 
 
 def hsplit(ary, indices_or_sections):
+  check_arraylike("hsplit", ary)
   ary = _asarray(ary)
   if ary.ndim == 0:
     raise ValueError("hsplit only works on arrays of 1 or more dimensions")
@@ -243,6 +260,7 @@ def hsplit(ary, indices_or_sections):
 
 
 def vsplit(ary, indices_or_sections):
+  check_arraylike("vsplit", ary)
   ary = _asarray(ary)
   if ary.ndim < 2:
     raise ValueError("vsplit only works on arrays of 2 or more dimensions")
@@ -250,6 +268,7 @@ def vsplit(ary, indices_or_sections):
 
 
 def dsplit(ary, indices_or_sections):
+  check_arraylike("dsplit", ary)
   ary = _asarray(ary)
   if ary.ndim < 3:
     raise ValueError("dsplit only works on arrays of 3 or more dimensions")
@@ -257,6 +276,7 @@ def dsplit(ary, indices_or_sections):
 
 
 def unstack(x, /, *, axis: int = 0):
+  check_arraylike("unstack", x)
   x = _asarray(x)
   if x.ndim == 0:
     raise ValueError("Input array must be at least 1-d.")
@@ -267,6 +287,7 @@ def unstack(x, /, *, axis: int = 0):
 
 def tile(A, reps):
   """`A` repeated `reps` times along each axis (NumPy's rank alignment of A and reps)."""
+  check_arraylike("tile", A)
   A = _asarray(A)
   flt = (float, np.floating)
   if isinstance(reps, flt) or (isinstance(reps, (tuple, list)) and any(isinstance(r, flt)
@@ -282,6 +303,7 @@ def tile(A, reps):
 
 def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | None = None):
   """Repeats elements; `repeats` is a scalar or one count per element along `axis`."""
+  check_arraylike("repeat", a)
   a = _asarray(a)
   if axis is None:
     a, axis = lax_numpy.ravel(a), 0
@@ -342,11 +364,13 @@ _flip = internal_jit(_flip_impl, static_argnums=(1,), name="_flip")
 
 
 def flip(m, axis=None):
+  check_arraylike("flip", m)
   axis = axis if axis is None or isinstance(axis, (int, np.integer)) else tuple(axis)
   return _flip(_asarray(m), axis)
 
 
 def fliplr(m):
+  check_arraylike("fliplr", m)
   m = _asarray(m)
   if m.ndim < 2:
     raise ValueError(f"Input must be >= 2-d, got shape {m.shape}")
@@ -354,6 +378,7 @@ def fliplr(m):
 
 
 def flipud(m):
+  check_arraylike("flipud", m)
   m = _asarray(m)
   if m.ndim < 1:
     raise ValueError(f"Input must be >= 1-d, got shape {m.shape}")
@@ -390,6 +415,7 @@ _roll_dynamic = internal_jit(_roll_dynamic_impl, static_argnums=(2,), name="_rol
 
 def roll(a, shift, axis=None):
   """Elements shifted cyclically along `axis` (of the flattened array when None)."""
+  check_arraylike("roll", a)
   a = _asarray(a)
   if axis is None:
     return lax_numpy.reshape(roll(lax_numpy.ravel(a), shift, 0), a.shape)
@@ -429,6 +455,7 @@ _rot90 = internal_jit(_rot90_impl, static_argnums=(1, 2), name="rot90")
 
 
 def rot90(m, k: int = 1, axes=(0, 1)):
+  check_arraylike("rot90", m)
   m = _asarray(m)
   if np.ndim(axes) != 1 or len(axes) != 2:
     raise ValueError("len(axes) must be 2")
@@ -443,6 +470,7 @@ def rot90(m, k: int = 1, axes=(0, 1)):
 # --- axes ----------------------------------------------------------------------------------------
 
 def moveaxis(a, source, destination):
+  check_arraylike("moveaxis", a)
   a = _asarray(a)
   src = _axes_tuple(source, a.ndim)
   dst = _axes_tuple(destination, a.ndim)
@@ -455,6 +483,7 @@ def moveaxis(a, source, destination):
 
 
 def swapaxes(a, axis1: int, axis2: int):
+  check_arraylike("swapaxes", a)
   a = _asarray(a)
   perm = list(range(a.ndim))
   for ax in (axis1, axis2):  # AxisError is JAX's IndexError and NumPy's ValueError at once
@@ -467,6 +496,7 @@ def swapaxes(a, axis1: int, axis2: int):
 
 
 def rollaxis(a, axis: int, start: int = 0):
+  check_arraylike("rollaxis", a)
   a = _asarray(a)
   n = a.ndim
   axis = canonicalize_axis(axis, n)
@@ -665,6 +695,7 @@ _PAD_MODES = ("constant", "edge", "linear_ramp", "maximum", "mean", "median", "m
 
 def pad(array, pad_width, mode="constant", **kwargs):
   """NumPy's pad: modes constant, edge, reflect, symmetric, wrap, empty, statistics, ramps."""
+  check_arraylike("pad", array)
   array = _asarray(array)
   if callable(mode):
     return _pad_callable(array, pad_width, mode, kwargs)
@@ -713,6 +744,7 @@ def _hashable(v):
 
 def delete(arr, obj, axis=None, *, assume_unique_indices: bool = False):
   """`arr` without the entries `obj` (a concrete int, slice or index array) along `axis`."""
+  check_arraylike("delete", arr)
   a = _asarray(arr)
   if axis is None:
     a, axis = lax_numpy.ravel(a), 0
@@ -734,6 +766,7 @@ def delete(arr, obj, axis=None, *, assume_unique_indices: bool = False):
 
 def insert(arr, obj, values, axis=None):
   """`arr` with `values` inserted before the concrete index or indices `obj` along `axis`."""
+  check_arraylike("insert", arr)
   a = _asarray(arr)
   if axis is None:
     a, axis = lax_numpy.ravel(a), 0
@@ -780,6 +813,7 @@ def _values_for_scalar_insert(values, ndim, axis):
 
 def resize(a, new_shape):
   """`a` flattened, repeated cyclically and reshaped to `new_shape`."""
+  check_arraylike("resize", a)
   a = _asarray(a)
   new_shape = core.canonicalize_shape(new_shape)
   if any(d < 0 for d in new_shape):

@@ -129,8 +129,10 @@ def _searchsorted(a, v, side="left"):
   v_b = shape_prims.broadcast_in_dim_p.bind(flat, shape=(m, n), broadcast_dimensions=(0,),
                                             sharding=None)
   before = _sort_less(a_b, v_b) if side == "left" else ew.not_p.bind(_sort_less(v_b, a_b))
-  counts = red.reduce_sum_p.bind(convert(before, dtypes.default_int_dtype(), False),
-                                 axes=(1,), out_sharding=None)
+  # The index dtype fits the length of `a` (JAX's int_dtype_for_dim): int32 even under x64.
+  index_dtype = np.dtype(np.int64 if n > np.iinfo(np.int32).max else np.int32)
+  counts = red.reduce_sum_p.bind(convert(before, index_dtype, False), axes=(1,),
+                                 out_sharding=None)
   return reshape(counts, v_shape)
 
 
@@ -240,25 +242,32 @@ def _tolerances(rtol, atol) -> dict:
 
 @internal_jit(static_argnames=("equal_nan",), name="isclose")
 def _isclose(a, b, rtol=_RTOL, atol=_ATOL, equal_nan=False):
-  a, b = promote_dtypes(a, b)
-  # integers compare as the default float, as JAX's (2**31 - 1 and 2**31 - 2 are close in f32)
+  # JAX's order: the common dtype, then equal ranks (size-1 axes stay: the lax ops broadcast
+  # them), then integers as the default float (2**31 - 1 and 2**31 - 2 are close in f32), then
+  # the tolerances in that float type.
+  a, b = _same_rank(*promote_dtypes(a, b))
   a, b = promote_dtypes_inexact(a, b)
   dtype = dtype_weak(a)[0]
   rtol, atol = convert(rtol, _real(dtype), False), convert(atol, _real(dtype), False)
-  a, b = _same_shape(a, b)
-  both_nan = ew.and_p.bind(ew.ne_p.bind(a, a), ew.ne_p.bind(b, b))
-  finite_b = ew.is_finite_p.bind(b) if dtype.kind != "c" else ew.is_finite_p.bind(
-      ew.real_p.bind(b))
+  # jnp's logical ufuncs, as JAX's: weakly typed booleans (from a weak operand) are made strong
+  both_nan = ufuncs.logical_and(ufuncs.isnan(a), ufuncs.isnan(b))
+  finite_b = ufuncs.isfinite(b)
   diff = ew.abs_p.bind(ew.sub_p.bind(a, b))
   tol = ew.add_p.bind(atol, ew.mul_p.bind(rtol, ew.abs_p.bind(b)))
   close = ew.le_p.bind(diff, tol)
-  out = ew.or_p.bind(ew.eq_p.bind(a, b), ew.and_p.bind(finite_b, close))
-  return ew.or_p.bind(out, both_nan) if equal_nan else out
+  out = ufuncs.logical_or(ew.eq_p.bind(a, b), ufuncs.logical_and(finite_b, close))
+  return ufuncs.logical_or(out, both_nan) if equal_nan else out
 
 
 def _real(dtype):
   return np.dtype(np.float32 if dtype == np.complex64 else np.float64) if dtype.kind == "c" \
       else dtype
+
+
+def _same_rank(a, b):
+  """Equal ranks only (incompatible sizes meet in the first lax op: its TypeError, as JAX's)."""
+  from jaxlite._src.numpy.util import promote_shapes
+  return promote_shapes("isclose", a, b)
 
 
 def _same_shape(a, b):

@@ -176,27 +176,27 @@ divide = true_divide
 
 
 def logical_and(x, y, /):
-  return ew.and_p.bind(*_as_bool(x, y))
+  return ew.and_p.bind(*_as_bool("logical_and", x, y))
 
 
 def logical_or(x, y, /):
-  return ew.or_p.bind(*_as_bool(x, y))
+  return ew.or_p.bind(*_as_bool("logical_or", x, y))
 
 
 def logical_xor(x, y, /):
-  return ew.xor_p.bind(*_as_bool(x, y))
+  return ew.xor_p.bind(*_as_bool("logical_xor", x, y))
 
 
 def logical_not(x, /):
-  return ew.not_p.bind(*_as_bool(x))
+  return ew.not_p.bind(*_as_bool("logical_not", x))
 
 
-def _as_bool(*args):
+def _as_bool(name, *args):
   # Promotion to bool casts weak boolean operands to strong unless all are weak (JAX's cast
   # eqn). Other dtypes are compared with zero as JAX's _const makes it: weak (a Python literal)
   # for a weakly typed scalar, strong otherwise; so logical_and(True, 1) and logical_not(1) are
   # weak booleans (Python bools themselves are strong), a weak array operand gives a strong one.
-  args = promote_args("logical", *args)
+  args = promote_args(name, *args)
   if dtype_weak(args[0])[0] == np.bool_:
     if all(dtype_weak(a)[1] for a in args):
       return list(args)

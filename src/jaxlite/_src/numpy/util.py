@@ -299,6 +299,8 @@ def promote_args(fun_name: str, *args):
       conv = _scalar_partner(tx, y._value.dtype, y.weak_type)
       if conv is not None:
         return conv(x), y
+  if any(type(a) in (list, tuple) for a in args):
+    check_arraylike(fun_name, *args)  # JAX's ensure_arraylike refuses a list or tuple
   try:
     promoted = promote_dtypes(*args)
   except TypeError as e:  # typed PRNG keys beside other dtypes: say which function refused
@@ -311,6 +313,8 @@ def promote_args(fun_name: str, *args):
 
 
 def promote_args_inexact(fun_name: str, *args):
+  if any(type(a) in (list, tuple) for a in args):
+    check_arraylike(fun_name, *args)
   try:
     promoted = promote_dtypes_inexact(*args)
   except TypeError:
@@ -320,6 +324,8 @@ def promote_args_inexact(fun_name: str, *args):
 
 
 def promote_args_numeric(fun_name: str, *args):
+  if any(type(a) in (list, tuple) for a in args):
+    check_arraylike(fun_name, *args)
   try:
     promoted = promote_dtypes_numeric(*args)
   except TypeError:

@@ -42,6 +42,7 @@ def _broadcast_to_shape(x, shape):
 
 def broadcast_to(array, shape):
   from jaxlite._src.numpy.creation import asarray
+  check_arraylike("broadcast_to", array)
   shape = core.canonicalize_shape(shape)
   # PRNG key arrays broadcast as they are (asarray would try to read them as numbers).
   arr = array if isinstance(array, (core.Tracer, core.array_type, core.key_array_type)) else (
@@ -50,6 +51,7 @@ def broadcast_to(array, shape):
 
 
 def broadcast_arrays(*args):
+  check_arraylike("broadcast_arrays", *args)
   shapes = [shape_of(a) for a in args]
   out = broadcast_shapes(*shapes)
   from jaxlite._src.numpy.creation import asarray
@@ -101,7 +103,9 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None, out_sharding=
   if shape is None:
     shape = newshape
   from jaxlite._src.numpy.creation import asarray
-  a = a if isinstance(a, (core.Tracer, core.array_type)) else asarray(a)
+  if not isinstance(a, (core.Tracer, core.array_type)):
+    check_arraylike("reshape", a)  # a list is refused, as by JAX's ensure_arraylike
+    a = asarray(a)
   if order != "C":
     if order == "A":
       raise NotImplementedError("np.reshape order=A is not implemented.")
@@ -153,12 +157,15 @@ def _compute_newshape(old, new):
 
 
 def ravel(a, order="C"):
+  check_arraylike("ravel", a)
   return reshape(a, (-1,), order)
 
 
 def transpose(a, axes=None):
   from jaxlite._src.numpy.creation import asarray
-  a = a if isinstance(a, (core.Tracer, core.array_type)) else asarray(a)
+  if not isinstance(a, (core.Tracer, core.array_type)):
+    check_arraylike("transpose", a)  # a list is refused, as by JAX's ensure_arraylike
+    a = asarray(a)
   nd = a.ndim
   axes = tuple(range(nd))[::-1] if axes is None else tuple(canonicalize_axis(i, nd)
                                                             for i in axes)
@@ -168,10 +175,12 @@ def transpose(a, axes=None):
 
 
 def permute_dims(a, /, axes):
+  check_arraylike("permute_dims", a)
   return transpose(a, axes)
 
 
 def matrix_transpose(x, /):
+  check_arraylike("matrix_transpose", x)
   nd = x.ndim
   if nd < 2:
     raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got ndim={nd}")
@@ -180,7 +189,9 @@ def matrix_transpose(x, /):
 
 def squeeze(a, axis=None):
   from jaxlite._src.numpy.creation import asarray
-  a = a if isinstance(a, (core.Tracer, core.array_type)) else asarray(a)
+  if not isinstance(a, (core.Tracer, core.array_type)):
+    check_arraylike("squeeze", a)  # a list is refused, as by JAX's ensure_arraylike
+    a = asarray(a)
   if axis is None:
     dims = tuple(i for i, d in enumerate(a.shape) if d == 1)
   else:
@@ -197,7 +208,9 @@ def squeeze(a, axis=None):
 
 def expand_dims(a, axis):
   from jaxlite._src.numpy.creation import asarray
-  a = a if isinstance(a, (core.Tracer, core.array_type)) else asarray(a)
+  if not isinstance(a, (core.Tracer, core.array_type)):
+    check_arraylike("expand_dims", a)  # a list is refused, as by JAX's ensure_arraylike
+    a = asarray(a)
   axis = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
   out_nd = a.ndim + len(axis)
   axes = sorted(canonicalize_axis(i, out_nd) for i in axis)

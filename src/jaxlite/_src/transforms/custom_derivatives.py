@@ -160,6 +160,7 @@ pp.param_rules[custom_jvp_call_p] = pp.ParamRule(
     first=("name",), only=("call_jaxpr", "jvp", "num_consts", "symbolic_zeros"),
     drop={"num_consts": pp.is_zero}, show={"jvp": pp.fun_name})
 custom_jvp_call_p.multiple_results = True
+pp.unnamed_calls.add(custom_jvp_call_p)
 custom_jvp_call_p.def_impl(_run_jaxpr)
 custom_jvp_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **params: call_jaxpr.out_avals)
 passes.inlinable_call_primitives.add(custom_jvp_call_p)
@@ -205,7 +206,12 @@ def _batched_call(call_jaxpr, axis_data, vals, dims):
   def fun(*xs):
     outs, out_dims = batching.batch_flat(core.jaxpr_as_fun(call_jaxpr), axis_data, xs, dims)
     return [batching.bdim_at_front(o, d, size) for o, d in zip(outs, out_dims)]
-  closed = pe.trace_to_jaxpr(fun, [core.get_aval(v) for v in vals])
+  # An unbatched operand keeps the call's declared aval: a weak literal of an outer jaxpr
+  # arrives here as a NumPy scalar, whose own aval would be strong (seed 316: softplus of a
+  # weak bool under vmap came back strong)
+  avals = [a if d is None else core.get_aval(v)
+           for v, d, a in zip(vals, dims, call_jaxpr.in_avals)]
+  closed = pe.trace_to_jaxpr(fun, avals)
   return pe.convert_constvars_to_invars(closed)[0]
 
 
@@ -426,6 +432,7 @@ custom_vjp_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **params: call_ja
 passes.inlinable_call_primitives.add(custom_vjp_call_p)
 passes.inline_jaxpr_param[custom_vjp_call_p] = "call_jaxpr"
 hlo.register_call(custom_vjp_call_p, "call_jaxpr")
+pp.unnamed_calls.add(custom_vjp_call_p)
 
 
 def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts, symbolic_zeros,
