@@ -177,6 +177,10 @@ def initialize(coordinator_address: str | None = None,
     if num_processes > 1:
       for join in joined_hooks:  # the xla backend's CPU client across the processes
         join(comm, process_id, num_processes, n_local, int(shutdown_timeout_seconds))
+      # Making that client is a step every process takes here, together; it is not a JAX call
+      # that initialises the backend (JAX makes its client lazily, after initialize), so a
+      # second initialize says "only once", as JAX's does.
+      devices._backend_initialized = False
 
 
 class _LocalComm:
