@@ -476,12 +476,8 @@ def _backward_pass(jaxpr: core.Jaxpr, consts, args, cts_out) -> list:
         linear.update(eqn.outvars)
       lin_eqns.append(eqn)
       continue
-    named = _push_eqn_name_stack(eqn)
-    try:
-      outs = eqn.primitive.bind(*[read(v) for v in eqn.invars], **eqn.params)
-    finally:
-      if named:
-        source_info_util.pop_name_stack()
+    outs = _under_eqn_name_stack(eqn, eqn.primitive.bind, [read(v) for v in eqn.invars],
+                                 eqn.params)
     env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
 
   ct_env = {}
@@ -499,29 +495,23 @@ def _backward_pass(jaxpr: core.Jaxpr, consts, args, cts_out) -> list:
   for v, ct in zip(jaxpr.outvars, cts_out):
     accumulate(v, ct)
   with source_info_util.transform_name_stack("transpose"):
-    _transpose_eqns(lin_eqns, read, is_linear, accumulate, ct_env)
+    for eqn in reversed(lin_eqns):
+      _under_eqn_name_stack(eqn, _transpose_eqn, (eqn, read, is_linear, accumulate, ct_env), {})
   return [None if v not in linear else ct_env[v] if v in ct_env else Zero(tangent_aval(v.aval))
           for v in jaxpr.invars]
 
 
-def _push_eqn_name_stack(eqn) -> bool:
-  """As JAX's: what an eqn of a jaxpr being transposed stages carries its name stack after the
-  current one (`transpose(jvp(model))/layer`); True when one was pushed."""
+def _under_eqn_name_stack(eqn, fn, args, kwargs):
+  """`fn(*args, **kwargs)` with `eqn`'s name stack after the current one, as JAX's: what an eqn
+  of a jaxpr being transposed or replayed stages carries `transpose(jvp(model))/layer`."""
   si = eqn._source_info
   if si is None or not si.name_stack.stack:
-    return False
+    return fn(*args, **kwargs)
   source_info_util.push_name_stack(source_info_util.current_name_stack() + si.name_stack)
-  return True
-
-
-def _transpose_eqns(lin_eqns, read, is_linear, accumulate, ct_env):
-  for eqn in reversed(lin_eqns):
-    named = _push_eqn_name_stack(eqn)
-    try:
-      _transpose_eqn(eqn, read, is_linear, accumulate, ct_env)
-    finally:
-      if named:
-        source_info_util.pop_name_stack()
+  try:
+    return fn(*args, **kwargs)
+  finally:
+    source_info_util.pop_name_stack()
 
 
 def _transpose_eqn(eqn, read, is_linear, accumulate, ct_env):
