@@ -23,8 +23,13 @@ def _enable_checks():
 
 
 def oracle():
-  """Real JAX if installed (test oracle only), else skip."""
-  return pytest.importorskip("jax")
+  """Real JAX if installed (test oracle only), else skip. The oracle computes on its CPU client
+  unless JAX_PLATFORMS says otherwise: on an accelerator machine jaxlite holds the chip, which
+  one client at a time may open."""
+  jax = pytest.importorskip("jax")
+  if not os.environ.get("JAX_PLATFORMS") and jax.config.jax_platforms is None:
+    jax.config.update("jax_platforms", "cpu")
+  return jax
 
 
 @contextlib.contextmanager

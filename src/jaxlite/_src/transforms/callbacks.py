@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from jaxlite._src.base import core, dtypes, effects, tree_util
+from jaxlite._src.base import config, core, devices, dtypes, effects, tree_util
 from jaxlite._src.compiler import passes
 from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.interpreters import ad, batching
@@ -22,7 +22,20 @@ logger = logging.getLogger("jax._src.debugging")
 
 
 def _as_arrays(vals):
-  return [core.array_from_numpy(np.asarray(v), False) for v in vals]
+  """A callback's operands as Arrays in host memory (JAX: on its CPU device), never placed on
+  an accelerator: the program that called the callback waits for it there."""
+  return [core.host_array_from_numpy(np.asarray(v), False) for v in vals]
+
+
+def _call_on_host(callback, vals):
+  """`callback(*vals as Arrays)` as JAX calls a host callback: under `default_device(cpu)`
+  while an accelerator is the default, so that what the callback computes stays on the host. A
+  callback reaching into the accelerator would wait for the program that waits for it."""
+  args = _as_arrays(vals)
+  if devices.default_xla_backend is None:
+    return callback(*args)
+  with config.default_device(devices.local_devices(backend="cpu")[0]):
+    return callback(*args)
 
 
 def _index(x, i, dim):
@@ -58,7 +71,7 @@ debug_callback_p = core.Primitive("debug_callback")
 
 def _debug_callback_impl(*args, callback, effect, partitioned):
   try:
-    callback(*_as_arrays(args))
+    _call_on_host(callback, args)
   except BaseException:
     logger.exception("jax.debug.callback failed")
     raise
@@ -232,7 +245,7 @@ def _run_callback(callback, args, result_avals, name):
   """Calls the callback on Arrays and checks its results against `result_avals`."""
   from jaxlite._src.base import errors
   try:
-    outs = callback(*_as_arrays(args))
+    outs = _call_on_host(callback, args)
   except BaseException:
     logger.exception(f"jax.{name} failed")
     raise

@@ -682,6 +682,10 @@ def _empty(aval) -> bool:
   return any(d == 0 for d in aval.shape)
 
 
+# The dtype booleans cross a host transfer as (`np.bool_`: XLA's PRED, as JAX sends them)
+bool_wire_dtype = np.dtype(np.uint8)
+
+
 def _host_transfer_emitter(ctx, fn, operands, result_avals, side_effect: bool):
   """The callback as host transfers (the TPU's way, as JAX lowers it there). XLA's TPU
   transfers need at least one operand and carry no empty arrays, so: a callback of no operands
@@ -692,9 +696,10 @@ def _host_transfer_emitter(ctx, fn, operands, result_avals, side_effect: bool):
   fnb = ctx.fn
   token = fnb.token if fnb.token is not None else ctx.op("stablehlo.after_all", [], _TOKEN)
   operands = [physical(v) for v in operands]
-  # booleans travel as uint8 (one byte each, as the host holds them), both ways
-  bools_in = [v.dtype == np.bool_ for v in operands]
-  operands = [ctx.convert(v, np.uint8) if b else v for v, b in zip(operands, bools_in)]
+  # booleans travel as `bool_wire_dtype` both ways (one byte each, as the host holds them)
+  wire = bool_wire_dtype
+  bools_in = [v.dtype == np.bool_ and wire != np.bool_ for v in operands]
+  operands = [ctx.convert(v, wire) if b else v for v, b in zip(operands, bools_in)]
   sent_avals = [v.aval for v in operands]
   no_operands = not operands
   if no_operands:
@@ -706,7 +711,7 @@ def _host_transfer_emitter(ctx, fn, operands, result_avals, side_effect: bool):
     token = ctx.op("stablehlo.send", [v, token], _TOKEN, _host_transfer_attrs(channel, 2))
     send_channels.append(channel)
   physical_results = [physical_aval(a) for a in result_avals]
-  received = [shaped_aval(a.shape, np.uint8) if a.dtype == np.bool_ else a
+  received = [shaped_aval(a.shape, wire) if a.dtype == np.bool_ else a
               for a in physical_results if not _empty(a)]
   dummy = not received
   if dummy:
@@ -728,7 +733,7 @@ def _host_transfer_emitter(ctx, fn, operands, result_avals, side_effect: bool):
       outs = fn(*xs)
       if dummy:
         return (np.zeros((), np.float32),)
-      return tuple(np.asarray(o).astype(np.uint8) if a.dtype == np.bool_ else o
+      return tuple(np.asarray(o).astype(wire) if a.dtype == np.bool_ else o
                    for o, a in zip(outs, physical_results) if not _empty(a))
     except BaseException as err:  # (an unanswered receive would hang the device)
       record.failures.append(err)
