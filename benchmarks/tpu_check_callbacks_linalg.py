@@ -275,7 +275,7 @@ def main():
     return
   if not args.compare:
     for name in ("jaxlite", "jax"):
-      for group in GROUPS:
+      for group in (args.group,) if args.group else GROUPS:  # --group alone: that group only
         try:
           subprocess.run([sys.executable, __file__, "--framework", name, "--group", group,
                           "--out", str(out)], env=os.environ, check=False,
