@@ -781,7 +781,7 @@ def test_literal_text(val, a, expected):
   b = Builder()
   x = var(a)
   jaxpr = b.jaxpr([x], [b("add", x, core.Literal(val, a), out=a)])
-  t = a.str_short()
+  t = a.str_short(short_dtypes=True)
   assert pp.pp_jaxpr(jaxpr) == f"{{ lambda ; a:{t}. let b:{t} = add a {expected} in (b,) }}"
 
 

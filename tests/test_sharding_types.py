@@ -151,13 +151,13 @@ def test_shaped_array_prints_explicit_axes():
   from jaxlite._src.base.core import ShapedArray
   from jaxlite.sharding import AbstractMesh, AxisType, NamedSharding, PartitionSpec as P
   mesh = AbstractMesh((4, 2), ("x", "y"), (AxisType.Explicit,) * 2)  # JAX defaults to Auto
-  cases = [(P("x", "y"), "f32[8@x,4@y]"), (P(None, "y"), "f32[8,4@y]"), (P(), "f32[8,4]"),
-           (P(("x", "y")), "f32[8@(x,y),4]")]
+  cases = [(P("x", "y"), "float32[8@x,4@y]"), (P(None, "y"), "float32[8,4@y]"),
+           (P(), "float32[8,4]"), (P(("x", "y")), "float32[8@(x,y),4]")]
   for spec, want in cases:
     assert ShapedArray((8, 4), np.float32, sharding=NamedSharding(mesh, spec)).str_short() == want
   auto = AbstractMesh((4, 2), ("x", "y"), (AxisType.Auto, AxisType.Explicit))
   got = ShapedArray((8, 4), np.float32, sharding=NamedSharding(auto, P("x", "y"))).str_short()
-  assert got == "f32[8,4@y]"
+  assert got == "float32[8,4@y]"
   assert jaxlite.P is P
   assert pickle.loads(pickle.dumps(P("x", None))) == P("x", None)
   jaxlite.config.jax_num_cpu_devices  # concrete meshes pickle too (JAX's devices do not)

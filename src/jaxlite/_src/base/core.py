@@ -86,7 +86,7 @@ class ShapedArray:
       return sep.join(str(d) for d in self.shape)
     return sep.join(f"{d}@{a}" if a else str(d) for d, a in zip(self.shape, spec))
 
-  def str_short(self, short_dtypes: bool = True) -> str:
+  def str_short(self, short_dtypes: bool = False) -> str:
     name = dtypes.short_dtype_name(self.dtype) if short_dtypes else dtypes.dtype_name(self.dtype)
     vma = f"{{V:{','.join(sorted(self.vma))}}}" if self.vma else ""
     if len(self.vma) > 1:
@@ -126,7 +126,7 @@ def with_out_shardings(primitive, avals, params, out_avals):
 
 
 class AbstractToken:
-  def str_short(self, short_dtypes=True):
+  def str_short(self, short_dtypes=False):
     return "Tok"
 
 
@@ -565,6 +565,15 @@ class Literal:
     return f"Literal({self.val})"
 
 
+def weak_literal_value(lit: Literal):
+  """A weakly typed literal's value as evaluating a jaxpr binds it: weak, as JAX's Python-scalar
+  literals are (its NumPy scalar would bind strongly typed)."""
+  val = lit.val
+  if type(val) in (int, float, complex, bool) or type(val) is array_type:
+    return val
+  return array_from_numpy(np.asarray(val, lit.aval.dtype), True)
+
+
 class JaxprEqn:
   __slots__ = ("invars", "outvars", "primitive", "params", "effects", "_source_info")
 
@@ -700,7 +709,9 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args, propagate_source_info=True):
   env = {}
 
   def read(v):
-    return v.val if type(v) is Literal else env[v]
+    if type(v) is not Literal:
+      return env[v]
+    return weak_literal_value(v) if v.aval.weak_type else v.val
 
   # JAX's class for a count mismatch is ValueError (its safe_map's); the message says which.
   if len(consts) != len(jaxpr.constvars):

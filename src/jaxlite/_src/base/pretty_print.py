@@ -195,7 +195,7 @@ class _Context:
 
 
 def _literal_str(lit) -> str:
-  return f"{_literal_value_str(lit.val)}:{lit.aval.str_short()}"
+  return f"{_literal_value_str(lit.val)}:{lit.aval.str_short(short_dtypes=True)}"
 
 
 def _literal_value_str(val) -> str:
@@ -214,7 +214,7 @@ def _atom(v, ctx: _Context) -> str:
 
 
 def _binder(v, ctx: _Context) -> Doc:
-  return text(f"{ctx.names(v)}:{v.aval.str_short()}")
+  return text(f"{ctx.names(v)}:{v.aval.str_short(short_dtypes=True)}")
 
 
 def _spaced_list(docs: Sequence[Doc]) -> Doc:
@@ -259,7 +259,7 @@ def _eqn_doc(eqn, ctx: _Context) -> Doc:
   """`OUTS = prim[PARAMS] ARGS`, naming outputs, then params' jaxprs, then arguments."""
   printer = eqn_printers.get(eqn.primitive)
   if printer is not None:
-    return text(printer(eqn, lambda v: f"{ctx.names(v)}:{v.aval.str_short()}",
+    return text(printer(eqn, lambda v: f"{ctx.names(v)}:{v.aval.str_short(short_dtypes=True)}",
                         lambda v: _atom(v, ctx)))
   _share_callee_names(eqn, ctx)
   lhs = (_binders(eqn.outvars, ctx), text(" = ")) if eqn.outvars else ()

@@ -24,7 +24,7 @@ class LinearizeTracer(ad.JVPTracer):
   __slots__ = ()
 
   def __repr__(self):
-    tangent = self.tangent.aval.str_short()
+    tangent = self.tangent.aval.str_short(short_dtypes=True)
     return f"GradTracer(primal={ad._short(self.primal)}, typeof(tangent)={tangent})"
 
   __str__ = __repr__
@@ -74,12 +74,35 @@ class LinearizeTrace(core.Trace):
     if rule is None:
       raise NotImplementedError(f"Differentiation rule for '{primitive}' not implemented")
     if primitive.library:  # a library's rule gets tuples, as JAX passes them
-      primals, tangents = tuple(primals), tuple(tangents)
-    with core.set_current_trace(self.rule_trace):
-      out, tangent_out = rule(primals, tangents, **params)
+      out, tangent_out = self._library_rule(rule, primitive, tuple(primals), tuple(tangents),
+                                            params)
+    else:
+      with core.set_current_trace(self.rule_trace):
+        out, tangent_out = rule(primals, tangents, **params)
     if primitive.multiple_results:
       return [self._wrap(o, t) for o, t in zip(out, tangent_out)]
     return self._wrap(out, tangent_out)
+
+  def _library_rule(self, rule, primitive, primals, tangents, params):
+    """A library primitive's JVP rule as JAX's fallback linearization runs it: the tangent work
+    is traced on its own, then re-emitted into the linear jaxpr, so each tangent eqn is
+    abstractly evaluated twice (the primitives tutorial's instrumented rules print both)."""
+    inner = pe.DynamicJaxprTrace(self.parent, tracer_type=pe.JaxprTracer)
+    live = [t for t in tangents if type(t) is not Zero]
+    staged_in = iter([inner.new_arg(t.aval) for t in live])
+    rule_tangents = tuple(t if type(t) is Zero else next(staged_in) for t in tangents)
+    try:
+      with core.set_current_trace(_PartialEvalTrace(self.parent, inner, self)):
+        out, tangent_out = rule(primals, rule_tangents, **params)
+      outs = list(tangent_out) if primitive.multiple_results else [tangent_out]
+      nonzero = [type(t) is not Zero for t in outs]
+      closed = inner.to_closed_jaxpr([t for t, nz in zip(outs, nonzero) if nz])
+    finally:
+      inner.invalidate()
+    with core.set_current_trace(self.tangent_trace):
+      replayed = iter(core.eval_jaxpr(closed.jaxpr, closed.consts, *live))
+    outs = [next(replayed) if nz else t for t, nz in zip(outs, nonzero)]
+    return out, (outs if primitive.multiple_results else outs[0])
 
   def _wrap(self, primal, tangent):
     if type(tangent) is Zero or tangent.aval.dtype == ad.dtypes.float0:
@@ -103,6 +126,7 @@ def linearize_flat(fun, primals, nonzeros=None):
   """
   parent = core.current_trace()
   tangent_trace = pe.DynamicJaxprTrace(parent, tracer_type=pe.JaxprTracer)
+  tangent_trace.caches_library_evals = True
   trace = LinearizeTrace(parent, tangent_trace)
   tracers = []
   for i, p in enumerate(primals):

@@ -5,6 +5,8 @@ literals. `trace_to_jaxpr` runs a flat function under a fresh trace and returns 
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from jaxlite._src.base import core
@@ -105,13 +107,36 @@ def _literal_value(x):
 const_fold_rules: dict = {}
 
 
+# A library primitive's abstract evaluations in linearize's tangent trace, per primitive:
+# (avals, params) -> output avals. JAX's are cached process-wide there (`_cached_abstract_eval`),
+# which a library's instrumented rules observe (the primitives tutorial prints each call).
+_library_evals: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _cached_library_eval(primitive, rule, avals, params):
+  try:
+    key = (tuple(avals), tuple(sorted(params.items())))
+    hash(key)
+  except TypeError:  # unhashable params: evaluated each time
+    return rule(*avals, **params)
+  table = _library_evals.setdefault(primitive, {})
+  out = table.get(key)
+  if out is None:
+    out = table[key] = rule(*avals, **params)
+  return out
+
+
 class DynamicJaxprTrace(core.Trace):
-  __slots__ = ("eqns", "invars", "constvar_of", "const_vals", "debug_info", "tracer_type")
+  __slots__ = ("eqns", "invars", "constvar_of", "const_vals", "debug_info", "tracer_type",
+               "caches_library_evals")
   stages_constants = True  # operations on concrete arrays are staged too (ArrayImpl.__iter__)
 
   def __init__(self, parent, debug_info=None, tracer_type=DynamicJaxprTracer):
     super().__init__(parent)
     self.tracer_type = tracer_type  # JaxprTracer for linearize's tangents
+    # True for linearize's tangent trace, where a library primitive's JVP is re-emitted: JAX
+    # evaluates those eqns' types through its cache, and a jit's or a rule's own eqns afresh
+    self.caches_library_evals = False
     self.eqns = []
     self.invars = []
     self.constvar_of = {}  # id(value) -> Var; the value is kept alive in const_vals
@@ -156,7 +181,11 @@ class DynamicJaxprTrace(core.Trace):
     rule = primitive.abstract_eval
     if rule is None:  # a user's Primitive (jax.extend.core) given no rule: JAX's error
       raise NotImplementedError(f"Abstract evaluation for '{primitive.name}' not implemented")
-    out_avals = core.with_out_shardings(primitive, avals, params, rule(*avals, **params))
+    if primitive.library and self.caches_library_evals:
+      out_avals = _cached_library_eval(primitive, rule, avals, params)
+    else:
+      out_avals = rule(*avals, **params)
+    out_avals = core.with_out_shardings(primitive, avals, params, out_avals)
     if core.vma_typing is not None:
       out_avals = core.vma_typing.type_out(primitive, avals, params, out_avals)
     fold = const_fold_rules.get(primitive)

@@ -25,7 +25,7 @@ class AbstractRef:
   ndim = property(lambda self: len(self.inner_aval.shape))
   size = property(lambda self: self.inner_aval.size)
 
-  def str_short(self, short_dtypes: bool = True) -> str:
+  def str_short(self, short_dtypes: bool = False) -> str:
     return f"Ref{{{self.inner_aval.str_short(short_dtypes)}}}"
 
   def __repr__(self):
