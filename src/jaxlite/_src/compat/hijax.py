@@ -323,3 +323,99 @@ def register_hitype(val_cls: type, typeof_fn) -> None:
 
 def hijax_method(f):
   return aval_method(f)
+
+
+# --- mutable hi values passed to jit / eval_shape as arguments -----------------------------------
+# JAX lowers a hi argument to its lo values (the jit's real inputs), rebuilds a hi value from them
+# inside the trace, and returns the lo values it ends with as extra outputs, written back into the
+# caller's object after the call. `lower_hi_args` swaps each hi leaf for a `HiArg` pytree node
+# whose children are those lo values, so the jit keys its cache on their types and the static
+# part (the hi type and its QDD), and the trace sees ordinary arrays.
+
+class HiArg:
+  """A hi argument as the jit sees it: `lo` (its lo values, the pytree children) and the static
+  `key` (its position among the call's hi arguments), `aval` and `qdd`. One object passed twice
+  is two values inside, each written back in turn (the last wins), as in JAX."""
+  __slots__ = ("key", "aval", "qdd", "lo")
+
+  def __init__(self, key, aval, qdd, lo):
+    self.key, self.aval, self.qdd, self.lo = key, aval, qdd, list(lo)
+
+
+class HiFinals:
+  """The trace's extra output: the lo values each hi argument ends with (children) and, static,
+  its key and final QDD (a dict's Variable may gain entries: the QDD changes)."""
+  __slots__ = ("keys", "lo")
+
+  def __init__(self, keys, lo):
+    self.keys, self.lo = tuple(keys), list(lo)
+
+
+def _register_nodes():
+  from jaxlite._src.base import tree_util
+  tree_util.register_pytree_node(
+      HiArg, lambda h: (h.lo, (h.key, h.aval, h.qdd)), lambda aux, lo: HiArg(*aux, lo))
+  tree_util.register_pytree_node(
+      HiFinals, lambda f: (f.lo, f.keys), lambda keys, lo: HiFinals(keys, lo))
+
+
+_register_nodes()
+
+
+def is_hi(x) -> bool:
+  return type(x) in core.hitype_avals
+
+
+def lower_hi_args(tree):
+  """(`tree` with each mutable hi leaf a HiArg, the hi objects by key)."""
+  from jaxlite._src.base import tree_util
+  originals = []
+
+  def lower(x):
+    if not is_hi(x):
+      return x
+    aval = core.hitype_avals[type(x)](x)
+    originals.append(x)
+    qdd = cur_qdd(x)
+    return HiArg(len(originals) - 1, aval, qdd, aval.read_loval(qdd, x))
+  return tree_util.tree_map(lower, tree), originals
+
+
+def raise_hi_args(tree):
+  """Inside the trace: `tree` with each HiArg a hi value built from its (traced) lo values; and
+  {key: (hi value, aval, lo values it started with)}."""
+  from jaxlite._src.base import tree_util
+  made = {}
+
+  def rebuild(x):
+    if type(x) is not HiArg:
+      return x
+    if x.key not in made:
+      hi = x.aval.new_from_loval(x.qdd, *x.lo)
+      for frame in _capture_frames:  # an argument, not a value the trace closes over
+        frame.setdefault(id(hi), _Born(hi))
+      made[x.key] = (hi, x.aval, x.lo)
+    return made[x.key][0]
+  return tree_util.tree_map(rebuild, tree, is_leaf=lambda x: type(x) is HiArg), made
+
+
+def hi_finals(made) -> HiFinals:
+  """The lo values each mutable hi argument ends with (all of them, changed or not, as JAX
+  writes every one back; an immutable one, `has_qdd` False, is left out)."""
+  keys, lo = [], []
+  for key, (hi, aval, lo0) in sorted(made.items()):
+    if not getattr(aval, "has_qdd", False):
+      continue
+    qdd = cur_qdd(hi)
+    now = list(aval.read_loval(qdd, hi))
+    keys.append((key, aval, qdd, len(now)))
+    lo += now
+  return HiFinals(keys, lo)
+
+
+def write_back(finals: HiFinals, originals) -> None:
+  """Stores the call's final lo values into the caller's hi objects."""
+  i = 0
+  for key, aval, qdd, n in finals.keys:
+    aval.update_from_loval(qdd, originals[key], *finals.lo[i:i + n])
+    i += n

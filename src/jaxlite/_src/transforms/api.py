@@ -84,6 +84,18 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
 def eval_shape(fun, *args, **kwargs):
   """Output ShapeDtypeStructs of `fun` without computing anything."""
   flat, in_tree = tree_util.tree_flatten((args, kwargs))
+  if core.hitype_avals and any(type(x) in core.hitype_avals for x in flat):
+    # mutable hi arguments (flax.nnx's hijax Variables): traced as their lo values and rebuilt
+    # inside, as jit does; what `fun` does to them stays in the trace (nothing runs)
+    from jaxlite._src.compat import hijax
+    (args, kwargs), _ = hijax.lower_hi_args((args, kwargs))
+    flat, in_tree = tree_util.tree_flatten((args, kwargs))
+    user_fun = fun
+
+    def fun(*a, **kw):
+      (a, kw), _ = hijax.raise_hi_args((a, kw))
+      return user_fun(*a, **kw)
+    functools.update_wrapper(fun, user_fun)
   out_tree_box = []
   passed = {}  # output position -> a ShapeDtypeStruct the function returned (JAX passes it on)
 
