@@ -190,7 +190,8 @@ def test_mutable_hi_arguments_of_jit_and_eval_shape_are_written_back():
 # One subprocess per library (the CPU device count freezes at first use): SingleDeviceSharding's
 # is_equivalent_to, a with_sharding_constraint given a Format (layout and sharding), and a jit
 # under `jax.set_mesh` whose constraint names the abstract mesh in context (nnx's
-# `with_partitioning` inside `jax.jit`: the call runs over the concrete mesh).
+# `with_partitioning` inside `jax.jit`: the call runs over the concrete mesh), and the Explicit
+# sharding eval_shape/out_info report (over the abstract mesh; nnx's abstract models).
 _SHARDING_PROGRAM = r"""
 import json, sys, importlib
 import numpy as np
@@ -230,11 +231,17 @@ with jax.set_mesh(mesh):
 out["abstract_constraint"] = [str(w.sharding.spec), w.sharding.mesh.shape_tuple,
                               np.asarray(w).sum().item(),
                               [s.data.shape for s in w.addressable_shards]]
+meshE = jax.make_mesh((2, 2), ("a", "b"), (AxisType.Explicit,) * 2)
+xe = jax.device_put(np.ones((4, 4), np.float32), NamedSharding(meshE, P("a", "b")))
+out["eval_shape_explicit"] = [repr(jax.eval_shape(lambda v: v * 2, xe)),
+                              repr(jax.jit(lambda v: v * 2).eval_shape(xe)),
+                              repr(jax.jit(lambda v: v * 2).trace(xe).out_info),
+                              repr(jax.eval_shape(lambda v: v * 2, x))]
 print(json.dumps(out))
 """
 
 # JAX 0.10.2's output of the program (for when jax is not installed)
-_SHARDING_WANT = json.loads(r"""{"sds_equiv": [true, false, false, true, true, true], "format_row_major": ["P('x', None)", [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [8.0, 9.0, 10.0, 11.0], [12.0, 13.0, 14.0, 15.0]], "P('x',)", [[0.0, 2.0, 4.0, 6.0], [8.0, 10.0, 12.0, 14.0], [16.0, 18.0, 20.0, 22.0], [24.0, 26.0, 28.0, 30.0]]], "format_col_major": ["P('x', None)", [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [8.0, 9.0, 10.0, 11.0], [12.0, 13.0, 14.0, 15.0]], "P('x',)", [[0.0, 2.0, 4.0, 6.0], [8.0, 10.0, 12.0, 14.0], [16.0, 18.0, 20.0, 22.0], [24.0, 26.0, 28.0, 30.0]]], "abstract_constraint": ["P('x', 'y')", [["x", 2], ["y", 2]], 16.0, [[4, 1], [4, 1], [4, 1], [4, 1]]]}""")
+_SHARDING_WANT = json.loads(r"""{"sds_equiv": [true, false, false, true, true, true], "format_row_major": ["P('x', None)", [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [8.0, 9.0, 10.0, 11.0], [12.0, 13.0, 14.0, 15.0]], "P('x',)", [[0.0, 2.0, 4.0, 6.0], [8.0, 10.0, 12.0, 14.0], [16.0, 18.0, 20.0, 22.0], [24.0, 26.0, 28.0, 30.0]]], "format_col_major": ["P('x', None)", [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [8.0, 9.0, 10.0, 11.0], [12.0, 13.0, 14.0, 15.0]], "P('x',)", [[0.0, 2.0, 4.0, 6.0], [8.0, 10.0, 12.0, 14.0], [16.0, 18.0, 20.0, 22.0], [24.0, 26.0, 28.0, 30.0]]], "abstract_constraint": ["P('x', 'y')", [["x", 2], ["y", 2]], 16.0, [[4, 1], [4, 1], [4, 1], [4, 1]]], "eval_shape_explicit": ["ShapeDtypeStruct(shape=(4, 4), dtype=float32, sharding=NamedSharding(mesh=AbstractMesh('a': 2, 'b': 2, axis_types=(Explicit, Explicit), device_kind=cpu, num_cores=None, platform=cpu), spec=P('a', 'b')))", "ShapeDtypeStruct(shape=(4, 4), dtype=float32, sharding=NamedSharding(mesh=AbstractMesh('a': 2, 'b': 2, axis_types=(Explicit, Explicit), device_kind=cpu, num_cores=None, platform=cpu), spec=P('a', 'b')))", "ShapeDtypeStruct(shape=(4, 4), dtype=float32, sharding=NamedSharding(mesh=AbstractMesh('a': 2, 'b': 2, axis_types=(Explicit, Explicit), device_kind=cpu, num_cores=None, platform=cpu), spec=P('a', 'b')))", "ShapeDtypeStruct(shape=(4, 4), dtype=float32)"]}""")
 
 
 def _run_sharding_program(mod):

@@ -24,6 +24,7 @@ from jaxlite._src.transforms.jit_function import (  # noqa: F401
 from jaxlite._src.transforms.jit_function import (  # noqa: F401  (public as jax.ShapeDtypeStruct)
     ShapeDtypeStruct,
 )
+from jaxlite._src.transforms.stage_info import abstract_type_sharding
 
 
 def _abstractify(x):
@@ -109,8 +110,8 @@ def eval_shape(fun, *args, **kwargs):
   in_avals = [_abstractify(x) for x in flat]
   closed = pe.trace_to_jaxpr(flat_fun, in_avals,
                              pe.TracingDebugInfo("eval_shape", fun_src_info(fun), None))
-  shapes = iter(ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-                for a in closed.out_avals)
+  shapes = iter(ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type,
+                                 sharding=abstract_type_sharding(a)) for a in closed.out_avals)
   out_tree = out_tree_box[0]
   return tree_util.tree_unflatten(
       out_tree, [passed[i] if i in passed else next(shapes) for i in range(out_tree.num_leaves)])

@@ -33,7 +33,8 @@ from jaxlite._src.base.dtypes import check_python_int
 from jaxlite._src.interpreters import batching
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.transforms.jit_argnums import as_tuple, resolve_argnums
-from jaxlite._src.transforms.stage_info import ArgInfo, CompiledInfo, ShapeDtypeStruct, StageInfo
+from jaxlite._src.transforms.stage_info import (ArgInfo, CompiledInfo, ShapeDtypeStruct, StageInfo,
+                                                abstract_type_sharding)
 from jaxlite._src.state.types import AbstractRef, Ref  # mutable refs are jit arguments too
 
 # --- argument handling -------------------------------------------------------------------------
@@ -812,8 +813,9 @@ class PjitFunction:
 
   def eval_shape(self, *args, **kwargs):
     entry, _ = self._get_entry(args, kwargs)
-    return entry.out_tree.unflatten([ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-                                     for a in entry.out_avals])
+    return entry.out_tree.unflatten([
+        ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type,
+                         sharding=abstract_type_sharding(a)) for a in entry.out_avals])
 
   def clear_cache(self):
     self._cache.clear()
