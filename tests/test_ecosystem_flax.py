@@ -71,7 +71,8 @@ def test_relu_derivative_is_a_select_with_a_broadcast_zero(fn):
 # A box of one array written with jax.experimental.hijax's interface, as flax's HijaxVariable is:
 # JAX lowers a box argument to its array, rebuilds a box inside the trace and writes the array it
 # ends with back into the caller's box (even one passed twice: each in turn, the last wins);
-# eval_shape traces it and leaves the box alone.
+# eval_shape traces it and leaves the box alone; a scan body that writes a box it closes over
+# sees its previous step's write (the box threads through the carry).
 
 def _box_api(m):
   hjx = importlib.import_module(m.__name__ + ".experimental.hijax")
@@ -169,12 +170,22 @@ def _box_calls(m):
     return get(b)
   s = m.eval_shape(inc, e)
   out["eval_shape"] = (s.shape, str(s.dtype), np.asarray(e.val).tolist())
+  sb = Box(jnp.array(3.))
+
+  def body(c, _):  # a box the body closes over and writes: each step sees the last write
+    put(sb, get(sb) + 1.)
+    return c + get(sb), None
+  c, _ = m.lax.scan(body, 0., None, length=5)
+  out["scan_captured"] = (float(c), float(sb.val))
+  c = m.jit(lambda c0: m.lax.scan(body, c0, None, length=3)[0])(1.)
+  out["jit_scan_captured"] = (float(c), float(sb.val))
   return out
 
 
 _BOX_WANT = {"ret1": 9.0, "box1": [1.0, 3.0, 5.0], "ret2": 21.0, "box2": [3.0, 7.0, 11.0],
              "twice": ([0.0, 0.0], [0.0, 0.0]), "grow": [1.0, 1.0, 1.0, 1.0],
-             "eval_shape": ((), "float32", 0.0)}  # JAX 0.10.2's
+             "eval_shape": ((), "float32", 0.0), "scan_captured": (30.0, 8.0),
+             "jit_scan_captured": (31.0, 11.0)}  # JAX 0.10.2's
 
 
 def test_mutable_hi_arguments_of_jit_and_eval_shape_are_written_back():

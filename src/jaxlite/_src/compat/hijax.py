@@ -419,3 +419,47 @@ def write_back(finals: HiFinals, originals) -> None:
   for key, aval, qdd, n in finals.keys:
     aval.update_from_loval(qdd, originals[key], *finals.lo[i:i + n])
     i += n
+
+
+# --- mutable hi values a loop body closes over ---------------------------------------------------
+# A scan body that writes a hi value it closes over (nnx: `v[...] += 1` inside `lax.scan`) must
+# see its own previous write on the next step: JAX threads such values through the loop's carry.
+# jaxlite traces the body once under a CaptureFrame; when that trace wrote a closed-over value
+# (put back at once), the scan runs again with the value's lo values as extra carries
+# (`thread_through_scan`), and writes the last step's into it.
+
+class ClosedOverMutation(Exception):
+  """A loop body's trace wrote the closed-over hi values in `mutated` (already put back)."""
+
+  def __init__(self, mutated):
+    super().__init__("a loop body wrote closed-over hi values")
+    self.mutated = mutated
+
+
+def trace_probing_writes(trace):
+  """`trace()`, raising ClosedOverMutation when it wrote closed-over hi values."""
+  with CaptureFrame() as cap:
+    out = trace()
+    mutated = cap.mutated()
+  if mutated:
+    raise ClosedOverMutation(mutated)
+  return out
+
+
+def thread_through_scan(scan, f, init, mutated):
+  """`scan(g, (init, lo values))` where g sets each written hi value from its carry before
+  calling `f` and returns its new lo values; the last step's are stored into the values."""
+  targets = [(x, aval, cur_qdd(x)) for x, aval, *_ in mutated]
+  lo0 = [list(aval.read_loval(state, x)) for x, aval, state in targets]
+
+  def g(carry, x):
+    c, his = carry
+    for (hx, aval, state), lo in zip(targets, his):
+      aval.update_from_loval(state, hx, *lo)
+    c, y = f(c, x)
+    return (c, [list(aval.read_loval(cur_qdd(hx), hx)) for hx, aval, _ in targets]), y
+
+  (c, his), ys = scan(g, (init, lo0))
+  for (hx, aval, state), lo in zip(targets, his):
+    aval.update_from_loval(state, hx, *lo)
+  return c, ys
