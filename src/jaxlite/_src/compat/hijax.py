@@ -12,6 +12,7 @@ tracers here, so `cur_qdd(x)` is the value's own current quasi-dynamic data.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 from jaxlite._src.base import core
@@ -411,6 +412,32 @@ def hi_finals(made) -> HiFinals:
     keys.append((key, aval, qdd, len(now)))
     lo += now
   return HiFinals(keys, lo)
+
+
+def _replace_dynamic(args, kwargs, dynamic_parts, transform):
+  """`transform` applied to the dynamic arguments (positions and names dynamic_parts gives)
+  together: (args, kwargs, what transform returned beside them)."""
+  pos, names = dynamic_parts(args, kwargs)
+  (new_pos, new_kw), extra = transform(([args[i] for i in pos], {k: kwargs[k] for k in names}))
+  full = list(args)
+  for i, v in zip(pos, new_pos):
+    full[i] = v
+  return full, {**kwargs, **new_kw}, extra
+
+
+def lower_call_args(args, kwargs, dynamic_parts):
+  """(args, kwargs) of a jit call with each dynamic hi leaf a HiArg, and the hi objects."""
+  return _replace_dynamic(args, kwargs, dynamic_parts, lower_hi_args)
+
+
+def raising_hi_args(fun, dynamic_parts):
+  """`fun` over lowered hi arguments: rebuilds them, calls `fun`, and returns (its output, the
+  HiFinals of the hi arguments)."""
+  @functools.wraps(fun)  # the signature static_argnames are resolved against
+  def with_hi(*args, **kwargs):
+    args, kwargs, made = _replace_dynamic(args, kwargs, dynamic_parts, raise_hi_args)
+    return fun(*args, **kwargs), hi_finals(made)
+  return with_hi
 
 
 def write_back(finals: HiFinals, originals) -> None:

@@ -603,21 +603,16 @@ class PjitFunction:
     values, is rebuilt inside the trace, and the lo values it ends with come back as extra
     outputs written into the caller's object, as JAX's jit does (compat/hijax.py)."""
     from jaxlite._src.compat import hijax
-    pos, names = self._dynamic_parts(args, kwargs)
-    (low_pos, low_kw), originals = hijax.lower_hi_args(
-        ([args[i] for i in pos], {k: kwargs[k] for k in names}))
-    new_args = list(args)
-    for i, v in zip(pos, low_pos):
-      new_args[i] = v
-    out, finals = self._hi_jit()(*new_args, **{**kwargs, **low_kw})
+    args, kwargs, originals = hijax.lower_call_args(args, kwargs, self._dynamic_parts)
+    inner = self.__dict__.get("_hi_inner")  # the jit over lowered hi arguments, made once
+    if inner is None:
+      inner = self.__dict__["_hi_inner"] = PjitFunction(
+          hijax.raising_hi_args(self._fun, self._dynamic_parts),
+          static_argnums=self._static_argnums, static_argnames=self._static_argnames,
+          keep_unused=self._keep_unused, inline=self._inline, name=self._name)
+    out, finals = inner(*args, **kwargs)
     hijax.write_back(finals, originals)
     return out
-
-  def _hi_jit(self):
-    """The jit of `fun` over lowered hi arguments (one per jit function, made on first use)."""
-    inner = self.__dict__.get("_hi_inner")
-    if inner is not None:
-      return inner
     from jaxlite._src.compat import hijax
     fun = self._fun
 
