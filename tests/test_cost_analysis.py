@@ -37,6 +37,12 @@ CASES = [
     ("fori-body-once", lambda jnp, lax, jax: lambda x: lax.fori_loop(
         0, 10, lambda i, c: c * 2.0, x), None, 0, None),
     ("nested-jit", lambda jnp, lax, jax: lambda x: jax.jit(lambda y: y * 2)(x) + 1, 200, 0, None),
+    # the weak 0.0 becomes a strong float32 by a convert_element_type that lowers to nothing
+    ("where-weak-zero", lambda jnp, lax, jax: lambda x: jnp.where(x > 0, x, 0.), 200, 0, None),
+    # relu's derivative: select(x > 0, t, full_like(t, 0)), flax's tabulate vjp_flops column;
+    # the unused primal output (max) is dead code, not counted
+    ("relu-vjp", lambda jnp, lax, jax: lambda x: jax.vjp(jax.nn.relu, x)[1](x)[0],
+     200, 0, None),
 ]
 
 

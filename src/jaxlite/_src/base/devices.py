@@ -226,6 +226,15 @@ class SingleDeviceSharding(Sharding):
   def with_memory_kind(self, kind):
     return SingleDeviceSharding(self._device, memory_kind=kind)
 
+  def is_equivalent_to(self, other, ndim):
+    """JAX's test of two shardings laying an `ndim`-dim array out alike: the whole array on
+    this one device, in the same memory, as a replicated sharding over exactly that device
+    (a NamedSharding over a 1x1 mesh of it) also does."""
+    del ndim  # one device holds every element whatever the rank
+    return (isinstance(other, Sharding) and self.memory_kind == other.memory_kind
+            and bool(getattr(other, "is_fully_replicated", False))
+            and tuple(other._device_assignment) == (self._device,))
+
   def __repr__(self):
     return f"SingleDeviceSharding(device={self._device!r}, memory_kind={self._memory_kind})"
 

@@ -12,6 +12,7 @@ tracers here, so `cur_qdd(x)` is the value's own current quasi-dynamic data.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 from jaxlite._src.base import core
@@ -323,3 +324,169 @@ def register_hitype(val_cls: type, typeof_fn) -> None:
 
 def hijax_method(f):
   return aval_method(f)
+
+
+# --- mutable hi values passed to jit / eval_shape as arguments -----------------------------------
+# JAX lowers a hi argument to its lo values (the jit's real inputs), rebuilds a hi value from them
+# inside the trace, and returns the lo values it ends with as extra outputs, written back into the
+# caller's object after the call. `lower_hi_args` swaps each hi leaf for a `HiArg` pytree node
+# whose children are those lo values, so the jit keys its cache on their types and the static
+# part (the hi type and its QDD), and the trace sees ordinary arrays.
+
+class HiArg:
+  """A hi argument as the jit sees it: `lo` (its lo values, the pytree children) and the static
+  `key` (its position among the call's hi arguments), `aval` and `qdd`. One object passed twice
+  is two values inside, each written back in turn (the last wins), as in JAX."""
+  __slots__ = ("key", "aval", "qdd", "lo")
+
+  def __init__(self, key, aval, qdd, lo):
+    self.key, self.aval, self.qdd, self.lo = key, aval, qdd, list(lo)
+
+
+class HiFinals:
+  """The trace's extra output: the lo values each hi argument ends with (children) and, static,
+  its key and final QDD (a dict's Variable may gain entries: the QDD changes)."""
+  __slots__ = ("keys", "lo")
+
+  def __init__(self, keys, lo):
+    self.keys, self.lo = tuple(keys), list(lo)
+
+
+def _register_nodes():
+  from jaxlite._src.base import tree_util
+  tree_util.register_pytree_node(
+      HiArg, lambda h: (h.lo, (h.key, h.aval, h.qdd)), lambda aux, lo: HiArg(*aux, lo))
+  tree_util.register_pytree_node(
+      HiFinals, lambda f: (f.lo, f.keys), lambda keys, lo: HiFinals(keys, lo))
+
+
+_register_nodes()
+
+
+def is_hi(x) -> bool:
+  return type(x) in core.hitype_avals
+
+
+def lower_hi_args(tree):
+  """(`tree` with each mutable hi leaf a HiArg, the hi objects by key)."""
+  from jaxlite._src.base import tree_util
+  originals = []
+
+  def lower(x):
+    if not is_hi(x):
+      return x
+    aval = core.hitype_avals[type(x)](x)
+    originals.append(x)
+    qdd = cur_qdd(x)
+    return HiArg(len(originals) - 1, aval, qdd, aval.read_loval(qdd, x))
+  return tree_util.tree_map(lower, tree), originals
+
+
+def raise_hi_args(tree):
+  """Inside the trace: `tree` with each HiArg a hi value built from its (traced) lo values; and
+  {key: (hi value, aval, lo values it started with)}."""
+  from jaxlite._src.base import tree_util
+  made = {}
+
+  def rebuild(x):
+    if type(x) is not HiArg:
+      return x
+    if x.key not in made:
+      hi = x.aval.new_from_loval(x.qdd, *x.lo)
+      for frame in _capture_frames:  # an argument, not a value the trace closes over
+        frame.setdefault(id(hi), _Born(hi))
+      made[x.key] = (hi, x.aval, x.lo)
+    return made[x.key][0]
+  return tree_util.tree_map(rebuild, tree, is_leaf=lambda x: type(x) is HiArg), made
+
+
+def hi_finals(made) -> HiFinals:
+  """The lo values each mutable hi argument ends with (all of them, changed or not, as JAX
+  writes every one back; an immutable one, `has_qdd` False, is left out)."""
+  keys, lo = [], []
+  for key, (hi, aval, lo0) in sorted(made.items()):
+    if not getattr(aval, "has_qdd", False):
+      continue
+    qdd = cur_qdd(hi)
+    now = list(aval.read_loval(qdd, hi))
+    keys.append((key, aval, qdd, len(now)))
+    lo += now
+  return HiFinals(keys, lo)
+
+
+def _replace_dynamic(args, kwargs, dynamic_parts, transform):
+  """`transform` applied to the dynamic arguments (positions and names dynamic_parts gives)
+  together: (args, kwargs, what transform returned beside them)."""
+  pos, names = dynamic_parts(args, kwargs)
+  (new_pos, new_kw), extra = transform(([args[i] for i in pos], {k: kwargs[k] for k in names}))
+  full = list(args)
+  for i, v in zip(pos, new_pos):
+    full[i] = v
+  return full, {**kwargs, **new_kw}, extra
+
+
+def lower_call_args(args, kwargs, dynamic_parts):
+  """(args, kwargs) of a jit call with each dynamic hi leaf a HiArg, and the hi objects."""
+  return _replace_dynamic(args, kwargs, dynamic_parts, lower_hi_args)
+
+
+def raising_hi_args(fun, dynamic_parts):
+  """`fun` over lowered hi arguments: rebuilds them, calls `fun`, and returns (its output, the
+  HiFinals of the hi arguments)."""
+  @functools.wraps(fun)  # the signature static_argnames are resolved against
+  def with_hi(*args, **kwargs):
+    args, kwargs, made = _replace_dynamic(args, kwargs, dynamic_parts, raise_hi_args)
+    return fun(*args, **kwargs), hi_finals(made)
+  return with_hi
+
+
+def write_back(finals: HiFinals, originals) -> None:
+  """Stores the call's final lo values into the caller's hi objects."""
+  i = 0
+  for key, aval, qdd, n in finals.keys:
+    aval.update_from_loval(qdd, originals[key], *finals.lo[i:i + n])
+    i += n
+
+
+# --- mutable hi values a loop body closes over ---------------------------------------------------
+# A scan body that writes a hi value it closes over (nnx: `v[...] += 1` inside `lax.scan`) must
+# see its own previous write on the next step: JAX threads such values through the loop's carry.
+# jaxlite traces the body once under a CaptureFrame; when that trace wrote a closed-over value
+# (put back at once), the scan runs again with the value's lo values as extra carries
+# (`thread_through_scan`), and writes the last step's into it.
+
+class ClosedOverMutation(Exception):
+  """A loop body's trace wrote the closed-over hi values in `mutated` (already put back)."""
+
+  def __init__(self, mutated):
+    super().__init__("a loop body wrote closed-over hi values")
+    self.mutated = mutated
+
+
+def trace_probing_writes(trace):
+  """`trace()`, raising ClosedOverMutation when it wrote closed-over hi values."""
+  with CaptureFrame() as cap:
+    out = trace()
+    mutated = cap.mutated()
+  if mutated:
+    raise ClosedOverMutation(mutated)
+  return out
+
+
+def thread_through_scan(scan, f, init, mutated):
+  """`scan(g, (init, lo values))` where g sets each written hi value from its carry before
+  calling `f` and returns its new lo values; the last step's are stored into the values."""
+  targets = [(x, aval, cur_qdd(x)) for x, aval, *_ in mutated]
+  lo0 = [list(aval.read_loval(state, x)) for x, aval, state in targets]
+
+  def g(carry, x):
+    c, his = carry
+    for (hx, aval, state), lo in zip(targets, his):
+      aval.update_from_loval(state, hx, *lo)
+    c, y = f(c, x)
+    return (c, [list(aval.read_loval(cur_qdd(hx), hx)) for hx, aval, _ in targets]), y
+
+  (c, his), ys = scan(g, (init, lo0))
+  for (hx, aval, state), lo in zip(targets, his):
+    aval.update_from_loval(state, hx, *lo)
+  return c, ys

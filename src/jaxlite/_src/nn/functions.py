@@ -14,7 +14,9 @@ from jaxlite._src.base import dtypes
 from jaxlite._src.transforms.custom_derivatives import custom_jvp
 from jaxlite._src.interpreters.ad import stop_gradient_p
 from jaxlite._src.transforms.jit_function import internal_jit
+from jaxlite._src.lax import convenience
 from jaxlite._src.lax import creation
+from jaxlite._src.lax import elementwise_functions as lax
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax.families import accepted_kinds_text, dtype_kind_error
 from jaxlite._src.lax import slicing
@@ -85,7 +87,9 @@ def _relu6(x):
 
 
 def _with_zero_kink_jvp(name, fn, slope):
-  """fn as a custom_jvp whose derivative is `slope(x)` (0 at the kinks, as JAX chooses)."""
+  """fn as a custom_jvp whose derivative is `slope(x)` (0 at the kinks, as JAX chooses). The
+  tangent is `select(slope, t, full_like(t, 0))` as JAX's rule writes it: the jaxpr (and
+  `cost_analysis`, which flax's `tabulate` prints) are JAX's, with no `jnp.where` call."""
   def call(x):
     return fn(x)
   call.__name__ = call.__qualname__ = name
@@ -93,7 +97,7 @@ def _with_zero_kink_jvp(name, fn, slope):
 
   def jvp(primals, tangents):
     (x,), (t,) = primals, tangents
-    return wrapped(x), _jnp().where(slope(x), t, 0.)
+    return wrapped(x), lax.select(slope(x), t, convenience.full_like(t, 0))
   wrapped.defjvp(jvp)
   return wrapped
 

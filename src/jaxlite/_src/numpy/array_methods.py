@@ -145,6 +145,14 @@ def _divmod(a, b):
   return uf.floor_divide(a, b), uf.remainder(a, b)
 
 
+def _operator_round(self, ndigits=None):
+  """Builtin `round(x)`: elementwise at any shape and traceable, as JAX's; without `ndigits`
+  the result is cast to the default integer dtype (Python's `round(2.5)` is an int), not
+  converted with `int()`, which only a concrete scalar allows."""
+  out = uf.round(self, ndigits or 0)
+  return out if ndigits is not None else out.astype(int)
+
+
 def _getitem(self, idx):
   if isinstance(self, core.Tracer) and type(self.aval) is AbstractRef:  # a ref staged by jit
     from jaxlite._src.state import primitives
@@ -317,8 +325,7 @@ def set_array_methods(cls) -> None:
   cls.__invert__ = uf.invert
   cls.__getitem__ = _getitem
   cls.__setitem__ = _setitem
-  cls.__round__ = lambda self, ndigits=None: (
-      uf.round(self, ndigits or 0) if ndigits is not None else int(uf.round(self)))
+  cls.__round__ = _operator_round
   for name in _METHODS:
     setattr(cls, name, _method(name))
   cls.astype = _astype

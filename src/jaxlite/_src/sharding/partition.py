@@ -24,6 +24,7 @@ from jaxlite._src.transforms import jit_function as jf
 from jaxlite._src.base import tree_util
 from jaxlite._src.base.config import config
 from jaxlite._src.sharding import named_sharding
+from jaxlite._src.sharding.mesh import AbstractMesh
 from jaxlite._src.sharding import propagation as prop
 from jaxlite._src.spmd import runtime
 
@@ -468,8 +469,24 @@ def _constraints(closed) -> list:
 
 def is_multi_device(placement) -> bool:
   from jaxlite._src.base import devices
+  if isinstance(getattr(placement, "mesh", None), AbstractMesh):  # no devices: its size
+    return placement.mesh.size > 1
   return placement is not None and not devices.is_device(placement) and \
       len(placement._device_assignment) > 1
+
+
+def _concrete_for(abstract):
+  """The concrete mesh in context that `abstract` describes, with JAX's errors when there is
+  none or it has another shape."""
+  from jaxlite._src.sharding.mesh import get_mesh
+  mesh = get_mesh()
+  if mesh.empty:
+    raise RuntimeError("A sharding over an AbstractMesh needs a concrete mesh in context to run "
+                       f"on: {abstract!r}. Set one with `jax.set_mesh(mesh)`.")
+  if mesh.shape_tuple != abstract.shape_tuple:
+    raise ValueError(f"The mesh in context {mesh.shape_tuple} does not match the mesh of the "
+                     f"sharding {abstract.shape_tuple}")
+  return mesh
 
 
 _KEEP = object()  # an output left as made (placed by its type, or a constant left uncommitted)
@@ -681,6 +698,10 @@ def _call_mesh(entry, committed, in_leaves, out_leaves):
   from jaxlite._src.sharding.named_sharding import NamedSharding
   mesh = next((s.mesh for s in committed + in_leaves + out_leaves + _constraints(entry.closed)
                if isinstance(s, NamedSharding) and is_multi_device(s)), None)
+  if isinstance(mesh, AbstractMesh):
+    # a constraint traced over `get_abstract_mesh()` (flax's nnx under `jax.set_mesh`): the
+    # call runs over the concrete mesh in context, as JAX's lowering resolves it
+    mesh = _concrete_for(mesh)
   if mesh is None and _has_shard_map(entry.closed.jaxpr):  # shard_maps place their results
     mesh = next(e.params["mesh"] for e in entry.closed.jaxpr.eqns
                 if e.primitive is kinds.roles.shard_map)

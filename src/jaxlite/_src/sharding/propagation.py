@@ -45,6 +45,7 @@ from jaxlite._src.compiler.xla import lowering as hlo
 from jaxlite._src.compiler.xla import spmd as xla_spmd
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
+from jaxlite._src.sharding.layout import Format
 from jaxlite._src.sharding.partition_spec import UNCONSTRAINED, PartitionSpec
 
 # --- specs ---------------------------------------------------------------------------------------
@@ -745,6 +746,10 @@ def _as_sharding(s, fun):
                          "`PartitionSpec`s. You can define a context mesh via "
                          "`jax.set_mesh(mesh)`.")
     return NamedSharding(mesh, s)
+  if isinstance(s, Format) and s.sharding is not None:
+    # JAX accepts any Layout here; jaxlite keeps every array row-major (layout.py), so the
+    # Format constrains its sharding and its layout changes no value
+    return _as_sharding(s.sharding, fun)
   if not isinstance(s, devices.Sharding):
     raise ValueError(f"{fun}: shardings must be Shardings or PartitionSpecs, got {s!r} of type "
                      f"{type(s).__name__}")

@@ -24,6 +24,7 @@ from jaxlite._src.transforms.jit_function import (  # noqa: F401
 from jaxlite._src.transforms.jit_function import (  # noqa: F401  (public as jax.ShapeDtypeStruct)
     ShapeDtypeStruct,
 )
+from jaxlite._src.transforms.stage_info import abstract_type_sharding
 
 
 def _abstractify(x):
@@ -84,6 +85,18 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
 def eval_shape(fun, *args, **kwargs):
   """Output ShapeDtypeStructs of `fun` without computing anything."""
   flat, in_tree = tree_util.tree_flatten((args, kwargs))
+  if core.hitype_avals and any(type(x) in core.hitype_avals for x in flat):
+    # mutable hi arguments (flax.nnx's hijax Variables): traced as their lo values and rebuilt
+    # inside, as jit does; what `fun` does to them stays in the trace (nothing runs)
+    from jaxlite._src.compat import hijax
+    (args, kwargs), _ = hijax.lower_hi_args((args, kwargs))
+    flat, in_tree = tree_util.tree_flatten((args, kwargs))
+    user_fun = fun
+
+    def fun(*a, **kw):
+      (a, kw), _ = hijax.raise_hi_args((a, kw))
+      return user_fun(*a, **kw)
+    functools.update_wrapper(fun, user_fun)
   out_tree_box = []
   passed = {}  # output position -> a ShapeDtypeStruct the function returned (JAX passes it on)
 
@@ -97,8 +110,8 @@ def eval_shape(fun, *args, **kwargs):
   in_avals = [_abstractify(x) for x in flat]
   closed = pe.trace_to_jaxpr(flat_fun, in_avals,
                              pe.TracingDebugInfo("eval_shape", fun_src_info(fun), None))
-  shapes = iter(ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-                for a in closed.out_avals)
+  shapes = iter(ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type,
+                                 sharding=abstract_type_sharding(a)) for a in closed.out_avals)
   out_tree = out_tree_box[0]
   return tree_util.tree_unflatten(
       out_tree, [passed[i] if i in passed else next(shapes) for i in range(out_tree.num_leaves)])

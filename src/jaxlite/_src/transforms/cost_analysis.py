@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from jaxlite._src.base import core
+from jaxlite._src.compiler import passes
 
 # XLA counts these as one transcendental per element (and no flop).
 _TRANSCENDENTAL = frozenset("""exp log log1p expm1 tanh logistic sin cos tan asin acos atan
@@ -42,11 +43,20 @@ def _nbytes(aval) -> int:
   return _size(aval) * int(itemsize)
 
 
+def _lowers_to_nothing(eqn) -> bool:
+  """A convert_element_type that changes only the weak type (`jnp.where(c, x, 0.)` converts
+  its weak 0.0 to a strong float32): JAX lowers it to no HLO op, so XLA counts nothing."""
+  return (eqn.primitive.name == "convert_element_type"
+          and getattr(eqn.invars[0].aval, "dtype", None) == eqn.outvars[0].aval.dtype)
+
+
 def _eqn_flops(eqn) -> tuple[float, float]:
   """(flops, transcendentals) of one equation without sub-jaxprs."""
   name = eqn.primitive.name
   outs = [v.aval for v in eqn.outvars]
   ins = [v.aval for v in eqn.invars]
+  if _lowers_to_nothing(eqn):
+    return 0.0, 0.0
   n_out = sum(_size(a) for a in outs)
   if name in _TRANSCENDENTAL:
     return 0.0, float(n_out)
@@ -103,6 +113,8 @@ def _count(jaxpr, totals) -> None:
 def _eqn_bytes(eqn) -> int:
   """Bytes read and written by the HLO of one equation."""
   name = eqn.primitive.name
+  if _lowers_to_nothing(eqn):
+    return 0
   moved = sum(_nbytes(v.aval) for v in eqn.invars) + sum(_nbytes(v.aval) for v in eqn.outvars)
   if name in _REDUCTIONS or name in _CUMULATIVE:  # XLA's reduce reads its init value too
     moved += int(getattr(eqn.invars[0].aval.dtype, "itemsize", 0))
@@ -115,6 +127,8 @@ def cost_analysis(closed_jaxpr) -> dict[str, float]:
   """{'flops', 'transcendentals', 'bytes accessed'} of a closed jaxpr, zero counts left out
   except 'bytes accessed', as JAX's CPU backend reports them."""
   totals = {"flops": 0.0, "transcendentals": 0.0, "bytes accessed": 0.0}
-  _count(closed_jaxpr.jaxpr, totals)
+  # JAX lowers the program without the eqns none of its outputs needs (a vjp's unused primal
+  # output), so XLA never counts them
+  _count(passes.dce(closed_jaxpr.jaxpr), totals)
   return {k: v for k, v in totals.items() if v or k == "bytes accessed"}
 

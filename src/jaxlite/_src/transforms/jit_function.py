@@ -33,12 +33,19 @@ from jaxlite._src.base.dtypes import check_python_int
 from jaxlite._src.interpreters import batching
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.transforms.jit_argnums import as_tuple, resolve_argnums
-from jaxlite._src.transforms.stage_info import ArgInfo, CompiledInfo, ShapeDtypeStruct, StageInfo
+from jaxlite._src.transforms.stage_info import (ArgInfo, CompiledInfo, ShapeDtypeStruct, StageInfo,
+                                                abstract_type_sharding)
 from jaxlite._src.state.types import AbstractRef, Ref  # mutable refs are jit arguments too
 
 # --- argument handling -------------------------------------------------------------------------
 
 _MISS = object()
+
+
+def _has_hi_leaf(args, kwargs) -> bool:
+  """Whether a leaf of the arguments is a registered hi value (compat/hijax.py)."""
+  hi = core.hitype_avals
+  return any(type(x) in hi for x in tree_util.tree_leaves((args, kwargs)))
 
 
 # Dtypes a NumPy argument keeps whatever jax_enable_x64 says: the eager fast path passes such
@@ -575,11 +582,54 @@ class PjitFunction:
           out = self._call_arrays_fast(args)
           if out is not _MISS:
             return out
+        if core.hitype_avals and _has_hi_leaf(args, kwargs):
+          return self._call_with_hi(args, kwargs)
         return self._call_eager(args, kwargs)
+      if core.hitype_avals and _has_hi_leaf(args, kwargs):
+        return self._call_with_hi(args, kwargs)
       return self._call_staged(args, kwargs)
     except Exception as e:
       traceback_util.filter_at_boundary(e)
       raise
+
+  def _dynamic_parts(self, args, kwargs):
+    """(positions, names) of the arguments that are not static."""
+    n = len(args)
+    return ([i for i in range(n) if not self._is_static(i, n)],
+            [k for k in kwargs if k not in self._static_argnames])
+
+  def _call_with_hi(self, args, kwargs):
+    """A call with mutable hi arguments (flax.nnx's hijax Variables): each goes in as its lo
+    values, is rebuilt inside the trace, and the lo values it ends with come back as extra
+    outputs written into the caller's object, as JAX's jit does (compat/hijax.py)."""
+    from jaxlite._src.compat import hijax
+    args, kwargs, originals = hijax.lower_call_args(args, kwargs, self._dynamic_parts)
+    inner = self.__dict__.get("_hi_inner")  # the jit over lowered hi arguments, made once
+    if inner is None:
+      inner = self.__dict__["_hi_inner"] = PjitFunction(
+          hijax.raising_hi_args(self._fun, self._dynamic_parts),
+          static_argnums=self._static_argnums, static_argnames=self._static_argnames,
+          keep_unused=self._keep_unused, inline=self._inline, name=self._name)
+    out, finals = inner(*args, **kwargs)
+    hijax.write_back(finals, originals)
+    return out
+    from jaxlite._src.compat import hijax
+    fun = self._fun
+
+    @functools.wraps(fun)
+    def with_hi(*args, **kwargs):
+      pos, names = self._dynamic_parts(args, kwargs)
+      (hi_pos, hi_kw), made = hijax.raise_hi_args(
+          ([args[i] for i in pos], {k: kwargs[k] for k in names}))
+      full = list(args)
+      for i, v in zip(pos, hi_pos):
+        full[i] = v
+      out = fun(*full, **{**kwargs, **hi_kw})
+      return out, hijax.hi_finals(made)
+    inner = self.__dict__["_hi_inner"] = PjitFunction(
+        with_hi, static_argnums=self._static_argnums, static_argnames=self._static_argnames,
+        keep_unused=self._keep_unused, inline=self._inline, name=self._name)
+    return inner
 
   def _call_eager(self, args, kwargs):
     """The one eager call path (behind the all-Array fast path): the cache entry of these
@@ -758,8 +808,9 @@ class PjitFunction:
 
   def eval_shape(self, *args, **kwargs):
     entry, _ = self._get_entry(args, kwargs)
-    return entry.out_tree.unflatten([ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-                                     for a in entry.out_avals])
+    return entry.out_tree.unflatten([
+        ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type,
+                         sharding=abstract_type_sharding(a)) for a in entry.out_avals])
 
   def clear_cache(self):
     self._cache.clear()

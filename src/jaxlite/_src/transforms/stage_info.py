@@ -28,7 +28,20 @@ class StageInfo:
         for a in self._entry.out_avals])
 
   def _out_sharding(self, aval):
+    return abstract_type_sharding(aval)
+
+
+def abstract_type_sharding(aval):
+  """The sharding an output's type carries (Explicit mesh axes), over the abstract mesh, as JAX's
+  `eval_shape` and `out_info` report it; None for an unsharded type."""
+  s = getattr(aval, "sharding", None)
+  if s is None:
     return None
+  from jaxlite._src.sharding.mesh import AbstractMesh
+  mesh = getattr(s, "mesh", None)
+  if mesh is not None and not isinstance(mesh, AbstractMesh):
+    return type(s)(mesh.abstract_mesh, s.spec)
+  return s
 
 
 class CompiledInfo(StageInfo):

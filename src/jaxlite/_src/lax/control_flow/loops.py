@@ -7,6 +7,7 @@ on NumPy, generated code with the body inlined and loop-invariant eqns hoisted o
 """
 from __future__ import annotations
 
+import functools
 import weakref
 
 import numpy as np
@@ -614,6 +615,17 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
   """Loops `f(carry, x) -> (carry, y)` over the leading axis of `xs`; returns (carry, ys)."""
   if not callable(f):
     raise TypeError("lax.scan: f argument should be a callable.")
+  if not core.hitype_avals:
+    return _scan(f, init, xs, length, reverse, unroll)
+  from jaxlite._src.compat import hijax  # hi types registered (flax.nnx)
+  try:
+    return _scan(f, init, xs, length, reverse, unroll, probe_hi=True)
+  except hijax.ClosedOverMutation as e:  # the body writes hi values it closes over
+    return hijax.thread_through_scan(
+        lambda g, carry: _scan(g, carry, xs, length, reverse, unroll), f, init, e.mutated)
+
+
+def _scan(f, init, xs, length, reverse, unroll, probe_hi=False):
   init_flat, init_tree = tree_util.tree_flatten(init)
   xs_flat, xs_tree = tree_util.tree_flatten(xs)
   length = _infer_scan_length(xs_flat, length)
@@ -624,9 +636,11 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
   init_avals = tuple(core.get_aval(x) for x in init_flat)
   x_avals = tuple(core.get_aval(x).update(shape=np.shape(x)[1:]) for x in xs_flat)
   unroll = _check_unroll(unroll, length)
+  # (with probe_hi, a body that writes closed-over hi values raises out of cached_trace, so it
+  # is traced again every call)
   new_dtypes, plan = common.cached_trace(
       (f,), (init_tree, xs_tree, init_avals, x_avals, "scan"),
-      lambda: _trace_scan(f, init_tree, xs_tree, init_avals, x_avals))
+      lambda: _trace_scan(f, init_tree, xs_tree, init_avals, x_avals, probe_hi))
   init_flat = _promoted(init_flat, new_dtypes)
   jaxpr, consts, move_to_const, ext_fwd, out_tree, num_ys = plan
   carry, moved = _partition(move_to_const, init_flat)
@@ -675,10 +689,11 @@ def _check_unroll(unroll, length) -> int:
   return int(unroll)
 
 
-def _trace_scan(f, init_tree, xs_tree, init_avals, x_avals):
+def _trace_scan(f, init_tree, xs_tree, init_avals, x_avals, probe_hi=False):
   """The body traced (twice when a weak init must take the body's dtype) and checked; carries
   passed through unchanged become consts and ys that are just xs are returned directly."""
-  body, carry_tree, carry_avals = _trace_scan_body(f, init_tree, xs_tree, init_avals, x_avals)
+  body, carry_tree, carry_avals = _trace_scan_body(f, init_tree, xs_tree, init_avals, x_avals,
+                                                   probe_hi)
   if len(carry_avals) != len(init_avals):
     common.check_carry_type("scan body", f, init_tree, list(init_avals), carry_tree, carry_avals)
   new_dtypes = _weak_promotions(init_avals, carry_avals)
@@ -707,9 +722,14 @@ def _trace_scan(f, init_tree, xs_tree, init_avals, x_avals):
   return new_dtypes, (jaxpr, consts, move_to_const, ext_fwd, body.out_tree, num_ys)
 
 
-def _trace_scan_body(f, init_tree, xs_tree, init_avals, x_avals):
+def _trace_scan_body(f, init_tree, xs_tree, init_avals, x_avals, probe_hi=False):
   tree = tree_util.treedef_tuple([init_tree, xs_tree])
-  body = common.trace_body(f, tree, (*init_avals, *x_avals), "scan")
+  trace = functools.partial(common.trace_body, f, tree, (*init_avals, *x_avals), "scan")
+  if probe_hi:  # hijax.ClosedOverMutation when the body writes hi values it closes over
+    from jaxlite._src.compat import hijax
+    body = hijax.trace_probing_writes(trace)
+  else:
+    body = trace()
   children = [] if tree_util.treedef_is_leaf(body.out_tree) else \
       tree_util.treedef_children(body.out_tree)
   if len(children) != 2:
