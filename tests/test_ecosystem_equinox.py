@@ -93,3 +93,61 @@ def test_scalar_program_output_updates_with_at():
   np.testing.assert_allclose(want, [3.0, 1.0, 8.0, 4.0], rtol=1e-6)
   np.testing.assert_allclose(_scalar_updates(jax), want, rtol=1e-6)
   assert jnp.asarray(2.0).at[()].set(5).shape == ()
+
+
+# --- evaluating a jaxpr eqn by eqn on Python numbers -------------------------------------------
+
+
+def _bound_on_python_numbers(m):
+  lax = m.lax
+  outs = [lax.not_p.bind(False), lax.add_p.bind(1.0, 2.0), lax.add_p.bind(1, 2),
+          lax.neg_p.bind(3), lax.add_p.bind(m.numpy.float32(1), 2.0)]
+  return [(np.asarray(o).item(), str(o.dtype), o.weak_type) for o in outs]
+
+
+_RECORDED_BOUND = [(True, "bool", False), (3.0, "float32", True), (3, "int32", True),
+                   (-3, "int32", True), (3.0, "float32", False)]
+
+
+def test_primitive_bound_eagerly_on_python_numbers():
+  """equinox's `finalise_jaxpr` evaluates a jaxpr by binding each eqn's primitive on the values
+  it was called with, Python bools and floats included: JAX's eager bind makes them
+  arrays of their default dtype, weak but for bools."""
+  real = _jax_or_none()
+  want = _RECORDED_BOUND if real is None else _bound_on_python_numbers(real)
+  assert want == _RECORDED_BOUND
+  assert _bound_on_python_numbers(jax) == want
+
+
+def _custom_jvp_subfuns(m):
+  @m.custom_jvp
+  def f(x, y):
+    return m.numpy.sin(x) * y
+
+  @f.defjvp
+  def f_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    return f(x, y), 10.0 * tx + 100.0 * ty
+
+  closed = m.make_jaxpr(f)(1.0, 2.0)
+  (eqn,) = [e for e in closed.jaxpr.eqns if e.primitive.name == "custom_jvp_call"]
+  params = eqn.primitive.get_bind_params(eqn.params)
+  fun, lifted_jvp = params["subfuns"]
+  return [[float(v) for v in fun.call_wrapped(1.0, 2.0)],
+          [float(v) for v in eqn.primitive.bind(1.0, 2.0, **params)],
+          [float(v) for v in lifted_jvp.call_wrapped(1.0, 2.0, 1.0, 1.0)],
+          "symbolic_zeros" in params]
+
+
+def test_custom_jvp_call_bind_params_carry_its_function_and_rule():
+  """equinox's `finalise_jaxpr` inlines a custom_jvp_call through
+  `get_bind_params(params)["subfuns"][0].call_wrapped`, and rebinds other eqns with the
+  params it returns."""
+  real = _jax_or_none()
+  recorded = [[1.682942], [1.682942], [1.682942, 110.0], True]
+  want = recorded if real is None else _custom_jvp_subfuns(real)
+  got = _custom_jvp_subfuns(jax)
+  for w, r, g in zip(want[:3], recorded[:3], got[:3]):
+    np.testing.assert_allclose(w, r, rtol=1e-6)
+    np.testing.assert_allclose(g, w, rtol=1e-6)
+  assert got[3] == want[3] == recorded[3]

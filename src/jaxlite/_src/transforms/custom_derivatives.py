@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Callable, Sequence
 
 from jaxlite._src.base import core, dtypes, tree_util
+from jaxlite._src.base import linear_util as lu
 from jaxlite._src.base import primitive_kinds as pk
 from jaxlite._src.base import pretty_print as pp
 from jaxlite._src.compiler import backend
@@ -155,7 +156,42 @@ def _check_tangents(primals, tangents):
 
 # --- custom_jvp --------------------------------------------------------------------------------
 
-custom_jvp_call_p = core.Primitive("custom_jvp_call")
+class CustomJVPCallPrimitive(core.Primitive):
+  """`custom_jvp_call`: its eqn holds the function's jaxpr and the flat JVP rule as params.
+
+  JAX's `get_bind_params` turns those into `subfuns` (the function and the lifted rule, each a
+  `linear_util.WrappedFun`) that its `bind` takes back: equinox's `finalise_jaxpr` calls the
+  first to inline the call, or rebinds the eqn with them. jaxlite's `bind` reads the jaxpr and
+  the rule from the params, which still hold them; `subfuns` are views of those two.
+  """
+
+  def get_bind_params(self, params) -> dict:
+    new = dict(params)
+    closed, jvp = params["call_jaxpr"], params["jvp"]
+    num_consts, symbolic_zeros = params["num_consts"], params["symbolic_zeros"]
+    new["subfuns"] = (lu.wrap_init(core.jaxpr_as_fun(closed)),
+                      lu.wrap_init(_lifted_jvp(jvp, num_consts, symbolic_zeros)))
+    return new
+
+  def bind(self, *args, subfuns=None, **params):
+    return super().bind(*args, **params)
+
+
+def _lifted_jvp(jvp, num_consts, symbolic_zeros):
+  """The rule over flat (consts, primals, const tangents, tangents) -> outputs then their
+  tangents, symbolic zeros as `SymbolicZero` (JAX's `lift_jvp`)."""
+  def flat_jvp(*xs):
+    n, ragged = divmod(len(xs), 2)
+    if ragged:
+      raise TypeError(f"custom_jvp_call's lifted JVP rule takes primals and tangents in equal "
+                      f"numbers; got {len(xs)} values")
+    tangents = [Zero(t.aval) if type(t) is SymbolicZero else t for t in xs[n + num_consts:]]
+    outs, t_outs = _apply_jvp_rule(jvp, xs[num_consts:n], tangents, symbolic_zeros)
+    return [*outs, *(SymbolicZero(t.aval) if type(t) is Zero else t for t in t_outs)]
+  return flat_jvp
+
+
+custom_jvp_call_p = CustomJVPCallPrimitive("custom_jvp_call")
 pp.param_rules[custom_jvp_call_p] = pp.ParamRule(
     first=("name",), only=("call_jaxpr", "jvp", "num_consts", "symbolic_zeros"),
     drop={"num_consts": pp.is_zero}, show={"jvp": pp.fun_name})
