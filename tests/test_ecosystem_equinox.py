@@ -151,3 +151,59 @@ def test_custom_jvp_call_bind_params_carry_its_function_and_rule():
     np.testing.assert_allclose(w, r, rtol=1e-6)
     np.testing.assert_allclose(g, w, rtol=1e-6)
   assert got[3] == want[3] == recorded[3]
+
+
+# --- jax.jvp keeps Python numbers as they are ---------------------------------------------------
+
+
+def _jvp_value_types(m):
+  def kinds(tree):
+    return m.tree_util.tree_map(lambda v: (type(v).__name__ if type(v) in (float, int, bool)
+                                           else "ndarray" if type(v) is np.ndarray else "Array",
+                                           str(getattr(v, "dtype", ""))), tree)
+
+  seen = []
+
+  @m.custom_jvp
+  def f(x):
+    return x
+
+  @f.defjvp
+  def f_jvp(primals, tangents):
+    seen.append((type(primals[0]).__name__, type(tangents[0]).__name__))
+    return primals[0] * 1, tangents[0] ** 2
+
+  np32 = np.ones(2, np.float32)
+  return [kinds(m.jvp(lambda x: x, (2.0,), (3.0,))),
+          kinds(m.jvp(lambda x: (x, 1.0), (2.0,), (3.0,))),
+          kinds(m.jvp(lambda x: x * 2, (2.0,), (3.0,))),
+          kinds(m.jvp(lambda x, y: (x, y), (2.0, True),
+                      (3.0, np.zeros((), m.dtypes.float0)))[0]),
+          kinds(m.jvp(lambda x: x, (np32,), (np32,))),
+          kinds(m.jvp(f, (2.0,), (3.0,))), seen]
+
+
+_RECORDED_JVP_TYPES = [
+  (("float", ""), ("float", "")),
+  ((("float", ""), ("float", "")), (("float", ""), ("Array", "float32"))),
+  (("Array", "float32"), ("Array", "float32")),
+  (("float", ""), ("bool", "")),
+  (("ndarray", "float32"), ("ndarray", "float32")),
+  (("float", ""), ("float", "")),
+  [("float", "float")],
+]
+
+
+def test_jvp_keeps_python_numbers_as_they_are():
+  """`jax.jvp(f, (2.0,), (3.0,))` hands a custom_jvp rule the floats 2.0 and 3.0, and returns
+  what the rule computed from them as floats: equinox's `filter_custom_jvp` treats Python
+  floats as static (`test_filter_custom_jvp_*`, `test_nondiff_back` check the float comes
+  back). Outputs computed by primitives are Arrays; a constant output's tangent is an Array
+  zero."""
+  real = _jax_or_none()
+  want = _RECORDED_JVP_TYPES if real is None else _jvp_value_types(real)
+  assert want == _RECORDED_JVP_TYPES
+  assert _jvp_value_types(jax) == want
+  primal, tangent = jax.jvp(lambda x: jnp.sin(x) * x, (2.0,), (3.0,))
+  np.testing.assert_allclose([primal, tangent],
+                             [np.sin(2.0) * 2, 3.0 * (np.cos(2.0) * 2 + np.sin(2.0))], rtol=1e-6)

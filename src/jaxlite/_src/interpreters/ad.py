@@ -328,9 +328,17 @@ class JVPTrace(core.Trace):
 
   def process_primitive(self, primitive, args, params):
     primals, tangents = _split_tracers(self, JVPTracer, args)
+    # `jax.jvp` keeps Python and NumPy primals and tangents as they are (custom rules and, as
+    # in JAX, a library's rules see them so); jaxlite's primitives and rules get Arrays
+    library = primitive.library
+    if not library:
+      primals = tuple(p if isinstance(p, core.Array) else _primal_array(p) for p in primals)
     if tangents is None:
       with core.set_current_trace(self.parent):
         return primitive.bind(*primals, **params)
+    if not library:
+      tangents = tuple(t if isinstance(t, (core.Array, Zero)) else _primal_array(t)
+                       for t in tangents)
     rule = jvp_rules.get(primitive)
     if rule is None:
       raise NotImplementedError(f"Differentiation rule for '{primitive}' not implemented")
@@ -341,6 +349,13 @@ class JVPTrace(core.Trace):
     if primitive.multiple_results:
       return [_maybe_tracer(self, JVPTracer, o, t) for o, t in zip(out, tangent_out)]
     return _maybe_tracer(self, JVPTracer, out, tangent_out)
+
+
+def _primal_array(x):
+  """A Python or NumPy value (a `jax.jvp` argument) as an Array; anything else as it is."""
+  if type(x) in (bool, int, float, complex) or isinstance(x, (np.ndarray, np.generic)):
+    return core.asarray(x)
+  return x
 
 
 def _split_tracers(trace, tracer_type, args):
