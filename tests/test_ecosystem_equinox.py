@@ -207,3 +207,46 @@ def test_jvp_keeps_python_numbers_as_they_are():
   primal, tangent = jax.jvp(lambda x: jnp.sin(x) * x, (2.0,), (3.0,))
   np.testing.assert_allclose([primal, tangent],
                              [np.sin(2.0) * 2, 3.0 * (np.cos(2.0) * 2 + np.sin(2.0))], rtol=1e-6)
+
+
+# --- a lowering rule that calls back to Python -------------------------------------------------
+
+
+def _host_callback_lowering(m):
+  extend_core = __import__(m.__name__ + ".extend.core", fromlist=["Primitive"])
+  mlir = __import__(m.__name__ + ".interpreters.mlir", fromlist=["register_lowering"])
+  calls = {"impl": 0, "callback": []}
+  p = extend_core.Primitive("eqx_host_triple")
+
+  def impl(x):
+    calls["impl"] += 1
+    return x * 3
+
+  p.def_impl(impl)
+  p.def_abstract_eval(lambda x: m.core.ShapedArray(x.shape, x.dtype))
+
+  def rule(ctx, x):
+    def on_host(xv):
+      calls["callback"].append((type(xv).__name__, str(xv.dtype)))
+      return (np.asarray(xv) * 3,)
+    results, _, keepalive = mlir.emit_python_callback(
+        ctx, on_host, None, [x], ctx.avals_in, ctx.avals_out, has_side_effect=False)
+    ctx.module_context.add_keepalive(keepalive)
+    return results
+
+  mlir.register_lowering(p, rule)
+  f = m.jit(lambda x: p.bind(x) + 1)
+  out = [np.asarray(f(m.numpy.arange(3.0))).tolist(), np.asarray(f(m.numpy.ones(3))).tolist()]
+  return out, calls
+
+
+def test_emit_python_callback_calls_back_when_the_program_runs():
+  """equinox's `noinline` lowers its primitive with `mlir.emit_python_callback`: under jit the
+  callback (a jitted function, traced once) runs on NumPy operands each time the program runs,
+  and the primitive's impl never does (`test_noinline.py::test_num_traces`)."""
+  recorded = ([[1.0, 4.0, 7.0], [4.0, 4.0, 4.0]],
+              {"impl": 0, "callback": [("ndarray", "float32"), ("ndarray", "float32")]})
+  real = _jax_or_none()
+  want = recorded if real is None else _host_callback_lowering(real)
+  assert want == recorded
+  assert _host_callback_lowering(jax) == want
