@@ -250,3 +250,31 @@ def test_emit_python_callback_calls_back_when_the_program_runs():
   want = recorded if real is None else _host_callback_lowering(real)
   assert want == recorded
   assert _host_callback_lowering(jax) == want
+
+
+# --- jnp.load restores bfloat16 ----------------------------------------------------------------
+
+
+def _loaded(m, tmp_path):
+  import io
+  out = []
+  for value in (m.numpy.array([2, 4, 6], dtype="bfloat16"), m.numpy.array(1, dtype="bfloat16"),
+                np.array([1.5], np.float32)):
+    f = io.BytesIO()
+    np.save(f, np.asarray(value))
+    f.seek(0)
+    got = m.numpy.load(f)
+    out.append((isinstance(got, m.Array), str(got.dtype), np.asarray(got).tolist()))
+  return out
+
+
+def test_load_restores_bfloat16(tmp_path):
+  """NumPy writes bfloat16 as 2-byte void; `jnp.load` views it as bfloat16 again (equinox's
+  `tree_deserialise_leaves` of a bfloat16 leaf)."""
+  pytest.importorskip("ml_dtypes", reason="bfloat16 comes from ml_dtypes, an optional extra")
+  recorded = [(True, "bfloat16", [2.0, 4.0, 6.0]), (True, "bfloat16", 1.0),
+              (True, "float32", [1.5])]
+  real = _jax_or_none()
+  want = recorded if real is None else _loaded(real, tmp_path)
+  assert want == recorded
+  assert _loaded(jax, tmp_path) == want
