@@ -278,3 +278,28 @@ def test_load_restores_bfloat16(tmp_path):
   want = recorded if real is None else _loaded(real, tmp_path)
   assert want == recorded
   assert _loaded(jax, tmp_path) == want
+
+
+# --- pmap(f).lower ------------------------------------------------------------------------------
+
+
+def _pmap_lowered(m):
+  f = m.pmap(lambda x, y: 2 * x + y, in_axes=(0, None))
+  x, y = m.numpy.array([3]), m.numpy.array(4)
+  lowered = f.lower(x, y)
+  text = lowered.as_text()
+  compiled = lowered.compile()
+  return (isinstance(text, str) and len(text) > 0, np.asarray(compiled(x, y)).tolist(),
+          np.asarray(compiled(m.numpy.array([5]), m.numpy.array(1))).tolist(),
+          np.asarray(f(x, y)).tolist())
+
+
+def test_pmap_lower_and_compile():
+  """equinox's `filter_pmap(f).lower(...)` lowers the `jax.pmap` it builds, prints it and
+  compiles it; the compiled program is called with the pmapped function's arguments
+  (`test_pmap.py::test_aot_compilation`)."""
+  recorded = (True, [10], [11], [10])
+  real = _jax_or_none()
+  want = recorded if real is None else _pmap_lowered(real)
+  assert want == recorded
+  assert _pmap_lowered(jax) == want
