@@ -303,3 +303,42 @@ def test_pmap_lower_and_compile():
   want = recorded if real is None else _pmap_lowered(real)
   assert want == recorded
   assert _pmap_lowered(jax) == want
+
+
+# --- a library primitive's transpose reads its constant operand's aval -------------------------
+
+
+def _transpose_operand_types(m):
+  extend_core = __import__(m.__name__ + ".extend.core", fromlist=["Primitive"])
+  ad = __import__(m.__name__ + ".interpreters.ad", fromlist=["primitive_jvps"])
+  seen = []
+  p = extend_core.Primitive("eqx_shift")
+  p.def_impl(lambda x, y: x + y)
+  p.def_abstract_eval(lambda x, y: m.core.ShapedArray(y.shape, y.dtype))
+
+  def jvp(primals, tangents):
+    x, y = primals
+    # the tangent part adds a constant zero, made by jnp.zeros inside the rule, as equinox's
+    # select_if_vmap rule does for a symbolic-zero tangent
+    return p.bind(x, y), p.bind(m.numpy.zeros(y.shape, y.dtype), tangents[1])
+
+  def transpose(ct, x, y):
+    seen.append((ad.is_undefined_primal(x), ad.is_undefined_primal(y),
+                 tuple(x.aval.shape), str(x.aval.dtype)))
+    return None, ct
+
+  ad.primitive_jvps[p] = jvp
+  ad.primitive_transposes[p] = transpose
+  g = m.grad(lambda y: p.bind(m.numpy.float32(2.0), y) * 3.0)(m.numpy.float32(1.0))
+  return float(g), seen
+
+
+def test_library_transpose_gets_arrays_for_constant_operands():
+  """JAX hands a library primitive's transpose rule its non-linear operands as Arrays, constants
+  folded into the linear program included: equinox's `select_if_vmap` transpose asserts
+  `ct.shape == x.aval.shape` (`test_while_loop.py::test_symbolic_zero`)."""
+  recorded = (3.0, [(False, True, (), "float32")])
+  real = _jax_or_none()
+  want = recorded if real is None else _transpose_operand_types(real)
+  assert want == recorded
+  assert _transpose_operand_types(jax) == want

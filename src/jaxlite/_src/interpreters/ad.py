@@ -543,6 +543,11 @@ def _transpose_eqn(eqn, read, is_linear, accumulate, ct_env):
     cts = [_scalar_ct(ct, v.aval) if type(ct) in _PY_SCALARS else ct
            for v, ct in zip(eqn.outvars, cts)]
   invals = [UndefinedPrimal(v.aval) if is_linear(v) else read(v) for v in eqn.invars]
+  if eqn.primitive.library:
+    # a library's rule reads `x.aval` of its operands, as JAX's literals are Arrays (equinox's
+    # select_if_vmap transpose, on the zeros a JVP rule made)
+    invals = [core.array_from_numpy(np.asarray(x), False) if isinstance(x, np.generic) else x
+              for x in invals]
   cts_in = rule(cts if eqn.primitive.multiple_results else cts[0], *invals, **eqn.params)
   for v, ct in zip(eqn.invars, cts_in):
     accumulate(v, ct)
