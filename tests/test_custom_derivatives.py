@@ -214,7 +214,8 @@ def test_bad_rules_raise_jax_errors():
     jax.jvp(h, (1.0,), (1.0,))
   h.defjvp(lambda p, t: (p[0], t[0].astype(jnp.float16)))
   with pytest.raises(TypeError, match=r"Expected float32\[\] \(tangent type of float32\[\]\)"):
-    jax.jvp(h, (1.0,), (1.0,))
+    # (an Array tangent: the rule sees a Python float tangent as the float it is, as in JAX)
+    jax.jvp(h, (1.0,), (jnp.asarray(1.0),))
 
   @jax.custom_vjp
   def k(x, y):

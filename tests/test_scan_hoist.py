@@ -421,7 +421,8 @@ def test_exception_in_loop_restores_blas_threads(monkeypatch):
   body, ins = _body(f, H0, XS)
   loop = scan_hoist.compile_scan(TIER1, *body)
   assert "_hoist.start(" in loop.__jaxlite_source__
-  with pytest.raises(ValueError, match="step 5"):
+  # (the callback's error arrives as JAX reports it: a JaxRuntimeError holding its traceback)
+  with pytest.raises(jaxlite.errors.JaxRuntimeError, match="ValueError: step 5"):
     _call(loop, body, ins, L)
   assert calls == [1, 4]
 

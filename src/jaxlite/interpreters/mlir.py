@@ -101,10 +101,15 @@ def unwrap(v):
 
 
 class ModuleContext:
-  """`ctx.module_context`: the module being built (here: the platform it is for)."""
+  """`ctx.module_context`: the module being built (here: the platform it is for, and the
+  objects a rule asks it to keep alive as long as the module, `add_keepalive`)."""
 
   def __init__(self, platform):
     self.platforms = (platform,)
+    self.keepalives = []
+
+  def add_keepalive(self, keepalive) -> None:
+    self.keepalives.append(keepalive)
 
   def __repr__(self):
     return f"ModuleContext(platforms={self.platforms})"
@@ -140,6 +145,46 @@ def lower_fun(fun, multiple_results: bool = True):
     return [Value(o) for o in outs]
   f_lowered.__name__ = getattr(fun, "__name__", "f_lowered")
   return f_lowered
+
+
+class _HostCallback:
+  """The Python function of `emit_python_callback`, called as JAX's host callback calls it:
+  on the operands as NumPy arrays, returning a sequence of results. Equal for the same
+  function (the callback primitive's param)."""
+  __slots__ = ("fun",)
+
+  def __init__(self, fun):
+    self.fun = fun
+
+  def __call__(self, *args):
+    return list(self.fun(*[np.asarray(a) for a in args]))
+
+  def __eq__(self, other):
+    return type(other) is _HostCallback and other.fun == self.fun
+
+  def __hash__(self):
+    return hash(self.fun)
+
+
+def emit_python_callback(ctx, callback, token, operands, operand_avals, result_avals, *,
+                         has_side_effect: bool, returns_token: bool = True,
+                         partitioned: bool = False, sharding=None):
+  """A call of `callback` on the host in the compiled program (JAX emits an FFI custom call):
+  here the eqn of `io_callback` (with side effects) or `pure_callback` that calls it when the
+  program runs. Returns (result Values, the token, what to keep alive), as JAX's does."""
+  from jaxlite._src.transforms import callbacks
+  if partitioned and result_avals:
+    raise ValueError("Partitioned callback not supported with return values.")
+  vals = [unwrap(o) for o in operands]
+  avals = tuple(core.ShapedArray(tuple(a.shape), a.dtype) for a in result_avals)
+  host = _HostCallback(callback)
+  if has_side_effect:
+    outs = callbacks.io_callback_p.bind(*vals, callback=host, result_avals=avals,
+                                        sharding=None, ordered=False)
+  else:
+    outs = callbacks.pure_callback_p.bind(*vals, callback=host, result_avals=avals,
+                                          sharding=None, vmap_method=None)
+  return [Value(o) for o in outs], token, host
 
 
 def aval_to_ir_type(*args) -> IrType:

@@ -268,6 +268,9 @@ def current_trace() -> Trace:
   return _state.trace
 
 
+_PYTHON_SCALARS = frozenset((bool, int, float, complex))
+
+
 class EvalTrace(Trace):
   """The bottom trace: primitives run their NumPy impl right away."""
   __slots__ = ()
@@ -299,6 +302,12 @@ class EvalTrace(Trace):
         extended = True
         if a._device is not None:
           committed = True
+      elif t in _PYTHON_SCALARS and not primitive.library:
+        # Python numbers bound as they are (equinox evaluates jaxprs eqn by eqn on Python
+        # arguments): as in JAX, arrays of their default dtypes, weak but for bools
+        return self.process_primitive(primitive, [
+            array_from_numpy(np.asarray(x, dtypes.python_scalar_dtype(x)), type(x) is not bool)
+            if type(x) in _PYTHON_SCALARS else x for x in args], params)
       else:
         vals.append(a)
     if primitive.library and (primitive.eager_weak_type is None or extended):

@@ -328,9 +328,17 @@ class JVPTrace(core.Trace):
 
   def process_primitive(self, primitive, args, params):
     primals, tangents = _split_tracers(self, JVPTracer, args)
+    # `jax.jvp` keeps Python and NumPy primals and tangents as they are (custom rules and, as
+    # in JAX, a library's rules see them so); jaxlite's primitives and rules get Arrays
+    library = primitive.library
+    if not library:
+      primals = tuple(p if isinstance(p, core.Array) else _primal_array(p) for p in primals)
     if tangents is None:
       with core.set_current_trace(self.parent):
         return primitive.bind(*primals, **params)
+    if not library:
+      tangents = tuple(t if isinstance(t, (core.Array, Zero)) else _primal_array(t)
+                       for t in tangents)
     rule = jvp_rules.get(primitive)
     if rule is None:
       raise NotImplementedError(f"Differentiation rule for '{primitive}' not implemented")
@@ -341,6 +349,13 @@ class JVPTrace(core.Trace):
     if primitive.multiple_results:
       return [_maybe_tracer(self, JVPTracer, o, t) for o, t in zip(out, tangent_out)]
     return _maybe_tracer(self, JVPTracer, out, tangent_out)
+
+
+def _primal_array(x):
+  """A Python or NumPy value (a `jax.jvp` argument) as an Array; anything else as it is."""
+  if type(x) in (bool, int, float, complex) or isinstance(x, (np.ndarray, np.generic)):
+    return core.asarray(x)
+  return x
 
 
 def _split_tracers(trace, tracer_type, args):
@@ -528,6 +543,11 @@ def _transpose_eqn(eqn, read, is_linear, accumulate, ct_env):
     cts = [_scalar_ct(ct, v.aval) if type(ct) in _PY_SCALARS else ct
            for v, ct in zip(eqn.outvars, cts)]
   invals = [UndefinedPrimal(v.aval) if is_linear(v) else read(v) for v in eqn.invars]
+  if eqn.primitive.library:
+    # a library's rule reads `x.aval` of its operands, as JAX's literals are Arrays (equinox's
+    # select_if_vmap transpose, on the zeros a JVP rule made)
+    invals = [core.array_from_numpy(np.asarray(x), False) if isinstance(x, np.generic) else x
+              for x in invals]
   cts_in = rule(cts if eqn.primitive.multiple_results else cts[0], *invals, **eqn.params)
   for v, ct in zip(eqn.invars, cts_in):
     accumulate(v, ct)

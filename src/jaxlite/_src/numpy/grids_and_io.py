@@ -133,7 +133,14 @@ def load(file, *args, **kwargs):
   if isinstance(out, np.ndarray):
     if out.dtype == np.object_:
       raise ValueError("object arrays cannot be loaded when allow_pickle=False")
-    return creation.asarray(out)
+    # NumPy saves bfloat16 (an ml_dtypes type it does not know) as 2-byte void: JAX's load
+    # reads it back as bfloat16 (equinox's tree_deserialise_leaves relies on it)
+    if out.dtype == np.dtype("V2") and dtypes.load_ml_dtypes():
+      out = out.view(dtypes.bfloat16)
+    try:
+      return creation.asarray(out)
+    except TypeError:  # a dtype JAX arrays cannot hold: NumPy's array, as JAX returns it
+      return out
   return out
 
 

@@ -667,7 +667,9 @@ def _eager_scatter(x, idx, y, ufunc, mode):
     slicing_primitives.check_scatter_operand_dtype(_ARITHMETIC.get(ufunc), dtype)
     return x
   index, adv = plan
-  out = x._host_value().astype(dtype, copy=True)
+  # np.array, not .astype: a 0-d result of a compiled program may be held as a NumPy scalar,
+  # whose astype is a scalar again, with no item to assign
+  out = np.array(x._host_value(), dtype=dtype)
   y_val = np.asarray(y._host_value() if type(y) is core.array_type else y)
   y_val = y_val.astype(dtype) if y_val.dtype != dtype else y_val
   target = out[index] if adv is None else None

@@ -27,8 +27,9 @@ def pmap(fun=None, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_
                           devices=devices, backend=backend, axis_size=axis_size)
   static = set(_as_tuple(static_broadcasted_argnums))
 
-  @functools.wraps(fun)
-  def mapped(*args, **kwargs):
+  def prepare(args, kwargs):
+    """What a call runs on: (args, dynamic positions, flat dynamic leaves, their tree, each
+    leaf's mapped axis, the number of devices, the devices)."""
     dyn_idx = [i for i in range(len(args)) if i not in static]
     dyn = tuple(args[i] for i in dyn_idx)
     axes = in_axes
@@ -47,19 +48,47 @@ def pmap(fun=None, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_
     # As JAX: one device per element of the first mapped axis, at most all of them; arguments
     # whose mapped axis does not split evenly over those devices raise IndivisibleError.
     n = min(mapped_sizes[0], len(devs))
-    return _run(fun, args, dyn_idx, leaves, tree, flat_axes, n, devs[:n])
+    return args, dyn_idx, leaves, tree, flat_axes, n, devs[:n]
+
+  @functools.wraps(fun)
+  def mapped(*args, **kwargs):
+    return _run(*prepare(args, kwargs))
 
   cache = {}
 
-  def _run(fun, args, dyn_idx, leaves, tree, flat_axes, n, devs):
+  def _entry(args, dyn_idx, leaves, tree, flat_axes, n, devs):
+    """(cache key, the built call) for a prepared call."""
     statics = tuple((i, args[i]) for i in sorted(static) if i < len(args))
     key = (statics, tree, tuple(flat_axes), tuple(devs))
     jitted = cache.get(key)
     if jitted is None:
       _check_divisible(leaves, flat_axes, devs, axis_name)
       jitted = cache[key] = _build(fun, args, dyn_idx, tree, flat_axes, devs)
+    return key, jitted
+
+  def _run(args, dyn_idx, leaves, tree, flat_axes, n, devs):
+    _, jitted = _entry(args, dyn_idx, leaves, tree, flat_axes, n, devs)
     otree, flat_out = jitted(*leaves)
     return tree_util.tree_unflatten(otree(), flat_out)
+
+  def lower(*args, **kwargs):
+    """`pmap(f).lower(*args)`: the program a call on these arguments runs (the jit of its
+    shard_map over the devices), to print or compile; the compiled program is called with
+    arguments like these."""
+    prepared = prepare(args, kwargs)
+    key, call = _entry(*prepared)
+    leaves = prepared[2]
+
+    def run(*args, **kwargs):
+      again = prepare(args, kwargs)
+      if _entry(*again)[0] != key:
+        raise TypeError("Function compiled with input pytree does not match the input pytree "
+                        "it was called with: the compiled pmap was lowered for other arguments "
+                        "(their tree, mapped axes, static values or devices differ).")
+      return _run(*again)
+    return PmapLowered(call.jitted.lower(*leaves), run)
+
+  mapped.lower = lower
 
   def _build(fun, args, dyn_idx, tree, flat_axes, devs):
     from jaxlite._src.transforms.jit import jit
@@ -109,9 +138,43 @@ def pmap(fun=None, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_
       oaxes = tree_util._broadcast_leaves(out_axes, tree_util.tree_unflatten(
           otree, [0] * otree.num_leaves), lambda x: x is None or isinstance(x, int))
       return (lambda: otree), [_place(o, a, mesh, name) for o, a in zip(outs, oaxes)]
+    call.jitted = jitted  # (what `lower` lowers)
     return call
 
   return mapped
+
+
+class PmapLowered:
+  """`pmap(f).lower(...)`: the lowered jit of the mapped program; `compile` gives the function
+  to call with the pmapped function's own arguments."""
+
+  def __init__(self, lowered, run):
+    self._lowered, self._run = lowered, run
+
+  def as_text(self, dialect=None) -> str:
+    return self._lowered.as_text(dialect)
+
+  def cost_analysis(self):
+    return self._lowered.cost_analysis()
+
+  def compile(self, compiler_options=None):
+    return PmapCompiled(self._lowered.compile(compiler_options), self._run)
+
+
+class PmapCompiled:
+  """A compiled pmap: called as the pmapped function is, on arguments like those lowered."""
+
+  def __init__(self, compiled, run):
+    self._compiled, self._run = compiled, run
+
+  def as_text(self) -> str:
+    return self._compiled.as_text()
+
+  def cost_analysis(self):
+    return self._compiled.cost_analysis()
+
+  def __call__(self, *args, **kwargs):
+    return self._run(*args, **kwargs)
 
 
 _IN_AXES_HINT = (

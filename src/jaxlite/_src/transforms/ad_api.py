@@ -42,8 +42,18 @@ def _as_array(x, what: str = "Argument"):
   raise TypeError(f"{what} {x!r} of type {type(x)} is not a valid JAX type")
 
 
-def _flat_fun(fun, in_tree, has_aux, store: dict):
-  """`fun` over flat arguments returning (flat outputs, aux); the output tree goes to `store`."""
+def _checked(x, what: str = "Argument"):
+  """A flat argument or output of `jvp` as it is (JAX keeps Python and NumPy values), once it
+  is known to be a valid JAX type."""
+  _as_array(x, what) if not isinstance(x, core.Array) else None
+  return x
+
+
+def _flat_fun(fun, in_tree, has_aux, store: dict, as_array=None):
+  """`fun` over flat arguments returning (flat outputs, aux); the output tree goes to `store`.
+  Outputs pass through `as_array` (by default: made Arrays)."""
+  as_array = _as_array if as_array is None else as_array
+
   def flat_fun(*flat):
     args = tree_util.tree_unflatten(in_tree, flat)
     out = fun(*args)
@@ -54,7 +64,7 @@ def _flat_fun(fun, in_tree, has_aux, store: dict):
                         f"got type {type(out)} with value {out!r}")
       out, aux = out
     leaves, store["out_tree"] = tree_util.tree_flatten(out)
-    return [_as_array(o, "Output") for o in leaves], aux
+    return [as_array(o, "Output") for o in leaves], aux
   return flat_fun
 
 
@@ -81,10 +91,12 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     raise TypeError("primal and tangent arguments to jax.jvp must have the same tree structure; "
                     f"primals have tree structure {tree_p} whereas tangents have tree structure "
                     f"{tree_t}.")
-  flat_p = [_as_array(p) for p in flat_p]
-  flat_t = [_check_tangent(p, _as_array(t)) for p, t in zip(flat_p, flat_t)]
+  # Python and NumPy values stay as they are, as in JAX: a custom_jvp rule sees `2.0` as a
+  # float (equinox's filter_custom_jvp partitions on that), and so do the outputs
+  flat_p = [_checked(p) for p in flat_p]
+  flat_t = [_check_tangent(p, _checked(t)) for p, t in zip(flat_p, flat_t)]
   store, seen = {}, {}
-  flat_fun = _flat_fun(fun, tree_p, has_aux, store)
+  flat_fun = _flat_fun(fun, tree_p, has_aux, store, _checked)
 
   def run(*args):
     seen["trace"] = core.current_trace()

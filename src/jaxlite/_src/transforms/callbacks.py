@@ -10,6 +10,7 @@ import copy
 import logging
 import string
 import sys
+import traceback
 
 import numpy as np
 
@@ -19,6 +20,9 @@ from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.interpreters import ad, batching
 
 logger = logging.getLogger("jax._src.debugging")
+# pure_callback's and io_callback's failures are logged under JAX's name for the module that
+# defines them (equinox filters that logger's "jax.pure_callback failed" record)
+callback_logger = logging.getLogger("jax._src.callback")
 
 
 def _as_arrays(vals):
@@ -246,9 +250,16 @@ def _run_callback(callback, args, result_avals, name):
   from jaxlite._src.base import errors
   try:
     outs = _call_on_host(callback, args)
-  except BaseException:
-    logger.exception(f"jax.{name} failed")
-    raise
+  except BaseException as err:
+    callback_logger.exception(f"jax.{name} failed")
+    if not isinstance(err, Exception) or isinstance(err, errors.JaxRuntimeError):
+      raise
+    # What JAX raises, eagerly and under jit: the callback runs inside an XLA program, whose
+    # runtime reports the Python error as a JaxRuntimeError holding its traceback's text
+    # (equinox's filter_jit finds its error_if message in that text)
+    raise errors.JaxRuntimeError(
+        "INTERNAL: CpuCallback error calling callback: "
+        + "".join(traceback.format_exception(err)).rstrip()) from None
   if len(outs) != len(result_avals):
     raise errors.JaxRuntimeError(
         f"INTERNAL: {name}: callback returned {len(outs)} values, expected {len(result_avals)}")

@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Callable, Sequence
 
 from jaxlite._src.base import core, dtypes, tree_util
+from jaxlite._src.base import linear_util as lu
 from jaxlite._src.base import primitive_kinds as pk
 from jaxlite._src.base import pretty_print as pp
 from jaxlite._src.compiler import backend
@@ -108,6 +109,11 @@ def _as_arg(x):
   return _as_array(x)
 
 
+def _checked_arg(x):
+  from jaxlite._src.transforms.ad_api import _checked
+  return _checked(x, "Output")
+
+
 def _trace_call(fun, flat_args, in_tree):
   """(ClosedJaxpr of `fun` over the args' types, lifted outer-trace consts, out tree)."""
   store = {}
@@ -155,7 +161,42 @@ def _check_tangents(primals, tangents):
 
 # --- custom_jvp --------------------------------------------------------------------------------
 
-custom_jvp_call_p = core.Primitive("custom_jvp_call")
+class CustomJVPCallPrimitive(core.Primitive):
+  """`custom_jvp_call`: its eqn holds the function's jaxpr and the flat JVP rule as params.
+
+  JAX's `get_bind_params` turns those into `subfuns` (the function and the lifted rule, each a
+  `linear_util.WrappedFun`) that its `bind` takes back: equinox's `finalise_jaxpr` calls the
+  first to inline the call, or rebinds the eqn with them. jaxlite's `bind` reads the jaxpr and
+  the rule from the params, which still hold them; `subfuns` are views of those two.
+  """
+
+  def get_bind_params(self, params) -> dict:
+    new = dict(params)
+    closed, jvp = params["call_jaxpr"], params["jvp"]
+    num_consts, symbolic_zeros = params["num_consts"], params["symbolic_zeros"]
+    new["subfuns"] = (lu.wrap_init(core.jaxpr_as_fun(closed)),
+                      lu.wrap_init(_lifted_jvp(jvp, num_consts, symbolic_zeros)))
+    return new
+
+  def bind(self, *args, subfuns=None, **params):
+    return super().bind(*args, **params)
+
+
+def _lifted_jvp(jvp, num_consts, symbolic_zeros):
+  """The rule over flat (consts, primals, const tangents, tangents) -> outputs then their
+  tangents, symbolic zeros as `SymbolicZero` (JAX's `lift_jvp`)."""
+  def flat_jvp(*xs):
+    n, ragged = divmod(len(xs), 2)
+    if ragged:
+      raise TypeError(f"custom_jvp_call's lifted JVP rule takes primals and tangents in equal "
+                      f"numbers; got {len(xs)} values")
+    tangents = [Zero(t.aval) if type(t) is SymbolicZero else t for t in xs[n + num_consts:]]
+    outs, t_outs = _apply_jvp_rule(jvp, xs[num_consts:n], tangents, symbolic_zeros)
+    return [*outs, *(SymbolicZero(t.aval) if type(t) is Zero else t for t in t_outs)]
+  return flat_jvp
+
+
+custom_jvp_call_p = CustomJVPCallPrimitive("custom_jvp_call")
 pp.param_rules[custom_jvp_call_p] = pp.ParamRule(
     first=("name",), only=("call_jaxpr", "jvp", "num_consts", "symbolic_zeros"),
     drop={"num_consts": pp.is_zero}, show={"jvp": pp.fun_name})
@@ -177,12 +218,17 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, symb
   return _apply_jvp_rule(jvp, primals[num_consts:], tangents[num_consts:], symbolic_zeros)
 
 
-def _apply_jvp_rule(jvp, args, t_args, symbolic_zeros):
-  """The rule run on the primals and tangents (on the trace below the JVP's)."""
+def _apply_jvp_rule(jvp, args, t_args, symbolic_zeros, as_arrays=True):
+  """The rule run on the primals and tangents (on the trace below the JVP's); with
+  `as_arrays`, the Python or NumPy values it returns made Arrays."""
   if not symbolic_zeros:
     t_args = [ad.instantiate_zeros(t) for t in t_args]
   outs, t_outs = jvp(list(args), list(t_args))
-  return outs, [Zero(t.aval) if type(t) is SymbolicZero else t for t in t_outs]
+  t_outs = [Zero(t.aval) if type(t) is SymbolicZero else t for t in t_outs]
+  if as_arrays:
+    outs = [_as_arg(o) for o in outs]
+    t_outs = [t if type(t) is Zero else _as_arg(t) for t in t_outs]
+  return outs, t_outs
 
 
 ad.jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
@@ -378,9 +424,11 @@ def _flat_jvp(rule, nondiff, in_tree, out_store, primal_name, symbolic_zeros):
       raise TypeError(f"Custom JVP rule {rule_name} for function {primal_name} must produce "
                       "primal and tangent outputs with equal container (pytree) structures, but "
                       f"got {tree} and {t_tree} respectively.")
-    outs = [_as_arg(o) for o in outs]
+    # checked, not converted: under an eager `jax.jvp` the rule's Python floats come out as
+    # they are, as in JAX (`_apply_jvp_rule` makes them Arrays for every other caller)
+    outs = [_checked_arg(o) for o in outs]
     _check_primal_outs(rule_name, primal_name, tree, outs, out_store)
-    t_outs = [t if type(t) is SymbolicZero else _as_arg(t) for t in t_outs]
+    t_outs = [t if type(t) is SymbolicZero else _checked_arg(t) for t in t_outs]
     _check_tangents(outs, t_outs)
     return outs, t_outs
   flat_jvp.__name__ = rule_name
@@ -738,10 +786,11 @@ class _CustomCall:
     with core.set_current_trace(trace):
       return self.bind(args)
 
-  def differentiate(self, primals, tangents):
-    """(primal outs, tangent outs) from the rule, on the current trace."""
+  def differentiate(self, primals, tangents, as_arrays=True):
+    """(primal outs, tangent outs) from the rule, on the current trace (a JVP rule's Python
+    values kept as they are without `as_arrays`)."""
     if self.kind == "jvp":
-      return _apply_jvp_rule(self.rules[0], primals, tangents, self.symbolic_zeros)
+      return _apply_jvp_rule(self.rules[0], primals, tangents, self.symbolic_zeros, as_arrays)
     return _apply_fwd_rule(*self.rules, primals, tangents, self.symbolic_zeros)
 
 
@@ -764,8 +813,8 @@ def _jvp_custom_call(trace, call, args):
   primals, tangents = ad._split_tracers(trace, ad.JVPTracer, args)
   if tangents is None:
     return call.bind_on(trace.parent, primals)
-  with core.set_current_trace(trace.parent):
-    outs, t_outs = call.differentiate(primals, tangents)
+  with core.set_current_trace(trace.parent):  # JVPTracers hold Python values as they are
+    outs, t_outs = call.differentiate(primals, tangents, as_arrays=False)
   return [ad._maybe_tracer(trace, ad.JVPTracer, o, t) for o, t in zip(outs, t_outs)]
 
 
