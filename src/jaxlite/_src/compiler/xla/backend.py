@@ -270,7 +270,7 @@ class XlaExecutable:
       else:
         outs = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
     except Exception as err:
-      raise _runtime_error(err, "executing", dev) from err
+      raise _runtime_error(err, "executing", dev) from None
     outs = [_wrap(bt, o, s, d, dev) for o, (s, d) in zip(outs, self.out_avals)]
     if refs:
       for r, new in zip(refs, outs[self.n_out:]):
@@ -302,7 +302,7 @@ class XlaExecutable:
       try:
         o = execute(bufs).consume_with_handlers(handlers)[0]
       except Exception as err:
-        raise _runtime_error(err, "executing", dev) from err
+        raise _runtime_error(err, "executing", dev) from None
       b = new(bt)  # (`_wrap`, inline: the cached call's last Python call saved)
       b.buf, b.shape, b.dtype, b.device, b._host, b.committed = o, shape, dt, dev, None, False
       return new_array(b, weak_type)
@@ -330,8 +330,13 @@ def raise_callback_failures(callbacks) -> None:
 
 
 def _runtime_error(err, what, device):
+  """jaxlib's runtime error as JAX raises it: JaxRuntimeError with XLA's message as it stands (a
+  failed host callback's holds the callback's traceback: equinox reads its last line), raised
+  `from None`; other errors name what was being done, and where."""
   if isinstance(err, JaxRuntimeError):
     return err
+  if type(err).__name__ in ("XlaRuntimeError", "JaxRuntimeError"):
+    return JaxRuntimeError(str(err))
   return JaxRuntimeError(f"{err} ({what} on {device!r})")
 
 
