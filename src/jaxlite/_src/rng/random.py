@@ -21,6 +21,7 @@ from jaxlite._src.transforms.jit_function import internal_jit
 from jaxlite._src.lax import elementwise_functions as _lax
 from jaxlite._src.lax import shape as _shape
 from jaxlite._src.rng import prng_structural
+from jaxlite._src.rng import prng_impls
 from jaxlite._src.rng.prng import PRNGKeyArray
 
 # --- namespaces filled in by other modules (looked up at call time) -----------------------------
@@ -186,9 +187,10 @@ def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
   return prng.random_wrap(_as_uint_array(key_bits_array), impl=prng.resolve_impl(impl))
 
 
-def key_impl(keys) -> str:
+def key_impl(keys):
+  """The name of the keys' implementation (its spec when it is not a registered one)."""
   typed, _ = _check_prng_key("key_impl", keys, allow_batched=True)
-  return typed.dtype._impl.name
+  return prng_impls.key_spec(typed.dtype._impl)
 
 
 def key_dtype(impl=None):
