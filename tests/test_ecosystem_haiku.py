@@ -1,5 +1,6 @@
 """What dm-haiku 0.0.17's suite relies on (issue 34), each against real JAX."""
 import numpy as np
+import pytest
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
@@ -110,3 +111,38 @@ def test_name_stacks_are_per_thread():
 
   got, want = stacks(jax), stacks(oracle())
   assert got == want == {"other": ["", ""], "main": ["main"]}
+
+
+def _dot_hlo_lines(m):
+  """The `dot(` and `convolution(` lines of XLA's HLO text per precision, names dropped."""
+  import re
+  x, w = np.ones((1, 1), np.float32), np.ones((1, 1), np.float32)
+  img, kern = np.ones((1, 3, 3, 1), np.float32), np.ones((2, 2, 1, 1), np.float32)
+  lines = []
+  for p in (None, m.lax.Precision.DEFAULT, m.lax.Precision.HIGH, m.lax.Precision.HIGHEST):
+    dot = m.jit(lambda x: m.lax.dot(x, w, precision=p)).lower(x).compiler_ir(dialect="hlo")
+    conv = m.jit(lambda x: m.lax.conv_general_dilated(
+        x, kern, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC"),
+        precision=p)).lower(img).compiler_ir(dialect="hlo")
+    for text, op in ((dot.as_hlo_text(), "dot("), (conv.as_hlo_text(), "convolution(")):
+      line = next(ln for ln in text.split("\n") if op in ln)
+      lines.append(re.sub(r"[\w.]+ = ", "", re.sub(r"\([^)]*\)", "()", line)).strip())
+  return lines
+
+
+def test_lowered_compiler_ir_hlo_shows_operand_precision():
+  """haiku's Linear/Conv precision tests read `jit(f).lower(x).compiler_ir("hlo")
+  .as_hlo_text()` for XLA's `operand_precision`: the XLA backend's lowering, through jaxlib
+  (without jaxlib there is no XLA computation: None, as JAX returns when it has none)."""
+  import importlib.util
+  x = np.ones((1, 1), np.float32)
+  lowered = jax.jit(lambda x: x @ x).lower(x)
+  if importlib.util.find_spec("jaxlib") is None:
+    assert lowered.compiler_ir("hlo") is None and lowered.compiler_ir() is None
+    return
+  with pytest.raises(ValueError, match="unknown dialect: mhlo"):
+    lowered.compiler_ir("mhlo")
+  assert "stablehlo.dot_general" in str(lowered.compiler_ir())
+  got = _dot_hlo_lines(jax)
+  assert "operand_precision={highest,highest}" in got[-2] and "operand_precision" not in got[0]
+  assert got == _dot_hlo_lines(oracle())
