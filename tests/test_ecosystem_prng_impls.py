@@ -212,3 +212,25 @@ def test_unknown_prng_impl_names_the_known_ones():
   with pytest.raises(ValueError, match='unrecognized PRNG implementation "nope". Did you mean '
                                        'one of: "threefry2x32"'):
     jax.random.key(0, impl="nope")
+
+
+def test_samplers_on_rbg_keys():
+  """The samplers built on bits/split run any implementation's keys (here rbg, against JAX);
+  poisson refuses non-threefry keys as JAX's does; jaxlite's gamma sampler (a NumPy rejection
+  loop over threefry words) refuses them too, where JAX samples them (a documented gap)."""
+  def draws(m):
+    k = m.random.key(0, impl="rbg")
+    return [np.asarray(x) for x in (m.random.permutation(k, 5), m.random.choice(k, 5, (3,)),
+                                    m.random.randint(k, (3,), 0, 10))]
+  got = draws(jax)
+  np.testing.assert_array_equal(got[0], [1, 0, 4, 3, 2])  # recorded from JAX 0.10.2 (CPU)
+  np.testing.assert_array_equal(got[2], [8, 9, 9])
+  if HAVE_JAX:
+    for g, w in zip(got, draws(oracle())):
+      np.testing.assert_array_equal(g, w)
+  key = jax.random.key(0, impl="rbg")
+  with pytest.raises(NotImplementedError, match="`poisson` is only implemented for the "
+                                                "threefry2x32 RNG, not rbg"):
+    jax.random.poisson(key, 3.0, (3,))
+  with pytest.raises(NotImplementedError, match="threefry2x32 keys only"):
+    jax.random.gamma(key, 2.0, (3,))

@@ -894,6 +894,9 @@ def poisson(key, lam, shape=None, dtype=None):
   """Poisson(lam) counts: Knuth's method below lam = 10, transformed rejection above."""
   typed, _ = _check_prng_key("poisson", key)
   dtype = dtypes.check_user_dtype(int if dtype is None else dtype)
+  if typed.dtype._impl is not prng.threefry_impl:  # JAX's samplers assume threefry's keys here
+    raise NotImplementedError("`poisson` is only implemented for the threefry2x32 RNG, not "
+                              f"{typed.dtype._impl}")
   shape = core.canonicalize_shape(shape) if shape is not None else np.shape(lam)
   jnp = _jnp()
   lam = _lax.convert_element_type(jnp.broadcast_to(lam, shape), dtypes.float32)
