@@ -146,3 +146,63 @@ def test_lowered_compiler_ir_hlo_shows_operand_precision():
   got = _dot_hlo_lines(jax)
   assert "operand_precision={highest,highest}" in got[-2] and "operand_precision" not in got[0]
   assert got == _dot_hlo_lines(oracle())
+
+
+def _recording_trace(m):
+  """haiku's DotTrace in small: a library Trace (built with no arguments) whose tracers are
+  `Tracer(trace, aval)` and which forwards each primitive to its parent trace through
+  `Primitive.bind_with_trace(parent, vals, avals, params)`."""
+  import importlib
+  ext = importlib.import_module(m.__name__ + ".extend.core")
+  seen = []
+
+  class RecTracer(m.core.Tracer):
+    def __init__(self, trace, val):
+      super().__init__(trace, m.typeof(val))
+      self.val = val
+
+  class RecTrace(m.core.Trace):
+    def __init__(self, parent):
+      super().__init__()
+      self.parent_trace = parent
+
+    def process_primitive(self, primitive, tracers, params):
+      vals = [t.val if isinstance(t, RecTracer) else t for t in tracers]
+      seen.append(str(primitive))
+      out = primitive.bind_with_trace(self.parent_trace, vals, [m.typeof(v) for v in vals],
+                                      params)
+      return m.tree.map(lambda v: RecTracer(self, v), out)
+
+  def run(x):
+    with ext.take_current_trace() as parent:
+      trace = RecTrace(parent)
+      with ext.set_current_trace(trace):
+        s = m.lax.sin(RecTracer(trace, x))
+        y = m.lax.mul(s, s)
+    return y.val, y.aval
+
+  val, aval = run(m.numpy.float32(0.5))
+  return seen, float(val), (aval.shape, str(aval.dtype))
+
+
+def test_library_trace_classes_built_as_in_jax():
+  got = _recording_trace(jax)
+  assert got[0] == ["sin", "mul"] and got[2] == ((), "float32")
+  np.testing.assert_allclose(got[1], np.sin(0.5) ** 2, rtol=1e-6)
+  assert got == _recording_trace(oracle())
+
+
+def _custom_jvp_call_binders(m):
+  eqn = m.make_jaxpr(m.nn.relu)(1.0).jaxpr.eqns[0]
+  closed = eqn.params["call_jaxpr"]
+  return (str(eqn.primitive), len(closed.constvars), [str(v.aval) for v in closed.invars],
+          [str(v.aval) for v in closed.outvars], closed.invars == closed.jaxpr.invars)
+
+
+def test_closed_jaxpr_forwards_its_binders():
+  """haiku's jaxpr_info walks a custom_jvp_call's closed `call_jaxpr` by its constvars, invars
+  and outvars, which JAX's ClosedJaxpr forwards from its jaxpr."""
+  got = _custom_jvp_call_binders(jax)
+  assert got[0] == "custom_jvp_call" and got[1] == 0 and got[4] is True
+  want = _custom_jvp_call_binders(oracle())
+  assert got[:2] == want[:2] and len(got[2]) == len(want[2]) and got[4] == want[4]
