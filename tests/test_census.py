@@ -62,9 +62,6 @@ DELIBERATE_OMISSIONS = {
                                      "PartialVals out; user code calls jax.linearize",
     "jax.custom_derivatives.remat_opt_p": "JAX-internal primitive of custom_vjp's "
                                           "optimize_remat lowering (hijax to_lojax)",
-    **dict.fromkeys(("jax.extend.random.rbg_prng_impl", "jax.extend.random.unsafe_rbg_prng_impl"),
-                    "keys whose bits come from XLA's RngBitGenerator expansion on each backend; "
-                    "jaxlite cannot give JAX's bits, so it offers threefry only"),
     **dict.fromkeys(("jax.profiler.ProfileData", "jax.profiler.ProfileEvent",
                      "jax.profiler.ProfilePlane"),
                     "readers of XLA's XSpace profile protobufs; jaxlite's profiler writes "

@@ -92,7 +92,8 @@ LAYERS = {
     "transforms.custom_batching": LAX,  # sequential_vmap's rule is a lax.map
     # libraries over lax.
     "numpy": LIBS, "rng.random": LIBS, "rng.random_gamma": LIBS, "rng.random_more": LIBS,
-    "rng.stateful_rng": LIBS, "nn": LIBS, "scipy": LIBS, "libs.image": LIBS, "libs.ops": LIBS,
+    "rng.stateful_rng": LIBS, "rng.prng_impls": LIBS, "nn": LIBS, "scipy": LIBS,
+    "libs.image": LIBS, "libs.ops": LIBS,
     "transforms.debugging": LIBS,  # jax.debug, over the callbacks
     "transforms.jacobians": LIBS,
     # lax functions composed in jnp (QDWH, Householder reductions; ragged_dot, patches), and

@@ -201,6 +201,12 @@ class Primitive:
       args = vma_typing.cast(self, args, params)
     return _state.trace.process_primitive(self, args, params)
 
+  def bind_with_trace(self, trace, args, avals, params, /):
+    """JAX's: this primitive on `args` interpreted by `trace` (not the current one); library
+    traces forward their primitives to their parent so (haiku's DotTrace)."""
+    del avals  # JAX's: whether the primitive is a high-level one; jaxlite's are all low
+    return trace.process_primitive(self, args, params)
+
   def def_impl(self, impl):
     self.impl = impl
     return impl
@@ -222,8 +228,8 @@ class Trace:
   """An interpreter of primitives. `parent` is the trace its rules bind on."""
   __slots__ = ("parent", "alive", "__weakref__")
 
-  def __init__(self, parent):
-    self.parent = parent
+  def __init__(self, parent=None):  # JAX's Trace() takes none: library traces (haiku's
+    self.parent = parent              # DotTrace) keep their parent themselves
     self.alive = True
 
   def process_primitive(self, primitive, args, params):
@@ -469,9 +475,20 @@ class Tracer(Array):
   __array_priority__ = 1000
   __hash__ = None  # unhashable like JAX (TypeError: unhashable type: '<class name>')
 
+  def __init__(self, trace, aval=None):
+    """JAX's `Tracer(trace, aval)`, for library tracers that call it (haiku's DotTracer);
+    jaxlite's own tracers set their fields themselves."""
+    self._trace = trace
+    if aval is not None:
+      self.__dict__["aval"] = aval  # a subclass without __slots__ has a dict: read first
+
   @property
   def aval(self) -> ShapedArray:
-    # abstract: each trace's tracer class defines its type (JAX's Tracer leaves it to them)
+    # abstract: each trace's tracer class defines its type (JAX's Tracer leaves it to them);
+    # a library tracer built by Tracer(trace, aval) holds its aval in its instance dict
+    given = getattr(self, "__dict__", {}).get("aval")
+    if given is not None:
+      return given
     raise NotImplementedError(f"{type(self).__name__} must define aval")
 
   shape = property(lambda self: self.aval.shape)
@@ -662,6 +679,11 @@ class ClosedJaxpr:
   in_avals = property(lambda self: self.jaxpr.in_avals)
   out_avals = property(lambda self: self.jaxpr.out_avals)
   eqns = property(lambda self: self.jaxpr.eqns)
+  # the jaxpr's binders, as JAX's ClosedJaxpr forwards them (haiku's jaxpr_info walks a
+  # custom_jvp_call's closed call_jaxpr through them)
+  constvars = property(lambda self: self.jaxpr.constvars)
+  invars = property(lambda self: self.jaxpr.invars)
+  outvars = property(lambda self: self.jaxpr.outvars)
   literals = property(lambda self: self.consts)  # JAX 0.10's name for the consts
 
   def __str__(self):

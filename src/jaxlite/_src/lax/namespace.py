@@ -100,6 +100,8 @@ LAZY_NAMES = {
     **dict.fromkeys(("copy_p", "device_put_p", "stage", "stage_p", "eq_to_p", "le_to_p",
                      "lt_to_p", "shape_as_value"), "jaxlite._src.lax.identity_ops"),
     "approx_top_k_p": "jaxlite._src.lax.ann",
+    **dict.fromkeys(("rng_bit_generator", "rng_bit_generator_p"),
+                    "jaxlite._src.lax.rng_bit_generator"),
 }
 __all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_NAMES"]
 

@@ -22,12 +22,13 @@ KEY_STORAGE = np.dtype([("k0", np.uint32), ("k1", np.uint32)])
 
 
 def storage_dtype(dtype):
-  """The NumPy dtype of the buffers of arrays of `dtype` (key arrays hold KEY_STORAGE records);
-  for buffers that impls allocate ahead of filling them (scan's stacked outputs, ...)."""
+  """The NumPy dtype of the buffers of arrays of `dtype` (key arrays hold their impl's records:
+  KEY_STORAGE for threefry); for buffers that impls allocate ahead of filling them (scan's
+  stacked outputs, ...)."""
   if getattr(dtype, "_is_extended", False) is not True:
     return dtype
   if hasattr(dtype, "_impl"):
-    return KEY_STORAGE
+    return dtype._impl.storage
   from jaxlite._src.base import extended_dtypes  # user extended dtypes: their physical type
   return extended_dtypes.physical_dtype(dtype) if extended_dtypes.has_rules(dtype) else dtype
 
@@ -37,11 +38,19 @@ class prng_key(extended):
 
 
 class PRNGImpl:
-  """A PRNG implementation: its name, its short tag (`fry`) and the shape of its key data."""
-  __slots__ = ("key_shape", "name", "tag")
+  """A PRNG implementation: its name, its short tag (`fry`), the shape of its key data and, for
+  the implementations written over their key data (rbg, unsafe_rbg, `define_prng_impl`'s), the
+  functions seed(seed) -> data, split(data, shape), random_bits(data, bit_width, shape) and
+  fold_in(data, msg) on one key's uint32 data. threefry2x32 has none: its keys are this
+  module's primitives, computed here. A key array holds one `storage` record per key."""
+  __slots__ = ("key_shape", "name", "tag", "seed", "split", "random_bits", "fold_in", "storage")
 
-  def __init__(self, name: str, tag: str, key_shape: tuple):
-    self.name, self.tag, self.key_shape = name, tag, key_shape
+  def __init__(self, name: str, tag: str, key_shape: tuple, seed=None, split=None,
+               random_bits=None, fold_in=None):
+    self.name, self.tag, self.key_shape = name, tag, tuple(key_shape)
+    self.seed, self.split, self.random_bits, self.fold_in = seed, split, random_bits, fold_in
+    self.storage = KEY_STORAGE if seed is None else np.dtype(
+        [("data", np.uint32, self.key_shape)])
 
   def __str__(self):  # printed as a param: `random_wrap[impl=fry]`
     return self.tag
@@ -52,12 +61,52 @@ class PRNGImpl:
   def __hash__(self):
     return hash(self.name)
 
+  def _functions(self):
+    return (self.seed, self.split, self.random_bits, self.fold_in)
+
   def __eq__(self, other):
-    return type(other) is PRNGImpl and other.name == self.name
+    return other is self or (type(other) is PRNGImpl and other.name == self.name
+                             and other.key_shape == self.key_shape
+                             and other._functions() == self._functions())
+
+
+class PRNGSpec:
+  """Names a PRNG implementation: what `jax.extend.random.define_prng_impl` returns, taken by
+  `impl=` and returned by `jax.random.key_impl` for an unregistered implementation."""
+  __slots__ = ("_impl",)
+
+  def __init__(self, impl: PRNGImpl):
+    self._impl = impl
+
+  def __repr__(self):
+    return f"PRNGSpec({self._impl.name!r})"
+
+  def __str__(self):
+    return str(self._impl)
+
+  def __hash__(self):
+    return hash(self._impl)
+
+  def __eq__(self, other):
+    return isinstance(other, PRNGSpec) and self._impl == other._impl
 
 
 threefry_impl = PRNGImpl("threefry2x32", "fry", (2,))
+# name -> the implementations `jax_default_prng_impl` and `impl="..."` name (rng.prng_impls adds
+# rbg and unsafe_rbg)
 prng_impls = {"threefry2x32": threefry_impl}
+# The key operations of implementations with functions (PRNGImpl.seed is not None): "seed",
+# "split", "fold_in", "bits" -> fn(keys or seeds, ..., impl), filled by rng.prng_impls (above
+# this module: the functions run under vmap on jnp values). Such keys never bind random_seed,
+# random_split, random_fold_in or random_bits: their data goes through random_unwrap, the
+# impl's functions and random_wrap, as JAX's impl rules and lowerings run them.
+data_impl_ops = {}
+
+
+def _data_impl(keys):
+  """The impl of key array `keys` when it computes on its key data, else None (threefry)."""
+  impl = getattr(getattr(keys, "dtype", None), "_impl", None)
+  return impl if impl is not None and impl.seed is not None else None
 
 
 class KeyTy:
@@ -65,11 +114,11 @@ class KeyTy:
   _is_extended = True
   type = prng_key
   kind = "V"
-  itemsize = 8
 
   def __init__(self, impl: PRNGImpl):
     self._impl = impl
     self.name = self._short_name = f"key<{impl.tag}>"
+    self.itemsize = 4 * math.prod(impl.key_shape)
 
   def __repr__(self):
     return self.name
@@ -113,9 +162,14 @@ def resolve_impl(spec) -> PRNGImpl:
     return spec
   if is_key_dtype(spec):
     return spec._impl
-  if isinstance(spec, str) and spec in prng_impls:
-    return prng_impls[spec]
-  raise ValueError(f"unrecognized PRNG implementation {spec!r}; known: {list(prng_impls)}")
+  if type(spec) is PRNGSpec:
+    return spec._impl
+  if isinstance(spec, str):
+    if spec in prng_impls:
+      return prng_impls[spec]
+    known = ", ".join(f'"{s}"' for s in prng_impls)
+    raise ValueError(f'unrecognized PRNG implementation "{spec}". Did you mean one of: {known}?')
+  raise TypeError(f"unrecognized type {type(spec)} for specifying PRNG implementation.")
 
 
 # --- threefry2x32 in NumPy ---------------------------------------------------------------------
@@ -271,13 +325,19 @@ def keys_from_words(k0, k1) -> np.ndarray:
   return out
 
 
-def keys_from_data(data: np.ndarray) -> np.ndarray:
-  """Structured keys from uint32 key data of shape (..., 2)."""
-  return keys_from_words(data[..., 0], data[..., 1])
+def keys_from_data(data: np.ndarray, impl: PRNGImpl = threefry_impl) -> np.ndarray:
+  """Structured keys of `impl` from uint32 key data of shape (..., *impl.key_shape)."""
+  if impl.storage is KEY_STORAGE:
+    return keys_from_words(data[..., 0], data[..., 1])
+  out = np.empty(np.shape(data)[:np.ndim(data) - len(impl.key_shape)], impl.storage)
+  out["data"] = data
+  return out
 
 
 def data_from_keys(keys: np.ndarray) -> np.ndarray:
-  """uint32 key data of shape (..., 2) from structured keys."""
+  """uint32 key data of shape (..., *key_shape) from structured keys."""
+  if keys.dtype.names == ("data",):
+    return np.array(keys["data"])
   return np.stack([keys["k0"], keys["k1"]], axis=-1)
 
 
@@ -566,13 +626,14 @@ def _wrap_abstract(data, impl):
   if data.dtype != dtypes.uint32:
     raise TypeError("JAX encountered invalid PRNG key data: expected key_data.dtype = uint32; "
                     f"got dtype={dtypes.dtype_name(data.dtype)}")
-  if data.shape[-1:] != impl.key_shape:
+  if data.shape[len(data.shape) - len(impl.key_shape):] != impl.key_shape:
     raise TypeError("JAX encountered invalid PRNG key data: expected key_data.shape to end "
                     f"with {impl.key_shape}; got shape={data.shape} for impl={impl!r}")
   return ShapedArray(data.shape[:-1], KeyTy(impl))
 
 
-random_wrap_p = _key_prim("random_wrap", lambda data, impl: keys_from_data(np.asarray(data)),
+random_wrap_p = _key_prim("random_wrap",
+                          lambda data, impl: keys_from_data(np.asarray(data), impl),
                           _wrap_abstract)
 
 
@@ -606,18 +667,26 @@ threefry2x32_p = _key_prim("threefry2x32", lambda k0, k1, x0, x1: list(threefry2
 # --- binding helpers (what jax.random calls) ---------------------------------------------------
 
 def random_seed(seeds, impl: PRNGImpl):
+  if impl.seed is not None:
+    return data_impl_ops["seed"](seeds, impl)
   return random_seed_p.bind(seeds, impl=impl)
 
 
 def random_bits(keys, bit_width: int, shape: tuple):
+  if _data_impl(keys) is not None:
+    return data_impl_ops["bits"](keys, bit_width, tuple(shape))
   return random_bits_p.bind(keys, bit_width=bit_width, shape=tuple(shape))
 
 
 def random_split(keys, shape: tuple):
+  if _data_impl(keys) is not None:
+    return data_impl_ops["split"](keys, tuple(shape))
   return random_split_p.bind(keys, shape=tuple(shape))
 
 
 def random_fold_in(keys, msgs):
+  if _data_impl(keys) is not None:
+    return data_impl_ops["fold_in"](keys, msgs)
   return random_fold_in_p.bind(keys, msgs)
 
 
@@ -854,9 +923,10 @@ for _name, _prim in (("neg", "neg"), ("pos", "pos"), ("abs", "abs"), ("invert", 
 def make_key_array(value: np.ndarray, aval: ShapedArray) -> PRNGKeyArray:
   """The concrete array for a NumPy value of an extended-dtype aval (used by core.make_array):
   structured keys, or key data [..., 2] (what an XLA executable returns, copied to the host)."""
-  if tuple(np.shape(value)) == tuple(aval.shape) + aval.dtype._impl.key_shape:
-    return PRNGKeyArray(keys_from_data(np.asarray(value, np.uint32)), aval.dtype)
-  return PRNGKeyArray(np.asarray(value, KEY_STORAGE), aval.dtype)
+  impl, value = aval.dtype._impl, np.asarray(value)
+  if value.dtype.names is None and value.dtype.kind in "ui":  # key data
+    return PRNGKeyArray(keys_from_data(value.astype(np.uint32, copy=False), impl), aval.dtype)
+  return PRNGKeyArray(np.asarray(value, impl.storage), aval.dtype)
 
 
 KeyTy._make_array = staticmethod(make_key_array)

@@ -21,6 +21,7 @@ from jaxlite._src.transforms.jit_function import internal_jit
 from jaxlite._src.lax import elementwise_functions as _lax
 from jaxlite._src.lax import shape as _shape
 from jaxlite._src.rng import prng_structural
+from jaxlite._src.rng import prng_impls
 from jaxlite._src.rng.prng import PRNGKeyArray
 
 # --- namespaces filled in by other modules (looked up at call time) -----------------------------
@@ -186,9 +187,10 @@ def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
   return prng.random_wrap(_as_uint_array(key_bits_array), impl=prng.resolve_impl(impl))
 
 
-def key_impl(keys) -> str:
+def key_impl(keys):
+  """The name of the keys' implementation (its spec when it is not a registered one)."""
   typed, _ = _check_prng_key("key_impl", keys, allow_batched=True)
-  return typed.dtype._impl.name
+  return prng_impls.key_spec(typed.dtype._impl)
 
 
 def key_dtype(impl=None):
@@ -892,6 +894,9 @@ def poisson(key, lam, shape=None, dtype=None):
   """Poisson(lam) counts: Knuth's method below lam = 10, transformed rejection above."""
   typed, _ = _check_prng_key("poisson", key)
   dtype = dtypes.check_user_dtype(int if dtype is None else dtype)
+  if typed.dtype._impl is not prng.threefry_impl:  # JAX's samplers assume threefry's keys here
+    raise NotImplementedError("`poisson` is only implemented for the threefry2x32 RNG, not "
+                              f"{typed.dtype._impl}")
   shape = core.canonicalize_shape(shape) if shape is not None else np.shape(lam)
   jnp = _jnp()
   lam = _lax.convert_element_type(jnp.broadcast_to(lam, shape), dtypes.float32)

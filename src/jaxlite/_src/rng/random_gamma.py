@@ -32,6 +32,10 @@ sharding_rules.elementwise(random_gamma_p)  # its sharding rule (sharding/rules.
 
 def _gamma_abstract(keys, a, log_space):
   prng._check_keys("random_gamma", keys)
+  if keys.dtype._impl is not prng.threefry_impl:  # a gap: JAX samples any impl's keys
+    raise NotImplementedError("jaxlite's gamma sampler (gamma, loggamma, beta, dirichlet, ...) "
+                              "runs threefry2x32 keys only (its rejection loop hashes their "
+                              f"words), not {keys.dtype._impl.name}")
   return ShapedArray(a.shape, a.dtype, a.weak_type)
 
 

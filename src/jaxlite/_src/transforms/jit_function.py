@@ -928,6 +928,24 @@ class Lowered(StageInfo):
       return b.lower_text(self._entry.closed, name=_xla_module_name(self._fn))
     return str(self._entry.closed)
 
+  def compiler_ir(self, dialect: str | None = None):
+    """JAX's compiler IR objects: the StableHLO module (jaxlib's `ir.Module`), or with
+    `dialect="hlo"` XLA's computation (`.as_hlo_text()`), of this program as the XLA backend
+    lowers it, whichever backend runs it. Both are jaxlib's objects: without jaxlib, None (what
+    JAX's `compiler_ir` returns when its compiler has no such form)."""
+    dialect = "stablehlo" if dialect is None else dialect
+    if dialect not in ("stablehlo", "hlo"):
+      raise ValueError(f"unknown dialect: {dialect}")
+    from jaxlite._src.compiler.xla import client
+    if not client.available():
+      return None
+    b = backend.get_backend()
+    if not hasattr(b, "lower_text"):  # the native tiers: the XLA backend's lowering (a CPU
+      from jaxlite._src.compiler.xla import backend as xla_backend  # one, never registered)
+      b = xla_backend.XlaBackend("cpu")
+    text = b.lower(self._entry.closed, name=_xla_module_name(self._fn))
+    return client.parse_module(text) if dialect == "stablehlo" else client.xla_computation(text)
+
   def cost_analysis(self) -> dict[str, float]:
     """XLA's cost model over the traced program: 'flops', 'transcendentals', 'bytes accessed'
     (see cost_analysis.py); on a backend that lowers to XLA, XLA's own figures for the

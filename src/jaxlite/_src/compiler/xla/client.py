@@ -114,6 +114,13 @@ def parse_module(text: str):
     return ir.Module.parse(str(text))
 
 
+def xla_computation(text: str):
+  """XLA's computation (jaxlib's `XlaComputation`: `.as_hlo_text()`, `.as_hlo_module()`) of
+  StableHLO module `text`, as JAX's `Lowered.compiler_ir("hlo")` makes it."""
+  return jax_ext().mlir.mlir_module_to_xla_computation(str(text), use_tuple_args=False,
+                                                        return_tuple=False)
+
+
 def jaxlib_version() -> str:
   from jaxlib import version
   return version.__version__
