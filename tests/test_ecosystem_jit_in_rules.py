@@ -1,4 +1,5 @@
-"""A jit JVP'd inside a custom_jvp rule, under reverse mode (issue 34: ott-jax), against JAX.
+"""A jit JVP'd inside a custom_jvp rule, under reverse mode, and a custom_vjp's nondiff closure
+over a vmapped value (issue 34: ott-jax), against JAX.
 
 ott's `norm` is a custom_jvp whose rule is `jax.jvp(jnp.linalg.norm, ...)`, and
 `jnp.linalg.norm` is a jit: the rule binds one jit with the primal and its tangent together.
@@ -111,3 +112,40 @@ def test_primal_value_of_a_rules_jit_is_not_staged():
   # the norm is computed once on the primal side; the linear part multiplies by it
   assert "jit" in str(jaxpr)
   np.testing.assert_allclose(np.asarray(g), 2 * X, rtol=1e-6)
+
+
+def _nondiff_closure_under_vmap(m):
+  """ott's fixed-point loops (`fixpoint_iter_backprop`, behind `sqrtm` and the Bures
+  barycenter): a custom_vjp whose nondiff argument is a loop body closing over a value the
+  caller's vmap batches. jaxlite batched the function in a new vmap trace that took the
+  closed-over tracer for a foreign one (UnexpectedTracerError); JAX's batch subtrace shares
+  the vmap's tag."""
+  import functools
+
+  @functools.partial(m.custom_vjp, nondiff_argnums=(0,))
+  def loop(body, state):
+    return m.lax.while_loop(lambda s: s[0] < 3, body, state)
+
+  def fwd(body, state):
+    return loop(body, state), None
+
+  def bwd(body, res, g):
+    return (g,)
+  loop.defvjp(fwd, bwd)
+
+  def f(x):
+    y = x * 2
+    return loop(lambda s: (s[0] + 1, s[1] * y), (0, x))[1]
+  xs = m.numpy.arange(1.0, 4.0)
+  return [np.asarray(o).tolist() for o in (
+      m.vmap(f)(xs), m.jit(m.vmap(f))(xs), m.vmap(m.jit(f))(xs),
+      m.vmap(lambda x: m.lax.fori_loop(0, 2, lambda i, c: c + f(x), 0.0))(xs))]
+
+
+def test_custom_vjp_nondiff_closure_over_a_vmapped_value():
+  got = _nondiff_closure_under_vmap(jax)
+  assert got == [[8.0, 128.0, 648.0]] * 3 + [[16.0, 256.0, 1296.0]]
+
+
+def test_custom_vjp_nondiff_closure_over_a_vmapped_value_in_jax():
+  assert _nondiff_closure_under_vmap(oracle()) == _nondiff_closure_under_vmap(jax)
