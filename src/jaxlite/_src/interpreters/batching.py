@@ -123,15 +123,19 @@ class BatchTracer(core.Tracer):
 
 class BatchTrace(core.Trace):
   """Interprets primitives on batched values by their batching rules, binding on `parent`."""
-  __slots__ = ("axis_data",)
+  __slots__ = ("axis_data", "tag")
 
-  def __init__(self, parent, axis_data: AxisData):
+  def __init__(self, parent, axis_data: AxisData, tag=None):
     super().__init__(parent)
     self.axis_data = axis_data
+    # The traces of one vmap share a tag: a trace batching a custom function's body (on the
+    # trace below, as JAX's batch_subtrace) takes the vmap's tracers the body closes over as
+    # its own (ott's fixed-point loops pass closures over batched values as nondiff args).
+    self.tag = self if tag is None else tag
 
   def to_batch_info(self, x):
     """(value, batch dim) of `x` as seen by this trace."""
-    if type(x) is BatchTracer and x._trace is self:
+    if type(x) is BatchTracer and x._trace.tag is self.tag:
       return x.val, x.batch_dim
     return x, not_mapped
 
@@ -141,7 +145,7 @@ class BatchTrace(core.Trace):
   def process_primitive(self, primitive, args, params):
     vals, dims = [], []
     for x in args:
-      if type(x) is BatchTracer and x._trace is self:
+      if type(x) is BatchTracer and x._trace.tag is self.tag:
         vals.append(x.val)
         dims.append(x.batch_dim)
       else:
@@ -349,9 +353,10 @@ def defreducer(prim) -> None:
 
 # --- batching whole functions and jaxprs -------------------------------------------------------
 
-def batch_flat(flat_fun, axis_data: AxisData, in_vals, in_dims):
-  """Runs `flat_fun` under a fresh BatchTrace; returns its flat outputs as (vals, dims)."""
-  trace = BatchTrace(core.current_trace(), axis_data)
+def batch_flat(flat_fun, axis_data: AxisData, in_vals, in_dims, tag=None):
+  """Runs `flat_fun` under a fresh BatchTrace (of the vmap `tag` names, when given); returns its
+  flat outputs as (vals, dims)."""
+  trace = BatchTrace(core.current_trace(), axis_data, tag)
   tracers = [trace.wrap(v, d) for v, d in zip(in_vals, in_dims)]
   try:
     with core.set_current_trace(trace):

@@ -42,14 +42,27 @@ class _PartialEvalTrace(core.Trace):
 
   def process_primitive(self, primitive, args, params):
     tt = self.tangent_trace
+    linear_in = []
     for a in args:
-      if type(a) is pe.JaxprTracer and a._trace is tt:
-        with core.set_current_trace(tt):
-          return tt.process_primitive(primitive, args, params)
       if type(a) is LinearizeTracer and a._trace is self.owner:
         raise errors.unexpected_tracer_error(a)
+      linear_in.append(type(a) is pe.JaxprTracer and a._trace is tt)
+    if any(linear_in):
+      split = mixed_call_rules.get(primitive)
+      if split is not None and not all(linear_in):
+        return split(self.parent, tt, args, linear_in, params)
+      with core.set_current_trace(tt):
+        return tt.process_primitive(primitive, args, params)
     with core.set_current_trace(self.parent):
       return primitive.bind(*args, **params)
+
+
+# primitive -> rule(parent trace, tangent trace, args, linear_in, params) -> outputs: for a call
+# (jit) that a JVP rule binds with primals and tangents together (a jit JVP'd inside a
+# custom_jvp rule), the outputs that read no tangent run on the parent and only the rest is
+# staged; staged whole, its primal outputs would be tracers of the linear jaxpr (escaping as
+# the value of a value_and_grad, and transposed as if linear). Filled by the call primitives.
+mixed_call_rules: dict = {}
 
 
 class LinearizeTrace(core.Trace):

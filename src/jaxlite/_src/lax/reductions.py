@@ -99,13 +99,30 @@ def _reduction(name, np_reduce, kinds, check=_check_kinds, sharding_param=False)
   return prim
 
 
+def _row_major(x):
+  """x laid out row-major when its float sum or product would otherwise depend on its strides.
+
+  NumPy adds up a contiguous axis pairwise but a strided one in sequence, and its reductions
+  hand back outputs in whatever order their loop ran (summing a (13, 20, 20) stack over axis 1
+  gives strides (4, 52)), so the same float32 values summed by a later reduction rounded
+  differently by where they came from: slogdet of a stack of matrices differed from slogdet of
+  each. XLA's result depends on the logical shape only, so the operand is made row-major first.
+  """
+  if isinstance(x, np.ndarray) and x.ndim > 1 and kind_of(x.dtype) in "fc" \
+      and not x.flags.c_contiguous:
+    return np.ascontiguousarray(x)
+  return x
+
+
 def _sum(x, axes):
+  x = _row_major(x)
   if _half_precision(x.dtype):
     return np.add.reduce(x, axis=axes, dtype=np.float32).astype(x.dtype)
   return np.add.reduce(x, axis=axes, dtype=x.dtype)
 
 
 def _prod(x, axes):
+  x = _row_major(x)
   if _half_precision(x.dtype):
     return np.multiply.reduce(x, axis=axes, dtype=np.float32).astype(x.dtype)
   with np.errstate(over="ignore", invalid="ignore"):

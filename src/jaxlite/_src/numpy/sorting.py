@@ -115,25 +115,55 @@ def lexsort(keys, axis=-1):
 
 # --- searchsorted ------------------------------------------------------------------------------
 
-@internal_jit(static_argnames=("side",), name="searchsorted")
-def _searchsorted(a, v, side="left"):
+@internal_jit(static_argnames=("side", "method"), name="searchsorted")
+def _searchsorted(a, v, side="left", method="scan"):
   a, v = promote_dtypes(a, v)
   n = shape_of(a)[0]
   v_shape = tuple(shape_of(v))
-  # Count the entries of `a` before each query: a < v (left) or a <= v (right), NaNs last.
+  # The index dtype fits the length of `a` (JAX's int_dtype_for_dim): int32 even under x64.
+  index_dtype = np.dtype(np.int64 if n > np.iinfo(np.int32).max else np.int32)
   flat = reshape(v, (-1,))
-  m = shape_of(flat)[0]
+  if method == "compare_all":
+    counts = _count_before(a, flat, side, index_dtype)
+  else:  # "scan", "scan_unrolled", "sort": the same indices
+    counts = _binary_search(a, flat, side, index_dtype)
+  return reshape(counts, v_shape)
+
+
+def _count_before(a, flat, side, index_dtype):
+  """Per query, the entries of `a` before it, a < v (left) or a <= v (right), NaNs last: an
+  (m, n) comparison, JAX's "compare_all"."""
+  n, m = shape_of(a)[0], shape_of(flat)[0]
   from jaxlite._src.lax import shape as shape_prims
   a_b = shape_prims.broadcast_in_dim_p.bind(a, shape=(m, n), broadcast_dimensions=(1,),
                                             sharding=None)
   v_b = shape_prims.broadcast_in_dim_p.bind(flat, shape=(m, n), broadcast_dimensions=(0,),
                                             sharding=None)
   before = _sort_less(a_b, v_b) if side == "left" else ew.not_p.bind(_sort_less(v_b, a_b))
-  # The index dtype fits the length of `a` (JAX's int_dtype_for_dim): int32 even under x64.
-  index_dtype = np.dtype(np.int64 if n > np.iinfo(np.int32).max else np.int32)
-  counts = red.reduce_sum_p.bind(convert(before, index_dtype, False), axes=(1,),
-                                 out_sharding=None)
-  return reshape(counts, v_shape)
+  return red.reduce_sum_p.bind(convert(before, index_dtype, False), axes=(1,),
+                               out_sharding=None)
+
+
+def _binary_search(a, flat, side, index_dtype):
+  """JAX's default "scan" method: ceil(log2(n + 1)) halvings of [low, high) per query, each
+  reading a[mid] (O(m) memory, where comparing every pair holds m x n: blackjax's multinomial
+  resampling of 100 keys x 2,000 draws over 10,000 weights needed 2e9 of them)."""
+  from jaxlite._src.numpy.indexing import take
+  from jaxlite._src.numpy.where_reshape import where
+  n, m = shape_of(a)[0], shape_of(flat)[0]
+  low = convert(np.zeros(m, index_dtype), index_dtype, False)
+  high = convert(np.full(m, n, index_dtype), index_dtype, False)
+  if n == 0:
+    return low
+  one = np.asarray(1, index_dtype)
+  for _ in range(int(np.ceil(np.log2(n + 1)))):
+    mid = ew.add_p.bind(low, ew.shift_right_logical_p.bind(ew.sub_p.bind(high, low), one))
+    a_mid = take(a, mid, mode="clip")
+    # left: the query goes at or before mid when v <= a[mid]; right: when v < a[mid]
+    go_left = ew.not_p.bind(_sort_less(a_mid, flat)) if side == "left" else \
+        _sort_less(flat, a_mid)
+    low, high = where(go_left, low, mid), where(go_left, mid, high)
+  return high
 
 
 def _sort_less(x, y):
@@ -155,7 +185,10 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
   if sorter is not None:
     from jaxlite._src.numpy import indexing
     a = indexing.take(a, sorter)
-  return _searchsorted(a, v, side=side)
+  if method not in ("scan", "scan_unrolled", "compare_all", "sort"):
+    raise ValueError(f"invalid argument method={method!r}, expected one of "
+                     "['compare_all', 'scan', 'scan_unrolled', 'sort']")
+  return _searchsorted(a, v, side=side, method=method)
 
 
 # --- partition ---------------------------------------------------------------------------------

@@ -179,9 +179,97 @@ def with_zeros(nonzero_vals, nonzero, avals):
   return [next(it) if nz else ad.Zero(ad.tangent_aval(a)) for nz, a in zip(nonzero, avals)]
 
 
+def _known_outputs(jaxpr, unknown_in):
+  """(the eqns of `jaxpr` reading none of its `unknown_in` inputs, nested eqns that read both
+  split by their own forward splits; per output, whether it depends on an unknown input)."""
+  dep = {v for v, u in zip(jaxpr.invars, unknown_in) if u}
+  known = []
+  for eqn in jaxpr.eqns:
+    reads = [type(v) is core.Var and v in dep for v in eqn.invars]
+    if not any(reads):
+      known.append(eqn)
+      continue
+    split = ad.forward_splits.get(eqn.primitive)
+    if split is not None and not all(reads):
+      part, eqn, unknown_out = split(eqn, reads)
+      if part is not None:
+        known.append(part)
+      dep.update(v for v, u in zip(eqn.outvars, unknown_out) if u)
+    else:
+      dep.update(eqn.outvars)
+  return known, [type(v) is core.Var and v in dep for v in jaxpr.outvars]
+
+
+def _split_jit_eqn(eqn, linear_in):
+  """(a jit of the part of `eqn`'s body giving the outputs that read no linear input, or None;
+  `eqn` with those outputs dropped; per output, whether it is linear). A jit JVP'd inside a
+  custom_jvp rule (ott's `norm`: `jax.jvp(jnp.linalg.norm, ...)`, itself a jit) is staged
+  whole into the linear jaxpr, primals and tangents in, both out; its primal outputs are
+  ordinary values that later eqns multiply tangents by (JAX's partial evaluation splits the
+  jit the same way)."""
+  params = eqn.params
+  closed = params["jaxpr"]
+  if eqn.effects or closed.jaxpr.effects:
+    return None, eqn, [True] * len(eqn.outvars)
+  body_eqns, linear_out = _known_outputs(closed.jaxpr, linear_in)
+  keep = [i for i, lin in enumerate(linear_out) if not lin]
+  if not keep:
+    return None, eqn, linear_out
+  known_in = [i for i, lin in enumerate(linear_in) if not lin]
+  part = core.JaxprEqn([eqn.invars[i] for i in known_in], [eqn.outvars[i] for i in keep], jit_p,
+                       _jit_of_outputs(params, closed, known_in, body_eqns, keep),
+                       eqn.effects, eqn._source_info)
+  rest = core.JaxprEqn(eqn.invars, [core.Var(v.aval) if i in keep else v
+                                    for i, v in enumerate(eqn.outvars)],
+                       eqn.primitive, params, eqn.effects, eqn._source_info)
+  return part, rest, linear_out
+
+
+def _jit_of_outputs(params, closed, keep_in, body_eqns, keep_out):
+  """The params of a jit of `closed`'s body restricted to inputs `keep_in`, eqns `body_eqns`
+  and outputs `keep_out` (dead eqns and consts dropped)."""
+  jaxpr = closed.jaxpr
+  body = core.Jaxpr(jaxpr.constvars, [jaxpr.invars[i] for i in keep_in],
+                    [jaxpr.outvars[i] for i in keep_out], body_eqns)
+  part = linearize.dce_closed(core.ClosedJaxpr(body, closed.consts))
+  ins, outs = _shardings_of(params, "in_shardings"), _shardings_of(params, "out_shardings")
+  donated = params.get("donated_invars") or (False,) * len(jaxpr.invars)
+  return _derived_params(part, params["name"], params, [donated[i] for i in keep_in],
+                         [ins[i] for i in keep_in] if ins else None,
+                         [outs[i] for i in keep_out] if outs else None)
+
+
+def _jit_mixed(parent, tangent_trace, args, linear_in, params):
+  """A jit bound with primals and tangents while linearizing: its outputs that read no tangent
+  come from a jit of their part of the body on the parent trace, the others from a jit of the
+  rest staged into the linear jaxpr (JAX's partial evaluation of a jit)."""
+  closed = params["jaxpr"]
+  if not closed.jaxpr.effects:
+    known_eqns, linear_out = _known_outputs(closed.jaxpr, linear_in)
+    keep = [i for i, lin in enumerate(linear_out) if not lin]
+    if keep:
+      known_in = [i for i, lin in enumerate(linear_in) if not lin]
+      with core.set_current_trace(parent):
+        known = jit_p.bind(*[args[i] for i in known_in],
+                           **_jit_of_outputs(params, closed, known_in, known_eqns, keep))
+      staged = []
+      linear = [i for i, lin in enumerate(linear_out) if lin]
+      if linear:
+        with core.set_current_trace(tangent_trace):
+          staged = tangent_trace.process_primitive(
+              jit_p, args, _jit_of_outputs(params, closed, range(len(args)),
+                                           closed.jaxpr.eqns, linear))
+      known, staged = iter(known), iter(staged)
+      return [next(staged) if lin else next(known) for lin in linear_out]
+  with core.set_current_trace(tangent_trace):
+    return tangent_trace.process_primitive(jit_p, args, params)
+
+
 ad.jvp_rules[jit_p] = _jit_jvp
 ad.linearize_rules[jit_p] = _jit_linearize
 ad.primitive_transposes[jit_p] = _jit_transpose
+ad.forward_splits[jit_p] = _split_jit_eqn
+linearize.mixed_call_rules[jit_p] = _jit_mixed
 
 
 def _jit_batcher(axis_data, vals, dims, *, jaxpr, **params):

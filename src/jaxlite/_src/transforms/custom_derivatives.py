@@ -261,7 +261,7 @@ def _batched_call(call_jaxpr, axis_data, vals, dims):
   return pe.convert_constvars_to_invars(closed)[0]
 
 
-def _batched_fn(fn, axis_data, in_dims, n_first):
+def _batched_fn(fn, axis_data, in_dims, n_first, tag=None):
   """`fn(first, rest) -> (outs, outs2)` over batched values; outputs batched at axis 0."""
   size = axis_data.size
 
@@ -281,7 +281,7 @@ def _batched_fn(fn, axis_data, in_dims, n_first):
         shape = list(v.aval.shape)
         del shape[d]
         vals[i], dims[i] = Zero(v.aval.update(shape=tuple(shape))), None
-    outs, dims = batching.batch_flat(flat, axis_data, vals, dims)
+    outs, dims = batching.batch_flat(flat, axis_data, vals, dims, tag)
     # a rule's symbolic-zero tangent output (symbolic_zeros=True) is one example's zero too
     outs = [Zero(o.aval.update(shape=(size, *o.aval.shape))) if type(o) in (Zero, SymbolicZero)
             else batching.bdim_at_front(o, d, size) for o, d in zip(outs, dims)]
@@ -527,7 +527,7 @@ def _custom_vjp_call_batcher(axis_data, vals, dims, *, call_jaxpr, fwd, bwd, num
   return outs, [0] * len(outs)
 
 
-def _batched_vjp_rules(fwd, bwd, axis_data, args, arg_dims):
+def _batched_vjp_rules(fwd, bwd, axis_data, args, arg_dims, tag=None):
   """fwd and bwd over batched values: outputs and cotangents batched at axis 0, residuals at
   axis 0 or unbatched as fwd left them (so bwd sees them as JAX's does), argument cotangents
   brought back to their arguments' batch dims."""
@@ -541,7 +541,7 @@ def _batched_vjp_rules(fwd, bwd, axis_data, args, arg_dims):
       outs, res = fwd(list(xs), nonzero)
       n_out.append(len(outs))
       return list(outs) + list(res)
-    vals, dims_out = batching.batch_flat(flat, axis_data, args, arg_dims)
+    vals, dims_out = batching.batch_flat(flat, axis_data, args, arg_dims, tag)
     n = n_out[0]
     outs = [batching.bdim_at_front(o, d, size) for o, d in zip(vals[:n], dims_out[:n])]
     res = [o if d is batching.not_mapped else batching.moveaxis(o, d, 0)
@@ -562,7 +562,7 @@ def _batched_vjp_rules(fwd, bwd, axis_data, args, arg_dims):
     flat_in = list(res) + nz_cts
     inner = lambda *xs: flat(*xs[:len(res)], *_refill(xs[len(res):], ct_mask, cts))
     outs, dims_out = batching.batch_flat(inner, axis_data, flat_in,
-                                         list(res_dims) + [0] * len(nz_cts))
+                                         list(res_dims) + [0] * len(nz_cts), tag)
     outs = iter([batching.bdim_at_front(o, d, size) for o, d in zip(outs, dims_out)])
     return [_unbatch_ct(next(outs), d) if m else Zero(a)
             for m, d, a in zip(mask, arg_dims, _in_ct_avals(args, arg_dims))]
@@ -843,13 +843,13 @@ def _batch_custom_call(trace, call, args):
   axis_data, dims = trace.axis_data, list(dims)
 
   def fun_b(*xs):
-    outs, out_dims = batching.batch_flat(call.fun, axis_data, xs, dims)
+    outs, out_dims = batching.batch_flat(call.fun, axis_data, xs, dims, tag=trace.tag)
     return [batching.bdim_at_front(o, d, axis_data.size) for o, d in zip(outs, out_dims)]
   fun_b.__name__ = _fun_name(call.fun)
   if call.kind == "jvp":
-    rules = (_batched_fn(call.rules[0], axis_data, dims + dims, len(dims)),)
+    rules = (_batched_fn(call.rules[0], axis_data, dims + dims, len(dims), trace.tag),)
   else:
-    rules = _batched_vjp_rules(*call.rules, axis_data, vals, dims)
+    rules = _batched_vjp_rules(*call.rules, axis_data, vals, dims, trace.tag)
   outs = _CustomCall(call.kind, fun_b, rules, call.symbolic_zeros, call.name).bind_on(
       trace.parent, list(vals))
   return [trace.wrap(o, 0) for o in outs]
