@@ -297,11 +297,12 @@ run_suite() {  # run_suite VENV LIB: runs LIB's tests on VENV, writes logs/LIB-V
     local q="QUICK_$lib"
     for f in ${!q}; do [ -e "$root/$f" ] && files+=("$root/$f"); done
   elif [ -f "$SUITES/$lib.txt" ]; then
-    # The chosen suite: paths (files, folders or node ids) under the test root; a line starting
-    # with "--ignore=" or "--deselect=" passes that pytest option with the path under the root.
+    # The chosen suite: paths (files, folders or node ids) under the test root; a line
+    # "--ignore=PATH" or "--deselect=NODEID" passes that pytest option (relative to the root).
     while read -r line; do
       case "$line" in
-        --ignore=*|--deselect=*) opts+=("${line%%=*}=$root/${line#*=}");;
+        --ignore=*) opts+=("--ignore=$root/${line#*=}");;
+        --deselect=*) opts+=("$line");;  # a node id: relative to the rootdir, the test root
         *) if [ -e "$root/${line%%::*}" ]; then files+=("$root/$line")
            else log "$lib: $line (in $SUITES/$lib.txt) is not under $root"; fi;;
       esac
