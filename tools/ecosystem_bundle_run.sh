@@ -26,7 +26,11 @@ SHARE="${ECO_JAX_SHARE:-75}"
 R="$E/result"
 mkdir -p "$R"
 exec > >(tee "$R/run.log") 2>&1
-PY="$(command -v python3 || command -v python)"
+PY=""  # the machine's python that imports JAX
+for p in python3 python; do
+  (cd / && "$p" -c 'import jax' 2>/dev/null) && { PY="$(command -v "$p")"; break; }
+done
+[ -n "$PY" ] || { echo "run.sh: no python here imports jax"; PY="$(command -v python3)"; }
 
 # The suites: the bundle's, then the checkout's over them.
 [ -d "$REPO/tools/ecosystem_suites" ] && cp "$REPO"/tools/ecosystem_suites/*.txt "$E/suites/" 2>/dev/null

@@ -106,7 +106,7 @@ DEP_PINS="numpy==2.4.6 ml_dtypes==0.7.0 absl-py==2.5.1 toolz==1.2.0 typing_exten
   msgpack==1.2.4 rich==15.0.0 PyYAML==6.0.3 treescope==0.1.10 wadler_lindig==0.1.8
   opt_einsum==3.4.0 scipy==1.17.1 scikit-learn==1.9.1 pytest==9.0.3 cloudpickle==3.1.2 einops==0.8.2
   multipledispatch==1.0.0 tqdm==4.70.1 tabulate==0.10.0 dotmap==1.3.30 matplotlib==3.11.2
-  fastprogress==1.1.6 hypothesis==6.170.27"
+  fastprogress==1.1.6 hypothesis==6.170.27 pytest-xdist==3.8.0 execnet==2.1.2"
 JAX_PINS="jax==0.10.2 jaxlib==0.10.2"
 # Versions of the sdists that carry flax's, equinox's and numpyro's tests (same as the wheels).
 SDISTS="flax==0.12.8 equinox==0.13.8 numpyro==0.22.0 blackjax==1.7.1"
