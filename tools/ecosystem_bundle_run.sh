@@ -6,7 +6,7 @@
 # usage, from the root of a jaxlite checkout (its src/ is the jaxlite column's jaxlite):
 #   bash BUNDLE/eco/run.sh [TOTAL_SECONDS]      (default 525; OUT must be set)
 # environment: ECO_LIBS (default all 14), ECO_COLUMNS ("jax lite"), ECO_N (xdist workers,
-#   default cores - 1), ECO_JAX_SHARE (percent of the suites' time the JAX column gets, 75)
+#   default cores - 1), ECO_JAX_SHARE (percent of the suites' time the JAX column gets, 70)
 #
 # The JAX column runs first (JAX_PLATFORMS=cpu, the machine's python with the bundle's libraries
 # first on PYTHONPATH), then the jaxlite column (the checkout's shim and src first); each
@@ -22,7 +22,7 @@ TOTAL="${1:-525}"
 LIBS="${ECO_LIBS:-jraph lineax evosax chex equinox optimistix jaxopt ott optax blackjax haiku diffrax numpyro flax}"
 COLUMNS="${ECO_COLUMNS:-jax lite}"
 N="${ECO_N:-$(( $(nproc) - 1 ))}"
-SHARE="${ECO_JAX_SHARE:-75}"
+SHARE="${ECO_JAX_SHARE:-70}"
 R="$E/result"
 mkdir -p "$R"
 exec > >(tee "$R/run.log") 2>&1

@@ -409,7 +409,7 @@ else
     [ -f "$log" ] || continue
     if [ "$p" = - ]; then read -r p f s <<<"$(progress_counts "$log")"; fi
     if grep -qE '^(=+ )?[0-9]+ (passed|failed|skipped|error)' "$log" \
-        && ! grep -q '^!* KeyboardInterrupt !*$' "$log"; then note=done; fi
+        && ! grep -q 'KeyboardInterrupt' "$log"; then note=done; fi
     echo "$p $f $s $w $n $note" >"$r"
   done
 fi
