@@ -13,7 +13,8 @@
 # library's limit is its share of its column's time left (tools/ecosystem_tests.sh --budget).
 # The suites are the checkout's tools/ecosystem_suites/<lib>.txt where it has one, else the
 # bundle's copy. eco.tgz holds logs/<lib>-<column>.{log,xml,result}, table.md (the table and the
-# per-library test-by-test summary), compare.txt (the differing tests), env.txt and run.log.
+# per-library test-by-test summary), compare.txt (the differing tests), env.txt and run.log
+# (with ECO_COLUMNS one column: table-<column>.md, env-<column>.txt, run-<column>.log).
 set -u
 E="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$PWD"
@@ -25,7 +26,12 @@ N="${ECO_N:-$(( $(nproc) - 1 ))}"
 SHARE="${ECO_JAX_SHARE:-70}"
 R="$E/result"
 mkdir -p "$R"
-exec > >(tee "$R/run.log") 2>&1
+# One column per call (two calls, for the time): its files are named after it, so that the two
+# calls' eco.tgz unpack into one folder (tools/ecosystem_tests.sh --report and
+# tools/ecosystem_compare.py then read both columns there).
+TAG=""
+case "$COLUMNS" in jax|lite) TAG="-$COLUMNS";; esac
+exec > >(tee "$R/run$TAG.log") 2>&1
 PY=""  # the machine's python that imports JAX
 for p in python3 python; do
   (cd / && "$p" -c 'import jax' 2>/dev/null) && { PY="$(command -v "$p")"; break; }
@@ -49,8 +55,8 @@ print("jaxlite column: import jax ->", jax.__file__)' 2>&1)
   echo "checkout: $(git -C "$REPO" log -1 --format='%h %s' 2>/dev/null || echo 'no git')"
   echo "suites: $(cd "$E/suites" && ls *.txt 2>/dev/null | tr '\n' ' ')"
   echo "budget: $TOTAL s in all; JAX column $SHARE% of the suites' time"
-} > "$R/env.txt"
-cat "$R/env.txt"
+} > "$R/env$TAG.txt"
+cat "$R/env$TAG.txt"
 
 common=(--offline --python "$PY" --libs-path "$E/libs" --src "$E/src" --lite-src "$REPO/src"
   --suites "$E/suites" --dir "$R" -n "$N" --kill-after 20 --libs "$LIBS")
@@ -68,10 +74,13 @@ for col in $COLUMNS; do
     bash "$E/tools/ecosystem_tests.sh" "${common[@]}" --no-jax --budget "$budget" > "$R/table.md"
   fi
 done
-[ -f "$R/table.md" ] || cp "$R/table-jax.md" "$R/table.md"
-echo "== comparison ($(date -u +%T))"
-(cd "$R/logs" && timeout 20 "$PY" "$E/tools/ecosystem_compare.py" --max 300 . $LIBS > "$R/compare.txt" 2>&1)
-cat "$R/table.md"
+[ -f "$R/table.md" ] || mv "$R/table-jax.md" "$R/table.md"
+[ -n "$TAG" ] && mv "$R/table.md" "$R/table$TAG.md"
+if [ -z "$TAG" ]; then
+  echo "== comparison ($(date -u +%T))"
+  (cd "$R/logs" && timeout 20 "$PY" "$E/tools/ecosystem_compare.py" --max 300 . $LIBS > "$R/compare.txt" 2>&1)
+fi
+cat "$R/table$TAG.md"
 echo "== done in $SECONDS s ($(date -u +%T))"
 tar -czf "$OUT/eco.tgz" -C "$E" result
 ls -la "$OUT/eco.tgz"
