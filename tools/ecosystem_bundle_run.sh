@@ -13,7 +13,8 @@
 # library's limit is its share of its column's time left (tools/ecosystem_tests.sh --budget).
 # The suites are the checkout's tools/ecosystem_suites/<lib>.txt where it has one, else the
 # bundle's copy. eco.tgz holds logs/<lib>-<column>.{log,xml,result}, table.md (the table and the
-# per-library test-by-test summary), compare.txt (the differing tests), env.txt and run.log
+# per-library test-by-test summary), compare.txt (the differing tests), suites/ (the suite files
+# that ran), env.txt and run.log
 # (with ECO_COLUMNS one column: table-<column>.md, env-<column>.txt, run-<column>.log).
 set -u
 E="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -40,6 +41,7 @@ done
 
 # The suites: the bundle's, then the checkout's over them.
 [ -d "$REPO/tools/ecosystem_suites" ] && cp "$REPO"/tools/ecosystem_suites/*.txt "$E/suites/" 2>/dev/null
+mkdir -p "$R/suites" && cp "$E"/suites/*.txt "$R/suites/" 2>/dev/null  # what ran, with the results
 # pytest, xdist, hypothesis, matplotlib: the bundle's, ahead of the machine's own
 export PYTHONPATH="$E/pydeps${PYTHONPATH:+:$PYTHONPATH}"
 export MPLBACKEND=Agg
