@@ -91,5 +91,5 @@ cp "$ROOT/tools/ecosystem_bundle_run.sh" "$STAGE/run.sh"
 chmod +x "$STAGE/run.sh" "$STAGE/tools/ecosystem_tests.sh"
 ls "$STAGE/suites" > "$STAGE/suites.list"
 
-(cd "$OUTDIR/stage" && tar -c eco | xz -T2 -9 > "$OUTDIR/eco-bundle.tar.xz")
+(cd "$OUTDIR/stage" && tar -c eco | xz -T2 -6 > "$OUTDIR/eco-bundle.tar.xz")
 du -sh "$STAGE"/* "$OUTDIR/eco-bundle.tar.xz" >&2
