@@ -77,6 +77,10 @@ for tree in "$SRC"/*/; do
   mkdir -p "$STAGE/src/$name"
   find "$tree" -maxdepth 1 -type f \( -name '*.toml' -o -name '*.cfg' -o -name '*.ini' \
     -o -name 'conftest.py' \) -exec cp {} "$STAGE/src/$name/" \;
+  # (evosax's test_examples runs examples/learned_sphere.py)
+  if compgen -G "$tree/examples/*.py" >/dev/null; then
+    mkdir -p "$STAGE/src/$name/examples" && cp "$tree"/examples/*.py "$STAGE/src/$name/examples/"
+  fi
   for sub in tests test; do
     [ -d "$tree/$sub" ] && tar -C "$tree" -c --exclude=__pycache__ "$sub" | tar -x -C "$STAGE/src/$name"
   done
