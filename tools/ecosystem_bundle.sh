@@ -16,6 +16,8 @@
 #                  (default /work/venv's)
 #   --suites DIR   folders of <lib>.txt files; a later folder's file wins (default this
 #                  checkout's tools/ecosystem_suites)
+#   --extra DIR    more packages for libs/ (both columns), e.g. the suites' test-only needs
+#                  such as haiku's dm-tree, wrapt, attrs and dill (repeatable)
 #
 # On the host, from the checkout's root (its src/ is the jaxlite column's jaxlite):
 #   mkdir -p /tmp/ecob && tar xJf OUTDIR/eco-bundle.tar.xz -C /tmp/ecob && bash /tmp/ecob/eco/run.sh
@@ -27,11 +29,13 @@ LIBS_PATH=/work/eco-jaxlibs
 SRC=/work/eco-run1/src
 SITE=/work/venv/lib/python3.11/site-packages
 SUITE_DIRS=()
+EXTRAS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --libs-path) LIBS_PATH="$2"; shift 2;;
     --src) SRC="$2"; shift 2;;
     --site) SITE="$2"; shift 2;;
+    --extra) EXTRAS+=("$2"); shift 2;;
     --suites) shift; while [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; do SUITE_DIRS+=("$1"); shift; done;;
     *) echo "ecosystem_bundle.sh: unknown argument $1" >&2; exit 2;;
   esac
@@ -48,6 +52,9 @@ mkdir -p "$STAGE/libs" "$STAGE/pydeps" "$STAGE/src" "$STAGE/tools" "$STAGE/suite
 tar -C "$LIBS_PATH" -c --exclude=__pycache__ --exclude='*.pyc' --exclude=./docs \
   --exclude=./examples --exclude=./bin --exclude=./flaxlib_src --exclude='./sklearn/*/tests' \
   --exclude=./sklearn/tests . | tar -x -C "$STAGE/libs"
+for extra in "${EXTRAS[@]}"; do
+  tar -C "$extra" -c --exclude=__pycache__ --exclude=./bin . | tar -x -C "$STAGE/libs"
+done
 
 # pytest and what it needs (pure Python), pytest-xdist (the -n of both columns), hypothesis
 # (several suites), matplotlib and its needs (evosax imports it at import time, its conftest
