@@ -154,3 +154,30 @@ def test_custom_jvp_of_a_jitted_function_fills_default_nondiff_args():
   got, want = _custom_jvp_of_jit_with_defaults(jax), _custom_jvp_of_jit_with_defaults(oracle())
   for a, b in zip(got, want):
     np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+
+
+def _complex_lstsq_tangents(m, shape):
+  rng = np.random.default_rng(1)
+  draw = lambda *s: rng.normal(size=s) + 1j * rng.normal(size=s)
+  a, ta = draw(*shape), draw(*shape)
+  b = draw(shape[0])
+  lstsq = lambda a: m.numpy.linalg.lstsq(a, b)[0]
+  # V S⁻¹ Uᴴ b from the SVD's three tangents: independent of the phase each column gets.
+  def through_svd(a):
+    u, s, vh = m.numpy.linalg.svd(a, full_matrices=False)
+    return vh.conj().T @ ((u.conj().T @ b) / s)
+  return [m.jvp(f, (a,), (ta,))[1] for f in (lstsq, through_svd)]
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (4, 3), (3, 4)])
+def test_complex_svd_tangents_carry_the_phase_term(shape):
+  """lineax's complex `test_jvp` cases compare its solves' tangents with `jnp.linalg.lstsq`'s,
+  which JAX differentiates through the SVD: dU carries i Im(Uᴴ dA V)_ii / s_i (half of it
+  gave a wrong tangent for every complex least-squares solution)."""
+  real = oracle()
+  with configured(jax_enable_x64=True), configured(real.config, jax_enable_x64=True):
+    want = _complex_lstsq_tangents(real, shape)
+    got = _complex_lstsq_tangents(jax, shape)
+  for a, b in zip(got, want):
+    assert np.asarray(a).dtype == np.complex128
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-9, atol=1e-9)
