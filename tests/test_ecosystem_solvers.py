@@ -181,3 +181,37 @@ def test_complex_svd_tangents_carry_the_phase_term(shape):
   for a, b in zip(got, want):
     assert np.asarray(a).dtype == np.complex128
     np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-9, atol=1e-9)
+
+
+def _closure_differentiated(m, staged):
+  """(transform, error class, its module's last name) for a custom_vjp closing over q."""
+  def outer(q):
+    @m.custom_vjp
+    def f(x):
+      return x * q
+
+    f.defvjp(lambda x: (f(x), None), lambda res, g: (g * 2.0,))
+    return staged(f)
+
+  for name, transform in (("grad", m.grad), ("jit_grad", lambda g: m.jit(m.grad(g))),
+                          ("jvp", lambda g: lambda x: m.jvp(g, (x,), (1.0,)))):
+    try:
+      transform(outer)(3.0)
+    except Exception as err:  # noqa: BLE001 -- the class is what is compared
+      yield name, type(err).__name__, type(err).__module__.rsplit(".", 1)[-1]
+    else:
+      yield name, None, None
+
+
+@pytest.mark.parametrize("staging", ["jit", "loop"])
+def test_custom_vjp_closing_over_a_differentiated_value_raises_custom_vjp_exception(staging):
+  """jaxopt's `eq_qp_test.py::test_example_from_doc` catches
+  `jax._src.interpreters.ad.CustomVJPException` from a custom_vjp solver whose matvec closes
+  over the differentiated matrix (staged: a jit or a loop body holds the call)."""
+  real = oracle()
+  pick = lambda m: {"jit": lambda f: m.jit(f)(2.0),
+                    "loop": lambda f: m.lax.fori_loop(0, 2, lambda i, c: f(c), 2.0)}[staging]
+  want = list(_closure_differentiated(real, pick(real)))
+  got = list(_closure_differentiated(jax, pick(jax)))
+  assert got == want
+  assert {cls for _, cls, _ in want} == {"CustomVJPException"}
