@@ -215,3 +215,32 @@ def test_custom_vjp_closing_over_a_differentiated_value_raises_custom_vjp_except
   got = list(_closure_differentiated(jax, pick(jax)))
   assert got == want
   assert {cls for _, cls, _ in want} == {"CustomVJPException"}
+
+
+def _jitted_solve_gradients(m):
+  b = m.numpy.array([1.0, 2.0])
+
+  def cg(s):  # cg makes its x0 from b inside the jit: a value its solve closes over
+    a = m.numpy.diag(s) + 3.0
+    return m.scipy.sparse.linalg.cg(lambda x: a @ x, b)[0]
+
+  def custom(s):
+    a = m.numpy.diag(s) + 3.0
+    shift = s.sum()  # a traced value the user's solve and transpose_solve close over
+    solve = lambda mv, r: m.numpy.linalg.solve(a, r) + 0 * shift
+    return m.lax.custom_linear_solve(lambda x: a @ x, b, solve,
+                                     transpose_solve=lambda vm, r: m.numpy.linalg.solve(a.T, r))
+
+  s = m.numpy.array([1.0, 2.0])
+  return [m.jacrev(m.jit(f))(s) for f in (cg, custom)] + [m.grad(lambda s: m.jit(cg)(s).sum())(s)]
+
+
+def test_reverse_mode_of_a_jitted_solve_whose_solver_closes_over_traced_values():
+  """jaxopt's GaussNewton under `jax.jacrev` (`gauss_newton_test.py::
+  test_enzyme_reaction_implicit_diff`): reverse mode through a jit holding a cg or a
+  custom_linear_solve whose `solve` closes over values of that jit's trace (cg's `x0`) raised
+  UnexpectedTracerError; JAX traces `solve` up front."""
+  want = _jitted_solve_gradients(oracle())
+  got = _jitted_solve_gradients(jax)
+  for a, b in zip(got, want):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
