@@ -154,3 +154,93 @@ def test_custom_jvp_of_a_jitted_function_fills_default_nondiff_args():
   got, want = _custom_jvp_of_jit_with_defaults(jax), _custom_jvp_of_jit_with_defaults(oracle())
   for a, b in zip(got, want):
     np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+
+
+def _complex_lstsq_tangents(m, shape):
+  rng = np.random.default_rng(1)
+  draw = lambda *s: rng.normal(size=s) + 1j * rng.normal(size=s)
+  a, ta = draw(*shape), draw(*shape)
+  b = draw(shape[0])
+  lstsq = lambda a: m.numpy.linalg.lstsq(a, b)[0]
+  # V S⁻¹ Uᴴ b from the SVD's three tangents: independent of the phase each column gets.
+  def through_svd(a):
+    u, s, vh = m.numpy.linalg.svd(a, full_matrices=False)
+    return vh.conj().T @ ((u.conj().T @ b) / s)
+  return [m.jvp(f, (a,), (ta,))[1] for f in (lstsq, through_svd)]
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (4, 3), (3, 4)])
+def test_complex_svd_tangents_carry_the_phase_term(shape):
+  """lineax's complex `test_jvp` cases compare its solves' tangents with `jnp.linalg.lstsq`'s,
+  which JAX differentiates through the SVD: dU carries i Im(Uᴴ dA V)_ii / s_i (half of it
+  gave a wrong tangent for every complex least-squares solution)."""
+  real = oracle()
+  with configured(jax_enable_x64=True), configured(real.config, jax_enable_x64=True):
+    want = _complex_lstsq_tangents(real, shape)
+    got = _complex_lstsq_tangents(jax, shape)
+  for a, b in zip(got, want):
+    assert np.asarray(a).dtype == np.complex128
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-9, atol=1e-9)
+
+
+def _closure_differentiated(m, staged):
+  """(transform, error class, its module's last name) for a custom_vjp closing over q."""
+  def outer(q):
+    @m.custom_vjp
+    def f(x):
+      return x * q
+
+    f.defvjp(lambda x: (f(x), None), lambda res, g: (g * 2.0,))
+    return staged(f)
+
+  for name, transform in (("grad", m.grad), ("jit_grad", lambda g: m.jit(m.grad(g))),
+                          ("jvp", lambda g: lambda x: m.jvp(g, (x,), (1.0,)))):
+    try:
+      transform(outer)(3.0)
+    except Exception as err:  # noqa: BLE001 -- the class is what is compared
+      yield name, type(err).__name__, type(err).__module__.rsplit(".", 1)[-1]
+    else:
+      yield name, None, None
+
+
+@pytest.mark.parametrize("staging", ["jit", "loop"])
+def test_custom_vjp_closing_over_a_differentiated_value_raises_custom_vjp_exception(staging):
+  """jaxopt's `eq_qp_test.py::test_example_from_doc` catches
+  `jax._src.interpreters.ad.CustomVJPException` from a custom_vjp solver whose matvec closes
+  over the differentiated matrix (staged: a jit or a loop body holds the call)."""
+  real = oracle()
+  pick = lambda m: {"jit": lambda f: m.jit(f)(2.0),
+                    "loop": lambda f: m.lax.fori_loop(0, 2, lambda i, c: f(c), 2.0)}[staging]
+  want = list(_closure_differentiated(real, pick(real)))
+  got = list(_closure_differentiated(jax, pick(jax)))
+  assert got == want
+  assert {cls for _, cls, _ in want} == {"CustomVJPException"}
+
+
+def _jitted_solve_gradients(m):
+  b = m.numpy.array([1.0, 2.0])
+
+  def cg(s):  # cg makes its x0 from b inside the jit: a value its solve closes over
+    a = m.numpy.diag(s) + 3.0
+    return m.scipy.sparse.linalg.cg(lambda x: a @ x, b)[0]
+
+  def custom(s):
+    a = m.numpy.diag(s) + 3.0
+    shift = s.sum()  # a traced value the user's solve and transpose_solve close over
+    solve = lambda mv, r: m.numpy.linalg.solve(a, r) + 0 * shift
+    return m.lax.custom_linear_solve(lambda x: a @ x, b, solve,
+                                     transpose_solve=lambda vm, r: m.numpy.linalg.solve(a.T, r))
+
+  s = m.numpy.array([1.0, 2.0])
+  return [m.jacrev(m.jit(f))(s) for f in (cg, custom)] + [m.grad(lambda s: m.jit(cg)(s).sum())(s)]
+
+
+def test_reverse_mode_of_a_jitted_solve_whose_solver_closes_over_traced_values():
+  """jaxopt's GaussNewton under `jax.jacrev` (`gauss_newton_test.py::
+  test_enzyme_reaction_implicit_diff`): reverse mode through a jit holding a cg or a
+  custom_linear_solve whose `solve` closes over values of that jit's trace (cg's `x0`) raised
+  UnexpectedTracerError; JAX traces `solve` up front."""
+  want = _jitted_solve_gradients(oracle())
+  got = _jitted_solve_gradients(jax)
+  for a, b in zip(got, want):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)

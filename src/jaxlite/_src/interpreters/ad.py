@@ -80,6 +80,20 @@ class Zero:
     return Zero(tangent_aval(core.get_aval(x)))
 
 
+class CustomVJPException(Exception):
+  """A custom_vjp function differentiated with respect to a value it closes over (a traced
+  const of its staged body): its bwd rule only gives cotangents for its explicit arguments.
+  JAX's class of this error (jaxopt's tests catch it by name)."""
+
+  def __init__(self, name: str | None = None):
+    fun = f"custom_vjp function {name}" if name else "a custom_vjp function"
+    super().__init__(
+        f"Detected differentiation of {fun} with respect to a closed-over value: its custom "
+        "VJP rule gives cotangents only for its explicit arguments. Pass the closed-over "
+        "value to the function as an argument (or use jax.closure_convert) and adapt its "
+        "fwd and bwd rules.")
+
+
 def zeros_like_aval(aval):
   """A zero array of type `aval`: a scalar constant broadcast (one eqn when traced)."""
   if aval.dtype == dtypes.float0:

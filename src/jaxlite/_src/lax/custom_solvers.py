@@ -15,12 +15,15 @@ from jaxlite._src.lax.control_flow import common
 
 
 class _Spec:
-  """The user's functions and the traced matvec (hashed by identity: a nondiff argument)."""
+  """The traced matvec and solves (hashed by identity: a nondiff argument). `solve` and
+  `transpose_solve` are traced up front, as JAX does: values they close over (cg's `x0`,
+  made from `b` inside an enclosing jit) become arguments of the rule instead of tracers of
+  that jit leaking into the rule's later traces (reverse mode of a jitted cg)."""
 
-  def __init__(self, matvec_jaxpr, b_tree, solve, transpose_solve, symmetric, has_aux):
+  def __init__(self, matvec_jaxpr, b_tree, symmetric, has_aux):
     self.matvec_jaxpr, self.b_tree = matvec_jaxpr, b_tree
-    self.solve, self.transpose_solve = solve, transpose_solve
     self.symmetric, self.has_aux = symmetric, has_aux
+    self.solve_body = self.transpose_body = None
 
   def matvec(self, consts, x):
     flat = tree_util.tree_leaves(x)
@@ -35,38 +38,41 @@ class _Spec:
     _, pullback = vjp(functools.partial(self.matvec, consts), zeros)
     return lambda y: pullback(y)[0]
 
-  def run(self, solve, matvec, b):
-    out = solve(matvec, b)
+  def trace(self, solve, operator, consts, b, traced_for):
+    """`solve(operator(consts), b)` traced with the matvec's consts and b as arguments."""
+    avals = [core.get_aval(v) for v in (*consts, *tree_util.tree_leaves(b))]
+    return common.trace_body(lambda c, b: solve(operator(c, b), b),
+                             tree_util.tree_structure((list(consts), b)), avals, traced_for)
+
+  def solved(self, body, solve_consts, consts, b):
+    out = core.eval_jaxpr(body.jaxpr.jaxpr, body.jaxpr.consts, *solve_consts, *consts,
+                          *tree_util.tree_leaves(b))
+    out = tree_util.tree_unflatten(body.out_tree, out)
     return out if self.has_aux else (out, None)
 
 
-def _sub(x, y):
-  return tree_util.tree_map(lambda a, c: a - c, x, y)
-
-
 @functools.partial(custom_vjp, nondiff_argnums=(0,))
-def _linear_solve(spec, consts, b):
-  return spec.run(spec.solve, functools.partial(spec.matvec, consts), b)
+def _linear_solve(spec, consts, solve_consts, b):
+  return spec.solved(spec.solve_body, solve_consts[0], consts, b)
 
 
-def _linear_solve_fwd(spec, consts, b):
-  x, aux = _linear_solve(spec, consts, b)
-  return (x, aux), (consts, x)
+def _linear_solve_fwd(spec, consts, solve_consts, b):
+  x, aux = _linear_solve(spec, consts, solve_consts, b)
+  return (x, aux), (consts, solve_consts, x)
 
 
 def _linear_solve_bwd(spec, res, cts):
   """b̄ = A⁻ᵀ x̄ by `transpose_solve`; the matvec's consts get -(∂(A x)/∂θ)ᵀ b̄."""
   from jaxlite._src.transforms.ad_api import vjp
-  consts, x = res
+  consts, solve_consts, x = res
   ct_x = cts[0]
-  t_solve = spec.solve if spec.symmetric else spec.transpose_solve
-  if t_solve is None:
+  if spec.transpose_body is None:
     raise TypeError("transpose_solve required for backwards mode automatic differentiation "
                     "of custom_linear_solve.")
-  ct_b = spec.run(t_solve, spec.vecmat(consts, x), ct_x)[0]
+  ct_b = spec.solved(spec.transpose_body, solve_consts[1], consts, ct_x)[0]
   _, pullback = vjp(lambda c: spec.matvec(c, x), consts)
   (ct_consts,) = pullback(tree_util.tree_map(lambda v: -v, ct_b))
-  return ct_consts, ct_b
+  return ct_consts, tree_util.tree_map(lambda v: v * 0, solve_consts), ct_b
 
 
 _linear_solve.defvjp(_linear_solve_fwd, _linear_solve_bwd)
@@ -85,8 +91,19 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
     raise TypeError("custom_linear_solve: matvec must return a pytree of the same structure and "
                     f"shapes as b, got {body.out_tree} with {list(body.out_avals)} for b of "
                     f"{b_tree} with {avals}")
-  spec = _Spec(body.jaxpr, b_tree, solve, transpose_solve, symmetric, has_aux)
-  x, aux = _linear_solve(spec, list(body.consts), b)
+  spec = _Spec(body.jaxpr, b_tree, symmetric, has_aux)
+  consts = list(body.consts)
+  spec.solve_body = spec.trace(solve, lambda c, _: functools.partial(spec.matvec, c), consts,
+                               b, "custom_linear_solve solve")
+  solve_consts = [list(spec.solve_body.consts), []]
+  if symmetric:
+    spec.transpose_body = spec.solve_body
+    solve_consts[1] = solve_consts[0]
+  elif transpose_solve is not None:
+    spec.transpose_body = spec.trace(transpose_solve, spec.vecmat, consts, b,
+                                     "custom_linear_solve transpose_solve")
+    solve_consts[1] = list(spec.transpose_body.consts)
+  x, aux = _linear_solve(spec, consts, solve_consts, b)
   return (x, aux) if has_aux else x
 
 

@@ -659,12 +659,13 @@ def _svd_vector_tangents(x, s, u, v, dx, ds_mat):
   sds = _row_scale(ds_mat, s_c)
   du = _matmul(u, ew.mul_p.bind(f, ew.add_p.bind(dss, _H(dss))))
   dv = _matmul(v, ew.mul_p.bind(f, ew.add_p.bind(sds, _H(sds))))
+  s_inv = _as_dtype(_safe_reciprocal(s), x.dtype)
   if x.dtype.kind == "c":
-    inv_2s = ew.div_p.bind(_full_like(s, 0.5), s)
+    # The phase gauge: dU alone carries i Im(dS_ii) / s_i (dV none), so that
+    # Im(Uᴴ dU - Vᴴ dV)_ii s_i = Im(dS_ii), as a product like V S⁻¹ Uᴴ needs.
     imag = ew.sub_p.bind(ds_mat, _as_dtype(_real(ds_mat), x.dtype))
     du = ew.add_p.bind(du, _matmul(u, _col_scale(
-        ew.mul_p.bind(imag, np.asarray(eye, x.dtype)), _as_dtype(inv_2s, x.dtype))))
-  s_inv = _as_dtype(_safe_reciprocal(s), x.dtype)
+        ew.mul_p.bind(imag, np.asarray(eye, x.dtype)), s_inv)))
   if m > n:
     proj = ew.sub_p.bind(dx, _matmul(u, _matmul(_H(u), dx)))
     du = ew.add_p.bind(du, _col_scale(_matmul(proj, v), s_inv))

@@ -486,9 +486,7 @@ pp.unnamed_calls.add(custom_vjp_call_p)
 def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts, symbolic_zeros,
                          name):
   if any(type(t) is not Zero for t in tangents[:num_consts]):
-    raise NotImplementedError(
-        f"custom_vjp function {name} closes over a value that is being differentiated; pass "
-        "it as an argument instead (or use jax.closure_convert)")
+    raise ad.CustomVJPException(name)
   return _apply_fwd_rule(fwd, bwd, primals[num_consts:], tangents[num_consts:], symbolic_zeros)
 
 
