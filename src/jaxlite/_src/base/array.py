@@ -22,7 +22,8 @@ Placement. `_device` is None for an uncommitted array (on the default device), t
 was committed to by `device_put`, or a multi-device `Sharding` (a sharded array); eager ops and
 jit calls on committed arrays commit their results to the same placement, and committed
 arguments on different device sets raise JAX's "Received incompatible devices" ValueError
-(`devices.common_device`).
+(`devices.common_device`). Under `jax.set_mesh(mesh)` an Array made fresh is committed to the
+mesh, replicated (`devices.context_placement`), as in JAX.
 
 Sharded arrays. On one host the CPU devices share memory, so a sharded Array keeps its global
 buffer in `_value` and each device's shard is a view of it (`shard_views`): no copy is made to
@@ -436,7 +437,8 @@ def from_host(value, weak_type=False, device=None):
                                                            lambda idx: value[idx])
          if s[0].process_index == devices.process_index()], aval, device)
   a = _from_numpy(value, weak_type)
-  a._device = device
+  if device is not None:  # (else uncommitted, or over the context mesh: `_from_numpy`)
+    a._device = device
   return a
 
 
@@ -458,7 +460,8 @@ def numpy_eager(x) -> bool:
 def like(x, value, weak_type):
   """A result computed in NumPy from Array `x` alone (an eager fast path), placed as `x` is."""
   a = _from_numpy(value, weak_type)
-  a._device = x._device
+  if x._device is not None:  # (else uncommitted, or over the context mesh: `_from_numpy`)
+    a._device = x._device
   return a
 
 
@@ -504,14 +507,25 @@ def place_outputs(out, device, primitive=None, args=None, params=None):
   multi = device is not None and not devices.is_device(device)
   outs = out if type(out) is list else (out,)
   placements = None
+  # A result the context mesh placed (`_from_numpy`) is placed here as an unplaced one is; if
+  # that placement is replicated it keeps the context's (JAX: P(None, ...), not P()).
+  ctx = [(type(a) is ArrayImpl or type(a) is core.key_array_type) and a._device is not None
+         and is_context_placement(a._device, a.ndim) for a in outs] if devices.context_meshes else \
+      [False] * len(outs)
   if multi and primitive is not None and any(
-      (type(a) is ArrayImpl or type(a) is core.key_array_type) and a._device is None
-      and a._aval is None for a in outs):
+      (type(a) is ArrayImpl or type(a) is core.key_array_type)
+      and (a._device is None or c) and a._aval is None for a, c in zip(outs, ctx)):
     placements = devices.output_placements(device, outs, primitive, args, params)
   for i, a in enumerate(outs):
     if type(a) is ArrayImpl or type(a) is core.key_array_type:
       if not multi:
         a._device = device
+      elif ctx[i]:
+        p = placements[i] if placements is not None and a._aval is None else \
+            devices.output_placement(device, a.shape)
+        if not getattr(p, "is_fully_replicated", False) or \
+            devices.placement_devices(p) != devices.placement_devices(a._device):
+          a._device = p
       elif a._device is not None:
         pass  # placed by its type (`_from_numpy_aval`)
       elif a._aval is not None and a._aval.sharding is not None:
@@ -531,12 +545,19 @@ def primitive_device(primitive, args):
       args, lambda: devices.primitive_arg_names(primitive, len(args)), primitive.name)
 
 
+def is_context_placement(p, ndim) -> bool:
+  """Whether placement `p` is the one the context mesh (`devices.context_placement`) gave a
+  fresh Array of rank `ndim` (rather than its arguments', a sharding rule's or its type's)."""
+  return devices.context_meshes and p is devices.context_placement(ndim)
+
+
 def _from_numpy(value, weak_type=False):
   """Wraps a NumPy result whose dtype is already canonical (the eager fast path)."""
   a = object.__new__(ArrayImpl)
   a._value = value
   a.weak_type = weak_type
-  a._device = None
+  # (under `jax.set_mesh`, on its mesh: with none set, one test more)
+  a._device = None if not devices.context_meshes else devices.context_placement(value.ndim)
   a._aval = None
   return a
 

@@ -262,6 +262,16 @@ def placement_devices(p) -> tuple:
   return (p,) if isinstance(p, Device) else p._device_assignment
 
 
+# The context mesh (issue 34). Under `jax.set_mesh(mesh)` with a concrete mesh, JAX commits
+# every array it makes (eager results, creation and random functions, jit outputs) replicated
+# over that mesh. `sharding.mesh.set_mesh` counts here the meshes it set (never 0 while one is
+# set in some thread) and fills `context_placement(ndim)`: this thread's mesh's replicated
+# placement for that rank, one object per (mesh, rank), or None when this thread has none.
+# `array._from_numpy` asks it only while the count is not 0.
+context_meshes = 0
+context_placement = None
+
+
 def sharding_in_type(sharding) -> bool:
   """Whether `sharding` splits some dimension over an Explicit mesh axis: then it is part of
   the array's type (its aval), as in JAX's explicit-sharding mode."""

@@ -98,6 +98,11 @@ def array(object, dtype=None, copy: bool = True, order=None, ndmin: int = 0, *, 
   if ndmin > out.ndim:
     reshape = _above["reshape"]
     out = reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
+  if out is not object and getattr(object, "_device", None) is None and \
+      array_lib.is_context_placement(getattr(out, "_device", None), out.ndim):
+    # made under `jax.set_mesh` from a value on no mesh: JAX puts it there as P(), not as
+    # computed results' P(None, ...)
+    out._device = out._device._replicated()
   return out
 
 

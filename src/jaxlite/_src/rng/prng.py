@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from jaxlite._src.base import core, dtypes, machine
+from jaxlite._src.base import core, devices, dtypes, machine
 from jaxlite._src.base import primitive_kinds as pk
 from jaxlite._src.base.extended_dtypes import extended
 from jaxlite._src.base.config import config
@@ -724,6 +724,8 @@ class PRNGKeyArray(core.Array):
     self._value = value
     self._dtype = dtype
     self._aval = None
+    if device is None and devices.context_meshes:  # made under `jax.set_mesh`: on its mesh
+      device = devices.context_placement(value.ndim)
     self._device = device  # None: uncommitted; else the device `device_put` committed it to
 
   def _host_value(self) -> np.ndarray:

@@ -1,6 +1,7 @@
 """Mesh, AbstractMesh and AxisType: named N-d arrays of devices, and the ambient mesh.
 
-Pure data plus a context stack; nothing here places or moves arrays."""
+Pure data plus a context stack; nothing here moves arrays (arrays made under `set_mesh` are
+committed to its mesh: `_context_placement` is the placement they get)."""
 import collections
 import contextlib
 import enum
@@ -255,13 +256,50 @@ class set_mesh:
     self._prev = (list(_stack.concrete), list(_stack.abstract))
     _stack.concrete[:] = [mesh]
     _stack.abstract[:] = [mesh.abstract_mesh]
+    # Arrays made from now on live on `mesh`, replicated (base/devices.py: the context mesh's
+    # placement); a plain call's mesh stays counted, as it stays set.
+    _count_context_mesh(1)
 
   def __enter__(self):
     return self
 
   def __exit__(self, *exc):
     _stack.concrete[:], _stack.abstract[:] = self._prev
+    _count_context_mesh(-1)
     return False
+
+
+_replicated_placements: dict = {}  # id(mesh) -> (mesh, {ndim: its replicated NamedSharding})
+
+
+def _context_placement(ndim):
+  """The placement of an Array of rank `ndim` made under this thread's context mesh (None
+  when it has none, or an empty one): replicated over it, each dim unsplit. Its spec is the
+  type's, P(None, ...), where an axis is Explicit or Manual; over Auto axes alone it is P(), as
+  JAX reads the placement XLA chose back (`jax.typeof` still shows P(None, ...))."""
+  if not _stack.concrete:
+    return None
+  mesh = _stack.concrete[-1]
+  entry = _replicated_placements.get(id(mesh))
+  if entry is None or entry[0] is not mesh:
+    if mesh.empty:
+      return None
+    if len(_replicated_placements) > 64:
+      _replicated_placements.clear()
+    entry = _replicated_placements[id(mesh)] = (mesh, {})
+  hit = entry[1].get(ndim)
+  if hit is None:
+    from jaxlite._src.sharding.named_sharding import NamedSharding
+    from jaxlite._src.sharding.partition_spec import PartitionSpec
+    auto = all(t == AxisType.Auto for t in mesh.axis_types)
+    hit = entry[1][ndim] = NamedSharding(mesh, PartitionSpec(*(None,) * (0 if auto else ndim)))
+  return hit
+
+
+def _count_context_mesh(delta):
+  from jaxlite._src.base import devices
+  devices.context_placement = _context_placement
+  devices.context_meshes += delta
 
 
 def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):

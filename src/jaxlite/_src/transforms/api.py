@@ -165,6 +165,9 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
                                                     _checked_placement(dev, leaf.shape))
     arr = core.asarray(leaf)
     if device is None:
+      if devices.context_meshes and arr is not leaf and not isinstance(leaf, core.Array) \
+          and type(arr) is array_lib.ArrayImpl:
+        arr._device = None  # as JAX: a value put on no device stays uncommitted, mesh or not
       return arr
     dev = device
     if hasattr(device, "_device_put"):
