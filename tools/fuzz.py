@@ -322,6 +322,10 @@ def compare_mode(prog: dict, mode: str, want, got, mags: dict) -> Mismatch | Non
     return None if want[0] == got[0] else mm("grad-skip", f"jax {want[0]} jaxlite {got[0]}")
   if want[0] == "err" and want[1] == "Timeout":
     return None  # JAX ran out of its time slot (a loaded machine): nothing to compare with
+  if "WorkerCrash" in (want[1] if want[0] == "err" else None, got[1] if got[0] == "err" else None):
+    # a worker that died (or never started: no jax, no numpy) compared nothing; two crashes
+    # must not read as two equal errors
+    return mm("worker-crash", (want[3] if want[0] == "err" else got[3])[-240:])
   if got[0] == "err" and got[1] == "Timeout":
     return mm("timeout", got[3])
   if want[0] == "err":
@@ -578,8 +582,11 @@ def fuzz(seed: int, n: int, modes=MODES, batch: int = 40, jobs: int = 1, max_ops
         for p in b:
           for mode in modes:
             res = rj[p["id"]].get(mode, ("skip",))
+            mine = rl[p["id"]].get(mode, ("skip",))
             if res[:2] == ("err", "Timeout"):  # not compared: counted apart
               counts["jax-timeout"] += 1
+            elif ("err", "WorkerCrash") in (res[:2], mine[:2]):
+              counts["worker-crash"] += 1
             elif res[0] != "skip":
               counts[mode] += 1
           for m in compare(p, rj[p["id"]], rl[p["id"]], modes):
