@@ -67,7 +67,7 @@ def _float_int(dtype):
 
 def _normalize_float(x):
   """x's bits as an integer, subnormals scaled up by 2**nmant, and the exponent that undoes it."""
-  info = np.finfo(_dtype(x))
+  info = dtypes.finfo(_dtype(x))
   itype = _float_int(_dtype(x))
   tiny = uf.less(uf.abs(x), info.tiny)  # a strong scalar: a weak x is cast for it
   bits = lnp.where(tiny, x * float(1 << info.nmant), x)
@@ -78,7 +78,7 @@ def _normalize_float(x):
 def _frexp(x):
   """Mantissa in [0.5, 1) and exponent from the bits (JAX stages this as a custom_jvp)."""
   dt = _dtype(x)
-  info = np.finfo(dt)
+  info = dtypes.finfo(dt)
   exp_mask = (1 << info.nexp) - 1
   bias = 1 - int(info.minexp)
   bits, e = _normalize_float(x)

@@ -170,7 +170,7 @@ def _interp(x, xp, fp, left=None, right=None, period=None):
   df = fp[i] - fp[i - 1]
   dx = xp[i] - xp[i - 1]
   delta = x - xp[i - 1]
-  epsilon = np.spacing(np.finfo(dtype_weak(xp)[0]).eps)
+  epsilon = np.spacing(dtypes.finfo(dtype_weak(xp)[0]).eps)
   dx0 = _lax_abs(dx) <= epsilon  # equal xp: the left value, and no NaN gradient from dx
   f = lnp.where(dx0, fp[i - 1], fp[i - 1] + (delta / lnp.where(dx0, 1, dx)) * df)
   if not extrapolate["left"]:
