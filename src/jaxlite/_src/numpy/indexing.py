@@ -682,6 +682,8 @@ def _eager_scatter(x, idx, y, ufunc, mode):
     slicing_primitives.check_scatter_operand_dtype(_ARITHMETIC.get(ufunc), dtype)
   if out.size == 0:  # no position to update (even clip mode has none on a size-0 axis)
     return x
+  if adv is None and target.size == 0:  # an empty static window: JAX stages no scatter (its
+    return x                            # dtype check included: bool `.at[1:].multiply`)
   slicing_primitives.check_scatter_operand_dtype(_ARITHMETIC.get(ufunc), dtype)
   if adv is not None:
     pos, arr, valid = adv
