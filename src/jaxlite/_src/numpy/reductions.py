@@ -782,10 +782,3 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
 def _convert_to(x, dtype):
   """`x.astype(dtype)`: no eqn when it already has that dtype."""
   return x if dtype_weak(x)[0] == dtype else _convert_element_type(x, dtype, weak_type=False)
-
-
-def _bcast_like(x, like):
-  """`x` broadcast to the shape of `like` (or to `like` itself when it is a shape tuple)."""
-  from jaxlite._src.numpy.where_reshape import broadcast_to
-  shape = like if isinstance(like, tuple) else tuple(shape_of(like))
-  return broadcast_to(x, shape) if tuple(shape_of(x)) != shape else x
