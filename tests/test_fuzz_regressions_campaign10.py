@@ -175,6 +175,8 @@ CASES = [
     # local seed 406: an empty static window of a bool array stages no scatter (nor its check)
     ("lambda x: x.at[1:].multiply(True)", "(jnp.array([True]),)", False),
     ("lambda x: x.at[0, 1:].multiply(jnp.bool_(True))", "(jnp.array([[True]]),)", False),
+    # local seed 411: frexp's subnormal scale is lax._const (a weak array is cast for it)
+    ("lambda x: jnp.ldexp(x & 2147483647, 3)", "(jnp.array([False]),)", False),
 ]
 
 # (expression, JAX's exception class, JAX's message)
@@ -223,6 +225,9 @@ ERRORS = [
      "Value 'a' with dtype <U1 is not a valid JAX array type. Only arrays of numeric types are "
      "supported by JAX."),
     ("jax.nn.softmax(jnp.bool_(True))", "ValueError", None),
+    ("jax.nn.softmax(jnp.zeros((0,), bool))", "TypeError",  # local seed 412: max has initial
+     "sub does not accept dtype bool at position 0. Accepted dtypes at position 0 are subtypes "
+     "of integer, floating, complexfloating."),
     ("jax.nn.log_softmax(jnp.array([True]))", "TypeError",
      "sub does not accept dtype bool at position 0. Accepted dtypes at position 0 are subtypes "
      "of integer, floating, complexfloating."),

@@ -57,7 +57,7 @@ def _unpromoted(name, x, axis=None):
   x = _jnp().asarray(x)
   if x.dtype == np.bool_:
     if axis is not None:
-      _jnp().max(x, axis)  # an axis out of bounds: the max's ValueError
+      _jnp().max(x, axis, initial=-np.inf, keepdims=True)  # a bad axis: the max's ValueError
     raise dtype_kind_error("sub", x.dtype, accepted_kinds_text("iufc"), 0)
   return x
 

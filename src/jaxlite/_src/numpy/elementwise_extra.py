@@ -70,7 +70,8 @@ def _normalize_float(x):
   info = dtypes.finfo(_dtype(x))
   itype = _float_int(_dtype(x))
   tiny = uf.less(uf.abs(x), info.tiny)  # a strong scalar: a weak x is cast for it
-  bits = lnp.where(tiny, x * float(1 << info.nmant), x)
+  # lax._const: a strong scalar unless x is a weak scalar (so a weak array is cast for it)
+  bits = lnp.where(tiny, x * ew._const(x, 1 << info.nmant), x)
   shift = lnp.where(tiny, itype.type(-info.nmant), itype.type(0))
   return lax.bitcast_convert_type(bits, itype), shift
 
