@@ -234,7 +234,7 @@ ROWS = [
       r"Arguments to jax\.numpy\.gcd must be integers\.",
       lambda m: m.jnp.gcd(1.5, 2.)),
     R("jnp.elementwise", "interp-shapes", "ValueError",
-      r"xp and fp must have the same length",
+      r"xp and fp must be one-dimensional arrays of equal size",
       lambda m: m.jnp.interp(O(m), O(m), O(m, 4))),
     R("jnp.elementwise", "convolve-2d", "ValueError",
       r"convolve\(\) only support 1\-dimensional inputs\.",
@@ -283,7 +283,8 @@ ROWS = [
       r"Value 'a' with type <class 'str'> is not a valid JAX type",
       lambda m: m.jnp.var(O(m), ddof="a")),
     R("jnp.reductions", "percentile-method", "ValueError",
-      r"percentile method must be one of \('linear',.*'nearest'\), got 'bogus'",
+      r"method can only be 'linear', 'lower', 'higher', 'midpoint', 'nearest' or "
+      r"'inverted_cdf'",
       lambda m: m.jnp.percentile(O(m), 50., method="bogus")),
     R("jnp.reductions", "sort-axis", "ValueError",
       r"axis 2 is out of bounds for array of dimension 1",

@@ -50,7 +50,11 @@ def _rsqrt(x):
 
 
 def _logistic(x):
-  return np.where(x >= 0, 1 / (1 + np.exp(-x)), np.exp(x) / (1 + np.exp(x))).astype(x.dtype)
+  # float16/bfloat16 in float32, rounded once at the end (as XLA computes it; each NumPy op on
+  # a half dtype rounds, and the formula's three roundings are a half ulp off: bf16 at -3)
+  wide = x.astype(np.float32) if x.dtype.itemsize == 2 else x
+  out = np.where(wide >= 0, 1 / (1 + np.exp(-wide)), np.exp(wide) / (1 + np.exp(wide)))
+  return out.astype(x.dtype)
 
 
 def _sign(x):

@@ -87,11 +87,34 @@ def empty2(dtype, *, memory_space):
   return empty2_p.bind(dtype=np.dtype(dtype), memory_space=memory_space)
 
 
-# eq_to/le_to/lt_to: the comparisons JAX uses for symbolic dimensions; on concrete integers and
-# arrays they compare like eq/le/lt (no tangent: booleans).
-eq_to_p = families.binop("eq_to", np.equal, "fciub", out_dtype=dtypes.bool_, fuse=False)
-le_to_p = families.binop("le_to", np.less_equal, "fiub", out_dtype=dtypes.bool_, fuse=False)
-lt_to_p = families.binop("lt_to", np.less, "fiub", out_dtype=dtypes.bool_, fuse=False)
+# eq_to/le_to/lt_to: comparisons in the total order of each dtype (XLA's TOTALORDER compare,
+# as JAX lowers them; its sort comparators and searchsorted use them): for floats
+# -NaN < -inf < ... < -0 < 0 < ... < inf < NaN, by the sign-magnitude bits; integers and bools
+# compare as eq/le/lt do (no tangent: booleans).
+def _total_order_key(x):
+  x = np.asarray(x)
+  if not dtypes.issubdtype(x.dtype, np.floating):
+    return x
+  itype = np.dtype(f"int{x.dtype.itemsize * 8}")
+  bits = x.view(itype)  # a negative float's magnitude bits count down in this order
+  return np.where(bits < 0, bits ^ np.iinfo(itype).max, bits)
+
+
+def _total_order(compare):
+  def fn(x, y):
+    x, y = np.asarray(x), np.asarray(y)
+    if x.dtype.kind == "c":
+      return compare(x, y)
+    return compare(_total_order_key(x), _total_order_key(y))
+  return fn
+
+
+eq_to_p = families.binop("eq_to", _total_order(np.equal), "fciub", out_dtype=dtypes.bool_,
+                         fuse=False)
+le_to_p = families.binop("le_to", _total_order(np.less_equal), "fiub", out_dtype=dtypes.bool_,
+                         fuse=False)
+lt_to_p = families.binop("lt_to", _total_order(np.less), "fiub", out_dtype=dtypes.bool_,
+                         fuse=False)
 for _p in (eq_to_p, le_to_p, lt_to_p, empty2_p):
   ad.defjvp_zero(_p)
 # empty2 has no operands, so vmap never reaches it with a batched one; its rule binds it as is.
@@ -105,8 +128,17 @@ xla.register(copy_p, lambda ctx, x: x)
 xla.register(stage_p, lambda ctx, x: x)
 xla.register(device_put_p, lambda ctx, *xs, **_: list(xs))
 xla.register(empty2_p, lambda ctx, **_: ctx.zeros((), ctx.aval_out.dtype))
+
+
+def _total_order_compare_rule(direction):
+  def rule(ctx, x, y, **params):
+    total = dtypes.issubdtype(x.dtype, np.floating)
+    return ctx.compare(x, y, direction, "TOTALORDER" if total else None)
+  return rule
+
+
 for _p, _direction in ((eq_to_p, "EQ"), (le_to_p, "LE"), (lt_to_p, "LT")):
-  xla.register(_p, xla.compare_rule(_direction))
+  xla.register(_p, _total_order_compare_rule(_direction))
 
 
 def shape_as_value(shape):

@@ -183,14 +183,32 @@ def take_along(t, perm, axis):
 
 
 def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
+  """The values sorted with an unsigned iota riding along; each tangent is gathered by the
+  resulting permutation, the other axes as gather batching dims (JAX's rule, so that its
+  jaxpr is JAX's)."""
+  from jaxlite._src.lax import slicing
   from jaxlite._src.lax.creation import iota_p
+  from jaxlite._src.lax.shape import broadcast_in_dim_p
   shape = core.get_aval(primals[0]).shape
-  positions = iota_p.bind(dtype=dtypes.canonicalize_dtype(np.int32), shape=shape,
-                          dimension=dimension, sharding=None)
+  index_dtype = np.dtype(np.uint64 if any(d > np.iinfo(np.uint32).max for d in shape)
+                         else np.uint32)
+  positions = iota_p.bind(dtype=index_dtype, shape=shape, dimension=dimension, sharding=None)
   outs = sort_p.bind(*primals, positions, dimension=dimension, is_stable=is_stable,
                      num_keys=num_keys)
-  perm = outs[-1]
-  t_outs = [t if type(t) is ad.Zero else take_along(t, perm, dimension) for t in tangents]
+  # NumPy integers, as JAX's (its jaxpr prints them as np.int64(d))
+  batch_dims = tuple(np.delete(np.arange(len(shape), dtype=np.int64), dimension))
+  dn = slicing.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(dimension,),
+                                      start_index_map=(dimension,),
+                                      operand_batching_dims=batch_dims,
+                                      start_indices_batching_dims=batch_dims)
+  idx = broadcast_in_dim_p.bind(outs[-1], shape=shape + (1,),
+                                broadcast_dimensions=tuple(range(len(shape))), sharding=None)
+  if 0 in shape:  # nothing to reorder (a gather's slice size 1 does not fit a size-0 axis)
+    return outs[:-1], list(tangents)
+  t_outs = [t if type(t) is ad.Zero else slicing.gather_p.bind(
+      t, idx, dimension_numbers=dn, slice_sizes=(1,) * len(shape), indices_are_sorted=False,
+      unique_indices=False, mode=slicing.GatherScatterMode.PROMISE_IN_BOUNDS, fill_value=None)
+      for t in tangents]
   return outs[:-1], t_outs
 
 

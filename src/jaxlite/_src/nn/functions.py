@@ -35,7 +35,8 @@ def _stop_gradient(x):
 
 
 def _inexact(name, x, bool_op=None, bool_position=None):
-  """`x` as an array, integers and bools promoted to the default float like jnp's ufuncs.
+  """`x` as an array, integers and bools promoted to a float like jnp's ufuncs (JAX's
+  to_inexact: float32 for bools and integers up to 32 bits even under x64).
 
   JAX's softmax and log1mexp apply a lax op (`bool_op`) to the input before promoting it, so a
   bool input raises that op's dtype error there, not a float result."""
@@ -45,17 +46,20 @@ def _inexact(name, x, bool_op=None, bool_position=None):
   if bool_op is not None and x.dtype == np.bool_:
     raise dtype_kind_error(bool_op, x.dtype, accepted_kinds_text("iufc"), bool_position)
   if not jnp.issubdtype(x.dtype, jnp.inexact):
-    x = x.astype(dtypes.default_float_dtype())
+    x = x.astype(dtypes.to_inexact_dtype(x.dtype))
   return x
 
 
-def _unpromoted(name, x):
+def _unpromoted(name, x, axis=None):
   """`x` as an array in its own dtype: JAX's softmax and log_softmax take the max and subtract
   it in an integer input's dtype (unsigned differences wrap) and promote at `exp`; `-inf`, the
-  max's initial value, is cast to that dtype. A bool input raises `sub`'s dtype error."""
+  max's initial value, is cast to that dtype. A bool input raises `sub`'s dtype error, after
+  the max has checked `axis` (JAX's order: its max comes first)."""
   check_arraylike(name, x)
   x = _jnp().asarray(x)
   if x.dtype == np.bool_:
+    if axis is not None:
+      _jnp().max(x, axis, initial=-np.inf, keepdims=True)  # a bad axis: the max's ValueError
     raise dtype_kind_error("sub", x.dtype, accepted_kinds_text("iufc"), 0)
   return x
 
@@ -267,7 +271,7 @@ def log1mexp(x):
 def softmax(x, axis=-1, where=None):
   """exp(x) / sum(exp(x)) along `axis`, shifted by the (gradient-stopped) max."""
   jnp = _jnp()
-  x = _unpromoted("softmax", x)
+  x = _unpromoted("softmax", x, axis)
   x_max = jnp.max(x, axis, where=where, initial=-jnp.inf, keepdims=True)
   x_safe = x if where is None else jnp.where(where, x, -jnp.inf)
   unnormalized = jnp.exp(x_safe - _stop_gradient(x_max))
@@ -280,7 +284,7 @@ def softmax(x, axis=-1, where=None):
 @_nn_jit(static_argnames=("axis",))
 def log_softmax(x, axis=-1, where=None):
   jnp = _jnp()
-  x = _unpromoted("log_softmax", x)
+  x = _unpromoted("log_softmax", x, axis)
   x_max = jnp.max(x, axis, where=where, initial=-jnp.inf, keepdims=True)
   x_safe = x if where is None else jnp.where(where, x, -jnp.inf)
   shifted = x_safe - _stop_gradient(x_max)

@@ -65,47 +65,84 @@ def _float_int(dtype):
   return np.dtype(f"int{dtype.itemsize * 8}")
 
 
-@internal_jit(name="frexp")
+def _normalize_float(x):
+  """x's bits as an integer, subnormals scaled up by 2**nmant, and the exponent that undoes it."""
+  info = dtypes.finfo(_dtype(x))
+  itype = _float_int(_dtype(x))
+  tiny = uf.less(uf.abs(x), info.tiny)  # a strong scalar: a weak x is cast for it
+  # lax._const: a strong scalar unless x is a weak scalar (so a weak array is cast for it)
+  bits = lnp.where(tiny, x * ew._const(x, 1 << info.nmant), x)
+  shift = lnp.where(tiny, itype.type(-info.nmant), itype.type(0))
+  return lax.bitcast_convert_type(bits, itype), shift
+
+
 def _frexp(x):
-  """Mantissa in [0.5, 1) and exponent from the bits; subnormals are scaled up first."""
+  """Mantissa in [0.5, 1) and exponent from the bits (JAX stages this as a custom_jvp)."""
   dt = _dtype(x)
-  if dt.kind == "c":
+  info = dtypes.finfo(dt)
+  exp_mask = (1 << info.nexp) - 1
+  bias = 1 - int(info.minexp)
+  bits, e = _normalize_float(x)
+  e = e + (((bits >> info.nmant) & exp_mask) - bias + 1)
+  bits = (bits & ~(exp_mask << info.nmant)) | ((bias - 1) << info.nmant)
+  m = lax.bitcast_convert_type(bits, dt)
+  special = uf.isinf(x) | uf.isnan(x) | (x == 0)
+  e = lnp.where(special, lax.full_like(e, 0), e)
+  return lnp.where(special, x, m), lax.convert_element_type(e, np.int32)
+
+
+def _frexp_jvp(primals, tangents):
+  (x,), (t,) = primals, tangents
+  m, e = frexp(x)
+  mdot = t * uf.exp2(-e.astype(_dtype(t)))
+  return (m, e), (mdot, np.zeros(np.shape(e), dtypes.float0))  # an integer's tangent
+
+
+_FREXP = []
+
+
+def _frexp_rule():
+  """_frexp as a custom_jvp (made on first use: custom_derivatives imports jnp)."""
+  if not _FREXP:
+    from jaxlite._src.transforms.custom_derivatives import custom_jvp
+    rule = custom_jvp(_frexp)
+    rule.defjvp(_frexp_jvp)
+    _FREXP.append(rule)
+  return _FREXP[0]
+
+
+@internal_jit(name="frexp")
+def _frexp_jit(x):
+  (x,) = promote_dtypes_inexact(x)
+  if _dtype(x).kind == "c":
     raise TypeError("frexp does not support complex-valued inputs")
-  info = np.finfo(dt)
-  nmant, itype = info.nmant, _float_int(dt)
-  bias = -int(info.minexp) + 1  # 127 for f32
-  sub = uf.less(uf.abs(x), info.tiny)
-  scaled = lnp.where(sub, x * float(2.0 ** (nmant + 1)), x)
-  bits = lax.bitcast_convert_type(scaled, itype)
-  exp_mask = (1 << (dt.itemsize * 8 - 1 - nmant)) - 1
-  raw = uf.bitwise_and(uf.right_shift(bits, nmant), exp_mask)
-  e = raw - (bias - 1) - lnp.where(sub, nmant + 1, 0).astype(itype)
-  mant_bits = uf.bitwise_or(uf.bitwise_and(bits, ~(exp_mask << nmant)), (bias - 1) << nmant)
-  m = lax.bitcast_convert_type(mant_bits.astype(itype), dt)
-  special = uf.logical_or(uf.equal(x, 0), uf.logical_not(uf.isfinite(x)))
-  return lnp.where(special, x, m), lnp.where(special, 0, e).astype(np.int32)
+  return _frexp_rule()(x)
 
 
 def frexp(x, /):
   check_arraylike("frexp", x)
-  (x,) = promote_dtypes_inexact(x)
-  return _frexp(x)
+  return _frexp_jit(x)
 
 
 @internal_jit(name="ldexp")
 def _ldexp(x1, x2):
-  # two half-steps keep 2**x2 representable when x1 is tiny or huge
-  half = uf.floor_divide(x2, 2)
-  dt = _dtype(x1)
-  return x1 * uf.exp2(half.astype(dt)) * uf.exp2((x2 - half).astype(dt))
+  """x1 * 2**x2 through frexp's mantissa and exponent, so a tiny x1 with a large x2 (or the
+  reverse) does not overflow on the way, as JAX computes it."""
+  d1, d2 = _dtype(x1), _dtype(x2)
+  if d1.kind == "c" or dtypes.issubdtype(d2, np.inexact):
+    raise ValueError(f"ldexp not supported for input types {(d1, d2)}")
+  (x1,) = promote_dtypes_inexact(x1)
+  x2 = lax.convert_element_type(x2, _dtype(x1))
+  m, e = frexp(x1)
+  e = (e.astype(_dtype(x2)) + x2).astype(_dtype(x1))
+  m = lnp.where(e > 0, m * 2, m)  # the exponent may overflow by one with a finite result
+  e = lnp.where(e > 0, e - 1, e)
+  x = m * (2 ** e.astype(_dtype(m)))
+  return lnp.where(uf.isinf(x1) | (x1 == 0), x1, x)
 
 
 def ldexp(x1, x2, /):
   check_arraylike("ldexp", x1, x2)
-  if _dtype(x2).kind not in "iub":
-    raise ValueError(f"ldexp got second argument of type {_dtype(x2)}, expected int.")
-  (x1,) = promote_dtypes_inexact(x1)
-  x2 = _arr(x2).astype(np.int32) if _dtype(x2).kind != "i" else x2
   return _ldexp(x1, x2)
 
 
@@ -273,17 +310,36 @@ def angle(z, deg=False):
   return _angle(z, bool(deg))
 
 
-@internal_jit(name="i0")
 def _i0(x):
-  return uf.exp(uf.abs(x)) * lax.bessel_i0e(x)
+  abs_x = lax.abs(x)
+  return lax.mul(lax.exp(abs_x), lax.bessel_i0e(abs_x))
+
+
+def _i0_jvp(primals, tangents):
+  from jaxlite._src.transforms.ad_api import jvp
+  out, t_out = jvp(_i0, primals, tangents)
+  return out, lnp.where(primals[0] == 0, 0.0, t_out)
+
+
+_I0 = []
+
+
+@internal_jit(name="i0")
+def _i0_jit(x):
+  (x,) = promote_dtypes_inexact(x)
+  if not dtypes.issubdtype(_dtype(x), np.floating):
+    raise ValueError(f"Unsupported input type to jax.numpy.i0: {_dtype(x)}")
+  if not _I0:  # made on first use: custom_derivatives imports jnp
+    from jaxlite._src.transforms.custom_derivatives import custom_jvp
+    rule = custom_jvp(_i0)
+    rule.defjvp(_i0_jvp)
+    _I0.append(rule)
+  return _I0[0](x)
 
 
 def i0(x):
   check_arraylike("i0", x)
-  (x,) = promote_dtypes_inexact(x)
-  if _dtype(x).kind == "c":
-    raise ValueError("i0 does not support complex-valued inputs")
-  return _i0(x)
+  return _i0_jit(x)
 
 
 # ---- predicates -------------------------------------------------------------------------------

@@ -612,6 +612,7 @@ def _scatter_update(x, idx, y, scatter_fn, indices_are_sorted, unique_indices, m
                     wrap_negative=True):
   """`x` with `x[idx]` combined with `y` by `scatter_fn` (a lax.scatter* function)."""
   x_dtype, x_weak = dtype_weak(x)
+  y = _as_update(y)  # converted first, as JAX's jnp.asarray(y): its errors before any index's
   if type(x) is core.array_type and core._state.trace is core.eval_trace and wrap_negative \
       and scatter_fn in _EAGER_UFUNCS and not array_lib.is_sharded(x) \
       and array_lib.numpy_eager(x) and (type(y) is not core.array_type
@@ -623,7 +624,6 @@ def _scatter_update(x, idx, y, scatter_fn, indices_are_sorted, unique_indices, m
   indexer = _index_to_gather(x.shape, idx, split, wrap_negative)
   if 0 in indexer.slice_shape:
     return x
-  y = _as_update(y)
   _warn_unsafe_cast(x_dtype, x_weak, y)
   x, y = promote_dtypes(x, y)
   y = lax_numpy._broadcast_to_shape(y, indexer.slice_shape)
@@ -684,6 +684,8 @@ def _eager_scatter(x, idx, y, ufunc, mode):
     slicing_primitives.check_scatter_operand_dtype(_ARITHMETIC.get(ufunc), dtype)
   if out.size == 0:  # no position to update (even clip mode has none on a size-0 axis)
     return x
+  if adv is None and target.size == 0:  # an empty static window: JAX stages no scatter (its
+    return x                            # dtype check included: bool `.at[1:].multiply`)
   slicing_primitives.check_scatter_operand_dtype(_ARITHMETIC.get(ufunc), dtype)
   if adv is not None:
     pos, arr, valid = adv
@@ -774,7 +776,7 @@ def _is_int_array(e) -> bool:
 
 
 def _as_update(y):
-  if isinstance(y, (list, tuple)) or (isinstance(y, np.ndarray) and y.ndim):
+  if isinstance(y, (list, tuple, str)) or (isinstance(y, np.ndarray) and y.ndim):
     from jaxlite._src.numpy.creation import asarray
     return asarray(y)
   return y

@@ -75,7 +75,7 @@ def _check_matrix(name, a):
 
 
 def _eps(dtype):
-  return float(np.finfo(lax_linalg._real_dtype(np.dtype(dtype))).eps)
+  return float(dtypes.finfo(lax_linalg._real_dtype(np.dtype(dtype))).eps)
 
 
 # --- small array helpers over primitives --------------------------------------------------------
@@ -725,7 +725,7 @@ def _vector_norm(x, ord, axes, keepdims):
 
 
 def _real_dtype(dtype):
-  return np.finfo(dtype).dtype
+  return dtypes.finfo(dtype).dtype  # (jaxlite's: NumPy's finfo may not know bfloat16)
 
 
 def _matrix_norm(x, ord, axes, keepdims):

@@ -378,23 +378,18 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 
 @internal_jit(static_argnames=("offset", "axis1", "axis2"), name="diagonal")
 def _diagonal(a, offset=0, axis1=0, axis2=1):
-  from jaxlite._src.lax import slicing
-  nd = len(shape_of(a))
-  rest = tuple(i for i in range(nd) if i not in (axis1, axis2))
-  a = transpose(a, rest + (axis1, axis2))
+  """As JAX's default branch: the two axes moved last and a gather of (i, i + offset) pairs.
+  (JAX stages a square 2-D non-bool matrix at offset 0 as lax.platform_dependent, a cond on
+  platform_index whose other branch is Mosaic's eye-mask sum; jaxlite has one CPU backend and
+  stages the branch it runs: RELIABILITY.md, campaign 10.)"""
+  from jaxlite._src.numpy.creation import arange
+  from jaxlite._src.numpy.shape_ops import moveaxis
   shape = tuple(shape_of(a))
-  n, m = shape[-2], shape[-1]
-  length = max(0, min(n, m - offset) if offset >= 0 else min(n + offset, m))
-  # In the row-major flattening of an (n, m) plane the diagonal is a stride-(m + 1) slice.
-  flat = reshape(a, shape[:-2] + (n * m,))
-  start = offset if offset >= 0 else -offset * m
-  if length == 0:
-    from jaxlite._src.numpy.creation import zeros
-    return zeros(shape[:-2] + (0,), dtype_weak(a)[0])
-  lead = len(shape) - 2
-  return slicing.slice_p.bind(flat, start_indices=(0,) * lead + (start,),
-                              limit_indices=shape[:-2] + (start + (length - 1) * (m + 1) + 1,),
-                              strides=(1,) * lead + (m + 1,))
+  a = moveaxis(a, (axis1, axis2), (-2, -1))
+  size = max(0, min(shape[axis1] + min(offset, 0), shape[axis2] - max(offset, 0)))
+  i = arange(size)
+  j = arange(abs(offset), abs(offset) + size)
+  return a[..., i, j] if offset >= 0 else a[..., j, i]
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):

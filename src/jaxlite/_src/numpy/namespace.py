@@ -31,8 +31,9 @@ from jaxlite._src.numpy.scalar_types import (  # noqa: F401
 from jaxlite._src.numpy.reductions import (  # noqa: F401
     sum, prod, max, min, amax, amin, all, any, mean, var, std, argmax, argmin, cumsum, cumprod,
     cumulative_sum, cumulative_prod, nansum, nanprod, nanmax, nanmin, nanmean, nanvar, nanstd,
-    nanargmax, nanargmin, count_nonzero, ptp, average, quantile, percentile, nanquantile,
-    nanpercentile, median, nanmedian)
+    nanargmax, nanargmin, count_nonzero, ptp, average)
+from jaxlite._src.numpy.quantiles import (  # noqa: F401
+    quantile, percentile, nanquantile, nanpercentile, median, nanmedian)
 from jaxlite._src.numpy.creation import (  # noqa: F401
     arange, linspace, logspace, geomspace, eye, identity, tri, tril, triu, meshgrid, indices)
 from jaxlite._src.numpy.sorting import (  # noqa: F401

@@ -279,10 +279,11 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None, upca
   target = _user_dtype(dtype, "mean") or _inexact(dtype_weak(a)[0])
   compute = dtypes.float32 if _is_half(target) and dtype is None else target
   axes = reduction_axes(axis, len(shape_of(a)))
+  # the count first (under `where`, a sum of the mask), then the data cast: JAX's order
+  count = _count(a, axes, where, compute)
   if dtype_weak(a)[0] == np.bool_:
     a = _strong(a, dtypes.int32)  # JAX's sum counts bools as int32 before any dtype cast
   a = _strong(a, compute)
-  count = _count(a, axes, where, compute)
   if keepdims and not isinstance(count, float):  # a traced count under `where`
     count = _keep_dims(count, axes)
   total = _reduce("mean", red.reduce_sum_p, a, axis, keepdims, None, where, 0, _add)
@@ -681,174 +682,57 @@ def ptp(a, axis=None, out=None, keepdims=False):
   """jnp.ptp: max minus min along `axis`."""
   _check_no_out(out, "ptp")
   a = _as_array("ptp", a)
-  if dtype_weak(a)[0] == np.bool_:
-    raise TypeError("sub does not accept dtype bool at position 0. Accepted dtypes at position "
-                    "0 are subtypes of integer, floating, complexfloating.")
+  # (booleans: sub's TypeError, after max's ValueError for an empty reduction, as in JAX)
   axis = None if axis is None else reduction_axes(axis, len(shape_of(a)))
   return _ptp(a, axis=axis, keepdims=bool(keepdims))
 
 
-def average(a, axis=None, weights=None, returned=False, keepdims=False):
-  """jnp.average: the (weighted) mean; with `returned`, also the sum of weights."""
-  a = _as_array("average", a)
-  if weights is None:
+def _average(a, axis=None, weights=None, returned=False, keepdims=False):
+  from jaxlite._src.numpy.util import promote_dtypes_inexact
+  from jaxlite._src.lax import convenience
+  ndim = len(np.shape(a))
+  axes = () if axis is None else reduction_axes(axis, ndim)
+  if weights is None:  # every weight 1
+    check_arraylike("average", a)
+    (a,) = promote_dtypes_inexact(a)
     avg = mean(a, axis=axis, keepdims=keepdims)
-    if not returned:
-      return avg
-    shape = shape_of(a)
-    axes = reduction_axes(axis, len(shape))
-    count = float(np.prod([shape[i] for i in axes], dtype=np.int64))
-    from jaxlite._src.numpy.creation import full_like
-    return avg, full_like(avg, count)
-  weights = _as_array("average", weights)
-  a, weights = promote_dtypes(a, weights)
-  dtype = _inexact(dtype_weak(a)[0])
-  a, weights = _strong(a, dtype), _strong(weights, dtype)
-  a_shape, w_shape = shape_of(a), shape_of(weights)
-  if tuple(a_shape) != tuple(w_shape):
-    weights = _weights_along_axis(weights, a_shape, axis)
-  total_w = sum(weights, axis=axis, keepdims=keepdims)
-  avg = ew.div_p.bind(sum(ew.mul_p.bind(a, weights), axis=axis, keepdims=keepdims), total_w)
-  return (avg, total_w) if returned else avg
-
-
-def _weights_along_axis(weights, shape, axis):
-  if axis is None:
-    raise ValueError("Axis must be specified when shapes of a and weights differ.")
-  if len(shape_of(weights)) != 1:
-    raise TypeError("1D weights expected when shapes of a and weights differ.")
-  ax = _canonical_axis(axis, len(shape))
-  if shape_of(weights)[0] != shape[ax]:
-    raise ValueError("Length of weights not compatible with specified axis.")
-  return shape_prims.broadcast_in_dim_p.bind(weights, shape=tuple(shape),
-                                             broadcast_dimensions=(ax,), sharding=None)
-
-
-# --- quantiles ---------------------------------------------------------------------------------
-
-_QUANTILE_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
-
-
-@internal_jit(static_argnames=("axis", "method", "keepdims", "ignore_nan"), name="quantile")
-def _quantile(a, q, axis=None, method="linear", keepdims=False, ignore_nan=False):
-  from jaxlite._src.lax import sort as lax_sort
-  from jaxlite._src.numpy.where_reshape import transpose
-  dtype = _inexact(dtype_weak(a)[0])
-  a, q = _strong(a, dtype), _strong(q, dtype)
-  shape = tuple(shape_of(a))
-  axes = reduction_axes(axis, len(shape))
-  kept = tuple(i for i in range(len(shape)) if i not in axes)
-  kept_shape = tuple(shape[i] for i in kept)
-  # The reduced axes move to the end and merge into one sorted axis of length n.
-  # (n spelled out: a -1 is ambiguous when a kept axis has size 0)
-  n = math.prod(shape[i] for i in axes)
-  rows = reshape(transpose(a, kept + axes), kept_shape + (n,))
-  rows = lax_sort.sort(rows, dimension=len(kept_shape))
-  if ignore_nan:
-    last = ew.sub_p.bind(sum(ew.not_p.bind(_isnan(rows)), axis=-1, dtype=dtype, keepdims=True),
-                         _literal(1, dtype))
+    count = math.prod(shape_of(a)) if axis is None else math.prod(shape_of(a)[d] for d in axes)
+    weights_sum = convenience.full((), count, dtype=dtype_weak(avg)[0])
   else:
-    last = _literal(n - 1, dtype)
-  q_flat = reshape(q, (-1,))
-  pos_shape = kept_shape + tuple(shape_of(q_flat))
-  pos = ew.mul_p.bind(_bcast_like(q_flat, pos_shape), _bcast_like(last, pos_shape))
-  values = _interpolate(rows, pos, last, method, dtype)
-  if ignore_nan:
-    values = _where(ew.lt_p.bind(last, _literal(0, dtype)), np.nan, values)
-  else:
-    values = _where(any(_isnan(rows), axis=-1, keepdims=True), np.nan, values)
-  values = transpose(values, (len(kept_shape),) + tuple(range(len(kept_shape))))
-  out_kept = tuple(1 if i in axes else shape[i] for i in range(len(shape))) if keepdims \
-      else kept_shape
-  return reshape(values, tuple(shape_of(q)) + out_kept)
+    check_arraylike("average", a, weights)
+    a, weights = promote_dtypes_inexact(a, weights)
+    a_shape, w_shape = tuple(shape_of(a)), tuple(shape_of(weights))
+    if a_shape != w_shape:
+      if axis is None:
+        raise ValueError("Axis must be specified when shapes of a and weights differ.")
+      if w_shape != tuple(a_shape[ax] for ax in axes):
+        raise ValueError("Shape of weights must be consistent with shape of a along specified "
+                         "axis.")
+      new_shape = tuple(d if i in axes else 1 for i, d in enumerate(a_shape))
+      weights = shape_prims.reshape(weights, new_shape,
+                                    dimensions=tuple(int(i) for i in np.argsort(axes)))
+    weights_sum = sum(weights, axis=axis, keepdims=keepdims)
+    avg = sum(a * weights, axis=axis, keepdims=keepdims) / weights_sum
+  if returned:
+    if tuple(shape_of(avg)) != tuple(shape_of(weights_sum)):
+      from jaxlite._src.numpy.where_reshape import broadcast_to
+      weights_sum = broadcast_to(weights_sum, tuple(shape_of(avg)))
+    return avg, weights_sum
+  return avg
 
 
-def _take_last(rows, index):
-  """rows[..., index] for float indices (R..., k) into rows (R..., n): a one-hot masked sum."""
-  from jaxlite._src.lax.creation import iota_p
-  lead = tuple(shape_of(rows)[:-1])
-  full_shape = tuple(shape_of(index)) + (shape_of(rows)[-1],)
-  nd = len(full_shape)
-  positions = iota_p.bind(dtype=dtypes.default_int_dtype(), shape=full_shape, dimension=nd - 1,
-                          sharding=None)
-  idx = shape_prims.broadcast_in_dim_p.bind(_strong(index, dtypes.default_int_dtype()),
-                                            shape=full_shape,
-                                            broadcast_dimensions=tuple(range(nd - 1)),
-                                            sharding=None)
-  vals = shape_prims.broadcast_in_dim_p.bind(
-      rows, shape=full_shape, broadcast_dimensions=tuple(range(len(lead))) + (nd - 1,),
-      sharding=None)
-  picked = _where(ew.eq_p.bind(positions, idx), vals, _literal(0, dtype_weak(rows)[0]))
-  return red.reduce_sum_p.bind(picked, axes=(nd - 1,), out_sharding=None)
+_average_jit = []
 
 
-def _interpolate(rows, pos, last, method, dtype):
-  """Values at fractional positions `pos` (R..., k) of sorted `rows`, clamped to [0, last]."""
-  zero = _bcast_like(_literal(0, dtype), pos)
-  top = _bcast_like(last, pos)
-  lo, hi = ew.floor_p.bind(pos), ew.ceil_p.bind(pos)
-  lo_c = ew.min_p.bind(ew.max_p.bind(lo, zero), top)
-  hi_c = ew.min_p.bind(ew.max_p.bind(hi, zero), top)
-  if method == "lower":
-    return _take_last(rows, lo_c)
-  if method == "higher":
-    return _take_last(rows, hi_c)
-  if method == "nearest":
-    return _take_last(rows, ew.round_p.bind(pos, rounding_method=1))
-  v_lo, v_hi = _take_last(rows, lo_c), _take_last(rows, hi_c)
-  if method == "midpoint":
-    return ew.mul_p.bind(ew.add_p.bind(v_lo, v_hi), _literal(0.5, dtype))
-  frac = ew.sub_p.bind(pos, lo)
-  return ew.add_p.bind(ew.mul_p.bind(v_lo, ew.sub_p.bind(_literal(1, dtype), frac)),
-                       ew.mul_p.bind(v_hi, frac))
-
-
-def _quantile_front(name, scale, ignore_nan):
-  @internal_jit(static_argnames=("axis", "method", "keepdims"), name=name)
-  def jitted(a, q, axis=None, method="linear", keepdims=False):
-    if scale != 1:
-      q = ew.div_p.bind(*promote_dtypes(_strong(q, _inexact(dtype_weak(q)[0])), scale))
-    return _quantile(a, q, axis=axis, method=method, keepdims=keepdims, ignore_nan=ignore_nan)
-
-  def fn(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
-         *, interpolation=None):
-    _check_no_out(out, name)
-    method = interpolation or method
-    if method not in _QUANTILE_METHODS:
-      raise ValueError(f"{name} method must be one of {_QUANTILE_METHODS}, got {method!r}")
-    a = _as_array(name, a)
-    axis = None if axis is None else reduction_axes(axis, len(shape_of(a)))
-    q = q if isinstance(q, (core.Tracer, core.array_type)) else _as_array(name, q)
-    return jitted(a, q, axis=axis, method=method, keepdims=bool(keepdims))
-  fn.__name__ = fn.__qualname__ = name
-  nan_note = "ignoring NaNs, " if ignore_nan else ""
-  fn.__doc__ = f"jnp.{name}: order statistics along `axis` ({nan_note}linear by default)."
-  return fn
-
-
-quantile = _quantile_front("quantile", 1, False)
-percentile = _quantile_front("percentile", 100.0, False)
-nanquantile = _quantile_front("nanquantile", 1, True)
-nanpercentile = _quantile_front("nanpercentile", 100.0, True)
-
-
-def _median_front(name, quantile_fn):
-  @internal_jit(static_argnames=("axis", "keepdims"), name=name)
-  def jitted(a, axis=None, keepdims=False):
-    return quantile_fn(a, 0.5, axis=axis, keepdims=keepdims)
-
-  def fn(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    _check_no_out(out, name)
-    a = _as_array(name, a)
-    axis = None if axis is None else reduction_axes(axis, len(shape_of(a)))
-    return jitted(a, axis=axis, keepdims=bool(keepdims))
-  fn.__name__ = fn.__qualname__ = name
-  fn.__doc__ = f"jnp.{name}: the middle value along `axis`."
-  return fn
-
-
-median = _median_front("median", quantile)
-nanmedian = _median_front("nanmedian", nanquantile)
+def average(a, axis=None, weights=None, returned=False, keepdims=False):
+  """jnp.average: the (weighted) mean; with `returned`, also the sum of weights. An inlined jit
+  (as JAX's: its arguments are traced, so weak operands promote together, and no jit eqn)."""
+  if not _average_jit:
+    from jaxlite._src.transforms.jit_function import PjitFunction
+    _average_jit.append(PjitFunction(_average, static_argnames=("axis", "returned", "keepdims"),
+                                     inline=True))
+  axis = tuple(axis) if isinstance(axis, list) else axis
+  return _average_jit[0](a, axis, weights, returned, keepdims)
 
 
 # --- logsumexp ---------------------------------------------------------------------------------
@@ -898,10 +782,3 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
 def _convert_to(x, dtype):
   """`x.astype(dtype)`: no eqn when it already has that dtype."""
   return x if dtype_weak(x)[0] == dtype else _convert_element_type(x, dtype, weak_type=False)
-
-
-def _bcast_like(x, like):
-  """`x` broadcast to the shape of `like` (or to `like` itself when it is a shape tuple)."""
-  from jaxlite._src.numpy.where_reshape import broadcast_to
-  shape = like if isinstance(like, tuple) else tuple(shape_of(like))
-  return broadcast_to(x, shape) if tuple(shape_of(x)) != shape else x

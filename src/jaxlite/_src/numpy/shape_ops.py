@@ -678,8 +678,9 @@ def _pad_impl(array, pad_width, mode, constant_values, stat_length, end_values, 
     return _pad_odd_reflect(array, pad_width, mode == "symmetric")
   if mode in _INDEX_MODES:
     return _pad_by_index(array, pad_width, _INDEX_MODES[mode], mode)
+  from jaxlite._src.numpy import quantiles  # deferred: quantiles sits above shape_ops
   stats = {"maximum": reductions.max, "minimum": reductions.min, "mean": reductions.mean,
-           "median": reductions.median}
+           "median": quantiles.median}
   if mode in stats:
     return _pad_stat(array, pad_width, stat_length, stats[mode])
   if mode == "linear_ramp":

@@ -115,80 +115,99 @@ def lexsort(keys, axis=-1):
 
 # --- searchsorted ------------------------------------------------------------------------------
 
-@internal_jit(static_argnames=("side", "method"), name="searchsorted")
-def _searchsorted(a, v, side="left", method="scan"):
-  a, v = promote_dtypes(a, v)
+def _sort_key(x):
+  """x with -0 made 0 and every NaN one NaN: the comparison key of JAX's sort comparators."""
+  from jaxlite._src.lax.convenience import full_like
+  zero = ew.eq_p.bind(x, _zero_like_scalar(x))
+  key = ew.select_n_p.bind(zero, x, full_like(x, 0))
+  return ew.select_n_p.bind(ew.ne_p.bind(x, x), key, full_like(key, np.nan))
+
+
+def _zero_like_scalar(x):
+  return dtypes.TypedFloat(0.0, dtype_weak(x)[0]) if dtypes.is_inexact(dtype_weak(x)[0]) \
+      else dtype_weak(x)[0].type(0)
+
+
+def _sort_keys(x):
+  d = dtype_weak(x)[0]
+  if d.kind == "c":
+    return [_sort_key(ew.real_p.bind(x)), _sort_key(ew.imag_p.bind(x))]
+  return [_sort_key(x)] if d.kind == "f" or dtypes.is_inexact(d) else [x]
+
+
+def _sort_compare(x, y, or_equal):
+  """x < y (or x <= y) in sort order (-0 == 0, NaN last), lexicographic over complex parts."""
+  from jaxlite._src.lax.identity_ops import eq_to_p, le_to_p, lt_to_p
+  p = None
+  for xk, yk in zip(_sort_keys(x)[::-1], _sort_keys(y)[::-1]):
+    p = ((le_to_p if or_equal else lt_to_p).bind(xk, yk) if p is None else
+         ew.or_p.bind(lt_to_p.bind(xk, yk), ew.and_p.bind(eq_to_p.bind(xk, yk), p)))
+  return p
+
+
+@internal_jit(static_argnames=("side", "dtype"), name="_searchsorted_scan_impl")
+def _searchsorted_scan(a, v, side, dtype):
+  """Binary search of the sorted 1-D `a` for each query, a scan of ceil(log2(n + 1)) halvings
+  of [low, high) in unsigned integers (vmapped over the query's axes), as JAX's default."""
+  from jaxlite._src.lax import convenience
+  from jaxlite._src.transforms.vmap_api import vmap
   n = shape_of(a)[0]
-  v_shape = tuple(shape_of(v))
-  # The index dtype fits the length of `a` (JAX's int_dtype_for_dim): int32 even under x64.
-  index_dtype = np.dtype(np.int64 if n > np.iinfo(np.int32).max else np.int32)
-  flat = reshape(v, (-1,))
-  if method == "compare_all":
-    counts = _count_before(a, flat, side, index_dtype)
-  else:  # "scan", "scan_unrolled", "sort": the same indices
-    counts = _binary_search(a, flat, side, index_dtype)
-  return reshape(counts, v_shape)
-
-
-def _count_before(a, flat, side, index_dtype):
-  """Per query, the entries of `a` before it, a < v (left) or a <= v (right), NaNs last: an
-  (m, n) comparison, JAX's "compare_all"."""
-  n, m = shape_of(a)[0], shape_of(flat)[0]
-  from jaxlite._src.lax import shape as shape_prims
-  a_b = shape_prims.broadcast_in_dim_p.bind(a, shape=(m, n), broadcast_dimensions=(1,),
-                                            sharding=None)
-  v_b = shape_prims.broadcast_in_dim_p.bind(flat, shape=(m, n), broadcast_dimensions=(0,),
-                                            sharding=None)
-  before = _sort_less(a_b, v_b) if side == "left" else ew.not_p.bind(_sort_less(v_b, a_b))
-  return red.reduce_sum_p.bind(convert(before, index_dtype, False), axes=(1,),
-                               out_sharding=None)
-
-
-def _binary_search(a, flat, side, index_dtype):
-  """JAX's default "scan" method: ceil(log2(n + 1)) halvings of [low, high) per query, each
-  reading a[mid] (O(m) memory, where comparing every pair holds m x n: blackjax's multinomial
-  resampling of 100 keys x 2,000 draws over 10,000 weights needed 2e9 of them)."""
-  from jaxlite._src.numpy.indexing import take
-  from jaxlite._src.numpy.where_reshape import where
-  n, m = shape_of(a)[0], shape_of(flat)[0]
-  low = convert(np.zeros(m, index_dtype), index_dtype, False)
-  high = convert(np.full(m, n, index_dtype), index_dtype, False)
   if n == 0:
-    return low
-  one = np.asarray(1, index_dtype)
-  for _ in range(int(np.ceil(np.log2(n + 1)))):
-    mid = ew.add_p.bind(low, ew.shift_right_logical_p.bind(ew.sub_p.bind(high, low), one))
-    a_mid = take(a, mid, mode="clip")
-    # left: the query goes at or before mid when v <= a[mid]; right: when v < a[mid]
-    go_left = ew.not_p.bind(_sort_less(a_mid, flat)) if side == "left" else \
-        _sort_less(flat, a_mid)
-    low, high = where(go_left, low, mid), where(go_left, mid, high)
-  return high
+    return convenience.full(shape_of(v), 0, dtype)
+  if shape_of(v):
+    return vmap(lambda a_, v_: _searchsorted_scan(a_, v_, side=side, dtype=dtype),
+                in_axes=(None, 0))(a, v)
+  from jaxlite._src.lax.control_flow.loops import scan
+  unsigned = np.dtype(np.uint64 if dtype.itemsize == 8 else np.uint32)
+
+  def halve(state, _):
+    low, high = state
+    mid = low + (high - low) // 2  # this form cannot overflow
+    go_left = _sort_compare(v, a[mid], or_equal=side == "left")
+    return (ew.select_n_p.bind(go_left, mid, low), ew.select_n_p.bind(go_left, high, mid)), ()
+  levels = int(np.ceil(np.log2(n + 1)))
+  (_, high), _ = scan(halve, (unsigned.type(0), unsigned.type(n)), (), length=levels)
+  return high.astype(dtype)
 
 
-def _sort_less(x, y):
-  """x < y in sort order (NaN after everything)."""
-  if not dtypes.is_inexact(dtype_weak(x)[0]):
-    return ew.lt_p.bind(x, y)
-  x_nan, y_nan = ew.ne_p.bind(x, x), ew.ne_p.bind(y, y)
-  return ew.or_p.bind(ew.lt_p.bind(x, y), ew.and_p.bind(ew.not_p.bind(x_nan), y_nan))
+@internal_jit(static_argnames=("side", "method"), name="searchsorted")
+def _searchsorted(a, v, sorter=None, side="left", method="scan"):
+  a, v = promote_dtypes(a, v)
+  if sorter is not None:
+    a = a[sorter]
+  # The index dtype fits the length of `a` (JAX's int_dtype_for_dim): int32 even under x64.
+  n = shape_of(a)[0]
+  dtype = np.dtype(np.int64 if n > np.iinfo(np.int32).max else np.int32)
+  if method == "scan":
+    return _searchsorted_scan(a, v, side=side, dtype=dtype)
+  return _searchsorted_compare_all(a, v, side=side, dtype=dtype)
+
+
+@internal_jit(static_argnames=("side", "dtype"), name="_searchsorted_compare_all_impl")
+def _searchsorted_compare_all(a, v, side, dtype):
+  """Every (a[i], v) comparison in sort order, a's axis first, counted (method='compare_all')."""
+  from jaxlite._src.transforms.vmap_api import vmap
+  before = vmap(lambda ai, v_: _sort_compare(ai, v_, or_equal=side != "left"),
+                in_axes=(0, None))(a, v)
+  return red.reduce_sum_p.bind(convert(before, dtype, False), axes=(0,), out_sharding=None)
 
 
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
   """jnp.searchsorted: where `v` would be inserted into the sorted 1-D `a`."""
-  a, v = _array("searchsorted", a), _array("searchsorted", v)
-  if len(shape_of(a)) != 1:
+  arrays = (a, v) if sorter is None else (a, v, sorter)
+  check_arraylike("searchsorted", *arrays)
+  if len(np.shape(a)) != 1:
     raise ValueError("a should be 1-dimensional")
   if side not in ("left", "right"):
     raise ValueError(f"{side!r} is an invalid value for keyword 'side'. Expected one of "
                      "['left', 'right'].")
-  if sorter is not None:
-    from jaxlite._src.numpy import indexing
-    a = indexing.take(a, sorter)
   if method not in ("scan", "scan_unrolled", "compare_all", "sort"):
     raise ValueError(f"invalid argument method={method!r}, expected one of "
                      "['compare_all', 'scan', 'scan_unrolled', 'sort']")
-  return _searchsorted(a, v, side=side, method=method)
+  method = "scan" if method in ("scan_unrolled",) else method
+  method = "compare_all" if method == "sort" else method  # same answer; JAX cosorts
+  given = {} if sorter is None else {"sorter": sorter}
+  return _searchsorted(a, v, side=side, method=method, **given)
 
 
 # --- partition ---------------------------------------------------------------------------------

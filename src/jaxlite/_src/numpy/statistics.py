@@ -142,49 +142,64 @@ def digitize(x, bins, right=False, *, method=None):
   return _digitize(_arr(x), bins, bool(right))
 
 
-@internal_jit(name="_interp")
-def _interp(x, xp, fp, left, right, period):
+def _interp(x, xp, fp, left=None, right=None, period=None):
+  check_arraylike("interp", x, xp, fp)
+  if np.shape(xp) != np.shape(fp) or np.ndim(xp) != 1:
+    raise ValueError("xp and fp must be one-dimensional arrays of equal size")
+  x, xp = promote_dtypes_inexact(x, xp)
+  (fp,) = promote_dtypes_inexact(fp)
+  extrapolate = {}
+  for side, given in (("left", left), ("right", right)):
+    if isinstance(given, str) and given != "extrapolate":
+      raise ValueError(f"the only valid string value of `{side}` is 'extrapolate', but got: "
+                       f"{given!r}")
+    extrapolate[side] = isinstance(given, str)
+  if dtype_weak(x)[0].kind == "c":
+    raise ValueError("jnp.interp: complex x values not supported.")
   if period is not None:
+    if np.ndim(period) != 0:
+      raise ValueError(f"period must be a scalar; got {period}")
+    from jaxlite._src.lax.sort import sort_key_val
     period = uf.abs(period)
-    x = uf.remainder(x, period)
-    xp = uf.remainder(xp, period)
-    order = sorting.argsort(xp)
-    xp, fp = xp[order], fp[order]
+    x = x % period
+    xp = xp % period
+    xp, fp = sort_key_val(xp, fp)
     xp = shape_ops.concatenate([xp[-1:] - period, xp, xp[:1] + period])
     fp = shape_ops.concatenate([fp[-1:], fp, fp[:1]])
   i = sorting.clip(sorting.searchsorted(xp, x, side="right"), 1, xp.shape[0] - 1)
-  dx = xp[i] - xp[i - 1]
   df = fp[i] - fp[i - 1]
+  dx = xp[i] - xp[i - 1]
   delta = x - xp[i - 1]
-  eps = float(np.finfo(xp.dtype).eps)
-  dx0 = uf.less_equal(uf.abs(dx), eps)  # equal xp: take the left value, as JAX
+  epsilon = np.spacing(dtypes.finfo(dtype_weak(xp)[0]).eps)
+  dx0 = _lax_abs(dx) <= epsilon  # equal xp: the left value, and no NaN gradient from dx
   f = lnp.where(dx0, fp[i - 1], fp[i - 1] + (delta / lnp.where(dx0, 1, dx)) * df)
-  if period is None:
-    f = lnp.where(uf.less(x, xp[0]), fp[0] if left is None else left, f)
-    f = lnp.where(uf.greater(x, xp[-1]), fp[-1] if right is None else right, f)
+  if not extrapolate["left"]:
+    left_value = fp[0] if left is None else left
+    if period is None:
+      f = lnp.where(x < xp[0], left_value, f)
+  if not extrapolate["right"]:
+    right_value = fp[-1] if right is None else right
+    if period is None:
+      f = lnp.where(x > xp[-1], right_value, f)
   return f
 
 
+def _lax_abs(x):
+  from jaxlite._src.lax import namespace as lax
+  return lax.abs(x)
+
+
+_INTERP_JITS = {}
+
+
 def interp(x, xp, fp, left=None, right=None, period=None):
-  check_arraylike("interp", x, xp, fp)
-  xp, fp = _arr(xp), _arr(fp)
-  if xp.ndim != 1 or fp.ndim != 1:
-    raise ValueError("xp and fp must be one-dimensional")
-  if xp.shape[0] != fp.shape[0]:
-    raise ValueError("xp and fp must have the same length")
-  if xp.shape[0] == 0:
-    raise ValueError("xp and fp must have at least one element")
-  if isinstance(left, str) or isinstance(right, str):
-    msg = "the only valid string value of `left` and `right` is 'extrapolate'"
-    raise ValueError(msg)  # noqa: TRY004 - JAX's class
-  if period is not None and (left is not None or right is not None):
-    raise ValueError("period cannot be used with left or right")
-  fp_complex = dtype_weak(fp)[0].kind == "c"
-  if fp_complex:
-    x, xp = promote_dtypes_inexact(_arr(x), xp)
-    return _interp(x, xp, fp, left, right, period)
-  x, xp, fp = promote_dtypes_inexact(_arr(x), xp, fp)
-  return _interp(x, xp, fp, left, right, period)
+  """A jit of _interp whose static arguments are the bounds given as strings or None and an
+  absent period, as JAX's (its jaxpr takes the others as operands)."""
+  static = tuple(name for name, v in (("left", left), ("right", right))
+                 if isinstance(v, str) or v is None) + (("period",) if period is None else ())
+  if static not in _INTERP_JITS:
+    _INTERP_JITS[static] = internal_jit(_interp, static_argnames=static, name="_interp")
+  return _INTERP_JITS[static](x, xp, fp, left, right, period)
 
 
 @internal_jit(static_argnames=("axis",), name="unwrap")

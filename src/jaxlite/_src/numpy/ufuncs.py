@@ -143,7 +143,9 @@ bitwise_and = _binary_ufunc("bitwise_and", ew.and_p)
 bitwise_or = _binary_ufunc("bitwise_or", ew.or_p)
 bitwise_xor = _binary_ufunc("bitwise_xor", ew.xor_p)
 arccosh = internal_jit(_unary_ufunc("arccosh", ew.acosh_p, "inexact"))
-positive = lambda x, /: promote_args("positive", x)[0]  # noqa: E731
+def positive(x, /):
+  """+x: the promoted operand itself, an Array even for a Python scalar (JAX's lax.asarray)."""
+  return creation.asarray(promote_args("positive", x)[0])
 
 
 def _bool_array(x) -> bool:
@@ -557,6 +559,8 @@ def round(a, decimals: int = 0, out=None):  # noqa: A001
     if decimals < 0:
       raise NotImplementedError("integer np.round not implemented for decimals < 0")
     return _as_array(a)
+  if decimals > np.log10(dtypes.finfo(d).max):
+    return _as_array(a)  # rounding beyond the dtype's precision changes nothing
   if d.kind == "c":  # real and imaginary parts separately
     return ew.complex_p.bind(_round_real(ew.real_p.bind(a), decimals),
                              _round_real(ew.imag_p.bind(a), decimals))
@@ -567,10 +571,14 @@ def _round_real(a, decimals):
   d = dtype_weak(a)[0]
   if decimals == 0:
     return ew.round_p.bind(a, rounding_method=ew.RoundingMethod.TO_NEAREST_EVEN)
-  factor = np.asarray(10.0 ** decimals, d)[()]
-  return ew.div_p.bind(ew.round_p.bind(ew.mul_p.bind(a, factor),
-                                       rounding_method=ew.RoundingMethod.TO_NEAREST_EVEN),
-                       factor)
+  # float16 is scaled in float32, as JAX does (10**decimals * x leaves float16's range early)
+  half = d == np.float16
+  x = lax._convert_element_type(a, np.dtype(np.float32)) if half else a
+  factor = ew._const(x, 10 ** decimals)
+  out = ew.div_p.bind(ew.round_p.bind(ew.mul_p.bind(x, factor),
+                                      rounding_method=ew.RoundingMethod.TO_NEAREST_EVEN),
+                      factor)
+  return lax._convert_element_type(out, d) if half else out
 
 
 @internal_jit(static_argnames=("decimals",))

@@ -684,6 +684,12 @@ class PjitFunction:
     if self._in_shardings is not None or self._out_shardings is not None:
       from jaxlite._src.sharding import partition  # the eqn carries them, as JAX's does
       in_sh, out_sh = partition.eqn_shardings(self.site, args, kwargs, entry, len(flat))
+    if self._inline and in_sh is None and out_sh is None:
+      # jit(inline=True): its eqns go straight onto the current trace, no jit eqn (JAX's
+      # staging rule for an inlined jit without shardings)
+      closed = entry.closed
+      outs = core.eval_jaxpr(closed.jaxpr, closed.consts, *args_in)
+      return entry.out_tree.unflatten(outs)
     params = jit_params(entry.closed, self._name, len(args_in), len(entry.out_avals),
                         self._donated(len(flat), len(entry.lifted), args, kwargs),
                         self._keep_unused, self._inline, in_sh, out_sh)
