@@ -172,7 +172,10 @@ def _searchsorted_scan(a, v, side, dtype):
 
 @internal_jit(static_argnames=("side", "method"), name="searchsorted")
 def _searchsorted(a, v, sorter=None, side="left", method="scan"):
-  a, v = promote_dtypes(a, v)
+  from jaxlite._src.numpy.creation import asarray
+  # Arrays, also on the eager path that runs this body on NumPy values: the scan body indexes
+  # `a` with a traced position
+  a, v = promote_dtypes(asarray(a), asarray(v))
   if sorter is not None:
     a = a[sorter]
   # The index dtype fits the length of `a` (JAX's int_dtype_for_dim): int32 even under x64.
