@@ -13,6 +13,8 @@ Sections:
   row NAME   benchmarks/anchors.py's row(s) matching NAME (every column as the anchors print
              it, or those DIAG_COLUMNS names, comma-separated) with the native kernels' calls
              logged per thread mode (count, median) and the scan loops' chosen modes.
+  devices [ARGS]  benchmarks/bench_devices.py with ARGS (default: 1, 2 and 8 devices, jaxlite
+             and JAX).
   scan       the scan RNN step's parts on this host: the 32x128 @ 128x128 product at 1 and all
              BLAS threads, NumPy's float32 / float64 tanh of 32x128, an add, and a numba
              kernel doing the step's adds and tanh (support.tanh_f32) called from Python.
@@ -294,9 +296,51 @@ def scan():
         f"{med(lambda: tail(hf, af, bf, o)):.2f} us (max |diff| vs NumPy "
         f"{float(np.max(np.abs(o - ref))):.2e}); NumPy's three calls: "
         f"{med(lambda: np.tanh(np.add(np.add(h, a, out=out), b, out=out), out=out)):.2f} us")
+  # The step loop as tier 1 runs it (the x @ u rows hoisted: `xw`), its adds and tanh as
+  # NumPy calls, and the same loop with them as one numba call (through a Python wrapper that
+  # flattens, as a NativeKernel call does): 1000 steps, BLAS on one thread.
+  steps = 1000
+  xw = rng.standard_normal((steps, 32, 128)).astype(np.float32)
+  ys = np.empty_like(xw)
+  h0 = np.zeros((32, 128), np.float32)
+
+  def loop_numpy():
+    hh = h0
+    for i in range(steps):
+      t = np.matmul(hh, w)
+      np.add(t, xw[i], out=t)
+      np.add(t, b, out=t)
+      hh = np.tanh(t, out=ys[i])
+
+  def native_call(x, y, z, out):
+    tail(x.reshape(-1), y.reshape(-1), z.reshape(-1), out.reshape(-1))
+    return out
+
+  def loop_tail():
+    hh = h0
+    for i in range(steps):
+      t = np.matmul(hh, w)
+      hh = native_call(t, xw[i], b, ys[i])
+  if ob:
+    ob[1](1)
+  for name, fn in (("NumPy calls", loop_numpy), ("numba tail", loop_tail)) * 2:
+    fn()
+    ts = []
+    for _ in range(5):
+      t0 = time.perf_counter()
+      fn()
+      ts.append(time.perf_counter() - t0)
+    print(f"step loop, {steps} steps, {name}: {statistics.median(ts) * 1e3:.2f} ms")
+  if ob:
+    ob[1](n0)
+
+
+def devices(argv):
+  import bench_devices
+  bench_devices.main(argv or ["--counts", "1,2,8", "--impls", "jaxlite,JAX"])
 
 
 if __name__ == "__main__":
   what = sys.argv[1] if len(sys.argv) > 1 else "env"
   {"env": lambda: env(), "lse": lambda: lse(), "scan": lambda: scan(),
-   "row": lambda: row(sys.argv[2:])}[what]()
+   "row": lambda: row(sys.argv[2:]), "devices": lambda: devices(sys.argv[2:])}[what]()
