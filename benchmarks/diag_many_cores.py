@@ -236,7 +236,8 @@ def row(names):
     _summarize(log, start, "native ")
     for k, h in anchors._native_swaps().items():
       if k not in before:
-        print(f"  HotSwap {h.name}: {type(h.native).__name__ if h.native else 'fallback'}, "
+        kind = getattr(h.native, "__name__", type(h.native).__name__) if h.native else "fallback"
+        print(f"  HotSwap {h.name}: {kind}, "
               f"trials best native {h.best_native * 1e3:.3f} ms / fallback "
               f"{h.best_fallback * 1e3:.3f} ms, rejected {h.rejected}, error {h.error}")
     for lp in loops:
