@@ -979,9 +979,11 @@ def test_native_kernels_take_their_share_while_programs_share_the_cores(monkeypa
 def native_loop_tanh(monkeypatch, cache_dir):
   """The loops' float32 tanh on its native loop whatever this machine's timing says."""
   monkeypatch.setattr(native_backend, "TANH_KEEP_RATIO", float("inf"))
+  monkeypatch.setattr(native_backend, "_numpy_tanh_kept", False)
   fn = native_backend._build_tanh_f32()
   assert fn is not native_backend._numpy_tanh
   monkeypatch.setattr(native_backend, "TANH_F32", fn)
+  monkeypatch.setattr(native_backend, "_numpy_tanh_kept", False)
   return fn
 
 
@@ -994,6 +996,10 @@ def test_loop_tanh_matches_numpy(native_loop_tanh):
   want = np.tanh(x)
   got = native_backend._loop_tanh(x)
   assert got.dtype == np.float32 and _ulps(got, want).max() <= 2
+  # (the values of its own loop, support.tanh_f32, called directly)
+  direct = np.empty_like(x)
+  native_loop_tanh(x, direct)
+  np.testing.assert_array_equal(got, direct)
   assert np.array_equal(np.signbit(got[:2]), [False, True])  # -0.0 keeps its sign
   ro = x.copy()
   ro.flags.writeable = False  # jaxlite's buffers are read-only
@@ -1038,3 +1044,13 @@ def test_scan_loop_with_native_tanh_matches_tier0(native_loop_tanh):
   sources = [o.__jaxlite_source__ for o in gc.get_objects() if type(o) is scan_hoist.AdaptiveLoop]
   # the step's tanh is the table's kernel, computed into its row of ys
   assert any("= _tanh" in s and "out=_ys0[_i])" in s for s in sources), sources
+
+
+@needs_numba
+def test_loop_tanh_keeps_numpys_where_it_is_faster(monkeypatch, cache_dir):
+  monkeypatch.setattr(native_backend, "TANH_KEEP_RATIO", 0.0)  # nothing beats NumPy's
+  monkeypatch.setattr(native_backend, "_numpy_tanh_kept", False)
+  assert native_backend._build_tanh_f32() is native_backend._numpy_tanh
+  assert native_backend._numpy_tanh_kept
+  x = np.linspace(-3, 3, 2048, dtype=np.float32)
+  np.testing.assert_array_equal(native_backend._loop_tanh(x), np.tanh(x))
