@@ -418,7 +418,7 @@ def _loop_tanh(x, out=None):
 
 def _operation_primitive(op: str):
   """The primitive that computes lax's `op` (primitive_kinds.operation), None if unregistered."""
-  return next((p for p, name in kinds.operation.items() if name == op), None)
+  return next((p for p, computed in kinds.operation.items() if computed == op), None)
 
 
 _TANH = _operation_primitive("tanh")
