@@ -432,6 +432,13 @@ def first_call_mlp():
   return first, rest
 
 
+def _numba_layer() -> str:
+  """numba's threading layer as the native tier configures it (native/threads.py)."""
+  from jaxlite._src.compiler.native import cache  # noqa: F401  (configures the layer)
+  from jaxlite._src.compiler.native import threads
+  return threads.layer()
+
+
 def main(argv):
   first = first_call_mlp()
   print(f"# python {platform.python_version()}, numpy {np.__version__}, jaxlite from "
@@ -444,8 +451,8 @@ def main(argv):
                                        ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
                                         "MKL_NUM_THREADS"))
         + (f"; torch.set_num_threads({torch.get_num_threads()})" if torch else "")
-        + (f"; numba threads {__import__('numba').config.NUMBA_NUM_THREADS}"
-           if native.available() else ""))
+        + (f"; numba threads {__import__('numba').config.NUMBA_NUM_THREADS}, "
+           f"layer {_numba_layer()}" if native.available() else ""))
   from jaxlite._src.compiler.native import loops
   print(f"# native whole-scan loops: {'on' if loops.ENABLED else 'off'} "
         "(JAXLITE_NATIVE_LOOPS=1 turns them on; tier 1's loop otherwise)")

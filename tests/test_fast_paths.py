@@ -623,6 +623,64 @@ def test_eager_arith_matches_general_path(op, dtype, partner):
   del prim
 
 
+@pytest.mark.parametrize("scalar_type", [int, float])
+def test_eager_scalar_ways_depend_on_x64_only_where_it_decides(scalar_type):
+  # array_methods caches how a Python number meets each dtype by the dtype alone
+  # (_SCALAR_WAYS), except where _x64_decides (by x64 too): the rule it caches
+  # (_scalar_partner, keyed by x64) must say the same with x64 on and off everywhere else.
+  from jaxlite._src.numpy import array_methods
+  from jaxlite._src.numpy.util import _scalar_partner
+  dts = [np.dtype(d) for d in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                               "uint32", "uint64", "float16", "float32", "float64",
+                               "complex64", "complex128")] + [np.dtype(jnp.bfloat16)]
+
+  def outcome(conv, value):
+    if conv is None:
+      return None
+    try:
+      with np.errstate(all="ignore"):  # (float16 of 2**40 overflows: to inf in both modes)
+        return repr(conv(value))
+    except Exception as e:  # noqa: BLE001 - an out-of-range int must fail alike too
+      return type(e).__name__
+  values = [scalar_type(v) for v in (0, 1, -1, 127, 300, 2**31 - 1, 2**40, -(2**63))]
+  seen = {}
+  for enabled in (False, True):
+    with x64(enabled):
+      for dt in dts:
+        conv = _scalar_partner(scalar_type, dt, False)
+        seen.setdefault(dt, []).append([outcome(conv, v) for v in values])
+  differ = {dt for dt, (off, on) in seen.items() if off != on}
+  assert all(array_methods._x64_decides(scalar_type, dt) for dt in differ), differ
+  assert differ  # int64 meets a number differently: the x64 tables are needed
+  assert not array_methods._x64_decides(scalar_type, np.dtype("float32"))  # x + 1: by dtype
+
+
+def test_eager_arith_on_a_64_bit_array_follows_x64():
+  # An int64 / float64 array made under x64 meets a Python number as the general path says in
+  # either mode (without x64 the number is 32-bit and the result promotes as jnp.add's), and
+  # an int8 array a Python int past int32's range (wraps with x64, OverflowError without).
+  small = jnp.arange(3, dtype=jnp.int8)
+  for enabled in (True, False, True):
+    with x64(enabled):
+      try:
+        want = np.asarray(jnp.add(small, 2**40))
+      except OverflowError:
+        with pytest.raises(OverflowError):
+          small + 2**40
+      else:
+        np.testing.assert_array_equal(np.asarray(small + 2**40), want)
+  with x64(True):
+    xi, xf = jnp.arange(3, dtype=jnp.int64), jnp.arange(3, dtype=jnp.float64)
+    for x in (xi, xf):
+      got, want = x + 1, jnp.add(x, 1)
+      assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type) == (x.dtype, False)
+  for x in (xi, xf):
+    for _ in range(2):  # the second time from the cache
+      got, want = x + 1, jnp.add(x, 1)
+      assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type)
+      np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
 def test_eager_arith_respects_debug_nans_and_jit_tracing():
   x = jnp.array([1.0, 0.0])
   with jax.debug_nans(True):

@@ -971,3 +971,86 @@ def test_native_kernels_take_their_share_while_programs_share_the_cores(monkeypa
       assert seen and seen == [1, total] * (len(seen) // 2)
     np.testing.assert_array_equal(np.asarray(g(x)), want_g)
   assert numba.get_num_threads() == total
+
+
+# --- float32 tanh in tier 1's scan loops (native_backend._loop_tanh) -----------------------------
+
+@pytest.fixture
+def native_loop_tanh(monkeypatch, cache_dir):
+  """The loops' float32 tanh on its native loop whatever this machine's timing says."""
+  monkeypatch.setattr(native_backend, "TANH_KEEP_RATIO", float("inf"))
+  monkeypatch.setattr(native_backend, "_numpy_tanh_kept", False)
+  fn = native_backend._build_tanh_f32()
+  assert fn is not native_backend._numpy_tanh
+  monkeypatch.setattr(native_backend, "TANH_F32", fn)
+  monkeypatch.setattr(native_backend, "_numpy_tanh_kept", False)
+  return fn
+
+
+@needs_numba
+def test_loop_tanh_matches_numpy(native_loop_tanh):
+  special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 1e-45, 0.625,
+                      -0.625, 9.0, 44.0, 89.0, -100.0], np.float32)
+  x = np.concatenate([special, np.linspace(-12, 12, 4096, dtype=np.float32),
+                      np.geomspace(1e-8, 20, 2048, dtype=np.float32)])
+  want = np.tanh(x)
+  got = native_backend._loop_tanh(x)
+  assert got.dtype == np.float32 and _ulps(got, want).max() <= 2
+  # (the values of its own loop, support.tanh_f32, called directly)
+  direct = np.empty_like(x)
+  native_loop_tanh(x, direct)
+  np.testing.assert_array_equal(got, direct)
+  assert np.array_equal(np.signbit(got[:2]), [False, True])  # -0.0 keeps its sign
+  ro = x.copy()
+  ro.flags.writeable = False  # jaxlite's buffers are read-only
+  out = np.empty_like(x)
+  assert native_backend._loop_tanh(ro, out=out) is out
+  np.testing.assert_array_equal(out, got)
+  y = x.copy()
+  assert native_backend._loop_tanh(y, out=y) is y  # in place, as the loop's `out=` reuse
+  np.testing.assert_array_equal(y, got)
+  # the others are NumPy's, bit for bit: small, strided, float64
+  for arg in (x[:100], x[::2], x.astype(np.float64)):
+    np.testing.assert_array_equal(native_backend._loop_tanh(arg), np.tanh(arg))
+
+
+@needs_numba
+def test_scan_loop_with_native_tanh_matches_tier0(native_loop_tanh):
+  rng = np.random.default_rng(3)
+  w, u = (rng.normal(size=(64, 64)).astype(np.float32) / 8 for _ in range(2))
+  xs = rng.normal(size=(40, 16, 64)).astype(np.float32)
+
+  def run(h0, xs):
+    def step(h, x):
+      h = jaxlite.numpy.tanh(h @ w + x @ u + 0.5)
+      return h, h
+    return lax.scan(step, h0, xs)
+  h0 = np.zeros((16, 64), np.float32)
+  prev = (jaxlite.config.jax_jaxlite_tier, jaxlite.config.jax_jaxlite_native)
+  try:
+    jaxlite.config.update("jax_jaxlite_tier", 1)
+    jaxlite.config.update("jax_jaxlite_native", True)
+    assert backend.get_backend() is NATIVE
+    got = jaxlite.jit(run)(h0, xs)
+    jaxlite.config.update("jax_jaxlite_tier", 0)
+    want = jaxlite.jit(run)(h0, xs)
+  finally:
+    jaxlite.config.update("jax_jaxlite_tier", prev[0])
+    jaxlite.config.update("jax_jaxlite_native", prev[1])
+  for g, t in zip(got, want):
+    np.testing.assert_allclose(np.asarray(g), np.asarray(t), rtol=1e-5, atol=2e-6)
+  import gc
+  from jaxlite._src.compiler import scan_hoist
+  sources = [o.__jaxlite_source__ for o in gc.get_objects() if type(o) is scan_hoist.AdaptiveLoop]
+  # the step's tanh is the table's kernel, computed into its row of ys
+  assert any("= _tanh" in s and "out=_ys0[_i])" in s for s in sources), sources
+
+
+@needs_numba
+def test_loop_tanh_keeps_numpys_where_it_is_faster(monkeypatch, cache_dir):
+  monkeypatch.setattr(native_backend, "TANH_KEEP_RATIO", 0.0)  # nothing beats NumPy's
+  monkeypatch.setattr(native_backend, "_numpy_tanh_kept", False)
+  assert native_backend._build_tanh_f32() is native_backend._numpy_tanh
+  assert native_backend._numpy_tanh_kept
+  x = np.linspace(-3, 3, 2048, dtype=np.float32)
+  np.testing.assert_array_equal(native_backend._loop_tanh(x), np.tanh(x))

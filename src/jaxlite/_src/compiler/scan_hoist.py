@@ -332,8 +332,9 @@ STORE_INTO_YS = True
 def _store_into_ys(body: list, ind: str) -> bool:
   """Rewrites `vN = np.f(.., out=vM)` + `_ysK[_i] = vN` into `vN = np.f(.., out=_ysK[_i])`:
   the step's result is made in its row, not made and then copied there (RNN anchor: the 16 KB
-  copy was ~1-1.5 us of a ~30 us step). `out=` lines are ufunc calls writing into a dying
-  buffer of the step (tier 0's reuse), so the row takes the same values; a value in ys is live
+  copy was ~1-1.5 us of a ~30 us step). `out=` lines are ufunc calls (NumPy's, or a table's
+  kernel `_name(.., out=)` standing in for a ufunc) writing into a dying buffer of the step
+  (tier 0's reuse), so the row takes the same values; a value in ys is live
   to the step's end, so no later line writes into it. Returns whether any line changed (the
   carry may then be a view of a row: the loop returns a copy)."""
   changed = False
@@ -345,7 +346,8 @@ def _store_into_ys(body: list, ind: str) -> bool:
       made = body[k]
       if made is None:  # a store this rewrite removed
         continue
-      if made.startswith(f"{ind}{value} = np.") and ", out=" in made and made.endswith(")") \
+      if (made.startswith(f"{ind}{value} = np.") or made.startswith(f"{ind}{value} = _")) \
+          and ", out=" in made and made.endswith(")") \
           and ", out=_ys" not in made:  # a value stored twice is made in the first row
         body[k] = f"{made[:made.rindex(', out=')]}, out={head.strip()}[_i])"
         body[j] = None
@@ -417,19 +419,20 @@ def compile_scan(backend, closed, num_consts, num_carry, reverse):
   """Tier 1's scan loop: tier 0's with small invariant broadcasts made dense, and where `plan`
   finds carry-free products, an AdaptiveLoop of that loop and one with them hoisted."""
   jaxpr, consts = passes.optimize(closed)
+  tables = backend.loop_tables  # the loop's lines (the native tier's has its float32 tanh)
   if not ENABLED:
-    return _tier0_loop(jaxpr, consts, num_consts, num_carry, reverse, backend.tables)
+    return _tier0_loop(jaxpr, consts, num_consts, num_carry, reverse, tables)
   invariant, _ = tier0._split_invariant(jaxpr, list(jaxpr.constvars)
                                         + list(jaxpr.invars[:num_consts]))
-  made = loop_source(jaxpr, consts, num_consts, num_carry, reverse, None, backend.tables)
+  made = loop_source(jaxpr, consts, num_consts, num_carry, reverse, None, tables)
   if made is None:
-    plain = _tier0_loop(jaxpr, consts, num_consts, num_carry, reverse, backend.tables)
+    plain = _tier0_loop(jaxpr, consts, num_consts, num_carry, reverse, tables)
   else:
     plain = tier0._exec_source(*made, tier0.SCAN_FN)
   p = plan(jaxpr, invariant, num_consts, num_carry)
   if p is None:
     return plain
-  src, glob = loop_source(jaxpr, consts, num_consts, num_carry, reverse, p, backend.tables)
+  src, glob = loop_source(jaxpr, consts, num_consts, num_carry, reverse, p, tables)
   glob["_hoist"] = _Batched(backend, p, reverse)
   hoisted = tier0._exec_source(src, glob, tier0.SCAN_FN)
   return AdaptiveLoop(hoisted, plain, glob["_hoist"], MAX_BYTES // p.step_bytes,

@@ -372,6 +372,12 @@ class TiledBackend(tier0.NumpyBackend):
   # Kernels stay whole across value sizes (fusion.plan's split_sizes).
   split_sizes = False
 
+  @property
+  def loop_tables(self):
+    """The tables of scan loops' per-step lines (scan_hoist): `tables` (the native tier's loops
+    have their own float32 tanh)."""
+    return self.tables
+
   def compile(self, closed: core.ClosedJaxpr, donated: tuple = ()):
     return self.compile_optimized(*passes.optimize(closed), donated)
 

@@ -11,6 +11,7 @@ import sys
 import numpy as np
 
 from jaxlite._src.base import fp_quiet
+from jaxlite._src.base.config import config
 from jaxlite._src.base import core
 from jaxlite._src.rng import prng
 from jaxlite._src.base.array import ArrayImpl, _from_numpy
@@ -66,42 +67,47 @@ def _eager_arith(np_fn, fn, reflected, refused=None):
   """`+`, `-` or `*` of an uncommitted Array in eager mode with an Array of the same dtype, weak
   type and shape, or with a Python number that keeps its dtype: NumPy's ufunc straight away.
   This is what `fn` would compute through promote_args, the primitive's bind and impl (same
-  dtype, same weak type: `_scalar_partner` is the promotion fast path's own rule), minus ~2 µs
+  dtype, same weak type: `_scalar_way` is the promotion fast path's own rule), minus ~2 µs
   of Python per call. Anything else, and any eager hook (`core.eager_fast_trace` is None while
   debug_nans, no_execution... wrap EvalTrace), takes `fn`."""
   at = ArrayImpl
   from_numpy = _from_numpy
+  new = object.__new__
   state = core._state
   routes = core.eager_routes  # mutated in place, never rebound
   quiet, loud = fp_quiet.quiet, fp_quiet.loud
+  ways, ways_by_x64 = _SCALAR_WAYS, _SCALAR_WAYS_BY_X64
 
   def op(self, other):
     if state.trace is core.eager_fast_trace and type(self) is at and self._device is None \
         and core.default_eager_route is None:
       v = self._value
-      if routes and (type(v) in routes or type(other) is at and type(other._value) in routes):
+      t = type(other)
+      if routes and (type(v) in routes or t is at and type(other._value) in routes):
         pass  # another backend's buffer: the general path routes it
-      elif v.dtype.kind in "fiuc":
-        t = type(other)
-        if t is float or t is int:
-          conv = _scalar_partner(t, v.dtype, self.weak_type)
-          if conv is not None:
-            # NumPy's own weak scalar rule (NEP 50) casts a Python number to a native float or
-            # complex array's dtype exactly as `conv` would: no conversion call needed there.
-            s = other if conv in _NEP50_CASTS else conv(other)
+      elif t is float or t is int:
+        if not self.weak_type:  # (a weak array with a Python number: the general path)
+          way = ways[t][v.dtype]
+          if way is _BY_X64:
+            way = ways_by_x64[t, bool(config.jax_enable_x64)][v.dtype]
+          if way is not None:
+            s = other if way is _AS_IS else way(other)
             token = quiet()  # as eager dispatch (core): XLA never warns
             try:
-              return from_numpy(np_fn(s, v) if reflected else np_fn(v, s), False)
+              out = np_fn(s, v) if reflected else np_fn(v, s)
             finally:
               loud(token)
-        elif t is at and other._device is None:
-          w = other._value
-          if w.dtype == v.dtype and w.shape == v.shape and other.weak_type == self.weak_type:
-            token = quiet()
-            try:
-              return from_numpy(np_fn(w, v) if reflected else np_fn(v, w), self.weak_type)
-            finally:
-              loud(token)
+            a = new(at)  # _from_numpy(out, False), inline: its call is ~4% of this path
+            a._value, a.weak_type, a._device, a._aval = out, False, None, None
+            return a
+      elif t is at and other._device is None and v.dtype.kind in "fiuc":
+        w = other._value
+        if w.dtype == v.dtype and w.shape == v.shape and other.weak_type == self.weak_type:
+          token = quiet()
+          try:
+            return from_numpy(np_fn(w, v) if reflected else np_fn(v, w), self.weak_type)
+          finally:
+            loud(token)
     if type(other) not in _FAST_TYPES:
       other = _unwrap_jax_array(other)
       if not _accepted(other):
@@ -111,8 +117,64 @@ def _eager_arith(np_fn, fn, reflected, refused=None):
   return op
 
 
-_EAGER_ARITH = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
+# NumPy's own weak scalar rule (NEP 50) casts a Python number to a native float or complex
+# array's dtype exactly as `_scalar_partner`'s converter would: no conversion call needed there.
 _NEP50_CASTS = frozenset({np.float16, np.float32, np.float64, np.complex64, np.complex128})
+_AS_IS = object()
+
+
+def _scalar_way(scalar_type, dt):
+  """How `_eager_arith` passes a Python number of `scalar_type` to NumPy beside a non-weak array
+  of dtype `dt`, under the current jax_enable_x64: as it is (`_AS_IS`), through a converter, or
+  None (the general path: the result's dtype is not `dt`, or `dt` is not a plain numeric
+  dtype)."""
+  if dt.kind not in "fiuc":
+    return None
+  conv = _scalar_partner(scalar_type, dt, False)
+  if conv is None:
+    return None
+  return _AS_IS if conv in _NEP50_CASTS else conv
+
+
+# x64 decides the way only for the 64-bit dtypes, the ones JAX's canonicalization narrows
+# without it (an int64 array made under x64 meets an int32 number, and promotes, once x64 is
+# off), and for a Python int beside an integer array (the int is checked against int32's range
+# without x64, int64's with it); for every other pair the way is the same in both modes
+# (tests/test_fast_paths.py checks this).
+_X64_DEPENDENT = frozenset(map(np.dtype, ("int64", "uint64", "float64", "complex128")))
+
+
+def _x64_decides(scalar_type, dt) -> bool:
+  return dt in _X64_DEPENDENT or scalar_type is int and dt.kind in "iu"
+
+
+_BY_X64 = object()
+
+
+class _Ways(dict):
+  """{dtype: way} for one scalar type, filled on first use: `_scalar_way`, or in
+  `_SCALAR_WAYS` where x64 decides (`_x64_decides`) `_BY_X64`: look again in the table of this
+  scalar type and x64 setting, `_SCALAR_WAYS_BY_X64[scalar_type, x64]`."""
+  __slots__ = ("scalar_type", "by_x64")
+
+  def __init__(self, scalar_type, by_x64: bool):
+    super().__init__()
+    self.scalar_type, self.by_x64 = scalar_type, by_x64
+
+  def __missing__(self, dt):
+    if not self.by_x64 and _x64_decides(self.scalar_type, dt):
+      way = _BY_X64
+    else:
+      way = _scalar_way(self.scalar_type, dt)  # (read under the x64 this table is for)
+    self[dt] = way
+    return way
+
+
+_SCALAR_WAYS = {t: _Ways(t, False) for t in (int, float)}
+_SCALAR_WAYS_BY_X64 = {(t, x64): _Ways(t, True) for t in (int, float) for x64 in (False, True)}
+
+
+_EAGER_ARITH = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
 
 
 def _accepted(x) -> bool:

@@ -6,12 +6,14 @@ Everything runs on tier 1 (NumPy) at once; a kernel that has no native plan stay
 from __future__ import annotations
 
 import math
+import time
 from functools import partial
 
 import numpy as np
 
 from jaxlite._src.base import core
 from jaxlite._src.base import machine
+from jaxlite._src.base import primitive_kinds as kinds
 from jaxlite._src.rng import prng
 from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler import fusion
@@ -329,5 +331,101 @@ def _keys_hash(k0, k1, x0, x1, xor):
 
 
 prng.keys_hash_kernel = _keys_hash
+
+# --- float32 tanh in tier 1's scan loops -------------------------------------------------------
+
+# NumPy's float32 tanh is a SIMD loop where NumPy has one for the CPU (AVX-512: 2.2 us for the
+# scan RNN anchor's 32x128 step) and a scalar libm loop elsewhere (AVX2: 11.3 us on the 13-core
+# host, a third of the step; the step's numba kernel of adds and tanh took 6.4 us there). A scan
+# loop's per-step lines run on few elements, under tier 1's kernel sizes, so they reach no
+# native kernel: in them a float32 tanh of TANH_MIN elements or more calls support.tanh_f32's
+# vectorized loop (compiled in the background when hot, kept only where it measured faster than
+# NumPy's on this machine: `_build_tanh_f32`), within 2 ulp of NumPy's (tests/test_native.py).
+TANH_MIN = 1024
+# Kept where the native loop takes at most this share of NumPy's time on 16K elements.
+TANH_KEEP_RATIO = 0.8
+
+_F32 = np.dtype(np.float32)
+
+
+def tanh_source() -> str:
+  """numba source of `kernel(x, out)`: out[i] = tanh_f32(x[i]) over 1-D float32 buffers (x
+  read-only or not; x may be out)."""
+  return "\n".join([
+      "import numpy as np",
+      "from numba import njit",
+      "from numba import types as _t",
+      "from jaxlite._src.compiler.native import support as _s",
+      "",
+      "@njit([_t.void(_t.Array(_t.float32, 1, 'C', readonly=True), _t.float32[::1]),",
+      "       _t.void(_t.float32[::1], _t.float32[::1])], cache=True, nogil=True,",
+      "      error_model='numpy')",
+      "def kernel(x, out):",
+      "  for i in range(x.shape[0]):",
+      "    out[i] = _s.tanh_f32(x[i])",
+      ""])
+
+
+def _numpy_tanh(x, out):
+  return np.tanh(x, out=out)
+
+
+def _build_tanh_f32():
+  """The native float32 tanh `(x, out) -> out`, or NumPy's where that is not slower than
+  TANH_KEEP_RATIO of the native one (timed here once, fastest of 30 calls on 16K elements)."""
+  from jaxlite._src.compiler.native import cache
+  fn, _ = cache.load(tanh_source())
+  x = np.linspace(-6, 6, 1 << 14, dtype=np.float32)
+  out = np.empty_like(x)
+
+  def fastest(call):
+    best = float("inf")
+    for _ in range(30):
+      t = time.perf_counter()
+      call()
+      best = min(best, time.perf_counter() - t)
+    return best
+  if fastest(lambda: fn(x, out)) > TANH_KEEP_RATIO * fastest(lambda: np.tanh(x, out=out)):
+    global _numpy_tanh_kept
+    _numpy_tanh_kept = True
+    return _numpy_tanh
+
+  def tanh(x, out):
+    fn(x.reshape(-1), out.reshape(-1))
+    return out
+  return tanh
+
+
+TANH_F32 = native.HotSwap(_numpy_tanh, _build_tanh_f32, "tanh float32", measure=False)
+# The build's verdict where it kept NumPy's: read first, so that such a machine pays one test a
+# call (the checks and the HotSwap cost ~0.9 us a step, 5% of the RNN anchor's 2-core step).
+_numpy_tanh_kept = False
+
+
+def _loop_tanh(x, out=None):
+  """lax.tanh in a scan loop's lines (NumPy's ufunc signature, `out=` included): TANH_F32 for
+  C-contiguous float32 arrays of TANH_MIN elements or more, np.tanh otherwise."""
+  if _numpy_tanh_kept:
+    return np.tanh(x) if out is None else np.tanh(x, out=out)
+  if type(x) is np.ndarray and x.dtype == _F32 and x.size >= TANH_MIN and x.flags.c_contiguous:
+    if out is None:
+      return TANH_F32(x, np.empty(x.shape, _F32))
+    if type(out) is np.ndarray and out.dtype == _F32 and out.shape == x.shape \
+        and out.flags.c_contiguous and out.flags.writeable:
+      return TANH_F32(x, out)
+  return np.tanh(x) if out is None else np.tanh(x, out=out)
+
+
+def _operation_primitive(op: str):
+  """The primitive that computes lax's `op` (primitive_kinds.operation), None if unregistered."""
+  return next((p for p, computed in kinds.operation.items() if computed == op), None)
+
+
+_TANH = _operation_primitive("tanh")
+if _TANH is not None:
+  # its template masked, so the loop's line calls the table's kernel (`out=` as a ufunc's)
+  NativeBackend.loop_tables = NativeBackend.tables.derive(templates={_TANH: None},
+                                                         impls={_TANH: _loop_tanh})
+
 
 NATIVE = backend_lib.register_backend(NativeBackend())

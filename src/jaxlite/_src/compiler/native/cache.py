@@ -22,6 +22,11 @@ import numpy as np
 from llvmlite import binding as llvm
 
 from jaxlite._src.compiler.native import support
+from jaxlite._src.compiler.native import threads
+
+# numba chooses its threading layer at its first parallel launch, after this (every compiled
+# kernel is loaded through this module): OpenMP first, TBB where libgomp is missing.
+threads.configure()
 
 MANIFEST = "MANIFEST.json"
 

@@ -425,10 +425,6 @@ class Plan:
     return "\n".join(lines) + "\n"
 
 
-# Parallel loops run in chunks of about 1/_CHUNKS of their trip count (NativeKernel).
-_CHUNKS = 32
-
-
 # Row reductions: (init, combine) statements over accumulator `acc` and element `val`, and the
 # result's expression. Float sums accumulate in float64 (a row's sum then stays within
 # JAX-COMPAT's reduction tolerance of tier 0's pairwise one) through `_s.radd`, whose add may be
@@ -707,17 +703,16 @@ class NativeKernel:
   the outputs and returns them in the kernel's output shapes.
 
   The loop runs on all `threads` or on one, whichever its calls show faster (`_Threads`), in
-  chunks of about 1/_CHUNKS of its trip count handed out as threads free up: numba's default
-  splits a loop evenly once, and on a shared machine a thread that loses its core then holds
-  the whole call up, as tier 1's README says of its pool. Both are numba's settings of the
-  calling thread, set around the call (set inside the kernel they would keep numba from
-  caching it) and restored after."""
+  the chunks `threads.chunk` gives (a thread that loses its core then holds up only its
+  chunk). Both are numba's settings of the calling thread, set around the call (set inside
+  the kernel they would keep numba from caching it) and restored after."""
   __slots__ = ("fn", "count", "specs", "outs", "source", "from_cache", "threads", "chunk",
                "_numba", "written", "keep_ratio")
 
   def __init__(self, fn, plan_: Plan, out_shapes, source: str, from_cache: bool,
                threads: int = 1):
     import numba  # loaded already: the kernel was compiled
+    from jaxlite._src.compiler.native import threads as pool
     self.fn, self.count, self.specs = fn, plan_.count, plan_.specs
     # (shape, dtype, size, argument written in place or -1) per output
     self.outs = [(shape, d, size, plan_.in_place.get(j, -1))
@@ -725,7 +720,7 @@ class NativeKernel:
     self.written = frozenset(plan_.in_place.values())
     self.source, self.from_cache = source, from_cache
     self.threads = _Threads(threads)
-    self.chunk = max(1, plan_.count // _CHUNKS)
+    self.chunk = pool.chunk(plan_.count) if threads > 1 else 0
     self._numba = numba
     self.keep_ratio = native.KEEP_RATIO if threads > 1 else native.SERIAL_KEEP_RATIO
 
