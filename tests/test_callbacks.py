@@ -227,3 +227,19 @@ def test_debug_log_goes_to_logging(caplog):
 def test_breakpoint_can_be_disabled(monkeypatch):
   monkeypatch.setenv("JAXLITE_DEBUG_BREAKPOINT", "0")
   assert jaxlite.jit(lambda x: (debug.breakpoint(), x + 1)[1])(1.0) == 2.0
+
+
+def test_unused_pure_callback_is_not_lowered():
+  """An unused pure_callback is dropped before lowering, as JAX lowers a jaxpr: on the TPU its
+  host transfers are side effects XLA would keep (the callback ran there)."""
+  calls = []
+
+  def cb(x):
+    calls.append(1)
+    return x
+  f = jaxlite.jit(lambda a: (pure_callback(cb, jaxlite.ShapeDtypeStruct((2,), jnp.float32), a),
+                             a + 1)[1])
+  text = f.lower(jnp.ones(2)).as_text()  # StableHLO on the xla backend, else the jaxpr
+  assert "custom_call" not in text and "stablehlo.send" not in text
+  np.testing.assert_array_equal(f(jnp.ones(2)), [2.0, 2.0])
+  assert calls == []

@@ -20,6 +20,7 @@ SIGNED, UNSIGNED = INTS[:4], INTS[4:]
 # Primitives whose values are checked by their own suites (they need named axes, sub-jaxprs,
 # window or index specs, or decompositions that a table of boundary values does not exercise).
 EXCLUDED = {
+    "rng_bit_generator": "bits against JAX's: tests/test_ecosystem_prng_impls.py",
     **dict.fromkeys(("cond", "while", "scan"), "control flow: tests/test_control_flow.py"),
     **dict.fromkeys(("psum", "pmax", "pmin", "all_gather", "axis_index"),
                     "need a named axis: tests/test_vmap.py"),

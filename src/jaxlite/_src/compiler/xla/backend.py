@@ -17,6 +17,7 @@ from jaxlite._src.base import devices as devices_lib
 from jaxlite._src.base import dtypes
 from jaxlite._src.base.errors import JaxRuntimeError
 from jaxlite._src.compiler import backend as backend_lib
+from jaxlite._src.compiler import passes
 from jaxlite._src.compiler.xla import client as client_lib
 from jaxlite._src.compiler.xla import compile_cache
 from jaxlite._src.compiler.xla import lowering
@@ -329,6 +330,13 @@ def raise_callback_failures(callbacks) -> None:
                             f"{err}") from err
 
 
+def _without_dead_eqns(closed):
+  """`closed` without the eqns whose results nothing uses, as JAX lowers a jaxpr: an unused
+  pure_callback must not run (on the TPU its host transfers are side effects XLA keeps)."""
+  jaxpr = passes.dce(closed.jaxpr)
+  return closed if jaxpr is closed.jaxpr else core.ClosedJaxpr(jaxpr, closed.consts)
+
+
 def _runtime_error(err, what, device):
   """jaxlib's runtime error as JAX raises it: JaxRuntimeError with XLA's message as it stands (a
   failed host callback's holds the callback's traceback: equinox reads its last line), raised
@@ -390,6 +398,7 @@ class XlaBackend(backend_lib.Backend):
     return self._compile(closed, None, aliases)
 
   def lower(self, closed, donated_to=None, name: str = "jit_fn") -> str:
+    closed = _without_dead_eqns(closed)
     if spmd.has_spmd(closed.jaxpr):  # a sharded program: its arguments and results annotated
       text, _ = spmd.lower_spmd(closed, name, donated_to=donated_to, platform=self.platform)
       if text is not None:
@@ -403,6 +412,7 @@ class XlaBackend(backend_lib.Backend):
     return pretty_text(self.lower(closed, name=name))
 
   def _compile(self, closed, device, aliases, name="jit_fn"):
+    closed = _without_dead_eqns(closed)
     name = _module_name(closed, name)
     if spmd.has_spmd(closed.jaxpr):  # compiled for every device of its mesh (spmd.py)
       exe = spmd.compile_spmd(self, closed, name, donated_to=aliases)
