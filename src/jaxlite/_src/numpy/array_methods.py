@@ -13,6 +13,7 @@ import numpy as np
 from jaxlite._src.base import fp_quiet
 from jaxlite._src.base.config import config
 from jaxlite._src.base import core
+from jaxlite._src.base import devices
 from jaxlite._src.rng import prng
 from jaxlite._src.base.array import ArrayImpl, _from_numpy
 from jaxlite._src.numpy import ufuncs as uf
@@ -77,6 +78,7 @@ def _eager_arith(np_fn, fn, reflected, refused=None):
   routes = core.eager_routes  # mutated in place, never rebound
   quiet, loud = fp_quiet.quiet, fp_quiet.loud
   ways, ways_by_x64 = _SCALAR_WAYS, _SCALAR_WAYS_BY_X64
+  dev = devices  # (its context_meshes is rebound by set_mesh: read through the module)
 
   def op(self, other):
     if state.trace is core.eager_fast_trace and type(self) is at and self._device is None \
@@ -97,6 +99,8 @@ def _eager_arith(np_fn, fn, reflected, refused=None):
               out = np_fn(s, v) if reflected else np_fn(v, s)
             finally:
               loud(token)
+            if dev.context_meshes:  # placed on the context mesh (set_mesh): the full call
+              return from_numpy(out, False)
             a = new(at)  # _from_numpy(out, False), inline: its call is ~4% of this path
             a._value, a.weak_type, a._device, a._aval = out, False, None, None
             return a
