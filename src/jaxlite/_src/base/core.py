@@ -595,7 +595,7 @@ def weak_literal_value(lit: Literal):
   """A weakly typed literal's value as evaluating a jaxpr binds it: weak, as JAX's Python-scalar
   literals are (its NumPy scalar would bind strongly typed)."""
   val = lit.val
-  if type(val) in (int, float, complex, bool) or type(val) is array_type:
+  if type(val) in _PYTHON_SCALARS or type(val) is array_type:
     return val
   return array_from_numpy(np.asarray(val, lit.aval.dtype), True)
 
