@@ -22,13 +22,15 @@ CASES = {"dp_step_1dev": 1, "dp_step_2dev": 2, "psum_8dev_1mib": 8, "eager_shard
          "jit_sharded_call": 2}
 
 
-def _dp_step(jax, ndev, batch=BATCH):
-  """One SGD step of the MLP, batch `batch` split over `ndev` devices, gradients psum'med."""
+def _dp_step(jax, ndev, batch=BATCH, devices=None):
+  """One SGD step of the MLP, batch `batch` split over `ndev` devices (the first `ndev` of
+  `devices` where given), gradients psum'med."""
   import numpy as np
   jnp = jax.numpy
   P = jax.sharding.PartitionSpec
   NamedSharding = jax.sharding.NamedSharding
-  mesh = jax.make_mesh((ndev,), ("batch",))
+  mesh = jax.make_mesh((ndev,), ("batch",)) if devices is None else \
+      jax.make_mesh((ndev,), ("batch",), devices=devices[:ndev])
   rng = np.random.default_rng(0)
   params = [((rng.standard_normal((m, n)) / np.sqrt(m)).astype(np.float32),
              np.zeros(n, np.float32)) for m, n in itertools.pairwise(SIZES)]

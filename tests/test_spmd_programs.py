@@ -107,7 +107,9 @@ print(json.dumps(out))
 
 
 def _run(mod):
-  return run_json_program(_PROGRAM, mod)
+  # The per-device programs are what this module checks: shard_map's stacked path (one program
+  # over all devices' blocks, the default where it applies; tests/test_spmd_stacked.py) is off.
+  return run_json_program(_PROGRAM, mod, JAXLITE_SPMD_STACKED="0")
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import numpy as np
 
 from jaxlite._src.base import core, tree_util
 from jaxlite._src.rng import prng
-from jaxlite._src.parallel import shard_map_eager
+from jaxlite._src.parallel import shard_map_eager, shard_map_stacked
 from jaxlite._src.base import primitive_kinds as pk
 from jaxlite._src.base import pretty_print as pp
 from jaxlite._src.compiler import backend
@@ -269,6 +269,11 @@ def _impl(*args, jaxpr, mesh, in_specs, out_specs, check_vma, newly_manual_axes)
     return xla_spmd.run_primitive(shard_map_p, args, dict(
         jaxpr=jaxpr, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=check_vma,
         newly_manual_axes=newly_manual_axes))
+  if not local and mesh.devices.size > 1 and runtime.current_context() is None:
+    # One program over every device's block, stacked (shard_map_stacked.py), where it applies.
+    stacked = shard_map_stacked.stacked_program(jaxpr, mesh, in_specs, out_specs)
+    if stacked is not None and _fully_addressable(mesh):
+      return stacked.run(args)
   # Over a mesh spanning processes every local block is read: all devices run it whole.
   writers = [set(range(mesh.devices.size))] * len(out_specs) if local or \
       not _fully_addressable(mesh) else _writers(out_specs, mesh, jaxpr.out_avals, check_vma)

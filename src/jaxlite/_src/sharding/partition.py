@@ -258,7 +258,7 @@ class _SpmdPlan:
   """What `execute_spmd` needs per call, computed once per Program: the compiled per-device
   executable, each device's input index tuples, where each device's outputs go, and whether
   the devices may run inline (see INLINE_MAX_ELEMENTS)."""
-  __slots__ = ("exe", "in_index", "out_writes", "inline")
+  __slots__ = ("exe", "in_index", "out_writes", "inline", "stacked")
 
   def __init__(self, program):
     from jaxlite._src.compiler import backend
@@ -271,6 +271,12 @@ class _SpmdPlan:
     with runtime.bind_axes(dict(mesh_shape)):
       closed = pe.trace_to_jaxpr(lambda *blocks: list(program(*blocks)), avals)
     self.exe = backend.compile_jaxpr(closed)
+    # The devices' program run once over their blocks stacked, where it may be (runtime's
+    # `stacked_builders`: shard_map's stacked path, filled from above).
+    self.stacked = None
+    if runtime.stacked_builders and program.mesh.devices.size > 1:
+      self.stacked = runtime.stacked_builders[0](closed, program.mesh, program.in_specs,
+                                                 program.out_specs)
     coords = runtime.mesh_coords(program.mesh)
     self.in_index = [[_device_index(s, v.aval.shape, mesh_shape, c)
                       for v, s in zip(invars, program.in_specs)] for c in coords]
@@ -303,8 +309,10 @@ def execute_spmd(program, global_values):
   plan = program._spmd_executable
   if plan is None:
     plan = program._spmd_executable = _SpmdPlan(program)
-  exe = plan.exe
   values = [v if type(v) is np.ndarray else np.asarray(v) for v in global_values]
+  if plan.stacked is not None and runtime.current_context() is None:
+    return plan.stacked.run(values)
+  exe = plan.exe
   per_device = [[v[i] for v, i in zip(values, index)] for index in plan.in_index]
   outs = runtime.run_spmd(program.mesh, lambda *blocks: exe(*blocks), per_device,
                           inline=plan.inline)

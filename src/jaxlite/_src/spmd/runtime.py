@@ -16,6 +16,12 @@ for its products by default (the count is set through the loaded library,
 Tier 1 still times a program with big products on its count and on one thread
 (blas.AdaptiveThreads) and keeps the faster.
 
+Where the devices' programs need not run apart (no host callback, no collective under control
+flow: most shard_map bodies and the partitioner's programs), they do not come here at all:
+`stacked_builders` runs the body once, vmapped over the mesh axes, on every device's block
+stacked (parallel/shard_map_stacked.py): one program keeps every core busy in its products and
+no device thread waits on another's Python. The workers below run the rest.
+
 Exchange. `exchange(group, block, combine)` is the one step collectives use to meet their peers:
 each member deposits its block (no copy) in a slot keyed by (the member's collective sequence
 number, the group), the last to arrive runs `combine(blocks)` once, and everyone gets its
@@ -355,6 +361,19 @@ def exchange_parallel(group: Group, block, prepare, work):
     return slot.result
 
 
+# Primitives whose device programs must each run on their own device's block, one program per
+# device (host callbacks: the callback sees one device's block per call). The modules defining
+# them register them; shard_map's stacked path (one program over all devices' blocks) leaves
+# bodies holding one to the workers.
+per_device_primitives: set = set()
+
+# Builders of one program over every device's block, stacked, in place of a run of per-device
+# programs: fn(per-device ClosedJaxpr, mesh, in_specs, out_specs) -> an object whose
+# `run(global values)` returns the global results, or None where the body must run per device.
+# parallel/shard_map_stacked.py registers its own (the partitioner's executor asks it too).
+stacked_builders: list = []
+
+
 # --- runs and workers --------------------------------------------------------------------------
 
 _CORES = machine.usable_cores()
@@ -551,6 +570,11 @@ def _local_indices(mesh) -> list:
 
 
 _local_by_mesh: dict = {}  # id(mesh) -> (mesh, process index, its local flat indices)
+
+
+def all_local(mesh) -> bool:
+  """Whether this process runs every device of `mesh`."""
+  return len(_local_indices(mesh)) == mesh.devices.size
 
 
 def reduce_packed(xs, reduce, single=None) -> list:

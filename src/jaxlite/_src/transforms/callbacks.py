@@ -18,6 +18,7 @@ from jaxlite._src.base import config, core, devices, dtypes, effects, tree_util
 from jaxlite._src.compiler import passes
 from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.interpreters import ad, batching
+from jaxlite._src.spmd import runtime
 
 logger = logging.getLogger("jax._src.debugging")
 # pure_callback's and io_callback's failures are logged under JAX's name for the module that
@@ -63,6 +64,7 @@ def _register_debug_primitive(p):
   p.multiple_results = True
   p.def_abstract_eval(lambda *avals, **params: [])
   passes.effectful_primitives.add(p)
+  runtime.per_device_primitives.add(p)
   batching.primitive_batchers[p] = _unrolled_batcher(p)
   ad.jvp_rules[p] = lambda primals, tangents, **params: (p.bind(*primals, **params), [])
   ad.primitive_transposes[p] = lambda ct, *args, **params: [None] * len(args)
@@ -350,6 +352,7 @@ def _pure_callback_batcher(vals, dims, *, vmap_method, result_avals, **params):
 
 
 batching.primitive_batchers[pure_callback_p] = _pure_callback_batcher
+runtime.per_device_primitives.add(pure_callback_p)  # in shard_map: one call per device's block
 
 _VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all",
                  "legacy_vectorized", None)
@@ -375,6 +378,7 @@ io_callback_p.def_impl(lambda *args, callback, result_avals, sharding, ordered:
                        _run_callback(callback, args, result_avals, "io_callback"))
 io_callback_p.def_abstract_eval(lambda *avals, result_avals, **params: list(result_avals))
 passes.effectful_primitives.add(io_callback_p)
+runtime.per_device_primitives.add(io_callback_p)
 
 
 def _io_callback_jvp(primals, tangents, **params):
