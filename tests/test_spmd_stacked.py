@@ -79,6 +79,11 @@ for k, g in {**STACKED, **RUNTIME}.items():
     got.append([v.tolist(), e.tolist(), d.tolist(), str(v.dtype), forward, runs[0]])
   out["values"][k] = got
 st.ENABLED = True
+xa = x.copy()
+ident = sm(lambda a: a)
+ya, yj = np.asarray(ident(xa)), np.asarray(jax.jit(ident)(xa))
+xa[:] = -1  # the results are not views of the operand
+out["alias"] = [ya.tolist() == x.tolist(), yj.tolist() == x.tolist()]
 
 # A data-parallel MLP step (shard_map + psum of the gradients) on 1, 2, 4 and 8 devices: the
 # loss and new parameters equal one device's; the weight gradients' psums fold to products.
@@ -158,6 +163,10 @@ def test_callbacks_and_collectives_under_control_flow_stay_per_device(ours, case
   (v, e, d, _, forward, _), (v0, e0, d0, _, _, runs0) = ours["values"][case]
   assert forward == 0 and runs0 == 0
   assert v == v0 and e == e0 and d == d0
+
+
+def test_results_do_not_alias_the_operands(ours):
+  assert ours["alias"] == [True, True]
 
 
 def test_known_values(ours):

@@ -121,8 +121,12 @@ class StackedProgram:
 
   def run(self, args):
     exe = backend.compile_jaxpr(self.closed)  # (cached on the jaxpr per backend)
-    outs = exe(*[p.view(a) for p, a in zip(self.in_plans, args)])
-    return [p.read(o) for p, o in zip(self.out_plans, outs)]
+    views = [p.view(a) for p, a in zip(self.in_plans, args)]
+    outs = [p.read(o) for p, o in zip(self.out_plans, exe(*views))]
+    # A result that is an operand's view (a body returning its block) is copied, as the
+    # runtime's assembled results are: the caller's array must not change under it.
+    return [np.array(o) if any(np.may_share_memory(o, v) for v in views) else o
+            for o in outs]
 
 
 _programs: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
