@@ -30,6 +30,10 @@ STACKED = {
   "psum_x_novma": sm(lambda a: lax.psum(a * a, "x"), o=P(), check_vma=False),
   "psum_xy": sm(lambda a: lax.psum(a * a, ("x", "y")), i=P("x", "y"), o=P()),
   "psum_y_of_x": sm(lambda a: jnp.sin(lax.psum(a, "y")) * a),
+  # psums of products batched over the devices, folded into one product (fold_device_sums):
+  # rows of every device merged, and a product contracting its last dims
+  "psum_gram_x": sm(lambda a: lax.psum(a.T @ jnp.sin(a), "x"), o=P()),
+  "psum_outer_x": sm(lambda a: lax.psum(a @ a.T, "x"), i=P(None, "x"), o=P()),
   "pmax_x": sm(lambda a: lax.pmax(a, "x") - a, o=P("x")),
   "pmean_x": sm(lambda a: lax.pmean(jnp.sin(a), "x"), o=P()),
   "ppermute_x": sm(lambda a: lax.ppermute(a * a, "x", ring) * a),
@@ -137,7 +141,8 @@ def ours():
   return run_json_program(_PROGRAM, "jaxlite")
 
 
-_STACKED = ["psum_x", "psum_x_novma", "psum_xy", "psum_y_of_x", "pmax_x", "pmean_x",
+_STACKED = ["psum_x", "psum_x_novma", "psum_xy", "psum_y_of_x", "psum_gram_x", "psum_outer_x",
+            "pmax_x", "pmean_x",
             "ppermute_x", "all_gather_x", "all_to_all_x", "psum_scatter_x", "axis_index_xy",
             "cond_in_body", "dim1", "yx", "tuple_axes", "tuple_axes_yx", "replicated_in",
             "broadcast_out", "ints"]
@@ -178,6 +183,8 @@ def test_known_values(ours):
   want = x.reshape(4, 2, 2, 2) * idx[:, None, :, None]
   np.testing.assert_allclose(ours["values"]["axis_index_xy"][0][0], want.reshape(8, 4))
   np.testing.assert_allclose(ours["values"]["broadcast_out"][0][0], np.full((8, 8), 3.0))
+  np.testing.assert_allclose(ours["values"]["psum_gram_x"][0][0], x.T @ np.sin(x), rtol=1e-5)
+  np.testing.assert_allclose(ours["values"]["psum_outer_x"][0][0], x @ x.T, rtol=1e-5)
 
 
 @pytest.mark.parametrize("n", [2, 4, 8])
