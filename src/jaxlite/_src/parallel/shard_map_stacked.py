@@ -24,7 +24,9 @@ Bodies that take the per-device path instead (`stacked_program` returns None):
 - a collective inside control flow or a nested call (a cond on axis_index around a psum must
   raise, as the runtime makes it, rather than run both branches);
 - an operand or result of an extended dtype (PRNG keys: their storage has trailing dims);
-- a body whose vmap fails (a primitive without a batching rule): the runtime runs it as before.
+- a body whose vmap fails (a primitive without a batching rule, or a rule that does not cover
+  the case: an all_gather, all_to_all or psum_scatter over two mesh axes at once mixes the
+  vmapped axis with another): the runtime runs it as before.
 JAXLITE_SPMD_STACKED=0 turns the path off; tests force it on to compare it with the runtime.
 """
 from __future__ import annotations
