@@ -54,12 +54,21 @@ STACKED = {
   "broadcast_out": sm(lambda a: jnp.ones((2, 4)) * 3, o=P("x", "y")),
   "ints": sm(lambda a: lax.psum((a * 7).astype(jnp.int32), "x") % 5, o=P()),
 }
+# collectives inside scans and nested calls: every device runs them alike
+STACKED.update({
+  "psum_in_scan": sm(lambda a: lax.scan(lambda c, r: (c + lax.psum(r, "x"), None),
+                                        jnp.zeros(4), a)[0], o=P()),
+  "psum_in_jit": sm(jax.jit(lambda a: lax.psum(jnp.sin(a), "x")), o=P()),
+})
 RUNTIME = {  # bodies the stacked path leaves to the per-device runtime
   "pure_callback": sm(lambda a: jax.pure_callback(
       lambda v: np.asarray(v) * 2, jax.ShapeDtypeStruct((2, 4), jnp.float32), a,
       vmap_method="sequential")),
-  "psum_in_scan": sm(lambda a: lax.scan(lambda c, r: (c + lax.psum(r, "x"), None),
-                                        jnp.zeros(4), a)[0], o=P()),
+  # a collective under a while_loop or a cond (trip counts and branches may differ by device)
+  "psum_in_while": sm(lambda a: lax.while_loop(
+      lambda c: c[1] < 3, lambda c: (c[0] + lax.psum(c[0], "x"), c[1] + 1), (a, 0))[0]),
+  "psum_in_cond": sm(lambda a: lax.cond(lax.psum(a.sum(), "x") > 0,
+                                        lambda b: lax.psum(b, "x") + b, lambda b: b * 4.0, a)),
 }
 runs = [0]
 orig = st.StackedProgram.run
@@ -77,9 +86,9 @@ for k, g in {**STACKED, **RUNTIME}.items():
     v = np.asarray(jax.jit(g)(x))
     e = np.asarray(g(x))
     forward = runs[0]
-    # (pmax and pure_callback have no derivative, as in JAX)
+    # (pmax, pure_callback and while_loop have no reverse derivative, as in JAX)
     d = np.asarray(jax.jit(jax.grad(loss))(x)) \
-        if v.dtype.kind == "f" and k not in ("pmax_x", "pure_callback") else v
+        if v.dtype.kind == "f" and k not in ("pmax_x", "pure_callback", "psum_in_while") else v
     got.append([v.tolist(), e.tolist(), d.tolist(), str(v.dtype), forward, runs[0]])
   out["values"][k] = got
 st.ENABLED = True
@@ -145,7 +154,7 @@ _STACKED = ["psum_x", "psum_x_novma", "psum_xy", "psum_y_of_x", "psum_gram_x", "
             "pmax_x", "pmean_x",
             "ppermute_x", "all_gather_x", "all_to_all_x", "psum_scatter_x", "axis_index_xy",
             "cond_in_body", "dim1", "yx", "tuple_axes", "tuple_axes_yx", "replicated_in",
-            "broadcast_out", "ints"]
+            "broadcast_out", "ints", "psum_in_scan", "psum_in_jit"]
 
 
 @pytest.mark.parametrize("case", _STACKED)
@@ -162,9 +171,9 @@ def test_stacked_body_gives_the_runtimes_values(ours, case):
   assert np.asarray(v).size  # a real array came back
 
 
-@pytest.mark.parametrize("case", ["pure_callback", "psum_in_scan"])
+@pytest.mark.parametrize("case", ["pure_callback", "psum_in_while", "psum_in_cond"])
 def test_callbacks_and_collectives_under_control_flow_stay_per_device(ours, case):
-  # (the psum's transpose in the gradient, a pvary, meets no peer: that body is stacked)
+  # (the psum's transpose in a gradient, a pvary, meets no peer: that body may be stacked)
   (v, e, d, _, forward, _), (v0, e0, d0, _, _, runs0) = ours["values"][case]
   assert forward == 0 and runs0 == 0
   assert v == v0 and e == e0 and d == d0

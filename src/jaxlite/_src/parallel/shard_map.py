@@ -132,6 +132,7 @@ def _concrete_mesh(mesh, flat_args):
 
 shard_map_p = core.Primitive("shard_map")
 shard_map_p.multiple_results = True
+shard_map_stacked.RUN_APART.add(shard_map_p)  # a nested SPMD run: bodies holding one run apart
 
 
 class _AxisSet(frozenset):

@@ -21,8 +21,11 @@ device dim, and the step never gets slower than one device's.
 Bodies that take the per-device path instead (`stacked_program` returns None):
 - a host callback or an effect (the callback would see every device's blocks at once, or run
   once for all devices; effects keep their per-device order);
-- a collective inside control flow or a nested call (a cond on axis_index around a psum must
-  raise, as the runtime makes it, rather than run both branches);
+- a collective inside a cond or a while_loop (which branch a device takes, or how many times
+  it loops, may differ between devices: a cond on axis_index around a psum must raise, as the
+  runtime makes it, rather than run both branches); collectives inside scans and nested calls
+  (jit, custom_jvp, remat) are fine: every device runs them alike;
+- a nested shard_map;
 - an operand or result of an extended dtype (PRNG keys: their storage has trailing dims);
 - a body whose vmap fails (a primitive without a batching rule, or a rule that does not cover
   the case: an all_gather, all_to_all or psum_scatter over two mesh axes at once mixes the
@@ -41,7 +44,7 @@ from jaxlite._src.base import core, dtypes
 from jaxlite._src.compiler import backend, passes
 from jaxlite._src.interpreters import batching
 from jaxlite._src.interpreters import partial_eval as pe
-from jaxlite._src.lax import dot, parallel, shape
+from jaxlite._src.lax import control_flow, dot, parallel, shape
 from jaxlite._src.spmd import runtime
 
 ENABLED = os.environ.get("JAXLITE_SPMD_STACKED", "1").strip().lower() not in ("0", "false",
@@ -159,26 +162,33 @@ def _stackable(closed) -> bool:
   if any(dtypes.issubdtype(getattr(a, "dtype", None), dtypes.extended) for a in avals
          if hasattr(a, "dtype")):
     return False
-  for eqn in closed.jaxpr.eqns:
-    if passes.is_effectful(eqn) or eqn.primitive in runtime.per_device_primitives:
-      return False
+  return not _runs_apart(closed.jaxpr, set())
+
+
+# Primitives whose sub-jaxprs may run differently on each device (cond's branch, while's trip
+# count): a collective inside one keeps the body on the runtime.
+DEVICE_VARYING_CONTROL = {control_flow.cond_p, control_flow.while_p}
+
+# Primitives that keep a body on the runtime wherever they sit (shard_map.py adds shard_map_p:
+# a nested SPMD run).
+RUN_APART: set = set()
+
+
+def _runs_apart(jaxpr, seen) -> bool:
+  """Whether `jaxpr` holds an effect, a host callback, a nested shard_map, or a collective
+  under device-varying control flow (sub-jaxprs included)."""
+  if id(jaxpr) in seen:
+    return False
+  seen.add(id(jaxpr))
+  for eqn in jaxpr.eqns:
+    prim = eqn.primitive
+    if prim in runtime.per_device_primitives or prim in RUN_APART or passes.is_effectful(eqn):
+      return True
     for sub in core.jaxprs_in_params(eqn.params):
-      if runtime.meets_peers(sub) or _calls_per_device(sub):
-        return False
-  return True
-
-
-def _calls_per_device(jaxpr) -> bool:
-  todo, seen = [jaxpr], set()
-  while todo:
-    j = todo.pop()
-    if id(j) in seen:
-      continue
-    seen.add(id(j))
-    for eqn in j.eqns:
-      if eqn.primitive in runtime.per_device_primitives:
+      if prim in DEVICE_VARYING_CONTROL and runtime.meets_peers(sub):
         return True
-      todo += core.jaxprs_in_params(eqn.params)
+      if _runs_apart(sub, seen):
+        return True
   return False
 
 

@@ -16,8 +16,8 @@ for its products by default (the count is set through the loaded library,
 Tier 1 still times a program with big products on its count and on one thread
 (blas.AdaptiveThreads) and keeps the faster.
 
-Where the devices' programs need not run apart (no host callback, no collective under control
-flow: most shard_map bodies and the partitioner's programs), they do not come here at all:
+Where the devices' programs need not run apart (no host callback, no collective under a cond or
+a while_loop: most shard_map bodies and the partitioner's programs), they do not come here:
 `stacked_builders` runs the body once, vmapped over the mesh axes, on every device's block
 stacked (parallel/shard_map_stacked.py): one program keeps every core busy in its products and
 no device thread waits on another's Python. The workers below run the rest.
