@@ -13,10 +13,12 @@ the body can instead run once, vmapped over the mesh axes: each operand is its g
 viewed with a leading dim per mesh axis it is split over (a reshape, no copy, for the usual
 layouts), a collective over a mesh axis becomes its vmap rule (psum a sum over that leading dim,
 axis_index an iota, all_gather a reshape...), and the outputs are read back the same way. That
-is what XLA's SPMD program does in effect on one host, and it is exact: vmap over a named axis
-is defined to agree with the per-device program. The products of a data-parallel step become
-one product over the whole batch on every BLAS thread, the gradients' psum a reduction over the
-device dim, and the step never gets slower than one device's.
+is what XLA's SPMD program does in effect on one host, and its values are the per-device
+programs' (vmap over a named axis is defined to agree with them), up to the summation order of
+the products a psum folds into (`fold_device_sums`). The products of a data-parallel step
+become one product over the whole batch on every BLAS thread, the weight gradients' psums
+products over all devices' rows: the step costs about what one device's program costs (the
+CPU time per step stays flat from 1 to 8 devices; BENCHMARKS.md, issue 32 third session).
 
 Bodies that take the per-device path instead (`stacked_program` returns None):
 - a host callback or an effect (the callback would see every device's blocks at once, or run
