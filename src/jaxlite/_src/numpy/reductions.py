@@ -541,10 +541,10 @@ def _nan_extremum(name, reduce_fn, fill):
                     where=where)
     if not dtypes.is_inexact(dtype_weak(a)[0]) or initial is not None:
       return out  # with an `initial`, an all-NaN slice gives it (JAX's nan_if_all_nan)
-    # As JAX: every entry NaN, `where` or not; the NaN is lax._const(a, nan), a strong NumPy
-    # scalar of a's dtype (a weak `a` would make it weak and `_where` would cast it)
+    # As JAX: every entry NaN, `where` or not; the NaN is lax._const(a, nan): a weak Python
+    # float for a weak 0-d `a` (that `_where` casts), a strong NumPy scalar otherwise
     all_nan = all(_isnan(a), axis=axis, keepdims=keepdims)
-    return _where(all_nan, np.array(np.nan, dtype_weak(a)[0]), out)
+    return _where(all_nan, ew._const(a, np.nan), out)
 
   def fn(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     _check_no_out(out, name)
