@@ -384,6 +384,12 @@ def compare(prog: dict, rj: dict, rl: dict, modes) -> list[Mismatch]:
     if m is not None:
       if mode == "grad" and m.kind == "grad-skip" and any(x.mode == "eager" for x in out):
         continue
+      if mode == "grad" and m.kind == "grad-skip":
+        # grad runs where the eager result is a float: a grad-only run (no eager mode) says
+        # which side's eager run failed, so documented eager errors are recognised here too
+        m.detail += "".join(f"; {who} eager raised {r[1]}: {r[3][:200]}"
+                            for who, r in (("JAX", rj.get("eager")), ("jaxlite", rl.get("eager")))
+                            if r is not None and r[0] == "err")
       out.append(m)
   return out
 

@@ -296,3 +296,21 @@ def test_subnormal_difference_matches_vmap_batch_rows(prog, mode, kind, known):
   assert fuzz.classify_known(fuzz.Mismatch(prog, mode, kind, "leaf 0: values differ")) == known
   assert ("; batch x0=" in one_line(prog, batch=True)) == (prog["inputs"][0]["batch"] !=
                                                            prog["inputs"][0]["values"])
+
+
+@pytest.mark.parametrize("jax_eager_error,known", [
+  ("(KeyError(<class 'numpy.float16'>), 'Unsupported dtype float16.')", "xla-cpu-no-half-linalg"),
+  ("something else went wrong", None),
+])
+def test_grad_skip_names_the_eager_error_so_it_can_be_documented(jax_eager_error, known):
+  # campaign 11 (grad seeds 626, 639, 753): in a grad-only run JAX's eager norm(float16, ord=-2)
+  # failed (no half-precision SVD on XLA:CPU), so JAX skipped grad; the grad-skip now carries
+  # that error, and the documented eager difference matches it
+  rj = {"eager": ("err", "NotImplementedError", "NotImplementedError", jax_eager_error),
+        "grad": ("skip",)}
+  rl = {"eager": ("ok", [("arr", "float32", (), False, np.array(1.0, np.float32))]),
+        "grad": ("ok", [("arr", "float32", (), False, np.array(1.0, np.float32))])}
+  (m,) = fuzz.compare(_scalar_prog(), rj, rl, ("grad",))
+  assert m.kind == "grad-skip"
+  assert m.detail.startswith("jax skip jaxlite ok; JAX eager raised NotImplementedError: ")
+  assert fuzz.classify_known(m) == known

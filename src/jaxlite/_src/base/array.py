@@ -258,8 +258,8 @@ class ArrayImpl(core.Array):
 
   def __index__(self):
     v = self._host_value()
-    if v.ndim or v.dtype.kind not in "iub":
-      raise TypeError("only integer scalar arrays can be converted to a scalar index")
+    if v.ndim or v.dtype.kind not in ("i", "u"):  # JAX's check_integer_conversion: bools too
+      raise TypeError("Only integer scalar arrays can be converted to a scalar index.")
     return int(v)
 
   def __len__(self):

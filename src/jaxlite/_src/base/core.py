@@ -275,6 +275,7 @@ def current_trace() -> Trace:
 
 
 _PYTHON_SCALARS = frozenset((bool, int, float, complex))
+_NOT_AN_INDEX = "Only integer scalar arrays can be converted to a scalar index."  # JAX's words
 
 
 class EvalTrace(Trace):
@@ -523,6 +524,10 @@ class Tracer(Array):
     return complex(self._concrete("complex", errors.ConcretizationTypeError))
 
   def __index__(self):
+    # JAX checks the aval before concreteness: a float, bool or non-scalar tracer is a
+    # TypeError (`'a' * x` under jit), only an integer scalar one a TracerIntegerConversionError
+    if self.aval.shape != () or getattr(self.aval.dtype, "kind", "") not in ("i", "u"):
+      raise TypeError(_NOT_AN_INDEX)
     val = self.to_concrete_value()
     if val is None:
       raise errors.TracerIntegerConversionError(self)

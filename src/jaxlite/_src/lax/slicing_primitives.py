@@ -547,6 +547,14 @@ def _scatter_abstract(operand, indices, updates, *, dimension_numbers, indices_a
     raise TypeError("Scatter op has scatter_dims_to_operand_dims of size "
                     f"{len(dn.scatter_dims_to_operand_dims)} but the index vector dimension of "
                     f"indices has size {indices.shape[-1:]}.")
+  skip = set(dn.inserted_window_dims) | set(dn.operand_batching_dims)
+  max_sizes = [n for d, n in enumerate(operand.shape) if d not in skip]
+  for d, bound in zip(dn.update_window_dims, max_sizes):
+    # JAX's shape rule (vmap of a dynamic_update_slice whose update outgrows its operand)
+    if updates.shape[d] > bound:
+      raise TypeError("Bounds of the window dimensions of updates must not exceed the bounds of "
+                      f"the corresponding dimensions of operand. For dimension {d}, updates "
+                      f"bound is {updates.shape[d]}, operand bound is {bound}.")
   return operand
 
 

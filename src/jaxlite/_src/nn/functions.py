@@ -50,14 +50,15 @@ def _inexact(name, x, bool_op=None, bool_position=None):
   return x
 
 
-def _unpromoted(name, x, axis=None):
+def _unpromoted(name, x, axis=None, where=None):
   """`x` as an array in its own dtype: JAX's softmax and log_softmax take the max and subtract
   it in an integer input's dtype (unsigned differences wrap) and promote at `exp`; `-inf`, the
   max's initial value, is cast to that dtype. A bool input raises `sub`'s dtype error, after
-  the max has checked `axis` (JAX's order: its max comes first)."""
+  the max has checked `axis` (JAX's order: its max comes first). With `where` the input is
+  `jnp.where(where, x, -inf)`, a float, before anything is subtracted: a bool is accepted."""
   check_arraylike(name, x)
   x = _jnp().asarray(x)
-  if x.dtype == np.bool_:
+  if x.dtype == np.bool_ and where is None:
     if axis is not None:
       _jnp().max(x, axis, initial=-np.inf, keepdims=True)  # a bad axis: the max's ValueError
     raise dtype_kind_error("sub", x.dtype, accepted_kinds_text("iufc"), 0)
@@ -271,7 +272,7 @@ def log1mexp(x):
 def softmax(x, axis=-1, where=None):
   """exp(x) / sum(exp(x)) along `axis`, shifted by the (gradient-stopped) max."""
   jnp = _jnp()
-  x = _unpromoted("softmax", x, axis)
+  x = _unpromoted("softmax", x, axis, where)
   x_max = jnp.max(x, axis, where=where, initial=-jnp.inf, keepdims=True)
   x_safe = x if where is None else jnp.where(where, x, -jnp.inf)
   unnormalized = jnp.exp(x_safe - _stop_gradient(x_max))
@@ -284,7 +285,7 @@ def softmax(x, axis=-1, where=None):
 @_nn_jit(static_argnames=("axis",))
 def log_softmax(x, axis=-1, where=None):
   jnp = _jnp()
-  x = _unpromoted("log_softmax", x, axis)
+  x = _unpromoted("log_softmax", x, axis, where)
   x_max = jnp.max(x, axis, where=where, initial=-jnp.inf, keepdims=True)
   x_safe = x if where is None else jnp.where(where, x, -jnp.inf)
   shifted = x_safe - _stop_gradient(x_max)

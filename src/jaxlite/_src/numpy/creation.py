@@ -117,6 +117,7 @@ def _stacked(elems, dtype):
       if isinstance(e, (list, tuple)):
         todo.extend(e)
       else:
+        reject_none(e)  # JAX's ValueError, as for a list without tracers (jnp.clip under jit)
         leaves.append(e)
     dtype = dtypes.canonicalize_dtype(dtypes.result_type(*leaves))
   parts = []
@@ -391,7 +392,9 @@ def empty_like(a, dtype=None, shape=None, *, device=None):
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
   d, w, s = _like("full_like", a, dtype, shape)
   if dtype is None:
-    w = w and dtype_weak(fill_value)[1]
+    # JAX: a scalar fill goes through lax.full_like (weak when `a` is, whatever the fill), an
+    # array fill through asarray(fill, dtype=a's dtype) (strong)
+    w = w and np.ndim(fill_value) == 0
   fill = _fill_value(fill_value, d, w)
   if (fill.ndim if isinstance(fill, core.Tracer) else np.ndim(fill)):
     broadcast_to = _above["broadcast_to"]
@@ -590,14 +593,14 @@ def _spaced(name):
   return fun.jitted
 
 
-def _triangle_mask(n, m, k, lower=True):
-  """(n, m) boolean mask of j <= i + k (lower) or j >= i + k (upper), built from iotas."""
+def _triangle_mask(n, m, k):
+  """(n, m) boolean mask of j <= i + k (jnp.tri's), built from iotas."""
   from jaxlite._src.lax.creation import iota_p
   int_t = dtypes.default_int_dtype()
   rows = iota_p.bind(dtype=int_t, shape=(n, m), dimension=0, sharding=None)
   rows = ew.add_p.bind(rows, dtypes.TypedInt(k, int_t))
   cols = iota_p.bind(dtype=int_t, shape=(n, m), dimension=1, sharding=None)
-  return ew.ge_p.bind(rows, cols) if lower else ew.le_p.bind(rows, cols)
+  return ew.ge_p.bind(rows, cols)
 
 
 def _eye_mask(n, m, k):
@@ -654,18 +657,20 @@ def _triangular(name, lower):
   def jitted(m, k=0):
     from jaxlite._src.numpy.util import shape_of
     shape = tuple(shape_of(m))
-    mask = _triangle_mask(shape[-2], shape[-1], k, lower=lower)
+    # As JAX: both take the lower mask jnp.tri(k) (triu's of k - 1, selecting the other way)
+    mask = _triangle_mask(shape[-2], shape[-1], k if lower else k - 1)
     if len(shape) > 2:
       mask = shape_prims.broadcast_in_dim_p.bind(
           mask, shape=shape, broadcast_dimensions=(len(shape) - 2, len(shape) - 1),
           sharding=None)
-    zeros_ = _broadcast_scalar(np.zeros((), dtype_weak(m)[0])[()], shape)
-    return ew.select_n_p.bind(mask, zeros_, m)
+    # lax.full_like(m, 0), as JAX's: weak when m is (so is the select, a weak input's result)
+    zeros_ = _broadcast_scalar(_fill_value(0, *dtype_weak(m)), shape)
+    return ew.select_n_p.bind(mask, zeros_, m) if lower else ew.select_n_p.bind(mask, m, zeros_)
 
   def fn(m, k=0):
     m = asarray(m) if not isinstance(m, (core.Tracer, core.array_type)) else m
     if m.ndim < 2:
-      raise ValueError(f"{name} requires an array of at least two dimensions")
+      raise ValueError(f"Argument to jax.numpy.{name} must be at least 2D")
     return jitted(m, k=int(k))
   fn.__name__ = fn.__qualname__ = name
   fn.__doc__ = f"jnp.{name}: the {'lower' if lower else 'upper'} triangle, zeros elsewhere."

@@ -368,11 +368,11 @@ def iscomplexobj(x):
   typ = getattr(getattr(x, "dtype", None), "type", None)
   if isinstance(typ, type):  # as JAX: anything with a dtype (jnp.complex64, ShapeDtypeStruct)
     return issubclass(typ, np.complexfloating)
-  try:
-    dt = _dtype(x) if not isinstance(x, (list, tuple)) else np.asarray(x).dtype
-  except (TypeError, AttributeError):
-    dt = np.asarray(x).dtype
-  return dt.kind == "c"
+  if isinstance(x, (bool, int, float, complex)):
+    return isinstance(x, complex)
+  # JAX converts anything else with jnp.asarray, so its errors are asarray's (ValueError for a
+  # list holding None: jnp.clip(x, [1.0, None]) fails here, in clip's complex check)
+  return creation.asarray(x).dtype.kind == "c"
 
 
 def isrealobj(x):

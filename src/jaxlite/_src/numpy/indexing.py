@@ -776,7 +776,10 @@ def _is_int_array(e) -> bool:
 
 
 def _as_update(y):
-  if isinstance(y, (list, tuple, str)) or (isinstance(y, np.ndarray) and y.ndim):
+  # JAX's jnp.asarray(y) for anything but scalars and arrays: lists, strings, dicts, objects
+  # (their errors come before any index's, even on an empty array)
+  if not isinstance(y, (bool, int, float, complex, np.generic, np.ndarray, core.Array)) \
+      or (isinstance(y, np.ndarray) and y.ndim):
     from jaxlite._src.numpy.creation import asarray
     return asarray(y)
   return y

@@ -646,18 +646,21 @@ def _einsum_out_sharding(term, keep):
 
 def _check_sequence_operand_ranks(subscripts, operands):
   """A list, tuple or string operand is refused as an array (TypeError) only after JAX's contraction
-  path has read its shape as opt_einsum does (the lengths along its first elements) and
-  compared that rank with its subscripts (ValueError)."""
+  path has read every operand's shape as opt_einsum does (for a sequence, the lengths along its
+  first elements) and compared its rank with its subscripts (ValueError)."""
   terms = subscripts.split("->")[0].replace(" ", "").split(",")
   for i, (term, op) in enumerate(zip(terms, operands)):
-    if not isinstance(op, (list, tuple, str, bytes)) or "." in term:
+    if "." in term:
       continue
-    rank = 0  # a string is one of opt_einsum's scalar base types
-    while isinstance(op, (list, tuple)):
-      rank += 1
-      if not op:
-        break
-      op = op[0]
+    if hasattr(op, "shape"):  # arrays too, in operand order: an array of the wrong rank before
+      rank = len(op.shape)    # a string operand is the ValueError (einsum('i,->i', int8, 'a'))
+    else:
+      rank = 0  # a string is one of opt_einsum's scalar base types
+      while isinstance(op, (list, tuple)):
+        rank += 1
+        if not op:
+          break
+        op = op[0]
     if rank != len(term):
       raise ValueError(f"Einstein sum subscript '{term}' does not contain the correct number "
                        f"of indices for operand {i}.")

@@ -541,9 +541,10 @@ def _nan_extremum(name, reduce_fn, fill):
                     where=where)
     if not dtypes.is_inexact(dtype_weak(a)[0]) or initial is not None:
       return out  # with an `initial`, an all-NaN slice gives it (JAX's nan_if_all_nan)
-    # As JAX: every entry NaN, `where` or not; the NaN is lax._const(a, nan) (weak like a).
+    # As JAX: every entry NaN, `where` or not; the NaN is lax._const(a, nan): a weak Python
+    # float for a weak 0-d `a` (that `_where` casts), a strong NumPy scalar otherwise
     all_nan = all(_isnan(a), axis=axis, keepdims=keepdims)
-    return _where(all_nan, _convert_element_type(np.nan, *dtype_weak(a)), out)
+    return _where(all_nan, ew._const(a, np.nan), out)
 
   def fn(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     _check_no_out(out, name)

@@ -20,6 +20,7 @@ from jaxlite._src.lax import reductions as red
 from jaxlite._src.lax import sort as lax_sort
 from jaxlite._src.lax.creation import iota_p
 from jaxlite._src.numpy import ufuncs
+from jaxlite._src.numpy.elementwise_extra import iscomplexobj
 from jaxlite._src.numpy.where_reshape import reshape
 from jaxlite._src.numpy.util import (canonicalize_axis, check_arraylike, convert, dtype_weak,
                                      promote_dtypes, promote_dtypes_inexact, shape_of)
@@ -235,10 +236,18 @@ def argpartition(a, kth, axis=-1):
 
 # --- clip and closeness ------------------------------------------------------------------------
 
+_CLIP_COMPLEX = ("Clip received a complex value either through the input or the min/max "
+                 "keywords. Complex values have no ordering and cannot be clipped. Please "
+                 "convert to a real value or array by taking the real or imaginary "
+                 "components via jax.numpy.real/imag respectively.")
+
+
 @internal_jit(name="clip")
 def _clip(arr, min=None, max=None):  # noqa: A002 - jnp's argument names
   # The bounds promote with the array as jnp.maximum/minimum promote (an int array clipped
   # with float bounds is float, as JAX's), never cast down to the array's dtype.
+  if any(iscomplexobj(b) for b in (min, max)):  # JAX's check, inside its jit: asarray's errors
+    raise ValueError(_CLIP_COMPLEX)
   if min is not None:
     arr = ufuncs.maximum(min, arr)
   if max is not None:
@@ -273,10 +282,7 @@ def clip(arr=None, /, *bounds, a=None, a_min=None, a_max=None, **named):
     raise ValueError("No input was provided to the clip function.")
   arr = _array("clip", arr)
   if dtype_weak(arr)[0].kind == "c":
-    raise ValueError("Clip received a complex value either through the input or the min/max "
-                     "keywords. Complex values have no ordering and cannot be clipped. Please "
-                     "convert to a real value or array by taking the real or imaginary "
-                     "components via jax.numpy.real/imag respectively.")
+    raise ValueError(_CLIP_COMPLEX)
   return _clip(arr, *bounds, **named)
 
 

@@ -82,6 +82,8 @@ def scalar_to_dtype(x, dtype, weak: bool):
     x, t = int(x), int  # True entering a weak result (weak f32 * True) is the weak number 1
   if weak:
     if dtype == dtypes.default_float_dtype():
+      if t is int:  # JAX rounds an int to the float dtype (2147483647 is 2147483648.0:f32[])
+        x = float(np.asarray(x, dtype))
       return dtypes.TypedFloat(x, dtype) if t is not complex else x
     if dtype == dtypes.default_int_dtype() and t is int:
       return dtypes.TypedInt(x, dtype)
