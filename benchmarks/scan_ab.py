@@ -98,7 +98,9 @@ def main(argv) -> None:
       line += f", /JAX {ratio:.3f} (median of rounds), {min(wall[name]) / min(wall['JAX']):.3f} (mins)"
     print(line)
   for s in _swaps("scan"):
-    print(f"# scan HotSwap: {type(s.native).__name__ if s.native else 'tier 1'}, rejected "
+    way = getattr(s.native, "mode", None)  # fused_scan.AdaptiveFused: hoisted (True) or not
+    print(f"# scan HotSwap: {type(s.native).__name__ if s.native else 'tier 1'}"
+          f"{'' if way is None else ', hoisted' if way else ', plain'}, rejected "
           f"{s.rejected}, trials best native {s.best_native * 1e3:.2f} ms / tier 1 "
           f"{s.best_fallback * 1e3:.2f} ms, error {s.error}")
   for s in _swaps("tanh float32"):

@@ -55,16 +55,29 @@ def _fused(body, nc, ncar, rev):
   swap = native_backend.NATIVE.compile_scan(body, nc, ncar, rev)
   assert isinstance(swap, native.HotSwap), "a hoistable body gets a hot-swappable loop"
   loop = swap.build()
-  assert isinstance(loop, loops.HoistedScan)
-
+  assert isinstance(loop, fused_scan.AdaptiveFused)
+  assert isinstance(loop.hoisted, loops.HoistedScan) and isinstance(loop.plain, loops.NativeScan)
   return loop
 
 
 def _no_fallback(loop):
-  """Makes tier 1's loop behind `loop` fail if called: every chunk runs compiled."""
+  """Makes tier 1's loop behind `loop` (both ways) fail if called: every step runs compiled."""
   def no_fallback(*args):
     raise AssertionError("the fused loop handed this call to tier 1")
-  loop.fallback.plain = loop.fallback.hoisted = no_fallback
+  tier1 = loop.hoisted.fallback
+  assert loop.plain.fallback is tier1
+  tier1.plain = tier1.hoisted = no_fallback
+
+
+def _both_ways(loop, run):
+  """`run()` once per call until both of the loop's ways ran (hoisted, plain); their modes."""
+  from jaxlite._src.compiler import adaptive
+  modes = []
+  for _ in range(2 * adaptive.PROBES):
+    run()
+    modes.append(loop.last_mode)
+  assert set(modes) == {True, False}, modes
+  return modes
 
 
 def test_source_calls_numpys_gemm_and_fuses_the_step():
@@ -122,10 +135,12 @@ def test_fused_loop_gives_tier0s_results(name, f, make, pipeline, cache_dir, mon
   loop = _fused(body, nc, ncar, rev)
   _no_fallback(loop)
   want_c, want_y = _run(numpy_codegen.NUMPY.compile_scan(body, nc, ncar, rev), ins, ys, length)
-  for _ in range(2):
+
+  def check():
     got_c, got_y = _run(loop, ins, ys, length)
     for g, w in zip(got_c + got_y, want_c + want_y):
       np.testing.assert_allclose(g, w, rtol=2e-6, atol=2e-6)
+  _both_ways(loop, check)
 
 
 def relu_rnn(h0, xs, w, u):
@@ -140,8 +155,9 @@ def relu_rnn(h0, xs, w, u):
 @needs_numba
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_products_are_numpys_bits(dtype, cache_dir, fused_only):
-  # the gemm NumPy's matmul calls, with its arguments: the fused loop's results are tier 1's
-  # loop's bit for bit (float64: dgemm)
+  # the gemm NumPy's matmul calls, with its arguments: the fused loop's results are, bit for
+  # bit, tier 1's loop's where it hoists the stacked product, tier 0's where it does not
+  # (float64: dgemm)
   with x64(dtype == np.float64):
     if blas.cblas_gemm(np.dtype(dtype).name) is None:
       pytest.skip("NumPy's BLAS is not an OpenBLAS this process can find")
@@ -150,12 +166,19 @@ def test_products_are_numpys_bits(dtype, cache_dir, fused_only):
     body, nc, ncar, rev, ins, ys, length = _loop_args(
         lambda h, x: relu_rnn(h, x, W.astype(dtype), U.astype(dtype)), h0, xs)
     loop = _fused(body, nc, ncar, rev)
-    want_c, want_y = _run(loop.fallback, ins, ys, length)
+    # hoisted: tier 1's loop's stacked product; plain: tier 0's per-step products
+    want = {True: _run(loop.hoisted.fallback, ins, ys, length),
+            False: _run(numpy_codegen.NUMPY.compile_scan(body, nc, ncar, rev), ins, ys,
+                        length)}
     _no_fallback(loop)
-    got_c, got_y = _run(loop, ins, ys, length)
-    for g, w in zip(got_c + got_y, want_c + want_y):
-      assert g.dtype == np.dtype(dtype)
-      np.testing.assert_array_equal(g, w)
+
+    def check():
+      got_c, got_y = _run(loop, ins, ys, length)
+      want_c, want_y = want[loop.last_mode]
+      for g, w in zip(got_c + got_y, want_c + want_y):
+        assert g.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(g, w)
+    _both_ways(loop, check)
 
 
 # --- the primitive table of tests/test_native.py, as a scan step's elementwise work ----------
@@ -205,15 +228,17 @@ def test_primitive_table_through_the_fused_step(dtype, ops, layout, cache_dir, m
     _no_fallback(loop)
     want_c, want_y = _run(numpy_codegen.NUMPY.compile_scan(body, nc, ncar, rev), ins, ys,
                           length)
-    got_c, got_y = _run(loop, ins, ys, length)
+    got = []
+    _both_ways(loop, lambda: got.append(_run(loop, ins, ys, length)))
     # each ys after the recurrence's: one op's results (the scan forwards ys that are an xs
     # as it is, so the body may have fewer than `ops` returns)
     by_var = {e.outvars[0]: e.primitive.name for e in body.jaxpr.eqns}
     names = [by_var.get(v, "input") for v in body.jaxpr.outvars[ncar + 1:]]
-  assert len(got_y) == len(names) + 1 and len(names) > 5
-  np.testing.assert_allclose(got_y[0], want_y[0], rtol=2e-6, atol=2e-6)  # the recurrence
-  for name, g, w in zip(names, got_y[1:], want_y[1:]):
-    _check(name, g, w)
+  for got_c, got_y in got:  # each call, hoisted or plain
+    assert len(got_y) == len(names) + 1 and len(names) > 5
+    np.testing.assert_allclose(got_y[0], want_y[0], rtol=2e-6, atol=2e-6)  # the recurrence
+    for name, g, w in zip(names, got_y[1:], want_y[1:]):
+      _check(name, g, w)
 
 
 @needs_numba

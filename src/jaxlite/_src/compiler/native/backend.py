@@ -133,11 +133,12 @@ class NativeBackend(tier1.TiledBackend):
     p = scan_hoist.plan(jaxpr, invariant, num_consts, num_carry)
     if p is None:
       return fallback
-    source = None
-    if fused_scan.ENABLED:  # the step fused, products on NumPy's BLAS
+    source = plain = None
+    if fused_scan.ENABLED:  # the step fused, products on NumPy's BLAS; hoisted or not
       try:
         source, body_consts = fused_scan.scan_source(jaxpr, consts, num_consts, num_carry,
                                                      reverse, p)
+        plain = fused_scan.scan_source(jaxpr, consts, num_consts, num_carry, reverse, None)
       except codegen.Unsupported:
         pass
     if source is None:
@@ -163,8 +164,13 @@ class NativeBackend(tier1.TiledBackend):
       from jaxlite._src.compiler.native import cache
       fn, _ = cache.load(source)
       loop = loops.NativeScan(fn, body_consts, rest, num_consts, num_carry, loops.refuse)
-      return loops.HoistedScan(loop, batched, inputs, const_values, num_consts, num_carry,
-                               n_ys, fallback, scan_hoist.MIN_LENGTH)
+      hoisted = loops.HoistedScan(loop, batched, inputs, const_values, num_consts, num_carry,
+                                  n_ys, fallback, scan_hoist.MIN_LENGTH)
+      if plain is None:
+        return hoisted
+      fn, _ = cache.load(plain[0])
+      whole = loops.NativeScan(fn, plain[1], closed, num_consts, num_carry, fallback)
+      return fused_scan.AdaptiveFused(hoisted, whole)
     return native.HotSwap(fallback, build, "scan")
 
   def compile_while(self, cond, body, cond_nconsts, body_nconsts):
