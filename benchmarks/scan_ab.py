@@ -5,9 +5,9 @@ calls interleaved round by round (a loaded machine slows every column alike):
 
 Columns (CPU figures are the least over the rounds: a loaded machine inflates them less than wall
 time; JAX runs on its own threads, jaxlite's loop on the calling one, its stacked products on
-tier 1's pool): JAX (jit, block_until_ready); `jaxlite` as `pip install jaxlite` runs it (tier 1 with
-the native tier where numba is; the background XLA tier off, as it is without jaxlib: set
-JAXLITE_XLA_TIER=1 to leave it on); `jl fused off`, the same with the fused scan step off
+tier 1's pool): JAX (jit, block_until_ready); `jaxlite` as `pip install jaxlite` runs it (tier 1
+with the native tier where numba is; the background XLA tier off, as it is without jaxlib:
+set JAXLITE_XLA_TIER=1 to leave it on); `jl fused off`, the same with the fused scan step off
 (native/fused_scan.py: tier 1's hoisted loop of NumPy calls, as before it). Each jaxlite column
 is its own jitted function, warmed up until its HotSwaps are decided (untimed). Per column: the
 median wall time per call over the rounds, the cores kept busy (process CPU / wall), and the
@@ -21,6 +21,12 @@ import sys
 import time
 
 os.environ.setdefault("JAXLITE_XLA_TIER", "0")
+try:  # BLAS threads: the cores this process may use (taskset narrows them), as anchors.py sets
+  _CORES = len(os.sched_getaffinity(0))
+except (AttributeError, OSError):
+  _CORES = os.cpu_count() or 1
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+  os.environ.setdefault(_var, str(_CORES))
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, os.pardir, "src"))
@@ -83,9 +89,8 @@ def main(argv) -> None:
       wall[name].append((time.perf_counter() - t0) / 3)
       cpu[name].append((time.process_time() - c0) / 3)
       main_cpu[name].append((time.thread_time() - m0) / 3)
-  cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
   print(f"# scan RNN {bench_scan.STEPS} steps h{bench_scan.HIDDEN} b{bench_scan.BATCH}, "
-        f"{rounds} rounds of 3 calls per column, {cores} cores, numba "
+        f"{rounds} rounds of 3 calls per column, {_CORES} cores, numba "
         f"{'layer ' + _layer() if native.available() else 'not installed'}, "
         f"XLA tier {'on' if os.environ.get('JAXLITE_XLA_TIER') != '0' else 'off'}")
   for name in impls:
@@ -95,7 +100,8 @@ def main(argv) -> None:
             f"(main thread {min(main_cpu[name]) * 1e3:.2f})")
     if "JAX" in impls and name != "JAX":
       ratio = statistics.median(a / b for a, b in zip(wall[name], wall["JAX"]))
-      line += f", /JAX {ratio:.3f} (median of rounds), {min(wall[name]) / min(wall['JAX']):.3f} (mins)"
+      mins = min(wall[name]) / min(wall["JAX"])
+      line += f", /JAX {ratio:.3f} (median of rounds), {mins:.3f} (mins)"
     print(line)
   for s in _swaps("scan"):
     way = getattr(s.native, "mode", None)  # fused_scan.AdaptiveFused: hoisted (True) or not

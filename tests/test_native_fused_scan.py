@@ -15,7 +15,6 @@ import jaxlite
 import jaxlite.numpy as jnp
 from jaxlite import lax
 from jaxlite._src.compiler import blas, numpy_codegen, passes, scan_hoist
-from jaxlite._src.compiler import numpy_codegen as tier0_codegen
 from jaxlite._src.compiler import native
 from jaxlite._src.compiler.native import backend as native_backend
 from jaxlite._src.compiler.native import codegen, loops
@@ -44,7 +43,7 @@ def fused_only(monkeypatch):
 def _source(f, *args):
   body, nc, ncar, rev, _, _ = _scan_eqn(f, *args)
   jaxpr, consts = passes.optimize(body)
-  invariant, _ = tier0_codegen._split_invariant(jaxpr, list(jaxpr.constvars)
+  invariant, _ = numpy_codegen._split_invariant(jaxpr, list(jaxpr.constvars)
                                                 + list(jaxpr.invars[:nc]))
   p = scan_hoist.plan(jaxpr, invariant, nc, ncar)
   assert p is not None, "the body has a stacked product"
@@ -162,7 +161,8 @@ def test_products_are_numpys_bits(dtype, cache_dir, fused_only):
     if blas.cblas_gemm(np.dtype(dtype).name) is None:
       pytest.skip("NumPy's BLAS is not an OpenBLAS this process can find")
     rng = np.random.default_rng(5)
-    h0, xs = rng.standard_normal((5, 16)).astype(dtype), rng.standard_normal((40, 5, 16)).astype(dtype)
+    h0 = rng.standard_normal((5, 16)).astype(dtype)
+    xs = rng.standard_normal((40, 5, 16)).astype(dtype)
     body, nc, ncar, rev, ins, ys, length = _loop_args(
         lambda h, x: relu_rnn(h, x, W.astype(dtype), U.astype(dtype)), h0, xs)
     loop = _fused(body, nc, ncar, rev)
