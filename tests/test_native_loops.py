@@ -373,7 +373,11 @@ HOISTED_CASES = [
 
 @pytest.fixture
 def hoisted_on(monkeypatch):
+  # the generic compiled body (numba's np.dot), the fused step (fused_scan, tested in
+  # test_native_fused_scan.py) off
+  from jaxlite._src.compiler.native import fused_scan
   monkeypatch.setattr(loops, "HOISTED", True)
+  monkeypatch.setattr(fused_scan, "ENABLED", False)
 
 
 def _hoisted(body, nc, ncar, rev):

@@ -52,20 +52,26 @@ def openblas():
   return _BLAS[0]
 
 
-def _find_openblas():
+def _loaded_openblas():
+  """The OpenBLAS libraries loaded in this process (Linux: /proc/self/maps), NumPy's own first
+  (numpy.libs/ in a wheel): SciPy or torch may have loaded another copy."""
   import ctypes
   try:
     with open("/proc/self/maps") as f:
       paths = {line.split()[-1] for line in f if "openblas" in line.lower() and "/" in line}
   except OSError:
-    return None
-  # NumPy's own first (numpy.libs/ in a wheel): SciPy or torch may have loaded another copy
+    return
   for path in sorted(paths, key=lambda p: ("numpy" not in p, p)):
     try:
       # the library NumPy already loaded (NOLOAD: never a second copy), its symbols kept local
-      lib = ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 0))
+      yield ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 0))
     except OSError:
       continue
+
+
+def _find_openblas():
+  import ctypes
+  for lib in _loaded_openblas():
     for prefix, suffix in (("scipy_openblas", "64_"), ("openblas", "64_"), ("openblas", ""),
                            ("scipy_openblas", "")):
       get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
@@ -74,6 +80,38 @@ def _find_openblas():
         get.restype, get.argtypes = ctypes.c_int, []
         set_threads.restype, set_threads.argtypes = None, [ctypes.c_int]
         return get, set_threads
+  return None
+
+
+_GEMM = {}  # dtype name -> cblas_gemm's answer, once looked for
+
+
+def cblas_gemm(dtype: str):
+  """(address, ilp64) of the CBLAS gemm for `dtype` ("float32": sgemm, "float64": dgemm) of the
+  OpenBLAS NumPy loaded, the one its matmul calls (ilp64: 64-bit integer arguments), or None
+  (no OpenBLAS found: another BLAS, another platform). A library naming its symbols without
+  the `64_` suffix is taken as ILP64 only where its config string says USE64BITINT."""
+  if dtype not in _GEMM:
+    _GEMM[dtype] = _find_gemm({"float32": "s", "float64": "d"}[dtype])
+  return _GEMM[dtype]
+
+
+def _find_gemm(letter: str):
+  import ctypes
+  for lib in _loaded_openblas():
+    for prefix, suffix in (("scipy_", "64_"), ("", "64_"), ("", ""), ("scipy_", "")):
+      fn = getattr(lib, f"{prefix}cblas_{letter}gemm{suffix}", None)
+      if fn is None:
+        continue
+      if suffix:
+        ilp64 = True
+      else:
+        config = getattr(lib, f"{prefix}openblas_get_config", None)
+        if config is None:
+          continue
+        config.restype, config.argtypes = ctypes.c_char_p, []
+        ilp64 = b"USE64BITINT" in (config() or b"")
+      return ctypes.cast(fn, ctypes.c_void_p).value, ilp64
   return None
 
 

@@ -123,7 +123,9 @@ class NativeBackend(tier1.TiledBackend):
     native side runs the same stacked products and the rest of the step compiled
     (loops.HoistedScan); `fallback` itself where there is nothing hoisted or no native plan."""
     from jaxlite._src.compiler import scan_hoist
-    if not loops.HOISTED or not isinstance(fallback, scan_hoist.AdaptiveLoop):
+    from jaxlite._src.compiler.native import fused_scan
+    if not (fused_scan.ENABLED or loops.HOISTED) \
+        or not isinstance(fallback, scan_hoist.AdaptiveLoop):
       return fallback
     jaxpr, consts = passes.optimize(closed)
     invariant, _ = tier0._split_invariant(jaxpr, list(jaxpr.constvars)
@@ -131,11 +133,22 @@ class NativeBackend(tier1.TiledBackend):
     p = scan_hoist.plan(jaxpr, invariant, num_consts, num_carry)
     if p is None:
       return fallback
-    try:
-      source, body_consts = loops.hoisted_scan_source(jaxpr, consts, num_consts, num_carry,
-                                                      reverse, p)
-    except codegen.Unsupported:
-      return fallback
+    source = plain = None
+    if fused_scan.ENABLED:  # the step fused, products on NumPy's BLAS; hoisted or not
+      try:
+        source, body_consts = fused_scan.scan_source(jaxpr, consts, num_consts, num_carry,
+                                                     reverse, p)
+        plain = fused_scan.scan_source(jaxpr, consts, num_consts, num_carry, reverse, None)
+      except codegen.Unsupported:
+        pass
+    if source is None:
+      if not loops.HOISTED:
+        return fallback
+      try:  # the generic compiled body (numba's np.dot: SciPy's BLAS)
+        source, body_consts = loops.hoisted_scan_source(jaxpr, consts, num_consts, num_carry,
+                                                        reverse, p)
+      except codegen.Unsupported:
+        return fallback
     n_in = num_consts + num_carry
     where = {v: ("c", k) for k, v in enumerate(jaxpr.invars[:num_consts])}
     where.update((v, ("k", k)) for k, v in enumerate(jaxpr.constvars))
@@ -151,8 +164,13 @@ class NativeBackend(tier1.TiledBackend):
       from jaxlite._src.compiler.native import cache
       fn, _ = cache.load(source)
       loop = loops.NativeScan(fn, body_consts, rest, num_consts, num_carry, loops.refuse)
-      return loops.HoistedScan(loop, batched, inputs, const_values, num_consts, num_carry,
-                               n_ys, fallback, scan_hoist.MIN_LENGTH)
+      hoisted = loops.HoistedScan(loop, batched, inputs, const_values, num_consts, num_carry,
+                                  n_ys, fallback, scan_hoist.MIN_LENGTH)
+      if plain is None:
+        return hoisted
+      fn, _ = cache.load(plain[0])
+      whole = loops.NativeScan(fn, plain[1], closed, num_consts, num_carry, fallback)
+      return fused_scan.AdaptiveFused(hoisted, whole)
     return native.HotSwap(fallback, build, "scan")
 
   def compile_while(self, cond, body, cond_nconsts, body_nconsts):

@@ -394,7 +394,9 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 # --- the hoisted loop: tier 1's stacked products before the loop, the rest compiled ----------
 
 # Off by default (JAXLITE_NATIVE_HOISTED_LOOPS=1 turns it on): tier 1's hoisted loop with its
-# per-step remainder compiled. On the 13-core host's scan RNN anchor tier 1's step is a 16 us
+# per-step remainder compiled by `scan_source` (numba's np.dot, array expressions). The fused
+# step (fused_scan.py, on by default) compiles the bodies it covers instead, through HoistedScan
+# too; this one is then used only where that raises Unsupported. On the 13-core host's scan RNN anchor tier 1's step is a 16 us
 # product, an 11.4 us NumPy float32 tanh (no SIMD tanh for float32 there) and ~5 us of adds and
 # dispatch (35 ms a call against JAX's 32); compiled, the tanh is support.py's vectorized one
 # and the dispatch goes. Measured, it does not pay yet: on the 13-core host (2026-12-06, anchors)

@@ -404,3 +404,27 @@ def erf_inv_f32(x):
   tail = _horner(_TAIL, np.float32(math.sqrt(w)) - np.float32(3))
   p = central if w < np.float32(5) else tail
   return x * np.float32(np.inf) if abs(x) == np.float32(1) else p * x
+
+
+@intrinsic
+def cblas_gemm(typingctx, addr, m, n, k, alpha, a, b, beta, c):
+  """c = alpha * a @ b + beta * c through the CBLAS `?gemm` at address `addr` (NumPy's own BLAS,
+  found by `fused_scan.gemm_symbol`): row-major, no transposes, every matrix C-contiguous (lda
+  k, ldb n, ldc n). The integer width of `m`, `n`, `k` is the library's (int64 for an ILP64
+  build). The call NumPy's matmul makes for the same operands, so the same bits."""
+  def codegen(context, builder, signature, args):
+    fn_addr, m_, n_, k_, alpha_, a_, b_, beta_, c_ = args
+    a_t, b_t, _, c_t = signature.args[5:9]
+    ptrs = [context.make_array(t)(context, builder, v).data
+            for t, v in ((a_t, a_), (b_t, b_), (c_t, c_))]
+    enum = ir.IntType(32)
+    fnty = ir.FunctionType(ir.VoidType(), [enum, enum, enum, m_.type, n_.type, k_.type,
+                                           alpha_.type, ptrs[0].type, k_.type, ptrs[1].type,
+                                           n_.type, beta_.type, ptrs[2].type, n_.type])
+    fn = builder.inttoptr(fn_addr, fnty.as_pointer())
+    row_major, no_trans = ir.Constant(enum, 101), ir.Constant(enum, 111)
+    builder.call(fn, [row_major, no_trans, no_trans, m_, n_, k_, alpha_, ptrs[0], k_, ptrs[1],
+                      n_, beta_, ptrs[2], n_])
+    return context.get_dummy_value()
+  from numba.core import types
+  return types.void(addr, m, n, k, alpha, a, b, beta, c), codegen
