@@ -154,3 +154,25 @@ def test_gamma_grad_recorded():
   np.testing.assert_allclose(float(g), 3.158139228820801, rtol=_RTOL)  # JAX 0.10.2, CPU
   gs = jax.vmap(jax.grad(lambda a: jax.random.gamma(k, a)))(jax.numpy.array([0.5, 2.0]))
   assert gs.shape == (2,) and np.all(np.asarray(gs) > 0)
+
+
+# Recorded from JAX 0.10.2 on CPU (rounded to 5 decimals): one key vmapped over `a` (the batching
+# rule broadcasts the key, and unsafe_rbg's batched split draws from the first key), and a
+# jitted vmap of beta over split keys.
+_RECORDED_VMAP = {
+    "rbg": ([[2.10866, 0.36313], [3.27142, 0.54169], [5.47894, 1.64197]],
+            [[0.14482, 0.00228], [0.04858, 0.20153]]),
+    "unsafe_rbg": ([[0.40924, 0.0195], [0.59045, 1.27411], [3.02537, 0.45927]],
+                   [[0.17801, 0.02529], [0.12865, 0.5288]]),
+}
+
+
+@pytest.mark.parametrize("impl", ["rbg", "unsafe_rbg"])
+def test_gamma_vmapped_over_a_with_one_rbg_key_recorded(impl):
+  k = jax.random.key(2, impl=impl)
+  got = jax.vmap(lambda a: jax.random.gamma(k, a, (2,)))(jax.numpy.array([0.5, 1.5, 3.0]))
+  got_beta = jax.jit(jax.vmap(lambda kk: jax.random.beta(kk, 0.5, 2.0, (2,))))(
+      jax.random.split(k, 2))
+  want, want_beta = _RECORDED_VMAP[impl]
+  np.testing.assert_allclose(np.asarray(got), want, atol=6e-6)
+  np.testing.assert_allclose(np.asarray(got_beta), want_beta, atol=6e-6)
