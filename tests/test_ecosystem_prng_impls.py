@@ -216,8 +216,8 @@ def test_unknown_prng_impl_names_the_known_ones():
 
 def test_samplers_on_rbg_keys():
   """The samplers built on bits/split run any implementation's keys (here rbg, against JAX);
-  poisson refuses non-threefry keys as JAX's does; jaxlite's gamma sampler (a NumPy rejection
-  loop over threefry words) refuses them too, where JAX samples them (a documented gap)."""
+  poisson refuses non-threefry keys as JAX's does (the gamma-based samplers on rbg keys:
+  tests/test_random_gamma_impls.py)."""
   def draws(m):
     k = m.random.key(0, impl="rbg")
     return [np.asarray(x) for x in (m.random.permutation(k, 5), m.random.choice(k, 5, (3,)),
@@ -232,5 +232,3 @@ def test_samplers_on_rbg_keys():
   with pytest.raises(NotImplementedError, match="`poisson` is only implemented for the "
                                                 "threefry2x32 RNG, not rbg"):
     jax.random.poisson(key, 3.0, (3,))
-  with pytest.raises(NotImplementedError, match="threefry2x32 keys only"):
-    jax.random.gamma(key, 2.0, (3,))

@@ -67,6 +67,21 @@ def _philox(state: np.ndarray, shape: tuple, bits: int):
   return np.array([key, (lo + blocks) & 0xFFFFFFFFFFFFFFFF], _U64), out.reshape(shape)
 
 
+def philox_blocks(keys: np.ndarray, offsets) -> np.ndarray:
+  """Block `offsets[j]` of the Philox stream of each u32[4] key (rows of `keys`, shape (m, 4)):
+  (m, len(offsets), 4) u32, the words `_philox` takes in order from that block. The rbg and
+  unsafe_rbg samplers' per-key draws (one RngBitGenerator call per key, vectorised)."""
+  keys = np.asarray(keys, _U32).reshape(-1, 4).astype(_U64)
+  key_lo, key_hi = keys[:, 0:1], keys[:, 1:2]
+  lo = keys[:, 2:3] | (keys[:, 3:4] << np.uint64(32))
+  low = lo + np.asarray(offsets, _U64)[None, :]  # wraps modulo 2**64, carrying below
+  hi = key_lo | (key_hi << np.uint64(32))
+  high = np.where(low < lo, hi + np.uint64(1), hi)
+  words = _philox4x32([low & _MASK32, low >> np.uint64(32), high & _MASK32,
+                       high >> np.uint64(32)], (key_lo, key_hi))
+  return np.stack(words, axis=-1)
+
+
 def _counters(start: int, shape: tuple) -> np.ndarray:
   """start + the row-major index of each element over the dims of size >= 2 (u64)."""
   out = np.full(shape, start, _U64)

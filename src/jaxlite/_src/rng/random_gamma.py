@@ -1,16 +1,19 @@
-"""`jax.random`'s gamma sampler primitive (NumPy rejection sampling, batched by key) and the
+"""`jax.random`'s gamma sampler primitive (NumPy rejection sampling, batched by key, for every
+key implementation; its JVP along `a`) and the
 samplers built on gamma draws (loggamma, beta, dirichlet, chisquare, t, generalized_normal, ball)
 and orthogonal.
 """
 from __future__ import annotations
 
+import copy
 import math
 from functools import partial
 
 import numpy as np
 
 from jaxlite._src.base import core, dtypes
-from jaxlite._src.rng import prng, prng_lowering
+from jaxlite._src.rng import prng, prng_impls, prng_lowering
+from jaxlite._src.lax.rng_bit_generator import philox_blocks
 from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.sharding import rules as sharding_rules
 from jaxlite._src.base.config import config
@@ -20,8 +23,8 @@ from jaxlite._src.lax import elementwise_functions as _lax
 from jaxlite._src.lax import shape as _shape
 from jaxlite._src.rng.random import (
     _broadcast_shapes, _broadcast_to_rank, _check_prng_key, _check_shape, _const, _float_dtype,
-    _jnp, _split2, _unstack_keys, _user_dtype, exponential, fused_multiply_add, normal, rademacher,
-    split)
+    _jnp, _lax_ns, _split2, _unstack_keys, _user_dtype, exponential, fused_multiply_add, normal,
+    rademacher, split)
 
 
 # --- gamma and the distributions built on it ---------------------------------------------------
@@ -30,35 +33,66 @@ random_gamma_p = core.Primitive("random_gamma")
 sharding_rules.elementwise(random_gamma_p)  # its sharding rule (sharding/rules.py)
 
 
-def _gamma_abstract(keys, a, log_space):
+def _gamma_abstract(keys, a, log_space, impl=None):
   prng._check_keys("random_gamma", keys)
-  if keys.dtype._impl is not prng.threefry_impl:  # a gap: JAX samples any impl's keys
-    raise NotImplementedError("jaxlite's gamma sampler (gamma, loggamma, beta, dirichlet, ...) "
-                              "runs threefry2x32 keys only (its rejection loop hashes their "
-                              f"words), not {keys.dtype._impl.name}")
   return ShapedArray(a.shape, a.dtype, a.weak_type)
 
 
-def _gamma_impl(keys, a, log_space):
+def _gamma_impl(keys, a, log_space, impl=None):
+  """Gamma draws, one key per element of `a` (each key split into the elements it covers).
+  `impl` is given for the implementations written over their key data (rbg, unsafe_rbg,
+  `define_prng_impl`'s): the NumPy values of a key array do not say which of them made it."""
   keys = prng._as_keys(keys)
   a = np.asarray(a)
   per_key = math.prod(a.shape[keys.ndim:])
-  element_keys = prng.split_keys(keys.reshape(-1), (per_key,)).reshape(-1) \
-      if a.size else np.empty(0, prng.KEY_STORAGE)
-  k0, k1 = prng.key_words(element_keys)
-  return _gamma_numpy(k0, k1, a.reshape(-1), log_space).reshape(a.shape)
+  if impl is None:
+    element_keys = prng.split_keys(keys.reshape(-1), (per_key,)).reshape(-1) \
+        if a.size else np.empty(0, prng.KEY_STORAGE)
+    batch = _ThreefryKeys(np.stack(prng.key_words(element_keys), axis=-1))
+  else:
+    batch = _data_key_batch(keys.reshape(-1), per_key, impl) if a.size else \
+        _ThreefryKeys(np.empty((0, 2), np.uint32))
+  return _gamma_numpy(batch, a.reshape(-1), log_space).reshape(a.shape)
+
+
+def _data_key_batch(keys, per_key: int, impl):
+  """The element keys of data-impl keys: JAX splits each key with the impl's split vmapped over
+  the keys (unsafe_rbg's generator then draws for the whole batch from the first key), then
+  samples each element's key unbatched (`lax.map`, as it lowers random_gamma on CPU)."""
+  wrapped = prng.random_wrap(prng.data_from_keys(keys), impl=impl)
+  data = np.asarray(prng.random_unwrap(prng.random_split(wrapped, (per_key,))))
+  data = data.reshape(-1, *impl.key_shape)
+  if impl is prng_impls.rbg_prng_impl or impl is prng_impls.unsafe_rbg_prng_impl:
+    return _RbgKeys(data, unsafe=impl is prng_impls.unsafe_rbg_prng_impl)
+  return _ImplKeys(data, impl)
 
 
 random_gamma_p.def_impl(_gamma_impl)
 random_gamma_p.def_abstract_eval(_gamma_abstract)
-xla.register(random_gamma_p, prng_lowering.random_gamma_rule)
+
+
+def _gamma_rule(ctx, keys, a, *, log_space, impl=None):
+  """threefry keys lower to the rejection loop in StableHLO; data-impl keys run the NumPy
+  sampler on the host (bit-exact with XLA's CPU RngBitGenerator; a TPU's generator differs)."""
+  if impl is None:
+    return prng_lowering.random_gamma_rule(ctx, keys, a, log_space=log_space)
+  aval = ctx.avals_out[0]
+
+  def run(data, alphas):
+    out = _gamma_impl(prng.keys_from_data(np.asarray(data), impl), alphas, log_space, impl)
+    return (np.asarray(out, aval.dtype).reshape(aval.shape),)
+  return xla.emit_host_callback(ctx, run, [xla.physical(keys), a], [aval], side_effect=False)[0]
+
+
+xla.register(random_gamma_p, _gamma_rule)
 xla.extended_aware.add(random_gamma_p)
 
 
-def _gamma_batcher(vals, dims, log_space):
+def _gamma_batcher(vals, dims, log_space, impl=None):
   from jaxlite._src.interpreters import batching as bt
   keys, a = bt.all_at_front(vals, dims, bt.mapped_size(vals, dims))
-  return random_gamma_p.bind(keys, a, log_space=log_space), 0
+  params = {} if impl is None else {"impl": impl}
+  return random_gamma_p.bind(keys, a, log_space=log_space, **params), 0
 
 
 def _register_gamma_batching():
@@ -69,41 +103,48 @@ def _register_gamma_batching():
 _register_gamma_batching()
 
 
-class _KeyBatch:
-  """Per-element threefry keys (two uint32 words) and the scalar draws JAX makes from each."""
+def _gamma_grad(tangent, sample, keys, a, *, log_space, impl=None):
+  """The tangent of a gamma sample along `a`: d sample / d a from `random_gamma_grad` (of the
+  log-space sample: the sample's derivative over the sample, whose zeros become `tiny`)."""
+  lax = _lax_ns()
+  if log_space:
+    samples = lax.exp(sample)
+    tiny = lax.full_like(samples, dtypes.finfo(samples.dtype).tiny)
+    samples = lax.select(lax.eq(samples, lax.full_like(samples, 0)), tiny, samples)
+    grads = lax.div(lax.random_gamma_grad(a, samples), samples)
+  else:
+    grads = lax.random_gamma_grad(a, sample)
+  return lax.mul(tangent, grads)
 
-  def __init__(self, k0, k1):
-    self.k0, self.k1 = k0, k1
+
+def _register_gamma_jvp():
+  from jaxlite._src.interpreters import ad
+  ad.defjvp2(random_gamma_p, None, _gamma_grad)
+
+
+_register_gamma_jvp()
+
+
+class _KeyBatch:
+  """Per-element keys (rows of `data`, each one key's uint32 words) and the scalar draws JAX
+  makes from each. Each implementation's subclass defines split(n) (split(key, n)[i] for each
+  key, i < n) and bits(bit_width) (bits(key, bit_width, ()) for each key)."""
+
+  def __init__(self, data):
+    self.data = data
 
   def take(self, mask) -> _KeyBatch:
-    return _KeyBatch(self.k0[mask], self.k1[mask])
+    out = copy.copy(self)
+    out.data = self.data[mask]
+    return out
 
   def put(self, mask, other: _KeyBatch) -> None:
-    self.k0[mask], self.k1[mask] = other.k0, other.k1
+    self.data[mask] = other.data
 
-  def split(self, n: int) -> list:
-    """split(key, n)[i] for each key, for i < n."""
-    if config.jax_threefry_partitionable:
-      y0, y1 = prng.threefry2x32(self.k0[:, None], self.k1[:, None], np.uint32(0),
-                                 np.arange(n, dtype=np.uint32)[None, :])
-      return [_KeyBatch(y0[:, i], y1[:, i]) for i in range(n)]
-    words = np.concatenate(prng.threefry2x32(
-        self.k0[:, None], self.k1[:, None], np.arange(n, dtype=np.uint32)[None, :],
-        np.arange(n, 2 * n, dtype=np.uint32)[None, :]), axis=1)
-    return [_KeyBatch(words[:, 2 * i], words[:, 2 * i + 1]) for i in range(n)]
-
-  def bits(self, bit_width: int):
-    """bits(key, bit_width, ()) for each key."""
-    if config.jax_threefry_partitionable:
-      y0, y1 = prng.threefry2x32(self.k0, self.k1, np.uint32(0), np.uint32(0))
-      if bit_width == 64:
-        return (y0.astype(np.uint64) << np.uint64(32)) | y1
-      return (y0 ^ y1).astype(prng._UINT[bit_width])
-    if bit_width == 64:
-      y0, y1 = prng.threefry2x32(self.k0, self.k1, np.uint32(0), np.uint32(1))
-      return (y0.astype(np.uint64) << np.uint64(32)) | y1
-    y0, _ = prng.threefry2x32(self.k0, self.k1, np.uint32(0), np.uint32(0))
-    return y0.astype(prng._UINT[bit_width])
+  def _like(self, data) -> _KeyBatch:
+    out = copy.copy(self)
+    out.data = data
+    return out
 
   def uniform(self, dtype, lo=0., hi=1.):
     """uniform(key, (), dtype, lo, hi) for each key, as JAX's _uniform computes it."""
@@ -124,11 +165,82 @@ class _KeyBatch:
     return (np.array(np.sqrt(2), dtype) * erf_inv_p.impl(u)).astype(dtype)
 
 
-def _gamma_numpy(k0, k1, alpha, log_space: bool):
+class _ThreefryKeys(_KeyBatch):
+  """threefry2x32 keys: rows (k0, k1)."""
+
+  def split(self, n: int) -> list:
+    k0, k1 = self.data[:, 0], self.data[:, 1]
+    if config.jax_threefry_partitionable:
+      y0, y1 = prng.threefry2x32(k0[:, None], k1[:, None], np.uint32(0),
+                                 np.arange(n, dtype=np.uint32)[None, :])
+      return [self._like(np.stack([y0[:, i], y1[:, i]], axis=-1)) for i in range(n)]
+    words = np.concatenate(prng.threefry2x32(
+        k0[:, None], k1[:, None], np.arange(n, dtype=np.uint32)[None, :],
+        np.arange(n, 2 * n, dtype=np.uint32)[None, :]), axis=1)
+    return [self._like(words[:, 2 * i:2 * i + 2]) for i in range(n)]
+
+  def bits(self, bit_width: int):
+    k0, k1 = self.data[:, 0], self.data[:, 1]
+    if config.jax_threefry_partitionable:
+      y0, y1 = prng.threefry2x32(k0, k1, np.uint32(0), np.uint32(0))
+      if bit_width == 64:
+        return (y0.astype(np.uint64) << np.uint64(32)) | y1
+      return (y0 ^ y1).astype(prng._UINT[bit_width])
+    if bit_width == 64:
+      y0, y1 = prng.threefry2x32(k0, k1, np.uint32(0), np.uint32(1))
+      return (y0.astype(np.uint64) << np.uint64(32)) | y1
+    y0, _ = prng.threefry2x32(k0, k1, np.uint32(0), np.uint32(0))
+    return y0.astype(prng._UINT[bit_width])
+
+
+class _RbgKeys(_KeyBatch):
+  """rbg and unsafe_rbg keys (u32[4] rows). rbg splits each threefry half-key; unsafe_rbg
+  splits with the generator (every tenth block of its stream). Both draw bits with XLA's CPU
+  RngBitGenerator (Philox), from each key on its own."""
+
+  def __init__(self, data, unsafe: bool):
+    super().__init__(data)
+    self.unsafe = unsafe
+
+  def split(self, n: int) -> list:
+    if self.unsafe:
+      blocks = philox_blocks(self.data, np.arange(n, dtype=np.uint64) * np.uint64(10))
+      return [self._like(blocks[:, i]) for i in range(n)]
+    halves = [_ThreefryKeys(self.data[:, 2 * h:2 * h + 2]).split(n) for h in (0, 1)]
+    return [self._like(np.concatenate([halves[0][i].data, halves[1][i].data], axis=-1))
+            for i in range(n)]
+
+  def bits(self, bit_width: int):
+    words = philox_blocks(self.data, [0])[:, 0]
+    if bit_width == 64:
+      return words[:, 0].astype(np.uint64) | (words[:, 1].astype(np.uint64) << np.uint64(32))
+    return words[:, 0].astype(prng._UINT[bit_width])
+
+
+class _ImplKeys(_KeyBatch):
+  """Keys of a `define_prng_impl` implementation: its split and random_bits called on each key
+  in turn, as JAX's `lax.map` over the keys calls them."""
+
+  def __init__(self, data, impl):
+    super().__init__(data)
+    self.impl = impl
+
+  def split(self, n: int) -> list:
+    new = np.stack([np.asarray(self.impl.split(_jnp().asarray(k), (n,))) for k in self.data]) \
+        if len(self.data) else np.empty((0, n, *self.impl.key_shape), np.uint32)
+    return [self._like(new[:, i]) for i in range(n)]
+
+  def bits(self, bit_width: int):
+    out = [np.asarray(self.impl.random_bits(_jnp().asarray(k), bit_width, ()))
+           for k in self.data]
+    return np.array(out, prng._UINT[bit_width]).reshape(len(self.data))
+
+
+def _gamma_numpy(keys: _KeyBatch, alpha, log_space: bool):
   """Marsaglia-Tsang gamma samples, one key per element, drawing exactly what JAX draws."""
   dtype = alpha.dtype
   c_ = partial(np.array, dtype=dtype)
-  keys = _KeyBatch(k0.copy(), k1.copy())
+  keys = keys._like(keys.data.copy())
   keys, subkeys = keys.split(2)
   boost_mask = alpha >= c_(1)
   alpha_b = np.where(boost_mask, alpha, alpha + c_(1))
@@ -209,7 +321,9 @@ def _gamma(key, a, shape, dtype, log_space=False):
   a = _lax.convert_element_type(a, dtype)
   if np.shape(a) != tuple(shape):
     a = _broadcast_to(a, shape)
-  return random_gamma_p.bind(key, a, log_space=log_space)
+  impl = prng._data_impl(key)  # the impls over key data name themselves (see _gamma_impl)
+  params = {} if impl is None else {"impl": impl}
+  return random_gamma_p.bind(key, a, log_space=log_space, **params)
 
 
 def _broadcast_to(x, shape):
