@@ -7,8 +7,8 @@ Data access. The buffer field `_value` (one host buffer today; per-device buffer
 shard) is private to this module and to backend and dispatch code: `compiler/`,
 `core.EvalTrace.process_primitive` (eager dispatch), jnp's promotion fast path (`numpy/util.py`:
 `dtype_weak`, `ndim_of`, `shape_of`, `promote_args`; `numpy/ufuncs.py`: `add`;
-`numpy/array_methods.py`: eager `+ - *`), jit's dispatch in `jit_function.py` (`leaf_signature`,
-`numpy_value`, the all-Array fast path) and the sharded jit's per-call plan
+`numpy/array_methods.py`: eager `+ - *`), jit's dispatch (`transforms/jit_arguments.py`:
+`leaf_signature`, `numpy_value`; `jit_function.py`: the all-Array fast path) and the sharded jit's per-call plan
 (`sharding/partition.py`: the cached call key and argument values). They read it directly
 because on the hottest paths (eager `x + 1`, a cached jit call) an accessor would cost a Python
 call per argument. Everything else asks `host_value(x)` (or `x._host_value()`) for the host NumPy

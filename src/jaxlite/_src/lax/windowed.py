@@ -734,8 +734,8 @@ def _computation_fn(jaxpr, consts):
   hit = _compiled_computations.get(key)
   if hit is None or hit[0] is not jaxpr:
     # Bounded (each entry holds its jaxpr: a dict by id grew by one per traced computation for
-    # good, issue 17); `jax.clear_caches` empties it (jit_function.DERIVED_CACHES).
-    from jaxlite._src.transforms.jit_function import bounded_put
+    # good, issue 17); `jax.clear_caches` empties it (jit_cache.DERIVED_CACHES).
+    from jaxlite._src.transforms.jit_cache import bounded_put
     hit = (jaxpr, core.ClosedJaxpr(jaxpr, consts))
     bounded_put(_compiled_computations, key, hit, _COMPUTATIONS_LIMIT)
   return backend.compile_jaxpr(hit[1])
