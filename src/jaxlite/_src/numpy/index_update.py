@@ -10,7 +10,7 @@ import numpy as np
 
 from jaxlite._src.base import array as array_lib
 from jaxlite._src.base import core, dtypes, fp_quiet
-from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import casts
 from jaxlite._src.lax import shape as lax_shape
 from jaxlite._src.lax import slicing
 from jaxlite._src.lax import slicing_primitives
@@ -118,7 +118,7 @@ def _eager_scatter(x, idx, y, ufunc, mode):
   finally:
     fp_quiet.loud(token)
   if dtype != x_dtype:
-    out = ew.convert_value(out, x_dtype)
+    out = casts.convert_value(out, x_dtype)
   return array_lib.from_host(out, x_weak, array_lib.committed_device((x, y)))
 
 

@@ -10,7 +10,7 @@ from jaxlite._src.transforms import custom_derivatives
 from jaxlite._src.rng import prng
 from jaxlite._src.base.core import ShardingTypeError
 from jaxlite._src.interpreters import ad
-from jaxlite._src.lax import barrier, creation, dot, elementwise, fft, linalg, linalg_solve
+from jaxlite._src.lax import barrier, casts, creation, dot, elementwise, fft, linalg, linalg_solve
 from jaxlite._src.lax import reductions, shape, slicing_primitives as sl, sort, windowed
 from jaxlite._src.lax.control_flow import conditionals, loops
 from jaxlite._src.sharding import rules as R
@@ -24,8 +24,8 @@ _first = R.first_spec
 for p in (elementwise.complex_p, elementwise.pow_p, elementwise.clamp_p, prng.random_fold_in_p,
           prng.threefry2x32_p, ad.add_any_p):
   R.elementwise(p)
-for p in (elementwise.convert_element_type_p, elementwise.integer_pow_p, elementwise.round_p,
-          elementwise.reduce_precision_p, ad.stop_gradient_p, ad_checkpoint.name_p,
+for p in (casts.convert_element_type_p, elementwise.integer_pow_p, elementwise.round_p,
+          casts.reduce_precision_p, ad.stop_gradient_p, ad_checkpoint.name_p,
           prng.random_seed_p, shape.rev_p):
   R.same_as_first(p)
 
@@ -57,7 +57,7 @@ def _bitcast(specs, avals, outs, mesh, **params):
   return s
 
 
-R.register(elementwise.bitcast_convert_type_p, _bitcast)
+R.register(casts.bitcast_convert_type_p, _bitcast)
 
 
 def _select(specs, avals, outs, mesh, **params):
