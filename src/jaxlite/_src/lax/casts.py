@@ -20,7 +20,7 @@ from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.lax.families import first_weak, kind_of
 
 
-# --- convert_element_type -------------------------------------------------------------------------------------
+# --- convert_element_type ---------------------------------------------------------------------
 
 def convert_value(x, new_dtype):
   """NumPy cast with XLA semantics: float->int saturates and maps NaN to 0."""

@@ -86,8 +86,10 @@ def array(object, dtype=None, copy: bool = True, order=None, ndmin: int = 0, *, 
       object = copy_p.bind(object)
     out = object if dtype is None else _cast(object, dtype)
     if dtype is None and t is core.array_type and copy:
-      if array_lib.is_non_addressable(object) or not array_lib.numpy_eager(object):
-        # shards in other processes: each copies its own; another backend's buffer: its copy
+      if array_lib.is_non_addressable(object) or not array_lib.numpy_eager(object) or \
+          array_lib.off_context_mesh(object):
+        # shards in other processes: each copies its own; another backend's buffer: its copy;
+        # one device beside set_mesh's mesh: JAX's copy raises its incompatible-devices error
         from jaxlite._src.lax.identity_ops import copy_p
         out = copy_p.bind(object)
       else:

@@ -1,6 +1,6 @@
 """`x.at[idx]`: the functional updates `set`, `add`, `multiply`, `min`, `max`, `apply`... of an
-indexed array (JAX's `_IndexUpdateHelper` / `_IndexUpdateRef`), each one scatter built from the index
-as `x[idx]`'s gather is (indexing.py), or computed by NumPy directly for a concrete array.
+indexed array (JAX's `_IndexUpdateHelper` / `_IndexUpdateRef`), each one scatter built from the
+index as `x[idx]`'s gather is (indexing.py), or computed by NumPy directly for a concrete array.
 """
 from __future__ import annotations
 

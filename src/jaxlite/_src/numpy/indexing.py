@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from jaxlite._src.base import array as array_lib
-from jaxlite._src.base import core, dtypes, errors
+from jaxlite._src.base import core, devices, dtypes, errors
 from jaxlite._src.transforms.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import shape as lax_shape
@@ -223,11 +223,16 @@ def getitem(x, idx, *, indices_are_sorted=False, unique_indices=False, mode=None
   if type(x) is core.array_type and mode is None and fill_value is None \
       and wrap_negative_indices \
       and core._state.trace is core.eval_trace and not array_lib.is_sharded(x) \
-      and array_lib.numpy_eager(x):
+      and array_lib.numpy_eager(x) and not array_lib.off_context_mesh(x):
     value = x._host_value()
     np_idx = _eager_numpy_index(value.shape, idx)
     if np_idx is not None:
-      return array_lib.like(x, value[np_idx], x.weak_type)
+      out = array_lib.like(x, value[np_idx], x.weak_type)
+      if devices.context_meshes and all(type(e) is slice or e is Ellipsis for e in (
+          idx if type(idx) is tuple else (idx,))):
+        # under set_mesh, slices alone leave the mesh out of the type, as JAX's slice: P()
+        array_lib.replicate_off_mesh([out], [False])
+      return out
   x, idx, split = canonical_index(x, idx)
   if mode is None and fill_value is None and wrap_negative_indices:
     out = _slice_path(x, idx)

@@ -1,5 +1,5 @@
 """jit's arguments: the cache key of each leaf (`leaf_signature`), the value an executable
-receives for it (`numpy_value`), static arguments made hashable, and argument names for JAX's errors.
+receives for it (`numpy_value`), static arguments made hashable, argument names for errors.
 
 What the eager fast path, the trace cache and the partitioner agree on about a call's leaves lives
 here, apart from the wrapper that uses it (jit_function.py).

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 
+from jaxlite._src.base import array
 from jaxlite._src.base import core
 from jaxlite._src.base import devices
 from jaxlite._src.base import fp_quiet
@@ -355,7 +356,9 @@ class PjitFunction:
       if out is not _MISS:
         return self._ran_sharded(plan, flat, out)
     out = self._run(entry, flat, plan)
-    return out if device is None else _place_tree(out, device)
+    if device is None:
+      return out if not devices.context_meshes else _place_off_mesh(entry, out)
+    return _place_tree(out, device)
 
   # Hooks of the eager path that donation overrides (the plain jit pays nothing for them).
   def _entry_error(self, args, kwargs, err):
@@ -441,7 +444,9 @@ class PjitFunction:
       runner = entry.fast_runner()
       bounded_put(self._fast_cache, key, runner)
     if not committed:
-      return runner(values)
+      out = runner(values)
+      return out if not devices.context_meshes else \
+          _place_off_mesh(self._get_entry(args, {})[0], out)
     device = self._committed_device(arrays, args, {})
     if not devices.is_device(device):
       out = _call_sharded(self, args, {})
@@ -641,9 +646,19 @@ def _call_sharded(fn, args, kwargs):
   return _MISS if out is None else out
 
 
+def _place_off_mesh(entry, out):
+  """A call's results under `jax.set_mesh` on arguments on no mesh: those whose types name no
+  mesh, by the mesh's flow through the traced jaxpr, are replicated as P() (array.py)."""
+  closed = entry.closed
+  leaves = tree_util.tree_leaves(out)
+  if len(leaves) == len(closed.jaxpr.outvars):
+    array.replicate_off_mesh(leaves, sharding_rules.jaxpr_outputs_name_mesh(
+        closed, [False] * len(closed.jaxpr.invars)))
+  return out
+
+
 def _place_tree(out, device):
   """Commits the fresh Arrays of a jit call's output pytree to `device`."""
-  from jaxlite._src.base import array
   array.place_outputs(tree_util.tree_leaves(out), device)
   return out
 
