@@ -129,8 +129,8 @@ def test_reprs_match_real_jax():
 # The buffer field `_value` is private to array.py and the backend/dispatch code named in its
 # docstring; everything else goes through `host_value`/`_host_value()` (typed PRNG key arrays keep
 # their own `_value` in prng.py). This keeps the seam for per-device buffers honest.
-_BUFFER_READERS = {"base/array.py", "base/core.py", "transforms/jit_function.py", "rng/prng.py", "numpy/util.py",
-                   "numpy/ufuncs.py", "numpy/array_methods.py", "sharding/partition.py"}
+_BUFFER_READERS = {"base/array.py", "base/core.py", "transforms/jit_function.py",
+                   "transforms/jit_arguments.py", "rng/prng.py", "numpy/util.py", "numpy/ufuncs.py", "numpy/array_methods.py", "sharding/partition.py"}
 
 
 def test_buffer_field_read_only_by_backend_and_dispatch():

@@ -692,7 +692,7 @@ def test_eager_arith_respects_debug_nans_and_jit_tracing():
   assert "add" in str(jaxpr)
 
 
-# --- the cached eager jit call's fast runner (jit_function._CacheEntry.fast_runner) -----------
+# --- the cached eager jit call's fast runner (jit_cache.CacheEntry.fast_runner) -----------
 
 @pytest.mark.parametrize("fun,args", [
     (lambda v: v * 2 + 1, (np.ones(5, np.float32),)),

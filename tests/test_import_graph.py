@@ -66,6 +66,8 @@ LAYERS = {
     "interpreters": INTERP, "base.pretty_print": INTERP, "transforms.dispatch": INTERP,
     "transforms.jit": INTERP,
     "transforms.jit_function": INTERP, "transforms.jit_argnums": INTERP,
+    "transforms.jit_arguments": INTERP, "transforms.jit_cache": INTERP,
+    "transforms.jit_stages": INTERP,
     "transforms.cache_miss": INTERP,
     "transforms.call_primitives": INTERP, "transforms.closed_call": INTERP,
     "transforms.linear_call": INTERP,

@@ -13,7 +13,7 @@ import pytest
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
-from jaxlite._src.transforms import jit_function as jit_mod
+from jaxlite._src.transforms import jit_cache
 
 # Every compile used to keep ~100 bytes for good: numpy_codegen named each executable uniquely
 # (`_jaxpr_fn{N}`) and CPython keeps every distinct name `compile` sees. The names are shared now,
@@ -44,7 +44,7 @@ def _growth(step, n, warmup):
 
 @pytest.fixture
 def small_trace_cache(monkeypatch):
-  monkeypatch.setattr(jit_mod, "TRACE_CACHE_SIZE", 32)
+  monkeypatch.setattr(jit_cache, "TRACE_CACHE_SIZE", 32)
 
 
 def _fresh_lambda(x):
@@ -82,10 +82,10 @@ import sys
 sys.path.insert(0, {tests!r})
 import jaxlite
 import jaxlite.numpy as jnp
-from jaxlite._src import jit_function as jit_mod
+from jaxlite._src.transforms import jit_cache
 import test_memory as tm
 jaxlite.config.update("jax_enable_checks", True)  # as tests/conftest.py sets it
-jit_mod.TRACE_CACHE_SIZE = 32
+jit_cache.TRACE_CACHE_SIZE = 32
 name, make, n, warmup, limit = next(c for c in tm.CASES if c[0] == {name!r})
 print(tm._growth(make(jnp.ones(3)), n, warmup))
 """
@@ -120,11 +120,11 @@ def test_trace_cache_is_bounded(small_trace_cache):
 
 def test_trace_cache_drops_dead_functions():
   x = jnp.ones(3)
-  before = len(jit_mod._trace_caches)
+  before = len(jit_cache._trace_caches)
   for _ in range(50):
     jax.jit(lambda v: v - 1)(x)
   gc.collect()
-  assert len(jit_mod._trace_caches) <= before + 1
+  assert len(jit_cache._trace_caches) <= before + 1
 
 
 def test_reduce_window_computations_are_bounded():
@@ -150,8 +150,8 @@ def test_clear_caches_empties_all():
   jax.vmap(f)(jnp.ones((2, 3)))
   assert len(f._cache) and len(f._fast_cache)
   jax.clear_caches()
-  assert not f._cache and not f._fast_cache and not len(jit_mod._trace_caches)
-  for module, name in jit_mod.DERIVED_CACHES:
+  assert not f._cache and not f._fast_cache and not len(jit_cache._trace_caches)
+  for module, name in jit_cache.DERIVED_CACHES:
     cache = getattr(importlib.import_module(f"jaxlite._src.{module}"), name)
     size = cache.cache_info().currsize if hasattr(cache, "cache_info") else len(cache)
     assert size == 0, (module, name)
@@ -244,10 +244,10 @@ def _growth_sites(step, first, n=300, top=5):
 
 def _caches_left() -> dict:
   """Every cache `clear_caches` must empty, with its size (empty: {})."""
-  sizes = {"trace": len(jit_mod._trace_caches), "unweakrefable": len(jit_mod._unweakrefable_caches)}
-  for w in list(jit_mod._live_wrappers):
+  sizes = {"trace": len(jit_cache._trace_caches), "unweakrefable": len(jit_cache._unweakrefable_caches)}
+  for w in list(jit_cache.live_wrappers):
     sizes[f"wrapper {id(w)}"] = len(w._cache) + len(w._fast_cache) + len(w._sharded_cache)
-  for module, name in jit_mod.DERIVED_CACHES:
+  for module, name in jit_cache.DERIVED_CACHES:
     cache = getattr(importlib.import_module(f"jaxlite._src.{module}"), name)
     sizes[name] = cache.cache_info().currsize if hasattr(cache, "cache_info") else len(cache)
   return {k: v for k, v in sizes.items() if v}

@@ -315,10 +315,10 @@ def test_meshes_and_out_sharding_checks(ours):
 
 def test_every_lax_primitive_has_a_rule():
   import jaxlite  # noqa: F401
-  from jaxlite._src.lax import dot, elementwise, reductions, shape, slicing_primitives, sort
+  from jaxlite._src.lax import casts, dot, elementwise, reductions, shape, slicing_primitives, sort
   from jaxlite._src.sharding import rules
   prims = [elementwise.add_p, elementwise.sin_p, elementwise.select_n_p,
-           elementwise.convert_element_type_p, reductions.reduce_sum_p, reductions.argmax_p,
+           casts.convert_element_type_p, reductions.reduce_sum_p, reductions.argmax_p,
            reductions.cumsum_p, shape.reshape_p, shape.broadcast_in_dim_p, shape.transpose_p,
            shape.squeeze_p, shape.concatenate_p, shape.pad_p, shape.rev_p,
            slicing_primitives.slice_p, slicing_primitives.dynamic_slice_p,

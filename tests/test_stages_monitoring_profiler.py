@@ -9,7 +9,7 @@ import pytest
 import jaxlite
 import jaxlite.numpy as jnp
 from jaxlite import monitoring, profiler, stages
-from jaxlite._src.transforms import jit_function as jit_impl
+from jaxlite._src.transforms import jit_cache
 
 
 def test_stage_types_are_what_jit_returns():
@@ -39,7 +39,7 @@ def test_monitoring_records_trace_and_compile_durations():
     monitoring.unregister_event_duration_listener(listener)
   assert events == [("/jax/core/compile/jaxpr_trace_duration", "my_fun", True),
                     ("/jax/core/compile/backend_compile_duration", "my_fun", True)]
-  assert not hasattr(jit_impl._CacheEntry.run, "__wrapped__")  # instrumentation removed
+  assert not hasattr(jit_cache.CacheEntry.run, "__wrapped__")  # instrumentation removed
 
 
 def test_monitoring_user_events_and_errors():

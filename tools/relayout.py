@@ -13,7 +13,7 @@ rewrites, in src/, tests/, benchmarks/, tools/, examples/, docs/ and the top-lev
   - source paths `_src/<old>.py` in text and docstrings, and quoted `"<old>.py"` in the tests'
     tables of files (tests/, tools/, benchmarks/);
   - the tables keyed by names relative to `jaxlite._src`: `LAYERS` in tests/test_import_graph.py
-    (plus one entry per new folder) and `DERIVED_CACHES` in `jit_function`;
+    (plus one entry per new folder) and `DERIVED_CACHES` in `jit_cache`;
   - `FORMER_NAMES` in `_src/__init__.py`: old name -> new place, through which
     `jaxlite._src.<old>` (attribute access) and `jax._src.<old>` (the `jax` shim that JAX
     libraries import, `_install.py`) still resolve.
@@ -257,7 +257,7 @@ def rewrite(path: Path, text: str) -> str:
     text = _QUOTED_FILE.sub(lambda m: f"{m[1]}{MOVES[m[2]].replace('.', '/')}.py{m[1]}", text)
   if rel == "tests/test_import_graph.py":
     text = _rewrap_entries(_layers_table(text), "LAYERS = {", "\n}\n")
-  if path.name == "jit_function.py" and "DERIVED_CACHES = (" in text:
+  if path.name == "jit_cache.py" and "DERIVED_CACHES = (" in text:
     text = _derived_caches_table(text)
   if rel == "src/jaxlite/_src/__init__.py":
     text = _former_names_table(text)

@@ -4,7 +4,7 @@ in pure Python over NumPy. Use it as `import jaxlite as jax; import jaxlite.nump
 from jaxlite._src.base import array as _array  # noqa: F401 - installs the concrete Array type
 from jaxlite._src.base.config import config  # noqa: F401
 from jaxlite._src.base.core import Array  # noqa: F401
-from jaxlite._src.transforms.jit_function import clear_caches  # noqa: F401
+from jaxlite._src.transforms.jit_cache import clear_caches  # noqa: F401
 from jaxlite._src.transforms.jit import jit  # noqa: F401
 from jaxlite._src.transforms.vmap_api import vmap  # noqa: F401
 from jaxlite._src.transforms.ad_api import (  # noqa: F401

@@ -32,7 +32,7 @@ def flatten_fun_nokwargs(f: lu.WrappedFun, in_tree):
 def debug_info(traced_for: str, fun, args, kwargs, *, static_argnums=(),
                static_argnames=()) -> lu.DebugInfo:
   """Where `fun` comes from, for messages about tracing it."""
-  from jaxlite._src.transforms.jit_function import fun_src_info
+  from jaxlite._src.transforms.call_primitives import fun_src_info
   try:
     src = fun_src_info(fun)
   except Exception:  # any callable: a name is a best effort

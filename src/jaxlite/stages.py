@@ -5,12 +5,8 @@
 import abc
 from typing import Any
 
-from jaxlite._src.transforms.jit_function import (  # noqa: F401
-    Compiled,
-    Lowered,
-    PjitFunction,
-    Traced,
-)
+from jaxlite._src.transforms.jit_function import PjitFunction
+from jaxlite._src.transforms.jit_stages import Compiled, Lowered, Traced  # noqa: F401
 from jaxlite._src.transforms.stage_info import ArgInfo  # noqa: F401
 
 CompilerOptions = dict[str, Any]

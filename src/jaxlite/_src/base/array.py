@@ -7,9 +7,10 @@ Data access. The buffer field `_value` (one host buffer today; per-device buffer
 shard) is private to this module and to backend and dispatch code: `compiler/`,
 `core.EvalTrace.process_primitive` (eager dispatch), jnp's promotion fast path (`numpy/util.py`:
 `dtype_weak`, `ndim_of`, `shape_of`, `promote_args`; `numpy/ufuncs.py`: `add`;
-`numpy/array_methods.py`: eager `+ - *`), jit's dispatch in `jit_function.py` (`leaf_signature`,
-`numpy_value`, the all-Array fast path) and the sharded jit's per-call plan
-(`sharding/partition.py`: the cached call key and argument values). They read it directly
+`numpy/array_methods.py`: eager `+ - *`), jit's dispatch
+(`transforms/jit_arguments.py`: `leaf_signature`, `numpy_value`; `jit_function.py`: the
+all-Array fast path) and the sharded jit's per-call plan (`sharding/partition.py`: the cached
+call key and argument values). They read it directly
 because on the hottest paths (eager `x + 1`, a cached jit call) an accessor would cost a Python
 call per argument. Everything else asks `host_value(x)` (or `x._host_value()`) for the host NumPy
 value and builds results with `from_host(value, weak_type, device)`, `like(x, value, weak)`
@@ -48,6 +49,7 @@ import numpy as np
 from jaxlite._src.base import core
 from jaxlite._src.base import devices
 from jaxlite._src.base import dtypes
+from jaxlite._src.sharding import rules
 
 
 def _xla_device_of(x):
@@ -529,7 +531,6 @@ def place_outputs(out, device, primitive=None, args=None, params=None):
       elif a._device is not None:
         pass  # placed by its type (`_from_numpy_aval`)
       elif a._aval is not None and a._aval.sharding is not None:
-        from jaxlite._src.sharding import rules
         a._device = rules.concrete_sharding(a._aval.sharding, device) or \
             devices.output_placement(device, a.shape)
       elif placements is not None:
@@ -543,6 +544,40 @@ def primitive_device(primitive, args):
   """The device of an eager primitive's committed arguments (JAX's error if they disagree)."""
   return devices.common_device(
       args, lambda: devices.primitive_arg_names(primitive, len(args)), primitive.name)
+
+
+def place_off_mesh(out, primitive, params, n_args):
+  """Results (an Array or a list of them) of `primitive` on `n_args` operands on no mesh, made
+  under `jax.set_mesh`: see `replicate_off_mesh`, the types' meshes by the primitive's rule."""
+  outs = out if type(out) is list else [out]
+  if any(_on_context_mesh(a) for a in outs):
+    replicate_off_mesh(outs, rules.results_name_mesh(primitive, params, len(outs),
+                                                     [False] * n_args))
+  return out
+
+
+def replicate_off_mesh(outs, named) -> None:
+  """Of fresh results made under `jax.set_mesh` (placed on its mesh as P(None, ...) by
+  `_from_numpy`), those whose type names no mesh (`named`, one bool each: False for a unary
+  op's or a reduction's on operands on no mesh, `rules.results_name_mesh`) are placed as JAX
+  reads XLA's layout of them back: replicated, P()."""
+  for a, n in zip(outs, named):
+    if not n and _on_context_mesh(a):
+      a._device = a._device._replicated()
+
+
+def _on_context_mesh(a) -> bool:
+  return (type(a) is ArrayImpl or type(a) is core.key_array_type) and \
+      is_context_placement(a._device, a.ndim)
+
+
+def off_context_mesh(x) -> bool:
+  """Whether Array `x` is committed to one device while `jax.set_mesh` has set a mesh: a
+  computation on it raises JAX's incompatible-devices error unless the mesh is that device
+  alone, so eager fast paths that compute in NumPy leave it to the dispatch that checks
+  (`devices.common_device`)."""
+  return bool(devices.context_meshes) and x._device is not None and \
+      devices.is_device(x._device)
 
 
 def is_context_placement(p, ndim) -> bool:
@@ -670,7 +705,7 @@ for _name in _BUFFER_DUNDERS + ("__str__", "__format__", "__eq__", "__ne__", "__
 core.register(array_type=ArrayImpl, array_from_numpy=_from_numpy,
               host_array_from_numpy=_from_numpy, make_array=_from_numpy_aval,
               primitive_device=primitive_device, place_outputs=place_outputs,
-              non_addressable=_NonAddressable)
+              place_off_mesh=place_off_mesh, non_addressable=_NonAddressable)
 
 
 def make_array_from_value(value, aval):

@@ -370,6 +370,8 @@ class EvalTrace(Trace):
     if committed:
       # Results on a mesh take the placement their sharding rule gives (array.place_outputs).
       return place_outputs(out, primitive_device(primitive, args), primitive, args, params)
+    if context_meshes:  # under set_mesh: where the result's type names no mesh, P()
+      return place_off_mesh(out, primitive, params, len(args))
     return out
 
 
@@ -420,6 +422,12 @@ make_array: Callable = None  # (np value, ShapedArray) -> Array
 primitive_device: Callable = None  # (primitive, args) -> device
 # (Array or list of Arrays, device[, primitive, args, params]) -> the same, committed
 place_outputs: Callable = None
+# (Array or list of Arrays, primitive, params, number of operands) -> the same: under
+# `jax.set_mesh`, results of operands on no mesh whose types name none are replicated, P()
+place_off_mesh: Callable = None
+# The count of meshes `jax.set_mesh` has set (devices.context_meshes, mirrored here by
+# sharding.mesh so that the eager dispatch tests it without importing the devices module).
+context_meshes = 0
 # Set by jaxlite._src.base.array: the type of the `_value` of an Array with shards in other
 # processes; by distributed.sharded_jit (which `jax.distributed` loads: such Arrays exist only in
 # joined processes): the eager path for primitives on such Arrays (run over the global mesh).
@@ -432,7 +440,8 @@ reshard_block: Callable = None  # (block, src, dst, global_shape, mesh_shape) ->
 _REGISTRABLE = frozenset({
     "pp_jaxpr", "pp_eqn", "apply_sharding_rules", "index_in_dim", "device_put", "asarray",
     "array_type", "key_array_type", "array_from_numpy", "host_array_from_numpy", "make_array",
-    "primitive_device", "place_outputs", "non_addressable", "eager_across_processes",
+    "primitive_device", "place_outputs", "place_off_mesh", "non_addressable",
+    "eager_across_processes",
     "reshard_block"})
 
 

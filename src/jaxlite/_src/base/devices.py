@@ -304,27 +304,47 @@ def output_placements(p, outs, primitive, args, params) -> list:
 def common_device(args, names, fun_name: str):
   """The placement every committed Array among `args` shares (None when none is committed): a
   device, or a multi-device sharding (the first argument's, when several shardings cover the
-  same devices). Raises JAX's ValueError when two are committed to different device sets.
+  same devices). Raises JAX's ValueError when two are committed to different device sets, or,
+  under `jax.set_mesh` with a concrete mesh, when one is committed off that mesh's devices (JAX
+  checks every committed argument of a computation against the context mesh).
   `names()` gives the arguments' names (called only to raise)."""
+  context = _context_devices() if context_meshes else None
   dev = first = None
   for i, a in enumerate(args):
     d = getattr(a, "_device", None)
     if d is None:
       continue
+    if context is not None and placement_devices(d) != context:
+      raise ValueError("Received incompatible devices for jitted computation. Got "
+                       f"{_arg_devices_str(args, names(), i, d, fun_name)} and jit's context "
+                       f"mesh {_devices_str(context)}")
     if dev is None:
       dev, first = d, i
     elif d != dev and (isinstance(d, Device) and isinstance(dev, Device)
                        or placement_devices(d) != placement_devices(dev)):
       names = names()
-
-      def where(j, d):
-        ids = ", ".join(str(x.id) for x in placement_devices(d))
-        return (f"argument {names[j]} of {fun_name} with shape "
-                f"{args[j].aval.str_short(short_dtypes=False)} and with device ids [{ids}] "
-                f"on platform {placement_devices(d)[0].platform.upper()}")
       raise ValueError("Received incompatible devices for jitted computation. Got "
-                       f"{where(first, dev)} and {where(i, d)}")
+                       f"{_arg_devices_str(args, names, first, dev, fun_name)} and "
+                       f"{_arg_devices_str(args, names, i, d, fun_name)}")
   return dev
+
+
+def _context_devices():
+  """The devices of this thread's concrete context mesh (`jax.set_mesh`), or None."""
+  placement = context_placement(0)
+  return None if placement is None else placement_devices(placement)
+
+
+def _devices_str(devices) -> str:
+  ids = ", ".join(str(x.id) for x in devices)
+  return f"with device ids [{ids}] on platform {devices[0].platform.upper()}"
+
+
+def _arg_devices_str(args, names, i, placement, fun_name) -> str:
+  """Argument `i` as JAX's incompatible-devices errors name it."""
+  return (f"argument {names[i]} of {fun_name} with shape "
+          f"{args[i].aval.str_short(short_dtypes=False)} and "
+          f"{_devices_str(placement_devices(placement))}")
 
 
 class Shard:

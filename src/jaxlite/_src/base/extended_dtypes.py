@@ -10,7 +10,7 @@ A user-defined extended dtype names its behaviour in `_rules` (a class of static
 `add(dt, x, y)` (how cotangents start and accumulate: flax's fp8 meta dtype accumulates by max).
 jaxlite stores such a value as a NumPy array of the physical dtype; only avals carry the
 extended dtype. The rules only ever bind ordinary primitives, so the core needs three small
-hooks (casts in lax/elementwise.py, zeros and accumulation in interpreters/ad.py) and nothing
+hooks (casts in lax/casts.py, zeros and accumulation in interpreters/ad.py) and nothing
 else. Rules for sharding and lowering (`physical_sharding`, `global_sharded_result_handler`, ...)
 are never called: the XLA backend lowers such values as their physical data
 (`compiler/xla/lowering.storage_dtype`), and an array of such a dtype does not leave a jit

@@ -8,6 +8,7 @@ programs that use none of them pay nothing on the dispatch path.
 from __future__ import annotations
 
 import time
+import types
 
 import numpy as np
 
@@ -170,14 +171,19 @@ def _refuse_eager(method):
 
 # --- installing ----------------------------------------------------------------------------------
 
-# The jit module (jit_function), registered at its import so that this module, which config and
-# monitoring call, never imports up (issue 29); until then there is no jit to wrap.
+# What the hooks wrap of jit (transforms/jit_function.py and jit_cache.py), registered at jit's
+# import so that this module, which config and monitoring call, never imports up (issue 29);
+# until then there is no jit to wrap.
 _jit = None
 
 
-def register_jit(module) -> None:
+def register_jit(*, wrapper, cache_entry, set_fast_runners, fun_src_info) -> None:
+  """Installs jit's parts the hooks act on: the wrapper class (whose `_trace` they wrap), the
+  trace cache entry class (`run`, `compiled`), the switch of the fast runners that bypass
+  `run`, and how a traced function is named in errors."""
   global _jit
-  _jit = module
+  _jit = types.SimpleNamespace(PjitFunction=wrapper, CacheEntry=cache_entry,
+                               set_fast_runners=set_fast_runners, fun_src_info=fun_src_info)
   refresh()
 
 
@@ -203,23 +209,23 @@ def refresh() -> None:
   if on("jax_no_tracing"):
     wrap(jit.PjitFunction, "_trace", _refuse_trace)
   if on("jax_no_execution"):
-    wrap(jit._CacheEntry, "run", _refuse_run)
+    wrap(jit.CacheEntry, "run", _refuse_run)
     wrap(core.EvalTrace, "process_primitive", _refuse_eager)
   if on("jax_log_compiles"):
     wrap(jit.PjitFunction, "_trace", _logged_trace)
-    wrap(jit._CacheEntry, "compiled", _logged_compile)
+    wrap(jit.CacheEntry, "compiled", _logged_compile)
   if checking:
     wrap(core.EvalTrace, "process_primitive", _checked_eager)
-    wrap(jit._CacheEntry, "run", _checked_run)
+    wrap(jit.CacheEntry, "run", _checked_run)
   if timing:
     wrap(jit.PjitFunction, "_trace", lambda m: _timed(monitoring.JAXPR_TRACE_EVENT, "trace",
                                                        lambda self: self._name, m))
-    wrap(jit._CacheEntry, "compiled", lambda m: _timed(monitoring.BACKEND_COMPILE_EVENT,
+    wrap(jit.CacheEntry, "compiled", lambda m: _timed(monitoring.BACKEND_COMPILE_EVENT,
                                                         "compile", _entry_name, m))
-    wrap(jit._CacheEntry, "run", lambda m: _timed(None, "execute", _entry_name, m))
+    wrap(jit.CacheEntry, "run", lambda m: _timed(None, "execute", _entry_name, m))
   hooked = (core.EvalTrace, "process_primitive") in _saved
   core.eager_fast_trace = None if hooked else core.eval_trace
-  jit.set_fast_runners((jit._CacheEntry, "run") not in _saved)
+  jit.set_fast_runners((jit.CacheEntry, "run") not in _saved)
 
 
 config_lib._refresh.append(refresh)

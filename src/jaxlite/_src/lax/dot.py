@@ -20,7 +20,7 @@ from jaxlite._src.base.core import ShapedArray
 from jaxlite._src.compiler import passes
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
-from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import casts
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.families import kind_of
 from jaxlite._src.lax.families import fresh_output_primitives, numpy_eqn_templates
@@ -356,7 +356,7 @@ def _dot_transpose_lhs(ct, x, y, *, dimension_numbers, swap_ans=False, **params)
   if perm != tuple(range(len(perm))):
     out = shape_prims.transpose_p.bind(out, permutation=perm)
   if core.get_aval(out).dtype != x_aval.dtype:
-    out = ew.convert_element_type_p.bind(out, new_dtype=x_aval.dtype, weak_type=x_aval.weak_type)
+    out = casts.convert_element_type_p.bind(out, new_dtype=x_aval.dtype, weak_type=x_aval.weak_type)
   return out
 
 

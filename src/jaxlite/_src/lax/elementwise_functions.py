@@ -14,6 +14,7 @@ from jaxlite._src.base import dtypes
 from jaxlite._src.base import operands
 from jaxlite._src.base.config import config
 from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import casts
 from jaxlite._src.lax import shape as shape_prims
 
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
@@ -137,7 +138,7 @@ def _convert_element_type(operand, new_dtype=None, weak_type=False):
   if new_dtype is None:
     new_dtype = old_dtype
   new_dtype = dtypes.canonicalize_dtype(new_dtype)
-  ew.check_convertible(old_dtype, new_dtype)
+  casts.check_convertible(old_dtype, new_dtype)
   if old_dtype == new_dtype and old_weak == weak_type and not isinstance(operand, np.generic):
     if type(operand) not in dtypes.typed_scalar_types:
       return operand
@@ -149,12 +150,12 @@ def _convert_element_type(operand, new_dtype=None, weak_type=False):
                                    dtypes.default_complex_dtype()) \
         and type(operand) in dtypes.typed_scalar_types:
       return _typed_like(operand, new_dtype)
-    val = ew.convert_value(np.asarray(operand), new_dtype)[()]
+    val = casts.convert_value(np.asarray(operand), new_dtype)[()]
     if weak_type:
       return core.array_from_numpy(np.asarray(val), True) if core.current_trace() is \
           core.eval_trace else _weak_literal(val)
     return val
-  return ew.convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=bool(weak_type))
+  return casts.convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=bool(weak_type))
 
 
 def _typed_like(x, dtype):
@@ -173,11 +174,11 @@ def _weak_literal(val):
 
 
 def bitcast_convert_type(operand, new_dtype):
-  return ew.bitcast_convert_type_p.bind(asarg(operand), new_dtype=np.dtype(new_dtype))
+  return casts.bitcast_convert_type_p.bind(asarg(operand), new_dtype=np.dtype(new_dtype))
 
 
 def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
-  return ew.reduce_precision_p.bind(asarg(operand), exponent_bits=exponent_bits,
+  return casts.reduce_precision_p.bind(asarg(operand), exponent_bits=exponent_bits,
                                     mantissa_bits=mantissa_bits)
 
 

@@ -219,6 +219,7 @@ def binop(name: str, np_fn, kinds: str = "fciub", out_dtype=None, template: str 
   prim.eager_weak_type = all_weak
   batching.defbroadcasting(prim)
   sharding_rules.elementwise(prim)
+  sharding_rules.names_context_mesh(prim)  # JAX's broadcasting rule: operands on no mesh
   if not keys:
     passes.scalar_operand_primitives.add(prim)
   if template is not None:

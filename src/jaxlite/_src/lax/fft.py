@@ -14,6 +14,7 @@ from jaxlite._src.base.core import ShapedArray
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.transforms.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import casts
 from jaxlite._src.lax.families import kind_of
 
 
@@ -165,7 +166,7 @@ def _as_input_dtype(x, fft_type):
   want = dtypes.canonicalize_dtype(want)
   if dtype == want:
     return x
-  return ew.convert_element_type_p.bind(x, new_dtype=want, weak_type=False)
+  return casts.convert_element_type_p.bind(x, new_dtype=want, weak_type=False)
 
 
 def fft(x, fft_type, fft_lengths):

@@ -10,6 +10,7 @@ from jaxlite._src.base.core import ShapedArray
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.lax import creation
 from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import casts
 from jaxlite._src.lax import linalg_lowering
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.elementwise_functions import asarg
@@ -216,7 +217,7 @@ def _keep_largest_component_real(v, dv):
                               sharding=None)
   from jaxlite._src.lax.reductions import argmax_p, reduce_sum_p
   k = argmax_p.bind(mags, axes=(v.ndim - 2,), index_dtype=np.dtype(np.int32))
-  onehot = ew.convert_element_type_p.bind(ew.eq_p.bind(rows, _bcast_row(k, v.shape)),
+  onehot = casts.convert_element_type_p.bind(ew.eq_p.bind(rows, _bcast_row(k, v.shape)),
                                           new_dtype=v.dtype, weak_type=False)
   v_k = reduce_sum_p.bind(ew.mul_p.bind(v, onehot), axes=(v.ndim - 2,), out_sharding=None)
   dv_k = reduce_sum_p.bind(ew.mul_p.bind(dv, onehot), axes=(v.ndim - 2,), out_sharding=None)

@@ -12,6 +12,7 @@ from jaxlite._src.base import dtypes
 from jaxlite._src.interpreters import ad
 from jaxlite._src.lax import creation
 from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import casts
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.dot import dot_general_p
 from jaxlite._src.lax.families import kind_of
@@ -199,7 +200,7 @@ def _row_scale(x, v):
 def _as_dtype(x, dtype):
   if x.dtype == dtype:
     return x
-  return ew.convert_element_type_p.bind(x, new_dtype=np.dtype(dtype), weak_type=False)
+  return casts.convert_element_type_p.bind(x, new_dtype=np.dtype(dtype), weak_type=False)
 
 
 def _cholesky_np(x):

@@ -18,8 +18,9 @@ from jaxlite._src.lax.elementwise_functions import bitwise_xor as xor  # noqa: F
 from jaxlite._src.lax.shape import (  # noqa: F401
     broadcast_in_dim_p, reshape_p, squeeze_p, transpose_p)
 from jaxlite._src.lax.elementwise import (  # noqa: F401
-    add_p, sub_p, mul_p, div_p, neg_p, exp_p, log_p, sin_p, cos_p, select_n_p,
-    convert_element_type_p)
+    add_p, sub_p, mul_p, div_p, neg_p, exp_p, log_p, sin_p, cos_p, select_n_p)
+from jaxlite._src.lax.casts import (  # noqa: F401
+    bitcast_convert_type_p, convert_element_type_p, reduce_precision_p)
 from jaxlite._src.lax.reductions import (  # noqa: F401
     reduce, reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or, reduce_xor,
     argmax, argmin, cumsum, cumprod, cummax, cummin, cumlogsumexp, reduce_p, reduce_sum_p,
@@ -37,10 +38,10 @@ from jaxlite._src.lax.special import (  # noqa: F401
     igamma_grad_a_p)
 from jaxlite._src.lax.elementwise import (  # noqa: F401
     abs_p, acos_p, acosh_p, and_p, asin_p, asinh_p, atan2_p, atan_p, atanh_p,
-    bitcast_convert_type_p, cbrt_p, ceil_p, clamp_p, clz_p, complex_p, conj_p, cosh_p, eq_p,
+    cbrt_p, ceil_p, clamp_p, clz_p, complex_p, conj_p, cosh_p, eq_p,
     exp2_p, expm1_p, floor_p, ge_p, gt_p, imag_p, integer_pow_p, is_finite_p, le_p, log1p_p,
     logistic_p, lt_p, max_p, min_p, mulhi_p, ne_p, nextafter_p, not_p, or_p,
-    population_count_p, pow_p, real_p, reduce_precision_p, rem_p, round_p, rsqrt_p, sign_p,
+    population_count_p, pow_p, real_p, rem_p, round_p, rsqrt_p, sign_p,
     shift_left_p, shift_right_arithmetic_p, shift_right_logical_p, sinh_p, sqrt_p, square_p,
     tan_p, tanh_p, xor_p)
 from jaxlite._src.interpreters.ad import stop_gradient_p  # noqa: F401

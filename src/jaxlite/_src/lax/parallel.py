@@ -19,6 +19,7 @@ from jaxlite._src.base.core import ShapedArray
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import casts
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.creation import iota_p
 from jaxlite._src.lax.elementwise_functions import asarg, weak_scalar
@@ -267,7 +268,7 @@ def _named_size(axes) -> int:
 
 def _bool_to_int(x):
   if dtypes.dtype_and_weak(x)[0] == np.bool_:
-    return ew.convert_element_type_p.bind(x, new_dtype=np.dtype(np.int32), weak_type=False)
+    return casts.convert_element_type_p.bind(x, new_dtype=np.dtype(np.int32), weak_type=False)
   return x
 
 

@@ -16,6 +16,7 @@ from jaxlite._src.base import core, tree_util
 from jaxlite._src.base.core import ShapedArray
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import casts
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.elementwise_functions import asarg
 from jaxlite._src.lax.parallel import (_axes_tuple, _check_bound, _readonly, axis_index,
@@ -352,7 +353,7 @@ def _pb_transpose(ct, x, *, axis_name, source):
   # Every member read the source's value: the source gets the sum of all cotangents.
   total = psum_p.bind(ct, axes=_axes_tuple(axis_name), axis_index_groups=None)
   is_source = ew.eq_p.bind(axis_index(axis_name), np.int32(source))
-  mask = ew.convert_element_type_p.bind(is_source, new_dtype=core.get_aval(ct).dtype,
+  mask = casts.convert_element_type_p.bind(is_source, new_dtype=core.get_aval(ct).dtype,
                                         weak_type=False)
   return [ew.mul_p.bind(total, mask)]
 

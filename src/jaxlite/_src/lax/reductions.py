@@ -18,6 +18,7 @@ from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax.families import first_weak, kind_of, never_weak
 from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import casts
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax import windowed_lowering
 from jaxlite._src.lax.elementwise_functions import asarg
@@ -221,7 +222,7 @@ def _chooser_jvp(t, y, x, *, axes):
   shape = tuple(1 if i in axes else d for i, d in enumerate(core.get_aval(x).shape))
   where = ew.eq_p.bind(x, shape_prims.reshape_p.bind(y, new_sizes=shape, dimensions=None,
                                                      sharding=None))
-  indicators = ew.convert_element_type_p.bind(where, new_dtype=core.get_aval(t).dtype,
+  indicators = casts.convert_element_type_p.bind(where, new_dtype=core.get_aval(t).dtype,
                                               weak_type=False)
   counts = reduce_sum_p.bind(indicators, axes=axes, out_sharding=None)
   picked = reduce_sum_p.bind(ew.mul_p.bind(t, indicators), axes=axes, out_sharding=None)

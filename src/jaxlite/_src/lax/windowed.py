@@ -18,6 +18,7 @@ from jaxlite._src.compiler import backend
 from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.interpreters import ad, batching
 from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import casts
 from jaxlite._src.lax import families, reductions, slicing
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax import windowed_lowering
@@ -265,7 +266,7 @@ def _conv_rhs_transpose(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, 
 def _cast_like(x, aval):
   if core.get_aval(x).dtype == aval.dtype:
     return x
-  return ew.convert_element_type_p.bind(x, new_dtype=aval.dtype, weak_type=aval.weak_type,
+  return casts.convert_element_type_p.bind(x, new_dtype=aval.dtype, weak_type=aval.weak_type,
                                         sharding=None)
 
 
@@ -622,7 +623,7 @@ def _reduce_window_chooser_jvp(kind):
     best = shape_prims.broadcast_in_dim_p.bind(best, shape=idx.shape[:-1],
                                                broadcast_dimensions=tuple(range(last)),
                                                sharding=None)
-    mask = ew.convert_element_type_p.bind(ew.eq_p.bind(best, positions),
+    mask = casts.convert_element_type_p.bind(ew.eq_p.bind(best, positions),
                                           new_dtype=aval.dtype, weak_type=False, sharding=None)
     chosen = ew.mul_p.bind(take(tp), mask)
     return out, reductions.reduce_sum_p.bind(chosen, axes=(last,), out_sharding=None)
@@ -734,8 +735,8 @@ def _computation_fn(jaxpr, consts):
   hit = _compiled_computations.get(key)
   if hit is None or hit[0] is not jaxpr:
     # Bounded (each entry holds its jaxpr: a dict by id grew by one per traced computation for
-    # good, issue 17); `jax.clear_caches` empties it (jit_function.DERIVED_CACHES).
-    from jaxlite._src.transforms.jit_function import bounded_put
+    # good, issue 17); `jax.clear_caches` empties it (jit_cache.DERIVED_CACHES).
+    from jaxlite._src.transforms.jit_cache import bounded_put
     hit = (jaxpr, core.ClosedJaxpr(jaxpr, consts))
     bounded_put(_compiled_computations, key, hit, _COMPUTATIONS_LIMIT)
   return backend.compile_jaxpr(hit[1])

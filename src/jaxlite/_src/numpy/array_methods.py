@@ -292,8 +292,8 @@ def _transpose(self, *args):
 
 
 def _at(self):
-  from jaxlite._src.numpy import indexing
-  return indexing._IndexUpdateHelper(self)
+  from jaxlite._src.numpy import index_update
+  return index_update._IndexUpdateHelper(self)
 
 
 def _flatten(self, order="C"):

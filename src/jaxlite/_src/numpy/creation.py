@@ -15,6 +15,7 @@ from jaxlite._src.base import dtypes
 from jaxlite._src.rng import prng
 from jaxlite._src.transforms.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import casts
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.elementwise_functions import check_python_int
 from jaxlite._src.numpy import util as _util
@@ -85,8 +86,10 @@ def array(object, dtype=None, copy: bool = True, order=None, ndmin: int = 0, *, 
       object = copy_p.bind(object)
     out = object if dtype is None else _cast(object, dtype)
     if dtype is None and t is core.array_type and copy:
-      if array_lib.is_non_addressable(object) or not array_lib.numpy_eager(object):
-        # shards in other processes: each copies its own; another backend's buffer: its copy
+      if array_lib.is_non_addressable(object) or not array_lib.numpy_eager(object) or \
+          array_lib.off_context_mesh(object):
+        # shards in other processes: each copies its own; another backend's buffer: its copy;
+        # one device beside set_mesh's mesh: JAX's copy raises its incompatible-devices error
         from jaxlite._src.lax.identity_ops import copy_p
         out = copy_p.bind(object)
       else:
@@ -132,15 +135,15 @@ def _stacked(elems, dtype):
 
 def _strong(x):
   d, w = dtype_weak(x)
-  return ew.convert_element_type_p.bind(x, new_dtype=d, weak_type=False) if w else x
+  return casts.convert_element_type_p.bind(x, new_dtype=d, weak_type=False) if w else x
 
 
 def _cast(x, dtype):
   d, w = dtype_weak(x)
   if d == dtype and not w:
     return x
-  ew.check_convertible(d, dtype)
-  return ew.convert_element_type_p.bind(x, new_dtype=dtype, weak_type=False)
+  casts.check_convertible(d, dtype)
+  return casts.convert_element_type_p.bind(x, new_dtype=dtype, weak_type=False)
 
 
 def _from_concrete(obj, dtype):
@@ -155,7 +158,7 @@ def _from_concrete(obj, dtype):
       check_python_int(obj, target if target.kind in "iu" else dtypes.default_int_dtype())
     if t is int and target.kind in "fc":  # asarray(2**32, float): float32 4.29e9, as JAX
       obj = float(obj)
-    val = ew.convert_value(np.asarray(obj), target) if t is not int or target.kind not in "iu" \
+    val = casts.convert_value(np.asarray(obj), target) if t is not int or target.kind not in "iu" \
         else np.asarray(obj, target)
     return core.array_from_numpy(np.asarray(val), weak)
   if isinstance(obj, (list, tuple)):
@@ -172,12 +175,12 @@ def _from_concrete(obj, dtype):
     if val.dtype == object:
       raise TypeError(f"Cannot convert {obj!r} to a JAX array: inhomogeneous or "
                       "non-numeric values")
-    return core.array_from_numpy(ew.convert_value(val, target), False)
+    return core.array_from_numpy(casts.convert_value(val, target), False)
   if isinstance(obj, (np.ndarray, np.generic)):
     if obj.dtype == object:
       raise TypeError(f"Cannot convert object array {obj!r} to a JAX array")
     target = dtype or dtypes.canonicalize_dtype(obj.dtype)
-    return core.array_from_numpy(np.array(ew.convert_value(np.asarray(obj), target)), False)
+    return core.array_from_numpy(np.array(casts.convert_value(np.asarray(obj), target)), False)
   if t in dtypes.typed_scalar_types:
     return core.array_from_numpy(np.asarray(obj, dtype or obj.dtype), dtype is None)
   if hasattr(obj, "__array__"):
@@ -263,7 +266,7 @@ def _fill_value(value, dtype, weak):
   d, w = dtype_weak(value)
   if d == dtype and w == weak:
     return value
-  return ew.convert_element_type_p.bind(asarray(value), new_dtype=dtype, weak_type=weak)
+  return casts.convert_element_type_p.bind(asarray(value), new_dtype=dtype, weak_type=weak)
 
 
 def _placed(like=False):
@@ -632,7 +635,7 @@ def eye(N, M=None, k=0, dtype=None, *, device=None):
       dtypes.default_float_dtype()
   if core.current_trace() is core.eval_trace:
     return core.array_from_numpy(np.eye(n, m, k, dtype=dtype), False)
-  return ew.convert_element_type_p.bind(_eye_mask(n, m, k), new_dtype=dtype, weak_type=False)
+  return casts.convert_element_type_p.bind(_eye_mask(n, m, k), new_dtype=dtype, weak_type=False)
 
 
 def identity(n, dtype=None):
@@ -647,7 +650,7 @@ def tri(N, M=None, k=0, dtype=None):
       dtypes.default_float_dtype()
   if core.current_trace() is core.eval_trace:
     return core.array_from_numpy(np.tri(n, m, k, dtype=dtype), False)
-  return ew.convert_element_type_p.bind(_triangle_mask(n, m, k), new_dtype=dtype,
+  return casts.convert_element_type_p.bind(_triangle_mask(n, m, k), new_dtype=dtype,
                                         weak_type=False)
 
 

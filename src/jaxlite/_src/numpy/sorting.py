@@ -16,6 +16,7 @@ from jaxlite._src.base import core
 from jaxlite._src.base import dtypes
 from jaxlite._src.transforms.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import casts
 from jaxlite._src.lax import reductions as red
 from jaxlite._src.lax import sort as lax_sort
 from jaxlite._src.lax.creation import iota_p
@@ -420,5 +421,5 @@ def _all_equal(a1, a2, equal_nan):
   if equal_nan and dtypes.is_inexact(dtype_weak(a1)[0]):
     eq = ew.or_p.bind(eq, ew.and_p.bind(ew.ne_p.bind(a1, a1), ew.ne_p.bind(a2, a2)))
   if dtype_weak(eq)[1]:  # JAX's answer is a strong bool even from weak operands
-    eq = ew.convert_element_type_p.bind(eq, new_dtype=np.dtype(bool), weak_type=False)
+    eq = casts.convert_element_type_p.bind(eq, new_dtype=np.dtype(bool), weak_type=False)
   return red.reduce_and_p.bind(eq, axes=tuple(range(len(shape_of(eq)))))

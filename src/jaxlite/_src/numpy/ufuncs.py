@@ -12,6 +12,7 @@ from jaxlite._src.base import core
 from jaxlite._src.base import dtypes
 from jaxlite._src.transforms.jit_function import PjitFunction, internal_jit
 from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import casts
 from jaxlite._src.lax import elementwise_functions as lax
 from jaxlite._src.numpy import creation
 from jaxlite._src.state.types import Ref
@@ -202,7 +203,7 @@ def _as_bool(name, *args):
   if dtype_weak(args[0])[0] == np.bool_:
     if all(dtype_weak(a)[1] for a in args):
       return list(args)
-    return [ew.convert_element_type_p.bind(a, new_dtype=np.dtype(np.bool_), weak_type=False)
+    return [casts.convert_element_type_p.bind(a, new_dtype=np.dtype(np.bool_), weak_type=False)
             if dtype_weak(a)[1] else a for a in args]
   return [ew.ne_p.bind(a, ew._const(a, 0)) for a in args]
 
@@ -594,7 +595,7 @@ def rint(x, /):
   (x,) = promote_args("rint", x)
   d = dtype_weak(x)[0]
   if d.kind in "iub":  # already whole: only the float conversion, to a strong default float
-    return ew.convert_element_type_p.bind(x, new_dtype=dtypes.default_float_dtype(),
+    return casts.convert_element_type_p.bind(x, new_dtype=dtypes.default_float_dtype(),
                                           weak_type=False)
   if d.kind == "c":
     return ew.complex_p.bind(rint(ew.real_p.bind(x)), rint(ew.imag_p.bind(x)))
@@ -636,9 +637,9 @@ def signbit(x, /):
     raise ValueError(f"jax.numpy.signbit is not well defined for {d.name}")
   # The sign bit, spread by an arithmetic shift of the same-width integer, as a boolean.
   bits = np.dtype({2: np.int16, 4: np.int32, 8: np.int64}[d.itemsize])
-  spread = ew.shift_right_arithmetic_p.bind(ew.bitcast_convert_type_p.bind(x, new_dtype=bits),
+  spread = ew.shift_right_arithmetic_p.bind(casts.bitcast_convert_type_p.bind(x, new_dtype=bits),
                                             np.asarray(bits.itemsize * 8 - 1, bits)[()])
-  return ew.convert_element_type_p.bind(spread, new_dtype=np.dtype(np.bool_), weak_type=False)
+  return casts.convert_element_type_p.bind(spread, new_dtype=np.dtype(np.bool_), weak_type=False)
 
 
 @internal_jit

@@ -9,7 +9,7 @@ import numpy as np
 
 from jaxlite._src.base import core
 from jaxlite._src.base import dtypes
-from jaxlite._src.lax import elementwise as ew
+from jaxlite._src.lax import casts
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.elementwise_functions import check_python_int
 from jaxlite._src.state.types import AbstractRef
@@ -89,7 +89,7 @@ def scalar_to_dtype(x, dtype, weak: bool):
       return dtypes.TypedInt(x, dtype)
     if dtype == dtypes.default_complex_dtype():
       return dtypes.TypedComplex(x, dtype)
-  return ew.convert_value(np.asarray(x), dtype)[()]
+  return casts.convert_value(np.asarray(x), dtype)[()]
 
 
 def convert(x, dtype, weak: bool):
@@ -115,9 +115,9 @@ def convert(x, dtype, weak: bool):
     # constvar in its own dtype and cast by an eqn (`x + np.array([3], np.int32)`).
     if dtypes.canonicalize_dtype(x.dtype) == dtype and not weak:
       return x
-    return ew.convert_element_type_p.bind(x, new_dtype=dtype, weak_type=weak)
+    return casts.convert_element_type_p.bind(x, new_dtype=dtype, weak_type=weak)
   if isinstance(x, (np.ndarray, np.generic)):
-    v = ew.convert_value(np.asarray(x), dtype)
+    v = casts.convert_value(np.asarray(x), dtype)
     if v.ndim == 0:
       v = v[()]
     if weak:
@@ -126,7 +126,7 @@ def convert(x, dtype, weak: bool):
   if isinstance(x, (list, tuple)):
     array = _above["array"]
     x = array(x)
-  return ew.convert_element_type_p.bind(x, new_dtype=dtype, weak_type=bool(weak))
+  return casts.convert_element_type_p.bind(x, new_dtype=dtype, weak_type=bool(weak))
 
 
 def _promotion_sigs(args):

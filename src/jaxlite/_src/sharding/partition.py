@@ -20,7 +20,8 @@ import numpy as np
 from jaxlite._src.base import core
 from jaxlite._src.base import primitive_kinds as kinds
 from jaxlite._src.transforms import call_primitives
-from jaxlite._src.transforms import jit_function as jf
+from jaxlite._src.transforms.jit_arguments import leaf_signature, numpy_value
+from jaxlite._src.transforms.jit_cache import bounded_put
 from jaxlite._src.base import tree_util
 from jaxlite._src.base.config import config
 from jaxlite._src.sharding import named_sharding
@@ -518,9 +519,9 @@ class _CallPlan:
   def run(self, flat):
     entry = self.entry
     at = core.array_type
-    values = [x._value if type(x) is at else jf.numpy_value(x) for x in flat]
+    values = [x._value if type(x) is at else numpy_value(x) for x in flat]
     if entry.lifted:
-      values = [jf.numpy_value(x) for x in entry.lifted] + values
+      values = [numpy_value(x) for x in entry.lifted] + values
     if self.program is None:  # shard_maps inside: run whole
       outs = entry.out_tree.flatten_up_to(entry.run(values))
       for r, p in zip(outs, self.placements):
@@ -571,7 +572,7 @@ def _call_key(fn, args, kwargs):
       return None, None
     else:
       try:
-        sig.append(jf.leaf_signature(x))
+        sig.append(leaf_signature(x))
       except TypeError:
         return None, None
   cache = fn.cache.get(PLANS)
@@ -616,7 +617,7 @@ def call_sharded(fn, args, kwargs):
     plans = fn.cache.get(PLANS)
     if plans is None:  # emptied meanwhile (jax.clear_caches)
       plans = fn.cache[PLANS] = {}
-    jf.bounded_put(plans, key, plan)
+    bounded_put(plans, key, plan)
   return None if plan is _UNPARTITIONED else plan.run(flat)
 
 
@@ -661,7 +662,7 @@ def _plan_call(fn, args, kwargs):
     raise ValueError("pjit does not support kwargs when in_shardings is specified.")
   dyn_args = fn.dynamic_args(args, kwargs)
   entry, flat = fn.entry(args, kwargs)
-  avals = [core.get_aval(jf.as_traceable_arg(x)) for x in flat]
+  avals = [core.get_aval(call_primitives.as_traceable_arg(x)) for x in flat]
   in_leaves, out_leaves, out_tree_value = _requested(fn, dyn_args, kwargs, entry, flat)
   committed = [getattr(x, "_device", None) for x in flat]
   mesh = _call_mesh(entry, committed, in_leaves, out_leaves)

@@ -57,6 +57,78 @@ def _load_lax_rules():
     _lax_rules_loader()
 
 
+# --- the mesh in a result's type ---------------------------------------------------------------
+# JAX types every value over a mesh, empty for one made outside `jax.set_mesh`. A result takes its
+# operands' mesh; where none has one, some rules name the context mesh (the n-ary elementwise
+# ops' broadcasting rule, broadcast_in_dim, concatenate, select_n, gather and scatter, iota...)
+# and the others (unary ops, reductions, reshapes, slices, dot_general, clamp...) leave it empty.
+# Under set_mesh that decides an eager result's placement: over the mesh as its type says,
+# P(None, ...), or, with no mesh in its type, replicated as JAX reads XLA's layout back, P().
+_NAMES_CONTEXT_MESH: set = set()
+# Higher-order primitives: primitive -> flow(params, on_mesh) -> one bool per result, through
+# their jaxprs (rules_lax.py: jit, cond, while, scan).
+_MESH_FLOWS: dict = {}
+_outputs_cache: dict = {}  # id(jaxpr) -> (jaxpr, {operands' meshes: results' meshes})
+
+
+def names_context_mesh(*primitives) -> None:
+  """Registers primitives whose results' types name the context mesh when no operand has one."""
+  _NAMES_CONTEXT_MESH.update(primitives)
+
+
+def register_mesh_flow(primitive, flow) -> None:
+  _MESH_FLOWS[primitive] = flow
+
+
+def results_name_mesh(primitive, params, n_out: int, on_mesh) -> list:
+  """Whether each of the `n_out` results of `primitive` has a mesh in its type, given whether
+  each operand has (`on_mesh`); a higher-order primitive's follow its jaxprs."""
+  if any(on_mesh):
+    return [True] * n_out
+  _load_lax_rules()
+  flow = _MESH_FLOWS.get(primitive)
+  if flow is not None:
+    return flow(params, on_mesh)
+  subs = core.jaxprs_in_params(params)
+  if not subs:
+    return [primitive in _NAMES_CONTEXT_MESH] * n_out
+  # other higher-order primitives (custom rules, checkpoint...): their bodies' types, joined
+  return [any(_names_mesh_somewhere(j) for j in subs)] * n_out
+
+
+def jaxpr_outputs_name_mesh(closed, on_mesh) -> list:
+  """`results_name_mesh` through a (Closed)Jaxpr: the mesh flows from operands to results, eqn
+  by eqn; a closed-over constant has one when it lives on a mesh."""
+  if type(closed) is not core.ClosedJaxpr:
+    closed = core.ClosedJaxpr(closed, [None] * len(closed.constvars))
+  entry = _outputs_cache.get(id(closed))
+  if entry is None or entry[0] is not closed:
+    if len(_outputs_cache) >= 256:
+      _outputs_cache.clear()
+    entry = _outputs_cache[id(closed)] = (closed, {})
+  key = tuple(on_mesh)
+  hit = entry[1].get(key)
+  if hit is None:
+    hit = entry[1][key] = _outputs_name_mesh(closed.jaxpr, closed.consts, key)
+  return hit
+
+
+def _outputs_name_mesh(jaxpr, consts, on_mesh) -> list:
+  named = {v: hasattr(getattr(c, "_device", None), "mesh")
+           for v, c in zip(jaxpr.constvars, consts)}
+  named.update(zip(jaxpr.invars, on_mesh))
+  for eqn in jaxpr.eqns:
+    ins = [type(v) is core.Var and named.get(v, False) for v in eqn.invars]
+    named.update(zip(eqn.outvars, results_name_mesh(eqn.primitive, eqn.params,
+                                                    len(eqn.outvars), ins)))
+  return [type(v) is core.Var and named.get(v, False) for v in jaxpr.outvars]
+
+
+def _names_mesh_somewhere(jaxpr) -> bool:
+  return any(e.primitive in _NAMES_CONTEXT_MESH or any(
+      _names_mesh_somewhere(j) for j in core.jaxprs_in_params(e.params)) for e in jaxpr.eqns)
+
+
 # --- specs -------------------------------------------------------------------------------------
 
 def entry_names(e) -> tuple:

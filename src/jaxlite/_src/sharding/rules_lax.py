@@ -10,7 +10,7 @@ from jaxlite._src.transforms import custom_derivatives
 from jaxlite._src.rng import prng
 from jaxlite._src.base.core import ShardingTypeError
 from jaxlite._src.interpreters import ad
-from jaxlite._src.lax import barrier, creation, dot, elementwise, fft, linalg, linalg_solve
+from jaxlite._src.lax import barrier, casts, creation, dot, elementwise, fft, linalg, linalg_solve
 from jaxlite._src.lax import reductions, shape, slicing_primitives as sl, sort, windowed
 from jaxlite._src.lax.control_flow import conditionals, loops
 from jaxlite._src.sharding import rules as R
@@ -24,8 +24,8 @@ _first = R.first_spec
 for p in (elementwise.complex_p, elementwise.pow_p, elementwise.clamp_p, prng.random_fold_in_p,
           prng.threefry2x32_p, ad.add_any_p):
   R.elementwise(p)
-for p in (elementwise.convert_element_type_p, elementwise.integer_pow_p, elementwise.round_p,
-          elementwise.reduce_precision_p, ad.stop_gradient_p, ad_checkpoint.name_p,
+for p in (casts.convert_element_type_p, elementwise.integer_pow_p, elementwise.round_p,
+          casts.reduce_precision_p, ad.stop_gradient_p, ad_checkpoint.name_p,
           prng.random_seed_p, shape.rev_p):
   R.same_as_first(p)
 
@@ -57,7 +57,7 @@ def _bitcast(specs, avals, outs, mesh, **params):
   return s
 
 
-R.register(elementwise.bitcast_convert_type_p, _bitcast)
+R.register(casts.bitcast_convert_type_p, _bitcast)
 
 
 def _select(specs, avals, outs, mesh, **params):
@@ -313,6 +313,48 @@ for p in (sl.scatter_p, sl.scatter_add_p, sl.scatter_mul_p, sl.scatter_min_p, sl
 
 # --- creation: iota is replicated unless given a sharding (rules.apply handles `sharding`) ---
 R.replicated(creation.iota_p)
+
+# Results typed over the context mesh when no operand has a mesh (JAX's rules ask for it:
+# get_cur_mesh_sharding, _resolve_mesh); the binary elementwise ops register with their family.
+R.names_context_mesh(creation.iota_p, shape.broadcast_in_dim_p, shape.concatenate_p,
+                     shape.stack_p, elementwise.select_n_p, sl.gather_p, sl.scatter_p,
+                     sl.scatter_add_p, sl.scatter_mul_p, sl.scatter_min_p, sl.scatter_max_p,
+                     sl.scatter_sub_p, prng.random_split_p, prng.random_bits_p)
+
+
+def _cond_mesh_flow(params, on_mesh):
+  # each result joins the branches' (the index operand takes no part)
+  outs = [R.jaxpr_outputs_name_mesh(b, on_mesh[1:]) for b in params["branches"]]
+  return [any(o) for o in zip(*outs)]
+
+
+def _carry_fixpoint(body, before, carry, after, n_carry):
+  """A loop body's results' meshes, its carries' joined with their initial ones until stable."""
+  while True:
+    outs = R.jaxpr_outputs_name_mesh(body, before + carry + after)
+    joined = [a or b for a, b in zip(carry, outs[:n_carry])]
+    if joined == carry:
+      return carry + outs[n_carry:]
+    carry = joined
+
+
+def _while_mesh_flow(params, on_mesh):
+  n = params["cond_nconsts"] + params["body_nconsts"]
+  return _carry_fixpoint(params["body_jaxpr"], list(on_mesh[params["cond_nconsts"]:n]),
+                         list(on_mesh[n:]), [], len(on_mesh) - n)
+
+
+def _scan_mesh_flow(params, on_mesh):
+  nc, n_carry = params["num_consts"], params["num_carry"]
+  return _carry_fixpoint(params["jaxpr"], list(on_mesh[:nc]), list(on_mesh[nc:nc + n_carry]),
+                         list(on_mesh[nc + n_carry:]), n_carry)
+
+
+R.register_mesh_flow(call_primitives.jit_p,
+                     lambda params, on_mesh: R.jaxpr_outputs_name_mesh(params["jaxpr"], on_mesh))
+R.register_mesh_flow(conditionals.cond_p, _cond_mesh_flow)
+R.register_mesh_flow(loops.while_p, _while_mesh_flow)
+R.register_mesh_flow(loops.scan_p, _scan_mesh_flow)
 
 # --- dot_general -------------------------------------------------------------------------------
 

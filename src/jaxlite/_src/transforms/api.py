@@ -19,12 +19,11 @@ from jaxlite._src.base import tree_util
 from jaxlite._src.base.config import config
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.transforms.jit import jit  # noqa: F401
-from jaxlite._src.transforms.jit_function import (  # noqa: F401
-    as_traceable_arg, fun_name, fun_src_info, _check_output, _check_leaves)
-from jaxlite._src.transforms.jit_function import (  # noqa: F401  (public as jax.ShapeDtypeStruct)
-    ShapeDtypeStruct,
-)
-from jaxlite._src.transforms.stage_info import abstract_type_sharding
+from jaxlite._src.transforms.call_primitives import (
+    _check_output, as_traceable_arg, fun_name, fun_src_info)
+from jaxlite._src.transforms.jit_arguments import check_leaves
+from jaxlite._src.transforms.stage_info import (  # noqa: F401  (public as jax.ShapeDtypeStruct)
+    ShapeDtypeStruct, abstract_type_sharding)
 
 
 def _abstractify(x):
@@ -53,7 +52,7 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
   def make_jaxpr_f(*args, **kwargs):
     dyn_args = [a for i, a in enumerate(args) if i not in static_argnums]
     flat, in_tree = tree_util.tree_flatten((tuple(dyn_args), kwargs))
-    _check_leaves(flat, fun, in_tree)
+    check_leaves(flat, fun, in_tree)
     out_tree_box = []
 
     def flat_fun(*flat_in):

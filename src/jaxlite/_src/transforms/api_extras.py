@@ -15,7 +15,7 @@ import numpy as np
 from jaxlite._src.base import core, dtypes, tree_util
 from jaxlite._src.compat.core_adapters import eval_jaxpr as _eval_jaxpr
 from jaxlite._src.interpreters import ad
-from jaxlite._src.transforms.jit_function import as_traceable_arg
+from jaxlite._src.transforms.call_primitives import as_traceable_arg
 from jaxlite._src.interpreters import partial_eval as pe
 
 

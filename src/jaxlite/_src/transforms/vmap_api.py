@@ -14,7 +14,7 @@ import numpy as np
 from jaxlite._src.compat import traceback_util
 from jaxlite._src.base import core, dtypes, tree_util
 from jaxlite._src.interpreters import ad, batching
-from jaxlite._src.transforms.jit_function import as_traceable_arg
+from jaxlite._src.transforms.call_primitives import as_traceable_arg
 
 _IN_AXES_TOP = ("vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
                 "positional arguments passed to the function, but got")

@@ -281,7 +281,7 @@ class XlaExecutable:
 
   def one_result_runner(self, dtype, weak_type):
     """jit's cached-call runner for a program with one result of `dtype` (see
-    `jit_function.CacheEntry.fast_runner`): Arrays in, one Array out, the buffers on this
+    `jit_cache.CacheEntry.fast_runner`): Arrays in, one Array out, the buffers on this
     device passed as they are. None where `__call__` is needed (refs, other layouts)."""
     if self.ref_inputs or self.ref_consts or self.calls_host or len(self.out_avals) != 1 or \
         self.out_avals[0][1] != dtype:
