@@ -42,6 +42,7 @@ local shards, and `multihost_utils.process_allgather` gathers the global value.
 from __future__ import annotations
 
 import sys
+import weakref
 
 import numpy as np
 
@@ -67,7 +68,9 @@ def _staged_rows(x):
 
 
 class ArrayImpl(core.Array):
-  __slots__ = ("_value", "weak_type", "_device", "_aval", "_local_shards", "__weakref__")
+  # `_made_under` (unset on eager Arrays): see core.staging_trace
+  __slots__ = ("_value", "weak_type", "_device", "_aval", "_local_shards", "_made_under",
+               "__weakref__")
   __array_priority__ = 100
 
   def __init__(self, value, weak_type: bool = False, device=None):
@@ -79,6 +82,8 @@ class ArrayImpl(core.Array):
     self.weak_type = weak_type
     self._device = device
     self._aval = None
+    if _trace_state.trace is not _eval_trace:
+      _note_staging_trace(self)
 
   # -- abstract value and metadata -------------------------------------------------------------
   @property
@@ -559,7 +564,20 @@ def _from_numpy(value, weak_type=False):
   # (under `jax.set_mesh`, on its mesh: with none set, one test more)
   a._device = None if not devices.context_meshes else devices.context_placement(value.ndim)
   a._aval = None
+  if _trace_state.trace is not _eval_trace:  # (one test on the eager path)
+    _note_staging_trace(a)
   return a
+
+
+_trace_state = core._state
+_eval_trace = core.eval_trace
+
+
+def _note_staging_trace(a):
+  """Records on a fresh Array the staging trace it is made under, if any (core.staging_trace)."""
+  owner = core.staging_trace(_trace_state.trace)
+  if owner is not None:
+    a._made_under = weakref.ref(owner)
 
 
 def _from_numpy_aval(value, aval):

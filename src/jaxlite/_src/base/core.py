@@ -274,6 +274,32 @@ def current_trace() -> Trace:
   return _state.trace
 
 
+# Which trace a concrete Array belongs to. JAX makes a value created while a jit (make_jaxpr...)
+# traces a tracer of that trace, and a jaxpr inlines a 0-d one as a literal; a 0-d jax Array made
+# before the trace began (eagerly, or under an outer trace) is a constvar instead (`{ lambda
+# a:f32[]; b:f32[]. ...`), and one of an outer trace becomes an inner jit's leading argument.
+# jaxlite makes concrete Arrays in both cases, so an Array made while a staging trace is on the
+# stack records it (`ArrayImpl._made_under`, a weak reference: a cached const must not keep the
+# trace's eqns alive); the staging trace's `to_atom` reads it. Eager Arrays record nothing.
+
+
+def staging_trace(trace):
+  """The innermost trace from `trace` down its parents that stages operations on concrete
+  arrays (a jit or make_jaxpr trace: the one whose tracer JAX would make of a value created
+  now), else None (eager, or transformations over eager evaluation only)."""
+  while trace is not None:
+    if getattr(trace, "stages_constants", False):
+      return trace
+    trace = getattr(trace, "parent", None)
+  return None
+
+
+def made_under(x):
+  """The staging trace concrete Array `x` was made under while that trace lives, else None."""
+  ref = getattr(x, "_made_under", None)
+  return None if ref is None else ref()
+
+
 _PYTHON_SCALARS = frozenset((bool, int, float, complex))
 
 
