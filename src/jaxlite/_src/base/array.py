@@ -59,11 +59,16 @@ def _xla_device_of(x):
 
 
 def _staged_rows(x):
-  """Rows of a concrete array iterated while staging (make_jaxpr, jit), as JAX iterates an
-  array made inside the traced function (a tracer there): lax.index_in_dim per row, staged, so
-  the array becomes a constvar (`lax.dynamic_slice(x, jnp.array([1]), ...)` prints
-  `{ lambda a:i32[1]; ...`). JAX iterates an Array closed over from outside with its `unstack`
-  primitive instead; jaxlite cannot tell the two apart and stages both this way."""
+  """Rows of a concrete array iterated while staging (make_jaxpr, jit). One made while a trace
+  on the stack staged (a tracer in JAX: core.staging_trace) is iterated as JAX iterates a
+  tracer: lax.index_in_dim per row, staged, so the array becomes a constvar
+  (`lax.dynamic_slice(x, jnp.array([1]), ...)` prints `{ lambda a:i32[1]; ...`). One made
+  before is iterated as JAX iterates an Array: one `unstack` of up to 99 rows. For a longer one
+  JAX's 100-row chunking computes the chunk count with a staged `divmod` and raises
+  TracerIntegerConversionError (0.10.2); jaxlite indexes its rows one by one."""
+  owner = core.made_under(x)
+  if (owner is None or not owner.alive) and x.shape[0] < 100:
+    return iter(core.unstack(x))
   return (core.index_in_dim(x, i, 0, keepdims=False) for i in range(x.shape[0]))
 
 
@@ -556,15 +561,28 @@ def is_context_placement(p, ndim) -> bool:
   return devices.context_meshes and p is devices.context_placement(ndim)
 
 
-def _from_numpy(value, weak_type=False):
-  """Wraps a NumPy result whose dtype is already canonical (the eager fast path)."""
+def _eager_from_numpy(value, weak_type=False):
+  """Wraps a NumPy result whose dtype is already canonical, computed eagerly (eager dispatch's
+  results, `core.host_array_from_numpy`; a jit call's): no staging trace to record."""
   a = object.__new__(ArrayImpl)
   a._value = value
   a.weak_type = weak_type
   # (under `jax.set_mesh`, on its mesh: with none set, one test more)
   a._device = None if not devices.context_meshes else devices.context_placement(value.ndim)
   a._aval = None
-  if _trace_state.trace is not _eval_trace:  # (one test on the eager path)
+  return a
+
+
+def _from_numpy(value, weak_type=False):
+  """Wraps a NumPy value whose dtype is already canonical: an Array made by a creation function
+  (jnp.array...), which may run while a trace stages (core.staging_trace). Reading the current
+  trace costs a thread-local lookup, which eager dispatch's results skip (_eager_from_numpy)."""
+  a = object.__new__(ArrayImpl)
+  a._value = value
+  a.weak_type = weak_type
+  a._device = None if not devices.context_meshes else devices.context_placement(value.ndim)
+  a._aval = None
+  if _trace_state.trace is not _eval_trace:
     _note_staging_trace(a)
   return a
 
@@ -594,7 +612,7 @@ def _from_numpy_aval(value, aval):
       return out
     value = np.asarray(value, aval.dtype) if aval.dtype != dtypes.float0 else \
         np.zeros(value.shape, dtypes.float0)
-  out = _from_numpy(value, aval.weak_type)
+  out = _eager_from_numpy(value, aval.weak_type)  # (core.make_array: eager results)
   if aval.sharding is not None:
     _place_by_type(out, aval.sharding)
   return out
@@ -686,7 +704,7 @@ for _name in _BUFFER_DUNDERS + ("__str__", "__format__", "__eq__", "__ne__", "__
   setattr(DeletedBuffer, _name, DeletedBuffer._fail)
 
 core.register(array_type=ArrayImpl, array_from_numpy=_from_numpy,
-              host_array_from_numpy=_from_numpy, make_array=_from_numpy_aval,
+              host_array_from_numpy=_eager_from_numpy, make_array=_from_numpy_aval,
               primitive_device=primitive_device, place_outputs=place_outputs,
               non_addressable=_NonAddressable)
 

@@ -422,11 +422,13 @@ eager_fast_trace = eval_trace
 
 # What core needs from the layers above it, filled by them at their import through `register`
 # (core never imports up: issue 29). The printer (pretty_print), the sharding rules applied to
-# abstract evaluation's results (sharding.rules), a tracer's row indexing (lax.slicing).
+# abstract evaluation's results (sharding.rules), a tracer's row indexing (lax.slicing) and an
+# Array's (lax.shape's unstack).
 pp_jaxpr: Callable = None  # (jaxpr, width=80) -> str
 pp_eqn: Callable = None  # (eqn, width=80) -> str
 apply_sharding_rules: Callable = None  # (primitive, avals, params, out_avals) -> out_avals
 index_in_dim: Callable = None  # (operand, index, axis, keepdims) -> Array or tracer
+unstack: Callable = None  # (operand) -> its rows (lax.unstack along axis 0)
 device_put: Callable = None  # (x, device) -> Array (api.device_put)
 asarray: Callable = None  # (x, dtype=None) -> Array (jnp.asarray: numpy.creation)
 
@@ -437,7 +439,9 @@ key_array_type: type = type(None)
 array_from_numpy: Callable = None  # (np value, weak_type) -> Array
 # The same for NumPy's own eager results, which stay in host memory: `array_from_numpy` is
 # rebound while an accelerator is the default to place created arrays on it
-# (compiler/xla/platforms.py); this one never is.
+# (compiler/xla/platforms.py); this one never is. It and `make_array` make results computed
+# eagerly, which record no staging trace (staging_trace above); `array_from_numpy` may be
+# called while a trace stages.
 host_array_from_numpy: Callable = None
 make_array: Callable = None  # (np value, ShapedArray) -> Array
 # Set by jaxlite._src.base.array: the common device of a primitive's committed arguments (raising
@@ -455,7 +459,8 @@ eager_across_processes: Callable = None  # (primitive, args, params) -> outputs
 reshard_block: Callable = None  # (block, src, dst, global_shape, mesh_shape) -> block
 
 _REGISTRABLE = frozenset({
-    "pp_jaxpr", "pp_eqn", "apply_sharding_rules", "index_in_dim", "device_put", "asarray",
+    "pp_jaxpr", "pp_eqn", "apply_sharding_rules", "index_in_dim", "unstack", "device_put",
+    "asarray",
     "array_type", "key_array_type", "array_from_numpy", "host_array_from_numpy", "make_array",
     "primitive_device", "place_outputs", "non_addressable", "eager_across_processes",
     "reshard_block"})
