@@ -166,6 +166,12 @@ def _cases(m):
   cases["jvp_top_0d"] = lambda: jp(lambda u: m.jvp(lambda v: v * z, (u,), (u,)), 1.)
   cases["vjp_top_0d"] = lambda: jp(lambda u: m.vjp(lambda v: v * z, u)[1](u), 1.)
   cases["linearize_top_0d"] = lambda: jp(lambda u: m.linearize(lambda v: v * z, u)[1](u), 1.)
+  # an eager linearize/vjp: made under them (no staging trace), the value is a const of the
+  # linear function's jaxpr
+  cases["linearize_eager_inside_made_0d"] = lambda: jp(
+      m.linearize(lambda v: jnp.sin(v) * jnp.array(0.5), 1.)[1], 1.)
+  cases["vjp_eager_inside_made_0d"] = lambda: jp(
+      m.vjp(lambda v: jnp.sin(v) * jnp.array(0.5), 1.)[1], 1.)
   cases["checkpoint_top_0d"] = lambda: jp(m.checkpoint(lambda u: u * z), 1.)
   cases["grad_checkpoint_top_0d"] = lambda: jp(
       m.grad(m.checkpoint(lambda u: jnp.sin(u) * z)), 1.)
