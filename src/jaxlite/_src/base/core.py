@@ -295,9 +295,30 @@ def staging_trace(trace):
 
 
 def made_under(x):
-  """The staging trace concrete Array `x` was made under while that trace lives, else None."""
+  """The staging trace concrete Array `x` was made under while that trace lives, else None
+  (EVERY_TRACE for one standing for a Python or NumPy scalar)."""
   ref = getattr(x, "_made_under", None)
   return None if ref is None else ref()
+
+
+class _EveryTrace:
+  """`made_under` of a 0-d Array standing for a Python or NumPy scalar that a transformation
+  converted (ad_api's arguments and outputs): JAX keeps those values, literals in every trace."""
+  __slots__ = ()
+  alive = False
+
+
+EVERY_TRACE = _EveryTrace()
+
+
+def _every_trace():
+  return EVERY_TRACE
+
+
+def as_scalar_literal(a):
+  """Marks 0-d Array `a`, converted from a Python or NumPy scalar, a literal in every trace."""
+  a._made_under = _every_trace
+  return a
 
 
 _PYTHON_SCALARS = frozenset((bool, int, float, complex))

@@ -173,7 +173,7 @@ class DynamicJaxprTrace(core.Trace):
     still alive, that trace's tracer, which this trace's jaxpr takes as a const (a jit lifts it
     to a leading argument); made before (eagerly, or under a trace now gone), a constvar."""
     owner = core.made_under(x)
-    if owner is self:
+    if owner is self or owner is core.EVERY_TRACE:
       if x.ndim == 0:
         return Literal(_literal_value(x), core.get_aval(x))
     elif owner is not None and owner.alive and self._inside(owner):
