@@ -555,6 +555,17 @@ case("2.3/const-in-nested-jit",
 case("2.3/captured-tracer-leading-arg",
      Frags(["jaxpr={ lambda ; a:f32[] c:f32[]. let b:f32[] = add a c in (b,) }", "] a 2.0:f32[]"]),
      lambda m: jaxpr(m, lambda x: m.jax.jit(lambda y: x + y)(2.0), 1.0))
+# A 0-d jax Array is a literal only when made during the trace (a tracer of it in JAX); one made
+# before it, eagerly or under an enclosing trace, is a const (tests/test_literal_or_const.py).
+case("2.3/jax-array-0d-closed-over-is-const",
+     "{ lambda a:f32[]; b:f32[]. let c:f32[] = mul b a in (c,) }",
+     lambda m: (lambda c: jaxpr(m, lambda x: x * c, 1.0))(m.jnp.array(2.0)))
+case("2.3/jax-array-0d-made-inside-is-literal", "{ lambda ; a:f32[]. let b:f32[] = mul a 0.5:f32[] in (b,) }",
+     lambda m: jaxpr(m, lambda x: x * m.jnp.array(0.5), 1.0))
+case("2.3/jax-array-0d-of-outer-trace-leading-arg",
+     Frags(["jaxpr={ lambda ; c:f32[] a:f32[]. let b:f32[] = add a c in (b,) }", "] 0.0:f32[] a"]),
+     lambda m: jaxpr(m, lambda x: (lambda w: m.jax.jit(lambda y: y + w)(x))(m.jnp.array(0.0)),
+                     1.0))
 case("2.3/no-dce", "{ lambda ; a:f32[]. let _:f32[] = sin a in (a,) }",
      lambda m: jaxpr(m, lambda x: (m.jnp.sin(x), x)[1], 1.0))
 
@@ -631,10 +642,7 @@ def _custom_jvp_closing_over(m, c):
 case("2.4/custom-jvp-array-const-as-num-consts", Frags([
     "{ lambda a:f32[3]; b:f32[]. let", "call_jaxpr={ lambda ; d:f32[3] e:f32[]. let",
     "num_consts=1", "] a b"]),
-    lambda m: jaxpr(m, _custom_jvp_closing_over(m, np.ones(3, np.float32)), 1.0),
-    xfail="custom_jvp keeps a closed-over NumPy array as a constvar of call_jaxpr; JAX lifts it "
-          "to an outer constvar passed as a num_consts argument (_src/transforms/custom_derivatives.py, "
-          "still being edited)")
+    lambda m: jaxpr(m, _custom_jvp_closing_over(m, np.ones(3, np.float32)), 1.0))
 
 
 # §2.5 hoisting

@@ -43,6 +43,7 @@ local shards, and `multihost_utils.process_allgather` gathers the global value.
 from __future__ import annotations
 
 import sys
+import weakref
 
 import numpy as np
 
@@ -60,16 +61,23 @@ def _xla_device_of(x):
 
 
 def _staged_rows(x):
-  """Rows of a concrete array iterated while staging (make_jaxpr, jit), as JAX iterates an
-  array made inside the traced function (a tracer there): lax.index_in_dim per row, staged, so
-  the array becomes a constvar (`lax.dynamic_slice(x, jnp.array([1]), ...)` prints
-  `{ lambda a:i32[1]; ...`). JAX iterates an Array closed over from outside with its `unstack`
-  primitive instead; jaxlite cannot tell the two apart and stages both this way."""
+  """Rows of a concrete array iterated while staging (make_jaxpr, jit). One made while a trace
+  on the stack staged (a tracer in JAX: core.staging_trace) is iterated as JAX iterates a
+  tracer: lax.index_in_dim per row, staged, so the array becomes a constvar
+  (`lax.dynamic_slice(x, jnp.array([1]), ...)` prints `{ lambda a:i32[1]; ...`). One made
+  before is iterated as JAX iterates an Array: one `unstack` of up to 99 rows. For a longer one
+  JAX's 100-row chunking computes the chunk count with a staged `divmod` and raises
+  TracerIntegerConversionError (0.10.2); jaxlite indexes its rows one by one."""
+  owner = core.made_under(x)
+  if (owner is None or not owner.alive) and x.shape[0] < 100:
+    return iter(core.unstack(x))
   return (core.index_in_dim(x, i, 0, keepdims=False) for i in range(x.shape[0]))
 
 
 class ArrayImpl(core.Array):
-  __slots__ = ("_value", "weak_type", "_device", "_aval", "_local_shards", "__weakref__")
+  # `_made_under` (unset on eager Arrays): see core.staging_trace
+  __slots__ = ("_value", "weak_type", "_device", "_aval", "_local_shards", "_made_under",
+               "__weakref__")
   __array_priority__ = 100
 
   def __init__(self, value, weak_type: bool = False, device=None):
@@ -81,6 +89,8 @@ class ArrayImpl(core.Array):
     self.weak_type = weak_type
     self._device = device
     self._aval = None
+    if _trace_state.trace is not _eval_trace:
+      _note_staging_trace(self)
 
   # -- abstract value and metadata -------------------------------------------------------------
   @property
@@ -586,8 +596,9 @@ def is_context_placement(p, ndim) -> bool:
   return devices.context_meshes and p is devices.context_placement(ndim)
 
 
-def _from_numpy(value, weak_type=False):
-  """Wraps a NumPy result whose dtype is already canonical (the eager fast path)."""
+def _eager_from_numpy(value, weak_type=False):
+  """Wraps a NumPy result whose dtype is already canonical, computed eagerly (eager dispatch's
+  results, `core.host_array_from_numpy`; a jit call's): no staging trace to record."""
   a = object.__new__(ArrayImpl)
   a._value = value
   a.weak_type = weak_type
@@ -595,6 +606,31 @@ def _from_numpy(value, weak_type=False):
   a._device = None if not devices.context_meshes else devices.context_placement(value.ndim)
   a._aval = None
   return a
+
+
+def _from_numpy(value, weak_type=False):
+  """Wraps a NumPy value whose dtype is already canonical: an Array made by a creation function
+  (jnp.array...), which may run while a trace stages (core.staging_trace). Reading the current
+  trace costs a thread-local lookup, which eager dispatch's results skip (_eager_from_numpy)."""
+  a = object.__new__(ArrayImpl)
+  a._value = value
+  a.weak_type = weak_type
+  a._device = None if not devices.context_meshes else devices.context_placement(value.ndim)
+  a._aval = None
+  if _trace_state.trace is not _eval_trace:
+    _note_staging_trace(a)
+  return a
+
+
+_trace_state = core._state
+_eval_trace = core.eval_trace
+
+
+def _note_staging_trace(a):
+  """Records on a fresh Array the staging trace it is made under, if any (core.staging_trace)."""
+  owner = core.staging_trace(_trace_state.trace)
+  if owner is not None:
+    a._made_under = weakref.ref(owner)
 
 
 def _from_numpy_aval(value, aval):
@@ -611,7 +647,7 @@ def _from_numpy_aval(value, aval):
       return out
     value = np.asarray(value, aval.dtype) if aval.dtype != dtypes.float0 else \
         np.zeros(value.shape, dtypes.float0)
-  out = _from_numpy(value, aval.weak_type)
+  out = _eager_from_numpy(value, aval.weak_type)  # (core.make_array: eager results)
   if aval.sharding is not None:
     _place_by_type(out, aval.sharding)
   return out
@@ -703,7 +739,7 @@ for _name in _BUFFER_DUNDERS + ("__str__", "__format__", "__eq__", "__ne__", "__
   setattr(DeletedBuffer, _name, DeletedBuffer._fail)
 
 core.register(array_type=ArrayImpl, array_from_numpy=_from_numpy,
-              host_array_from_numpy=_from_numpy, make_array=_from_numpy_aval,
+              host_array_from_numpy=_eager_from_numpy, make_array=_from_numpy_aval,
               primitive_device=primitive_device, place_outputs=place_outputs,
               place_off_mesh=place_off_mesh, non_addressable=_NonAddressable)
 

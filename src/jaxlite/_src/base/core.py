@@ -274,6 +274,53 @@ def current_trace() -> Trace:
   return _state.trace
 
 
+# Which trace a concrete Array belongs to. JAX makes a value created while a jit (make_jaxpr...)
+# traces a tracer of that trace, and a jaxpr inlines a 0-d one as a literal; a 0-d jax Array made
+# before the trace began (eagerly, or under an outer trace) is a constvar instead (`{ lambda
+# a:f32[]; b:f32[]. ...`), and one of an outer trace becomes an inner jit's leading argument.
+# jaxlite makes concrete Arrays in both cases, so an Array made while a staging trace is on the
+# stack records it (`ArrayImpl._made_under`, a weak reference: a cached const must not keep the
+# trace's eqns alive); the staging trace's `to_atom` reads it. Eager Arrays record nothing.
+
+
+def staging_trace(trace):
+  """The innermost trace from `trace` down its parents that stages operations on concrete
+  arrays (a jit or make_jaxpr trace: the one whose tracer JAX would make of a value created
+  now), else None (eager, or transformations over eager evaluation only)."""
+  while trace is not None:
+    if getattr(trace, "stages_constants", False):
+      return trace
+    trace = getattr(trace, "parent", None)
+  return None
+
+
+def made_under(x):
+  """The staging trace concrete Array `x` was made under while that trace lives, else None
+  (EVERY_TRACE for one standing for a Python or NumPy scalar)."""
+  ref = getattr(x, "_made_under", None)
+  return None if ref is None else ref()
+
+
+class _EveryTrace:
+  """`made_under` of a 0-d Array standing for a Python or NumPy scalar that a transformation
+  converted (ad_api's arguments and outputs): JAX keeps those values, literals in every trace."""
+  __slots__ = ()
+  alive = False
+
+
+EVERY_TRACE = _EveryTrace()
+
+
+def _every_trace():
+  return EVERY_TRACE
+
+
+def as_scalar_literal(a):
+  """Marks 0-d Array `a`, converted from a Python or NumPy scalar, a literal in every trace."""
+  a._made_under = _every_trace
+  return a
+
+
 _PYTHON_SCALARS = frozenset((bool, int, float, complex))
 _NOT_AN_INDEX = "Only integer scalar arrays can be converted to a scalar index."  # JAX's words
 
@@ -399,11 +446,13 @@ eager_fast_trace = eval_trace
 
 # What core needs from the layers above it, filled by them at their import through `register`
 # (core never imports up: issue 29). The printer (pretty_print), the sharding rules applied to
-# abstract evaluation's results (sharding.rules), a tracer's row indexing (lax.slicing).
+# abstract evaluation's results (sharding.rules), a tracer's row indexing (lax.slicing) and an
+# Array's (lax.shape's unstack).
 pp_jaxpr: Callable = None  # (jaxpr, width=80) -> str
 pp_eqn: Callable = None  # (eqn, width=80) -> str
 apply_sharding_rules: Callable = None  # (primitive, avals, params, out_avals) -> out_avals
 index_in_dim: Callable = None  # (operand, index, axis, keepdims) -> Array or tracer
+unstack: Callable = None  # (operand) -> its rows (lax.unstack along axis 0)
 device_put: Callable = None  # (x, device) -> Array (api.device_put)
 asarray: Callable = None  # (x, dtype=None) -> Array (jnp.asarray: numpy.creation)
 
@@ -414,7 +463,9 @@ key_array_type: type = type(None)
 array_from_numpy: Callable = None  # (np value, weak_type) -> Array
 # The same for NumPy's own eager results, which stay in host memory: `array_from_numpy` is
 # rebound while an accelerator is the default to place created arrays on it
-# (compiler/xla/platforms.py); this one never is.
+# (compiler/xla/platforms.py); this one never is. It and `make_array` make results computed
+# eagerly, which record no staging trace (staging_trace above); `array_from_numpy` may be
+# called while a trace stages.
 host_array_from_numpy: Callable = None
 make_array: Callable = None  # (np value, ShapedArray) -> Array
 # Set by jaxlite._src.base.array: the common device of a primitive's committed arguments (raising
@@ -438,7 +489,8 @@ eager_across_processes: Callable = None  # (primitive, args, params) -> outputs
 reshard_block: Callable = None  # (block, src, dst, global_shape, mesh_shape) -> block
 
 _REGISTRABLE = frozenset({
-    "pp_jaxpr", "pp_eqn", "apply_sharding_rules", "index_in_dim", "device_put", "asarray",
+    "pp_jaxpr", "pp_eqn", "apply_sharding_rules", "index_in_dim", "unstack", "device_put",
+    "asarray",
     "array_type", "key_array_type", "array_from_numpy", "host_array_from_numpy", "make_array",
     "primitive_device", "place_outputs", "place_off_mesh", "non_addressable",
     "eager_across_processes",

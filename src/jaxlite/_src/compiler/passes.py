@@ -311,9 +311,29 @@ def select_for_bool_products(jaxpr: Jaxpr) -> Jaxpr:
   return jaxpr.replace(eqns=eqns) if changed else jaxpr
 
 
+def inline_scalar_consts(jaxpr: Jaxpr, consts: list) -> tuple[Jaxpr, list]:
+  """A concrete 0-d Array const (one closed over from before the trace: a constvar, as in
+  JAX's jaxpr) is written into the code as a literal, as a NumPy scalar is (XLA embeds such
+  constants too). Committed Arrays and consts the jaxpr returns stay consts."""
+  returned = {v for v in jaxpr.outvars if type(v) is Var}
+  sub, keep_vars, keep_vals = {}, [], []
+  for v, c in zip(jaxpr.constvars, consts):
+    if type(c) is core.array_type and type(c._value) is np.ndarray and not c._value.ndim \
+        and c._device is None and v not in returned and isinstance(v.aval.dtype, np.dtype):
+      sub[v] = Literal(c._value[()], v.aval)
+    else:
+      keep_vars.append(v)
+      keep_vals.append(c)
+  if not sub:
+    return jaxpr, consts
+  eqns = [e.replace(invars=[sub.get(a, a) if type(a) is Var else a for a in e.invars])
+          if any(type(a) is Var and a in sub for a in e.invars) else e for e in jaxpr.eqns]
+  return jaxpr.replace(constvars=keep_vars, eqns=eqns), keep_vals
+
+
 def optimize(closed: core.ClosedJaxpr) -> tuple[Jaxpr, list]:
   """The pass pipeline run before code generation."""
-  jaxpr, consts = inline_calls(closed.jaxpr, closed.consts)
+  jaxpr, consts = inline_scalar_consts(*inline_calls(closed.jaxpr, closed.consts))
   jaxpr = dce(rewrite_as_elementwise(fold_scalar_broadcasts(
       fuse_marked_fma(fold_transposes(cse(select_for_bool_products(drop_identities(jaxpr))))))))
   if config.jax_enable_checks:  # the test suite turns this on: passes must keep jaxprs well typed

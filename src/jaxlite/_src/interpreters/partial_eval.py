@@ -128,7 +128,7 @@ def _cached_library_eval(primitive, rule, avals, params):
 
 class DynamicJaxprTrace(core.Trace):
   __slots__ = ("eqns", "invars", "constvar_of", "const_vals", "debug_info", "tracer_type",
-               "caches_library_evals")
+               "caches_library_evals", "made_values")
   stages_constants = True  # operations on concrete arrays are staged too (ArrayImpl.__iter__)
 
   def __init__(self, parent, debug_info=None, tracer_type=DynamicJaxprTracer):
@@ -141,6 +141,9 @@ class DynamicJaxprTrace(core.Trace):
     self.invars = []
     self.constvar_of = {}  # id(value) -> Var; the value is kept alive in const_vals
     self.const_vals = {}   # Var -> value
+    # id(Array) -> (Array, tracer): concrete Arrays made under this trace that inner traces
+    # closed over, as this trace's tracers (`value_tracer`)
+    self.made_values = None
     self.debug_info = debug_info
 
   def new_arg(self, aval, name=None) -> DynamicJaxprTracer:
@@ -157,10 +160,45 @@ class DynamicJaxprTrace(core.Trace):
       if not x._trace.alive:
         raise errors.unexpected_tracer_error(x)
       return self._constvar(x, x.aval)
+    if type(x) is core.array_type:
+      return self._array_atom(x)
     if _is_literalable(x):
       val = _literal_value(x)
       return Literal(val, core.get_aval(x))
     return self._constvar(x, core.get_aval(x))
+
+  def _array_atom(self, x):
+    """A concrete Array as JAX sees it here (core.staging_trace): made while this trace was
+    staging, a 0-d one is a literal (an array a constvar); made under an outer staging trace
+    still alive, that trace's tracer, which this trace's jaxpr takes as a const (a jit lifts it
+    to a leading argument); made before (eagerly, or under a trace now gone), a constvar."""
+    owner = core.made_under(x)
+    if owner is self or owner is core.EVERY_TRACE:
+      if x.ndim == 0:
+        return Literal(_literal_value(x), core.get_aval(x))
+    elif owner is not None and owner.alive and self._inside(owner):
+      return self._constvar(owner.value_tracer(x), x.aval)
+    return self._constvar(x, core.get_aval(x))
+
+  def _inside(self, trace) -> bool:
+    t = self.parent
+    while t is not None:
+      if t is trace:
+        return True
+      t = getattr(t, "parent", None)
+    return False
+
+  def value_tracer(self, x):
+    """Concrete Array `x`, made while this trace was staging, as this trace's tracer (one per
+    Array): what an inner trace closing over it captures."""
+    made = self.made_values
+    if made is None:
+      made = self.made_values = {}
+    entry = made.get(id(x))
+    if entry is None:
+      atom = self.to_atom(x)
+      entry = made[id(x)] = (x, self.tracer_type(self, atom.aval, atom))
+    return entry[1]
 
   def _constvar(self, x, aval):
     var = self.constvar_of.get(id(x))
@@ -242,12 +280,14 @@ def trace_to_jaxpr(flat_fun, in_avals, debug_info=None, arg_names=None) -> tuple
   return closed
 
 
-def convert_constvars_to_invars(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list]:
-  """Moves outer-trace tracers out of the consts: they become leading invars of the jaxpr."""
+def convert_constvars_to_invars(closed: ClosedJaxpr, every_const=False) -> tuple[ClosedJaxpr,
+                                                                                  list]:
+  """Moves outer-trace tracers out of the consts (`every_const`: every const, as JAX stages
+  custom_jvp_call's): they become leading invars of the jaxpr."""
   jaxpr = closed.jaxpr
   keep_vars, keep_vals, lifted_vars, lifted_vals = [], [], [], []
   for v, c in zip(jaxpr.constvars, closed.consts):
-    if isinstance(c, core.Tracer):
+    if every_const or isinstance(c, core.Tracer):
       lifted_vars.append(v)
       lifted_vals.append(c)
     else:

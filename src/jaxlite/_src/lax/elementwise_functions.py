@@ -128,7 +128,12 @@ def convert_element_type(operand, new_dtype):
   new_dtype = dtypes.check_user_dtype(new_dtype, "convert_element_type")
   if operand is None:  # JAX asks None for its dtype first, hence its ValueError
     raise ValueError("Invalid argument to dtype: None.")
-  return _convert_element_type(operand, new_dtype, weak_type=False)
+  out = _convert_element_type(operand, new_dtype, weak_type=False)
+  if isinstance(out, np.generic):
+    # A jax Array, as JAX's (internal casts keep NumPy scalars): one made before a trace is a
+    # constvar there, one made while staging a literal (core.staging_trace)
+    return core.array_from_numpy(np.asarray(out), False)
+  return out
 
 
 def _convert_element_type(operand, new_dtype=None, weak_type=False):

@@ -702,6 +702,9 @@ def unstack(x, axis: int = 0):
   return tuple(unstack_p.bind(x, axis=_canonical_axis(axis, _ndim(x))))
 
 
+core.register(unstack=unstack)  # iterating a concrete Array while staging (array.ArrayImpl)
+
+
 def tile(operand, reps):
   return tile_p.bind(_asarg(operand), reps=tuple(operator.index(r) for r in reps))
 

@@ -15,7 +15,7 @@ from jaxlite._src.base.config import config
 from jaxlite._src.base import core
 from jaxlite._src.base import devices
 from jaxlite._src.rng import prng
-from jaxlite._src.base.array import ArrayImpl, _from_numpy
+from jaxlite._src.base.array import ArrayImpl, _eager_from_numpy
 from jaxlite._src.numpy import ufuncs as uf
 from jaxlite._src.numpy.util import _scalar_partner
 from jaxlite._src.state.types import AbstractRef
@@ -72,7 +72,7 @@ def _eager_arith(np_fn, fn, reflected, refused=None):
   of Python per call. Anything else, and any eager hook (`core.eager_fast_trace` is None while
   debug_nans, no_execution... wrap EvalTrace), takes `fn`."""
   at = ArrayImpl
-  from_numpy = _from_numpy
+  from_numpy = _eager_from_numpy  # (this path runs on the eval trace only)
   new = object.__new__
   state = core._state
   routes = core.eager_routes  # mutated in place, never rebound

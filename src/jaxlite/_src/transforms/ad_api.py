@@ -36,7 +36,10 @@ def _as_array(x, what: str = "Argument"):
     return x
   if type(x) in (int, float, complex, bool) or isinstance(x, (np.ndarray, np.generic)) \
       or type(x) in dtypes.typed_scalar_types:
-    return core.asarray(x)
+    out = core.asarray(x)
+    if type(out) is core.array_type and not out.ndim and out is not x:
+      core.as_scalar_literal(out)  # a literal wherever it goes, as JAX keeps the scalar
+    return out
   if what == "Argument":
     raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type.")
   raise TypeError(f"{what} {x!r} of type {type(x)} is not a valid JAX type")

@@ -799,7 +799,8 @@ def _eval_custom_call(trace, call, args):
 def _stage_custom_call(trace, call, args):
   """Traces the primal function to a jaxpr and binds the call primitive (jit, checkify...)."""
   closed = pe.trace_to_jaxpr(call.fun, [core.get_aval(a) for a in args])
-  closed, lifted = pe.convert_constvars_to_invars(closed)
+  # As JAX's: every const becomes an operand (a concrete one a constvar of the enclosing jaxpr)
+  closed, lifted = pe.convert_constvars_to_invars(closed, every_const=True)
   params = {"call_jaxpr": closed, "num_consts": len(lifted),
             "symbolic_zeros": call.symbolic_zeros, "name": call.name}
   if call.kind == "jvp":
