@@ -83,12 +83,12 @@ def register_mesh_flow(primitive, flow) -> None:
 def results_name_mesh(primitive, params, n_out: int, on_mesh) -> list:
   """Whether each of the `n_out` results of `primitive` has a mesh in its type, given whether
   each operand has (`on_mesh`); a higher-order primitive's follow its jaxprs."""
-  if any(on_mesh):
-    return [True] * n_out
   _load_lax_rules()
   flow = _MESH_FLOWS.get(primitive)
-  if flow is not None:
+  if flow is not None:  # first: cond's predicate, say, lends its mesh to no result
     return flow(params, on_mesh)
+  if any(on_mesh):
+    return [True] * n_out
   subs = core.jaxprs_in_params(params)
   if not subs:
     return [primitive in _NAMES_CONTEXT_MESH] * n_out

@@ -196,6 +196,17 @@ ad.primitive_transposes[cond_p] = _cond_transpose
 # --- lax.cond ------------------------------------------------------------------------------------
 
 
+def _as_int32_index(x):
+  """cond's/switch's branch index as int32. A Python or NumPy scalar stays a NumPy scalar (a
+  literal when staged, as JAX's convert of it): made into an Array under `jax.set_mesh` it would
+  be placed on the mesh and lend it to results whose types name none."""
+  if type(x) in (bool, int, np.bool_) or isinstance(x, np.integer) and x.ndim == 0:
+    v = int(x)
+    if -2**31 <= v < 2**31:
+      return np.int32(v)
+  return lax.convert_element_type(x, np.int32)
+
+
 @traceback_util.api_boundary
 def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
   """`true_fun(*operands)` if `pred` else `false_fun(*operands)`, staged as one `cond` eqn."""
@@ -209,7 +220,7 @@ def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
   pred = _check_pred(pred)
   if config.jax_disable_jit and _is_concrete(pred):
     return true_fun(*operands) if pred else false_fun(*operands)
-  index = lax.convert_element_type(pred, np.int32)
+  index = _as_int32_index(pred)
   return _bind_branches(index, (false_fun, true_fun), operands, "cond",
                         (("true_fun", 1), ("false_fun", 0)))
 
@@ -267,8 +278,11 @@ def switch(index, branches, *operands, operand=_NO_OPERAND):
     raise ValueError("Empty branch sequence")
   if len(branches) == 1:
     return branches[0](*operands)
-  index = lax.convert_element_type(index, np.int32)
-  index = lax.clamp(np.array(0, np.int32), index, np.array(len(branches) - 1, np.int32))
+  index = _as_int32_index(index)
+  if type(index) is np.int32 and core._state.trace is core.eval_trace:  # (staged: a clamp eqn)
+    index = np.int32(min(max(int(index), 0), len(branches) - 1))
+  else:
+    index = lax.clamp(np.array(0, np.int32), index, np.array(len(branches) - 1, np.int32))
   if config.jax_disable_jit and _is_concrete(index):
     return branches[int(index)](*operands)
   named = [("branch 0", 0)] + [(f"branch{i}", i) for i in range(1, len(branches))]
