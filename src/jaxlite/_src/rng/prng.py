@@ -423,7 +423,7 @@ def _split_one(k0: int, k1: int, shape: tuple) -> np.ndarray:
   if not config.jax_threefry_partitionable:
     data = _hash_original(k0, k1, np.arange(2 * n, dtype=np.uint32))
     return keys_from_data(data.reshape(shape + (2,)))
-  if n <= _PYTHON_MAX:  # (one structured array from the pairs: no per-field stores)
+  if 0 <= n <= _PYTHON_MAX:  # (one structured array from the pairs: no per-field stores)
     return np.array([_hash_python(k0, k1, c >> 32, c & _MASK32) for c in range(n)],
                     KEY_STORAGE).reshape(shape)
   out = np.empty(n, KEY_STORAGE)
@@ -470,7 +470,7 @@ def _bits_partitionable(k0: int, k1: int, bit_width: int, shape: tuple, start: i
   """Bits of counters start.. for an output of `shape` (into `out` when given)."""
   n = math.prod(shape)
   dtype = _UINT[bit_width]
-  if n <= _PYTHON_MAX:  # a draw or a handful: the words combined on Python ints
+  if 0 <= n <= _PYTHON_MAX:  # a draw or a handful: the words combined on Python ints
     hashes = [_hash_python(k0, k1, c >> 32, c & _MASK32) for c in range(start, start + n)]
     if bit_width == 64:
       words = [y0 << 32 | y1 for y0, y1 in hashes]
