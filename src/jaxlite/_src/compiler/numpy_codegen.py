@@ -14,6 +14,7 @@ import numpy as np
 from jaxlite._src.base import core
 from jaxlite._src.base import primitive_kinds as kinds
 from jaxlite._src.base import dtypes
+from jaxlite._src.base import fp_quiet
 from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler import passes
 from jaxlite._src.base.config import config
@@ -60,7 +61,7 @@ def _source_context(jaxpr, consts):
   """Names for vars, the generated code's globals (constants bound), and `atom`, which names a
   var or binds a literal as a global of its dtype."""
   namer = _Namer()
-  glob = {"np": np}
+  glob = {"np": np, "_fp_quiet": fp_quiet.quiet, "_fp_loud": fp_quiet.loud}
   for v, c in zip(jaxpr.constvars, consts):
     glob[namer(v)] = _const_value(c)
   counter = itertools.count()
@@ -180,10 +181,14 @@ def _tuple_source(names) -> str:
 
 
 def _quiet(lines, eqns, tables) -> list:
-  """The function's body under np.errstate(all='ignore') when an eqn may warn."""
+  """The function's body with NumPy's floating-point warnings off when an eqn may warn.
+
+  fp_quiet's bracket rather than `with np.errstate(...)`: the same error state at a fifth of
+  the cost, paid on every call (a while loop's body and cond are called once per iteration)."""
   if not any(e.primitive in tables.quiet for e in eqns):
     return lines
-  return [lines[0], "  with np.errstate(all='ignore'):"] + ["  " + ln for ln in lines[1:]]
+  return [lines[0], "  _fp_token = _fp_quiet()", "  try:"] + ["  " + ln for ln in lines[1:]] \
+      + ["  finally:", "    _fp_loud(_fp_token)"]
 
 
 def _dying_operand(eqn, i, owned, pinned, last_use) -> bool:

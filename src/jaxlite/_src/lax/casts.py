@@ -17,7 +17,7 @@ from jaxlite._src.compiler.xla import lowering as hlo
 from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.interpreters import partial_eval as pe
-from jaxlite._src.lax.families import first_weak, kind_of
+from jaxlite._src.lax.families import first_weak, kind_of, numpy_eqn_templates
 
 
 # --- convert_element_type ---------------------------------------------------------------------
@@ -155,6 +155,18 @@ def _bitcast_impl(x, new_dtype):
 bitcast_convert_type_p = core.Primitive("bitcast_convert_type")
 bitcast_convert_type_p.def_impl(_bitcast_impl)
 bitcast_convert_type_p.def_abstract_eval(_bitcast_abstract)
+
+
+def _bitcast_template(eqn):
+  """A same-width bitcast between NumPy dtypes: a view of the operand's buffer."""
+  old, new = eqn.invars[0].aval.dtype, eqn.outvars[0].aval.dtype
+  if isinstance(old, np.dtype) and isinstance(new, np.dtype) and old.itemsize == new.itemsize \
+      and old.kind in "biufc" and new.kind in "biufc":
+    return f"np.asarray({{0}}).view('{new.name}')"
+  return None
+
+
+numpy_eqn_templates[bitcast_convert_type_p] = _bitcast_template
 
 
 def _bitcast_batcher(vals, dims, *, new_dtype):

@@ -395,6 +395,18 @@ sub_p = binop("sub", np.subtract, "fciu", template="np.subtract({0}, {1})", hlo=
 mul_p = binop("mul", np.multiply, "fciu", template="np.multiply({0}, {1})", hlo="multiply")
 pp.param_rules[mul_p] = pp.ParamRule(drop={"out_dtype": pp.is_none})
 div_p = binop("div", _div, "fciu", hlo="divide")
+
+
+def _plain_inexact(dtype) -> bool:
+  """A NumPy float or complex dtype (not an ml_dtypes float, whose ufunc loops differ)."""
+  return isinstance(dtype, np.dtype) and dtype.kind in "fc"
+
+
+# Generated code calls ufuncs where the kernel's dtype dispatch is decided by the eqn's avals
+# (a loop body pays the kernel's checks on every iteration otherwise).
+numpy_eqn_templates[div_p] = lambda eqn: (
+    "np.true_divide({0}, {1})" if _plain_inexact(eqn.outvars[0].aval.dtype) else None)
+numpy_quiet_primitives.add(div_p)
 rem_p = binop("rem", _rem, "fiu", hlo="remainder")
 pow_p = binop("pow", _pow, "fc")
 # Complex max/min order by real part, then imaginary part (as NumPy's maximum/minimum do).
@@ -425,6 +437,19 @@ def _pow_impl(x, y):
 
 pow_p.def_abstract_eval(_pow_abstract)
 pow_p.def_impl(_pow_impl)
+
+
+def _pow_template(eqn):
+  """np.power where NumPy's result already has the base's dtype (float64 ** int32): the kernel's
+  cast back would be a no-op."""
+  x, y = (v.aval.dtype for v in eqn.invars)
+  if _plain_inexact(x) and isinstance(y, np.dtype) and np.result_type(x, y) == x:
+    return "np.power({0}, {1})"
+  return None
+
+
+numpy_eqn_templates[pow_p] = _pow_template
+numpy_quiet_primitives.add(pow_p)
 atan2_p = binop("atan2", _atan2, "fc", hlo="atan2")
 nextafter_p = binop("nextafter", _nextafter, "f", hlo="chlo.next_after")
 and_p = binop("and", np.bitwise_and, "iub", template="np.bitwise_and({0}, {1})", hlo="and")
@@ -436,6 +461,20 @@ shift_right_arithmetic_p = binop("shift_right_arithmetic", _shift_right_arithmet
 shift_right_logical_p = binop("shift_right_logical", _shift_right_logical, "iu",
                               hlo="shift_right_logical")
 mulhi_p = binop("mulhi", _quiet(_mulhi), "iu", fuse=False)
+
+
+def _shift_right_logical_template(eqn):
+  """An unsigned operand shifted by a literal amount below its width: NumPy's own shift (the
+  kernel's masking and signed views are for the other cases)."""
+  x, y = eqn.invars
+  dtype = x.aval.dtype
+  if isinstance(dtype, np.dtype) and dtype.kind == "u" and type(y) is core.Literal \
+      and not np.ndim(y.val) and 0 <= int(y.val) < dtype.itemsize * 8:
+    return "np.right_shift({0}, {1})"
+  return None
+
+
+numpy_eqn_templates[shift_right_logical_p] = _shift_right_logical_template
 complex_p = binop("complex", _complex, "f",
                   out_dtype=None, fuse=False, hlo="complex")
 eq_p = binop("eq", np.equal, "fciub", out_dtype=dtypes.bool_, template="np.equal({0}, {1})",

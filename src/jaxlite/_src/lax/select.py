@@ -2,6 +2,8 @@
 elementwise.py, which re-exports both primitives)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from jaxlite._src.base import core
@@ -13,6 +15,8 @@ from jaxlite._src.lax import shape as shape_prims
 # elementwise imports this module at its end, once these helpers exist.
 from jaxlite._src.lax.elementwise import _full_like, _maybe_broadcast, _op, _select
 from jaxlite._src.compiler.xla import lowering as hlo
+from jaxlite._src.lax.families import numpy_eqn_templates
+
 
 def _select_n_abstract(which, *cases):
   if len(cases) == 2:  # the common case, settled without the error checks' generators
@@ -103,6 +107,19 @@ def _select_n_impl(which, *cases):
 select_n_p = core.Primitive("select_n")
 select_n_p.def_impl(_select_n_impl)
 select_n_p.def_abstract_eval(_select_n_abstract)
+
+
+def _select_n_template(eqn):
+  """np.where for a boolean two-case select below the bitwise select's size: what the kernel
+  runs then, without its per-call dispatch (a loop body's selects run every iteration)."""
+  which = eqn.invars[0].aval
+  if len(eqn.invars) == 3 and which.dtype == np.bool_ \
+      and math.prod(which.shape) < _BITWISE_SELECT_MIN:
+    return "np.where({0}, {2}, {1})"
+  return None
+
+
+numpy_eqn_templates[select_n_p] = _select_n_template
 
 
 def _select_n_batcher(vals, dims):

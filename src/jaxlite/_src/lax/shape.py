@@ -174,6 +174,8 @@ def _squeeze_impl(x, dimensions):
 
 
 squeeze_p = _prim("squeeze", _squeeze_impl, _squeeze_abstract)
+numpy_templates[squeeze_p] = lambda dimensions: (
+    f"np.squeeze({{0}}, {tuple(dimensions)})" if dimensions else "{0}")
 
 
 def _squeeze_batcher(vals, dims, *, dimensions):

@@ -169,8 +169,6 @@ def _erfc64(x):
   return out
 
 
-erf_p = unop("erf", _in_f64(_erf64), "f", hlo="chlo.erf")
-erfc_p = unop("erfc", _in_f64(_erfc64), "f", hlo="chlo.erfc")
 
 
 # --- erf_inv -----------------------------------------------------------------------------------
@@ -256,9 +254,11 @@ def _erf_inv64(x):
                _poly(_GILES_TAIL[::-1], np.sqrt(w) - 3)) * a
   y = np.where(np.isfinite(y), y, 0.0)
   mid = a <= 0.5
-  y[mid] = _halley_erf(y[mid], a[mid])
+  if mid.any():
+    y[mid] = _halley_erf(y[mid], a[mid])
   tail = (a > 0.5) & (a < 1)
-  y[tail] = _newton_log_erfc(y[tail], a[tail])
+  if tail.any():  # (five Newton steps of masked NumPy calls, worth skipping when empty)
+    y[tail] = _newton_log_erfc(y[tail], a[tail])
   y = np.where(a == 1, np.inf, np.where((a > 1) | np.isnan(a), np.nan, y))
   return np.copysign(y, x)
 
@@ -279,11 +279,129 @@ def _newton_log_erfc(y, a):
   return y
 
 
+_GILES_CENTRAL_F64 = tuple(float(c) for c in _GILES_CENTRAL[::-1])
+_GILES_TAIL_F64 = tuple(float(c) for c in _GILES_TAIL[::-1])
+# --- the same float64 kernels on Python floats, element by element ----------------------------
+# A loop body or a single normal draw calls erf_inv on one element: the array kernels' two dozen
+# masked NumPy calls per Newton step then cost ~0.5 ms, the same steps on Python floats ~30 us.
+# Every arithmetic step is the array kernel's own, in the same order (IEEE float64 either way),
+# and exp/log/log1p are NumPy's ufuncs, so both paths agree bit for bit (test_fast_paths).
+
+# Up to this many elements the float64 kernels run element by element on Python floats.
+_SCALAR_MAX = 8
+_TWO_OVER_SQRT_PI = float(2 / np.sqrt(np.pi))
+_MINUS_TWO_OVER_SQRT_PI = float(-2 / np.sqrt(np.pi))
+_SQRT_PI = float(np.sqrt(np.pi))
+
+
+def _poly_py(coefs, t):
+  p = coefs[-1]
+  for c in coefs[-2::-1]:
+    p = p * t + c
+  return p
+
+
+def _poly_on_py(coefs, lo, hi, x):
+  mid, half = (lo + hi) / 2, (hi - lo) / 2
+  return _poly_py(coefs, (x - mid) / half)
+
+
+def _exp_minus_square_py(a):
+  if a > 30.0:
+    a = 30.0
+  hi = float(np.float32(a))
+  return float(np.exp(-hi * hi)) * float(np.exp(-(a - hi) * (a + hi)))
+
+
+def _erfc_large_py(a, gauss=None):
+  """erfc(a) for a >= 0.75; `gauss`: exp(-a*a) when the caller has it already."""
+  if a > 27:
+    return 0.0
+  if a >= 10:
+    scaled = _poly_on_py(_ERFC_TAIL, 0, 1, 100 / (a * a)) / (a * _SQRT_PI)
+  else:
+    lo, hi, coefs = next(piece for piece in _ERFC_PIECES if piece[0] <= a < piece[1])
+    scaled = _poly_on_py(coefs, lo, hi, a)
+  return scaled * (_exp_minus_square_py(a) if gauss is None else gauss)
+
+
+def _erf_small_py(x):
+  return x * _poly_on_py(_ERF_SMALL, 0, 0.5625, x * x)
+
+
+def _erf64_py(x):
+  a = abs(x)
+  if a < 0.75:
+    return _erf_small_py(x)
+  if a >= 0.75:
+    return math.copysign(1 - _erfc_large_py(a), x)
+  return math.nan
+
+
+def _erfc64_py(x):
+  a = abs(x)
+  if a < 0.75:
+    return 1 - _erf_small_py(x)
+  if a >= 0.75:
+    tail = _erfc_large_py(a)
+    return tail if x > 0 else 2 - tail
+  return math.nan
+
+
+def _erf_inv64_py(x):
+  a = abs(x)
+  w = float(-np.log1p(-a * a))
+  if w < 5:
+    y = _poly_py(_GILES_CENTRAL_F64, w - 2.5) * a
+  else:
+    y = _poly_py(_GILES_TAIL_F64, math.sqrt(w) - 3) * a
+  if not math.isfinite(y):
+    y = 0.0
+  if a <= 0.5:
+    for _ in range(2):  # _halley_erf
+      u = (_erf64_py(y) - a) / (_TWO_OVER_SQRT_PI * _exp_minus_square_py(y))
+      y = y - u / (1 + y * u)
+  elif a < 1:
+    target = float(np.log(1 - a))
+    for _ in range(5):  # _newton_log_erfc
+      # erfc(y) for y >= 0.75 scales the same exp(-y*y) the slope needs: computed once
+      gauss = _exp_minus_square_py(y)
+      tail = _erfc_large_py(y, gauss) if y >= 0.75 else _erfc64_py(y)
+      slope = _MINUS_TWO_OVER_SQRT_PI * gauss / tail
+      y = y - (float(np.log(tail)) - target) / slope
+  if a == 1:
+    y = math.inf
+  elif not a <= 1:  # above 1 or NaN
+    y = math.nan
+  return math.copysign(y, x)
+
+
+def _elementwise_py(kernel_py, kernel):
+  """`kernel` (float64 arrays) computed by `kernel_py` element by element on small inputs; the
+  array kernel where an element's Python arithmetic would raise (a division by zero, which
+  NumPy turns into inf or nan)."""
+  def run(x):
+    if x.size > _SCALAR_MAX:
+      return kernel(x)
+    try:
+      out = [kernel_py(v) for v in x.reshape(-1).tolist()]
+    except (ZeroDivisionError, OverflowError, ValueError):
+      return kernel(x)
+    return np.array(out, np.float64).reshape(x.shape)
+  run.__name__ = kernel.__name__
+  return run
+
+
+erf_p = unop("erf", _in_f64(_elementwise_py(_erf64_py, _erf64)), "f", hlo="chlo.erf")
+erfc_p = unop("erfc", _in_f64(_elementwise_py(_erfc64_py, _erfc64)), "f", hlo="chlo.erfc")
+_erf_inv64_small = _elementwise_py(_erf_inv64_py, _erf_inv64)
+
+
 def _erf_inv(x):
   if x.dtype == np.float32 or x.dtype.name in _F32_LIKE:
     return _erf_inv_f32(x).astype(x.dtype)
   with np.errstate(all="ignore"):
-    return _erf_inv64(np.asarray(x, np.float64))
+    return _erf_inv64_small(np.asarray(x, np.float64))
 
 
 erf_inv_p = unop("erf_inv", _erf_inv, "f", hlo="chlo.erf_inv")

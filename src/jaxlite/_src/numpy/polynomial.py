@@ -286,10 +286,12 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     lhs = lhs * w[:, None]
     rhs = rhs * (w if rhs.ndim == 1 else w[:, None])
   scale = uf.sqrt(red.sum(lhs * lhs, axis=0))
-  lhs = lhs / scale
+  # rank-explicit broadcasts, as JAX writes them: they hold under jax_numpy_rank_promotion
+  # 'raise' (diffrax's tests fit convergence orders with it set)
+  lhs = lhs / scale[None, :]
   # a NumPy scalar: linalg.lstsq's `where(rcond < 0, …)` needs an array-like condition
   c, resids, rank, s = linalg.lstsq(lhs, rhs, np.asarray(rcond, x.dtype)[()])
-  c = (c.T / scale).T
+  c = (c.T / scale[None, :]).T if c.ndim > 1 else c / scale
   if full:
     return c, resids, rank, s, rcond
   if cov:

@@ -41,7 +41,7 @@ def reduction_axes(axis, ndim) -> tuple:
   """`axis` (None, an int or a sequence) as a sorted tuple of non-negative axes."""
   if axis is None:
     return tuple(range(ndim))
-  if isinstance(axis, (tuple, list)):
+  if isinstance(axis, (tuple, list, range)):  # (JAX takes a range too: sum(x, axis=range(2, n)))
     axes = tuple(_canonical_axis(a, ndim) for a in axis)
     if len(set(axes)) != len(axes):
       raise ValueError(f"duplicate value in 'axis': {tuple(axis)}")

@@ -55,14 +55,16 @@ def nonzero(a, *, size=None, fill_value=None):
     size = _static_size(_sum(mask), "The size argument of jnp.nonzero must be statically "
                         "specified to use jnp.nonzero within JAX transformations.")
   size = int(size)
+  index_dtype = dtypes.default_int_dtype()  # JAX's indices: int64 under x64, else int32
   if size == 0 or arr.size == 0:
     from jaxlite._src.numpy.creation import zeros
-    return tuple(zeros(size, _INT) for _ in arr.shape)
+    return tuple(zeros(size, index_dtype) for _ in arr.shape)
   flat = lax_numpy.ravel(mask)
   # The k-th output is the number of positions whose running count of hits is <= k.
-  bins = _bincount(cumsum(flat), size)
+  bins = _bincount(cumsum(flat), size, index_dtype)
   flat_indices = cumsum(bins)
-  strides = np.cumprod(arr.shape[::-1])[::-1] // arr.shape
+  # Python ints (weak): no promotion against the indices, strict promotion included
+  strides = [int(s) for s in np.cumprod(arr.shape[::-1])[::-1] // arr.shape]
   out = tuple(ufuncs.remainder(ufuncs.floor_divide(flat_indices, stride), n)
               for stride, n in zip(strides, arr.shape))
   if fill_value is not None:
@@ -75,10 +77,10 @@ def nonzero(a, *, size=None, fill_value=None):
   return out
 
 
-def _bincount(x, length):
+def _bincount(x, length, dtype=_INT):
   from jaxlite._src.numpy.creation import zeros
   from jaxlite._src.numpy.sorting import clip
-  bins = zeros(length, _INT)
+  bins = zeros(length, dtype)
   return bins.at[clip(x, 0)].add(1)
 
 

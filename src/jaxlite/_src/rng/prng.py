@@ -231,17 +231,28 @@ def _hash_block(ks, inject, x0, x1):
 _PYTHON_MAX = 16
 
 
-def _hash_python(k0: int, k1: int, x0: int, x1: int):
-  """One threefry2x32 block on Python ints (the fast path for a key or a handful of draws)."""
-  ks = (k0, k1, k0 ^ k1 ^ 0x1BD11BDA)
-  x0, x1 = (x0 + k0) & _MASK32, (x1 + k1) & _MASK32
+def _hash_python_source() -> str:
+  """Source of `_hash_python`: the 20 rounds and 5 key injections written out, since a loop's
+  indexing and modulo per round cost a third of the hash on Python ints."""
+  words = ("k0", "k1", "k2")
+  lines = ["def _hash_python(k0, k1, x0, x1):",
+           "  k2 = k0 ^ k1 ^ 0x1BD11BDA",
+           "  x0 = (x0 + k0) & 0xFFFFFFFF",
+           "  x1 = (x1 + k1) & 0xFFFFFFFF"]
   for i in range(5):
     for r in _ROTATIONS[i % 2]:
-      x0 = (x0 + x1) & _MASK32
-      x1 = (((x1 << r) & _MASK32) | (x1 >> (32 - r))) ^ x0
-    x0 = (x0 + ks[(i + 1) % 3]) & _MASK32
-    x1 = (x1 + ks[(i + 2) % 3] + i + 1) & _MASK32
-  return x0, x1
+      lines += ["  x0 = (x0 + x1) & 0xFFFFFFFF",
+                f"  x1 = ((x1 << {r}) & 0xFFFFFFFF | x1 >> {32 - r}) ^ x0"]
+    lines += [f"  x0 = (x0 + {words[(i + 1) % 3]}) & 0xFFFFFFFF",
+              f"  x1 = (x1 + {words[(i + 2) % 3]} + {i + 1}) & 0xFFFFFFFF"]
+  lines.append("  return x0, x1")
+  return "\n".join(lines)
+
+
+_hash_namespace: dict = {}
+exec(compile(_hash_python_source(), "<jaxlite threefry2x32>", "exec"), _hash_namespace)
+# One threefry2x32 block on Python ints (the fast path for a key or a handful of draws).
+_hash_python = _hash_namespace["_hash_python"]
 
 
 def _hash_python_arrays(flat, size):
@@ -349,6 +360,8 @@ def _as_keys(x) -> np.ndarray:
 def _each_key(keys: np.ndarray, fn, out_shape, out_dtype):
   """Applies fn(k0, k1) -> array of out_shape to every key; stacks on the keys' shape."""
   if keys.ndim == 0:
+    if keys.dtype is KEY_STORAGE:  # (item: both words as Python ints in one call)
+      return fn(*keys.item())
     return fn(int(keys["k0"]), int(keys["k1"]))
   out = np.empty(keys.shape + tuple(out_shape), out_dtype)
   for idx in np.ndindex(keys.shape):
@@ -410,6 +423,9 @@ def _split_one(k0: int, k1: int, shape: tuple) -> np.ndarray:
   if not config.jax_threefry_partitionable:
     data = _hash_original(k0, k1, np.arange(2 * n, dtype=np.uint32))
     return keys_from_data(data.reshape(shape + (2,)))
+  if 0 <= n <= _PYTHON_MAX:  # (one structured array from the pairs: no per-field stores)
+    return np.array([_hash_python(k0, k1, c >> 32, c & _MASK32) for c in range(n)],
+                    KEY_STORAGE).reshape(shape)
   out = np.empty(n, KEY_STORAGE)
 
   def store(block, y0, y1):
@@ -454,6 +470,16 @@ def _bits_partitionable(k0: int, k1: int, bit_width: int, shape: tuple, start: i
   """Bits of counters start.. for an output of `shape` (into `out` when given)."""
   n = math.prod(shape)
   dtype = _UINT[bit_width]
+  if 0 <= n <= _PYTHON_MAX:  # a draw or a handful: the words combined on Python ints
+    hashes = [_hash_python(k0, k1, c >> 32, c & _MASK32) for c in range(start, start + n)]
+    if bit_width == 64:
+      words = [y0 << 32 | y1 for y0, y1 in hashes]
+    else:  # (a narrower width keeps the xor's low bits, as the array path's cast does)
+      words = [(y0 ^ y1) & ((1 << bit_width) - 1) for y0, y1 in hashes]
+    if out is None:
+      return np.array(words, dtype).reshape(shape)
+    out.reshape(-1)[:] = words
+    return out
   flat = np.empty(n, dtype) if out is None else out.reshape(-1)
   if bit_width == 64:
     def store(block, y0, y1):

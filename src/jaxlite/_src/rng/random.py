@@ -362,6 +362,9 @@ def fused_multiply_add(a, b, c):
 
 
 def _powers_of_two(b) -> bool:
+  if np.size(b) == 1:  # (uniform's scale, once per draw: math.frexp is ~20 NumPy calls cheaper)
+    b = float(np.reshape(b, ()))
+    return b == 0 or abs(math.frexp(b)[0]) == 0.5
   mant, _ = np.frexp(np.asarray(b, np.float64))
   return bool(np.all((np.abs(mant) == 0.5) | (b == 0)))
 
