@@ -313,6 +313,9 @@ COVERED_ELSEWHERE = {
                      "pure_callback", "io_callback", "debug_callback", "debug_print", "check",
                      # tests/test_custom_batching.py (jvp and vmap of jvp against JAX)
                      "custom_vmap_call",
+                     # gamma's implicit reparameterisation gradient (random_gamma_grad):
+                     # grad and vmap of grad against JAX in tests/test_random_gamma_impls.py
+                     "random_gamma",
                      # collectives and shard_map: gradients against JAX in tests/test_shard_map.py
                      "ppermute", "all_to_all", "reduce_scatter", "pbroadcast", "pvary",
                      "psum_invariant", "shard_map",
