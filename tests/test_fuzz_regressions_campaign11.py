@@ -7,16 +7,15 @@ jaxlite words it the same, JAX's message.
 Re-record with `PYTHONPATH=src python tests/test_fuzz_regressions_campaign11.py --record` (needs
 jax); the cases are CASES below.
 """
-import json
 import pathlib
 import sys
-import warnings
 
 import numpy as np
 import pytest
 
 import jaxlite
 import jaxlite.numpy as jnp
+import staged_records
 
 _DATA = pathlib.Path(__file__).parent / "data" / "campaign11_staged.json"
 
@@ -112,91 +111,22 @@ ERRORS = [
 ]
 
 
-def _env(m, np_):
-  return dict(np=np, jnp=np_, jax=m, lax=m.lax)
-
-
-def _flat_values(o):
-  values = np.real(np.asarray(o)).astype(np.float64).ravel()
-  return [None if np.isnan(v) else float(v) for v in values]
-
-
-def _run(case, m, np_):
-  fn, args, x64 = case
-  old = m.config.jax_enable_x64
-  m.config.update("jax_enable_x64", x64)
-  try:
-    f = eval(fn, _env(m, np_))  # noqa: S307 - the expressions are this file's own
-    a = eval(args, _env(m, np_))  # noqa: S307
-    with warnings.catch_warnings():
-      warnings.simplefilter("ignore")
-      text = str(m.make_jaxpr(f)(*a))
-      out = f(*a)
-    outs = m.tree_util.tree_leaves(out)
-    return text, [dict(dtype=str(o.dtype), shape=list(o.shape), weak=bool(o.weak_type),
-                       values=_flat_values(o)) for o in outs]
-  finally:
-    m.config.update("jax_enable_x64", old)
-
-
-def _outcome(expr, m, np_):
-  try:
-    eval(expr, _env(m, np_))  # noqa: S307 - the expressions are this file's own
-    return ("ok", "")
-  except Exception as e:  # noqa: BLE001 - the class and text are what we compare
-    return (type(e).__name__, str(e))
-
-
-def _live_jax():
-  try:
-    import jax
-  except ImportError:
-    return None
-  return jax
-
-
-def _record():
-  import jax
-  cases = []
-  for case in CASES:
-    text, outs = _run(case, jax, jax.numpy)
-    cases.append(dict(fn=case[0], args=case[1], x64=case[2], jaxpr=text, outputs=outs))
-  _DATA.write_text(json.dumps(dict(jax_version=jax.__version__, cases=cases), indent=1) + "\n")
-
-
-_RECORDED = json.loads(_DATA.read_text())["cases"] if _DATA.exists() else []
+_RECORDED = staged_records.load(_DATA)
+_live_jax = staged_records.live_jax
 
 
 def test_record_covers_the_cases():
   assert [(c["fn"], c["args"], c["x64"]) for c in _RECORDED] == [tuple(c) for c in CASES]
 
 
-@pytest.mark.parametrize("rec", _RECORDED,
-                         ids=[f"{c['fn']}{c['args']}{'-x64' * c['x64']}" for c in _RECORDED])
+@pytest.mark.parametrize("rec", _RECORDED, ids=staged_records.ids(_RECORDED))
 def test_staged_form_and_values_match_jax(rec):
-  case = (rec["fn"], rec["args"], rec["x64"])
-  text, outs = _run(case, jaxlite, jnp)
-  assert text == rec["jaxpr"]
-  assert len(outs) == len(rec["outputs"])
-  for got, want in zip(outs, rec["outputs"]):
-    assert (got["dtype"], got["shape"], got["weak"]) == (want["dtype"], want["shape"],
-                                                         want["weak"])
-    expected = np.array([np.nan if v is None else v for v in want["values"]], np.float64)
-    actual = np.array([np.nan if v is None else v for v in got["values"]], np.float64)
-    np.testing.assert_allclose(actual, expected, rtol=2e-6)
-  jax = _live_jax()
-  if jax is not None:  # the record is JAX's
-    assert _run(case, jax, jax.numpy)[0] == rec["jaxpr"]
+  staged_records.check_staged(rec)
 
 
 @pytest.mark.parametrize("expr,cls,message", ERRORS, ids=[e[0] for e in ERRORS])
 def test_bad_input_raises_as_jax(expr, cls, message):
-  ours = _outcome(expr, jaxlite, jnp)
-  assert ours[0] == cls and (message is None or ours[1] == message), ours
-  jax = _live_jax()
-  if jax is not None:
-    theirs = _outcome(expr, jax, jax.numpy)
-    assert theirs[0] == cls and (message is None or theirs[1] == message), theirs
+  staged_records.check_raises_as_jax(expr, cls, message)
 
 
 def test_frexp_jvp_exp2_documented_difference():
@@ -252,4 +182,4 @@ def test_clamp_scalar_bound_grad_documented_difference():
 
 
 if __name__ == "__main__" and "--record" in sys.argv:
-  _record()
+  staged_records.record(CASES, _DATA)
