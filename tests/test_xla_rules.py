@@ -190,6 +190,9 @@ RANDOM = [
      (KD,)),
     ("random_seed", lambda m: lambda s: m.random.key_data(m.random.key(s)), (np.int32(-5),)),
     ("random_prngkey", lambda m: lambda s: m.random.PRNGKey(s), (np.int32(123),)),
+    # XLA's RngBitGenerator itself ('rbg' keys' bits): the new state and the bits
+    ("rng_bit_generator", lambda m: lambda k: m.lax.rng_bit_generator(k, (2, 3)),
+     (np.array([1, 2, 3, 4], np.uint32),)),
     ("random_uniform", lambda m: lambda d: m.random.uniform(_key(m, d), (4,)), (KD,)),
     ("random_normal", lambda m: lambda d: m.random.normal(_key(m, d), (4, 3)), (KD,)),
     ("random_randint", lambda m: lambda d: m.random.randint(_key(m, d), (6,), 0, 10), (KD,)),
