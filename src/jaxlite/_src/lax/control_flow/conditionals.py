@@ -200,7 +200,7 @@ def _as_int32_index(x):
   """cond's/switch's branch index as int32. A Python or NumPy scalar stays a NumPy scalar (a
   literal when staged, as JAX's convert of it): made into an Array under `jax.set_mesh` it would
   be placed on the mesh and lend it to results whose types name none."""
-  if type(x) in (bool, int, np.bool_) or isinstance(x, np.integer) and x.ndim == 0:
+  if type(x) in (bool, int, np.bool_) or isinstance(x, np.integer):
     v = int(x)
     if -2**31 <= v < 2**31:
       return np.int32(v)
