@@ -43,8 +43,8 @@ def fused_only(monkeypatch):
 def _source(f, *args):
   body, nc, ncar, rev, _, _ = _scan_eqn(f, *args)
   jaxpr, consts = passes.optimize(body)
-  invariant, _ = numpy_codegen._split_invariant(jaxpr, list(jaxpr.constvars)
-                                                + list(jaxpr.invars[:nc]))
+  invariant, _ = passes.split_invariant(jaxpr.eqns, list(jaxpr.constvars)
+                                        + list(jaxpr.invars[:nc]))
   p = scan_hoist.plan(jaxpr, invariant, nc, ncar)
   assert p is not None, "the body has a stacked product"
   return fused_scan.scan_source(jaxpr, consts, nc, ncar, rev, p)

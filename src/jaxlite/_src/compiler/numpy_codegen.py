@@ -234,19 +234,6 @@ def _eqn_line(eqn, ins, outs, glob, counter, tables) -> str:
 
 # --- scan loops ----------------------------------------------------------------------------------
 
-def _split_invariant(jaxpr, invariant_vars) -> tuple[list, list]:
-  """(eqns computable from `invariant_vars` and literals alone, the others), in order."""
-  known, hoisted, loop = set(invariant_vars), [], []
-  for eqn in jaxpr.eqns:
-    pure = not eqn.effects and eqn.primitive not in passes.effectful_primitives
-    if pure and all(type(v) is Literal or v in known for v in eqn.invars):
-      hoisted.append(eqn)
-      known.update(eqn.outvars)
-    else:
-      loop.append(eqn)
-  return hoisted, loop
-
-
 def scan_to_source(jaxpr, consts, num_consts, num_carry, reverse, fn_name="_scan_fn",
                    tables: backend_lib.LoweringTables = TABLES):
   """(source, globals) of `fn(*consts, *carry, *xs, *ys, length) -> carry`: the whole scan as
@@ -258,7 +245,7 @@ def scan_to_source(jaxpr, consts, num_consts, num_carry, reverse, fn_name="_scan
   carry_in = jaxpr.invars[num_consts:num_consts + num_carry]
   x_in = jaxpr.invars[num_consts + num_carry:]
   carry_out, y_out = jaxpr.outvars[:num_carry], jaxpr.outvars[num_carry:]
-  hoisted, loop = _split_invariant(jaxpr, list(jaxpr.constvars) + list(const_in))
+  hoisted, loop = passes.split_invariant(jaxpr.eqns, list(jaxpr.constvars) + list(const_in))
   xs = [f"_xs{k}" for k in range(len(x_in))]
   ys = [f"_ys{k}" for k in range(len(y_out))]
   args = [namer(v) for v in const_in + carry_in] + xs + ys + ["_length"]

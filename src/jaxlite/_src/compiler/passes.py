@@ -90,6 +90,20 @@ def is_effectful(eqn) -> bool:
       is_effectful(e) for sub in core.jaxprs_in_params(eqn.params) for e in sub.eqns)
 
 
+def split_invariant(eqns, known) -> tuple[list, list]:
+  """(eqns computable from the vars `known` and literals alone, the others), in order: a loop
+  body's invariant part, which scan loops hoist."""
+  known, invariant, rest = set(known), [], []
+  for eqn in eqns:
+    pure = not eqn.effects and eqn.primitive not in effectful_primitives
+    if pure and all(type(v) is Literal or v in known for v in eqn.invars):
+      invariant.append(eqn)
+      known.update(eqn.outvars)
+    else:
+      rest.append(eqn)
+  return invariant, rest
+
+
 def dce(jaxpr: Jaxpr) -> Jaxpr:
   """Drops eqns none of whose outputs is needed (keeping effectful ones)."""
   live = {v for v in jaxpr.outvars if type(v) is Var}

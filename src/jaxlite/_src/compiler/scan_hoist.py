@@ -266,7 +266,7 @@ def loop_source(jaxpr, consts, num_consts, num_carry, reverse, p: Plan | None, t
   to bind). None when neither applies (tier 0's loop is then the loop)."""
   fn_name = tier0.SCAN_FN
   const_in = jaxpr.invars[:num_consts]
-  invariant, loop = tier0._split_invariant(jaxpr, list(jaxpr.constvars) + list(const_in))
+  invariant, loop = passes.split_invariant(jaxpr.eqns, list(jaxpr.constvars) + list(const_in))
   moved = set() if p is None else {id(e) for e in p.eqns}
   loop = [e for e in loop if id(e) not in moved]
   dense = _dense_broadcasts(invariant, loop)
@@ -422,7 +422,7 @@ def compile_scan(backend, closed, num_consts, num_carry, reverse):
   tables = backend.loop_tables  # the loop's lines (the native tier's has its float32 tanh)
   if not ENABLED:
     return _tier0_loop(jaxpr, consts, num_consts, num_carry, reverse, tables)
-  invariant, _ = tier0._split_invariant(jaxpr, list(jaxpr.constvars)
+  invariant, _ = passes.split_invariant(jaxpr.eqns, list(jaxpr.constvars)
                                         + list(jaxpr.invars[:num_consts]))
   made = loop_source(jaxpr, consts, num_consts, num_carry, reverse, None, tables)
   if made is None:

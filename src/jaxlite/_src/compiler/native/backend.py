@@ -128,7 +128,7 @@ class NativeBackend(tier1.TiledBackend):
         or not isinstance(fallback, scan_hoist.AdaptiveLoop):
       return fallback
     jaxpr, consts = passes.optimize(closed)
-    invariant, _ = tier0._split_invariant(jaxpr, list(jaxpr.constvars)
+    invariant, _ = passes.split_invariant(jaxpr.eqns, list(jaxpr.constvars)
                                           + list(jaxpr.invars[:num_consts]))
     p = scan_hoist.plan(jaxpr, invariant, num_consts, num_carry)
     if p is None:

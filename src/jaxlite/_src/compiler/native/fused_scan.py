@@ -76,20 +76,6 @@ def _product_operands(eqn):
   return m, n, k
 
 
-def _split_invariant(eqns, known) -> tuple[list, list]:
-  """(eqns computable from the vars `known` and literals alone, the others), in order: tier
-  0's split (numpy_codegen imports the backends above this module, so it is not imported)."""
-  known, invariant, step = set(known), [], []
-  for eqn in eqns:
-    pure = not eqn.effects and eqn.primitive not in passes.effectful_primitives
-    if pure and all(type(v) is Literal or v in known for v in eqn.invars):
-      invariant.append(eqn)
-      known.update(eqn.outvars)
-    else:
-      step.append(eqn)
-  return invariant, step
-
-
 def _items(step) -> list:
   """The step's eqns as ["dot", eqn] / ["view", eqn] / ["group", [eqns], element count]."""
   items = []
@@ -133,7 +119,7 @@ def scan_source(jaxpr, consts, num_consts: int, num_carry: int, reverse: bool, p
     raise codegen.Unsupported("a literal result")
   if any(not v.aval.shape for v in (*carry_in, *carry_out)):
     raise codegen.Unsupported("a 0-d carry")
-  invariant, step = _split_invariant(rest.eqns, set(rest.constvars) | set(const_in))
+  invariant, step = passes.split_invariant(rest.eqns, set(rest.constvars) | set(const_in))
   items = _items(step)
 
   names, counter = {}, iter(range(1 << 30))
