@@ -95,8 +95,9 @@ _DIGAMMA_ROOT = (1.4616321449683622, 9.549995429965697e-17)
 
 
 def _poly(coefs, t):
-  """Horner evaluation of sum(coefs[k] * t**k)."""
-  p = np.full_like(t, coefs[-1])
+  """Horner evaluation of sum(coefs[k] * t**k), on an array or a Python float (the small-input
+  kernels below): the coefficients meet `t` as Python floats, in `t`'s dtype."""
+  p = coefs[-1]
   for c in coefs[-2::-1]:
     p = p * t + c
   return p
@@ -294,18 +295,6 @@ _MINUS_TWO_OVER_SQRT_PI = float(-2 / np.sqrt(np.pi))
 _SQRT_PI = float(np.sqrt(np.pi))
 
 
-def _poly_py(coefs, t):
-  p = coefs[-1]
-  for c in coefs[-2::-1]:
-    p = p * t + c
-  return p
-
-
-def _poly_on_py(coefs, lo, hi, x):
-  mid, half = (lo + hi) / 2, (hi - lo) / 2
-  return _poly_py(coefs, (x - mid) / half)
-
-
 def _exp_minus_square_py(a):
   if a > 30.0:
     a = 30.0
@@ -318,15 +307,15 @@ def _erfc_large_py(a, gauss=None):
   if a > 27:
     return 0.0
   if a >= 10:
-    scaled = _poly_on_py(_ERFC_TAIL, 0, 1, 100 / (a * a)) / (a * _SQRT_PI)
+    scaled = _poly_on(_ERFC_TAIL, 0, 1, 100 / (a * a)) / (a * _SQRT_PI)
   else:
     lo, hi, coefs = next(piece for piece in _ERFC_PIECES if piece[0] <= a < piece[1])
-    scaled = _poly_on_py(coefs, lo, hi, a)
+    scaled = _poly_on(coefs, lo, hi, a)
   return scaled * (_exp_minus_square_py(a) if gauss is None else gauss)
 
 
 def _erf_small_py(x):
-  return x * _poly_on_py(_ERF_SMALL, 0, 0.5625, x * x)
+  return x * _poly_on(_ERF_SMALL, 0, 0.5625, x * x)
 
 
 def _erf64_py(x):
@@ -352,9 +341,9 @@ def _erf_inv64_py(x):
   a = abs(x)
   w = float(-np.log1p(-a * a))
   if w < 5:
-    y = _poly_py(_GILES_CENTRAL_F64, w - 2.5) * a
+    y = _poly(_GILES_CENTRAL_F64, w - 2.5) * a
   else:
-    y = _poly_py(_GILES_TAIL_F64, math.sqrt(w) - 3) * a
+    y = _poly(_GILES_TAIL_F64, math.sqrt(w) - 3) * a
   if not math.isfinite(y):
     y = 0.0
   if a <= 0.5:
