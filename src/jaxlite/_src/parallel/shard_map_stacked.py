@@ -48,6 +48,7 @@ from jaxlite._src.compiler import backend, passes
 from jaxlite._src.interpreters import batching
 from jaxlite._src.interpreters import partial_eval as pe
 from jaxlite._src.lax import control_flow, dot, parallel, shape
+from jaxlite._src.sharding import rules as sharding_rules
 from jaxlite._src.spmd import runtime
 
 ENABLED = os.environ.get("JAXLITE_SPMD_STACKED", "1").strip().lower() not in ("0", "false",
@@ -55,10 +56,8 @@ ENABLED = os.environ.get("JAXLITE_SPMD_STACKED", "1").strip().lower() not in ("0
 
 
 def _names(spec, d) -> tuple:
-  entry = spec[d] if d < len(spec) else None
-  if entry is None:
-    return ()
-  return tuple(entry) if isinstance(entry, tuple) else (entry,)
+  """The mesh axes splitting dim `d` of a block under `spec` (none past the spec's end)."""
+  return sharding_rules.entry_names(spec[d] if d < len(spec) else None)
 
 
 class _InPlan:
