@@ -22,7 +22,7 @@ from jaxlite._src.lax.families import accepted_kinds_text, dtype_kind_error
 from jaxlite._src.lax import slicing
 from jaxlite._src.lax import special
 from jaxlite._src.numpy import reductions
-from jaxlite._src.numpy.util import check_arraylike
+from jaxlite._src.numpy.util import check_arraylike, promote_args_inexact
 
 
 def _jnp():
@@ -212,7 +212,8 @@ def sparse_sigmoid(x):
 
 def gelu(x, approximate: bool = True):
   """The Gaussian error linear unit: tanh approximation, or exact through erfc."""
-  x = _inexact("gelu", x)
+  # promoted as jnp's ufuncs promote: a weak int stays weak (JAX stages weak_type=True)
+  (x,) = promote_args_inexact("gelu", x)
   if approximate:
     sqrt_2_over_pi = np.sqrt(2 / np.pi).astype(x.dtype)
     cdf = 0.5 * (1.0 + _jnp().tanh(sqrt_2_over_pi * (x + 0.044715 * (x ** 3))))

@@ -536,12 +536,13 @@ def _logaddexp_custom():
 
 def deg2rad(x, /):
   (x,) = promote_args_inexact("deg2rad", x)
-  return ew.mul_p.bind(x, _strong_scalar(np.pi / 180, x))  # a strong constant: strong result
+  # JAX's `_lax_const`: the factor takes x's dtype and weak type (a weak x stays weak)
+  return ew.mul_p.bind(x, ew._const(x, np.pi / 180))
 
 
 def rad2deg(x, /):
   (x,) = promote_args_inexact("rad2deg", x)
-  return ew.mul_p.bind(x, _strong_scalar(180 / np.pi, x))
+  return ew.mul_p.bind(x, ew._const(x, 180 / np.pi))
 
 
 radians, degrees = deg2rad, rad2deg
