@@ -265,10 +265,18 @@ def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
   return lnp.where(uf.isneginf(out), _fill(neginf, dtype), out)
 
 
-def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+class _NotPassed(float):
+  """nan_to_num's default `nan`: 0.0, told apart from a 0.0 the caller passes (which JAX's jit
+  stages as an argument, where the default stays a Python number inside the body)."""
+
+
+_NAN_DEFAULT = _NotPassed(0.0)
+
+
+def nan_to_num(x, copy=True, nan=_NAN_DEFAULT, posinf=None, neginf=None):
   check_arraylike("nan_to_num", x)
   given = {}  # JAX's jit leaves out the arguments not passed (defaults stay Python numbers)
-  if not (type(nan) is float and nan == 0.0):
+  if nan is not _NAN_DEFAULT:
     given["nan"] = nan
   if posinf is not None:
     given["posinf"] = posinf

@@ -26,6 +26,11 @@ def _scatter_update(x, idx, y, scatter_fn, indices_are_sorted, unique_indices, m
   """`x` with `x[idx]` combined with `y` by `scatter_fn` (a lax.scatter* function)."""
   x_dtype, x_weak = dtype_weak(x)
   y = _as_update(y)  # converted first, as JAX's jnp.asarray(y): its errors before any index's
+  if isinstance(y, int) and np.issubdtype(x_dtype, np.integer) \
+      and np.iinfo(x_dtype).min <= y <= np.iinfo(x_dtype).max:
+    # JAX takes a Python int that fits as a strong value of x's dtype, so a weak x is made
+    # strong for the scatter (a convert_element_type eqn) and weak again after it
+    y = np.asarray(y, x_dtype)[()]
   if type(x) is core.array_type and core._state.trace is core.eval_trace and wrap_negative \
       and scatter_fn in _EAGER_UFUNCS and not array_lib.is_sharded(x) \
       and array_lib.numpy_eager(x) and (type(y) is not core.array_type

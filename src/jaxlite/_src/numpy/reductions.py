@@ -49,6 +49,19 @@ def reduction_axes(axis, ndim) -> tuple:
   return (_canonical_axis(axis, ndim),)
 
 
+def _as_spelled(axis, ndim):
+  """`axis` checked against `ndim` but kept as the caller spelled it, for a jitted reduction's
+  static argument (JAX's `_ensure_optional_axes`): `axis=1` and `axis=-1` are two cache entries
+  there, so a program using both prints two jaxprs (`_var`, `_var1`). The body canonicalizes."""
+  if axis is None:
+    return None
+  reduction_axes(axis, ndim)  # its errors, before the jit
+  try:
+    return operator.index(axis)
+  except TypeError:
+    return tuple(operator.index(i) for i in axis)
+
+
 def _canonical_axis(axis, ndim) -> int:
   axis = operator.index(axis)
   if not -ndim <= axis < ndim and not (ndim == 0 and axis in (0, -1)):
@@ -348,8 +361,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
   """jnp.var: the mean squared deviation, divided by (count - ddof); nan when that is <= 0."""
   _check_no_out(out, "var")
   a = _as_array("var", a)
-  axis = None if axis is None else reduction_axes(axis, len(shape_of(a)))
-  return _var(a, _ddof(ddof, correction), axis=axis, dtype=_user_dtype(dtype, "var"),
+  return _var(a, _ddof(ddof, correction), axis=_as_spelled(axis, len(shape_of(a))), dtype=_user_dtype(dtype, "var"),
               keepdims=bool(keepdims), where=where)
 
 
@@ -363,8 +375,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
   """jnp.std: the square root of var."""
   _check_no_out(out, "std")
   a = _as_array("std", a)
-  axis = None if axis is None else reduction_axes(axis, len(shape_of(a)))
-  return _std(a, _ddof(ddof, correction), axis=axis, dtype=_user_dtype(dtype, "std"),
+  return _std(a, _ddof(ddof, correction), axis=_as_spelled(axis, len(shape_of(a))), dtype=_user_dtype(dtype, "std"),
               keepdims=bool(keepdims), where=where)
 
 
