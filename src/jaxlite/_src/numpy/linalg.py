@@ -675,9 +675,16 @@ def _cond(x, *, p):
 def _norm_axes(x, axis):
   if axis is None:
     return None
-  if isinstance(axis, (tuple, list)):
-    return tuple(operator.index(a) % max(x.ndim, 1) for a in axis)
-  return (operator.index(axis) % max(x.ndim, 1),)
+  return tuple(_norm_axis(a, x.ndim) for a in (axis if isinstance(axis, (tuple, list))
+                                               else (axis,)))
+
+
+def _norm_axis(axis, ndim):
+  """JAX's canonicalize_axis: strict, a 0-d array has no axis 0 (or -1)."""
+  axis = operator.index(axis)
+  if not -ndim <= axis < ndim:
+    raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+  return axis % ndim
 
 
 @internal_jit(static_argnames=("ord", "axis", "keepdims"), name="norm")
@@ -732,7 +739,11 @@ def _matrix_norm(x, ord, axes, keepdims):
   jnp = _jnp()
   row, col = axes
   if row == col:
-    raise ValueError(f"Duplicate axes given: axis={axes}")
+    if ord in (2, -2, "nuc"):  # JAX's moveaxis to (-2, -1) fails first there: a TypeError
+      perm = tuple(a for a in range(x.ndim) if a not in axes) + (row, col)
+      raise TypeError("transpose permutation isn't a permutation of operand dimensions, got "
+                      f"permutation {perm} for operand shape {x.shape}.")
+    raise ValueError(f"duplicate value in 'axis': {axes}")
   if ord is None or ord == "fro":
     return jnp.sqrt(jnp.sum(_abs_square(x), axis=axes, keepdims=keepdims))
   if ord in (1, -1, np.inf, -np.inf):

@@ -327,12 +327,21 @@ class PjitFunction:
     hijax.write_back(finals, originals)
     return out
 
+  def _check_dynamic_leaves(self, args, kwargs):
+    dyn_args, dyn_kwargs, _ = ((args, kwargs, ()) if self._simple
+                               else self._split_args(args, kwargs))
+    flat, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+    check_leaves(flat, self._fun, in_tree)
+
   def _call_eager(self, args, kwargs):
     """The one eager call path (behind the all-Array fast path): the cache entry of these
     argument types, partitioned when the arguments or the function name several devices, else
     run on the backend that owns the arguments' buffers and placed as the committed arguments
     are. Donation (DonatingPjitFunction) hooks in at `_plan`, `_ran_sharded` and `_run`."""
     if self._eager_direct:
+      if any(type(a) in _CHECKED_EAGERLY for a in args) \
+          or (kwargs and any(type(a) in _CHECKED_EAGERLY for a in kwargs.values())):
+        self._check_dynamic_leaves(args, kwargs)  # a str in a bound: JAX's jit's TypeError
       return self._fun(*args, **kwargs)
     if self._sharded and not self._donates:  # donated buffers are planned first (below)
       fast = self._sharded_cache.get("mpi_fast")  # distributed/sharded_jit.py's _Fast
@@ -663,11 +672,18 @@ def _place_tree(out, device):
   return out
 
 
+# argument types an internal jit's eager call checks leaf by leaf first, as any jit call does
+# (arrays and scalars, the common case, are valid as they are)
+_CHECKED_EAGERLY = frozenset({list, tuple, dict, str})
+
+
 def internal_jit(fun=None, *, static_argnums=(), static_argnames=(), name=None):
   """jit for jnp's own wrappers (`_where`, `clip`…): named eqns in jaxprs, cached forever."""
   if fun is None:
     return functools.partial(internal_jit, static_argnums=static_argnums,
                              static_argnames=static_argnames, name=name)
+  if name is not None:  # JAX's function of that name: errors show `<function clip at …>`
+    fun.__name__ = fun.__qualname__ = name
   wrapped = PjitFunction(fun, static_argnums, static_argnames, name=name)
   wrapped._eager_direct = True
   wrapped._fast_path = False

@@ -1,0 +1,107 @@
+"""Regressions for fuzz campaign 12's finds (issue 33: device seeds 505-740 all modes, grad
+seeds 759-), each checked against JAX 0.10.2: make_jaxpr text, dtypes, weak types and values are
+recorded in tests/data/campaign12_staged.json (so the test runs without JAX) and compared with
+the live JAX too where it is installed. Errors carry JAX's class and, where jaxlite words it the
+same, JAX's message.
+
+Re-record with `PYTHONPATH=src python tests/test_fuzz_regressions_campaign12.py --record` (needs
+jax); the cases are CASES below.
+"""
+import pathlib
+import sys
+
+import pytest
+
+import staged_records
+
+_DATA = pathlib.Path(__file__).parent / "data" / "campaign12_staged.json"
+
+# (function, arguments, x64): the expressions are evaluated with `jnp`, `jax`, `lax`, `np`.
+CASES = [
+    # seeds 601, 709: deg2rad/rad2deg multiply by lax._const(x, ...): weak like a weak x (the
+    # literal prints as a Python float), strong for a strong one
+    ("lambda x: jnp.deg2rad(x)", "(2.5,)", False),
+    ("lambda x: jnp.rad2deg(x)", "(2.5,)", False),
+    ("lambda x: jnp.deg2rad(x)", "(2,)", False),
+    ("lambda x: jnp.radians(x)", "(jnp.float32(2.0),)", False),
+    ("lambda x: jnp.degrees(x)", "(jnp.array([1.0, 2.0], jnp.bfloat16),)", False),
+    ("lambda x: jnp.deg2rad(x)", "(2.5,)", True),
+    # seed 572: gelu promotes as jnp's ufuncs do (promote_args_inexact): a weak int stays weak
+    ("lambda x: jax.nn.gelu(x)", "(2,)", False),
+    ("lambda x: jax.nn.gelu(jnp.broadcast_to(x, (2,)), approximate=False)", "(2,)", False),
+    ("lambda x: jax.nn.gelu(x)", "(jnp.int8(3),)", False),
+    # seed 605: a `nan` passed to nan_to_num is an operand of its jit, even 0.0 or -0.0 (only
+    # the default stays a Python number of the body)
+    ("lambda x: jnp.nan_to_num(x, nan=-0.0)", "(np.uint32(6),)", False),
+    ("lambda x: jnp.nan_to_num(x, nan=0.0)", "(jnp.array([np.nan, 1.0]),)", False),
+    ("lambda x: jnp.nan_to_num(x)", "(jnp.array([np.nan, np.inf]),)", False),
+    # seed 628: `.at[]` with a Python int update that fits x's integer dtype takes it as a
+    # strong value of that dtype: a weak x is made strong for the scatter, weak again after
+    ("lambda x: jnp.stack([x, x]).at[0:].add(0, mode='promise_in_bounds')", "(3,)", False),
+    ("lambda x: jnp.stack([x, x]).at[1].set(300)", "(3,)", False),
+    ("lambda x: jnp.asarray(x, jnp.int8).at[0].set(300)", "(jnp.array([1, 2]),)", False),
+    ("lambda x: x.at[0].mul(True)", "(jnp.array([1, 2], jnp.uint8),)", False),
+    # seed 723: var/std's jit takes the axis as it was spelled (axis=1 and axis=-1 are two
+    # cache entries, two printed jaxprs `_var` and `_var1`)
+    ("lambda x: (jnp.var(x, axis=1), x.var(axis=-1), jnp.std(x, axis=(0, 1)), x.std())",
+     "(jnp.ones((2, 3)),)", False),
+    ("lambda x: jnp.var(x, axis=[0], keepdims=True)", "(jnp.arange(6.0).reshape(2, 3),)", False),
+]
+
+# (expression, JAX's exception class, JAX's message or None where jaxlite's words differ)
+ERRORS = [
+    # seeds 532, 570, 722: an internal jit checks its arguments' leaves before it runs, eager
+    # too: a string inside a bound is the jit's TypeError (at its path), not a conversion error
+    ("jnp.clip(jnp.ones(3), (1, 'b'))", "TypeError", None),
+    ("jnp.clip(jnp.ones(3), 1, 'b')", "TypeError", None),
+    ("jnp.clip(jnp.int8(1), ['a'])", "TypeError", None),
+    # seed 547: norm's axes are canonicalized strictly (a 0-d array has no axis 0; -2 of a
+    # vector is out of bounds, where jaxlite used to wrap it round and return a value)
+    ("jnp.linalg.norm(jnp.float16(2.0), ord=0, axis=0, keepdims=True)", "ValueError",
+     "axis 0 is out of bounds for array of dimension 0"),
+    ("jnp.linalg.norm(jnp.ones(3), axis=-2)", "ValueError",
+     "axis -2 is out of bounds for array of dimension 1"),
+    ("jnp.linalg.norm(jnp.ones(3), ord=2, axis=1)", "ValueError",
+     "axis 1 is out of bounds for array of dimension 1"),
+    ("jnp.linalg.norm(jnp.ones((2, 3)), axis=(0, 2))", "ValueError",
+     "axis 2 is out of bounds for array of dimension 2"),
+    ("jnp.linalg.norm(jnp.ones((2, 3)), axis=(0, -2))", "ValueError",
+     "duplicate value in 'axis': (0, 0)"),
+    ("jnp.linalg.norm(jnp.ones((2, 3)), ord=2, axis=(1, 1))", "TypeError", None),
+]
+
+
+_RECORDED = staged_records.load(_DATA)
+
+
+def test_record_covers_the_cases():
+  assert [(c["fn"], c["args"], c["x64"]) for c in _RECORDED] == [tuple(c) for c in CASES]
+
+
+@pytest.mark.parametrize("rec", _RECORDED, ids=staged_records.ids(_RECORDED))
+def test_staged_form_and_values_match_jax(rec):
+  staged_records.check_staged(rec)
+
+
+@pytest.mark.parametrize("expr,cls,message", ERRORS, ids=[e[0] for e in ERRORS])
+def test_bad_input_raises_as_jax(expr, cls, message):
+  staged_records.check_raises_as_jax(expr, cls, message)
+
+
+@pytest.mark.parametrize("expr,path", [("jnp.clip(jnp.ones(3), (1, 'b'))", "min[1]"),
+                                       ("jnp.clip(jnp.ones(3), 1, 'b')", "max"),
+                                       ("jnp.clip(jnp.int8(1), ['a'])", "min[0]")])
+def test_internal_jit_names_the_bad_leaf_as_jax(expr, path):
+  """The message is JAX's jit's, naming jnp's function and the argument's path (the address
+  in `<function clip at 0x…>` differs from run to run)."""
+  import re
+  for m in filter(None, (staged_records.jaxlite, staged_records.live_jax())):
+    cls, msg = staged_records.outcome(expr, m, m.numpy)
+    assert cls == "TypeError"
+    assert re.match(r"Error interpreting argument to <function clip at 0x[0-9a-f]+> as an "
+                    r"abstract array\. The problematic value is of type <class 'str'> and was "
+                    rf"passed to the function at path {re.escape(path)}\.", msg), msg
+
+
+if __name__ == "__main__" and "--record" in sys.argv:
+  staged_records.record(CASES, _DATA)
