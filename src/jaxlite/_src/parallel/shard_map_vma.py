@@ -75,6 +75,10 @@ def annotate(closed: ClosedJaxpr, in_vmas, mesh, manual, out_vmas=None) -> Close
     vmas = [_vma(a) for a in ins]
     kind, key = _RULES.get(eqn.primitive, (None, None))
     prim, params = eqn.primitive, eqn.params
+    if params.get("axis_index_groups") is not None and kind != "index":
+      # (from a check_vma=False body: psum refuses groups under check_vma) each group's
+      # result differs: it varies as its operand does, and psum_invariant has no groups
+      kind = "same"
     nested = _nested(eqn, ins, vmas, mesh, manual, pvary)
     if nested is not None:
       ins, params, outs = nested
