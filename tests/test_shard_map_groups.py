@@ -100,6 +100,17 @@ out["values"]["vmap_psum_known"] = np.asarray(jax.vmap(
     lambda v: lax.psum(1.5 * jnp.ones(4), "i", axis_index_groups=G) + v, axis_name="i")(V)).tolist()
 for k, f in VMAP.items():
   out["errors"]["vmap_" + k] = error(jax.vmap(f, axis_name="i"), V)
+# A check_vma=False shard_map inside a checked one keeps its psum's groups (JAX's inner body is
+# untyped); nested SPMD runs are the xla backend's (the NumPy runtime does not nest them)
+if __import__("os").environ.get("JAXLITE_BACKEND") != "numpy":
+  def outer(a):
+    inner = jax.shard_map(lambda b: lax.psum(b, "x", axis_index_groups=G),
+                          mesh=jax.sharding.get_abstract_mesh(), in_specs=P("x"),
+                          out_specs=P("x"), axis_names={"x"}, check_vma=False)
+    return inner(a)
+  nested = jax.jit(jax.shard_map(outer, mesh=mesh, in_specs=P(None, "y"), out_specs=P(None, "y"),
+                                 axis_names={"y"}))
+  out["nested"] = np.asarray(nested(X)).tolist()
 print(json.dumps(out))
 """
 
@@ -153,6 +164,16 @@ def test_each_group_joins_its_own_members(backend):
                    .reshape(2, 2, 2, 4, 2).sum(1), 2, axis=0)
   np.testing.assert_allclose(g, 2 * X * _unblocks(wsum), rtol=1e-5)
   np.testing.assert_allclose(got["vmap_psum_known"], X[:4] + 3, rtol=1e-6)
+
+
+def test_unchecked_body_inside_a_checked_one_keeps_its_groups():
+  if "xla" not in _BACKENDS:
+    pytest.skip("nested shard_map runs on the xla backend, which needs jaxlib")
+  got = np.asarray(_run("jaxlite", JAXLITE_BACKEND="xla")["nested"])
+  rows = X.reshape(2, 2, 4, 4)  # [x group, member, rows, cols]: x splits the rows in 4 blocks
+  np.testing.assert_allclose(got, np.repeat(rows.sum(1), 2, axis=0).reshape(16, 4), rtol=1e-6)
+  oracle()
+  np.testing.assert_allclose(got, _run("jax")["nested"], rtol=1e-6)
 
 
 @pytest.mark.parametrize("backend", _BACKENDS)

@@ -261,14 +261,16 @@ def _with_vma(aval, vma):
   return aval.update(vma=vma) if isinstance(aval, core.ShapedArray) else aval
 
 
-def trace_typed(mesh, manual):
-  """A context manager: binds inside it are typed by TraceTyping (restores the outer typing)."""
+def trace_typed(mesh, manual, check_vma=True):
+  """A context manager: binds inside it are typed by TraceTyping, or with check_vma=False not
+  typed (a check_vma=False body inside a typed one is not, as in JAX); restores the outer
+  typing."""
   import contextlib
 
   @contextlib.contextmanager
   def ctx():
     saved = core.vma_typing
-    core.vma_typing = TraceTyping(mesh, manual)
+    core.vma_typing = TraceTyping(mesh, manual) if check_vma else None
     try:
       yield
     finally:
