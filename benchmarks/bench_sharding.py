@@ -1,6 +1,7 @@
 """Sharded execution (issue 12): a data-parallel MLP training step on 1 and 2 CPU devices,
 `shard_map` of `psum` over 8 devices, and the overhead of sharded eager ops and jitted calls on
-tiny arrays — jaxlite beside JAX.
+tiny arrays (also a cached jit call under `jax.set_mesh` on arguments on no mesh) — jaxlite
+beside JAX.
 
 The CPU device count is fixed when a process first uses its devices, so every measurement
 runs in a child process (`python bench_sharding.py <impl> <case>`), which prints the median
@@ -19,7 +20,7 @@ SIZES, BATCH, LR = (784, 512, 512, 10), 256, 0.01
 
 # case -> number of CPU devices the child process asks for
 CASES = {"dp_step_1dev": 1, "dp_step_2dev": 2, "psum_8dev_1mib": 8, "eager_sharded_add": 2,
-         "jit_sharded_call": 2}
+         "jit_sharded_call": 2, "jit_call_set_mesh": 2}
 
 
 def _dp_step(jax, ndev, batch=BATCH, devices=None):
@@ -88,6 +89,15 @@ def _tiny(jax, ndev, jitted):
   return lambda: (x + 1).block_until_ready()
 
 
+def _under_set_mesh(jax, ndev):
+  """A cached jit call on an array made off the mesh, with `jax.set_mesh` entered for the whole
+  timing (the results are placed on the context mesh by their types)."""
+  mesh = jax.make_mesh((ndev,), ("i",))
+  x = jax.numpy.ones((8, 8))
+  f = jax.jit(lambda v: v * 2 + 1)
+  return lambda: f(x).block_until_ready(), jax.set_mesh(mesh)
+
+
 def _child(impl, case):
   sys.path.insert(0, str(HERE))
   sys.path.insert(0, str(HERE.parent / "src"))
@@ -98,9 +108,15 @@ def _child(impl, case):
     fn = _dp_step(jax, ndev)
   elif case.startswith("psum"):
     fn = _psum(jax, ndev)
+  elif case == "jit_call_set_mesh":
+    fn, context = _under_set_mesh(jax, ndev)
   else:
     fn = _tiny(jax, ndev, case == "jit_sharded_call")
   from harness import time_callable
+  if case == "jit_call_set_mesh":
+    with context:
+      print(time_callable(fn))
+    return
   print(time_callable(fn))
 
 
@@ -126,7 +142,8 @@ def workloads():
            "dp_step_2dev": "dp MLP step b256, 2 devices",
            "psum_8dev_1mib": "shard_map psum 8 dev x 1 MiB",
            "eager_sharded_add": "eager x + 1, f32[8] on 2 dev",
-           "jit_sharded_call": "jit call, f32[8] on 2 dev"}
+           "jit_sharded_call": "jit call, f32[8] on 2 dev",
+           "jit_call_set_mesh": "jit call under set_mesh, f32[8,8]"}
   return [(names[c], {i: _in_child(i, c) for i in impls}) for c in CASES]
 
 

@@ -770,3 +770,35 @@ def test_cached_jit_call_checks_nans_when_asked():
     with pytest.raises(FloatingPointError):
       f(x)
   assert np.isnan(np.asarray(f(x))).all()
+
+
+@pytest.mark.parametrize("fun", [
+    lambda a, b: jnp.sin(a) * b,  # one result: the one-result runner
+    lambda a, b: (a.sum(), -b, a * b),  # a tuple: names a mesh (a * b) or not (sum, neg)
+])
+def test_cached_jit_call_under_set_mesh_looks_its_entry_up_once(fun, monkeypatch):
+  # Arguments on no mesh, called under `jax.set_mesh`: the results are placed by which of them
+  # name the context mesh (the traced jaxpr decides). The fast path keeps that beside its
+  # runner; it used to look the cache entry up again on every call (pytree flattening and
+  # all), the eager slow path's work on a hot call.
+  looked_up = []
+  get_entry = type(jax.jit(fun))._get_entry
+
+  def counting(self, *args, **kwargs):
+    looked_up.append(self)
+    return get_entry(self, *args, **kwargs)
+  monkeypatch.setattr(type(jax.jit(fun)), "_get_entry", counting)
+  f = jax.jit(fun)
+  a, b = jnp.arange(6.0).reshape(2, 3), jnp.full((2, 3), 3.0)
+  mesh = jax.make_mesh((1,), ("x",))
+  with jax.sharding.set_mesh(mesh):
+    first = f(a, b)
+    n_first = len(looked_up)
+    for _ in range(5):
+      again = f(a, b)
+      for g, w in zip(jax.tree.leaves(again), jax.tree.leaves(first)):
+        assert g.sharding == w.sharding
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+  assert 1 <= n_first <= 2 and len(looked_up) == n_first  # the repeat calls looked up none
+  for g, w in zip(jax.tree.leaves(first), jax.tree.leaves(fun(a, b))):
+    np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)

@@ -16,7 +16,7 @@ import pytest
 import jaxlite
 from conftest import x64
 from jaxlite import lax
-from jaxlite._src.rng import prng
+from jaxlite._src.rng import prng, prng_threefry
 from jaxlite._src.compiler import backend, fusion, numpy_codegen, passes, tiled_executor
 from jaxlite._src.compiler import native
 from jaxlite._src.compiler.native import backend as native_backend
@@ -692,7 +692,7 @@ def test_thread_count_adapts():
 def test_threefry_bits_equal_tier0(key, n, table_cache, monkeypatch):
   monkeypatch.setenv("JAXLITE_NATIVE_CACHE", str(table_cache))  # compiled once for the three
   bits = native_backend._build_threefry()
-  np.testing.assert_array_equal(bits(*key, n), prng._bits_partitionable(*key, 32, (n,)))
+  np.testing.assert_array_equal(bits(*key, n), prng_threefry._bits_partitionable(*key, 32, (n,)))
 
 
 @needs_numba

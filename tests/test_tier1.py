@@ -552,7 +552,7 @@ def test_normal_fuses_bits_and_transform_into_one_kernel():
 def test_random_bits_counters_cross_the_32_bit_boundary():
   # Rows far into a draw: counters above 2**32 split into (hi, lo) words exactly as one block
   # of the reference hash on Python ints does.
-  from jaxlite._src.rng import prng
+  from jaxlite._src.rng import prng, prng_threefry
   keys = prng.seed_keys(np.array(5, np.uint32))
   row = 1 << 16
   lo_row = (1 << 32) // row - 2  # rows that straddle counter 2**32
@@ -561,7 +561,7 @@ def test_random_bits_counters_cross_the_32_bit_boundary():
   k0, k1 = int(keys["k0"]), int(keys["k1"])
   first = lo_row * row
   for c in (first, (1 << 32) - 2, (1 << 32) - 1, 1 << 32, (1 << 32) + 1, first + 3 * row - 1):
-    y0, y1 = prng._hash_python(k0, k1, c >> 32, c & 0xFFFFFFFF)
+    y0, y1 = prng_threefry._hash_python(k0, k1, c >> 32, c & 0xFFFFFFFF)
     assert got.reshape(-1)[c - first] == y0 ^ y1, c
 
 
@@ -666,21 +666,21 @@ def test_every_mode_on_two_threads_gives_tier0(two_workers, name, f, dtype):
 
 
 def test_every_mode_on_two_threads_gives_tier0_threefry_bits(two_workers):
-  # random_bits sources its kernel: each tile hashes its own rows' counters (prng._CHUNK-sized
+  # random_bits sources its kernel: each tile hashes its own rows' counters (_CHUNK-sized
   # blocks), in every mode bit-identical to tier 0's whole draw.
-  from jaxlite._src.rng import prng
+  from jaxlite._src.rng import prng_threefry
   f = lambda k: jaxlite.random.normal(k, (300, 7))  # noqa: E731
   key = jaxlite.random.key(3)
   closed = jaxlite.make_jaxpr(f)(key)
   want = TIER0.compile(closed)(key)
-  old = prng._CHUNK
-  prng._CHUNK = 64  # several blocks in a tile
+  old = prng_threefry._CHUNK
+  prng_threefry._CHUNK = 64  # several blocks in a tile
   try:
     with force_tiles(tile_bytes=16 * 7 * 4 * 8):
       exe = TIER1.compile(closed)
     got = _each_mode(exe, (key,))
   finally:
-    prng._CHUNK = old
+    prng_threefry._CHUNK = old
   assert tiled_executor.POOLED in got and tiled_executor.WIDE in got
   for outs in got.values():
     np.testing.assert_array_equal(np.asarray(want[0]), np.asarray(outs[0]))

@@ -104,25 +104,26 @@ def _on_native_flag(value) -> None:
 
 
 def _load_keys_hash(k0, k1, x0, x1, xor):
-  """prng's hook for batched keys until the native tier is loaded: a hash big enough for it
-  (eager code over 10^5 keys, which never compiles a program) loads the native backend, which
-  puts its compiled hash in this hook's place; without the tier, NumPy's hash stays."""
-  from jaxlite._src.rng import prng
+  """prng_threefry's hook for batched keys until the native tier is loaded: a hash big enough
+  for it (eager code over 10^5 keys, which never compiles a program) loads the native backend,
+  which puts its compiled hash in this hook's place; without the tier, NumPy's hash stays."""
+  from jaxlite._src.rng import prng_threefry as threefry
   from jaxlite._src.compiler import native
   if k0.size * max(x0.shape[-1], x1.shape[-1]) < THREEFRY_MIN:
     return None
   if native.enabled():
     import importlib
     importlib.import_module("jaxlite._src.compiler.native.backend")
-  if prng.keys_hash_kernel is _load_keys_hash:
-    prng.keys_hash_kernel = None
-  return None if prng.keys_hash_kernel is None else prng.keys_hash_kernel(k0, k1, x0, x1, xor)
+  if threefry.keys_hash_kernel is _load_keys_hash:
+    threefry.keys_hash_kernel = None
+  return None if threefry.keys_hash_kernel is None else \
+      threefry.keys_hash_kernel(k0, k1, x0, x1, xor)
 
 
 def _install_keys_hash() -> None:
-  from jaxlite._src.rng import prng
-  if prng.keys_hash_kernel is None:
-    prng.keys_hash_kernel = _load_keys_hash
+  from jaxlite._src.rng import prng_threefry as threefry
+  if threefry.keys_hash_kernel is None:
+    threefry.keys_hash_kernel = _load_keys_hash
 
 
 _install_keys_hash()

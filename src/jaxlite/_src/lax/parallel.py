@@ -54,14 +54,31 @@ def axis_size(axis_name) -> int:
   return size
 
 
-def check_no_groups(axis_index_groups, fun_name: str) -> None:
-  """The NumPy backend's SPMD runtime joins whole named axes only: axis_index_groups raise
-  (rather than being ignored); the xla backend lowers them as JAX's replica groups."""
+def index_groups(axis_index_groups, names, fun_name: str):
+  """`axis_index_groups` as a collective's params hold them (a tuple of tuples, as JAX
+  canonicalizes them), checked: indices along the named axes, each listed once, in groups of
+  one size that split the whole axis (XLA's replica groups; JAX 0.10.2 checks the first
+  itself and leaves the rest to XLA's verifier, which fails with an internal error)."""
+  if axis_index_groups is None:
+    return None
+  groups = tuple(tuple(int(i) for i in g) for g in axis_index_groups)
+  flat = sorted(i for g in groups for i in g)
+  if flat != list(range(len(flat))):
+    raise ValueError("axis_index_groups must cover all indices exactly once")  # JAX's words
+  named = _split_axes(names)[0]
+  if named and all(axis_is_bound(a) for a in named):
+    n = math.prod(axis_size(a) for a in named)
+    if len(flat) != n or len({len(g) for g in groups}) != 1:
+      raise ValueError(f"{fun_name}: axis_index_groups={groups} must split the {n} indices "
+                       f"of axis {named if len(named) > 1 else named[0]} into groups of one "
+                       "size")
+  return groups
+
+
+def groups_in_vmap(axis_index_groups, message="axis_index_groups not supported in vmap"):
+  """JAX's vmap rules refuse a collective over the vmap axis with axis_index_groups."""
   if axis_index_groups is not None:
-    raise NotImplementedError(
-        f"{fun_name} with axis_index_groups={axis_index_groups} runs on the xla backend "
-        "(JAXLITE_BACKEND=xla, which lowers them as JAX does); the NumPy backend's SPMD "
-        "runtime joins whole named axes only")
+    raise NotImplementedError(message)
 
 
 def _check_bound(axes, fun_name: str) -> None:
@@ -160,6 +177,10 @@ def _psum_fused_batcher(axis_data, vals, dims, *, axes):
   return [o for o, _ in outs], [d for _, d in outs]
 
 
+_VMAP_GROUPS = "axis_index_groups not supported in vmap collectives. Please open a feature " \
+    "request!"  # (JAX's words)
+
+
 def _reduction_collective(name, np_reduce, ufunc, replicated):
   """A reduction over named and positional axes. `replicated(x, n)` is its value for an operand
   that is the same on each of the n members of a named axis (psum: n * x; pmax/pmin: x)."""
@@ -174,13 +195,11 @@ def _reduction_collective(name, np_reduce, ufunc, replicated):
 
   def impl(x, *, axes, axis_index_groups):
     _check_bound(axes, "psum")
-    if _split_axes(axes)[0]:
-      check_no_groups(axis_index_groups, name)
     named, positional = _split_axes(axes)
     x = np_reduce(x, axis=positional) if positional else x
     if not named:
       return x
-    return reduce_blocks(runtime.group_of(named), np.asarray(x), ufunc)
+    return reduce_blocks(runtime.group_of(named, axis_index_groups), np.asarray(x), ufunc)
 
   def batcher(axis_data, vals, dims, *, axes, axis_index_groups):
     (x,), (bdim,) = vals, dims
@@ -189,6 +208,7 @@ def _reduction_collective(name, np_reduce, ufunc, replicated):
         return prim.bind(x, axes=axes, axis_index_groups=axis_index_groups), None
       x, axes = batching.moveaxis(x, bdim, 0), _shift_positional(axes)
       return prim.bind(x, axes=axes, axis_index_groups=axis_index_groups), 0
+    groups_in_vmap(axis_index_groups, _VMAP_GROUPS)
     others = tuple(a for a in axes if a != axis_data.name)
     if bdim is None:
       out = replicated(x, axis_data.size)
@@ -274,15 +294,24 @@ def _bool_to_int(x):
 
 def _collective(prim, replicated, x, axis_name, axis_index_groups):
   axes = _axes_tuple(axis_name)
+  if axis_index_groups is not None and _split_axes(axes)[1]:
+    raise ValueError("axis_index_groups only supported for sums over just named axes")
+  groups = index_groups(axis_index_groups, axes, prim.name)
   leaves, tree = tree_util.tree_flatten(x)
   leaves = [_bool_to_int(asarg(leaf)) for leaf in leaves]
   if any(isinstance(leaf, core.Tracer) for leaf in leaves):
-    outs = [prim.bind(leaf, axes=axes, axis_index_groups=axis_index_groups) for leaf in leaves]
+    if prim is psum_p and groups is not None and core.vma_typing is not None:
+      # JAX's psum of a traced value under check_vma is psum_invariant, which has no groups
+      raise NotImplementedError(
+          f"psum with axis_index_groups={groups} in a shard_map body with check_vma=True "
+          "(JAX 0.10.2 raises a bare NotImplementedError here); shard_map(..., "
+          "check_vma=False) sums within the groups")
+    outs = [prim.bind(leaf, axes=axes, axis_index_groups=groups) for leaf in leaves]
     return tree_util.tree_unflatten(tree, outs)
-  # Values known in Python are the same on every member of the named axes.
+  # Values known in Python are the same on every member of the named axes (of its group).
   if prim is not psum_p:  # JAX's wording for an unbound pmax/pmin (psum's is axis_size's)
     _check_bound(axes, "psum")
-  n = _named_size(axes)
+  n = _named_size(axes) if groups is None else len(groups[0])
   positional = _split_axes(axes)[1]
   if positional:
     leaves = [prim.bind(leaf, axes=positional, axis_index_groups=None) for leaf in leaves]
@@ -380,9 +409,8 @@ def _all_gather_impl(x, *, all_gather_dimension, axis_name, axis_index_groups, a
                      tiled):
   names = _axes_tuple(axis_name)
   _check_bound(names, "all_gather")
-  check_no_groups(axis_index_groups, "all_gather")
   join = np.concatenate if tiled else np.stack
-  return runtime.exchange(runtime.group_of(names), np.asarray(x),
+  return runtime.exchange(runtime.group_of(names, axis_index_groups), np.asarray(x),
                           lambda blocks: _readonly(join(blocks, axis=all_gather_dimension)))
 
 
@@ -398,6 +426,7 @@ def _all_gather_batcher(axis_data, vals, dims, *, all_gather_dimension, axis_nam
       return all_gather_p.bind(x, all_gather_dimension=dim, **params), None
     x = batching.moveaxis(x, bdim, 0)
     return all_gather_p.bind(x, all_gather_dimension=dim + 1, **params), 0
+  groups_in_vmap(axis_index_groups)
   if len(names) > 1:
     raise NotImplementedError(f"all_gather over axes {names} mixing a vmap axis with others")
   # Gathering along the batch axis: every example sees the whole batch (unbatched).
@@ -438,8 +467,8 @@ ad.deflinear(all_gather_p, _all_gather_transpose)
 def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
   """Every member's `x`, stacked (or concatenated when `tiled`) along `axis`."""
   # with axis_index_groups, each group gathers its own members (JAX's size: the group's)
-  size = _named_size(_axes_tuple(axis_name)) if axis_index_groups is None else \
-      len(axis_index_groups[0])
+  groups = index_groups(axis_index_groups, _axes_tuple(axis_name), "all_gather")
+  size = _named_size(_axes_tuple(axis_name)) if groups is None else len(groups[0])
 
   def gather(leaf):
     leaf = asarg(leaf)
@@ -448,7 +477,7 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
     if not 0 <= dim < nd + (not tiled):
       raise ValueError(f"axis {axis} is out of bounds for array of dimension {nd}")
     return all_gather_p.bind(leaf, all_gather_dimension=dim, axis_name=_axes_tuple(axis_name),
-                             axis_index_groups=axis_index_groups, axis_size=size,
+                             axis_index_groups=groups, axis_size=size,
                              tiled=bool(tiled))
   return tree_util.tree_map(gather, x)
 

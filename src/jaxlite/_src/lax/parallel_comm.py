@@ -20,12 +20,13 @@ from jaxlite._src.lax import casts
 from jaxlite._src.lax import shape as shape_prims
 from jaxlite._src.lax.elementwise_functions import asarg
 from jaxlite._src.lax.parallel import (_axes_tuple, _check_bound, _readonly, axis_index,
-                                       axis_is_bound, axis_size, check_no_groups, psum_p)
+                                       axis_is_bound, axis_size, groups_in_vmap, index_groups,
+                                       psum_p)
 from jaxlite._src.spmd import runtime
 
 
-def _group(names):
-  return runtime.group_of(_axes_tuple(names))
+def _group(names, axis_index_groups=None):
+  return runtime.group_of(_axes_tuple(names), axis_index_groups)
 
 
 def _define(name, abstract_eval, impl, transpose, batcher, vma_rule="same", meets_peers=True):
@@ -161,14 +162,13 @@ def _a2a_shape(shape, split_axis, concat_axis, n):
 
 def _a2a_abstract(x, *, axis_name, split_axis, concat_axis, axis_index_groups, tiled):
   _check_bound(_axes_tuple(axis_name), "all_to_all")
-  n = axis_size(axis_name)
+  n = axis_size(axis_name) if axis_index_groups is None else len(axis_index_groups[0])
   return ShapedArray(_a2a_shape(x.shape, split_axis, concat_axis, n), x.dtype, x.weak_type)
 
 
 def _a2a_impl(x, *, axis_name, split_axis, concat_axis, axis_index_groups, tiled):
   _check_bound(_axes_tuple(axis_name), "all_to_all")
-  check_no_groups(axis_index_groups, "all_to_all")
-  g = _group(axis_name)
+  g = _group(axis_name, axis_index_groups)
 
   def combine(blocks):  # receiver j joins chunk j of every sender, in sender order
     chunks = [np.split(np.asarray(b), g.size, axis=split_axis) for b in blocks]
@@ -185,6 +185,9 @@ def _a2a_transpose(ct, x, *, axis_name, split_axis, concat_axis, axis_index_grou
 
 def _a2a_batcher(axis_data, vals, dims, *, axis_name, split_axis, concat_axis,
                  axis_index_groups, tiled):
+  # JAX's all_to_all rule refuses groups under any vmap, over its axis or not
+  groups_in_vmap(axis_index_groups, "all_to_all with axis_index_groups under vmap: not "
+                 "supported (as in JAX 0.10.2). Please open a feature request!")
   (x,), (bdim,) = vals, dims
   params = dict(axis_name=axis_name, split_axis=split_axis, concat_axis=concat_axis,
                 axis_index_groups=axis_index_groups, tiled=tiled)
@@ -215,8 +218,8 @@ all_to_all_p = _define("all_to_all", _a2a_abstract, _a2a_impl, _a2a_transpose, _
 def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):
   """Splits `x` along `split_axis` into one chunk per member, sends chunk j to member j, and
   joins what each member receives along `concat_axis` (a new axis unless `tiled`)."""
-  n = axis_size(axis_name) if axis_index_groups is None else \
-      len(axis_index_groups[0])  # (JAX's: each group's own size)
+  groups = index_groups(axis_index_groups, _axes_tuple(axis_name), "all_to_all")
+  n = axis_size(axis_name) if groups is None else len(groups[0])  # (JAX's: the group's size)
 
   def one(leaf):
     leaf = asarg(leaf)
@@ -237,7 +240,7 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
         s += 1
       leaf = _insert_axis(leaf, c)
     out = all_to_all_p.bind(leaf, axis_name=axis_name, split_axis=s, concat_axis=c,
-                            axis_index_groups=axis_index_groups, tiled=bool(tiled))
+                            axis_index_groups=groups, tiled=bool(tiled))
     if not tiled and s != c:
       out = shape_prims.squeeze_p.bind(out, dimensions=(s,))
     return out
@@ -274,8 +277,7 @@ def _rs_abstract(x, *, scatter_dimension, axis_name, axis_index_groups, axis_siz
 
 def _rs_impl(x, *, scatter_dimension, axis_name, axis_index_groups, axis_size, tiled):
   _check_bound(_axes_tuple(axis_name), "psum_scatter")
-  check_no_groups(axis_index_groups, "psum_scatter")
-  g = _group(axis_name)
+  g = _group(axis_name, axis_index_groups)
 
   def combine(blocks):  # sum once; each member's piece is a view of the sum
     total = _readonly(np.sum(np.stack(blocks), axis=0))
@@ -298,6 +300,7 @@ def _rs_batcher(axis_data, vals, dims, *, scatter_dimension, axis_name, axis_ind
                 axis_index_groups=axis_index_groups, axis_size=axis_size, tiled=tiled)
   if not _own_axis(axis_data, axis_name):
     return _rebind_other_axis(reduce_scatter_p, x, bdim, params, ("scatter_dimension",))
+  groups_in_vmap(axis_index_groups)
   n = axis_data.size
   if bdim is None:
     total = ew.mul_p.bind(x, np.array(n, core.get_aval(x).dtype))
@@ -317,8 +320,8 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
   """The sum over the members of `axis_name`, scattered along `scatter_dimension`: member i
   keeps piece i (a slice when `tiled`, else the dimension, of size the axis size, indexed)."""
   names = _axes_tuple(axis_name)
-  n = axis_size(names) if axis_index_groups is None else \
-      len(axis_index_groups[0])  # (JAX's: each group's own size)
+  groups = index_groups(axis_index_groups, names, "psum_scatter")
+  n = axis_size(names) if groups is None else len(groups[0])  # (JAX's: the group's size)
 
   def one(leaf):
     leaf = asarg(leaf)
@@ -331,7 +334,7 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
       raise ValueError(f"psum_scatter: scatter_dimension {d} of size {shape[d]} must equal "
                        f"the size of axis {axis_name} ({n}) when tiled=False")
     return reduce_scatter_p.bind(leaf, scatter_dimension=d, axis_name=names,
-                                 axis_index_groups=axis_index_groups, axis_size=n,
+                                 axis_index_groups=groups, axis_size=n,
                                  tiled=bool(tiled))
   return tree_util.tree_map(one, x)
 

@@ -384,12 +384,16 @@ def _body_mesh(mesh, manual):
     _body_meshes.pop()
 
 
-def _trace_body(fun, avals, mesh, manual, check_vma=False):
+def _trace_body(fun, avals, mesh, manual, check_vma=None):
+  """The body's jaxpr. The user's body (`check_vma` given) is typed as it is traced
+  (shard_map_vma.TraceTyping) under check_vma=True, and untyped under check_vma=False even
+  inside a typed body (JAX's psum then keeps axis_index_groups); bodies derived by autodiff
+  (check_vma None) are traced as the enclosing typing has it and typed after (`annotate`)."""
   with runtime.bind_axes(_manual_env(mesh, manual)), _body_mesh(mesh, manual):
-    if check_vma:  # the user's body: typed as it is traced (shard_map_vma.TraceTyping)
-      with trace_typed(mesh, manual):
-        return pe.trace_to_jaxpr(fun, list(avals))
-    return pe.trace_to_jaxpr(fun, list(avals))
+    if check_vma is None:
+      return pe.trace_to_jaxpr(fun, list(avals))
+    with trace_typed(mesh, manual, check_vma):
+      return pe.trace_to_jaxpr(fun, list(avals))
 
 
 def _block_avals(in_avals, in_specs, mesh, check_vma, manual):

@@ -21,7 +21,8 @@ products over all devices' rows: the step costs about what one device's program 
 CPU time per step stays flat from 1 to 8 devices; BENCHMARKS.md, issue 32 third session).
 
 Bodies that take the per-device path instead (`stacked_program` returns None):
-- a collective with axis_index_groups (the batching rules join whole axes; the runtime raises);
+- a collective with axis_index_groups (vmap's rules refuse groups, as JAX's; the runtime splits
+  the axis into them);
 - a host callback or an effect (the callback would see every device's blocks at once, or run
   once for all devices; effects keep their per-device order);
 - a collective inside a cond or a while_loop (which branch a device takes, or how many times
@@ -187,7 +188,7 @@ def _runs_apart(jaxpr, seen) -> bool:
     if prim in runtime.per_device_primitives or prim in RUN_APART or passes.is_effectful(eqn):
       return True
     if eqn.params.get("axis_index_groups") is not None:
-      return True  # (the batching rules join whole axes: the runtime refuses groups clearly)
+      return True  # (vmap's rules refuse groups: the runtime's index groups join them)
     for sub in core.jaxprs_in_params(eqn.params):
       if prim in DEVICE_VARYING_CONTROL and runtime.meets_peers(sub):
         return True

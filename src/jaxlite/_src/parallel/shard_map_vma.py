@@ -75,6 +75,10 @@ def annotate(closed: ClosedJaxpr, in_vmas, mesh, manual, out_vmas=None) -> Close
     vmas = [_vma(a) for a in ins]
     kind, key = _RULES.get(eqn.primitive, (None, None))
     prim, params = eqn.primitive, eqn.params
+    if params.get("axis_index_groups") is not None and kind != "index":
+      # (from a check_vma=False body: psum refuses groups under check_vma) each group's
+      # result differs: it varies as its operand does, and psum_invariant has no groups
+      kind = "same"
     nested = _nested(eqn, ins, vmas, mesh, manual, pvary)
     if nested is not None:
       ins, params, outs = nested
@@ -257,14 +261,16 @@ def _with_vma(aval, vma):
   return aval.update(vma=vma) if isinstance(aval, core.ShapedArray) else aval
 
 
-def trace_typed(mesh, manual):
-  """A context manager: binds inside it are typed by TraceTyping (restores the outer typing)."""
+def trace_typed(mesh, manual, check_vma=True):
+  """A context manager: binds inside it are typed by TraceTyping, or with check_vma=False not
+  typed (a check_vma=False body inside a typed one is not, as in JAX); restores the outer
+  typing."""
   import contextlib
 
   @contextlib.contextmanager
   def ctx():
     saved = core.vma_typing
-    core.vma_typing = TraceTyping(mesh, manual)
+    core.vma_typing = TraceTyping(mesh, manual) if check_vma else None
     try:
       yield
     finally:

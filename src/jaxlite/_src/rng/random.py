@@ -14,7 +14,7 @@ import numpy as np
 
 from jaxlite._src.base import array as array_lib
 from jaxlite._src.base import core, dtypes
-from jaxlite._src.rng import prng
+from jaxlite._src.rng import prng, prng_threefry
 from jaxlite._src.base import primitive_kinds as pk
 from jaxlite._src.base.config import config
 from jaxlite._src.transforms.jit_function import internal_jit
@@ -161,7 +161,7 @@ def fold_in(key, data):
 
 def _as_uint32(data):
   if isinstance(data, (int, np.integer)) and not isinstance(data, np.uint32):
-    if not 0 <= int(data) <= prng._MASK32:
+    if not 0 <= int(data) <= prng_threefry._MASK32:
       raise OverflowError(f"Python integer {int(data)} out of bounds for uint32")
     return np.uint32(data)
   if isinstance(data, core.Array) and data.dtype == dtypes.uint32:
@@ -700,7 +700,7 @@ def _arange(n: int):
 @internal_jit(static_argnums=(2,))
 def _shuffle(key, x, axis):
   # Enough rounds of sorting by 32-bit keys that a key collision is as unlikely as 2**-32**3.
-  rounds = int(np.ceil(3 * np.log(max(1, x.size)) / np.log(prng._MASK32)))
+  rounds = int(np.ceil(3 * np.log(max(1, x.size)) / np.log(prng_threefry._MASK32)))
   lax = _lax_ns()
   for _ in range(rounds):
     key, subkey = _split2(key)

@@ -135,22 +135,26 @@ class Group:
     return dict(zip(self.axes, (int(c) for c in np.unravel_index(rank, sizes))))
 
 
-_groups: dict = {}  # (id(mesh), device index, axes, spans processes) -> (mesh, Group)
+_groups: dict = {}  # (id(mesh), device, axes, spans processes, index groups) -> (mesh, Group)
 
 
-def group_of(axes) -> Group:
-  """This device's group over mesh `axes` (the other axes' coordinates fixed); cached per
-  mesh, device and axes (a Group is never changed once made)."""
+def group_of(axes, index_groups=None) -> Group:
+  """This device's group over mesh `axes` (the other axes' coordinates fixed), or with
+  `index_groups` (JAX's axis_index_groups: a tuple of tuples of ranks along `axes`) the part of
+  it in the same index group as this device; cached per mesh, device, axes and index groups
+  (a Group is never changed once made)."""
   ctx = current_context()
   if ctx is None:
     raise NameError(f"unbound axis name: {axes[0]}")
   if type(axes) is not tuple:
     axes = tuple(axes)
-  key = (id(ctx.mesh), ctx.index, axes, ctx.mesh_spans_processes)
+  key = (id(ctx.mesh), ctx.index, axes, ctx.mesh_spans_processes, index_groups)
   hit = _groups.get(key)  # by identity: hashing a mesh costs more than the lookup
   if hit is not None and hit[0] is ctx.mesh:
     return hit[1]
   group = _make_group(ctx, axes)
+  if index_groups is not None:
+    group = _index_group(group, index_groups)
   if len(_groups) > 4096:
     _groups.clear()
   _groups[key] = (ctx.mesh, group)
@@ -173,6 +177,21 @@ def _make_group(ctx, axes) -> Group:
     if not group_exchange.spans_processes(layout):
       layout = None
   return Group(axes, size, rank, (axes, rest), layout)
+
+
+def _index_group(group, index_groups) -> Group:
+  """The members of `group` listed with this device's rank in `index_groups`, ranked in the
+  order listed (as XLA ranks a replica group's members: JAX's axis_index_groups)."""
+  if group.layout is not None:
+    raise NotImplementedError(
+        f"axis_index_groups={index_groups} over axes {group.axes}, whose devices span "
+        "processes: the SPMD runtime splits an axis into index groups within one process only")
+  members = next((g for g in index_groups if group.rank in g), None)
+  if members is None:
+    raise ValueError(f"axis_index_groups={index_groups} must list every index of axes "
+                     f"{group.axes} (of size {group.size}) exactly once; {group.rank} is "
+                     "missing")
+  return Group(group.axes, len(members), members.index(group.rank), group.key + (members,))
 
 
 class _Slot:

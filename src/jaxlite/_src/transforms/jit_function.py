@@ -454,14 +454,23 @@ class PjitFunction:
       bounded_put(self._fast_cache, key, runner)
     if not committed:
       out = runner(values)
-      return out if not devices.context_meshes else \
-          _place_off_mesh(self._get_entry(args, {})[0], out)
+      return out if not devices.context_meshes else self._place_fast_off_mesh(key, args, out)
     device = self._committed_device(arrays, args, {})
     if not devices.is_device(device):
       out = _call_sharded(self, args, {})
       if out is not _MISS:
         return out
     return _place_tree(runner(values), device)
+
+  def _place_fast_off_mesh(self, key, args, out):
+    """`_place_off_mesh` of a fast-path call under `jax.set_mesh`: which results name a mesh is
+    kept beside the runner, by its key (mesh-independent: the traced jaxpr decides), so a
+    repeat call does not look its cache entry up again (pytree flattening and all)."""
+    named = self._fast_cache.get((_OFF_MESH, key))
+    if named is None:
+      named = _outputs_name_mesh(self._get_entry(args, {})[0])
+      bounded_put(self._fast_cache, (_OFF_MESH, key), named)
+    return _replicate_off_mesh(out, named)
 
   def _deleted_arg_error(self, args, err):
     """JAX's error for a deleted argument on the all-Array path: warm (compiled for these
@@ -658,11 +667,23 @@ def _call_sharded(fn, args, kwargs):
 def _place_off_mesh(entry, out):
   """A call's results under `jax.set_mesh` on arguments on no mesh: those whose types name no
   mesh, by the mesh's flow through the traced jaxpr, are replicated as P() (array.py)."""
+  return _replicate_off_mesh(out, _outputs_name_mesh(entry))
+
+
+# The fast cache's key of a call's `_outputs_name_mesh` (beside its runner's, under `set_mesh`).
+_OFF_MESH = object()
+
+
+def _outputs_name_mesh(entry) -> list:
+  """Whether each result of a call on arguments on no mesh names a mesh in its type."""
   closed = entry.closed
+  return sharding_rules.jaxpr_outputs_name_mesh(closed, [False] * len(closed.jaxpr.invars))
+
+
+def _replicate_off_mesh(out, named):
   leaves = tree_util.tree_leaves(out)
-  if len(leaves) == len(closed.jaxpr.outvars):
-    array.replicate_off_mesh(leaves, sharding_rules.jaxpr_outputs_name_mesh(
-        closed, [False] * len(closed.jaxpr.invars)))
+  if len(leaves) == len(named):
+    array.replicate_off_mesh(leaves, named)
   return out
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from jaxlite._src.base import core
 from jaxlite._src.base import machine
 from jaxlite._src.base import primitive_kinds as kinds
-from jaxlite._src.rng import prng
+from jaxlite._src.rng import prng, prng_threefry
 from jaxlite._src.compiler import backend as backend_lib
 from jaxlite._src.compiler import fusion
 from jaxlite._src.compiler import numpy_codegen as tier0
@@ -244,7 +244,7 @@ def _build_threefry():
 
 
 THREEFRY_BITS32 = native.HotSwap(
-    lambda k0, k1, n: prng._bits_partitionable(k0, k1, 32, (n,)), _build_threefry,
+    lambda k0, k1, n: prng_threefry._bits_partitionable(k0, k1, 32, (n,)), _build_threefry,
     "threefry2x32", measure=False)  # one for every size; an integer hash: native always wins
 
 
@@ -270,7 +270,7 @@ def _hash_lines(indent: str, m: str) -> list:
   ks = ("k0", "k1", "k2")
   lines = []
   for i in range(5):
-    for r in prng._ROTATIONS[i % 2]:
+    for r in prng_threefry._ROTATIONS[i % 2]:
       lines += [f"{indent}x0 = (x0 + x1) & {m}",
                 f"{indent}x1 = (((x1 << np.uint64({r})) & {m}) | (x1 >> np.uint64({32 - r}))) ^ x0"]
     lines += [f"{indent}x0 = (x0 + {ks[(i + 1) % 3]}) & {m}",
@@ -341,14 +341,14 @@ THREEFRY_KEYS = {(per_key, xor): native.HotSwap(
 
 
 def _keys_hash(k0, k1, x0, x1, xor):
-  """prng's hook for batched keys: None (NumPy's hash) below KEYS_HASH_MIN hashes."""
+  """prng_threefry's hook for batched keys: None (NumPy's hash) below KEYS_HASH_MIN hashes."""
   if k0.size * max(x0.shape[-1], x1.shape[-1]) < KEYS_HASH_MIN:
     return None
   per_key = x0.ndim == 2 or x1.ndim == 2
   return THREEFRY_KEYS[per_key, bool(xor)](k0, k1, x0, x1, xor)
 
 
-prng.keys_hash_kernel = _keys_hash
+prng_threefry.keys_hash_kernel = _keys_hash
 
 # --- float32 tanh in tier 1's scan loops -------------------------------------------------------
 
