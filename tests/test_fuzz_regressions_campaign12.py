@@ -1,5 +1,5 @@
-"""Regressions for fuzz campaign 12's finds (issue 33: device seeds 505-740 all modes, grad
-seeds 759-), each checked against JAX 0.10.2: make_jaxpr text, dtypes, weak types and values are
+"""Regressions for fuzz campaigns 12 and 13's finds (issue 33: campaign 12, device seeds 505-740
+all modes, grad seeds 759-; campaign 13, device seeds 2000-2199 and 2200-), each checked against JAX 0.10.2: make_jaxpr text, dtypes, weak types and values are
 recorded in tests/data/campaign12_staged.json (so the test runs without JAX) and compared with
 the live JAX too where it is installed. Errors carry JAX's class and, where jaxlite words it the
 same, JAX's message.
@@ -46,6 +46,23 @@ CASES = [
     ("lambda x: (jnp.var(x, axis=1), x.var(axis=-1), jnp.std(x, axis=(0, 1)), x.std())",
      "(jnp.ones((2, 3)),)", False),
     ("lambda x: jnp.var(x, axis=[0], keepdims=True)", "(jnp.arange(6.0).reshape(2, 3),)", False),
+    # campaign 13, seed 2003: spacing steps with lax.nextafter toward an infinity weak like x
+    # (no promotion: a weak x stays weak until the final where)
+    ("lambda x: jnp.spacing(jnp.logaddexp(x, 0))", "(jnp.array([True, False]),)", False),
+    ("lambda x: jnp.spacing(x)", "(1.0,)", False),
+    ("lambda x: jnp.spacing(x)", "(jnp.array([0.0, -0.0, 1e-45, np.inf, np.nan]),)", False),
+    ("lambda x: jnp.spacing(x)", "(jnp.float16(1.0),)", False),
+    # seed 2010: kron expands dims as JAX does (nothing for 0-d operands), and jnp.reshape of a
+    # 0-d array to () is a reshape eqn (as lax.reshape's)
+    ("lambda x: jnp.kron(x, x)", "(jnp.float16(2.0),)", False),
+    ("lambda x: jnp.kron(x, 2.0)", "(jnp.ones(2),)", False),
+    ("lambda x, y: jnp.kron(x, y)", "(jnp.arange(6).reshape(2, 3), jnp.arange(4.0))", False),
+    ("lambda x: (jnp.reshape(x, ()), x.reshape(()), jnp.reshape(x, (1,)))", "(jnp.float32(1.0),)",
+     False),
+    # seed 2070: `.at[idx].multiply` of a bool array whose window x[idx] is empty stages no
+    # scatter (no dtype check), eagerly too
+    ("lambda x: x.at[jnp.array([0, -1, 2])].multiply(False, mode='drop')",
+     "(jnp.zeros((2, 0), bool),)", False),
 ]
 
 # (expression, JAX's exception class, JAX's message or None where jaxlite's words differ)
@@ -68,6 +85,9 @@ ERRORS = [
     ("jnp.linalg.norm(jnp.ones((2, 3)), axis=(0, -2))", "ValueError",
      "duplicate value in 'axis': (0, 0)"),
     ("jnp.linalg.norm(jnp.ones((2, 3)), ord=2, axis=(1, 1))", "TypeError", None),
+    ("jnp.zeros((0, 2), bool).at[jnp.array([0])].multiply(False)", "TypeError",
+     "mul does not accept dtype bool at position 0. Accepted dtypes at position 0 are subtypes "
+     "of integer, floating, complexfloating."),
 ]
 
 

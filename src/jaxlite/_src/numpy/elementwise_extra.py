@@ -215,12 +215,13 @@ def spacing(x, /):
   dt = _dtype(x)
   if dt.kind == "c":
     raise ValueError("jnp.spacing is not defined for complex inputs.")
-  inf = np.array(np.inf, dt)
+  # As JAX stages it: lax.nextafter (no promotion) toward an infinity weak like x, then x
+  # subtracted, so a weak x stays weak until the final where
+  inf = ew._const(x, np.inf)
   if dt == np.float16:  # JAX follows NumPy's float16 here: the step toward +inf
-    return uf.nextafter(x, inf) - x
-  # As JAX stages it: the step away from zero, and the signed smallest subnormal where that
-  # step is 0
-  step = uf.nextafter(x, uf.copysign(inf, x)) - x
+    return uf.subtract(lax.nextafter(x, inf), x)
+  # the step away from zero, and the signed smallest subnormal where that step is 0
+  step = uf.subtract(lax.nextafter(x, uf.copysign(inf, x)), x)
   zero_step = uf.equal(step, 0)
   smallest = uf.copysign(np.array(dtypes.finfo(dt).smallest_subnormal, dt), x)
   return lnp.where(zero_step, smallest, step)

@@ -96,9 +96,10 @@ def _eager_scatter(x, idx, y, ufunc, mode):
                           _adv_target_shape(out.shape, index, adv[0], adv[1].shape))
   except ValueError:
     return None  # the general path raises JAX's error
-  if out.size == 0 and adv is not None:
+  if out.size == 0 and adv is not None and y_b.size:
     # an array index is a scatter in JAX, whose bool combiner is rejected when it lowers, with
-    # nothing to update too (fuzz seed 1003); a size-0 slice stages none
+    # nothing to update too (fuzz seed 1003); an empty window (x[idx] of size 0) stages none
+    # (campaign 13, seed 2070)
     slicing_primitives.check_scatter_operand_dtype(_ARITHMETIC.get(ufunc), dtype)
   if out.size == 0:  # no position to update (even clip mode has none on a size-0 axis)
     return x

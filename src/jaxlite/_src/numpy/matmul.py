@@ -310,19 +310,19 @@ def vecmat(x1, x2, /, *, precision=None, preferred_element_type=None):
 @internal_jit(name="kron")
 def _kron(a, b):
   a, b = promote_dtypes(a, b)
-  a_shape, b_shape = tuple(shape_of(a)), tuple(shape_of(b))
-  nd = max(len(a_shape), len(b_shape))
-  a_shape = (1,) * (nd - len(a_shape)) + a_shape
-  b_shape = (1,) * (nd - len(b_shape)) + b_shape
-  # a's axes go to even positions and b's to odd ones; their product then merges pairwise.
-  wide = tuple(d for pair in zip(a_shape, b_shape) for d in pair)
-  a_wide = shape_prims.broadcast_in_dim_p.bind(
-      reshape(a, a_shape), shape=tuple(d if i % 2 == 0 else 1 for i, d in enumerate(wide)),
-      broadcast_dimensions=tuple(range(0, 2 * nd, 2)), sharding=None)
-  b_wide = shape_prims.broadcast_in_dim_p.bind(
-      reshape(b, b_shape), shape=tuple(d if i % 2 == 1 else 1 for i, d in enumerate(wide)),
-      broadcast_dimensions=tuple(range(1, 2 * nd, 2)), sharding=None)
-  return reshape(ew.mul_p.bind(a_wide, b_wide), tuple(x * y for x, y in zip(a_shape, b_shape)))
+  na, nb = len(shape_of(a)), len(shape_of(b))
+  # the lower rank gets leading unit axes; then a's axes go to even positions and b's to odd
+  # ones (expand_dims, as JAX stages it: nothing for 0-d operands); their product then merges
+  # pairwise
+  if na < nb:
+    a = shape_prims.expand_dims(a, tuple(range(nb - na)))
+  elif nb < na:
+    b = shape_prims.expand_dims(b, tuple(range(na - nb)))
+  nd = max(na, nb)
+  out_shape = tuple(x * y for x, y in zip(shape_of(a), shape_of(b)))
+  product = ew.mul_p.bind(shape_prims.expand_dims(a, tuple(range(1, 2 * nd, 2))),
+                          shape_prims.expand_dims(b, tuple(range(0, 2 * nd, 2))))
+  return reshape(product, out_shape)
 
 
 def kron(a, b):

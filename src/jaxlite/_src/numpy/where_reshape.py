@@ -118,8 +118,8 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None, out_sharding=
                                          dimensions=tuple(range(a.ndim))[::-1], sharding=None)
     return transpose(flipped)
   shape = _compute_newshape(a.shape, shape)
-  if tuple(shape) == tuple(a.shape) and out_sharding is None:
-    return a
+  if a.ndim and tuple(shape) == tuple(a.shape) and out_sharding is None:
+    return a  # (as lax.reshape: a 0-d array's reshape to () is an eqn, as JAX stages it)
   if out_sharding is not None:
     from jaxlite._src.sharding.rules import resolve_out_sharding
     out_sharding = resolve_out_sharding(out_sharding, fun_name="reshape")
