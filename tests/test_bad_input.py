@@ -280,7 +280,9 @@ ROWS = [
       r"'tuple' object cannot be interpreted as an integer",
       lambda m: m.jnp.argmax(O(m, (2, 2)), axis=(0, 1))),
     R("jnp.reductions", "var-ddof-str", "TypeError",
-      r"Value 'a' with type <class 'str'> is not a valid JAX type",
+      r"Error interpreting argument to <function _var at 0x[0-9a-f]+> as an abstract array\. "
+      r"The problematic value is of type <class 'str'> and was passed to the function at path "
+      r"correction\.",
       lambda m: m.jnp.var(O(m), ddof="a")),
     R("jnp.reductions", "percentile-method", "ValueError",
       r"method can only be 'linear', 'lower', 'higher', 'midpoint', 'nearest' or "
@@ -414,7 +416,9 @@ ROWS = [
       r"array_split: number sections must be larger than 0, got 0\.",
       lambda m: m.jnp.array_split(O(m), 0)),
     R("jnp.shape", "atleast-str", "TypeError",
-      r"atleast_1d requires ndarray or scalar arguments, got <class 'str'> at position 0",
+      r"Error interpreting argument to <function atleast_1d at 0x[0-9a-f]+> as an abstract "
+      r"array\. The problematic value is of type <class 'str'> and was passed to the function "
+      r"at path arys\[0\]\.",
       lambda m: m.jnp.atleast_1d("a")),
     R("jnp.shape", "meshgrid-indexing", "ValueError",
       r"Valid values for indexing are 'xy' and 'ij', got bogus",
@@ -1056,7 +1060,8 @@ ROWS = [
       r"one_hot: axis 5 is out of bounds for array of dimension 2",
       lambda m: m.nn.one_hot(O(m), 3, axis=5)),
     R("nn", "relu-str", "TypeError",
-      r"relu requires ndarray or scalar arguments, got <class 'str'> at position 0\.",
+      r"Error interpreting argument to custom_jvp_call as a JAX value\. The problematic value "
+      r"is of type <class 'str'> and was passed to custom_jvp_call at position 0\.",
       lambda m: m.nn.relu("a")),
     R("nn", "glu-odd", "AssertionError",
       r"axis size must be divisible by 2",

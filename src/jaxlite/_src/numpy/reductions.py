@@ -304,7 +304,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None, upca
 
 
 @internal_jit(static_argnames=("axis", "dtype", "keepdims"))
-def _var(a, ddof, axis=None, dtype=None, keepdims=False, where=None):
+def _var(a, correction, axis=None, dtype=None, keepdims=False, where=None):
   in_dtype = dtype_weak(a)[0]
   compute = _inexact(in_dtype) if dtype is None else dtype
   out_dtype = compute
@@ -324,7 +324,7 @@ def _var(a, ddof, axis=None, dtype=None, keepdims=False, where=None):
   kept = _keep_dims(count, axes) if keepdims and not isinstance(count, float) else count
   normalizer = ew.sub_p.bind(_literal_or_array(kept, norm_dtype)
                              if not isinstance(kept, float) else _literal(kept, norm_dtype),
-                             _strong(ddof, norm_dtype))
+                             _strong(correction, norm_dtype))
   total = _reduce("var", red.reduce_sum_p, squared, axis, keepdims, None, where, 0, _add)
   result = ew.div_p.bind(total, normalizer)
   if half:
@@ -361,13 +361,13 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
   """jnp.var: the mean squared deviation, divided by (count - ddof); nan when that is <= 0."""
   _check_no_out(out, "var")
   a = _as_array("var", a)
-  return _var(a, _ddof(ddof, correction), axis=_as_spelled(axis, len(shape_of(a))), dtype=_user_dtype(dtype, "var"),
-              keepdims=bool(keepdims), where=where)
+  return _var(a, _ddof(ddof, correction), axis=_as_spelled(axis, len(shape_of(a))),
+              dtype=_user_dtype(dtype, "var"), keepdims=bool(keepdims), where=where)
 
 
 @internal_jit(static_argnames=("axis", "dtype", "keepdims"))
-def _std(a, ddof, axis=None, dtype=None, keepdims=False, where=None):
-  return ew.sqrt_p.bind(_var(a, ddof, axis=axis, dtype=dtype, keepdims=keepdims, where=where))
+def _std(a, correction, axis=None, dtype=None, keepdims=False, where=None):
+  return ew.sqrt_p.bind(_var(a, correction, axis=axis, dtype=dtype, keepdims=keepdims, where=where))
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
@@ -375,7 +375,8 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
   """jnp.std: the square root of var."""
   _check_no_out(out, "std")
   a = _as_array("std", a)
-  return _std(a, _ddof(ddof, correction), axis=_as_spelled(axis, len(shape_of(a))), dtype=_user_dtype(dtype, "std"),
+  return _std(a, _ddof(ddof, correction), axis=_as_spelled(axis, len(shape_of(a))),
+              dtype=_user_dtype(dtype, "std"),
               keepdims=bool(keepdims), where=where)
 
 

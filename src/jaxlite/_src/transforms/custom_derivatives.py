@@ -11,6 +11,8 @@ import functools
 import inspect
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from jaxlite._src.base import core, dtypes, tree_util
 from jaxlite._src.base import linear_util as lu
 from jaxlite._src.base import primitive_kinds as pk
@@ -373,6 +375,7 @@ class custom_jvp(_CustomFunction):
       raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
     args = _resolve_args(self.fun, args, kwargs)
     if core.current_trace() is core.eval_trace:
+      _check_eager_leaves(args, self.nondiff_argnums, _custom_jvp_leaf_error)
       return self.fun(*args)
     # As in JAX, tracers among nondiff arguments are not differentiated through.
     args = tuple(tree_util.tree_map(_stop_tracer_gradient, a) if i in self.nondiff_argnums
@@ -381,6 +384,30 @@ class custom_jvp(_CustomFunction):
     flat_jvp = _flat_jvp(self.jvp, nondiff, in_tree, out_store, name, self.symbolic_zeros)
     outs = _CustomCall("jvp", fun, (flat_jvp,), self.symbolic_zeros, name).bind(flat)
     return tree_util.tree_unflatten(out_store["tree"], outs)
+
+
+# argument types an eager call passes on unchecked (the common case); anything else is
+# flattened and its leaves checked, as the custom_jvp_call/custom_vjp_call bind checks them
+_PLAIN_ARG_TYPES = frozenset({core.array_type, float, int, bool, complex, np.ndarray})
+
+
+def _check_eager_leaves(args, nondiff_argnums, error):
+  if all(type(a) in _PLAIN_ARG_TYPES for a in args):
+    return
+  diff = tuple(a for i, a in enumerate(args) if i not in nondiff_argnums)
+  for position, leaf in enumerate(tree_util.tree_leaves(diff)):
+    if not core.valid_jaxtype(leaf):
+      raise error(leaf, position)
+
+
+def _custom_jvp_leaf_error(leaf, position):
+  return TypeError(
+      "Error interpreting argument to custom_jvp_call as a JAX value. The problematic value is "
+      f"of type {type(leaf)} and was passed to custom_jvp_call at position {position}.\n")
+
+
+def _custom_vjp_leaf_error(leaf, position):
+  return TypeError(f"Argument {leaf!r} of type {type(leaf)} is not a valid JAX type")
 
 
 def _add(x, y):
@@ -662,6 +689,7 @@ class custom_vjp(_CustomFunction):
       raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
     args = _resolve_args(self.fun, args, kwargs)
     if core.current_trace() is core.eval_trace:
+      _check_eager_leaves(args, self.nondiff_argnums, _custom_vjp_leaf_error)
       return self.fun(*args)
     for i in self.nondiff_argnums:
       _check_for_tracers(args[i])

@@ -120,8 +120,9 @@ def _arg_path_str(keypath, fun):
   top, rest = keypath[0], keypath[1:]
   if getattr(top, "idx", None) == 0 and rest:
     idx = rest[0].idx
-    name = names[idx] if idx < len(names) else f"args[{idx}]"
-    return name + tree_util.keystr(rest[1:])
+    if idx >= len(names):  # a `*arys` parameter's entry: `arys[0]`, as JAX names it
+      return placement_arg_name(keypath, fun)
+    return names[idx] + tree_util.keystr(rest[1:])
   if rest:
     return tree_util.keystr(rest[:1]).strip("[]'") + tree_util.keystr(rest[1:])
   return tree_util.keystr(keypath)
