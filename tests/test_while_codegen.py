@@ -16,8 +16,10 @@ from conftest import configured, oracle, x64
 
 def _counter(jax):
   jnp, lax = jax.numpy, jax.lax
+  # two carries trading places each iteration (the carry's rebinding reads the old values)
   def f(n):
-    return lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * 3 + c[0]), (0, 1))
+    return lax.while_loop(lambda c: c[0] < n,
+                          lambda c: (c[0] + 1, c[2], c[1], c[3] * 3 + c[1]), (0, 1, 2, 5))
   return f, (np.int32(9),)
 
 
