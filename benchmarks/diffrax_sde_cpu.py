@@ -10,6 +10,10 @@ first call (trace, compile, run) and of a second call (run).
 Usage (the two interpreters and where the libraries are, as in ECO_ENV.md):
   python benchmarks/diffrax_sde_cpu.py --lite-python /work/venv-eco/bin/python \\
       --jax-python /work/venv/bin/python --jax-path /work/eco-jaxlibs
+`--lite-src DIR` (repeatable) runs a jaxlite column for each `src/` tree named (another
+checkout's, say: a change beside the tree before it), in the order given; by default this
+checkout's. `--repeat N` runs the jaxlite columns N times round robin and keeps each one's
+least CPU time.
 """
 import argparse
 import json
@@ -45,9 +49,9 @@ print(json.dumps({"import": c1 - c0, "first": c2 - c1, "second": c3 - c2,
 """
 
 
-def run_column(python: str, path: str, lite: bool) -> dict:
+def run_column(python: str, path: str, lite: bool, src: Path = SRC) -> dict:
   env = dict(os.environ, OPENBLAS_NUM_THREADS="1", JAX_PLATFORMS="cpu")
-  env["PYTHONPATH"] = (f"{SRC / 'jaxlite' / '_jax_shim'}{os.pathsep}{SRC}" if lite else path)
+  env["PYTHONPATH"] = (f"{src / 'jaxlite' / '_jax_shim'}{os.pathsep}{src}" if lite else path)
   out = subprocess.run([python, "-c", WORKLOAD], env=env, capture_output=True, text=True,
                        check=True)
   return json.loads(out.stdout.strip().splitlines()[-1])
@@ -58,16 +62,38 @@ def main() -> None:
   parser.add_argument("--lite-python", default=sys.executable)
   parser.add_argument("--jax-python", default=None, help="an interpreter with jax and diffrax")
   parser.add_argument("--jax-path", default="", help="PYTHONPATH for the JAX column")
+  parser.add_argument("--lite-src", action="append", type=Path, default=None,
+                      help="a jaxlite src/ tree to run (repeatable); default this checkout's")
+  parser.add_argument("--repeat", type=int, default=1,
+                      help="runs of each jaxlite column, round robin; the least CPU time counts "
+                           "(CPU time on a loaded machine still varies by ~5%% run to run)")
   args = parser.parse_args()
-  lite = run_column(args.lite_python, "", True)
-  print(f"jaxlite: steps {lite['steps']}, y(1) {lite['y1']:.10g}; CPU s: import "
-        f"{lite['import']:.2f}, first call {lite['first']:.2f}, second call {lite['second']:.2f}")
+  srcs = args.lite_src or [SRC]
+  runs = [[] for _ in srcs]
+  for _ in range(args.repeat):
+    for src, col in zip(srcs, runs):
+      col.append(run_column(args.lite_python, "", True, src.resolve()))
+  columns = []
+  for src, col in zip(srcs, runs):
+    lite = dict(col[0], first=min(r["first"] for r in col), second=min(r["second"] for r in col))
+    assert all((r["steps"], r["y1"]) == (lite["steps"], lite["y1"]) for r in col)
+    columns.append(lite)
+    each = "" if len(col) == 1 else " (runs: " + ", ".join(
+        f"{r['first']:.2f}/{r['second']:.2f}" for r in col) + ")"
+    print(f"jaxlite ({src}): steps {lite['steps']}, y(1) {lite['y1']!r}; CPU s: import "
+          f"{lite['import']:.2f}, first call {lite['first']:.2f}, second call "
+          f"{lite['second']:.2f}{each}")
+  for src, other in zip(args.lite_src[1:] if args.lite_src else [], columns[1:]):
+    print(f"{src} / {args.lite_src[0]} CPU time: first call "
+          f"{other['first'] / columns[0]['first']:.2f}x, second call "
+          f"{other['second'] / columns[0]['second']:.2f}x")
   if args.jax_python:
     jax = run_column(args.jax_python, args.jax_path, False)
     print(f"JAX:     steps {jax['steps']}, y(1) {jax['y1']:.10g}; CPU s: import "
           f"{jax['import']:.2f}, first call {jax['first']:.2f}, second call {jax['second']:.2f}")
-    print(f"jaxlite/JAX CPU time: first call {lite['first'] / jax['first']:.2f}x, "
-          f"second call {lite['second'] / jax['second']:.2f}x")
+    for src, lite in zip(srcs, columns):
+      print(f"jaxlite ({src}) / JAX CPU time: first call {lite['first'] / jax['first']:.2f}x, "
+            f"second call {lite['second'] / jax['second']:.2f}x")
 
 
 if __name__ == "__main__":

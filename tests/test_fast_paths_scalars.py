@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import x64
+from conftest import oracle, x64
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
@@ -114,6 +114,32 @@ def test_select_n_small_is_np_where(shape, dtype):
     scalar_which = np.bool_(True)
     _check_jit_matches_eager(lambda a, b: lax.select(scalar_which, a, b), a, b,
                              template="np.where(", kernel="select_n")
+
+
+def test_select_n_of_one_key_is_the_chosen_key():
+  # a 0-d predicate choosing one of two PRNG keys: the operand itself (no np.where over the
+  # key's fields), the same key data as eager and as JAX
+  keys = jax.random.split(jax.random.key(7))
+  for p in (True, False):
+    f = lambda p, a, b: lax.select(p, a, b)
+    src = _source(f, np.bool_(p), keys[0], keys[1])
+    assert " if " in src and "np.where(" not in src and "= _select_n" not in src, src
+    got = jax.random.key_data(jax.jit(f)(np.bool_(p), keys[0], keys[1]))
+    eager = jax.random.key_data(f(np.bool_(p), keys[0], keys[1]))
+    np.testing.assert_array_equal(got, eager)
+    np.testing.assert_array_equal(got, jax.random.key_data(keys[0 if p else 1]))
+
+
+def test_select_n_of_one_key_as_jax():
+  real = oracle()
+  for p in (True, False):
+    keys, rkeys = jax.random.split(jax.random.key(7)), real.random.split(real.random.key(7))
+    got = jax.jit(lambda p, a, b: jax.random.normal(lax.select(p, a, b)))(p, *keys)
+    want = real.jit(lambda p, a, b: real.random.normal(real.lax.select(p, a, b)))(p, *rkeys)
+    np.testing.assert_array_equal(jax.random.key_data(jax.jit(
+        lambda p, a, b: lax.select(p, a, b))(p, *keys)), real.random.key_data(real.jit(
+            lambda p, a, b: real.lax.select(p, a, b))(p, *rkeys)))
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
 
 
 def test_select_n_big_or_n_way_keeps_the_kernel():

@@ -29,6 +29,7 @@ TABLES = backend_lib.LoweringTables()
 # the life of the process, so a counter in the name grew the heap with each compile (issue 17).
 JAXPR_FN = "_jaxpr_fn"
 SCAN_FN = "_scan_fn"
+WHILE_FN = "_while_fn"
 
 
 def _const_value(x):
@@ -266,6 +267,53 @@ def scan_to_source(jaxpr, consts, num_consts, num_carry, reverse, fn_name="_scan
   return "\n".join(_quiet(lines, jaxpr.eqns, tables)), glob
 
 
+# --- while loops ---------------------------------------------------------------------------------
+
+def while_to_source(cond, cond_consts, body, body_consts, cond_nconsts, body_nconsts,
+                    fn_name=WHILE_FN, tables: backend_lib.LoweringTables = TABLES):
+  """(source, globals) of `fn(*cond_consts, *body_consts, *carry) -> carry`: the whole while
+  loop as one Python loop, the cond's and the body's eqns inlined, each one's loop-invariant eqns
+  hoisted above it. `cond` and `body` are optimized jaxprs sharing no var; the predicate is 0-d
+  (a batched one loops in `backend.while_python`). The lines are those `jaxpr_to_source` makes
+  of each, so every iteration computes what the cond's and the body's functions would."""
+  namer, glob, atom, counter = _source_context(body, body_consts)
+  for v, c in zip(cond.constvars, cond_consts):
+    glob[namer(v)] = _const_value(c)
+  carry = body.invars[body_nconsts:]
+  for cv, bv in zip(cond.invars[cond_nconsts:], carry):
+    namer.names[cv] = namer(bv)  # the cond reads the carry the body writes
+  c_hoisted, c_loop = passes.split_invariant(
+      cond.eqns, list(cond.constvars) + list(cond.invars[:cond_nconsts]))
+  b_hoisted, b_loop = passes.split_invariant(
+      body.eqns, list(body.constvars) + list(body.invars[:body_nconsts]))
+  pred = cond.outvars[0]
+  # One index space over every eqn, in the order the lines run, for the buffer reuse: a hoisted
+  # value read in the loop dies only there, and the loop's lines own only what an iteration
+  # makes afresh (never the carry, which the next iteration reads).
+  last_use = passes.last_uses(c_hoisted + b_hoisted + c_loop + b_loop, [pred, *body.outvars])
+  args = [namer(v) for v in (*cond.invars[:cond_nconsts], *body.invars[:body_nconsts], *carry)]
+  lines = [f"def {fn_name}({', '.join(args)}):"]
+  first = 0
+  for eqns, indent in ((c_hoisted, "  "), (b_hoisted, "  "), (c_loop, "    "), (b_loop, "    ")):
+    if eqns is c_loop:
+      lines.append("  while True:")
+    lines += _eqn_lines(eqns, first, last_use, namer, atom, glob, counter, indent, tables)
+    first += len(eqns)
+    if eqns is c_loop:
+      lines += [f"    if not {atom(pred)}:", "      break"]
+  names = [namer(v) for v in carry]
+  if names:
+    lines.append(f"    {', '.join(names)}, = {_tuple_source([atom(v) for v in body.outvars])}")
+  lines.append(f"  return {_tuple_source(names)}")
+  return "\n".join(_quiet(lines, cond.eqns + body.eqns, tables)), glob
+
+
+def _shares_vars(a: core.Jaxpr, b: core.Jaxpr) -> bool:
+  def own(j):
+    return {*j.constvars, *j.invars, *(v for e in j.eqns for v in e.outvars)}
+  return not own(a).isdisjoint(own(b))
+
+
 # --- the backend -----------------------------------------------------------------------------
 
 def _exec_source(src: str, glob: dict, name: str):
@@ -302,6 +350,26 @@ class NumpyBackend(backend_lib.Backend):
     jaxpr, consts = passes.optimize(closed)
     name = SCAN_FN
     src, glob = scan_to_source(jaxpr, consts, num_consts, num_carry, reverse, name, self.tables)
+    return _exec_source(src, glob, name)
+
+  def compiles_to_tier0(self, jaxpr: core.Jaxpr) -> bool:
+    """Whether `compile` makes tier 0's code (`jaxpr_to_source` over `self.tables`) of the
+    optimized `jaxpr`: a subclass with a code generator of its own answers for itself."""
+    return type(self).compile is NumpyBackend.compile
+
+  def compile_while(self, cond, body, cond_nconsts, body_nconsts):
+    """The whole loop as one generated function (`while_to_source`) where the cond and the body
+    each compile to tier 0's code here and the predicate is 0-d; else None (Python's loop over
+    the two compiled functions, `backend.while_python`)."""
+    if cond.out_avals[0].shape:
+      return None
+    cj, cconsts = passes.optimize(cond)
+    bj, bconsts = passes.optimize(body)
+    if not (self.compiles_to_tier0(cj) and self.compiles_to_tier0(bj)) or _shares_vars(cj, bj):
+      return None
+    name = WHILE_FN
+    src, glob = while_to_source(cj, cconsts, bj, bconsts, cond_nconsts, body_nconsts, name,
+                                self.tables)
     return _exec_source(src, glob, name)
 
   def to_device(self, host_value, device=None):

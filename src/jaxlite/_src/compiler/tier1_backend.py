@@ -414,6 +414,11 @@ class TiledBackend(tier0.NumpyBackend):
     fn.__jaxlite_kernels__ = []
     return fn
 
+  def compiles_to_tier0(self, jaxpr) -> bool:
+    # `_compile_program`'s tier-0 branch, where blas.adapt leaves the function as it is
+    return not tier_sizes.has_big_values(jaxpr, tiled_executor.SMALL_ELEMENTS) \
+        and not blas.threaded_products(jaxpr)
+
   def compile_donating(self, closed, donated):
     # Donated buffers are reused by tier 0's lines (between kernels, or the whole program when
     # nothing is tiled); fused kernels write into fresh buffers (the donated ones are still

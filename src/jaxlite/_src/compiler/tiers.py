@@ -75,6 +75,11 @@ class PendingTier1(tier0.NumpyBackend):
   def compile_donating(self, closed, donated):
     return self.compile(closed, donated)
 
+  def compiles_to_tier0(self, jaxpr) -> bool:
+    # `compile`'s tier-0 branch, where blas.adapt leaves the function as it is
+    return _TIER1_MODULE not in sys.modules and not _needs_tier1(jaxpr) \
+        and not blas.threaded_products(jaxpr)
+
 
 PENDING = PendingTier1()
 

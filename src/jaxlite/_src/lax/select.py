@@ -115,6 +115,12 @@ def _select_n_template(eqn):
   which = eqn.invars[0].aval
   if len(eqn.invars) == 3 and which.dtype == np.bool_ \
       and math.prod(which.shape) < _BITWISE_SELECT_MIN:
+    out = eqn.outvars[0].aval
+    if not which.shape and not out.shape and not isinstance(out.dtype, np.dtype):
+      # One PRNG key of two (a 0-d structured array): the chosen operand itself, where
+      # np.where promotes the key's fields on every call (~3 us, in diffrax's Brownian-tree
+      # loop every iteration). Generated code never writes into a value a select returned.
+      return "({2} if {0} else {1})"
     return "np.where({0}, {2}, {1})"
   return None
 

@@ -174,17 +174,22 @@ class NativeBackend(tier1.TiledBackend):
     return native.HotSwap(fallback, build, "scan")
 
   def compile_while(self, cond, body, cond_nconsts, body_nconsts):
-    """None (Python's loop), or where loops.ENABLED and both jaxprs have a native plan, a
-    HotSwap of Python's loop and the whole loop compiled in the background once hot."""
+    """Tier 0's whole loop where the cond and body are tier 0's code here (or None: Python's
+    loop), or where loops.ENABLED and both jaxprs have a native plan, a HotSwap of that and the
+    whole loop compiled in the background once hot."""
+    generated = super().compile_while(cond, body, cond_nconsts, body_nconsts)
     if not loops.ENABLED:
-      return None
+      return generated
     try:
       source, cconsts, bconsts = loops.while_source(cond, body, cond_nconsts, body_nconsts)
     except codegen.Unsupported:
-      return None
+      return generated
+
     def fallback(*args):
+      if generated is not None:
+        return generated(*args)
       return backend_lib.while_python(*args, cond_jaxpr=cond, body_jaxpr=body,
-                                    cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
+                                      cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
 
     def build():
       from jaxlite._src.compiler.native import cache
