@@ -63,6 +63,14 @@ CASES = [
     # scatter (no dtype check), eagerly too
     ("lambda x: x.at[jnp.array([0, -1, 2])].multiply(False, mode='drop')",
      "(jnp.zeros((2, 0), bool),)", False),
+    # local seed 2422: the nan reductions', count_nonzero's and ptp's jits key the axis as
+    # spelled too (axis=(0,) and axis=0: `nansum` and `nansum1`)
+    ("lambda x: (jnp.nansum(x, axis=(0,), keepdims=True), jnp.nansum(x, axis=0, keepdims=True),"
+     " jnp.ptp(x, 0), jnp.ptp(x, -2), jnp.nanvar(x, 1), jnp.nanvar(x, (1,)))",
+     "(jnp.array([[1.0, np.nan, 3.0], [4.0, 5.0, np.nan]]),)", False),
+    ("lambda x: (jnp.nanmax(x, -1), jnp.nanmean(x, (1, 0)), jnp.nanstd(x, 0),"
+     " jnp.count_nonzero(x, axis=(0, 1)))", "(jnp.array([[1.0, np.nan, 3.0], [4.0, 5.0, 0.0]]),)",
+     False),
 ]
 
 # (expression, JAX's exception class, JAX's message or None where jaxlite's words differ)
@@ -85,6 +93,12 @@ ERRORS = [
     ("jnp.linalg.norm(jnp.ones((2, 3)), axis=(0, -2))", "ValueError",
      "duplicate value in 'axis': (0, 0)"),
     ("jnp.linalg.norm(jnp.ones((2, 3)), ord=2, axis=(1, 1))", "TypeError", None),
+    # JAX's nan reductions and count_nonzero pass a list axis to their jit untouched
+    ("jnp.nansum(jnp.ones((2, 2)), axis=[0, 1])", "ValueError",
+     "Non-hashable static arguments are not supported. An error occurred while trying to hash "
+     "an object of type <class 'list'>, [0, 1]. The error was:\nTypeError: unhashable type: "
+     "'list'\n"),
+    ("jnp.count_nonzero(jnp.ones((2, 2)), axis=[0])", "ValueError", None),
     ("jnp.zeros((0, 2), bool).at[jnp.array([0])].multiply(False)", "TypeError",
      "mul does not accept dtype bool at position 0. Accepted dtypes at position 0 are subtypes "
      "of integer, floating, complexfloating."),

@@ -13,6 +13,7 @@ import numpy as np
 
 from jaxlite._src.base import core
 from jaxlite._src.base import dtypes
+from jaxlite._src.transforms.jit_arguments import hashable_static
 from jaxlite._src.transforms.jit_function import internal_jit
 from jaxlite._src.lax import elementwise as ew
 from jaxlite._src.lax import reductions as red
@@ -38,23 +39,28 @@ def _as_array(name, a):
 
 
 def reduction_axes(axis, ndim) -> tuple:
-  """`axis` (None, an int or a sequence) as a sorted tuple of non-negative axes."""
+  """`axis` (None, an int or a sequence) as a tuple of non-negative axes, in the caller's order
+  (as JAX's reductions stage them: `reduce_sum[axes=(1, 0)]` for `axis=(1, 0)`)."""
   if axis is None:
     return tuple(range(ndim))
   if isinstance(axis, (tuple, list, range)):  # (JAX takes a range too: sum(x, axis=range(2, n)))
     axes = tuple(_canonical_axis(a, ndim) for a in axis)
     if len(set(axes)) != len(axes):
       raise ValueError(f"duplicate value in 'axis': {tuple(axis)}")
-    return tuple(sorted(axes))
+    return axes
   return (_canonical_axis(axis, ndim),)
 
 
-def _as_spelled(axis, ndim):
+def _as_spelled(axis, ndim, tuple_lists=True):
   """`axis` checked against `ndim` but kept as the caller spelled it, for a jitted reduction's
   static argument (JAX's `_ensure_optional_axes`): `axis=1` and `axis=-1` are two cache entries
-  there, so a program using both prints two jaxprs (`_var`, `_var1`). The body canonicalizes."""
+  there, so a program using both prints two jaxprs (`_var`, `_var1`). The body canonicalizes.
+  Where JAX passes the axis on untouched (`tuple_lists=False`: the nan reductions,
+  count_nonzero) a list is its jit's unhashable static argument, a ValueError."""
   if axis is None:
     return None
+  if not tuple_lists and isinstance(axis, list):
+    hashable_static(axis)  # raises JAX's "Non-hashable static arguments" ValueError
   reduction_axes(axis, ndim)  # its errors, before the jit
   try:
     return operator.index(axis)
@@ -518,7 +524,7 @@ def _nan_reduction(name, reduce_fn, fill):
   def fn(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     _check_no_out(out, name)
     a = _as_array(name, a)
-    axis = None if axis is None else reduction_axes(axis, len(shape_of(a)))
+    axis = _as_spelled(axis, len(shape_of(a)), tuple_lists=False)
     return jitted(a, axis=axis, dtype=_user_dtype(dtype, name), keepdims=bool(keepdims),
                   initial=initial, where=where)
   fn.__name__ = fn.__qualname__ = name
@@ -561,7 +567,7 @@ def _nan_extremum(name, reduce_fn, fill):
   def fn(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     _check_no_out(out, name)
     a = _as_array(name, a)
-    axis = None if axis is None else reduction_axes(axis, len(shape_of(a)))
+    axis = _as_spelled(axis, len(shape_of(a)), tuple_lists=False)
     return jitted(a, axis=axis, keepdims=bool(keepdims), initial=initial, where=where)
   fn.__name__ = fn.__qualname__ = name
   fn.__doc__ = f"jnp.{name}: {name[3:]} ignoring NaNs (NaN where a slice is all NaN)."
@@ -589,7 +595,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
   """jnp.nanmean: the mean of the non-NaN elements."""
   _check_no_out(out, "nanmean")
   a = _as_array("nanmean", a)
-  axis = None if axis is None else reduction_axes(axis, len(shape_of(a)))
+  axis = _as_spelled(axis, len(shape_of(a)), tuple_lists=False)
   return _nanmean(a, axis=axis, dtype=_user_dtype(dtype, "nanmean"), keepdims=bool(keepdims),
                   where=where)
 
@@ -629,7 +635,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
   """jnp.nanvar: the variance of the non-NaN elements."""
   _check_no_out(out, "nanvar")
   a = _as_array("nanvar", a)
-  axis = None if axis is None else reduction_axes(axis, len(shape_of(a)))
+  axis = _as_spelled(axis, len(shape_of(a)), tuple_lists=False)
   return _nanvar(a, axis=axis, dtype=_user_dtype(dtype, "nanvar"), keepdims=bool(keepdims),
                  where=where, **_ddof_kwargs(ddof))
 
@@ -637,9 +643,9 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
   """jnp.nanstd: the square root of nanvar."""
   _check_no_out(out, "nanstd")
-  return _nanstd(_as_array("nanstd", a), axis=None if axis is None else reduction_axes(
-      axis, len(shape_of(a))), dtype=_user_dtype(dtype, "nanstd"), keepdims=bool(keepdims),
-      where=where, **_ddof_kwargs(ddof))
+  axis = _as_spelled(axis, len(shape_of(a)), tuple_lists=False)
+  return _nanstd(_as_array("nanstd", a), axis=axis, dtype=_user_dtype(dtype, "nanstd"),
+                 keepdims=bool(keepdims), where=where, **_ddof_kwargs(ddof))
 
 
 @internal_jit(static_argnames=("axis", "dtype", "keepdims"), name="nanstd")
@@ -681,7 +687,7 @@ def _count_nonzero(a, axis=None, keepdims=False):
 def count_nonzero(a, axis=None, keepdims=False):
   """jnp.count_nonzero: how many elements along `axis` are not zero."""
   a = _as_array("count_nonzero", a)
-  axis = None if axis is None else reduction_axes(axis, len(shape_of(a)))
+  axis = _as_spelled(axis, len(shape_of(a)), tuple_lists=False)
   return _count_nonzero(a, axis=axis, keepdims=bool(keepdims))
 
 
@@ -696,7 +702,7 @@ def ptp(a, axis=None, out=None, keepdims=False):
   _check_no_out(out, "ptp")
   a = _as_array("ptp", a)
   # (booleans: sub's TypeError, after max's ValueError for an empty reduction, as in JAX)
-  axis = None if axis is None else reduction_axes(axis, len(shape_of(a)))
+  axis = _as_spelled(axis, len(shape_of(a)))
   return _ptp(a, axis=axis, keepdims=bool(keepdims))
 
 

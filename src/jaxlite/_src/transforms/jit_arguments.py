@@ -247,7 +247,7 @@ def hashable_static(val):
   except TypeError as e:
     raise ValueError(
         "Non-hashable static arguments are not supported. An error occurred while trying to "
-        f"hash an object of type {type(val)}, {val!r}. The error was:\nTypeError: {e}") from None
+        f"hash an object of type {type(val)}, {val!r}. The error was:\nTypeError: {e}\n") from None
 
 def clear_arg_names() -> None:
   """Forgets the argument names kept per function (`jax.clear_caches`)."""
