@@ -101,3 +101,25 @@ def check_raises_as_jax(expr, cls, message):
   if jax is not None:
     theirs = outcome(expr, jax, jax.numpy)
     assert theirs[0] == cls and (message is None or theirs[1] == message), theirs
+
+
+def case_tests(cases, errors, data_path):
+  """The three tests every campaign's regression file runs, over its CASES (recorded in
+  `data_path`) and ERRORS: the record covers the cases; each case stages and computes as JAX
+  did; each bad input raises as JAX does. A module binds them to its own `test_*` names."""
+  import pytest
+  recorded = load(data_path)
+
+  def test_record_covers_the_cases():
+    assert [(c["fn"], c["args"], c["x64"]) for c in recorded] == [tuple(c) for c in cases]
+
+  @pytest.mark.parametrize("rec", recorded, ids=ids(recorded))
+  def test_staged_form_and_values_match_jax(rec):
+    check_staged(rec)
+
+  @pytest.mark.parametrize("expr,cls,message", errors, ids=[e[0] for e in errors])
+  def test_bad_input_raises_as_jax(expr, cls, message):
+    check_raises_as_jax(expr, cls, message)
+
+  return (test_record_covers_the_cases, test_staged_form_and_values_match_jax,
+          test_bad_input_raises_as_jax)

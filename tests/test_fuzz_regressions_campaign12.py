@@ -105,21 +105,8 @@ ERRORS = [
 ]
 
 
-_RECORDED = staged_records.load(_DATA)
-
-
-def test_record_covers_the_cases():
-  assert [(c["fn"], c["args"], c["x64"]) for c in _RECORDED] == [tuple(c) for c in CASES]
-
-
-@pytest.mark.parametrize("rec", _RECORDED, ids=staged_records.ids(_RECORDED))
-def test_staged_form_and_values_match_jax(rec):
-  staged_records.check_staged(rec)
-
-
-@pytest.mark.parametrize("expr,cls,message", ERRORS, ids=[e[0] for e in ERRORS])
-def test_bad_input_raises_as_jax(expr, cls, message):
-  staged_records.check_raises_as_jax(expr, cls, message)
+(test_record_covers_the_cases, test_staged_form_and_values_match_jax,
+ test_bad_input_raises_as_jax) = staged_records.case_tests(CASES, ERRORS, _DATA)
 
 
 @pytest.mark.parametrize("expr,path", [("jnp.clip(jnp.ones(3), (1, 'b'))", "min[1]"),
