@@ -60,7 +60,8 @@ def test_unhashable_static_arg():
     jf(1.0, [1])
   assert str(e.value) == (
       "Non-hashable static arguments are not supported. An error occurred while trying to hash "
-      "an object of type <class 'list'>, [1]. The error was:\nTypeError: unhashable type: 'list'")
+      "an object of type <class 'list'>, [1]. The error was:\nTypeError: unhashable type: 'list'\n")
+  # (JAX's message ends with that newline too)
 
 
 def test_non_array_argument():
