@@ -423,14 +423,8 @@ print(first, statistics.median(run() for _ in range(5)))
 def first_call_mlp():
   """The first call of a fresh jitted 3-layer MLP loss at the default tier, in a fresh process
   that imported only jaxlite (JAX's and torch's objects would make its garbage collections
-  theirs): the process's very first one, then the median of 5 more fresh functions.
-
-  The source tree's bytecode is compiled first, as `pip install` compiles an installed
-  package's: on a fresh checkout (the TPU host's copy) the first call would otherwise include
-  compiling the modules it imports lazily (0.07-0.08 s more on the loaded 2-core machine)."""
-  import compileall
+  theirs): the process's very first one, then the median of 5 more fresh functions."""
   import subprocess
-  compileall.compile_dir(str(HERE.parent / "src"), quiet=1)
   out = subprocess.check_output(
       [sys.executable, "-c", _FIRST_CALL.format(here=str(HERE))],
       env={**os.environ, "PYTHONPATH": str(HERE.parent / "src")})
