@@ -111,6 +111,18 @@ def run_json_program(program: str, mod: str, **env_vars) -> object:
   return json.loads(r.stdout.splitlines()[-1])
 
 
+_program_runs: dict = {}
+
+
+def run_json_program_once(program: str, mod: str, **env_vars) -> object:
+  """`run_json_program`, run once per (program, module, environment) in a test session: the
+  tests of one module read different keys of one run."""
+  key = (program, mod, tuple(sorted(env_vars.items())))
+  if key not in _program_runs:
+    _program_runs[key] = run_json_program(program, mod, **env_vars)
+  return _program_runs[key]
+
+
 def printed_output_tests(program: str, expected: dict, **env_vars):
   """The tests of a module that runs a documentation page's snippets in a fresh process
   (`program` prints the JSON of each case's printed output): jaxlite prints what JAX 0.10.2

@@ -14,7 +14,7 @@ import importlib.util
 import numpy as np
 import pytest
 
-from conftest import oracle, run_json_program
+from conftest import oracle, run_json_program_once
 
 _PROGRAM = r"""
 import json, sys
@@ -114,14 +114,8 @@ if __import__("os").environ.get("JAXLITE_BACKEND") != "numpy":
 print(json.dumps(out))
 """
 
-_runs: dict = {}
-
-
 def _run(mod, **env):
-  key = (mod, tuple(sorted(env.items())))
-  if key not in _runs:
-    _runs[key] = run_json_program(_PROGRAM, mod, **env)
-  return _runs[key]
+  return run_json_program_once(_PROGRAM, mod, **env)
 
 
 _BACKENDS = ["numpy"] + (["xla"] if importlib.util.find_spec("jaxlib") else [])

@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from conftest import oracle, run_json_program
+from conftest import oracle, run_json_program_once
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("jaxlib") is None,
                                 reason="the xla backend needs jaxlib")
@@ -84,14 +84,8 @@ out["pmap"] = np.asarray(jax.pmap(lambda v: lax.psum(v, "i"), axis_name="i")(
 print(json.dumps(out))
 """
 
-_runs: dict = {}
-
-
 def _run(mod, **env):
-  key = (mod, tuple(sorted(env.items())))
-  if key not in _runs:
-    _runs[key] = run_json_program(_PROGRAM, mod, **env)
-  return _runs[key]
+  return run_json_program_once(_PROGRAM, mod, **env)
 
 
 @pytest.fixture(scope="module")
