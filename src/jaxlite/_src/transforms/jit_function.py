@@ -339,9 +339,10 @@ class PjitFunction:
     run on the backend that owns the arguments' buffers and placed as the committed arguments
     are. Donation (DonatingPjitFunction) hooks in at `_plan`, `_ran_sharded` and `_run`."""
     if self._eager_direct:
-      if any(type(a) in _CHECKED_EAGERLY for a in args) \
-          or (kwargs and any(type(a) in _CHECKED_EAGERLY for a in kwargs.values())):
-        self._check_dynamic_leaves(args, kwargs)  # a str in a bound: JAX's jit's TypeError
+      for a in (args if not kwargs else (*args, *kwargs.values())):  # (a loop: hot path)
+        if type(a) in _CHECKED_EAGERLY:
+          self._check_dynamic_leaves(args, kwargs)  # a str in a bound: JAX's jit's TypeError
+          break
       return self._fun(*args, **kwargs)
     if self._sharded and not self._donates:  # donated buffers are planned first (below)
       fast = self._sharded_cache.get("mpi_fast")  # distributed/sharded_jit.py's _Fast
