@@ -117,10 +117,14 @@ KNOWN: list[Known] = [
         program=r"jnp\.full(_like)?\(",
         detail=r"^jax: .*\b-?\d+:[iu]\d+\[\]|^JAX's jit differs from JAX's eager"),
   Known("jax-float-cast-at-trace-initial", "JAX bug (as jax-float-cast-at-trace): a negative "
-        "float `initial` of an unsigned max/min is NumPy's wrapped value in JAX's jit and in "
-        "jaxlite, XLA's saturated 0 in JAX's eager run",
+        "float `initial` of an unsigned reduction (max/min, sum, prod; JAX's nan reductions "
+        "take it as a jit operand, saturated in both of its modes, as jaxlite's since campaign "
+        "14) is NumPy's wrapped value in JAX's jit and in jaxlite, XLA's saturated 0 in JAX's "
+        "eager run (campaign 14, seed 2663: jnp.prod(uint8[0, 3], axis=0, initial=-1.0) is "
+        "[0, 0, 0] in JAX's eager run and [4294967295, ...] under its jit; "
+        "test_reduction_initial_cast_documented_difference)",
         modes=("eager", "vmap"), kinds=("value",),
-        program=r"\.(max|min|amax|amin)\(.*initial=-\d.*uint"),
+        program=r"\.(max|min|amax|amin|sum|prod)\(.*initial=-\d.*uint"),
   Known("xla-half-logistic-rounding", "backend-dependent: XLA:CPU's bfloat16/float16 logistic "
         "is not correctly rounded (bfloat16 sigmoid(2.0) is 0.8828125, sigmoid(4.0) 0.984375; "
         "the correctly rounded values of 0.88079708 and 0.98201379 are 0.87890625 and "

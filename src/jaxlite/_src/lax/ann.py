@@ -41,7 +41,7 @@ def _approx_top_k_impl(operand, *, k, reduction_dimension, recall_target, is_max
   n = _out_size(core.get_aval(operand), k, reduction_dimension, aggregate_to_topk)
   # A stable sort of the negated keys puts ties in index order, as XLA's top-k does.
   keys = -x if is_max_k else x
-  idx = np.argsort(keys, axis=-1, kind="stable")[..., :n]
+  idx = np.argsort(sort_lib.orderable(keys), axis=-1, kind="stable")[..., :n]
   vals = np.take_along_axis(x, idx, axis=-1)
   return [np.moveaxis(vals, -1, reduction_dimension),
           np.moveaxis(idx.astype(np.int32), -1, reduction_dimension)]

@@ -595,8 +595,15 @@ def _abs_jvp(t, y, x):
 
 def _pow_jvp_lhs(t, y, x, z):
   dt = core.get_aval(y).dtype
+  integer_exponent = kind_of(core.get_aval(z).dtype) in "iu"
   x, z = cast(x, dt), cast(z, dt)
-  return _op.mul(t, _op.mul(z, _op.pow(x, _op.sub(z, _full_like(z, 1)))))
+  if not integer_exponent:
+    return _op.mul(t, _op.mul(z, _op.pow(x, _op.sub(z, _full_like(z, 1)))))
+  # JAX's rule for an integer exponent: the derivative is 0 where the exponent is 0, not
+  # 0 * x**-1 (NaN at x = 0, inf or NaN); operands made in JAX's order, for the same jaxpr
+  is_zero, zero = _op.eq(z, _const(z, 0)), _full_like(z, 0)
+  jac = _op.mul(_replace_zero(z), _op.pow(x, _op.sub(z, _full_like(z, 1))))
+  return _op.mul(t, _select(is_zero, zero, jac))
 
 
 def _pow_jvp_rhs(t, y, x, z):

@@ -36,17 +36,26 @@ def _sort_abstract(*operands, dimension, is_stable, num_keys):
   return list(operands)
 
 
+def orderable(x):
+  """`x` as NumPy orders it as XLA does. ml_dtypes' types (bfloat16, float8s, int4s: kind "V")
+  sort through their own compare function, and the ml_dtypes versions differ on where NaNs go
+  (a 13-core host's placed a bfloat16 NaN first); float32 holds each of their values exactly
+  and NumPy's float sort puts NaNs last."""
+  x = np.asarray(x)
+  return x.astype(np.float32) if x.dtype.kind == "V" else x
+
+
 def sort_permutation(keys, axis):
   """Indices that stably sort `keys` (primary first) along `axis`."""
   if len(keys) == 1:
-    return np.argsort(keys[0], axis=axis, kind="stable")
-  return np.lexsort(keys[::-1], axis=axis)
+    return np.argsort(orderable(keys[0]), axis=axis, kind="stable")
+  return np.lexsort([orderable(k) for k in keys[::-1]], axis=axis)
 
 
 def _sort_impl(*operands, dimension, is_stable, num_keys):
   _sort_abstract(*(core.get_aval(o) for o in operands), dimension=dimension,
                  is_stable=is_stable, num_keys=num_keys)
-  if len(operands) == 1:
+  if len(operands) == 1 and np.asarray(operands[0]).dtype.kind != "V":
     return [np.sort(operands[0], axis=dimension, kind="stable")]
   perm = sort_permutation(operands[:num_keys], dimension)
   return [np.take_along_axis(np.asarray(o), perm, axis=dimension) for o in operands]
@@ -122,7 +131,7 @@ def descending_permutation(x, axis):
   A stable ascending sort of the reversed array, read backwards, gives exactly that.
   """
   n = x.shape[axis]
-  asc = np.argsort(np.flip(x, axis), axis=axis, kind="stable")
+  asc = np.argsort(np.flip(orderable(x), axis), axis=axis, kind="stable")
   return (n - 1) - np.flip(asc, axis)
 
 

@@ -227,17 +227,6 @@ def spacing(x, /):
   return lnp.where(zero_step, smallest, step)
 
 
-def logaddexp2(x1, x2, /):
-  """Like jnp.logaddexp: plain primitives (JAX wraps them in a custom_jvp, not a jit)."""
-  check_arraylike("logaddexp2", x1, x2)
-  x1, x2 = promote_dtypes_inexact(x1, x2)
-  amax = uf.maximum(x1, x2)
-  delta = x1 - x2
-  ln2 = np.array(np.log(2), _dtype(amax))
-  out = amax + uf.log1p(uf.exp2(-uf.abs(delta))) / ln2
-  return ew.select_n_p.bind(uf.not_equal(delta, delta), out, x1 + x2)
-
-
 def _fill(value, dtype):
   """`asarray(value, dtype=dtype)` as JAX's nan_to_num takes its fills: a Python or NumPy number
   is a literal of `dtype`, an array or tracer is cast to it (and broadcasts in `where`)."""

@@ -526,8 +526,12 @@ def _normalize_index(i, size):
   dtype = dtype_weak(i)[0]
   if dtype.kind == "u":
     return i
-  # Weak scalars, as JAX's Python-int constants: a weak index stays weak through the add.
-  zero, n = dtypes.TypedInt(0, dtype), dtypes.TypedInt(size, dtype)
+  # 0 is a weak literal (JAX compares with `index < 0`); the size is lax._const(index, size):
+  # weak for a weak 0-d index, which stays weak, else a strong NumPy scalar of its dtype, so a
+  # weak index array comes out strong (and needs no conversion to the index dtype after)
+  weak_scalar = dtype_weak(i)[1] and not shape_of(i)
+  zero = dtypes.TypedInt(0, dtype)
+  n = dtypes.TypedInt(size, dtype) if weak_scalar else np.asarray(size, dtype)[()]
   negative = (i < 0) if isinstance(i, np.ndarray) else ew.lt_p.bind(i, zero)
   return ew.select_n_p.bind(asarg(negative), asarg(i), ew.add_p.bind(asarg(i), n))
 
@@ -601,9 +605,9 @@ def _gather(x, indexer, indices_are_sorted, unique_indices, mode, fill_value):
 
 def _zeros(dtype_and_weak, shape):
   dtype, weak = dtype_and_weak
-  zero = np.zeros((), dtype)[()]
   if core.current_trace() is core.eval_trace:
     return core.array_from_numpy(np.zeros(shape, dtype), weak)
+  zero = core.array_from_numpy(np.zeros((), dtype), weak) if weak else np.zeros((), dtype)[()]
   return lax_shape.broadcast_in_dim_p.bind(zero, shape=tuple(shape), broadcast_dimensions=(),
                                            sharding=None)
 
@@ -697,7 +701,11 @@ def _take_along_axis_impl(arr, indices, axis, mode, fill_value):
     return _zeros(dtype_weak(arr), out_shape)
   plan = _TakeAlongPlan(arr.shape, indices.shape, out_shape, axis)
   if mode != "promise_in_bounds":
-    indices = _normalize_index(indices, arr.shape[axis])
+    # JAX's index_dtype_for_axis_size: wrapped indices are first made a signed type that holds
+    # the axis size (int8 -1 + 200 must not overflow; uint8 is wrapped as int32 too)
+    size = arr.shape[axis]
+    wide = np.dtype(np.int64 if size > np.iinfo(np.int32).max else np.int32)
+    indices = _normalize_index(_convert_element_type(indices, wide, weak_type=False), size)
   gather_indices = plan.gather_indices(indices)
   gather_mode = "fill" if mode is None else mode
   return slicing.gather(arr, gather_indices, plan.dnums(), tuple(plan.slice_sizes),

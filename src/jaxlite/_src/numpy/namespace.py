@@ -20,9 +20,9 @@ from jaxlite._src.numpy.ufuncs import (  # noqa: F401
     greater, greater_equal, bitwise_and, bitwise_or, bitwise_xor, bitwise_not, bitwise_invert,
     invert, left_shift, right_shift, bitwise_left_shift, bitwise_right_shift, logical_and,
     logical_or, logical_xor, logical_not, absolute, abs, sign, square, reciprocal, isfinite,
-    isnan, isinf, isposinf, isneginf, log2, log10, logaddexp, deg2rad, rad2deg, radians,
-    degrees, round, around, rint, trunc, real, imag, signbit, copysign, hypot, heaviside,
-    fmax, fmin, sinc)
+    isnan, isinf, isposinf, isneginf, log2, log10, logaddexp, logaddexp2, deg2rad, rad2deg,
+    radians, degrees, round, around, rint, trunc, real, imag, signbit, copysign, hypot,
+    heaviside, fmax, fmin, sinc)
 from jaxlite._src.numpy.scalar_types import (  # noqa: F401
     bool_, bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32,
     float64, complex64, complex128, int_, uint, float_, complex_, generic, number, integer,
@@ -69,7 +69,7 @@ LAZY_SUBMODULES = ("fft", "linalg")
 __all__ = [n for n in dir() if not n.startswith("_") and n != "LAZY_SUBMODULES"]
 from jaxlite._src.numpy.elementwise_extra import (  # noqa: F401,E402
     acos, acosh, asin, asinh, atan, atan2, atanh, ComplexWarning, astype, copy, from_dlpack,
-    broadcast_shapes, frexp, ldexp, modf, gcd, lcm, fabs, spacing, logaddexp2, nan_to_num,
+    broadcast_shapes, frexp, ldexp, modf, gcd, lcm, fabs, spacing, nan_to_num,
     nancumsum, nancumprod, angle, i0, iscomplex, isreal, iscomplexobj, isrealobj, isscalar,
     iterable)
 from jaxlite._src.numpy.bits import packbits, unpackbits, bitwise_count  # noqa: F401,E402

@@ -526,10 +526,19 @@ def _nan_reduction(name, reduce_fn, fill):
     a = _as_array(name, a)
     axis = _as_spelled(axis, len(shape_of(a)), tuple_lists=False)
     return jitted(a, axis=axis, dtype=_user_dtype(dtype, name), keepdims=bool(keepdims),
-                  initial=initial, where=where)
+                  initial=_operand(name, initial), where=where)
   fn.__name__ = fn.__qualname__ = name
   fn.__doc__ = f"jnp.{name}: {name[3:]} treating NaNs as absent."
   return fn
+
+
+def _operand(name, initial):
+  """A nan reduction's `initial`: an operand of JAX's jit, so cast to the array's dtype inside
+  it as XLA casts (an unsigned nansum from initial=-1.0 starts at 0), eagerly too; a number
+  would be NumPy's cast (4294967295) in the eager body."""
+  if initial is None or isinstance(initial, core.Tracer):
+    return initial
+  return _as_array(name, initial)
 
 
 def _zero(dtype):
@@ -568,7 +577,8 @@ def _nan_extremum(name, reduce_fn, fill):
     _check_no_out(out, name)
     a = _as_array(name, a)
     axis = _as_spelled(axis, len(shape_of(a)), tuple_lists=False)
-    return jitted(a, axis=axis, keepdims=bool(keepdims), initial=initial, where=where)
+    return jitted(a, axis=axis, keepdims=bool(keepdims), initial=_operand(name, initial),
+                  where=where)
   fn.__name__ = fn.__qualname__ = name
   fn.__doc__ = f"jnp.{name}: {name[3:]} ignoring NaNs (NaN where a slice is all NaN)."
   return fn
@@ -710,6 +720,10 @@ def _average(a, axis=None, weights=None, returned=False, keepdims=False):
   from jaxlite._src.numpy.util import promote_dtypes_inexact
   from jaxlite._src.lax import convenience
   ndim = len(np.shape(a))
+  spelled = axis if isinstance(axis, (tuple, list, range)) or axis is None else (axis,)
+  if ndim == 0 and spelled:  # JAX's average checks its axes strictly (sum takes 0 of a 0-d)
+    raise ValueError(f"axis {operator.index(spelled[0])} is out of bounds for array of "
+                     "dimension 0")
   axes = () if axis is None else reduction_axes(axis, ndim)
   if weights is None:  # every weight 1
     check_arraylike("average", a)

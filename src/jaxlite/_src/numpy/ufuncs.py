@@ -475,63 +475,78 @@ def _per_part(z, fn):
   return ew.complex_p.bind(*fn(ew.real_p.bind(z), ew.imag_p.bind(z)))
 
 
+@internal_jit(inline=True)
 def logaddexp(x1, x2, /):
   x1, x2 = promote_args_inexact("logaddexp", x1, x2)
-  return _logaddexp_custom()(x1, x2)
+  return _logaddexp_custom(np.e)(x1, x2)
 
 
-def _logaddexp_value(x1, x2):
+@internal_jit(inline=True)
+def logaddexp2(x1, x2, /):
+  x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
+  return _logaddexp_custom(2)(x1, x2)
+
+
+def _logaddexp_value(x1, x2, base):
+  """log(base**x1 + base**x2) as JAX computes it: the max plus log1p of the smaller term (in
+  base 2 times 1/ln 2), NaNs and same-signed infinities through x1 + x2."""
+  exp = ew.exp_p if base == np.e else ew.exp2_p
+  scale = (lambda v: v) if base == np.e else (
+      lambda v: ew.mul_p.bind(ew._const(v, 1 / np.log(2)), v))
   amax = ew.max_p.bind(x1, x2)
   if np.issubdtype(dtype_weak(x1)[0], np.complexfloating):
-    # JAX's complex form: log1p(exp(x1 + x2 - 2 max)) added to the max (lexicographic on
-    # complex), its imaginary part wrapped into [-pi, pi]
+    # JAX's complex form: log1p(base**(x1 + x2 - 2 max)) added to the max (lexicographic on
+    # complex), its imaginary part wrapped into [-period, period]
     delta = ew.sub_p.bind(ew.add_p.bind(x1, x2), ew.mul_p.bind(amax, ew._const(amax, 2)))
-    out = ew.add_p.bind(amax, ew.log1p_p.bind(ew.exp_p.bind(delta)))
+    out = ew.add_p.bind(amax, scale(ew.log1p_p.bind(exp.bind(delta))))
     im = ew.imag_p.bind(out)
-    pi, two_pi, zero = ew._const(im, np.pi), ew._const(im, 2 * np.pi), ew._const(im, 0)
+    period = np.pi if base == np.e else np.pi / np.log(2)
+    pi, two_pi, zero = ew._const(im, period), ew._const(im, 2 * period), ew._const(im, 0)
     rem = ew.rem_p.bind(ew.add_p.bind(im, pi), two_pi)
     rem = ew.select_n_p.bind(ew.lt_p.bind(rem, zero), rem, ew.add_p.bind(rem, two_pi))
     return ew.complex_p.bind(ew.real_p.bind(out), ew.sub_p.bind(rem, pi))
   delta = ew.sub_p.bind(x1, x2)
   isnan = ew.ne_p.bind(delta, delta)
   both = ew.add_p.bind(x1, x2)  # NaNs, or infinities of the same sign
-  out = ew.add_p.bind(amax, ew.log1p_p.bind(ew.exp_p.bind(ew.neg_p.bind(ew.abs_p.bind(delta)))))
+  out = ew.add_p.bind(amax, scale(ew.log1p_p.bind(exp.bind(ew.neg_p.bind(ew.abs_p.bind(delta))))))
   return ew.select_n_p.bind(isnan, out, both)
 
 
-_LOGADDEXP = []
+_LOGADDEXP = {}  # base -> its custom_jvp function
 
 
-def _logaddexp_custom():
-  """jnp.logaddexp for real floats: a custom_jvp as in JAX (its jaxpr is a custom_jvp_call, and
-  at ties each operand's derivative is exp(x - out) = 1/2). The rule replaces +inf by 0 before
-  exp(x - out), as JAX does: d/dx logaddexp(inf, x) is then exp(x), JAX's answer (made on first
-  use: custom_derivatives imports jnp)."""
-  if not _LOGADDEXP:
+def _logaddexp_custom(base):
+  """jnp.logaddexp (base e) and logaddexp2 (base 2): custom_jvps as in JAX (their jaxprs are
+  custom_jvp_calls, and at ties each operand's derivative is base**(x - out) = 1/2). The rule
+  replaces +inf by 0 before base**(x - out), as JAX does: d/dx logaddexp(inf, x) is then exp(x),
+  JAX's answer (made on first use: custom_derivatives imports jnp)."""
+  if base not in _LOGADDEXP:
     from jaxlite._src.transforms.custom_derivatives import custom_jvp
+    from jaxlite._src.lax.namespace import full_like
 
     def logaddexp(x1, x2):
-      return _logaddexp_value(x1, x2)
+      return _logaddexp_value(x1, x2, base)
+    logaddexp.__name__ = logaddexp.__qualname__ = "logaddexp" if base == np.e else "logaddexp2"
     fn = custom_jvp(logaddexp)
-
-    from jaxlite._src.lax.namespace import full_like
+    exp = ew.exp_p if base == np.e else ew.exp2_p
 
     def replace_inf(x):
       re_x = ew.real_p.bind(x) if dtype_weak(x)[0].kind == "c" else x
       is_inf = ew.eq_p.bind(re_x, ew._const(re_x, np.inf))
-      zero = _strong_scalar(0, x) if not core.get_aval(x).shape else full_like(x, 0)
+      zero = full_like(x, 0)  # lax._zeros(x): weak like x
       return ew.select_n_p.bind(is_inf, x, zero)
 
-    def _logaddexp_jvp(primals, tangents):
+    def jvp(primals, tangents):
       (x1, x2), (t1, t2) = primals, tangents
       out = fn(x1, x2)
       with np.errstate(invalid="ignore"):  # -inf - -inf is NaN, as in JAX (no warning there)
-        d1 = ew.exp_p.bind(ew.sub_p.bind(replace_inf(x1), replace_inf(out)))
-        d2 = ew.exp_p.bind(ew.sub_p.bind(replace_inf(x2), replace_inf(out)))
+        d1 = exp.bind(ew.sub_p.bind(replace_inf(x1), replace_inf(out)))
+        d2 = exp.bind(ew.sub_p.bind(replace_inf(x2), replace_inf(out)))
         return out, ew.add_p.bind(ew.mul_p.bind(t1, d1), ew.mul_p.bind(t2, d2))
-    fn.defjvp(_logaddexp_jvp)
-    _LOGADDEXP.append(fn)
-  return _LOGADDEXP[0]
+    jvp.__name__ = jvp.__qualname__ = "_logaddexp_jvp" if base == np.e else "_logaddexp2_jvp"
+    fn.defjvp(jvp)
+    _LOGADDEXP[base] = fn
+  return _LOGADDEXP[base]
 
 
 def deg2rad(x, /):

@@ -699,14 +699,16 @@ def _place_tree(out, device):
 _CHECKED_EAGERLY = frozenset({list, tuple, dict, str})
 
 
-def internal_jit(fun=None, *, static_argnums=(), static_argnames=(), name=None):
-  """jit for jnp's own wrappers (`_where`, `clip`…): named eqns in jaxprs, cached forever."""
+def internal_jit(fun=None, *, static_argnums=(), static_argnames=(), name=None, inline=False):
+  """jit for jnp's own wrappers (`_where`, `clip`…): named eqns in jaxprs, cached forever.
+  `inline=True` (JAX's `jit(inline=True)` ufuncs): no jit eqn, but the trace is cached, so the
+  sub-jaxprs of two calls with one signature are one object (printed once, `let jaxpr = …`)."""
   if fun is None:
     return functools.partial(internal_jit, static_argnums=static_argnums,
-                             static_argnames=static_argnames, name=name)
+                             static_argnames=static_argnames, name=name, inline=inline)
   if name is not None:  # JAX's function of that name: errors show `<function clip at …>`
     fun.__name__ = fun.__qualname__ = name
-  wrapped = PjitFunction(fun, static_argnums, static_argnames, name=name)
+  wrapped = PjitFunction(fun, static_argnums, static_argnames, name=name, inline=inline)
   wrapped._eager_direct = True
   wrapped._fast_path = False
   return wrapped
