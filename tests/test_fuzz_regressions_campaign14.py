@@ -110,6 +110,21 @@ def test_sort_keys_of_ml_dtypes_are_float32():
   assert sort.orderable(np.ones(2, np.float16)).dtype == np.float16
 
 
+def test_pow_integer_exponent_jvp_broadcasts():
+  """Campaign 15 (local grad seed 5204): JAX's integer-exponent JVP broadcasts x and the
+  exponent to one shape (lax.pow stretches a size-1 operand); the new rule raised select_n's
+  shape TypeError there. Known answers: d/dx x**-1 = -x**-2; d/dx (x**0 + x**2) at 0 is 0."""
+  import jaxlite as jax
+  import jaxlite.numpy as jnp
+  x = jnp.array([7.0, 2.0])
+  g = jax.grad(lambda x: jnp.power(x, jnp.array([-1], jnp.int8)).sum())(x)
+  np.testing.assert_allclose(np.asarray(g), [-1 / 49, -1 / 4], rtol=1e-6)
+  g0 = jax.grad(lambda x: jnp.power(x, jnp.array([0, 2], jnp.int32)).sum())(jnp.float32(0.0))
+  assert float(g0) == 0.0
+  j = jax.jacfwd(lambda x: jnp.power(x, jnp.array([3], jnp.int32)))(x)
+  np.testing.assert_allclose(np.asarray(j), np.diag([3 * 49.0, 3 * 4.0]), rtol=1e-6)
+
+
 def test_reduction_initial_cast_documented_difference():
   """known_differences `jax-float-cast-at-trace-initial` (seeds 2628, 2663): a negative float
   `initial` of an unsigned reduction is NumPy's wrapped value in jaxlite (eager and jit) and in

@@ -600,7 +600,12 @@ def _pow_jvp_lhs(t, y, x, z):
   if not integer_exponent:
     return _op.mul(t, _op.mul(z, _op.pow(x, _op.sub(z, _full_like(z, 1)))))
   # JAX's rule for an integer exponent: the derivative is 0 where the exponent is 0, not
-  # 0 * x**-1 (NaN at x = 0, inf or NaN); operands made in JAX's order, for the same jaxpr
+  # 0 * x**-1 (NaN at x = 0, inf or NaN); operands made in JAX's order, for the same jaxpr,
+  # broadcast to one shape first (lax.pow stretches a size-1 operand)
+  xs, zs = core.get_aval(x).shape, core.get_aval(z).shape
+  if xs != zs:
+    shape = np.broadcast_shapes(xs, zs)
+    x, z = _maybe_broadcast(shape, x), _maybe_broadcast(shape, z)
   is_zero, zero = _op.eq(z, _const(z, 0)), _full_like(z, 0)
   jac = _op.mul(_replace_zero(z), _op.pow(x, _op.sub(z, _full_like(z, 1))))
   return _op.mul(t, _select(is_zero, zero, jac))
