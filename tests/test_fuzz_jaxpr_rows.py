@@ -147,7 +147,8 @@ def test_rows5_16_nan_reductions_jaxpr(case):
 
 
 def test_nan_reduction_out_of_range_axis_is_value_error():
-  with pytest.raises(ValueError, match="out-of-bounds"):
+  # JAX's own words (its nan reductions canonicalize the axis strictly)
+  with pytest.raises(ValueError, match="axis 0 is out of bounds for array of dimension 0"):
     jax.make_jaxpr(lambda x: jnp.nanmax(x, axis=0))(np.float16(2))
 
 

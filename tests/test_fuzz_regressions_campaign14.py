@@ -66,6 +66,20 @@ CASES = [
 
 # (expression, JAX's exception class, JAX's message)
 ERRORS = [
+    # campaign 15, local seed 5030: the nan reductions, count_nonzero and ptp canonicalize
+    # their axes strictly too
+    ("jnp.nanmean(jnp.bfloat16(-0.4), axis=0)", "ValueError",
+     "axis 0 is out of bounds for array of dimension 0"),
+    ("jnp.nansum(jnp.float32(1), axis=(0,))", "ValueError",
+     "axis 0 is out of bounds for array of dimension 0"),
+    ("jnp.nanmin(jnp.float32(1), axis=-1)", "ValueError",
+     "axis -1 is out of bounds for array of dimension 0"),
+    ("jnp.count_nonzero(jnp.float32(1), axis=0)", "ValueError",
+     "axis 0 is out of bounds for array of dimension 0"),
+    ("jnp.ptp(jnp.float32(1), axis=0)", "ValueError",
+     "axis 0 is out of bounds for array of dimension 0"),
+    ("jnp.nanvar(jnp.float32(1), axis=0)", "ValueError",
+     "axis 0 is out of bounds for array of dimension 0"),
     # local seed 3411: average's axes are checked strictly (a 0-d array has no axis 0)
     ("jnp.average(jnp.uint16(9), axis=0)", "ValueError",
      "axis 0 is out of bounds for array of dimension 0"),
@@ -123,6 +137,30 @@ def test_pow_integer_exponent_jvp_broadcasts():
   assert float(g0) == 0.0
   j = jax.jacfwd(lambda x: jnp.power(x, jnp.array([3], jnp.int32)))(x)
   np.testing.assert_allclose(np.asarray(j), np.diag([3 * 49.0, 3 * 4.0]), rtol=1e-6)
+
+
+def test_eager_vmap_product_with_a_batched_bool_is_a_select():
+  """Campaign 15 (local seed 5042): JAX's eager vmap runs the batched jnp.multiply as one XLA
+  program, whose simplifier makes `x * convert(b)` a select (NaN or inf times False is 0);
+  jaxlite's eager vmap multiplied (NaN). A bool broadcast into the batch is not rewritten by
+  XLA (NaN stays), nor is jaxlite's. Values and weak types are JAX 0.10.2's."""
+  import jaxlite as jax
+  import jaxlite.numpy as jnp
+  x = jnp.array([-0.75, 1.0])
+  r = jax.vmap(lambda v: jnp.logical_and(-0.0, v) * float("nan"))(x)
+  assert r.tolist() == [0.0, 0.0]
+  r = jax.vmap(lambda v: (v > 0) * float("inf"))(x)
+  assert r.tolist() == [0.0, float("inf")] and r.weak_type
+  r = jax.vmap(lambda v: (v > 0) * v)(x)
+  assert r.tolist() == [0.0, 1.0] and not r.weak_type
+  r = jax.vmap(lambda a, b: a * b, in_axes=(0, None))(x > 0, jnp.float32(np.inf))
+  assert r.tolist() == [0.0, float("inf")]
+  r = jax.vmap(lambda a, b: a * b, in_axes=(None, 0))(
+      jnp.array([True, False]), jnp.array([[np.inf, 1.0], [2.0, np.nan]]))
+  np.testing.assert_array_equal(np.asarray(r), [[np.inf, 0.0], [2.0, np.nan]])
+  # jit of the same vmap: the compiler pass rewrites `mul(convert(b), nan:f32[])` too
+  r = jax.jit(jax.vmap(lambda v: (v > 0) * float("inf")))(x)
+  assert r.tolist() == [0.0, float("inf")]
 
 
 def test_reduction_initial_cast_documented_difference():

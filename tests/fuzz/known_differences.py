@@ -73,7 +73,7 @@ KNOWN: list[Known] = [
         "jnp.asarray(False)` is 0.0, JAX's jit of `nan * (x != x)` for an integer x NaN (XLA "
         "folds the comparison first); jaxlite computes the select in every mode "
         "(test_mul_by_bool_documented_difference)",
-        kinds=("value",), program=r"float\('(nan|inf)'\) \* v\d",
+        kinds=("value",), program=r"float\('(nan|inf)'\) \* v\d|v\d \* float\('(nan|inf)'\)",
         detail=r"jax np\.float64\((0\.0|nan)\) jaxlite np\.float64\((nan|0\.0)\)|"
                r"values differ \(exact\)$"),
   Known("jax-reshape-unchecked-size", "JAX bug: lax.reshape to a different total size is not "

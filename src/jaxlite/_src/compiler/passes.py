@@ -289,6 +289,17 @@ def fold_scalar_broadcasts(jaxpr: Jaxpr) -> Jaxpr:
   return jaxpr.replace(eqns=eqns) if changed else jaxpr
 
 
+def _broadcast_eqn(v, aval, eqns):
+  """`v` (a scalar, or already of `aval`'s shape) at `aval`'s shape: a broadcast_in_dim eqn
+  appended to `eqns` where it is a scalar."""
+  if v.aval.shape == aval.shape:
+    return v
+  out = Var(core.ShapedArray(aval.shape, v.aval.dtype, weak_type=v.aval.weak_type))
+  eqns.append(core.JaxprEqn([v], [out], kinds.roles.broadcast_in_dim,
+                            {"shape": aval.shape, "broadcast_dimensions": (), "sharding": None}))
+  return out
+
+
 def select_for_bool_products(jaxpr: Jaxpr) -> Jaxpr:
   """`mul(a, convert_element_type(p))` with `p` a bool array becomes `select_n(p, 0, a)`, as
   XLA's algebraic simplifier computes it: `inf * False` is 0, not NaN, and `-2.0 * False` is
@@ -309,17 +320,15 @@ def select_for_bool_products(jaxpr: Jaxpr) -> Jaxpr:
         if p is not None and p.aval.shape == out.aval.shape:
           pred, other = p, e.invars[1 - i]
           break
-    if pred is None or other.aval.shape != out.aval.shape:
+    if pred is None or other.aval.shape not in (out.aval.shape, ()):
       eqns.append(e)
       continue
     zero = Literal(out.aval.dtype.type(0), core.ShapedArray((), out.aval.dtype,
                                                              weak_type=out.aval.weak_type))
     if out.aval.shape:
-      zeros = Var(out.aval)
-      eqns.append(core.JaxprEqn([zero], [zeros], kinds.roles.broadcast_in_dim,
-                                {"shape": out.aval.shape, "broadcast_dimensions": (),
-                                 "sharding": None}))
-      zero = zeros
+      # select_n takes cases of one shape: a scalar factor (vmap's `mul b nan:f32[]`) is
+      # broadcast as the zero is
+      zero, other = (_broadcast_eqn(v, out.aval, eqns) for v in (zero, other))
     eqns.append(core.JaxprEqn([pred, zero, other], [out], kinds.roles.select_n, {}))
     changed = True
   return jaxpr.replace(eqns=eqns) if changed else jaxpr

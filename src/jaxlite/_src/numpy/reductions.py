@@ -51,21 +51,33 @@ def reduction_axes(axis, ndim) -> tuple:
   return (_canonical_axis(axis, ndim),)
 
 
-def _as_spelled(axis, ndim, tuple_lists=True):
+def _as_spelled(axis, ndim, tuple_lists=True, strict_0d=None):
   """`axis` checked against `ndim` but kept as the caller spelled it, for a jitted reduction's
   static argument (JAX's `_ensure_optional_axes`): `axis=1` and `axis=-1` are two cache entries
   there, so a program using both prints two jaxprs (`_var`, `_var1`). The body canonicalizes.
   Where JAX passes the axis on untouched (`tuple_lists=False`: the nan reductions,
-  count_nonzero) a list is its jit's unhashable static argument, a ValueError."""
+  count_nonzero) a list is its jit's unhashable static argument, a ValueError; those (and
+  `strict_0d`: ptp) canonicalize strictly, so a 0-d array has no axis 0 (JAX's ValueError)."""
   if axis is None:
     return None
   if not tuple_lists and isinstance(axis, list):
     hashable_static(axis)  # raises JAX's "Non-hashable static arguments" ValueError
+  if (not tuple_lists if strict_0d is None else strict_0d) and ndim == 0:
+    _no_axis_of_0d(axis)
   reduction_axes(axis, ndim)  # its errors, before the jit
   try:
     return operator.index(axis)
   except TypeError:
     return tuple(operator.index(i) for i in axis)
+
+
+def _no_axis_of_0d(axis) -> None:
+  """JAX's error for an axis of a 0-d array where it canonicalizes strictly (the reductions
+  themselves take axis 0 of a 0-d array)."""
+  spelled = axis if isinstance(axis, (tuple, list, range)) else (axis,)
+  if spelled:
+    raise ValueError(f"axis {operator.index(spelled[0])} is out of bounds for array of "
+                     "dimension 0")
 
 
 def _canonical_axis(axis, ndim) -> int:
@@ -712,7 +724,7 @@ def ptp(a, axis=None, out=None, keepdims=False):
   _check_no_out(out, "ptp")
   a = _as_array("ptp", a)
   # (booleans: sub's TypeError, after max's ValueError for an empty reduction, as in JAX)
-  axis = _as_spelled(axis, len(shape_of(a)))
+  axis = _as_spelled(axis, len(shape_of(a)), strict_0d=True)
   return _ptp(a, axis=axis, keepdims=bool(keepdims))
 
 
@@ -720,10 +732,8 @@ def _average(a, axis=None, weights=None, returned=False, keepdims=False):
   from jaxlite._src.numpy.util import promote_dtypes_inexact
   from jaxlite._src.lax import convenience
   ndim = len(np.shape(a))
-  spelled = axis if isinstance(axis, (tuple, list, range)) or axis is None else (axis,)
-  if ndim == 0 and spelled:  # JAX's average checks its axes strictly (sum takes 0 of a 0-d)
-    raise ValueError(f"axis {operator.index(spelled[0])} is out of bounds for array of "
-                     "dimension 0")
+  if ndim == 0 and axis is not None:  # JAX's average checks its axes strictly
+    _no_axis_of_0d(axis)
   axes = () if axis is None else reduction_axes(axis, ndim)
   if weights is None:  # every weight 1
     check_arraylike("average", a)

@@ -167,7 +167,24 @@ def multiply(x, y, /):
     pred = np.asarray(pred_operand)
     out = array_lib.like(out, np.where(pred, out._value, out._value.dtype.type(0)),
                          out.weak_type)
+  elif x_bool != y_bool and _eager_batched(out, pred_operand):
+    # An eager vmap: JAX runs the batched jnp.multiply as one XLA program, the same select
+    # (where the bool is batched as the product is: a broadcast bool is not rewritten by XLA)
+    from jaxlite._src.numpy.where_reshape import where
+    out = where(pred_operand, out, 0)  # (a Python 0: the product keeps its weak type)
   return out
+
+
+def _eager_batched(out, pred) -> bool:
+  """Whether `out` and the bool `pred` are a vmap's tracers of one shape, batched, over
+  concrete arrays (an eager vmap: nothing is staged)."""
+  from jaxlite._src.interpreters.batching import BatchTracer
+  if not (isinstance(out, BatchTracer) and isinstance(pred, BatchTracer)
+          and pred._trace is out._trace and pred.aval.shape == out.aval.shape):
+    return False
+  while isinstance(out, BatchTracer):
+    out = out.val
+  return type(out) is core.array_type
 
 
 def true_divide(x, y, /):
