@@ -51,7 +51,7 @@ def reduction_axes(axis, ndim) -> tuple:
   return (_canonical_axis(axis, ndim),)
 
 
-def _as_spelled(axis, ndim, tuple_lists=True, strict_0d=None):
+def _as_spelled(axis, ndim, tuple_lists=True, strict_0d=False):
   """`axis` checked against `ndim` but kept as the caller spelled it, for a jitted reduction's
   static argument (JAX's `_ensure_optional_axes`): `axis=1` and `axis=-1` are two cache entries
   there, so a program using both prints two jaxprs (`_var`, `_var1`). The body canonicalizes.
@@ -62,7 +62,7 @@ def _as_spelled(axis, ndim, tuple_lists=True, strict_0d=None):
     return None
   if not tuple_lists and isinstance(axis, list):
     hashable_static(axis)  # raises JAX's "Non-hashable static arguments" ValueError
-  if (not tuple_lists if strict_0d is None else strict_0d) and ndim == 0:
+  if (strict_0d or not tuple_lists) and ndim == 0:
     _no_axis_of_0d(axis)
   reduction_axes(axis, ndim)  # its errors, before the jit
   try:
@@ -538,13 +538,13 @@ def _nan_reduction(name, reduce_fn, fill):
     a = _as_array(name, a)
     axis = _as_spelled(axis, len(shape_of(a)), tuple_lists=False)
     return jitted(a, axis=axis, dtype=_user_dtype(dtype, name), keepdims=bool(keepdims),
-                  initial=_operand(name, initial), where=where)
+                  initial=_initial_operand(name, initial), where=where)
   fn.__name__ = fn.__qualname__ = name
   fn.__doc__ = f"jnp.{name}: {name[3:]} treating NaNs as absent."
   return fn
 
 
-def _operand(name, initial):
+def _initial_operand(name, initial):
   """A nan reduction's `initial`: an operand of JAX's jit, so cast to the array's dtype inside
   it as XLA casts (an unsigned nansum from initial=-1.0 starts at 0), eagerly too; a number
   would be NumPy's cast (4294967295) in the eager body."""
@@ -589,7 +589,7 @@ def _nan_extremum(name, reduce_fn, fill):
     _check_no_out(out, name)
     a = _as_array(name, a)
     axis = _as_spelled(axis, len(shape_of(a)), tuple_lists=False)
-    return jitted(a, axis=axis, keepdims=bool(keepdims), initial=_operand(name, initial),
+    return jitted(a, axis=axis, keepdims=bool(keepdims), initial=_initial_operand(name, initial),
                   where=where)
   fn.__name__ = fn.__qualname__ = name
   fn.__doc__ = f"jnp.{name}: {name[3:]} ignoring NaNs (NaN where a slice is all NaN)."

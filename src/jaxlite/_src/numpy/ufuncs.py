@@ -504,28 +504,40 @@ def logaddexp2(x1, x2, /):
   return _logaddexp_custom(2)(x1, x2)
 
 
-def _logaddexp_value(x1, x2, base):
+class _Base:
+  """What logaddexp in one base uses: its exponential, the factor on log1p (1/ln 2 in base 2),
+  the imaginary period complex results wrap into, and the names JAX's jaxprs show."""
+
+  def __init__(self, exp, inv_log, period, name):
+    self.exp, self.inv_log, self.period, self.name = exp, inv_log, period, name
+
+  def scale(self, v):
+    return v if self.inv_log is None else ew.mul_p.bind(ew._const(v, self.inv_log), v)
+
+
+_BASES = {np.e: _Base(ew.exp_p, None, np.pi, "logaddexp"),
+          2: _Base(ew.exp2_p, 1 / np.log(2), np.pi / np.log(2), "logaddexp2")}
+
+
+def _logaddexp_value(x1, x2, b):
   """log(base**x1 + base**x2) as JAX computes it: the max plus log1p of the smaller term (in
   base 2 times 1/ln 2), NaNs and same-signed infinities through x1 + x2."""
-  exp = ew.exp_p if base == np.e else ew.exp2_p
-  scale = (lambda v: v) if base == np.e else (
-      lambda v: ew.mul_p.bind(ew._const(v, 1 / np.log(2)), v))
   amax = ew.max_p.bind(x1, x2)
   if np.issubdtype(dtype_weak(x1)[0], np.complexfloating):
     # JAX's complex form: log1p(base**(x1 + x2 - 2 max)) added to the max (lexicographic on
     # complex), its imaginary part wrapped into [-period, period]
     delta = ew.sub_p.bind(ew.add_p.bind(x1, x2), ew.mul_p.bind(amax, ew._const(amax, 2)))
-    out = ew.add_p.bind(amax, scale(ew.log1p_p.bind(exp.bind(delta))))
+    out = ew.add_p.bind(amax, b.scale(ew.log1p_p.bind(b.exp.bind(delta))))
     im = ew.imag_p.bind(out)
-    period = np.pi if base == np.e else np.pi / np.log(2)
-    pi, two_pi, zero = ew._const(im, period), ew._const(im, 2 * period), ew._const(im, 0)
+    pi, two_pi, zero = (ew._const(im, v) for v in (b.period, 2 * b.period, 0))
     rem = ew.rem_p.bind(ew.add_p.bind(im, pi), two_pi)
     rem = ew.select_n_p.bind(ew.lt_p.bind(rem, zero), rem, ew.add_p.bind(rem, two_pi))
     return ew.complex_p.bind(ew.real_p.bind(out), ew.sub_p.bind(rem, pi))
   delta = ew.sub_p.bind(x1, x2)
   isnan = ew.ne_p.bind(delta, delta)
   both = ew.add_p.bind(x1, x2)  # NaNs, or infinities of the same sign
-  out = ew.add_p.bind(amax, scale(ew.log1p_p.bind(exp.bind(ew.neg_p.bind(ew.abs_p.bind(delta))))))
+  smaller = b.exp.bind(ew.neg_p.bind(ew.abs_p.bind(delta)))
+  out = ew.add_p.bind(amax, b.scale(ew.log1p_p.bind(smaller)))
   return ew.select_n_p.bind(isnan, out, both)
 
 
@@ -540,27 +552,26 @@ def _logaddexp_custom(base):
   if base not in _LOGADDEXP:
     from jaxlite._src.transforms.custom_derivatives import custom_jvp
     from jaxlite._src.lax.namespace import full_like
+    b = _BASES[base]
 
     def logaddexp(x1, x2):
-      return _logaddexp_value(x1, x2, base)
-    logaddexp.__name__ = logaddexp.__qualname__ = "logaddexp" if base == np.e else "logaddexp2"
+      return _logaddexp_value(x1, x2, b)
+    logaddexp.__name__ = logaddexp.__qualname__ = b.name
     fn = custom_jvp(logaddexp)
-    exp = ew.exp_p if base == np.e else ew.exp2_p
 
     def replace_inf(x):
       re_x = ew.real_p.bind(x) if dtype_weak(x)[0].kind == "c" else x
       is_inf = ew.eq_p.bind(re_x, ew._const(re_x, np.inf))
-      zero = full_like(x, 0)  # lax._zeros(x): weak like x
-      return ew.select_n_p.bind(is_inf, x, zero)
+      return ew.select_n_p.bind(is_inf, x, full_like(x, 0))  # lax._zeros(x): weak like x
 
     def jvp(primals, tangents):
       (x1, x2), (t1, t2) = primals, tangents
       out = fn(x1, x2)
       with np.errstate(invalid="ignore"):  # -inf - -inf is NaN, as in JAX (no warning there)
-        d1 = exp.bind(ew.sub_p.bind(replace_inf(x1), replace_inf(out)))
-        d2 = exp.bind(ew.sub_p.bind(replace_inf(x2), replace_inf(out)))
+        d1 = b.exp.bind(ew.sub_p.bind(replace_inf(x1), replace_inf(out)))
+        d2 = b.exp.bind(ew.sub_p.bind(replace_inf(x2), replace_inf(out)))
         return out, ew.add_p.bind(ew.mul_p.bind(t1, d1), ew.mul_p.bind(t2, d2))
-    jvp.__name__ = jvp.__qualname__ = "_logaddexp_jvp" if base == np.e else "_logaddexp2_jvp"
+    jvp.__name__ = jvp.__qualname__ = f"_{b.name}_jvp"
     fn.defjvp(jvp)
     _LOGADDEXP[base] = fn
   return _LOGADDEXP[base]
