@@ -42,7 +42,7 @@ def run(case, m, np_):
       text = str(m.make_jaxpr(f)(*a))
       out = f(*a)
     outs = m.tree_util.tree_leaves(out)
-    return text, [dict(dtype=str(o.dtype), shape=list(o.shape), weak=bool(o.weak_type),
+    return text, [dict(dtype=str(o.dtype), shape=list(o.shape), weak=bool(getattr(o, "weak_type", False)),
                        values=_flat_values(o)) for o in outs]
   finally:
     m.config.update("jax_enable_x64", old)

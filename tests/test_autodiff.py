@@ -444,6 +444,25 @@ def test_integer_inputs_get_float0_cotangents_and_tangents():
   assert t.dtype == jax.dtypes.float0
 
 
+def test_integer_outputs_float0_tangents_staged_and_unravelled_as_jax():
+  # JAX 0.10.2: a jvp's float0 zero of a non-scalar integer output is staged as
+  # `broadcast_in_dim (b'',):float0[]`; jacfwd casts it to the output's dtype (int32 zeros)
+  x = jnp.ones((2, 3))
+  text = str(jax.make_jaxpr(lambda x: jax.jvp(lambda x: x.astype(int), (x,), (x,)))(x))
+  assert text == ("{ lambda ; a:f32[2,3]. let\n"
+                  "    b:i32[2,3] = convert_element_type[new_dtype=int32 weak_type=False] a\n"
+                  "    c:float0[2,3] = broadcast_in_dim (b'',):float0[]\n"
+                  "  in (b, c) }")
+  for jac in (jax.jacfwd(lambda x: x.astype(int)), jax.jit(jax.jacfwd(lambda x: x.astype(int)))):
+    j = jac(jnp.ones(2))
+    assert j.dtype == jnp.int32 and j.shape == (2, 2) and not j.any()
+  ji, jf = jax.jacfwd(lambda x: (x.astype(int), x * 2))(jnp.ones(2))
+  assert ji.dtype == jnp.int32 and jf.dtype == jnp.float32
+  np.testing.assert_array_equal(jf, 2 * np.eye(2))
+  _, t = jax.vmap(lambda x: jax.jvp(lambda x: x.astype(int), (x,), (x,)))(x)
+  assert t.dtype == jax.dtypes.float0 and t.shape == (2, 3)
+
+
 def test_symbolic_zeros_reach_outputs_as_zeros():
   f = lambda x, y: (x * 2.0, jnp.cos(3.0))
   _, (tx, ty) = jax.jvp(f, (1.0, 2.0), (1.0, 0.0))

@@ -1,5 +1,6 @@
 """Regressions for fuzz campaign 14's finds (issue 33: device seeds 2600-2799 and 3000-3199 all
-modes, 3201-3399 and 4001-4199 grad; local seeds 3400- all modes and 3600- grad), each checked
+modes, 3201-3399 and 4001-4199 grad; local seeds 3400- all modes and 3600- grad) and of the later
+campaigns (15: local seeds 5000-; 16: device seeds 6000-6399 all modes, 6400- grad), each checked
 against JAX 0.10.2: make_jaxpr text, dtypes, weak types and values are recorded in
 tests/data/campaign14_staged.json (so the test runs without JAX) and compared with the live JAX
 too where it is installed. Errors carry JAX's class and message.
@@ -62,6 +63,13 @@ CASES = [
     ("lambda x: jnp.power(x, lax.convert_element_type(x, jnp.int32))", "(1.5,)", False),
     ("lambda x: jax.vmap(jax.grad(lambda x: lax.pow(x, 3)))(x)", "(jnp.array([0.0, -2.0]),)",
      False),
+    # campaign 16, device seed 6033: top_k with k = 0 of a non-empty operand still gathers its
+    # (empty) tangent, so the cotangent upstream is an instantiated zero: 0 * NaN is NaN, and
+    # 0 / x's cotangent -0.0, as in JAX
+    ("jax.grad(lambda x: jnp.sum(lax.top_k(jnp.fmod(0, x), 0)[0]))",
+     "(jnp.zeros(1, jnp.bfloat16),)", False),
+    ("jax.grad(lambda x: jnp.sum(lax.top_k(0 / x, 0)[0]))", "(jnp.ones((2, 3)),)", False),
+    ("lambda x: jax.jvp(lambda x: lax.top_k(x, 0), (x,), (x,))", "(jnp.ones((2, 3)),)", False),
 ]
 
 # (expression, JAX's exception class, JAX's message)

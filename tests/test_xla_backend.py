@@ -258,6 +258,29 @@ def test_mulhi_and_unstack(on_xla):
     np.testing.assert_array_equal(np.asarray(p), F[:, i])
 
 
+def test_float0_zeros_stay_on_the_host(on_xla):
+  # an integer output's zero tangent is float0, which no device holds (JAX keeps it host-side):
+  # eager ops on it (vmap's broadcast to the batch) run on NumPy, jit and jacfwd cast it
+  x = jnp.ones((2, 3))
+  y, t = jaxlite.vmap(lambda x: jaxlite.jvp(lambda x: x.astype(int), (x,), (x,)))(x)
+  assert t.dtype == jaxlite.dtypes.float0 and t.shape == (2, 3) and y.dtype == jnp.int32
+  j = jaxlite.jit(jaxlite.jacfwd(lambda x: x.astype(int)))(jnp.ones(2))
+  assert j.dtype == jnp.int32 and j.shape == (2, 2) and not np.asarray(j).any()
+
+
+def test_empty_gather_wider_than_its_operand(on_xla):
+  # top_k's JVP gathers its tangent with slice size 1 even on a size-0 axis (JAX's rule, which
+  # lets empty starts through); StableHLO rejects that gather, so nothing gathered lowers to
+  # zeros, as JAX lowers it
+  for shape, k in [((0,), 0), ((2, 0), 0), ((0, 3), 2)]:
+    x = jnp.ones(shape)
+    (v, _), (t, _) = jaxlite.jit(lambda x, k=k: jaxlite.jvp(lambda x: lax.top_k(x, k), (x,),
+                                                            (x,)))(x)
+    assert t.shape == v.shape == shape[:-1] + (k,)
+  g = jaxlite.jit(jaxlite.grad(lambda x: jnp.sum(lax.top_k(0 / x, 0)[0])))(jnp.ones((2, 3)))
+  assert np.asarray(g).tolist() == [[-0.0] * 3] * 2 and np.signbit(np.asarray(g)).all()
+
+
 # --- the lowering API ---------------------------------------------------------------------------
 
 def test_element_and_tensor_types():

@@ -97,6 +97,10 @@ class CustomVJPException(Exception):
 def zeros_like_aval(aval):
   """A zero array of type `aval`: a scalar constant broadcast (one eqn when traced)."""
   if aval.dtype == dtypes.float0:
+    if aval.shape and core.staging_trace(core.current_trace()) is not None:
+      # staged as JAX stages it (`broadcast_in_dim (b'',):float0[]`), not a captured const
+      return pk.roles.broadcast_in_dim.bind(np.zeros((), dtypes.float0), shape=tuple(aval.shape),
+                                            broadcast_dimensions=(), sharding=None)
     return np.zeros(aval.shape, dtypes.float0)
   if extended_dtypes.has_rules(aval.dtype):  # its own zero (flax's fp8 meta dtype: -inf)
     return _extended_zeros(aval)

@@ -32,6 +32,8 @@ def convert_value(x, new_dtype):
     return x
   if new_dtype == dtypes.float0:
     return np.zeros(x.shape, dtypes.float0)
+  if old == dtypes.float0:  # a zero tangent of an integer value (jacfwd's unravel casts it)
+    return np.zeros(x.shape, new_dtype)
   if new_dtype == np.bool_:
     return x != 0
   if old.kind == "c" and new_dtype.kind != "c":

@@ -662,8 +662,8 @@ def _rem_jvp_x(t, x, y):
 
 
 def _rem_jvp_y(t, x, y):
-  q = _op.div(x, y)
-  return _op.mul(_op.neg(t), _op.mul(_op.sign(q), _op.floor(_op.abs(q))))
+  # the quotient twice, as JAX's rule stages it (its jaxpr is JAX's; compiling dedups it)
+  return _op.mul(_op.neg(t), _op.mul(_op.sign(_op.div(x, y)), _op.floor(_op.abs(_op.div(x, y)))))
 
 
 def _atan2_jvp(num):

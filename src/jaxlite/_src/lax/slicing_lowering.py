@@ -83,6 +83,8 @@ def _bool_attr(b) -> str:
 def gather_rule(ctx, operand, indices, *, dimension_numbers, slice_sizes, indices_are_sorted,
                 unique_indices, mode, fill_value):
   dn = dimension_numbers
+  if 0 in ctx.aval_out.shape:  # nothing gathered: StableHLO rejects a slice wider than an
+    return ctx.zeros(ctx.aval_out.shape, ctx.aval_out.dtype)  # empty operand (JAX's rule too)
   out = ctx.op("stablehlo.gather", [operand, indices], ctx.aval_out,
                {"dimension_numbers": gather_dnums_text(dn, len(indices.shape) - 1),
                 "indices_are_sorted": _bool_attr(indices_are_sorted),

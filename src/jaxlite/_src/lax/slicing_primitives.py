@@ -325,7 +325,7 @@ def _gather_abstract(operand, indices, *, dimension_numbers, slice_sizes, indice
                     f"{len(dn.start_index_map)} but the index vector dimension of indices "
                     f"has size {indices.shape[-1]}.")
   for d, (s, n) in enumerate(zip(slice_sizes, operand.shape)):
-    if not 0 <= s <= n:
+    if 0 not in indices.shape and not 0 <= s <= n:  # no starts: no slice to fit (JAX's rule)
       raise TypeError(f"Slice size at index {d} in gather op is out of range, must be within "
                       f"[0, {n} + 1), got {s}.")
   for d in dn.collapsed_slice_dims + dn.operand_batching_dims:

@@ -168,25 +168,18 @@ batching.primitive_batchers[top_k_p] = _top_k_batcher
 
 # --- autodiff: tangents follow the values to their sorted places ---------------------------------
 
-def take_along(t, perm, axis):
-  """`t` reordered along `axis` by the index array `perm` (one gather; differentiable in `t`)."""
+def _gather_along(t, indices, axis):
+  """`t`'s entries at `indices` along `axis` (an index array of t's shape but that axis), the
+  other axes as gather batching dims: JAX's top_k JVP, so that its jaxpr is JAX's."""
   from jaxlite._src.lax import slicing
-  from jaxlite._src.lax.creation import iota_p
-  from jaxlite._src.lax.shape import broadcast_in_dim_p, concatenate_p
-  shape = core.get_aval(perm).shape
-  if 0 in shape and core.get_aval(t).shape == shape:
-    return t  # nothing to reorder (and a gather's slice size 1 does not fit a size-0 axis)
-  dt = core.get_aval(perm).dtype
-  cols = []
-  for d in range(len(shape)):
-    idx = perm if d == axis else iota_p.bind(dtype=dt, shape=shape, dimension=d, sharding=None)
-    cols.append(broadcast_in_dim_p.bind(idx, shape=shape + (1,),
-                                        broadcast_dimensions=tuple(range(len(shape))),
-                                        sharding=None))
-  indices = cols[0] if len(cols) == 1 else concatenate_p.bind(*cols, dimension=len(shape))
-  dn = slicing.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=tuple(range(len(shape))),
-                                      start_index_map=tuple(range(len(shape))))
-  return slicing.gather_p.bind(t, indices, dimension_numbers=dn, slice_sizes=(1,) * len(shape),
+  from jaxlite._src.lax.shape import reshape_p
+  shape = core.get_aval(indices).shape
+  batch_dims = tuple(d for d in range(len(shape)) if d != axis)
+  dn = slicing.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,),
+                                      start_index_map=(axis,), operand_batching_dims=batch_dims,
+                                      start_indices_batching_dims=batch_dims)
+  starts = reshape_p.bind(indices, new_sizes=shape + (1,), dimensions=None, sharding=None)
+  return slicing.gather_p.bind(t, starts, dimension_numbers=dn, slice_sizes=(1,) * len(shape),
                                indices_are_sorted=False, unique_indices=False,
                                mode=slicing.GatherScatterMode.PROMISE_IN_BOUNDS, fill_value=None)
 
@@ -224,10 +217,9 @@ def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
 def _top_k_jvp(primals, tangents, *, k, axis):
   values, indices = top_k_p.bind(*primals, k=k, axis=axis)
   (t,) = tangents
-  if 0 in core.get_aval(values).shape:  # nothing selected (k = 0 or an empty batch): no gather
-    return [values, indices], [ad.Zero.from_primal_value(values),
-                               ad.Zero.from_primal_value(indices)]
-  t_values = take_along(t, indices, axis)
+  # k = 0 still gathers (nothing), as JAX's: its transpose is an instantiated zero cotangent,
+  # so a NaN factor upstream makes the gradient NaN as in JAX
+  t_values = _gather_along(t, indices, axis % len(core.get_aval(values).shape))
   return [values, indices], [t_values, ad.Zero.from_primal_value(indices)]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite._src.base import core
+from jaxlite._src.base import core, dtypes
 from jaxlite._src.base import devices as devices_lib
 from jaxlite._src.base import errors
 from jaxlite._src.base.config import config
@@ -103,6 +103,8 @@ def route(primitive, args, params):
       if type(d) is devices_lib.CpuDevice:
         on_host_device = True
       aval = core.get_aval(a)
+      if aval.dtype == dtypes.float0:  # symbolic zeros' host arrays: no device holds float0
+        return NotImplemented
       if lowering.is_ref_aval(aval):  # a Ref: the executable reads and writes back its buffer
         vals.append(a)
         sig.append(aval)
