@@ -70,6 +70,18 @@ CASES = [
      "(jnp.zeros(1, jnp.bfloat16),)", False),
     ("jax.grad(lambda x: jnp.sum(lax.top_k(0 / x, 0)[0]))", "(jnp.ones((2, 3)),)", False),
     ("lambda x: jax.jvp(lambda x: lax.top_k(x, 0), (x,), (x,))", "(jnp.ones((2, 3)),)", False),
+    # found while triaging 6033: a jvp's float0 zero of an integer output is staged as a
+    # broadcast_in_dim; the Jacobians stage their basis as jnp.eye does, split it and their
+    # result with one `split`, and keep the basis pieces' casts (JAX's jaxprs); jacfwd casts
+    # an integer output's float0 zeros to its dtype
+    ("lambda x: jax.jvp(lambda x: jnp.argmax(x, axis=0), (x,), (x,))", "(jnp.ones((2, 3)),)",
+     False),
+    ("jax.jacfwd(lambda x: jnp.sin(x))", "(jnp.ones(2),)", False),
+    ("jax.jacfwd(lambda x, y: jnp.sin(x) * y, argnums=(0, 1))", "(jnp.ones(2), 2.0)", False),
+    ("jax.jacrev(lambda x, y: (x * y, y), argnums=(0, 1))", "(jnp.ones(2), 3.0)", False),
+    ("jax.hessian(lambda x: jnp.sum(jnp.sin(x)))", "(jnp.array([0.5, 1.0]),)", False),
+    ("jax.jacfwd(lambda x: {'a': x[0] * x, 'b': x.astype(int)})", "(jnp.array([2.0, 3.0]),)",
+     False),
 ]
 
 # (expression, JAX's exception class, JAX's message)

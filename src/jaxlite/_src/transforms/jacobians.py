@@ -10,9 +10,10 @@ import numpy as np
 
 from jaxlite._src.compat import traceback_util
 from jaxlite._src.base import core, dtypes, tree_util
+from jaxlite._src.lax import casts, elementwise
 from jaxlite._src.lax import elementwise_functions as lax_fns
 from jaxlite._src.lax import shape as lax_shape
-from jaxlite._src.lax import slicing
+from jaxlite._src.lax.creation import iota_p
 from jaxlite._src.transforms.ad_api import (
     _argnums_partial, _as_array, _check_argnums, _check_input_dtype_revderiv,
     _check_output_dtype_revderiv, jvp, vjp)
@@ -26,38 +27,52 @@ def _vmap(fun, **kw):
 
 
 def _std_basis(pytree):
-  """An identity matrix split over `pytree`'s leaves: leaf i gets shape (n,) + leaf.shape."""
+  """An identity matrix split over `pytree`'s leaves: leaf i gets shape (n,) + leaf.shape.
+  Staged, it is built from iotas as jnp.eye stages it (JAX's jaxpr); eagerly, by NumPy."""
   leaves = tree_util.tree_leaves(pytree)
   n = sum(int(np.prod(np.shape(x), dtype=np.int64)) for x in leaves)
   dt = dtypes.result_type(*leaves) if leaves else np.float32
-  eye = np.eye(n, dtype=dt)
-  return _unravel(pytree, 1, eye)
+  if core.staging_trace(core.current_trace()) is None:
+    return _unravel(pytree, 1, np.eye(n, dtype=dt))
+  int_t = dtypes.default_int_dtype()
+  rows = iota_p.bind(dtype=int_t, shape=(n, n), dimension=0, sharding=None)
+  cols = iota_p.bind(dtype=int_t, shape=(n, n), dimension=1, sharding=None)
+  mask = elementwise.eq_p.bind(elementwise.add_p.bind(rows, dtypes.TypedInt(0, int_t)), cols)
+  eye = casts.convert_element_type_p.bind(mask, new_dtype=np.dtype(dt), weak_type=False)
+  return _unravel(pytree, 1, eye, staged_cast=True)
 
 
-def _unravel(pytree, axis, arr, example=None):
+def _unravel(pytree, axis, arr, example=None, staged_cast=False):
   """Splits `arr`'s axis over `pytree`'s leaves, each piece reshaped to hold a leaf's shape
-  and cast to the dtype and weak type of `example` (of the leaf when None), as JAX does."""
+  and cast to the dtype and weak type of `example` (of the leaf when None), as JAX does (one
+  `split`, then a reshape where the shape changes and a cast; `staged_cast`: see
+  _possible_downcast)."""
   leaves, treedef = tree_util.tree_flatten(pytree)
   arr_shape = tuple(np.shape(arr))
   axis %= len(arr_shape)
-  parts, start = [], 0
-  for leaf in leaves:
-    size = int(np.prod(np.shape(leaf), dtype=np.int64))
+  sizes = [int(np.prod(np.shape(leaf), dtype=np.int64)) for leaf in leaves]
+  if isinstance(arr, np.ndarray):
+    pieces = np.split(arr, np.cumsum(sizes[:-1]), axis=axis)
+  else:
+    pieces = lax_shape.split_p.bind(arr, sizes=tuple(np.int64(n) for n in sizes), axis=axis)
+  parts = []
+  for leaf, piece in zip(leaves, pieces):
     shape = arr_shape[:axis] + tuple(np.shape(leaf)) + arr_shape[axis + 1:]
-    if isinstance(arr, np.ndarray):
-      piece = np.take(arr, np.arange(start, start + size), axis=axis).reshape(shape)
-    else:
-      piece = slicing.slice_in_dim(arr, start, start + size, axis=axis)
-      piece = lax_shape.reshape(piece, shape)
-    parts.append(_possible_downcast(piece, leaf if example is None else example))
-    start += size
+    piece = piece.reshape(shape) if isinstance(piece, np.ndarray) else \
+        lax_shape.reshape(piece, shape)
+    parts.append(_possible_downcast(piece, leaf if example is None else example, staged_cast))
   return tree_util.tree_unflatten(treedef, parts)
 
 
-def _possible_downcast(x, example):
+def _possible_downcast(x, example, staged_cast=False):
+  """`x` cast to `example`'s dtype and weak type. With `staged_cast` a tracer's cast is staged
+  even when it changes nothing: JAX's basis pieces carry a sharding spec that never equals the
+  piece's own (`P([None], ...)`), so its jaxpr keeps those casts and forwards the others."""
   ex = core.get_aval(_as_array(example))
   if np.dtype(x.dtype).kind == "c" and ex.dtype.kind != "c":
     x = lax_fns.real(x) if not isinstance(x, np.ndarray) else x.real
+  if staged_cast and isinstance(x, core.Tracer):
+    return casts.convert_element_type_p.bind(x, new_dtype=ex.dtype, weak_type=bool(ex.weak_type))
   return lax_fns._convert_element_type(x, ex.dtype, ex.weak_type)
 
 
