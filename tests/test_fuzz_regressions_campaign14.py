@@ -82,6 +82,14 @@ CASES = [
     ("jax.hessian(lambda x: jnp.sum(jnp.sin(x)))", "(jnp.array([0.5, 1.0]),)", False),
     ("jax.jacfwd(lambda x: {'a': x[0] * x, 'b': x.astype(int)})", "(jnp.array([2.0, 3.0]),)",
      False),
+    # and the gradient through cond/switch: the branches' residuals share slots by type, a slot
+    # the taken branch does not fill is `empty2` (broadcast); `jnp.int32(x)` is asarray (no
+    # `copy` eqn)
+    ("jax.grad(lambda x: lax.cond(x[0] > 0, jnp.sin, jnp.cos, x).sum())", "(jnp.arange(3.0),)",
+     False),
+    ("jax.grad(lambda x: lax.switch(jnp.int32(x[0]) % 3, [lambda v: v * v[0], "
+     "lambda v: jnp.sin(v) * 2, lambda v: v ** 3], x).sum())", "(jnp.arange(1.0, 4.0),)", False),
+    ("lambda x: (jnp.int32(x), jnp.float32(x), jnp.bool_(x))", "(jnp.arange(2.0),)", False),
 ]
 
 # (expression, JAX's exception class, JAX's message)

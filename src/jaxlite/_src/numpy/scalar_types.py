@@ -19,8 +19,9 @@ class _ScalarMeta(type):
     return not cls == other
 
   def __call__(cls, x):
-    from jaxlite._src.numpy.creation import array
-    return array(x, dtype=cls.dtype)
+    # asarray, as JAX's: a traced value of the type stays itself (no `copy` eqn)
+    from jaxlite._src.numpy.creation import asarray
+    return asarray(x, dtype=cls.dtype)
 
   def __instancecheck__(cls, instance):
     return isinstance(instance, cls.dtype.type)

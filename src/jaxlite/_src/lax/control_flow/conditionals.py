@@ -18,7 +18,9 @@ from jaxlite._src.interpreters import ad, batching, linearize
 from jaxlite._src.transforms.call_primitives import as_traceable_arg
 from jaxlite._src.lax import elementwise_functions as lax
 from jaxlite._src.lax import shape as shape_prims
+from jaxlite._src.base.memory_space import MemorySpace
 from jaxlite._src.lax.control_flow import common
+from jaxlite._src.lax.identity_ops import empty2
 from jaxlite._src.lax.control_flow import lowering as cf_lowering
 
 _NO_OPERAND = object()
@@ -130,8 +132,9 @@ def _spread_tangents(present, nonzeros, avals) -> list:
 
 
 def _cond_linearize(primals, tangents, *, branches):
-  """Reverse mode: a primal cond that also returns every branch's residuals (zeros for the
-  branches not taken), then a linear cond of the tangents that reads them."""
+  """Reverse mode: a primal cond that also returns the branches' residuals (slots shared by
+  type across branches, unspecified where the taken branch fills none), then a linear cond of
+  the tangents that reads them."""
   index, ops, op_t = primals[0], primals[1:], tangents[1:]
   nonzeros = tuple(not common.is_zero(t) for t in op_t)
   primal_branches, tangent_branches, out_nz = common.memo(
@@ -145,31 +148,63 @@ def _cond_linearize(primals, tangents, *, branches):
   return primal_out, _spread_tangents(t_out, out_nz, branches[0].out_avals)
 
 
+def _merged_residual_slots(res_avals):
+  """One list of residual slots for all branches and each branch's slot indices: a branch's
+  k-th residual of a type takes the k-th slot of that type, so branches share slots by type
+  (JAX's merge: [x], [y], [x, x] -> slots [x, y, x], indices [[0], [1], [0, 2]])."""
+  def tagged(avals):
+    seen = {}
+    out = []
+    for a in avals:
+      key = (tuple(a.shape), a.dtype, a.weak_type)
+      out.append((key, seen.setdefault(key, 0)))
+      seen[key] += 1
+    return out
+  tags = [tagged(avals) for avals in res_avals]
+  slot_of, slots = {}, []
+  for branch_tags, avals in zip(tags, res_avals):
+    for tag, aval in zip(branch_tags, avals):
+      if tag not in slot_of:
+        slot_of[tag] = len(slots)
+        slots.append(aval)
+  return slots, [[slot_of[t] for t in branch_tags] for branch_tags in tags]
+
+
+def _unspecified_like(aval):
+  """A value of `aval`'s type whose contents do not matter (a residual slot the taken branch
+  does not fill): `empty2` broadcast, as JAX stages it."""
+  x = empty2(aval.dtype, memory_space=MemorySpace.Device)
+  if not aval.shape:
+    return x
+  return shape_prims.broadcast_in_dim_p.bind(x, shape=tuple(aval.shape), broadcast_dimensions=(),
+                                             sharding=None)
+
+
 def _linearized_branches(branches, nonzeros):
   lins = [linearize.linearize_jaxpr(b, nonzeros) for b in branches]
   out_nz = tuple(any(nz) for nz in zip(*(lin.nz_out for lin in lins)))
   res_avals = [[v.aval for v in lin.tangent.jaxpr.invars[:len(lin.res_src)]] for lin in lins]
+  slots, slot_indices = _merged_residual_slots(res_avals)
   op_avals = branches[0].in_avals
 
   def primal_branch(i, lin):
     def fun(*ops):
       outs = core.eval_jaxpr(lin.primal.jaxpr, lin.primal.consts, *ops)
       primal_out, res = lin.assemble(list(ops), outs)
-      slots = [res if j == i else [ad.zeros_like_aval(a) for a in avals]
-               for j, avals in enumerate(res_avals)]
-      return primal_out + [r for slot in slots for r in slot]
+      filled = [_unspecified_like(a) for a in slots]  # every slot first, as JAX's join
+      for k, r in zip(slot_indices[i], res):
+        filled[k] = r
+      return primal_out + filled
     return common.retrace(fun, op_avals)
 
-  all_res = [a for avals in res_avals for a in avals]
-  starts = np.cumsum([0] + [len(a) for a in res_avals])
   t_avals = [ad.tangent_aval(a) for a, nz in zip(op_avals, nonzeros) if nz]
 
   def tangent_branch(i, lin):
     def fun(*args):
-      res, tangents = args[starts[i]:starts[i + 1]], args[len(all_res):]
-      outs = core.eval_jaxpr(lin.tangent.jaxpr, lin.tangent.consts, *res, *tangents)
+      res = [args[k] for k in slot_indices[i]]
+      outs = core.eval_jaxpr(lin.tangent.jaxpr, lin.tangent.consts, *res, *args[len(slots):])
       return common.instantiate_outputs(outs, lin.nz_out, out_nz, branches[0].out_avals)
-    return common.retrace(fun, all_res + t_avals)
+    return common.retrace(fun, slots + t_avals)
 
   return (tuple(primal_branch(i, lin) for i, lin in enumerate(lins)),
           tuple(tangent_branch(i, lin) for i, lin in enumerate(lins)), out_nz)
