@@ -142,3 +142,20 @@ def printed_output_tests(program: str, expected: dict, **env_vars):
     assert run_json_program(program, "jax", **env_vars) == expected
 
   return ours, test_prints_what_jax_printed, test_recorded_outputs_are_jax_s
+
+
+def src_module_names(skip=(".distributed",)) -> list:
+  """Every module of jaxlite._src by its file. pkgutil.walk_packages does not descend into
+  namespace packages (lax/, numpy/, compiler/, interpreters/ have no __init__.py), so walking
+  with it misses the modules nothing imports eagerly, and the primitives they define."""
+  import pathlib
+  root = pathlib.Path(jaxlite.__file__).parent / "_src"
+  names = []
+  for path in sorted(root.rglob("*.py")):
+    parts = ("jaxlite", "_src") + path.relative_to(root).with_suffix("").parts
+    if parts[-1] == "__init__":
+      parts = parts[:-1]
+    name = ".".join(parts)
+    if not any(s in name for s in skip):
+      names.append(name)
+  return names

@@ -90,6 +90,25 @@ CASES = [
     ("jax.grad(lambda x: lax.switch(jnp.int32(x[0]) % 3, [lambda v: v * v[0], "
      "lambda v: jnp.sin(v) * 2, lambda v: v ** 3], x).sum())", "(jnp.arange(1.0, 4.0),)", False),
     ("lambda x: (jnp.int32(x), jnp.float32(x), jnp.bool_(x))", "(jnp.arange(2.0),)", False),
+    # and through scan: the linear scan takes the x tangents before the per-iteration residuals
+    # (in the body's residual order, a forwarded x in its place), unused ys are pruned from it,
+    # the transposed scan takes y cotangents before residuals, starts each const's cotangent
+    # from its running sum and carries strong cotangents; zero tangent arrays are staged in the
+    # linear jaxpr
+    ("jax.grad(lambda x: lax.scan(lambda c, v: (c * v, c), 1.0, x)[0])", "(jnp.arange(3.0),)",
+     False),
+    ("lambda x: jax.linearize(lambda x: lax.scan(lambda c, v: (c * v, c), 1.0, x)[0], x)[1](x)",
+     "(jnp.arange(3.0),)", False),
+    ("jax.grad(lambda w, xs: (lambda c, ys: c + ys.sum())(*lax.scan(lambda c, x: ((jnp.sin(c * w)"
+     " + x[0] * jnp.cos(x[1])).sum(), jnp.exp(jnp.sin(c * w)) * x), 1.0, xs)), argnums=(0, 1))",
+     "(jnp.array([0.5, 1.5]), jnp.arange(6.0).reshape(3, 2))", False),
+    ("jax.grad(lambda x: lax.fori_loop(0, 3, lambda i, c: c * x[i], 1.0))", "(jnp.arange(1.0, 4.0),)",
+     False),
+    ("jax.grad(lambda W: lax.scan(lambda c, v: (jnp.tanh(W @ c) + v, None), jnp.ones(2), "
+     "jnp.ones((3, 2)))[0].sum())", "(jnp.full((2, 2), 0.5),)", False),
+    # values an outer trace owns are captured in argument order, as by JAX's jitted jnp
+    # functions (`x + c` with a weak c: consts x, then c)
+    ("lambda c, x: lax.cond(c > 0, lambda: x + c, lambda: x)", "(1.0, jnp.arange(3.0))", False),
 ]
 
 # (expression, JAX's exception class, JAX's message)

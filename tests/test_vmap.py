@@ -5,7 +5,6 @@ and JAX's printed vmapped jaxprs (oracle tests, skipped without jax).
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import re
 import sys
 
@@ -16,6 +15,7 @@ import jaxlite
 import jaxlite.numpy as jnp
 from jaxlite import lax
 from jaxlite._src.base import core
+from conftest import src_module_names
 from jaxlite._src.interpreters import batching
 
 B = 3  # batch size of the table tests
@@ -523,8 +523,8 @@ def test_jit_of_vmap_matches_vmap(case):
 
 
 def _all_primitives():
-  for m in pkgutil.walk_packages(jaxlite._src.__path__, "jaxlite._src."):
-    importlib.import_module(m.name)
+  for name in src_module_names(skip=()):
+    importlib.import_module(name)
   found = set()
   for name, mod in list(sys.modules.items()):
     if not name.startswith("jaxlite._src"):

@@ -598,7 +598,7 @@ def test_identity_and_token_primitives():
     tok = tokens.after_all(tokens.create_token(), tokens.create_token())
     del tok
     tokens.dce_sink(x)
-    y = io.copy_p.bind(x) * io.le_to_p.bind(x, np.float32(1.0))
+    y = io.copy_p.bind(io.stage_p.bind(x)) * io.le_to_p.bind(x, np.float32(1.0))
     z, = io.device_put_p.bind(y, devices=[None], srcs=[None],
                               copy_semantics=[io.ArrayCopySemantics.ALWAYS_COPY])
     return z + io.empty2_p.bind(dtype=np.dtype(np.float32), memory_space=None), \

@@ -104,18 +104,41 @@ def split_invariant(eqns, known) -> tuple[list, list]:
   return invariant, rest
 
 
-def dce(jaxpr: Jaxpr) -> Jaxpr:
+# Rules that prune a primitive's own outputs and sub-jaxpr (a scan's unused ys), registered by
+# the primitive's module: rule(eqn, used_outputs) -> the eqn without the unused outputs (and the
+# inputs its body no longer reads). Only `dce(..., prune_subjaxprs=True)` applies them: JAX
+# prunes so the linear jaxprs of autodiff, while the primal jaxprs it prints keep every output.
+dce_rules: dict = {}
+
+
+def dce(jaxpr: Jaxpr, prune_subjaxprs: bool = False) -> Jaxpr:
   """Drops eqns none of whose outputs is needed (keeping effectful ones)."""
   live = {v for v in jaxpr.outvars if type(v) is Var}
-  kept = []
+  kept, changed = [], False
   for eqn in reversed(jaxpr.eqns):
-    if any(v in live for v in eqn.outvars) or is_effectful(eqn):
-      kept.append(eqn)
-      live.update(v for v in eqn.invars if type(v) is Var)
-  kept.reverse()
-  if len(kept) == len(jaxpr.eqns):
+    used = [v in live for v in eqn.outvars]
+    effectful = is_effectful(eqn)
+    if not (any(used) or effectful):
+      changed = True
+      continue
+    rule = dce_rules.get(eqn.primitive) if prune_subjaxprs and not effectful else None
+    if rule is not None:
+      new = rule(eqn, used)
+      changed = changed or new is not eqn
+      eqn = new
+    kept.append(eqn)
+    live.update(v for v in eqn.invars if type(v) is Var)
+  if not changed:
     return jaxpr
+  kept.reverse()
   return jaxpr.replace(eqns=kept)
+
+
+def used_inputs(jaxpr: Jaxpr) -> list:
+  """Which of `jaxpr`'s invars its eqns or outputs read."""
+  read = {v for e in jaxpr.eqns for v in e.invars if type(v) is Var}
+  read.update(v for v in jaxpr.outvars if type(v) is Var)
+  return [v in read for v in jaxpr.invars]
 
 
 def _atom_key(v):

@@ -133,7 +133,16 @@ def zeros_like(x):
 
 
 def instantiate_zeros(t):
-  return zeros_like_aval(t.aval) if type(t) is Zero else t
+  if type(t) is not Zero:
+    return t
+  # while linearizing, a rule's zero tangent array is staged in the linear jaxpr, as JAX's
+  # partial evaluation leaves it (not computed with the primal values); a 0-d zero stages
+  # nothing and stays a literal
+  staged = getattr(core.current_trace(), "zero_tangents_trace", None)
+  if staged is None or not t.aval.shape:
+    return zeros_like_aval(t.aval)
+  with core.set_current_trace(staged):
+    return zeros_like_aval(t.aval)
 
 
 def add_tangents(x, y):
@@ -464,14 +473,16 @@ def _jvp_jaxpr(closed, nonzeros, instantiate):
 forward_splits: dict = {}
 
 
-def backward_pass(jaxpr: core.Jaxpr, consts, args, cts_out) -> list:
+def backward_pass(jaxpr: core.Jaxpr, consts, args, cts_out, cts_in=None) -> list:
   """Cotangents of `jaxpr`'s inputs, given cotangents of its outputs (NumPy's floating-point
-  warnings silenced, as XLA gives none: `0 * inf` in a cotangent is NaN, quietly)."""
+  warnings silenced, as XLA gives none: `0 * inf` in a cotangent is NaN, quietly). `cts_in`:
+  cotangents the inputs' start from (None: zero), each contribution added to them as it comes
+  (a transposed scan's running sums of its consts' cotangents, as JAX's)."""
   with np.errstate(all="ignore"):
-    return _backward_pass(jaxpr, consts, args, cts_out)
+    return _backward_pass(jaxpr, consts, args, cts_out, cts_in)
 
 
-def _backward_pass(jaxpr: core.Jaxpr, consts, args, cts_out) -> list:
+def _backward_pass(jaxpr: core.Jaxpr, consts, args, cts_out, cts_in=None) -> list:
   """Cotangents of `jaxpr`'s inputs, given cotangents of its outputs.
 
   `args` holds UndefinedPrimal for the inputs the jaxpr is linear in and values for the rest;
@@ -481,9 +492,11 @@ def _backward_pass(jaxpr: core.Jaxpr, consts, args, cts_out) -> list:
   """
   env = dict(zip(jaxpr.constvars, consts))
   linear = set()
+  given = {}  # the caller's UndefinedPrimals: their avals type what rules see (a scan's carry)
   for v, a in zip(jaxpr.invars, args):
     if type(a) is UndefinedPrimal:
       linear.add(v)
+      given[v] = a
     else:
       env[v] = a
 
@@ -525,11 +538,14 @@ def _backward_pass(jaxpr: core.Jaxpr, consts, args, cts_out) -> list:
           prev = _scalar_ct(prev, v.aval)
         ct_env[v] = _add_cts(prev, _scalar_ct(ct, v.aval) if type(ct) in _PY_SCALARS else ct)
 
+  for v, ct in zip(jaxpr.invars, cts_in or ()):
+    accumulate(v, ct)
   for v, ct in zip(jaxpr.outvars, cts_out):
     accumulate(v, ct)
   with source_info_util.transform_name_stack("transpose"):
     for eqn in reversed(lin_eqns):
-      _under_eqn_name_stack(eqn, _transpose_eqn, (eqn, read, is_linear, accumulate, ct_env), {})
+      _under_eqn_name_stack(eqn, _transpose_eqn,
+                            (eqn, read, is_linear, given, accumulate, ct_env), {})
   return [None if v not in linear else ct_env[v] if v in ct_env else Zero(tangent_aval(v.aval))
           for v in jaxpr.invars]
 
@@ -547,7 +563,7 @@ def _under_eqn_name_stack(eqn, fn, args, kwargs):
     source_info_util.pop_name_stack()
 
 
-def _transpose_eqn(eqn, read, is_linear, accumulate, ct_env):
+def _transpose_eqn(eqn, read, is_linear, given, accumulate, ct_env):
   cts = [ct_env.pop(v, None) for v in eqn.outvars]
   if all(ct is None for ct in cts) and not getattr(eqn.primitive, "transpose_zero_cts", False):
     return  # a zero cotangent transposes to zeros, except through a user's bwd (below)
@@ -560,7 +576,8 @@ def _transpose_eqn(eqn, read, is_linear, accumulate, ct_env):
     # a Python number given to a VJP function goes on as it is only to a user's bwd rule
     cts = [_scalar_ct(ct, v.aval) if type(ct) in _PY_SCALARS else ct
            for v, ct in zip(eqn.outvars, cts)]
-  invals = [UndefinedPrimal(v.aval) if is_linear(v) else read(v) for v in eqn.invars]
+  invals = [(given.get(v) or UndefinedPrimal(v.aval)) if is_linear(v) else read(v)
+            for v in eqn.invars]
   if eqn.primitive.library:
     # a library's rule reads `x.aval` of its operands, as JAX's literals are Arrays (equinox's
     # select_if_vmap transpose, on the zeros a JVP rule made)

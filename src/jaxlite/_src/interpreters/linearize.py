@@ -40,6 +40,11 @@ class _PartialEvalTrace(core.Trace):
     self.tangent_trace = tangent_trace
     self.owner = owner
 
+  @property
+  def zero_tangents_trace(self):
+    """Where ad.instantiate_zeros stages a rule's zero tangents: the linear jaxpr."""
+    return self.tangent_trace
+
   def process_primitive(self, primitive, args, params):
     tt = self.tangent_trace
     linear_in = []
@@ -161,7 +166,7 @@ def linearize_flat(fun, primals, nonzeros=None):
     lin = tangent_trace.to_closed_jaxpr([t for _, t in pairs if type(t) is not Zero])
   finally:
     tangent_trace.invalidate()
-  return out_primals, out_nz, dce_closed(lin), aux
+  return out_primals, out_nz, dce_closed(lin, prune_subjaxprs=True), aux
 
 
 def strip_tracers(trace, tree):
@@ -171,9 +176,10 @@ def strip_tracers(trace, tree):
       lambda x: x.primal if type(x) is LinearizeTracer and x._trace is trace else x, tree)
 
 
-def dce_closed(closed: ClosedJaxpr) -> ClosedJaxpr:
-  """Drops dead eqns and the consts nothing reads any more."""
-  jaxpr = passes.dce(closed.jaxpr)
+def dce_closed(closed: ClosedJaxpr, prune_subjaxprs: bool = False) -> ClosedJaxpr:
+  """Drops dead eqns and the consts nothing reads any more; with `prune_subjaxprs` (linear
+  jaxprs) also loops' unused outputs (passes.dce_rules)."""
+  jaxpr = passes.dce(closed.jaxpr, prune_subjaxprs)
   used = {v for e in jaxpr.eqns for v in e.invars if type(v) is Var}
   used.update(v for v in jaxpr.outvars if type(v) is Var)
   keep = [(v, c) for v, c in zip(jaxpr.constvars, closed.consts) if v in used]
@@ -235,7 +241,8 @@ def _linearize_jaxpr(closed, nonzeros):
   finally:
     trace.invalidate()
   nz_out = tuple(type(t) is not Zero for _, t in pairs)
-  tangent = dce_closed(tangent_trace.to_closed_jaxpr([t for _, t in pairs if type(t) is not Zero]))
+  tangent = dce_closed(tangent_trace.to_closed_jaxpr([t for _, t in pairs if type(t) is not Zero]),
+                       prune_subjaxprs=True)
   tangent, residuals = pe.convert_constvars_to_invars(tangent)
   primal_outs = [p for p, _ in pairs]
   return _split_primal(primal_trace, primals, primal_outs, residuals, tangent, nz_out)

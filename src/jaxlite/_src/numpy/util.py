@@ -280,6 +280,18 @@ def _int_converter(dt):
   return conv
 
 
+def capture_in_order(args) -> None:
+  """Takes the values an outer trace owns into the staging trace in argument order. JAX's jnp
+  functions are jits: their bind captures every operand before the body converts any, so
+  closed-over values become consts in argument order (`x + c` with a weak `c`: x, then c)."""
+  trace = core.current_trace()
+  to_atom = getattr(trace, "to_atom", None)
+  if to_atom is not None:
+    for a in args:
+      if isinstance(a, core.Tracer) and a._trace is not trace:
+        to_atom(a)
+
+
 def promote_args(fun_name: str, *args):
   """Dtype then rank promotion of jnp arguments (the common path of every binary ufunc)."""
   if len(args) == 2:
@@ -303,6 +315,7 @@ def promote_args(fun_name: str, *args):
         return conv(x), y
   if any(type(a) in (list, tuple) for a in args):
     check_arraylike(fun_name, *args)  # JAX's ensure_arraylike refuses a list or tuple
+  capture_in_order(args)
   try:
     promoted = promote_dtypes(*args)
   except TypeError as e:  # typed PRNG keys beside other dtypes: say which function refused
@@ -317,6 +330,7 @@ def promote_args(fun_name: str, *args):
 def promote_args_inexact(fun_name: str, *args):
   if any(type(a) in (list, tuple) for a in args):
     check_arraylike(fun_name, *args)
+  capture_in_order(args)
   try:
     promoted = promote_dtypes_inexact(*args)
   except TypeError:
@@ -328,6 +342,7 @@ def promote_args_inexact(fun_name: str, *args):
 def promote_args_numeric(fun_name: str, *args):
   if any(type(a) in (list, tuple) for a in args):
     check_arraylike(fun_name, *args)
+  capture_in_order(args)
   try:
     promoted = promote_dtypes_numeric(*args)
   except TypeError:

@@ -15,7 +15,7 @@ import numpy as np
 from jaxlite._src.compat import traceback_util
 from jaxlite._src.base import core, dtypes, tree_util
 from jaxlite._src.rng import prng
-from jaxlite._src.compiler import backend
+from jaxlite._src.compiler import backend, passes
 from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.base.config import config
 from jaxlite._src.base.core import ShapedArray
@@ -478,21 +478,22 @@ def _scan_linearize(primals, tangents, *, reverse, length, jaxpr, num_consts, nu
   n_out = len(jaxpr.out_avals)
   primal_out, stacked = outs[:n_out], outs[n_out:]
   invariant = [primals[i] for i in plan.invariant_src]
-  x_res = [primals[i] for i in plan.xs_src]
+  stacked_it = iter(stacked)
+  extensive = [primals[i] if i is not None else next(stacked_it) for i in plan.extensive_src]
   const_t, init_t, xs_t = split_list(tangents, [num_consts, num_carry])
   ct = [t for t in const_t if not common.is_zero(t)]
   it = _instantiated(init_t, carry_nz, init)
   xt = [t for t in xs_t if not common.is_zero(t)]
   if not any(plan.out_nz):
     return primal_out, _spread([], plan.out_nz, _out_avals(jaxpr, num_carry, length))
-  t_out = scan_p.bind(*invariant, *ct, *it, *stacked, *x_res, *xt, jaxpr=plan.tangent,
+  t_out = scan_p.bind(*invariant, *ct, *it, *xt, *extensive, jaxpr=plan.tangent,
                       num_consts=len(invariant) + len(ct), num_carry=len(it), **params)
   return primal_out, _spread(t_out, plan.out_nz, _out_avals(jaxpr, num_carry, length))
 
 
 def _scan_transpose(cts, *args, reverse, length, jaxpr, num_consts, num_carry, unroll):
   """A linear scan run backwards: carry = (const cotangent sums, carry cotangents), xs =
-  (defined xs, y cotangents), ys = cotangents of the linear xs."""
+  (y cotangents, defined xs), ys = cotangents of the linear xs (JAX's order)."""
   consts, init, xs = split_list(args, [num_consts, num_carry])
   const_lin = tuple(ad.is_undefined_primal(c) for c in consts)
   xs_lin = tuple(ad.is_undefined_primal(x) for x in xs)
@@ -507,7 +508,7 @@ def _scan_transpose(cts, *args, reverse, length, jaxpr, num_consts, num_carry, u
   def_consts = [c for c, lin in zip(consts, const_lin) if not lin]
   def_xs = [x for x, lin in zip(xs, xs_lin) if not lin]
   acc = [ad.zeros_like_aval(c.aval) for c, lin in zip(consts, const_lin) if lin]
-  outs = scan_p.bind(*def_consts, *acc, *ct_carry, *def_xs, *ct_ys, reverse=not reverse,
+  outs = scan_p.bind(*def_consts, *acc, *ct_carry, *ct_ys, *def_xs, reverse=not reverse,
                      length=length, jaxpr=body, num_consts=len(def_consts),
                      num_carry=len(acc) + num_carry, unroll=unroll)
   ct_consts, ct_init, ct_xs = split_list(outs, [len(acc), num_carry])
@@ -524,22 +525,56 @@ def _transposed_scan_body(jaxpr, num_consts, num_carry, const_lin, xs_lin):
   ct_carry = [ad.tangent_aval(a) for a in jaxpr.out_avals[:num_carry]]
   def_xs = [a for a, lin in zip(xs_avals, xs_lin) if not lin]
   ct_ys = [ad.tangent_aval(a) for a in jaxpr.out_avals[num_carry:]]
-  counts = [len(def_consts), len(acc), len(ct_carry), len(def_xs)]
+  counts = [len(def_consts), len(acc), len(ct_carry), len(ct_ys)]
 
   def fun(*args):
-    d_consts, accs, c_carry, d_xs, c_ys = split_list(args, counts)
+    d_consts, accs, c_carry, c_ys, d_xs = split_list(args, counts)
     dc, dx = iter(d_consts), iter(d_xs)
+    # the carries typed as the body's carry outputs: a weak tangent init (a 0.0 literal) does
+    # not make the cotangents weak (JAX's transposed scans carry strong cotangents)
     full = ([ad.UndefinedPrimal(a) if lin else next(dc) for a, lin in zip(consts_avals,
                                                                             const_lin)]
-            + [ad.UndefinedPrimal(a) for a in carry_avals]
+            + [ad.UndefinedPrimal(a) for a in ct_carry]
             + [ad.UndefinedPrimal(a) if lin else next(dx) for a, lin in zip(xs_avals, xs_lin)])
-    res = ad.backward_pass(jaxpr.jaxpr, jaxpr.consts, full, list(c_carry) + list(c_ys))
+    # each const's cotangent starts from its running sum, added to as it comes (JAX's order)
+    acc_it = iter(accs)
+    start = [next(acc_it) if lin else None for lin in const_lin]
+    res = ad.backward_pass(jaxpr.jaxpr, jaxpr.consts, full, list(c_carry) + list(c_ys), start)
     res = [ad.instantiate_zeros(r) if r is not None else None for r in res]
     r_consts, r_carry, r_xs = split_list(res, [num_consts, num_carry])
-    new_acc = [ad.add_tangents(a, r) for a, r in zip(accs, [r for r in r_consts
-                                                             if r is not None])]
-    return new_acc + r_carry + [r for r in r_xs if r is not None]
-  return common.retrace(fun, def_consts + acc + ct_carry + def_xs + ct_ys)
+    return [r for r in r_consts if r is not None] + r_carry + [r for r in r_xs if r is not None]
+  return common.retrace(fun, def_consts + acc + ct_carry + ct_ys + def_xs)
+
+
+def _scan_dce(eqn, used_outputs):
+  """A scan without its unused ys and the carries no used output needs (found by fixpoint: a
+  carry is needed when an output that is needed reads it), its body pruned to match; inputs
+  the pruned body does not read go too. JAX's rule, applied to autodiff's linear jaxprs."""
+  p = eqn.params
+  nc, ncarry = p["num_consts"], p["num_carry"]
+  body = p["jaxpr"]
+  used_carry, used_ys = list(used_outputs[:ncarry]), list(used_outputs[ncarry:])
+  while True:
+    keep = used_carry + used_ys
+    outs = [v for v, k in zip(body.jaxpr.outvars, keep) if k]
+    pruned = passes.dce(body.jaxpr.replace(outvars=outs), prune_subjaxprs=True)
+    reads = passes.used_inputs(pruned)
+    grown = [u or r for u, r in zip(used_carry, reads[nc:nc + ncarry])]
+    if grown == used_carry:
+      break
+    used_carry = grown
+  if all(used_outputs) and all(reads) and len(pruned.eqns) == len(body.jaxpr.eqns):
+    return eqn
+  keep_in = reads[:nc] + used_carry + reads[nc + ncarry:]
+  invars = [v for v, k in zip(pruned.invars, keep_in) if k]
+  new_body = core.ClosedJaxpr(pruned.replace(invars=invars), body.consts)
+  params = dict(p, jaxpr=new_body, num_consts=sum(reads[:nc]), num_carry=sum(used_carry))
+  return eqn.replace(invars=[v for v, k in zip(eqn.invars, keep_in) if k],
+                     outvars=[v for v, k in zip(eqn.outvars, used_carry + used_ys) if k],
+                     params=params)
+
+
+passes.dce_rules[scan_p] = _scan_dce
 
 
 ad.jvp_rules[scan_p] = _scan_jvp
@@ -556,9 +591,10 @@ class _ScanLinearization:
   """The scan body split for reverse mode.
 
   `primal`: (consts, carry, x) -> (carry, y, residuals computed this iteration).
-  `tangent`: (invariant residuals, const tangents, carry tangents, stacked residuals,
-  x residuals, x tangents) -> (carry tangents, nonzero y tangents). Residuals that are consts
-  are passed once; residuals that are xs are the xs themselves.
+  `tangent`: (invariant residuals, const tangents, carry tangents, x tangents, per-iteration
+  residuals) -> (carry tangents, nonzero y tangents), JAX's order. Residuals that are consts
+  are passed once; per-iteration ones keep the body's residual order, an x residual being
+  the xs themselves.
   """
 
   def __init__(self, jaxpr, num_consts, num_carry, const_nz, carry_nz, xs_nz):
@@ -567,7 +603,9 @@ class _ScanLinearization:
     self.out_nz = tuple(carry_nz) + tuple(lin.nz_out[num_carry:])
     kinds = [_residual_kind(kind, i, num_consts, num_carry) for kind, i in lin.res_src]
     self.invariant_src = [i for (_, i), k in zip(lin.res_src, kinds) if k == "const"]
-    self.xs_src = [i for (_, i), k in zip(lin.res_src, kinds) if k == "x"]
+    # per-iteration residuals in order: an x's index (the xs themselves), None for stacked
+    self.extensive_src = [i if k == "x" else None for (_, i), k in zip(lin.res_src, kinds)
+                          if k != "const"]
     self.primal = _scan_primal_body(jaxpr, lin, [r for r, k in enumerate(kinds)
                                                  if k == "stacked"])
     tangent_counts = [sum(const_nz), sum(carry_nz), sum(xs_nz)]
@@ -585,17 +623,18 @@ def _scan_primal_body(jaxpr, lin, stacked_pos):
 
 def _scan_tangent_body(jaxpr, lin, kinds, nonzeros, tangent_counts, out_nz):
   res_avals = [v.aval for v in lin.tangent.jaxpr.invars[:len(kinds)]]
-  by_kind = {k: [a for a, kk in zip(res_avals, kinds) if kk == k]
-             for k in ("const", "stacked", "x")}
+  invariant = [a for a, k in zip(res_avals, kinds) if k == "const"]
+  # the per-iteration residuals in the body's residual order, a forwarded x in its place
+  extensive = [a for a, k in zip(res_avals, kinds) if k != "const"]
   t_avals = [ad.tangent_aval(a) for a, nz in zip(jaxpr.in_avals, nonzeros) if nz]
   const_t, carry_t, xs_t = split_list(t_avals, tangent_counts[:2])
-  in_avals = by_kind["const"] + const_t + carry_t + by_kind["stacked"] + by_kind["x"] + xs_t
-  counts = [len(by_kind["const"]), len(const_t), len(carry_t), len(by_kind["stacked"]),
-            len(by_kind["x"])]
+  in_avals = invariant + const_t + carry_t + xs_t + extensive
+  counts = [len(invariant), len(const_t), len(carry_t), len(xs_t)]
 
   def fun(*args):
-    inv, c_t, k_t, stacked, xres, x_t = split_list(args, counts)
-    pools = {"const": iter(inv), "stacked": iter(stacked), "x": iter(xres)}
+    inv, c_t, k_t, x_t, ext = split_list(args, counts)
+    pools = {"const": iter(inv), "stacked": iter(ext), "x": None}
+    pools["x"] = pools["stacked"]
     res = [next(pools[k]) for k in kinds]
     outs = core.eval_jaxpr(lin.tangent.jaxpr, lin.tangent.consts, *res, *c_t, *k_t, *x_t)
     return common.instantiate_outputs(outs, lin.nz_out, out_nz, jaxpr.out_avals)
