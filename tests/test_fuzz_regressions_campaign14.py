@@ -109,6 +109,16 @@ CASES = [
     # values an outer trace owns are captured in argument order, as by JAX's jitted jnp
     # functions (`x + c` with a weak c: consts x, then c)
     ("lambda c, x: lax.cond(c > 0, lambda: x + c, lambda: x)", "(1.0, jnp.arange(3.0))", False),
+    # scatter's and scatter-add's transposes gather without the index hints (JAX's); the
+    # checkpoint policies are JAX's objects (`policy=DotsSaveable(only_if_no_batch_dims=False)`)
+    ("jax.grad(lambda x: x.at[1].set(x[0] * 3).sum())", "(jnp.arange(3.0),)", False),
+    ("jax.grad(lambda x, u: (x.at[jnp.array([2, 0])].add(u) ** 2).sum(), argnums=(0, 1))",
+     "(jnp.arange(3.0), jnp.array([1.0, -2.0]))", False),
+    ("jax.grad(lambda x: jax.checkpoint(lambda y: jnp.sin(y) @ jnp.ones((3, 3)), "
+     "policy=jax.checkpoint_policies.dots_saveable)(x).sum())", "(jnp.arange(3.0),)", False),
+    ("jax.grad(lambda x: jax.checkpoint(lambda y: jnp.sin(jnp.sin(y)), "
+     "policy=jax.checkpoint_policies.save_only_these_names('a'))(x).sum())",
+     "(jnp.arange(3.0),)", False),
 ]
 
 # (expression, JAX's exception class, JAX's message)

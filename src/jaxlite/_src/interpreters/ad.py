@@ -133,11 +133,15 @@ def zeros_like(x):
 
 
 def instantiate_zeros(t):
+  return zeros_like_aval(t.aval) if type(t) is Zero else t
+
+
+def instantiate_zeros_staged(t):
+  """A zero tangent array made where the current linearization stages tangents (the linear
+  jaxpr), as JAX's partial evaluation of a loop leaves its instantiated carry tangents; a 0-d
+  zero stages nothing and stays a literal. Elsewhere instantiate_zeros."""
   if type(t) is not Zero:
     return t
-  # while linearizing, a rule's zero tangent array is staged in the linear jaxpr, as JAX's
-  # partial evaluation leaves it (not computed with the primal values); a 0-d zero stages
-  # nothing and stays a literal
   staged = getattr(core.current_trace(), "zero_tangents_trace", None)
   if staged is None or not t.aval.shape:
     return zeros_like_aval(t.aval)

@@ -42,7 +42,7 @@ class _PartialEvalTrace(core.Trace):
 
   @property
   def zero_tangents_trace(self):
-    """Where ad.instantiate_zeros stages a rule's zero tangents: the linear jaxpr."""
+    """Where ad.instantiate_zeros_staged stages a rule's zero tangents: the linear jaxpr."""
     return self.tangent_trace
 
   def process_primitive(self, primitive, args, params):

@@ -690,12 +690,14 @@ scatter_max_p = _scatter_prim("scatter-max", np.maximum)
 scatter_sub_p = _scatter_prim("scatter-sub", np.subtract)
 
 
-def _scatter_gather(ct, idx, updates_aval, dn, mode, **params):
-  """`ct` read back at the scattered positions: the cotangent of the updates."""
+def _scatter_gather(ct, idx, updates_aval, dn, mode, indices_are_sorted=False,
+                    unique_indices=False):
+  """`ct` read back at the scattered positions: the cotangent of the updates (the transposes
+  gather without the scatter's index hints, as JAX's)."""
   sizes = _scatter_window(core.get_aval(ct).shape, updates_aval.shape, dn)
   return gather_p.bind(ct, idx, dimension_numbers=_gather_dnums_of(dn), slice_sizes=sizes,
-                       indices_are_sorted=params["indices_are_sorted"],
-                       unique_indices=params["unique_indices"], mode=mode, fill_value=0)
+                       indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                       mode=mode, fill_value=0)
 
 
 def _scatter_add_jvp(prim):
@@ -715,7 +717,7 @@ def _scatter_add_transpose(negate):
       raise NotImplementedError("scatter is not linear in its indices")
     t_u = None
     if ad.is_undefined_primal(upd):
-      t_u = _scatter_gather(ct, idx, upd.aval, dimension_numbers, mode, **params)
+      t_u = _scatter_gather(ct, idx, upd.aval, dimension_numbers, mode)
       t_u = ew.neg_p.bind(t_u) if negate else t_u
     return [ct if ad.is_undefined_primal(x) else None, None, t_u]
   return transpose
@@ -757,7 +759,7 @@ def _scatter_transpose(ct, x, idx, upd, *, dimension_numbers, mode, **params):
   u_aval = ad.aval_of(upd)
   t_x = scatter_p.bind(ct, idx, ad.zeros_like_aval(u_aval), dimension_numbers=dimension_numbers,
                        mode=mode, **params) if ad.is_undefined_primal(x) else None
-  t_u = _scatter_gather(ct, idx, u_aval, dimension_numbers, mode, **params) \
+  t_u = _scatter_gather(ct, idx, u_aval, dimension_numbers, mode) \
       if ad.is_undefined_primal(upd) else None
   return [t_x, None, t_u]
 

@@ -6,6 +6,7 @@ every residual the policy does not allow saving; its transpose recomputes them a
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import types
@@ -34,27 +35,63 @@ def everything_saveable(prim, *avals, **params) -> bool:
   return True
 
 
-def dots_saveable(prim, *avals, **params) -> bool:
-  return prim.name == "dot_general"
+@dataclasses.dataclass(frozen=True)
+class DotsSaveable:
+  """Saves dot_general outputs (and convolutions'), or with `only_if_no_batch_dims` only dots
+  without batch dims; an object, as JAX's, so that a jaxpr's `policy=` param prints it."""
+  only_if_no_batch_dims: bool
+
+  def __call__(self, prim, *avals, **params) -> bool:
+    if self.only_if_no_batch_dims:
+      if prim.name != "dot_general":
+        return False
+      (_, _), (lhs_batch, rhs_batch) = params["dimension_numbers"]
+      return not lhs_batch and not rhs_batch
+    return prim.name in ("dot_general", "conv_general_dilated")
 
 
-def dots_with_no_batch_dims_saveable(prim, *avals, **params) -> bool:
-  if prim.name != "dot_general":
-    return False
-  (_, _), (lhs_batch, _) = params["dimension_numbers"]
-  return not lhs_batch
+dots_saveable = DotsSaveable(False)
+dots_with_no_batch_dims_saveable = DotsSaveable(True)
+
+
+@dataclasses.dataclass(frozen=True)
+class SaveOnlyTheseNames:
+  saveable_names: frozenset
+
+  def __call__(self, prim, *avals, **params) -> bool:
+    return prim.name == "name" and params["name"] in self.saveable_names
+
+
+@dataclasses.dataclass(frozen=True)
+class SaveAnyNamesButThese:
+  names: frozenset
+
+  def __call__(self, prim, *avals, **params) -> bool:
+    return prim.name == "name" and params["name"] not in self.names
 
 
 def save_any_names_but_these(*names):
-  return lambda prim, *avals, **params: prim.name == "name" and params["name"] not in names
+  return SaveAnyNamesButThese(frozenset(names))
 
 
 def save_only_these_names(*names):
-  return lambda prim, *avals, **params: prim.name == "name" and params["name"] in names
+  return SaveOnlyTheseNames(frozenset(names))
+
+
+def save_anything_except_these_names(*names_not_to_save):
+  """JAX 0.10.2's: saves every value, whatever the names (its body is `return True`)."""
+  return lambda *_, **__: True
 
 
 def save_from_both_policies(policy_1, policy_2):
-  return lambda *args, **params: policy_1(*args, **params) or policy_2(*args, **params)
+  def policy(prim, *args, **params):
+    out1, out2 = policy_1(prim, *args, **params), policy_2(prim, *args, **params)
+    if not (isinstance(out1, bool) and isinstance(out2, bool)):
+      raise ValueError("The return value of the policies should be a boolean. Got: "
+                       f"{out1} and {out2}. Please write a custom policy function directly, "
+                       "rather than using this helper function.")
+    return out1 or out2
+  return policy
 
 
 checkpoint_policies = types.SimpleNamespace(
@@ -62,6 +99,7 @@ checkpoint_policies = types.SimpleNamespace(
     dots_saveable=dots_saveable, checkpoint_dots=dots_saveable,
     dots_with_no_batch_dims_saveable=dots_with_no_batch_dims_saveable,
     checkpoint_dots_with_no_batch_dims=dots_with_no_batch_dims_saveable,
+    save_anything_except_these_names=save_anything_except_these_names,
     save_any_names_but_these=save_any_names_but_these,
     save_only_these_names=save_only_these_names,
     save_from_both_policies=save_from_both_policies)

@@ -169,7 +169,7 @@ def _ignore_extra_invars(closed, extra_avals):
 
 
 def _instantiated(tangents, nonzeros, primals) -> list:
-  return [ad.instantiate_zeros(t) if common.is_zero(t) else t
+  return [ad.instantiate_zeros_staged(t) if common.is_zero(t) else t
           for t, nz, p in zip(tangents, nonzeros, primals) if nz]
 
 
