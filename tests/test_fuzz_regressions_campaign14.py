@@ -119,6 +119,10 @@ CASES = [
     ("jax.grad(lambda x: jax.checkpoint(lambda y: jnp.sin(jnp.sin(y)), "
      "policy=jax.checkpoint_policies.save_only_these_names('a'))(x).sum())",
      "(jnp.arange(3.0),)", False),
+    # a cond in a scan body: the known body is pruned into the branches (a cond DCE rule), so
+    # the branch that fills the residual slots keeps no dead empty2
+    ("lambda x: jax.linearize(lambda x: lax.scan(lambda c, v: (lax.cond(v > 1, lambda: c * v, "
+     "lambda: c + v), None), 1.0, x)[0], x)[1](x)", "(jnp.arange(3.0),)", False),
 ]
 
 # (expression, JAX's exception class, JAX's message)

@@ -11,7 +11,7 @@ import numpy as np
 
 from jaxlite._src.compat import traceback_util
 from jaxlite._src.base import core, dtypes, tree_util
-from jaxlite._src.compiler import backend
+from jaxlite._src.compiler import backend, passes
 from jaxlite._src.compiler.xla import lowering as xla
 from jaxlite._src.base.config import config
 from jaxlite._src.interpreters import ad, batching, linearize
@@ -226,6 +226,28 @@ def _cond_transpose(cts, index, *args, branches):
 ad.jvp_rules[cond_p] = _cond_jvp
 ad.linearize_rules[cond_p] = _cond_linearize
 ad.primitive_transposes[cond_p] = _cond_transpose
+
+
+def _cond_dce(eqn, used_outputs):
+  """A cond without its unused outputs, each branch pruned to the used ones (its dead eqns
+  gone), and without the operands no branch reads any more: JAX's rule."""
+  branches = eqn.params["branches"]
+  pruned = [passes.dce(b.jaxpr.replace(outvars=[v for v, u in zip(b.jaxpr.outvars, used_outputs)
+                                                if u]), prune_subjaxprs=True)
+            for b in branches]
+  reads = [any(r) for r in zip(*(passes.used_inputs(j) for j in pruned))]
+  if all(used_outputs) and all(reads) and all(
+      len(j.eqns) == len(b.jaxpr.eqns) for j, b in zip(pruned, branches)):
+    return eqn
+  new_branches = tuple(
+      core.ClosedJaxpr(j.replace(invars=[v for v, r in zip(j.invars, reads) if r]), b.consts)
+      for j, b in zip(pruned, branches))
+  return eqn.replace(invars=[eqn.invars[0]] + [v for v, r in zip(eqn.invars[1:], reads) if r],
+                     outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
+                     params=dict(eqn.params, branches=new_branches))
+
+
+passes.dce_rules[cond_p] = _cond_dce
 
 
 # --- lax.cond ------------------------------------------------------------------------------------

@@ -618,7 +618,8 @@ def _scan_primal_body(jaxpr, lin, stacked_pos):
     outs = core.eval_jaxpr(lin.primal.jaxpr, lin.primal.consts, *ins)
     primal_out, res = lin.assemble(list(ins), outs)
     return primal_out + [res[r] for r in stacked_pos]
-  return common.retrace(fun, jaxpr.in_avals)
+  # dead eqns pruned, into conds' branches too, as JAX prunes a scan's known body
+  return linearize.dce_closed(common.retrace(fun, jaxpr.in_avals), prune_subjaxprs=True)
 
 
 def _scan_tangent_body(jaxpr, lin, kinds, nonzeros, tangent_counts, out_nz):
