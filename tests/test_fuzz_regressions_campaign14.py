@@ -123,6 +123,15 @@ CASES = [
     # the branch that fills the residual slots keeps no dead empty2
     ("lambda x: jax.linearize(lambda x: lax.scan(lambda c, v: (lax.cond(v > 1, lambda: c * v, "
      "lambda: c + v), None), 1.0, x)[0], x)[1](x)", "(jnp.arange(3.0),)", False),
+    ("jax.grad(lambda x: lax.scan(lambda c, v: (lax.cond(v > 1, lambda: c * v, lambda: c + v), "
+     "None), 1.0, x)[0])", "(jnp.arange(3.0),)", False),
+    # a cond's branches transpose with the caller's cotangent types (a strong carry cotangent:
+    # no weak cast), and a weak literal stays a literal where a linearized or transposed branch
+    # stages it again (`mul q 2.0:f32[]`, not a constvar)
+    ("jax.grad(lambda x: lax.cond(x > 0, lambda y: y * 2, lambda y: jnp.sin(y), x))", "(1.0,)",
+     False),
+    ("jax.grad(lambda x: lax.switch(1, [lambda y: y * 2, lambda y: y.astype(jnp.float32) * 3.0], "
+     "x))", "(1.0,)", False),
 ]
 
 # (expression, JAX's exception class, JAX's message)

@@ -663,7 +663,8 @@ def weak_literal_value(lit: Literal):
   val = lit.val
   if type(val) in _PYTHON_SCALARS or type(val) is array_type:
     return val
-  return array_from_numpy(np.asarray(val, lit.aval.dtype), True)
+  # a literal wherever it is staged again (a linearized branch's `mul t 2.0:f32[]`)
+  return as_scalar_literal(array_from_numpy(np.asarray(val, lit.aval.dtype), True))
 
 
 class JaxprEqn:

@@ -606,30 +606,39 @@ def literal_value(lit: Literal):
   """A literal's value, still weakly typed if the literal was (NumPy scalars are not)."""
   val = lit.val
   if lit.aval.weak_type and isinstance(val, np.generic):
-    return core.array_from_numpy(np.asarray(val), True)
+    # a literal wherever it is staged again (a transposed branch's `mul ct 2.0:f32[]`)
+    return core.as_scalar_literal(core.array_from_numpy(np.asarray(val), True))
   return val
 
 
 _transpose_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def transpose_jaxpr(closed: core.ClosedJaxpr, undefined, ct_nonzero):
+def transpose_jaxpr(closed: core.ClosedJaxpr, undefined, ct_nonzero, linear_avals=None):
   """A jaxpr computing the cotangents of `closed`'s linear (`undefined`) inputs.
 
   It takes the defined inputs then the nonzero output cotangents and returns the nonzero input
   cotangents; also returns which of the linear inputs got a (nonzero) cotangent. Cached.
+  `linear_avals` (one per linear input): the caller's UndefinedPrimals' types, where they
+  differ from the jaxpr's (a strong cotangent of a weak carry, as JAX types them).
   """
-  key = (tuple(undefined), tuple(ct_nonzero))
+  linear_avals = tuple(linear_avals) if linear_avals is not None else None
+  key = (tuple(undefined), tuple(ct_nonzero),
+         None if linear_avals is None else tuple((a.shape, a.dtype, a.weak_type)
+                                                 for a in linear_avals))
   per_jaxpr = _transpose_cache.setdefault(closed, {})
   hit = per_jaxpr.get(key)
   if hit is None:
-    hit = per_jaxpr[key] = _transpose_jaxpr(closed, key[0], key[1])
+    hit = per_jaxpr[key] = _transpose_jaxpr(closed, key[0], key[1], linear_avals)
   return hit
 
 
-def _transpose_jaxpr(closed, undefined, ct_nonzero):
+def _transpose_jaxpr(closed, undefined, ct_nonzero, linear_avals=None):
   from jaxlite._src.interpreters import partial_eval as pe
   in_avals = closed.in_avals
+  if linear_avals is not None:
+    it = iter(linear_avals)
+    in_avals = [next(it) if u else a for a, u in zip(in_avals, undefined)]
   out_avals = closed.out_avals
   defined_avals = [a for a, u in zip(in_avals, undefined) if not u]
   ct_avals = [tangent_aval(a) for a, nz in zip(out_avals, ct_nonzero) if nz]

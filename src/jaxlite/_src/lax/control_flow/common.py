@@ -376,22 +376,26 @@ def instantiate_outputs(present, have, want, primal_avals) -> list:
   return out
 
 
-def transpose_body(closed: ClosedJaxpr, undefined, ct_nonzero) -> ClosedJaxpr:
-  """(defined inputs, nonzero output cotangents) -> a cotangent for every linear input."""
+def transpose_body(closed: ClosedJaxpr, undefined, ct_nonzero, linear_avals=None) -> ClosedJaxpr:
+  """(defined inputs, nonzero output cotangents) -> a cotangent for every linear input;
+  `linear_avals`: the linear inputs' types as the caller's UndefinedPrimals give them."""
   from jaxlite._src.interpreters import ad
   undefined, ct_nonzero = tuple(undefined), tuple(ct_nonzero)
+  typed = None if linear_avals is None else tuple(
+      (a.shape, a.dtype, a.weak_type) for a in linear_avals)
 
   def build():
-    tr, nz_in = ad.transpose_jaxpr(closed, undefined, ct_nonzero)
+    tr, nz_in = ad.transpose_jaxpr(closed, undefined, ct_nonzero, linear_avals)
     if all(nz_in):
       return tr
-    lin_avals = [a for a, u in zip(closed.in_avals, undefined) if u]
+    lin_avals = list(linear_avals) if linear_avals is not None else \
+        [a for a, u in zip(closed.in_avals, undefined) if u]
 
     def fun(*args):
       outs = core.eval_jaxpr(tr.jaxpr, tr.consts, *args)
       return instantiate_outputs(outs, nz_in, [True] * len(lin_avals), lin_avals)
     return retrace(fun, tr.in_avals)
-  return memo(closed, ("transpose", undefined, ct_nonzero), build)
+  return memo(closed, ("transpose", undefined, ct_nonzero, typed), build)
 
 
 def is_zero(t) -> bool:

@@ -216,7 +216,8 @@ def _cond_transpose(cts, index, *args, branches):
   ct_nz = tuple(not common.is_zero(c) for c in cts)
   if not any(ct_nz):
     return [None] + [ad.Zero(a.aval) if u else None for a, u in zip(args, undefined)]
-  t_branches = tuple(common.transpose_body(b, undefined, ct_nz) for b in branches)
+  lin_avals = [a.aval for a, u in zip(args, undefined) if u]  # the caller's types (JAX's)
+  t_branches = tuple(common.transpose_body(b, undefined, ct_nz, lin_avals) for b in branches)
   defined = [a for a, u in zip(args, undefined) if not u]
   outs = iter(cond_p.bind(index, *defined, *[c for c in cts if not common.is_zero(c)],
                           branches=t_branches))
