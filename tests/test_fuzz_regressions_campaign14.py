@@ -132,6 +132,12 @@ CASES = [
      False),
     ("jax.grad(lambda x: lax.switch(1, [lambda y: y * 2, lambda y: y.astype(jnp.float32) * 3.0], "
      "x))", "(1.0,)", False),
+    # select_n's transpose with an integer predicate selects `which == i` per case (JAX's rule;
+    # a vmapped cond with a batched predicate becomes one)
+    ("jax.grad(lambda M: jax.vmap(lambda v: lax.cond(v.sum() > 1, lambda: jnp.sin(v), "
+     "lambda: v))(M).sum())", "(jnp.arange(6.0).reshape(2, 3),)", False),
+    ("jax.grad(lambda x, y, z: lax.select_n(jnp.array([0, 2, 1]), x, y, z).sum(), "
+     "argnums=(0, 1, 2))", "(jnp.ones(3), jnp.ones(3), jnp.ones(3))", False),
 ]
 
 # (expression, JAX's exception class, JAX's message)

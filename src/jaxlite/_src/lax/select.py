@@ -13,7 +13,7 @@ from jaxlite._src.interpreters import ad
 from jaxlite._src.interpreters import batching
 from jaxlite._src.lax import shape as shape_prims
 # elementwise imports this module at its end, once these helpers exist.
-from jaxlite._src.lax.elementwise import _full_like, _maybe_broadcast, _op, _select
+from jaxlite._src.lax.elementwise import _const, _full_like, _maybe_broadcast, _op, _select
 from jaxlite._src.compiler.xla import lowering as hlo
 from jaxlite._src.lax.families import numpy_eqn_templates
 
@@ -168,8 +168,11 @@ def _select_n_transpose(ct, which, *cases):
   if ad.is_undefined_primal(which):
     raise NotImplementedError("select_n is not linear in its predicate")
   zero = _full_like(ct, 0)
-  n = len(cases)
-  return [None] + [select_n_p.bind(which, *([zero] * i + [ct] + [zero] * (n - i - 1)))
+  if core.get_aval(which).dtype == np.bool_:
+    return [None] + [select_n_p.bind(which, *((ct, zero) if i == 0 else (zero, ct)))
+                     if ad.is_undefined_primal(c) else None for i, c in enumerate(cases)]
+  # an integer predicate: case i's cotangent where which == i, as JAX's rule stages it
+  return [None] + [_select(_op.eq(which, _const(which, i)), ct, zero)
                    if ad.is_undefined_primal(c) else None for i, c in enumerate(cases)]
 
 
