@@ -519,7 +519,7 @@ def _scan_transpose(cts, *args, reverse, length, jaxpr, num_consts, num_carry, u
 
 
 def _transposed_scan_body(jaxpr, num_consts, num_carry, const_lin, xs_lin):
-  consts_avals, carry_avals, xs_avals = split_list(jaxpr.in_avals, [num_consts, num_carry])
+  consts_avals, _, xs_avals = split_list(jaxpr.in_avals, [num_consts, num_carry])
   def_consts = [a for a, lin in zip(consts_avals, const_lin) if not lin]
   acc = [ad.tangent_aval(a) for a, lin in zip(consts_avals, const_lin) if lin]
   ct_carry = [ad.tangent_aval(a) for a in jaxpr.out_avals[:num_carry]]
