@@ -606,8 +606,7 @@ def literal_value(lit: Literal):
   """A literal's value, still weakly typed if the literal was (NumPy scalars are not)."""
   val = lit.val
   if lit.aval.weak_type and isinstance(val, np.generic):
-    # a literal wherever it is staged again (a transposed branch's `mul ct 2.0:f32[]`)
-    return core.as_scalar_literal(core.array_from_numpy(np.asarray(val), True))
+    return core.array_from_numpy(np.asarray(val), True)
   return val
 
 
