@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite._src.base import dtypes
+from jaxlite._src.base.core import Tracer
 
 
 class _ScalarMeta(type):
@@ -19,9 +20,10 @@ class _ScalarMeta(type):
     return not cls == other
 
   def __call__(cls, x):
-    # asarray, as JAX's: a traced value of the type stays itself (no `copy` eqn)
-    from jaxlite._src.numpy.creation import asarray
-    return asarray(x, dtype=cls.dtype)
+    # JAX's is asarray: a traced value of the type stays itself (no `copy` eqn). A concrete
+    # value takes array's shorter path (eager `jnp.float32(1.0)` is hot; the result is equal)
+    from jaxlite._src.numpy.creation import array, asarray
+    return (asarray if isinstance(x, Tracer) else array)(x, dtype=cls.dtype)
 
   def __instancecheck__(cls, instance):
     return isinstance(instance, cls.dtype.type)
